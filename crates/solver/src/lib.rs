@@ -1,0 +1,45 @@
+//! # dimguard-solver
+//!
+//! Exact answers for PyTorch dynamic shapes. Given the guards `torch.export` prints (in any of
+//! the syntaxes PyTorch has used), this crate computes the *exact* set of sizes each dimension
+//! accepts, explains which guard removes what, and suggests `torch.export.Dim` specs that are
+//! sound (admit no failing size) and maximal (as large as a single `Dim` can be).
+//!
+//! ```
+//! use dimguard_solver::{parse_guard, solve, DimSet, Limits};
+//!
+//! let guard = parse_guard("Eq(Mod(((L['x'].size()[2] - 1)//4) - 1, 2), 0)").unwrap();
+//! let out = solve(&guard, "L['x'].size()[2]", &DimSet::interval(135, 2160), &Limits::default());
+//! let set = out.set().unwrap();
+//! assert_eq!(set.count(), 1014); // h mod 8 in {0, 5, 6, 7}
+//! assert_eq!(set.segments()[0].residues, vec![0, 5, 6, 7]);
+//! ```
+//!
+//! Module map (a guard flows top to bottom):
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`types`] | the data types: [`Expr`], [`DimSet`], [`Progression`] |
+//! | `parse` / [`syntax`] | Python-expression parser; each guard syntax's vocabulary |
+//! | [`message`] | reading a pasted PyTorch error message |
+//! | [`engine`] | exact solution set of one guard (periodic method, enumeration fallback) |
+//! | [`set`] | set algebra on [`DimSet`] |
+//! | [`suggest`] | maximal sound progressions and `Dim` code |
+//! | [`diagnose`] | the whole report for a message |
+
+pub mod diagnose;
+pub mod engine;
+pub mod error;
+pub mod expr;
+pub mod message;
+pub mod num;
+mod parse;
+pub mod set;
+pub mod suggest;
+pub mod syntax;
+pub mod types;
+
+pub use engine::{solve, Limits, Method, Outcome};
+pub use error::{Error, ParseError};
+pub use syntax::{parse_expr, parse_guard};
+pub use types::{Atom, CmpOp, DimSet, Expr, Progression, RoundKind, Segment};

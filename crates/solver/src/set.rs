@@ -1,0 +1,515 @@
+//! Exact sets of sizes: unions of intervals intersected with residue classes.
+//!
+//! A [`DimSet`] is a sorted list of disjoint [`Segment`]s, each
+//! `{ x : lo <= x <= hi and x mod modulus in residues }`. Every operation is exact and costs
+//! time in the number of segments and the moduli, never in the width of the range: a set over
+//! `[2, 2^62]` costs what the same pattern over `[135, 2160]` costs.
+//!
+//! Boolean operations lift both operands to a common modulus `L`, turn each segment into one
+//! *run* per residue class, and sweep over the run boundaries. A run of class `r` is widened by
+//! `L - 1` on both sides before the sweep: that adds no member of class `r` (its neighbours in the
+//! class are `L` away) but stops ragged run ends from splitting one periodic pattern into many
+//! small pieces. The result is then canonicalized (tight bounds, smallest modulus, neighbours
+//! merged), so equal sets usually print the same way.
+
+use crate::error::Error;
+use crate::num::{int_ceildiv, lcm};
+use crate::types::{DimSet, Progression, Segment};
+use num_integer::Integer;
+use std::collections::BTreeMap;
+
+/// Largest common modulus a set operation may build. Operations that would need more return
+/// [`Error::PeriodTooLarge`] (a limit reported as data, not a panic).
+pub const PERIOD_LIMIT: i128 = 1 << 16;
+
+impl Segment {
+    /// Whether `x` is a member.
+    pub fn contains(&self, x: i128) -> bool {
+        x >= self.lo && x <= self.hi && self.residues.binary_search(&x.mod_floor(&self.modulus)).is_ok()
+    }
+
+    /// Number of members.
+    pub fn count(&self) -> u128 {
+        self.residues.iter().map(|&r| class_count(self.lo, self.hi, self.modulus, r)).sum()
+    }
+
+    /// The smallest member `>= x`.
+    pub fn next_at_least(&self, x: i128) -> Option<i128> {
+        let x = x.max(self.lo);
+        if x > self.hi {
+            return None;
+        }
+        let m = self.modulus;
+        let base = x - x.mod_floor(&m);
+        let rx = x - base;
+        let cand = match self.residues.iter().find(|&&r| r >= rx) {
+            Some(&r) => base + r,
+            None => base.checked_add(m)? + self.residues[0],
+        };
+        (cand <= self.hi).then_some(cand)
+    }
+
+    /// The largest member `<= x`.
+    pub fn prev_at_most(&self, x: i128) -> Option<i128> {
+        let x = x.min(self.hi);
+        if x < self.lo {
+            return None;
+        }
+        let m = self.modulus;
+        let base = x - x.mod_floor(&m);
+        let rx = x - base;
+        let cand = match self.residues.iter().rev().find(|&&r| r <= rx) {
+            Some(&r) => base + r,
+            None => base.checked_sub(m)? + self.residues[self.residues.len() - 1],
+        };
+        (cand >= self.lo).then_some(cand)
+    }
+}
+
+/// Number of `x` in `[lo, hi]` with `x mod m == r`.
+pub(crate) fn class_count(lo: i128, hi: i128, m: i128, r: i128) -> u128 {
+    if lo > hi {
+        return 0;
+    }
+    let first = int_ceildiv(lo - r, m);
+    let last = Integer::div_floor(&(hi - r), &m);
+    if last < first {
+        0
+    } else {
+        (last - first) as u128 + 1
+    }
+}
+
+/// A maximal run of one residue class: members `first, first + period, ..., last`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub first: i128,
+    pub last: i128,
+}
+
+impl DimSet {
+    /// The empty set.
+    pub fn empty() -> DimSet {
+        DimSet::default()
+    }
+
+    /// All integers in `[lo, hi]` (empty when `lo > hi`).
+    pub fn interval(lo: i128, hi: i128) -> DimSet {
+        if lo > hi {
+            return DimSet::empty();
+        }
+        DimSet { segments: vec![Segment { lo, hi, modulus: 1, residues: vec![0] }] }
+    }
+
+    /// The members of an arithmetic progression that lie in `[lo, hi]`.
+    pub fn progression(lo: i128, hi: i128, modulus: i128, residue: i128) -> DimSet {
+        assert!(modulus >= 1, "modulus must be positive");
+        let r = residue.mod_floor(&modulus);
+        let seg = Segment { lo, hi, modulus, residues: vec![r] };
+        match (seg.next_at_least(lo), seg.prev_at_most(hi)) {
+            (Some(a), Some(b)) if a <= b => canonical(vec![Segment { lo: a, hi: b, ..seg }]),
+            _ => DimSet::empty(),
+        }
+    }
+
+    /// Builds a set from runs of residue classes modulo `period` (as the periodic engine
+    /// produces them). Runs may overlap and come in any order.
+    pub(crate) fn from_runs(period: i128, runs: &[(i128, Run)]) -> DimSet {
+        let mut events: Vec<(i128, i128, i32)> = Vec::with_capacity(runs.len() * 2);
+        for &(res, run) in runs {
+            if run.first > run.last {
+                continue;
+            }
+            events.push((run.first.saturating_sub(period - 1), res, 1));
+            events.push((run.last.saturating_add(period), res, -1));
+        }
+        sweep(period, events, |c| c[0] > 0, 1)
+    }
+
+    /// Builds a set from segments that may be unsorted, overlapping or non-canonical.
+    pub fn from_segments(segments: Vec<Segment>) -> Result<DimSet, Error> {
+        let mut acc = DimSet::empty();
+        for s in segments {
+            if s.modulus < 1 || s.residues.is_empty() || s.lo > s.hi {
+                continue;
+            }
+            let mut res: Vec<i128> = s.residues.iter().map(|r| r.mod_floor(&s.modulus)).collect();
+            res.sort_unstable();
+            res.dedup();
+            let piece = DimSet { segments: vec![Segment { residues: res, ..s }] };
+            acc = acc.union(&piece)?;
+        }
+        Ok(acc)
+    }
+
+    /// The segments, sorted and disjoint.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// Whether the set has no member.
+    pub fn is_empty(&self) -> bool {
+        self.segments.is_empty()
+    }
+
+    /// Number of members.
+    pub fn count(&self) -> u128 {
+        self.segments.iter().map(Segment::count).sum()
+    }
+
+    /// Smallest member.
+    pub fn min(&self) -> Option<i128> {
+        self.segments.first().map(|s| s.lo)
+    }
+
+    /// Largest member.
+    pub fn max(&self) -> Option<i128> {
+        self.segments.last().map(|s| s.hi)
+    }
+
+    /// Whether `x` is a member.
+    pub fn contains(&self, x: i128) -> bool {
+        let i = self.segments.partition_point(|s| s.hi < x);
+        self.segments.get(i).is_some_and(|s| s.contains(x))
+    }
+
+    /// The smallest member `>= x`.
+    pub fn next_at_least(&self, x: i128) -> Option<i128> {
+        let i = self.segments.partition_point(|s| s.hi < x);
+        self.segments[i..].iter().find_map(|s| s.next_at_least(x))
+    }
+
+    /// The largest member `<= x`.
+    pub fn prev_at_most(&self, x: i128) -> Option<i128> {
+        let i = self.segments.partition_point(|s| s.lo <= x);
+        self.segments[..i].iter().rev().find_map(|s| s.prev_at_most(x))
+    }
+
+    /// Members in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = i128> + '_ {
+        self.segments.iter().flat_map(|s| {
+            let mut next = Some(s.lo);
+            std::iter::from_fn(move || {
+                let cur = next?;
+                next = cur.checked_add(1).and_then(|n| s.next_at_least(n));
+                Some(cur)
+            })
+        })
+    }
+
+    /// The least common multiple of the segments' moduli (1 for an empty set).
+    pub fn period(&self) -> i128 {
+        self.segments.iter().fold(1, |acc, s| lcm(acc, s.modulus).unwrap_or(i128::MAX))
+    }
+
+    /// `self ∩ other`.
+    pub fn intersect(&self, other: &DimSet) -> Result<DimSet, Error> {
+        combine(&[self, other], |c| c[0] > 0 && c[1] > 0)
+    }
+
+    /// `self ∪ other`.
+    pub fn union(&self, other: &DimSet) -> Result<DimSet, Error> {
+        combine(&[self, other], |c| c[0] > 0 || c[1] > 0)
+    }
+
+    /// `self \ other`.
+    pub fn difference(&self, other: &DimSet) -> Result<DimSet, Error> {
+        combine(&[self, other], |c| c[0] > 0 && c[1] == 0)
+    }
+
+    /// The integers of `[lo, hi]` that are not members.
+    pub fn complement_within(&self, lo: i128, hi: i128) -> Result<DimSet, Error> {
+        DimSet::interval(lo, hi).difference(self)
+    }
+
+    /// Whether every member of `self` is a member of `other`.
+    pub fn is_subset(&self, other: &DimSet) -> Result<bool, Error> {
+        Ok(self.difference(other)?.is_empty())
+    }
+
+    /// The set as one arithmetic progression, when it is one.
+    pub fn as_progression(&self) -> Option<Progression> {
+        match self.segments.as_slice() {
+            [s] if s.residues.len() == 1 => {
+                Some(Progression { lo: s.lo, hi: s.hi, modulus: s.modulus, residue: s.residues[0] })
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Progression {
+    /// Number of members.
+    pub fn count(&self) -> u128 {
+        class_count(self.lo, self.hi, self.modulus, self.residue)
+    }
+
+    /// Whether `x` is a member.
+    pub fn contains(&self, x: i128) -> bool {
+        x >= self.lo && x <= self.hi && x.mod_floor(&self.modulus) == self.residue
+    }
+
+    /// The progression as a set.
+    pub fn to_set(&self) -> DimSet {
+        DimSet::progression(self.lo, self.hi, self.modulus, self.residue)
+    }
+}
+
+/// Boolean combination of sets: `keep(counts)` decides membership of a residue class from how
+/// many runs of each operand cover it.
+fn combine(sets: &[&DimSet], keep: impl Fn(&[u32]) -> bool) -> Result<DimSet, Error> {
+    let mut l: i128 = 1;
+    for s in sets {
+        for seg in &s.segments {
+            l = lcm(l, seg.modulus)?;
+            if l > PERIOD_LIMIT {
+                return Err(Error::PeriodTooLarge { needed: l, limit: PERIOD_LIMIT });
+            }
+        }
+    }
+    let mut events = Vec::new();
+    for (k, s) in sets.iter().enumerate() {
+        for seg in &s.segments {
+            for &r in &seg.residues {
+                let mut res = r;
+                while res < l {
+                    let probe = Segment { lo: seg.lo, hi: seg.hi, modulus: l, residues: vec![res] };
+                    if let (Some(a), Some(b)) = (probe.next_at_least(seg.lo), probe.prev_at_most(seg.hi)) {
+                        // Encode the operand in the residue key: key = res * n + k.
+                        let key = res * sets.len() as i128 + k as i128;
+                        events.push((a.saturating_sub(l - 1), key, 1));
+                        events.push((b.saturating_add(l), key, -1));
+                    }
+                    res += seg.modulus;
+                }
+            }
+        }
+    }
+    Ok(sweep(l, events, keep, sets.len()))
+}
+
+/// The sweep shared by [`combine`] and [`DimSet::from_runs`]. `events` are
+/// `(position, key, +1/-1)` with `key = residue * n + operand`; a class is a member of the
+/// result on a piece when `keep` accepts its operands' cover counts there.
+fn sweep(l: i128, mut events: Vec<(i128, i128, i32)>, keep: impl Fn(&[u32]) -> bool, n: usize) -> DimSet {
+    events.sort_unstable();
+    let ni = n as i128;
+    let mut counts: BTreeMap<i128, Vec<u32>> = BTreeMap::new();
+    let mut active: std::collections::BTreeSet<i128> = Default::default();
+    let mut raw: Vec<Segment> = Vec::new();
+    let mut i = 0;
+    while i < events.len() {
+        let pos = events[i].0;
+        while i < events.len() && events[i].0 == pos {
+            let (_, key, d) = events[i];
+            let (res, k) = (Integer::div_floor(&key, &ni), key.mod_floor(&ni) as usize);
+            let c = counts.entry(res).or_insert_with(|| vec![0; n]);
+            c[k] = (c[k] as i64 + d as i64) as u32;
+            if keep(c) {
+                active.insert(res);
+            } else {
+                active.remove(&res);
+            }
+            i += 1;
+        }
+        let Some(&(next, _, _)) = events.get(i) else { break };
+        if active.is_empty() || next <= pos {
+            continue;
+        }
+        let (u, v) = (pos, next - 1);
+        if v - u + 1 >= l {
+            raw.push(Segment { lo: u, hi: v, modulus: l, residues: active.iter().copied().collect() });
+        } else {
+            // A short piece: list its members' classes directly.
+            let mut res: Vec<i128> =
+                (u..=v).map(|x| x.mod_floor(&l)).filter(|r| active.contains(r)).collect();
+            if !res.is_empty() {
+                res.sort_unstable();
+                raw.push(Segment { lo: u, hi: v, modulus: l, residues: res });
+            }
+        }
+    }
+    canonical(raw)
+}
+
+/// Tightens, reduces and merges raw pieces (sorted, disjoint, residues sorted).
+fn canonical(raw: Vec<Segment>) -> DimSet {
+    let mut out: Vec<Segment> = Vec::with_capacity(raw.len());
+    for seg in raw {
+        let Some(seg) = tighten(seg) else { continue };
+        let seg = reduce(seg);
+        out.push(seg);
+        // Merge backwards while the last two pieces form one pattern.
+        while out.len() >= 2 {
+            let b = &out[out.len() - 1];
+            let a = &out[out.len() - 2];
+            match merge(a, b) {
+                Some(m) => {
+                    out.pop();
+                    out.pop();
+                    out.push(m);
+                }
+                None => break,
+            }
+        }
+    }
+    DimSet { segments: out }
+}
+
+fn tighten(seg: Segment) -> Option<Segment> {
+    let lo = seg.next_at_least(seg.lo)?;
+    let hi = seg.prev_at_most(seg.hi)?;
+    if lo > hi {
+        return None;
+    }
+    Some(Segment { lo, hi, ..seg })
+}
+
+/// Smallest modulus describing the same members; plain interval when the members are
+/// consecutive.
+fn reduce(seg: Segment) -> Segment {
+    let count = seg.count();
+    if count == (seg.hi - seg.lo) as u128 + 1 {
+        return Segment { modulus: 1, residues: vec![0], ..seg };
+    }
+    let m = seg.modulus;
+    let mut divisors: Vec<i128> = (1..=m).take_while(|d| d * d <= m).filter(|d| m % d == 0).collect();
+    let big: Vec<i128> = divisors.iter().rev().map(|d| m / d).collect();
+    divisors.extend(big);
+    divisors.dedup();
+    for d in divisors {
+        if d == m {
+            break;
+        }
+        let periodic = seg.residues.iter().all(|&r| seg.residues.binary_search(&((r + d) % m)).is_ok());
+        if periodic {
+            let mut res: Vec<i128> = seg.residues.iter().map(|r| r % d).collect();
+            res.sort_unstable();
+            res.dedup();
+            return Segment { modulus: d, residues: res, ..seg };
+        }
+    }
+    // Members that form a progression with a step smaller than the modulus (short pieces).
+    if count <= 64 {
+        let members: Vec<i128> = DimSet { segments: vec![seg.clone()] }.iter().collect();
+        if members.len() >= 2 {
+            let step = members[1] - members[0];
+            if members.windows(2).all(|w| w[1] - w[0] == step) && step < m {
+                return Segment { lo: seg.lo, hi: seg.hi, modulus: step, residues: vec![seg.lo.mod_floor(&step)] };
+            }
+        }
+    }
+    seg
+}
+
+/// Merges `a` and `b` (a before b) into one segment when one of their patterns describes all
+/// members of both and nothing else in between.
+fn merge(a: &Segment, b: &Segment) -> Option<Segment> {
+    for pat in [b, a] {
+        let cand = Segment { lo: a.lo, hi: b.hi, modulus: pat.modulus, residues: pat.residues.clone() };
+        // Members must match exactly: equal counts and every member of a and b in the pattern.
+        if cand.count() != a.count() + b.count() {
+            continue;
+        }
+        let other = if std::ptr::eq(pat, a) { b } else { a };
+        if other.count() > 64 && (other.modulus != pat.modulus || other.residues != pat.residues) {
+            continue;
+        }
+        let fits = if other.modulus == pat.modulus && other.residues == pat.residues {
+            true
+        } else {
+            DimSet { segments: vec![other.clone()] }.iter().all(|x| cand.contains(x))
+        };
+        if fits {
+            return Some(reduce(cand));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn brute(s: &DimSet, lo: i128, hi: i128) -> Vec<i128> {
+        (lo..=hi).filter(|&x| s.contains(x)).collect()
+    }
+
+    fn arb_set() -> impl Strategy<Value = DimSet> {
+        prop::collection::vec((-60i128..60, 0i128..40, 1i128..9, prop::collection::vec(0i128..8, 1..4)), 0..4)
+            .prop_map(|v| {
+                let segs = v
+                    .into_iter()
+                    .map(|(lo, w, m, rs)| Segment { lo, hi: lo + w, modulus: m, residues: rs })
+                    .collect();
+                DimSet::from_segments(segs).unwrap()
+            })
+    }
+
+    #[test]
+    fn raft_pattern_is_one_segment() {
+        let runs: Vec<(i128, Run)> = [(7, 135, 2159), (0, 136, 2160), (5, 141, 2157), (6, 142, 2158)]
+            .iter()
+            .map(|&(r, a, b)| (r, Run { first: a, last: b }))
+            .collect();
+        let s = DimSet::from_runs(8, &runs);
+        assert_eq!(s.segments().len(), 1, "{s:?}");
+        assert_eq!(s.segments()[0], Segment { lo: 135, hi: 2160, modulus: 8, residues: vec![0, 5, 6, 7] });
+        assert_eq!(s.count(), 1014);
+    }
+
+    #[test]
+    fn huge_ranges_cost_nothing() {
+        let s = DimSet::progression(2, 1 << 62, 64, 8);
+        assert_eq!(s.count(), ((1u128 << 62) - 8) / 64 + 1);
+        let t = DimSet::progression(0, 1 << 62, 2, 0);
+        let i = s.intersect(&t).unwrap();
+        assert_eq!(i, s);
+        let c = s.complement_within(2, 1 << 62).unwrap();
+        assert_eq!(c.count() + s.count(), (1u128 << 62) - 1);
+    }
+
+    #[test]
+    fn period_limit_is_data() {
+        let a = DimSet::progression(0, 1_000_000, 65_521, 0);
+        let b = DimSet::progression(0, 1_000_000, 65_519, 0);
+        assert!(matches!(a.intersect(&b), Err(Error::PeriodTooLarge { .. })));
+    }
+
+    proptest! {
+        #[test]
+        fn ops_match_brute_force(a in arb_set(), b in arb_set()) {
+            let (lo, hi) = (-120, 120);
+            let ba = brute(&a, lo, hi);
+            let bb = brute(&b, lo, hi);
+            let i = a.intersect(&b).unwrap();
+            let u = a.union(&b).unwrap();
+            let d = a.difference(&b).unwrap();
+            let c = a.complement_within(-50, 50).unwrap();
+            for x in lo..=hi {
+                let (ina, inb) = (ba.contains(&x), bb.contains(&x));
+                prop_assert_eq!(i.contains(x), ina && inb, "∩ at {}", x);
+                prop_assert_eq!(u.contains(x), ina || inb, "∪ at {}", x);
+                prop_assert_eq!(d.contains(x), ina && !inb, "\\ at {}", x);
+                prop_assert_eq!(c.contains(x), (-50..=50).contains(&x) && !ina, "complement at {}", x);
+            }
+            prop_assert_eq!(u.count() as usize, brute(&u, lo, hi).len());
+            let members: Vec<i128> = u.iter().collect();
+            prop_assert_eq!(&members, &brute(&u, lo, hi));
+            for x in lo..=hi {
+                prop_assert_eq!(u.next_at_least(x), members.iter().copied().find(|&m| m >= x));
+                prop_assert_eq!(u.prev_at_most(x), members.iter().rev().copied().find(|&m| m <= x));
+            }
+            prop_assert_eq!(u.min(), members.first().copied());
+            prop_assert_eq!(u.max(), members.last().copied());
+            // Canonical form: sorted, disjoint, tight.
+            for w in u.segments().windows(2) {
+                prop_assert!(w[0].hi < w[1].lo);
+            }
+            for s in u.segments() {
+                prop_assert!(s.contains(s.lo) && s.contains(s.hi));
+            }
+        }
+    }
+}
