@@ -9,6 +9,16 @@ pub enum Error {
     /// A guard or expression could not be parsed.
     #[error("{0}")]
     Parse(#[from] ParseError),
+    /// A guard in a message could not be parsed.
+    #[error("cannot read the guard for `{dim}` (input line {line}):\n{error}")]
+    Guard {
+        /// The dimension the guard belongs to.
+        dim: String,
+        /// 1-based line of the input where the guard's sentence starts.
+        line: usize,
+        /// The parse error, positioned inside the guard text.
+        error: ParseError,
+    },
     /// A pasted text contains no PyTorch dynamic-shape error that dimguard understands.
     #[error("reading the message: {0}")]
     Message(String),

@@ -1,0 +1,560 @@
+//! Reading a pasted PyTorch dynamic-shape error.
+//!
+//! Input is whatever a user pastes: a whole traceback, a log with prefixes, a message whose lines
+//! a terminal wrapped, with or without final periods. [`read`] finds the bullet items of a
+//! `ConstraintViolationError` / `UserError` in either printing era and extracts, per dimension,
+//! its name, source, requested range, guards and specializations, plus relations between
+//! dimensions and torch's own "Suggested fixes" block.
+//!
+//! Recognized sentences (PyTorch prints each as a `  - ` bullet):
+//!
+//! * `Not all values of NAME = SOURCE in the specified range LO <= NAME <= HI satisfy the
+//!   generated guard GUARD.` (either bound may be missing: a missing lower bound means 2, a
+//!   missing upper bound means unbounded)
+//! * `Not all values of ... are valid because NAME was inferred to be a constant (V).`
+//! * `Not all values of ... are valid because NAME was inferred to be equal to EXPR.`
+//! * `You marked NAME as dynamic but your code specialized it to be a constant (V).`
+//! * `The values of A = SRC and B = SRC must always be equal.`
+//! * `The values of A = SRC must always be related to the values of B = SRC by A = EXPR.`
+//! * `solving the guards generated for NAME resulted in a specialized value of V.` and
+//!   `NAME must be specialized to V because the guards generated for it are too complex.`
+//!   (under "Specializations unexpectedly required")
+
+use crate::error::Error;
+use crate::parse::{self, Node};
+use crate::syntax::{parse_expr, parse_guard};
+use crate::types::Expr;
+
+/// Largest size: PyTorch sizes are int64.
+pub const SIZE_MAX: i128 = i64::MAX as i128;
+/// Lower bound PyTorch omits from a printed range (its default minimum for dynamic sizes).
+pub const DEFAULT_MIN: i128 = 2;
+
+/// Everything read from one message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Dimensions in the order the message first names them.
+    pub dims: Vec<DimEntry>,
+    /// Pairs of dimension names that must always be equal.
+    pub equalities: Vec<(String, String)>,
+    /// Linear relations `name = expr(other)`.
+    pub relations: Vec<Relation>,
+    /// torch's "Suggested fixes", in order.
+    pub fixes: Vec<Fix>,
+    /// Lines that looked like constraint bullets but were not understood (kept for the report).
+    pub unrecognized: Vec<String>,
+}
+
+/// One dimension named by the message.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DimEntry {
+    /// The debug name (`height`, `dim_2`, `_2`).
+    pub name: String,
+    /// The source (`L['x'].size()[2]`), when printed.
+    pub source: Option<String>,
+    /// The requested range `[lo, hi]`, when printed; omitted bounds become 2 and [`SIZE_MAX`].
+    pub range: Option<(i128, i128)>,
+    /// The guards listed for this dimension, in order, deduplicated.
+    pub guards: Vec<Guard>,
+    /// A constant the code specialized the dimension to.
+    pub specialized: Option<i128>,
+    /// An expression torch inferred the dimension to equal.
+    pub inferred_equal: Option<String>,
+}
+
+/// A guard as printed, and parsed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Guard {
+    /// The text exactly as printed (wrapped lines joined).
+    pub text: String,
+    /// The parsed guard.
+    pub expr: Expr,
+}
+
+/// `name = expr` relating two dimensions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Relation {
+    /// The dependent dimension.
+    pub name: String,
+    /// The dimension it is expressed in.
+    pub other: String,
+    /// The right-hand side as printed (`dx + 1`).
+    pub expr: String,
+}
+
+/// One line of torch's "Suggested fixes".
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fix {
+    /// The name assigned.
+    pub name: String,
+    /// The right-hand side as printed.
+    pub text: String,
+    /// What it means.
+    pub kind: FixKind,
+}
+
+/// The meaning of a suggested fix.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FixKind {
+    /// `name = Dim('name', min=.., max=..)`.
+    Dim {
+        /// `min=`, if given.
+        min: Option<i128>,
+        /// `max=`, if given.
+        max: Option<i128>,
+    },
+    /// `name = 8*_name + 3` with `_name` another fix's name.
+    Derived {
+        /// The root Dim's name.
+        root: String,
+        /// Multiplier.
+        coef: i128,
+        /// Offset.
+        offset: i128,
+    },
+    /// `name = 224` or `name = None  # 224`.
+    Const(i128),
+    /// Anything else (kept as text).
+    Other,
+}
+
+/// Reads a message. Errors when the text contains nothing dimguard recognizes, or when a guard
+/// cannot be parsed (with the position inside the guard).
+pub fn read(text: &str) -> Result<Message, Error> {
+    let lines = clean_lines(text);
+    let mut msg = Message {
+        dims: vec![],
+        equalities: vec![],
+        relations: vec![],
+        fixes: vec![],
+        unrecognized: vec![],
+    };
+    let (items, fix_lines) = items(&lines);
+    for item in &items {
+        read_item(item, &mut msg)?;
+    }
+    for line in fix_lines {
+        if let Some(f) = read_fix(&line) {
+            msg.fixes.push(f);
+        }
+    }
+    if msg.dims.is_empty() {
+        return Err(Error::Message(
+            "no dynamic-shape constraint found: expected lines such as \"Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 64 satisfy the generated guard ...\" \
+             (paste the whole ConstraintViolationError / UserError text from torch.export)"
+                .into(),
+        ));
+    }
+    Ok(msg)
+}
+
+/// Removes carriage returns and common log prefixes (pytest's `E   `, `[rank0]: `).
+fn clean_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| {
+            let mut l = l.trim_end_matches('\r');
+            if let Some(rest) = l.strip_prefix("E ") {
+                if rest.starts_with(' ') || rest.is_empty() {
+                    l = rest;
+                }
+            }
+            if l.starts_with("[rank") {
+                if let Some(i) = l.find("]:") {
+                    l = &l[i + 2..];
+                }
+            }
+            l.to_string()
+        })
+        .collect()
+}
+
+/// An item: the 1-based line it starts on, and its lines (the first without the bullet).
+type Item = (usize, Vec<String>);
+
+const FOOTERS: [&str; 6] = [
+    "The error above occurred",
+    "Traceback (most recent call last)",
+    "For more information about this error",
+    "from user code:",
+    "Set TORCH_LOGS",
+    "torch._dynamo.exc.",
+];
+
+/// Splits the text into bullet items and the lines of the "Suggested fixes" block.
+fn items(lines: &[String]) -> (Vec<Item>, Vec<String>) {
+    let mut items: Vec<Item> = Vec::new();
+    let mut fixes = Vec::new();
+    let mut open = false;
+    let mut in_fixes = false;
+    for (no, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if t.is_empty() {
+            open = false;
+            in_fixes = false;
+            continue;
+        }
+        if t.starts_with("Suggested fixes") {
+            in_fixes = true;
+            open = false;
+            continue;
+        }
+        if FOOTERS.iter().any(|f| t.starts_with(f)) || t.starts_with("File \"") {
+            open = false;
+            in_fixes = false;
+            continue;
+        }
+        if in_fixes {
+            if line.starts_with(' ') || line.starts_with('\t') || t.contains(" = ") {
+                fixes.push(t.to_string());
+                continue;
+            }
+            in_fixes = false;
+        }
+        let bullet = t
+            .strip_prefix("- ")
+            .or_else(|| strip_numbered(t))
+            .or_else(|| starts_sentence(t).then_some(t));
+        match bullet {
+            Some(body) => {
+                // "Constraints violated (h)! ... - Not all values ..." on one line.
+                items.push((no + 1, vec![body.to_string()]));
+                open = true;
+            }
+            None if open => items.last_mut().expect("open item").1.push(t.to_string()),
+            None => {
+                // A header such as "Constraints violated (...)!" may carry a sentence after it.
+                if let Some(i) = find_sentence(t) {
+                    items.push((no + 1, vec![t[i..].to_string()]));
+                    open = true;
+                }
+            }
+        }
+    }
+    (items, fixes)
+}
+
+/// `1. text` (warning-only violations are numbered).
+fn strip_numbered(t: &str) -> Option<&str> {
+    let d = t.find(|c: char| !c.is_ascii_digit())?;
+    if d == 0 {
+        return None;
+    }
+    t[d..].strip_prefix(". ")
+}
+
+const SENTENCES: [&str; 6] = [
+    "Not all values of ",
+    "You marked ",
+    "The values of ",
+    "solving the guards generated for ",
+    "Specializations unexpectedly required",
+    "Constraints violated",
+];
+
+fn starts_sentence(t: &str) -> bool {
+    SENTENCES.iter().any(|s| t.starts_with(s)) || t.contains(" must be specialized to ")
+}
+
+fn find_sentence(t: &str) -> Option<usize> {
+    SENTENCES[..4].iter().filter_map(|s| t.find(s)).min()
+}
+
+/// Joins an item's lines: with spaces (wrapped at word boundaries) or, when that does not
+/// parse, without (wrapped inside a token).
+fn joined(item: &Item, sep: &str) -> String {
+    item.1.join(sep)
+}
+
+fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
+    let text = joined(item, " ");
+    if text.starts_with("Constraints violated") || text.starts_with("Specializations unexpectedly required") {
+        return Ok(());
+    }
+    if let Some(rest) = text.strip_prefix("Not all values of ") {
+        return read_not_all_values(item, rest, msg);
+    }
+    if let Some(rest) = text.strip_prefix("You marked ") {
+        // NAME as dynamic but your code specialized it to be a constant (V).
+        if let Some((name, tail)) = rest.split_once(" as dynamic") {
+            let v = paren_int(tail);
+            dim_mut(msg, name.trim(), None).specialized = v;
+            return Ok(());
+        }
+    }
+    if let Some(rest) = text.strip_prefix("The values of ") {
+        let rest = rest.trim_end_matches('.');
+        if let Some((a, b)) = rest.split_once(" and ") {
+            if let Some(b) = b.strip_suffix(" must always be equal") {
+                let (an, asrc) = name_source(a);
+                let (bn, bsrc) = name_source(b);
+                dim_mut(msg, &an, asrc);
+                dim_mut(msg, &bn, bsrc);
+                msg.equalities.push((an, bn));
+                return Ok(());
+            }
+        }
+        if let Some((a, rest)) = rest.split_once(" must always be related to the values of ") {
+            if let Some((b, rel)) = rest.split_once(" by ") {
+                let (an, asrc) = name_source(a);
+                let (bn, bsrc) = name_source(b);
+                dim_mut(msg, &an, asrc);
+                dim_mut(msg, &bn, bsrc);
+                let expr = rel.split_once(" = ").map_or(rel, |(_, e)| e).trim().to_string();
+                msg.relations.push(Relation { name: an, other: bn, expr });
+                return Ok(());
+            }
+        }
+    }
+    if let Some(rest) = text.strip_prefix("solving the guards generated for ") {
+        if let Some((name, tail)) = rest.split_once(" resulted in a specialized value of ") {
+            let v = tail.trim_end_matches('.').trim().parse().ok();
+            dim_mut(msg, name.trim(), None).specialized = v;
+            return Ok(());
+        }
+    }
+    if let Some((name, tail)) = text.split_once(" must be specialized to ") {
+        let v = tail.split_whitespace().next().and_then(|s| s.trim_end_matches('.').parse().ok());
+        dim_mut(msg, name.trim(), None).specialized = v;
+        return Ok(());
+    }
+    msg.unrecognized.push(text);
+    Ok(())
+}
+
+fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(), Error> {
+    // RelaxedUnspecConstraint(L['x'].size()[0]) are valid because ...
+    let (name, source, range_and_tail) = if let Some(r) = rest.strip_prefix("RelaxedUnspecConstraint(") {
+        let (src, tail) = r.split_once(") ").unwrap_or((r, ""));
+        (src.to_string(), Some(src.to_string()), format!(" {tail}"))
+    } else {
+        let Some((head, tail)) = rest.split_once(" in the specified range") else {
+            msg.unrecognized.push(format!("Not all values of {rest}"));
+            return Ok(());
+        };
+        let (n, s) = name_source(head);
+        (n, s, tail.to_string())
+    };
+    if let Some((range_text, guard_text)) = range_and_tail.split_once(" satisfy the generated guard ") {
+        let range = parse_range(range_text, &name);
+        let guard_text = strip_period(guard_text);
+        let expr = match parse_guard(guard_text) {
+            Ok(e) => e,
+            Err(first) => retry_unwrapped(item).ok_or_else(|| Error::Guard {
+                dim: name.clone(),
+                line: item.0,
+                error: first,
+            })?,
+        };
+        let d = dim_mut(msg, &name, source);
+        d.range = d.range.or(Some(range));
+        if !d.guards.iter().any(|g| g.text == guard_text) {
+            d.guards.push(Guard { text: guard_text.to_string(), expr });
+        }
+        return Ok(());
+    }
+    if let Some((range_text, why)) = range_and_tail.split_once(" are valid because ") {
+        let range = (!range_text.trim().is_empty()).then(|| parse_range(range_text, &name));
+        let d = dim_mut(msg, &name, source);
+        d.range = d.range.or(range);
+        if let Some(tail) = why.split_once(" was inferred to be a constant").map(|x| x.1) {
+            d.specialized = paren_int(tail);
+        } else if let Some((_, e)) = why.split_once(" was inferred to be equal to ") {
+            d.inferred_equal = Some(strip_period(e).to_string());
+        }
+        return Ok(());
+    }
+    msg.unrecognized.push(format!("Not all values of {rest}"));
+    Ok(())
+}
+
+/// The guard re-read from the item's lines joined without spaces (for a wrap inside a token).
+fn retry_unwrapped(item: &Item) -> Option<Expr> {
+    if item.1.len() < 2 {
+        return None;
+    }
+    let text = joined(item, "");
+    let (_, g) = text.split_once(" satisfy the generated guard ")?;
+    parse_guard(strip_period(g)).ok()
+}
+
+fn strip_period(s: &str) -> &str {
+    let s = s.trim();
+    s.strip_suffix('.').unwrap_or(s).trim_end()
+}
+
+fn paren_int(s: &str) -> Option<i128> {
+    let open = s.find('(')?;
+    let close = s[open..].find(')')? + open;
+    s[open + 1..close].trim().parse().ok()
+}
+
+/// `height = L['x'].size()[2]` → (`height`, `L['x'].size()[2]`).
+fn name_source(s: &str) -> (String, Option<String>) {
+    match s.split_once(" = ") {
+        Some((n, src)) => (n.trim().to_string(), Some(src.trim().to_string())),
+        None => (s.trim().to_string(), None),
+    }
+}
+
+/// ` 135 <= h <= 2160`, ` h <= 2160`, ` 135 <= h` or nothing.
+fn parse_range(text: &str, name: &str) -> (i128, i128) {
+    let parts: Vec<&str> = text.split("<=").map(str::trim).collect();
+    let num = |s: &str| s.parse::<i128>().ok();
+    match parts.as_slice() {
+        [lo, n, hi] if *n == name => (num(lo).unwrap_or(DEFAULT_MIN), num(hi).unwrap_or(SIZE_MAX)),
+        [a, b] if *b == name => (num(a).unwrap_or(DEFAULT_MIN), SIZE_MAX),
+        [a, b] if *a == name => (DEFAULT_MIN, num(b).unwrap_or(SIZE_MAX)),
+        _ => (DEFAULT_MIN, SIZE_MAX),
+    }
+}
+
+fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a mut DimEntry {
+    let i = match msg.dims.iter().position(|d| d.name == name) {
+        Some(i) => i,
+        None => {
+            msg.dims.push(DimEntry {
+                name: name.to_string(),
+                source: None,
+                range: None,
+                guards: vec![],
+                specialized: None,
+                inferred_equal: None,
+            });
+            msg.dims.len() - 1
+        }
+    };
+    let d = &mut msg.dims[i];
+    if d.source.is_none() {
+        d.source = source;
+    }
+    d
+}
+
+/// One line of "Suggested fixes".
+fn read_fix(line: &str) -> Option<Fix> {
+    let (name, rhs) = line.split_once(" = ")?;
+    let name = name.trim().to_string();
+    if name.contains(' ') {
+        return None;
+    }
+    // `dim = None  # 3` means "make it static; the traced value is 3".
+    let (code, comment) = match rhs.split_once('#') {
+        Some((c, m)) => (c.trim(), Some(m.trim())),
+        None => (rhs.trim(), None),
+    };
+    let kind = if code == "None" {
+        comment.and_then(|c| c.parse().ok()).map_or(FixKind::Other, FixKind::Const)
+    } else {
+        fix_kind(code).unwrap_or(FixKind::Other)
+    };
+    Some(Fix { name, text: rhs.trim().to_string(), kind })
+}
+
+fn fix_kind(code: &str) -> Option<FixKind> {
+    let node = parse::parse(code).ok()?;
+    if let Node::Call { func, kwargs, .. } = &node.node {
+        if func == "Dim" || func.ends_with(".Dim") {
+            let int_of = |n: &parse::Spanned| match parse_expr(&code[n.span.0..n.span.1]) {
+                Ok(Expr::Const(c)) if c.is_integer() => Some(*c.numer()),
+                _ => None,
+            };
+            let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).and_then(|(_, v)| int_of(v));
+            return Some(FixKind::Dim { min: kw("min"), max: kw("max") });
+        }
+    }
+    let e = parse_expr(code).ok()?;
+    if let Expr::Const(c) = &e {
+        return c.is_integer().then(|| FixKind::Const(*c.numer()));
+    }
+    let atoms = e.atoms();
+    let [root] = atoms.iter().collect::<Vec<_>>()[..] else { return None };
+    let at = |x: i128| -> Option<i128> {
+        let v = e.eval(&|a: &str| (a == &**root).then_some(x)).ok()?;
+        match v {
+            crate::expr::Value::Num(q) if q.is_integer() => Some(*q.numer()),
+            _ => None,
+        }
+    };
+    let (b0, b1, b2) = (at(0)?, at(1)?, at(2)?);
+    let coef = b1 - b0;
+    // Affine check on a third point; torch only prints affine relations.
+    (b2 - b1 == coef).then(|| FixKind::Derived { root: root.to_string(), coef, offset: b0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RAFT: &str = "torch._dynamo.exc.UserError: Constraints violated (_2, _3)! For more information, run with TORCH_LOGS=\"+dynamic\".\n  - Not all values of _2 = L['image1'].size()[2] in the specified range 135 <= _2 <= 2160 satisfy the generated guard Eq(Mod(((L['image1'].size()[2] - 1)//4) - 1, 2), 0).\n";
+
+    #[test]
+    fn reads_the_seed_message() {
+        let m = read(RAFT).unwrap();
+        assert_eq!(m.dims.len(), 1);
+        let d = &m.dims[0];
+        assert_eq!(d.name, "_2");
+        assert_eq!(d.source.as_deref(), Some("L['image1'].size()[2]"));
+        assert_eq!(d.range, Some((135, 2160)));
+        assert_eq!(d.guards.len(), 1);
+    }
+
+    #[test]
+    fn wrapped_lines_and_missing_periods() {
+        let wrapped = "  - Not all values of h = L['x'].size()[2] in the specified range\n    100 <= h <= 1000 satisfy the generated guard ((((-1) +\n    L['x'].size()[2]) // 2) % 2) != 0\n";
+        let m = read(wrapped).unwrap();
+        assert_eq!(m.dims[0].range, Some((100, 1000)));
+        assert_eq!(m.dims[0].guards[0].text, "((((-1) + L['x'].size()[2]) // 2) % 2) != 0");
+        // Wrapped inside a token.
+        let mid = "  - Not all values of h = L['x'].size()[2] in the specified range 100 <= h <= 1000 satisfy the generated guard ((((-1) + L['x'].si\nze()[2]) // 2) % 2) != 0.";
+        let m = read(mid).unwrap();
+        assert_eq!(m.dims[0].guards.len(), 1);
+    }
+
+    #[test]
+    fn omitted_bounds() {
+        assert_eq!(parse_range(" h <= 64", "h"), (2, 64));
+        assert_eq!(parse_range(" 8 <= h", "h"), (8, SIZE_MAX));
+        assert_eq!(parse_range("", "h"), (2, SIZE_MAX));
+    }
+
+    #[test]
+    fn specializations_relations_and_fixes() {
+        let text = "Constraints violated (batch, dy)!\n  - You marked batch as dynamic but your code specialized it to be a constant (1). If you're using mark_dynamic ...\n  - The values of dy = L['y'].size()[0] must always be related to the values of dx = L['x'].size()[0] by dy = dx + 1.\n  - The values of a = L['a'].size()[0] and b = L['b'].size()[0] must always be equal.\n  - Not all values of RelaxedUnspecConstraint(L['args'][0][0].size()[0]) are valid because L['args'][0][0].size()[0] was inferred to be a constant (2).\nSpecializations unexpectedly required (T)! For more information\n  - solving the guards generated for L['z'].size()[0] resulted in a specialized value of 10.\n  - dim0_x must be specialized to 3 because the guards generated for it are too complex.\nSuggested fixes:\n  batch = 1\n  _dy = Dim('_dy', min=3, max=100)\n  dy = 4*_dy + 1\n  dim0_x = None  # 3\n  other = dx\n";
+        let m = read(text).unwrap();
+        let names: Vec<&str> = m.dims.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["batch", "dy", "dx", "a", "b", "L['args'][0][0].size()[0]", "L['z'].size()[0]", "dim0_x"]);
+        assert_eq!(m.dims[0].specialized, Some(1));
+        assert_eq!(m.dims[5].specialized, Some(2));
+        assert_eq!(m.dims[6].specialized, Some(10));
+        assert_eq!(m.dims[7].specialized, Some(3));
+        assert_eq!(m.relations, vec![Relation { name: "dy".into(), other: "dx".into(), expr: "dx + 1".into() }]);
+        assert_eq!(m.equalities, vec![("a".into(), "b".into())]);
+        assert_eq!(m.fixes[0].kind, FixKind::Const(1));
+        assert_eq!(m.fixes[1].kind, FixKind::Dim { min: Some(3), max: Some(100) });
+        assert_eq!(m.fixes[2].kind, FixKind::Derived { root: "_dy".into(), coef: 4, offset: 1 });
+        assert_eq!(m.fixes[3].kind, FixKind::Const(3));
+        assert_eq!(m.fixes[4].kind, FixKind::Derived { root: "dx".into(), coef: 1, offset: 0 });
+    }
+
+    #[test]
+    fn prefixes_and_noise() {
+        let text = format!("Traceback (most recent call last):\n  File \"x.py\", line 3\nE   {}", RAFT.replace('\n', "\nE   "));
+        let m = read(&text).unwrap();
+        assert_eq!(m.dims[0].range, Some((135, 2160)));
+        assert!(read("hello world").is_err());
+        assert!(read("").is_err());
+    }
+
+    #[test]
+    fn bad_guard_is_a_positioned_error() {
+        let text = "  - Not all values of h = x.size()[2] in the specified range 2 <= h <= 9 satisfy the generated guard Foo(x.size()[2]) == 1.";
+        match read(text) {
+            Err(Error::Guard { dim, line, error }) => {
+                assert_eq!((dim.as_str(), line), ("h", 1));
+                assert!(error.message.contains("`Foo`"));
+                assert_eq!(error.input, "Foo(x.size()[2]) == 1");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

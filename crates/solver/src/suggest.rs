@@ -1,0 +1,470 @@
+//! Sound, maximal `torch.export.Dim` suggestions.
+//!
+//! A single `Dim` expresses an arithmetic progression: a plain `Dim('h', min, max)` (step 1) or a
+//! derived `m*_h + r`. Given the exact feasible set `F`, [`rank`] finds the progressions contained
+//! in `F` with the most members.
+//!
+//! # Search
+//!
+//! For a step `m` and residue `r`, the longest run of consecutive terms `x, x+m, x+2m, ...`
+//! inside `F` is computed segment by segment: on a segment with modulus `M` and residues `R`,
+//! membership of the terms is periodic with period `M / gcd(m, M)`, so each segment contributes a
+//! full run, or a prefix, a suffix and interior runs read off one period; runs continue across
+//! neighbouring segments. The cost is independent of the width of `F`.
+//!
+//! Steps are tried from the divisors of `F`'s period up, and a step `m` is skipped when an upper
+//! bound on its runs (terms that fit in `F`'s span, and at most `M/gcd(m, M) - 1` per segment
+//! whose pattern has no complete class modulo `gcd(m, M)`) cannot reach the best count found.
+//! Every step up to `(max F - min F) / (best - 1)` is accounted for, so the first suggestion is
+//! maximal over all progressions. When that bound exceeds [`STEP_LIMIT`], the search stops there
+//! and says so ([`Maximality::AmongSteps`]). Sets of at most [`SMALL_SET`] members are searched
+//! exhaustively instead.
+
+use crate::message::SIZE_MAX;
+use crate::set::class_count;
+use crate::types::{DimSet, Progression, Segment};
+use num_integer::Integer;
+
+/// Sets with at most this many members are searched over every pair of members.
+pub const SMALL_SET: u128 = 1500;
+/// Largest step the structured search examines.
+pub const STEP_LIMIT: i128 = 1 << 14;
+
+/// How strong the maximality claim of the first suggestion is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Maximality {
+    /// No progression inside the set has more members.
+    Proven,
+    /// No progression with a step up to `max_step` has more members; larger steps were not
+    /// examined.
+    AmongSteps {
+        /// Largest step examined.
+        max_step: i128,
+    },
+}
+
+/// Ranked progressions inside a set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ranking {
+    /// Best first. The first has the most members of any progression inside the set (see
+    /// `maximality`); with an example, it contains the example when some largest one does.
+    pub progressions: Vec<Progression>,
+    /// The claim for the first entry.
+    pub maximality: Maximality,
+}
+
+/// Ranks the progressions inside `f`: the largest first, then the best run of every other
+/// residue class of the winning step, then the longest plain interval. At most `limit` entries.
+pub fn rank(f: &DimSet, example: Option<i128>, limit: usize) -> Ranking {
+    rank_with(f, example, limit, SMALL_SET)
+}
+
+fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -> Ranking {
+    let mut found: Vec<Progression> = Vec::new();
+    let maximality = if f.count() <= small_set {
+        exhaustive(f, &mut found);
+        Maximality::Proven
+    } else {
+        structured(f, example, &mut found)
+    };
+    let key = |p: &Progression| {
+        let holds = example.is_some_and(|e| p.contains(e));
+        (std::cmp::Reverse(p.count()), !holds, p.modulus, p.lo)
+    };
+    found.sort_by_key(key);
+    found.dedup();
+    let Some(best) = found.first().copied() else {
+        return Ranking { progressions: vec![], maximality };
+    };
+    let mut out = vec![best];
+    // The other residue classes of the winning step, then the longest interval.
+    let mut others: Vec<Progression> = found
+        .iter()
+        .filter(|p| p.modulus == best.modulus && p.residue != best.residue && p.count() > 1)
+        .copied()
+        .collect();
+    others.sort_by_key(key);
+    let mut seen_res = vec![best.residue];
+    for p in others {
+        if !seen_res.contains(&p.residue) {
+            seen_res.push(p.residue);
+            out.push(p);
+        }
+    }
+    if let Some(iv) = found.iter().find(|p| p.modulus == 1 && p.count() > 1) {
+        if !out.contains(iv) {
+            out.push(*iv);
+        }
+    }
+    out.truncate(limit.max(1));
+    Ranking { progressions: out, maximality }
+}
+
+fn normalized(lo: i128, hi: i128, m: i128) -> Progression {
+    if lo == hi {
+        Progression { lo, hi, modulus: 1, residue: 0 }
+    } else {
+        Progression { lo, hi, modulus: m, residue: lo.mod_floor(&m) }
+    }
+}
+
+/// Every maximal run of every step, for small sets.
+fn exhaustive(f: &DimSet, out: &mut Vec<Progression>) {
+    let v: Vec<i128> = f.iter().collect();
+    if v.len() == 1 {
+        out.push(normalized(v[0], v[0], 1));
+    }
+    // Longest run per (step, residue): keep the best per key.
+    let mut best: std::collections::HashMap<(i128, i128), Progression> = Default::default();
+    for i in 0..v.len() {
+        for j in i + 1..v.len() {
+            let step = v[j] - v[i];
+            if v[i].checked_sub(step).is_some_and(|p| f.contains(p)) {
+                continue; // not the start of its run
+            }
+            let mut last = v[j];
+            while let Some(n) = last.checked_add(step).filter(|n| f.contains(*n)) {
+                last = n;
+            }
+            let p = normalized(v[i], last, step);
+            let e = best.entry((step, v[i].mod_floor(&step))).or_insert(p);
+            if p.count() > e.count() {
+                *e = p;
+            }
+        }
+    }
+    out.extend(best.into_values());
+}
+
+/// Per-segment summary of the terms of one class.
+struct SegRun {
+    first: i128,
+    last: i128,
+    full: bool,
+    prefix: u128,
+    suffix: u128,
+    /// Best interior run: (count, first term).
+    interior: (u128, i128),
+}
+
+fn seg_run(s: &Segment, m: i128, r: i128) -> Option<SegRun> {
+    // First and last term of the class in [lo, hi].
+    let first = s.lo + (r - s.lo).mod_floor(&m);
+    let last = s.hi - (s.hi - r).mod_floor(&m);
+    if first > last {
+        return None;
+    }
+    let n = ((last - first) / m) as u128 + 1;
+    let t = (s.modulus / m.gcd(&s.modulus)) as u128;
+    let span = n.min(2 * t) as usize;
+    let bit = |j: u128| s.residues.binary_search(&((first + m * (j % t) as i128).mod_floor(&s.modulus))).is_ok();
+    let full = (0..n.min(t)).all(bit);
+    if full {
+        return Some(SegRun { first, last, full, prefix: n, suffix: n, interior: (n, first) });
+    }
+    let prefix = (0..n).take_while(|&j| bit(j)).count() as u128;
+    let suffix = (0..n).rev().take_while(|&j| bit(j)).count() as u128;
+    // Interior runs: one scan of up to two periods sees every run shape.
+    let (mut best, mut cur, mut start) = ((0u128, first), 0u128, 0u128);
+    for j in 0..span as u128 {
+        if bit(j) {
+            if cur == 0 {
+                start = j;
+            }
+            cur += 1;
+            if cur > best.0 {
+                best = (cur, first + m * start as i128);
+            }
+        } else {
+            cur = 0;
+        }
+    }
+    Some(SegRun { first, last, full, prefix, suffix, interior: best })
+}
+
+/// The longest run of the class `r mod m` inside `f`: (count, first term).
+fn longest_run(f: &DimSet, m: i128, r: i128) -> Option<(u128, i128)> {
+    let mut best: Option<(u128, i128)> = None;
+    let mut consider = |c: u128, start: i128| {
+        if c > 0 && best.is_none_or(|b| c > b.0) {
+            best = Some((c, start));
+        }
+    };
+    // The run that is open at the end of the previous segment: (count, start, last term).
+    let mut open: Option<(u128, i128, i128)> = None;
+    for s in f.segments() {
+        let Some(sr) = seg_run(s, m, r) else { continue };
+        let continues = open.is_some_and(|(_, _, last)| last.checked_add(m) == Some(sr.first));
+        if !continues {
+            if let Some((c, st, _)) = open.take() {
+                consider(c, st);
+            }
+        }
+        if sr.full {
+            open = Some(match open.filter(|_| continues) {
+                Some((c, st, _)) => (c + sr.prefix, st, sr.last),
+                None => (sr.prefix, sr.first, sr.last),
+            });
+            continue;
+        }
+        if let Some((c, st, _)) = open.take().filter(|_| continues) {
+            consider(c + sr.prefix, st);
+        }
+        consider(sr.prefix, sr.first);
+        consider(sr.interior.0, sr.interior.1);
+        if sr.suffix > 0 {
+            let st = sr.last - m * (sr.suffix as i128 - 1);
+            open = Some((sr.suffix, st, sr.last));
+        }
+    }
+    if let Some((c, st, _)) = open {
+        consider(c, st);
+    }
+    best
+}
+
+/// Upper bound on the run length of any class of step `m`.
+fn upper_bound(f: &DimSet, m: i128) -> u128 {
+    let (lo, hi) = (f.min().unwrap_or(0), f.max().unwrap_or(0));
+    let span_bound = ((hi - lo) / m) as u128 + 1;
+    let mut total: u128 = 0;
+    for s in f.segments() {
+        let g = m.gcd(&s.modulus);
+        let terms = ((s.hi - s.lo) / m) as u128 + 1;
+        let full_class = (0..g).any(|c| {
+            // All residues of the class c mod g present?
+            (0..s.modulus / g).all(|k| s.residues.binary_search(&(c + k * g)).is_ok())
+        });
+        total += if full_class { terms } else { terms.min((s.modulus / g) as u128 - 1) };
+    }
+    total.min(span_bound)
+}
+
+fn structured(f: &DimSet, example: Option<i128>, out: &mut Vec<Progression>) -> Maximality {
+    let (lo, hi) = (f.min().expect("non-empty"), f.max().expect("non-empty"));
+    let p = f.period();
+    let mut best: u128 = 1;
+    let mut tried: std::collections::HashSet<i128> = Default::default();
+    let mut try_step = |m: i128, best: &mut u128, out: &mut Vec<Progression>| {
+        if !tried.insert(m) {
+            return;
+        }
+        let ub = upper_bound(f, m);
+        if ub < *best || (ub == *best && example.is_none() && m != 1) {
+            return;
+        }
+        for r in 0..m {
+            if let Some((c, st)) = longest_run(f, m, r) {
+                let last = st + m * (c as i128 - 1);
+                out.push(normalized(st, last, m));
+                *best = (*best).max(c);
+            }
+        }
+    };
+    // Divisors of the period first: they hold the long runs of periodic sets.
+    let mut divs: Vec<i128> = (1..=p.min(STEP_LIMIT)).filter(|d| p % d == 0).collect();
+    divs.sort_unstable_by(|a, b| b.cmp(a));
+    for m in divs {
+        try_step(m, &mut best, out);
+    }
+    let bound = |best: u128| if best <= 1 { hi - lo } else { (hi - lo) / (best as i128 - 1) };
+    let mut m = 1;
+    while m <= bound(best) {
+        if m > STEP_LIMIT {
+            return Maximality::AmongSteps { max_step: STEP_LIMIT };
+        }
+        try_step(m, &mut best, out);
+        m += 1;
+    }
+    Maximality::Proven
+}
+
+/// A valid Python identifier from a dimension's debug name.
+pub fn py_name(name: &str) -> String {
+    let mut s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    while s.contains("__") && !name.starts_with("__") {
+        s = s.replace("__", "_");
+    }
+    let s = s.trim_end_matches('_').to_string();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("d_{s}")
+    } else {
+        s
+    }
+}
+
+/// Python that defines `name` as the progression, to paste before `dynamic_shapes`.
+///
+/// `Dim('h', min=.., max=..)` for a step of 1, `_h = Dim('_h', ...)` and `h = m*_h + r` for a
+/// larger step (with `0 <= r < m`, so every value, the root's included, stays `>= 0`), and a
+/// plain integer for a single value. A maximum of [`SIZE_MAX`] is left out (unbounded).
+pub fn dim_code(name: &str, p: &Progression) -> String {
+    let name = py_name(name);
+    if p.count() == 1 {
+        return format!("{name} = {}", p.lo);
+    }
+    let max = |v: i128, unbounded: bool| if unbounded { String::new() } else { format!(", max={v}") };
+    let unbounded = p.hi >= SIZE_MAX - p.modulus + 1;
+    if p.modulus == 1 {
+        return format!("{name} = Dim('{name}', min={}{})", p.lo, max(p.hi, unbounded));
+    }
+    let root = format!("_{name}");
+    let kmin = (p.lo - p.residue) / p.modulus;
+    let kmax = (p.hi - p.residue) / p.modulus;
+    let offset = if p.residue == 0 { String::new() } else { format!(" + {}", p.residue) };
+    format!(
+        "{root} = Dim('{root}', min={kmin}{})\n{name} = {}*{root}{offset}",
+        max(kmax, unbounded),
+        p.modulus
+    )
+}
+
+/// The most padding any size in `[from, max F]` needs to reach a member of `f`.
+pub fn max_padding(f: &DimSet, from: i128) -> Option<i128> {
+    let first = f.next_at_least(from)?;
+    let mut worst = first - from;
+    let mut prev: Option<i128> = None;
+    for s in f.segments().iter().filter(|s| s.hi >= first) {
+        let a = s.next_at_least(first.max(s.lo)).expect("segment bounds are members");
+        if let Some(p) = prev {
+            worst = worst.max(a - p - 1);
+        }
+        if s.hi - a >= 2 * s.modulus {
+            // Every gap of the residue pattern occurs: the largest cyclic one.
+            let res = &s.residues;
+            let mut gap = res[0] + s.modulus - res[res.len() - 1] - 1;
+            for w in res.windows(2) {
+                gap = gap.max(w[1] - w[0] - 1);
+            }
+            worst = worst.max(gap);
+        } else {
+            let mut x = a;
+            while let Some(n) = x.checked_add(1).and_then(|n| s.next_at_least(n)) {
+                worst = worst.max(n - x - 1);
+                x = n;
+            }
+        }
+        prev = Some(s.hi);
+    }
+    Some(worst)
+}
+
+/// Number of members of `p` within `[lo, hi]`.
+pub fn count_within(p: &Progression, lo: i128, hi: i128) -> u128 {
+    class_count(p.lo.max(lo), p.hi.min(hi), p.modulus, p.residue)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The longest progression inside `f` by brute force over all starts and steps.
+    fn brute_best(f: &DimSet) -> u128 {
+        let v: Vec<i128> = f.iter().collect();
+        let mut best = v.len().min(1) as u128;
+        for (i, &a) in v.iter().enumerate() {
+            for &b in &v[i + 1..] {
+                let step = b - a;
+                let mut c = 1;
+                let mut x = a;
+                while f.contains(x + step) {
+                    x += step;
+                    c += 1;
+                }
+                best = best.max(c);
+            }
+        }
+        best
+    }
+
+    fn arb_set() -> impl Strategy<Value = DimSet> {
+        prop::collection::vec((0i128..600, 0i128..400, 1i128..13, prop::collection::vec(0i128..12, 1..5)), 1..4)
+            .prop_map(|v| {
+                let segs = v
+                    .into_iter()
+                    .map(|(lo, w, m, rs)| Segment { lo, hi: lo + w, modulus: m, residues: rs })
+                    .collect();
+                DimSet::from_segments(segs).unwrap()
+            })
+    }
+
+    #[test]
+    fn raft_seed_best_is_one_residue_of_8() {
+        let f = DimSet::from_segments(vec![Segment { lo: 135, hi: 2160, modulus: 8, residues: vec![0, 5, 6, 7] }]).unwrap();
+        let r = rank(&f, None, 8);
+        let best = r.progressions[0];
+        assert_eq!(best.modulus, 8);
+        assert_eq!(best.count(), 254);
+        assert_eq!(r.maximality, Maximality::Proven);
+        // With an example, the tie between residues 0 and 7 goes to the example's class.
+        let r = rank(&f, Some(520), 8);
+        assert_eq!(r.progressions[0].residue, 0);
+        let r = rank(&f, Some(959), 8);
+        assert_eq!(r.progressions[0].residue, 7);
+        // Every other residue class is listed.
+        let res: Vec<i128> = r.progressions.iter().filter(|p| p.modulus == 8).map(|p| p.residue).collect();
+        assert_eq!(res.len(), 4);
+    }
+
+    #[test]
+    fn code_for_each_shape() {
+        let p = Progression { lo: 136, hi: 2120, modulus: 64, residue: 8 };
+        assert_eq!(dim_code("dim_2", &p), "_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 8");
+        let p = Progression { lo: 100, hi: 1000, modulus: 1, residue: 0 };
+        assert_eq!(dim_code("h", &p), "h = Dim('h', min=100, max=1000)");
+        let p = Progression { lo: 224, hi: 224, modulus: 1, residue: 0 };
+        assert_eq!(dim_code("h", &p), "h = 224");
+        let p = Progression { lo: 8, hi: SIZE_MAX - 7, modulus: 8, residue: 0 };
+        assert_eq!(dim_code("w", &p), "_w = Dim('_w', min=1)\nw = 8*_w");
+        assert_eq!(py_name("L['x'].size()[0]"), "L_x_size_0");
+        assert_eq!(py_name("_2"), "_2");
+    }
+
+    #[test]
+    fn huge_sets_rank_fast_and_exactly() {
+        let f = DimSet::from_segments(vec![Segment { lo: 2, hi: 1 << 62, modulus: 8, residues: vec![0, 5, 6, 7] }]).unwrap();
+        let r = rank(&f, None, 4);
+        assert_eq!(r.progressions[0].modulus, 8);
+        assert_eq!(r.maximality, Maximality::Proven);
+        let f = DimSet::progression(2, 1 << 62, 1024, 0);
+        let r = rank(&f, None, 4);
+        assert_eq!(r.progressions[0].count(), f.count());
+    }
+
+    #[test]
+    fn padding() {
+        let f = DimSet::from_segments(vec![Segment { lo: 135, hi: 2160, modulus: 8, residues: vec![0, 5, 6, 7] }]).unwrap();
+        assert_eq!(max_padding(&f, 135), Some(4)); // 1 -> 5
+        let f = DimSet::progression(136, 2120, 64, 8);
+        assert_eq!(max_padding(&f, 135), Some(63));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn first_suggestion_is_sound_and_maximal(f in arb_set(), ex in 0i128..1000) {
+            prop_assume!(!f.is_empty());
+            let want = brute_best(&f);
+            // Both search strategies, with and without an example.
+            for small in [0, SMALL_SET] {
+                for example in [None, Some(ex)] {
+                    let r = rank_with(&f, example, 8, small);
+                    let best = r.progressions[0];
+                    prop_assert_eq!(r.maximality, Maximality::Proven);
+                    prop_assert_eq!(best.count(), want, "{:?} (small={})", best, small);
+                    for p in &r.progressions {
+                        prop_assert!(p.to_set().is_subset(&f).unwrap(), "{:?} is not inside the set", p);
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn max_padding_matches_brute(f in arb_set(), from in 0i128..1000) {
+            prop_assume!(!f.is_empty());
+            let brute = (from..=f.max().unwrap()).map(|x| f.next_at_least(x).map(|n| n - x)).max().flatten();
+            prop_assert_eq!(max_padding(&f, from), brute);
+        }
+    }
+}
