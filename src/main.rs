@@ -1,1 +1,131 @@
-fn main(){}
+//! The `dimguard` command-line tool.
+
+use clap::{Parser, Subcommand};
+use dimguard::render;
+use dimguard::solver::diagnose::{self, Options};
+use dimguard::solver::Error;
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exact answers for PyTorch dynamic shapes.
+#[derive(Parser)]
+#[command(name = "dimguard", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read a torch.export dynamic-shape error and print the exact valid sizes and sound Dim specs.
+    Diagnose {
+        /// File with the error text (a whole traceback is fine); `-` or nothing reads stdin.
+        file: Option<PathBuf>,
+        /// Print JSON (see CONTRACT.md) instead of the human report.
+        #[arg(long)]
+        json: bool,
+        /// The size the model was traced with: `N` for every dimension, or `NAME=N`. Among equally
+        /// large suggestions, one containing it is preferred. Repeatable.
+        #[arg(long, value_name = "N|NAME=N")]
+        example: Vec<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Deeply nested guards recurse; give the work a roomy stack.
+    let worker = std::thread::Builder::new().stack_size(256 << 20).spawn(move || run(cli));
+    match worker.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        _ => {
+            eprintln!("dimguard: internal error (please report the input that caused it)");
+            ExitCode::from(70)
+        }
+    }
+}
+
+fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Diagnose { file, json, example } => {
+            let text = match read_input(file.as_ref()) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("dimguard: {e}");
+                    return ExitCode::from(1);
+                }
+            };
+            let examples = match parse_examples(&example) {
+                Ok(e) => e,
+                Err(e) => {
+                    eprintln!("dimguard: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let opts = Options { examples, ..Options::default() };
+            match diagnose::diagnose_text(&text, &opts) {
+                Ok(report) => {
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+                    } else {
+                        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+                        print!("{}", render::human(&report, color));
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("dimguard: {}", describe_error(&e));
+                    ExitCode::from(2)
+                }
+            }
+        }
+    }
+}
+
+fn read_input(file: Option<&PathBuf>) -> Result<String, String> {
+    let mut buf = Vec::new();
+    match file {
+        Some(p) if p.as_os_str() != "-" => {
+            buf = std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        }
+        _ => {
+            if std::io::stdin().is_terminal() {
+                eprintln!("dimguard: reading the error message from standard input (end with Ctrl-D)");
+            }
+            std::io::stdin().read_to_end(&mut buf).map_err(|e| format!("cannot read standard input: {e}"))?;
+        }
+    }
+    // Pasted text may carry stray bytes; read what is valid and say so.
+    match String::from_utf8(buf) {
+        Ok(s) => Ok(s),
+        Err(e) => {
+            eprintln!("dimguard: warning: the input is not valid UTF-8; invalid bytes were replaced");
+            Ok(String::from_utf8_lossy(e.as_bytes()).into_owned())
+        }
+    }
+}
+
+fn parse_examples(args: &[String]) -> Result<Vec<(Option<String>, i128)>, String> {
+    args.iter()
+        .map(|a| {
+            let (name, n) = match a.split_once('=') {
+                Some((k, v)) => (Some(k.trim().to_string()), v),
+                None => (None, a.as_str()),
+            };
+            n.trim()
+                .parse::<i128>()
+                .map(|v| (name, v))
+                .map_err(|_| format!("--example expects N or NAME=N with an integer N, got `{a}`"))
+        })
+        .collect()
+}
+
+fn describe_error(e: &Error) -> String {
+    match e {
+        Error::Message(_) => format!("{e}"),
+        Error::Guard { .. } => format!(
+            "{e}\n  = note: if this guard is valid PyTorch output, please report it; dimguard cannot solve what it cannot read"
+        ),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,610 @@
+//! The whole diagnosis of a message: per dimension, the exact feasible set, ranked sound
+//! suggestions, what each guard requires and removes, a check of torch's own suggested fixes, and
+//! a paste-ready `dynamic_shapes` block.
+//!
+//! [`Report`] serializes to the JSON of `dimguard diagnose --json` (`../shared/CONTRACT.md`):
+//! the contract's fields keep their names and meaning; everything else is additional.
+
+use crate::engine::{self, Limits, Method, Outcome};
+use crate::error::Error;
+use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
+use crate::suggest::{self, dim_code, py_name, Maximality};
+use crate::types::{DimSet, Progression};
+use serde::Serialize;
+
+/// How many values a suggestion may hold for dimguard to re-check it value by value.
+pub const RECHECK_LIMIT: u128 = 10_000_000;
+/// How many failing values of torch's fixes are listed.
+const COUNTEREXAMPLES: usize = 5;
+
+/// Options of a diagnosis.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Traced sizes: `(None, n)` for every dimension, `(Some(name), n)` for one.
+    pub examples: Vec<(Option<String>, i128)>,
+    /// Solver limits.
+    pub limits: Limits,
+}
+
+/// The diagnosis of one message.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// One entry per dimension, in the order the message first names them.
+    pub dims: Vec<DimReport>,
+    /// Dimension names that must always be equal.
+    pub equalities: Vec<[String; 2]>,
+    /// Relations `name = expr` between dimensions, as printed.
+    pub relations: Vec<RelationReport>,
+    /// Python to paste: every dimension's best sound spec, and the `dynamic_shapes` dict when
+    /// every dimension's input is known.
+    pub dynamic_shapes: String,
+    /// Bullet lines that were not understood.
+    pub unrecognized: Vec<String>,
+}
+
+/// A relation between two dimensions.
+#[derive(Debug, Clone, Serialize)]
+pub struct RelationReport {
+    /// The dependent dimension.
+    pub name: String,
+    /// The dimension it is expressed in.
+    pub other: String,
+    /// The right-hand side.
+    pub expr: String,
+}
+
+/// What the diagnosis found for one dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Some values of the range fail a guard.
+    Constrained,
+    /// Every value of the range satisfies every guard: torch could not prove it.
+    Spurious,
+    /// No value of the range satisfies the guards.
+    Unsatisfiable,
+    /// The code specialized the dimension to a constant.
+    Specialized,
+    /// A guard could not be decided within the limits.
+    Undecided,
+    /// The message names the dimension but lists no guard for it.
+    Unconstrained,
+}
+
+/// One dimension's diagnosis.
+#[derive(Debug, Clone, Serialize)]
+pub struct DimReport {
+    /// Debug name.
+    pub name: String,
+    /// Source such as `L['x'].size()[2]`.
+    pub source: Option<String>,
+    /// The requested range `[lo, hi]` (omitted bounds: 2 and 9223372036854775807).
+    pub range: Option<[i128; 2]>,
+    /// Summary.
+    pub status: Status,
+    /// The exact set of values in `range` that satisfy every guard (null when undecided).
+    pub feasible: Option<Feasible>,
+    /// Ranked single-`Dim` progressions inside `feasible`; the first is maximal.
+    pub suggestions: Vec<Suggestion>,
+    /// `"proven"`, or `"steps<=N"` when only steps up to N were searched.
+    pub maximality: String,
+    /// What each guard requires.
+    pub guards: Vec<GuardReport>,
+    /// The constant the code specialized the dimension to.
+    pub specialized: Option<i128>,
+    /// "holds 254 of 1014 valid values".
+    pub coverage: Option<String>,
+    /// How to pad inputs to a valid size.
+    pub padding: Option<Padding>,
+    /// torch's own suggested fix for this dimension, checked.
+    pub torch_fix: Option<FixCheck>,
+    /// Why the dimension is undecided.
+    pub undecided: Option<String>,
+    /// What to do, in sentences.
+    pub advice: Vec<String>,
+}
+
+/// The contract's `feasible` form.
+#[derive(Debug, Clone, Serialize)]
+pub struct Feasible {
+    /// Number of values.
+    pub count: u128,
+    /// Smallest value (null when empty).
+    pub min: Option<i128>,
+    /// Largest value (null when empty).
+    pub max: Option<i128>,
+    /// Disjoint, sorted segments.
+    pub segments: Vec<crate::types::Segment>,
+}
+
+impl From<&DimSet> for Feasible {
+    fn from(s: &DimSet) -> Feasible {
+        Feasible { count: s.count(), min: s.min(), max: s.max(), segments: s.segments().to_vec() }
+    }
+}
+
+/// One suggestion (contract form plus extras).
+#[derive(Debug, Clone, Serialize)]
+pub struct Suggestion {
+    /// First value.
+    pub lo: i128,
+    /// Last value.
+    pub hi: i128,
+    /// Step.
+    pub modulus: i128,
+    /// `lo % modulus`.
+    pub residue: i128,
+    /// Number of values.
+    pub count: u128,
+    /// Python defining the dimension.
+    pub code: String,
+    /// `"enumeration"` when every value was re-checked against every guard, `"none"` when the
+    /// suggestion is too large to re-check (it is still exact by the periodic method: `proof`).
+    pub certificate: &'static str,
+    /// How the feasible set the suggestion lies in was computed: `"periodic"` or `"enumeration"`.
+    pub proof: &'static str,
+}
+
+/// What one guard requires.
+#[derive(Debug, Clone, Serialize)]
+pub struct GuardReport {
+    /// As printed.
+    pub text: String,
+    /// In plain terms, over the range ("h ≡ 8 (mod 64)", "h >= 192").
+    pub requires: String,
+    /// How many values of the range it removes.
+    pub removes: Option<u128>,
+    /// Whether the other guards already imply it.
+    pub redundant: bool,
+    /// `"periodic"`, `"enumeration"` or `"undecided"`.
+    pub method: &'static str,
+    /// The period used by the periodic method.
+    pub period: Option<i128>,
+}
+
+/// Padding advice for one dimension.
+#[derive(Debug, Clone, Serialize)]
+pub struct Padding {
+    /// Python giving the next size the first suggestion admits, for an input size `x`.
+    pub formula: String,
+    /// The most padding any size of the range needs under the first suggestion.
+    pub max_for_suggestion: i128,
+    /// The most padding any size of the range needs to reach some feasible size.
+    pub max_for_feasible: Option<i128>,
+}
+
+/// A check of one of torch's suggested fixes.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixCheck {
+    /// The fix as torch printed it (several lines for derived dims).
+    pub code: String,
+    /// Sound: no admitted value fails.
+    pub sound: bool,
+    /// Values the fix admits.
+    pub admitted: u128,
+    /// Admitted values that fail a guard.
+    pub failing: u128,
+    /// The first few failing values.
+    pub counterexamples: Vec<i128>,
+}
+
+/// Reads and diagnoses a message.
+pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
+    let msg = message::read(text)?;
+    Ok(diagnose(&msg, opts))
+}
+
+/// Diagnoses a message already read.
+pub fn diagnose(msg: &Message, opts: &Options) -> Report {
+    let dims: Vec<DimReport> = msg.dims.iter().map(|d| dim_report(d, msg, opts)).collect();
+    let dynamic_shapes = dynamic_shapes_block(msg, &dims);
+    Report {
+        dims,
+        equalities: msg.equalities.iter().map(|(a, b)| [a.clone(), b.clone()]).collect(),
+        relations: msg
+            .relations
+            .iter()
+            .map(|r| RelationReport { name: r.name.clone(), other: r.other.clone(), expr: r.expr.clone() })
+            .collect(),
+        dynamic_shapes,
+        unrecognized: msg.unrecognized.clone(),
+    }
+}
+
+fn example_for(opts: &Options, name: &str) -> Option<i128> {
+    opts.examples
+        .iter()
+        .rev()
+        .find(|(n, _)| n.as_deref() == Some(name))
+        .or_else(|| opts.examples.iter().rev().find(|(n, _)| n.is_none()))
+        .map(|e| e.1)
+}
+
+fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
+    let var = d.source.clone().unwrap_or_else(|| d.name.clone());
+    let mut r = DimReport {
+        name: d.name.clone(),
+        source: d.source.clone(),
+        range: d.range.map(|(a, b)| [a, b]),
+        status: Status::Unconstrained,
+        feasible: None,
+        suggestions: vec![],
+        maximality: "proven".into(),
+        guards: vec![],
+        specialized: d.specialized,
+        coverage: None,
+        padding: None,
+        torch_fix: None,
+        undecided: None,
+        advice: vec![],
+    };
+    let example = example_for(opts, &d.name);
+    if let Some(v) = d.specialized {
+        r.status = Status::Specialized;
+        let set = DimSet::interval(v, v);
+        r.feasible = Some(Feasible::from(&set));
+        let p = Progression { lo: v, hi: v, modulus: 1, residue: 0 };
+        r.suggestions.extend(suggestion(&p, &[], &var, &d.name, "enumeration"));
+        r.advice.push(format!(
+            "the model's code fixes {} to {v} (it branches on the value or uses it as a constant); \
+             use `{} = {v}` (or Dim.STATIC), or change the code so the size stays symbolic",
+            d.name,
+            py_name(&d.name)
+        ));
+        r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, opts);
+        return r;
+    }
+    let (lo, hi) = d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX));
+    let domain = DimSet::interval(lo, hi);
+    if d.guards.is_empty() {
+        if let Some(e) = &d.inferred_equal {
+            r.advice.push(format!("torch inferred {} to equal {e}: express it as that derived dim", d.name));
+        }
+        return r;
+    }
+    // Solve each guard on the range.
+    let guards: Vec<&crate::types::Expr> = d.guards.iter().map(|g| &g.expr).collect();
+    let mut sets: Vec<Option<DimSet>> = Vec::new();
+    let mut all_periodic = true;
+    for g in &d.guards {
+        let out = engine::solve(&g.expr, &var, &domain, &opts.limits);
+        let (method, period) = match &out {
+            Outcome::Solved { method: Method::Periodic { period }, .. } => ("periodic", Some(*period)),
+            Outcome::Solved { method: Method::Enumeration { .. }, .. } => {
+                all_periodic = false;
+                ("enumeration", None)
+            }
+            Outcome::Undecided { reason } => {
+                r.undecided.get_or_insert_with(|| reason.clone());
+                ("undecided", None)
+            }
+        };
+        let set = out.set().cloned();
+        r.guards.push(GuardReport {
+            text: g.text.clone(),
+            requires: set.as_ref().map_or_else(|| "not decided".into(), |s| describe(s, lo, hi, &d.name)),
+            removes: set.as_ref().map(|s| domain.count() - s.count()),
+            redundant: false,
+            method,
+            period,
+        });
+        sets.push(set);
+    }
+    if r.undecided.is_some() {
+        r.status = Status::Undecided;
+        r.advice.push(
+            "dimguard could not decide every guard over this range; narrow the range (enumeration handles up to 20,000,000 values) or check the guard by hand"
+                .into(),
+        );
+        return r;
+    }
+    let sets: Vec<DimSet> = sets.into_iter().flatten().collect();
+    let feasible = match intersect_all(&sets, &domain) {
+        Ok(f) => f,
+        Err(e) => {
+            r.status = Status::Undecided;
+            r.undecided = Some(e.to_string());
+            return r;
+        }
+    };
+    // Redundancy: the other guards already imply this one.
+    if sets.len() > 1 {
+        for i in 0..sets.len() {
+            let others: Vec<DimSet> = sets.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, s)| s.clone()).collect();
+            if let Ok(rest) = intersect_all(&others, &domain) {
+                r.guards[i].redundant = rest.is_subset(&sets[i]).unwrap_or(false);
+            }
+        }
+    }
+    let proof = if all_periodic { "periodic" } else { "enumeration" };
+    r.feasible = Some(Feasible::from(&feasible));
+    r.status = if feasible.is_empty() {
+        Status::Unsatisfiable
+    } else if feasible.count() == domain.count() {
+        Status::Spurious
+    } else {
+        Status::Constrained
+    };
+    let ranking = suggest::rank(&feasible, example, 8);
+    if let Maximality::AmongSteps { max_step } = ranking.maximality {
+        r.maximality = format!("steps<={max_step}");
+    }
+    r.suggestions = ranking.progressions.iter().filter_map(|p| suggestion(p, &guards, &var, &d.name, proof)).collect();
+    if r.suggestions.len() < ranking.progressions.len() {
+        r.advice.push(
+            "internal error: a candidate failed dimguard's independent re-check and was withheld; please report this message"
+                .into(),
+        );
+    }
+    if let Some(best) = ranking.progressions.first() {
+        r.coverage = Some(format!(
+            "holds {} of {} valid values ({} in the range)",
+            best.count(),
+            feasible.count(),
+            domain.count()
+        ));
+        let pad_best = suggest::max_padding(&best.to_set(), lo.min(best.lo)).unwrap_or(0);
+        r.padding = Some(Padding {
+            formula: if best.modulus == 1 {
+                format!("max(x, {})", best.lo)
+            } else {
+                format!("x + ({} - x) % {}", best.residue, best.modulus)
+            },
+            max_for_suggestion: pad_best,
+            max_for_feasible: suggest::max_padding(&feasible, lo),
+        });
+    }
+    r.advice.extend(advice(&r, &feasible, lo, hi));
+    r.torch_fix = check_fix(msg, &d.name, &guards, &var, &feasible, opts);
+    r
+}
+
+fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {
+    sets.iter().try_fold(domain.clone(), |acc, s| acc.intersect(s))
+}
+
+/// A suggestion, re-checked independently of the engine: every guard is evaluated at every value
+/// (when there are at most [`RECHECK_LIMIT`]). `None` if a value fails, which would be a bug in
+/// the engine: the suggestion is withheld rather than printed unsound.
+fn suggestion(
+    p: &Progression,
+    guards: &[&crate::types::Expr],
+    var: &str,
+    name: &str,
+    proof: &'static str,
+) -> Option<Suggestion> {
+    let certificate = if p.count() <= RECHECK_LIMIT {
+        if !p.to_set().iter().all(|x| guards.iter().all(|g| g.holds_at(var, x))) {
+            return None;
+        }
+        "enumeration"
+    } else {
+        "none"
+    };
+    Some(Suggestion {
+        lo: p.lo,
+        hi: p.hi,
+        modulus: p.modulus,
+        residue: p.residue,
+        count: p.count(),
+        code: dim_code(name, p),
+        certificate,
+        proof,
+    })
+}
+
+/// A set described in plain terms relative to the range `[lo, hi]`.
+pub fn describe(s: &DimSet, lo: i128, hi: i128, v: &str) -> String {
+    let total = DimSet::interval(lo, hi).count();
+    if s.count() == total {
+        return "always true on the range".into();
+    }
+    if s.is_empty() {
+        return "never true on the range".into();
+    }
+    let pattern = |seg: &crate::types::Segment| -> Option<String> {
+        let (m, res) = (seg.modulus, &seg.residues);
+        if m == 1 {
+            return None;
+        }
+        let list = |v: &[i128]| v.iter().map(i128::to_string).collect::<Vec<_>>().join(", ");
+        Some(match res.len() {
+            1 => format!("{v} ≡ {} (mod {m})", res[0]),
+            n if n as i128 == m - 1 => {
+                let missing: Vec<i128> = (0..m).filter(|r| !res.contains(r)).collect();
+                format!("{v} mod {m} ≠ {}", list(&missing))
+            }
+            _ => format!("{v} mod {m} ∈ {{{}}}", list(res)),
+        })
+    };
+    let segs = s.segments();
+    if let [seg] = segs {
+        let mut parts: Vec<String> = pattern(seg).into_iter().collect();
+        // Bounds only where the pattern alone would admit values outside.
+        let below = crate::types::Segment { lo, hi: seg.lo - 1, ..seg.clone() };
+        if seg.lo > lo && below.next_at_least(lo).is_some() {
+            parts.push(format!("{v} >= {}", seg.lo));
+        }
+        let above = crate::types::Segment { lo: seg.hi + 1, hi, ..seg.clone() };
+        if seg.hi < hi && above.next_at_least(seg.hi + 1).is_some() {
+            parts.push(format!("{v} <= {}", seg.hi));
+        }
+        return parts.join(" and ");
+    }
+    let mut pieces: Vec<String> = segs
+        .iter()
+        .take(3)
+        .map(|seg| {
+            let range = if seg.lo == seg.hi { format!("{v} = {}", seg.lo) } else { format!("{} <= {v} <= {}", seg.lo, seg.hi) };
+            match pattern(seg) {
+                Some(p) if seg.lo != seg.hi => format!("{range} with {p}"),
+                _ => range,
+            }
+        })
+        .collect();
+    if segs.len() > 3 {
+        pieces.push(format!("{} more pieces", segs.len() - 3));
+    }
+    pieces.join("; or ")
+}
+
+fn advice(r: &DimReport, feasible: &DimSet, lo: i128, hi: i128) -> Vec<String> {
+    let name = &r.name;
+    let mut out = Vec::new();
+    match r.status {
+        Status::Spurious => out.push(format!(
+            "every value in {lo}..{hi} satisfies every guard listed: torch could not prove it symbolically, so the violation is spurious. \
+             Export with `{} = Dim.AUTO` (torch keeps the guard as a run-time check that no size in the range fails), \
+             or rewrite the model code that produces the guard",
+            py_name(name)
+        )),
+        Status::Unsatisfiable => out.push(format!(
+            "no value in {lo}..{hi} satisfies the guards: widen the range, or make {name} static"
+        )),
+        Status::Constrained => {
+            if let (Some(best), Some(f)) = (r.suggestions.first(), &r.feasible) {
+                if best.count < f.count {
+                    out.push(format!(
+                        "no single Dim holds every valid value: the first suggestion holds {} of {}; the others are the remaining residue classes. \
+                         To accept every valid size, export once per class or pad inputs to the suggested progression",
+                        best.count, f.count
+                    ));
+                }
+            }
+            if let Some(max) = feasible.max() {
+                if max < hi {
+                    out.push(format!("no valid value above {max}: sizes {}..{hi} cannot be accepted", max + 1));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Checks torch's suggested fix for `name`, if it printed one.
+fn check_fix(
+    msg: &Message,
+    name: &str,
+    guards: &[&crate::types::Expr],
+    var: &str,
+    feasible_on_range: &DimSet,
+    opts: &Options,
+) -> Option<FixCheck> {
+    let fix = msg.fixes.iter().find(|f| f.name == name)?;
+    let (admitted, code) = match &fix.kind {
+        FixKind::Const(v) => (DimSet::interval(*v, *v), format!("{name} = {}", fix.text)),
+        FixKind::Dim { min, max } => (
+            DimSet::interval(min.unwrap_or(0), max.unwrap_or(SIZE_MAX)),
+            format!("{name} = {}", fix.text),
+        ),
+        FixKind::Derived { root, coef, offset } if *coef > 0 => {
+            let root_fix = msg.fixes.iter().find(|f| &f.name == root)?;
+            let FixKind::Dim { min, max } = root_fix.kind else { return None };
+            let (kmin, kmax) = (min.unwrap_or(0), max.unwrap_or((SIZE_MAX - offset) / coef));
+            let set = DimSet::progression(coef * kmin + offset, coef * kmax + offset, *coef, *offset);
+            (set, format!("{root} = {}\n{name} = {}", root_fix.text, fix.text))
+        }
+        _ => return None,
+    };
+    // The guards hold or fail wherever they are evaluated; a specialization admits one value.
+    let passing = if guards.is_empty() {
+        admitted.intersect(feasible_on_range).ok()?
+    } else {
+        guards.iter().try_fold(admitted.clone(), |acc, g| {
+            engine::solve(g, var, &acc, &opts.limits).set().and_then(|s| acc.intersect(s).ok())
+        })?
+    };
+    let failing = admitted.difference(&passing).ok()?;
+    Some(FixCheck {
+        code,
+        sound: failing.is_empty(),
+        admitted: admitted.count(),
+        failing: failing.count(),
+        counterexamples: failing.iter().take(COUNTEREXAMPLES).collect(),
+    })
+}
+
+/// `L['x'].size()[2]` → `("x", 2)`; `L['kwargs']['ids'].size()[1]` → `("ids", 1)`.
+pub fn source_input(src: &str) -> Option<(String, usize)> {
+    let (base, dim) = src.rsplit_once(".size()[")?;
+    let dim: usize = dim.strip_suffix(']')?.parse().ok()?;
+    let base = base.strip_prefix("L['kwargs']").unwrap_or(base);
+    let inner = base.strip_prefix("L['").or_else(|| base.strip_prefix("['"))?;
+    let name = inner.strip_suffix("']")?;
+    (!name.contains('\'') && !name.contains('[')).then(|| (name.to_string(), dim))
+}
+
+fn dynamic_shapes_block(msg: &Message, dims: &[DimReport]) -> String {
+    let mut lines = vec!["from torch.export import Dim".to_string(), String::new()];
+    for d in dims {
+        match d.suggestions.first() {
+            Some(s) if d.status == Status::Spurious => {
+                lines.push(format!("{} = Dim.AUTO  # every size in {}..{} passes; see advice", py_name(&d.name), s.lo, s.hi))
+            }
+            Some(s) => lines.push(s.code.clone()),
+            None => lines.push(format!(
+                "# {}: {}",
+                py_name(&d.name),
+                d.undecided.as_deref().unwrap_or("no constraint to express")
+            )),
+        }
+    }
+    for rel in &msg.relations {
+        lines.push(format!("{} = {}", py_name(&rel.name), rel.expr));
+    }
+    for (a, b) in &msg.equalities {
+        lines.push(format!("{} = {}  # must always be equal", py_name(b), py_name(a)));
+    }
+    // The dict, when every dimension names its input and index.
+    let mapped: Option<Vec<(String, usize, String)>> = dims
+        .iter()
+        .map(|d| d.source.as_deref().and_then(source_input).map(|(i, k)| (i, k, py_name(&d.name))))
+        .collect();
+    if let Some(mapped) = mapped {
+        let mut inputs: Vec<String> = Vec::new();
+        for (i, _, _) in &mapped {
+            if !inputs.contains(i) {
+                inputs.push(i.clone());
+            }
+        }
+        let body: Vec<String> = inputs
+            .iter()
+            .map(|i| {
+                let mut entries: Vec<(usize, &str)> =
+                    mapped.iter().filter(|m| &m.0 == i).map(|m| (m.1, m.2.as_str())).collect();
+                entries.sort();
+                let e: Vec<String> = entries.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+                format!("\"{i}\": {{{}}}", e.join(", "))
+            })
+            .collect();
+        lines.push(String::new());
+        lines.push(format!("dynamic_shapes = {{{}}}", body.join(", ")));
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_inputs() {
+        assert_eq!(source_input("L['x'].size()[2]"), Some(("x".into(), 2)));
+        assert_eq!(source_input("L['kwargs']['input_ids'].size()[1]"), Some(("input_ids".into(), 1)));
+        assert_eq!(source_input("L['args'][0].size()[1]"), None);
+        assert_eq!(source_input("s0"), None);
+    }
+
+    #[test]
+    fn describes_in_plain_terms() {
+        let s = DimSet::progression(136, 2120, 64, 8);
+        assert_eq!(describe(&s, 135, 2160, "h"), "h ≡ 8 (mod 64)");
+        let s = DimSet::interval(192, 2160);
+        assert_eq!(describe(&s, 135, 2160, "h"), "h >= 192");
+        let s = DimSet::progression(136, 1000, 8, 0);
+        assert_eq!(describe(&s, 135, 2160, "h"), "h ≡ 0 (mod 8) and h <= 1000");
+        let s = DimSet::interval(135, 2160);
+        assert_eq!(describe(&s, 135, 2160, "h"), "always true on the range");
+    }
+}

@@ -1,0 +1,205 @@
+//! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
+//! code to paste.
+
+use crate::solver::diagnose::{DimReport, Report, Status};
+use std::fmt::Write;
+
+struct Style {
+    on: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    fn green(&self, s: &str) -> String {
+        self.paint("32", s)
+    }
+    fn red(&self, s: &str) -> String {
+        self.paint("31", s)
+    }
+    fn yellow(&self, s: &str) -> String {
+        self.paint("33", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+}
+
+fn num(v: i128) -> String {
+    if v == i64::MAX as i128 {
+        "unbounded".into()
+    } else {
+        v.to_string()
+    }
+}
+
+/// Renders a report for a person.
+pub fn human(r: &Report, color: bool) -> String {
+    let st = Style { on: color };
+    let mut out = String::new();
+    let n = r.dims.len();
+    let _ = writeln!(out, "{} {} dimension{}", st.bold("dimguard diagnose:"), n, if n == 1 { "" } else { "s" });
+    for d in &r.dims {
+        out.push('\n');
+        dim(&mut out, d, &st);
+    }
+    for [a, b] in &r.equalities {
+        let _ = writeln!(out, "\n{} {a} and {b} must always be equal: use one Dim for both", st.yellow("relation"));
+    }
+    for rel in &r.relations {
+        let _ = writeln!(out, "\n{} {} = {}", st.yellow("relation"), rel.name, rel.expr);
+    }
+    for u in &r.unrecognized {
+        let _ = writeln!(out, "\n{} not understood: {u}", st.yellow("note"));
+    }
+    let _ = writeln!(out, "\n{}\n", st.bold("Paste in front of your export call:"));
+    for line in r.dynamic_shapes.lines() {
+        let _ = writeln!(out, "    {line}");
+    }
+    out
+}
+
+fn row(out: &mut String, label: &str, text: &str, st: &Style) {
+    let mut lines = text.lines();
+    let _ = writeln!(out, "  {:<11} {}", st.dim(label), lines.next().unwrap_or(""));
+    for l in lines {
+        let _ = writeln!(out, "  {:<11} {l}", "");
+    }
+}
+
+fn dim(out: &mut String, d: &DimReport, st: &Style) {
+    let head = match &d.source {
+        Some(s) => format!("{} = {s}", d.name),
+        None => d.name.clone(),
+    };
+    let range = d.range.map(|[a, b]| format!("range {}..{}", num(a), num(b))).unwrap_or_default();
+    let _ = writeln!(out, "{}   {}", st.bold(&head), range);
+    let status = match d.status {
+        Status::Constrained => st.yellow("constrained"),
+        Status::Spurious => st.green("spurious"),
+        Status::Unsatisfiable => st.red("unsatisfiable"),
+        Status::Specialized => st.yellow("specialized"),
+        Status::Undecided => st.red("undecided"),
+        Status::Unconstrained => "unconstrained".into(),
+    };
+    let detail = match (&d.feasible, d.range) {
+        (Some(f), Some([a, b])) if d.status != Status::Specialized => {
+            let total = (b - a + 1) as u128;
+            format!("{status}: {} of {} values pass every guard", f.count, total)
+        }
+        (_, _) if d.status == Status::Specialized => {
+            format!("{status} to {}", d.specialized.map_or("?".into(), |v| v.to_string()))
+        }
+        _ => status,
+    };
+    row(out, "status", &detail, st);
+    if let Some(f) = &d.feasible {
+        if d.status == Status::Constrained {
+            let segs: Vec<String> = f
+                .segments
+                .iter()
+                .take(4)
+                .map(|s| {
+                    let pat = if s.modulus == 1 {
+                        String::new()
+                    } else {
+                        let r: Vec<String> = s.residues.iter().map(|r| r.to_string()).collect();
+                        format!(" mod {} ∈ {{{}}}", s.modulus, r.join(", "))
+                    };
+                    format!("{}..{}{pat}", num(s.lo), num(s.hi))
+                })
+                .collect();
+            let more = if f.segments.len() > 4 { format!(" (+{} more)", f.segments.len() - 4) } else { String::new() };
+            row(out, "feasible", &format!("{}{more}", segs.join(", ")), st);
+        }
+    }
+    for (i, g) in d.guards.iter().enumerate() {
+        row(out, &format!("guard {}", i + 1), &g.text, st);
+        let removes = g.removes.map_or(String::new(), |n| format!("; removes {n} values"));
+        let how = match g.period {
+            Some(p) => format!("periodic, period {p}"),
+            None => g.method.to_string(),
+        };
+        let red = if g.redundant { format!(" {}", st.dim("(redundant)")) } else { String::new() };
+        row(out, "", &format!("requires {}{removes}{red}  {}", g.requires, st.dim(&format!("[{how}]"))), st);
+    }
+    if let Some(best) = d.suggestions.first() {
+        let what = if best.count == 1 {
+            format!("{} only", best.lo)
+        } else if best.modulus == 1 {
+            format!("{}..{} ({} values)", num(best.lo), num(best.hi), best.count)
+        } else {
+            format!("{} ≡ {} (mod {}), {}..{} ({} values)", d.name, best.residue, best.modulus, num(best.lo), num(best.hi), best.count)
+        };
+        let cert = format!("[certificate: {}]", best.certificate);
+        row(out, "best Dim", &format!("{} {}", st.green(&what), st.dim(&cert)), st);
+        if let Some(c) = &d.coverage {
+            row(out, "", c, st);
+        }
+        let others: Vec<String> = d.suggestions[1..]
+            .iter()
+            .map(|s| {
+                if s.modulus == 1 {
+                    format!("{}..{} ({})", num(s.lo), num(s.hi), s.count)
+                } else {
+                    format!("≡ {} (mod {}) {}..{} ({})", s.residue, s.modulus, num(s.lo), num(s.hi), s.count)
+                }
+            })
+            .collect();
+        if !others.is_empty() {
+            row(out, "others", &others.join("\n"), st);
+        }
+    }
+    if let Some(p) = &d.padding {
+        let mut t = format!("pad x to {}  (at most {} more)", p.formula, p.max_for_suggestion);
+        if let Some(f) = p.max_for_feasible {
+            let _ = write!(t, "; to the nearest valid size: at most {f} more");
+        }
+        row(out, "padding", &t, st);
+    }
+    if let Some(fx) = &d.torch_fix {
+        let verdict = if fx.sound {
+            st.green(&format!("sound: all {} admitted values pass", fx.admitted))
+        } else {
+            let ex: Vec<String> = fx.counterexamples.iter().map(|v| v.to_string()).collect();
+            st.red(&format!(
+                "UNSOUND: {} of {} admitted values fail, e.g. {}",
+                fx.failing,
+                fx.admitted,
+                ex.join(", ")
+            ))
+        };
+        row(out, "torch fix", &format!("{}\n{verdict}", fx.code), st);
+    }
+    if let Some(u) = &d.undecided {
+        row(out, "undecided", u, st);
+    }
+    for a in &d.advice {
+        row(out, "advice", &wrap(a, 86), st);
+    }
+}
+
+fn wrap(s: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for w in s.split_whitespace() {
+        if line > 0 && line + 1 + w.chars().count() > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(w);
+        line += w.chars().count();
+    }
+    out
+}
