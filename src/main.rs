@@ -35,7 +35,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Deeply nested guards recurse; give the work a roomy stack.
-    let worker = std::thread::Builder::new().stack_size(256 << 20).spawn(move || run(cli));
+    let worker = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || run(cli));
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => {
@@ -47,7 +49,11 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Diagnose { file, json, example } => {
+        Command::Diagnose {
+            file,
+            json,
+            example,
+        } => {
             let text = match read_input(file.as_ref()) {
                 Ok(t) => t,
                 Err(e) => {
@@ -62,13 +68,20 @@ fn run(cli: Cli) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let opts = Options { examples, ..Options::default() };
+            let opts = Options {
+                examples,
+                ..Options::default()
+            };
             match diagnose::diagnose_text(&text, &opts) {
                 Ok(report) => {
                     if json {
-                        println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&report).expect("report serializes")
+                        );
                     } else {
-                        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+                        let color = std::io::stdout().is_terminal()
+                            && std::env::var_os("NO_COLOR").is_none();
                         print!("{}", render::human(&report, color));
                     }
                     ExitCode::SUCCESS
@@ -90,16 +103,22 @@ fn read_input(file: Option<&PathBuf>) -> Result<String, String> {
         }
         _ => {
             if std::io::stdin().is_terminal() {
-                eprintln!("dimguard: reading the error message from standard input (end with Ctrl-D)");
+                eprintln!(
+                    "dimguard: reading the error message from standard input (end with Ctrl-D)"
+                );
             }
-            std::io::stdin().read_to_end(&mut buf).map_err(|e| format!("cannot read standard input: {e}"))?;
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
         }
     }
     // Pasted text may carry stray bytes; read what is valid and say so.
     match String::from_utf8(buf) {
         Ok(s) => Ok(s),
         Err(e) => {
-            eprintln!("dimguard: warning: the input is not valid UTF-8; invalid bytes were replaced");
+            eprintln!(
+                "dimguard: warning: the input is not valid UTF-8; invalid bytes were replaced"
+            );
             Ok(String::from_utf8_lossy(e.as_bytes()).into_owned())
         }
     }

@@ -46,21 +46,41 @@ pub fn human(r: &Report, color: bool) -> String {
     let st = Style { on: color };
     let mut out = String::new();
     let n = r.dims.len();
-    let _ = writeln!(out, "{} {} dimension{}", st.bold("dimguard diagnose:"), n, if n == 1 { "" } else { "s" });
+    let _ = writeln!(
+        out,
+        "{} {} dimension{}",
+        st.bold("dimguard diagnose:"),
+        n,
+        if n == 1 { "" } else { "s" }
+    );
     for d in &r.dims {
         out.push('\n');
         dim(&mut out, d, &st);
     }
     for [a, b] in &r.equalities {
-        let _ = writeln!(out, "\n{} {a} and {b} must always be equal: use one Dim for both", st.yellow("relation"));
+        let _ = writeln!(
+            out,
+            "\n{} {a} and {b} must always be equal: use one Dim for both",
+            st.yellow("relation")
+        );
     }
     for rel in &r.relations {
-        let _ = writeln!(out, "\n{} {} = {}", st.yellow("relation"), rel.name, rel.expr);
+        let _ = writeln!(
+            out,
+            "\n{} {} = {}",
+            st.yellow("relation"),
+            rel.name,
+            rel.expr
+        );
     }
     for u in &r.unrecognized {
         let _ = writeln!(out, "\n{} not understood: {u}", st.yellow("note"));
     }
-    let _ = writeln!(out, "\n{}\n", st.bold("Paste in front of your export call:"));
+    let _ = writeln!(
+        out,
+        "\n{}\n",
+        st.bold("Paste in front of your export call:")
+    );
     for line in r.dynamic_shapes.lines() {
         let _ = writeln!(out, "    {line}");
     }
@@ -69,7 +89,12 @@ pub fn human(r: &Report, color: bool) -> String {
 
 fn row(out: &mut String, label: &str, text: &str, st: &Style) {
     let mut lines = text.lines();
-    let _ = writeln!(out, "  {:<11} {}", st.dim(label), lines.next().unwrap_or(""));
+    let _ = writeln!(
+        out,
+        "  {:<11} {}",
+        st.dim(label),
+        lines.next().unwrap_or("")
+    );
     for l in lines {
         let _ = writeln!(out, "  {:<11} {l}", "");
     }
@@ -80,7 +105,10 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
         Some(s) => format!("{} = {s}", d.name),
         None => d.name.clone(),
     };
-    let range = d.range.map(|[a, b]| format!("range {}..{}", num(a), num(b))).unwrap_or_default();
+    let range = d
+        .range
+        .map(|[a, b]| format!("range {}..{}", num(a), num(b)))
+        .unwrap_or_default();
     let _ = writeln!(out, "{}   {}", st.bold(&head), range);
     let status = match d.status {
         Status::Constrained => st.yellow("constrained"),
@@ -96,7 +124,10 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             format!("{status}: {} of {} values pass every guard", f.count, total)
         }
         (_, _) if d.status == Status::Specialized => {
-            format!("{status} to {}", d.specialized.map_or("?".into(), |v| v.to_string()))
+            format!(
+                "{status} to {}",
+                d.specialized.map_or("?".into(), |v| v.to_string())
+            )
         }
         _ => status,
     };
@@ -117,19 +148,38 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
                     format!("{}..{}{pat}", num(s.lo), num(s.hi))
                 })
                 .collect();
-            let more = if f.segments.len() > 4 { format!(" (+{} more)", f.segments.len() - 4) } else { String::new() };
+            let more = if f.segments.len() > 4 {
+                format!(" (+{} more)", f.segments.len() - 4)
+            } else {
+                String::new()
+            };
             row(out, "feasible", &format!("{}{more}", segs.join(", ")), st);
         }
     }
     for (i, g) in d.guards.iter().enumerate() {
         row(out, &format!("guard {}", i + 1), &g.text, st);
-        let removes = g.removes.map_or(String::new(), |n| format!("; removes {n} values"));
+        let removes = g
+            .removes
+            .map_or(String::new(), |n| format!("; removes {n} values"));
         let how = match g.period {
             Some(p) => format!("periodic, period {p}"),
             None => g.method.to_string(),
         };
-        let red = if g.redundant { format!(" {}", st.dim("(redundant)")) } else { String::new() };
-        row(out, "", &format!("requires {}{removes}{red}  {}", g.requires, st.dim(&format!("[{how}]"))), st);
+        let red = if g.redundant {
+            format!(" {}", st.dim("(redundant)"))
+        } else {
+            String::new()
+        };
+        row(
+            out,
+            "",
+            &format!(
+                "requires {}{removes}{red}  {}",
+                g.requires,
+                st.dim(&format!("[{how}]"))
+            ),
+            st,
+        );
     }
     if let Some(best) = d.suggestions.first() {
         let what = if best.count == 1 {
@@ -137,10 +187,23 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
         } else if best.modulus == 1 {
             format!("{}..{} ({} values)", num(best.lo), num(best.hi), best.count)
         } else {
-            format!("{} ≡ {} (mod {}), {}..{} ({} values)", d.name, best.residue, best.modulus, num(best.lo), num(best.hi), best.count)
+            format!(
+                "{} ≡ {} (mod {}), {}..{} ({} values)",
+                d.name,
+                best.residue,
+                best.modulus,
+                num(best.lo),
+                num(best.hi),
+                best.count
+            )
         };
         let cert = format!("[certificate: {}]", best.certificate);
-        row(out, "best Dim", &format!("{} {}", st.green(&what), st.dim(&cert)), st);
+        row(
+            out,
+            "best Dim",
+            &format!("{} {}", st.green(&what), st.dim(&cert)),
+            st,
+        );
         if let Some(c) = &d.coverage {
             row(out, "", c, st);
         }
@@ -150,7 +213,14 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
                 if s.modulus == 1 {
                     format!("{}..{} ({})", num(s.lo), num(s.hi), s.count)
                 } else {
-                    format!("≡ {} (mod {}) {}..{} ({})", s.residue, s.modulus, num(s.lo), num(s.hi), s.count)
+                    format!(
+                        "≡ {} (mod {}) {}..{} ({})",
+                        s.residue,
+                        s.modulus,
+                        num(s.lo),
+                        num(s.hi),
+                        s.count
+                    )
                 }
             })
             .collect();
@@ -159,7 +229,10 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
         }
     }
     if let Some(p) = &d.padding {
-        let mut t = format!("pad x to {}  (at most {} more)", p.formula, p.max_for_suggestion);
+        let mut t = format!(
+            "pad x to {}  (at most {} more)",
+            p.formula, p.max_for_suggestion
+        );
         if let Some(f) = p.max_for_feasible {
             let _ = write!(t, "; to the nearest valid size: at most {f} more");
         }

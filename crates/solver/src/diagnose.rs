@@ -13,7 +13,7 @@ use crate::types::{DimSet, Progression};
 use serde::Serialize;
 
 /// How many values a suggestion may hold for dimguard to re-check it value by value.
-pub const RECHECK_LIMIT: u128 = 10_000_000;
+pub const RECHECK_LIMIT: u128 = 1_000_000;
 /// How many failing values of torch's fixes are listed.
 const COUNTEREXAMPLES: usize = 5;
 
@@ -119,7 +119,12 @@ pub struct Feasible {
 
 impl From<&DimSet> for Feasible {
     fn from(s: &DimSet) -> Feasible {
-        Feasible { count: s.count(), min: s.min(), max: s.max(), segments: s.segments().to_vec() }
+        Feasible {
+            count: s.count(),
+            min: s.min(),
+            max: s.max(),
+            segments: s.segments().to_vec(),
+        }
     }
 }
 
@@ -200,11 +205,19 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
     let dynamic_shapes = dynamic_shapes_block(msg, &dims);
     Report {
         dims,
-        equalities: msg.equalities.iter().map(|(a, b)| [a.clone(), b.clone()]).collect(),
+        equalities: msg
+            .equalities
+            .iter()
+            .map(|(a, b)| [a.clone(), b.clone()])
+            .collect(),
         relations: msg
             .relations
             .iter()
-            .map(|r| RelationReport { name: r.name.clone(), other: r.other.clone(), expr: r.expr.clone() })
+            .map(|r| RelationReport {
+                name: r.name.clone(),
+                other: r.other.clone(),
+                expr: r.expr.clone(),
+            })
             .collect(),
         dynamic_shapes,
         unrecognized: msg.unrecognized.clone(),
@@ -243,8 +256,14 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
         r.status = Status::Specialized;
         let set = DimSet::interval(v, v);
         r.feasible = Some(Feasible::from(&set));
-        let p = Progression { lo: v, hi: v, modulus: 1, residue: 0 };
-        r.suggestions.extend(suggestion(&p, &[], &var, &d.name, "enumeration"));
+        let p = Progression {
+            lo: v,
+            hi: v,
+            modulus: 1,
+            residue: 0,
+        };
+        r.suggestions
+            .extend(suggestion(&p, &[], &var, &d.name, "enumeration"));
         r.advice.push(format!(
             "the model's code fixes {} to {v} (it branches on the value or uses it as a constant); \
              use `{} = {v}` (or Dim.STATIC), or change the code so the size stays symbolic",
@@ -258,7 +277,10 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
     let domain = DimSet::interval(lo, hi);
     if d.guards.is_empty() {
         if let Some(e) = &d.inferred_equal {
-            r.advice.push(format!("torch inferred {} to equal {e}: express it as that derived dim", d.name));
+            r.advice.push(format!(
+                "torch inferred {} to equal {e}: express it as that derived dim",
+                d.name
+            ));
         }
         return r;
     }
@@ -269,8 +291,14 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
     for g in &d.guards {
         let out = engine::solve(&g.expr, &var, &domain, &opts.limits);
         let (method, period) = match &out {
-            Outcome::Solved { method: Method::Periodic { period }, .. } => ("periodic", Some(*period)),
-            Outcome::Solved { method: Method::Enumeration { .. }, .. } => {
+            Outcome::Solved {
+                method: Method::Periodic { period },
+                ..
+            } => ("periodic", Some(*period)),
+            Outcome::Solved {
+                method: Method::Enumeration { .. },
+                ..
+            } => {
                 all_periodic = false;
                 ("enumeration", None)
             }
@@ -282,7 +310,9 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
         let set = out.set().cloned();
         r.guards.push(GuardReport {
             text: g.text.clone(),
-            requires: set.as_ref().map_or_else(|| "not decided".into(), |s| describe(s, lo, hi, &d.name)),
+            requires: set
+                .as_ref()
+                .map_or_else(|| "not decided".into(), |s| describe(s, lo, hi, &d.name)),
             removes: set.as_ref().map(|s| domain.count() - s.count()),
             redundant: false,
             method,
@@ -310,13 +340,22 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
     // Redundancy: the other guards already imply this one.
     if sets.len() > 1 {
         for i in 0..sets.len() {
-            let others: Vec<DimSet> = sets.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, s)| s.clone()).collect();
+            let others: Vec<DimSet> = sets
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, s)| s.clone())
+                .collect();
             if let Ok(rest) = intersect_all(&others, &domain) {
                 r.guards[i].redundant = rest.is_subset(&sets[i]).unwrap_or(false);
             }
         }
     }
-    let proof = if all_periodic { "periodic" } else { "enumeration" };
+    let proof = if all_periodic {
+        "periodic"
+    } else {
+        "enumeration"
+    };
     r.feasible = Some(Feasible::from(&feasible));
     r.status = if feasible.is_empty() {
         Status::Unsatisfiable
@@ -329,7 +368,11 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
     if let Maximality::AmongSteps { max_step } = ranking.maximality {
         r.maximality = format!("steps<={max_step}");
     }
-    r.suggestions = ranking.progressions.iter().filter_map(|p| suggestion(p, &guards, &var, &d.name, proof)).collect();
+    r.suggestions = ranking
+        .progressions
+        .iter()
+        .filter_map(|p| suggestion(p, &guards, &var, &d.name, proof))
+        .collect();
     if r.suggestions.len() < ranking.progressions.len() {
         r.advice.push(
             "internal error: a candidate failed dimguard's independent re-check and was withheld; please report this message"
@@ -360,7 +403,8 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
 }
 
 fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {
-    sets.iter().try_fold(domain.clone(), |acc, s| acc.intersect(s))
+    sets.iter()
+        .try_fold(domain.clone(), |acc, s| acc.intersect(s))
 }
 
 /// A suggestion, re-checked independently of the engine: every guard is evaluated at every value
@@ -374,7 +418,11 @@ fn suggestion(
     proof: &'static str,
 ) -> Option<Suggestion> {
     let certificate = if p.count() <= RECHECK_LIMIT {
-        if !p.to_set().iter().all(|x| guards.iter().all(|g| g.holds_at(var, x))) {
+        if !p
+            .to_set()
+            .iter()
+            .all(|x| guards.iter().all(|g| g.holds_at(var, x)))
+        {
             return None;
         }
         "enumeration"
@@ -421,11 +469,19 @@ pub fn describe(s: &DimSet, lo: i128, hi: i128, v: &str) -> String {
     if let [seg] = segs {
         let mut parts: Vec<String> = pattern(seg).into_iter().collect();
         // Bounds only where the pattern alone would admit values outside.
-        let below = crate::types::Segment { lo, hi: seg.lo - 1, ..seg.clone() };
+        let below = crate::types::Segment {
+            lo,
+            hi: seg.lo - 1,
+            ..seg.clone()
+        };
         if seg.lo > lo && below.next_at_least(lo).is_some() {
             parts.push(format!("{v} >= {}", seg.lo));
         }
-        let above = crate::types::Segment { lo: seg.hi + 1, hi, ..seg.clone() };
+        let above = crate::types::Segment {
+            lo: seg.hi + 1,
+            hi,
+            ..seg.clone()
+        };
         if seg.hi < hi && above.next_at_least(seg.hi + 1).is_some() {
             parts.push(format!("{v} <= {}", seg.hi));
         }
@@ -435,7 +491,11 @@ pub fn describe(s: &DimSet, lo: i128, hi: i128, v: &str) -> String {
         .iter()
         .take(3)
         .map(|seg| {
-            let range = if seg.lo == seg.hi { format!("{v} = {}", seg.lo) } else { format!("{} <= {v} <= {}", seg.lo, seg.hi) };
+            let range = if seg.lo == seg.hi {
+                format!("{v} = {}", seg.lo)
+            } else {
+                format!("{} <= {v} <= {}", seg.lo, seg.hi)
+            };
             match pattern(seg) {
                 Some(p) if seg.lo != seg.hi => format!("{range} with {p}"),
                 _ => range,
@@ -500,10 +560,16 @@ fn check_fix(
         ),
         FixKind::Derived { root, coef, offset } if *coef > 0 => {
             let root_fix = msg.fixes.iter().find(|f| &f.name == root)?;
-            let FixKind::Dim { min, max } = root_fix.kind else { return None };
+            let FixKind::Dim { min, max } = root_fix.kind else {
+                return None;
+            };
             let (kmin, kmax) = (min.unwrap_or(0), max.unwrap_or((SIZE_MAX - offset) / coef));
-            let set = DimSet::progression(coef * kmin + offset, coef * kmax + offset, *coef, *offset);
-            (set, format!("{root} = {}\n{name} = {}", root_fix.text, fix.text))
+            let set =
+                DimSet::progression(coef * kmin + offset, coef * kmax + offset, *coef, *offset);
+            (
+                set,
+                format!("{root} = {}\n{name} = {}", root_fix.text, fix.text),
+            )
         }
         _ => return None,
     };
@@ -512,7 +578,9 @@ fn check_fix(
         admitted.intersect(feasible_on_range).ok()?
     } else {
         guards.iter().try_fold(admitted.clone(), |acc, g| {
-            engine::solve(g, var, &acc, &opts.limits).set().and_then(|s| acc.intersect(s).ok())
+            engine::solve(g, var, &acc, &opts.limits)
+                .set()
+                .and_then(|s| acc.intersect(s).ok())
         })?
     };
     let failing = admitted.difference(&passing).ok()?;
@@ -530,7 +598,9 @@ pub fn source_input(src: &str) -> Option<(String, usize)> {
     let (base, dim) = src.rsplit_once(".size()[")?;
     let dim: usize = dim.strip_suffix(']')?.parse().ok()?;
     let base = base.strip_prefix("L['kwargs']").unwrap_or(base);
-    let inner = base.strip_prefix("L['").or_else(|| base.strip_prefix("['"))?;
+    let inner = base
+        .strip_prefix("L['")
+        .or_else(|| base.strip_prefix("['"))?;
     let name = inner.strip_suffix("']")?;
     (!name.contains('\'') && !name.contains('[')).then(|| (name.to_string(), dim))
 }
@@ -539,9 +609,12 @@ fn dynamic_shapes_block(msg: &Message, dims: &[DimReport]) -> String {
     let mut lines = vec!["from torch.export import Dim".to_string(), String::new()];
     for d in dims {
         match d.suggestions.first() {
-            Some(s) if d.status == Status::Spurious => {
-                lines.push(format!("{} = Dim.AUTO  # every size in {}..{} passes; see advice", py_name(&d.name), s.lo, s.hi))
-            }
+            Some(s) if d.status == Status::Spurious => lines.push(format!(
+                "{} = Dim.AUTO  # every size in {}..{} passes; see advice",
+                py_name(&d.name),
+                s.lo,
+                s.hi
+            )),
             Some(s) => lines.push(s.code.clone()),
             None => lines.push(format!(
                 "# {}: {}",
@@ -554,12 +627,21 @@ fn dynamic_shapes_block(msg: &Message, dims: &[DimReport]) -> String {
         lines.push(format!("{} = {}", py_name(&rel.name), rel.expr));
     }
     for (a, b) in &msg.equalities {
-        lines.push(format!("{} = {}  # must always be equal", py_name(b), py_name(a)));
+        lines.push(format!(
+            "{} = {}  # must always be equal",
+            py_name(b),
+            py_name(a)
+        ));
     }
     // The dict, when every dimension names its input and index.
     let mapped: Option<Vec<(String, usize, String)>> = dims
         .iter()
-        .map(|d| d.source.as_deref().and_then(source_input).map(|(i, k)| (i, k, py_name(&d.name))))
+        .map(|d| {
+            d.source
+                .as_deref()
+                .and_then(source_input)
+                .map(|(i, k)| (i, k, py_name(&d.name)))
+        })
         .collect();
     if let Some(mapped) = mapped {
         let mut inputs: Vec<String> = Vec::new();
@@ -571,8 +653,11 @@ fn dynamic_shapes_block(msg: &Message, dims: &[DimReport]) -> String {
         let body: Vec<String> = inputs
             .iter()
             .map(|i| {
-                let mut entries: Vec<(usize, &str)> =
-                    mapped.iter().filter(|m| &m.0 == i).map(|m| (m.1, m.2.as_str())).collect();
+                let mut entries: Vec<(usize, &str)> = mapped
+                    .iter()
+                    .filter(|m| &m.0 == i)
+                    .map(|m| (m.1, m.2.as_str()))
+                    .collect();
                 entries.sort();
                 let e: Vec<String> = entries.iter().map(|(k, n)| format!("{k}: {n}")).collect();
                 format!("\"{i}\": {{{}}}", e.join(", "))
@@ -591,7 +676,10 @@ mod tests {
     #[test]
     fn source_inputs() {
         assert_eq!(source_input("L['x'].size()[2]"), Some(("x".into(), 2)));
-        assert_eq!(source_input("L['kwargs']['input_ids'].size()[1]"), Some(("input_ids".into(), 1)));
+        assert_eq!(
+            source_input("L['kwargs']['input_ids'].size()[1]"),
+            Some(("input_ids".into(), 1))
+        );
         assert_eq!(source_input("L['args'][0].size()[1]"), None);
         assert_eq!(source_input("s0"), None);
     }

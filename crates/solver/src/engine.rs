@@ -45,7 +45,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { period: crate::set::PERIOD_LIMIT, pieces: 100_000, enumeration: 20_000_000 }
+        Limits {
+            period: crate::set::PERIOD_LIMIT,
+            pieces: 100_000,
+            enumeration: 20_000_000,
+        }
     }
 }
 
@@ -104,13 +108,21 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
         };
     }
     let (Some(lo), Some(hi)) = (domain.min(), domain.max()) else {
-        return Outcome::Solved { set: DimSet::empty(), method: Method::Periodic { period: 1 } };
+        return Outcome::Solved {
+            set: DimSet::empty(),
+            method: Method::Periodic { period: 1 },
+        };
     };
     let because = match periodic(guard, var, lo, hi, limits) {
         Ok((set, period)) => {
             return match set.intersect(domain) {
-                Ok(set) => Outcome::Solved { set, method: Method::Periodic { period } },
-                Err(e) => Outcome::Undecided { reason: e.to_string() },
+                Ok(set) => Outcome::Solved {
+                    set,
+                    method: Method::Periodic { period },
+                },
+                Err(e) => Outcome::Undecided {
+                    reason: e.to_string(),
+                },
             }
         }
         Err(f) => f.describe(),
@@ -124,7 +136,10 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
             ),
         };
     }
-    Outcome::Solved { set: enumerate(guard, var, domain), method: Method::Enumeration { values: n, because } }
+    Outcome::Solved {
+        set: enumerate(guard, var, domain),
+        method: Method::Enumeration { values: n, because },
+    }
 }
 
 /// Evaluates `guard` at every member of `domain`.
@@ -179,8 +194,12 @@ impl Fail {
             Fail::Period(_) => "internal: period request escaped".into(),
             Fail::NotQuasiAffine(what) => format!("the guard is not quasi-affine ({what})"),
             Fail::Arith(e) => format!("exact evaluation failed ({e})"),
-            Fail::Undefined(what) => format!("the guard is undefined on part of the range ({what})"),
-            Fail::PeriodLimit(p) => format!("the guard needs a period of at least {p}, above the limit"),
+            Fail::Undefined(what) => {
+                format!("the guard is undefined on part of the range ({what})")
+            }
+            Fail::PeriodLimit(p) => {
+                format!("the guard needs a period of at least {p}, above the limit")
+            }
             Fail::Pieces => "the guard splits into too many affine pieces".into(),
         }
     }
@@ -198,38 +217,59 @@ type Piece = (i128, i128, Pv);
 /// Sorted, disjoint closed `k`-intervals.
 type Ivs = Vec<(i128, i128)>;
 
-fn periodic(guard: &Expr, var: &str, lo: i128, hi: i128, limits: &Limits) -> Result<(DimSet, i128), Fail> {
+fn periodic(
+    guard: &Expr,
+    var: &str,
+    lo: i128,
+    hi: i128,
+    limits: &Limits,
+) -> Result<(DimSet, i128), Fail> {
     let mut p: i128 = 1;
-    'restart: loop {
-        let mut runs: Vec<(i128, Run)> = Vec::new();
-        for r in 0..p {
-            let klo = num::int_ceildiv(lo - r, p);
-            let khi = Integer::div_floor(&(hi - r), &p);
-            if klo > khi {
-                continue;
-            }
-            let ctx = Ctx { var, p, r, limits };
-            match ctx.truth(guard, &[(klo, khi)]) {
-                Ok(ivs) => {
-                    for (a, b) in ivs {
-                        let first = p.checked_mul(a).and_then(|v| v.checked_add(r)).ok_or(ArithError::Overflow)?;
-                        let last = p.checked_mul(b).and_then(|v| v.checked_add(r)).ok_or(ArithError::Overflow)?;
-                        runs.push((r, Run { first, last }));
-                    }
+    loop {
+        match residue_runs(guard, var, lo, hi, p, limits) {
+            Ok(runs) => return Ok((DimSet::from_runs(p, &runs), p)),
+            // A floor of a fractional slope: restart with a period that makes it integral.
+            Err(Fail::Period(q)) => {
+                p = p.checked_mul(q).ok_or(Fail::PeriodLimit(i128::MAX))?;
+                if p > limits.period {
+                    return Err(Fail::PeriodLimit(p));
                 }
-                Err(Fail::Period(q)) => {
-                    let np = p.checked_mul(q).ok_or(Fail::PeriodLimit(i128::MAX))?;
-                    if np > limits.period {
-                        return Err(Fail::PeriodLimit(np));
-                    }
-                    p = np;
-                    continue 'restart;
-                }
-                Err(e) => return Err(e),
             }
+            Err(e) => return Err(e),
         }
-        return Ok((DimSet::from_runs(p, &runs), p));
     }
+}
+
+/// One pass of the periodic method with period `p`: the runs of every residue class.
+fn residue_runs(
+    guard: &Expr,
+    var: &str,
+    lo: i128,
+    hi: i128,
+    p: i128,
+    limits: &Limits,
+) -> Result<Vec<(i128, Run)>, Fail> {
+    let mut runs: Vec<(i128, Run)> = Vec::new();
+    for r in 0..p {
+        let klo = num::int_ceildiv(lo - r, p);
+        let khi = Integer::div_floor(&(hi - r), &p);
+        if klo > khi {
+            continue;
+        }
+        let ctx = Ctx { var, p, r, limits };
+        for (a, b) in ctx.truth(guard, &[(klo, khi)])? {
+            let first = p
+                .checked_mul(a)
+                .and_then(|v| v.checked_add(r))
+                .ok_or(ArithError::Overflow)?;
+            let last = p
+                .checked_mul(b)
+                .and_then(|v| v.checked_add(r))
+                .ok_or(ArithError::Overflow)?;
+            runs.push((r, Run { first, last }));
+        }
+    }
+    Ok(runs)
 }
 
 struct Ctx<'a> {
@@ -265,7 +305,10 @@ impl Ctx<'_> {
             Expr::Bool(_) | Expr::Cmp(..) | Expr::And(_) | Expr::Or(_) | Expr::Not(_) => {
                 // Python treats a boolean as 0/1 in arithmetic.
                 let t = self.truth(e, &[(lo, hi)])?;
-                Ok(split_by(&t, lo, hi).into_iter().map(|(a, b, inside)| (a, b, lin_int(inside as i128))).collect())
+                Ok(split_by(&t, lo, hi)
+                    .into_iter()
+                    .map(|(a, b, inside)| (a, b, lin_int(inside as i128)))
+                    .collect())
             }
             Expr::Add(v) => self.fold(v, lo, hi, |x, y| match (x, y) {
                 (Pv::Inf(s), Pv::Inf(t)) if s != t => Err(Fail::Undefined("oo - oo")),
@@ -288,7 +331,9 @@ impl Ctx<'_> {
                             Err(Fail::NotQuasiAffine("a power of the size"))
                         }
                     }
-                    (Pv::Lin(..), Pv::Lin(..)) => Err(Fail::NotQuasiAffine("an exponent that depends on the size")),
+                    (Pv::Lin(..), Pv::Lin(..)) => {
+                        Err(Fail::NotQuasiAffine("an exponent that depends on the size"))
+                    }
                     _ => Err(Fail::Undefined("infinite power")),
                 })
             }
@@ -308,7 +353,9 @@ impl Ctx<'_> {
                 self.zip_split(x, y, |lo, hi, x, y| {
                     let d = const_of(y, "a floor division by the size")?;
                     match x {
-                        Pv::Inf(s) if !d.is_zero() => Ok(vec![(lo, hi, Pv::Inf(s == d.is_positive()))]),
+                        Pv::Inf(s) if !d.is_zero() => {
+                            Ok(vec![(lo, hi, Pv::Inf(s == d.is_positive()))])
+                        }
                         Pv::Inf(_) => Err(Fail::Arith(ArithError::DivisionByZero)),
                         Pv::Lin(a, b) => {
                             let q = Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?);
@@ -326,8 +373,17 @@ impl Ctx<'_> {
                         Pv::Lin(a, b) => {
                             // x % d == x - d * floor(x / d)
                             let q = Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?);
-                            let Pv::Lin(fa, fb) = round_pv(RoundKind::Floor, q, lo, hi)? else { unreachable!() };
-                            Ok(vec![(lo, hi, Pv::Lin(num::sub(&a, &num::mul(&d, &fa)?)?, num::sub(&b, &num::mul(&d, &fb)?)?))])
+                            let Pv::Lin(fa, fb) = round_pv(RoundKind::Floor, q, lo, hi)? else {
+                                unreachable!()
+                            };
+                            Ok(vec![(
+                                lo,
+                                hi,
+                                Pv::Lin(
+                                    num::sub(&a, &num::mul(&d, &fa)?)?,
+                                    num::sub(&b, &num::mul(&d, &fb)?)?,
+                                ),
+                            )])
                         }
                     }
                 })
@@ -339,7 +395,11 @@ impl Ctx<'_> {
                     if *kind == RoundKind::Trunc {
                         // Toward zero: ceil on the negative part, floor elsewhere.
                         for (sl, sh, ord) in sign_pieces(v, l, h)? {
-                            let k = if ord == Ordering::Less { RoundKind::Ceil } else { RoundKind::Floor };
+                            let k = if ord == Ordering::Less {
+                                RoundKind::Ceil
+                            } else {
+                                RoundKind::Floor
+                            };
                             out.push((sl, sh, round_pv(k, v, sl, sh)?));
                         }
                     } else {
@@ -349,7 +409,11 @@ impl Ctx<'_> {
                 self.check(out)
             }
             Expr::Min(v) | Expr::Max(v) => {
-                let want = if matches!(e, Expr::Max(_)) { Ordering::Greater } else { Ordering::Less };
+                let want = if matches!(e, Expr::Max(_)) {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                };
                 let mut acc = self.val(&v[0], lo, hi)?;
                 for item in &v[1..] {
                     let y = self.val(item, lo, hi)?;
@@ -370,7 +434,11 @@ impl Ctx<'_> {
                         Pv::Inf(_) => out.push((l, h, Pv::Inf(true))),
                         Pv::Lin(a, b) => {
                             for (sl, sh, ord) in sign_pieces(v, l, h)? {
-                                let val = if ord == Ordering::Less { Pv::Lin(num::neg(&a)?, num::neg(&b)?) } else { v };
+                                let val = if ord == Ordering::Less {
+                                    Pv::Lin(num::neg(&a)?, num::neg(&b)?)
+                                } else {
+                                    v
+                                };
                                 out.push((sl, sh, val));
                             }
                         }
@@ -404,7 +472,12 @@ impl Ctx<'_> {
         Ok(acc)
     }
 
-    fn zip(&self, x: Vec<Piece>, y: Vec<Piece>, f: impl Fn(Pv, Pv) -> Result<Pv, Fail>) -> Result<Vec<Piece>, Fail> {
+    fn zip(
+        &self,
+        x: Vec<Piece>,
+        y: Vec<Piece>,
+        f: impl Fn(Pv, Pv) -> Result<Pv, Fail>,
+    ) -> Result<Vec<Piece>, Fail> {
         self.zip_split(x, y, |l, h, a, b| Ok(vec![(l, h, f(a, b)?)]))
     }
 
@@ -476,12 +549,19 @@ impl Ctx<'_> {
                             .map(|(a, b, o)| (a, b, lin_int(op.holds(o) as i128)))
                             .collect())
                     })?;
-                    out.extend(ords.into_iter().filter(|p| p.2 == lin_int(1)).map(|p| (p.0, p.1)));
+                    out.extend(
+                        ords.into_iter()
+                            .filter(|p| p.2 == lin_int(1))
+                            .map(|p| (p.0, p.1)),
+                    );
                 }
                 Ok(normalize(out))
             }
             // Truthiness of a number: nonzero.
-            other => self.truth(&Expr::Cmp(CmpOp::Ne, Box::new(other.clone()), Box::new(Expr::int(0))), ivs),
+            other => self.truth(
+                &Expr::Cmp(CmpOp::Ne, Box::new(other.clone()), Box::new(Expr::int(0))),
+                ivs,
+            ),
         }
     }
 }
@@ -512,7 +592,9 @@ fn mul_pv(x: Pv, y: Pv) -> Result<Pv, Fail> {
             } else if c.is_zero() {
                 Ok(Pv::Lin(num::mul(&a, &d)?, num::mul(&b, &d)?))
             } else {
-                Err(Fail::NotQuasiAffine("a product of two size-dependent terms"))
+                Err(Fail::NotQuasiAffine(
+                    "a product of two size-dependent terms",
+                ))
             }
         }
     }
@@ -529,7 +611,10 @@ fn round_pv(kind: RoundKind, v: Pv, lo: i128, hi: i128) -> Result<Pv, Fail> {
     if !a.is_integer() {
         return Err(Fail::Period(*a.denom()));
     }
-    if kind == RoundKind::HalfEven && b - num::q(num::floor(&b)) == Q::new(1, 2) && a.numer().is_odd() {
+    if kind == RoundKind::HalfEven
+        && b - num::q(num::floor(&b)) == Q::new(1, 2)
+        && a.numer().is_odd()
+    {
         return Err(Fail::Period(2));
     }
     // With an integer slope, rounding commutes with adding a*k. Trunc never gets here: it is
@@ -547,8 +632,20 @@ fn sign_pieces(v: Pv, lo: i128, hi: i128) -> Result<Vec<(i128, i128, Ordering)>,
 fn order_pieces(x: Pv, y: Pv, lo: i128, hi: i128) -> Result<Vec<(i128, i128, Ordering)>, Fail> {
     let (a, b) = match (x, y) {
         (Pv::Inf(s), Pv::Inf(t)) => return Ok(vec![(lo, hi, s.cmp(&t))]),
-        (Pv::Inf(s), _) => return Ok(vec![(lo, hi, if s { Ordering::Greater } else { Ordering::Less })]),
-        (_, Pv::Inf(t)) => return Ok(vec![(lo, hi, if t { Ordering::Less } else { Ordering::Greater })]),
+        (Pv::Inf(s), _) => {
+            return Ok(vec![(
+                lo,
+                hi,
+                if s { Ordering::Greater } else { Ordering::Less },
+            )])
+        }
+        (_, Pv::Inf(t)) => {
+            return Ok(vec![(
+                lo,
+                hi,
+                if t { Ordering::Less } else { Ordering::Greater },
+            )])
+        }
         (Pv::Lin(a, b), Pv::Lin(c, d)) => (num::sub(&a, &c)?, num::sub(&b, &d)?),
     };
     if a.is_zero() {
@@ -675,7 +772,9 @@ mod tests {
     fn raft_seed_guard_is_mod_8() {
         let g = "Eq(Mod(((L['x'].size()[2] - 1)//4) - 1, 2), 0)";
         let out = solve_text(g, 135, 2160);
-        let Outcome::Solved { set, method } = out else { panic!() };
+        let Outcome::Solved { set, method } = out else {
+            panic!()
+        };
         assert_eq!(method, Method::Periodic { period: 8 });
         assert_eq!(set.segments().len(), 1);
         assert_eq!(set.segments()[0].modulus, 8);
@@ -687,10 +786,12 @@ mod tests {
     #[test]
     fn width_does_not_matter() {
         let g = "Eq(Mod(((L['x'].size()[2] - 1)//4) - 1, 2), 0)";
-        let Outcome::Solved { set, .. } = solve_text(g, 2, 1 << 62) else { panic!() };
+        let Outcome::Solved { set, .. } = solve_text(g, 2, 1 << 62) else {
+            panic!()
+        };
         assert_eq!(set.segments().len(), 1);
         assert_eq!(set.max(), Some(1 << 62)); // 2^62 = 0 mod 8
-        // Classes 5, 6, 7 hold 2^59 values each below 2^62; class 0 holds 8..=2^62.
+                                              // Classes 5, 6, 7 hold 2^59 values each below 2^62; class 0 holds 8..=2^62.
         assert_eq!(set.count(), 4 * (1u128 << 59));
     }
 
@@ -714,7 +815,9 @@ mod tests {
     #[test]
     fn non_quasi_affine_guards_are_enumerated_or_undecided() {
         let g = "(1 % (96*(L['x'].size()[2] // 4))) != 0";
-        let Outcome::Solved { set, method } = solve_text(g, 100, 1000) else { panic!() };
+        let Outcome::Solved { set, method } = solve_text(g, 100, 1000) else {
+            panic!()
+        };
         assert!(matches!(method, Method::Enumeration { values: 901, .. }));
         assert_eq!(set.count(), 901);
         let out = solve_text("L['x'].size()[2] % (L['x'].size()[2] - 1) == 0", 3, 1 << 40);
@@ -738,7 +841,11 @@ mod tests {
     #[test]
     fn i64_extremes_do_not_overflow() {
         let big = i64::MAX as i128;
-        check_against_brute("(9223372036854775807 - L['x'].size()[2]) // 3 >= 5", big - 100, big);
+        check_against_brute(
+            "(9223372036854775807 - L['x'].size()[2]) // 3 >= 5",
+            big - 100,
+            big,
+        );
         check_against_brute("L['x'].size()[2] * 4 % 7 == 2", big - 100, big);
     }
 }

@@ -108,7 +108,10 @@ impl fmt::Display for ParseError {
         let suffix = if end < chars.len() { "…" } else { "" };
         let off_start = floor_char_boundary(&self.input, self.offset);
         let off_end = floor_char_boundary(&self.input, self.offset + self.len.max(1));
-        let width = self.input[off_start..off_end.max(off_start)].chars().count().max(1);
+        let width = self.input[off_start..off_end.max(off_start)]
+            .chars()
+            .count()
+            .max(1);
         let width = width.min(end.saturating_sub(col - 1).max(1));
         writeln!(f, "{} (line {line_no}, column {col})", self.message)?;
         writeln!(f, "  | {prefix}{shown}{suffix}")?;

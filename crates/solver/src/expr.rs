@@ -165,9 +165,12 @@ impl Expr {
         f(self);
         match self {
             Expr::Const(_) | Expr::Inf(_) | Expr::Bool(_) | Expr::Sym(_) => {}
-            Expr::Add(v) | Expr::Mul(v) | Expr::Min(v) | Expr::Max(v) | Expr::And(v) | Expr::Or(v) => {
-                v.iter().for_each(|e| e.visit(f))
-            }
+            Expr::Add(v)
+            | Expr::Mul(v)
+            | Expr::Min(v)
+            | Expr::Max(v)
+            | Expr::And(v)
+            | Expr::Or(v) => v.iter().for_each(|e| e.visit(f)),
             Expr::Pow(a, b)
             | Expr::TrueDiv(a, b)
             | Expr::FloorDiv(a, b)
@@ -198,7 +201,9 @@ impl Expr {
             Expr::Const(c) => Value::Num(*c),
             Expr::Inf(s) => Value::Inf(*s),
             Expr::Bool(b) => Value::Bool(*b),
-            Expr::Sym(a) => Value::Num(num::q(env(a).ok_or_else(|| EvalError::Unbound(a.to_string()))?)),
+            Expr::Sym(a) => Value::Num(num::q(
+                env(a).ok_or_else(|| EvalError::Unbound(a.to_string()))?,
+            )),
             Expr::Add(v) => {
                 let mut acc = Value::Num(Q::zero());
                 for e in v {
@@ -221,14 +226,18 @@ impl Expr {
             Expr::TrueDiv(a, b) => {
                 let (x, y) = (a.eval(env)?, b.eval(env)?);
                 match (x, y) {
-                    (Value::Inf(s), Value::Num(d)) if !d.is_zero() => Value::Inf(s == d.is_positive()),
+                    (Value::Inf(s), Value::Num(d)) if !d.is_zero() => {
+                        Value::Inf(s == d.is_positive())
+                    }
                     (x, y) => Value::Num(num::div(&x.num()?, &y.num()?)?),
                 }
             }
             Expr::FloorDiv(a, b) => {
                 let (x, y) = (a.eval(env)?, b.eval(env)?);
                 match (x, y) {
-                    (Value::Inf(s), Value::Num(d)) if !d.is_zero() => Value::Inf(s == d.is_positive()),
+                    (Value::Inf(s), Value::Num(d)) if !d.is_zero() => {
+                        Value::Inf(s == d.is_positive())
+                    }
                     (x, y) => Value::Num(num::floordiv(&x.num()?, &y.num()?)?),
                 }
             }
@@ -295,8 +304,15 @@ impl Expr {
     /// Evaluates a guard at `x` for the single size `var`. A guard that raises (division by zero)
     /// or overflows counts as failing: the run-time check would not let the value through.
     pub fn holds_at(&self, var: &str, x: i128) -> bool {
+        matches!(self.truth_at(var, x), Ok(true))
+    }
+
+    /// The truth of a guard at `x` for the single size `var`, or why it has none. Python's
+    /// integers are unbounded; here an intermediate value beyond 128 bits is an
+    /// [`ArithError::Overflow`], never a wrapped value.
+    pub fn truth_at(&self, var: &str, x: i128) -> Result<bool, EvalError> {
         let env = |a: &str| (a == var).then_some(x);
-        matches!(self.eval(&env).and_then(Value::truth), Ok(true))
+        self.eval(&env).and_then(Value::truth)
     }
 }
 

@@ -267,7 +267,9 @@ fn joined(item: &Item, sep: &str) -> String {
 
 fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
     let text = joined(item, " ");
-    if text.starts_with("Constraints violated") || text.starts_with("Specializations unexpectedly required") {
+    if text.starts_with("Constraints violated")
+        || text.starts_with("Specializations unexpectedly required")
+    {
         return Ok(());
     }
     if let Some(rest) = text.strip_prefix("Not all values of ") {
@@ -299,8 +301,16 @@ fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
                 let (bn, bsrc) = name_source(b);
                 dim_mut(msg, &an, asrc);
                 dim_mut(msg, &bn, bsrc);
-                let expr = rel.split_once(" = ").map_or(rel, |(_, e)| e).trim().to_string();
-                msg.relations.push(Relation { name: an, other: bn, expr });
+                let expr = rel
+                    .split_once(" = ")
+                    .map_or(rel, |(_, e)| e)
+                    .trim()
+                    .to_string();
+                msg.relations.push(Relation {
+                    name: an,
+                    other: bn,
+                    expr,
+                });
                 return Ok(());
             }
         }
@@ -313,7 +323,10 @@ fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
         }
     }
     if let Some((name, tail)) = text.split_once(" must be specialized to ") {
-        let v = tail.split_whitespace().next().and_then(|s| s.trim_end_matches('.').parse().ok());
+        let v = tail
+            .split_whitespace()
+            .next()
+            .and_then(|s| s.trim_end_matches('.').parse().ok());
         dim_mut(msg, name.trim(), None).specialized = v;
         return Ok(());
     }
@@ -323,18 +336,21 @@ fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
 
 fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(), Error> {
     // RelaxedUnspecConstraint(L['x'].size()[0]) are valid because ...
-    let (name, source, range_and_tail) = if let Some(r) = rest.strip_prefix("RelaxedUnspecConstraint(") {
-        let (src, tail) = r.split_once(") ").unwrap_or((r, ""));
-        (src.to_string(), Some(src.to_string()), format!(" {tail}"))
-    } else {
-        let Some((head, tail)) = rest.split_once(" in the specified range") else {
-            msg.unrecognized.push(format!("Not all values of {rest}"));
-            return Ok(());
+    let (name, source, range_and_tail) =
+        if let Some(r) = rest.strip_prefix("RelaxedUnspecConstraint(") {
+            let (src, tail) = r.split_once(") ").unwrap_or((r, ""));
+            (src.to_string(), Some(src.to_string()), format!(" {tail}"))
+        } else {
+            let Some((head, tail)) = rest.split_once(" in the specified range") else {
+                msg.unrecognized.push(format!("Not all values of {rest}"));
+                return Ok(());
+            };
+            let (n, s) = name_source(head);
+            (n, s, tail.to_string())
         };
-        let (n, s) = name_source(head);
-        (n, s, tail.to_string())
-    };
-    if let Some((range_text, guard_text)) = range_and_tail.split_once(" satisfy the generated guard ") {
+    if let Some((range_text, guard_text)) =
+        range_and_tail.split_once(" satisfy the generated guard ")
+    {
         let range = parse_range(range_text, &name);
         let guard_text = strip_period(guard_text);
         let expr = match parse_guard(guard_text) {
@@ -348,7 +364,10 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
         let d = dim_mut(msg, &name, source);
         d.range = d.range.or(Some(range));
         if !d.guards.iter().any(|g| g.text == guard_text) {
-            d.guards.push(Guard { text: guard_text.to_string(), expr });
+            d.guards.push(Guard {
+                text: guard_text.to_string(),
+                expr,
+            });
         }
         return Ok(());
     }
@@ -356,7 +375,10 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
         let range = (!range_text.trim().is_empty()).then(|| parse_range(range_text, &name));
         let d = dim_mut(msg, &name, source);
         d.range = d.range.or(range);
-        if let Some(tail) = why.split_once(" was inferred to be a constant").map(|x| x.1) {
+        if let Some(tail) = why
+            .split_once(" was inferred to be a constant")
+            .map(|x| x.1)
+        {
             d.specialized = paren_int(tail);
         } else if let Some((_, e)) = why.split_once(" was inferred to be equal to ") {
             d.inferred_equal = Some(strip_period(e).to_string());
@@ -443,11 +465,17 @@ fn read_fix(line: &str) -> Option<Fix> {
         None => (rhs.trim(), None),
     };
     let kind = if code == "None" {
-        comment.and_then(|c| c.parse().ok()).map_or(FixKind::Other, FixKind::Const)
+        comment
+            .and_then(|c| c.parse().ok())
+            .map_or(FixKind::Other, FixKind::Const)
     } else {
         fix_kind(code).unwrap_or(FixKind::Other)
     };
-    Some(Fix { name, text: rhs.trim().to_string(), kind })
+    Some(Fix {
+        name,
+        text: rhs.trim().to_string(),
+        kind,
+    })
 }
 
 fn fix_kind(code: &str) -> Option<FixKind> {
@@ -458,8 +486,16 @@ fn fix_kind(code: &str) -> Option<FixKind> {
                 Ok(Expr::Const(c)) if c.is_integer() => Some(*c.numer()),
                 _ => None,
             };
-            let kw = |k: &str| kwargs.iter().find(|(n, _)| n == k).and_then(|(_, v)| int_of(v));
-            return Some(FixKind::Dim { min: kw("min"), max: kw("max") });
+            let kw = |k: &str| {
+                kwargs
+                    .iter()
+                    .find(|(n, _)| n == k)
+                    .and_then(|(_, v)| int_of(v))
+            };
+            return Some(FixKind::Dim {
+                min: kw("min"),
+                max: kw("max"),
+            });
         }
     }
     let e = parse_expr(code).ok()?;
@@ -467,7 +503,9 @@ fn fix_kind(code: &str) -> Option<FixKind> {
         return c.is_integer().then(|| FixKind::Const(*c.numer()));
     }
     let atoms = e.atoms();
-    let [root] = atoms.iter().collect::<Vec<_>>()[..] else { return None };
+    let [root] = atoms.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
     let at = |x: i128| -> Option<i128> {
         let v = e.eval(&|a: &str| (a == &**root).then_some(x)).ok()?;
         match v {
@@ -478,7 +516,11 @@ fn fix_kind(code: &str) -> Option<FixKind> {
     let (b0, b1, b2) = (at(0)?, at(1)?, at(2)?);
     let coef = b1 - b0;
     // Affine check on a third point; torch only prints affine relations.
-    (b2 - b1 == coef).then(|| FixKind::Derived { root: root.to_string(), coef, offset: b0 })
+    (b2 - b1 == coef).then(|| FixKind::Derived {
+        root: root.to_string(),
+        coef,
+        offset: b0,
+    })
 }
 
 #[cfg(test)]
@@ -503,7 +545,10 @@ mod tests {
         let wrapped = "  - Not all values of h = L['x'].size()[2] in the specified range\n    100 <= h <= 1000 satisfy the generated guard ((((-1) +\n    L['x'].size()[2]) // 2) % 2) != 0\n";
         let m = read(wrapped).unwrap();
         assert_eq!(m.dims[0].range, Some((100, 1000)));
-        assert_eq!(m.dims[0].guards[0].text, "((((-1) + L['x'].size()[2]) // 2) % 2) != 0");
+        assert_eq!(
+            m.dims[0].guards[0].text,
+            "((((-1) + L['x'].size()[2]) // 2) % 2) != 0"
+        );
         // Wrapped inside a token.
         let mid = "  - Not all values of h = L['x'].size()[2] in the specified range 100 <= h <= 1000 satisfy the generated guard ((((-1) + L['x'].si\nze()[2]) // 2) % 2) != 0.";
         let m = read(mid).unwrap();
@@ -522,23 +567,65 @@ mod tests {
         let text = "Constraints violated (batch, dy)!\n  - You marked batch as dynamic but your code specialized it to be a constant (1). If you're using mark_dynamic ...\n  - The values of dy = L['y'].size()[0] must always be related to the values of dx = L['x'].size()[0] by dy = dx + 1.\n  - The values of a = L['a'].size()[0] and b = L['b'].size()[0] must always be equal.\n  - Not all values of RelaxedUnspecConstraint(L['args'][0][0].size()[0]) are valid because L['args'][0][0].size()[0] was inferred to be a constant (2).\nSpecializations unexpectedly required (T)! For more information\n  - solving the guards generated for L['z'].size()[0] resulted in a specialized value of 10.\n  - dim0_x must be specialized to 3 because the guards generated for it are too complex.\nSuggested fixes:\n  batch = 1\n  _dy = Dim('_dy', min=3, max=100)\n  dy = 4*_dy + 1\n  dim0_x = None  # 3\n  other = dx\n";
         let m = read(text).unwrap();
         let names: Vec<&str> = m.dims.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, ["batch", "dy", "dx", "a", "b", "L['args'][0][0].size()[0]", "L['z'].size()[0]", "dim0_x"]);
+        assert_eq!(
+            names,
+            [
+                "batch",
+                "dy",
+                "dx",
+                "a",
+                "b",
+                "L['args'][0][0].size()[0]",
+                "L['z'].size()[0]",
+                "dim0_x"
+            ]
+        );
         assert_eq!(m.dims[0].specialized, Some(1));
         assert_eq!(m.dims[5].specialized, Some(2));
         assert_eq!(m.dims[6].specialized, Some(10));
         assert_eq!(m.dims[7].specialized, Some(3));
-        assert_eq!(m.relations, vec![Relation { name: "dy".into(), other: "dx".into(), expr: "dx + 1".into() }]);
+        assert_eq!(
+            m.relations,
+            vec![Relation {
+                name: "dy".into(),
+                other: "dx".into(),
+                expr: "dx + 1".into()
+            }]
+        );
         assert_eq!(m.equalities, vec![("a".into(), "b".into())]);
         assert_eq!(m.fixes[0].kind, FixKind::Const(1));
-        assert_eq!(m.fixes[1].kind, FixKind::Dim { min: Some(3), max: Some(100) });
-        assert_eq!(m.fixes[2].kind, FixKind::Derived { root: "_dy".into(), coef: 4, offset: 1 });
+        assert_eq!(
+            m.fixes[1].kind,
+            FixKind::Dim {
+                min: Some(3),
+                max: Some(100)
+            }
+        );
+        assert_eq!(
+            m.fixes[2].kind,
+            FixKind::Derived {
+                root: "_dy".into(),
+                coef: 4,
+                offset: 1
+            }
+        );
         assert_eq!(m.fixes[3].kind, FixKind::Const(3));
-        assert_eq!(m.fixes[4].kind, FixKind::Derived { root: "dx".into(), coef: 1, offset: 0 });
+        assert_eq!(
+            m.fixes[4].kind,
+            FixKind::Derived {
+                root: "dx".into(),
+                coef: 1,
+                offset: 0
+            }
+        );
     }
 
     #[test]
     fn prefixes_and_noise() {
-        let text = format!("Traceback (most recent call last):\n  File \"x.py\", line 3\nE   {}", RAFT.replace('\n', "\nE   "));
+        let text = format!(
+            "Traceback (most recent call last):\n  File \"x.py\", line 3\nE   {}",
+            RAFT.replace('\n', "\nE   ")
+        );
         let m = read(&text).unwrap();
         assert_eq!(m.dims[0].range, Some((135, 2160)));
         assert!(read("hello world").is_err());

@@ -153,7 +153,10 @@ pub fn lcm(a: i128, b: i128) -> ArithResult<i128> {
     if g == 0 {
         return Ok(0);
     }
-    (a / g).checked_mul(b).map(|v| v.abs()).ok_or(ArithError::Overflow)
+    (a / g)
+        .checked_mul(b)
+        .map(|v| v.abs())
+        .ok_or(ArithError::Overflow)
 }
 
 /// `base ** exp` for a non-negative integer exponent, checked.
@@ -243,7 +246,10 @@ mod tests {
     fn float_literals_are_exact_doubles() {
         assert_eq!(float_literal("0.5"), Some(Q::new(1, 2)));
         assert_eq!(float_literal("2.0"), Some(q(2)));
-        assert_eq!(float_literal("0.1"), Some(Q::new(3602879701896397, 1 << 55)));
+        assert_eq!(
+            float_literal("0.1"),
+            Some(Q::new(3602879701896397, 1 << 55))
+        );
         assert_eq!(float_literal("1e-05").map(|v| v > q(0)), Some(true));
         assert_eq!(float_literal("inf"), None);
     }

@@ -77,8 +77,8 @@ enum Tok {
 }
 
 const OPS: [&str; 25] = [
-    "**", "//", "==", "!=", "<=", ">=", "<<", ">>", "+", "-", "*", "/", "%", "<", ">", "(", ")", "[",
-    "]", ",", ".", "=", "&", "|", "~",
+    "**", "//", "==", "!=", "<=", ">=", "<<", ">>", "+", "-", "*", "/", "%", "<", ">", "(", ")",
+    "[", "]", ",", ".", "=", "&", "|", "~",
 ];
 
 struct Lexer<'a> {
@@ -88,7 +88,10 @@ struct Lexer<'a> {
 
 impl<'a> Lexer<'a> {
     fn run(src: &'a str) -> Result<Vec<(Tok, Span)>, ParseError> {
-        let mut lx = Lexer { src, toks: Vec::new() };
+        let mut lx = Lexer {
+            src,
+            toks: Vec::new(),
+        };
         let b = src.as_bytes();
         let mut i = 0;
         while i < b.len() {
@@ -106,7 +109,8 @@ impl<'a> Lexer<'a> {
                 while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                     i += 1;
                 }
-                lx.toks.push((Tok::Ident(src[start..i].to_string()), (start, i)));
+                lx.toks
+                    .push((Tok::Ident(src[start..i].to_string()), (start, i)));
                 continue;
             }
             if c == b'\'' || c == b'"' {
@@ -118,11 +122,15 @@ impl<'a> Lexer<'a> {
                     i += 1;
                 }
                 if i >= b.len() {
-                    return Err(ParseError::new("unterminated string literal", src, start, 1)
-                        .with_help("close the quote; the text may have been cut when it was copied"));
+                    return Err(
+                        ParseError::new("unterminated string literal", src, start, 1).with_help(
+                            "close the quote; the text may have been cut when it was copied",
+                        ),
+                    );
                 }
                 i += 1;
-                lx.toks.push((Tok::Str(src[start + 1..i - 1].to_string()), (start, i)));
+                lx.toks
+                    .push((Tok::Str(src[start + 1..i - 1].to_string()), (start, i)));
                 continue;
             }
             let rest = &src[i..];
@@ -132,8 +140,13 @@ impl<'a> Lexer<'a> {
                 continue;
             }
             let ch = rest.chars().next().unwrap_or('?');
-            return Err(ParseError::new(format!("unexpected character `{ch}`"), src, start, ch.len_utf8())
-                .with_help("guards are Python expressions over sizes such as L['x'].size()[2]"));
+            return Err(ParseError::new(
+                format!("unexpected character `{ch}`"),
+                src,
+                start,
+                ch.len_utf8(),
+            )
+            .with_help("guards are Python expressions over sizes such as L['x'].size()[2]"));
         }
         lx.toks.push((Tok::End, (src.len(), src.len())));
         Ok(lx.toks)
@@ -146,7 +159,12 @@ impl<'a> Lexer<'a> {
         while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'_') {
             i += 1;
         }
-        if i < b.len() && b[i] == b'.' && !b.get(i + 1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') {
+        if i < b.len()
+            && b[i] == b'.'
+            && !b
+                .get(i + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        {
             is_float = true;
             i += 1;
             while i < b.len() && b[i].is_ascii_digit() {
@@ -171,8 +189,13 @@ impl<'a> Lexer<'a> {
             self.toks.push((Tok::Float(text), (start, i)));
         } else {
             let v = text.parse::<i128>().map_err(|_| {
-                ParseError::new("integer literal does not fit in 128 bits", self.src, start, i - start)
-                    .with_help("sizes are int64; a literal this large cannot come from PyTorch")
+                ParseError::new(
+                    "integer literal does not fit in 128 bits",
+                    self.src,
+                    start,
+                    i - start,
+                )
+                .with_help("sizes are int64; a literal this large cannot come from PyTorch")
             })?;
             self.toks.push((Tok::Int(v), (start, i)));
         }
@@ -193,14 +216,24 @@ struct Parser<'a> {
 /// Parses one Python expression covering the whole of `src`.
 pub(crate) fn parse(src: &str) -> Result<Spanned, ParseError> {
     let toks = Lexer::run(src)?;
-    let mut p = Parser { src, toks, pos: 0, depth: 0 };
+    let mut p = Parser {
+        src,
+        toks,
+        pos: 0,
+        depth: 0,
+    };
     if matches!(p.peek(), Tok::End) {
         return Err(ParseError::new("empty expression", src, 0, 0));
     }
     let e = p.expr(0)?;
     if !matches!(p.peek(), Tok::End) {
         let (s, e2) = p.span();
-        return Err(p.err_at(format!("unexpected {} after a complete expression", p.describe()), s, e2 - s)
+        return Err(p
+            .err_at(
+                format!("unexpected {} after a complete expression", p.describe()),
+                s,
+                e2 - s,
+            )
             .with_help("check for a missing operator or an unbalanced parenthesis"));
     }
     Ok(e)
@@ -262,14 +295,22 @@ impl Parser<'_> {
             return Ok(self.bump().1);
         }
         let (s, e) = self.span();
-        Err(self.err_at(format!("expected `{op}` {context}, found {}", self.describe()), s, e - s))
+        Err(self.err_at(
+            format!("expected `{op}` {context}, found {}", self.describe()),
+            s,
+            e - s,
+        ))
     }
 
     fn expr(&mut self, min_bp: u8) -> Result<Spanned, ParseError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             let (s, _) = self.span();
-            return Err(self.err_at(format!("expression nested deeper than {MAX_DEPTH} levels"), s, 1));
+            return Err(self.err_at(
+                format!("expression nested deeper than {MAX_DEPTH} levels"),
+                s,
+                1,
+            ));
         }
         let r = self.expr_inner(min_bp);
         self.depth -= 1;
@@ -290,14 +331,20 @@ impl Parser<'_> {
         let mut lhs = lhs_slot.clone();
         loop {
             let t = self.peek().clone();
-            let Some((lbp, rbp)) = infix_bp(&t) else { break };
+            let Some((lbp, rbp)) = infix_bp(&t) else {
+                break;
+            };
             if lbp < min_bp {
                 break;
             }
             let (os, oe) = self.bump().1;
             self.depth += 1;
             if self.depth > MAX_DEPTH {
-                return Err(self.err_at(format!("expression nested deeper than {MAX_DEPTH} levels"), os, oe - os));
+                return Err(self.err_at(
+                    format!("expression nested deeper than {MAX_DEPTH} levels"),
+                    os,
+                    oe - os,
+                ));
             }
             lhs = match t {
                 Tok::Ident(ref s) if s == "if" => {
@@ -308,15 +355,26 @@ impl Parser<'_> {
                         }
                         _ => {
                             let (s, e) = self.span();
-                            return Err(self.err_at("expected `else` in conditional expression", s, e - s));
+                            return Err(self.err_at(
+                                "expected `else` in conditional expression",
+                                s,
+                                e - s,
+                            ));
                         }
                     }
                     let other = self.expr(rbp)?;
                     let span = (lhs.span.0, other.span.1);
-                    Spanned { node: Node::IfElse(Box::new(cond), Box::new(lhs), Box::new(other)), span }
+                    Spanned {
+                        node: Node::IfElse(Box::new(cond), Box::new(lhs), Box::new(other)),
+                        span,
+                    }
                 }
                 Tok::Ident(ref s) if s == "in" || s == "is" => {
-                    return Err(self.err_at(format!("`{s}` is not supported in guards"), os, oe - os));
+                    return Err(self.err_at(
+                        format!("`{s}` is not supported in guards"),
+                        os,
+                        oe - os,
+                    ));
                 }
                 Tok::Ident(ref s) => {
                     let is_and = s == "and";
@@ -327,7 +385,10 @@ impl Parser<'_> {
                         _ => vec![lhs],
                     };
                     items.push(rhs);
-                    Spanned { node: Node::BoolOp(is_and, items), span }
+                    Spanned {
+                        node: Node::BoolOp(is_and, items),
+                        span,
+                    }
                 }
                 Tok::Op(op @ ("==" | "!=" | "<" | "<=" | ">" | ">=")) => {
                     let rhs = self.expr(rbp)?;
@@ -337,14 +398,27 @@ impl Parser<'_> {
                     // parenthesized comparison on the left is not a chain.
                     let (mut operands, mut ops) = match lhs.node {
                         Node::Compare(o, p) => (o, p),
-                        other => (vec![Spanned { node: other, span: lhs.span }], vec![]),
+                        other => (
+                            vec![Spanned {
+                                node: other,
+                                span: lhs.span,
+                            }],
+                            vec![],
+                        ),
                     };
                     operands.push(rhs);
                     ops.push(cmp);
-                    Spanned { node: Node::Compare(operands, ops), span }
+                    Spanned {
+                        node: Node::Compare(operands, ops),
+                        span,
+                    }
                 }
                 Tok::Op(op) => {
-                    let rhs = if op == "**" { self.unary_operand()? } else { self.expr(rbp)? };
+                    let rhs = if op == "**" {
+                        self.unary_operand()?
+                    } else {
+                        self.expr(rbp)?
+                    };
                     let span = (lhs.span.0, rhs.span.1);
                     let b = match op {
                         "+" => BinOp::Add,
@@ -358,7 +432,10 @@ impl Parser<'_> {
                         "|" => BinOp::BitOr,
                         _ => BinOp::BitXor,
                     };
-                    Spanned { node: Node::Binary(b, Box::new(lhs), Box::new(rhs)), span }
+                    Spanned {
+                        node: Node::Binary(b, Box::new(lhs), Box::new(rhs)),
+                        span,
+                    }
                 }
                 _ => unreachable!("infix_bp only accepts operators"),
             };
@@ -375,9 +452,18 @@ impl Parser<'_> {
     fn prefix(&mut self) -> Result<Spanned, ParseError> {
         let (t, (s, e)) = self.bump();
         match t {
-            Tok::Int(v) => Ok(Spanned { node: Node::Int(v), span: (s, e) }),
-            Tok::Float(v) => Ok(Spanned { node: Node::Float(v), span: (s, e) }),
-            Tok::Str(v) => Ok(Spanned { node: Node::Str(v), span: (s, e) }),
+            Tok::Int(v) => Ok(Spanned {
+                node: Node::Int(v),
+                span: (s, e),
+            }),
+            Tok::Float(v) => Ok(Spanned {
+                node: Node::Float(v),
+                span: (s, e),
+            }),
+            Tok::Str(v) => Ok(Spanned {
+                node: Node::Str(v),
+                span: (s, e),
+            }),
             Tok::Op(op @ ("-" | "+" | "~")) => {
                 let inner = self.expr(12)?;
                 let span = (s, inner.span.1);
@@ -386,17 +472,26 @@ impl Parser<'_> {
                     "+" => UnOp::Pos,
                     _ => UnOp::Invert,
                 };
-                Ok(Spanned { node: Node::Unary(u, Box::new(inner)), span })
+                Ok(Spanned {
+                    node: Node::Unary(u, Box::new(inner)),
+                    span,
+                })
             }
             Tok::Ident(ref n) if n == "not" => {
                 let inner = self.expr(4)?;
                 let span = (s, inner.span.1);
-                Ok(Spanned { node: Node::Not(Box::new(inner)), span })
+                Ok(Spanned {
+                    node: Node::Not(Box::new(inner)),
+                    span,
+                })
             }
             Tok::Op("(") => {
                 if self.peek() == &Tok::Op(")") {
                     let (_, e2) = self.bump().1;
-                    return Ok(Spanned { node: Node::Tuple(vec![]), span: (s, e2) });
+                    return Ok(Spanned {
+                        node: Node::Tuple(vec![]),
+                        span: (s, e2),
+                    });
                 }
                 let first = self.expr(0)?;
                 if self.peek() == &Tok::Op(",") {
@@ -409,17 +504,25 @@ impl Parser<'_> {
                         items.push(self.expr(0)?);
                     }
                     let (_, e2) = self.expect(")", "to close the tuple")?;
-                    return Ok(Spanned { node: Node::Tuple(items), span: (s, e2) });
+                    return Ok(Spanned {
+                        node: Node::Tuple(items),
+                        span: (s, e2),
+                    });
                 }
                 let (_, e2) = self.expect(")", "to close the parenthesis")?;
                 let node = match first.node {
                     Node::Compare(..) => Node::Paren(Box::new(first)),
                     other => other,
                 };
-                Ok(Spanned { node, span: (s, e2) })
+                Ok(Spanned {
+                    node,
+                    span: (s, e2),
+                })
             }
             Tok::Ident(name) => self.name_or_call(name, (s, e)),
-            Tok::End => Err(self.err_at("unexpected end of input", s, 0).with_help("the expression is incomplete")),
+            Tok::End => Err(self
+                .err_at("unexpected end of input", s, 0)
+                .with_help("the expression is incomplete")),
             Tok::Op(op) => Err(self.err_at(format!("unexpected `{op}`"), s, e - s)),
         }
     }
@@ -445,12 +548,20 @@ impl Parser<'_> {
             self.bump();
             let (args, kwargs, close) = self.call_args()?;
             return Ok(Spanned {
-                node: Node::Call { func: name, func_span: (start, end), args, kwargs },
+                node: Node::Call {
+                    func: name,
+                    func_span: (start, end),
+                    args,
+                    kwargs,
+                },
                 span: (start, close),
             });
         }
         if self.peek() != &Tok::Op("[") && !is_tensor_method {
-            return Ok(Spanned { node: Node::Name(name), span: (start, end) });
+            return Ok(Spanned {
+                node: Node::Name(name),
+                span: (start, end),
+            });
         }
         // A source path: subscripts, attributes and argument-free method calls.
         loop {
@@ -459,7 +570,11 @@ impl Parser<'_> {
                     self.bump();
                     let (t, sp) = self.bump();
                     if !matches!(t, Tok::Int(_) | Tok::Str(_)) {
-                        return Err(self.err_at("expected an index or a quoted name inside `[...]`", sp.0, sp.1 - sp.0));
+                        return Err(self.err_at(
+                            "expected an index or a quoted name inside `[...]`",
+                            sp.0,
+                            sp.1 - sp.0,
+                        ));
                     }
                     end = self.expect("]", "to close the subscript")?.1;
                 }
@@ -467,19 +582,34 @@ impl Parser<'_> {
                     self.bump();
                     let (t, sp) = self.bump();
                     if !matches!(t, Tok::Ident(_)) {
-                        return Err(self.err_at("expected an attribute name after `.`", sp.0, sp.1 - sp.0));
+                        return Err(self.err_at(
+                            "expected an attribute name after `.`",
+                            sp.0,
+                            sp.1 - sp.0,
+                        ));
                     }
                     end = sp.1;
                 }
                 Tok::Op("(") => {
                     self.bump();
-                    end = self.expect(")", "(only argument-free methods such as size() appear in sizes)")?.1;
+                    end = self
+                        .expect(
+                            ")",
+                            "(only argument-free methods such as size() appear in sizes)",
+                        )?
+                        .1;
                 }
                 _ => break,
             }
         }
-        let text: String = self.src[start..end].chars().filter(|c| !c.is_whitespace()).collect();
-        Ok(Spanned { node: Node::Source(text), span: (start, end) })
+        let text: String = self.src[start..end]
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        Ok(Spanned {
+            node: Node::Source(text),
+            span: (start, end),
+        })
     }
 
     #[allow(clippy::type_complexity)]
@@ -490,9 +620,12 @@ impl Parser<'_> {
             if self.peek() == &Tok::Op(")") {
                 return Ok((args, kwargs, self.bump().1 .1));
             }
-            let is_kw = matches!(self.peek(), Tok::Ident(_)) && self.toks[self.pos + 1].0 == Tok::Op("=");
+            let is_kw =
+                matches!(self.peek(), Tok::Ident(_)) && self.toks[self.pos + 1].0 == Tok::Op("=");
             if is_kw {
-                let Tok::Ident(k) = self.bump().0 else { unreachable!() };
+                let Tok::Ident(k) = self.bump().0 else {
+                    unreachable!()
+                };
                 self.bump();
                 kwargs.push((k, self.expr(0)?));
             } else {
@@ -506,7 +639,10 @@ impl Parser<'_> {
                 _ => {
                     let (s, e) = self.span();
                     return Err(self.err_at(
-                        format!("expected `,` or `)` in the argument list, found {}", self.describe()),
+                        format!(
+                            "expected `,` or `)` in the argument list, found {}",
+                            self.describe()
+                        ),
                         s,
                         e - s,
                     ));
@@ -540,7 +676,10 @@ mod tests {
         let n = parse("L['x'].size()[2]").unwrap();
         assert_eq!(n.node, Node::Source("L['x'].size()[2]".into()));
         let n = parse("L['kwargs']['input_ids'].size()[1]").unwrap();
-        assert_eq!(n.node, Node::Source("L['kwargs']['input_ids'].size()[1]".into()));
+        assert_eq!(
+            n.node,
+            Node::Source("L['kwargs']['input_ids'].size()[1]".into())
+        );
         let n = parse("x.size()[2]").unwrap();
         assert_eq!(n.node, Node::Source("x.size()[2]".into()));
         let n = parse("L['args'][0].size()[1]").unwrap();

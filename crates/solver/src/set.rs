@@ -25,12 +25,20 @@ pub const PERIOD_LIMIT: i128 = 1 << 16;
 impl Segment {
     /// Whether `x` is a member.
     pub fn contains(&self, x: i128) -> bool {
-        x >= self.lo && x <= self.hi && self.residues.binary_search(&x.mod_floor(&self.modulus)).is_ok()
+        x >= self.lo
+            && x <= self.hi
+            && self
+                .residues
+                .binary_search(&x.mod_floor(&self.modulus))
+                .is_ok()
     }
 
     /// Number of members.
     pub fn count(&self) -> u128 {
-        self.residues.iter().map(|&r| class_count(self.lo, self.hi, self.modulus, r)).sum()
+        self.residues
+            .iter()
+            .map(|&r| class_count(self.lo, self.hi, self.modulus, r))
+            .sum()
     }
 
     /// The smallest member `>= x`.
@@ -98,16 +106,32 @@ impl DimSet {
         if lo > hi {
             return DimSet::empty();
         }
-        DimSet { segments: vec![Segment { lo, hi, modulus: 1, residues: vec![0] }] }
+        DimSet {
+            segments: vec![Segment {
+                lo,
+                hi,
+                modulus: 1,
+                residues: vec![0],
+            }],
+        }
     }
 
     /// The members of an arithmetic progression that lie in `[lo, hi]`.
     pub fn progression(lo: i128, hi: i128, modulus: i128, residue: i128) -> DimSet {
         assert!(modulus >= 1, "modulus must be positive");
         let r = residue.mod_floor(&modulus);
-        let seg = Segment { lo, hi, modulus, residues: vec![r] };
+        let seg = Segment {
+            lo,
+            hi,
+            modulus,
+            residues: vec![r],
+        };
         match (seg.next_at_least(lo), seg.prev_at_most(hi)) {
-            (Some(a), Some(b)) if a <= b => canonical(vec![Segment { lo: a, hi: b, ..seg }]),
+            (Some(a), Some(b)) if a <= b => canonical(vec![Segment {
+                lo: a,
+                hi: b,
+                ..seg
+            }]),
             _ => DimSet::empty(),
         }
     }
@@ -136,7 +160,9 @@ impl DimSet {
             let mut res: Vec<i128> = s.residues.iter().map(|r| r.mod_floor(&s.modulus)).collect();
             res.sort_unstable();
             res.dedup();
-            let piece = DimSet { segments: vec![Segment { residues: res, ..s }] };
+            let piece = DimSet {
+                segments: vec![Segment { residues: res, ..s }],
+            };
             acc = acc.union(&piece)?;
         }
         Ok(acc)
@@ -182,7 +208,10 @@ impl DimSet {
     /// The largest member `<= x`.
     pub fn prev_at_most(&self, x: i128) -> Option<i128> {
         let i = self.segments.partition_point(|s| s.lo <= x);
-        self.segments[..i].iter().rev().find_map(|s| s.prev_at_most(x))
+        self.segments[..i]
+            .iter()
+            .rev()
+            .find_map(|s| s.prev_at_most(x))
     }
 
     /// Members in increasing order.
@@ -199,7 +228,9 @@ impl DimSet {
 
     /// The least common multiple of the segments' moduli (1 for an empty set).
     pub fn period(&self) -> i128 {
-        self.segments.iter().fold(1, |acc, s| lcm(acc, s.modulus).unwrap_or(i128::MAX))
+        self.segments
+            .iter()
+            .fold(1, |acc, s| lcm(acc, s.modulus).unwrap_or(i128::MAX))
     }
 
     /// `self ∩ other`.
@@ -230,9 +261,12 @@ impl DimSet {
     /// The set as one arithmetic progression, when it is one.
     pub fn as_progression(&self) -> Option<Progression> {
         match self.segments.as_slice() {
-            [s] if s.residues.len() == 1 => {
-                Some(Progression { lo: s.lo, hi: s.hi, modulus: s.modulus, residue: s.residues[0] })
-            }
+            [s] if s.residues.len() == 1 => Some(Progression {
+                lo: s.lo,
+                hi: s.hi,
+                modulus: s.modulus,
+                residue: s.residues[0],
+            }),
             _ => None,
         }
     }
@@ -263,7 +297,10 @@ fn combine(sets: &[&DimSet], keep: impl Fn(&[u32]) -> bool) -> Result<DimSet, Er
         for seg in &s.segments {
             l = lcm(l, seg.modulus)?;
             if l > PERIOD_LIMIT {
-                return Err(Error::PeriodTooLarge { needed: l, limit: PERIOD_LIMIT });
+                return Err(Error::PeriodTooLarge {
+                    needed: l,
+                    limit: PERIOD_LIMIT,
+                });
             }
         }
     }
@@ -273,8 +310,15 @@ fn combine(sets: &[&DimSet], keep: impl Fn(&[u32]) -> bool) -> Result<DimSet, Er
             for &r in &seg.residues {
                 let mut res = r;
                 while res < l {
-                    let probe = Segment { lo: seg.lo, hi: seg.hi, modulus: l, residues: vec![res] };
-                    if let (Some(a), Some(b)) = (probe.next_at_least(seg.lo), probe.prev_at_most(seg.hi)) {
+                    let probe = Segment {
+                        lo: seg.lo,
+                        hi: seg.hi,
+                        modulus: l,
+                        residues: vec![res],
+                    };
+                    if let (Some(a), Some(b)) =
+                        (probe.next_at_least(seg.lo), probe.prev_at_most(seg.hi))
+                    {
                         // Encode the operand in the residue key: key = res * n + k.
                         let key = res * sets.len() as i128 + k as i128;
                         events.push((a.saturating_sub(l - 1), key, 1));
@@ -291,7 +335,12 @@ fn combine(sets: &[&DimSet], keep: impl Fn(&[u32]) -> bool) -> Result<DimSet, Er
 /// The sweep shared by [`combine`] and [`DimSet::from_runs`]. `events` are
 /// `(position, key, +1/-1)` with `key = residue * n + operand`; a class is a member of the
 /// result on a piece when `keep` accepts its operands' cover counts there.
-fn sweep(l: i128, mut events: Vec<(i128, i128, i32)>, keep: impl Fn(&[u32]) -> bool, n: usize) -> DimSet {
+fn sweep(
+    l: i128,
+    mut events: Vec<(i128, i128, i32)>,
+    keep: impl Fn(&[u32]) -> bool,
+    n: usize,
+) -> DimSet {
     events.sort_unstable();
     let ni = n as i128;
     let mut counts: BTreeMap<i128, Vec<u32>> = BTreeMap::new();
@@ -312,20 +361,34 @@ fn sweep(l: i128, mut events: Vec<(i128, i128, i32)>, keep: impl Fn(&[u32]) -> b
             }
             i += 1;
         }
-        let Some(&(next, _, _)) = events.get(i) else { break };
+        let Some(&(next, _, _)) = events.get(i) else {
+            break;
+        };
         if active.is_empty() || next <= pos {
             continue;
         }
         let (u, v) = (pos, next - 1);
         if v - u + 1 >= l {
-            raw.push(Segment { lo: u, hi: v, modulus: l, residues: active.iter().copied().collect() });
+            raw.push(Segment {
+                lo: u,
+                hi: v,
+                modulus: l,
+                residues: active.iter().copied().collect(),
+            });
         } else {
             // A short piece: list its members' classes directly.
-            let mut res: Vec<i128> =
-                (u..=v).map(|x| x.mod_floor(&l)).filter(|r| active.contains(r)).collect();
+            let mut res: Vec<i128> = (u..=v)
+                .map(|x| x.mod_floor(&l))
+                .filter(|r| active.contains(r))
+                .collect();
             if !res.is_empty() {
                 res.sort_unstable();
-                raw.push(Segment { lo: u, hi: v, modulus: l, residues: res });
+                raw.push(Segment {
+                    lo: u,
+                    hi: v,
+                    modulus: l,
+                    residues: res,
+                });
             }
         }
     }
@@ -370,10 +433,17 @@ fn tighten(seg: Segment) -> Option<Segment> {
 fn reduce(seg: Segment) -> Segment {
     let count = seg.count();
     if count == (seg.hi - seg.lo) as u128 + 1 {
-        return Segment { modulus: 1, residues: vec![0], ..seg };
+        return Segment {
+            modulus: 1,
+            residues: vec![0],
+            ..seg
+        };
     }
     let m = seg.modulus;
-    let mut divisors: Vec<i128> = (1..=m).take_while(|d| d * d <= m).filter(|d| m % d == 0).collect();
+    let mut divisors: Vec<i128> = (1..=m)
+        .take_while(|d| d * d <= m)
+        .filter(|d| m % d == 0)
+        .collect();
     let big: Vec<i128> = divisors.iter().rev().map(|d| m / d).collect();
     divisors.extend(big);
     divisors.dedup();
@@ -381,21 +451,37 @@ fn reduce(seg: Segment) -> Segment {
         if d == m {
             break;
         }
-        let periodic = seg.residues.iter().all(|&r| seg.residues.binary_search(&((r + d) % m)).is_ok());
+        let periodic = seg
+            .residues
+            .iter()
+            .all(|&r| seg.residues.binary_search(&((r + d) % m)).is_ok());
         if periodic {
             let mut res: Vec<i128> = seg.residues.iter().map(|r| r % d).collect();
             res.sort_unstable();
             res.dedup();
-            return Segment { modulus: d, residues: res, ..seg };
+            return Segment {
+                modulus: d,
+                residues: res,
+                ..seg
+            };
         }
     }
     // Members that form a progression with a step smaller than the modulus (short pieces).
     if count <= 64 {
-        let members: Vec<i128> = DimSet { segments: vec![seg.clone()] }.iter().collect();
+        let members: Vec<i128> = DimSet {
+            segments: vec![seg.clone()],
+        }
+        .iter()
+        .collect();
         if members.len() >= 2 {
             let step = members[1] - members[0];
             if members.windows(2).all(|w| w[1] - w[0] == step) && step < m {
-                return Segment { lo: seg.lo, hi: seg.hi, modulus: step, residues: vec![seg.lo.mod_floor(&step)] };
+                return Segment {
+                    lo: seg.lo,
+                    hi: seg.hi,
+                    modulus: step,
+                    residues: vec![seg.lo.mod_floor(&step)],
+                };
             }
         }
     }
@@ -406,7 +492,12 @@ fn reduce(seg: Segment) -> Segment {
 /// members of both and nothing else in between.
 fn merge(a: &Segment, b: &Segment) -> Option<Segment> {
     for pat in [b, a] {
-        let cand = Segment { lo: a.lo, hi: b.hi, modulus: pat.modulus, residues: pat.residues.clone() };
+        let cand = Segment {
+            lo: a.lo,
+            hi: b.hi,
+            modulus: pat.modulus,
+            residues: pat.residues.clone(),
+        };
         // Members must match exactly: equal counts and every member of a and b in the pattern.
         if cand.count() != a.count() + b.count() {
             continue;
@@ -418,7 +509,11 @@ fn merge(a: &Segment, b: &Segment) -> Option<Segment> {
         let fits = if other.modulus == pat.modulus && other.residues == pat.residues {
             true
         } else {
-            DimSet { segments: vec![other.clone()] }.iter().all(|x| cand.contains(x))
+            DimSet {
+                segments: vec![other.clone()],
+            }
+            .iter()
+            .all(|x| cand.contains(x))
         };
         if fits {
             return Some(reduce(cand));
@@ -437,25 +532,51 @@ mod tests {
     }
 
     fn arb_set() -> impl Strategy<Value = DimSet> {
-        prop::collection::vec((-60i128..60, 0i128..40, 1i128..9, prop::collection::vec(0i128..8, 1..4)), 0..4)
-            .prop_map(|v| {
-                let segs = v
-                    .into_iter()
-                    .map(|(lo, w, m, rs)| Segment { lo, hi: lo + w, modulus: m, residues: rs })
-                    .collect();
-                DimSet::from_segments(segs).unwrap()
-            })
+        prop::collection::vec(
+            (
+                -60i128..60,
+                0i128..40,
+                1i128..9,
+                prop::collection::vec(0i128..8, 1..4),
+            ),
+            0..4,
+        )
+        .prop_map(|v| {
+            let segs = v
+                .into_iter()
+                .map(|(lo, w, m, rs)| Segment {
+                    lo,
+                    hi: lo + w,
+                    modulus: m,
+                    residues: rs,
+                })
+                .collect();
+            DimSet::from_segments(segs).unwrap()
+        })
     }
 
     #[test]
     fn raft_pattern_is_one_segment() {
-        let runs: Vec<(i128, Run)> = [(7, 135, 2159), (0, 136, 2160), (5, 141, 2157), (6, 142, 2158)]
-            .iter()
-            .map(|&(r, a, b)| (r, Run { first: a, last: b }))
-            .collect();
+        let runs: Vec<(i128, Run)> = [
+            (7, 135, 2159),
+            (0, 136, 2160),
+            (5, 141, 2157),
+            (6, 142, 2158),
+        ]
+        .iter()
+        .map(|&(r, a, b)| (r, Run { first: a, last: b }))
+        .collect();
         let s = DimSet::from_runs(8, &runs);
         assert_eq!(s.segments().len(), 1, "{s:?}");
-        assert_eq!(s.segments()[0], Segment { lo: 135, hi: 2160, modulus: 8, residues: vec![0, 5, 6, 7] });
+        assert_eq!(
+            s.segments()[0],
+            Segment {
+                lo: 135,
+                hi: 2160,
+                modulus: 8,
+                residues: vec![0, 5, 6, 7]
+            }
+        );
         assert_eq!(s.count(), 1014);
     }
 

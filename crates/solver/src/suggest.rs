@@ -26,7 +26,7 @@ use crate::types::{DimSet, Progression, Segment};
 use num_integer::Integer;
 
 /// Sets with at most this many members are searched over every pair of members.
-pub const SMALL_SET: u128 = 1500;
+pub const SMALL_SET: u128 = 64;
 /// Largest step the structured search examines.
 pub const STEP_LIMIT: i128 = 1 << 14;
 
@@ -74,7 +74,10 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
     found.sort_by_key(key);
     found.dedup();
     let Some(best) = found.first().copied() else {
-        return Ranking { progressions: vec![], maximality };
+        return Ranking {
+            progressions: vec![],
+            maximality,
+        };
     };
     let mut out = vec![best];
     // The other residue classes of the winning step, then the longest interval.
@@ -97,14 +100,27 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
         }
     }
     out.truncate(limit.max(1));
-    Ranking { progressions: out, maximality }
+    Ranking {
+        progressions: out,
+        maximality,
+    }
 }
 
 fn normalized(lo: i128, hi: i128, m: i128) -> Progression {
     if lo == hi {
-        Progression { lo, hi, modulus: 1, residue: 0 }
+        Progression {
+            lo,
+            hi,
+            modulus: 1,
+            residue: 0,
+        }
     } else {
-        Progression { lo, hi, modulus: m, residue: lo.mod_floor(&m) }
+        Progression {
+            lo,
+            hi,
+            modulus: m,
+            residue: lo.mod_floor(&m),
+        }
     }
 }
 
@@ -157,10 +173,21 @@ fn seg_run(s: &Segment, m: i128, r: i128) -> Option<SegRun> {
     let n = ((last - first) / m) as u128 + 1;
     let t = (s.modulus / m.gcd(&s.modulus)) as u128;
     let span = n.min(2 * t) as usize;
-    let bit = |j: u128| s.residues.binary_search(&((first + m * (j % t) as i128).mod_floor(&s.modulus))).is_ok();
+    let bit = |j: u128| {
+        s.residues
+            .binary_search(&((first + m * (j % t) as i128).mod_floor(&s.modulus)))
+            .is_ok()
+    };
     let full = (0..n.min(t)).all(bit);
     if full {
-        return Some(SegRun { first, last, full, prefix: n, suffix: n, interior: (n, first) });
+        return Some(SegRun {
+            first,
+            last,
+            full,
+            prefix: n,
+            suffix: n,
+            interior: (n, first),
+        });
     }
     let prefix = (0..n).take_while(|&j| bit(j)).count() as u128;
     let suffix = (0..n).rev().take_while(|&j| bit(j)).count() as u128;
@@ -179,7 +206,14 @@ fn seg_run(s: &Segment, m: i128, r: i128) -> Option<SegRun> {
             cur = 0;
         }
     }
-    Some(SegRun { first, last, full, prefix, suffix, interior: best })
+    Some(SegRun {
+        first,
+        last,
+        full,
+        prefix,
+        suffix,
+        interior: best,
+    })
 }
 
 /// The longest run of the class `r mod m` inside `f`: (count, first term).
@@ -235,7 +269,11 @@ fn upper_bound(f: &DimSet, m: i128) -> u128 {
             // All residues of the class c mod g present?
             (0..s.modulus / g).all(|k| s.residues.binary_search(&(c + k * g)).is_ok())
         });
-        total += if full_class { terms } else { terms.min((s.modulus / g) as u128 - 1) };
+        total += if full_class {
+            terms
+        } else {
+            terms.min((s.modulus / g) as u128 - 1)
+        };
     }
     total.min(span_bound)
 }
@@ -267,11 +305,19 @@ fn structured(f: &DimSet, example: Option<i128>, out: &mut Vec<Progression>) -> 
     for m in divs {
         try_step(m, &mut best, out);
     }
-    let bound = |best: u128| if best <= 1 { hi - lo } else { (hi - lo) / (best as i128 - 1) };
+    let bound = |best: u128| {
+        if best <= 1 {
+            hi - lo
+        } else {
+            (hi - lo) / (best as i128 - 1)
+        }
+    };
     let mut m = 1;
     while m <= bound(best) {
         if m > STEP_LIMIT {
-            return Maximality::AmongSteps { max_step: STEP_LIMIT };
+            return Maximality::AmongSteps {
+                max_step: STEP_LIMIT,
+            };
         }
         try_step(m, &mut best, out);
         m += 1;
@@ -281,7 +327,16 @@ fn structured(f: &DimSet, example: Option<i128>, out: &mut Vec<Progression>) -> 
 
 /// A valid Python identifier from a dimension's debug name.
 pub fn py_name(name: &str) -> String {
-    let mut s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
     while s.contains("__") && !name.starts_with("__") {
         s = s.replace("__", "_");
     }
@@ -303,15 +358,29 @@ pub fn dim_code(name: &str, p: &Progression) -> String {
     if p.count() == 1 {
         return format!("{name} = {}", p.lo);
     }
-    let max = |v: i128, unbounded: bool| if unbounded { String::new() } else { format!(", max={v}") };
-    let unbounded = p.hi >= SIZE_MAX - p.modulus + 1;
+    let max = |v: i128, unbounded: bool| {
+        if unbounded {
+            String::new()
+        } else {
+            format!(", max={v}")
+        }
+    };
+    let unbounded = p.hi > SIZE_MAX - p.modulus;
     if p.modulus == 1 {
-        return format!("{name} = Dim('{name}', min={}{})", p.lo, max(p.hi, unbounded));
+        return format!(
+            "{name} = Dim('{name}', min={}{})",
+            p.lo,
+            max(p.hi, unbounded)
+        );
     }
     let root = format!("_{name}");
     let kmin = (p.lo - p.residue) / p.modulus;
     let kmax = (p.hi - p.residue) / p.modulus;
-    let offset = if p.residue == 0 { String::new() } else { format!(" + {}", p.residue) };
+    let offset = if p.residue == 0 {
+        String::new()
+    } else {
+        format!(" + {}", p.residue)
+    };
     format!(
         "{root} = Dim('{root}', min={kmin}{})\n{name} = {}*{root}{offset}",
         max(kmax, unbounded),
@@ -325,7 +394,9 @@ pub fn max_padding(f: &DimSet, from: i128) -> Option<i128> {
     let mut worst = first - from;
     let mut prev: Option<i128> = None;
     for s in f.segments().iter().filter(|s| s.hi >= first) {
-        let a = s.next_at_least(first.max(s.lo)).expect("segment bounds are members");
+        let a = s
+            .next_at_least(first.max(s.lo))
+            .expect("segment bounds are members");
         if let Some(p) = prev {
             worst = worst.max(a - p - 1);
         }
@@ -379,19 +450,38 @@ mod tests {
     }
 
     fn arb_set() -> impl Strategy<Value = DimSet> {
-        prop::collection::vec((0i128..600, 0i128..400, 1i128..13, prop::collection::vec(0i128..12, 1..5)), 1..4)
-            .prop_map(|v| {
-                let segs = v
-                    .into_iter()
-                    .map(|(lo, w, m, rs)| Segment { lo, hi: lo + w, modulus: m, residues: rs })
-                    .collect();
-                DimSet::from_segments(segs).unwrap()
-            })
+        prop::collection::vec(
+            (
+                0i128..600,
+                0i128..400,
+                1i128..13,
+                prop::collection::vec(0i128..12, 1..5),
+            ),
+            1..4,
+        )
+        .prop_map(|v| {
+            let segs = v
+                .into_iter()
+                .map(|(lo, w, m, rs)| Segment {
+                    lo,
+                    hi: lo + w,
+                    modulus: m,
+                    residues: rs,
+                })
+                .collect();
+            DimSet::from_segments(segs).unwrap()
+        })
     }
 
     #[test]
     fn raft_seed_best_is_one_residue_of_8() {
-        let f = DimSet::from_segments(vec![Segment { lo: 135, hi: 2160, modulus: 8, residues: vec![0, 5, 6, 7] }]).unwrap();
+        let f = DimSet::from_segments(vec![Segment {
+            lo: 135,
+            hi: 2160,
+            modulus: 8,
+            residues: vec![0, 5, 6, 7],
+        }])
+        .unwrap();
         let r = rank(&f, None, 8);
         let best = r.progressions[0];
         assert_eq!(best.modulus, 8);
@@ -403,19 +493,47 @@ mod tests {
         let r = rank(&f, Some(959), 8);
         assert_eq!(r.progressions[0].residue, 7);
         // Every other residue class is listed.
-        let res: Vec<i128> = r.progressions.iter().filter(|p| p.modulus == 8).map(|p| p.residue).collect();
+        let res: Vec<i128> = r
+            .progressions
+            .iter()
+            .filter(|p| p.modulus == 8)
+            .map(|p| p.residue)
+            .collect();
         assert_eq!(res.len(), 4);
     }
 
     #[test]
     fn code_for_each_shape() {
-        let p = Progression { lo: 136, hi: 2120, modulus: 64, residue: 8 };
-        assert_eq!(dim_code("dim_2", &p), "_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 8");
-        let p = Progression { lo: 100, hi: 1000, modulus: 1, residue: 0 };
+        let p = Progression {
+            lo: 136,
+            hi: 2120,
+            modulus: 64,
+            residue: 8,
+        };
+        assert_eq!(
+            dim_code("dim_2", &p),
+            "_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 8"
+        );
+        let p = Progression {
+            lo: 100,
+            hi: 1000,
+            modulus: 1,
+            residue: 0,
+        };
         assert_eq!(dim_code("h", &p), "h = Dim('h', min=100, max=1000)");
-        let p = Progression { lo: 224, hi: 224, modulus: 1, residue: 0 };
+        let p = Progression {
+            lo: 224,
+            hi: 224,
+            modulus: 1,
+            residue: 0,
+        };
         assert_eq!(dim_code("h", &p), "h = 224");
-        let p = Progression { lo: 8, hi: SIZE_MAX - 7, modulus: 8, residue: 0 };
+        let p = Progression {
+            lo: 8,
+            hi: SIZE_MAX - 7,
+            modulus: 8,
+            residue: 0,
+        };
         assert_eq!(dim_code("w", &p), "_w = Dim('_w', min=1)\nw = 8*_w");
         assert_eq!(py_name("L['x'].size()[0]"), "L_x_size_0");
         assert_eq!(py_name("_2"), "_2");
@@ -423,7 +541,13 @@ mod tests {
 
     #[test]
     fn huge_sets_rank_fast_and_exactly() {
-        let f = DimSet::from_segments(vec![Segment { lo: 2, hi: 1 << 62, modulus: 8, residues: vec![0, 5, 6, 7] }]).unwrap();
+        let f = DimSet::from_segments(vec![Segment {
+            lo: 2,
+            hi: 1 << 62,
+            modulus: 8,
+            residues: vec![0, 5, 6, 7],
+        }])
+        .unwrap();
         let r = rank(&f, None, 4);
         assert_eq!(r.progressions[0].modulus, 8);
         assert_eq!(r.maximality, Maximality::Proven);
@@ -434,7 +558,13 @@ mod tests {
 
     #[test]
     fn padding() {
-        let f = DimSet::from_segments(vec![Segment { lo: 135, hi: 2160, modulus: 8, residues: vec![0, 5, 6, 7] }]).unwrap();
+        let f = DimSet::from_segments(vec![Segment {
+            lo: 135,
+            hi: 2160,
+            modulus: 8,
+            residues: vec![0, 5, 6, 7],
+        }])
+        .unwrap();
         assert_eq!(max_padding(&f, 135), Some(4)); // 1 -> 5
         let f = DimSet::progression(136, 2120, 64, 8);
         assert_eq!(max_padding(&f, 135), Some(63));

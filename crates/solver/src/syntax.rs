@@ -20,25 +20,89 @@ use num_traits::{One, Zero};
 
 /// Functions in sympy's `str` printing (PyTorch <= 2.5 messages) and PyTorch's sympy classes.
 pub const SYMPY_FUNCTIONS: &[&str] = &[
-    "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "Mod", "PythonMod", "FloorDiv", "CleanDiv", "CeilDiv",
-    "IntTrueDiv", "FloatTrueDiv", "TrueDiv", "CeilToInt", "FloorToInt", "TruncToInt", "RoundToInt",
-    "TruncToFloat", "ToFloat", "Identity", "floor", "ceiling", "Max", "Min", "Abs", "Piecewise",
-    "Where", "ModularIndexing", "PowByNatural", "FloatPow", "Pow", "LShift", "RShift", "And", "Or",
-    "Not", "IntInfinity", "NegativeIntInfinity",
+    "Eq",
+    "Ne",
+    "Lt",
+    "Le",
+    "Gt",
+    "Ge",
+    "Mod",
+    "PythonMod",
+    "FloorDiv",
+    "CleanDiv",
+    "CeilDiv",
+    "IntTrueDiv",
+    "FloatTrueDiv",
+    "TrueDiv",
+    "CeilToInt",
+    "FloorToInt",
+    "TruncToInt",
+    "RoundToInt",
+    "TruncToFloat",
+    "ToFloat",
+    "Identity",
+    "floor",
+    "ceiling",
+    "Max",
+    "Min",
+    "Abs",
+    "Piecewise",
+    "Where",
+    "ModularIndexing",
+    "PowByNatural",
+    "FloatPow",
+    "Pow",
+    "LShift",
+    "RShift",
+    "And",
+    "Or",
+    "Not",
+    "IntInfinity",
+    "NegativeIntInfinity",
 ];
 
 /// Functions in guard code (PyTorch >= 2.6 messages and `guards_code`).
 pub const GUARD_CODE_FUNCTIONS: &[&str] = &[
-    "min", "max", "abs", "int", "float", "round", "math.trunc", "math.floor", "math.ceil",
-    "torch.sym_float", "torch.sym_int", "torch.sym_max", "torch.sym_min", "torch.sym_ite",
+    "min",
+    "max",
+    "abs",
+    "int",
+    "float",
+    "round",
+    "math.trunc",
+    "math.floor",
+    "math.ceil",
+    "torch.sym_float",
+    "torch.sym_int",
+    "torch.sym_max",
+    "torch.sym_min",
+    "torch.sym_ite",
     "torch.sym_not",
 ];
 
 /// Constructors in sympy's `srepr` (the `as_expr` strings of `.pt2` archives).
 pub const SREPR_FUNCTIONS: &[&str] = &[
-    "Symbol", "Integer", "Rational", "Float", "Add", "Mul", "Pow", "Equality", "Unequality",
-    "StrictLessThan", "LessThan", "StrictGreaterThan", "GreaterThan", "BooleanTrue",
-    "BooleanFalse", "Infinity", "NegativeInfinity", "Half", "One", "Zero", "NegativeOne",
+    "Symbol",
+    "Integer",
+    "Rational",
+    "Float",
+    "Add",
+    "Mul",
+    "Pow",
+    "Equality",
+    "Unequality",
+    "StrictLessThan",
+    "LessThan",
+    "StrictGreaterThan",
+    "GreaterThan",
+    "BooleanTrue",
+    "BooleanFalse",
+    "Infinity",
+    "NegativeInfinity",
+    "Half",
+    "One",
+    "Zero",
+    "NegativeOne",
 ];
 
 /// Parses an integer-valued or boolean expression in any of the syntaxes.
@@ -51,7 +115,11 @@ pub fn parse_expr(text: &str) -> Result<Expr, ParseError> {
 /// `e != 0`.
 pub fn parse_guard(text: &str) -> Result<Expr, ParseError> {
     let e = parse_expr(text)?;
-    Ok(if e.is_bool() { e } else { Expr::Cmp(CmpOp::Ne, Box::new(e), Box::new(Expr::int(0))) })
+    Ok(if e.is_bool() {
+        e
+    } else {
+        Expr::Cmp(CmpOp::Ne, Box::new(e), Box::new(Expr::int(0)))
+    })
 }
 
 struct Lower<'a> {
@@ -71,21 +139,29 @@ impl Lower<'_> {
         Ok(match &n.node {
             Node::Int(v) => Expr::int(*v),
             Node::Float(t) => Expr::Const(num::float_literal(t).ok_or_else(|| {
-                self.err(format!("float literal `{t}` has no exact value dimguard can use"), n.span)
+                self.err(
+                    format!("float literal `{t}` has no exact value dimguard can use"),
+                    n.span,
+                )
             })?),
             Node::Str(_) => return Err(self.err("a string is not a size or a number here", n.span)),
             Node::Name(name) => self.name(name, n)?,
             Node::Source(s) => Expr::sym(s),
             Node::Paren(inner) => self.lower(inner)?,
             Node::Tuple(_) => {
-                return Err(self.err("a tuple is only allowed as an argument of Piecewise", n.span))
+                return Err(self.err(
+                    "a tuple is only allowed as an argument of Piecewise",
+                    n.span,
+                ))
             }
             Node::Unary(op, a) => {
                 let x = self.lower(a)?;
                 match op {
                     UnOp::Pos => x,
                     UnOp::Neg => match x {
-                        Expr::Const(c) => Expr::Const(num::neg(&c).map_err(|e| self.err(e.to_string(), n.span))?),
+                        Expr::Const(c) => {
+                            Expr::Const(num::neg(&c).map_err(|e| self.err(e.to_string(), n.span))?)
+                        }
                         Expr::Inf(s) => Expr::Inf(!s),
                         x => Expr::Mul(vec![Expr::int(-1), x]),
                     },
@@ -95,7 +171,9 @@ impl Lower<'_> {
                         } else {
                             return Err(self
                                 .err("bitwise `~` on a size is not supported", n.span)
-                                .with_help("`~` is only understood as sympy's printing of Not(...)"));
+                                .with_help(
+                                    "`~` is only understood as sympy's printing of Not(...)",
+                                ));
                         }
                     }
                 }
@@ -120,12 +198,17 @@ impl Lower<'_> {
                     _ => {
                         return Err(self
                             .err("bitwise operators on sizes are not supported", n.span)
-                            .with_help("`&` and `|` are understood between conditions (sympy's And/Or)"))
+                            .with_help(
+                                "`&` and `|` are understood between conditions (sympy's And/Or)",
+                            ))
                     }
                 }
             }
             Node::Compare(operands, ops) => {
-                let vals: Vec<Expr> = operands.iter().map(|o| self.lower(o)).collect::<Result<_, _>>()?;
+                let vals: Vec<Expr> = operands
+                    .iter()
+                    .map(|o| self.lower(o))
+                    .collect::<Result<_, _>>()?;
                 let mut parts: Vec<Expr> = ops
                     .iter()
                     .enumerate()
@@ -138,7 +221,10 @@ impl Lower<'_> {
                 }
             }
             Node::BoolOp(is_and, items) => {
-                let v = items.iter().map(|i| self.lower(i)).collect::<Result<_, _>>()?;
+                let v = items
+                    .iter()
+                    .map(|i| self.lower(i))
+                    .collect::<Result<_, _>>()?;
                 if *is_and {
                     Expr::And(v)
                 } else {
@@ -146,8 +232,15 @@ impl Lower<'_> {
                 }
             }
             Node::Not(a) => Expr::Not(b(self.lower(a)?)),
-            Node::IfElse(c, t, e) => Expr::Ite(b(self.lower(c)?), b(self.lower(t)?), b(self.lower(e)?)),
-            Node::Call { func, func_span, args, kwargs } => self.call(func, *func_span, args, kwargs, n.span)?,
+            Node::IfElse(c, t, e) => {
+                Expr::Ite(b(self.lower(c)?), b(self.lower(t)?), b(self.lower(e)?))
+            }
+            Node::Call {
+                func,
+                func_span,
+                args,
+                kwargs,
+            } => self.call(func, *func_span, args, kwargs, n.span)?,
         })
     }
 
@@ -167,7 +260,10 @@ impl Lower<'_> {
             }
             _ if name.contains('.') => {
                 return Err(self
-                    .err(format!("`{name}` is not a size dimguard recognizes"), n.span)
+                    .err(
+                        format!("`{name}` is not a size dimguard recognizes"),
+                        n.span,
+                    )
                     .with_help("sizes look like L['x'].size()[2], x.size()[2] or s0"));
             }
             _ => Expr::sym(name),
@@ -198,7 +294,9 @@ impl Lower<'_> {
                 ))
             }
         };
-        let all = |this: &Self| -> Result<Vec<Expr>, ParseError> { args.iter().map(|a| this.lower(a)).collect() };
+        let all = |this: &Self| -> Result<Vec<Expr>, ParseError> {
+            args.iter().map(|a| this.lower(a)).collect()
+        };
         let one = |this: &Self| -> Result<Expr, ParseError> {
             arity("1", args.len() == 1)?;
             this.lower(&args[0])
@@ -295,8 +393,12 @@ impl Lower<'_> {
             "Add" => Expr::Add(nonempty(self)?),
             "Mul" => Expr::Mul(nonempty(self)?),
             "Symbol" => match args {
-                [Spanned { node: Node::Str(s), .. }] => Expr::sym(s),
-                _ => return Err(self.err("Symbol takes the symbol's name as a quoted string", span)),
+                [Spanned {
+                    node: Node::Str(s), ..
+                }] => Expr::sym(s),
+                _ => {
+                    return Err(self.err("Symbol takes the symbol's name as a quoted string", span))
+                }
             },
             "Integer" => {
                 let e = one(self)?;
@@ -316,7 +418,8 @@ impl Lower<'_> {
             }
             "Float" => match args.first().map(|a| &a.node) {
                 Some(Node::Str(s)) | Some(Node::Float(s)) => Expr::Const(
-                    num::float_literal(s).ok_or_else(|| self.err(format!("`{s}` is not a finite float"), span))?,
+                    num::float_literal(s)
+                        .ok_or_else(|| self.err(format!("`{s}` is not a finite float"), span))?,
                 ),
                 Some(Node::Int(v)) => Expr::int(*v),
                 _ => return Err(self.err("Float takes a number or a quoted number", span)),
@@ -358,8 +461,13 @@ impl Lower<'_> {
         };
         if last_cond != Expr::Bool(true) {
             return Err(self
-                .err("Piecewise without a final (value, True) branch is undefined on some values", last_span)
-                .with_help("PyTorch always ends Piecewise with a True branch; the text may be truncated"));
+                .err(
+                    "Piecewise without a final (value, True) branch is undefined on some values",
+                    last_span,
+                )
+                .with_help(
+                    "PyTorch always ends Piecewise with a True branch; the text may be truncated",
+                ));
         }
         Ok(pairs
             .into_iter()
@@ -369,7 +477,11 @@ impl Lower<'_> {
 }
 
 fn unsupported_help(func: &str) -> String {
-    if func.starts_with("OpaqueUnaryFn") || func.contains("sqrt") || func.contains("log") || func.contains("exp") {
+    if func.starts_with("OpaqueUnaryFn")
+        || func.contains("sqrt")
+        || func.contains("log")
+        || func.contains("exp")
+    {
         "transcendental functions have no exact integer semantics; dimguard cannot decide this guard".into()
     } else if func.starts_with("BitwiseFn") {
         "bitwise functions on sizes are not supported".into()
@@ -387,7 +499,12 @@ mod tests {
     use super::*;
 
     fn at(e: &Expr, x: i128) -> bool {
-        let var = e.atoms().into_iter().next().map(|a| a.to_string()).unwrap_or_default();
+        let var = e
+            .atoms()
+            .into_iter()
+            .next()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
         e.holds_at(&var, x)
     }
 

@@ -1,0 +1,190 @@
+//! The `dimguard` binary: JSON contract, exit codes, input handling.
+
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn run(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dimguard"));
+    cmd.args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("dimguard runs");
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn data(name: &str) -> String {
+    format!("{}/tests/data/messages/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn json_follows_the_contract() {
+    for entry in std::fs::read_dir(format!(
+        "{}/tests/data/messages",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+    {
+        let path = entry.unwrap().path();
+        let (code, out, err) = run(&["diagnose", "--json", path.to_str().unwrap()], None);
+        assert_eq!(code, 0, "{}: {err}", path.display());
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let dims = v["dims"].as_array().unwrap();
+        assert!(!dims.is_empty());
+        for d in dims {
+            assert!(d["name"].is_string());
+            if let Some(range) = d["range"].as_array() {
+                assert_eq!(range.len(), 2);
+                assert!(range[0].as_i64().unwrap() <= range[1].as_i64().unwrap());
+            }
+            let f = &d["feasible"];
+            assert!(f["count"].is_u64());
+            let mut count = 0u64;
+            for s in f["segments"].as_array().unwrap() {
+                let (lo, hi, m) = (
+                    s["lo"].as_i64().unwrap(),
+                    s["hi"].as_i64().unwrap(),
+                    s["modulus"].as_i64().unwrap(),
+                );
+                let res: Vec<i64> = s["residues"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.as_i64().unwrap())
+                    .collect();
+                assert!(lo <= hi && m >= 1 && res.iter().all(|r| (0..m).contains(r)));
+                count += (lo..=hi).filter(|x| res.contains(&x.rem_euclid(m))).count() as u64;
+            }
+            assert_eq!(count, f["count"].as_u64().unwrap());
+            for s in d["suggestions"].as_array().unwrap() {
+                for k in ["lo", "hi", "modulus", "residue", "count"] {
+                    assert!(s[k].is_i64() || s[k].is_u64(), "{k}");
+                }
+                assert!(s["code"].is_string());
+                assert!(["z3", "enumeration", "none"].contains(&s["certificate"].as_str().unwrap()));
+                let m = s["modulus"].as_i64().unwrap();
+                assert_eq!(
+                    s["lo"].as_i64().unwrap().rem_euclid(m),
+                    s["residue"].as_i64().unwrap()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn contract_example_shape_for_the_seed() {
+    let (code, out, _) = run(
+        &[
+            "diagnose",
+            "--json",
+            "--example",
+            "520",
+            &data("seed_raft_sympy_syntax.txt"),
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let d = &v["dims"][0];
+    assert_eq!(d["name"], "_2");
+    assert_eq!(d["source"], "L['image1'].size()[2]");
+    assert_eq!(d["range"], serde_json::json!([135, 2160]));
+    assert_eq!(
+        d["feasible"]["segments"][0]["residues"],
+        serde_json::json!([0, 5, 6, 7])
+    );
+    assert_eq!(d["suggestions"][0]["count"], 254);
+    assert_eq!(d["suggestions"][0]["residue"], 0);
+}
+
+#[test]
+fn stdin_and_human_output() {
+    let text = std::fs::read_to_string(data("resnet18.txt")).unwrap();
+    let (code, out, _) = run(&["diagnose"], Some(&text));
+    assert_eq!(code, 0);
+    assert!(out.contains("height mod 4 ∈ {0, 3}"), "{out}");
+    assert!(
+        out.contains("dynamic_shapes = {\"x\": {2: height, 3: width}}"),
+        "{out}"
+    );
+    assert!(
+        !out.contains('\x1b'),
+        "NO_COLOR and a pipe: no escape codes"
+    );
+    let (code, out2, _) = run(&["diagnose", "-"], Some(&text));
+    assert_eq!((code, out2), (0, out));
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let (code, out, err) = run(&["diagnose"], Some("this is not a torch error"));
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("no dynamic-shape constraint found"), "{err}");
+    let bad = "  - Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 9 satisfy the generated guard (L['x'].size()[2] +) == 3.";
+    let (code, _, err) = run(&["diagnose"], Some(bad));
+    assert_eq!(code, 2);
+    assert!(err.contains("guard for `h`"), "{err}");
+    let caret = format!("  | {}^", " ".repeat(19));
+    assert!(
+        err.lines().any(|l| l == caret),
+        "caret under the column:\n{err}"
+    );
+    let (code, _, err) = run(&["diagnose", "/no/such/file"], None);
+    assert_eq!(code, 1);
+    assert!(err.contains("cannot read /no/such/file"), "{err}");
+    let (code, _, err) = run(
+        &["diagnose", "--example", "abc", &data("resnet18.txt")],
+        None,
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--example"), "{err}");
+}
+
+#[test]
+fn named_examples() {
+    let (code, out, _) = run(
+        &[
+            "diagnose",
+            "--json",
+            "--example",
+            "height=103",
+            &data("resnet18.txt"),
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let h = v["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "height")
+        .unwrap();
+    let w = v["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == "width")
+        .unwrap();
+    // 226 values for residue 0 vs 225 for residue 3: the larger wins even against the example.
+    assert_eq!(h["suggestions"][0]["residue"], 0);
+    assert_eq!(w["suggestions"][0]["residue"], 0);
+}
