@@ -5,6 +5,7 @@
 //! [`Report`] serializes to the JSON of `dimguard diagnose --json` (`../shared/CONTRACT.md`):
 //! the contract's fields keep their names and meaning; everything else is additional.
 
+use crate::compiled::Compiled;
 use crate::engine::{self, Limits, Method, Outcome};
 use crate::error::Error;
 use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
@@ -13,7 +14,7 @@ use crate::types::{DimSet, Progression};
 use serde::Serialize;
 
 /// How many values a suggestion may hold for dimguard to re-check it value by value.
-pub const RECHECK_LIMIT: u128 = 1_000_000;
+pub const RECHECK_LIMIT: u128 = 10_000_000;
 /// How many failing values of torch's fixes are listed.
 const COUNTEREXAMPLES: usize = 5;
 
@@ -418,11 +419,14 @@ fn suggestion(
     proof: &'static str,
 ) -> Option<Suggestion> {
     let certificate = if p.count() <= RECHECK_LIMIT {
-        if !p
-            .to_set()
-            .iter()
-            .all(|x| guards.iter().all(|g| g.holds_at(var, x)))
-        {
+        let fast: Vec<Option<Compiled>> = guards.iter().map(|g| Compiled::new(g, var)).collect();
+        let holds = |x: i128| {
+            guards
+                .iter()
+                .zip(&fast)
+                .all(|(g, c)| Compiled::holds(c.as_ref(), g, var, x))
+        };
+        if !p.to_set().iter().all(holds) {
             return None;
         }
         "enumeration"

@@ -23,6 +23,7 @@
 //! domain has at most [`Limits::enumeration`] members, and reported [`Outcome::Undecided`]
 //! beyond that — never guessed.
 
+use crate::compiled::Compiled;
 use crate::expr::pow_values;
 use crate::num::{self, ArithError, Q};
 use crate::set::Run;
@@ -144,10 +145,11 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
 
 /// Evaluates `guard` at every member of `domain`.
 pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> DimSet {
+    let fast = Compiled::new(guard, var);
     let mut runs: Vec<(i128, Run)> = Vec::new();
     let mut open: Option<Run> = None;
-    for x in domain.iter() {
-        if guard.holds_at(var, x) {
+    let mut visit = |x: i128| {
+        if Compiled::holds(fast.as_ref(), guard, var, x) {
             match open.as_mut() {
                 Some(r) if r.last + 1 == x => r.last = x,
                 _ => {
@@ -157,6 +159,17 @@ pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> DimSet {
                     open = Some(Run { first: x, last: x });
                 }
             }
+        }
+    };
+    for seg in domain.segments() {
+        if seg.modulus == 1 {
+            // The common case, an interval: no residue bookkeeping per value.
+            (seg.lo..=seg.hi).for_each(&mut visit);
+        } else {
+            DimSet::from_segments(vec![seg.clone()])
+                .unwrap_or_default()
+                .iter()
+                .for_each(&mut visit);
         }
     }
     if let Some(r) = open {
