@@ -199,3 +199,60 @@ fn spurious_violation() {
     assert!(d.advice[0].contains("spurious"));
     assert!(r.dynamic_shapes.contains("w = Dim.AUTO"));
 }
+
+#[test]
+fn every_message_matches_brute_force() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/messages");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        check(&name);
+        n += 1;
+    }
+    assert!(n >= 17, "{n} messages");
+}
+
+#[test]
+fn raft_small_torch_2_11() {
+    // The real RAFT message: torch suggests 8*_dim_2 (254 heights); 222 of them fail.
+    let r = check("torch211_raft_small.txt");
+    let h = &r.dims[0];
+    assert_eq!(h.name, "dim_2");
+    let f = h.feasible.as_ref().unwrap();
+    assert_eq!((f.count, f.min, f.max), (32, Some(136), Some(2120)));
+    assert_eq!(residues(&r, "dim_2"), (64, vec![8]));
+    assert_eq!(
+        h.suggestions[0].code,
+        "_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 8"
+    );
+    let fix = h.torch_fix.as_ref().unwrap();
+    assert_eq!((fix.admitted, fix.failing), (254, 222));
+    assert_eq!(fix.counterexamples[..3], [144, 152, 160]);
+}
+
+#[test]
+fn densenet121_torch_fix_fails_85_of_113() {
+    let r = check("torch211_densenet121.txt");
+    for d in &r.dims {
+        let fix = d.torch_fix.as_ref().unwrap();
+        assert_eq!((fix.admitted, fix.failing), (113, 85), "{}", d.name);
+        assert_eq!(d.suggestions[0].modulus, 32);
+    }
+}
+
+#[test]
+fn swin_forced_specialization_is_solved_exactly() {
+    // torch gives up on these guards and forces 224; the exact set is an interval around it.
+    let r = check("torch211_swin_t.txt");
+    let h = r.dims.iter().find(|d| d.name == "height").unwrap();
+    assert_eq!(h.specialized, Some(224));
+    let f = h.feasible.as_ref().unwrap();
+    assert!(f.count > 1);
+    assert!(f.min.unwrap() <= 224 && 224 <= f.max.unwrap());
+}
+
+#[test]
+fn convnext_guards_are_spurious() {
+    let r = check("torch211_convnext_tiny.txt");
+    assert_eq!(r.dims[0].status, Status::Spurious);
+}

@@ -91,7 +91,9 @@ proptest! {
 
     #[test]
     fn engine_equals_brute_force(g in guard(), (lo, hi) in range()) {
-        let out = solve(&g, X, &DimSet::interval(lo, hi), &Limits::default());
+        // The periodic method is what is under test: no switch to enumeration on cost.
+        let limits = Limits { cost_based: false, ..Limits::default() };
+        let out = solve(&g, X, &DimSet::interval(lo, hi), &limits);
         match out {
             Outcome::Solved { set, method } => {
                 // Every generated guard is quasi-affine: the periodic method must decide it,

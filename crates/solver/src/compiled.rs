@@ -103,8 +103,8 @@ impl Compiled {
                     st[sp - 1] = match *op {
                         Op::Add => a.checked_add(b)?,
                         Op::Mul => a.checked_mul(b)?,
-                        Op::FloorDiv => num::int_floordiv(a, b).ok()?,
-                        Op::Mod => num::int_mod(a, b).ok()?,
+                        Op::FloorDiv => fdiv(a, b)?,
+                        Op::Mod => fmod(a, b)?,
                         Op::Min => a.min(b),
                         Op::Max => a.max(b),
                         Op::Cmp(c) => c.holds(a.cmp(&b)) as i128,
@@ -119,12 +119,33 @@ impl Compiled {
     }
 }
 
+/// Floor division and modulo, on 64-bit hardware division when the operands fit.
+fn fdiv(a: i128, b: i128) -> Option<i128> {
+    if b == 0 {
+        return None;
+    }
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(x), Ok(y)) if !(x == i64::MIN && y == -1) => Some(Integer::div_floor(&x, &y) as i128),
+        _ => num::int_floordiv(a, b).ok(),
+    }
+}
+
+fn fmod(a: i128, b: i128) -> Option<i128> {
+    if b == 0 {
+        return None;
+    }
+    match (i64::try_from(a), i64::try_from(b)) {
+        (Ok(x), Ok(y)) if y != -1 => Some(Integer::mod_floor(&x, &y) as i128),
+        _ => num::int_mod(a, b).ok(),
+    }
+}
+
 fn round_div(kind: RoundKind, v: i128, d: i128) -> Option<i128> {
     if d == 1 {
         return Some(v);
     }
     Some(match kind {
-        RoundKind::Floor => Integer::div_floor(&v, &d),
+        RoundKind::Floor => fdiv(v, d)?,
         RoundKind::Ceil => num::int_ceildiv(v, d),
         RoundKind::Trunc => v / d,
         RoundKind::HalfEven => num::round_half_even(&Q::new(v, d)),

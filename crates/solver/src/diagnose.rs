@@ -253,7 +253,14 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
         advice: vec![],
     };
     let example = example_for(opts, &d.name);
-    if let Some(v) = d.specialized {
+    if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
+        r.advice.push(format!(
+            "torch could not solve the guards for {} and forced it to {v}; dimguard solved them exactly (below). \
+             torch may force the same specialization for the suggested Dim, since its solver cannot reason \
+             about these guards: then export with Dim.AUTO, or one program per size you need",
+            d.name
+        ));
+    } else if let Some(v) = d.specialized {
         r.status = Status::Specialized;
         let set = DimSet::interval(v, v);
         r.feasible = Some(Feasible::from(&set));
@@ -271,7 +278,7 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             d.name,
             py_name(&d.name)
         ));
-        r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, opts);
+        r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), opts);
         return r;
     }
     let (lo, hi) = d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX));
@@ -338,18 +345,24 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             return r;
         }
     };
-    // Redundancy: the other guards already imply this one.
+    // Redundancy: the other guards already imply this one. rest_i = prefix_i ∩ suffix_i.
     if sets.len() > 1 {
-        for i in 0..sets.len() {
-            let others: Vec<DimSet> = sets
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, s)| s.clone())
-                .collect();
-            if let Ok(rest) = intersect_all(&others, &domain) {
+        let mut prefix = vec![domain.clone()];
+        for s in &sets {
+            let next = prefix
+                .last()
+                .and_then(|p| p.intersect(s).ok())
+                .unwrap_or_else(|| domain.clone());
+            prefix.push(next);
+        }
+        let mut suffix = domain.clone();
+        for i in (0..sets.len()).rev() {
+            if let Ok(rest) = prefix[i].intersect(&suffix) {
                 r.guards[i].redundant = rest.is_subset(&sets[i]).unwrap_or(false);
             }
+            suffix = suffix
+                .intersect(&sets[i])
+                .unwrap_or_else(|_| domain.clone());
         }
     }
     let proof = if all_periodic {
@@ -399,7 +412,7 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
         });
     }
     r.advice.extend(advice(&r, &feasible, lo, hi));
-    r.torch_fix = check_fix(msg, &d.name, &guards, &var, &feasible, opts);
+    r.torch_fix = check_fix(msg, &d.name, &guards, &var, &feasible, (lo, hi), opts);
     r
 }
 
@@ -553,6 +566,7 @@ fn check_fix(
     guards: &[&crate::types::Expr],
     var: &str,
     feasible_on_range: &DimSet,
+    range: (i128, i128),
     opts: &Options,
 ) -> Option<FixCheck> {
     let fix = msg.fixes.iter().find(|f| f.name == name)?;
@@ -578,7 +592,9 @@ fn check_fix(
         _ => return None,
     };
     // The guards hold or fail wherever they are evaluated; a specialization admits one value.
-    let passing = if guards.is_empty() {
+    // Inside the range the feasible set already answers; outside it, solve again.
+    let inside = guards.is_empty() || (admitted.min()? >= range.0 && admitted.max()? <= range.1);
+    let passing = if inside {
         admitted.intersect(feasible_on_range).ok()?
     } else {
         guards.iter().try_fold(admitted.clone(), |acc, g| {

@@ -42,6 +42,9 @@ pub struct Limits {
     pub pieces: usize,
     /// Largest domain decided by evaluating every member.
     pub enumeration: u128,
+    /// Choose the cheaper exact method: on a small domain, a guard whose period exceeds half the
+    /// number of values is evaluated value by value instead (both methods are exact).
+    pub cost_based: bool,
 }
 
 impl Default for Limits {
@@ -50,6 +53,7 @@ impl Default for Limits {
             period: crate::set::PERIOD_LIMIT,
             pieces: 100_000,
             enumeration: 20_000_000,
+            cost_based: true,
         }
     }
 }
@@ -114,7 +118,15 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
             method: Method::Periodic { period: 1 },
         };
     };
-    let because = match periodic(guard, var, lo, hi, limits) {
+    let n = domain.count();
+    let mut periodic_limits = *limits;
+    if limits.cost_based && n <= limits.enumeration {
+        let cap = i128::try_from(n / 2).unwrap_or(i128::MAX).max(16);
+        periodic_limits.period = limits.period.min(cap);
+    }
+    let attempt =
+        quasi_affine(guard, var).and_then(|()| periodic(guard, var, lo, hi, &periodic_limits));
+    let because = match attempt {
         Ok((set, period)) => {
             return match set.intersect(domain) {
                 Ok(set) => Outcome::Solved {
@@ -128,7 +140,6 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
         }
         Err(f) => f.describe(),
     };
-    let n = domain.count();
     if n > limits.enumeration {
         return Outcome::Undecided {
             reason: format!(
@@ -176,6 +187,29 @@ pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> DimSet {
         runs.push((0, r));
     }
     DimSet::from_runs(1, &runs)
+}
+
+/// A structural check, before any evaluation: divisors, moduli and exponents must not depend on
+/// the size, and no product may have two size-dependent factors.
+fn quasi_affine(e: &Expr, var: &str) -> Result<(), Fail> {
+    let dep = |x: &Expr| x.atoms().iter().any(|a| &**a == var);
+    let mut bad: Option<&'static str> = None;
+    e.visit(&mut |x| {
+        if bad.is_some() {
+            return;
+        }
+        bad = match x {
+            Expr::FloorDiv(_, b) if dep(b) => Some("a floor division by the size"),
+            Expr::Mod(_, b) if dep(b) => Some("a modulus that depends on the size"),
+            Expr::TrueDiv(_, b) if dep(b) => Some("a division by the size"),
+            Expr::Pow(_, b) if dep(b) => Some("an exponent that depends on the size"),
+            Expr::Mul(v) if v.iter().filter(|f| dep(f)).count() > 1 => {
+                Some("a product of two size-dependent terms")
+            }
+            _ => None,
+        };
+    });
+    bad.map_or(Ok(()), |w| Err(Fail::NotQuasiAffine(w)))
 }
 
 /// Why the periodic method stopped.

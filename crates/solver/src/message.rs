@@ -60,6 +60,9 @@ pub struct DimEntry {
     pub specialized: Option<i128>,
     /// An expression torch inferred the dimension to equal.
     pub inferred_equal: Option<String>,
+    /// Whether torch forced the specialization because it could not solve the guards
+    /// ("Specializations unexpectedly required"), rather than the code using a constant.
+    pub forced: bool,
 }
 
 /// A guard as printed, and parsed.
@@ -148,9 +151,23 @@ pub fn read(text: &str) -> Result<Message, Error> {
     Ok(msg)
 }
 
-/// Removes carriage returns and common log prefixes (pytest's `E   `, `[rank0]: `).
+/// Removes carriage returns and common log prefixes (pytest's `E   `, `[rank0]: `), and splits
+/// lines where PyTorch glued a new sentence to the end of a guard (`... != 1.Specializations
+/// unexpectedly required (h)!`).
 fn clean_lines(text: &str) -> Vec<String> {
-    text.lines()
+    let mut split = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut rest = line;
+        while let Some(i) = glued_sentence(rest) {
+            split.push_str(&rest[..i]);
+            split.push('\n');
+            rest = &rest[i..];
+        }
+        split.push_str(rest);
+        split.push('\n');
+    }
+    split
+        .lines()
         .map(|l| {
             let mut l = l.trim_end_matches('\r');
             if let Some(rest) = l.strip_prefix("E ") {
@@ -166,6 +183,22 @@ fn clean_lines(text: &str) -> Vec<String> {
             l.to_string()
         })
         .collect()
+}
+
+/// Where a header sentence starts in the middle of a line right after a period.
+fn glued_sentence(line: &str) -> Option<usize> {
+    [
+        "Specializations unexpectedly required",
+        "Constraints violated (",
+        "Suggested fixes:",
+    ]
+    .iter()
+    .filter_map(|s| {
+        let i = line.find(s)?;
+        let before = line[..i].trim_end();
+        (i > 0 && !before.is_empty() && before.ends_with(['.', '!'])).then_some(i)
+    })
+    .min()
 }
 
 /// An item: the 1-based line it starts on, and its lines (the first without the bullet).
@@ -318,7 +351,10 @@ fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
     if let Some(rest) = text.strip_prefix("solving the guards generated for ") {
         if let Some((name, tail)) = rest.split_once(" resulted in a specialized value of ") {
             let v = tail.trim_end_matches('.').trim().parse().ok();
-            dim_mut(msg, name.trim(), None).specialized = v;
+            let (name, source) = name_source(name);
+            let d = dim_mut(msg, &name, source);
+            d.specialized = v;
+            d.forced = true;
             return Ok(());
         }
     }
@@ -441,6 +477,7 @@ fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a 
                 guards: vec![],
                 specialized: None,
                 inferred_equal: None,
+                forced: false,
             });
             msg.dims.len() - 1
         }
@@ -618,6 +655,17 @@ mod tests {
                 offset: 0
             }
         );
+    }
+
+    #[test]
+    fn glued_sentences_are_split() {
+        // PyTorch 2.11 prints the specialization header right after a guard's period.
+        let text = "  - Not all values of h = L['x'].size()[2] in the specified range 100 <= h <= 1000 satisfy the generated guard (L['x'].size()[2] // 4) != 1.Specializations unexpectedly required (h)! For more information\n  - solving the guards generated for h = L['x'].size()[2] resulted in a specialized value of 224.\n";
+        let m = read(text).unwrap();
+        assert_eq!(m.dims.len(), 1);
+        assert_eq!(m.dims[0].guards[0].text, "(L['x'].size()[2] // 4) != 1");
+        assert_eq!(m.dims[0].specialized, Some(224));
+        assert!(m.dims[0].forced);
     }
 
     #[test]

@@ -33,16 +33,32 @@ pub fn q(n: i128) -> Q {
 
 /// `a + b`, checked.
 pub fn add(a: &Q, b: &Q) -> ArithResult<Q> {
+    // Integers are the common case: skip the gcd work of the general path.
+    if *a.denom() == 1 && *b.denom() == 1 {
+        return i128::checked_add(*a.numer(), *b.numer())
+            .map(q)
+            .ok_or(ArithError::Overflow);
+    }
     a.checked_add(b).ok_or(ArithError::Overflow)
 }
 
 /// `a - b`, checked.
 pub fn sub(a: &Q, b: &Q) -> ArithResult<Q> {
+    if *a.denom() == 1 && *b.denom() == 1 {
+        return i128::checked_sub(*a.numer(), *b.numer())
+            .map(q)
+            .ok_or(ArithError::Overflow);
+    }
     a.checked_sub(b).ok_or(ArithError::Overflow)
 }
 
 /// `a * b`, checked.
 pub fn mul(a: &Q, b: &Q) -> ArithResult<Q> {
+    if *a.denom() == 1 && *b.denom() == 1 {
+        return i128::checked_mul(*a.numer(), *b.numer())
+            .map(q)
+            .ok_or(ArithError::Overflow);
+    }
     a.checked_mul(b).ok_or(ArithError::Overflow)
 }
 

@@ -318,17 +318,16 @@ impl Parser<'_> {
     }
 
     fn expr_inner(&mut self, min_bp: u8) -> Result<Spanned, ParseError> {
-        let mut lhs = self.prefix()?;
+        let lhs = self.prefix()?;
         // Each operator applied in this loop deepens the tree by one level (a + b + c is
         // ((a + b) + c)); count it so that no tree is deeper than MAX_DEPTH.
         let entry_depth = self.depth;
-        let r = self.infix_loop(&mut lhs, min_bp);
+        let r = self.infix_loop(lhs, min_bp);
         self.depth = entry_depth;
-        r.map(|()| lhs)
+        r
     }
 
-    fn infix_loop(&mut self, lhs_slot: &mut Spanned, min_bp: u8) -> Result<(), ParseError> {
-        let mut lhs = lhs_slot.clone();
+    fn infix_loop(&mut self, mut lhs: Spanned, min_bp: u8) -> Result<Spanned, ParseError> {
         loop {
             let t = self.peek().clone();
             let Some((lbp, rbp)) = infix_bp(&t) else {
@@ -440,8 +439,7 @@ impl Parser<'_> {
                 _ => unreachable!("infix_bp only accepts operators"),
             };
         }
-        *lhs_slot = lhs;
-        Ok(())
+        Ok(lhs)
     }
 
     /// The right operand of `**`: a unary expression (`2**-1`) binding tighter than `**`'s left.

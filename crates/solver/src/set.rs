@@ -235,7 +235,36 @@ impl DimSet {
 
     /// `self ∩ other`.
     pub fn intersect(&self, other: &DimSet) -> Result<DimSet, Error> {
+        // Intersecting with a plain interval (a range) is the common case: trim, no sweep.
+        for (a, b) in [(self, other), (other, self)] {
+            if let [s] = b.segments.as_slice() {
+                if s.modulus == 1 {
+                    return Ok(a.clip(s.lo, s.hi));
+                }
+            }
+        }
         combine(&[self, other], |c| c[0] > 0 && c[1] > 0)
+    }
+
+    /// The members within `[lo, hi]`.
+    pub fn clip(&self, lo: i128, hi: i128) -> DimSet {
+        let segs = self
+            .segments
+            .iter()
+            .filter(|s| s.hi >= lo && s.lo <= hi)
+            .filter_map(|s| {
+                let a = s.next_at_least(lo)?;
+                let b = s.prev_at_most(hi)?;
+                (a <= b).then(|| {
+                    reduce(Segment {
+                        lo: a,
+                        hi: b,
+                        ..s.clone()
+                    })
+                })
+            })
+            .collect();
+        DimSet { segments: segs }
     }
 
     /// `self ∪ other`.
@@ -616,6 +645,11 @@ mod tests {
                 prop_assert_eq!(c.contains(x), (-50..=50).contains(&x) && !ina, "complement at {}", x);
             }
             prop_assert_eq!(u.count() as usize, brute(&u, lo, hi).len());
+            let clipped = a.clip(-30, 40);
+            let via_sweep = combine(&[&a, &DimSet::interval(-30, 40)], |c| c[0] > 0 && c[1] > 0).unwrap();
+            for x in lo..=hi {
+                prop_assert_eq!(clipped.contains(x), via_sweep.contains(x));
+            }
             let members: Vec<i128> = u.iter().collect();
             prop_assert_eq!(&members, &brute(&u, lo, hi));
             for x in lo..=hi {

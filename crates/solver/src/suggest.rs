@@ -71,7 +71,7 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
         let holds = example.is_some_and(|e| p.contains(e));
         (std::cmp::Reverse(p.count()), !holds, p.modulus, p.lo)
     };
-    found.sort_by_key(key);
+    found.sort_by_cached_key(key);
     found.dedup();
     let Some(best) = found.first().copied() else {
         return Ranking {
@@ -86,7 +86,7 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
         .filter(|p| p.modulus == best.modulus && p.residue != best.residue && p.count() > 1)
         .copied()
         .collect();
-    others.sort_by_key(key);
+    others.sort_by_cached_key(key);
     let mut seen_res = vec![best.residue];
     for p in others {
         if !seen_res.contains(&p.residue) {
@@ -258,21 +258,30 @@ fn longest_run(f: &DimSet, m: i128, r: i128) -> Option<(u128, i128)> {
 }
 
 /// Upper bound on the run length of any class of step `m`.
+///
+/// Along the class, a segment with modulus `M` and residues `R` repeats with period
+/// `M / g`, `g = gcd(m, M)`, visiting one coset `c + gZ` of residues. A run that does not cover a
+/// whole coset inside `R` visits distinct residues of one coset, all in `R`: it has at most
+/// `max_c |R ∩ (c + gZ)|` terms in that segment.
 fn upper_bound(f: &DimSet, m: i128) -> u128 {
     let (lo, hi) = (f.min().unwrap_or(0), f.max().unwrap_or(0));
     let span_bound = ((hi - lo) / m) as u128 + 1;
     let mut total: u128 = 0;
+    let mut per_coset: Vec<u128> = Vec::new();
     for s in f.segments() {
         let g = m.gcd(&s.modulus);
         let terms = ((s.hi - s.lo) / m) as u128 + 1;
-        let full_class = (0..g).any(|c| {
-            // All residues of the class c mod g present?
-            (0..s.modulus / g).all(|k| s.residues.binary_search(&(c + k * g)).is_ok())
-        });
-        total += if full_class {
+        per_coset.clear();
+        per_coset.resize(g as usize, 0);
+        for r in &s.residues {
+            per_coset[(r % g) as usize] += 1;
+        }
+        let coset_size = (s.modulus / g) as u128;
+        let best = per_coset.iter().copied().max().unwrap_or(0);
+        total += if best == coset_size {
             terms
         } else {
-            terms.min((s.modulus / g) as u128 - 1)
+            terms.min(best)
         };
     }
     total.min(span_bound)
