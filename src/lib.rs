@@ -4,7 +4,9 @@
 //! `dimguard` binary is the command-line tool (`dimguard diagnose`).
 //!
 //! * [`solver`] — guard parsing, exact feasible sets, sound and maximal `Dim` suggestions.
+//! * [`prove`] — Z3 certificates and counterexamples.
 
+pub use dimguard_prove as prove;
 pub use dimguard_solver as solver;
 
 pub mod render;

@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use dimguard::render;
 use dimguard::solver::diagnose::{self, Options};
-use dimguard::solver::Error;
+use dimguard::solver::{message, Error};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,6 +29,27 @@ enum Command {
         /// large suggestions, one containing it is preferred. Repeatable.
         #[arg(long, value_name = "N|NAME=N")]
         example: Vec<String>,
+        /// Skip the Z3 certificates (certificates then come from enumeration only).
+        #[arg(long)]
+        no_z3: bool,
+        /// Time limit for one Z3 query, in milliseconds.
+        #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
+        z3_timeout_ms: u32,
+    },
+    /// Check a dynamic_shapes spec against guards: sound (with a Z3 proof) or counterexamples, and
+    /// the maximal sound spec.
+    Verify {
+        /// An error message, or a file with one guard per line.
+        guards: PathBuf,
+        /// Python as written for dynamic_shapes: `_h = Dim('_h', min=17, max=270)`, `h = 8*_h`,
+        /// optionally `dynamic_shapes = {...}`. `-` reads it from standard input.
+        spec: PathBuf,
+        /// Print JSON (see CONTRACT.md).
+        #[arg(long)]
+        json: bool,
+        /// Time limit for one Z3 query, in milliseconds.
+        #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
+        z3_timeout_ms: u32,
     },
 }
 
@@ -49,10 +70,18 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
+        Command::Verify {
+            guards,
+            spec,
+            json,
+            z3_timeout_ms,
+        } => verify_cmd(&guards, &spec, json, z3_timeout_ms),
         Command::Diagnose {
             file,
             json,
             example,
+            no_z3,
+            z3_timeout_ms,
         } => {
             let text = match read_input(file.as_ref()) {
                 Ok(t) => t,
@@ -72,7 +101,14 @@ fn run(cli: Cli) -> ExitCode {
                 examples,
                 ..Options::default()
             };
-            match diagnose::diagnose_text(&text, &opts) {
+            let result = message::read(&text).map(|msg| {
+                let mut report = diagnose::diagnose(&msg, &opts);
+                if !no_z3 {
+                    dimguard::prove::certify(&mut report, &msg, z3_timeout_ms);
+                }
+                report
+            });
+            match result {
                 Ok(report) => {
                     if json {
                         println!(
@@ -93,6 +129,45 @@ fn run(cli: Cli) -> ExitCode {
             }
         }
     }
+}
+
+fn verify_cmd(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> ExitCode {
+    let (g, s) = match (read_input(Some(guards)), read_input(Some(spec))) {
+        (Ok(g), Ok(s)) => (g, s),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("dimguard: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let guard_set = match dimguard::prove::verify::GuardSet::read(&g) {
+        Ok(gs) => gs,
+        Err(e) => {
+            eprintln!("dimguard: {}", describe_error(&e));
+            return ExitCode::from(2);
+        }
+    };
+    let spec = dimguard::solver::spec::read(&s);
+    if spec.dims.is_empty() {
+        eprintln!(
+            "dimguard: the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`"
+        );
+        return ExitCode::from(2);
+    }
+    let report = dimguard::prove::verify::verify(&guard_set, &spec, timeout);
+    if report.dims.is_empty() {
+        eprintln!("dimguard: no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {{...}})");
+        return ExitCode::from(2);
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serializes")
+        );
+    } else {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        print!("{}", render::verify(&report, color));
+    }
+    ExitCode::SUCCESS
 }
 
 fn read_input(file: Option<&PathBuf>) -> Result<String, String> {

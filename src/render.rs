@@ -1,6 +1,7 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
+use crate::prove::verify::VerifyReport;
 use crate::solver::diagnose::{DimReport, Report, Status};
 use std::fmt::Write;
 
@@ -273,6 +274,69 @@ fn wrap(s: &str, width: usize) -> String {
         }
         out.push_str(w);
         line += w.chars().count();
+    }
+    out
+}
+
+/// Renders a `verify` report for a person.
+pub fn verify(r: &VerifyReport, color: bool) -> String {
+    let st = Style { on: color };
+    let mut out = String::new();
+    let verdict = match r.sound {
+        Some(true) => st.green("sound"),
+        Some(false) => st.red("UNSOUND"),
+        None => st.yellow("undecided"),
+    };
+    let _ = writeln!(out, "{} {verdict}", st.bold("dimguard verify:"));
+    for d in &r.dims {
+        out.push('\n');
+        let head = match &d.source {
+            Some(s) if s != &d.name => format!("{} = {s}", d.name),
+            _ => d.name.clone(),
+        };
+        let _ = writeln!(out, "{}", st.bold(&head));
+        row(&mut out, "spec", &d.spec, &st);
+        let v = match (d.sound, d.failing) {
+            (Some(true), _) => st.green(&format!("sound: all {} admitted values pass", d.admitted)),
+            (Some(false), Some(f)) => st.red(&format!(
+                "UNSOUND: {f} of {} admitted values fail",
+                d.admitted
+            )),
+            (Some(false), None) => st.red(&format!(
+                "UNSOUND: some of {} admitted values fail",
+                d.admitted
+            )),
+            (None, _) => st.yellow("undecided"),
+        };
+        row(
+            &mut out,
+            "verdict",
+            &format!(
+                "{v} {}",
+                st.dim(&format!("[certificate: {}]", d.certificate))
+            ),
+            &st,
+        );
+        if !d.counterexamples.is_empty() {
+            let ex: Vec<String> = d.counterexamples.iter().map(|v| v.to_string()).collect();
+            row(&mut out, "fails at", &ex.join(", "), &st);
+        }
+        if let Some(m) = &d.maximal_spec {
+            row(&mut out, "maximal", m, &st);
+        }
+        if let Some(n) = &d.note {
+            row(&mut out, "note", n, &st);
+        }
+    }
+    for g in &r.joint_guards {
+        let _ = writeln!(
+            out,
+            "\n{} not decided (links several sizes): {g}",
+            st.yellow("joint guard")
+        );
+    }
+    for u in &r.unrecognized {
+        let _ = writeln!(out, "\n{} spec line not understood: {u}", st.yellow("note"));
     }
     out
 }

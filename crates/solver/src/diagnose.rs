@@ -149,6 +149,9 @@ pub struct Suggestion {
     pub certificate: &'static str,
     /// How the feasible set the suggestion lies in was computed: `"periodic"` or `"enumeration"`.
     pub proof: &'static str,
+    /// Why Z3 did not certify it, when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certificate_note: Option<String>,
 }
 
 /// What one guard requires.
@@ -192,6 +195,12 @@ pub struct FixCheck {
     pub failing: u128,
     /// The first few failing values.
     pub counterexamples: Vec<i128>,
+    /// `"z3"` when Z3 independently confirmed the verdict (a proof of soundness, or a verified
+    /// counterexample), else `"none"`.
+    pub certificate: &'static str,
+    /// The admitted set (for independent checks).
+    #[serde(skip)]
+    pub admitted_set: DimSet,
 }
 
 /// Reads and diagnoses a message.
@@ -455,6 +464,7 @@ fn suggestion(
         code: dim_code(name, p),
         certificate,
         proof,
+        certificate_note: None,
     })
 }
 
@@ -610,6 +620,8 @@ fn check_fix(
         admitted: admitted.count(),
         failing: failing.count(),
         counterexamples: failing.iter().take(COUNTEREXAMPLES).collect(),
+        certificate: "none",
+        admitted_set: admitted,
     })
 }
 

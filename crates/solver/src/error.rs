@@ -17,7 +17,7 @@ pub enum Error {
         /// 1-based line of the input where the guard's sentence starts.
         line: usize,
         /// The parse error, positioned inside the guard text.
-        error: ParseError,
+        error: Box<ParseError>,
     },
     /// A pasted text contains no PyTorch dynamic-shape error that dimguard understands.
     #[error("reading the message: {0}")]

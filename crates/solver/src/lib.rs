@@ -36,6 +36,7 @@ pub mod message;
 pub mod num;
 mod parse;
 pub mod set;
+pub mod spec;
 pub mod suggest;
 pub mod syntax;
 pub mod types;

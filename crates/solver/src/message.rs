@@ -117,6 +117,10 @@ pub enum FixKind {
     },
     /// `name = 224` or `name = None  # 224`.
     Const(i128),
+    /// `Dim.AUTO` or `Dim.DYNAMIC`: any size torch accepts.
+    Auto,
+    /// `Dim.STATIC`: the traced size.
+    Static,
     /// Anything else (kept as text).
     Other,
 }
@@ -394,7 +398,7 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
             Err(first) => retry_unwrapped(item).ok_or_else(|| Error::Guard {
                 dim: name.clone(),
                 line: item.0,
-                error: first,
+                error: Box::new(first),
             })?,
         };
         let d = dim_mut(msg, &name, source);
@@ -489,8 +493,8 @@ fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a 
     d
 }
 
-/// One line of "Suggested fixes".
-fn read_fix(line: &str) -> Option<Fix> {
+/// One line of "Suggested fixes", or of a user's spec: `NAME = RHS`.
+pub fn read_fix(line: &str) -> Option<Fix> {
     let (name, rhs) = line.split_once(" = ")?;
     let name = name.trim().to_string();
     if name.contains(' ') {
@@ -515,7 +519,16 @@ fn read_fix(line: &str) -> Option<Fix> {
     })
 }
 
-fn fix_kind(code: &str) -> Option<FixKind> {
+/// The meaning of the right-hand side of a spec assignment (`Dim(...)`, `8*_h + 1`, `224`,
+/// `Dim.AUTO`, `Dim.STATIC`).
+pub fn fix_kind(code: &str) -> Option<FixKind> {
+    match code.trim() {
+        "Dim.AUTO" | "Dim.DYNAMIC" | "torch.export.Dim.AUTO" | "torch.export.Dim.DYNAMIC" => {
+            return Some(FixKind::Auto)
+        }
+        "Dim.STATIC" | "torch.export.Dim.STATIC" | "None" => return Some(FixKind::Static),
+        _ => {}
+    }
     let node = parse::parse(code).ok()?;
     if let Node::Call { func, kwargs, .. } = &node.node {
         if func == "Dim" || func.ends_with(".Dim") {

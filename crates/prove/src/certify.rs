@@ -1,0 +1,51 @@
+//! Z3 certificates for a diagnosis.
+
+use crate::{check_set, Verdict};
+use dimguard_solver::diagnose::Report;
+use dimguard_solver::message::Message;
+use dimguard_solver::types::{DimSet, Expr};
+
+/// Default time limit for one Z3 query, in milliseconds.
+pub const TIMEOUT_MS: u32 = 5_000;
+
+/// Certifies every suggestion of `report` with Z3 (`certificate: "z3"` on `unsat`), and checks
+/// torch's fixes independently. A suggestion Z3 refutes would be a dimguard bug: it is withheld
+/// and the report says so. `unknown` keeps the existing certificate and records Z3's reason.
+pub fn certify(report: &mut Report, msg: &Message, timeout_ms: u32) {
+    for (d, entry) in report.dims.iter_mut().zip(&msg.dims) {
+        if entry.guards.is_empty() {
+            continue;
+        }
+        let var = entry.source.clone().unwrap_or_else(|| entry.name.clone());
+        let guards: Vec<&Expr> = entry.guards.iter().map(|g| &g.expr).collect();
+        let mut kept = Vec::with_capacity(d.suggestions.len());
+        for mut s in std::mem::take(&mut d.suggestions) {
+            let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
+            match check_set(&guards, &var, &set, 1, timeout_ms) {
+                Verdict::Proved => s.certificate = "z3",
+                Verdict::Refuted(xs) => {
+                    d.advice.push(format!(
+                        "internal error: Z3 found {} failing in a candidate suggestion, which was withheld; please report this message",
+                        xs[0]
+                    ));
+                    continue;
+                }
+                Verdict::Unknown(why) => s.certificate_note = Some(why),
+            }
+            kept.push(s);
+        }
+        d.suggestions = kept;
+        if let Some(fx) = d.torch_fix.as_mut() {
+            match check_set(&guards, &var, &fx.admitted_set, 3, timeout_ms) {
+                Verdict::Proved if fx.sound => fx.certificate = "z3",
+                Verdict::Refuted(xs) if !fx.sound && xs.iter().all(|x| fx.admitted_set.contains(*x)) => {
+                    fx.certificate = "z3"
+                }
+                Verdict::Unknown(_) => {}
+                other => d.advice.push(format!(
+                    "internal error: Z3 ({other:?}) disagrees with the exact check of torch's fix; please report this message"
+                )),
+            }
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! # dimguard-prove
+//!
+//! Z3 for what Z3 is good at: a **certificate** that no size a suggestion admits fails a guard,
+//! over the whole range however wide (`unsat` of "admitted and not all guards hold"), and
+//! **counterexamples** — concrete failing sizes — for torch's own suggested fixes and for any spec
+//! a user passes in. Every counterexample Z3 proposes is re-checked with dimguard's exact
+//! evaluator before it is reported. Z3's `unknown` and time-outs are returned as data
+//! ([`Verdict::Unknown`]), never as errors.
+//!
+//! The Z3 library is the one the `z3` crate's bindings are generated for: see
+//! `third_party/z3/README.md`.
+//!
+//! ```
+//! use dimguard_prove::{check_set, Verdict};
+//! use dimguard_solver::{parse_guard, DimSet};
+//!
+//! let g = parse_guard("((((-1) + x) // 8) % 8) == 1").unwrap();
+//! // torch's fix for this guard admits the multiples of 8; most of them fail.
+//! let fix = DimSet::progression(136, 2160, 8, 0);
+//! match check_set(&[&g], "x", &fix, 3, 5_000) {
+//!     Verdict::Refuted(xs) => assert!(xs.iter().all(|&x| !g.holds_at("x", x))),
+//!     other => panic!("{other:?}"),
+//! }
+//! // dimguard's suggestion is proved over [2, 2^62].
+//! let ok = DimSet::progression(9, 1 << 62, 64, 9);
+//! assert_eq!(check_set(&[&g], "x", &ok, 3, 5_000), Verdict::Proved);
+//! ```
+
+pub mod certify;
+pub mod encode;
+pub mod verify;
+
+use dimguard_solver::compiled::Compiled;
+use dimguard_solver::types::{DimSet, Expr};
+use encode::Encoder;
+use z3::ast::{Bool, Int};
+use z3::{Optimize, Params, SatResult, Solver};
+
+pub use certify::certify;
+
+/// Z3's answer about a set of sizes and some guards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every member satisfies every guard: Z3 proved it (`unsat`).
+    Proved,
+    /// These members fail a guard (re-checked value by value), smallest first.
+    Refuted(Vec<i128>),
+    /// Z3 could not decide (time-out, non-linear arithmetic, a construct without encoding).
+    Unknown(String),
+}
+
+/// The Z3 library's own version string (`"Z3 5.3.2.0"`), read from the library at run time.
+pub fn z3_version() -> &'static str {
+    z3::full_version()
+}
+
+fn member(x: &Int, set: &DimSet) -> Bool {
+    let segs: Vec<Bool> = set
+        .segments()
+        .iter()
+        .map(|s| {
+            let mut parts = vec![x.ge(Int::from_i128(s.lo)), x.le(Int::from_i128(s.hi))];
+            if s.modulus > 1 {
+                let m = Int::from_i128(s.modulus);
+                let res: Vec<Bool> = s
+                    .residues
+                    .iter()
+                    .map(|r| x.modulo(&m).eq(Int::from_i128(*r)))
+                    .collect();
+                parts.push(Bool::or(&res));
+            }
+            Bool::and(&parts)
+        })
+        .collect();
+    Bool::or(&segs)
+}
+
+fn params(timeout_ms: u32) -> Params {
+    let mut p = Params::new();
+    p.set_u32("timeout", timeout_ms);
+    p
+}
+
+/// Whether every member of `set` (a set of values of the size `var`) satisfies every guard.
+///
+/// With `want > 0`, a refutation lists up to `want` failing members, smallest first.
+pub fn check_set(
+    guards: &[&Expr],
+    var: &str,
+    set: &DimSet,
+    want: usize,
+    timeout_ms: u32,
+) -> Verdict {
+    if set.is_empty() {
+        return Verdict::Proved;
+    }
+    let mut enc = Encoder::new();
+    let x = enc.var(var);
+    let mut holds = Vec::new();
+    for g in guards {
+        match enc.holds(g) {
+            Ok(b) => holds.push(b),
+            Err(e) => return Verdict::Unknown(e.to_string()),
+        }
+    }
+    let all = Bool::and(&holds);
+    let solver = Solver::new();
+    solver.set_params(&params(timeout_ms));
+    solver.assert(member(&x, set));
+    solver.assert(all.not());
+    match solver.check() {
+        SatResult::Unsat => return Verdict::Proved,
+        SatResult::Unknown => {
+            return Verdict::Unknown(format!(
+                "Z3: {}",
+                solver
+                    .get_reason_unknown()
+                    .unwrap_or_else(|| "unknown".into())
+            ))
+        }
+        SatResult::Sat => {}
+    }
+    // Smallest failing members: minimize x, then look above each one found.
+    let fast: Vec<Option<Compiled>> = guards.iter().map(|g| Compiled::new(g, var)).collect();
+    let really_fails = |v: i128| {
+        guards
+            .iter()
+            .zip(&fast)
+            .any(|(g, c)| !Compiled::holds(c.as_ref(), g, var, v))
+    };
+    let opt = Optimize::new();
+    opt.set_params(&params(timeout_ms));
+    opt.assert(member(&x, set));
+    opt.assert(all.not());
+    opt.minimize(&x);
+    let mut found = Vec::new();
+    for _ in 0..(want.max(1) * 8) {
+        if found.len() >= want.max(1) {
+            break;
+        }
+        let v = match opt.check(&[]) {
+            SatResult::Sat => opt
+                .get_model()
+                .and_then(|m| m.eval(&x, true))
+                .and_then(|v| v.as_i128()),
+            _ => None,
+        };
+        // Without a minimum (time-out), fall back to the plain model.
+        let Some(v) = v.or_else(|| {
+            solver
+                .get_model()
+                .and_then(|m| m.eval(&x, true))
+                .and_then(|v| v.as_i128())
+        }) else {
+            break;
+        };
+        if really_fails(v) {
+            found.push(v);
+        }
+        opt.assert(x.gt(Int::from_i128(v)));
+        solver.assert(x.gt(Int::from_i128(v)));
+    }
+    if found.is_empty() {
+        Verdict::Unknown(
+            "Z3 found only values where a division is guarded by a short-circuit".into(),
+        )
+    } else {
+        Verdict::Refuted(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dimguard_solver::parse_guard;
+    use proptest::prelude::*;
+
+    #[test]
+    fn links_the_z3_the_bindings_were_made_for() {
+        // The library in memory, not the headers the bindings were generated from.
+        assert!(z3_version().contains("5.3.2"), "{}", z3_version());
+    }
+
+    #[test]
+    fn raft_torch_fix_is_refuted_and_ours_proved_on_2_to_2_62() {
+        let g = parse_guard("((((-1) + x) // 8) % 8) == 1").unwrap();
+        let fix = DimSet::progression(136, 2160, 8, 0);
+        assert_eq!(
+            check_set(&[&g], "x", &fix, 3, 10_000),
+            Verdict::Refuted(vec![136, 152, 160])
+        );
+        let ours = DimSet::progression(9, 1 << 62, 64, 9);
+        assert_eq!(check_set(&[&g], "x", &ours, 3, 10_000), Verdict::Proved);
+    }
+
+    /// Z3's Euclidean `div`/`mod` against Python's floor semantics, on random values including
+    /// negative operands: fails if the encoding (or the library) disagrees with the evaluator.
+    fn z3_value(e: &Expr, vals: &[(&str, i128)]) -> Option<bool> {
+        let mut enc = Encoder::new();
+        let b = enc.holds(e).ok()?;
+        let s = Solver::new();
+        for (n, v) in vals {
+            s.assert(enc.var(n).eq(Int::from_i128(*v)));
+        }
+        s.assert(&b);
+        Some(s.check() == SatResult::Sat)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn floor_semantics_agree_with_the_evaluator(a in -50i128..50, b in -9i128..10, k in 0usize..6) {
+            let texts = [
+                "x // y == (x // y)",
+                "x % y >= 0",
+                "x % y == x - y * (x // y)",
+                "math.trunc(x / y) * y <= abs(x)",
+                "round(x / y) % 2 == 0",
+                "math.ceil(x / y) > x // y",
+            ];
+            let e = parse_guard(texts[k]).unwrap();
+            let env = |n: &str| match n { "x" => Some(a), "y" => Some(b), _ => None };
+            let want = e.eval(&env).and_then(|v| match v {
+                dimguard_solver::expr::Value::Bool(t) => Ok(t),
+                _ => Ok(false),
+            });
+            let got = z3_value(&e, &[("x", a), ("y", b)]).unwrap();
+            // Division by zero: Python raises, the guard does not hold.
+            prop_assert_eq!(got, want.unwrap_or(false), "{} at x={}, y={}", texts[k], a, b);
+        }
+    }
+}

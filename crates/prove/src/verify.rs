@@ -1,0 +1,251 @@
+//! `dimguard verify`: is a user's `dynamic_shapes` spec sound for some guards, with a proof or
+//! counterexamples, and what is the maximal sound spec?
+
+use crate::{check_set, Verdict};
+use dimguard_solver::diagnose::RECHECK_LIMIT;
+use dimguard_solver::engine::{solve, Limits};
+use dimguard_solver::message::{self, Message};
+use dimguard_solver::spec::Spec;
+use dimguard_solver::suggest::{dim_code, rank};
+use dimguard_solver::types::{DimSet, Expr};
+use dimguard_solver::{parse_guard, Error, ParseError};
+use serde::Serialize;
+
+/// The guards to verify against: from an error message, or one guard per line.
+#[derive(Debug, Clone)]
+pub struct GuardSet {
+    /// Per size: its name, source and guards.
+    pub dims: Vec<(String, Option<String>, Vec<Expr>)>,
+    /// Guards over several sizes (not decided here).
+    pub joint: Vec<String>,
+}
+
+impl GuardSet {
+    /// Reads a message, or else a file of guard lines (`#` starts a comment).
+    pub fn read(text: &str) -> Result<GuardSet, Error> {
+        match message::read(text) {
+            Ok(msg) => Ok(GuardSet::from_message(&msg)),
+            Err(Error::Message(_)) => GuardSet::from_lines(text),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn from_message(msg: &Message) -> GuardSet {
+        let dims = msg
+            .dims
+            .iter()
+            .map(|d| {
+                (
+                    d.name.clone(),
+                    d.source.clone(),
+                    d.guards.iter().map(|g| g.expr.clone()).collect(),
+                )
+            })
+            .collect();
+        GuardSet {
+            dims,
+            joint: vec![],
+        }
+    }
+
+    fn from_lines(text: &str) -> Result<GuardSet, Error> {
+        let mut set = GuardSet {
+            dims: vec![],
+            joint: vec![],
+        };
+        for (no, line) in text.lines().enumerate() {
+            let g = line.split_once('#').map_or(line, |(a, _)| a).trim();
+            if g.is_empty() {
+                continue;
+            }
+            let e = parse_guard(g).map_err(|error| Error::Guard {
+                dim: "?".into(),
+                line: no + 1,
+                error: Box::new(error),
+            })?;
+            let atoms = e.atoms();
+            match atoms.len() {
+                0 => {}
+                1 => {
+                    let a = atoms.into_iter().next().expect("one atom").to_string();
+                    match set.dims.iter_mut().find(|d| d.0 == a) {
+                        Some(d) => d.2.push(e),
+                        None => set.dims.push((a.clone(), Some(a), vec![e])),
+                    }
+                }
+                _ => set.joint.push(g.to_string()),
+            }
+        }
+        if set.dims.is_empty() && set.joint.is_empty() {
+            return Err(Error::Parse(ParseError::new(
+                "no guard found: expected an error message or one guard per line",
+                text,
+                0,
+                0,
+            )));
+        }
+        Ok(set)
+    }
+}
+
+/// The verdict for a spec.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyReport {
+    /// True only when no value any dimension's spec admits fails a guard; null when undecided.
+    pub sound: Option<bool>,
+    /// Per dimension the spec covers.
+    pub dims: Vec<VerifyDim>,
+    /// Guards over several sizes, not decided by `verify`.
+    pub joint_guards: Vec<String>,
+    /// Spec lines that were not understood.
+    pub unrecognized: Vec<String>,
+}
+
+/// The verdict for one dimension (contract fields first).
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyDim {
+    /// The dimension's name in the guards.
+    pub name: String,
+    /// Sound for this dimension (null when undecided).
+    pub sound: Option<bool>,
+    /// Values the spec admits.
+    pub admitted: u128,
+    /// Admitted values that fail a guard (null when undecided).
+    pub failing: Option<u128>,
+    /// Real failing values, smallest first (at most five).
+    pub counterexamples: Vec<i128>,
+    /// `"z3"`, `"enumeration"` or `"none"`.
+    pub certificate: &'static str,
+    /// The size's source.
+    pub source: Option<String>,
+    /// The spec's text for this dimension.
+    pub spec: String,
+    /// The largest sound single-`Dim` spec within the admitted range.
+    pub maximal_spec: Option<String>,
+    /// Why it is undecided, or what Z3 said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Verifies `spec` against `guards`.
+pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
+    let limits = Limits::default();
+    let mut dims = Vec::new();
+    for (name, source, gs) in &guards.dims {
+        let Some(sd) = spec.lookup(name, source.as_deref()) else {
+            continue;
+        };
+        let Some(admitted) = &sd.admitted else {
+            continue;
+        };
+        let var = source.clone().unwrap_or_else(|| name.clone());
+        let refs: Vec<&Expr> = gs.iter().collect();
+        // The exact engine: the passing members of the admitted set.
+        let passing = refs.iter().try_fold(admitted.clone(), |acc, g| {
+            solve(g, &var, &acc, &limits)
+                .set()
+                .and_then(|s| acc.intersect(s).ok())
+        });
+        let failing_set = passing.as_ref().and_then(|p| admitted.difference(p).ok());
+        let verdict = check_set(&refs, &var, admitted, 5, timeout_ms);
+        let mut d = VerifyDim {
+            name: name.clone(),
+            sound: None,
+            admitted: admitted.count(),
+            failing: failing_set.as_ref().map(DimSet::count),
+            counterexamples: vec![],
+            certificate: "none",
+            source: source.clone(),
+            spec: sd.code.clone(),
+            maximal_spec: None,
+            note: None,
+        };
+        match verdict {
+            Verdict::Proved => {
+                d.sound = Some(true);
+                d.certificate = "z3";
+            }
+            Verdict::Refuted(xs) => {
+                d.sound = Some(false);
+                d.certificate = "z3";
+                d.counterexamples = xs;
+            }
+            Verdict::Unknown(why) => {
+                d.note = Some(why);
+                if let Some(f) = &failing_set {
+                    if admitted.count() <= RECHECK_LIMIT {
+                        d.sound = Some(f.is_empty());
+                        d.certificate = "enumeration";
+                        d.counterexamples = f.iter().take(5).collect();
+                    }
+                }
+            }
+        }
+        // The largest sound spec within the admitted range.
+        if let (Some(lo), Some(hi)) = (admitted.min(), admitted.max()) {
+            let range = DimSet::interval(lo, hi);
+            let feasible = refs.iter().try_fold(range.clone(), |acc, g| {
+                solve(g, &var, &range, &limits)
+                    .set()
+                    .and_then(|s| acc.intersect(s).ok())
+            });
+            if let Some(best) =
+                feasible.and_then(|f| rank(&f, None, 1).progressions.first().copied())
+            {
+                d.maximal_spec = Some(dim_code(name, &best));
+            }
+        }
+        dims.push(d);
+    }
+    let sound = if dims.iter().any(|d| d.sound == Some(false)) {
+        Some(false)
+    } else if !dims.is_empty()
+        && dims.iter().all(|d| d.sound == Some(true))
+        && guards.joint.is_empty()
+    {
+        Some(true)
+    } else {
+        None
+    };
+    VerifyReport {
+        sound,
+        dims,
+        joint_guards: guards.joint.clone(),
+        unrecognized: spec.unrecognized.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dimguard_solver::spec;
+
+    const RAFT: &str = "  - Not all values of dim_2 = L['image1'].size()[2] in the specified range 135 <= dim_2 <= 2160 satisfy the generated guard ((((-1) + L['image1'].size()[2]) // 8) % 8) == 1.";
+
+    #[test]
+    fn torch_fix_is_unsound_with_counterexamples() {
+        let g = GuardSet::read(RAFT).unwrap();
+        let s = spec::read("_dim_2 = Dim('_dim_2', min=17, max=270)\ndim_2 = 8*_dim_2\n");
+        let r = verify(&g, &s, 5_000);
+        assert_eq!(r.sound, Some(false));
+        let d = &r.dims[0];
+        assert_eq!((d.admitted, d.failing), (254, Some(222)));
+        assert_eq!(d.counterexamples[..3], [136, 152, 160]);
+        assert_eq!(d.certificate, "z3");
+        assert_eq!(
+            d.maximal_spec.as_deref(),
+            Some("_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 9")
+        );
+    }
+
+    #[test]
+    fn suggestion_is_proved_over_a_huge_range_from_guard_lines() {
+        let g =
+            GuardSet::read("# one guard per line\n((((-1) + L['x'].size()[2]) // 8) % 8) == 1\n")
+                .unwrap();
+        let s = spec::read("_h = Dim('_h', min=0, max=72057594037927935)\nh = 64*_h + 9\ndynamic_shapes = {'x': {2: h}}");
+        let r = verify(&g, &s, 5_000);
+        assert_eq!(r.sound, Some(true), "{r:?}");
+        assert_eq!(r.dims[0].certificate, "z3");
+    }
+}

@@ -1,0 +1,306 @@
+//! Reading a `dynamic_shapes` spec as users write it, into the set of sizes it admits per
+//! dimension.
+//!
+//! ```python
+//! _h = Dim('_h', min=17, max=270)
+//! h = 8*_h
+//! w = Dim('w', min=135, max=3840)
+//! dynamic_shapes = {"image1": {2: h, 3: w}, "image2": {2: h, 3: w}}
+//! ```
+//!
+//! Assignments define names (plain `Dim`, derived `m*_h + r`, an int, `Dim.AUTO`, `Dim.STATIC`);
+//! an optional `dynamic_shapes = {...}` dict maps inputs' dimensions (`L['x'].size()[2]`) to
+//! names or inline values.
+
+use crate::message::{fix_kind, read_fix, FixKind, DEFAULT_MIN, SIZE_MAX};
+use crate::types::DimSet;
+use std::collections::BTreeMap;
+
+/// What a spec says about one name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpecDim {
+    /// The name (`h`), or the source when given inline in the dict.
+    pub name: String,
+    /// The spec's text for it.
+    pub code: String,
+    /// The sizes it admits; `None` for `Dim.STATIC` (the traced size, unknown here).
+    pub admitted: Option<DimSet>,
+}
+
+/// A parsed spec.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spec {
+    /// Named dims in order of definition (roots of derived dims excluded).
+    pub dims: Vec<SpecDim>,
+    /// Size sources from the `dynamic_shapes` dict, mapped to names in `dims`.
+    pub sources: BTreeMap<String, String>,
+    /// Lines that were not understood.
+    pub unrecognized: Vec<String>,
+}
+
+impl Spec {
+    /// The spec entry for a dimension, by name or by source.
+    pub fn lookup(&self, name: &str, source: Option<&str>) -> Option<&SpecDim> {
+        let by_source = source
+            .and_then(|s| self.sources.get(s))
+            .and_then(|n| self.dims.iter().find(|d| &d.name == n));
+        by_source.or_else(|| {
+            self.dims
+                .iter()
+                .find(|d| d.name == name || Some(d.name.as_str()) == source)
+        })
+    }
+}
+
+fn admitted(kind: &FixKind, roots: &BTreeMap<String, (i128, i128)>) -> Option<Option<DimSet>> {
+    Some(match kind {
+        FixKind::Dim { min, max } => {
+            Some(DimSet::interval(min.unwrap_or(0), max.unwrap_or(SIZE_MAX)))
+        }
+        FixKind::Const(v) => Some(DimSet::interval(*v, *v)),
+        FixKind::Auto => Some(DimSet::interval(DEFAULT_MIN, SIZE_MAX)),
+        FixKind::Static => None,
+        FixKind::Derived { root, coef, offset } if *coef > 0 => {
+            let (kmin, kmax) = *roots.get(root)?;
+            let kmax = kmax.min((SIZE_MAX - offset) / coef);
+            Some(DimSet::progression(
+                coef * kmin + offset,
+                coef * kmax + offset,
+                *coef,
+                *offset,
+            ))
+        }
+        FixKind::Derived { .. } | FixKind::Other => return None,
+    })
+}
+
+/// Reads a spec. Unknown lines are kept in `unrecognized`, not errors.
+pub fn read(text: &str) -> Spec {
+    let mut spec = Spec::default();
+    let mut roots: BTreeMap<String, (i128, i128)> = BTreeMap::new();
+    let mut defs: Vec<(String, String, FixKind)> = Vec::new();
+    let joined = join_brackets(text);
+    let mut dict: Option<String> = None;
+    for line in joined.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() || line.starts_with("from ") || line.starts_with("import ") {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("dynamic_shapes") {
+            dict = Some(rest.trim_start().trim_start_matches('=').trim().to_string());
+            continue;
+        }
+        match read_fix(line) {
+            Some(f) => {
+                if let FixKind::Dim { min, max } = f.kind {
+                    roots.insert(f.name.clone(), (min.unwrap_or(0), max.unwrap_or(SIZE_MAX)));
+                }
+                defs.push((f.name, f.text, f.kind));
+            }
+            None => spec.unrecognized.push(line.to_string()),
+        }
+    }
+    // Roots used only by derived dims are not dims themselves.
+    let used_as_root: Vec<String> = defs
+        .iter()
+        .filter_map(|(_, _, k)| {
+            if let FixKind::Derived { root, .. } = k {
+                Some(root.clone())
+            } else {
+                None
+            }
+        })
+        .collect();
+    for (name, text, kind) in defs {
+        if used_as_root.contains(&name) {
+            continue;
+        }
+        match admitted(&kind, &roots) {
+            Some(adm) => {
+                let code = match &kind {
+                    FixKind::Derived { root, .. } => {
+                        format!(
+                            "{root} = {}\n{name} = {text}",
+                            root_text(&joined, root).unwrap_or_default()
+                        )
+                    }
+                    _ => format!("{name} = {text}"),
+                };
+                spec.dims.push(SpecDim {
+                    name,
+                    code,
+                    admitted: adm,
+                })
+            }
+            None => spec.unrecognized.push(format!("{name} = {text}")),
+        }
+    }
+    if let Some(d) = dict {
+        read_dict(&d, &mut spec, &roots);
+    }
+    spec
+}
+
+fn root_text(text: &str, root: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let (n, r) = l.split_once(" = ")?;
+        (n.trim() == root).then(|| r.trim().to_string())
+    })
+}
+
+/// Joins lines inside brackets so a multi-line dict reads as one line.
+fn join_brackets(text: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0i32;
+    for ch in text.chars() {
+        match ch {
+            '{' | '(' | '[' => depth += 1,
+            '}' | ')' | ']' => depth -= 1,
+            '\n' if depth > 0 => {
+                out.push(' ');
+                continue;
+            }
+            _ => {}
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// `{"x": {2: h, 3: Dim('w', min=2)}, "y": (None, h)}`
+fn read_dict(text: &str, spec: &mut Spec, roots: &BTreeMap<String, (i128, i128)>) {
+    let t = text.trim();
+    let body = t
+        .strip_prefix('{')
+        .and_then(|b| b.strip_suffix('}'))
+        .unwrap_or(t);
+    let mut rest = body;
+    while let Some(q) = rest.find(['"', '\'']) {
+        let quote = rest.as_bytes()[q] as char;
+        let after = &rest[q + 1..];
+        let Some(end) = after.find(quote) else { break };
+        let input = &after[..end];
+        let tail = after[end + 1..]
+            .trim_start()
+            .trim_start_matches(':')
+            .trim_start();
+        let (open, close) = match tail.chars().next() {
+            Some('{') => ('{', '}'),
+            Some('(') => ('(', ')'),
+            Some('[') => ('[', ']'),
+            _ => break,
+        };
+        let Some(len) = matching(tail, open, close) else {
+            break;
+        };
+        let inner = &tail[1..len];
+        let items = split_top(inner);
+        for (i, item) in items.iter().enumerate() {
+            let (idx, value) = if open == '{' {
+                match item.split_once(':') {
+                    Some((k, v)) => (k.trim().parse::<usize>().ok(), v.trim()),
+                    None => (None, ""),
+                }
+            } else {
+                (Some(i), item.trim())
+            };
+            let Some(idx) = idx else { continue };
+            if value.is_empty() || value == "None" {
+                continue;
+            }
+            let source = format!("L['{input}'].size()[{idx}]");
+            if spec.dims.iter().any(|d| d.name == value) || is_ident(value) {
+                spec.sources.insert(source, value.to_string());
+            } else if let Some(kind) = fix_kind(value) {
+                if let Some(adm) = admitted(&kind, roots) {
+                    spec.dims.push(SpecDim {
+                        name: source.clone(),
+                        code: value.to_string(),
+                        admitted: adm,
+                    });
+                    spec.sources.insert(source.clone(), source);
+                }
+            }
+        }
+        rest = &tail[len + 1..];
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+fn matching(s: &str, open: char, close: char) -> Option<usize> {
+    let mut depth = 0;
+    for (i, c) in s.char_indices() {
+        if c == open {
+            depth += 1;
+        } else if c == close {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+fn split_top(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_derived_plain_static_and_dict() {
+        let s = read(
+            "from torch.export import Dim\n_h = Dim('_h', min=17, max=270)\nh = 8*_h\nw = Dim('w', min=135, max=3840)\nb = 1\n\
+             dynamic_shapes = {\n  \"image1\": {0: b, 2: h, 3: w},\n  'image2': (None, None, h, Dim('w2', min=2, max=9)),\n}\n",
+        );
+        let names: Vec<&str> = s.dims.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["h", "w", "b", "L['image2'].size()[3]"]);
+        let h = &s.dims[0];
+        assert_eq!(h.admitted, Some(DimSet::progression(136, 2160, 8, 0)));
+        assert_eq!(h.code, "_h = Dim('_h', min=17, max=270)\nh = 8*_h");
+        assert_eq!(
+            s.sources.get("L['image1'].size()[2]").map(String::as_str),
+            Some("h")
+        );
+        assert_eq!(
+            s.sources.get("L['image2'].size()[2]").map(String::as_str),
+            Some("h")
+        );
+        assert_eq!(
+            s.lookup("dim_2", Some("L['image1'].size()[3]"))
+                .unwrap()
+                .name,
+            "w"
+        );
+        assert_eq!(s.dims[2].admitted, Some(DimSet::interval(1, 1)));
+        let s = read("h = Dim.AUTO\nw = Dim.STATIC\n");
+        assert_eq!(s.dims[0].admitted, Some(DimSet::interval(2, SIZE_MAX)));
+        assert_eq!(s.dims[1].admitted, None);
+    }
+}
