@@ -188,3 +188,83 @@ fn named_examples() {
     assert_eq!(h["suggestions"][0]["residue"], 0);
     assert_eq!(w["suggestions"][0]["residue"], 0);
 }
+
+#[test]
+fn diagnose_certifies_with_z3() {
+    let (code, out, _) = run(
+        &["diagnose", "--json", &data("torch211_raft_small.txt")],
+        None,
+    );
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    for d in v["dims"].as_array().unwrap() {
+        for s in d["suggestions"].as_array().unwrap() {
+            assert_eq!(s["certificate"], "z3", "{s}");
+        }
+        assert_eq!(d["torch_fix"]["certificate"], "z3");
+        assert_eq!(d["torch_fix"]["sound"], false);
+    }
+    let (_, out, _) = run(
+        &[
+            "diagnose",
+            "--json",
+            "--no-z3",
+            &data("torch211_raft_small.txt"),
+        ],
+        None,
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["dims"][0]["suggestions"][0]["certificate"], "enumeration");
+}
+
+#[test]
+fn verify_follows_the_contract() {
+    let spec = "_dim_2 = Dim('_dim_2', min=17, max=270)\ndim_2 = 8*_dim_2\n";
+    let (code, out, err) = run(
+        &["verify", "--json", &data("torch211_raft_small.txt"), "-"],
+        Some(spec),
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["sound"], false);
+    let d = &v["dims"][0];
+    assert_eq!(d["name"], "dim_2");
+    assert_eq!(d["sound"], false);
+    assert_eq!(d["admitted"], 254);
+    assert_eq!(d["failing"], 222);
+    assert_eq!(d["certificate"], "z3");
+    let ex: Vec<i64> = d["counterexamples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    assert_eq!(ex[..3], [144, 152, 160]);
+    // The maximal sound spec, fed back, is proved sound.
+    let fixed = d["maximal_spec"].as_str().unwrap().to_string();
+    let (code, out, _) = run(
+        &["verify", "--json", &data("torch211_raft_small.txt"), "-"],
+        Some(&fixed),
+    );
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["sound"], true, "{out}");
+    assert_eq!(v["dims"][0]["certificate"], "z3");
+    assert_eq!(v["dims"][0]["counterexamples"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn verify_errors_are_clear() {
+    let (code, _, err) = run(
+        &["verify", &data("resnet18.txt"), "-"],
+        Some("nothing here\n"),
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("defines no dimension"), "{err}");
+    let (code, _, err) = run(
+        &["verify", &data("resnet18.txt"), "-"],
+        Some("q = Dim('q', min=2, max=9)\n"),
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("no dimension of the spec matches"), "{err}");
+}
