@@ -16,6 +16,17 @@ struct Cli {
     command: Command,
 }
 
+/// When Z3 certifies answers.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Z3Mode {
+    /// Only answers too large to re-check value by value.
+    Auto,
+    /// Every suggestion and torch fix.
+    Always,
+    /// Never (certificates from enumeration only).
+    Never,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Read a torch.export dynamic-shape error and print the exact valid sizes and sound Dim specs.
@@ -29,9 +40,10 @@ enum Command {
         /// large suggestions, one containing it is preferred. Repeatable.
         #[arg(long, value_name = "N|NAME=N")]
         example: Vec<String>,
-        /// Skip the Z3 certificates (certificates then come from enumeration only).
-        #[arg(long)]
-        no_z3: bool,
+        /// Which answers Z3 certifies: `auto` (those too large to re-check value by value),
+        /// `always`, or `never`.
+        #[arg(long, value_enum, default_value_t = Z3Mode::Auto)]
+        z3: Z3Mode,
         /// Time limit for one Z3 query, in milliseconds.
         #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
         z3_timeout_ms: u32,
@@ -80,7 +92,7 @@ fn run(cli: Cli) -> ExitCode {
             file,
             json,
             example,
-            no_z3,
+            z3,
             z3_timeout_ms,
         } => {
             let text = match read_input(file.as_ref()) {
@@ -103,8 +115,13 @@ fn run(cli: Cli) -> ExitCode {
             };
             let result = message::read(&text).map(|msg| {
                 let mut report = diagnose::diagnose(&msg, &opts);
-                if !no_z3 {
-                    dimguard::prove::certify(&mut report, &msg, z3_timeout_ms);
+                let mode = match z3 {
+                    Z3Mode::Auto => Some(dimguard::prove::Mode::Auto),
+                    Z3Mode::Always => Some(dimguard::prove::Mode::Always),
+                    Z3Mode::Never => None,
+                };
+                if let Some(mode) = mode {
+                    dimguard::prove::certify(&mut report, &msg, mode, z3_timeout_ms);
                 }
                 report
             });

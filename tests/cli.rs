@@ -192,7 +192,13 @@ fn named_examples() {
 #[test]
 fn diagnose_certifies_with_z3() {
     let (code, out, _) = run(
-        &["diagnose", "--json", &data("torch211_raft_small.txt")],
+        &[
+            "diagnose",
+            "--json",
+            "--z3",
+            "always",
+            &data("torch211_raft_small.txt"),
+        ],
         None,
     );
     assert_eq!(code, 0);
@@ -204,17 +210,21 @@ fn diagnose_certifies_with_z3() {
         assert_eq!(d["torch_fix"]["certificate"], "z3");
         assert_eq!(d["torch_fix"]["sound"], false);
     }
+    // By default small answers keep their value-by-value certificate (no Z3 start-up) ...
     let (_, out, _) = run(
-        &[
-            "diagnose",
-            "--json",
-            "--no-z3",
-            &data("torch211_raft_small.txt"),
-        ],
+        &["diagnose", "--json", &data("torch211_raft_small.txt")],
         None,
     );
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["dims"][0]["suggestions"][0]["certificate"], "enumeration");
+    // ... and answers too large for that get Z3's.
+    let huge = "  - Not all values of h = L['x'].size()[2] in the specified range 2 <= h satisfy the generated guard ((((-1) + L['x'].size()[2]) // 8) % 8) == 1.";
+    let (code, out, _) = run(&["diagnose", "--json"], Some(huge));
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let s = &v["dims"][0]["suggestions"][0];
+    assert_eq!(s["certificate"], "z3", "{s}");
+    assert!(s["count"].as_u64().unwrap() > 10_000_000);
 }
 
 #[test]

@@ -8,10 +8,21 @@ use dimguard_solver::types::{DimSet, Expr};
 /// Default time limit for one Z3 query, in milliseconds.
 pub const TIMEOUT_MS: u32 = 5_000;
 
+/// Which answers Z3 certifies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Only what value-by-value re-checking cannot cover (more than
+    /// [`RECHECK_LIMIT`](dimguard_solver::diagnose::RECHECK_LIMIT) values): small answers keep
+    /// their `enumeration` certificate and no Z3 start-up is paid.
+    Auto,
+    /// Every suggestion and every torch fix.
+    Always,
+}
+
 /// Certifies every suggestion of `report` with Z3 (`certificate: "z3"` on `unsat`), and checks
 /// torch's fixes independently. A suggestion Z3 refutes would be a dimguard bug: it is withheld
 /// and the report says so. `unknown` keeps the existing certificate and records Z3's reason.
-pub fn certify(report: &mut Report, msg: &Message, timeout_ms: u32) {
+pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) {
     for (d, entry) in report.dims.iter_mut().zip(&msg.dims) {
         if entry.guards.is_empty() {
             continue;
@@ -20,6 +31,10 @@ pub fn certify(report: &mut Report, msg: &Message, timeout_ms: u32) {
         let guards: Vec<&Expr> = entry.guards.iter().map(|g| &g.expr).collect();
         let mut kept = Vec::with_capacity(d.suggestions.len());
         for mut s in std::mem::take(&mut d.suggestions) {
+            if mode == Mode::Auto && s.certificate != "none" {
+                kept.push(s);
+                continue;
+            }
             let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
             match check_set(&guards, &var, &set, 1, timeout_ms) {
                 Verdict::Proved => s.certificate = "z3",
@@ -36,6 +51,9 @@ pub fn certify(report: &mut Report, msg: &Message, timeout_ms: u32) {
         }
         d.suggestions = kept;
         if let Some(fx) = d.torch_fix.as_mut() {
+            if mode == Mode::Auto && fx.admitted <= dimguard_solver::diagnose::RECHECK_LIMIT {
+                continue;
+            }
             match check_set(&guards, &var, &fx.admitted_set, 3, timeout_ms) {
                 Verdict::Proved if fx.sound => fx.certificate = "z3",
                 Verdict::Refuted(xs) if !fx.sound && xs.iter().all(|x| fx.admitted_set.contains(*x)) => {

@@ -36,7 +36,7 @@ use encode::Encoder;
 use z3::ast::{Bool, Int};
 use z3::{Optimize, Params, SatResult, Solver};
 
-pub use certify::certify;
+pub use certify::{certify, Mode};
 
 /// Z3's answer about a set of sizes and some guards.
 #[derive(Debug, Clone, PartialEq, Eq)]

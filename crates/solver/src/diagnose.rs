@@ -196,7 +196,7 @@ pub struct FixCheck {
     /// The first few failing values.
     pub counterexamples: Vec<i128>,
     /// `"z3"` when Z3 independently confirmed the verdict (a proof of soundness, or a verified
-    /// counterexample), else `"none"`.
+    /// counterexample), `"enumeration"` when every admitted value was evaluated, else `"none"`.
     pub certificate: &'static str,
     /// The admitted set (for independent checks).
     #[serde(skip)]
@@ -620,7 +620,11 @@ fn check_fix(
         admitted: admitted.count(),
         failing: failing.count(),
         counterexamples: failing.iter().take(COUNTEREXAMPLES).collect(),
-        certificate: "none",
+        certificate: if admitted.count() <= RECHECK_LIMIT {
+            "enumeration"
+        } else {
+            "none"
+        },
         admitted_set: admitted,
     })
 }
