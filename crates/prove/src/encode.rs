@@ -12,7 +12,6 @@
 
 use dimguard_solver::num::Q;
 use dimguard_solver::types::{CmpOp, Expr, RoundKind};
-use num_rational::Ratio;
 use std::collections::BTreeMap;
 use z3::ast::{Bool, Int, Real};
 
@@ -284,9 +283,4 @@ fn cmp_real(op: CmpOp, x: &Real, y: &Real) -> Bool {
         CmpOp::Gt => x.gt(y),
         CmpOp::Ge => x.ge(y),
     }
-}
-
-/// A rational as a Z3 real (exposed for tests).
-pub fn rational(q: &Ratio<i128>) -> Real {
-    q_real(q)
 }

@@ -153,6 +153,19 @@ fn round_div(kind: RoundKind, v: i128, d: i128) -> Option<i128> {
 }
 
 impl Builder<'_> {
+    /// Brings two numerators to a common denominator: the first was emitted before `mark`, the
+    /// second after it. Returns the common denominator.
+    fn align(&mut self, mark: usize, da: i128, db: i128) -> Option<i128> {
+        let l = num::lcm(da, db).ok()?;
+        if l / da != 1 {
+            self.code.insert(mark, Op::Scale(l / da));
+        }
+        if l / db != 1 {
+            self.push(Op::Scale(l / db))?;
+        }
+        Some(l)
+    }
+
     fn push(&mut self, op: Op) -> Option<()> {
         if self.code.len() > 4096 {
             return None;
@@ -170,12 +183,7 @@ impl Builder<'_> {
                 let da = self.frac(a)?.den;
                 let mark = self.code.len();
                 let db = self.frac(b)?.den;
-                if db != 1 {
-                    self.code.insert(mark, Op::Scale(db));
-                }
-                if da != 1 {
-                    self.push(Op::Scale(da))?;
-                }
+                self.align(mark, da, db)?;
                 self.push(Op::Cmp(*op))
             }
             Expr::And(v) | Expr::Or(v) => {
@@ -226,13 +234,7 @@ impl Builder<'_> {
                 for item in &v[1..] {
                     let mark = self.code.len();
                     let d2 = self.frac(item)?.den;
-                    let l = num::lcm(den, d2).ok()?;
-                    if l / den != 1 {
-                        self.code.insert(mark, Op::Scale(l / den));
-                    }
-                    if l / d2 != 1 {
-                        self.push(Op::Scale(l / d2))?;
-                    }
+                    let l = self.align(mark, den, d2)?;
                     self.push(Op::Add)?;
                     den = l;
                 }
@@ -271,13 +273,7 @@ impl Builder<'_> {
                 let fa = self.frac(a)?;
                 let mark = self.code.len();
                 let fb = self.frac(b)?;
-                let l = num::lcm(fa.den, fb.den).ok()?;
-                if l / fa.den != 1 {
-                    self.code.insert(mark, Op::Scale(l / fa.den));
-                }
-                if l / fb.den != 1 {
-                    self.push(Op::Scale(l / fb.den))?;
-                }
+                let l = self.align(mark, fa.den, fb.den)?;
                 self.push(if is_mod { Op::Mod } else { Op::FloorDiv })?;
                 // (a % b) scaled by l: the remainder is in units of 1/l.
                 Some(Frac {
@@ -294,13 +290,7 @@ impl Builder<'_> {
                 for item in &v[1..] {
                     let mark = self.code.len();
                     let d2 = self.frac(item)?.den;
-                    let l = num::lcm(den, d2).ok()?;
-                    if l / den != 1 {
-                        self.code.insert(mark, Op::Scale(l / den));
-                    }
-                    if l / d2 != 1 {
-                        self.push(Op::Scale(l / d2))?;
-                    }
+                    let l = self.align(mark, den, d2)?;
                     self.push(op)?;
                     den = l;
                 }
@@ -334,13 +324,7 @@ impl Builder<'_> {
                 let fa = self.frac(a)?;
                 let mark = self.code.len();
                 let fb = self.frac(b)?;
-                let l = num::lcm(fa.den, fb.den).ok()?;
-                if l / fa.den != 1 {
-                    self.code.insert(mark, Op::Scale(l / fa.den));
-                }
-                if l / fb.den != 1 {
-                    self.push(Op::Scale(l / fb.den))?;
-                }
+                let l = self.align(mark, fa.den, fb.den)?;
                 self.push(Op::Select)?;
                 Some(Frac { den: l })
             }

@@ -551,6 +551,39 @@ fn merge(a: &Segment, b: &Segment) -> Option<Segment> {
     None
 }
 
+/// Random sets for property tests: up to `segments` pieces starting in `starts`, of width below
+/// `width`, with moduli below `moduli`.
+#[cfg(test)]
+pub(crate) fn arb_dimset(
+    starts: std::ops::Range<i128>,
+    width: i128,
+    moduli: i128,
+    segments: std::ops::Range<usize>,
+) -> impl proptest::strategy::Strategy<Value = DimSet> {
+    use proptest::prelude::*;
+    prop::collection::vec(
+        (
+            starts,
+            0..width,
+            1..moduli,
+            prop::collection::vec(0..moduli - 1, 1..5),
+        ),
+        segments,
+    )
+    .prop_map(|v| {
+        let segs = v
+            .into_iter()
+            .map(|(lo, w, m, rs)| Segment {
+                lo,
+                hi: lo + w,
+                modulus: m,
+                residues: rs,
+            })
+            .collect();
+        DimSet::from_segments(segs).expect("small moduli")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -561,27 +594,7 @@ mod tests {
     }
 
     fn arb_set() -> impl Strategy<Value = DimSet> {
-        prop::collection::vec(
-            (
-                -60i128..60,
-                0i128..40,
-                1i128..9,
-                prop::collection::vec(0i128..8, 1..4),
-            ),
-            0..4,
-        )
-        .prop_map(|v| {
-            let segs = v
-                .into_iter()
-                .map(|(lo, w, m, rs)| Segment {
-                    lo,
-                    hi: lo + w,
-                    modulus: m,
-                    residues: rs,
-                })
-                .collect();
-            DimSet::from_segments(segs).unwrap()
-        })
+        arb_dimset(-60..60, 40, 9, 0..4)
     }
 
     #[test]

@@ -459,27 +459,7 @@ mod tests {
     }
 
     fn arb_set() -> impl Strategy<Value = DimSet> {
-        prop::collection::vec(
-            (
-                0i128..600,
-                0i128..400,
-                1i128..13,
-                prop::collection::vec(0i128..12, 1..5),
-            ),
-            1..4,
-        )
-        .prop_map(|v| {
-            let segs = v
-                .into_iter()
-                .map(|(lo, w, m, rs)| Segment {
-                    lo,
-                    hi: lo + w,
-                    modulus: m,
-                    residues: rs,
-                })
-                .collect();
-            DimSet::from_segments(segs).unwrap()
-        })
+        crate::set::arb_dimset(0..600, 400, 13, 1..4)
     }
 
     #[test]
