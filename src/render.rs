@@ -328,11 +328,24 @@ pub fn verify(r: &VerifyReport, color: bool) -> String {
             row(&mut out, "note", n, &st);
         }
     }
-    for g in &r.joint_guards {
-        let _ = writeln!(
-            out,
-            "\n{} not decided (links several sizes): {g}",
-            st.yellow("joint guard")
+    for j in &r.joint {
+        let v = match (j.sound, &j.counterexample) {
+            (Some(true), _) => st.green("holds for every combination the spec admits"),
+            (Some(false), Some(ce)) => {
+                let parts: Vec<String> = ce.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                st.red(&format!("FAILS at {}", parts.join(", ")))
+            }
+            _ => st.yellow(&format!("undecided: {}", j.note.as_deref().unwrap_or("?"))),
+        };
+        let _ = writeln!(out, "\n{} {}", st.bold("joint guard"), j.guard);
+        row(
+            &mut out,
+            "verdict",
+            &format!(
+                "{v} {}",
+                st.dim(&format!("[certificate: {}]", j.certificate))
+            ),
+            &st,
         );
     }
     for u in &r.unrecognized {

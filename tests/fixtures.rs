@@ -256,3 +256,53 @@ fn convnext_guards_are_spurious() {
     let r = check("torch211_convnext_tiny.txt");
     assert_eq!(r.dims[0].status, Status::Spurious);
 }
+
+#[test]
+fn related_dims_are_solved_together() {
+    let text = "Constraints violated (dx, dy)!\n  - Not all values of dx = L['x'].size()[0] in the specified range 3 <= dx <= 100 satisfy the generated guard (L['x'].size()[0] % 2) == 0.\n  - Not all values of dy = L['y'].size()[0] in the specified range 4 <= dy <= 101 satisfy the generated guard (L['y'].size()[0] % 3) == 0.\n  - The values of dy = L['y'].size()[0] must always be related to the values of dx = L['x'].size()[0] by dy = dx + 1.\n";
+    let r = diagnose_text(text, &Options::default()).unwrap();
+    assert_eq!(r.linked.len(), 1);
+    let g = &r.linked[0];
+    assert_eq!(g.root, "dx");
+    assert_eq!(g.members, vec![["dy".to_string(), "dx + 1".to_string()]]);
+    // Brute force: dx in 3..=100 even, dx + 1 in 4..=101 divisible by 3.
+    let want: Vec<i128> = (3..=100)
+        .filter(|x| x % 2 == 0 && (x + 1) % 3 == 0 && (4..=101).contains(&(x + 1)))
+        .collect();
+    let f = g.feasible.as_ref().unwrap();
+    assert_eq!(f.count as usize, want.len());
+    assert_eq!(
+        (f.min, f.max),
+        (want.first().copied(), want.last().copied())
+    );
+    assert_eq!(
+        g.code.as_deref(),
+        Some("_dx = Dim('_dx', min=1, max=16)\ndx = 6*_dx + 2\ndy = dx + 1")
+    );
+    assert!(r.dynamic_shapes.contains("dy = dx + 1"));
+    assert!(
+        !r.dynamic_shapes.contains("dy = Dim("),
+        "{}",
+        r.dynamic_shapes
+    );
+}
+
+#[test]
+fn data_dependent_guards_get_torch_checks() {
+    let text = "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like symbols: u0)\n";
+    let r = diagnose_text(text, &Options::default()).unwrap();
+    let d = &r.data_dependent[0];
+    assert_eq!(d.sizes, ["u0"]);
+    assert_eq!(d.holds.as_deref(), Some("u0 = 1"));
+    assert_eq!(d.torch_check[0], "torch._check(u0 == 1)");
+    assert_eq!(d.torch_check[1], "torch._check(torch.sym_not(u0 == 1))");
+    let text = "GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(-Min(7312, Max(0, u0)) + Min(7312, Max(0, u0, u0 + u1)), 0) (unhinted: x)";
+    let r = diagnose_text(text, &Options::default()).unwrap();
+    let d = &r.data_dependent[0];
+    assert_eq!(d.sizes, ["u0", "u1"]);
+    assert!(
+        d.torch_check[0].contains("torch.sym_min(7312, torch.sym_max(0, u0))"),
+        "{}",
+        d.torch_check[0]
+    );
+}

@@ -81,6 +81,79 @@ fn params(timeout_ms: u32) -> Params {
     p
 }
 
+/// Z3's answer about a box of several sizes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JointVerdict {
+    /// Every point of the box satisfies every guard.
+    Proved,
+    /// A point of the box (one value per size, in the order given) that fails a guard,
+    /// re-checked with the exact evaluator.
+    Refuted(Vec<i128>),
+    /// Not decided.
+    Unknown(String),
+}
+
+/// Whether every point of the product of `sets` (one set per named size) satisfies every guard.
+pub fn check_box(guards: &[&Expr], sets: &[(&str, &DimSet)], timeout_ms: u32) -> JointVerdict {
+    if sets.iter().any(|(_, s)| s.is_empty()) {
+        return JointVerdict::Proved;
+    }
+    let mut enc = Encoder::new();
+    let xs: Vec<Int> = sets.iter().map(|(n, _)| enc.var(n)).collect();
+    let mut holds = Vec::new();
+    for g in guards {
+        match enc.holds(g) {
+            Ok(b) => holds.push(b),
+            Err(e) => return JointVerdict::Unknown(e.to_string()),
+        }
+    }
+    let solver = Solver::new();
+    solver.set_params(&params(timeout_ms));
+    for (x, (_, s)) in xs.iter().zip(sets) {
+        solver.assert(member(x, s));
+    }
+    solver.assert(Bool::and(&holds).not());
+    for _ in 0..16 {
+        match solver.check() {
+            SatResult::Unsat => return JointVerdict::Proved,
+            SatResult::Unknown => {
+                return JointVerdict::Unknown(format!(
+                    "Z3: {}",
+                    solver
+                        .get_reason_unknown()
+                        .unwrap_or_else(|| "unknown".into())
+                ))
+            }
+            SatResult::Sat => {}
+        }
+        let Some(model) = solver.get_model() else {
+            break;
+        };
+        let point: Option<Vec<i128>> = xs
+            .iter()
+            .map(|x| model.eval(x, true).and_then(|v| v.as_i128()))
+            .collect();
+        let Some(point) = point else { break };
+        let env = |a: &str| sets.iter().position(|(n, _)| *n == a).map(|i| point[i]);
+        let fails = guards
+            .iter()
+            .any(|g| !matches!(g.eval(&env), Ok(dimguard_solver::expr::Value::Bool(true))));
+        if fails {
+            return JointVerdict::Refuted(point);
+        }
+        // Not a real failure (a short-circuited division): exclude the point and look again.
+        let same: Vec<Bool> = xs
+            .iter()
+            .zip(&point)
+            .map(|(x, v)| x.eq(Int::from_i128(*v)))
+            .collect();
+        solver.assert(Bool::and(&same).not());
+    }
+    JointVerdict::Unknown(
+        "Z3 found only points where a division is guarded by a short-circuit".into(),
+    )
+}
+
 /// Whether every member of `set` (a set of values of the size `var`) satisfies every guard.
 ///
 /// With `want > 0`, a refutation lists up to `want` failing members, smallest first.
@@ -179,6 +252,21 @@ mod tests {
     fn links_the_z3_the_bindings_were_made_for() {
         // The library in memory, not the headers the bindings were generated from.
         assert!(z3_version().contains("5.3.2"), "{}", z3_version());
+    }
+
+    #[test]
+    fn joint_boxes() {
+        let g = parse_guard("h * w % 4 == 0").unwrap();
+        let evens = DimSet::progression(2, 1 << 40, 2, 0);
+        assert_eq!(
+            check_box(&[&g], &[("h", &evens), ("w", &evens)], 10_000),
+            JointVerdict::Proved
+        );
+        let all = DimSet::interval(2, 100);
+        match check_box(&[&g], &[("h", &evens), ("w", &all)], 10_000) {
+            JointVerdict::Refuted(p) => assert!((p[0] * p[1]) % 4 != 0 && p[0] % 2 == 0, "{p:?}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

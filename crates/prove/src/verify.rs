@@ -1,7 +1,7 @@
 //! `dimguard verify`: is a user's `dynamic_shapes` spec sound for some guards, with a proof or
 //! counterexamples, and what is the maximal sound spec?
 
-use crate::{check_set, Verdict};
+use crate::{check_box, check_set, JointVerdict, Verdict};
 use dimguard_solver::diagnose::RECHECK_LIMIT;
 use dimguard_solver::engine::{solve, Limits};
 use dimguard_solver::message::{self, Message};
@@ -95,8 +95,8 @@ pub struct VerifyReport {
     pub sound: Option<bool>,
     /// Per dimension the spec covers.
     pub dims: Vec<VerifyDim>,
-    /// Guards over several sizes, not decided by `verify`.
-    pub joint_guards: Vec<String>,
+    /// Guards over several sizes, decided over the product of the spec's sets.
+    pub joint: Vec<JointCheck>,
     /// Spec lines that were not understood.
     pub unrecognized: Vec<String>,
 }
@@ -197,12 +197,19 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
         }
         dims.push(d);
     }
-    let sound = if dims.iter().any(|d| d.sound == Some(false)) {
+    let joint: Vec<JointCheck> = guards
+        .joint
+        .iter()
+        .map(|g| joint_check(g, spec, timeout_ms))
+        .collect();
+    let all: Vec<Option<bool>> = dims
+        .iter()
+        .map(|d| d.sound)
+        .chain(joint.iter().map(|j| j.sound))
+        .collect();
+    let sound = if all.contains(&Some(false)) {
         Some(false)
-    } else if !dims.is_empty()
-        && dims.iter().all(|d| d.sound == Some(true))
-        && guards.joint.is_empty()
-    {
+    } else if !all.is_empty() && all.iter().all(|v| *v == Some(true)) {
         Some(true)
     } else {
         None
@@ -210,9 +217,96 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
     VerifyReport {
         sound,
         dims,
-        joint_guards: guards.joint.clone(),
+        joint,
         unrecognized: spec.unrecognized.clone(),
     }
+}
+
+/// A guard over several sizes, checked over the product of what the spec admits for each.
+#[derive(Debug, Clone, Serialize)]
+pub struct JointCheck {
+    /// The guard as written.
+    pub guard: String,
+    /// True when every combination passes; null when undecided.
+    pub sound: Option<bool>,
+    /// A failing combination (size -> value), re-checked.
+    pub counterexample: Option<std::collections::BTreeMap<String, i128>>,
+    /// `"z3"` or `"none"`.
+    pub certificate: &'static str,
+    /// Why undecided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+fn joint_check(text: &str, spec: &Spec, timeout_ms: u32) -> JointCheck {
+    let mut out = JointCheck {
+        guard: text.to_string(),
+        sound: None,
+        counterexample: None,
+        certificate: "none",
+        note: None,
+    };
+    let g = match parse_guard(text) {
+        Ok(g) => g,
+        Err(e) => {
+            out.note = Some(e.message);
+            return out;
+        }
+    };
+    let atoms: Vec<String> = g.atoms().iter().map(|a| a.to_string()).collect();
+    let mut sets = Vec::new();
+    for a in &atoms {
+        match spec.lookup(a, Some(a)).and_then(|d| d.admitted.clone()) {
+            Some(s) => sets.push(s),
+            None => {
+                out.note = Some(format!("the spec does not cover `{a}`"));
+                return out;
+            }
+        }
+    }
+    // One Dim object for several sizes makes them equal: check over the shared values.
+    let names: Vec<Option<String>> = atoms
+        .iter()
+        .map(|a| spec.lookup(a, Some(a)).map(|d| d.name.clone()))
+        .collect();
+    let mut g = g;
+    for i in 0..atoms.len() {
+        if let Some(j) = (0..i).find(|&j| names[j].is_some() && names[j] == names[i]) {
+            g = dimguard_solver::joint::substitute(&g, &atoms[i], &Expr::sym(&atoms[j]));
+        }
+    }
+    let live: Vec<usize> = (0..atoms.len())
+        .filter(|&i| g.atoms().iter().any(|a| **a == *atoms[i]))
+        .collect();
+    let named: Vec<(&str, &DimSet)> = live
+        .iter()
+        .map(|&i| (atoms[i].as_str(), &sets[i]))
+        .collect();
+    match check_box(&[&g], &named, timeout_ms) {
+        JointVerdict::Proved => {
+            out.sound = Some(true);
+            out.certificate = "z3";
+        }
+        JointVerdict::Refuted(p) => {
+            out.sound = Some(false);
+            out.certificate = "z3";
+            let mut ce: std::collections::BTreeMap<String, i128> = live
+                .iter()
+                .map(|&i| atoms[i].clone())
+                .zip(p.iter().copied())
+                .collect();
+            for i in 0..atoms.len() {
+                if let Some(j) = (0..i).find(|&j| names[j].is_some() && names[j] == names[i]) {
+                    if let Some(v) = ce.get(&atoms[j]).copied() {
+                        ce.insert(atoms[i].clone(), v);
+                    }
+                }
+            }
+            out.counterexample = Some(ce);
+        }
+        JointVerdict::Unknown(why) => out.note = Some(why),
+    }
+    out
 }
 
 #[cfg(test)]
@@ -236,6 +330,26 @@ mod tests {
             d.maximal_spec.as_deref(),
             Some("_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 9")
         );
+    }
+
+    #[test]
+    fn joint_guards_are_decided_over_the_spec_box() {
+        let g = GuardSet::read(
+            "L['image2'].size()[2] == L['image1'].size()[2]\nL['image1'].size()[2] % 2 == 0\n",
+        )
+        .unwrap();
+        let s = spec::read(
+            "h = Dim('h', min=2, max=64)\ndynamic_shapes = {'image1': {2: h}, 'image2': {2: h}}\n",
+        );
+        let r = verify(&g, &s, 5_000);
+        // The same Dim on both: equal by construction, proved.
+        assert_eq!(r.joint[0].sound, Some(true), "{r:?}");
+        let s = spec::read("h = Dim('h', min=2, max=64)\nw = Dim('w', min=2, max=64)\ndynamic_shapes = {'image1': {2: h}, 'image2': {2: w}}\n");
+        let r = verify(&g, &s, 5_000);
+        assert_eq!(r.joint[0].sound, Some(false));
+        let ce = r.joint[0].counterexample.as_ref().unwrap();
+        assert_ne!(ce["L['image1'].size()[2]"], ce["L['image2'].size()[2]"]);
+        assert_eq!(r.sound, Some(false));
     }
 
     #[test]

@@ -8,10 +8,12 @@
 use crate::compiled::Compiled;
 use crate::engine::{self, Limits, Method, Outcome};
 use crate::error::Error;
+use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
 use crate::suggest::{self, dim_code, py_name, Maximality};
-use crate::types::{DimSet, Progression};
+use crate::types::{CmpOp, DimSet, Expr, Progression};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// How many values a suggestion may hold for dimguard to re-check it value by value.
 pub const RECHECK_LIMIT: u128 = 10_000_000;
@@ -39,8 +41,41 @@ pub struct Report {
     /// Python to paste: every dimension's best sound spec, and the `dynamic_shapes` dict when
     /// every dimension's input is known.
     pub dynamic_shapes: String,
+    /// Dimensions linked by "must always be equal" / "must always be related" lines, solved
+    /// together: one `Dim` for the root, derived dims for the others.
+    pub linked: Vec<LinkedGroup>,
+    /// Guards on data-dependent (unbacked) sizes, with the `torch._check` lines that decide them.
+    pub data_dependent: Vec<DataDependent>,
     /// Bullet lines that were not understood.
     pub unrecognized: Vec<String>,
+}
+
+/// Dimensions solved together.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkedGroup {
+    /// The root dimension (its own `Dim`).
+    pub root: String,
+    /// Every other dimension as an expression of the root (`dy = dx + 1`).
+    pub members: Vec<[String; 2]>,
+    /// The root's values for which every member's guards hold (null when undecided).
+    pub feasible: Option<Feasible>,
+    /// Code: the root's best `Dim`, then the derived dims.
+    pub code: Option<String>,
+    /// Why undecided.
+    pub undecided: Option<String>,
+}
+
+/// A guard torch could not decide because it depends on data (`u0` from `.item()`, `nonzero`).
+#[derive(Debug, Clone, Serialize)]
+pub struct DataDependent {
+    /// The guard as printed.
+    pub guard: String,
+    /// The unbacked sizes it mentions.
+    pub sizes: Vec<String>,
+    /// Where it holds, for a guard on one size (over the sizes 0..2^63-1).
+    pub holds: Option<String>,
+    /// `torch._check` lines: assert the guard, or its negation, before the code that branches.
+    pub torch_check: [String; 2],
 }
 
 /// A relation between two dimensions.
@@ -212,7 +247,13 @@ pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
 /// Diagnoses a message already read.
 pub fn diagnose(msg: &Message, opts: &Options) -> Report {
     let dims: Vec<DimReport> = msg.dims.iter().map(|d| dim_report(d, msg, opts)).collect();
-    let dynamic_shapes = dynamic_shapes_block(msg, &dims);
+    let linked = linked_groups(msg, opts);
+    let data_dependent: Vec<DataDependent> = msg
+        .data_dependent
+        .iter()
+        .map(|g| data_dependent(g, opts))
+        .collect();
+    let dynamic_shapes = dynamic_shapes_block(msg, &dims, &linked, &data_dependent);
     Report {
         dims,
         equalities: msg
@@ -230,7 +271,134 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
             })
             .collect(),
         dynamic_shapes,
+        linked,
+        data_dependent,
         unrecognized: msg.unrecognized.clone(),
+    }
+}
+
+/// The size a dimension stands for in guards: its source, else its name.
+fn var_of(d: &DimEntry) -> String {
+    d.source.clone().unwrap_or_else(|| d.name.clone())
+}
+
+fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
+    if msg.equalities.is_empty() && msg.relations.is_empty() {
+        return vec![];
+    }
+    let var = |name: &str| {
+        msg.dims
+            .iter()
+            .find(|d| d.name == name)
+            .map(var_of)
+            .unwrap_or_else(|| name.to_string())
+    };
+    let mut guards: Vec<Expr> = msg
+        .dims
+        .iter()
+        .flat_map(|d| d.guards.iter().map(|g| g.expr.clone()))
+        .collect();
+    for (a, b) in &msg.equalities {
+        guards.push(Expr::Cmp(
+            CmpOp::Eq,
+            Box::new(Expr::sym(&var(b))),
+            Box::new(Expr::sym(&var(a))),
+        ));
+    }
+    for r in &msg.relations {
+        // `dy = dx + 1`: the right-hand side names dimensions; rewrite it over their sizes.
+        let Ok(mut rhs) = crate::syntax::parse_expr(&r.expr) else {
+            continue;
+        };
+        for d in &msg.dims {
+            rhs = joint::substitute(&rhs, &d.name, &Expr::sym(&var_of(d)));
+        }
+        guards.push(Expr::Cmp(
+            CmpOp::Eq,
+            Box::new(Expr::sym(&var(&r.name))),
+            Box::new(rhs),
+        ));
+    }
+    let sizes: Vec<String> = msg.dims.iter().map(var_of).collect();
+    let ranges: BTreeMap<String, (i128, i128)> = msg
+        .dims
+        .iter()
+        .filter_map(|d| d.range.map(|r| (var_of(d), r)))
+        .collect();
+    let name_of = |v: &str| {
+        msg.dims
+            .iter()
+            .find(|d| var_of(d) == v)
+            .map_or(v.to_string(), |d| d.name.clone())
+    };
+    let mut out = Vec::new();
+    for grp in joint::group(&guards, &sizes) {
+        if grp.members.len() < 2 || grp.roots.len() != 1 {
+            continue;
+        }
+        let root = grp.roots[0].clone();
+        let solved = joint::solve_group(&grp, &ranges, &opts.limits);
+        let members: Vec<[String; 2]> = grp
+            .members
+            .iter()
+            .filter(|m| m.name != root)
+            .map(|m| {
+                let r = py_name(&name_of(&root));
+                let e = match (m.coef, m.offset) {
+                    (1, 0) => r,
+                    (1, o) if o > 0 => format!("{r} + {o}"),
+                    (1, o) => format!("{r} - {}", -o),
+                    (k, 0) => format!("{k}*{r}"),
+                    (k, o) if o > 0 => format!("{k}*{r} + {o}"),
+                    (k, o) => format!("{k}*{r} - {}", -o),
+                };
+                [name_of(&m.name), e]
+            })
+            .collect();
+        let feasible = solved
+            .accepted
+            .get(&root)
+            .filter(|_| solved.undecided.is_none());
+        let code = feasible
+            .and_then(|f| {
+                suggest::rank(f, example_for(opts, &name_of(&root)), 1)
+                    .progressions
+                    .first()
+                    .copied()
+            })
+            .map(|p| {
+                let mut lines = vec![dim_code(&name_of(&root), &p)];
+                lines.extend(members.iter().map(|[n, e]| format!("{} = {e}", py_name(n))));
+                lines.join("\n")
+            });
+        out.push(LinkedGroup {
+            root: name_of(&root),
+            members,
+            feasible: feasible.map(Feasible::from),
+            code,
+            undecided: solved.undecided,
+        });
+    }
+    out
+}
+
+fn data_dependent(g: &crate::message::Guard, opts: &Options) -> DataDependent {
+    let sizes: Vec<String> = g.expr.atoms().iter().map(|a| a.to_string()).collect();
+    let holds = match sizes.as_slice() {
+        [u] => engine::solve(&g.expr, u, &DimSet::interval(0, SIZE_MAX), &opts.limits)
+            .set()
+            .map(|s| describe(s, 0, SIZE_MAX, u)),
+        _ => None,
+    };
+    let py = g.expr.torch_python();
+    DataDependent {
+        guard: g.text.clone(),
+        sizes,
+        holds,
+        torch_check: [
+            format!("torch._check({py})"),
+            format!("torch._check(torch.sym_not({py}))"),
+        ],
     }
 }
 
@@ -477,6 +645,9 @@ pub fn describe(s: &DimSet, lo: i128, hi: i128, v: &str) -> String {
     if s.is_empty() {
         return "never true on the range".into();
     }
+    if s.count() == 1 {
+        return format!("{v} = {}", s.min().unwrap_or_default());
+    }
     let pattern = |seg: &crate::types::Segment| -> Option<String> {
         let (m, res) = (seg.modulus, &seg.residues);
         if m == 1 {
@@ -641,9 +812,33 @@ pub fn source_input(src: &str) -> Option<(String, usize)> {
     (!name.contains('\'') && !name.contains('[')).then(|| (name.to_string(), dim))
 }
 
-fn dynamic_shapes_block(msg: &Message, dims: &[DimReport]) -> String {
+fn dynamic_shapes_block(
+    msg: &Message,
+    dims: &[DimReport],
+    linked: &[LinkedGroup],
+    dd: &[DataDependent],
+) -> String {
     let mut lines = vec!["from torch.export import Dim".to_string(), String::new()];
-    for d in dims {
+    let in_group = |n: &str| {
+        linked
+            .iter()
+            .any(|g| g.code.is_some() && (g.root == n || g.members.iter().any(|m| m[0] == n)))
+    };
+    for g in linked {
+        if let Some(c) = &g.code {
+            lines.push(format!(
+                "# {} and {} are solved together",
+                g.root,
+                g.members
+                    .iter()
+                    .map(|m| m[0].as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+            lines.extend(c.lines().map(String::from));
+        }
+    }
+    for d in dims.iter().filter(|d| !in_group(&d.name)) {
         match d.suggestions.first() {
             Some(s) if d.status == Status::Spurious => lines.push(format!(
                 "{} = Dim.AUTO  # every size in {}..{} passes; see advice",
@@ -659,15 +854,23 @@ fn dynamic_shapes_block(msg: &Message, dims: &[DimReport]) -> String {
             )),
         }
     }
-    for rel in &msg.relations {
+    for rel in msg.relations.iter().filter(|r| !in_group(&r.name)) {
         lines.push(format!("{} = {}", py_name(&rel.name), rel.expr));
     }
-    for (a, b) in &msg.equalities {
+    for (a, b) in msg.equalities.iter().filter(|(_, b)| !in_group(b)) {
         lines.push(format!(
             "{} = {}  # must always be equal",
             py_name(b),
             py_name(a)
         ));
+    }
+    if !dd.is_empty() {
+        lines.push(String::new());
+        lines.push("# Data-dependent guards: in the model, before the code that branches, assert the case you need:".into());
+        for d in dd {
+            lines.push(format!("# {}", d.torch_check[0]));
+            lines.push(format!("# {}", d.torch_check[1]));
+        }
     }
     // The dict, when every dimension names its input and index.
     let mapped: Option<Vec<(String, usize, String)>> = dims

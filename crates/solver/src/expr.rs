@@ -359,27 +359,70 @@ pub(crate) fn pow_values(base: &Q, exp: &Q) -> Result<Q, EvalError> {
 /// Prints in PyTorch's guard-code syntax (valid Python with `math`/`torch` imported).
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fn list(f: &mut fmt::Formatter<'_>, name: &str, v: &[Expr]) -> fmt::Result {
-            write!(f, "{name}(")?;
-            for (i, e) in v.iter().enumerate() {
-                if i > 0 {
-                    write!(f, ", ")?;
-                }
-                write!(f, "{e}")?;
-            }
-            write!(f, ")")
+        Python {
+            e: self,
+            torch: false,
         }
-        fn join(f: &mut fmt::Formatter<'_>, sep: &str, v: &[Expr]) -> fmt::Result {
+        .fmt(f)
+    }
+}
+
+impl Expr {
+    /// Python for model code: like the guard-code printing, but with `torch.sym_min`,
+    /// `torch.sym_max`, `torch.sym_not`, `torch.sym_ite` and `&`/`|`, which keep symbolic sizes
+    /// symbolic (Python's `min`, `not`, `and` would force a guard) — for `torch._check(...)`.
+    pub fn torch_python(&self) -> String {
+        Python {
+            e: self,
+            torch: true,
+        }
+        .to_string()
+    }
+}
+
+struct Python<'a> {
+    e: &'a Expr,
+    torch: bool,
+}
+
+impl fmt::Display for Python<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let torch = self.torch;
+        let p = |e: &Expr| -> String { Python { e, torch }.to_string() };
+        let join = |f: &mut fmt::Formatter<'_>, sep: &str, v: &[Expr], wrap: bool| -> fmt::Result {
             write!(f, "(")?;
             for (i, e) in v.iter().enumerate() {
                 if i > 0 {
                     write!(f, "{sep}")?;
                 }
-                write!(f, "{e}")?;
+                if wrap {
+                    write!(f, "({})", p(e))?;
+                } else {
+                    write!(f, "{}", p(e))?;
+                }
             }
             write!(f, ")")
-        }
-        match self {
+        };
+        let minmax = |f: &mut fmt::Formatter<'_>, name: &str, v: &[Expr]| -> fmt::Result {
+            if torch {
+                // torch.sym_min takes two arguments: nest.
+                for e in &v[..v.len() - 1] {
+                    write!(f, "torch.sym_{name}({}, ", p(e))?;
+                }
+                write!(f, "{}", p(&v[v.len() - 1]))?;
+                write!(f, "{}", ")".repeat(v.len() - 1))
+            } else {
+                write!(f, "{name}(")?;
+                for (i, e) in v.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{}", p(e))?;
+                }
+                write!(f, ")")
+            }
+        };
+        match self.e {
             Expr::Const(c) if c.is_integer() => {
                 if c.is_negative() {
                     write!(f, "({})", c.numer())
@@ -392,21 +435,25 @@ impl fmt::Display for Expr {
             Expr::Inf(false) => write!(f, "(-int_oo)"),
             Expr::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
             Expr::Sym(a) => write!(f, "{a}"),
-            Expr::Add(v) => join(f, " + ", v),
-            Expr::Mul(v) => join(f, "*", v),
-            Expr::Pow(a, b) => write!(f, "({a}**{b})"),
-            Expr::TrueDiv(a, b) => write!(f, "({a} / {b})"),
-            Expr::FloorDiv(a, b) => write!(f, "({a} // {b})"),
-            Expr::Mod(a, b) => write!(f, "({a} % {b})"),
-            Expr::Round(k, a) => write!(f, "{}({a})", k.python()),
-            Expr::Min(v) => list(f, "min", v),
-            Expr::Max(v) => list(f, "max", v),
-            Expr::Abs(a) => write!(f, "abs({a})"),
-            Expr::Cmp(op, a, b) => write!(f, "{a} {} {b}", op.symbol()),
-            Expr::And(v) => join(f, " and ", v),
-            Expr::Or(v) => join(f, " or ", v),
-            Expr::Not(a) => write!(f, "(not {a})"),
-            Expr::Ite(c, a, b) => write!(f, "({a} if {c} else {b})"),
+            Expr::Add(v) => join(f, " + ", v, false),
+            Expr::Mul(v) => join(f, "*", v, false),
+            Expr::Pow(a, b) => write!(f, "({}**{})", p(a), p(b)),
+            Expr::TrueDiv(a, b) => write!(f, "({} / {})", p(a), p(b)),
+            Expr::FloorDiv(a, b) => write!(f, "({} // {})", p(a), p(b)),
+            Expr::Mod(a, b) => write!(f, "({} % {})", p(a), p(b)),
+            Expr::Round(k, a) => write!(f, "{}({})", k.python(), p(a)),
+            Expr::Min(v) => minmax(f, "min", v),
+            Expr::Max(v) => minmax(f, "max", v),
+            Expr::Abs(a) => write!(f, "abs({})", p(a)),
+            Expr::Cmp(op, a, b) => write!(f, "{} {} {}", p(a), op.symbol(), p(b)),
+            Expr::And(v) if torch => join(f, " & ", v, true),
+            Expr::Or(v) if torch => join(f, " | ", v, true),
+            Expr::Not(a) if torch => write!(f, "torch.sym_not({})", p(a)),
+            Expr::Ite(c, a, b) if torch => write!(f, "torch.sym_ite({}, {}, {})", p(c), p(a), p(b)),
+            Expr::And(v) => join(f, " and ", v, false),
+            Expr::Or(v) => join(f, " or ", v, false),
+            Expr::Not(a) => write!(f, "(not {})", p(a)),
+            Expr::Ite(c, a, b) => write!(f, "({} if {} else {})", p(a), p(c), p(b)),
         }
     }
 }

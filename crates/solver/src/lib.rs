@@ -32,6 +32,7 @@ pub mod diagnose;
 pub mod engine;
 pub mod error;
 pub mod expr;
+pub mod joint;
 pub mod message;
 pub mod num;
 mod parse;

@@ -41,6 +41,9 @@ pub struct Message {
     pub relations: Vec<Relation>,
     /// torch's "Suggested fixes", in order.
     pub fixes: Vec<Fix>,
+    /// Guards on data-dependent (unbacked) sizes torch could not decide
+    /// ("Could not guard on data-dependent expression ...").
+    pub data_dependent: Vec<Guard>,
     /// Lines that looked like constraint bullets but were not understood (kept for the report).
     pub unrecognized: Vec<String>,
 }
@@ -134,8 +137,10 @@ pub fn read(text: &str) -> Result<Message, Error> {
         equalities: vec![],
         relations: vec![],
         fixes: vec![],
+        data_dependent: vec![],
         unrecognized: vec![],
     };
+    read_data_dependent(&lines, &mut msg)?;
     let (items, fix_lines) = items(&lines);
     for item in &items {
         read_item(item, &mut msg)?;
@@ -145,7 +150,7 @@ pub fn read(text: &str) -> Result<Message, Error> {
             msg.fixes.push(f);
         }
     }
-    if msg.dims.is_empty() {
+    if msg.dims.is_empty() && msg.data_dependent.is_empty() {
         return Err(Error::Message(
             "no dynamic-shape constraint found: expected lines such as \"Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 64 satisfy the generated guard ...\" \
              (paste the whole ConstraintViolationError / UserError text from torch.export)"
@@ -153,6 +158,31 @@ pub fn read(text: &str) -> Result<Message, Error> {
         ));
     }
     Ok(msg)
+}
+
+/// `Could not guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like
+/// symbols: u0)`: the expression, once per distinct text.
+fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error> {
+    const KEY: &str = "Could not guard on data-dependent expression ";
+    for (no, line) in lines.iter().enumerate() {
+        let Some(i) = line.find(KEY) else { continue };
+        let rest = &line[i + KEY.len()..];
+        let end = rest.find(" (unhinted").unwrap_or(rest.len());
+        let text = rest[..end].trim().trim_end_matches('.').trim();
+        if text.is_empty() || msg.data_dependent.iter().any(|g| g.text == text) {
+            continue;
+        }
+        let expr = parse_guard(text).map_err(|error| Error::Guard {
+            dim: "data-dependent".into(),
+            line: no + 1,
+            error: Box::new(error),
+        })?;
+        msg.data_dependent.push(Guard {
+            text: text.to_string(),
+            expr,
+        });
+    }
+    Ok(())
 }
 
 /// Removes carriage returns and common log prefixes (pytest's `E   `, `[rank0]: `), and splits
@@ -235,7 +265,10 @@ fn items(lines: &[String]) -> (Vec<Item>, Vec<String>) {
             open = false;
             continue;
         }
-        if FOOTERS.iter().any(|f| t.starts_with(f)) || t.starts_with("File \"") {
+        if FOOTERS.iter().any(|f| t.starts_with(f))
+            || t.starts_with("File \"")
+            || is_exception_line(t)
+        {
             open = false;
             in_fixes = false;
             continue;
@@ -268,6 +301,19 @@ fn items(lines: &[String]) -> (Vec<Item>, Vec<String>) {
         }
     }
     (items, fixes)
+}
+
+/// `torch.fx...GuardOnDataDependentSymNode: ...`, `RuntimeError: ...`: a new exception, which
+/// ends the bullet before it.
+fn is_exception_line(t: &str) -> bool {
+    let Some((head, _)) = t.split_once(": ") else {
+        return false;
+    };
+    !head.contains(' ')
+        && ["Error", "Exception", "SymNode", "Warning"]
+            .iter()
+            .any(|s| head.ends_with(s))
+        && !t.contains("Constraints violated")
 }
 
 /// `1. text` (warning-only violations are numbered).
@@ -679,6 +725,15 @@ mod tests {
         assert_eq!(m.dims[0].guards[0].text, "(L['x'].size()[2] // 4) != 1");
         assert_eq!(m.dims[0].specialized, Some(224));
         assert!(m.dims[0].forced);
+    }
+
+    #[test]
+    fn data_dependent_guards() {
+        let text = "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(-Min(7312, Max(0, u0)) + Min(7312, Max(0, u0, u0 + u1)), 0) (unhinted: Eq(-Min(7312, Max(0, u0)) + Min(7312, Max(0, u0, u0 + u1)), 0)).  (Size-like symbols: u0, u1)\n";
+        let m = read(text).unwrap();
+        assert_eq!(m.data_dependent.len(), 1);
+        assert_eq!(m.data_dependent[0].expr.atoms().len(), 2);
+        assert!(m.dims.is_empty());
     }
 
     #[test]
