@@ -44,6 +44,44 @@ fn z3_benches(c: &mut Criterion) {
         b.iter(|| solve(black_box(&seed), "x", &range, &Limits::default()))
     });
     group.finish();
+
+    // A two-size system with a product and an equality (three sizes, two after substitution).
+    let texts = [
+        "h2 == h",
+        "((1 + (((-1) + w) // 2))*(1 + (((-1) + h) // 2))) != 1",
+        "h % 8 == 0",
+        "((((-1) + w) // 2) % 2) != 0",
+    ];
+    let guards: Vec<_> = texts.iter().map(|t| parse_guard(t).unwrap()).collect();
+    let ranges: std::collections::BTreeMap<String, (i128, i128)> = ["h", "h2", "w"]
+        .iter()
+        .map(|n| (n.to_string(), (2, 64)))
+        .collect();
+    let mut group = c.benchmark_group("joint system on [2, 64]^3");
+    group.sample_size(10);
+    group.bench_function("joint::solve_group", |b| {
+        b.iter(|| {
+            let groups = dimguard::solver::joint::group(black_box(&guards), &[]);
+            let s = dimguard::solver::joint::solve_group(&groups[0], &ranges, &Limits::default());
+            assert_eq!(s.joint_count.map(|j| j.0), Some(8 * 32));
+        })
+    });
+    group.bench_function("z3/solutions", |b| {
+        b.iter(|| {
+            let mut enc = Encoder::new();
+            let vars: Vec<Int> = ["h", "h2", "w"].iter().map(|n| enc.var(n)).collect();
+            let s = z3::Solver::new();
+            for g in &guards {
+                s.assert(enc.holds(g).unwrap());
+            }
+            for v in &vars {
+                s.assert(v.ge(Int::from_i64(2)));
+                s.assert(v.le(Int::from_i64(64)));
+            }
+            assert_eq!(s.solutions(vars, false).count(), 8 * 32);
+        })
+    });
+    group.finish();
 }
 
 criterion_group!(benches, z3_benches);

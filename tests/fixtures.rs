@@ -279,6 +279,7 @@ fn related_dims_are_solved_together() {
         g.code.as_deref(),
         Some("_dx = Dim('_dx', min=1, max=16)\ndx = 6*_dx + 2\ndy = dx + 1")
     );
+    assert_eq!(g.certificate, "enumeration");
     assert!(r.dynamic_shapes.contains("dy = dx + 1"));
     assert!(
         !r.dynamic_shapes.contains("dy = Dim("),

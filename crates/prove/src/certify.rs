@@ -23,6 +23,25 @@ pub enum Mode {
 /// torch's fixes independently. A suggestion Z3 refutes would be a dimguard bug: it is withheld
 /// and the report says so. `unknown` keeps the existing certificate and records Z3's reason.
 pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) {
+    for g in &mut report.linked {
+        let Some(p) = g.progression else { continue };
+        if mode == Mode::Auto && g.certificate != "none" {
+            continue;
+        }
+        let guards: Vec<&Expr> = g.guards.iter().collect();
+        let set = DimSet::progression(p.lo, p.hi, p.modulus, p.residue);
+        match check_set(&guards, &g.root_var, &set, 1, timeout_ms) {
+            Verdict::Proved => g.certificate = "z3",
+            Verdict::Refuted(_) => {
+                g.code = None;
+                g.certificate = "none";
+                g.undecided = Some(
+                    "internal error: Z3 refuted the group's suggestion; it was withheld".into(),
+                );
+            }
+            Verdict::Unknown(_) => {}
+        }
+    }
     for (d, entry) in report.dims.iter_mut().zip(&msg.dims) {
         if entry.guards.is_empty() {
             continue;

@@ -4,6 +4,7 @@
 use crate::{check_box, check_set, JointVerdict, Verdict};
 use dimguard_solver::diagnose::RECHECK_LIMIT;
 use dimguard_solver::engine::{solve, Limits};
+use dimguard_solver::joint;
 use dimguard_solver::message::{self, Message};
 use dimguard_solver::spec::Spec;
 use dimguard_solver::suggest::{dim_code, rank};
@@ -73,7 +74,15 @@ impl GuardSet {
                         None => set.dims.push((a.clone(), Some(a), vec![e])),
                     }
                 }
-                _ => set.joint.push(g.to_string()),
+                _ => {
+                    // Each linked size is a dimension too (with no one-size guard of its own).
+                    for a in atoms {
+                        if !set.dims.iter().any(|d| *d.0 == *a) {
+                            set.dims.push((a.to_string(), Some(a.to_string()), vec![]));
+                        }
+                    }
+                    set.joint.push(g.to_string())
+                }
             }
         }
         if set.dims.is_empty() && set.joint.is_empty() {
@@ -192,7 +201,7 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
             if let Some(best) =
                 feasible.and_then(|f| rank(&f, None, 1).progressions.first().copied())
             {
-                d.maximal_spec = Some(dim_code(name, &best));
+                d.maximal_spec = Some(dim_code(&sd.name, &best));
             }
         }
         dims.push(d);
@@ -202,6 +211,7 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
         .iter()
         .map(|g| joint_check(g, spec, timeout_ms))
         .collect();
+    joint_maximal(guards, spec, &mut dims, &limits);
     let all: Vec<Option<bool>> = dims
         .iter()
         .map(|d| d.sound)
@@ -219,6 +229,63 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
         dims,
         joint,
         unrecognized: spec.unrecognized.clone(),
+    }
+}
+
+/// With guards linking sizes, the maximal spec of each linked size must hold for every value of
+/// the others: solve the groups jointly within the spec's ranges and replace `maximal_spec`.
+fn joint_maximal(guards: &GuardSet, spec: &Spec, dims: &mut [VerifyDim], limits: &Limits) {
+    if guards.joint.is_empty() {
+        return;
+    }
+    let mut all: Vec<Expr> = guards
+        .dims
+        .iter()
+        .flat_map(|(_, _, gs)| gs.iter().cloned())
+        .collect();
+    all.extend(guards.joint.iter().filter_map(|t| parse_guard(t).ok()));
+    let mut ranges = std::collections::BTreeMap::new();
+    let mut sizes = Vec::new();
+    for e in &all {
+        for a in e.atoms() {
+            let a = a.to_string();
+            if let Some(set) = spec.lookup(&a, Some(&a)).and_then(|d| d.admitted.as_ref()) {
+                if let (Some(lo), Some(hi)) = (set.min(), set.max()) {
+                    ranges.insert(a.clone(), (lo, hi));
+                }
+            }
+            if !sizes.contains(&a) {
+                sizes.push(a);
+            }
+        }
+    }
+    for grp in joint::group(&all, &sizes) {
+        if grp.roots.len() < 2 {
+            continue;
+        }
+        let solved = joint::solve_group(&grp, &ranges, limits);
+        for d in dims.iter_mut() {
+            let var = d.source.clone().unwrap_or_else(|| d.name.clone());
+            if !grp.roots.contains(&var) {
+                continue;
+            }
+            d.maximal_spec = match (&solved.undecided, solved.accepted.get(&var)) {
+                (None, Some(acc)) => {
+                    let name = spec
+                        .lookup(&var, Some(&var))
+                        .map_or(d.name.clone(), |sd| sd.name.clone());
+                    rank(acc, None, 1)
+                        .progressions
+                        .first()
+                        .map(|p| dim_code(&name, p))
+                }
+                (Some(why), _) => {
+                    d.note.get_or_insert_with(|| format!("joint guards: {why}"));
+                    None
+                }
+                _ => None,
+            };
+        }
     }
 }
 
@@ -350,6 +417,36 @@ mod tests {
         let ce = r.joint[0].counterexample.as_ref().unwrap();
         assert_ne!(ce["L['image1'].size()[2]"], ce["L['image2'].size()[2]"]);
         assert_eq!(r.sound, Some(false));
+    }
+
+    #[test]
+    fn maximal_specs_respect_joint_guards() {
+        // h*w must be a multiple of 16 for every pair: with w free in 2..64, h must be a
+        // multiple of 16 itself.
+        let g = GuardSet::read("(L['x'].size()[2] * L['x'].size()[3]) % 16 == 0\n").unwrap();
+        let s = spec::read("h = Dim('h', min=2, max=200)\nw = Dim('w', min=2, max=64)\ndynamic_shapes = {'x': {2: h, 3: w}}\n");
+        let r = verify(&g, &s, 5_000);
+        assert_eq!(r.sound, Some(false));
+        let h = r
+            .dims
+            .iter()
+            .find(|d| d.name == "L['x'].size()[2]")
+            .unwrap();
+        assert_eq!(h.sound, Some(true), "no one-size guard of its own");
+        assert_eq!(
+            h.maximal_spec.as_deref(),
+            Some("_h = Dim('_h', min=1, max=12)\nh = 16*_h")
+        );
+        // Through the joint solver directly:
+        let e = parse_guard("(h * w) % 16 == 0").unwrap();
+        let groups = joint::group(&[e], &[]);
+        let ranges = std::collections::BTreeMap::from([
+            ("h".to_string(), (2, 200)),
+            ("w".to_string(), (2, 64)),
+        ]);
+        let solved = joint::solve_group(&groups[0], &ranges, &Limits::default());
+        assert!(solved.accepted["h"].iter().all(|h| h % 16 == 0));
+        assert_eq!(solved.accepted["h"].count(), 12);
     }
 
     #[test]

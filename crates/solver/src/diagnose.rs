@@ -61,8 +61,19 @@ pub struct LinkedGroup {
     pub feasible: Option<Feasible>,
     /// Code: the root's best `Dim`, then the derived dims.
     pub code: Option<String>,
+    /// How the code's soundness is known: `"enumeration"`, `"z3"` or `"none"`.
+    pub certificate: &'static str,
     /// Why undecided.
     pub undecided: Option<String>,
+    /// The size the root stands for.
+    #[serde(skip)]
+    pub root_var: String,
+    /// Every guard of the group, over the root.
+    #[serde(skip)]
+    pub guards: Vec<Expr>,
+    /// The root's progression in `code`.
+    #[serde(skip)]
+    pub progression: Option<Progression>,
 }
 
 /// A guard torch could not decide because it depends on data (`u0` from `.item()`, `nonzero`).
@@ -359,24 +370,46 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
             .accepted
             .get(&root)
             .filter(|_| solved.undecided.is_none());
-        let code = feasible
-            .and_then(|f| {
-                suggest::rank(f, example_for(opts, &name_of(&root)), 1)
-                    .progressions
-                    .first()
-                    .copied()
-            })
-            .map(|p| {
-                let mut lines = vec![dim_code(&name_of(&root), &p)];
-                lines.extend(members.iter().map(|[n, e]| format!("{} = {e}", py_name(n))));
-                lines.join("\n")
-            });
+        let best = feasible.and_then(|f| {
+            suggest::rank(f, example_for(opts, &name_of(&root)), 1)
+                .progressions
+                .first()
+                .copied()
+        });
+        let code = best.map(|p| {
+            let mut lines = vec![dim_code(&name_of(&root), &p)];
+            lines.extend(members.iter().map(|[n, e]| format!("{} = {e}", py_name(n))));
+            lines.join("\n")
+        });
+        // Independent re-check of the root's progression against every guard of the group.
+        let certificate = match best {
+            Some(p) if p.count() <= RECHECK_LIMIT => {
+                let fast: Vec<Option<Compiled>> =
+                    grp.guards.iter().map(|g| Compiled::new(g, &root)).collect();
+                let ok = p.to_set().iter().all(|x| {
+                    grp.guards
+                        .iter()
+                        .zip(&fast)
+                        .all(|(g, c)| Compiled::holds(c.as_ref(), g, &root, x))
+                });
+                if ok {
+                    "enumeration"
+                } else {
+                    "none"
+                }
+            }
+            _ => "none",
+        };
         out.push(LinkedGroup {
             root: name_of(&root),
             members,
             feasible: feasible.map(Feasible::from),
             code,
+            certificate,
             undecided: solved.undecided,
+            root_var: root.clone(),
+            guards: grp.guards.clone(),
+            progression: best,
         });
     }
     out

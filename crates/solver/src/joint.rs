@@ -8,9 +8,11 @@
 //!
 //! * one root left: the guards become one-size guards of the root, solved by the periodic engine
 //!   (`engine.rs`), with the members' ranges turned into the root's range;
-//! * several roots: each root's own guards are solved exactly first; the guards linking roots are
-//!   then decided over the product of those sets by enumeration, when it has at most
-//!   [`JOINT_LIMIT`] points, and reported undecided beyond (Z3 proofs in `dimguard-prove` cover
+//! * several roots: each root's own guards are solved exactly first; then, for each combination of
+//!   the values of all roots but the largest (at most [`JOINT_LIMIT`] combinations), the linking
+//!   guards become guards in the largest root alone, solved by the periodic engine: the cost does
+//!   not depend on the largest root's width (`h` in [2, 64] against `w` in [2, 2^62] is cheap).
+//!   Beyond the limit the group is reported undecided (Z3 proofs in `dimguard-prove` cover
 //!   wider boxes).
 //!
 //! For several roots, a root's *accepted* set is the values that pass every linking guard for
@@ -329,43 +331,56 @@ pub fn solve_group(
         .map(|(_, s)| s.count())
         .try_fold(1u128, |a, c| a.checked_mul(c))
         .unwrap_or(u128::MAX);
-    if total > JOINT_LIMIT {
+    // The root with the most values is solved by the one-size engine for each point of the
+    // others (cost independent of its width); the others are enumerated.
+    let inner = (0..sets.len())
+        .max_by_key(|&i| sets[i].1.count())
+        .expect("a root");
+    let outer_points: u128 = total / sets[inner].1.count().max(1);
+    if outer_points > JOINT_LIMIT {
         out.undecided = Some(format!(
-            "the guards linking {} span {total} combinations, more than the {JOINT_LIMIT} dimguard enumerates",
+            "the guards linking {} need {outer_points} combinations of the smaller sizes, more than the {JOINT_LIMIT} dimguard enumerates",
             grp.roots.join(", ")
         ));
         return out;
     }
-    // Enumerate the product: count passing points, and keep per root the values that pass for
-    // every combination of the others.
-    let values: Vec<Vec<i128>> = sets.iter().map(|(_, s)| s.iter().collect()).collect();
-    let mut ok_all: Vec<BTreeSet<i128>> =
+    let inner_name = sets[inner].0.clone();
+    let inner_set = sets[inner].1.clone();
+    let outer: Vec<usize> = (0..sets.len()).filter(|&i| i != inner).collect();
+    let values: Vec<Vec<i128>> = outer.iter().map(|&i| sets[i].1.iter().collect()).collect();
+    let mut ok_outer: Vec<BTreeSet<i128>> =
         values.iter().map(|v| v.iter().copied().collect()).collect();
+    let mut inner_acc = inner_set.clone();
     let mut passing: u128 = 0;
-    let mut idx = vec![0usize; values.len()];
-    if values.iter().all(|v| !v.is_empty()) {
+    let mut idx = vec![0usize; outer.len()];
+    let nonempty = values.iter().all(|v| !v.is_empty()) && !inner_set.is_empty();
+    if nonempty {
         loop {
-            let point: Vec<i128> = idx.iter().enumerate().map(|(i, &j)| values[i][j]).collect();
-            let env = |a: &str| grp.roots.iter().position(|r| r == a).map(|i| point[i]);
-            let pass = linking.iter().all(|g| {
-                matches!(
-                    g.eval(&env).map(|v| v == crate::expr::Value::Bool(true)),
-                    Ok(true)
-                )
-            });
-            if pass {
-                passing += 1;
-            } else {
-                for (i, v) in point.iter().enumerate() {
-                    ok_all[i].remove(v);
+            // The linking guards with the outer roots fixed: guards in the inner root alone.
+            let mut pass = inner_set.clone();
+            for g in &linking {
+                let mut h = (*g).clone();
+                for (k, &o) in outer.iter().enumerate() {
+                    h = substitute(&h, &grp.roots[o], &Expr::int(values[k][idx[k]]));
+                }
+                match solve(&h, &inner_name, &pass, limits) {
+                    Outcome::Solved { set, .. } => pass = pass.intersect(&set).unwrap_or(set),
+                    Outcome::Undecided { reason } => {
+                        out.undecided = Some(reason);
+                        return out;
+                    }
                 }
             }
-            // Next index (odometer).
-            let mut k = 0;
-            loop {
-                if k == idx.len() {
-                    break;
+            passing += pass.count();
+            if pass.count() != inner_set.count() {
+                for (k, ok) in ok_outer.iter_mut().enumerate() {
+                    ok.remove(&values[k][idx[k]]);
                 }
+            }
+            inner_acc = inner_acc.intersect(&pass).unwrap_or(pass);
+            // Next outer point (odometer).
+            let mut k = 0;
+            while k < idx.len() {
                 idx[k] += 1;
                 if idx[k] < values[k].len() {
                     break;
@@ -379,13 +394,14 @@ pub fn solve_group(
         }
     }
     out.joint_count = Some((passing, total));
-    for (i, r) in grp.roots.iter().enumerate() {
-        let runs: Vec<DimSet> = ok_all[i].iter().map(|&v| DimSet::interval(v, v)).collect();
-        let set = runs
-            .into_iter()
+    out.accepted.insert(inner_name, inner_acc);
+    for (k, &o) in outer.iter().enumerate() {
+        let set = ok_outer[k]
+            .iter()
+            .map(|&v| DimSet::interval(v, v))
             .try_fold(DimSet::empty(), |acc, s| acc.union(&s))
             .unwrap_or_default();
-        out.accepted.insert(r.clone(), set);
+        out.accepted.insert(grp.roots[o].clone(), set);
     }
     out
 }
@@ -428,6 +444,25 @@ mod tests {
         assert_eq!(r, ("b".into(), "a".into(), 2, 1));
         assert_eq!(linear_relation(&g("2*a == 3*b")), None);
         assert_eq!(linear_relation(&g("a*b == 3")), None);
+    }
+
+    #[test]
+    fn one_wide_root_costs_nothing() {
+        let guards = vec![g("(h + w) % 8 == 0")];
+        let groups = group(&guards, &["h".into(), "w".into()]);
+        let ranges = BTreeMap::from([("h".to_string(), (2, 9)), ("w".to_string(), (2, 1 << 62))]);
+        let s = solve_group(&groups[0], &ranges, &Limits::default());
+        // For every h, a w exists; no w works for every h in 2..9.
+        assert!(s.accepted["w"].is_empty());
+        assert!(s.accepted["h"].is_empty());
+        let (pass, total) = s.joint_count.unwrap();
+        assert_eq!(total, 8 * ((1u128 << 62) - 1));
+        assert_eq!(
+            pass,
+            (2..=9)
+                .map(|h| DimSet::progression(2, 1 << 62, 8, -h).count())
+                .sum::<u128>()
+        );
     }
 
     #[test]
