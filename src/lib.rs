@@ -5,7 +5,9 @@
 //!
 //! * [`solver`] — guard parsing, exact feasible sets, sound and maximal `Dim` suggestions.
 //! * [`prove`] — Z3 certificates and counterexamples.
+//! * [`graph`] — `.pt2` archives: operator graph, shape propagation, `check`.
 
+pub use dimguard_graph as graph;
 pub use dimguard_prove as prove;
 pub use dimguard_solver as solver;
 

@@ -48,6 +48,21 @@ enum Command {
         #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
         z3_timeout_ms: u32,
     },
+    /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
+    /// versus what it claims, a corrected spec, and shape-propagation findings.
+    Check {
+        /// The `.pt2` archive or `model.json`.
+        model: PathBuf,
+        /// Print JSON (see CONTRACT.md).
+        #[arg(long)]
+        json: bool,
+        /// Write the operator graph as Graphviz DOT, edges labeled with symbolic shapes.
+        #[arg(long, value_name = "FILE")]
+        dot: Option<PathBuf>,
+        /// Also list every symbolic intermediate size with its exact values.
+        #[arg(long)]
+        sizes: bool,
+    },
     /// Check a dynamic_shapes spec against guards: sound (with a Z3 proof) or counterexamples, and
     /// the maximal sound spec.
     Verify {
@@ -80,8 +95,54 @@ fn main() -> ExitCode {
     }
 }
 
+fn check_cmd(model: &PathBuf, json: bool, dot: Option<&PathBuf>, sizes: bool) -> ExitCode {
+    let program = match dimguard::graph::load(model) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("dimguard: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Some(path) = dot {
+        match dimguard::graph::ProgramGraph::build(&program) {
+            Ok(g) => {
+                if let Err(e) = std::fs::write(path, g.dot()) {
+                    eprintln!("dimguard: cannot write {}: {e}", path.display());
+                    return ExitCode::from(1);
+                }
+            }
+            Err(e) => {
+                eprintln!("dimguard: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    // Z3 decides linked groups too wide to enumerate (products of unbounded sizes).
+    let z3 = |guards: &[&dimguard::solver::Expr], sets: &[(&str, &dimguard::solver::DimSet)]| match dimguard::prove::check_box(guards, sets, dimguard::prove::certify::TIMEOUT_MS) {
+        dimguard::prove::JointVerdict::Proved => Some(true),
+        dimguard::prove::JointVerdict::Refuted(_) => Some(false),
+        dimguard::prove::JointVerdict::Unknown(_) => None,
+    };
+    match dimguard::graph::check_with(&program, sizes, Some(&z3)) {
+        Ok(report) => {
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+            } else {
+                let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+                print!("{}", render::check(&report, color));
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("dimguard: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
+        Command::Check { model, json, dot, sizes } => check_cmd(&model, json, dot.as_ref(), sizes),
         Command::Verify {
             guards,
             spec,

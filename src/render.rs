@@ -1,6 +1,7 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
+use crate::graph::CheckReport;
 use crate::prove::verify::VerifyReport;
 use crate::solver::diagnose::{DimReport, Report, Status};
 use std::fmt::Write;
@@ -350,6 +351,78 @@ pub fn verify(r: &VerifyReport, color: bool) -> String {
     }
     for u in &r.unrecognized {
         let _ = writeln!(out, "\n{} spec line not understood: {u}", st.yellow("note"));
+    }
+    out
+}
+
+/// Renders a `check` report for a person.
+pub fn check(r: &CheckReport, color: bool) -> String {
+    let st = Style { on: color };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} dynamic dimension{}{}",
+        st.bold("dimguard check:"),
+        r.dims.len(),
+        if r.dims.len() == 1 { "" } else { "s" },
+        r.torch_version.as_ref().map_or(String::new(), |v| format!(" (exported by PyTorch {v})"))
+    );
+    for d in &r.dims {
+        out.push('\n');
+        let _ = writeln!(out, "{}   {} = {}", st.bold(&format!("{}[{}]", d.input, d.index)), d.source, d.expr);
+        let claims = match (d.claimed.min, d.claimed.max) {
+            (Some(a), Some(b)) => format!("{} sizes in {}..{}", d.claimed.count, num(a), num(b)),
+            _ => "nothing".into(),
+        };
+        row(&mut out, "claims", &claims, &st);
+        match &d.accepted {
+            Some(a) => {
+                let rejected = d.claimed.count.saturating_sub(a.count);
+                let verdict = if rejected == 0 {
+                    st.green(&format!("all {} claimed sizes", a.count))
+                } else {
+                    let ex: Vec<String> = d.rejected_examples.iter().map(|v| v.to_string()).collect();
+                    st.red(&format!("{} of them; {} raise Guard failed, e.g. {}", a.count, rejected, ex.join(", ")))
+                };
+                row(&mut out, "accepts", &verdict, &st);
+            }
+            None => row(&mut out, "accepts", &st.yellow(&format!("undecided: {}", d.undecided.as_deref().unwrap_or("?"))), &st),
+        }
+        if !d.linked_with.is_empty() {
+            row(&mut out, "linked", &format!("with {} (accepted for every accepted size of those)", d.linked_with.join(", ")), &st);
+        }
+        if let Some(s) = d.suggestions.first() {
+            row(&mut out, "spec", &s.code, &st);
+        }
+    }
+    let p = &r.propagation;
+    let _ = writeln!(
+        out,
+        "\n{} {} operators checked, {} without a shape function{}",
+        st.bold("shapes:"),
+        p.checked,
+        p.unchecked.len(),
+        if p.unchecked.is_empty() { String::new() } else { format!(" ({})", p.unchecked.join(", ")) }
+    );
+    if p.disagreements.is_empty() {
+        row(&mut out, "", &st.green("every computed size equals the recorded one"), &st);
+    }
+    for d in &p.disagreements {
+        row(&mut out, "differs", &format!("{} ({}): recorded [{}], computed [{}]", d.node, d.tensor, d.recorded.join(", "), d.computed.join(", ")), &st);
+    }
+    if !p.filled.is_empty() {
+        row(&mut out, "filled", &format!("sizes of {} computed where none were recorded", p.filled.join(", ")), &st);
+    }
+    for s in &r.sizes {
+        let v = s.values.as_ref().map_or("not enumerated".to_string(), |f| match (f.min, f.max) {
+            (Some(a), Some(b)) => format!("{} values in {}..{}", f.count, a, b),
+            _ => "none".into(),
+        });
+        row(&mut out, "size", &format!("{}[{}] = {}: {v}", s.tensor, s.index, s.expr), &st);
+    }
+    let _ = writeln!(out, "\n{}\n", st.bold("Corrected dynamic_shapes:"));
+    for line in r.dynamic_shapes.lines() {
+        let _ = writeln!(out, "    {line}");
     }
     out
 }

@@ -254,9 +254,14 @@ def roundtrip():
 # --- .pt2 model.json -------------------------------------------------------------------------
 
 
-def save_model_json(ep, name):
+def save_model_json(ep, name, keep_archive=False):
     path = f"/tmp/{name}.pt2"
     torch.export.save(ep, path)
+    if keep_archive:
+        import shutil
+
+        shutil.copy(path, f"{OUT}/pt2/{name}.pt2")
+        say(f"pt2 {name}: archive kept ({os.path.getsize(path)} bytes)")
     with zipfile.ZipFile(path) as z:
         for n in z.namelist():
             if n.endswith("models/model.json") or n.endswith("serialized_exported_program.json"):
@@ -277,7 +282,7 @@ def pt2():
     shapes = {"image1": {2: 8 * k, 3: 8 * kw}, "image2": {2: 8 * k, 3: 8 * kw}}
     ep, err = try_export(m, (img, img.clone()), shapes, seconds=300)
     if ep is not None:
-        save_model_json(ep, "raft_small_torchfix")
+        save_model_json(ep, "raft_small_torchfix", keep_archive=True)
     else:
         say(f"raft torch fix did not export: {err[:300]}")
     for name, ex in [("densenet121", 224), ("mobilenet_v2", 224)]:

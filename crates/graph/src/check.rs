@@ -1,0 +1,384 @@
+//! `dimguard check`: which sizes an exported program really accepts.
+//!
+//! For each dynamic dimension of each user input: the sizes `range_constraints` *claim* (for a
+//! derived size such as `8*s24`, the expression's values over its root's range), and the claimed
+//! sizes that pass every guard of `guards_code` — exactly, by the solver. Guards linking several
+//! inputs are solved jointly (`joint.rs`): a size is accepted when it passes for every accepted
+//! size of the others, which the report says.
+
+use crate::graph::{symbol_ranges, ProgramGraph};
+use crate::program::{Error, Program, Size};
+use dimguard_solver::diagnose::{dim_code_for, Feasible, Suggestion};
+use dimguard_solver::compiled::Compiled;
+use dimguard_solver::engine::Limits;
+use dimguard_solver::joint;
+use dimguard_solver::message::SIZE_MAX;
+use dimguard_solver::suggest::rank;
+use dimguard_solver::types::{CmpOp, DimSet, Expr};
+use dimguard_solver::parse_guard;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// The report of `dimguard check` (contract fields first in each entry).
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// One entry per dynamic dimension of every user input, in input order.
+    pub dims: Vec<CheckDim>,
+    /// Guards from `guards_code`, each with how it was used.
+    pub guards: Vec<GuardUse>,
+    /// Shape propagation findings.
+    pub propagation: crate::graph::Propagation,
+    /// Every symbolic intermediate size with its exact range (when asked for).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<SizeRange>,
+    /// Paste-ready corrected `dynamic_shapes`.
+    pub dynamic_shapes: String,
+    /// The PyTorch that wrote the program.
+    pub torch_version: Option<String>,
+}
+
+/// One input dimension.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckDim {
+    /// User input name.
+    pub input: String,
+    /// Dimension index.
+    pub index: usize,
+    /// The symbol it is expressed in.
+    pub symbol: String,
+    /// Its size expression (`8*s24`).
+    pub expr: String,
+    /// What `range_constraints` claims.
+    pub claimed: Claimed,
+    /// The claimed sizes that pass every guard (null when undecided).
+    pub accepted: Option<Feasible>,
+    /// Sound single-`Dim` specs inside `accepted`, best first.
+    pub suggestions: Vec<Suggestion>,
+    /// The source in guards (`L['x'].size()[2]`).
+    pub source: String,
+    /// Claimed sizes that fail a guard (they raise `Guard failed` at run time), first few.
+    pub rejected_examples: Vec<i128>,
+    /// Guards linking this size with others, if any: `accepted` then assumes the other sizes
+    /// range over their own accepted sets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub linked_with: Vec<String>,
+    /// Why `accepted` is null.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
+}
+
+/// Claimed sizes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Claimed {
+    /// Number of sizes.
+    pub count: u128,
+    /// Smallest.
+    pub min: Option<i128>,
+    /// Largest.
+    pub max: Option<i128>,
+}
+
+/// A guard of `guards_code`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GuardUse {
+    /// As written.
+    pub guard: String,
+    /// The sizes it mentions.
+    pub sizes: Vec<String>,
+    /// Parse error, if any (the guard is then ignored and the report says so).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// An intermediate size and its exact values.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeRange {
+    /// Tensor name.
+    pub tensor: String,
+    /// Dimension index.
+    pub index: usize,
+    /// The size expression.
+    pub expr: String,
+    /// Its exact values over the inputs' accepted sizes (null when too many to enumerate).
+    pub values: Option<Feasible>,
+    /// The value at the traced example.
+    pub example: Option<i128>,
+}
+
+fn claimed_set(e: &Expr, ranges: &crate::graph::SymbolRanges) -> Option<DimSet> {
+    let (coefs, c0) = joint::affine(e)?;
+    if !c0.is_integer() {
+        return None;
+    }
+    match coefs.iter().collect::<Vec<_>>().as_slice() {
+        [] => Some(DimSet::interval(*c0.numer(), *c0.numer())),
+        [(s, k)] if k.is_integer() && *k.numer() > 0 => {
+            let (lo, hi) = ranges.get(*s).copied().unwrap_or((2, SIZE_MAX));
+            let k = *k.numer();
+            let off = *c0.numer();
+            let hi = hi.min((SIZE_MAX - off) / k);
+            Some(DimSet::progression(k * lo + off, k * hi + off, k, off))
+        }
+        _ => None,
+    }
+}
+
+/// `8*s24`, `s0`, `4*s16 + 1`.
+fn pretty(e: &Expr) -> String {
+    match joint::affine(e) {
+        Some((coefs, c0)) if coefs.len() == 1 && c0.is_integer() => {
+            let (s, k) = coefs.iter().next().expect("one symbol");
+            let term = if *k == dimguard_solver::num::q(1) { s.clone() } else { format!("{k}*{s}") };
+            match *c0.numer() {
+                0 => term,
+                c if c > 0 => format!("{term} + {c}"),
+                c => format!("{term} - {}", -c),
+            }
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// Decides whether guards hold on every point of a box of sizes (`Some(true)`), fail somewhere
+/// (`Some(false)`), or cannot tell (`None`). The CLI passes Z3 (`dimguard-prove::check_box`);
+/// this crate does not depend on Z3.
+pub type BoxProver<'a> = &'a dyn Fn(&[&Expr], &[(&str, &DimSet)]) -> Option<bool>;
+
+/// Checks a program: claimed versus accepted sizes of every input dimension.
+pub fn check(p: &Program, with_sizes: bool) -> Result<CheckReport, Error> {
+    check_with(p, with_sizes, None)
+}
+
+/// [`check`], with a prover for linked groups too wide to enumerate: when it proves that the
+/// linking guards hold on the product of the sizes' own accepted sets, those sets are accepted.
+pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> Result<CheckReport, Error> {
+    let pg = ProgramGraph::build(p)?;
+    let ranges = symbol_ranges(p);
+    let limits = Limits::default();
+    // Parse the guards.
+    let mut guards: Vec<Expr> = Vec::new();
+    let mut uses = Vec::new();
+    for text in &p.guards_code {
+        match parse_guard(text) {
+            Ok(g) => {
+                uses.push(GuardUse { guard: text.clone(), sizes: g.atoms().iter().map(|a| a.to_string()).collect(), error: None });
+                guards.push(g);
+            }
+            Err(e) => uses.push(GuardUse { guard: text.clone(), sizes: vec![], error: Some(e.to_string()) }),
+        }
+    }
+    // Input dimensions and their claimed sets.
+    struct In {
+        input: String,
+        index: usize,
+        source: String,
+        expr: Expr,
+        claimed: Option<DimSet>,
+        hint: Option<i128>,
+    }
+    let mut ins: Vec<In> = Vec::new();
+    for input in p.user_inputs() {
+        let Some(sizes) = p.sizes(&input)? else { continue };
+        for (index, s) in sizes.iter().enumerate() {
+            if let Size::Expr(e, hint) = s {
+                ins.push(In {
+                    input: input.clone(),
+                    index,
+                    source: format!("L['{input}'].size()[{index}]"),
+                    claimed: claimed_set(e, &ranges),
+                    expr: e.clone(),
+                    hint: *hint,
+                });
+            }
+        }
+    }
+    // Claimed progressions become guards too (the program only claims those sizes), then all
+    // guards are grouped and solved.
+    let mut all = guards.clone();
+    for i in &ins {
+        if let Some(c) = i.claimed.as_ref().and_then(DimSet::as_progression).filter(|p| p.modulus > 1) {
+            all.push(Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::Mod(Box::new(Expr::sym(&i.source)), Box::new(Expr::int(c.modulus)))),
+                Box::new(Expr::int(c.residue)),
+            ));
+        }
+    }
+    let sources: Vec<String> = ins.iter().map(|i| i.source.clone()).collect();
+    let bounds: BTreeMap<String, (i128, i128)> = ins
+        .iter()
+        .filter_map(|i| i.claimed.as_ref().and_then(|c| Some((i.source.clone(), (c.min()?, c.max()?)))))
+        .collect();
+    let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
+    let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for grp in joint::group(&all, &sources) {
+        let mut solved = joint::solve_group(&grp, &bounds, &limits);
+        if let (Some(_), Some(prove)) = (&solved.undecided, prover) {
+            let linking: Vec<&Expr> = grp.guards.iter().filter(|g| g.atoms().len() > 1).collect();
+            let own: Vec<(&str, &DimSet)> =
+                grp.roots.iter().filter_map(|r| solved.accepted.get(r).map(|s| (r.as_str(), s))).collect();
+            if own.len() == grp.roots.len() && prove(&linking, &own) == Some(true) {
+                // Every combination passes: each root keeps its own accepted set.
+                solved.undecided = None;
+            }
+        }
+        let multi = grp.roots.len() > 1 || grp.members.len() > 1;
+        for m in &grp.members {
+            if multi {
+                linked.insert(m.name.clone(), grp.members.iter().filter(|o| o.name != m.name).map(|o| o.name.clone()).collect());
+            }
+            let r = match (&solved.undecided, solved.accepted.get(&m.root)) {
+                (None, Some(root_set)) => {
+                    // Map the root's accepted values through name = coef*root + offset.
+                    let mapped = if m.coef == 1 && m.offset == 0 {
+                        root_set.clone()
+                    } else {
+                        root_set
+                            .segments()
+                            .iter()
+                            .flat_map(|s| {
+                                // x ≡ r (mod M) on [lo, hi]  ->  c*x + o ≡ c*r + o (mod c*M).
+                                s.residues.iter().map(move |r| {
+                                    DimSet::progression(
+                                        m.coef * s.lo + m.offset,
+                                        m.coef * s.hi + m.offset,
+                                        m.coef * s.modulus,
+                                        m.coef * r + m.offset,
+                                    )
+                                })
+                            })
+                            .try_fold(DimSet::empty(), |acc, x| acc.union(&x))
+                            .unwrap_or_default()
+                    };
+                    Ok(mapped)
+                }
+                (Some(why), _) => Err(why.clone()),
+                (None, None) => Err("not solved".into()),
+            };
+            accepted.insert(m.name.clone(), r);
+        }
+    }
+    let mut dims = Vec::new();
+    let mut code_lines = vec!["from torch.export import Dim".to_string(), String::new()];
+    let mut dict: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+    for i in &ins {
+        let claimed = i.claimed.clone();
+        let acc = match (&claimed, accepted.get(&i.source)) {
+            (Some(c), Some(Ok(a))) => Ok(a.intersect(c).unwrap_or_else(|_| a.clone())),
+            (None, _) => Err("the claimed sizes are not an arithmetic progression of one symbol".to_string()),
+            (_, Some(Err(e))) => Err(e.clone()),
+            (_, None) => Err("not solved".to_string()),
+        };
+        let name = format!("{}_{}", i.input, i.index);
+        let mut d = CheckDim {
+            input: i.input.clone(),
+            index: i.index,
+            symbol: i.expr.atoms().iter().next().map(|a| a.to_string()).unwrap_or_default(),
+            expr: pretty(&i.expr),
+            claimed: Claimed {
+                count: claimed.as_ref().map_or(0, DimSet::count),
+                min: claimed.as_ref().and_then(DimSet::min),
+                max: claimed.as_ref().and_then(DimSet::max),
+            },
+            accepted: None,
+            suggestions: vec![],
+            source: i.source.clone(),
+            rejected_examples: vec![],
+            linked_with: linked.get(&i.source).cloned().unwrap_or_default(),
+            undecided: None,
+        };
+        match acc {
+            Ok(a) => {
+                if let Some(c) = &claimed {
+                    d.rejected_examples = c.difference(&a).map(|r| r.iter().take(5).collect()).unwrap_or_default();
+                }
+                let ranking = rank(&a, i.hint, 4);
+                d.suggestions = ranking.progressions.iter().map(|p| dim_code_for(&name, p, "periodic")).collect();
+                if let Some(s) = d.suggestions.first() {
+                    code_lines.extend(s.code.lines().map(String::from));
+                    dict.entry(i.input.clone()).or_default().push((i.index, dimguard_solver::suggest::py_name(&name)));
+                }
+                d.accepted = Some(Feasible::from(&a));
+            }
+            Err(e) => d.undecided = Some(e),
+        }
+        dims.push(d);
+    }
+    // Suggestions of unlinked sizes re-checked value by value against their guards.
+    for d in dims.iter_mut() {
+        let own: Vec<&Expr> = guards.iter().filter(|g| g.atoms().iter().all(|a| **a == *d.source)).collect();
+        let fast: Vec<Option<Compiled>> = own.iter().map(|g| Compiled::new(g, &d.source)).collect();
+        for s in d.suggestions.iter_mut() {
+            if s.count <= dimguard_solver::diagnose::RECHECK_LIMIT && d.linked_with.is_empty() {
+                let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
+                let ok = set
+                    .iter()
+                    .all(|x| own.iter().zip(&fast).all(|(g, c)| Compiled::holds(c.as_ref(), g, &d.source, x)));
+                s.certificate = if ok { "enumeration" } else { "none" };
+            }
+        }
+    }
+    if !dict.is_empty() {
+        let body: Vec<String> = dict
+            .iter()
+            .map(|(k, v)| format!("\"{k}\": {{{}}}", v.iter().map(|(i, n)| format!("{i}: {n}")).collect::<Vec<_>>().join(", ")))
+            .collect();
+        code_lines.push(String::new());
+        code_lines.push(format!("dynamic_shapes = {{{}}}", body.join(", ")));
+    }
+    let sizes = if with_sizes { size_table(&pg, &ins.iter().map(|i| (i.expr.clone(), i.source.clone())).collect::<Vec<_>>(), &dims) } else { vec![] };
+    Ok(CheckReport {
+        dims,
+        guards: uses,
+        propagation: pg.report.clone(),
+        sizes,
+        dynamic_shapes: code_lines.join("\n"),
+        torch_version: p.torch_version.clone(),
+    })
+}
+
+/// Exact values of every symbolic intermediate size, over the inputs' accepted sizes: each input
+/// symbol ranges over the values of its root dimension's accepted set.
+fn size_table(pg: &ProgramGraph, inputs: &[(Expr, String)], dims: &[CheckDim]) -> Vec<SizeRange> {
+    // Symbol -> accepted root values (from a dimension whose expression is that bare symbol or
+    // an affine function of it).
+    let mut sym_sets: BTreeMap<String, DimSet> = BTreeMap::new();
+    for ((e, _), d) in inputs.iter().zip(dims) {
+        let (Some((coefs, c0)), Some(acc)) = (joint::affine(e), d.accepted.as_ref()) else { continue };
+        if let Some((s, k)) = coefs.iter().next().filter(|_| coefs.len() == 1) {
+            let (k, off) = (*k.numer(), *c0.numer());
+            let set = DimSet::from_segments(acc.segments.clone()).unwrap_or_default();
+            let roots: Vec<i128> = set.iter().take(2_000_000).filter(|v| (v - off) % k == 0).map(|v| (v - off) / k).collect();
+            let rs = roots.into_iter().map(|v| DimSet::interval(v, v)).try_fold(DimSet::empty(), |a, x| a.union(&x)).unwrap_or_default();
+            sym_sets.entry(s.clone()).or_insert(rs);
+        }
+    }
+    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (tensor, sizes) in &pg.sizes {
+        for (index, e) in sizes.iter().enumerate() {
+            let atoms = e.atoms();
+            if atoms.is_empty() || !seen.insert((e.to_string(), tensor.clone(), index)) {
+                continue;
+            }
+            let values = if atoms.len() == 1 {
+                let s = atoms.iter().next().expect("one").to_string();
+                sym_sets.get(&s).filter(|set| set.count() <= 1_000_000).map(|set| {
+                    let vals: std::collections::BTreeSet<i128> = set
+                        .iter()
+                        .filter_map(|x| match e.eval(&|_| Some(x)) {
+                            Ok(dimguard_solver::expr::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
+                            _ => None,
+                        })
+                        .collect();
+                    let ds = vals.into_iter().map(|v| DimSet::interval(v, v)).try_fold(DimSet::empty(), |a, x| a.union(&x)).unwrap_or_default();
+                    Feasible::from(&ds)
+                })
+            } else {
+                None
+            };
+            out.push(SizeRange { tensor: tensor.clone(), index, expr: e.to_string(), values, example: None });
+        }
+    }
+    out
+}

@@ -1,0 +1,277 @@
+//! The operator graph (petgraph), symbolic propagation of sizes through it, and Graphviz output.
+
+use crate::program::{tensor_name, Error, Program, Size};
+use crate::shapes::{self, Env};
+use dimguard_solver::types::Expr;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A vertex: a graph input or an operator.
+#[derive(Debug, Clone)]
+pub struct Vertex {
+    /// Node or input name.
+    pub name: String,
+    /// `input` for graph inputs, else the operator target.
+    pub target: String,
+}
+
+/// An edge: a tensor (or SymInt) flowing from producer to consumer.
+#[derive(Debug, Clone)]
+pub struct Flow {
+    /// The value's name.
+    pub value: String,
+}
+
+/// The program as a graph, with propagated sizes.
+pub struct ProgramGraph {
+    /// Operators and inputs; edges carry values.
+    pub graph: DiGraph<Vertex, Flow>,
+    /// Sizes of every tensor after propagation (recorded where no shape function applies).
+    pub sizes: BTreeMap<String, Vec<Expr>>,
+    /// Values of SymInts.
+    pub symints: BTreeMap<String, Expr>,
+    /// What propagation found.
+    pub report: Propagation,
+}
+
+/// Findings of the propagation.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Propagation {
+    /// Operators whose outputs were computed and compared.
+    pub checked: usize,
+    /// Operator targets without a shape function (recorded sizes kept).
+    pub unchecked: Vec<String>,
+    /// Outputs whose computed sizes differ from the recorded ones, with a witness.
+    pub disagreements: Vec<Disagreement>,
+    /// Outputs that had no recorded sizes and were filled in.
+    pub filled: Vec<String>,
+    /// Conditions operators need (broadcast and `cat` equalities), in guard-code syntax.
+    pub guards: Vec<String>,
+}
+
+/// A computed size that differs from the recorded one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Disagreement {
+    /// The node.
+    pub node: String,
+    /// The operator.
+    pub target: String,
+    /// The output tensor.
+    pub tensor: String,
+    /// Recorded sizes.
+    pub recorded: Vec<String>,
+    /// Computed sizes.
+    pub computed: Vec<String>,
+    /// Symbol values at which they differ.
+    pub witness: BTreeMap<String, i128>,
+    /// Where the node came from.
+    pub stack_trace: Option<String>,
+}
+
+/// Symbol -> (lo, hi) used to compare expressions (from `range_constraints`).
+pub type SymbolRanges = BTreeMap<String, (i128, i128)>;
+
+/// The claimed range of each input symbol (`range_constraints` keys that are symbols).
+pub fn symbol_ranges(p: &Program) -> SymbolRanges {
+    p.range_constraints
+        .iter()
+        .filter(|(k, _)| k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .map(|(k, r)| {
+            let lo = r.min_val.unwrap_or(0) as i128;
+            let hi = r.max_val.map_or(dimguard_solver::message::SIZE_MAX, |v| v as i128);
+            (k.clone(), (lo, hi))
+        })
+        .collect()
+}
+
+/// Whether two size expressions agree on sample points in the symbols' ranges; `Err(witness)`
+/// when they do not. The points are the ranges' ends and a fixed pseudo-random sample.
+pub fn agree(a: &Expr, b: &Expr, ranges: &SymbolRanges, hints: &BTreeMap<String, i128>) -> Result<(), BTreeMap<String, i128>> {
+    if a == b {
+        return Ok(());
+    }
+    let syms: BTreeSet<String> = a.atoms().iter().chain(b.atoms().iter()).map(|s| s.to_string()).collect();
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for k in 0..40 {
+        let point: BTreeMap<String, i128> = syms
+            .iter()
+            .map(|s| {
+                let (lo, hi) = ranges.get(s).copied().unwrap_or((2, 4096));
+                let hi = hi.min(lo + 1_000_000);
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let v = match k {
+                    0 => hints.get(s).copied().unwrap_or(lo),
+                    1 => lo,
+                    2 => hi,
+                    _ => lo + (seed >> 11) as i128 % (hi - lo + 1),
+                };
+                (s.clone(), v)
+            })
+            .collect();
+        let env = |n: &str| point.get(n).copied();
+        if let (Ok(x), Ok(y)) = (a.eval(&env), b.eval(&env)) {
+            if x != y {
+                return Err(point);
+            }
+        }
+    }
+    Ok(())
+}
+
+impl ProgramGraph {
+    /// Builds the graph and propagates sizes from the inputs.
+    pub fn build(p: &Program) -> Result<ProgramGraph, Error> {
+        let g = &p.graph_module.graph;
+        let ranges = symbol_ranges(p);
+        let mut graph = DiGraph::new();
+        let mut producer: BTreeMap<String, NodeIndex> = BTreeMap::new();
+        let mut sizes: BTreeMap<String, Vec<Expr>> = BTreeMap::new();
+        let mut hints: BTreeMap<String, i128> = BTreeMap::new();
+        for inp in &g.inputs {
+            let Some(name) = tensor_name(inp) else { continue };
+            let v = graph.add_node(Vertex { name: name.into(), target: "input".into() });
+            producer.insert(name.into(), v);
+            if let Some(s) = p.sizes(name)? {
+                for sz in &s {
+                    if let Size::Expr(Expr::Sym(a), Some(h)) = sz {
+                        hints.insert(a.to_string(), *h);
+                    }
+                }
+                sizes.insert(name.into(), s.iter().map(Size::expr).collect());
+            }
+        }
+        let mut symints: BTreeMap<String, Expr> = BTreeMap::new();
+        let mut report = Propagation::default();
+        let mut guards_seen = BTreeSet::new();
+        for node in &g.nodes {
+            let vname = node.name.clone().unwrap_or_else(|| node.target.clone());
+            let v = graph.add_node(Vertex { name: vname.clone(), target: node.target.clone() });
+            for arg in &node.inputs {
+                for value in referenced(&arg.arg) {
+                    if let Some(&from) = producer.get(&value) {
+                        graph.add_edge(from, v, Flow { value });
+                    }
+                }
+            }
+            let inferred = shapes::infer(node, &Env { tensors: &sizes, symints: &symints });
+            let outputs: Vec<String> = node.outputs.iter().flat_map(referenced).collect();
+            for o in &outputs {
+                producer.insert(o.clone(), v);
+            }
+            match inferred {
+                None => {
+                    if !report.unchecked.contains(&node.target) {
+                        report.unchecked.push(node.target.clone());
+                    }
+                    for o in &outputs {
+                        if let Some(s) = p.sizes(o)? {
+                            sizes.insert(o.clone(), s.iter().map(Size::expr).collect());
+                        }
+                    }
+                }
+                Some(inf) => {
+                    report.checked += 1;
+                    for gd in inf.guards {
+                        let t = gd.to_string();
+                        if guards_seen.insert(t.clone()) {
+                            report.guards.push(t);
+                        }
+                    }
+                    for (name, e) in inf.symints {
+                        symints.insert(name, e);
+                    }
+                    let tensor_outputs: Vec<Option<&str>> = node.outputs.iter().map(tensor_name).collect();
+                    for (i, out) in tensor_outputs.iter().enumerate() {
+                        let Some(out) = out else { continue };
+                        let computed = inf.tensors.get(i).cloned().flatten();
+                        let recorded = p.sizes(out)?.map(|s| s.iter().map(Size::expr).collect::<Vec<_>>());
+                        match (computed, recorded) {
+                            (Some(c), Some(r)) => {
+                                let mismatch = if c.len() != r.len() {
+                                    Some(BTreeMap::new())
+                                } else {
+                                    c.iter().zip(&r).find_map(|(x, y)| agree(x, y, &ranges, &hints).err())
+                                };
+                                if let Some(witness) = mismatch {
+                                    report.disagreements.push(Disagreement {
+                                        node: vname.clone(),
+                                        target: node.target.clone(),
+                                        tensor: out.to_string(),
+                                        recorded: r.iter().map(|e| e.to_string()).collect(),
+                                        computed: c.iter().map(|e| e.to_string()).collect(),
+                                        witness,
+                                        stack_trace: node.metadata.get("stack_trace").and_then(|s| s.as_str()).map(String::from),
+                                    });
+                                }
+                                // Keep the recorded sizes: they carry torch's own simplification.
+                                sizes.insert(out.to_string(), r);
+                            }
+                            (Some(c), None) => {
+                                report.filled.push(out.to_string());
+                                sizes.insert(out.to_string(), c);
+                            }
+                            (None, Some(r)) => {
+                                sizes.insert(out.to_string(), r);
+                            }
+                            (None, None) => {}
+                        }
+                    }
+                }
+            }
+        }
+        Ok(ProgramGraph { graph, sizes, symints, report })
+    }
+
+    /// Operator names in a topological order.
+    pub fn topological(&self) -> Vec<String> {
+        petgraph::algo::toposort(&self.graph, None)
+            .map(|order| order.into_iter().map(|i| self.graph[i].name.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// Graphviz DOT, each edge labeled with its value's symbolic shape.
+    pub fn dot(&self) -> String {
+        let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+        let mut out = String::from("digraph program {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
+        for i in self.graph.node_indices() {
+            let v = &self.graph[i];
+            let short = shapes::op_name(&v.target);
+            let shape = if v.target == "input" { ", shape=ellipse" } else { "" };
+            out.push_str(&format!("  n{} [label=\"{}\\n{}\"{shape}];\n", i.index(), esc(&v.name), esc(short)));
+        }
+        for e in self.graph.edge_references() {
+            let label = match self.sizes.get(&e.weight().value) {
+                Some(s) => format!("[{}]", s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")),
+                None => e.weight().value.clone(),
+            };
+            out.push_str(&format!(
+                "  n{} -> n{} [label=\"{}\"];\n",
+                e.source().index(),
+                e.target().index(),
+                esc(&label)
+            ));
+        }
+        out.push_str("}\n");
+        out
+    }
+}
+
+/// Names of tensors and SymInts an argument refers to.
+fn referenced(v: &serde_json::Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(n) = tensor_name(v) {
+        out.push(n.to_string());
+    }
+    if let Some(n) = crate::program::sym_int_name(v) {
+        out.push(n.to_string());
+    }
+    if let Some(ts) = v.get("as_tensors").and_then(|t| t.as_array()) {
+        out.extend(ts.iter().filter_map(|t| t.get("name")?.as_str()).map(String::from));
+    }
+    if let Some(ts) = v.get("as_sym_ints").and_then(|t| t.as_array()) {
+        out.extend(ts.iter().filter_map(|t| t.get("as_name")?.as_str()).map(String::from));
+    }
+    out
+}

@@ -1,0 +1,21 @@
+//! # dimguard-graph
+//!
+//! Reads `torch.export` archives (`.pt2`, or their `models/model.json`), builds the operator graph
+//! on petgraph, propagates symbolic sizes through it with one shape function per ATen operator,
+//! and answers which input sizes the program really accepts.
+//!
+//! | module | concept |
+//! |---|---|
+//! | [`program`] | the archive and its serde types |
+//! | [`shapes`] | one shape function per operator |
+//! | [`graph`] | the petgraph graph, propagation, comparison with recorded sizes, DOT |
+//! | [`check`] | claimed versus accepted sizes, corrected spec, ranges of every size |
+
+pub mod check;
+pub mod graph;
+pub mod program;
+pub mod shapes;
+
+pub use check::{check, check_with, BoxProver, CheckReport};
+pub use graph::ProgramGraph;
+pub use program::{load, Error, Program};

@@ -1,0 +1,259 @@
+//! Reading an exported program: a `.pt2` archive (`torch.export.save`) or its `model.json`.
+//!
+//! Only the parts dimguard uses are typed; unknown fields are ignored, so archives from other
+//! PyTorch versions read as long as these parts keep their meaning. Arguments stay JSON values
+//! (`{"as_tensor": {"name": ...}}`, `{"as_ints": [...]}`, ...) read through small accessors.
+
+use dimguard_solver::types::Expr;
+use dimguard_solver::{parse_expr, ParseError};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+/// Errors of the graph crate; variants name the failing operation.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file could not be read.
+    #[error("reading {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A zip archive without an exported program in it.
+    #[error("{path} is a zip archive but holds no exported program (no JSON entry with a `graph_module`); entries: {entries}")]
+    NoProgram {
+        /// The file.
+        path: String,
+        /// Some entry names.
+        entries: String,
+    },
+    /// Opening the zip archive failed.
+    #[error("opening the archive {path}: {message}")]
+    Zip {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// The JSON is not an exported program.
+    #[error("{path} is not an exported program: {message} (expected torch.export.save output or its models/model.json)")]
+    NotAProgram {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// A symbolic size could not be parsed.
+    #[error("size expression of `{tensor}`: {error}")]
+    Expr {
+        /// The tensor.
+        tensor: String,
+        /// The parse error.
+        error: Box<ParseError>,
+    },
+}
+
+/// The top level of `model.json`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Program {
+    /// The graph and its signature.
+    pub graph_module: GraphModule,
+    /// Symbol (or expression) -> claimed range.
+    #[serde(default)]
+    pub range_constraints: BTreeMap<String, Range>,
+    /// Guards checked at run time, in guard-code syntax.
+    #[serde(default)]
+    pub guards_code: Vec<String>,
+    /// Serialization schema version.
+    #[serde(default)]
+    pub schema_version: Option<Value>,
+    /// The PyTorch that wrote it.
+    #[serde(default)]
+    pub torch_version: Option<String>,
+}
+
+/// `range_constraints` entry; `null` bounds are unbounded.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct Range {
+    /// Lower bound.
+    pub min_val: Option<i64>,
+    /// Upper bound.
+    pub max_val: Option<i64>,
+}
+
+/// `graph_module`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct GraphModule {
+    /// The graph.
+    pub graph: Graph,
+    /// Which graph inputs are user inputs, parameters, buffers.
+    #[serde(default)]
+    pub signature: Option<Value>,
+}
+
+/// The FX graph.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Graph {
+    /// Graph inputs (parameters, buffers and user inputs, in order).
+    pub inputs: Vec<Value>,
+    /// Graph outputs.
+    pub outputs: Vec<Value>,
+    /// Operator nodes in program order.
+    pub nodes: Vec<Node>,
+    /// Tensor metadata by name.
+    #[serde(default)]
+    pub tensor_values: BTreeMap<String, TensorMeta>,
+    /// SymInt values by name.
+    #[serde(default)]
+    pub sym_int_values: BTreeMap<String, Value>,
+}
+
+/// One operator call.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Node {
+    /// `torch.ops.aten.conv2d.default`, `_operator.add`, ...
+    pub target: String,
+    /// Named arguments.
+    pub inputs: Vec<NamedArg>,
+    /// Results.
+    pub outputs: Vec<Value>,
+    /// Stack trace and module path.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, Value>,
+    /// Node name.
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+/// `{ "name": ..., "arg": {...} }`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct NamedArg {
+    /// Parameter name.
+    pub name: String,
+    /// The argument.
+    pub arg: Value,
+}
+
+/// Tensor metadata.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TensorMeta {
+    /// Sizes: `{"as_int": n}` or `{"as_expr": {"expr_str": srepr, "hint": {...}}}`.
+    pub sizes: Vec<Value>,
+    /// Dtype code.
+    #[serde(default)]
+    pub dtype: Option<i64>,
+}
+
+/// A size: a constant or a symbolic expression (with its example value).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Size {
+    /// Static.
+    Int(i128),
+    /// Symbolic, with the traced value when recorded.
+    Expr(Expr, Option<i128>),
+}
+
+impl Size {
+    /// The size as an expression.
+    pub fn expr(&self) -> Expr {
+        match self {
+            Size::Int(n) => Expr::int(*n),
+            Size::Expr(e, _) => e.clone(),
+        }
+    }
+}
+
+/// Reads a `.pt2` archive (found by content: the JSON entry with a `graph_module`) or a
+/// `model.json`.
+pub fn load(path: &Path) -> Result<Program, Error> {
+    let p = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| Error::Read { path: p.clone(), source })?;
+    let json = if bytes.starts_with(b"PK") {
+        program_json_from_zip(&bytes, &p)?
+    } else {
+        bytes
+    };
+    serde_json::from_slice(&json).map_err(|e| Error::NotAProgram { path: p, message: e.to_string() })
+}
+
+fn program_json_from_zip(bytes: &[u8], path: &str) -> Result<Vec<u8>, Error> {
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
+        .map_err(|e| Error::Zip { path: path.into(), message: e.to_string() })?;
+    let names: Vec<String> = zip.file_names().map(String::from).collect();
+    // Prefer the conventional location, then any JSON holding a graph_module.
+    let mut order: Vec<&String> = names.iter().filter(|n| n.ends_with(".json")).collect();
+    order.sort_by_key(|n| !n.ends_with("models/model.json"));
+    for n in order {
+        let mut f = zip.by_name(n).map_err(|e| Error::Zip { path: path.into(), message: e.to_string() })?;
+        let mut buf = Vec::new();
+        if f.read_to_end(&mut buf).is_ok() && contains(&buf, b"\"graph_module\"") {
+            return Ok(buf);
+        }
+    }
+    Err(Error::NoProgram { path: path.into(), entries: names.iter().take(8).cloned().collect::<Vec<_>>().join(", ") })
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// `{"as_tensor": {"name": n}}` -> `n`.
+pub fn tensor_name(v: &Value) -> Option<&str> {
+    v.get("as_tensor")?.get("name")?.as_str()
+}
+
+/// `{"as_sym_int": {"as_name": n}}` -> `n`.
+pub fn sym_int_name(v: &Value) -> Option<&str> {
+    v.get("as_sym_int")?.get("as_name")?.as_str()
+}
+
+/// A size from its JSON form.
+pub fn size(v: &Value, tensor: &str) -> Result<Size, Error> {
+    if let Some(n) = v.get("as_int").and_then(Value::as_i64) {
+        return Ok(Size::Int(n as i128));
+    }
+    if let Some(e) = v.get("as_expr") {
+        let text = e.get("expr_str").and_then(Value::as_str).unwrap_or("");
+        let hint = e.get("hint").and_then(|h| h.get("as_int")).and_then(Value::as_i64).map(i128::from);
+        let expr = parse_expr(text).map_err(|error| Error::Expr { tensor: tensor.into(), error: Box::new(error) })?;
+        return Ok(Size::Expr(expr, hint));
+    }
+    Err(Error::NotAProgram { path: String::new(), message: format!("unexpected size {v} of `{tensor}`") })
+}
+
+impl Program {
+    /// The recorded sizes of a tensor.
+    pub fn sizes(&self, tensor: &str) -> Result<Option<Vec<Size>>, Error> {
+        match self.graph_module.graph.tensor_values.get(tensor) {
+            None => Ok(None),
+            Some(m) => m.sizes.iter().map(|v| size(v, tensor)).collect::<Result<Vec<_>, _>>().map(Some),
+        }
+    }
+
+    /// User inputs (not parameters or buffers): `(name, graph input index)`.
+    pub fn user_inputs(&self) -> Vec<String> {
+        let specs = self.graph_module.signature.as_ref().and_then(|s| s.get("input_specs")).and_then(Value::as_array);
+        match specs {
+            Some(specs) => specs
+                .iter()
+                .filter_map(|s| s.get("user_input"))
+                .filter_map(|u| u.get("arg").and_then(tensor_name))
+                .map(String::from)
+                .collect(),
+            // Without a signature: every tensor input not named like a parameter or buffer.
+            None => self
+                .graph_module
+                .graph
+                .inputs
+                .iter()
+                .filter_map(tensor_name)
+                .filter(|n| !n.starts_with("p_") && !n.starts_with("b_") && !n.starts_with("c_"))
+                .map(String::from)
+                .collect(),
+        }
+    }
+}
