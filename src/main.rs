@@ -95,7 +95,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn check_cmd(model: &PathBuf, json: bool, dot: Option<&PathBuf>, sizes: bool) -> ExitCode {
+fn check_cmd(model: &std::path::Path, json: bool, dot: Option<&PathBuf>, sizes: bool) -> ExitCode {
     let program = match dimguard::graph::load(model) {
         Ok(p) => p,
         Err(e) => {
@@ -118,17 +118,23 @@ fn check_cmd(model: &PathBuf, json: bool, dot: Option<&PathBuf>, sizes: bool) ->
         }
     }
     // Z3 decides linked groups too wide to enumerate (products of unbounded sizes).
-    let z3 = |guards: &[&dimguard::solver::Expr], sets: &[(&str, &dimguard::solver::DimSet)]| match dimguard::prove::check_box(guards, sets, dimguard::prove::certify::TIMEOUT_MS) {
-        dimguard::prove::JointVerdict::Proved => Some(true),
-        dimguard::prove::JointVerdict::Refuted(_) => Some(false),
-        dimguard::prove::JointVerdict::Unknown(_) => None,
+    let z3 = |guards: &[&dimguard::solver::Expr], sets: &[(&str, &dimguard::solver::DimSet)]| {
+        match dimguard::prove::check_box(guards, sets, dimguard::prove::certify::TIMEOUT_MS) {
+            dimguard::prove::JointVerdict::Proved => Some(true),
+            dimguard::prove::JointVerdict::Refuted(_) => Some(false),
+            dimguard::prove::JointVerdict::Unknown(_) => None,
+        }
     };
     match dimguard::graph::check_with(&program, sizes, Some(&z3)) {
         Ok(report) => {
             if json {
-                println!("{}", serde_json::to_string_pretty(&report).expect("report serializes"));
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&report).expect("report serializes")
+                );
             } else {
-                let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+                let color =
+                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
                 print!("{}", render::check(&report, color));
             }
             ExitCode::SUCCESS
@@ -142,7 +148,12 @@ fn check_cmd(model: &PathBuf, json: bool, dot: Option<&PathBuf>, sizes: bool) ->
 
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Check { model, json, dot, sizes } => check_cmd(&model, json, dot.as_ref(), sizes),
+        Command::Check {
+            model,
+            json,
+            dot,
+            sizes,
+        } => check_cmd(&model, json, dot.as_ref(), sizes),
         Command::Verify {
             guards,
             spec,

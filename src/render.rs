@@ -365,11 +365,19 @@ pub fn check(r: &CheckReport, color: bool) -> String {
         st.bold("dimguard check:"),
         r.dims.len(),
         if r.dims.len() == 1 { "" } else { "s" },
-        r.torch_version.as_ref().map_or(String::new(), |v| format!(" (exported by PyTorch {v})"))
+        r.torch_version
+            .as_ref()
+            .map_or(String::new(), |v| format!(" (exported by PyTorch {v})"))
     );
     for d in &r.dims {
         out.push('\n');
-        let _ = writeln!(out, "{}   {} = {}", st.bold(&format!("{}[{}]", d.input, d.index)), d.source, d.expr);
+        let _ = writeln!(
+            out,
+            "{}   {} = {}",
+            st.bold(&format!("{}[{}]", d.input, d.index)),
+            d.source,
+            d.expr
+        );
         let claims = match (d.claimed.min, d.claimed.max) {
             (Some(a), Some(b)) => format!("{} sizes in {}..{}", d.claimed.count, num(a), num(b)),
             _ => "nothing".into(),
@@ -381,15 +389,37 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                 let verdict = if rejected == 0 {
                     st.green(&format!("all {} claimed sizes", a.count))
                 } else {
-                    let ex: Vec<String> = d.rejected_examples.iter().map(|v| v.to_string()).collect();
-                    st.red(&format!("{} of them; {} raise Guard failed, e.g. {}", a.count, rejected, ex.join(", ")))
+                    let ex: Vec<String> =
+                        d.rejected_examples.iter().map(|v| v.to_string()).collect();
+                    st.red(&format!(
+                        "{} of them; {} raise Guard failed, e.g. {}",
+                        a.count,
+                        rejected,
+                        ex.join(", ")
+                    ))
                 };
                 row(&mut out, "accepts", &verdict, &st);
             }
-            None => row(&mut out, "accepts", &st.yellow(&format!("undecided: {}", d.undecided.as_deref().unwrap_or("?"))), &st),
+            None => row(
+                &mut out,
+                "accepts",
+                &st.yellow(&format!(
+                    "undecided: {}",
+                    d.undecided.as_deref().unwrap_or("?")
+                )),
+                &st,
+            ),
         }
         if !d.linked_with.is_empty() {
-            row(&mut out, "linked", &format!("with {} (accepted for every accepted size of those)", d.linked_with.join(", ")), &st);
+            row(
+                &mut out,
+                "linked",
+                &format!(
+                    "with {} (accepted for every accepted size of those)",
+                    d.linked_with.join(", ")
+                ),
+                &st,
+            );
         }
         if let Some(s) = d.suggestions.first() {
             row(&mut out, "spec", &s.code, &st);
@@ -402,23 +432,59 @@ pub fn check(r: &CheckReport, color: bool) -> String {
         st.bold("shapes:"),
         p.checked,
         p.unchecked.len(),
-        if p.unchecked.is_empty() { String::new() } else { format!(" ({})", p.unchecked.join(", ")) }
+        if p.unchecked.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", p.unchecked.join(", "))
+        }
     );
     if p.disagreements.is_empty() {
-        row(&mut out, "", &st.green("every computed size equals the recorded one"), &st);
+        row(
+            &mut out,
+            "",
+            &st.green("every computed size equals the recorded one"),
+            &st,
+        );
     }
     for d in &p.disagreements {
-        row(&mut out, "differs", &format!("{} ({}): recorded [{}], computed [{}]", d.node, d.tensor, d.recorded.join(", "), d.computed.join(", ")), &st);
+        row(
+            &mut out,
+            "differs",
+            &format!(
+                "{} ({}): recorded [{}], computed [{}]",
+                d.node,
+                d.tensor,
+                d.recorded.join(", "),
+                d.computed.join(", ")
+            ),
+            &st,
+        );
     }
     if !p.filled.is_empty() {
-        row(&mut out, "filled", &format!("sizes of {} computed where none were recorded", p.filled.join(", ")), &st);
+        row(
+            &mut out,
+            "filled",
+            &format!(
+                "sizes of {} computed where none were recorded",
+                p.filled.join(", ")
+            ),
+            &st,
+        );
     }
     for s in &r.sizes {
-        let v = s.values.as_ref().map_or("not enumerated".to_string(), |f| match (f.min, f.max) {
-            (Some(a), Some(b)) => format!("{} values in {}..{}", f.count, a, b),
-            _ => "none".into(),
-        });
-        row(&mut out, "size", &format!("{}[{}] = {}: {v}", s.tensor, s.index, s.expr), &st);
+        let v = s
+            .values
+            .as_ref()
+            .map_or("not enumerated".to_string(), |f| match (f.min, f.max) {
+                (Some(a), Some(b)) => format!("{} values in {}..{}", f.count, a, b),
+                _ => "none".into(),
+            });
+        row(
+            &mut out,
+            "size",
+            &format!("{}[{}] = {}: {v}", s.tensor, s.index, s.expr),
+            &st,
+        );
     }
     let _ = writeln!(out, "\n{}\n", st.bold("Corrected dynamic_shapes:"));
     for line in r.dynamic_shapes.lines() {

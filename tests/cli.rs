@@ -278,3 +278,72 @@ fn verify_errors_are_clear() {
     assert_eq!(code, 2);
     assert!(err.contains("no dimension of the spec matches"), "{err}");
 }
+
+fn pt2(name: &str) -> String {
+    format!(
+        "{}/tests/data/pt2/{name}.model.json",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn check_follows_the_contract() {
+    let dot = std::env::temp_dir().join(format!("dimguard-{}.dot", std::process::id()));
+    let (code, out, err) = run(
+        &[
+            "check",
+            "--json",
+            "--dot",
+            dot.to_str().unwrap(),
+            &pt2("raft_small_torchfix"),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let d = &v["dims"][0];
+    assert_eq!(d["input"], "image1");
+    assert_eq!(d["index"], 2);
+    assert_eq!(d["symbol"], "s24");
+    assert_eq!(d["expr"], "8*s24");
+    assert_eq!(
+        d["claimed"],
+        serde_json::json!({"count": 254, "min": 136, "max": 2160})
+    );
+    let a = &d["accepted"];
+    assert_eq!(
+        (a["count"].as_u64(), a["min"].as_i64(), a["max"].as_i64()),
+        (Some(32), Some(136), Some(2120))
+    );
+    assert_eq!(
+        a["segments"],
+        serde_json::json!([{"lo": 136, "hi": 2120, "modulus": 64, "residues": [8]}])
+    );
+    let s = &d["suggestions"][0];
+    assert_eq!(
+        (
+            s["lo"].as_i64(),
+            s["hi"].as_i64(),
+            s["modulus"].as_i64(),
+            s["residue"].as_i64()
+        ),
+        (Some(136), Some(2120), Some(64), Some(8))
+    );
+    assert!(["z3", "enumeration", "none"].contains(&s["certificate"].as_str().unwrap()));
+    assert!(
+        !d["linked_with"].as_array().unwrap().is_empty(),
+        "the images are linked"
+    );
+    let dot = std::fs::read_to_string(&dot).unwrap();
+    assert!(dot.contains("conv2d") && dot.contains("->"));
+    // Human output states the claim and the truth.
+    let (_, out, _) = run(&["check", &pt2("raft_small_torchfix")], None);
+    assert!(out.contains("254 sizes in 136..2160"), "{out}");
+    assert!(
+        out.contains("32 of them; 222 raise Guard failed, e.g. 144, 152, 160"),
+        "{out}"
+    );
+    let (code, _, err) = run(&["check", &data("resnet18.txt")], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("not an exported program"), "{err}");
+}

@@ -8,14 +8,14 @@
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
-use dimguard_solver::diagnose::{dim_code_for, Feasible, Suggestion};
 use dimguard_solver::compiled::Compiled;
+use dimguard_solver::diagnose::{dim_code_for, Feasible, Suggestion};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
 use dimguard_solver::message::SIZE_MAX;
+use dimguard_solver::parse_guard;
 use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
-use dimguard_solver::parse_guard;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -128,7 +128,11 @@ fn pretty(e: &Expr) -> String {
     match joint::affine(e) {
         Some((coefs, c0)) if coefs.len() == 1 && c0.is_integer() => {
             let (s, k) = coefs.iter().next().expect("one symbol");
-            let term = if *k == dimguard_solver::num::q(1) { s.clone() } else { format!("{k}*{s}") };
+            let term = if *k == dimguard_solver::num::q(1) {
+                s.clone()
+            } else {
+                format!("{k}*{s}")
+            };
             match *c0.numer() {
                 0 => term,
                 c if c > 0 => format!("{term} + {c}"),
@@ -151,7 +155,11 @@ pub fn check(p: &Program, with_sizes: bool) -> Result<CheckReport, Error> {
 
 /// [`check`], with a prover for linked groups too wide to enumerate: when it proves that the
 /// linking guards hold on the product of the sizes' own accepted sets, those sets are accepted.
-pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> Result<CheckReport, Error> {
+pub fn check_with(
+    p: &Program,
+    with_sizes: bool,
+    prover: Option<BoxProver>,
+) -> Result<CheckReport, Error> {
     let pg = ProgramGraph::build(p)?;
     let ranges = symbol_ranges(p);
     let limits = Limits::default();
@@ -161,10 +169,18 @@ pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> R
     for text in &p.guards_code {
         match parse_guard(text) {
             Ok(g) => {
-                uses.push(GuardUse { guard: text.clone(), sizes: g.atoms().iter().map(|a| a.to_string()).collect(), error: None });
+                uses.push(GuardUse {
+                    guard: text.clone(),
+                    sizes: g.atoms().iter().map(|a| a.to_string()).collect(),
+                    error: None,
+                });
                 guards.push(g);
             }
-            Err(e) => uses.push(GuardUse { guard: text.clone(), sizes: vec![], error: Some(e.to_string()) }),
+            Err(e) => uses.push(GuardUse {
+                guard: text.clone(),
+                sizes: vec![],
+                error: Some(e.to_string()),
+            }),
         }
     }
     // Input dimensions and their claimed sets.
@@ -178,7 +194,9 @@ pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> R
     }
     let mut ins: Vec<In> = Vec::new();
     for input in p.user_inputs() {
-        let Some(sizes) = p.sizes(&input)? else { continue };
+        let Some(sizes) = p.sizes(&input)? else {
+            continue;
+        };
         for (index, s) in sizes.iter().enumerate() {
             if let Size::Expr(e, hint) = s {
                 ins.push(In {
@@ -196,10 +214,18 @@ pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> R
     // guards are grouped and solved.
     let mut all = guards.clone();
     for i in &ins {
-        if let Some(c) = i.claimed.as_ref().and_then(DimSet::as_progression).filter(|p| p.modulus > 1) {
+        if let Some(c) = i
+            .claimed
+            .as_ref()
+            .and_then(DimSet::as_progression)
+            .filter(|p| p.modulus > 1)
+        {
             all.push(Expr::Cmp(
                 CmpOp::Eq,
-                Box::new(Expr::Mod(Box::new(Expr::sym(&i.source)), Box::new(Expr::int(c.modulus)))),
+                Box::new(Expr::Mod(
+                    Box::new(Expr::sym(&i.source)),
+                    Box::new(Expr::int(c.modulus)),
+                )),
                 Box::new(Expr::int(c.residue)),
             ));
         }
@@ -207,16 +233,25 @@ pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> R
     let sources: Vec<String> = ins.iter().map(|i| i.source.clone()).collect();
     let bounds: BTreeMap<String, (i128, i128)> = ins
         .iter()
-        .filter_map(|i| i.claimed.as_ref().and_then(|c| Some((i.source.clone(), (c.min()?, c.max()?)))))
+        .filter_map(|i| {
+            i.claimed
+                .as_ref()
+                .and_then(|c| Some((i.source.clone(), (c.min()?, c.max()?))))
+        })
         .collect();
     let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
     let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
+    let mut alias: BTreeMap<String, (String, i128, i128)> = BTreeMap::new();
     for grp in joint::group(&all, &sources) {
         let mut solved = joint::solve_group(&grp, &bounds, &limits);
         if let (Some(_), Some(prove)) = (&solved.undecided, prover) {
             let linking: Vec<&Expr> = grp.guards.iter().filter(|g| g.atoms().len() > 1).collect();
-            let own: Vec<(&str, &DimSet)> =
-                grp.roots.iter().filter_map(|r| solved.accepted.get(r).map(|s| (r.as_str(), s))).collect();
+            let own: Vec<(&str, &DimSet)> = grp
+                .roots
+                .iter()
+                .filter_map(|r| solved.accepted.get(r).map(|s| (r.as_str(), s)))
+                .collect();
             if own.len() == grp.roots.len() && prove(&linking, &own) == Some(true) {
                 // Every combination passes: each root keeps its own accepted set.
                 solved.undecided = None;
@@ -224,8 +259,16 @@ pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> R
         }
         let multi = grp.roots.len() > 1 || grp.members.len() > 1;
         for m in &grp.members {
+            alias.insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
             if multi {
-                linked.insert(m.name.clone(), grp.members.iter().filter(|o| o.name != m.name).map(|o| o.name.clone()).collect());
+                linked.insert(
+                    m.name.clone(),
+                    grp.members
+                        .iter()
+                        .filter(|o| o.name != m.name)
+                        .map(|o| o.name.clone())
+                        .collect(),
+                );
             }
             let r = match (&solved.undecided, solved.accepted.get(&m.root)) {
                 (None, Some(root_set)) => {
@@ -265,7 +308,9 @@ pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> R
         let claimed = i.claimed.clone();
         let acc = match (&claimed, accepted.get(&i.source)) {
             (Some(c), Some(Ok(a))) => Ok(a.intersect(c).unwrap_or_else(|_| a.clone())),
-            (None, _) => Err("the claimed sizes are not an arithmetic progression of one symbol".to_string()),
+            (None, _) => {
+                Err("the claimed sizes are not an arithmetic progression of one symbol".to_string())
+            }
             (_, Some(Err(e))) => Err(e.clone()),
             (_, None) => Err("not solved".to_string()),
         };
@@ -273,7 +318,13 @@ pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> R
         let mut d = CheckDim {
             input: i.input.clone(),
             index: i.index,
-            symbol: i.expr.atoms().iter().next().map(|a| a.to_string()).unwrap_or_default(),
+            symbol: i
+                .expr
+                .atoms()
+                .iter()
+                .next()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
             expr: pretty(&i.expr),
             claimed: Claimed {
                 count: claimed.as_ref().map_or(0, DimSet::count),
@@ -290,13 +341,47 @@ pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> R
         match acc {
             Ok(a) => {
                 if let Some(c) = &claimed {
-                    d.rejected_examples = c.difference(&a).map(|r| r.iter().take(5).collect()).unwrap_or_default();
+                    d.rejected_examples = c
+                        .difference(&a)
+                        .map(|r| r.iter().take(5).collect())
+                        .unwrap_or_default();
                 }
                 let ranking = rank(&a, i.hint, 4);
-                d.suggestions = ranking.progressions.iter().map(|p| dim_code_for(&name, p, "periodic")).collect();
-                if let Some(s) = d.suggestions.first() {
-                    code_lines.extend(s.code.lines().map(String::from));
-                    dict.entry(i.input.clone()).or_default().push((i.index, dimguard_solver::suggest::py_name(&name)));
+                d.suggestions = ranking
+                    .progressions
+                    .iter()
+                    .map(|p| dim_code_for(&name, p, "periodic"))
+                    .collect();
+                let py = dimguard_solver::suggest::py_name(&name);
+                match alias
+                    .get(&i.source)
+                    .filter(|(root, _, _)| *root != i.source)
+                {
+                    // A size equal to (or derived from) another input's: reuse that Dim.
+                    Some((root, k, off)) => {
+                        let root_name = ins
+                            .iter()
+                            .find(|x| &x.source == root)
+                            .map(|x| {
+                                dimguard_solver::suggest::py_name(&format!(
+                                    "{}_{}",
+                                    x.input, x.index
+                                ))
+                            })
+                            .unwrap_or_else(|| dimguard_solver::suggest::py_name(root));
+                        let e = match (k, off) {
+                            (1, 0) => root_name,
+                            (k, 0) => format!("{k}*{root_name}"),
+                            (k, o) => format!("{k}*{root_name} + {o}"),
+                        };
+                        dict.entry(i.input.clone()).or_default().push((i.index, e));
+                    }
+                    None => {
+                        if let Some(s) = d.suggestions.first() {
+                            code_lines.extend(s.code.lines().map(String::from));
+                            dict.entry(i.input.clone()).or_default().push((i.index, py));
+                        }
+                    }
                 }
                 d.accepted = Some(Feasible::from(&a));
             }
@@ -306,14 +391,19 @@ pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> R
     }
     // Suggestions of unlinked sizes re-checked value by value against their guards.
     for d in dims.iter_mut() {
-        let own: Vec<&Expr> = guards.iter().filter(|g| g.atoms().iter().all(|a| **a == *d.source)).collect();
+        let own: Vec<&Expr> = guards
+            .iter()
+            .filter(|g| g.atoms().iter().all(|a| **a == *d.source))
+            .collect();
         let fast: Vec<Option<Compiled>> = own.iter().map(|g| Compiled::new(g, &d.source)).collect();
         for s in d.suggestions.iter_mut() {
             if s.count <= dimguard_solver::diagnose::RECHECK_LIMIT && d.linked_with.is_empty() {
                 let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
-                let ok = set
-                    .iter()
-                    .all(|x| own.iter().zip(&fast).all(|(g, c)| Compiled::holds(c.as_ref(), g, &d.source, x)));
+                let ok = set.iter().all(|x| {
+                    own.iter()
+                        .zip(&fast)
+                        .all(|(g, c)| Compiled::holds(c.as_ref(), g, &d.source, x))
+                });
                 s.certificate = if ok { "enumeration" } else { "none" };
             }
         }
@@ -321,12 +411,30 @@ pub fn check_with(p: &Program, with_sizes: bool, prover: Option<BoxProver>) -> R
     if !dict.is_empty() {
         let body: Vec<String> = dict
             .iter()
-            .map(|(k, v)| format!("\"{k}\": {{{}}}", v.iter().map(|(i, n)| format!("{i}: {n}")).collect::<Vec<_>>().join(", ")))
+            .map(|(k, v)| {
+                format!(
+                    "\"{k}\": {{{}}}",
+                    v.iter()
+                        .map(|(i, n)| format!("{i}: {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
             .collect();
         code_lines.push(String::new());
         code_lines.push(format!("dynamic_shapes = {{{}}}", body.join(", ")));
     }
-    let sizes = if with_sizes { size_table(&pg, &ins.iter().map(|i| (i.expr.clone(), i.source.clone())).collect::<Vec<_>>(), &dims) } else { vec![] };
+    let sizes = if with_sizes {
+        size_table(
+            &pg,
+            &ins.iter()
+                .map(|i| (i.expr.clone(), i.source.clone()))
+                .collect::<Vec<_>>(),
+            &dims,
+        )
+    } else {
+        vec![]
+    };
     Ok(CheckReport {
         dims,
         guards: uses,
@@ -344,12 +452,23 @@ fn size_table(pg: &ProgramGraph, inputs: &[(Expr, String)], dims: &[CheckDim]) -
     // an affine function of it).
     let mut sym_sets: BTreeMap<String, DimSet> = BTreeMap::new();
     for ((e, _), d) in inputs.iter().zip(dims) {
-        let (Some((coefs, c0)), Some(acc)) = (joint::affine(e), d.accepted.as_ref()) else { continue };
+        let (Some((coefs, c0)), Some(acc)) = (joint::affine(e), d.accepted.as_ref()) else {
+            continue;
+        };
         if let Some((s, k)) = coefs.iter().next().filter(|_| coefs.len() == 1) {
             let (k, off) = (*k.numer(), *c0.numer());
             let set = DimSet::from_segments(acc.segments.clone()).unwrap_or_default();
-            let roots: Vec<i128> = set.iter().take(2_000_000).filter(|v| (v - off) % k == 0).map(|v| (v - off) / k).collect();
-            let rs = roots.into_iter().map(|v| DimSet::interval(v, v)).try_fold(DimSet::empty(), |a, x| a.union(&x)).unwrap_or_default();
+            let roots: Vec<i128> = set
+                .iter()
+                .take(2_000_000)
+                .filter(|v| (v - off) % k == 0)
+                .map(|v| (v - off) / k)
+                .collect();
+            let rs = roots
+                .into_iter()
+                .map(|v| DimSet::interval(v, v))
+                .try_fold(DimSet::empty(), |a, x| a.union(&x))
+                .unwrap_or_default();
             sym_sets.entry(s.clone()).or_insert(rs);
         }
     }
@@ -363,21 +482,36 @@ fn size_table(pg: &ProgramGraph, inputs: &[(Expr, String)], dims: &[CheckDim]) -
             }
             let values = if atoms.len() == 1 {
                 let s = atoms.iter().next().expect("one").to_string();
-                sym_sets.get(&s).filter(|set| set.count() <= 1_000_000).map(|set| {
-                    let vals: std::collections::BTreeSet<i128> = set
-                        .iter()
-                        .filter_map(|x| match e.eval(&|_| Some(x)) {
-                            Ok(dimguard_solver::expr::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
-                            _ => None,
-                        })
-                        .collect();
-                    let ds = vals.into_iter().map(|v| DimSet::interval(v, v)).try_fold(DimSet::empty(), |a, x| a.union(&x)).unwrap_or_default();
-                    Feasible::from(&ds)
-                })
+                sym_sets
+                    .get(&s)
+                    .filter(|set| set.count() <= 1_000_000)
+                    .map(|set| {
+                        let vals: std::collections::BTreeSet<i128> = set
+                            .iter()
+                            .filter_map(|x| match e.eval(&|_| Some(x)) {
+                                Ok(dimguard_solver::expr::Value::Num(q)) if q.is_integer() => {
+                                    Some(*q.numer())
+                                }
+                                _ => None,
+                            })
+                            .collect();
+                        let ds = vals
+                            .into_iter()
+                            .map(|v| DimSet::interval(v, v))
+                            .try_fold(DimSet::empty(), |a, x| a.union(&x))
+                            .unwrap_or_default();
+                        Feasible::from(&ds)
+                    })
             } else {
                 None
             };
-            out.push(SizeRange { tensor: tensor.clone(), index, expr: e.to_string(), values, example: None });
+            out.push(SizeRange {
+                tensor: tensor.clone(),
+                index,
+                expr: e.to_string(),
+                values,
+                example: None,
+            });
         }
     }
     out

@@ -80,7 +80,9 @@ pub fn symbol_ranges(p: &Program) -> SymbolRanges {
         .filter(|(k, _)| k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         .map(|(k, r)| {
             let lo = r.min_val.unwrap_or(0) as i128;
-            let hi = r.max_val.map_or(dimguard_solver::message::SIZE_MAX, |v| v as i128);
+            let hi = r
+                .max_val
+                .map_or(dimguard_solver::message::SIZE_MAX, |v| v as i128);
             (k.clone(), (lo, hi))
         })
         .collect()
@@ -88,11 +90,21 @@ pub fn symbol_ranges(p: &Program) -> SymbolRanges {
 
 /// Whether two size expressions agree on sample points in the symbols' ranges; `Err(witness)`
 /// when they do not. The points are the ranges' ends and a fixed pseudo-random sample.
-pub fn agree(a: &Expr, b: &Expr, ranges: &SymbolRanges, hints: &BTreeMap<String, i128>) -> Result<(), BTreeMap<String, i128>> {
+pub fn agree(
+    a: &Expr,
+    b: &Expr,
+    ranges: &SymbolRanges,
+    hints: &BTreeMap<String, i128>,
+) -> Result<(), BTreeMap<String, i128>> {
     if a == b {
         return Ok(());
     }
-    let syms: BTreeSet<String> = a.atoms().iter().chain(b.atoms().iter()).map(|s| s.to_string()).collect();
+    let syms: BTreeSet<String> = a
+        .atoms()
+        .iter()
+        .chain(b.atoms().iter())
+        .map(|s| s.to_string())
+        .collect();
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
     for k in 0..40 {
         let point: BTreeMap<String, i128> = syms
@@ -100,7 +112,9 @@ pub fn agree(a: &Expr, b: &Expr, ranges: &SymbolRanges, hints: &BTreeMap<String,
             .map(|s| {
                 let (lo, hi) = ranges.get(s).copied().unwrap_or((2, 4096));
                 let hi = hi.min(lo + 1_000_000);
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let v = match k {
                     0 => hints.get(s).copied().unwrap_or(lo),
                     1 => lo,
@@ -130,8 +144,13 @@ impl ProgramGraph {
         let mut sizes: BTreeMap<String, Vec<Expr>> = BTreeMap::new();
         let mut hints: BTreeMap<String, i128> = BTreeMap::new();
         for inp in &g.inputs {
-            let Some(name) = tensor_name(inp) else { continue };
-            let v = graph.add_node(Vertex { name: name.into(), target: "input".into() });
+            let Some(name) = tensor_name(inp) else {
+                continue;
+            };
+            let v = graph.add_node(Vertex {
+                name: name.into(),
+                target: "input".into(),
+            });
             producer.insert(name.into(), v);
             if let Some(s) = p.sizes(name)? {
                 for sz in &s {
@@ -147,7 +166,10 @@ impl ProgramGraph {
         let mut guards_seen = BTreeSet::new();
         for node in &g.nodes {
             let vname = node.name.clone().unwrap_or_else(|| node.target.clone());
-            let v = graph.add_node(Vertex { name: vname.clone(), target: node.target.clone() });
+            let v = graph.add_node(Vertex {
+                name: vname.clone(),
+                target: node.target.clone(),
+            });
             for arg in &node.inputs {
                 for value in referenced(&arg.arg) {
                     if let Some(&from) = producer.get(&value) {
@@ -155,7 +177,13 @@ impl ProgramGraph {
                     }
                 }
             }
-            let inferred = shapes::infer(node, &Env { tensors: &sizes, symints: &symints });
+            let inferred = shapes::infer(
+                node,
+                &Env {
+                    tensors: &sizes,
+                    symints: &symints,
+                },
+            );
             let outputs: Vec<String> = node.outputs.iter().flat_map(referenced).collect();
             for o in &outputs {
                 producer.insert(o.clone(), v);
@@ -182,17 +210,39 @@ impl ProgramGraph {
                     for (name, e) in inf.symints {
                         symints.insert(name, e);
                     }
-                    let tensor_outputs: Vec<Option<&str>> = node.outputs.iter().map(tensor_name).collect();
-                    for (i, out) in tensor_outputs.iter().enumerate() {
-                        let Some(out) = out else { continue };
-                        let computed = inf.tensors.get(i).cloned().flatten();
-                        let recorded = p.sizes(out)?.map(|s| s.iter().map(Size::expr).collect::<Vec<_>>());
+                    // Outputs: single tensors by position, then tensors returned in a list.
+                    let mut pairs: Vec<(String, Option<Vec<Expr>>)> = node
+                        .outputs
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, o)| {
+                            tensor_name(o)
+                                .map(|n| (n.to_string(), inf.tensors.get(i).cloned().flatten()))
+                        })
+                        .collect();
+                    let listed: Vec<String> = node
+                        .outputs
+                        .iter()
+                        .filter_map(|o| o.get("as_tensors").and_then(|t| t.as_array()))
+                        .flatten()
+                        .filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(String::from))
+                        .collect();
+                    for (k, n) in listed.into_iter().enumerate() {
+                        pairs.push((n, inf.listed.get(k).cloned()));
+                    }
+                    for (out, computed) in pairs {
+                        let out = out.as_str();
+                        let recorded = p
+                            .sizes(out)?
+                            .map(|s| s.iter().map(Size::expr).collect::<Vec<_>>());
                         match (computed, recorded) {
                             (Some(c), Some(r)) => {
                                 let mismatch = if c.len() != r.len() {
                                     Some(BTreeMap::new())
                                 } else {
-                                    c.iter().zip(&r).find_map(|(x, y)| agree(x, y, &ranges, &hints).err())
+                                    c.iter()
+                                        .zip(&r)
+                                        .find_map(|(x, y)| agree(x, y, &ranges, &hints).err())
                                 };
                                 if let Some(witness) = mismatch {
                                     report.disagreements.push(Disagreement {
@@ -202,7 +252,11 @@ impl ProgramGraph {
                                         recorded: r.iter().map(|e| e.to_string()).collect(),
                                         computed: c.iter().map(|e| e.to_string()).collect(),
                                         witness,
-                                        stack_trace: node.metadata.get("stack_trace").and_then(|s| s.as_str()).map(String::from),
+                                        stack_trace: node
+                                            .metadata
+                                            .get("stack_trace")
+                                            .and_then(|s| s.as_str())
+                                            .map(String::from),
                                     });
                                 }
                                 // Keep the recorded sizes: they carry torch's own simplification.
@@ -221,29 +275,56 @@ impl ProgramGraph {
                 }
             }
         }
-        Ok(ProgramGraph { graph, sizes, symints, report })
+        Ok(ProgramGraph {
+            graph,
+            sizes,
+            symints,
+            report,
+        })
     }
 
     /// Operator names in a topological order.
     pub fn topological(&self) -> Vec<String> {
         petgraph::algo::toposort(&self.graph, None)
-            .map(|order| order.into_iter().map(|i| self.graph[i].name.clone()).collect())
+            .map(|order| {
+                order
+                    .into_iter()
+                    .map(|i| self.graph[i].name.clone())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
     /// Graphviz DOT, each edge labeled with its value's symbolic shape.
     pub fn dot(&self) -> String {
         let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
-        let mut out = String::from("digraph program {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n");
+        let mut out = String::from(
+            "digraph program {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n",
+        );
         for i in self.graph.node_indices() {
             let v = &self.graph[i];
             let short = shapes::op_name(&v.target);
-            let shape = if v.target == "input" { ", shape=ellipse" } else { "" };
-            out.push_str(&format!("  n{} [label=\"{}\\n{}\"{shape}];\n", i.index(), esc(&v.name), esc(short)));
+            let shape = if v.target == "input" {
+                ", shape=ellipse"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "  n{} [label=\"{}\\n{}\"{shape}];\n",
+                i.index(),
+                esc(&v.name),
+                esc(short)
+            ));
         }
         for e in self.graph.edge_references() {
             let label = match self.sizes.get(&e.weight().value) {
-                Some(s) => format!("[{}]", s.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ")),
+                Some(s) => format!(
+                    "[{}]",
+                    s.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 None => e.weight().value.clone(),
             };
             out.push_str(&format!(
@@ -268,10 +349,18 @@ fn referenced(v: &serde_json::Value) -> Vec<String> {
         out.push(n.to_string());
     }
     if let Some(ts) = v.get("as_tensors").and_then(|t| t.as_array()) {
-        out.extend(ts.iter().filter_map(|t| t.get("name")?.as_str()).map(String::from));
+        out.extend(
+            ts.iter()
+                .filter_map(|t| t.get("name")?.as_str())
+                .map(String::from),
+        );
     }
     if let Some(ts) = v.get("as_sym_ints").and_then(|t| t.as_array()) {
-        out.extend(ts.iter().filter_map(|t| t.get("as_name")?.as_str()).map(String::from));
+        out.extend(
+            ts.iter()
+                .filter_map(|t| t.get("as_name")?.as_str())
+                .map(String::from),
+        );
     }
     out
 }

@@ -171,30 +171,44 @@ impl Size {
 /// `model.json`.
 pub fn load(path: &Path) -> Result<Program, Error> {
     let p = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| Error::Read { path: p.clone(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| Error::Read {
+        path: p.clone(),
+        source,
+    })?;
     let json = if bytes.starts_with(b"PK") {
         program_json_from_zip(&bytes, &p)?
     } else {
         bytes
     };
-    serde_json::from_slice(&json).map_err(|e| Error::NotAProgram { path: p, message: e.to_string() })
+    serde_json::from_slice(&json).map_err(|e| Error::NotAProgram {
+        path: p,
+        message: e.to_string(),
+    })
 }
 
 fn program_json_from_zip(bytes: &[u8], path: &str) -> Result<Vec<u8>, Error> {
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .map_err(|e| Error::Zip { path: path.into(), message: e.to_string() })?;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| Error::Zip {
+        path: path.into(),
+        message: e.to_string(),
+    })?;
     let names: Vec<String> = zip.file_names().map(String::from).collect();
     // Prefer the conventional location, then any JSON holding a graph_module.
     let mut order: Vec<&String> = names.iter().filter(|n| n.ends_with(".json")).collect();
     order.sort_by_key(|n| !n.ends_with("models/model.json"));
     for n in order {
-        let mut f = zip.by_name(n).map_err(|e| Error::Zip { path: path.into(), message: e.to_string() })?;
+        let mut f = zip.by_name(n).map_err(|e| Error::Zip {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
         let mut buf = Vec::new();
         if f.read_to_end(&mut buf).is_ok() && contains(&buf, b"\"graph_module\"") {
             return Ok(buf);
         }
     }
-    Err(Error::NoProgram { path: path.into(), entries: names.iter().take(8).cloned().collect::<Vec<_>>().join(", ") })
+    Err(Error::NoProgram {
+        path: path.into(),
+        entries: names.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
+    })
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -218,11 +232,21 @@ pub fn size(v: &Value, tensor: &str) -> Result<Size, Error> {
     }
     if let Some(e) = v.get("as_expr") {
         let text = e.get("expr_str").and_then(Value::as_str).unwrap_or("");
-        let hint = e.get("hint").and_then(|h| h.get("as_int")).and_then(Value::as_i64).map(i128::from);
-        let expr = parse_expr(text).map_err(|error| Error::Expr { tensor: tensor.into(), error: Box::new(error) })?;
+        let hint = e
+            .get("hint")
+            .and_then(|h| h.get("as_int"))
+            .and_then(Value::as_i64)
+            .map(i128::from);
+        let expr = parse_expr(text).map_err(|error| Error::Expr {
+            tensor: tensor.into(),
+            error: Box::new(error),
+        })?;
         return Ok(Size::Expr(expr, hint));
     }
-    Err(Error::NotAProgram { path: String::new(), message: format!("unexpected size {v} of `{tensor}`") })
+    Err(Error::NotAProgram {
+        path: String::new(),
+        message: format!("unexpected size {v} of `{tensor}`"),
+    })
 }
 
 impl Program {
@@ -230,13 +254,23 @@ impl Program {
     pub fn sizes(&self, tensor: &str) -> Result<Option<Vec<Size>>, Error> {
         match self.graph_module.graph.tensor_values.get(tensor) {
             None => Ok(None),
-            Some(m) => m.sizes.iter().map(|v| size(v, tensor)).collect::<Result<Vec<_>, _>>().map(Some),
+            Some(m) => m
+                .sizes
+                .iter()
+                .map(|v| size(v, tensor))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
         }
     }
 
     /// User inputs (not parameters or buffers): `(name, graph input index)`.
     pub fn user_inputs(&self) -> Vec<String> {
-        let specs = self.graph_module.signature.as_ref().and_then(|s| s.get("input_specs")).and_then(Value::as_array);
+        let specs = self
+            .graph_module
+            .signature
+            .as_ref()
+            .and_then(|s| s.get("input_specs"))
+            .and_then(Value::as_array);
         match specs {
             Some(specs) => specs
                 .iter()

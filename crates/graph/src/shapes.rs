@@ -29,6 +29,8 @@ pub struct Inferred {
     pub symints: Vec<(String, Expr)>,
     /// Conditions the operator requires (equal sizes under broadcasting or `cat`).
     pub guards: Vec<Expr>,
+    /// Sizes of tensors returned in a list (`chunk`, `split`, `meshgrid`), in list order.
+    pub listed: Vec<Vec<Expr>>,
 }
 
 fn b(e: Expr) -> Box<Expr> {
@@ -37,7 +39,9 @@ fn b(e: Expr) -> Box<Expr> {
 
 fn add(a: Expr, c: Expr) -> Expr {
     match (&a, &c) {
-        (Expr::Const(x), Expr::Const(y)) => num::add(x, y).map(Expr::Const).unwrap_or(Expr::Add(vec![a, c])),
+        (Expr::Const(x), Expr::Const(y)) => num::add(x, y)
+            .map(Expr::Const)
+            .unwrap_or(Expr::Add(vec![a, c])),
         (_, Expr::Const(y)) if *y == num::q(0) => a,
         (Expr::Const(x), _) if *x == num::q(0) => c,
         _ => Expr::Add(vec![a, c]),
@@ -46,7 +50,9 @@ fn add(a: Expr, c: Expr) -> Expr {
 
 fn mul(a: Expr, c: Expr) -> Expr {
     match (&a, &c) {
-        (Expr::Const(x), Expr::Const(y)) => num::mul(x, y).map(Expr::Const).unwrap_or(Expr::Mul(vec![a, c])),
+        (Expr::Const(x), Expr::Const(y)) => num::mul(x, y)
+            .map(Expr::Const)
+            .unwrap_or(Expr::Mul(vec![a, c])),
         (_, Expr::Const(y)) if *y == num::q(1) => a,
         (Expr::Const(x), _) if *x == num::q(1) => c,
         _ => Expr::Mul(vec![a, c]),
@@ -55,7 +61,9 @@ fn mul(a: Expr, c: Expr) -> Expr {
 
 fn floordiv(a: Expr, d: i128) -> Expr {
     match &a {
-        Expr::Const(x) if x.is_integer() => Expr::int(num::int_floordiv(*x.numer(), d).unwrap_or(0)),
+        Expr::Const(x) if x.is_integer() => {
+            Expr::int(num::int_floordiv(*x.numer(), d).unwrap_or(0))
+        }
         _ if d == 1 => a,
         _ => Expr::FloorDiv(b(a), b(Expr::int(d))),
     }
@@ -86,7 +94,10 @@ impl Args<'_> {
     fn ints(&self, name: &str, pos: usize) -> Option<Vec<Expr>> {
         let v = self.get(name, pos)?;
         if let Some(a) = v.get("as_ints").and_then(Value::as_array) {
-            return a.iter().map(|x| x.as_i64().map(|n| int(n as i128))).collect();
+            return a
+                .iter()
+                .map(|x| x.as_i64().map(|n| int(n as i128)))
+                .collect();
         }
         if let Some(a) = v.get("as_sym_ints").and_then(Value::as_array) {
             return a.iter().map(|x| self.symint_value(x)).collect();
@@ -117,7 +128,9 @@ impl Args<'_> {
         }
     }
     fn float(&self, v: &Value) -> Option<Q> {
-        v.as_f64().and_then(num::f64_exact).or_else(|| v.as_i64().map(|n| num::q(n as i128)))
+        v.as_f64()
+            .and_then(num::f64_exact)
+            .or_else(|| v.as_i64().map(|n| num::q(n as i128)))
     }
     fn bool(&self, name: &str, pos: usize) -> Option<bool> {
         self.get(name, pos)?.get("as_bool")?.as_bool()
@@ -162,7 +175,11 @@ fn window(input: &Expr, k: i128, s: i128, p: i128, d: i128, ceil_mode: bool) -> 
     }
     // PyTorch's pooling_output_shape: ceil, then drop the last window if it starts in padding.
     let out = add(floordiv(add(num_, int(s - 1)), s), int(1));
-    let starts_in_pad = Expr::Cmp(CmpOp::Ge, b(mul(int(s), add(out.clone(), int(-1)))), b(add(input.clone(), int(p))));
+    let starts_in_pad = Expr::Cmp(
+        CmpOp::Ge,
+        b(mul(int(s), add(out.clone(), int(-1)))),
+        b(add(input.clone(), int(p))),
+    );
     Expr::Ite(b(starts_in_pad), b(add(out.clone(), int(-1))), b(out))
 }
 
@@ -209,9 +226,19 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             out.symints.push((symint_output(node)?, t[d].clone()));
         }
         "add" | "sub" | "mul" | "floordiv" | "mod" | "neg" if is_operator => {
-            let x = a.symint_value(node.inputs.first().map(|i| &i.arg)?.get("as_sym_int").unwrap_or(&node.inputs[0].arg))
+            let x = a
+                .symint_value(
+                    node.inputs
+                        .first()
+                        .map(|i| &i.arg)?
+                        .get("as_sym_int")
+                        .unwrap_or(&node.inputs[0].arg),
+                )
                 .or_else(|| a.int("", 0))?;
-            let y = node.inputs.get(1).and_then(|i| a.symint_value(i.arg.get("as_sym_int").unwrap_or(&i.arg)));
+            let y = node
+                .inputs
+                .get(1)
+                .and_then(|i| a.symint_value(i.arg.get("as_sym_int").unwrap_or(&i.arg)));
             let v = match (op, y) {
                 ("add", Some(y)) => add(x, y),
                 ("sub", Some(y)) => add(x, mul(int(-1), y)),
@@ -224,14 +251,61 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             out.symints.push((symint_output(node)?, v));
         }
         // Shape-preserving operators.
-        "relu" | "hardswish" | "hardsigmoid" | "sigmoid" | "tanh" | "gelu" | "silu" | "dropout" | "clone"
-        | "contiguous" | "_to_copy" | "to" | "alias" | "detach" | "exp" | "log" | "sqrt" | "rsqrt" | "abs"
-        | "clamp" | "hardtanh" | "leaky_relu" | "elu" | "softmax" | "_softmax" | "log_softmax" | "batch_norm"
-        | "instance_norm" | "layer_norm" | "group_norm" | "_native_batch_norm_legit_no_training"
-        | "native_layer_norm" | "native_group_norm" | "native_batch_norm" | "relu6" | "mish" | "erf"
-        | "reciprocal" | "square" | "copy" | "fill" | "zero" | "cos" | "sin" => {
-            let t = a.tensor("input", 0).or_else(|| a.tensor("self", 0))?.clone();
-            out.tensors = node.outputs.iter().enumerate().map(|(i, _)| (i == 0).then(|| t.clone())).collect();
+        "relu"
+        | "hardswish"
+        | "hardsigmoid"
+        | "sigmoid"
+        | "tanh"
+        | "gelu"
+        | "silu"
+        | "dropout"
+        | "clone"
+        | "contiguous"
+        | "_to_copy"
+        | "to"
+        | "alias"
+        | "detach"
+        | "exp"
+        | "log"
+        | "sqrt"
+        | "rsqrt"
+        | "abs"
+        | "clamp"
+        | "hardtanh"
+        | "leaky_relu"
+        | "elu"
+        | "softmax"
+        | "_softmax"
+        | "log_softmax"
+        | "batch_norm"
+        | "instance_norm"
+        | "layer_norm"
+        | "group_norm"
+        | "_native_batch_norm_legit_no_training"
+        | "native_layer_norm"
+        | "native_group_norm"
+        | "native_batch_norm"
+        | "relu6"
+        | "mish"
+        | "erf"
+        | "reciprocal"
+        | "square"
+        | "copy"
+        | "fill"
+        | "zero"
+        | "cos"
+        | "sin"
+        | "lift_fresh_copy" => {
+            let t = a
+                .tensor("input", 0)
+                .or_else(|| a.tensor("self", 0))?
+                .clone();
+            out.tensors = node
+                .outputs
+                .iter()
+                .enumerate()
+                .map(|(i, _)| (i == 0).then(|| t.clone()))
+                .collect();
         }
         // Elementwise binary with broadcasting.
         "mul" | "div" | "maximum" | "minimum" | "pow" | "eq" | "ne" | "lt" | "le" | "gt" | "ge"
@@ -284,9 +358,17 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             let n = if op.ends_with("1d") { 1 } else { 2 };
             let k = list_or(a.ints("kernel_size", 1), n, 1);
             let st = a.ints("stride", 2).filter(|v| !v.is_empty());
-            let stride = if st.is_none() { k.clone() } else { list_or(st, n, 1) };
+            let stride = if st.is_none() {
+                k.clone()
+            } else {
+                list_or(st, n, 1)
+            };
             let pad = list_or(a.ints("padding", 3), n, 0);
-            let dil = if op.starts_with("max") { list_or(a.ints("dilation", 4), n, 1) } else { vec![1; n] };
+            let dil = if op.starts_with("max") {
+                list_or(a.ints("dilation", 4), n, 1)
+            } else {
+                vec![1; n]
+            };
             let ceil_pos = if op.starts_with("max") { 5 } else { 4 };
             let ceil = a.bool("ceil_mode", ceil_pos).unwrap_or(false);
             let r = x.len();
@@ -296,7 +378,10 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             }
             out.tensors = node.outputs.iter().map(|_| Some(s.clone())).collect();
         }
-        "adaptive_avg_pool2d" | "adaptive_max_pool2d" | "_adaptive_avg_pool2d" | "adaptive_avg_pool1d" => {
+        "adaptive_avg_pool2d"
+        | "adaptive_max_pool2d"
+        | "_adaptive_avg_pool2d"
+        | "adaptive_avg_pool1d" => {
             let x = a.tensor("self", 0).or_else(|| a.tensor("input", 0))?;
             let o = a.ints("output_size", 1)?;
             let mut s = x[..x.len() - o.len()].to_vec();
@@ -314,7 +399,10 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             let (x, y) = if op == "addmm" {
                 (a.tensor("mat1", 1)?, a.tensor("mat2", 2)?)
             } else {
-                (a.tensor("self", 0)?, a.tensor("mat2", 1).or_else(|| a.tensor("other", 1))?)
+                (
+                    a.tensor("self", 0)?,
+                    a.tensor("mat2", 1).or_else(|| a.tensor("other", 1))?,
+                )
             };
             if x.len() < 2 || y.len() < 2 {
                 return None;
@@ -369,7 +457,12 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             let x = a.tensor("self", 0)?;
             let target = a.ints("size", 1).or_else(|| a.ints("shape", 1))?;
             let numel = x.iter().cloned().reduce(mul).unwrap_or(int(1));
-            let known = target.iter().filter(|e| **e != int(-1)).cloned().reduce(mul).unwrap_or(int(1));
+            let known = target
+                .iter()
+                .filter(|e| **e != int(-1))
+                .cloned()
+                .reduce(mul)
+                .unwrap_or(int(1));
             let s: Vec<Expr> = target
                 .iter()
                 .enumerate()
@@ -430,7 +523,11 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
                             _ => None,
                         })
                         .collect();
-                    x.iter().enumerate().filter(|(i, e)| !(ds.contains(i) && **e == int(1))).map(|(_, e)| e.clone()).collect()
+                    x.iter()
+                        .enumerate()
+                        .filter(|(i, e)| !(ds.contains(i) && **e == int(1)))
+                        .map(|(_, e)| e.clone())
+                        .collect()
                 }
                 None => x.iter().filter(|e| **e != int(1)).cloned().collect(),
             };
@@ -464,15 +561,24 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
         }
         "cat" | "concat" => {
             let names = a.get("tensors", 0)?.get("as_tensors")?.as_array()?;
-            let shapes: Vec<&Vec<Expr>> = names.iter().filter_map(|n| n.get("name")?.as_str()).filter_map(|n| env.tensors.get(n)).collect();
+            let shapes: Vec<&Vec<Expr>> = names
+                .iter()
+                .filter_map(|n| n.get("name")?.as_str())
+                .filter_map(|n| env.tensors.get(n))
+                .collect();
             let first = shapes.iter().find(|s| !s.is_empty())?;
             let d = norm_dim(a.const_int("dim", 1).unwrap_or(0), first.len())?;
             let mut s = (*first).clone();
-            s[d] = shapes.iter().filter(|x| !x.is_empty()).map(|x| x[d].clone()).reduce(add)?;
+            s[d] = shapes
+                .iter()
+                .filter(|x| !x.is_empty())
+                .map(|x| x[d].clone())
+                .reduce(add)?;
             for other in shapes.iter().skip(1).filter(|x| !x.is_empty()) {
                 for (i, (p, q)) in first.iter().zip(other.iter()).enumerate() {
                     if i != d && p != q {
-                        out.guards.push(Expr::Cmp(CmpOp::Eq, b(p.clone()), b(q.clone())));
+                        out.guards
+                            .push(Expr::Cmp(CmpOp::Eq, b(p.clone()), b(q.clone())));
                     }
                 }
             }
@@ -488,7 +594,9 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
         }
         "pixel_shuffle" | "pixel_unshuffle" => {
             let x = a.tensor("self", 0)?;
-            let r = a.const_int("upscale_factor", 1).or_else(|| a.const_int("downscale_factor", 1))?;
+            let r = a
+                .const_int("upscale_factor", 1)
+                .or_else(|| a.const_int("downscale_factor", 1))?;
             let n = x.len();
             let mut s = x.clone();
             if op == "pixel_shuffle" {
@@ -502,7 +610,11 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             }
             out.tensors = one_tensor(s);
         }
-        "upsample_nearest2d" | "upsample_bilinear2d" | "upsample_nearest1d" | "upsample_bicubic2d" | "_upsample_nearest_exact2d" => {
+        "upsample_nearest2d"
+        | "upsample_bilinear2d"
+        | "upsample_nearest1d"
+        | "upsample_bicubic2d"
+        | "_upsample_nearest_exact2d" => {
             let x = a.tensor("input", 0).or_else(|| a.tensor("self", 0))?;
             let n = if op.ends_with("1d") { 1 } else { 2 };
             let r = x.len();
@@ -510,10 +622,20 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             if let Some(o) = a.ints("output_size", 1).filter(|o| o.len() == n) {
                 s.extend(o);
             } else {
-                let sc = node.inputs.iter().find(|i| i.name == "scale_factors")?.arg.get("as_floats")?.as_array()?.clone();
+                let sc = node
+                    .inputs
+                    .iter()
+                    .find(|i| i.name == "scale_factors")?
+                    .arg
+                    .get("as_floats")?
+                    .as_array()?
+                    .clone();
                 for i in 0..n {
                     let f = a.float(sc.get(i).or(sc.first())?)?;
-                    s.push(Expr::Round(RoundKind::Floor, b(Expr::Mul(vec![x[r - n + i].clone(), Expr::Const(f)]))));
+                    s.push(Expr::Round(
+                        RoundKind::Floor,
+                        b(Expr::Mul(vec![x[r - n + i].clone(), Expr::Const(f)])),
+                    ));
                 }
             }
             out.tensors = one_tensor(s);
@@ -523,6 +645,78 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             let g = a.tensor("grid", 1)?;
             out.tensors = one_tensor(vec![x[0].clone(), x[1].clone(), g[1].clone(), g[2].clone()]);
         }
+        "_assert_tensor_metadata" | "_assert_scalar" | "sym_constrain_range_for_size" => {}
+        "chunk" | "split" | "split_with_sizes" => {
+            let x = a.tensor("self", 0)?;
+            let d = norm_dim(a.const_int("dim", 2).unwrap_or(0), x.len())?;
+            let n = x[d].clone();
+            let count = node.outputs.first()?.get("as_tensors")?.as_array()?.len();
+            let parts: Vec<Expr> = match op {
+                "split_with_sizes" => a.ints("split_sizes", 1)?,
+                _ => {
+                    let size = if op == "chunk" {
+                        let chunks = a.const_int("chunks", 1)?;
+                        Expr::Round(
+                            RoundKind::Ceil,
+                            b(Expr::TrueDiv(b(n.clone()), b(int(chunks)))),
+                        )
+                    } else {
+                        a.int("split_size", 1)?
+                    };
+                    // Equal parts, the last one holding the rest.
+                    let mut v = vec![size.clone(); count.saturating_sub(1)];
+                    v.push(add(n.clone(), mul(int(-(count as i128 - 1)), size)));
+                    v
+                }
+            };
+            out.listed = parts
+                .into_iter()
+                .map(|p| {
+                    let mut s = x.clone();
+                    s[d] = p;
+                    s
+                })
+                .collect();
+        }
+        "meshgrid" => {
+            let names = a.get("tensors", 0)?.get("as_tensors")?.as_array()?;
+            let lens: Vec<Expr> = names
+                .iter()
+                .map(|n| {
+                    env.tensors
+                        .get(n.get("name")?.as_str()?)
+                        .and_then(|s| s.first().cloned())
+                })
+                .collect::<Option<_>>()?;
+            let mut shape = lens.clone();
+            let xy = node.inputs.iter().any(|i| {
+                i.name == "indexing" && i.arg.get("as_string").and_then(Value::as_str) == Some("xy")
+            });
+            if xy && shape.len() >= 2 {
+                shape.swap(0, 1);
+            }
+            out.listed = vec![shape; lens.len()];
+        }
+        "repeat" => {
+            let x = a.tensor("self", 0)?;
+            let reps = a.ints("repeats", 1)?;
+            let pad = reps.len().checked_sub(x.len())?;
+            let s = reps
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    if i < pad {
+                        r.clone()
+                    } else {
+                        mul(x[i - pad].clone(), r.clone())
+                    }
+                })
+                .collect();
+            out.tensors = one_tensor(s);
+        }
+        "linspace" | "logspace" => {
+            out.tensors = one_tensor(vec![a.int("steps", 2)?]);
+        }
         "arange" => {
             let (start, end) = match (a.int("start", 0), a.int("end", 1)) {
                 (Some(s), Some(e)) if node.inputs.iter().any(|i| i.name == "start") => (s, e),
@@ -530,7 +724,10 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             };
             let step = a.const_int("step", 2).unwrap_or(1);
             let len = add(end, mul(int(-1), start));
-            out.tensors = one_tensor(vec![Expr::Round(RoundKind::Ceil, b(Expr::TrueDiv(b(len), b(int(step)))))]);
+            out.tensors = one_tensor(vec![Expr::Round(
+                RoundKind::Ceil,
+                b(Expr::TrueDiv(b(len), b(int(step)))),
+            )]);
         }
         _ => return None,
     }
@@ -555,7 +752,10 @@ mod tests {
         let e = window(&x, 3, 2, 1, 1, false);
         for h in 2..100 {
             let v = e.eval(&|_| Some(h)).unwrap();
-            assert_eq!(v, dimguard_solver::expr::Value::Num(num::q((h + 2 - 3) / 2 + 1)));
+            assert_eq!(
+                v,
+                dimguard_solver::expr::Value::Num(num::q((h + 2 - 3) / 2 + 1))
+            );
         }
         // ceil_mode: ResNet-style max pool 3/2/1 with ceil.
         let e = window(&x, 3, 2, 0, 1, true);
@@ -564,14 +764,22 @@ mod tests {
             if (out - 1) * 2 >= h {
                 out -= 1;
             }
-            assert_eq!(e.eval(&|_| Some(h)).unwrap(), dimguard_solver::expr::Value::Num(num::q(out)), "h={h}");
+            assert_eq!(
+                e.eval(&|_| Some(h)).unwrap(),
+                dimguard_solver::expr::Value::Num(num::q(out)),
+                "h={h}"
+            );
         }
     }
 
     #[test]
     fn broadcasting() {
         let mut g = vec![];
-        let s = broadcast(&[Expr::sym("a"), int(1), int(10)], &[Expr::sym("b"), int(10)], &mut g);
+        let s = broadcast(
+            &[Expr::sym("a"), int(1), int(10)],
+            &[Expr::sym("b"), int(10)],
+            &mut g,
+        );
         assert_eq!(s, vec![Expr::sym("a"), Expr::sym("b"), int(10)]);
         assert!(g.is_empty());
         let s = broadcast(&[Expr::sym("a")], &[Expr::sym("b")], &mut g);

@@ -520,7 +520,16 @@ fn reduce(seg: Segment) -> Segment {
 /// Merges `a` and `b` (a before b) into one segment when one of their patterns describes all
 /// members of both and nothing else in between.
 fn merge(a: &Segment, b: &Segment) -> Option<Segment> {
-    for pat in [b, a] {
+    // Candidate patterns: b's, a's, and the progression through a's last and b's first member
+    // (which joins single values into one progression).
+    let step = b.lo - a.hi;
+    let gap = Segment {
+        lo: a.hi,
+        hi: b.lo,
+        modulus: step,
+        residues: vec![a.hi.mod_floor(&step)],
+    };
+    for pat in [b, a, &gap] {
         let cand = Segment {
             lo: a.lo,
             hi: b.hi,
@@ -531,19 +540,15 @@ fn merge(a: &Segment, b: &Segment) -> Option<Segment> {
         if cand.count() != a.count() + b.count() {
             continue;
         }
-        let other = if std::ptr::eq(pat, a) { b } else { a };
-        if other.count() > 64 && (other.modulus != pat.modulus || other.residues != pat.residues) {
-            continue;
-        }
-        let fits = if other.modulus == pat.modulus && other.residues == pat.residues {
-            true
-        } else {
-            DimSet {
-                segments: vec![other.clone()],
-            }
-            .iter()
-            .all(|x| cand.contains(x))
-        };
+        let fits = [a, b].iter().all(|part| {
+            (part.modulus == pat.modulus && part.residues == pat.residues)
+                || (part.count() <= 64
+                    && DimSet {
+                        segments: vec![(*part).clone()],
+                    }
+                    .iter()
+                    .all(|x| cand.contains(x)))
+        });
         if fits {
             return Some(reduce(cand));
         }
@@ -551,8 +556,6 @@ fn merge(a: &Segment, b: &Segment) -> Option<Segment> {
     None
 }
 
-/// Random sets for property tests: up to `segments` pieces starting in `starts`, of width below
-/// `width`, with moduli below `moduli`.
 #[cfg(test)]
 pub(crate) fn arb_dimset(
     starts: std::ops::Range<i128>,
@@ -620,6 +623,23 @@ mod tests {
             }
         );
         assert_eq!(s.count(), 1014);
+    }
+
+    #[test]
+    fn single_values_join_into_a_progression() {
+        let s = (0..32)
+            .map(|k| DimSet::interval(136 + 64 * k, 136 + 64 * k))
+            .try_fold(DimSet::empty(), |acc, x| acc.union(&x))
+            .unwrap();
+        assert_eq!(
+            s.segments(),
+            &[Segment {
+                lo: 136,
+                hi: 2120,
+                modulus: 64,
+                residues: vec![8]
+            }]
+        );
     }
 
     #[test]
