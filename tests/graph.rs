@@ -240,3 +240,35 @@ fn archives_are_found_by_content_and_bad_files_are_clear_errors() {
         Err(Error::Read { .. })
     ));
 }
+
+#[test]
+fn missing_metadata_is_filled_in() {
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("unetish_exact")).unwrap()).unwrap();
+    let tv = v["graph_module"]["graph"]["tensor_values"]
+        .as_object_mut()
+        .unwrap();
+    let recorded = tv.remove("conv2d_1").unwrap();
+    let path = std::env::temp_dir().join(format!("dimguard-filled-{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let p = load(&path).unwrap();
+    let g = ProgramGraph::build(&p).unwrap();
+    assert_eq!(g.report.filled, vec!["conv2d_1".to_string()]);
+    assert!(
+        g.report.disagreements.is_empty(),
+        "{:?}",
+        g.report.disagreements
+    );
+    // The filled sizes agree with what torch had recorded.
+    let want: Vec<dimguard::graph::program::Size> = recorded["sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| dimguard::graph::program::size(s, "conv2d_1").unwrap())
+        .collect();
+    let got = &g.sizes["conv2d_1"];
+    let ranges = dimguard::graph::graph::symbol_ranges(&p);
+    for (w, e) in want.iter().zip(got) {
+        assert!(dimguard::graph::graph::agree(&w.expr(), e, &ranges, &BTreeMap::new()).is_ok());
+    }
+}

@@ -424,6 +424,16 @@ pub fn check_with(
         code_lines.push(String::new());
         code_lines.push(format!("dynamic_shapes = {{{}}}", body.join(", ")));
     }
+    // The traced value of each input symbol (from `k*s + o` with its hint).
+    let hints: BTreeMap<String, i128> = ins
+        .iter()
+        .filter_map(|i| {
+            let (coefs, c0) = joint::affine(&i.expr)?;
+            let (s, k) = coefs.iter().next().filter(|_| coefs.len() == 1)?;
+            let v = (i.hint? - c0.numer()) / k.numer();
+            Some((s.clone(), v))
+        })
+        .collect();
     let sizes = if with_sizes {
         size_table(
             &pg,
@@ -431,6 +441,7 @@ pub fn check_with(
                 .map(|i| (i.expr.clone(), i.source.clone()))
                 .collect::<Vec<_>>(),
             &dims,
+            &hints,
         )
     } else {
         vec![]
@@ -447,7 +458,12 @@ pub fn check_with(
 
 /// Exact values of every symbolic intermediate size, over the inputs' accepted sizes: each input
 /// symbol ranges over the values of its root dimension's accepted set.
-fn size_table(pg: &ProgramGraph, inputs: &[(Expr, String)], dims: &[CheckDim]) -> Vec<SizeRange> {
+fn size_table(
+    pg: &ProgramGraph,
+    inputs: &[(Expr, String)],
+    dims: &[CheckDim],
+    hints: &BTreeMap<String, i128>,
+) -> Vec<SizeRange> {
     // Symbol -> accepted root values (from a dimension whose expression is that bare symbol or
     // an affine function of it).
     let mut sym_sets: BTreeMap<String, DimSet> = BTreeMap::new();
@@ -464,17 +480,24 @@ fn size_table(pg: &ProgramGraph, inputs: &[(Expr, String)], dims: &[CheckDim]) -
                 .filter(|v| (v - off) % k == 0)
                 .map(|v| (v - off) / k)
                 .collect();
-            let rs = roots
-                .into_iter()
-                .map(|v| DimSet::interval(v, v))
-                .try_fold(DimSet::empty(), |a, x| a.union(&x))
-                .unwrap_or_default();
+            let rs = DimSet::from_values(roots);
             sym_sets.entry(s.clone()).or_insert(rs);
         }
     }
     let mut out = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    for (tensor, sizes) in &pg.sizes {
+    let symints: Vec<(String, Vec<Expr>)> = pg
+        .symints
+        .iter()
+        .map(|(k, v)| (k.clone(), vec![v.clone()]))
+        .collect();
+    for (tensor, sizes) in pg
+        .sizes
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .chain(symints)
+    {
+        let tensor = &tensor;
         for (index, e) in sizes.iter().enumerate() {
             let atoms = e.atoms();
             if atoms.is_empty() || !seen.insert((e.to_string(), tensor.clone(), index)) {
@@ -495,22 +518,21 @@ fn size_table(pg: &ProgramGraph, inputs: &[(Expr, String)], dims: &[CheckDim]) -
                                 _ => None,
                             })
                             .collect();
-                        let ds = vals
-                            .into_iter()
-                            .map(|v| DimSet::interval(v, v))
-                            .try_fold(DimSet::empty(), |a, x| a.union(&x))
-                            .unwrap_or_default();
-                        Feasible::from(&ds)
+                        Feasible::from(&DimSet::from_values(vals))
                     })
             } else {
                 None
+            };
+            let example = match e.eval(&|n| hints.get(n).copied()) {
+                Ok(dimguard_solver::expr::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
+                _ => None,
             };
             out.push(SizeRange {
                 tensor: tensor.clone(),
                 index,
                 expr: e.to_string(),
                 values,
-                example: None,
+                example,
             });
         }
     }

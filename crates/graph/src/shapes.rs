@@ -772,6 +772,156 @@ mod tests {
         }
     }
 
+    fn node(
+        target: &str,
+        inputs: serde_json::Value,
+        outputs: serde_json::Value,
+    ) -> crate::program::Node {
+        serde_json::from_value(
+            serde_json::json!({"target": target, "inputs": inputs, "outputs": outputs}),
+        )
+        .unwrap()
+    }
+
+    fn run(
+        n: &crate::program::Node,
+        tensors: &[(&str, Vec<Expr>)],
+        symints: &[(&str, Expr)],
+    ) -> Inferred {
+        let t: BTreeMap<String, Vec<Expr>> = tensors
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        let s: BTreeMap<String, Expr> = symints
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        infer(
+            n,
+            &Env {
+                tensors: &t,
+                symints: &s,
+            },
+        )
+        .expect("a shape function")
+    }
+
+    fn at(e: &Expr, h: i128) -> i128 {
+        match e.eval(&|_| Some(h)).unwrap() {
+            dimguard_solver::expr::Value::Num(q) => *q.numer(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn operators_outside_the_fixtures() {
+        let h = Expr::sym("h");
+        let x = vec![int(2), int(3), h.clone(), int(8)];
+        let t = |n: &str| serde_json::json!({"as_tensor": {"name": n}});
+        // stack, permute, transpose
+        let n = node(
+            "torch.ops.aten.stack.default",
+            serde_json::json!([{"name": "tensors", "arg": {"as_tensors": [{"name": "x"}, {"name": "x"}]}}, {"name": "dim", "arg": {"as_int": 1}}]),
+            serde_json::json!([t("o")]),
+        );
+        assert_eq!(
+            run(&n, &[("x", x.clone())], &[]).tensors[0]
+                .as_ref()
+                .unwrap()[1],
+            int(2)
+        );
+        let n = node(
+            "torch.ops.aten.permute.default",
+            serde_json::json!([{"name": "self", "arg": t("x")}, {"name": "dims", "arg": {"as_ints": [0, 2, 3, 1]}}]),
+            serde_json::json!([t("o")]),
+        );
+        assert_eq!(
+            run(&n, &[("x", x.clone())], &[]).tensors[0]
+                .as_ref()
+                .unwrap(),
+            &vec![int(2), h.clone(), int(8), int(3)]
+        );
+        let n = node(
+            "torch.ops.aten.transpose.int",
+            serde_json::json!([{"name": "self", "arg": t("x")}, {"name": "dim0", "arg": {"as_int": -1}}, {"name": "dim1", "arg": {"as_int": 2}}]),
+            serde_json::json!([t("o")]),
+        );
+        assert_eq!(
+            run(&n, &[("x", x.clone())], &[]).tensors[0]
+                .as_ref()
+                .unwrap()[2],
+            int(8)
+        );
+        // grid_sampler: output spatial size from the grid
+        let n = node(
+            "torch.ops.aten.grid_sampler.default",
+            serde_json::json!([{"name": "input", "arg": t("x")}, {"name": "grid", "arg": t("g")}]),
+            serde_json::json!([t("o")]),
+        );
+        let g = vec![int(2), h.clone(), int(5), int(2)];
+        assert_eq!(
+            run(&n, &[("x", x.clone()), ("g", g)], &[]).tensors[0]
+                .as_ref()
+                .unwrap(),
+            &vec![int(2), int(3), h.clone(), int(5)]
+        );
+        // arange(h) and arange(1, h, 3)
+        let n = node(
+            "torch.ops.aten.arange.start_step",
+            serde_json::json!([{"name": "start", "arg": {"as_int": 1}}, {"name": "end", "arg": {"as_sym_int": {"as_name": "s"}}}, {"name": "step", "arg": {"as_int": 3}}]),
+            serde_json::json!([t("o")]),
+        );
+        let len = run(&n, &[], &[("s", h.clone())]).tensors[0]
+            .as_ref()
+            .unwrap()[0]
+            .clone();
+        for v in 1..40 {
+            assert_eq!(
+                at(&len, v),
+                (1..v).step_by(3).count() as i128,
+                "arange(1, {v}, 3)"
+            );
+        }
+        // sym_size and _operator arithmetic
+        let n = node(
+            "torch.ops.aten.sym_size.int",
+            serde_json::json!([{"name": "self", "arg": t("x")}, {"name": "dim", "arg": {"as_int": 2}}]),
+            serde_json::json!([{"as_sym_int": {"as_name": "s2"}}]),
+        );
+        assert_eq!(
+            run(&n, &[("x", x.clone())], &[]).symints,
+            vec![("s2".to_string(), h.clone())]
+        );
+        let n = node(
+            "_operator.floordiv",
+            serde_json::json!([{"name": "a", "arg": {"as_sym_int": {"as_name": "s2"}}}, {"name": "b", "arg": {"as_int": 4}}]),
+            serde_json::json!([{"as_sym_int": {"as_name": "q"}}]),
+        );
+        let q = run(&n, &[], &[("s2", h.clone())]).symints[0].1.clone();
+        assert_eq!(at(&q, 23), 5);
+        // slice with a negative start, chunk into 3
+        let n = node(
+            "torch.ops.aten.slice.Tensor",
+            serde_json::json!([{"name": "self", "arg": t("x")}, {"name": "dim", "arg": {"as_int": 2}}, {"name": "start", "arg": {"as_int": -5}}, {"name": "end", "arg": {"as_int": 9223372036854775807i64}}]),
+            serde_json::json!([t("o")]),
+        );
+        let len = run(&n, &[("x", x.clone())], &[]).tensors[0]
+            .as_ref()
+            .unwrap()[2]
+            .clone();
+        for v in 0..20 {
+            assert_eq!(at(&len, v), v.min(5), "x[-5:] of {v}");
+        }
+        let n = node(
+            "torch.ops.aten.chunk.default",
+            serde_json::json!([{"name": "self", "arg": t("x")}, {"name": "chunks", "arg": {"as_int": 3}}, {"name": "dim", "arg": {"as_int": 2}}]),
+            serde_json::json!([{"as_tensors": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}]),
+        );
+        let parts = run(&n, &[("x", x)], &[]).listed;
+        assert_eq!(at(&parts[0][2], 10), 4);
+        assert_eq!(at(&parts[2][2], 10), 2);
+    }
+
     #[test]
     fn broadcasting() {
         let mut g = vec![];

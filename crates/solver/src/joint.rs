@@ -396,11 +396,7 @@ pub fn solve_group(
     out.joint_count = Some((passing, total));
     out.accepted.insert(inner_name, inner_acc);
     for (k, &o) in outer.iter().enumerate() {
-        let set = ok_outer[k]
-            .iter()
-            .map(|&v| DimSet::interval(v, v))
-            .try_fold(DimSet::empty(), |acc, s| acc.union(&s))
-            .unwrap_or_default();
+        let set = DimSet::from_values(ok_outer[k].iter().copied());
         out.accepted.insert(grp.roots[o].clone(), set);
     }
     out

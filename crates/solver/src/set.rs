@@ -150,6 +150,21 @@ impl DimSet {
         sweep(period, events, |c| c[0] > 0, 1)
     }
 
+    /// The set of the given values (any order, duplicates allowed).
+    pub fn from_values(values: impl IntoIterator<Item = i128>) -> DimSet {
+        let mut v: Vec<i128> = values.into_iter().collect();
+        v.sort_unstable();
+        v.dedup();
+        let mut runs: Vec<(i128, Run)> = Vec::new();
+        for x in v {
+            match runs.last_mut() {
+                Some((_, r)) if r.last.checked_add(1) == Some(x) => r.last = x,
+                _ => runs.push((0, Run { first: x, last: x })),
+            }
+        }
+        DimSet::from_runs(1, &runs)
+    }
+
     /// Builds a set from segments that may be unsorted, overlapping or non-canonical.
     pub fn from_segments(segments: Vec<Segment>) -> Result<DimSet, Error> {
         let mut acc = DimSet::empty();
@@ -623,6 +638,14 @@ mod tests {
             }
         );
         assert_eq!(s.count(), 1014);
+    }
+
+    #[test]
+    fn from_values_is_exact_and_canonical() {
+        let s = DimSet::from_values([2120, 136, 200, 200, 264]);
+        assert_eq!(s.iter().collect::<Vec<_>>(), vec![136, 200, 264, 2120]);
+        let s = DimSet::from_values((0..32).map(|k| 136 + 64 * k));
+        assert_eq!(s.segments().len(), 1);
     }
 
     #[test]
