@@ -31,7 +31,10 @@ specs = {
     # torch's "Suggested fixes".
     "torch": (8 * Dim("_dim_2", min=17, max=270), 16 * Dim("_dim_3", min=9, max=240)),
 }
-heights = {"dimguard": [136, 200, 520, 1032, 2120], "torch": [136, 144, 152, 520, 1000, 2160]}
+# dimguard's spec (= `dimguard check`'s corrected spec for the torch-fix program): the accepted
+# heights must run; heights outside the accepted set (144, 152, 1000, 2160 fail a guard, 137 is
+# not even a multiple of 8) must be rejected.
+heights = {"dimguard": [136, 200, 520, 1032, 2120, 137, 144, 152, 1000, 2160], "torch": [136, 144, 152, 520, 1000, 2160]}
 width = {"dimguard": 960, "torch": 960}
 out = {}
 for name, (h, w) in specs.items():
