@@ -1,5 +1,5 @@
 //! `dimguard check` on the largest fixture (densenet121 exported with Dim.AUTO: 431 operators,
-//! 37 guards): load + propagate + check. Target: under 50 ms. Results in docs/PERFORMANCE.md.
+//! 29 guards): load + propagate + check. Target: under 50 ms. Results in docs/PERFORMANCE.md.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use dimguard::graph::{check, load, ProgramGraph};

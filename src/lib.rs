@@ -6,9 +6,13 @@
 //! * [`solver`] — guard parsing, exact feasible sets, sound and maximal `Dim` suggestions.
 //! * [`prove`] — Z3 certificates and counterexamples.
 //! * [`graph`] — `.pt2` archives: operator graph, shape propagation, `check`.
+//! * [`trt`] — TensorRT optimization profiles.
+
+pub mod profile_cli;
 
 pub use dimguard_graph as graph;
 pub use dimguard_prove as prove;
 pub use dimguard_solver as solver;
+pub use dimguard_trt as trt;
 
 pub mod render;

@@ -63,6 +63,28 @@ enum Command {
         #[arg(long)]
         sizes: bool,
     },
+    /// TensorRT optimization profiles whose every min/opt/max shape the program accepts.
+    Profile {
+        /// A `.pt2` archive / `model.json`, or an error message (then give --example for each
+        /// input named in it). Optional with --dim.
+        source: Option<PathBuf>,
+        /// A dynamic dimension by hand: INPUT:INDEX=LO..HI (with --example for the input).
+        #[arg(long, value_name = "INPUT:INDEX=LO..HI")]
+        dim: Vec<String>,
+        /// The traced shape of an input, NAME:1x3x520x960: its rank, static sizes and the opt.
+        #[arg(long, value_name = "NAME:SHAPE")]
+        example: Vec<String>,
+        /// Output format.
+        #[arg(long, default_value = "trtexec", value_parser = ["trtexec", "polygraphy", "torch-tensorrt", "json"])]
+        format: String,
+        /// Buckets per dynamic dimension (disjoint pieces of an accepted set always get their own).
+        #[arg(long, default_value_t = 1)]
+        profiles: usize,
+        /// Instead of printing profiles, say which profile serves this shape (NAME:SHAPE,
+        /// repeatable), or why none does and what to do.
+        #[arg(long, value_name = "NAME:SHAPE")]
+        select: Vec<String>,
+    },
     /// Check a dynamic_shapes spec against guards: sound (with a Z3 proof) or counterexamples, and
     /// the maximal sound spec.
     Verify {
@@ -146,8 +168,84 @@ fn check_cmd(model: &std::path::Path, json: bool, dot: Option<&PathBuf>, sizes: 
     }
 }
 
+fn profile_cmd(
+    source: Option<&PathBuf>,
+    dims: &[String],
+    examples: &[String],
+    format: &str,
+    k: usize,
+    select: &[String],
+) -> ExitCode {
+    let text = match source {
+        Some(p) => match std::fs::read(p) {
+            Ok(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+            Err(e) => {
+                eprintln!("dimguard: cannot read {}: {e}", p.display());
+                return ExitCode::from(1);
+            }
+        },
+        None => None,
+    };
+    let specs = match dimguard::profile_cli::inputs(
+        text.as_deref(),
+        source.map(|p| p.as_path()),
+        dims,
+        examples,
+    ) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("dimguard: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let set = match dimguard::trt::ProfileSet::build(&specs, k.clamp(1, 64)) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("dimguard: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !select.is_empty() {
+        let shapes: Result<Vec<(String, Vec<i128>)>, String> = select
+            .iter()
+            .map(|s| dimguard::profile_cli::parse_shape(s))
+            .collect();
+        let shapes = match shapes {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("dimguard: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let refs: Vec<(&str, Vec<i128>)> = shapes
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.clone()))
+            .collect();
+        return match set.select(&refs) {
+            Ok(i) => {
+                println!("profile {i}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("dimguard: {e}");
+                ExitCode::from(3)
+            }
+        };
+    }
+    print!("{}", dimguard::profile_cli::render(&set, format));
+    ExitCode::SUCCESS
+}
+
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
+        Command::Profile {
+            source,
+            dim,
+            example,
+            format,
+            profiles,
+            select,
+        } => profile_cmd(source.as_ref(), &dim, &example, &format, profiles, &select),
         Command::Check {
             model,
             json,

@@ -65,6 +65,12 @@ pub struct CheckDim {
     /// Why `accepted` is null.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undecided: Option<String>,
+    /// `(input, index)` of the dimension this one always equals, when a guard ties them.
+    #[serde(skip)]
+    pub same_as: Option<(String, usize)>,
+    /// The traced size.
+    #[serde(skip)]
+    pub example: Option<i128>,
 }
 
 /// Claimed sizes.
@@ -337,6 +343,12 @@ pub fn check_with(
             rejected_examples: vec![],
             linked_with: linked.get(&i.source).cloned().unwrap_or_default(),
             undecided: None,
+            same_as: alias
+                .get(&i.source)
+                .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
+                .and_then(|(root, _, _)| ins.iter().find(|x| &x.source == root))
+                .map(|x| (x.input.clone(), x.index)),
+            example: i.hint,
         };
         match acc {
             Ok(a) => {

@@ -1,0 +1,173 @@
+//! `dimguard profile`: TensorRT optimization profiles from a program, a message or `--dim`s.
+
+use crate::graph;
+use crate::solver::diagnose::{self, Options, Status};
+use crate::solver::{message, DimSet};
+use crate::trt::{DimKind, InputSpec, ProfileSet};
+use std::collections::BTreeMap;
+
+/// `NAME:1x3x520x960`.
+pub fn parse_shape(s: &str) -> Result<(String, Vec<i128>), String> {
+    let (name, dims) = s
+        .rsplit_once(':')
+        .ok_or_else(|| format!("`{s}`: expected NAME:1x3x520x960"))?;
+    let v: Result<Vec<i128>, _> = dims.split('x').map(|d| d.trim().parse::<i128>()).collect();
+    let v = v.map_err(|_| format!("`{s}`: sizes must be integers separated by `x`"))?;
+    Ok((name.to_string(), v))
+}
+
+/// `INPUT:INDEX=LO..HI`.
+fn parse_dim(s: &str) -> Result<(String, usize, i128, i128), String> {
+    let bad = || format!("`{s}`: expected --dim INPUT:INDEX=LO..HI, e.g. image1:2=135..2160");
+    let (lhs, range) = s.split_once('=').ok_or_else(bad)?;
+    let (input, index) = lhs.rsplit_once(':').ok_or_else(bad)?;
+    let (lo, hi) = range.split_once("..").ok_or_else(bad)?;
+    Ok((
+        input.to_string(),
+        index.parse().map_err(|_| bad())?,
+        lo.parse().map_err(|_| bad())?,
+        hi.parse().map_err(|_| bad())?,
+    ))
+}
+
+/// Inputs from a source file (program or message) plus `--dim` and `--example` flags.
+pub fn inputs(
+    source: Option<&str>,
+    path: Option<&std::path::Path>,
+    dims: &[String],
+    examples: &[String],
+) -> Result<Vec<InputSpec>, String> {
+    let examples: BTreeMap<String, Vec<i128>> = examples
+        .iter()
+        .map(|e| parse_shape(e))
+        .collect::<Result<_, _>>()?;
+    let mut specs: Vec<InputSpec> = Vec::new();
+    let mut program_loaded = false;
+    if let Some(p) = path {
+        if let Ok(program) = graph::load(p) {
+            program_loaded = true;
+            let report = graph::check(&program, false).map_err(|e| e.to_string())?;
+            for input in program.user_inputs() {
+                let sizes = program
+                    .sizes(&input)
+                    .map_err(|e| e.to_string())?
+                    .unwrap_or_default();
+                let mut ds = Vec::new();
+                for (i, s) in sizes.iter().enumerate() {
+                    let kind = match s {
+                        graph::program::Size::Int(n) => DimKind::Static(*n),
+                        graph::program::Size::Expr(..) => {
+                            let d = report
+                                .dims
+                                .iter()
+                                .find(|d| d.input == input && d.index == i)
+                                .ok_or("dimension missing")?;
+                            if let Some((o, oi)) = &d.same_as {
+                                DimKind::Same(o.clone(), *oi)
+                            } else {
+                                let acc = d.accepted.as_ref().ok_or_else(|| {
+                                    format!(
+                                        "input `{input}` dimension {i}: {}",
+                                        d.undecided.as_deref().unwrap_or("undecided")
+                                    )
+                                })?;
+                                let example = examples
+                                    .get(&input)
+                                    .and_then(|e| e.get(i).copied())
+                                    .or(d.example);
+                                DimKind::Dynamic {
+                                    accepted: DimSet::from_segments(acc.segments.clone())
+                                        .map_err(|e| e.to_string())?,
+                                    example,
+                                }
+                            }
+                        }
+                    };
+                    ds.push(kind);
+                }
+                specs.push(InputSpec {
+                    name: input,
+                    dims: ds,
+                });
+            }
+        }
+    }
+    if !program_loaded {
+        if let Some(text) = source {
+            let report =
+                diagnose::diagnose_text(text, &Options::default()).map_err(|e| e.to_string())?;
+            for d in &report.dims {
+                let Some((input, index)) = d.source.as_deref().and_then(diagnose::source_input)
+                else {
+                    continue;
+                };
+                let shape = examples.get(&input).ok_or_else(|| {
+                    format!("the message does not give the rank of input `{input}`: add --example {input}:1x3x520x960 (its full traced shape)")
+                })?;
+                let spec = ensure(&mut specs, &input, shape);
+                let kind = match (d.status, &d.feasible) {
+                    (Status::Specialized, _) => {
+                        DimKind::Static(d.specialized.unwrap_or(shape[index]))
+                    }
+                    (_, Some(f)) => DimKind::Dynamic {
+                        accepted: DimSet::from_segments(f.segments.clone())
+                            .map_err(|e| e.to_string())?,
+                        example: shape.get(index).copied(),
+                    },
+                    _ => {
+                        return Err(format!(
+                            "`{}`: {}",
+                            d.name,
+                            d.undecided.as_deref().unwrap_or("no exact set")
+                        ))
+                    }
+                };
+                *spec
+                    .dims
+                    .get_mut(index)
+                    .ok_or_else(|| format!("`{input}` has no dimension {index}"))? = kind;
+            }
+        }
+    }
+    for d in dims {
+        let (input, index, lo, hi) = parse_dim(d)?;
+        let shape = examples
+            .get(&input)
+            .ok_or_else(|| format!("--dim {d}: add --example {input}:... (the full shape of `{input}`) to give its rank"))?
+            .clone();
+        let spec = ensure(&mut specs, &input, &shape);
+        *spec
+            .dims
+            .get_mut(index)
+            .ok_or_else(|| format!("`{input}` has no dimension {index}"))? = DimKind::Dynamic {
+            accepted: DimSet::interval(lo, hi),
+            example: shape.get(index).copied(),
+        };
+    }
+    if specs.is_empty() {
+        return Err("nothing to profile: give a .pt2 archive, an error message, or --dim INPUT:INDEX=LO..HI with --example".into());
+    }
+    let _ = message::SIZE_MAX;
+    Ok(specs)
+}
+
+fn ensure<'a>(specs: &'a mut Vec<InputSpec>, input: &str, shape: &[i128]) -> &'a mut InputSpec {
+    if let Some(i) = specs.iter().position(|s| s.name == input) {
+        return &mut specs[i];
+    }
+    specs.push(InputSpec {
+        name: input.to_string(),
+        dims: shape.iter().map(|&n| DimKind::Static(n)).collect(),
+    });
+    specs.last_mut().expect("just pushed")
+}
+
+/// Profiles in the requested format.
+pub fn render(set: &ProfileSet, format: &str) -> String {
+    match format {
+        "trtexec" => crate::trt::emit::trtexec(set) + "\n",
+        "polygraphy" => crate::trt::emit::polygraphy(set) + "\n",
+        "torch-tensorrt" => crate::trt::emit::torch_tensorrt(set),
+        _ => serde_json::to_string_pretty(&crate::trt::emit::json(set)).expect("json") + "\n",
+    }
+}

@@ -1,0 +1,242 @@
+//! TensorRT profiles: every corner accepted, and each emitted format parses back to the same
+//! shapes (the parsers are written here, independently of the emitters).
+
+use dimguard::solver::DimSet;
+use dimguard::trt::emit;
+use dimguard::trt::{DimKind, InputSpec, ProfileSet};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+type Parsed = Vec<Vec<(String, [Vec<i128>; 3])>>;
+
+fn shape(s: &str) -> Vec<i128> {
+    s.split('x').map(|d| d.parse().unwrap()).collect()
+}
+
+/// trtexec: `--minShapes=a:1x2,b:3 --optShapes=... --maxShapes=... [--profile=N ...]`.
+fn parse_trtexec(s: &str) -> Parsed {
+    let mut out: Parsed = vec![];
+    for tok in s.split_whitespace() {
+        if tok.starts_with("--profile=") {
+            continue;
+        }
+        let (flag, val) = tok.split_once('=').unwrap();
+        let which = ["--minShapes", "--optShapes", "--maxShapes"]
+            .iter()
+            .position(|f| *f == flag)
+            .unwrap();
+        if which == 0 {
+            out.push(vec![]);
+        }
+        let prof = out.last_mut().unwrap();
+        for (i, item) in val.split(',').enumerate() {
+            let (name, dims) = item.rsplit_once(':').unwrap();
+            let name = name.trim_matches('\'').to_string();
+            if which == 0 {
+                prof.push((name, [shape(dims), vec![], vec![]]));
+            } else {
+                assert_eq!(prof[i].0, name);
+                prof[i].1[which] = shape(dims);
+            }
+        }
+    }
+    out
+}
+
+/// Polygraphy: `--trt-min-shapes a:[1,2] b:[3] --trt-opt-shapes ... --trt-max-shapes ...` per profile.
+fn parse_polygraphy(s: &str) -> Parsed {
+    let mut out: Parsed = vec![];
+    let mut which = 0;
+    for tok in s.split_whitespace() {
+        match tok {
+            "--trt-min-shapes" => {
+                which = 0;
+                out.push(vec![]);
+            }
+            "--trt-opt-shapes" => which = 1,
+            "--trt-max-shapes" => which = 2,
+            item => {
+                let (name, dims) = item.rsplit_once(':').unwrap();
+                let v: Vec<i128> = dims
+                    .trim_matches(['[', ']'])
+                    .split(',')
+                    .map(|d| d.parse().unwrap())
+                    .collect();
+                let prof = out.last_mut().unwrap();
+                match prof.iter_mut().find(|(n, _)| n == name) {
+                    Some(e) => e.1[which] = v,
+                    None => prof.push((name.to_string(), [v, vec![], vec![]])),
+                }
+            }
+        }
+    }
+    out
+}
+
+fn expected(set: &ProfileSet) -> Parsed {
+    set.profiles
+        .iter()
+        .map(|p| {
+            p.inputs
+                .iter()
+                .map(|(n, t)| (n.clone(), [t.min.clone(), t.opt.clone(), t.max.clone()]))
+                .collect()
+        })
+        .collect()
+}
+
+fn raft(k: usize) -> ProfileSet {
+    let inputs = vec![
+        InputSpec {
+            name: "input:0".into(),
+            dims: vec![
+                DimKind::Static(1),
+                DimKind::Static(3),
+                DimKind::Dynamic {
+                    accepted: DimSet::progression(136, 2120, 64, 8),
+                    example: Some(520),
+                },
+                DimKind::Dynamic {
+                    accepted: DimSet::progression(192, 3840, 64, 0),
+                    example: Some(960),
+                },
+            ],
+        },
+        InputSpec {
+            name: "image2".into(),
+            dims: vec![
+                DimKind::Static(1),
+                DimKind::Static(3),
+                DimKind::Same("input:0".into(), 2),
+                DimKind::Same("input:0".into(), 3),
+            ],
+        },
+    ];
+    ProfileSet::build(&inputs, k).unwrap()
+}
+
+#[test]
+fn trtexec_and_polygraphy_parse_back() {
+    for k in [1, 2, 3] {
+        let set = raft(k);
+        assert_eq!(set.profiles.len(), k * k);
+        let t = emit::trtexec(&set);
+        assert!(
+            t.contains("'input:0':1x3x"),
+            "names with ':' are quoted: {t}"
+        );
+        assert_eq!(t.matches("--profile=").count(), k * k - 1);
+        assert_eq!(parse_trtexec(&t), expected(&set));
+        assert_eq!(parse_polygraphy(&emit::polygraphy(&set)), expected(&set));
+    }
+}
+
+#[test]
+fn torch_tensorrt_code_is_valid_python() {
+    let code = emit::torch_tensorrt(&raft(2));
+    let mut child = Command::new("python3")
+        .args(["-c", "import ast, sys; ast.parse(sys.stdin.read())"])
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("python3 is needed for this test");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(code.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "{code}");
+    assert_eq!(code.matches("torch_tensorrt.Input(").count(), 8);
+}
+
+#[test]
+fn json_follows_the_contract() {
+    let v = emit::json(&raft(1));
+    let p = &v["profiles"][0]["inputs"]["input:0"];
+    assert_eq!(p["min"], serde_json::json!([1, 3, 136, 192]));
+    assert_eq!(p["opt"], serde_json::json!([1, 3, 520, 960]));
+    assert_eq!(p["max"], serde_json::json!([1, 3, 2120, 3840]));
+}
+
+fn dimguard(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dimguard"));
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(s) = stdin {
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    }
+    drop(child.stdin.take());
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into(),
+        String::from_utf8_lossy(&o.stderr).into(),
+    )
+}
+
+#[test]
+fn cli_from_program_message_and_dims() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let program = format!("{dir}/tests/data/pt2/raft_small_torchfix.model.json");
+    let (code, out, err) = dimguard(&["profile", &program, "--format", "json"], None);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["profiles"][0]["inputs"]["image1"]["max"],
+        serde_json::json!([1, 3, 2120, 3840])
+    );
+    assert_eq!(
+        v["profiles"][0]["inputs"]["image2"],
+        v["profiles"][0]["inputs"]["image1"]
+    );
+
+    let msg = format!("{dir}/tests/data/messages/resnet18.txt");
+    let (code, _, err) = dimguard(&["profile", &msg], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("--example x:"), "{err}");
+    let (code, out, err) = dimguard(&["profile", &msg, "--example", "x:1x3x224x224"], None);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.trim(),
+        "--minShapes=x:1x3x100x100 --optShapes=x:1x3x224x224 --maxShapes=x:1x3x1000x1000"
+    );
+
+    let (code, out, _) = dimguard(
+        &[
+            "profile",
+            "--dim",
+            "x:2=135..2160",
+            "--example",
+            "x:1x3x520x960",
+            "--format",
+            "polygraphy",
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    assert_eq!(out.trim(), "--trt-min-shapes x:[1,3,135,960] --trt-opt-shapes x:[1,3,520,960] --trt-max-shapes x:[1,3,2160,960]");
+
+    let (code, _, err) = dimguard(
+        &["profile", &program, "--select", "image1:1x3x530x960"],
+        None,
+    );
+    assert_eq!(code, 3);
+    assert!(err.contains("pad by 54 to 584"), "{err}");
+    let (code, out, _) = dimguard(
+        &[
+            "profile",
+            &program,
+            "--profiles",
+            "2",
+            "--select",
+            "image1:1x3x2120x3840",
+            "--select",
+            "image2:1x3x2120x3840",
+        ],
+        None,
+    );
+    assert_eq!((code, out.trim()), (0, "profile 3"));
+}
