@@ -232,7 +232,10 @@ fn profile_cmd(
             }
         };
     }
-    print!("{}", dimguard::profile_cli::render(&set, format));
+    print!(
+        "{}",
+        dimguard::profile_cli::render(&set, format, source.map(|p| p.as_path()))
+    );
     ExitCode::SUCCESS
 }
 

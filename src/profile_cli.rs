@@ -2,7 +2,7 @@
 
 use crate::graph;
 use crate::solver::diagnose::{self, Options, Status};
-use crate::solver::{message, DimSet};
+use crate::solver::DimSet;
 use crate::trt::{DimKind, InputSpec, ProfileSet};
 use std::collections::BTreeMap;
 
@@ -147,7 +147,6 @@ pub fn inputs(
     if specs.is_empty() {
         return Err("nothing to profile: give a .pt2 archive, an error message, or --dim INPUT:INDEX=LO..HI with --example".into());
     }
-    let _ = message::SIZE_MAX;
     Ok(specs)
 }
 
@@ -162,12 +161,38 @@ fn ensure<'a>(specs: &'a mut Vec<InputSpec>, input: &str, shape: &[i128]) -> &'a
     specs.last_mut().expect("just pushed")
 }
 
-/// Profiles in the requested format.
-pub fn render(set: &ProfileSet, format: &str) -> String {
+/// Exact min/opt/max of every symbolic intermediate size of a program (the `s0 + 1` case):
+/// JSON objects `{tensor, index, expr, min, opt, max, count}`.
+pub fn intermediate(path: &std::path::Path) -> Option<Vec<serde_json::Value>> {
+    let program = graph::load(path).ok()?;
+    let report = graph::check(&program, true).ok()?;
+    Some(
+        report
+            .sizes
+            .iter()
+            .filter_map(|s| {
+                let v = s.values.as_ref()?;
+                Some(serde_json::json!({
+                    "tensor": s.tensor, "index": s.index, "expr": s.expr,
+                    "min": v.min, "opt": s.example, "max": v.max, "count": v.count,
+                }))
+            })
+            .collect(),
+    )
+}
+
+/// Profiles in the requested format (JSON gains `intermediate` sizes for a program).
+pub fn render(set: &ProfileSet, format: &str, program: Option<&std::path::Path>) -> String {
     match format {
         "trtexec" => crate::trt::emit::trtexec(set) + "\n",
         "polygraphy" => crate::trt::emit::polygraphy(set) + "\n",
         "torch-tensorrt" => crate::trt::emit::torch_tensorrt(set),
-        _ => serde_json::to_string_pretty(&crate::trt::emit::json(set)).expect("json") + "\n",
+        _ => {
+            let mut v = crate::trt::emit::json(set);
+            if let Some(sizes) = program.and_then(intermediate) {
+                v["intermediate"] = serde_json::Value::Array(sizes);
+            }
+            serde_json::to_string_pretty(&v).expect("json") + "\n"
+        }
     }
 }

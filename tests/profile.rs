@@ -240,3 +240,30 @@ fn cli_from_program_message_and_dims() {
     );
     assert_eq!((code, out.trim()), (0, "profile 3"));
 }
+
+/// The comparison recorded in docs/PROFILE.md: Torch-TensorRT's rule (min and max from
+/// `range_constraints`, opt = int(min + max/2) without an example) against dimguard's profile,
+/// for RAFT exported with torch's suggested fix.
+#[test]
+fn torch_tensorrt_rule_versus_exact_profiles() {
+    let h = DimSet::progression(136, 2120, 64, 8); // accepted heights (dimguard check)
+    let w = DimSet::progression(192, 3840, 64, 0); // accepted widths
+    let rule = |lo: i128, hi: i128| (lo, lo + hi / 2, hi);
+    let (hmin, hopt, hmax) = rule(136, 2160);
+    let (wmin, wopt, wmax) = rule(136, 3840);
+    assert_eq!((hopt, wopt), (1216, 2056));
+    let accepted_corners = |s: &DimSet, c: [i128; 3]| c.iter().filter(|v| s.contains(**v)).count();
+    assert_eq!(accepted_corners(&h, [hmin, hopt, hmax]), 1); // only 136
+    assert_eq!(accepted_corners(&w, [wmin, wopt, wmax]), 1); // only 3840
+                                                             // The box admits every integer in range; the program accepts few of them.
+    assert_eq!((hmax - hmin + 1, h.clip(hmin, hmax).count()), (2025, 32));
+    assert_eq!((wmax - wmin + 1, w.clip(wmin, wmax).count()), (3705, 58));
+    let set = raft(1);
+    let t = &set.profiles[0].inputs[0].1;
+    assert_eq!(accepted_corners(&h, [t.min[2], t.opt[2], t.max[2]]), 3);
+    assert_eq!(accepted_corners(&w, [t.min[3], t.opt[3], t.max[3]]), 3);
+    assert_eq!(
+        (t.max[2] - t.min[2] + 1, h.clip(t.min[2], t.max[2]).count()),
+        (1985, 32)
+    );
+}

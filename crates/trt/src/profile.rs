@@ -238,12 +238,15 @@ fn corners(bucket: &DimSet, example: Option<i128>) -> (i128, i128, i128) {
     (lo, opt, hi)
 }
 
+/// A dynamic dimension `(input index, dimension)` and its buckets' `(min, opt, max)`.
+type Axis = ((usize, usize), Vec<(i128, i128, i128)>);
+
 impl ProfileSet {
     /// Builds profiles: `k` buckets per dynamic dimension (more where the accepted set has
     /// disjoint pieces), one profile per combination of buckets.
     pub fn build(inputs: &[InputSpec], k: usize) -> Result<ProfileSet, Error> {
         // The independent dynamic dimensions and their buckets.
-        let mut axes: Vec<((usize, usize), Vec<(i128, i128, i128)>)> = Vec::new();
+        let mut axes: Vec<Axis> = Vec::new();
         for (ii, inp) in inputs.iter().enumerate() {
             for (d, kind) in inp.dims.iter().enumerate() {
                 match kind {
