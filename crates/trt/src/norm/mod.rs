@@ -340,7 +340,7 @@ impl BatchNorm {
                 ),
             ));
         }
-        if let Some(v) = self.var.iter().find(|v| !(**v >= 0.0)) {
+        if let Some(v) = self.var.iter().find(|v| v.is_nan() || **v < 0.0) {
             return Err(invalid(
                 &self.name,
                 shape,
