@@ -85,6 +85,13 @@ enum Command {
         #[arg(long, value_name = "NAME:SHAPE")]
         select: Vec<String>,
     },
+    /// Benchmark the GPU normalization kernels (needs an NVIDIA GPU): time, GB/s and share of the
+    /// device's copy bandwidth for each layer, shape and type.
+    NormBench {
+        /// Timed runs per cell.
+        #[arg(long, default_value_t = 20)]
+        iters: usize,
+    },
     /// Check a dynamic_shapes spec against guards: sound (with a Z3 proof) or counterexamples, and
     /// the maximal sound spec.
     Verify {
@@ -239,8 +246,36 @@ fn profile_cmd(
     ExitCode::SUCCESS
 }
 
+fn norm_bench(iters: usize) -> ExitCode {
+    if let Err(e) = dimguard::trt::norm::gpu::Gpu::get() {
+        eprintln!("dimguard: {e} (norm-bench needs an NVIDIA GPU)");
+        return ExitCode::from(2);
+    }
+    println!("| layer | shape | dtype | ms | GB/s | % of copy |");
+    println!("|---|---|---|---|---|---|");
+    let r = dimguard::trt::norm::bench::run(iters.max(1), |r| {
+        println!(
+            "| {} | {:?} | {} | {:.4} | {:.0} | {:.0}% |",
+            r.layer,
+            r.shape,
+            r.dtype.name(),
+            r.ms,
+            r.gbps,
+            r.pct_copy
+        )
+    });
+    match r {
+        Ok(_) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("dimguard: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
+        Command::NormBench { iters } => norm_bench(iters),
         Command::Profile {
             source,
             dim,

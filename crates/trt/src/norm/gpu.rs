@@ -236,6 +236,19 @@ impl Gpu {
                 scale,
                 shift,
             } => {
+                let vec = 16 / dt.size();
+                if n < i32::MAX as usize && *inner % vec == 0 {
+                    let f = module.load_function("bn_infer_v").map_err(cuda)?;
+                    let (nu, iu, cu) = (n as u32, *inner as u32, *c as u32);
+                    let mut l = self.stream.launch_builder(&f);
+                    push_io(&mut l, x, y);
+                    l.arg(&*scale).arg(&*shift).arg(&nu).arg(&iu).arg(&cu);
+                    // SAFETY: matches `bn_infer_v(const T*, T*, const float*, const float*,
+                    // unsigned, unsigned, unsigned)`; n < 2^31, inner is a multiple of VEC so every
+                    // 16-byte vector lies in one channel, and cudaMalloc buffers are 256-byte aligned.
+                    unsafe { l.launch(grid_stride(n / vec)) }.map_err(cuda)?;
+                    return Ok(());
+                }
                 let f = module.load_function("bn_infer").map_err(cuda)?;
                 let (inner64, c32) = (*inner as i64, *c as i32);
                 let mut l = self.stream.launch_builder(&f);
@@ -266,6 +279,39 @@ impl Gpu {
                     plan.s as i64,
                 );
                 let affine = plan.affine as i32;
+                let vec = 16 / dt.size();
+                let vector_ok = n < i32::MAX as usize
+                    && plan.group_size % vec == 0
+                    && (plan.s == 1 || plan.s % vec == 0);
+                let (gsu, au, bu, su) = (
+                    plan.group_size as u32,
+                    plan.a as u32,
+                    plan.b as u32,
+                    plan.s as u32,
+                );
+                if *chunks == 0 && vector_ok {
+                    let f = module.load_function("norm_fused_v").map_err(cuda)?;
+                    let cfg = LaunchConfig {
+                        grid_dim: (plan.groups as u32, 1, 1),
+                        block_dim: (FUSED_THREADS, 1, 1),
+                        shared_mem_bytes: 0,
+                    };
+                    let mut l = self.stream.launch_builder(&f);
+                    push_io(&mut l, x, y);
+                    l.arg(&*w)
+                        .arg(&*b)
+                        .arg(&gsu)
+                        .arg(&au)
+                        .arg(&bu)
+                        .arg(&su)
+                        .arg(&*eps)
+                        .arg(&affine);
+                    // SAFETY: matches `norm_fused_v(const T*, T*, const float*, const float*,
+                    // unsigned x4, float, int)`; groups are multiples of VEC elements, so every
+                    // vector is aligned and inside its group.
+                    unsafe { l.launch(cfg) }.map_err(cuda)?;
+                    return Ok(());
+                }
                 if *chunks == 0 {
                     let f = module.load_function("norm_fused").map_err(cuda)?;
                     let cfg = LaunchConfig {
@@ -291,7 +337,13 @@ impl Gpu {
                 }
                 let (chunk64, chunks32, groups64) =
                     (CHUNK as i64, *chunks as i32, plan.groups as i64);
-                let f = module.load_function("norm_partial").map_err(cuda)?;
+                let f = module
+                    .load_function(if vector_ok {
+                        "norm_partial_v"
+                    } else {
+                        "norm_partial"
+                    })
+                    .map_err(cuda)?;
                 let cfg = LaunchConfig {
                     grid_dim: ((plan.groups * *chunks) as u32, 1, 1),
                     block_dim: (512, 1, 1),
@@ -302,9 +354,15 @@ impl Gpu {
                     Buffer::F32(s) => l.arg(s),
                     Buffer::Half(s) => l.arg(s),
                 };
-                l.arg(&mut *part).arg(&gs).arg(&chunk64).arg(&chunks32);
-                // SAFETY: matches `norm_partial(const T*, float*, i64, i64, int)`; `part` holds
-                // 3 floats per (group, chunk) block.
+                let chunk_u = CHUNK as u32;
+                if vector_ok {
+                    l.arg(&mut *part).arg(&gsu).arg(&chunk_u).arg(&chunks32);
+                } else {
+                    l.arg(&mut *part).arg(&gs).arg(&chunk64).arg(&chunks32);
+                }
+                // SAFETY: matches `norm_partial(const T*, float*, i64, i64, int)` or, with
+                // vectors, `norm_partial_v(const T*, float*, unsigned, unsigned, int)` (CHUNK and
+                // the group size are multiples of VEC); `part` holds 3 floats per block.
                 unsafe { l.launch(cfg) }.map_err(cuda)?;
                 let f = module.load_function("norm_finalize").map_err(cuda)?;
                 let mut l = self.stream.launch_builder(&f);

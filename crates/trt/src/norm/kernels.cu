@@ -206,3 +206,167 @@ extern "C" __global__ void norm_apply(const T* __restrict__ x, T* __restrict__ y
         st(y, i, o);
     }
 }
+
+// ---- Vectorized variants: 16-byte loads and stores (4 fp32 or 8 fp16/bf16 values). The host
+// uses them when every vector lies in one group and one parameter slot (sizes multiples of VEC)
+// and the tensor has fewer than 2^31 elements (32-bit index arithmetic).
+
+#if DG_DTYPE == 0
+#define VEC 4
+__device__ __forceinline__ void ldv(const T* p, unsigned i, float* f) {
+    float4 v = *(const float4*)(p + i);
+    f[0] = v.x; f[1] = v.y; f[2] = v.z; f[3] = v.w;
+}
+__device__ __forceinline__ void stv(T* p, unsigned i, const float* f) {
+    *(float4*)(p + i) = make_float4(f[0], f[1], f[2], f[3]);
+}
+#else
+#define VEC 8
+__device__ __forceinline__ float cvt_in(unsigned short h) { T t = h; return ld(&t, 0); }
+__device__ __forceinline__ unsigned short cvt_out(float v) { T t; st(&t, 0, v); return t; }
+__device__ __forceinline__ void ldv(const T* p, unsigned i, float* f) {
+    uint4 v = *(const uint4*)(p + i);
+    unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int k = 0; k < 4; k++) { f[2 * k] = cvt_in(w[k] & 0xffff); f[2 * k + 1] = cvt_in(w[k] >> 16); }
+}
+__device__ __forceinline__ void stv(T* p, unsigned i, const float* f) {
+    unsigned w[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) w[k] = (unsigned)cvt_out(f[2 * k]) | ((unsigned)cvt_out(f[2 * k + 1]) << 16);
+    *(uint4*)(p + i) = make_uint4(w[0], w[1], w[2], w[3]);
+}
+#endif
+
+extern "C" __global__ void bn_infer_v(const T* __restrict__ x, T* __restrict__ y,
+                                      const float* __restrict__ scale, const float* __restrict__ shift,
+                                      unsigned n, unsigned inner, unsigned channels) {
+    float f[VEC];
+    for (unsigned i = (blockIdx.x * blockDim.x + threadIdx.x) * VEC; i < n; i += gridDim.x * blockDim.x * VEC) {
+        unsigned c = (i / inner) % channels;
+        float sc = scale[c], sh = shift[c];
+        ldv(x, i, f);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) f[k] = f[k] * sc + sh;
+        stv(y, i, f);
+    }
+}
+
+extern "C" __global__ void norm_apply_v(const T* __restrict__ x, T* __restrict__ y,
+                                        const float* __restrict__ stats,
+                                        const float* __restrict__ w, const float* __restrict__ b,
+                                        unsigned n, unsigned gs, unsigned A, unsigned B, unsigned S, int affine) {
+    float f[VEC];
+    for (unsigned i = (blockIdx.x * blockDim.x + threadIdx.x) * VEC; i < n; i += gridDim.x * blockDim.x * VEC) {
+        unsigned g = i / gs, p = i - g * gs;
+        float mean = stats[2 * g], rstd = stats[2 * g + 1];
+        ldv(x, i, f);
+        if (affine) {
+            unsigned q = (g % A) * B + p / S;
+            if (S == 1) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) f[k] = (f[k] - mean) * rstd * w[q + k] + b[q + k];
+            } else {
+                float ww = w[q], bb = b[q];
+#pragma unroll
+                for (int k = 0; k < VEC; k++) f[k] = (f[k] - mean) * rstd * ww + bb;
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) f[k] = (f[k] - mean) * rstd;
+        }
+        stv(y, i, f);
+    }
+}
+
+// Partial statistics with vector loads: each vector's exact mean and M2, then Chan's combination
+// (one division per vector).
+extern "C" __global__ void norm_partial_v(const T* __restrict__ x, float* __restrict__ part,
+                                          unsigned gs, unsigned chunk, int chunks) {
+    unsigned g = blockIdx.x / chunks, c = blockIdx.x % chunks;
+    unsigned lo = c * chunk, hi = lo + chunk < gs ? lo + chunk : gs;
+    const T* xg = x + (size_t)g * gs;
+    float n = 0.f, mean = 0.f, m2 = 0.f, f[VEC];
+    for (unsigned p = lo + threadIdx.x * VEC; p < hi; p += blockDim.x * VEC) {
+        ldv(xg, p, f);
+        float s = 0.f;
+#pragma unroll
+        for (int k = 0; k < VEC; k++) s += f[k];
+        float vm = s * (1.f / VEC), vm2 = 0.f;
+#pragma unroll
+        for (int k = 0; k < VEC; k++) { float d = f[k] - vm; vm2 += d * d; }
+        combine(n, mean, m2, (float)VEC, vm, vm2);
+    }
+    block_welford(n, mean, m2);
+    if (threadIdx.x == 0) {
+        part[3 * blockIdx.x] = n; part[3 * blockIdx.x + 1] = mean; part[3 * blockIdx.x + 2] = m2;
+    }
+}
+
+// Small groups with vector loads: VPT values per thread as VPT / VEC vectors.
+extern "C" __global__ void norm_fused_v(const T* __restrict__ x, T* __restrict__ y,
+                                        const float* __restrict__ w, const float* __restrict__ b,
+                                        unsigned gs, unsigned A, unsigned B, unsigned S, float eps, int affine) {
+    unsigned g = blockIdx.x;
+    const T* xg = x + (size_t)g * gs;
+    T* yg = y + (size_t)g * gs;
+    float v[VPT];
+    float sum = 0.f;
+#pragma unroll
+    for (int j = 0; j < VPT / VEC; j++) {
+        unsigned p = (j * blockDim.x + threadIdx.x) * VEC;
+        if (p < gs) {
+            ldv(xg, p, v + j * VEC);
+        } else {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) v[j * VEC + k] = 0.f;
+        }
+#pragma unroll
+        for (int k = 0; k < VEC; k++) sum += v[j * VEC + k];
+    }
+    __shared__ float red[32];
+    __shared__ float bmean, brstd;
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffff, sum, o);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0.f;
+        for (int i = 0; i < (blockDim.x + 31) / 32; i++) s += red[i];
+        bmean = s / (float)gs;
+    }
+    __syncthreads();
+    float mean = bmean, sq = 0.f;
+#pragma unroll
+    for (int j = 0; j < VPT / VEC; j++) {
+        unsigned p = (j * blockDim.x + threadIdx.x) * VEC;
+        if (p < gs) {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) { float d = v[j * VEC + k] - mean; sq += d * d; }
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) sq += __shfl_down_sync(0xffffffff, sq, o);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = sq;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0.f;
+        for (int i = 0; i < (blockDim.x + 31) / 32; i++) s += red[i];
+        brstd = rsqrtf(s / (float)gs + eps);
+    }
+    __syncthreads();
+    float rstd = brstd;
+#pragma unroll
+    for (int j = 0; j < VPT / VEC; j++) {
+        unsigned p = (j * blockDim.x + threadIdx.x) * VEC;
+        if (p < gs) {
+            float* f = v + j * VEC;
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                float o = (f[k] - mean) * rstd;
+                if (affine) { unsigned q = (g % A) * B + (p + k) / S; o = o * w[q] + b[q]; }
+                f[k] = o;
+            }
+            stv(yg, p, f);
+        }
+    }
+}

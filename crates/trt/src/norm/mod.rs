@@ -14,6 +14,7 @@
 
 #[cfg(feature = "cuda")]
 pub mod bench;
+pub mod engine;
 #[cfg(feature = "cuda")]
 pub mod gpu;
 
