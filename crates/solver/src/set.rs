@@ -150,19 +150,41 @@ impl DimSet {
         sweep(period, events, |c| c[0] > 0, 1)
     }
 
-    /// The set of the given values (any order, duplicates allowed).
+    /// The set of the given values (any order, duplicates allowed). Runs of three or more values
+    /// with a constant step become one progression segment.
     pub fn from_values(values: impl IntoIterator<Item = i128>) -> DimSet {
         let mut v: Vec<i128> = values.into_iter().collect();
         v.sort_unstable();
         v.dedup();
-        let mut runs: Vec<(i128, Run)> = Vec::new();
-        for x in v {
-            match runs.last_mut() {
-                Some((_, r)) if r.last.checked_add(1) == Some(x) => r.last = x,
-                _ => runs.push((0, Run { first: x, last: x })),
+        let mut raw: Vec<Segment> = Vec::new();
+        let mut i = 0;
+        while i < v.len() {
+            let mut j = i;
+            if i + 1 < v.len() {
+                let step = v[i + 1] - v[i];
+                while j + 1 < v.len() && v[j + 1] - v[j] == step {
+                    j += 1;
+                }
+                if step == 1 || j - i >= 2 {
+                    raw.push(Segment {
+                        lo: v[i],
+                        hi: v[j],
+                        modulus: step,
+                        residues: vec![v[i].mod_floor(&step)],
+                    });
+                    i = j + 1;
+                    continue;
+                }
             }
+            raw.push(Segment {
+                lo: v[i],
+                hi: v[i],
+                modulus: 1,
+                residues: vec![0],
+            });
+            i += 1;
         }
-        DimSet::from_runs(1, &runs)
+        canonical(raw)
     }
 
     /// Builds a set from segments that may be unsorted, overlapping or non-canonical.
