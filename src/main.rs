@@ -247,27 +247,10 @@ fn profile_cmd(
 }
 
 fn norm_bench(iters: usize) -> ExitCode {
-    if let Err(e) = dimguard::trt::norm::gpu::Gpu::get() {
-        eprintln!("dimguard: {e} (norm-bench needs an NVIDIA GPU)");
-        return ExitCode::from(2);
-    }
-    println!("| layer | shape | dtype | ms | GB/s | % of copy |");
-    println!("|---|---|---|---|---|---|");
-    let r = dimguard::trt::norm::bench::run(iters.max(1), |r| {
-        println!(
-            "| {} | {:?} | {} | {:.4} | {:.0} | {:.0}% |",
-            r.layer,
-            r.shape,
-            r.dtype.name(),
-            r.ms,
-            r.gbps,
-            r.pct_copy
-        )
-    });
-    match r {
-        Ok(_) => ExitCode::SUCCESS,
+    match dimguard::trt::norm::bench::print_table(iters) {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("dimguard: {e}");
+            eprintln!("dimguard: {e} (norm-bench needs an NVIDIA GPU)");
             ExitCode::from(2)
         }
     }

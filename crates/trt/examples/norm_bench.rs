@@ -6,20 +6,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(20);
-    println!("| layer | shape | dtype | ms | GB/s | % of copy |");
-    println!("|---|---|---|---|---|---|");
-    let r = dimguard_trt::norm::bench::run(iters, |r| {
-        println!(
-            "| {} | {:?} | {} | {:.4} | {:.0} | {:.0}% |",
-            r.layer,
-            r.shape,
-            r.dtype.name(),
-            r.ms,
-            r.gbps,
-            r.pct_copy
-        )
-    });
-    if let Err(e) = r {
+    if let Err(e) = dimguard_trt::norm::bench::print_table(iters) {
         eprintln!("norm_bench: {e}");
         std::process::exit(2);
     }

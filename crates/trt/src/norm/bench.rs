@@ -127,3 +127,22 @@ pub fn run(iters: usize, mut progress: impl FnMut(&Row)) -> Result<Vec<Row>, Nor
     }
     Ok(rows)
 }
+
+/// Runs the matrix and prints it as a Markdown table, row by row as cells finish.
+pub fn print_table(iters: usize) -> Result<(), NormError> {
+    Gpu::get()?;
+    println!("| layer | shape | dtype | ms | GB/s | % of copy |");
+    println!("|---|---|---|---|---|---|");
+    run(iters.max(1), |r| {
+        println!(
+            "| {} | {:?} | {} | {:.4} | {:.0} | {:.0}% |",
+            r.layer,
+            r.shape,
+            r.dtype.name(),
+            r.ms,
+            r.gbps,
+            r.pct_copy
+        )
+    })
+    .map(|_| ())
+}
