@@ -30,6 +30,7 @@ use crate::set::Run;
 use crate::types::{CmpOp, DimSet, Expr, RoundKind};
 use num_integer::Integer;
 use num_traits::{Signed, Zero};
+use smallvec::{smallvec, SmallVec};
 use std::cmp::Ordering;
 
 /// Work limits. Exceeding one is reported as data ([`Outcome::Undecided`] or a fallback), not
@@ -42,8 +43,8 @@ pub struct Limits {
     pub pieces: usize,
     /// Largest domain decided by evaluating every member.
     pub enumeration: u128,
-    /// Choose the cheaper exact method: on a small domain, a guard whose period exceeds half the
-    /// number of values is evaluated value by value instead (both methods are exact).
+    /// Choose the cheaper exact method: on a domain of `n` values, a guard whose period exceeds
+    /// `max(64, n / 16)` is evaluated value by value instead (both methods are exact).
     pub cost_based: bool,
 }
 
@@ -121,7 +122,9 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
     let n = domain.count();
     let mut periodic_limits = *limits;
     if limits.cost_based && n <= limits.enumeration {
-        let cap = i128::try_from(n / 2).unwrap_or(i128::MAX).max(16);
+        // The periodic method pays a rational piece evaluation per residue; compiled enumeration a
+        // few integer operations per value: past n/16 residues enumeration is the cheaper exact way.
+        let cap = i128::try_from(n / 16).unwrap_or(i128::MAX).max(64);
         periodic_limits.period = limits.period.min(cap);
     }
     let attempt =
@@ -261,6 +264,8 @@ enum Pv {
 
 /// A `k`-interval and the value on it.
 type Piece = (i128, i128, Pv);
+/// Pieces covering an interval in order; most values are one piece, kept inline.
+type Pieces = SmallVec<[Piece; 2]>;
 /// Sorted, disjoint closed `k`-intervals.
 type Ivs = Vec<(i128, i128)>;
 
@@ -331,7 +336,7 @@ fn lin_int(n: i128) -> Pv {
 }
 
 impl Ctx<'_> {
-    fn check(&self, v: Vec<Piece>) -> Result<Vec<Piece>, Fail> {
+    fn check(&self, v: Pieces) -> Result<Pieces, Fail> {
         if v.len() > self.limits.pieces {
             Err(Fail::Pieces)
         } else {
@@ -340,8 +345,8 @@ impl Ctx<'_> {
     }
 
     /// The value of `e` on `[lo, hi]`, as pieces covering the interval in order.
-    fn val(&self, e: &Expr, lo: i128, hi: i128) -> Result<Vec<Piece>, Fail> {
-        let whole = |v: Pv| Ok(vec![(lo, hi, v)]);
+    fn val(&self, e: &Expr, lo: i128, hi: i128) -> Result<Pieces, Fail> {
+        let whole = |v: Pv| Ok(smallvec![(lo, hi, v)]);
         match e {
             Expr::Const(c) => whole(Pv::Lin(Q::zero(), *c)),
             Expr::Inf(s) => whole(Pv::Inf(*s)),
@@ -401,12 +406,12 @@ impl Ctx<'_> {
                     let d = const_of(y, "a floor division by the size")?;
                     match x {
                         Pv::Inf(s) if !d.is_zero() => {
-                            Ok(vec![(lo, hi, Pv::Inf(s == d.is_positive()))])
+                            Ok(smallvec![(lo, hi, Pv::Inf(s == d.is_positive()))])
                         }
                         Pv::Inf(_) => Err(Fail::Arith(ArithError::DivisionByZero)),
                         Pv::Lin(a, b) => {
                             let q = Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?);
-                            Ok(vec![(lo, hi, round_pv(RoundKind::Floor, q, lo, hi)?)])
+                            Ok(smallvec![(lo, hi, round_pv(RoundKind::Floor, q, lo, hi)?)])
                         }
                     }
                 })
@@ -423,7 +428,7 @@ impl Ctx<'_> {
                             let Pv::Lin(fa, fb) = round_pv(RoundKind::Floor, q, lo, hi)? else {
                                 unreachable!()
                             };
-                            Ok(vec![(
+                            Ok(smallvec![(
                                 lo,
                                 hi,
                                 Pv::Lin(
@@ -437,7 +442,7 @@ impl Ctx<'_> {
             }
             Expr::Round(kind, a) => {
                 let x = self.val(a, lo, hi)?;
-                let mut out = Vec::new();
+                let mut out = Pieces::new();
                 for (l, h, v) in x {
                     if *kind == RoundKind::Trunc {
                         // Toward zero: ceil on the negative part, floor elsewhere.
@@ -475,7 +480,7 @@ impl Ctx<'_> {
             }
             Expr::Abs(a) => {
                 let x = self.val(a, lo, hi)?;
-                let mut out = Vec::new();
+                let mut out = Pieces::new();
                 for (l, h, v) in x {
                     match v {
                         Pv::Inf(_) => out.push((l, h, Pv::Inf(true))),
@@ -495,7 +500,7 @@ impl Ctx<'_> {
             }
             Expr::Ite(c, a, b) => {
                 let t = self.truth(c, &[(lo, hi)])?;
-                let mut out = Vec::new();
+                let mut out = Pieces::new();
                 for (l, h, inside) in split_by(&t, lo, hi) {
                     out.extend(self.val(if inside { a } else { b }, l, h)?);
                 }
@@ -510,7 +515,7 @@ impl Ctx<'_> {
         lo: i128,
         hi: i128,
         f: impl Fn(Pv, Pv) -> Result<Pv, Fail> + Copy,
-    ) -> Result<Vec<Piece>, Fail> {
+    ) -> Result<Pieces, Fail> {
         let mut acc = self.val(&items[0], lo, hi)?;
         for item in &items[1..] {
             let y = self.val(item, lo, hi)?;
@@ -521,22 +526,22 @@ impl Ctx<'_> {
 
     fn zip(
         &self,
-        x: Vec<Piece>,
-        y: Vec<Piece>,
+        x: Pieces,
+        y: Pieces,
         f: impl Fn(Pv, Pv) -> Result<Pv, Fail>,
-    ) -> Result<Vec<Piece>, Fail> {
-        self.zip_split(x, y, |l, h, a, b| Ok(vec![(l, h, f(a, b)?)]))
+    ) -> Result<Pieces, Fail> {
+        self.zip_split(x, y, |l, h, a, b| Ok(smallvec![(l, h, f(a, b)?)]))
     }
 
     /// Walks two piece lists over the same interval together.
     fn zip_split(
         &self,
-        x: Vec<Piece>,
-        y: Vec<Piece>,
-        f: impl Fn(i128, i128, Pv, Pv) -> Result<Vec<Piece>, Fail>,
-    ) -> Result<Vec<Piece>, Fail> {
+        x: Pieces,
+        y: Pieces,
+        f: impl Fn(i128, i128, Pv, Pv) -> Result<Pieces, Fail>,
+    ) -> Result<Pieces, Fail> {
         let (mut i, mut j) = (0, 0);
-        let mut out = Vec::new();
+        let mut out = Pieces::new();
         while i < x.len() && j < y.len() {
             let lo = x[i].0.max(y[j].0);
             let hi = x[i].1.min(y[j].1);
@@ -723,8 +728,8 @@ fn order_pieces(x: Pv, y: Pv, lo: i128, hi: i128) -> Result<Vec<(i128, i128, Ord
 }
 
 /// Merges neighbouring pieces with equal values.
-fn coalesce(v: Vec<Piece>) -> Vec<Piece> {
-    let mut out: Vec<Piece> = Vec::with_capacity(v.len());
+fn coalesce(v: Pieces) -> Pieces {
+    let mut out: Pieces = Pieces::with_capacity(v.len());
     for p in v {
         match out.last_mut() {
             Some(last) if last.2 == p.2 && last.1.checked_add(1) == Some(p.0) => last.1 = p.1,

@@ -26,7 +26,7 @@ use crate::types::{DimSet, Progression, Segment};
 use num_integer::Integer;
 
 /// Sets with at most this many members are searched over every pair of members.
-pub const SMALL_SET: u128 = 64;
+pub const SMALL_SET: u128 = 16;
 /// Largest step the structured search examines.
 pub const STEP_LIMIT: i128 = 1 << 14;
 
