@@ -280,6 +280,28 @@ impl DimSet {
                 }
             }
         }
+        // Two single periodic segments (one guard's set each): residues modulo the lcm directly.
+        if let ([x], [y]) = (self.segments.as_slice(), other.segments.as_slice()) {
+            let l = lcm(x.modulus, y.modulus)?;
+            if l <= 4096 {
+                let (lo, hi) = (x.lo.max(y.lo), x.hi.min(y.hi));
+                let residues: Vec<i128> = (0..l)
+                    .filter(|r| {
+                        x.residues.binary_search(&(r % x.modulus)).is_ok()
+                            && y.residues.binary_search(&(r % y.modulus)).is_ok()
+                    })
+                    .collect();
+                if lo > hi || residues.is_empty() {
+                    return Ok(DimSet::empty());
+                }
+                return Ok(canonical(vec![Segment {
+                    lo,
+                    hi,
+                    modulus: l,
+                    residues,
+                }]));
+            }
+        }
         combine(&[self, other], |c| c[0] > 0 && c[1] > 0)
     }
 
@@ -712,6 +734,10 @@ mod tests {
             let ba = brute(&a, lo, hi);
             let bb = brute(&b, lo, hi);
             let i = a.intersect(&b).unwrap();
+            let via_sweep = combine(&[&a, &b], |c| c[0] > 0 && c[1] > 0).unwrap();
+            for x in lo..=hi {
+                prop_assert_eq!(i.contains(x), via_sweep.contains(x));
+            }
             let u = a.union(&b).unwrap();
             let d = a.difference(&b).unwrap();
             let c = a.complement_within(-50, 50).unwrap();
