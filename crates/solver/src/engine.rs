@@ -160,7 +160,7 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
 /// Evaluates `guard` at every member of `domain`.
 pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> DimSet {
     let fast = Compiled::new(guard, var);
-    let mut runs: Vec<(i128, Run)> = Vec::new();
+    let mut runs: Vec<Run> = Vec::new();
     let mut open: Option<Run> = None;
     let mut visit = |x: i128| {
         if Compiled::holds(fast.as_ref(), guard, var, x) {
@@ -168,7 +168,7 @@ pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> DimSet {
                 Some(r) if r.last + 1 == x => r.last = x,
                 _ => {
                     if let Some(r) = open.take() {
-                        runs.push((0, r));
+                        runs.push(r);
                     }
                     open = Some(Run { first: x, last: x });
                 }
@@ -187,9 +187,9 @@ pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> DimSet {
         }
     }
     if let Some(r) = open {
-        runs.push((0, r));
+        runs.push(r);
     }
-    DimSet::from_runs(1, &runs)
+    DimSet::from_sorted_runs(&runs)
 }
 
 /// A structural check, before any evaluation: divisors, moduli and exponents must not depend on

@@ -150,6 +150,24 @@ impl DimSet {
         sweep(period, events, |c| c[0] > 0, 1)
     }
 
+    /// The union of sorted, disjoint, non-adjacent runs of consecutive values (period 1), as
+    /// [`crate::engine::enumerate`] finds them. Same result as [`DimSet::from_runs`] with period
+    /// 1, without the sweep.
+    pub(crate) fn from_sorted_runs(runs: &[Run]) -> DimSet {
+        debug_assert!(runs.windows(2).all(|w| w[0].last + 1 < w[1].first));
+        let raw = runs
+            .iter()
+            .filter(|r| r.first <= r.last)
+            .map(|r| Segment {
+                lo: r.first,
+                hi: r.last,
+                modulus: 1,
+                residues: vec![0],
+            })
+            .collect();
+        canonical(raw)
+    }
+
     /// The set of the given values (any order, duplicates allowed). Runs of three or more values
     /// with a constant step become one progression segment.
     pub fn from_values(values: impl IntoIterator<Item = i128>) -> DimSet {
@@ -527,6 +545,11 @@ fn reduce(seg: Segment) -> Segment {
             ..seg
         };
     }
+    // One residue class: no smaller modulus repeats it and its members are `modulus` apart, so
+    // neither search below can find anything (and they are the hot path of enumeration).
+    if seg.residues.len() == 1 {
+        return seg;
+    }
     let m = seg.modulus;
     let mut divisors: Vec<i128> = (1..=m)
         .take_while(|d| d * d <= m)
@@ -768,6 +791,26 @@ mod tests {
             }
             for s in u.segments() {
                 prop_assert!(s.contains(s.lo) && s.contains(s.hi));
+            }
+        }
+
+        #[test]
+        fn sorted_runs_match_the_sweep(gaps in proptest::collection::vec((2i128..9, 0i128..6), 0..40)) {
+            // Runs separated by at least one missing value, as enumeration produces them.
+            let mut runs = Vec::new();
+            let mut at = -100;
+            for (gap, len) in gaps {
+                at += gap;
+                runs.push(Run { first: at, last: at + len });
+                at += len;
+            }
+            let direct = DimSet::from_sorted_runs(&runs);
+            let tagged: Vec<(i128, Run)> = runs.iter().map(|&r| (0, r)).collect();
+            let swept = DimSet::from_runs(1, &tagged);
+            prop_assert_eq!(&direct, &swept);
+            for x in -110..=at + 10 {
+                let member = runs.iter().any(|r| (r.first..=r.last).contains(&x));
+                prop_assert_eq!(direct.contains(x), member, "at {}", x);
             }
         }
     }
