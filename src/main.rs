@@ -155,19 +155,7 @@ fn check_cmd(model: &std::path::Path, json: bool, dot: Option<&PathBuf>, sizes: 
         }
     };
     match dimguard::graph::check_with(&program, sizes, Some(&z3)) {
-        Ok(report) => {
-            if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&report).expect("report serializes")
-                );
-            } else {
-                let color =
-                    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-                print!("{}", render::check(&report, color));
-            }
-            ExitCode::SUCCESS
-        }
+        Ok(report) => print_report(&report, json, render::check),
         Err(e) => {
             eprintln!("dimguard: {e}");
             ExitCode::from(2)
@@ -317,19 +305,7 @@ fn run(cli: Cli) -> ExitCode {
                 report
             });
             match result {
-                Ok(report) => {
-                    if json {
-                        println!(
-                            "{}",
-                            serde_json::to_string_pretty(&report).expect("report serializes")
-                        );
-                    } else {
-                        let color = std::io::stdout().is_terminal()
-                            && std::env::var_os("NO_COLOR").is_none();
-                        print!("{}", render::human(&report, color));
-                    }
-                    ExitCode::SUCCESS
-                }
+                Ok(report) => print_report(&report, json, render::human),
                 Err(e) => {
                     eprintln!("dimguard: {}", describe_error(&e));
                     ExitCode::from(2)
@@ -366,14 +342,24 @@ fn verify_cmd(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Exi
         eprintln!("dimguard: no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {{...}})");
         return ExitCode::from(2);
     }
+    print_report(&report, json, render::verify)
+}
+
+/// Prints a report as the contract's JSON or, for people, through `human` (in colour when stdout
+/// is a terminal and `NO_COLOR` is unset).
+fn print_report<R: serde::Serialize>(
+    report: &R,
+    json: bool,
+    human: fn(&R, bool) -> String,
+) -> ExitCode {
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).expect("report serializes")
+            serde_json::to_string_pretty(report).expect("report serializes")
         );
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        print!("{}", render::verify(&report, color));
+        print!("{}", human(report, color));
     }
     ExitCode::SUCCESS
 }
