@@ -145,15 +145,7 @@ fn invalid(layer: &str, shape: &[usize], message: String) -> NormError {
 impl Norm {
     /// InstanceNorm over all spatial dimensions of a rank-`rank` input.
     pub fn instance(name: &str, rank: usize, eps: f32, scale: Vec<f32>, bias: Vec<f32>) -> Norm {
-        let axes = (2..rank).fold(0, |m, d| m | (1 << d));
-        Norm {
-            name: name.into(),
-            axes,
-            groups: 1,
-            eps,
-            scale,
-            bias,
-        }
+        Norm::group(name, rank, 1, eps, scale, bias)
     }
 
     /// GroupNorm with `groups` groups.
