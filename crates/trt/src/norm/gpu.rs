@@ -289,31 +289,14 @@ impl Gpu {
                     plan.b as u32,
                     plan.s as u32,
                 );
-                if *chunks == 0 && vector_ok {
-                    let f = module.load_function("norm_fused_v").map_err(cuda)?;
-                    let cfg = LaunchConfig {
-                        grid_dim: (plan.groups as u32, 1, 1),
-                        block_dim: (FUSED_THREADS, 1, 1),
-                        shared_mem_bytes: 0,
-                    };
-                    let mut l = self.stream.launch_builder(&f);
-                    push_io(&mut l, x, y);
-                    l.arg(&*w)
-                        .arg(&*b)
-                        .arg(&gsu)
-                        .arg(&au)
-                        .arg(&bu)
-                        .arg(&su)
-                        .arg(&*eps)
-                        .arg(&affine);
-                    // SAFETY: matches `norm_fused_v(const T*, T*, const float*, const float*,
-                    // unsigned x4, float, int)`; groups are multiples of VEC elements, so every
-                    // vector is aligned and inside its group.
-                    unsafe { l.launch(cfg) }.map_err(cuda)?;
-                    return Ok(());
-                }
                 if *chunks == 0 {
-                    let f = module.load_function("norm_fused").map_err(cuda)?;
+                    let f = module
+                        .load_function(if vector_ok {
+                            "norm_fused_v"
+                        } else {
+                            "norm_fused"
+                        })
+                        .map_err(cuda)?;
                     let cfg = LaunchConfig {
                         grid_dim: (plan.groups as u32, 1, 1),
                         block_dim: (FUSED_THREADS, 1, 1),
@@ -321,16 +304,17 @@ impl Gpu {
                     };
                     let mut l = self.stream.launch_builder(&f);
                     push_io(&mut l, x, y);
-                    l.arg(&*w)
-                        .arg(&*b)
-                        .arg(&gs)
-                        .arg(&a)
-                        .arg(&bb)
-                        .arg(&s)
-                        .arg(&*eps)
-                        .arg(&affine);
+                    l.arg(&*w).arg(&*b);
+                    if vector_ok {
+                        l.arg(&gsu).arg(&au).arg(&bu).arg(&su);
+                    } else {
+                        l.arg(&gs).arg(&a).arg(&bb).arg(&s);
+                    }
+                    l.arg(&*eps).arg(&affine);
                     // SAFETY: matches `norm_fused(const T*, T*, const float*, const float*, i64,
-                    // i64, i64, i64, float, int)`; one block per group of at most FUSED_MAX
+                    // i64, i64, i64, float, int)` or, with vectors, `norm_fused_v(..., unsigned x4,
+                    // float, int)` (groups are multiples of VEC elements, so every vector is
+                    // aligned and inside its group); one block per group of at most FUSED_MAX
                     // elements; w and b hold the plan's parameter count.
                     unsafe { l.launch(cfg) }.map_err(cuda)?;
                     return Ok(());

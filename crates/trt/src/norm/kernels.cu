@@ -91,9 +91,28 @@ __device__ void block_welford(float& n, float& mean, float& m2) {
 // Per-parameter index of element p of group g: (g % A) * B + p / S.
 __device__ __forceinline__ i64 pidx(i64 g, i64 p, i64 A, i64 B, i64 S) { return (g % A) * B + p / S; }
 
+// Sum of `v` over the block, returned to every thread: warp shuffles, then thread 0 adds the
+// warps' sums in order. `red` is 32 floats of the caller's shared memory; the leading barrier lets
+// a kernel call this twice with the same `red`.
+__device__ __forceinline__ float block_sum(float v, float* red) {
+    __shared__ float total;
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
+    __syncthreads();
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0.f;
+        for (int i = 0; i < (blockDim.x + 31) / 32; i++) s += red[i];
+        total = s;
+    }
+    __syncthreads();
+    return total;
+}
+
 // Small groups (group_size <= 256 * VPT): one block per group, values kept in registers, exact
 // two-pass statistics, one read and one write of the tensor.
 #define VPT 16
+
 extern "C" __global__ void norm_fused(const T* __restrict__ x, T* __restrict__ y,
                                       const float* __restrict__ w, const float* __restrict__ b,
                                       i64 group_size, i64 A, i64 B, i64 S, float eps, int affine) {
@@ -109,17 +128,7 @@ extern "C" __global__ void norm_fused(const T* __restrict__ x, T* __restrict__ y
         sum += v[k];
     }
     __shared__ float red[32];
-    __shared__ float bmean, brstd;
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffff, sum, o);
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = sum;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float s = 0.f;
-        for (int i = 0; i < (blockDim.x + 31) / 32; i++) s += red[i];
-        bmean = s / (float)group_size;
-    }
-    __syncthreads();
-    float mean = bmean;
+    float mean = block_sum(sum, red) / (float)group_size;
     float sq = 0.f;
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
@@ -127,17 +136,7 @@ extern "C" __global__ void norm_fused(const T* __restrict__ x, T* __restrict__ y
         float d = p < group_size ? v[k] - mean : 0.f;
         sq += d * d;
     }
-    for (int o = 16; o > 0; o >>= 1) sq += __shfl_down_sync(0xffffffff, sq, o);
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = sq;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float s = 0.f;
-        for (int i = 0; i < (blockDim.x + 31) / 32; i++) s += red[i];
-        brstd = rsqrtf(s / (float)group_size + eps);
-    }
-    __syncthreads();
-    float rstd = brstd;
+    float rstd = rsqrtf(block_sum(sq, red) / (float)group_size + eps);
 #pragma unroll
     for (int k = 0; k < VPT; k++) {
         i64 p = (i64)k * blockDim.x + threadIdx.x;
@@ -325,17 +324,7 @@ extern "C" __global__ void norm_fused_v(const T* __restrict__ x, T* __restrict__
         for (int k = 0; k < VEC; k++) sum += v[j * VEC + k];
     }
     __shared__ float red[32];
-    __shared__ float bmean, brstd;
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffff, sum, o);
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = sum;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float s = 0.f;
-        for (int i = 0; i < (blockDim.x + 31) / 32; i++) s += red[i];
-        bmean = s / (float)gs;
-    }
-    __syncthreads();
-    float mean = bmean, sq = 0.f;
+    float mean = block_sum(sum, red) / (float)gs, sq = 0.f;
 #pragma unroll
     for (int j = 0; j < VPT / VEC; j++) {
         unsigned p = (j * blockDim.x + threadIdx.x) * VEC;
@@ -344,17 +333,7 @@ extern "C" __global__ void norm_fused_v(const T* __restrict__ x, T* __restrict__
             for (int k = 0; k < VEC; k++) { float d = v[j * VEC + k] - mean; sq += d * d; }
         }
     }
-    for (int o = 16; o > 0; o >>= 1) sq += __shfl_down_sync(0xffffffff, sq, o);
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = sq;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        float s = 0.f;
-        for (int i = 0; i < (blockDim.x + 31) / 32; i++) s += red[i];
-        brstd = rsqrtf(s / (float)gs + eps);
-    }
-    __syncthreads();
-    float rstd = brstd;
+    float rstd = rsqrtf(block_sum(sq, red) / (float)gs + eps);
 #pragma unroll
     for (int j = 0; j < VPT / VEC; j++) {
         unsigned p = (j * blockDim.x + threadIdx.x) * VEC;
