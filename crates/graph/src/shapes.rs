@@ -60,12 +60,16 @@ fn mul(a: Expr, c: Expr) -> Expr {
 }
 
 fn floordiv(a: Expr, d: i128) -> Expr {
-    match &a {
-        Expr::Const(x) if x.is_integer() => {
-            Expr::int(num::int_floordiv(*x.numer(), d).unwrap_or(0))
-        }
+    let folded = match &a {
+        Expr::Const(x) if x.is_integer() => num::int_floordiv(*x.numer(), d).ok(),
+        _ => None,
+    };
+    match folded {
+        Some(v) => Expr::int(v),
         _ if d == 1 => a,
-        _ => Expr::FloorDiv(b(a), b(Expr::int(d))),
+        // Also a zero divisor (a malformed stride or factor): it stays symbolic, so evaluating
+        // the size reports the division by zero instead of a made-up value.
+        None => Expr::FloorDiv(b(a), b(Expr::int(d))),
     }
 }
 
@@ -770,6 +774,18 @@ mod tests {
                 "h={h}"
             );
         }
+    }
+
+    #[test]
+    fn a_zero_stride_is_an_error_not_a_size() {
+        // Constant input: folding used to turn the division by zero into the size 1.
+        let e = window(&Expr::int(32), 3, 0, 1, 1, false);
+        assert!(e.eval(&|_| None).is_err(), "{e}");
+        let e = window(&Expr::int(32), 3, 2, 1, 1, false);
+        assert_eq!(
+            e.eval(&|_| None).unwrap(),
+            dimguard_solver::expr::Value::Num(num::q(16))
+        );
     }
 
     fn node(
