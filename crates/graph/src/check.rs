@@ -483,17 +483,16 @@ fn size_table(
         let (Some((coefs, c0)), Some(acc)) = (joint::affine(e), d.accepted.as_ref()) else {
             continue;
         };
-        if let Some((s, k)) = coefs.iter().next().filter(|_| coefs.len() == 1) {
-            let (k, off) = (*k.numer(), *c0.numer());
-            let set = DimSet::from_segments(acc.segments.clone()).unwrap_or_default();
-            let roots: Vec<i128> = set
-                .iter()
-                .take(2_000_000)
-                .filter(|v| (v - off) % k == 0)
-                .map(|v| (v - off) / k)
-                .collect();
-            let rs = DimSet::from_values(roots);
-            sym_sets.entry(s.clone()).or_insert(rs);
+        let Some((s, k)) = coefs.iter().next().filter(|_| coefs.len() == 1) else {
+            continue;
+        };
+        if !(k.is_integer() && c0.is_integer()) {
+            continue;
+        }
+        let set = DimSet::from_segments(acc.segments.clone())
+            .and_then(|set| set.affine_preimage(*k.numer(), *c0.numer()));
+        if let Ok(roots) = set {
+            sym_sets.entry(s.clone()).or_insert(roots);
         }
     }
     let mut out = Vec::new();

@@ -223,6 +223,53 @@ impl DimSet {
         Ok(acc)
     }
 
+    /// `{x : k*x + c ∈ self}`: what a derived size `k*s + c` accepting this set says about `s`.
+    /// Exact and without enumeration: in each segment, residue `r` modulo `m` becomes the
+    /// solutions of `k*x ≡ r - c (mod m)`, one class modulo `m / gcd(k, m)` or none. `k = 0` is an
+    /// error (the answer would be everything or nothing).
+    pub fn affine_preimage(&self, k: i128, c: i128) -> Result<DimSet, Error> {
+        use crate::num::ArithError;
+        if k == 0 {
+            return Err(ArithError::DivisionByZero.into());
+        }
+        let over = || Error::from(ArithError::Overflow);
+        // floor and ceil of a / k for either sign of k.
+        let floor = |a: i128| Integer::div_floor(&a, &k);
+        let ceil = |a: i128| -Integer::div_floor(&-a, &k);
+        let mut pieces = Vec::with_capacity(self.segments.len());
+        for seg in &self.segments {
+            let (a, b) = (
+                seg.lo.checked_sub(c).ok_or_else(over)?,
+                seg.hi.checked_sub(c).ok_or_else(over)?,
+            );
+            let (lo, hi) = if k > 0 {
+                (ceil(a), floor(b))
+            } else {
+                (ceil(b), floor(a))
+            };
+            let m = seg.modulus;
+            let g = k.gcd(&m);
+            let m2 = m / g;
+            // k/g is invertible modulo m/g.
+            let inv = (k / g).mod_floor(&m2).extended_gcd(&m2).x.mod_floor(&m2);
+            let mut residues = Vec::new();
+            for &r in &seg.residues {
+                let t = (r - c.mod_floor(&m)).mod_floor(&m);
+                if t % g == 0 {
+                    let x = (t / g).checked_mul(inv).ok_or_else(over)?;
+                    residues.push(x.mod_floor(&m2));
+                }
+            }
+            pieces.push(Segment {
+                lo,
+                hi,
+                modulus: m2,
+                residues,
+            });
+        }
+        DimSet::from_segments(pieces)
+    }
+
     /// The segments, sorted and disjoint.
     pub fn segments(&self) -> &[Segment] {
         &self.segments
@@ -791,6 +838,15 @@ mod tests {
             }
             for s in u.segments() {
                 prop_assert!(s.contains(s.lo) && s.contains(s.hi));
+            }
+        }
+
+        #[test]
+        fn affine_preimage_matches_brute_force(a in arb_set(), k in -7i128..8, c in -20i128..20) {
+            prop_assume!(k != 0);
+            let p = a.affine_preimage(k, c).unwrap();
+            for x in -200..=200 {
+                prop_assert_eq!(p.contains(x), a.contains(k * x + c), "x={} k={} c={}", x, k, c);
             }
         }
 
