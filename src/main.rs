@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use dimguard::render;
 use dimguard::solver::diagnose::{self, Options};
-use dimguard::solver::{message, Error};
+use dimguard::solver::Error;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -47,6 +47,11 @@ enum Command {
         /// Time limit for one Z3 query, in milliseconds.
         #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
         z3_timeout_ms: u32,
+        /// The range of a size the text gives none for (a `Guard failed`, a solver crash) or to
+        /// override: NAME=LO..HI, NAME a dimension's name, torch symbol (`s53`) or source.
+        /// Repeatable.
+        #[arg(long, value_name = "NAME=LO..HI")]
+        range: Vec<String>,
     },
     /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
     /// versus what it claims, a corrected spec, and shape-propagation findings.
@@ -273,6 +278,7 @@ fn run(cli: Cli) -> ExitCode {
             example,
             z3,
             z3_timeout_ms,
+            range,
         } => {
             let text = match read_input(file.as_ref()) {
                 Ok(t) => t,
@@ -292,7 +298,22 @@ fn run(cli: Cli) -> ExitCode {
                 examples,
                 ..Options::default()
             };
-            let result = message::read(&text).map(|msg| {
+            let ranges: Result<Vec<_>, String> = range
+                .iter()
+                .map(|r| dimguard::solver::forms::parse_range_arg(r))
+                .collect();
+            let ranges = match ranges {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("dimguard: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let read = dimguard::solver::forms::read(&text).and_then(|mut msg| {
+                dimguard::solver::forms::apply_ranges(&mut msg, &ranges)?;
+                Ok(msg)
+            });
+            let result = read.map(|msg| {
                 let mut report = diagnose::diagnose(&msg, &opts);
                 let mode = match z3 {
                     Z3Mode::Auto => Some(dimguard::prove::Mode::Auto),

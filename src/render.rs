@@ -50,11 +50,25 @@ pub fn human(r: &Report, color: bool) -> String {
     let n = r.dims.len();
     let _ = writeln!(
         out,
-        "{} {} dimension{}",
+        "{} {} dimension{}  {}",
         st.bold("dimguard diagnose:"),
         n,
-        if n == 1 { "" } else { "s" }
+        if n == 1 { "" } else { "s" },
+        st.dim(&format!("(read as {})", r.form.name()))
     );
+    for note in &r.notes {
+        let _ = writeln!(out, "{} {note}", st.yellow("note"));
+    }
+    for u in &r.unreadable {
+        let _ = writeln!(
+            out,
+            "{} line {}: could not read the guard {}: {}",
+            st.red("unread"),
+            u.line,
+            u.text,
+            u.reason
+        );
+    }
     for d in &r.dims {
         out.push('\n');
         dim(&mut out, d, &st);
@@ -78,6 +92,7 @@ pub fn human(r: &Report, color: bool) -> String {
     for u in &r.unrecognized {
         let _ = writeln!(out, "\n{} not understood: {u}", st.yellow("note"));
     }
+    forms_sections(&mut out, r, &st);
     let _ = writeln!(
         out,
         "\n{}\n",
@@ -87,6 +102,91 @@ pub fn human(r: &Report, color: bool) -> String {
         let _ = writeln!(out, "    {line}");
     }
     out
+}
+
+/// Where the guards came from, guards over several sizes, and a run-time failure explained.
+fn forms_sections(out: &mut String, r: &Report, st: &Style) {
+    if !r.origins.is_empty() {
+        let _ = writeln!(out, "\n{}", st.bold("Where the guards came from:"));
+        for o in &r.origins {
+            let n = o.guards;
+            let effects: Vec<String> = o
+                .removes
+                .iter()
+                .filter_map(|e| {
+                    let what = e.removed.as_deref()?;
+                    match e.count {
+                        Some(0) | None => None,
+                        Some(c) => Some(format!("{what} ({c} values of {})", e.dim)),
+                    }
+                })
+                .collect();
+            let tail = if effects.is_empty() {
+                "; they remove nothing from the range".to_string()
+            } else {
+                format!("; they remove {}", effects.join("; "))
+            };
+            let origin = if o.provenance.is_none() {
+                "origin not in the text (this form does not say; run the export with TORCH_LOGS=\"+dynamic\" and give dimguard the log)".to_string()
+            } else {
+                o.origin.clone()
+            };
+            let _ = writeln!(
+                out,
+                "  {origin}: {n} guard{}{tail}",
+                if n == 1 { "" } else { "s" }
+            );
+            if let Some(c) = o.provenance.as_ref().and_then(|p| p.code.as_ref()) {
+                let _ = writeln!(out, "      {}", st.dim(c));
+            }
+        }
+    }
+    for j in &r.joint {
+        let _ = writeln!(
+            out,
+            "\n{} {} links {}",
+            st.yellow("joint guard"),
+            j.text,
+            j.sizes.join(", ")
+        );
+        if let Some(p) = &j.provenance {
+            let _ = writeln!(out, "  {:<11} {}", st.dim("from"), p.origin());
+        }
+        for (name, f) in &j.accepted {
+            let _ = writeln!(
+                out,
+                "  {:<11} {name}: {} values accepted{}",
+                st.dim("accepted"),
+                f.count,
+                f.min
+                    .zip(f.max)
+                    .map(|(a, b)| format!(" in {}..{}", num(a), num(b)))
+                    .unwrap_or_default()
+            );
+        }
+        if let Some([pass, total]) = j.joint_count {
+            let _ = writeln!(
+                out,
+                "  {:<11} {pass} of {total} combinations pass",
+                st.dim("jointly")
+            );
+        }
+        if let Some(u) = &j.undecided {
+            let _ = writeln!(out, "  {:<11} {u}", st.red("undecided"));
+        }
+        let _ = writeln!(out, "  {:<11} {}", st.dim("note"), j.note);
+    }
+    if let Some(rt) = &r.runtime {
+        let _ = writeln!(
+            out,
+            "\n{} {}",
+            st.bold("The program raised on:"),
+            rt.guard
+        );
+        for e in &rt.explanation {
+            let _ = writeln!(out, "  - {e}");
+        }
+    }
 }
 
 fn row(out: &mut String, label: &str, text: &str, st: &Style) {
@@ -160,6 +260,14 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
     }
     for (i, g) in d.guards.iter().enumerate() {
         row(out, &format!("guard {}", i + 1), &g.text, st);
+        if let Some(p) = &g.provenance {
+            let code = p
+                .code
+                .as_ref()
+                .map(|c| format!("  {}", st.dim(c)))
+                .unwrap_or_default();
+            row(out, "", &format!("from {}{code}", p.origin()), st);
+        }
         let removes = g
             .removes
             .map_or(String::new(), |n| format!("; removes {n} values"));

@@ -48,6 +48,18 @@ pub struct Report {
     pub data_dependent: Vec<DataDependent>,
     /// Bullet lines that were not understood.
     pub unrecognized: Vec<String>,
+    /// The form the input was read as (`torch_logs`, `draft_export`, ...).
+    pub form: crate::forms::Form,
+    /// What the reader assumed or skipped (a default range, suppressed guards).
+    pub notes: Vec<String>,
+    /// Guard-looking lines that could not be read, with their line and the reason.
+    pub unreadable: Vec<crate::message::Unreadable>,
+    /// Guards grouped by where they came from, with what each group removes.
+    pub origins: Vec<crate::forms::explain::Origin>,
+    /// Guards over several sizes, and what today's joint solver says about them.
+    pub joint: Vec<crate::forms::explain::JointGuard>,
+    /// For a run-time failure: which sizes pass, and why the size that ran fails.
+    pub runtime: Option<crate::forms::explain::RuntimeReport>,
 }
 
 /// Dimensions solved together.
@@ -215,6 +227,11 @@ pub struct GuardReport {
     pub method: &'static str,
     /// The period used by the periodic method.
     pub period: Option<i128>,
+    /// Where the guard came from, when the text says.
+    pub provenance: Option<crate::provenance::Provenance>,
+    /// The guard's exact set over the range (for grouping by origin).
+    #[serde(skip)]
+    pub set: Option<DimSet>,
 }
 
 /// Padding advice for one dimension.
@@ -249,9 +266,10 @@ pub struct FixCheck {
     pub admitted_set: DimSet,
 }
 
-/// Reads and diagnoses a message.
+/// Reads any form of guard text ([`crate::forms::read`]) and diagnoses it.
 pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
-    let msg = message::read(text)?;
+    let mut msg = crate::forms::read(text)?;
+    crate::forms::apply_ranges(&mut msg, &[])?;
     Ok(diagnose(&msg, opts))
 }
 
@@ -265,7 +283,7 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         .map(|g| data_dependent(g, opts))
         .collect();
     let dynamic_shapes = dynamic_shapes_block(msg, &dims, &linked, &data_dependent);
-    Report {
+    let mut report = Report {
         dims,
         equalities: msg
             .equalities
@@ -285,7 +303,15 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         linked,
         data_dependent,
         unrecognized: msg.unrecognized.clone(),
-    }
+        form: msg.form,
+        notes: msg.notes.clone(),
+        unreadable: msg.unreadable.clone(),
+        origins: vec![],
+        joint: vec![],
+        runtime: None,
+    };
+    crate::forms::explain::complete(&mut report, msg, opts);
+    report
 }
 
 /// The size a dimension stands for in guards: its source, else its name.
@@ -294,7 +320,7 @@ fn var_of(d: &DimEntry) -> String {
 }
 
 fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
-    if msg.equalities.is_empty() && msg.relations.is_empty() {
+    if msg.equalities.is_empty() && msg.relations.is_empty() && msg.joint.is_empty() {
         return vec![];
     }
     let var = |name: &str| {
@@ -308,6 +334,7 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
         .dims
         .iter()
         .flat_map(|d| d.guards.iter().map(|g| g.expr.clone()))
+        .chain(msg.joint.iter().map(|g| g.expr.clone()))
         .collect();
     for (a, b) in &msg.equalities {
         guards.push(Expr::Cmp(
@@ -488,6 +515,9 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             d.name,
             py_name(&d.name)
         ));
+        if let Some(why) = &d.specialized_reason {
+            r.advice.push(crate::forms::explain::specialization_reason(&d.name, v, why, d));
+        }
         r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), opts);
         return r;
     }
@@ -535,6 +565,8 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             redundant: false,
             method,
             period,
+            provenance: g.provenance.clone(),
+            set: set.clone(),
         });
         sets.push(set);
     }

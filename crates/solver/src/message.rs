@@ -21,7 +21,9 @@
 //!   (under "Specializations unexpectedly required")
 
 use crate::error::Error;
+use crate::forms::{clean, Form};
 use crate::parse::{self, Node};
+use crate::provenance::Provenance;
 use crate::syntax::{parse_expr, parse_guard};
 use crate::types::Expr;
 
@@ -46,6 +48,41 @@ pub struct Message {
     pub data_dependent: Vec<Guard>,
     /// Lines that looked like constraint bullets but were not understood (kept for the report).
     pub unrecognized: Vec<String>,
+    /// Which form the text was read as.
+    pub form: Form,
+    /// Guards over several sizes (a log's or draft_export's linking guards, a run-time guard over
+    /// two inputs), over the sizes' sources.
+    pub joint: Vec<Guard>,
+    /// What the reader assumed or skipped, in sentences (a default range, a suppressed guard).
+    pub notes: Vec<String>,
+    /// Guard-looking lines that could not be read, with their place and the reason.
+    pub unreadable: Vec<Unreadable>,
+    /// For a run-time failure (`Guard failed`, an input check): what failed.
+    pub runtime: Option<Runtime>,
+}
+
+/// A guard-looking line that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Unreadable {
+    /// 1-based line in the input.
+    pub line: usize,
+    /// The text of the guard (or the line).
+    pub text: String,
+    /// Why it was not read.
+    pub reason: String,
+}
+
+/// What failed when an exported program ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Runtime {
+    /// `guard_failed` or `input_check`.
+    pub kind: Form,
+    /// The failing condition as printed.
+    pub text: String,
+    /// The failing condition, over the sizes' sources.
+    pub expr: Expr,
+    /// For an input check: the size the program received (`but got 1000`).
+    pub got: Option<i128>,
 }
 
 /// One dimension named by the message.
@@ -66,6 +103,10 @@ pub struct DimEntry {
     /// Whether torch forced the specialization because it could not solve the guards
     /// ("Specializations unexpectedly required"), rather than the code using a constant.
     pub forced: bool,
+    /// Why the size became a constant, as the text says (`range_refined_to_singleton`).
+    pub specialized_reason: Option<String>,
+    /// The symbol torch gave the size (`s53`), when the text names one.
+    pub symbol: Option<String>,
 }
 
 /// A guard as printed, and parsed.
@@ -75,6 +116,8 @@ pub struct Guard {
     pub text: String,
     /// The parsed guard.
     pub expr: Expr,
+    /// Where the guard came from, when the text says (a log line, a draft_export stack).
+    pub provenance: Option<Provenance>,
 }
 
 /// `name = expr` relating two dimensions.
@@ -131,15 +174,13 @@ pub enum FixKind {
 /// Reads a message. Errors when the text contains nothing dimguard recognizes, or when a guard
 /// cannot be parsed (with the position inside the guard).
 pub fn read(text: &str) -> Result<Message, Error> {
-    let lines = clean_lines(text);
-    let mut msg = Message {
-        dims: vec![],
-        equalities: vec![],
-        relations: vec![],
-        fixes: vec![],
-        data_dependent: vec![],
-        unrecognized: vec![],
-    };
+    read_lines(&clean::lines(text))
+}
+
+/// [`read`] over lines already cleaned by [`clean::lines`].
+pub fn read_lines(cleaned: &[clean::Line]) -> Result<Message, Error> {
+    let lines = clean_lines(cleaned);
+    let mut msg = Message::empty(Form::ConstraintViolation);
     read_data_dependent(&lines, &mut msg)?;
     let (items, fix_lines) = items(&lines);
     for item in &items {
@@ -158,6 +199,31 @@ pub fn read(text: &str) -> Result<Message, Error> {
         ));
     }
     Ok(msg)
+}
+
+impl Message {
+    /// A message with nothing in it yet, read as `form`.
+    pub fn empty(form: Form) -> Message {
+        Message {
+            dims: vec![],
+            equalities: vec![],
+            relations: vec![],
+            fixes: vec![],
+            data_dependent: vec![],
+            unrecognized: vec![],
+            form,
+            joint: vec![],
+            notes: vec![],
+            unreadable: vec![],
+            runtime: None,
+        }
+    }
+
+    /// The dimension named `name`, created (with `source`) if the message has none yet; a
+    /// source fills in a missing one.
+    pub fn dim_mut(&mut self, name: &str, source: Option<String>) -> &mut DimEntry {
+        dim_mut(self, name, source)
+    }
 }
 
 /// `Could not guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like
@@ -180,43 +246,25 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
         msg.data_dependent.push(Guard {
             text: text.to_string(),
             expr,
+            provenance: None,
         });
     }
     Ok(())
 }
 
-/// Removes carriage returns and common log prefixes (pytest's `E   `, `[rank0]: `), and splits
-/// lines where PyTorch glued a new sentence to the end of a guard (`... != 1.Specializations
-/// unexpectedly required (h)!`).
-fn clean_lines(text: &str) -> Vec<String> {
-    let mut split = String::with_capacity(text.len());
-    for line in text.lines() {
-        let mut rest = line;
+/// Splits lines where PyTorch glued a new sentence to the end of a guard (`... != 1.Specializations
+/// unexpectedly required (h)!`). Prefixes and quote markers are already gone ([`clean::lines`]).
+fn clean_lines(lines: &[clean::Line]) -> Vec<String> {
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        let mut rest = line.text.as_str();
         while let Some(i) = glued_sentence(rest) {
-            split.push_str(&rest[..i]);
-            split.push('\n');
+            out.push(rest[..i].to_string());
             rest = &rest[i..];
         }
-        split.push_str(rest);
-        split.push('\n');
+        out.push(rest.to_string());
     }
-    split
-        .lines()
-        .map(|l| {
-            let mut l = l.trim_end_matches('\r');
-            if let Some(rest) = l.strip_prefix("E ") {
-                if rest.starts_with(' ') || rest.is_empty() {
-                    l = rest;
-                }
-            }
-            if l.starts_with("[rank") {
-                if let Some(i) = l.find("]:") {
-                    l = &l[i + 2..];
-                }
-            }
-            l.to_string()
-        })
-        .collect()
+    out
 }
 
 /// Where a header sentence starts in the middle of a line right after a period.
@@ -453,6 +501,7 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
             d.guards.push(Guard {
                 text: guard_text.to_string(),
                 expr,
+                provenance: None,
             });
         }
         return Ok(());
@@ -528,6 +577,8 @@ fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a 
                 specialized: None,
                 inferred_equal: None,
                 forced: false,
+                specialized_reason: None,
+                symbol: None,
             });
             msg.dims.len() - 1
         }
