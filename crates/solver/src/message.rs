@@ -238,13 +238,30 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
         if text.is_empty() || msg.data_dependent.iter().any(|g| g.text == text) {
             continue;
         }
-        let expr = parse_guard(text).map_err(|error| Error::Guard {
-            dim: "data-dependent".into(),
-            line: no + 1,
-            error: Box::new(error),
-        })?;
+        // Inside a sentence (`... expression Eq(u0, 0) while tracing`): the longest leading run
+        // of words that parses.
+        let words: Vec<&str> = text.split(' ').collect();
+        let parsed = (1..=words.len())
+            .rev()
+            .find_map(|n| {
+                let t = words[..n].join(" ");
+                parse_guard(t.trim_end_matches(['.', ',', ';'])).ok().map(|e| (t, e))
+            });
+        let (text, expr) = match parsed {
+            Some((t, e)) => (t.trim_end_matches(['.', ',', ';']).to_string(), e),
+            None => {
+                return Err(Error::Guard {
+                    dim: "data-dependent".into(),
+                    line: no + 1,
+                    error: Box::new(parse_guard(text).expect_err("no prefix parses")),
+                })
+            }
+        };
+        if msg.data_dependent.iter().any(|g| g.text == text) {
+            continue;
+        }
         msg.data_dependent.push(Guard {
-            text: text.to_string(),
+            text,
             expr,
             provenance: None,
         });

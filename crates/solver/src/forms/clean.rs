@@ -71,8 +71,7 @@ fn clean_line(line: &str, quote: Quote) -> String {
             None => break,
         }
     }
-    let l = strip_log_prefix(l);
-    let l = strip_test_prefix(l);
+    let l = strip_test_prefix(strip_log_prefix(strip_test_prefix(l)));
     strip_backticks(l).to_string()
 }
 
@@ -103,7 +102,8 @@ fn strip_ansi(s: &str) -> String {
 /// * glog style: `I1123 07:53:01.463000 6430 torch/fx/experimental/symbolic_shapes.py:6064] [0/0] `
 /// * `logging` style: `[2024-01-10 15:44:32,290] [4/0] torch.fx.experimental.symbolic_shapes: [INFO] `
 pub fn strip_log_prefix(l: &str) -> &str {
-    let rest = glog_prefix(l).or_else(|| logging_prefix(l));
+    let t = l.trim_start();
+    let rest = glog_prefix(t).or_else(|| logging_prefix(t));
     match rest {
         Some(r) => strip_frame_id(r),
         None => l,
