@@ -142,7 +142,10 @@ fn shared_fixtures_are_covered() {
         };
         for e in entries {
             let p = e.unwrap().path();
-            let local = root().join("tests/data").join(sub).join(p.file_name().unwrap());
+            let local = root()
+                .join("tests/data")
+                .join(sub)
+                .join(p.file_name().unwrap());
             assert_eq!(
                 std::fs::read(&p).unwrap(),
                 std::fs::read(&local).unwrap_or_default(),
