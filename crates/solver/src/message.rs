@@ -23,7 +23,8 @@
 use crate::error::Error;
 use crate::forms::{clean, Form};
 use crate::parse::{self, Node};
-use crate::provenance::Provenance;
+pub use crate::report::Unreadable;
+use crate::report::Provenance;
 use crate::syntax::{parse_expr, parse_guard};
 use crate::types::Expr;
 
@@ -59,17 +60,6 @@ pub struct Message {
     pub unreadable: Vec<Unreadable>,
     /// For a run-time failure (`Guard failed`, an input check): what failed.
     pub runtime: Option<Runtime>,
-}
-
-/// A guard-looking line that could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Unreadable {
-    /// 1-based line in the input.
-    pub line: usize,
-    /// The text of the guard (or the line).
-    pub text: String,
-    /// Why it was not read.
-    pub reason: String,
 }
 
 /// What failed when an exported program ran.

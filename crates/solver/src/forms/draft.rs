@@ -19,7 +19,7 @@ use super::clean::Line;
 use super::logs::place_guard;
 use super::{Form, RawGuard};
 use crate::message::Message;
-use crate::provenance::{Frame, Provenance};
+use crate::report::{Frame, Provenance};
 use std::collections::BTreeMap;
 
 const KEY: &str = "Specifically, this guard was added: ";
@@ -146,7 +146,7 @@ fn stacks(lines: &[Line], from: usize) -> (Option<Provenance>, usize) {
     // The code belongs to the innermost user frame only.
     let innermost_user = user
         .iter()
-        .rposition(|f| crate::provenance::is_user_file(&f.file));
+        .rposition(|f| super::provenance::is_user_file(&f.file));
     if innermost_user != Some(user.len().saturating_sub(1)) {
         code = None;
     }

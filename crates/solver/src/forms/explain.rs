@@ -2,79 +2,17 @@
 //! guards grouped by origin, guards over several sizes, and the explanation of a `Guard failed`
 //! or input check at the size the user ran.
 
-use crate::diagnose::{describe, Feasible, Options, Report};
+use crate::diagnose::{describe, Options};
 use crate::engine::Limits;
 use crate::expr::Value;
 use crate::forms::Form;
 use crate::joint;
 use crate::message::{DimEntry, Message, DEFAULT_MIN, SIZE_MAX};
-use crate::provenance::Provenance;
+use crate::report::{
+    Feasible, JointGuard, Origin, OriginEffect, Provenance, Report, RuntimeReport,
+};
 use crate::types::{DimSet, Expr};
-use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// Guards that came from one place, and what they remove together.
-#[derive(Debug, Clone, Serialize)]
-pub struct Origin {
-    /// `model.py:77 (forward)`, `infer_size (a broadcast ...)`, or `not in the text`.
-    pub origin: String,
-    /// The provenance of the first guard of the group (absent when the text gives none).
-    pub provenance: Option<Provenance>,
-    /// How many guards came from there.
-    pub guards: usize,
-    /// Per size: what these guards remove together.
-    pub removes: Vec<OriginEffect>,
-}
-
-/// What one origin's guards remove from one size.
-#[derive(Debug, Clone, Serialize)]
-pub struct OriginEffect {
-    /// The size's name.
-    pub dim: String,
-    /// How many values of the range they remove.
-    pub count: Option<u128>,
-    /// The removed values in plain terms (`h mod 8 ∈ {1, 2, 3, 4}`).
-    pub removed: Option<String>,
-}
-
-/// A guard over several sizes.
-#[derive(Debug, Clone, Serialize)]
-pub struct JointGuard {
-    /// As printed.
-    pub text: String,
-    /// The sizes it links (dimension names).
-    pub sizes: Vec<String>,
-    /// Where it came from.
-    pub provenance: Option<Provenance>,
-    /// Per independent size of its group: the values that pass for every value of the others
-    /// (so any product of `Dim`s inside these sets is sound).
-    pub accepted: Vec<(String, Feasible)>,
-    /// How many points of the product of the sizes' ranges pass, of how many.
-    pub joint_count: Option<[u128; 2]>,
-    /// Why today's solver did not decide the group.
-    pub undecided: Option<String>,
-    /// Where the guard is solved (`linked` group), or what was done.
-    pub note: String,
-}
-
-/// A run-time failure explained.
-#[derive(Debug, Clone, Serialize)]
-pub struct RuntimeReport {
-    /// `guard_failed` or `input_check`.
-    pub kind: Form,
-    /// The failing condition as printed.
-    pub guard: String,
-    /// The sizes it was evaluated at (the user's run), when known.
-    pub at: Vec<(String, i128)>,
-    /// Whether the condition holds there (false: the reason the call raised).
-    pub passes: Option<bool>,
-    /// For a comparison: the two sides' values there.
-    pub sides: Option<[String; 2]>,
-    /// For one size: the nearest sizes below and above that pass every guard in the text.
-    pub nearest: [Option<i128>; 2],
-    /// What it means and what to do, in sentences.
-    pub explanation: Vec<String>,
-}
 
 /// Fills the report's origins, joint guards and run-time explanation.
 pub fn complete(report: &mut Report, msg: &Message, opts: &Options) {
@@ -223,7 +161,7 @@ fn joint_guards(report: &Report, msg: &Message, limits: &Limits) -> Vec<JointGua
                         })
                         .collect();
                     out.joint_count = solved.joint_count.map(|(a, b)| [a, b]);
-                    out.undecided = solved.undecided;
+                    out.undecided = solved.undecided.map(|u| u.to_string());
                     out.note = format!(
                         "links {} independent sizes: each accepted set holds the values that pass for every value of the others",
                         grp.roots.len()

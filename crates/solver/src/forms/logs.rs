@@ -15,7 +15,7 @@
 use super::clean::Line;
 use super::{int_bound, Form, RawGuard};
 use crate::message::{Message, Unreadable};
-use crate::provenance::{Frame, Provenance};
+use crate::report::{Frame, Provenance};
 use crate::syntax::parse_guard;
 use crate::types::Expr;
 use std::collections::BTreeMap;

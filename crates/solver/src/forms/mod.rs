@@ -19,53 +19,13 @@ pub mod crash;
 pub mod draft;
 pub mod explain;
 pub mod logs;
+pub mod provenance;
 pub mod runtime;
 
 use crate::error::Error;
 use crate::message::{self, Message, DEFAULT_MIN, SIZE_MAX};
-use crate::provenance::Provenance;
-use serde::Serialize;
-
-/// The form of an input text (the contract's `form`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Form {
-    /// A `ConstraintViolationError` / `UserError` from `torch.export`.
-    ConstraintViolation,
-    /// `TORCH_LOGS="+dynamic"` output.
-    TorchLogs,
-    /// A `draft_export` report.
-    DraftExport,
-    /// `Guard failed: ...` from running an exported program.
-    GuardFailed,
-    /// torch's input check of an exported program (`Expected input at ...`).
-    InputCheck,
-    /// PyTorch 2.15's solver crash (`Expected op to be '==', got < for ...`).
-    SolverCrash,
-    /// A `TORCH_TRACE` file.
-    TorchTrace,
-    /// One guard per line.
-    Guards,
-    /// An exported program.
-    Program,
-}
-
-impl Form {
-    /// The contract's name of the form.
-    pub fn name(self) -> &'static str {
-        match self {
-            Form::ConstraintViolation => "constraint_violation",
-            Form::TorchLogs => "torch_logs",
-            Form::DraftExport => "draft_export",
-            Form::GuardFailed => "guard_failed",
-            Form::InputCheck => "input_check",
-            Form::SolverCrash => "solver_crash",
-            Form::TorchTrace => "torch_trace",
-            Form::Guards => "guards",
-            Form::Program => "program",
-        }
-    }
-}
+pub use crate::report::Form;
+use crate::report::Provenance;
 
 /// A guard as a reader found it, before it is parsed and filed under its size.
 #[derive(Debug, Clone)]

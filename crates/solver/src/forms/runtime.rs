@@ -36,13 +36,13 @@ pub fn size_name(source: &str) -> String {
         .or_else(|| s.rsplit_once(".shape["))
     {
         Some((b, i)) => (b, i.trim_end_matches(']')),
-        None => return crate::suggest::py_name(s),
+        None => return crate::python::py_name(s),
     };
     let base = base
         .strip_prefix("L['")
         .and_then(|b| b.strip_suffix("']"))
         .unwrap_or(base);
-    crate::suggest::py_name(&format!("{base}_{idx}"))
+    crate::python::py_name(&format!("{base}_{idx}"))
 }
 
 fn guard_failed(lines: &[Line]) -> Option<Message> {

@@ -1,42 +1,8 @@
-//! Where a guard came from: the contract's `provenance` object (shared by every reader: logs,
+//! Where a guard came from: building the contract's [`Provenance`] from the frames a text gives,
+//! naming its origin, and what torch's guard-adding operators do (shared by every reader: logs,
 //! draft_export reports, `TORCH_TRACE` files).
 
-use serde::Serialize;
-
-/// Where a guard came from, as far as the text says.
-///
-/// `user` is true when `file`/`line` is the innermost frame of the user's own code; when only a
-/// torch-internal frame or an operator is known, `user` is false and `op` names the operator
-/// (`pooling_output_shape_pad_lr`, `infer_size`, ...). `stack` lists every frame the text gives,
-/// outermost first.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Provenance {
-    /// File of the innermost user frame (or of the innermost frame known).
-    pub file: Option<String>,
-    /// Its line.
-    pub line: Option<u32>,
-    /// Its function.
-    pub function: Option<String>,
-    /// The source line, when printed.
-    pub code: Option<String>,
-    /// The torch operator or helper that added the guard (`infer_size`).
-    pub op: Option<String>,
-    /// Whether `file`/`line` is the user's own code.
-    pub user: bool,
-    /// Every frame the text gives, outermost first.
-    pub stack: Vec<Frame>,
-}
-
-/// One stack frame.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Frame {
-    /// File as printed.
-    pub file: String,
-    /// Line.
-    pub line: u32,
-    /// Function.
-    pub function: String,
-}
+pub use crate::report::{Frame, Provenance};
 
 impl Provenance {
     /// Builds a provenance from frames (outermost first): the innermost user frame gives
