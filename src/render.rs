@@ -175,12 +175,7 @@ fn forms_sections(out: &mut String, r: &Report, st: &Style) {
         let _ = writeln!(out, "  {:<11} {}", st.dim("note"), j.note);
     }
     if let Some(rt) = &r.runtime {
-        let _ = writeln!(
-            out,
-            "\n{} {}",
-            st.bold("The program raised on:"),
-            rt.guard
-        );
+        let _ = writeln!(out, "\n{} {}", st.bold("The program raised on:"), rt.guard);
         for e in &rt.explanation {
             let _ = writeln!(out, "  - {e}");
         }

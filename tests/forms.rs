@@ -4,9 +4,10 @@
 //! program runs at every size of the range, a log gives the report of the exception, and every
 //! variant of a paste (prefixed, quoted, wrapped, trailing backtick) gives the same answer.
 
-use dimguard::solver::diagnose::{diagnose, Options, Report, Status};
+use dimguard::solver::diagnose::{diagnose, Options};
 use dimguard::solver::forms::{self, Form};
 use dimguard::solver::message::Message;
+use dimguard::solver::report::{Report, Status};
 use std::path::Path;
 
 fn load(name: &str) -> String {
@@ -53,11 +54,7 @@ fn brute_force(name: &str, m: &Message, r: &Report) {
         let f = d.feasible.as_ref().expect("decided");
         assert_eq!(f.count as usize, want.len(), "{name}: {}", d.name);
         let set = dimguard::solver::DimSet::from_segments(f.segments.clone()).unwrap();
-        assert!(
-            want.iter().all(|&x| set.contains(x)),
-            "{name}: {}",
-            d.name
-        );
+        assert!(want.iter().all(|&x| set.contains(x)), "{name}: {}", d.name);
     }
 }
 
@@ -73,7 +70,10 @@ fn torch_accepted(name: &str) -> (Vec<i128>, (i128, i128)) {
     let r = v["range"].as_array().unwrap();
     (
         acc,
-        (r[0].as_i64().unwrap() as i128, r[1].as_i64().unwrap() as i128),
+        (
+            r[0].as_i64().unwrap() as i128,
+            r[1].as_i64().unwrap() as i128,
+        ),
     )
 }
 
@@ -122,7 +122,12 @@ fn fpn_answers_equal_what_the_exported_program_does() {
     let (torch, (lo, hi)) = torch_accepted("fpn.expected.json");
     assert_eq!(torch.len(), 241);
     // The 1/4 map and the upsampled 1/8 map agree exactly when h mod 8 is 0, 5, 6 or 7.
-    for name in ["fpn.log.txt", "fpn_strict.log.txt", "fpn.exception.txt", "fpn.draft.txt"] {
+    for name in [
+        "fpn.log.txt",
+        "fpn_strict.log.txt",
+        "fpn.exception.txt",
+        "fpn.draft.txt",
+    ] {
         let r = report(&read(&load(name), &[]), &[]);
         assert_eq!(r.dims.len(), 1, "{name}");
         assert_eq!(r.dims[0].range, Some([lo, hi]), "{name}");
@@ -264,13 +269,23 @@ fn provenance_from_logs_and_draft_reports() {
         .iter()
         .map(|g| g.provenance.as_ref().and_then(|p| p.op.as_deref()))
         .collect();
-    assert_eq!(ops, [Some("pooling_output_shape_pad_lr"), Some("infer_size")]);
-    assert!(r.dims[0].guards.iter().all(|g| !g.provenance.as_ref().unwrap().user));
+    assert_eq!(
+        ops,
+        [Some("pooling_output_shape_pad_lr"), Some("infer_size")]
+    );
+    assert!(r.dims[0]
+        .guards
+        .iter()
+        .all(|g| !g.provenance.as_ref().unwrap().user));
     // Strict: the user's line, and the group it heads removes exactly h mod 8 in {1, 2, 3, 4}.
     let r = report(&read(&load("fpn_strict.log.txt"), &[]), &[]);
     let p = r.dims[0].guards[1].provenance.as_ref().unwrap();
     assert!(p.user);
-    assert!(p.file.as_deref().unwrap().ends_with("make_form_fixtures.py"));
+    assert!(p
+        .file
+        .as_deref()
+        .unwrap()
+        .ends_with("make_form_fixtures.py"));
     assert!(p.code.as_deref().unwrap().contains("F.interpolate"));
     let o = r
         .origins
@@ -279,7 +294,10 @@ fn provenance_from_logs_and_draft_reports() {
         .unwrap();
     assert_eq!(o.guards, 1);
     assert_eq!(o.removes[0].count, Some(240));
-    assert_eq!(o.removes[0].removed.as_deref(), Some("s37 mod 8 ∈ {1, 2, 3, 4}"));
+    assert_eq!(
+        o.removes[0].removed.as_deref(),
+        Some("s37 mod 8 ∈ {1, 2, 3, 4}")
+    );
     // draft_export: the user's stack and torch's framework stack.
     let r = report(&read(&load("fpn.draft.txt"), &[]), &[]);
     for g in &r.dims[0].guards {
@@ -289,7 +307,10 @@ fn provenance_from_logs_and_draft_reports() {
     }
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["form"], "draft_export");
-    assert_eq!(json["dims"][0]["guards"][1]["provenance"]["op"], "infer_size");
+    assert_eq!(
+        json["dims"][0]["guards"][1]["provenance"]["op"],
+        "infer_size"
+    );
     assert!(json["dims"][0]["guards"][1]["provenance"]["stack"].is_array());
 }
 
@@ -308,7 +329,10 @@ fn guard_failed_says_why_the_size_fails_and_what_to_export() {
     // A guard over two inputs (H of image1 and image2 after the stem).
     let m = read(&load("two_input.guard_failed.txt"), &[]);
     assert_eq!(m.form, Form::GuardFailed);
-    assert_eq!(m.joint.len() + m.dims.iter().map(|d| d.guards.len()).sum::<usize>(), 1);
+    assert_eq!(
+        m.joint.len() + m.dims.iter().map(|d| d.guards.len()).sum::<usize>(),
+        1
+    );
     let r = report(&m, &[(Some("image1_2"), 96), (Some("image2_2"), 104)]);
     assert_eq!(r.runtime.as_ref().unwrap().passes, Some(false));
 }

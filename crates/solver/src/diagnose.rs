@@ -256,7 +256,9 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             py_name(&d.name)
         ));
         if let Some(why) = &d.specialized_reason {
-            r.advice.push(crate::forms::explain::specialization_reason(&d.name, v, why, d));
+            r.advice.push(crate::forms::explain::specialization_reason(
+                &d.name, v, why, d,
+            ));
         }
         r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), opts);
         return r;

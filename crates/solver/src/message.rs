@@ -23,8 +23,8 @@
 use crate::error::Error;
 use crate::forms::{clean, Form};
 use crate::parse::{self, Node};
-pub use crate::report::Unreadable;
 use crate::report::Provenance;
+pub use crate::report::Unreadable;
 use crate::syntax::{parse_expr, parse_guard};
 use crate::types::Expr;
 
@@ -231,12 +231,12 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
         // Inside a sentence (`... expression Eq(u0, 0) while tracing`): the longest leading run
         // of words that parses.
         let words: Vec<&str> = text.split(' ').collect();
-        let parsed = (1..=words.len())
-            .rev()
-            .find_map(|n| {
-                let t = words[..n].join(" ");
-                parse_guard(t.trim_end_matches(['.', ',', ';'])).ok().map(|e| (t, e))
-            });
+        let parsed = (1..=words.len()).rev().find_map(|n| {
+            let t = words[..n].join(" ");
+            parse_guard(t.trim_end_matches(['.', ',', ';']))
+                .ok()
+                .map(|e| (t, e))
+        });
         let (text, expr) = match parsed {
             Some((t, e)) => (t.trim_end_matches(['.', ',', ';']).to_string(), e),
             None => {

@@ -396,7 +396,8 @@ pub struct GuardReport {
     pub method: GuardMethod,
     /// The period used by the periodic method.
     pub period: Option<i128>,
-    /// Where the guard came from, when the text says.
+    /// Where the guard came from, when the text says (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provenance: Option<Provenance>,
     /// The guard's exact set over the range (for grouping by origin).
     #[serde(skip)]

@@ -69,10 +69,7 @@ pub fn read(lines: &[Line]) -> Message {
     }
     for sym in &order {
         let src = sources[sym].clone();
-        let range = ranges
-            .iter()
-            .find(|(s, _)| *s == src)
-            .map(|(_, r)| *r);
+        let range = ranges.iter().find(|(s, _)| *s == src).map(|(_, r)| *r);
         let d = msg.dim_mut(sym, Some(src));
         d.symbol = Some(sym.clone());
         d.range = d.range.or(range);
@@ -126,7 +123,10 @@ fn stacks(lines: &[Line], from: usize) -> (Option<Provenance>, usize) {
         } else if t.starts_with("And the following framework stacktrace") {
             in_frames = true;
             in_framework = true;
-        } else if t.starts_with("Locals:") || t.starts_with("Symbols:") || t.starts_with("Because of this") {
+        } else if t.starts_with("Locals:")
+            || t.starts_with("Symbols:")
+            || t.starts_with("Because of this")
+        {
             in_frames = false;
         } else if in_frames {
             if let Some(f) = draft_frame(t) {
@@ -194,20 +194,21 @@ fn hint_ranges(s: &str) -> Vec<(String, (i128, i128))> {
                     i = e;
                 }
             }
-            c if depth == 2 && c.is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) => {
+            c if depth == 2
+                && c.is_ascii_digit()
+                && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) =>
+            {
                 let n: String = s[i..].chars().take_while(char::is_ascii_digit).collect();
                 let after = s[i + n.len()..].trim_start();
                 if let (Some(inp), Some(hint)) = (&input, after.strip_prefix(':')) {
                     let close = hint.find(')').map_or(hint.len(), |c| c + 1);
                     let call = &hint[..close];
                     let kw = |k: &str| {
-                        call.split(k)
-                            .nth(1)
-                            .and_then(|v| {
-                                let digits: String =
-                                    v.chars().take_while(char::is_ascii_digit).collect();
-                                digits.parse::<i128>().ok()
-                            })
+                        call.split(k).nth(1).and_then(|v| {
+                            let digits: String =
+                                v.chars().take_while(char::is_ascii_digit).collect();
+                            digits.parse::<i128>().ok()
+                        })
                     };
                     if call.contains('(') {
                         let lo = kw("min=").unwrap_or(crate::message::DEFAULT_MIN);
@@ -232,9 +233,8 @@ mod tests {
 
     #[test]
     fn symbol_maps_and_hints() {
-        let m = symbol_map(
-            "'s5': \"L['args'][0][0]['t'].size()[0]\", 's21': \"L['x'].size()[1]\"}.",
-        );
+        let m =
+            symbol_map("'s5': \"L['args'][0][0]['t'].size()[0]\", 's21': \"L['x'].size()[1]\"}.");
         assert_eq!(m.len(), 2);
         assert_eq!(m[0], ("s5".into(), "L['args'][0][0]['t'].size()[0]".into()));
         let r = hint_ranges("{'x': {2: DimHint(AUTO, min=32, max=512), 3: DimHint(AUTO)}, 'y': {0: Dim('b', max=8)}}");

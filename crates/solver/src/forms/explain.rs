@@ -45,7 +45,10 @@ fn origins(report: &Report, msg: &Message) -> Vec<Origin> {
                 }
             };
             out[i].guards += 1;
-            sets[i].entry(d.name.clone()).or_default().push(g.set.clone());
+            sets[i]
+                .entry(d.name.clone())
+                .or_default()
+                .push(g.set.clone());
         }
     }
     for g in &msg.joint {
@@ -71,9 +74,7 @@ fn origins(report: &Report, msg: &Message) -> Vec<Origin> {
             let Some(guard_sets) = per_dim.get(&d.name) else {
                 continue;
             };
-            let (lo, hi) = d
-                .range
-                .map_or((DEFAULT_MIN, SIZE_MAX), |[a, b]| (a, b));
+            let (lo, hi) = d.range.map_or((DEFAULT_MIN, SIZE_MAX), |[a, b]| (a, b));
             let domain = DimSet::interval(lo, hi);
             let kept = guard_sets.iter().try_fold(domain.clone(), |acc, s| {
                 s.as_ref().and_then(|s| acc.intersect(s).ok())
@@ -177,9 +178,9 @@ fn joint_guards(report: &Report, msg: &Message, limits: &Limits) -> Vec<JointGua
 /// What a specialization's reason means, and the guard behind it when the text has one.
 pub fn specialization_reason(name: &str, v: i128, why: &str, d: &DimEntry) -> String {
     let meaning = match why {
-        "range_refined_to_singleton" => format!(
-            "a guard left {name} only one possible value ({v}) in its range"
-        ),
+        "range_refined_to_singleton" => {
+            format!("a guard left {name} only one possible value ({v}) in its range")
+        }
         "solve" => format!("torch solved a guard for {name} = {v}"),
         other => format!("torch replaced {name} by {v} ({other})"),
     };
@@ -292,11 +293,14 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
         [None, None] => {}
         [lo, hi] => explanation.push(format!(
             "nearest sizes that pass: {}",
-            [lo.map(|v| format!("{v} below")), hi.map(|v| format!("{v} above"))]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(", ")
+            [
+                lo.map(|v| format!("{v} below")),
+                hi.map(|v| format!("{v} above"))
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", ")
         )),
     }
     if rt.kind == Form::GuardFailed {

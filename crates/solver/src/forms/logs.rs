@@ -355,11 +355,16 @@ mod tests {
         assert_eq!(p.op.as_deref(), Some("pooling_output_shape_pad_lr"));
         let p = provenance(" f = a + F.interpolate(b, scale_factor=2.0, mode=\"nearest\")  # mp/forms/t1.py:13 in forward (_subclasses/fake_impls.py:2435 in infer_size), for more info").unwrap();
         assert!(p.user);
-        assert_eq!((p.file.as_deref(), p.line), (Some("mp/forms/t1.py"), Some(13)));
+        assert_eq!(
+            (p.file.as_deref(), p.line),
+            (Some("mp/forms/t1.py"), Some(13))
+        );
         assert_eq!(p.op.as_deref(), Some("infer_size"));
         assert!(p.code.unwrap().starts_with("f = a + F.interpolate("));
-        let p = provenance(" at model.py:77 in forward (_refs/__init__.py:4170 in _reshape_view_helper)")
-            .unwrap();
+        let p = provenance(
+            " at model.py:77 in forward (_refs/__init__.py:4170 in _reshape_view_helper)",
+        )
+        .unwrap();
         assert_eq!(p.origin(), "model.py:77 (forward)");
         assert_eq!(p.stack.len(), 2);
     }

@@ -126,7 +126,11 @@ mod tests {
         assert_eq!(p.origin(), "model.py:13 (forward)");
         assert_eq!(p.op.as_deref(), Some("infer_size"));
         let p = Provenance::from_frames(
-            vec![frame("_meta_registrations.py", 5162, "pooling_output_shape_pad_lr")],
+            vec![frame(
+                "_meta_registrations.py",
+                5162,
+                "pooling_output_shape_pad_lr",
+            )],
             None,
         );
         assert!(!p.user);
