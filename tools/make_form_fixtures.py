@@ -173,6 +173,13 @@ def run_case(case):
     M = models()
     log_only = os.environ.get("FORMS_LOG_ONLY") == "1"
 
+    def separate_dims():
+        """One Dim per size of two images the model needs to share H and W."""
+        return {
+            "image1": {2: Dim("h1", min=32, max=256), 3: Dim("w1", min=32, max=256)},
+            "image2": {2: Dim("h2", min=32, max=256), 3: Dim("w2", min=32, max=256)},
+        }
+
     def try_export(model, args, ds, strict=False):
         try:
             export(model, args, dynamic_shapes=ds, strict=strict)
@@ -205,11 +212,7 @@ def run_case(case):
             write("fpn.input_check.txt", traceback.format_exc())
     elif case == "two_input":
         # Separate Dims for sizes the model needs equal: PyTorch 2.15's solver crashes here.
-        ds = {
-            "image1": {2: Dim("h1", min=32, max=256), 3: Dim("w1", min=32, max=256)},
-            "image2": {2: Dim("h2", min=32, max=256), 3: Dim("w2", min=32, max=256)},
-        }
-        a = torch.randn(1, 3, 96, 128)
+        ds, a = separate_dims(), torch.randn(1, 3, 96, 128)
         e = try_export(M["TwoInput"](), (a, a.clone()), ds)
         if log_only:
             return
@@ -221,11 +224,7 @@ def run_case(case):
         except Exception:  # noqa: BLE001
             write("two_input.guard_failed.txt", traceback.format_exc())
     elif case == "shared_size":
-        ds = {
-            "image1": {2: Dim("h1", min=32, max=256), 3: Dim("w1", min=32, max=256)},
-            "image2": {2: Dim("h2", min=32, max=256), 3: Dim("w2", min=32, max=256)},
-        }
-        a = torch.randn(1, 3, 96, 128)
+        ds, a = separate_dims(), torch.randn(1, 3, 96, 128)
         e = try_export(M["SharedSize"](), (a, a.clone()), ds)
         if log_only:
             return

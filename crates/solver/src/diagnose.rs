@@ -202,7 +202,8 @@ fn data_dependent(g: &crate::message::Guard, opts: &Options) -> DataDependent {
     }
 }
 
-fn example_for(opts: &Options, name: &str) -> Option<i128> {
+/// The example size given for `name` (by name, else the bare `--example N`).
+pub(crate) fn example_for(opts: &Options, name: &str) -> Option<i128> {
     opts.examples
         .iter()
         .rev()

@@ -2,7 +2,7 @@
 //! guards grouped by origin, guards over several sizes, and the explanation of a `Guard failed`
 //! or input check at the size the user ran.
 
-use crate::diagnose::{describe, Options};
+use crate::diagnose::{describe, example_for, Options};
 use crate::engine::Limits;
 use crate::expr::Value;
 use crate::forms::Form;
@@ -198,15 +198,6 @@ pub fn specialization_reason(name: &str, v: i128, why: &str, d: &DimEntry) -> St
         })
         .unwrap_or_default();
     format!("why {name} is {v}: {meaning} (torch says `{why}`){behind}")
-}
-
-fn example_for(opts: &Options, name: &str) -> Option<i128> {
-    opts.examples
-        .iter()
-        .rev()
-        .find(|(n, _)| n.as_deref() == Some(name))
-        .or_else(|| opts.examples.iter().rev().find(|(n, _)| n.is_none()))
-        .map(|e| e.1)
 }
 
 fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeReport> {
