@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use dimguard::render;
 use dimguard::solver::diagnose::{self, Options};
-use dimguard::solver::{message, Error};
+use dimguard::solver::{message, trace, Error};
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,7 +31,8 @@ enum Z3Mode {
 enum Command {
     /// Read a torch.export dynamic-shape error and print the exact valid sizes and sound Dim specs.
     Diagnose {
-        /// File with the error text (a whole traceback is fine); `-` or nothing reads stdin.
+        /// File with the error text (a whole traceback is fine), or a structured trace
+        /// (`TORCH_TRACE=DIR`: the directory or one of its files); `-` or nothing reads stdin.
         file: Option<PathBuf>,
         /// Print JSON (see CONTRACT.md) instead of the human report.
         #[arg(long)]
@@ -288,12 +289,24 @@ fn run(cli: Cli) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let opts = Options {
+            let mut opts = Options {
                 examples,
                 ..Options::default()
             };
-            let result = message::read(&text).map(|msg| {
+            let read = if trace::looks_like_trace(&text) {
+                trace::read(&text).map(|t| {
+                    // The traced sizes first: --example given by hand wins.
+                    let mut examples = t.examples();
+                    examples.append(&mut opts.examples);
+                    opts.examples = examples;
+                    (t.to_message(), Some("torch_trace"))
+                })
+            } else {
+                message::read(&text).map(|m| (m, None))
+            };
+            let result = read.map(|(msg, form)| {
                 let mut report = diagnose::diagnose(&msg, &opts);
+                report.form = form;
                 let mode = match z3 {
                     Z3Mode::Auto => Some(dimguard::prove::Mode::Auto),
                     Z3Mode::Always => Some(dimguard::prove::Mode::Always),
@@ -367,6 +380,25 @@ fn print_report<R: serde::Serialize>(
 fn read_input(file: Option<&PathBuf>) -> Result<String, String> {
     let mut buf = Vec::new();
     match file {
+        Some(p) if p.is_dir() => {
+            // A TORCH_TRACE directory: every file in it (one per process), in name order.
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| format!("cannot read {}: {e}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file())
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(format!(
+                    "{} is an empty directory (expected the files TORCH_TRACE=DIR writes)",
+                    p.display()
+                ));
+            }
+            for f in files {
+                buf.extend(std::fs::read(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?);
+                buf.push(b'\n');
+            }
+        }
         Some(p) if p.as_os_str() != "-" => {
             buf = std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
         }

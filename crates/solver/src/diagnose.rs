@@ -48,6 +48,49 @@ pub struct Report {
     pub data_dependent: Vec<DataDependent>,
     /// Bullet lines that were not understood.
     pub unrecognized: Vec<String>,
+    /// The guards grouped by the line of the user's code they come from (inputs that say where
+    /// guards come from: structured traces), with what each line requires of each size.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<LineReport>,
+    /// What kind of input the report was read from (`"torch_trace"`, ...), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form: Option<&'static str>,
+}
+
+/// The guards one line of the user's code added, and what they remove.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineReport {
+    /// The file (as recorded).
+    pub file: String,
+    /// The line.
+    pub line: u32,
+    /// The function.
+    pub function: String,
+    /// The source line, when recorded.
+    pub code: Option<String>,
+    /// Whether the line is the user's own code (false: only a torch frame was known).
+    pub user: bool,
+    /// The torch operators that recorded the guards (`infer_size`, `slice_forward`).
+    pub ops: Vec<String>,
+    /// The guards, as recorded.
+    pub guards: Vec<String>,
+    /// What the line's guards together require of each size they mention alone.
+    pub dims: Vec<LineDim>,
+    /// Guards of this line over several sizes, as recorded.
+    pub links: Vec<String>,
+}
+
+/// What one line's guards require of one size.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineDim {
+    /// The dimension.
+    pub name: String,
+    /// In plain terms, over the dimension's range.
+    pub requires: String,
+    /// How many values of the range the line's guards remove (null when undecided).
+    pub removes: Option<u128>,
+    /// How many values the range holds.
+    pub of: u128,
 }
 
 /// Dimensions solved together.
@@ -215,6 +258,12 @@ pub struct GuardReport {
     pub method: &'static str,
     /// The period used by the periodic method.
     pub period: Option<i128>,
+    /// Where the guard comes from in the user's code (COORD.md's shape), when the input says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
+    /// The exact set of the range's values that pass this guard (null when undecided).
+    #[serde(skip)]
+    pub set: Option<DimSet>,
 }
 
 /// Padding advice for one dimension.
@@ -265,6 +314,7 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         .map(|g| data_dependent(g, opts))
         .collect();
     let dynamic_shapes = dynamic_shapes_block(msg, &dims, &linked, &data_dependent);
+    let lines = line_reports(msg, &dims);
     Report {
         dims,
         equalities: msg
@@ -285,7 +335,83 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         linked,
         data_dependent,
         unrecognized: msg.unrecognized.clone(),
+        lines,
+        form: None,
     }
+}
+
+/// Groups the guards by the line they come from: per line, what its guards together require of
+/// each size (the intersection of their exact sets) and how many values that removes.
+fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
+    let mut out: Vec<LineReport> = vec![];
+    let mut sets: Vec<BTreeMap<usize, Option<DimSet>>> = vec![];
+    let slot = |p: &crate::provenance::Provenance,
+                    out: &mut Vec<LineReport>,
+                    sets: &mut Vec<BTreeMap<usize, Option<DimSet>>>| {
+        let i = out
+            .iter()
+            .position(|l| l.file == p.file && l.line == p.line)
+            .unwrap_or_else(|| {
+                out.push(LineReport {
+                    file: p.file.clone(),
+                    line: p.line,
+                    function: p.function.clone(),
+                    code: p.code.clone(),
+                    user: p.user,
+                    ops: vec![],
+                    guards: vec![],
+                    dims: vec![],
+                    links: vec![],
+                });
+                sets.push(BTreeMap::new());
+                out.len() - 1
+            });
+        if let Some(op) = &p.op {
+            if !out[i].ops.contains(op) {
+                out[i].ops.push(op.clone());
+            }
+        }
+        i
+    };
+    for (di, d) in dims.iter().enumerate() {
+        for g in &d.guards {
+            let Some(p) = &g.provenance else { continue };
+            if msg.links.iter().any(|l| l.text == g.text) {
+                continue; // listed once, under `links`
+            }
+            let i = slot(p, &mut out, &mut sets);
+            out[i].guards.push(g.text.clone());
+            let acc = sets[i].entry(di).or_insert_with(|| {
+                d.range.map(|[lo, hi]| DimSet::interval(lo, hi))
+            });
+            *acc = match (acc.take(), &g.set) {
+                (Some(a), Some(s)) => a.intersect(s).ok(),
+                _ => None,
+            };
+        }
+    }
+    for g in &msg.links {
+        let Some(p) = &g.provenance else { continue };
+        let i = slot(p, &mut out, &mut sets);
+        out[i].guards.push(g.text.clone());
+        out[i].links.push(g.text.clone());
+    }
+    for (l, per_dim) in out.iter_mut().zip(sets) {
+        for (di, set) in per_dim {
+            let d = &dims[di];
+            let [lo, hi] = d.range.unwrap_or([message::DEFAULT_MIN, SIZE_MAX]);
+            let of = DimSet::interval(lo, hi).count();
+            l.dims.push(LineDim {
+                name: d.name.clone(),
+                requires: set
+                    .as_ref()
+                    .map_or_else(|| "not decided".into(), |s| describe(s, lo, hi, &d.name)),
+                removes: set.as_ref().map(|s| of - s.count()),
+                of,
+            });
+        }
+    }
+    out
 }
 
 /// The size a dimension stands for in guards: its source, else its name.
@@ -294,7 +420,7 @@ fn var_of(d: &DimEntry) -> String {
 }
 
 fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
-    if msg.equalities.is_empty() && msg.relations.is_empty() {
+    if msg.equalities.is_empty() && msg.relations.is_empty() && msg.links.is_empty() {
         return vec![];
     }
     let var = |name: &str| {
@@ -308,6 +434,7 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
         .dims
         .iter()
         .flat_map(|d| d.guards.iter().map(|g| g.expr.clone()))
+        .chain(msg.links.iter().map(|g| g.expr.clone()))
         .collect();
     for (a, b) in &msg.equalities {
         guards.push(Expr::Cmp(
@@ -535,6 +662,8 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             redundant: false,
             method,
             period,
+            provenance: g.provenance.clone(),
+            set: set.clone(),
         });
         sets.push(set);
     }
