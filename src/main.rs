@@ -48,6 +48,10 @@ enum Command {
         /// Time limit for one Z3 query, in milliseconds.
         #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
         z3_timeout_ms: u32,
+        /// Also write the report as one self-contained HTML page (plots of the accepted sizes,
+        /// guards by source line, the spec with a copy button).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
     /// versus what it claims, a corrected spec, and shape-propagation findings.
@@ -63,6 +67,9 @@ enum Command {
         /// Also list every symbolic intermediate size with its exact values.
         #[arg(long)]
         sizes: bool,
+        /// Also write the report as one self-contained HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// TensorRT optimization profiles whose every min/opt/max shape the program accepts.
     Profile {
@@ -125,7 +132,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn check_cmd(model: &std::path::Path, json: bool, dot: Option<&PathBuf>, sizes: bool) -> ExitCode {
+fn check_cmd(
+    model: &std::path::Path,
+    json: bool,
+    dot: Option<&PathBuf>,
+    sizes: bool,
+    html: Option<&PathBuf>,
+) -> ExitCode {
     let program = match dimguard::graph::load(model) {
         Ok(p) => p,
         Err(e) => {
@@ -156,7 +169,13 @@ fn check_cmd(model: &std::path::Path, json: bool, dot: Option<&PathBuf>, sizes: 
         }
     };
     match dimguard::graph::check_with(&program, sizes, Some(&z3)) {
-        Ok(report) => print_report(&report, json, render::check),
+        Ok(report) => {
+            if let Err(e) = write_html(&report, html, model) {
+                eprintln!("dimguard: {e}");
+                return ExitCode::from(1);
+            }
+            print_report(&report, json, render::check)
+        }
         Err(e) => {
             eprintln!("dimguard: {e}");
             ExitCode::from(2)
@@ -261,7 +280,8 @@ fn run(cli: Cli) -> ExitCode {
             json,
             dot,
             sizes,
-        } => check_cmd(&model, json, dot.as_ref(), sizes),
+            html,
+        } => check_cmd(&model, json, dot.as_ref(), sizes, html.as_ref()),
         Command::Verify {
             guards,
             spec,
@@ -274,6 +294,7 @@ fn run(cli: Cli) -> ExitCode {
             example,
             z3,
             z3_timeout_ms,
+            html,
         } => {
             let text = match read_input(file.as_ref()) {
                 Ok(t) => t,
@@ -318,7 +339,14 @@ fn run(cli: Cli) -> ExitCode {
                 report
             });
             match result {
-                Ok(report) => print_report(&report, json, render::human),
+                Ok(report) => {
+                    let input = file.clone().unwrap_or_else(|| PathBuf::from("standard input"));
+                    if let Err(e) = write_html(&report, html.as_ref(), &input) {
+                        eprintln!("dimguard: {e}");
+                        return ExitCode::from(1);
+                    }
+                    print_report(&report, json, render::human)
+                }
                 Err(e) => {
                     eprintln!("dimguard: {}", describe_error(&e));
                     ExitCode::from(2)
@@ -356,6 +384,21 @@ fn verify_cmd(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Exi
         return ExitCode::from(2);
     }
     print_report(&report, json, render::verify)
+}
+
+/// Writes `report` as an HTML page to `path`, when given; `input` names what was read.
+fn write_html<R: serde::Serialize>(
+    report: &R,
+    path: Option<&PathBuf>,
+    input: &std::path::Path,
+) -> Result<(), String> {
+    let Some(path) = path else { return Ok(()) };
+    let value = serde_json::to_value(report).map_err(|e| format!("report to JSON: {e}"))?;
+    let title = input
+        .file_name()
+        .map_or_else(|| input.display().to_string(), |n| n.to_string_lossy().into_owned());
+    std::fs::write(path, dimguard::html::render(&value, &title))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Prints a report as the contract's JSON or, for people, through `human` (in colour when stdout

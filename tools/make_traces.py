@@ -79,6 +79,13 @@ class Linked(nn.Module):
 
     def forward(self, a, b):
         return a[:, ::4] + b[:, ::2]  # LINE:linked
+
+
+class Related(nn.Module):
+    """b is one longer than a, and pairs of samples are taken: W = H + 1 with H even."""
+
+    def forward(self, a, b):
+        return (a + b[:, 1:]).view(1, -1, 2)  # LINE:related
 '''
 
 CASES = {
@@ -90,10 +97,11 @@ CASES = {
     "ceil_pool": ("CeilPool", [1, 3, 64, 64], {2: ("h", 8, 300)}, False),
     "view_strict": ("View", [1, 3, 64, 20], {2: ("h", 8, 512)}, True),
     "linked": ("Linked", [[1, 24], [1, 12]], {"a": {1: ("h", 4, 64)}, "b": {1: ("w", 4, 64)}}, False),
+    "related": ("Related", [[1, 24], [1, 25]], {"a": {1: ("h", 4, 200)}, "b": {1: ("w", 5, 201)}}, False),
 }
 
 # The marker of the line each model's guards come from.
-MARKER = {"FPN": "fpn", "Broadcast": "broadcast", "CeilPool": "pool", "View": "view", "Linked": "linked"}
+MARKER = {"FPN": "fpn", "Broadcast": "broadcast", "CeilPool": "pool", "View": "view", "Linked": "linked", "Related": "related"}
 
 KEEP = {
     "str",

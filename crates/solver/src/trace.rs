@@ -462,7 +462,13 @@ impl Trace {
                 [i] => msg.dims[*i].guards.push(guard),
                 _ => {
                     if let Some((dep, root, coef, off)) = joint::linear_relation(&g.expr) {
-                        let (dep, root) = (names[&dep].clone(), names[&root].clone());
+                        let (mut dep, mut root) = (names[&dep].clone(), names[&root].clone());
+                        let mut off = off;
+                        if coef == 1 && off < 0 {
+                            // `b = a + 1` reads better than `a = b - 1`.
+                            std::mem::swap(&mut dep, &mut root);
+                            off = -off;
+                        }
                         if (coef, off) == (1, 0) {
                             msg.equalities.push((root.clone(), dep.clone()));
                         } else {
