@@ -431,7 +431,7 @@ fn affine_member(expr: &str, root: &str) -> Option<(i128, i128)> {
         Some((k, rest)) => (k.parse().ok()?, rest.to_string()),
         None => (1, e.clone()),
     };
-    let py_root = crate::solver::suggest::py_name(root);
+    let py_root = crate::solver::python::py_name(root);
     let tail = rest
         .strip_prefix(&py_root)
         .or_else(|| rest.strip_prefix(root))?;
