@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use dimguard::render;
 use dimguard::solver::diagnose::{self, Options};
-use dimguard::solver::{message, trace, Error};
+use dimguard::solver::Error;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -314,17 +314,7 @@ fn run(cli: Cli) -> ExitCode {
                 examples,
                 ..Options::default()
             };
-            let read = if trace::looks_like_trace(&text) {
-                trace::read(&text).map(|t| {
-                    // The traced sizes first: --example given by hand wins.
-                    let mut examples = t.examples();
-                    examples.append(&mut opts.examples);
-                    opts.examples = examples;
-                    (t.to_message(), Some("torch_trace"))
-                })
-            } else {
-                message::read(&text).map(|m| (m, None))
-            };
+            let read = diagnose::read(&text, &mut opts);
             let result = read.map(|(msg, form)| {
                 let mut report = diagnose::diagnose(&msg, &opts);
                 report.form = form;

@@ -136,6 +136,26 @@ except Exception as e:
 '''
 
 
+# The same FPN export run twice in one process under dimguard.trace.capture() (no TORCH_TRACE):
+# the second capture's text, whose file names torch interned during the first.
+CAPTURE = r'''
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+import models
+from dimguard.trace import capture
+from torch.export import Dim, export
+for _ in range(2):
+    with capture() as t:
+        try:
+            export(models.FPN(), (torch.randn(1, 3, 256, 256),),
+                   dynamic_shapes={"x": {2: Dim("h", min=96, max=1024)}})
+        except Exception as e:
+            err = type(e).__name__
+sys.stdout.write(t.text())
+'''
+
+
 def trim(lines):
     """Keeps the records dimguard reads (and the torch_version artifact with its payload)."""
     out, keep_payload = [], False
@@ -206,6 +226,22 @@ def main():
                 json.dump(want, f, indent=1)
                 f.write("\n")
             print(f"{case}: {len(lines)} lines -> {len(kept)} kept, {len(text)} bytes; {res.stdout.splitlines()[0]}")
+        res = subprocess.run(
+            [sys.executable, "-c", CAPTURE, tmp, os.path.join(ROOT, "python")],
+            capture_output=True, text=True, cwd=tmp, timeout=600,
+            env={k: v for k, v in os.environ.items() if k != "TORCH_TRACE"},
+        )
+        if res.returncode != 0:
+            sys.exit(f"captured: {res.stderr[-3000:]}")
+        kept = trim(res.stdout.splitlines())
+        text = "\n".join(kept).replace(tmp + "/", "") + "\n"
+        with open(os.path.join(out, "captured_fpn.log"), "w") as f:
+            f.write(text)
+        with open(os.path.join(out, "captured_fpn.expect.json"), "w") as f:
+            json.dump({"file": "models.py", "line": markers["fpn"], "model": "FPN", "strict": False,
+                       "export": "captured in-process by dimguard.trace.capture (second of two exports)"}, f, indent=1)
+            f.write("\n")
+        print(f"captured_fpn: {len(kept)} records, {len(text)} bytes")
 
 
 if __name__ == "__main__":

@@ -32,10 +32,27 @@ pub struct Options {
     pub limits: Limits,
 }
 
-/// Reads and diagnoses a message.
+/// Reads and diagnoses a message or a structured trace ([`read`]).
 pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
-    let msg = message::read(text)?;
-    Ok(diagnose(&msg, opts))
+    let mut opts = opts.clone();
+    let (msg, form) = read(text, &mut opts)?;
+    let mut report = diagnose(&msg, &opts);
+    report.form = form;
+    Ok(report)
+}
+
+/// Reads an input text: a structured trace (`TORCH_TRACE`; its traced sizes are added to
+/// `opts.examples` before the ones given, which win) or an error message. Returns the message
+/// and the form when it is not the plain message (`"torch_trace"`).
+pub fn read(text: &str, opts: &mut Options) -> Result<(Message, Option<&'static str>), Error> {
+    if crate::trace::looks_like_trace(text) {
+        let t = crate::trace::read(text)?;
+        let mut examples = t.examples();
+        examples.append(&mut opts.examples);
+        opts.examples = examples;
+        return Ok((t.to_message(), Some("torch_trace")));
+    }
+    Ok((message::read(text)?, None))
 }
 
 /// Diagnoses a message already read.
@@ -110,7 +127,7 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
     for (di, d) in dims.iter().enumerate() {
         for g in &d.guards {
             let Some(p) = &g.provenance else { continue };
-            if msg.links.iter().any(|l| l.text == g.text) {
+            if msg.joint.iter().any(|l| l.text == g.text) {
                 continue; // listed once, under `links`
             }
             let i = slot(p, &mut out, &mut sets);
@@ -124,7 +141,7 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
             };
         }
     }
-    for g in &msg.links {
+    for g in &msg.joint {
         let Some(p) = &g.provenance else { continue };
         let i = slot(p, &mut out, &mut sets);
         out[i].guards.push(g.text.clone());
@@ -154,7 +171,7 @@ fn var_of(d: &DimEntry) -> String {
 }
 
 fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
-    if msg.equalities.is_empty() && msg.relations.is_empty() && msg.links.is_empty() {
+    if msg.equalities.is_empty() && msg.relations.is_empty() && msg.joint.is_empty() {
         return vec![];
     }
     let var = |name: &str| {
@@ -168,7 +185,7 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
         .dims
         .iter()
         .flat_map(|d| d.guards.iter().map(|g| g.expr.clone()))
-        .chain(msg.links.iter().map(|g| g.expr.clone()))
+        .chain(msg.joint.iter().map(|g| g.expr.clone()))
         .collect();
     for (a, b) in &msg.equalities {
         guards.push(Expr::Cmp(

@@ -48,7 +48,7 @@ pub struct Message {
     pub unrecognized: Vec<String>,
     /// Guards over several sizes, kept with their provenance (a structured trace records them;
     /// linear equalities among them are also in `equalities` / `relations`).
-    pub links: Vec<Guard>,
+    pub joint: Vec<Guard>,
 }
 
 /// One dimension named by the message.
@@ -144,7 +144,7 @@ pub fn read(text: &str) -> Result<Message, Error> {
         fixes: vec![],
         data_dependent: vec![],
         unrecognized: vec![],
-        links: vec![],
+        joint: vec![],
     };
     read_data_dependent(&lines, &mut msg)?;
     let (items, fix_lines) = items(&lines);

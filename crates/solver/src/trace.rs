@@ -100,8 +100,12 @@ struct RawFrame {
 /// Whether a text looks like a structured trace: some line holds a record dimguard reads.
 pub fn looks_like_trace(text: &str) -> bool {
     text.lines().take(2000).any(|l| {
-        l.find("] {\"")
-            .is_some_and(|i| KEYS.iter().any(|k| l[i + 4..].starts_with(&format!("{k}\""))))
+        let body = if l.starts_with("{\"") {
+            Some(&l[2..])
+        } else {
+            l.find("] {\"").map(|i| &l[i + 4..])
+        };
+        body.is_some_and(|b| KEYS.iter().any(|k| b.starts_with(&format!("{k}\""))))
     })
 }
 
@@ -145,10 +149,13 @@ pub fn read(text: &str) -> Result<Trace, Error> {
             continue;
         }
         payload_of_version = false;
-        let Some(start) = line.find("] {").map(|i| i + 2).or_else(|| {
-            // A record without the glog prefix (as `dimguard.export` captures them).
-            line.starts_with('{').then_some(0)
-        }) else {
+        // A record without the glog prefix (as `dimguard.export` captures them), or after it.
+        let start = if line.starts_with('{') {
+            Some(0)
+        } else {
+            line.find("] {").map(|i| i + 2)
+        };
+        let Some(start) = start else {
             continue;
         };
         let rec: Value = match serde_json::from_str(&line[start..]) {
@@ -399,7 +406,7 @@ impl Trace {
 
     /// The trace as a [`Message`]: one dimension per backed size (named from its source, with its
     /// range and specialization), each guard over one size attached to it with its provenance,
-    /// guards over several sizes in [`Message::links`] and, unless they are linear equalities
+    /// guards over several sizes in [`Message::joint`] and, unless they are linear equalities
     /// (then `equalities` / `relations`), in each size's guards too.
     pub fn to_message(&self) -> Message {
         let names = self.names();
@@ -435,7 +442,7 @@ impl Trace {
                 })
                 .collect(),
             unrecognized: vec![],
-            links: vec![],
+            joint: vec![],
         };
         // Guards over the sizes' sources (as torch's messages print them).
         let over_sources = |e: &Expr| {
@@ -492,7 +499,7 @@ impl Trace {
                             msg.dims[i].guards.push(guard.clone());
                         }
                     }
-                    msg.links.push(guard);
+                    msg.joint.push(guard);
                 }
             }
         }
@@ -549,7 +556,7 @@ mod tests {
         assert_eq!(m.relations.len(), 1);
         assert_eq!(m.relations[0].name, "y_1");
         assert_eq!(m.relations[0].expr, "2*x_2 + 1");
-        assert_eq!(m.links.len(), 1);
+        assert_eq!(m.joint.len(), 1);
         assert_eq!(t.examples()[0], (Some("x_2".into()), 256));
     }
 
