@@ -200,7 +200,7 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
             continue;
         };
         for d in &msg.dims {
-            rhs = joint::substitute(&rhs, &d.name, &Expr::sym(&var_of(d)));
+            rhs = rhs.substitute(&d.name, &Expr::sym(&var_of(d)));
         }
         guards.push(Expr::Cmp(
             CmpOp::Eq,

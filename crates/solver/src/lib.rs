@@ -30,6 +30,7 @@
 //! | [`diagnose`] | the whole diagnosis of a message |
 //! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
 
+pub mod algebra;
 pub mod compiled;
 pub mod diagnose;
 pub mod engine;
