@@ -35,7 +35,9 @@ pub fn render(report: &Value, title: &str) -> String {
     );
     body.push_str("<main>");
     if !dims.is_empty() {
-        body.push_str("<section aria-labelledby=\"h-sizes\"><h2 id=\"h-sizes\">Accepted sizes</h2>");
+        body.push_str(
+            "<section aria-labelledby=\"h-sizes\"><h2 id=\"h-sizes\">Accepted sizes</h2>",
+        );
         body.push_str(
             "<p class=\"note\">Each mark is one size of the range; coloured marks pass every guard \
              (one colour per residue class), pale marks fail.</p>",
@@ -169,11 +171,7 @@ fn accepted(d: &Value) -> Option<Vec<Seg>> {
                     lo: int(&s["lo"])?,
                     hi: int(&s["hi"])?,
                     modulus: int(&s["modulus"])?.max(1),
-                    residues: s["residues"]
-                        .as_array()?
-                        .iter()
-                        .filter_map(int)
-                        .collect(),
+                    residues: s["residues"].as_array()?.iter().filter_map(int).collect(),
                 })
             })
             .collect(),
@@ -244,7 +242,8 @@ fn strip(d: &Value, i: usize) -> String {
                 "<p>No guard names this size alone (when it is linked to another size, see \
                  Linked sizes).</p>",
             ),
-            _ => out.push_str("<p class=\"bad\">The report carries no accepted set for this size.</p>"),
+            _ => out
+                .push_str("<p class=\"bad\">The report carries no accepted set for this size.</p>"),
         }
         return out;
     };
@@ -256,7 +255,9 @@ fn strip(d: &Value, i: usize) -> String {
     let acc = count(d).unwrap_or(0);
     let period = segs
         .iter()
-        .fold(1i128, |p, s| (p / gcd(p, s.modulus)).saturating_mul(s.modulus))
+        .fold(1i128, |p, s| {
+            (p / gcd(p, s.modulus)).saturating_mul(s.modulus)
+        })
         .clamp(1, 1 << 20);
     let mut classes: Vec<i128> = vec![];
     for s in &segs {
@@ -299,7 +300,9 @@ fn strip(d: &Value, i: usize) -> String {
                 colour(*c)
             );
         }
-        out.push_str("<li><span class=\"sw\" style=\"background:#e2e2e2\"></span>fails a guard</li></ul>");
+        out.push_str(
+            "<li><span class=\"sw\" style=\"background:#e2e2e2\"></span>fails a guard</li></ul>",
+        );
     }
     if n == 0 || n > MAX_MARKS {
         // Too many to draw one by one: one band per segment over the range.
@@ -343,7 +346,11 @@ fn strip(d: &Value, i: usize) -> String {
     .min(n as i128)
     .max(1);
     let rows = (n as i128 + cols - 1) / cols;
-    let cell: i128 = if cols <= 32 { 20 } else { (880 / cols).clamp(6, 14) };
+    let cell: i128 = if cols <= 32 {
+        20
+    } else {
+        (880 / cols).clamp(6, 14)
+    };
     let left = 56;
     let (w, h) = (left + cols * cell, rows * cell + 4);
     let _ = write!(
@@ -435,7 +442,11 @@ fn affine_member(expr: &str, root: &str) -> Option<(i128, i128)> {
     let tail = rest
         .strip_prefix(&py_root)
         .or_else(|| rest.strip_prefix(root))?;
-    let o = if tail.is_empty() { 0 } else { tail.parse().ok()? };
+    let o = if tail.is_empty() {
+        0
+    } else {
+        tail.parse().ok()?
+    };
     Some((k, o))
 }
 
@@ -449,7 +460,10 @@ fn linked_groups(report: &Value) -> Vec<Group> {
         // A joint set, when the report carries one: `tuples` [[a, b], ...] over `sizes`.
         if let (Some(sizes), Some(tuples)) = (g["sizes"].as_array(), g["tuples"].as_array()) {
             out.push(Group {
-                names: sizes.iter().filter_map(|s| s.as_str().map(str::to_string)).collect(),
+                names: sizes
+                    .iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect(),
                 tuples: tuples
                     .iter()
                     .filter_map(|t| t.as_array().map(|t| t.iter().filter_map(int).collect()))
@@ -547,7 +561,12 @@ fn pairs(g: &Group, i: usize) -> String {
             continue;
         };
         let (x0, x1, y0, y1) = match &g.sound_box {
-            Some(b) if b.len() >= 2 => (x0.min(b[0].0), x1.max(b[0].1), y0.min(b[1].0), y1.max(b[1].1)),
+            Some(b) if b.len() >= 2 => (
+                x0.min(b[0].0),
+                x1.max(b[0].1),
+                y0.min(b[1].0),
+                y1.max(b[1].1),
+            ),
             _ => (x0, x1, y0, y1),
         };
         let (pw, ph, m) = (480.0, 480.0, 48.0);
@@ -772,7 +791,10 @@ mod tests {
         let page = render(&r, "t<1>");
         assert_eq!(page.matches("class=\"acc\"").count(), 465);
         // Rows of 64 values: the pale bar of each row shows the values that fail.
-        assert_eq!(page.matches("class=\"rej\"").count(), 929_usize.div_ceil(64));
+        assert_eq!(
+            page.matches("class=\"rej\"").count(),
+            929_usize.div_ceil(64)
+        );
         assert_eq!(page.matches("class=\"tup\"").count(), 3);
         assert!(page.contains("<title>(4, 9)</title>"));
         assert!(page.contains("f = a &lt; b"));

@@ -330,7 +330,9 @@ fn run(cli: Cli) -> ExitCode {
             });
             match result {
                 Ok(report) => {
-                    let input = file.clone().unwrap_or_else(|| PathBuf::from("standard input"));
+                    let input = file
+                        .clone()
+                        .unwrap_or_else(|| PathBuf::from("standard input"));
                     if let Err(e) = write_html(&report, html.as_ref(), &input) {
                         eprintln!("dimguard: {e}");
                         return ExitCode::from(1);
@@ -384,9 +386,10 @@ fn write_html<R: serde::Serialize>(
 ) -> Result<(), String> {
     let Some(path) = path else { return Ok(()) };
     let value = serde_json::to_value(report).map_err(|e| format!("report to JSON: {e}"))?;
-    let title = input
-        .file_name()
-        .map_or_else(|| input.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let title = input.file_name().map_or_else(
+        || input.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     std::fs::write(path, dimguard::html::render(&value, &title))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
@@ -428,7 +431,9 @@ fn read_input(file: Option<&PathBuf>) -> Result<String, String> {
                 ));
             }
             for f in files {
-                buf.extend(std::fs::read(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?);
+                buf.extend(
+                    std::fs::read(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?,
+                );
                 buf.push(b'\n');
             }
         }

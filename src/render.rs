@@ -100,7 +100,11 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
         } else {
             format!(" ({})", l.ops.join(", "))
         };
-        let whose = if l.user { "" } else { " [torch frame: no user frame recorded]" };
+        let whose = if l.user {
+            ""
+        } else {
+            " [torch frame: no user frame recorded]"
+        };
         let _ = writeln!(
             out,
             "\n  {} in {}{ops}{whose}",

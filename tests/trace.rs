@@ -30,7 +30,11 @@ fn cases() -> Vec<(String, Value)> {
         .unwrap()
         .filter_map(|e| {
             let p = e.ok()?.path();
-            let name = p.file_name()?.to_str()?.strip_suffix(".expect.json")?.to_string();
+            let name = p
+                .file_name()?
+                .to_str()?
+                .strip_suffix(".expect.json")?
+                .to_string();
             let want: Value = serde_json::from_str(&std::fs::read_to_string(&p).ok()?).ok()?;
             Some((name, want))
         })
@@ -83,7 +87,10 @@ fn fpn_line_removes_what_the_guard_removes_and_names_the_broadcast() {
         let d = &l["dims"][0];
         assert_eq!(d["removes"], 464, "{case}: {d}");
         assert_eq!(d["of"], 929);
-        assert!(d["requires"].as_str().unwrap().contains("mod 8 ∈ {0, 5, 6, 7}"));
+        assert!(d["requires"]
+            .as_str()
+            .unwrap()
+            .contains("mod 8 ∈ {0, 5, 6, 7}"));
         // Brute force: H in 96..=1024 passes the recorded guard exactly when H mod 8 is 0, 5, 6, 7.
         let pass = (96i64..=1024)
             .filter(|h| ((h - 1).div_euclid(4)) + 1 == 2 * ((h - 1).div_euclid(8)) + 2)

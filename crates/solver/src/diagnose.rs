@@ -13,8 +13,7 @@ use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
 use crate::python::{self, dim_code, py_name};
 use crate::report::{
     Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardMethod, GuardReport, LineDim,
-    LineReport,
-    LinkedGroup, Padding, Proof, RelationReport, Report, Status, Suggestion,
+    LineReport, LinkedGroup, Padding, Proof, RelationReport, Report, Status, Suggestion,
 };
 use crate::suggest::{self, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression};
@@ -97,8 +96,8 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
     let mut out: Vec<LineReport> = vec![];
     let mut sets: Vec<BTreeMap<usize, Option<DimSet>>> = vec![];
     let slot = |p: &crate::provenance::Provenance,
-                    out: &mut Vec<LineReport>,
-                    sets: &mut Vec<BTreeMap<usize, Option<DimSet>>>| {
+                out: &mut Vec<LineReport>,
+                sets: &mut Vec<BTreeMap<usize, Option<DimSet>>>| {
         let i = out
             .iter()
             .position(|l| l.file == p.file && l.line == p.line)
@@ -132,9 +131,9 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
             }
             let i = slot(p, &mut out, &mut sets);
             out[i].guards.push(g.text.clone());
-            let acc = sets[i].entry(di).or_insert_with(|| {
-                d.range.map(|[lo, hi]| DimSet::interval(lo, hi))
-            });
+            let acc = sets[i]
+                .entry(di)
+                .or_insert_with(|| d.range.map(|[lo, hi]| DimSet::interval(lo, hi)));
             *acc = match (acc.take(), &g.set) {
                 (Some(a), Some(s)) => a.intersect(s).ok(),
                 _ => None,

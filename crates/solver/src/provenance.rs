@@ -121,11 +121,17 @@ pub fn is_library(file: &str) -> bool {
             return true;
         }
     }
-    if parts.iter().any(|p| *p == "site-packages" || *p == "dist-packages") {
+    if parts
+        .iter()
+        .any(|p| *p == "site-packages" || *p == "dist-packages")
+    {
         return false;
     }
     // The standard library: `.../lib/python3.11/x.py` (outside site-packages).
-    if parts.windows(2).any(|w| w[0] == "lib" && w[1].starts_with("python3")) {
+    if parts
+        .windows(2)
+        .any(|w| w[0] == "lib" && w[1].starts_with("python3"))
+    {
         return true;
     }
     // A source checkout of torch (`~/pytorch/torch/_subclasses/...`) or a path relative to the
@@ -203,8 +209,16 @@ mod tests {
             fr("/home/me/run.py", 15, "<module>"),
             fr(&format!("{SP}torch/export/__init__.py"), 226, "export"),
             fr("/home/me/model.py", 26, "forward"),
-            fr(&format!("{SP}torch/_subclasses/fake_impls.py"), 2477, "fast_binary_impl"),
-            fr(&format!("{SP}torch/_subclasses/fake_impls.py"), 2435, "infer_size"),
+            fr(
+                &format!("{SP}torch/_subclasses/fake_impls.py"),
+                2477,
+                "fast_binary_impl",
+            ),
+            fr(
+                &format!("{SP}torch/_subclasses/fake_impls.py"),
+                2435,
+                "infer_size",
+            ),
             fr(&format!("{SP}torch/__init__.py"), 2167, "_check"),
             fr(
                 &format!("{SP}torch/fx/experimental/symbolic_shapes.py"),
@@ -230,7 +244,11 @@ mod tests {
             "guard_bool",
         )];
         let user = vec![
-            fr(&format!("{SP}torch/_dynamo/functional_export.py"), 243, "forward"),
+            fr(
+                &format!("{SP}torch/_dynamo/functional_export.py"),
+                243,
+                "forward",
+            ),
             fr("models.py", 17, "forward"),
         ];
         let p = attribute(&stack, &user).unwrap();

@@ -100,11 +100,9 @@ struct RawFrame {
 /// Whether a text looks like a structured trace: some line holds a record dimguard reads.
 pub fn looks_like_trace(text: &str) -> bool {
     text.lines().take(2000).any(|l| {
-        let body = if l.starts_with("{\"") {
-            Some(&l[2..])
-        } else {
-            l.find("] {\"").map(|i| &l[i + 4..])
-        };
+        let body = l
+            .strip_prefix("{\"")
+            .or_else(|| l.find("] {\"").map(|i| &l[i + 4..]));
         body.is_some_and(|b| KEYS.iter().any(|k| b.starts_with(&format!("{k}\""))))
     })
 }
@@ -166,10 +164,7 @@ pub fn read(text: &str) -> Result<Trace, Error> {
             }
         };
         // The record's kind is its one key besides the context (`frame_id`, `attempt`, ...).
-        let Some((key, body)) = RECORDS
-            .iter()
-            .find_map(|k| rec.get(*k).map(|b| (*k, b)))
-        else {
+        let Some((key, body)) = RECORDS.iter().find_map(|k| rec.get(*k).map(|b| (*k, b))) else {
             continue;
         };
         match key {
@@ -218,7 +213,11 @@ pub fn read(text: &str) -> Result<Trace, Error> {
                         .map(str::to_string),
                     example: body
                         .get("val")
-                        .and_then(|v| v.as_str().map(str::to_string).or(v.as_i64().map(|i| i.to_string())))
+                        .and_then(|v| {
+                            v.as_str()
+                                .map(str::to_string)
+                                .or(v.as_i64().map(|i| i.to_string()))
+                        })
                         .and_then(|v| v.trim().parse().ok()),
                     range,
                 });
@@ -446,11 +445,9 @@ impl Trace {
         };
         // Guards over the sizes' sources (as torch's messages print them).
         let over_sources = |e: &Expr| {
-            self.symbols
-                .iter()
-                .fold(e.clone(), |acc, s| {
-                    joint::substitute(&acc, &s.symbol, &Expr::sym(&var(s)))
-                })
+            self.symbols.iter().fold(e.clone(), |acc, s| {
+                acc.substitute(&s.symbol, &Expr::sym(&var(s)))
+            })
         };
         for g in &self.guards {
             let atoms: Vec<String> = g.expr.atoms().iter().map(|a| a.to_string()).collect();
@@ -548,9 +545,18 @@ mod tests {
         let m = t.to_message();
         assert_eq!(m.dims[0].name, "x_2");
         assert_eq!(m.dims[0].guards.len(), 1);
-        assert!(m.dims[1].guards.is_empty(), "a linear relation is solved as one");
+        assert!(
+            m.dims[1].guards.is_empty(),
+            "a linear relation is solved as one"
+        );
         assert_eq!(
-            m.dims[0].guards[0].expr.atoms().iter().next().unwrap().to_string(),
+            m.dims[0].guards[0]
+                .expr
+                .atoms()
+                .iter()
+                .next()
+                .unwrap()
+                .to_string(),
             "L['x'].size()[2]"
         );
         assert_eq!(m.relations.len(), 1);
@@ -565,7 +571,9 @@ mod tests {
         let text = format!(
             "{}{}",
             small(),
-            rec(r#"{"create_symbol": {"symbol": "s5", "val": "9", "vr": "[3, 9]", "source": "L['z'].size()[0]"}}"#)
+            rec(
+                r#"{"create_symbol": {"symbol": "s5", "val": "9", "vr": "[3, 9]", "source": "L['z'].size()[0]"}}"#
+            )
         );
         let t = read(&text).unwrap();
         assert_eq!(t.exports, 2);
