@@ -124,6 +124,15 @@ fn esc(s: &str) -> String {
     o
 }
 
+/// The strings of a JSON array (none when it is not one).
+fn strs(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 fn int(v: &Value) -> Option<i128> {
     v.as_i64()
         .map(i128::from)
@@ -641,12 +650,7 @@ fn line_card(l: &Value) -> String {
     let file = l["file"].as_str().unwrap_or("?");
     let short = crate::solver::provenance::short_file(file);
     let user = l["user"].as_bool().unwrap_or(false);
-    let ops: Vec<&str> = l["ops"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let ops: Vec<&str> = strs(&l["ops"]);
     let mut out = format!(
         "<div class=\"card{}\"><p><span class=\"loc\" title=\"{}\">{}:{}</span> in <code>{}</code>{}{}</p>",
         if user { "" } else { " lib" },
@@ -692,12 +696,7 @@ fn line_card(l: &Value) -> String {
             esc(g.as_str().unwrap_or(""))
         );
     }
-    let guards: Vec<&str> = l["guards"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
+    let guards: Vec<&str> = strs(&l["guards"]);
     let _ = write!(
         out,
         "<details><summary>{} guard{} recorded at this line</summary><ul>{}</ul></details></div>",
@@ -718,12 +717,7 @@ fn guard_list(dims: &[Value], top: &Value) -> String {
     if let Some(gs) = top.as_array().filter(|g| !g.is_empty()) {
         out.push_str("<section aria-labelledby=\"h-guards\"><h2 id=\"h-guards\">Guards</h2><ul>");
         for g in gs {
-            let sizes: Vec<&str> = g["sizes"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
+            let sizes: Vec<&str> = strs(&g["sizes"]);
             let _ = write!(
                 out,
                 "<li><code>{}</code>{}</li>",

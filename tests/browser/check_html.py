@@ -38,6 +38,9 @@ REPORTS = [
     ("raft_message", ["diagnose", os.path.join(ROOT, "tests", "data", "messages", "seed_raft_sympy_syntax.txt")]),
     ("check_raft", ["check", os.path.join(ROOT, "tests", "data", "pt2", "raft_small_torchfix.model.json")]),
     ("check_unetish", ["check", os.path.join(ROOT, "tests", "data", "pt2", "unetish_exact.model.json")]),
+    # The largest page of any fixture (checked against the 1 MB limit).
+    ("check_mobilenet_v3", ["check", os.path.join(ROOT, "tests", "data", "pt2", "mobilenet_v3_small_dims.model.json")]),
+    ("captured_fpn", ["diagnose", os.path.join(TRACES, "captured_fpn.log")]),
 ]
 
 
