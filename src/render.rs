@@ -90,6 +90,7 @@ pub fn human(r: &Report, color: bool) -> String {
     for u in &r.unrecognized {
         let _ = writeln!(out, "\n{} not understood: {u}", st.yellow("note"));
     }
+    lines(&mut out, r, &st);
     forms_sections(&mut out, r, &st);
     let _ = writeln!(
         out,
@@ -102,42 +103,17 @@ pub fn human(r: &Report, color: bool) -> String {
     out
 }
 
-/// Where the guards came from, guards over several sizes, and a run-time failure explained.
+/// Guards over several sizes, a run-time failure explained, and where guards came from when the
+/// text does not say.
 fn forms_sections(out: &mut String, r: &Report, st: &Style) {
-    if !r.origins.is_empty() {
-        let _ = writeln!(out, "\n{}", st.bold("Where the guards came from:"));
-        for o in &r.origins {
-            let n = o.guards;
-            let effects: Vec<String> = o
-                .removes
-                .iter()
-                .filter_map(|e| {
-                    let what = e.removed.as_deref()?;
-                    match e.count {
-                        Some(0) | None => None,
-                        Some(c) => Some(format!("{what} ({c} values of {})", e.dim)),
-                    }
-                })
-                .collect();
-            let tail = if effects.is_empty() {
-                "; they remove nothing from the range".to_string()
-            } else {
-                format!("; they remove {}", effects.join("; "))
-            };
-            let origin = if o.provenance.is_none() {
-                "origin not in the text (this form does not say; run the export with TORCH_LOGS=\"+dynamic\" and give dimguard the log)".to_string()
-            } else {
-                o.origin.clone()
-            };
-            let _ = writeln!(
-                out,
-                "  {origin}: {n} guard{}{tail}",
-                if n == 1 { "" } else { "s" }
-            );
-            if let Some(c) = o.provenance.as_ref().and_then(|p| p.code.as_ref()) {
-                let _ = writeln!(out, "      {}", st.dim(c));
-            }
-        }
+    let guards = r.dims.iter().map(|d| d.guards.len()).sum::<usize>() + r.joint.len();
+    if r.lines.is_empty() && guards > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} not in this text ({}): run the export with TORCH_LOGS=\"+dynamic\" and give dimguard the log (or a draft_export report) to see the line of your model behind each guard",
+            st.bold("Where the guards come from:"),
+            r.form.name()
+        );
     }
     for j in &r.joint {
         let _ = writeln!(
@@ -178,6 +154,56 @@ fn forms_sections(out: &mut String, r: &Report, st: &Style) {
         let _ = writeln!(out, "\n{} {}", st.bold("The program raised on:"), rt.guard);
         for e in &rt.explanation {
             let _ = writeln!(out, "  - {e}");
+        }
+    }
+}
+
+/// The guards grouped by the line of the user's code they come from.
+fn lines(out: &mut String, r: &Report, st: &Style) {
+    if r.lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", st.bold("Where the guards come from:"));
+    for l in &r.lines {
+        let ops = if l.ops.is_empty() {
+            String::new()
+        } else {
+            let described: Vec<String> = l
+                .ops
+                .iter()
+                .map(|op| match crate::solver::provenance::describe_op(op) {
+                    Some(what) => format!("{op}: {what}"),
+                    None => op.clone(),
+                })
+                .collect();
+            format!(" ({})", described.join("; "))
+        };
+        let whose = if l.user {
+            ""
+        } else {
+            " [torch frame: no user frame recorded]"
+        };
+        let _ = writeln!(
+            out,
+            "\n  {} in {}{ops}{whose}",
+            st.bold(&format!(
+                "{}:{}",
+                crate::solver::provenance::short_file(&l.file),
+                l.line
+            )),
+            l.function
+        );
+        if let Some(c) = &l.code {
+            let _ = writeln!(out, "      {}", st.dim(c));
+        }
+        for d in &l.dims {
+            let removes = d
+                .removes
+                .map_or(String::new(), |n| format!(", removes {n} of {}", d.of));
+            let _ = writeln!(out, "      {}: {}{removes}", d.name, d.requires);
+        }
+        for g in &l.links {
+            let _ = writeln!(out, "      links sizes: {g}");
         }
     }
 }
@@ -283,6 +309,15 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             ),
             st,
         );
+        if let Some(p) = &g.provenance {
+            let op = p.op.as_ref().map_or(String::new(), |o| format!(" ({o})"));
+            row(
+                out,
+                "",
+                &format!("from {} in {}{op}", p.location(), p.function),
+                st,
+            );
+        }
     }
     if let Some(best) = d.suggestions.first() {
         let what = if best.count == 1 {

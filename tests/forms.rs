@@ -281,23 +281,16 @@ fn provenance_from_logs_and_draft_reports() {
     let r = report(&read(&load("fpn_strict.log.txt"), &[]), &[]);
     let p = r.dims[0].guards[1].provenance.as_ref().unwrap();
     assert!(p.user);
-    assert!(p
-        .file
-        .as_deref()
-        .unwrap()
-        .ends_with("make_form_fixtures.py"));
+    assert!(p.file.ends_with("make_form_fixtures.py"));
     assert!(p.code.as_deref().unwrap().contains("F.interpolate"));
-    let o = r
-        .origins
-        .iter()
-        .find(|o| o.provenance.as_ref().is_some_and(|p| p.user))
-        .unwrap();
-    assert_eq!(o.guards, 1);
-    assert_eq!(o.removes[0].count, Some(240));
-    assert_eq!(
-        o.removes[0].removed.as_deref(),
-        Some("s37 mod 8 ∈ {1, 2, 3, 4}")
-    );
+    // Grouped by the user's line: that line removes exactly h mod 8 in {1, 2, 3, 4}.
+    let l = r.lines.iter().find(|l| l.user).unwrap();
+    assert_eq!(l.guards.len(), 1);
+    assert_eq!(l.dims[0].removes, Some(240));
+    assert_eq!(l.dims[0].requires, "s37 mod 8 ∈ {0, 5, 6, 7}");
+    // Non-user origins are grouped by torch's frame, with the operator.
+    let pool = r.lines.iter().find(|l| !l.user).unwrap();
+    assert_eq!(pool.ops, ["pooling_output_shape_pad_lr"]);
     // draft_export: the user's stack and torch's framework stack.
     let r = report(&read(&load("fpn.draft.txt"), &[]), &[]);
     for g in &r.dims[0].guards {

@@ -12,8 +12,8 @@ use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
 use crate::python::{self, dim_code, py_name};
 use crate::report::{
-    Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardMethod, GuardReport,
-    LinkedGroup, Padding, Proof, RelationReport, Report, Status, Suggestion,
+    Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardMethod, GuardReport, LineDim,
+    LineReport, LinkedGroup, Padding, Proof, RelationReport, Report, Status, Suggestion,
 };
 use crate::suggest::{self, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression};
@@ -31,11 +31,27 @@ pub struct Options {
     pub limits: Limits,
 }
 
-/// Reads any form of guard text ([`crate::forms::read`]) and diagnoses it.
+/// Reads any input ([`read`]) and diagnoses it.
 pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
-    let mut msg = crate::forms::read(text)?;
+    let mut opts = opts.clone();
+    let mut msg = read(text, &mut opts)?;
     crate::forms::apply_ranges(&mut msg, &[])?;
-    Ok(diagnose(&msg, opts))
+    Ok(diagnose(&msg, &opts))
+}
+
+/// Reads an input text: a structured trace (`TORCH_TRACE`; its traced sizes are added to
+/// `opts.examples` before the ones given, which win) or any other form of guard text
+/// ([`crate::forms::read`]: an error message, a log, a draft_export report, a run-time failure).
+/// The message's `form` says which.
+pub fn read(text: &str, opts: &mut Options) -> Result<Message, Error> {
+    if crate::trace::looks_like_trace(text) {
+        let t = crate::trace::read(text)?;
+        let mut examples = t.examples();
+        examples.append(&mut opts.examples);
+        opts.examples = examples;
+        return Ok(t.to_message());
+    }
+    crate::forms::read(text)
 }
 
 /// Diagnoses a message already read.
@@ -48,6 +64,7 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         .map(|g| data_dependent(g, opts))
         .collect();
     let dynamic_shapes = dynamic_shapes_block(msg, &dims, &linked, &data_dependent);
+    let lines = line_reports(msg, &dims);
     let mut report = Report {
         dims,
         equalities: msg
@@ -68,15 +85,89 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         linked,
         data_dependent,
         unrecognized: msg.unrecognized.clone(),
+        lines,
         form: msg.form,
         notes: msg.notes.clone(),
         unreadable: msg.unreadable.clone(),
-        origins: vec![],
         joint: vec![],
         runtime: None,
     };
     crate::forms::explain::complete(&mut report, msg, opts);
     report
+}
+
+/// Groups the guards by the line they come from: per line, what its guards together require of
+/// each size (the intersection of their exact sets) and how many values that removes.
+fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
+    let mut out: Vec<LineReport> = vec![];
+    let mut sets: Vec<BTreeMap<usize, Option<DimSet>>> = vec![];
+    let slot = |p: &crate::provenance::Provenance,
+                out: &mut Vec<LineReport>,
+                sets: &mut Vec<BTreeMap<usize, Option<DimSet>>>| {
+        let i = out
+            .iter()
+            .position(|l| l.file == p.file && l.line == p.line)
+            .unwrap_or_else(|| {
+                out.push(LineReport {
+                    file: p.file.clone(),
+                    line: p.line,
+                    function: p.function.clone(),
+                    code: p.code.clone(),
+                    user: p.user,
+                    ops: vec![],
+                    guards: vec![],
+                    dims: vec![],
+                    links: vec![],
+                });
+                sets.push(BTreeMap::new());
+                out.len() - 1
+            });
+        if let Some(op) = &p.op {
+            if !out[i].ops.contains(op) {
+                out[i].ops.push(op.clone());
+            }
+        }
+        i
+    };
+    for (di, d) in dims.iter().enumerate() {
+        for g in &d.guards {
+            let Some(p) = &g.provenance else { continue };
+            if msg.joint.iter().any(|l| l.text == g.text) {
+                continue; // listed once, under `links`
+            }
+            let i = slot(p, &mut out, &mut sets);
+            out[i].guards.push(g.text.clone());
+            let acc = sets[i]
+                .entry(di)
+                .or_insert_with(|| d.range.map(|[lo, hi]| DimSet::interval(lo, hi)));
+            *acc = match (acc.take(), &g.set) {
+                (Some(a), Some(s)) => a.intersect(s).ok(),
+                _ => None,
+            };
+        }
+    }
+    for g in &msg.joint {
+        let Some(p) = &g.provenance else { continue };
+        let i = slot(p, &mut out, &mut sets);
+        out[i].guards.push(g.text.clone());
+        out[i].links.push(g.text.clone());
+    }
+    for (l, per_dim) in out.iter_mut().zip(sets) {
+        for (di, set) in per_dim {
+            let d = &dims[di];
+            let [lo, hi] = d.range.unwrap_or([message::DEFAULT_MIN, SIZE_MAX]);
+            let of = DimSet::interval(lo, hi).count();
+            l.dims.push(LineDim {
+                name: d.name.clone(),
+                requires: set
+                    .as_ref()
+                    .map_or_else(|| "not decided".into(), |s| describe(s, lo, hi, &d.name)),
+                removes: set.as_ref().map(|s| of - s.count()),
+                of,
+            });
+        }
+    }
+    out
 }
 
 /// The size a dimension stands for in guards: its source, else its name.
@@ -114,7 +205,7 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
             continue;
         };
         for d in &msg.dims {
-            rhs = joint::substitute(&rhs, &d.name, &Expr::sym(&var_of(d)));
+            rhs = rhs.substitute(&d.name, &Expr::sym(&var_of(d)));
         }
         guards.push(Expr::Cmp(
             CmpOp::Eq,

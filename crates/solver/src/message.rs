@@ -23,7 +23,7 @@
 use crate::error::Error;
 use crate::forms::{clean, Form};
 use crate::parse::{self, Node};
-use crate::report::Provenance;
+pub use crate::provenance::Provenance;
 pub use crate::report::Unreadable;
 use crate::syntax::{parse_expr, parse_guard};
 use crate::types::Expr;
@@ -106,7 +106,8 @@ pub struct Guard {
     pub text: String,
     /// The parsed guard.
     pub expr: Expr,
-    /// Where the guard came from, when the text says (a log line, a draft_export stack).
+    /// Where the guard came from, when the input says (a log line, a draft_export stack, a
+    /// structured trace).
     pub provenance: Option<Provenance>,
 }
 

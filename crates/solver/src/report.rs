@@ -217,18 +217,57 @@ pub struct Report {
     pub data_dependent: Vec<DataDependent>,
     /// Bullet lines that were not understood.
     pub unrecognized: Vec<String>,
-    /// The form the input was read as (`torch_logs`, `draft_export`, ...).
+    /// The guards grouped by the line of the user's code they come from (inputs that say where
+    /// guards come from: structured traces), with what each line requires of each size.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<LineReport>,
+    /// The form the input was read as (`"constraint_violation"`, `"torch_logs"`,
+    /// `"draft_export"`, `"guard_failed"`, `"input_check"`, `"solver_crash"`, `"torch_trace"`).
     pub form: Form,
-    /// What the reader assumed or skipped (a default range, suppressed guards).
-    pub notes: Vec<String>,
     /// Guard-looking lines that could not be read, with their line and the reason.
     pub unreadable: Vec<Unreadable>,
-    /// Guards grouped by where they came from, with what each group removes.
-    pub origins: Vec<Origin>,
+    /// What the reader assumed or skipped (a default range, suppressed guards).
+    pub notes: Vec<String>,
     /// Guards over several sizes, and what today's joint solver says about them.
     pub joint: Vec<JointGuard>,
     /// For a run-time failure: which sizes pass, and why the size that ran fails.
     pub runtime: Option<RuntimeReport>,
+}
+
+/// The guards one line of the user's code added, and what they remove.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineReport {
+    /// The file (as recorded).
+    pub file: String,
+    /// The line.
+    pub line: u32,
+    /// The function.
+    pub function: String,
+    /// The source line, when recorded.
+    pub code: Option<String>,
+    /// Whether the line is the user's own code (false: only a torch frame was known).
+    pub user: bool,
+    /// The torch operators that recorded the guards (`infer_size`, `slice_forward`).
+    pub ops: Vec<String>,
+    /// The guards, as recorded.
+    pub guards: Vec<String>,
+    /// What the line's guards together require of each size they mention alone.
+    pub dims: Vec<LineDim>,
+    /// Guards of this line over several sizes, as recorded.
+    pub links: Vec<String>,
+}
+
+/// What one line's guards require of one size.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineDim {
+    /// The dimension.
+    pub name: String,
+    /// In plain terms, over the dimension's range.
+    pub requires: String,
+    /// How many values of the range the line's guards remove (null when undecided).
+    pub removes: Option<u128>,
+    /// How many values the range holds.
+    pub of: u128,
 }
 
 /// Dimensions solved together.
@@ -396,10 +435,10 @@ pub struct GuardReport {
     pub method: GuardMethod,
     /// The period used by the periodic method.
     pub period: Option<i128>,
-    /// Where the guard came from, when the text says (absent otherwise).
+    /// Where the guard comes from in the user's code (COORD.md's shape), when the input says.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub provenance: Option<Provenance>,
-    /// The guard's exact set over the range (for grouping by origin).
+    pub provenance: Option<crate::provenance::Provenance>,
+    /// The exact set of the range's values that pass this guard (null when undecided).
     #[serde(skip)]
     pub set: Option<DimSet>,
 }
@@ -447,41 +486,6 @@ impl Form {
     }
 }
 
-/// Where a guard came from, as far as the text says.
-///
-/// `user` is true when `file`/`line` is the innermost frame of the user's own code; when only a
-/// torch-internal frame or an operator is known, `user` is false and `op` names the operator
-/// (`pooling_output_shape_pad_lr`, `infer_size`, ...). `stack` lists every frame the text gives,
-/// outermost first.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct Provenance {
-    /// File of the innermost user frame (or of the innermost frame known).
-    pub file: Option<String>,
-    /// Its line.
-    pub line: Option<u32>,
-    /// Its function.
-    pub function: Option<String>,
-    /// The source line, when printed.
-    pub code: Option<String>,
-    /// The torch operator or helper that added the guard (`infer_size`).
-    pub op: Option<String>,
-    /// Whether `file`/`line` is the user's own code.
-    pub user: bool,
-    /// Every frame the text gives, outermost first.
-    pub stack: Vec<Frame>,
-}
-
-/// One stack frame.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Frame {
-    /// File as printed.
-    pub file: String,
-    /// Line.
-    pub line: u32,
-    /// Function.
-    pub function: String,
-}
-
 /// A guard-looking line that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unreadable {
@@ -493,30 +497,6 @@ pub struct Unreadable {
     pub reason: String,
 }
 
-/// Guards that came from one place, and what they remove together.
-#[derive(Debug, Clone, Serialize)]
-pub struct Origin {
-    /// `model.py:77 (forward)`, `infer_size (a broadcast ...)`, or `not in the text`.
-    pub origin: String,
-    /// The provenance of the first guard of the group (absent when the text gives none).
-    pub provenance: Option<Provenance>,
-    /// How many guards came from there.
-    pub guards: usize,
-    /// Per size: what these guards remove together.
-    pub removes: Vec<OriginEffect>,
-}
-
-/// What one origin's guards remove from one size.
-#[derive(Debug, Clone, Serialize)]
-pub struct OriginEffect {
-    /// The size's name.
-    pub dim: String,
-    /// How many values of the range they remove.
-    pub count: Option<u128>,
-    /// The removed values in plain terms (`h mod 8 ∈ {1, 2, 3, 4}`).
-    pub removed: Option<String>,
-}
-
 /// A guard over several sizes.
 #[derive(Debug, Clone, Serialize)]
 pub struct JointGuard {
@@ -525,7 +505,8 @@ pub struct JointGuard {
     /// The sizes it links (dimension names).
     pub sizes: Vec<String>,
     /// Where it came from.
-    pub provenance: Option<Provenance>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
     /// Per independent size of its group: the values that pass for every value of the others
     /// (so any product of `Dim`s inside these sets is sound).
     pub accepted: Vec<(String, Feasible)>,

@@ -19,7 +19,7 @@ use super::clean::Line;
 use super::logs::place_guard;
 use super::{Form, RawGuard};
 use crate::message::Message;
-use crate::report::{Frame, Provenance};
+use crate::provenance::{attribute, is_library, Frame, Provenance};
 use std::collections::BTreeMap;
 
 const KEY: &str = "Specifically, this guard was added: ";
@@ -144,16 +144,15 @@ fn stacks(lines: &[Line], from: usize) -> (Option<Provenance>, usize) {
         i += 1;
     }
     // The code belongs to the innermost user frame only.
-    let innermost_user = user
-        .iter()
-        .rposition(|f| super::provenance::is_user_file(&f.file));
-    if innermost_user != Some(user.len().saturating_sub(1)) {
-        code = None;
+    // The printed source line belongs to the innermost frame of the user stack.
+    if let Some(last) = user.last_mut() {
+        if !is_library(&last.file) {
+            last.code = code;
+        }
     }
     let mut stack = user;
     stack.extend(framework);
-    let p = (!stack.is_empty()).then(|| Provenance::from_frames(stack, code));
-    (p, i)
+    (attribute(&stack, &[]), i)
 }
 
 /// `2. Guard Added.`, `3. Data dependent error.`
@@ -171,6 +170,7 @@ fn draft_frame(t: &str) -> Option<Frame> {
         file: file.trim().to_string(),
         line: line.trim().parse().ok()?,
         function: function.trim().to_string(),
+        code: None,
     })
 }
 
@@ -276,7 +276,7 @@ mod tests {
         assert_eq!(d.range, Some((32, 512)));
         let p = d.guards[0].provenance.as_ref().unwrap();
         assert!(p.user);
-        assert_eq!(p.line, Some(12));
+        assert_eq!(p.line, 12);
         assert_eq!(p.op.as_deref(), Some("infer_size"));
         assert_eq!(
             p.code.as_deref(),

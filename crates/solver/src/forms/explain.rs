@@ -2,100 +2,20 @@
 //! guards grouped by origin, guards over several sizes, and the explanation of a `Guard failed`
 //! or input check at the size the user ran.
 
-use crate::diagnose::{describe, example_for, Options};
+use crate::diagnose::{example_for, Options};
 use crate::engine::Limits;
 use crate::expr::Value;
 use crate::forms::Form;
 use crate::joint;
 use crate::message::{DimEntry, Message, DEFAULT_MIN, SIZE_MAX};
-use crate::report::{
-    Feasible, JointGuard, Origin, OriginEffect, Provenance, Report, RuntimeReport,
-};
+use crate::report::{Feasible, JointGuard, Report, RuntimeReport};
 use crate::types::{DimSet, Expr};
 use std::collections::BTreeMap;
 
 /// Fills the report's origins, joint guards and run-time explanation.
 pub fn complete(report: &mut Report, msg: &Message, opts: &Options) {
-    report.origins = origins(report, msg);
     report.joint = joint_guards(report, msg, &opts.limits);
     report.runtime = runtime(report, msg, opts);
-}
-
-fn origins(report: &Report, msg: &Message) -> Vec<Origin> {
-    let mut out: Vec<Origin> = Vec::new();
-    // Per origin, per dim: the guards' sets.
-    let mut sets: Vec<BTreeMap<String, Vec<Option<DimSet>>>> = Vec::new();
-    for d in &report.dims {
-        for g in &d.guards {
-            let key = g
-                .provenance
-                .as_ref()
-                .map_or_else(|| "not in the text".to_string(), Provenance::origin);
-            let i = match out.iter().position(|o| o.origin == key) {
-                Some(i) => i,
-                None => {
-                    out.push(Origin {
-                        origin: key,
-                        provenance: g.provenance.clone(),
-                        guards: 0,
-                        removes: vec![],
-                    });
-                    sets.push(BTreeMap::new());
-                    out.len() - 1
-                }
-            };
-            out[i].guards += 1;
-            sets[i]
-                .entry(d.name.clone())
-                .or_default()
-                .push(g.set.clone());
-        }
-    }
-    for g in &msg.joint {
-        let key = g
-            .provenance
-            .as_ref()
-            .map_or_else(|| "not in the text".to_string(), Provenance::origin);
-        match out.iter().position(|o| o.origin == key) {
-            Some(i) => out[i].guards += 1,
-            None => {
-                out.push(Origin {
-                    origin: key,
-                    provenance: g.provenance.clone(),
-                    guards: 1,
-                    removes: vec![],
-                });
-                sets.push(BTreeMap::new());
-            }
-        }
-    }
-    for (o, per_dim) in out.iter_mut().zip(sets) {
-        for d in &report.dims {
-            let Some(guard_sets) = per_dim.get(&d.name) else {
-                continue;
-            };
-            let (lo, hi) = d.range.map_or((DEFAULT_MIN, SIZE_MAX), |[a, b]| (a, b));
-            let domain = DimSet::interval(lo, hi);
-            let kept = guard_sets.iter().try_fold(domain.clone(), |acc, s| {
-                s.as_ref().and_then(|s| acc.intersect(s).ok())
-            });
-            let removed = kept.and_then(|k| domain.difference(&k).ok());
-            o.removes.push(OriginEffect {
-                dim: d.name.clone(),
-                count: removed.as_ref().map(DimSet::count),
-                removed: removed.as_ref().map(|r| {
-                    if r.is_empty() {
-                        "nothing".to_string()
-                    } else {
-                        describe(r, lo, hi, &d.name)
-                    }
-                }),
-            });
-        }
-    }
-    // Guards with no origin in the text are listed last.
-    out.sort_by_key(|o| o.provenance.is_none());
-    out
 }
 
 fn var_of(d: &DimEntry) -> String {

@@ -15,7 +15,7 @@
 use super::clean::Line;
 use super::{int_bound, Form, RawGuard};
 use crate::message::{Message, Unreadable};
-use crate::report::{Frame, Provenance};
+use crate::provenance::{attribute, Frame, Provenance};
 use crate::syntax::parse_guard;
 use crate::types::Expr;
 use std::collections::BTreeMap;
@@ -238,7 +238,7 @@ pub(super) fn place_guard(
     for a in &atoms {
         match source_of(a) {
             Some(src) => {
-                over_sources = crate::joint::substitute(&over_sources, a, &Expr::sym(&src));
+                over_sources = over_sources.substitute(a, &Expr::sym(&src));
             }
             None if atoms.len() == 1 && msg.dims.iter().any(|d| d.name == *a) => {}
             None => {
@@ -321,15 +321,16 @@ fn provenance(tail: &str) -> Option<Provenance> {
         },
     };
     let head = head.trim();
-    let mut code = None;
     if let Some(rest) = head.strip_prefix("at ") {
         frames.extend(frame(rest));
     } else if let Some((c, at)) = head.rsplit_once("  # ") {
-        frames.extend(frame(at));
-        code = Some(c.trim().to_string());
+        frames.extend(frame(at).map(|f| Frame {
+            code: Some(c.trim().to_string()),
+            ..f
+        }));
     }
     frames.extend(op);
-    (!frames.is_empty()).then(|| Provenance::from_frames(frames, code))
+    attribute(&frames, &[])
 }
 
 /// `model.py:13 in forward` → a frame.
@@ -340,6 +341,7 @@ fn frame(s: &str) -> Option<Frame> {
         file: file.trim().to_string(),
         line: line.trim().parse().ok()?,
         function: function.trim().to_string(),
+        code: None,
     })
 }
 
@@ -355,10 +357,7 @@ mod tests {
         assert_eq!(p.op.as_deref(), Some("pooling_output_shape_pad_lr"));
         let p = provenance(" f = a + F.interpolate(b, scale_factor=2.0, mode=\"nearest\")  # mp/forms/t1.py:13 in forward (_subclasses/fake_impls.py:2435 in infer_size), for more info").unwrap();
         assert!(p.user);
-        assert_eq!(
-            (p.file.as_deref(), p.line),
-            (Some("mp/forms/t1.py"), Some(13))
-        );
+        assert_eq!((p.file.as_str(), p.line), ("mp/forms/t1.py", 13));
         assert_eq!(p.op.as_deref(), Some("infer_size"));
         assert!(p.code.unwrap().starts_with("f = a + F.interpolate("));
         let p = provenance(
@@ -367,6 +366,7 @@ mod tests {
         .unwrap();
         assert_eq!(p.origin(), "model.py:77 (forward)");
         assert_eq!(p.stack.len(), 2);
+        assert_eq!(p.op.as_deref(), Some("_reshape_view_helper"));
     }
 
     #[test]

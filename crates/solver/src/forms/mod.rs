@@ -19,13 +19,12 @@ pub mod crash;
 pub mod draft;
 pub mod explain;
 pub mod logs;
-pub mod provenance;
 pub mod runtime;
 
 use crate::error::Error;
 use crate::message::{self, Message, DEFAULT_MIN, SIZE_MAX};
+use crate::provenance::Provenance;
 pub use crate::report::Form;
-use crate::report::Provenance;
 
 /// A guard as a reader found it, before it is parsed and filed under its size.
 #[derive(Debug, Clone)]
