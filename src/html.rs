@@ -6,7 +6,8 @@
 //! (`<rect class="acc">`) coloured by its residue class, rejected values are pale (one bar per row under the marks); for each group
 //! of linked sizes a 2-D plot of the accepted tuples (one mark per tuple, `class="tup"`) with the
 //! largest sound box when the report carries one; the guards grouped by the line of the user's code
-//! they come from, with the code; and the paste-able spec with a copy button. Sets too large to
+//! they come from, with the code (per round for `dimguard.export` reports); and the paste-able
+//! spec with a copy button. Sets too large to
 //! draw value by value (more than [`MAX_MARKS`] values) are drawn as one band per segment and say
 //! so. Colours are the Okabe–Ito palette (distinguishable with colour-blindness), text contrast is
 //! at least 4.5:1, every plot has a text alternative, and the button is reachable by keyboard.
@@ -65,10 +66,17 @@ pub fn render(report: &Value, title: &str) -> String {
             body.push_str(&line_card(l));
         }
         body.push_str("</section>");
-    } else {
+    } else if report["rounds"].is_null() {
         body.push_str(&guard_list(&dims, &report["guards"]));
     }
-    if let Some(spec) = report["dynamic_shapes"].as_str().filter(|s| !s.is_empty()) {
+    if let Some(rounds) = report["rounds"].as_array().filter(|r| !r.is_empty()) {
+        body.push_str(&rounds_section(rounds));
+    }
+    // `dynamic_shapes` for diagnose and check; `spec` for `dimguard.export` reports.
+    let spec = report["dynamic_shapes"]
+        .as_str()
+        .or_else(|| report["spec"].as_str());
+    if let Some(spec) = spec.filter(|s| !s.is_empty()) {
         let _ = write!(
             body,
             "<section aria-labelledby=\"h-spec\"><h2 id=\"h-spec\">Paste in front of your export call</h2>\
@@ -710,6 +718,48 @@ fn line_card(l: &Value) -> String {
     out
 }
 
+/// The rounds of a `dimguard.export` report: each round's outcome, notes, and the guards it
+/// recorded grouped by source line (`lines`, from the trace captured during the round).
+fn rounds_section(rounds: &[Value]) -> String {
+    let mut out = String::from(
+        "<section aria-labelledby=\"h-rounds\"><h2 id=\"h-rounds\">Export rounds</h2>",
+    );
+    for r in rounds {
+        let _ = write!(
+            out,
+            "<h3>Round {}: {}</h3>",
+            r["round"],
+            esc(&r["outcome"].as_str().unwrap_or("?").replace('_', " "))
+        );
+        if let Some(e) = r["error"].as_str().filter(|e| !e.is_empty()) {
+            let _ = write!(out, "<p class=\"bad\">{}</p>", esc(e));
+        }
+        let notes = strs(&r["notes"]);
+        if !notes.is_empty() {
+            let _ = write!(
+                out,
+                "<ul>{}</ul>",
+                notes
+                    .iter()
+                    .map(|n| format!("<li>{}</li>", esc(n)))
+                    .collect::<String>()
+            );
+        }
+        if let Some(spec) = r["spec"].as_str() {
+            let _ = write!(
+                out,
+                "<details><summary>The spec of this round</summary><pre><code>{}</code></pre></details>",
+                esc(spec)
+            );
+        }
+        for l in r["lines"].as_array().into_iter().flatten() {
+            out.push_str(&line_card(l));
+        }
+    }
+    out.push_str("</section>");
+    out
+}
+
 /// Without provenance: the guards per size, with what each requires (a `check` report lists
 /// them once, with the sizes each mentions).
 fn guard_list(dims: &[Value], top: &Value) -> String {
@@ -807,6 +857,30 @@ mod tests {
         assert!(page.contains("data-aggregated=\"true\""));
         assert!(page.contains("Not decided: too wide"));
         assert!(page.len() < 20_000);
+    }
+
+    #[test]
+    fn export_reports_show_rounds_with_their_lines_and_the_spec() {
+        let line = json!({"file": "m.py", "line": 9, "function": "forward", "code": "y = x.view(-1, 4)",
+                          "user": true, "ops": ["_reshape_view_helper_core_alg"], "guards": ["Eq(Mod(s0, 4), 0)"],
+                          "dims": [{"name": "x_0", "requires": "x_0 ≡ 0 (mod 4)", "removes": 6, "of": 8}], "links": []});
+        let r = json!({
+            "exported": true, "spec": "x_0 = 4*_x_0",
+            "rounds": [{"round": 1, "outcome": "constraint_violation", "spec": "h = Dim('h')", "notes": ["narrowed"],
+                        "lines": [line]},
+                       {"round": 2, "outcome": "exported", "spec": "x_0 = 4*_x_0", "notes": [], "lines": []}],
+            "dims": [{"input": "x", "index": 0, "symbol": "s0", "expr": "4*s0",
+                      "claimed": {"count": 2, "min": 4, "max": 8},
+                      "accepted": {"count": 2, "min": 4, "max": 8, "segments": [{"lo": 4, "hi": 8, "modulus": 4, "residues": [0]}]}}]
+        });
+        let page = render(&r, "export");
+        assert!(page.contains("Round 1: constraint violation"));
+        assert!(page.contains("y = x.view(-1, 4)"));
+        assert!(
+            page.contains("id=\"copy\""),
+            "the final spec with its button"
+        );
+        assert_eq!(page.matches("class=\"acc\"").count(), 2);
     }
 
     #[test]
