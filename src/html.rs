@@ -2,15 +2,15 @@
 //! lines of inline script for the copy button) drawn from a report's JSON, so it serves
 //! `diagnose`, `check` and `dimguard.export` reports alike.
 //!
-//! The page shows, per size, a strip of the values of its range: every accepted value is one mark
-//! (`<rect class="acc">`) coloured by its residue class, rejected values are pale (one bar per row under the marks); for each group
-//! of linked sizes a 2-D plot of the accepted tuples (one mark per tuple, `class="tup"`) with the
-//! largest sound box when the report carries one; the guards grouped by the line of the user's code
-//! they come from, with the code (per round for `dimguard.export` reports); and the paste-able
-//! spec with a copy button. Sets too large to
-//! draw value by value (more than [`MAX_MARKS`] values) are drawn as one band per segment and say
-//! so. Colours are the Okabe–Ito palette (distinguishable with colour-blindness), text contrast is
-//! at least 4.5:1, every plot has a text alternative, and the button is reachable by keyboard.
+//! The page shows, per size, a strip of the values of its range: every accepted value is one
+//! mark (`<rect class="acc">`) coloured by its residue class, rejected values are pale (one bar
+//! per row under the marks); for each group of linked sizes a 2-D plot of the accepted tuples
+//! (one mark per tuple, `class="tup"`) with the largest sound box when the report carries one; the
+//! guards grouped by the line of the user's code they come from, with the code (per round for
+//! `dimguard.export` reports); and the paste-able spec with a copy button. Sets too large to draw
+//! value by value (more than [`MAX_MARKS`] values) are drawn as one band per segment and say so.
+//! Colours are the Okabe–Ito palette (distinguishable with colour-blindness), text contrast is at
+//! least 4.5:1, every plot has a text alternative, and the button is reachable by keyboard.
 
 use serde_json::Value;
 use std::fmt::Write;
