@@ -619,7 +619,11 @@ fn pairs(g: &Group, i: usize) -> String {
                 t[1]
             );
         }
-        if let Some(b) = g.sound_box.as_ref().filter(|b| b.len() >= 2) {
+        // The box, on the panels whose slice value it contains.
+        let in_box = |b: &Vec<(i128, i128)>| {
+            b.len() >= 2 && slice.is_none_or(|v| b.get(2).is_none_or(|r| r.0 <= v && v <= r.1))
+        };
+        if let Some(b) = g.sound_box.as_ref().filter(|b| in_box(b)) {
             let _ = write!(
                 out,
                 "<rect class=\"box\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>largest sound box: {} in {}..{}, {} in {}..{}</title></rect>",
@@ -881,6 +885,32 @@ mod tests {
             "the final spec with its button"
         );
         assert_eq!(page.matches("class=\"acc\"").count(), 2);
+    }
+
+    #[test]
+    fn three_linked_sizes_are_sliced_by_the_third_with_the_box() {
+        let mut tuples = vec![];
+        for c in [1, 2] {
+            for a in 2..6 {
+                for b in 2..6 {
+                    if (a + b + c) % 2 == 0 {
+                        tuples.push(json!([a, b, c]));
+                    }
+                }
+            }
+        }
+        let n = tuples.len();
+        let r = json!({"dims": [], "linked": [{"root": "a", "sizes": ["a", "b", "c"], "tuples": tuples,
+                                               "box": [[2, 3], [4, 5], [1, 1]]}]});
+        let page = render(&r, "three");
+        assert_eq!(
+            page.matches("<svg class=\"pairs\"").count(),
+            2,
+            "one panel per value of c"
+        );
+        assert_eq!(page.matches("class=\"tup\"").count(), n);
+        assert!(page.contains("with c = 2"));
+        assert_eq!(page.matches("class=\"box\"").count(), 1, "c = 1 only");
     }
 
     #[test]

@@ -167,7 +167,10 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
 /// Whether a dimension takes part in an equality or relation (then the group answers for it).
 fn in_relation(msg: &Message, name: &str) -> bool {
     msg.equalities.iter().any(|(a, b)| a == name || b == name)
-        || msg.relations.iter().any(|r| r.name == name || r.other == name)
+        || msg
+            .relations
+            .iter()
+            .any(|r| r.name == name || r.other == name)
 }
 
 /// The size a dimension stands for in guards: its source, else its name.
