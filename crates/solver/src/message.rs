@@ -97,6 +97,9 @@ pub struct DimEntry {
     pub specialized_reason: Option<String>,
     /// The symbol torch gave the size (`s53`), when the text names one.
     pub symbol: Option<String>,
+    /// Whether the input lists every guard on the dimension (a structured trace does; an error
+    /// message lists only the failing ones): then no guard means every value of the range passes.
+    pub every_guard: bool,
 }
 
 /// A guard as printed, and parsed.
@@ -587,6 +590,7 @@ fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a 
                 forced: false,
                 specialized_reason: None,
                 symbol: None,
+                every_guard: false,
             });
             msg.dims.len() - 1
         }

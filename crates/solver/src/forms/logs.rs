@@ -171,6 +171,8 @@ pub fn read(lines: &[Line]) -> Message {
         let d = msg.dim_mut(name, s.source.clone());
         d.symbol = Some(name.clone());
         d.range = s.range;
+        // A log lists every guard torch added.
+        d.every_guard = true;
         if let Some((v, why)) = &s.constant {
             d.specialized = Some(*v);
             d.specialized_reason = (!why.is_empty()).then(|| why.clone());
