@@ -287,7 +287,7 @@ fn provenance_from_logs_and_draft_reports() {
     let l = r.lines.iter().find(|l| l.user).unwrap();
     assert_eq!(l.guards.len(), 1);
     assert_eq!(l.dims[0].removes, Some(240));
-    assert_eq!(l.dims[0].requires, "s37 mod 8 ∈ {0, 5, 6, 7}");
+    assert_eq!(l.dims[0].requires, "flat_args_0_2 mod 8 ∈ {0, 5, 6, 7}");
     // Non-user origins are grouped by torch's frame, with the operator.
     let pool = r.lines.iter().find(|l| !l.user).unwrap();
     assert_eq!(pool.ops, ["pooling_output_shape_pad_lr"]);

@@ -70,7 +70,8 @@ pub fn read(lines: &[Line]) -> Message {
     for sym in &order {
         let src = sources[sym].clone();
         let range = ranges.iter().find(|(s, _)| *s == src).map(|(_, r)| *r);
-        let d = msg.dim_mut(sym, Some(src));
+        let name = super::runtime::size_name(&src);
+        let d = msg.dim_mut(&name, Some(src));
         d.symbol = Some(sym.clone());
         d.range = d.range.or(range);
     }

@@ -145,30 +145,28 @@ pub fn read(lines: &[Line]) -> Message {
             }
         }
     }
-    // Replacements: a constant specializes the symbol, a symbol (or affine expression) relates it.
+    // Replacements: a constant specializes the symbol (a symbol or affine expression relates
+    // it: below, once the dimensions have names).
     for (a, rhs, reason) in &replaced {
         if let Some(v) = int_bound(rhs) {
             sym(a, &mut order);
             syms.entry(a.clone()).or_default().constant = Some((v, reason.clone()));
-        } else if is_symbol(rhs) {
-            if syms.get(a).is_some_and(|s| s.source.is_some()) {
-                msg.equalities.push((rhs.clone(), a.clone()));
-            }
-        } else if syms.get(a).is_some_and(|s| s.source.is_some()) {
-            msg.relations.push(crate::message::Relation {
-                name: a.clone(),
-                other: first_symbol(rhs).unwrap_or_default(),
-                expr: rhs.clone(),
-            });
         }
     }
-    // One dimension per backed symbol with a source, in the order the log created them.
+    // One dimension per backed symbol with a source, in the order the log created them, named
+    // from its source (`x_2`) as for a structured trace; guards keep torch's symbols (`s53`).
     for name in &order {
         let s = &syms[name];
         if s.unbacked || s.source.is_none() {
             continue;
         }
-        let d = msg.dim_mut(name, s.source.clone());
+        let dim_name = super::runtime::size_name(s.source.as_deref().unwrap_or(name));
+        let dim_name = if msg.dims.iter().any(|d| d.name == dim_name) {
+            format!("{dim_name}_{name}")
+        } else {
+            dim_name
+        };
+        let d = msg.dim_mut(&dim_name, s.source.clone());
         d.symbol = Some(name.clone());
         d.range = s.range;
         // A log lists every guard torch added.
@@ -176,6 +174,31 @@ pub fn read(lines: &[Line]) -> Message {
         if let Some((v, why)) = &s.constant {
             d.specialized = Some(*v);
             d.specialized_reason = (!why.is_empty()).then(|| why.clone());
+        }
+    }
+    let dim_of = |msg: &Message, sym: &str| {
+        msg.dims
+            .iter()
+            .find(|d| d.symbol.as_deref() == Some(sym))
+            .map(|d| d.name.clone())
+    };
+    for (a, rhs, _) in &replaced {
+        let Some(an) = dim_of(&msg, a) else { continue };
+        if is_symbol(rhs) {
+            if let Some(bn) = dim_of(&msg, rhs) {
+                msg.equalities.push((bn, an));
+            }
+        } else if int_bound(rhs).is_none() {
+            // `s1 = 2*s0 + 1`: the right-hand side over the dimensions' names.
+            let Some(other) = first_symbol(rhs).and_then(|o| dim_of(&msg, &o)) else {
+                continue;
+            };
+            let expr = rename_words(rhs, &|w: &str| dim_of(&msg, w));
+            msg.relations.push(crate::message::Relation {
+                name: an,
+                other,
+                expr,
+            });
         }
     }
     let source_of = |a: &str| syms.get(a).and_then(|s| s.source.clone());
@@ -259,7 +282,15 @@ pub(super) fn place_guard(
         [] => {}
         [one] => {
             let source = source_of(one);
-            let d = msg.dim_mut(one, source);
+            let name = msg
+                .dims
+                .iter()
+                .find(|d| {
+                    d.symbol.as_deref() == Some(one.as_str())
+                        || (source.is_some() && d.source == source)
+                })
+                .map_or_else(|| one.clone(), |d| d.name.clone());
+            let d = msg.dim_mut(&name, source);
             if !d.guards.iter().any(|x| x.text == g.text) {
                 d.guards.push(guard(over_sources));
             }
@@ -276,6 +307,26 @@ pub(super) fn place_guard(
 fn fact(expr: &str) -> &str {
     let e = expr.trim();
     e.strip_suffix(" == True").unwrap_or(e).trim()
+}
+
+/// `expr` with every identifier `w` for which `f(w)` is some name replaced by it.
+fn rename_words(expr: &str, f: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(expr.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        out.push_str(&f(word).unwrap_or_else(|| word.clone()));
+        word.clear();
+    };
+    for c in expr.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
 /// `s53`, `s0` (backed) or `u0` (unbacked) symbol names.
@@ -387,7 +438,11 @@ I1123 10:34:54.327000 20419 torch/fx/experimental/symbolic_shapes.py:8661] [0/0]
 ";
         let m = read(&clean::lines(log));
         let names: Vec<&str> = m.dims.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, ["s77", "s27", "s28"]);
+        assert_eq!(names, ["x_0", "x_1", "y_1"]);
+        assert_eq!(
+            rename_words("2*s0 + 1", &|w: &str| (w == "s0").then(|| "h".into())),
+            "2*h + 1"
+        );
         assert_eq!(m.dims[0].range, Some((2, 64)));
         assert_eq!(m.dims[2].range, Some((2, crate::message::SIZE_MAX)));
         assert_eq!(m.dims[1].specialized, Some(6));
@@ -395,7 +450,7 @@ I1123 10:34:54.327000 20419 torch/fx/experimental/symbolic_shapes.py:8661] [0/0]
             m.dims[1].specialized_reason.as_deref(),
             Some("range_refined_to_singleton")
         );
-        assert_eq!(m.equalities, vec![("s77".into(), "s28".into())]);
+        assert_eq!(m.equalities, vec![("x_0".into(), "y_1".into())]);
         assert_eq!(m.joint.len(), 1);
         assert_eq!(
             m.joint[0].expr.atoms().len(),

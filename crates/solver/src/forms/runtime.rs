@@ -27,22 +27,9 @@ pub fn read(lines: &[Line]) -> Result<Option<Message>, Error> {
     Ok(input_check(lines))
 }
 
-/// A friendly name for a size: `x.size()[2]` → `x_2`, `*args[0].shape[2]` → `args0_2`,
-/// `L['x'].size()[2]` → `x_2`.
+/// A readable name for a size: `x.size()[2]` → `x_2`, `*args[0].shape[2]` → `args_0_2`.
 pub fn size_name(source: &str) -> String {
-    let s = source.trim_start_matches('*');
-    let (base, idx) = match s
-        .rsplit_once(".size()[")
-        .or_else(|| s.rsplit_once(".shape["))
-    {
-        Some((b, i)) => (b, i.trim_end_matches(']')),
-        None => return crate::python::py_name(s),
-    };
-    let base = base
-        .strip_prefix("L['")
-        .and_then(|b| b.strip_suffix("']"))
-        .unwrap_or(base);
-    crate::python::py_name(&format!("{base}_{idx}"))
+    crate::trace::name_from_source(source).unwrap_or_else(|| crate::python::py_name(source))
 }
 
 fn guard_failed(lines: &[Line]) -> Option<Message> {

@@ -1,7 +1,7 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
-use crate::solver::report::{CheckReport, DimReport, Report, Status, VerifyReport};
+use dimguard::solver::report::{CheckReport, DimReport, Report, Status, VerifyReport};
 use std::fmt::Write;
 
 struct Style {
@@ -171,7 +171,7 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
             let described: Vec<String> = l
                 .ops
                 .iter()
-                .map(|op| match crate::solver::provenance::describe_op(op) {
+                .map(|op| match dimguard::solver::provenance::describe_op(op) {
                     Some(what) => format!("{op}: {what}"),
                     None => op.clone(),
                 })
@@ -188,7 +188,7 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
             "\n  {} in {}{ops}{whose}",
             st.bold(&format!(
                 "{}:{}",
-                crate::solver::provenance::short_file(&l.file),
+                dimguard::solver::provenance::short_file(&l.file),
                 l.line
             )),
             l.function
