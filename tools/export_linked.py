@@ -6,6 +6,7 @@ maxvit_t when they export with dynamic batch, H and W, and writes each program's
 every (batch, H, W) of the claimed box.
 
     /work/venvs/torch215/bin/python tools/export_linked.py [NAME ...]
+    /work/venvs/torch215/bin/python tools/export_linked.py --oracle-only NAME ...   # oracle again
 """
 import json
 import sys
@@ -255,30 +256,49 @@ def main(names):
         if any(r[1] is None for r in box):
             print(f"{name}: unbounded claimed range {box}: no brute force")
             continue
-        t0 = time.time()
-        passing = oracle(guards, box)
-        dt = time.time() - t0
-        total = (box[0][1] - box[0][0] + 1) * len(range(box[1][0], box[1][1] + 1, box[1][2])) * len(
-            range(box[2][0], box[2][1] + 1, box[2][2])
-        )
-        hw = sorted({(h, w) for _, h, w in passing})
-        rec = {
-            "model": name,
-            "torch": torch.__version__,
-            "guards": len(guards),
-            "box": {"batch": box[0], "h": box[1], "w": box[2]},
-            "claimed": total,
-            "passing": len(passing),
-            "hw_pairs": len(hw),
-            "batch_values": sorted({b for b, _, _ in passing}),
-            "h_values": sorted({h for _, h, _ in passing}),
-            "w_values": sorted({w for _, _, w in passing}),
-            "first_hw_pairs": hw[:20],
-            "brute_force_seconds": round(dt, 2),
-        }
-        (OUT / f"{name}.oracle.json").write_text(json.dumps(rec, indent=1) + "\n")
-        print(f"{name}: claimed {total}, pass {len(passing)} ({len(hw)} (H, W) pairs), brute force {dt:.1f}s")
+        write_oracle(name, guards, box, torch.__version__)
+
+
+def write_oracle(name, guards, box, version):
+    t0 = time.time()
+    passing = oracle(guards, box)
+    dt = time.time() - t0
+    total = (box[0][1] - box[0][0] + 1) * len(range(box[1][0], box[1][1] + 1, box[1][2])) * len(
+        range(box[2][0], box[2][1] + 1, box[2][2])
+    )
+    hw = sorted({(h, w) for _, h, w in passing})
+    batches = sorted({b for b, _, _ in passing})
+    rec = {
+        "model": name,
+        "torch": version,
+        "guards": len(guards),
+        "box": {"batch": box[0], "h": box[1], "w": box[2]},
+        "claimed": total,
+        "passing": len(passing),
+        # True when the passing tuples are exactly batch_values x hw_pairs_all.
+        "factors": len(passing) == len(batches) * len(hw),
+        "hw_pairs": len(hw),
+        "batch_values": batches,
+        "h_values": sorted({h for _, h, _ in passing}),
+        "w_values": sorted({w for _, _, w in passing}),
+        "hw_pairs_all": hw,
+        "brute_force_seconds": round(dt, 2),
+    }
+    (OUT / f"{name}.oracle.json").write_text(json.dumps(rec) + "\n")
+    print(f"{name}: claimed {total}, pass {len(passing)} ({len(hw)} (H, W) pairs), brute force {dt:.1f}s")
+
+
+def refresh(names):
+    """Recomputes the oracle files from the saved model.json and the recorded box."""
+    for name in names:
+        guards = json.loads((OUT / f"{name}.model.json").read_text()).get("guards_code") or []
+        old = json.loads((OUT / f"{name}.oracle.json").read_text())
+        box = (tuple(old["box"]["batch"]), tuple(old["box"]["h"]), tuple(old["box"]["w"]))
+        write_oracle(name, guards, box, old["torch"])
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or list(MODELS))
+    if sys.argv[1:2] == ["--oracle-only"]:
+        refresh(sys.argv[2:])
+    else:
+        main(sys.argv[1:] or list(MODELS))
