@@ -6,22 +6,18 @@
 //! relation with a positive integer coefficient — the only kind `torch.export.Dim` accepts), and
 //! solves each group exactly:
 //!
-//! * one root left: the guards become one-size guards of the root, solved by the periodic engine
-//!   (`engine.rs`), with the members' ranges turned into the root's range;
-//! * several roots: each root's own guards are solved exactly first; then, for each combination of
-//!   the values of all roots but the largest (at most [`JOINT_LIMIT`] combinations), the linking
-//!   guards become guards in the largest root alone, solved by the periodic engine: the cost does
-//!   not depend on the largest root's width (`h` in [2, 64] against `w` in [2, 2^62] is cheap).
-//!   Beyond the limit the group is reported undecided (Z3 proofs in `dimguard-prove` cover
-//!   wider boxes).
+//! * each root's own guards by the periodic engine (`engine.rs`), with the members' ranges turned
+//!   into the root's range; a guard outside its methods is asked to a validity oracle (Z3) before
+//!   it is called undecided ([`solve_group_with`]);
+//! * the guards linking several roots by the joint engine (`linked.rs`): the exact set of tuples
+//!   that pass, within a time budget; what it could not decide is returned as data.
 //!
-//! For several roots, a root's *accepted* set is the values that pass every linking guard for
-//! **every** value of the other roots' accepted sets: any product of `Dim`s chosen inside the
-//! accepted sets is then sound.
+//! Every guard ends with a [`Fate`]: solved, proved by Z3, or undecided with its reason.
 
 use crate::engine::{solve, Limits, Method, Outcome};
 use crate::linked::{solve_joint, Budget, JointSet, Tree};
 use crate::num::{self, Q};
+use crate::report::Undecided;
 use crate::types::{CmpOp, DimSet, Expr};
 use num_traits::{One, Signed, Zero};
 use std::collections::BTreeMap;
@@ -58,7 +54,7 @@ pub enum Fate {
     /// Not solvable in closed form over its range, but Z3 proved that every value passes.
     Proved,
     /// Not decided, with the reason (and Z3's answer when it was asked).
-    Undecided(String),
+    Undecided(Undecided),
 }
 
 /// Z3's answer to "does every point of this box pass these guards?".
@@ -86,7 +82,7 @@ pub struct Solved {
     /// linking guard, and the size of that product.
     pub joint_count: Option<(u128, u128)>,
     /// Why something is undecided.
-    pub undecided: Option<String>,
+    pub undecided: Option<Undecided>,
     /// Per root, the values neither proven to pass nor to fail (empty when all is decided).
     pub unsure: BTreeMap<String, DimSet>,
     /// For several roots: the exact joint set (see `linked.rs`).
@@ -386,13 +382,20 @@ pub fn solve_group_with(
                     match answer {
                         Some(BoxAnswer::Holds) => out.fates[i] = Fate::Proved,
                         other => {
-                            let why = match other {
-                                Some(BoxAnswer::Fails(x)) => format!(
-                                    "{reason}; Z3 found {} failing, so it is not true for every value",
+                            let z3 = match other {
+                                Some(BoxAnswer::Fails(x)) => Some(format!(
+                                    "Z3 found {} failing, so it is not true for every value",
                                     x.first().copied().unwrap_or_default()
-                                ),
-                                Some(BoxAnswer::Unknown(z)) => format!("{reason}; Z3: {z}"),
-                                _ => reason,
+                                )),
+                                Some(BoxAnswer::Unknown(z)) => Some(format!("Z3: {z}")),
+                                _ => None,
+                            };
+                            let why = match z3 {
+                                Some(z3) => Undecided::NotProved {
+                                    because: Box::new(reason),
+                                    z3,
+                                },
+                                None => reason,
                             };
                             out.undecided.get_or_insert_with(|| why.clone());
                             out.fates[i] = Fate::Undecided(why);
@@ -423,9 +426,8 @@ pub fn solve_group_with(
             }
         }
         for &i in &linking_idx {
-            out.fates[i] = Fate::Undecided(
-                "a size it mentions has an undecided guard of its own".to_string(),
-            );
+            let size = out.unsure.keys().next().cloned().unwrap_or_default();
+            out.fates[i] = Fate::Undecided(Undecided::Depends(size));
         }
         return out;
     }
@@ -448,27 +450,26 @@ pub fn solve_group_with(
                     out.fates[i] = Fate::Proved;
                 }
             }
-            other => {
-                let z = match other {
-                    BoxAnswer::Fails(pt) => format!("; Z3 found the failing tuple {pt:?}"),
-                    BoxAnswer::Unknown(z) => format!("; Z3: {z}"),
-                    BoxAnswer::Holds => String::new(),
-                };
-                let why = format!("{}{z}", u.reason);
+            BoxAnswer::Fails(pt) => {
+                let why = format!("{}; Z3 found the failing combination {pt:?}", u.reason);
+                js.undecided.as_mut().expect("undecided").reason = why;
+            }
+            BoxAnswer::Unknown(z) => {
+                let why = format!("{}; Z3: {z}", u.reason);
                 js.undecided.as_mut().expect("undecided").reason = why;
             }
         }
     }
     out.joint_count = Some((js.count(), js.box_count()));
     if let Some(u) = &js.undecided {
-        out.undecided = Some(format!(
-            "the guards linking {} were decided for part of the sizes only: {} ({} combinations left undecided)",
-            grp.roots.join(", "),
-            u.reason,
-            u.count
-        ));
+        let why = Undecided::Budget {
+            sizes: grp.roots.clone(),
+            limit: u.reason.clone(),
+            combinations: u.count,
+        };
+        out.undecided = Some(why.clone());
         for &i in &linking_idx {
-            out.fates[i] = Fate::Undecided(u.reason.clone());
+            out.fates[i] = Fate::Undecided(why.clone());
         }
         for (l, name) in js.sizes.iter().enumerate() {
             let unsure = if l == 0 {

@@ -24,8 +24,10 @@
 //! | [`message`] | reading a pasted PyTorch error message |
 //! | [`engine`] | exact solution set of one guard (periodic method, enumeration fallback) |
 //! | [`set`] | set algebra on [`DimSet`] |
-//! | [`suggest`] | maximal sound progressions and `Dim` code |
-//! | [`diagnose`] | the whole report for a message |
+//! | [`suggest`] | maximal sound progressions |
+//! | [`python`] | every piece of Python dimguard prints (`Dim` code, `dynamic_shapes`) |
+//! | [`diagnose`] | the whole diagnosis of a message |
+//! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
 
 pub mod compiled;
 pub mod diagnose;
@@ -37,6 +39,8 @@ pub mod linked;
 pub mod message;
 pub mod num;
 mod parse;
+pub mod python;
+pub mod report;
 pub mod set;
 pub mod spec;
 pub mod suggest;

@@ -898,7 +898,7 @@ impl Search<'_, '_> {
             }
             match solve(&h, name, &set, &self.budget.limits) {
                 Outcome::Solved { set: s, .. } => set = s,
-                Outcome::Undecided { reason } => return Err(Stop::Undecided(reason)),
+                Outcome::Undecided { reason } => return Err(Stop::Undecided(reason.to_string())),
             }
             if set.is_empty() {
                 break;
