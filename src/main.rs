@@ -146,14 +146,8 @@ fn check_cmd(model: &std::path::Path, json: bool, dot: Option<&PathBuf>, sizes: 
             }
         }
     }
-    // Z3 decides linked groups too wide to enumerate (products of unbounded sizes).
-    let z3 = |guards: &[&dimguard::solver::Expr], sets: &[(&str, &dimguard::solver::DimSet)]| {
-        match dimguard::prove::check_box(guards, sets, dimguard::prove::certify::TIMEOUT_MS) {
-            dimguard::prove::JointVerdict::Proved => Some(true),
-            dimguard::prove::JointVerdict::Refuted(_) => Some(false),
-            dimguard::prove::JointVerdict::Unknown(_) => None,
-        }
-    };
+    // Z3 decides guards outside the exact methods, and linked groups too wide to enumerate.
+    let z3 = dimguard::prove::box_prover(dimguard::prove::certify::TIMEOUT_MS);
     match dimguard::graph::check_with(&program, sizes, Some(&z3)) {
         Ok(report) => print_report(&report, json, render::check),
         Err(e) => {

@@ -366,7 +366,10 @@ pub fn solve_group_with(
         let mut unsure = DimSet::empty();
         for (i, g) in grp.guards.iter().enumerate() {
             let atoms = g.atoms();
-            if atoms.len() > 1 || atoms.iter().any(|a| **a != **root) || (atoms.is_empty() && *root != grp.roots[0]) {
+            if atoms.len() > 1
+                || atoms.iter().any(|a| **a != **root)
+                || (atoms.is_empty() && *root != grp.roots[0])
+            {
                 continue;
             }
             match solve(g, root, &set, limits) {
@@ -436,12 +439,8 @@ pub fn solve_group_with(
     if let (Some(u), Some(p)) = (&js.undecided, prover) {
         // Past the budget: Z3 may still prove that every combination passes.
         let refs: Vec<&Expr> = linking.iter().collect();
-        let sets: Vec<(&str, &DimSet)> = grp
-            .roots
-            .iter()
-            .map(|r| r.as_str())
-            .zip(&domains)
-            .collect();
+        let sets: Vec<(&str, &DimSet)> =
+            grp.roots.iter().map(|r| r.as_str()).zip(&domains).collect();
         match p(&refs, &sets) {
             BoxAnswer::Holds => {
                 js.tree = Tree::full(&js.domains);

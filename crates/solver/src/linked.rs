@@ -55,6 +55,9 @@ pub struct Budget {
     pub limits: Limits,
     /// Largest number of sub-problems the largest-box search examines.
     pub box_work: usize,
+    /// Largest estimated number of guard evaluations a search may start with; a plan above it
+    /// is not started (the whole box is reported undecided at once, for Z3 to try).
+    pub work: f64,
 }
 
 impl Default for Budget {
@@ -65,6 +68,7 @@ impl Default for Budget {
             inner_enumeration: 4096,
             limits: Limits::default(),
             box_work: 200_000,
+            work: 2e9,
         }
     }
 }
@@ -166,7 +170,12 @@ impl Tree {
         (out, complete)
     }
 
-    fn boxes_into(&self, prefix: &mut Vec<DimSet>, out: &mut Vec<Vec<DimSet>>, limit: usize) -> bool {
+    fn boxes_into(
+        &self,
+        prefix: &mut Vec<DimSet>,
+        out: &mut Vec<Vec<DimSet>>,
+        limit: usize,
+    ) -> bool {
         match self {
             Tree::Leaf(s) => {
                 if s.is_empty() {
@@ -298,25 +307,29 @@ fn inter(a: &DimSet, b: &DimSet) -> DimSet {
     a.intersect(b).unwrap_or_else(|_| {
         // The common period is too large for a closed form: intersect value by value over the
         // smaller set (sets this large are not built by the search).
-        let (small, big) = if a.count() <= b.count() { (a, b) } else { (b, a) };
+        let (small, big) = if a.count() <= b.count() {
+            (a, b)
+        } else {
+            (b, a)
+        };
         DimSet::from_values(small.iter().filter(|x| big.contains(*x)).take(1 << 22))
     })
 }
 
 fn union_all(parts: impl Iterator<Item = DimSet>) -> DimSet {
     parts.fold(DimSet::empty(), |acc, s| {
-        acc.union(&s).unwrap_or_else(|_| {
-            DimSet::from_values(acc.iter().chain(s.iter()).take(1 << 22))
-        })
+        acc.union(&s)
+            .unwrap_or_else(|_| DimSet::from_values(acc.iter().chain(s.iter()).take(1 << 22)))
     })
 }
 
 /// Adds `s -> c` to a group list, merging with an identical continuation.
 fn push_group(out: &mut Vec<(DimSet, Tree)>, s: DimSet, c: Tree) {
     if let Some(slot) = out.iter_mut().find(|(_, oc)| *oc == c) {
-        slot.0 = slot.0.union(&s).unwrap_or_else(|_| {
-            DimSet::from_values(slot.0.iter().chain(s.iter()).take(1 << 22))
-        });
+        slot.0 = slot
+            .0
+            .union(&s)
+            .unwrap_or_else(|_| DimSet::from_values(slot.0.iter().chain(s.iter()).take(1 << 22)));
     } else {
         out.push((s, c));
     }
@@ -498,11 +511,9 @@ impl Graph {
             Expr::FloorDiv(a, b) => Op::FloorDiv(self.num(a, vars)?, self.num(b, vars)?),
             Expr::Mod(a, b) => Op::Mod(self.num(a, vars)?, self.num(b, vars)?),
             Expr::Abs(a) => Op::Abs(self.num(a, vars)?),
-            Expr::Ite(c, a, b) if !a.is_bool() && !b.is_bool() => Op::Ite(
-                self.cond(c, vars)?,
-                self.num(a, vars)?,
-                self.num(b, vars)?,
-            ),
+            Expr::Ite(c, a, b) if !a.is_bool() && !b.is_bool() => {
+                Op::Ite(self.cond(c, vars)?, self.num(a, vars)?, self.num(b, vars)?)
+            }
             Expr::Pow(a, b) => match &**b {
                 Expr::Const(k) if k.is_integer() && (0..=8).contains(k.numer()) => {
                     let base = self.num(a, vars)?;
@@ -566,7 +577,11 @@ fn fmod(a: i128, b: i128) -> Result<i128, Fail> {
         return Err(Fail::Raises);
     }
     let r = a.checked_rem(b).ok_or(Fail::Overflow)?;
-    Ok(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
+    Ok(if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    })
 }
 
 impl<'g> Machine<'g> {
@@ -845,7 +860,12 @@ impl Search<'_, '_> {
         ))
     }
 
-    fn add_value(&mut self, groups: &mut Vec<(Acc, Tree)>, v: i128, child: Tree) -> Result<(), Stop> {
+    fn add_value(
+        &mut self,
+        groups: &mut Vec<(Acc, Tree)>,
+        v: i128,
+        child: Tree,
+    ) -> Result<(), Stop> {
         // The last few groups are compared first (neighbouring values usually share one).
         if let Some(slot) = groups.iter_mut().rev().take(64).find(|(_, c)| *c == child) {
             let before = slot.0.pieces();
@@ -912,7 +932,12 @@ impl Search<'_, '_> {
 /// own one-size guards already applied) under `guards`, within `budget`.
 ///
 /// Every guard must mention only sizes in `names`.
-pub fn solve_joint(names: &[String], domains: &[DimSet], guards: &[Expr], budget: &Budget) -> JointSet {
+pub fn solve_joint(
+    names: &[String],
+    domains: &[DimSet],
+    guards: &[Expr],
+    budget: &Budget,
+) -> JointSet {
     let start = Instant::now();
     let n = names.len();
     let mut graph = Graph::default();
@@ -937,13 +962,14 @@ pub fn solve_joint(names: &[String], domains: &[DimSet], guards: &[Expr], budget
         exact_guards: gs.iter().filter(|g| g.node.is_none()).count(),
         ..Stats::default()
     };
-    let done = |order: Vec<usize>, tree: Tree, undecided: Option<Undecided>, stats: Stats| JointSet {
-        sizes: order.iter().map(|&i| names[i].clone()).collect(),
-        domains: order.iter().map(|&i| domains[i].clone()).collect(),
-        tree,
-        undecided,
-        stats,
-    };
+    let done =
+        |order: Vec<usize>, tree: Tree, undecided: Option<Undecided>, stats: Stats| JointSet {
+            sizes: order.iter().map(|&i| names[i].clone()).collect(),
+            domains: order.iter().map(|&i| domains[i].clone()).collect(),
+            tree,
+            undecided,
+            stats,
+        };
     if domains.iter().any(DimSet::is_empty) || n == 0 {
         return done((0..n).collect(), Tree::empty(n), None, stats);
     }
@@ -973,7 +999,20 @@ pub fn solve_joint(names: &[String], domains: &[DimSet], guards: &[Expr], budget
             };
         }
     }
-    let order = plan(n, domains, &gs, budget);
+    let (order, cost) = plan(n, domains, &gs, budget);
+    if cost > budget.work {
+        let sides: Vec<DimSet> = order.iter().map(|&i| domains[i].clone()).collect();
+        let count = Tree::full(&sides).count();
+        let undecided = Some(Undecided {
+            reason: format!(
+                "enumerating them needs about {cost:.1e} guard evaluations, more than the {:.0e} dimguard starts",
+                budget.work
+            ),
+            sides,
+            count,
+        });
+        return done(order, Tree::empty(n), undecided, stats);
+    }
     let mut pos = vec![0usize; n];
     for (l, &i) in order.iter().enumerate() {
         pos[i] = l;
@@ -1034,26 +1073,21 @@ pub fn solve_joint(names: &[String], domains: &[DimSet], guards: &[Expr], budget
                     Ok(None)
                 }
             });
-            match step {
-                Ok(Some(child)) if !child.is_empty() => {
-                    if let Err(Stop::Budget(r) | Stop::Undecided(r)) = s.add_value(&mut groups, v, child) {
-                        let rest = dom.clip(v, i128::MAX);
-                        let mut sides = level_domains.clone();
-                        sides[0] = rest;
-                        let count = Tree::full(&sides).count();
-                        undecided = Some(Undecided { reason: r, sides, count });
-                        break;
-                    }
-                }
-                Ok(_) => {}
-                Err(Stop::Budget(r) | Stop::Undecided(r)) => {
-                    let rest = dom.clip(v, i128::MAX);
-                    let mut sides = level_domains.clone();
-                    sides[0] = rest;
-                    let count = Tree::full(&sides).count();
-                    undecided = Some(Undecided { reason: r, sides, count });
-                    break;
-                }
+            let outcome = match step {
+                Ok(Some(child)) if !child.is_empty() => s.add_value(&mut groups, v, child),
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
+            };
+            if let Err(Stop::Budget(reason) | Stop::Undecided(reason)) = outcome {
+                let mut sides = level_domains.clone();
+                sides[0] = dom.clip(v, i128::MAX);
+                let count = Tree::full(&sides).count();
+                undecided = Some(Undecided {
+                    reason,
+                    sides,
+                    count,
+                });
+                break;
             }
         }
         if let Some(u) = &undecided {
@@ -1073,8 +1107,8 @@ pub fn solve_joint(names: &[String], domains: &[DimSet], guards: &[Expr], budget
     done(order, tree, undecided, stats)
 }
 
-/// The order of the sizes with the least estimated work.
-fn plan(n: usize, domains: &[DimSet], gs: &[G], budget: &Budget) -> Vec<usize> {
+/// The order of the sizes with the least estimated work, and that work (guard evaluations).
+fn plan(n: usize, domains: &[DimSet], gs: &[G], budget: &Budget) -> (Vec<usize>, f64) {
     let mut best: Option<(f64, Vec<usize>)> = None;
     let mut perm: Vec<usize> = (0..n).collect();
     let mut consider = |order: &[usize]| {
@@ -1113,7 +1147,8 @@ fn plan(n: usize, domains: &[DimSet], gs: &[G], budget: &Budget) -> Vec<usize> {
         perm.sort_by_key(|&i| domains[i].count());
         consider(&perm);
     }
-    best.map(|(_, o)| o).unwrap_or_else(|| (0..n).collect())
+    best.map(|(c, o)| (o, c))
+        .unwrap_or_else(|| ((0..n).collect(), f64::INFINITY))
 }
 
 fn permutations(v: &mut Vec<usize>, k: usize, f: &mut impl FnMut(&[usize])) {
@@ -1222,7 +1257,11 @@ impl JointSet {
             )
         };
         let head = if linked.len() == 1 {
-            format!("{} is linked to {}", names[0], join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>()))
+            format!(
+                "{} is linked to {}",
+                names[0],
+                join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>())
+            )
         } else {
             format!("{} are linked", join_and(&names))
         };
@@ -1231,7 +1270,12 @@ impl JointSet {
             let sub = self.linked_tuples(&linked, 3);
             let listed: Vec<String> = sub
                 .iter()
-                .map(|t| t.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("x"))
+                .map(|t| {
+                    t.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join("x")
+                })
                 .collect();
             let advice = if tuples == 1 {
                 "export it static".to_string()
@@ -1331,8 +1375,8 @@ impl BoxSearch {
                     self.maximal = false;
                 }
                 let mut stack: Vec<(usize, Vec<usize>, Tree)> = Vec::new();
-                for i in 0..m {
-                    stack.push((i, vec![i], groups[i].1.clone()));
+                for (i, (_, c)) in groups.iter().enumerate() {
+                    stack.push((i, vec![i], c.clone()));
                 }
                 while let Some((last, chosen, t)) = stack.pop() {
                     if self.work > self.limit {
@@ -1341,7 +1385,9 @@ impl BoxSearch {
                     }
                     let union = union_all(chosen.iter().map(|&i| groups[i].0.clone()));
                     let rest_upper: u128 = union_all(
-                        (last + 1..m).chain(chosen.iter().copied()).map(|i| groups[i].0.clone()),
+                        (last + 1..m)
+                            .chain(chosen.iter().copied())
+                            .map(|i| groups[i].0.clone()),
                     )
                     .count();
                     let t_count = t.count();
@@ -1371,8 +1417,8 @@ impl BoxSearch {
                         }
                     }
                     if exhaustive {
-                        for j in last + 1..m {
-                            let t2 = t.intersect(&groups[j].1);
+                        for (j, (_, cj)) in groups.iter().enumerate().skip(last + 1) {
+                            let t2 = t.intersect(cj);
                             if !t2.is_empty() {
                                 let mut c2 = chosen.clone();
                                 c2.push(j);
@@ -1479,15 +1525,20 @@ mod tests {
     fn one_pair_for_every_batch_is_said_plainly() {
         // A conv-attention hybrid: 32x downsampling and a 7x7 position table.
         let n = names(&["b", "h", "w"]);
-        let gs = vec![g("(h // 32) * (w // 32) == 49"), g("h // 32 != 49 and w // 32 != 49")];
+        let gs = vec![
+            g("(h // 32) * (w // 32) == 49"),
+            g("h // 32 != 49 and w // 32 != 49"),
+        ];
         let doms = [
             DimSet::interval(1, 32),
             DimSet::progression(64, 2048, 32, 0),
             DimSet::progression(64, 2048, 32, 0),
         ];
         let js = solve_joint(&n, &doms, &gs, &Budget::default());
-        let labels: Vec<(String, String)> =
-            [("b", "x[0]"), ("h", "x[2]"), ("w", "x[3]")].iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        let labels: Vec<(String, String)> = [("b", "x[0]"), ("h", "x[2]"), ("w", "x[3]")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
         assert_eq!(
             js.summary(&labels),
             "x[2] and x[3] are linked: this program accepts 1 (x[2], x[3]) pair, 224x224, for x[0] in 1..32: export it static"
@@ -1519,6 +1570,7 @@ mod tests {
         let doms = [DimSet::interval(1, 1 << 40), DimSet::interval(1, 1 << 40)];
         let budget = Budget {
             time: Duration::from_millis(50),
+            work: f64::INFINITY,
             ..Budget::default()
         };
         let t0 = Instant::now();
@@ -1533,6 +1585,19 @@ mod tests {
             let t: Vec<i128> = n.iter().map(|s| t[js.level(s).unwrap()]).collect();
             assert!(holds_all(&gs, &n, &t));
         }
+    }
+
+    #[test]
+    fn a_hopeless_plan_is_not_started() {
+        let n = names(&["h", "w"]);
+        let gs = vec![g("(h * w) % 7 != 3")];
+        let doms = [DimSet::interval(1, 1 << 40), DimSet::interval(1, 1 << 40)];
+        let t0 = Instant::now();
+        let js = solve_joint(&n, &doms, &gs, &Budget::default());
+        assert!(t0.elapsed() < Duration::from_secs(1));
+        let u = js.undecided.as_ref().expect("undecided");
+        assert_eq!(u.count, 1u128 << 80);
+        assert!(u.reason.contains("guard evaluations"), "{}", u.reason);
     }
 
     #[test]
@@ -1561,7 +1626,10 @@ mod tests {
             5 => format!("(c * a) // {p} != {q}"),
             6 => format!("b % ((a + c) // {p} + 1) != {}", q % 3),
             7 => format!("max(a, c) - b != {q}"),
-            _ => format!("(a // {p}) * (b // {q}) == (b // {p}) * (a // {q}) or a + b > {}", p + q + 6),
+            _ => format!(
+                "(a // {p}) * (b // {q}) == (b // {p}) * (a // {q}) or a + b > {}",
+                p + q + 6
+            ),
         }
     }
 
