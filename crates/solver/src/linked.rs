@@ -35,7 +35,6 @@
 
 use crate::engine::{solve, Limits, Outcome};
 use crate::expr::Value;
-use crate::joint::substitute;
 use crate::suggest::{rank, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression, Segment};
 use std::collections::HashMap;
@@ -913,7 +912,7 @@ impl Search<'_, '_> {
             let mut h = g.expr.clone();
             for &o in &self.order[..k] {
                 if g.mask & (1 << o) != 0 {
-                    h = substitute(&h, &self.names[o], &Expr::int(self.m.vars[o]));
+                    h = h.substitute(&self.names[o], &Expr::int(self.m.vars[o]));
                 }
             }
             match solve(&h, name, &set, &self.budget.limits) {
