@@ -91,7 +91,6 @@ pub struct Solved {
     pub fates: Vec<Fate>,
 }
 
-
 /// For `lhs == rhs` linear in exactly two sizes, `(dependent, root, coef, offset)` with
 /// `dependent = coef * root + offset`, `coef` a positive integer and `offset` an integer.
 pub fn linear_relation(g: &Expr) -> Option<(String, String, i128, i128)> {
