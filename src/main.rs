@@ -88,9 +88,16 @@ enum Command {
     /// Benchmark the GPU normalization kernels (needs an NVIDIA GPU): time, GB/s and share of the
     /// device's copy bandwidth for each layer, shape and type.
     NormBench {
-        /// Timed runs per cell.
+        /// Runs captured per CUDA graph.
         #[arg(long, default_value_t = 20)]
         iters: usize,
+        /// Timed graph replays per cell (the median is reported).
+        #[arg(long, default_value_t = 15)]
+        samples: usize,
+        /// Also write one JSON line per cell here (the input of
+        /// tools/device/norm_bench_torch.py).
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
     },
     /// Check a dynamic_shapes spec against guards: sound (with a Z3 proof) or counterexamples, and
     /// the maximal sound spec.
@@ -234,8 +241,8 @@ fn profile_cmd(
     ExitCode::SUCCESS
 }
 
-fn norm_bench(iters: usize) -> ExitCode {
-    match dimguard::trt::norm::bench::print_table(iters) {
+fn norm_bench(iters: usize, samples: usize, json: Option<&std::path::Path>) -> ExitCode {
+    match dimguard::norm::bench::print_table(iters, samples, json) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("dimguard: {e} (norm-bench needs an NVIDIA GPU)");
@@ -246,7 +253,11 @@ fn norm_bench(iters: usize) -> ExitCode {
 
 fn run(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::NormBench { iters } => norm_bench(iters),
+        Command::NormBench {
+            iters,
+            samples,
+            json,
+        } => norm_bench(iters, samples, json.as_deref()),
         Command::Profile {
             source,
             dim,
