@@ -200,6 +200,30 @@ __device__ __forceinline__ void block_stats(float cnt, float sum, F sq, float* r
     warp_combine(n, mean, m2);
 }
 
+// A thread's strided values p[i], i = threadIdx.x * V + j * stride below len: their sum and
+// count, and their squared deviations from mu.
+template <int V>
+__device__ __forceinline__ void own_sum(const T* p, unsigned len, unsigned stride, float& sum, float& cnt) {
+    for (unsigned i = threadIdx.x * V; i < len; i += stride) {
+        float f[V];
+        ldr<V>(p + i).unpack(f);
+#pragma unroll
+        for (int q = 0; q < V; q++) sum += f[q];
+        cnt += V;
+    }
+}
+template <int V>
+__device__ __forceinline__ float own_sq(const T* p, unsigned len, unsigned stride, float mu) {
+    float s = 0.f;
+    for (unsigned i = threadIdx.x * V; i < len; i += stride) {
+        float f[V];
+        ldr<V>(p + i).unpack(f);
+#pragma unroll
+        for (int q = 0; q < V; q++) { float d = f[q] - mu; s += d * d; }
+    }
+    return s;
+}
+
 // ---- BatchNorm (inference): y = x * scale[c] + shift[c] ---------------------------------
 // c = (i / inner) % C. 16-byte accesses over the flat tensor whatever `inner` is: a vector
 // inside one channel takes one scale and shift, a vector across channels walks them element by
@@ -423,13 +447,7 @@ __device__ __forceinline__ void slab_body(const T* __restrict__ x, T* __restrict
         float sum = 0.f, cnt = 0.f;
         if (V == VEC) {
             asm volatile("cp.async.wait_group 0;" ::: "memory");
-            for (unsigned i = threadIdx.x * V; i < len; i += stride) {
-                float f[V];
-                ldr<V>(buf + i).unpack(f);
-#pragma unroll
-                for (int q = 0; q < V; q++) sum += f[q];
-                cnt += V;
-            }
+            own_sum<V>(buf, len, stride, sum, cnt);
         } else {
             // Scalar path: four loads in flight per thread, raw values to shared memory.
             for (unsigned base = threadIdx.x * V; base < len; base += 4 * stride) {
@@ -454,16 +472,7 @@ __device__ __forceinline__ void slab_body(const T* __restrict__ x, T* __restrict
             }
         }
         float n, mean, m2;
-        block_stats(cnt, sum, [&](float mu) {
-            float s = 0.f;
-            for (unsigned i = threadIdx.x * V; i < len; i += stride) {
-                float f[V];
-                ldr<V>(buf + i).unpack(f);
-#pragma unroll
-                for (int q = 0; q < V; q++) { float d = f[q] - mu; s += d * d; }
-            }
-            return s;
-        }, red, n, mean, m2);
+        block_stats(cnt, sum, [&](float mu) { return own_sq<V>(buf, len, stride, mu); }, red, n, mean, m2);
         float rstd;
         if (k > 1) {
             if (threadIdx.x == 0) {
@@ -548,26 +557,11 @@ __device__ __forceinline__ void partial_body(const T* __restrict__ x, float* __r
     const T* xs = x + (size_t)g * gs + lo;
     const unsigned stride = blockDim.x * V;
     float sum = 0.f, cnt = 0.f;
-    for (unsigned i = threadIdx.x * V; i < len; i += stride) {
-        float f[V];
-        ldr<V>(xs + i).unpack(f);
-#pragma unroll
-        for (int q = 0; q < V; q++) sum += f[q];
-        cnt += V;
-    }
+    own_sum<V>(xs, len, stride, sum, cnt);
     __shared__ float red[96];
     float n, mean, m2;
     // The second sweep re-reads the chunk (from L1/L2: 64 KiB or less per block).
-    block_stats(cnt, sum, [&](float m) {
-        float s = 0.f;
-        for (unsigned i = threadIdx.x * V; i < len; i += stride) {
-            float f[V];
-            ldr<V>(xs + i).unpack(f);
-#pragma unroll
-            for (int q = 0; q < V; q++) { float d = f[q] - m; s += d * d; }
-        }
-        return s;
-    }, red, n, mean, m2);
+    block_stats(cnt, sum, [&](float mu) { return own_sq<V>(xs, len, stride, mu); }, red, n, mean, m2);
     if (threadIdx.x == 0) { part[3 * blockIdx.x] = n; part[3 * blockIdx.x + 1] = mean; part[3 * blockIdx.x + 2] = m2; }
 }
 extern "C" __global__ void partial_s(const T* x, float* part, unsigned gs, unsigned chunk, unsigned chunks) { partial_body<1>(x, part, gs, chunk, chunks); }
