@@ -9,6 +9,7 @@
 //! * [`trt`] — TensorRT optimization profiles.
 //! * [`norm`] — normalization layers and their GPU kernels.
 
+pub mod html;
 pub mod profile_cli;
 
 pub use dimguard_graph as graph;

@@ -11,6 +11,7 @@ use dimguard_solver::num::{self, Q};
 use dimguard_solver::types::{CmpOp, Expr, RoundKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::ops::{Add, Mul};
 
 /// Known values while propagating.
 pub struct Env<'a> {
@@ -35,42 +36,6 @@ pub struct Inferred {
 
 fn b(e: Expr) -> Box<Expr> {
     Box::new(e)
-}
-
-fn add(a: Expr, c: Expr) -> Expr {
-    match (&a, &c) {
-        (Expr::Const(x), Expr::Const(y)) => num::add(x, y)
-            .map(Expr::Const)
-            .unwrap_or(Expr::Add(vec![a, c])),
-        (_, Expr::Const(y)) if *y == num::q(0) => a,
-        (Expr::Const(x), _) if *x == num::q(0) => c,
-        _ => Expr::Add(vec![a, c]),
-    }
-}
-
-fn mul(a: Expr, c: Expr) -> Expr {
-    match (&a, &c) {
-        (Expr::Const(x), Expr::Const(y)) => num::mul(x, y)
-            .map(Expr::Const)
-            .unwrap_or(Expr::Mul(vec![a, c])),
-        (_, Expr::Const(y)) if *y == num::q(1) => a,
-        (Expr::Const(x), _) if *x == num::q(1) => c,
-        _ => Expr::Mul(vec![a, c]),
-    }
-}
-
-fn floordiv(a: Expr, d: i128) -> Expr {
-    let folded = match &a {
-        Expr::Const(x) if x.is_integer() => num::int_floordiv(*x.numer(), d).ok(),
-        _ => None,
-    };
-    match folded {
-        Some(v) => Expr::int(v),
-        _ if d == 1 => a,
-        // Also a zero divisor (a malformed stride or factor): it stays symbolic, so evaluating
-        // the size reports the division by zero instead of a made-up value.
-        None => Expr::FloorDiv(b(a), b(Expr::int(d))),
-    }
 }
 
 fn int(n: i128) -> Expr {
@@ -173,18 +138,18 @@ fn broadcast(a: &[Expr], c: &[Expr], guards: &mut Vec<Expr>) -> Vec<Expr> {
 
 /// `floor((in + 2p - d(k-1) - 1 + extra) / s) + 1`.
 fn window(input: &Expr, k: i128, s: i128, p: i128, d: i128, ceil_mode: bool) -> Expr {
-    let num_ = add(input.clone(), int(2 * p - d * (k - 1) - 1));
+    let num_ = Expr::add(input.clone(), int(2 * p - d * (k - 1) - 1));
     if !ceil_mode {
-        return add(floordiv(num_, s), int(1));
+        return Expr::add(Expr::floordiv(num_, s), int(1));
     }
     // PyTorch's pooling_output_shape: ceil, then drop the last window if it starts in padding.
-    let out = add(floordiv(add(num_, int(s - 1)), s), int(1));
+    let out = Expr::add(Expr::floordiv(Expr::add(num_, int(s - 1)), s), int(1));
     let starts_in_pad = Expr::Cmp(
         CmpOp::Ge,
-        b(mul(int(s), add(out.clone(), int(-1)))),
-        b(add(input.clone(), int(p))),
+        b(Expr::mul(int(s), Expr::add(out.clone(), int(-1)))),
+        b(Expr::add(input.clone(), int(p))),
     );
-    Expr::Ite(b(starts_in_pad), b(add(out.clone(), int(-1))), b(out))
+    Expr::Ite(b(starts_in_pad), b(Expr::add(out.clone(), int(-1))), b(out))
 }
 
 fn list_or(a: Option<Vec<Expr>>, n: usize, default: i128) -> Vec<i128> {
@@ -244,12 +209,12 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
                 .get(1)
                 .and_then(|i| a.symint_value(i.arg.get("as_sym_int").unwrap_or(&i.arg)));
             let v = match (op, y) {
-                ("add", Some(y)) => add(x, y),
-                ("sub", Some(y)) => add(x, mul(int(-1), y)),
-                ("mul", Some(y)) => mul(x, y),
+                ("add", Some(y)) => Expr::add(x, y),
+                ("sub", Some(y)) => Expr::add(x, Expr::mul(int(-1), y)),
+                ("mul", Some(y)) => Expr::mul(x, y),
                 ("floordiv", Some(y)) => Expr::FloorDiv(b(x), b(y)),
                 ("mod", Some(y)) => Expr::Mod(b(x), b(y)),
-                ("neg", None) => mul(int(-1), x),
+                ("neg", None) => Expr::mul(int(-1), x),
                 _ => return None,
             };
             out.symints.push((symint_output(node)?, v));
@@ -453,19 +418,19 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             let st = norm_dim(a.const_int("start_dim", 1).unwrap_or(0), x.len())?;
             let en = norm_dim(a.const_int("end_dim", 2).unwrap_or(-1), x.len())?;
             let mut s = x[..st].to_vec();
-            s.push(x[st..=en].iter().cloned().reduce(mul)?);
+            s.push(x[st..=en].iter().cloned().reduce(Expr::mul)?);
             s.extend(x[en + 1..].iter().cloned());
             out.tensors = one_tensor(s);
         }
         "view" | "reshape" | "_unsafe_view" | "expand" => {
             let x = a.tensor("self", 0)?;
             let target = a.ints("size", 1).or_else(|| a.ints("shape", 1))?;
-            let numel = x.iter().cloned().reduce(mul).unwrap_or(int(1));
+            let numel = x.iter().cloned().reduce(Expr::mul).unwrap_or(int(1));
             let known = target
                 .iter()
                 .filter(|e| **e != int(-1))
                 .cloned()
-                .reduce(mul)
+                .reduce(Expr::mul)
                 .unwrap_or(int(1));
             let s: Vec<Expr> = target
                 .iter()
@@ -549,7 +514,7 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
                         // Negative indices count from the end; then clamp to [0, size].
                         let wrapped = Expr::Ite(
                             b(Expr::Cmp(CmpOp::Lt, b(e.clone()), b(int(0)))),
-                            b(add(e.clone(), size.clone())),
+                            b(Expr::add(e.clone(), size.clone())),
                             b(e),
                         );
                         Expr::Min(vec![Expr::Max(vec![wrapped, int(0)]), size.clone()])
@@ -558,7 +523,7 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             };
             let start = clamp(a.int("start", 2), int(0));
             let end = clamp(a.int("end", 3), size.clone());
-            let len = Expr::Max(vec![add(end, mul(int(-1), start)), int(0)]);
+            let len = Expr::Max(vec![Expr::add(end, Expr::mul(int(-1), start)), int(0)]);
             let mut s = x.clone();
             s[d] = Expr::Round(RoundKind::Ceil, b(Expr::TrueDiv(b(len), b(int(step)))));
             out.tensors = one_tensor(s);
@@ -577,7 +542,7 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
                 .iter()
                 .filter(|x| !x.is_empty())
                 .map(|x| x[d].clone())
-                .reduce(add)?;
+                .reduce(Expr::add)?;
             for other in shapes.iter().skip(1).filter(|x| !x.is_empty()) {
                 for (i, (p, q)) in first.iter().zip(other.iter()).enumerate() {
                     if i != d && p != q {
@@ -604,13 +569,13 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
             let n = x.len();
             let mut s = x.clone();
             if op == "pixel_shuffle" {
-                s[n - 3] = floordiv(x[n - 3].clone(), r * r);
-                s[n - 2] = mul(int(r), x[n - 2].clone());
-                s[n - 1] = mul(int(r), x[n - 1].clone());
+                s[n - 3] = Expr::floordiv(x[n - 3].clone(), r * r);
+                s[n - 2] = Expr::mul(int(r), x[n - 2].clone());
+                s[n - 1] = Expr::mul(int(r), x[n - 1].clone());
             } else {
-                s[n - 3] = mul(int(r * r), x[n - 3].clone());
-                s[n - 2] = floordiv(x[n - 2].clone(), r);
-                s[n - 1] = floordiv(x[n - 1].clone(), r);
+                s[n - 3] = Expr::mul(int(r * r), x[n - 3].clone());
+                s[n - 2] = Expr::floordiv(x[n - 2].clone(), r);
+                s[n - 1] = Expr::floordiv(x[n - 1].clone(), r);
             }
             out.tensors = one_tensor(s);
         }
@@ -669,7 +634,10 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
                     };
                     // Equal parts, the last one holding the rest.
                     let mut v = vec![size.clone(); count.saturating_sub(1)];
-                    v.push(add(n.clone(), mul(int(-(count as i128 - 1)), size)));
+                    v.push(Expr::add(
+                        n.clone(),
+                        Expr::mul(int(-(count as i128 - 1)), size),
+                    ));
                     v
                 }
             };
@@ -712,7 +680,7 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
                     if i < pad {
                         r.clone()
                     } else {
-                        mul(x[i - pad].clone(), r.clone())
+                        Expr::mul(x[i - pad].clone(), r.clone())
                     }
                 })
                 .collect();
@@ -727,7 +695,7 @@ pub fn infer(node: &crate::program::Node, env: &Env) -> Option<Inferred> {
                 _ => (int(0), a.int("end", 0)?),
             };
             let step = a.const_int("step", 2).unwrap_or(1);
-            let len = add(end, mul(int(-1), start));
+            let len = Expr::add(end, Expr::mul(int(-1), start));
             out.tensors = one_tensor(vec![Expr::Round(
                 RoundKind::Ceil,
                 b(Expr::TrueDiv(b(len), b(int(step)))),
