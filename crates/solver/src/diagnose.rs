@@ -164,6 +164,15 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
     out
 }
 
+/// Whether a dimension takes part in an equality or relation (then the group answers for it).
+fn in_relation(msg: &Message, name: &str) -> bool {
+    msg.equalities.iter().any(|(a, b)| a == name || b == name)
+        || msg
+            .relations
+            .iter()
+            .any(|r| r.name == name || r.other == name)
+}
+
 /// The size a dimension stands for in guards: its source, else its name.
 fn var_of(d: &DimEntry) -> String {
     d.source.clone().unwrap_or_else(|| d.name.clone())
@@ -349,6 +358,22 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
         if let Some(e) = &d.inferred_equal {
             r.advice.push(format!(
                 "torch inferred {} to equal {e}: express it as that derived dim",
+                d.name
+            ));
+        }
+        if d.every_guard && d.range.is_some() && !in_relation(msg, &d.name) {
+            // The input lists every guard (a trace): with none, every value of the range passes.
+            r.feasible = Some(Feasible::from(&domain));
+            let p = Progression {
+                lo,
+                hi,
+                modulus: 1,
+                residue: 0,
+            };
+            r.suggestions
+                .extend(suggestion(&p, &[], &var, &d.name, Proof::Periodic));
+            r.advice.push(format!(
+                "no guard restricts {}: every size in {lo}..{hi} passes",
                 d.name
             ));
         }
