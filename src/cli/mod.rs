@@ -202,13 +202,7 @@ fn check(
             .map_err(|e| io(format!("cannot write {}: {e}", path.display())))?;
     }
     // Z3 decides linked groups too wide to enumerate (products of unbounded sizes).
-    let z3 = |guards: &[&dimguard::solver::Expr], sets: &[(&str, &dimguard::solver::DimSet)]| {
-        match dimguard::prove::check_box(guards, sets, dimguard::prove::certify::TIMEOUT_MS) {
-            dimguard::prove::JointVerdict::Proved => Some(true),
-            dimguard::prove::JointVerdict::Refuted(_) => Some(false),
-            dimguard::prove::JointVerdict::Unknown(_) => None,
-        }
-    };
+    let z3 = dimguard::prove::box_prover(dimguard::prove::certify::TIMEOUT_MS);
     let report = dimguard::graph::check_with(&program, sizes, Some(&z3)).map_err(bad_input)?;
     write_html(&report, html, model)?;
     print_report(&report, json, render::check);

@@ -49,7 +49,7 @@ impl Value {
         }
     }
 
-    fn truth(self) -> Result<bool, EvalError> {
+    pub(crate) fn truth(self) -> Result<bool, EvalError> {
         match self {
             Value::Bool(b) => Ok(b),
             // Python truthiness of a number, as in `if x % 2:`.
