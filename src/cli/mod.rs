@@ -111,12 +111,20 @@ enum Command {
         #[arg(long, value_name = "NAME:SHAPE")]
         select: Vec<String>,
     },
-    /// Benchmark the GPU normalization kernels (needs an NVIDIA GPU): time, GB/s and share of the
-    /// device's copy bandwidth for each layer, shape and type.
+    /// Benchmark the GPU normalization kernels (needs an NVIDIA GPU): time and share of the
+    /// device's copy bandwidth for each layer, shape, type and parameter kind, timed through CUDA
+    /// graphs (docs/NORM.md, docs/PERFORMANCE.md).
     NormBench {
-        /// Timed runs per cell.
+        /// Runs captured per CUDA graph.
         #[arg(long, default_value_t = 20)]
         iters: usize,
+        /// Timed graph replays per cell (the median is reported).
+        #[arg(long, default_value_t = 15)]
+        samples: usize,
+        /// Also write one JSON line per cell here (the input of
+        /// tools/device/norm_bench_torch.py, which times PyTorch eager and torch.compile).
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
     },
     /// Check a dynamic_shapes spec against guards: sound (with a Z3 proof) or counterexamples, and
     /// the maximal sound spec.
@@ -138,7 +146,11 @@ enum Command {
 /// Runs the command line.
 pub fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::NormBench { iters } => dimguard::trt::norm::bench::print_table(iters)
+        Command::NormBench {
+            iters,
+            samples,
+            json,
+        } => dimguard::norm::bench::print_table(iters, samples, json.as_deref())
             .map_err(|e| bad_input(format!("{e} (norm-bench needs an NVIDIA GPU)"))),
         Command::Profile {
             source,
