@@ -44,6 +44,10 @@ pub struct Group {
     pub roots: Vec<String>,
     /// Guards rewritten over the roots.
     pub guards: Vec<Expr>,
+    /// For each guard, its index in the guards passed to [`group`].
+    pub origin: Vec<usize>,
+    /// Indices (in the guards passed to [`group`]) of the linear equalities substituted away.
+    pub relations: Vec<usize>,
 }
 
 /// What happened to one guard of a group.
@@ -144,6 +148,8 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
     }
     // Substitute relations one at a time (each removes one size).
     let mut rest: Vec<Expr> = guards.to_vec();
+    let mut origin: Vec<usize> = (0..guards.len()).collect();
+    let mut relations: Vec<(usize, String)> = Vec::new();
     let mut members: BTreeMap<String, Member> = order
         .iter()
         .map(|s| {
@@ -164,6 +170,7 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
         .find_map(|(i, g)| linear_relation(g).map(|r| (i, r)))
     {
         rest.remove(idx);
+        relations.push((origin.remove(idx), root.clone()));
         let with = Expr::Add(vec![
             Expr::Mul(vec![Expr::int(k), Expr::sym(&root)]),
             Expr::int(off),
@@ -210,6 +217,8 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
                 members: vec![],
                 roots: vec![],
                 guards: vec![],
+                origin: vec![],
+                relations: vec![],
             });
             groups.len() - 1
         });
@@ -219,13 +228,21 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
         }
         grp.members.push(members[s].clone());
     }
-    for g in rest {
+    for (g, o) in rest.into_iter().zip(origin) {
         let Some(a) = g.atoms().into_iter().next() else {
             continue;
         };
         let top = find(&mut parent, &a);
         if let Some(&gi) = index.get(&top) {
             groups[gi].guards.push(g);
+            groups[gi].origin.push(o);
+        }
+    }
+    for (i, root) in relations {
+        let r = members.get(&root).map_or(root.clone(), |m| m.root.clone());
+        let top = find(&mut parent, &r);
+        if let Some(&gi) = index.get(&top) {
+            groups[gi].relations.push(i);
         }
     }
     groups
