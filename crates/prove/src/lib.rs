@@ -169,6 +169,19 @@ pub fn box_prover(timeout_ms: u32) -> impl Fn(&[&Expr], &[(&str, &DimSet)]) -> B
 /// Whether every member of `set` (a set of values of the size `var`) satisfies every guard.
 ///
 /// With `want > 0`, a refutation lists up to `want` failing members, smallest first.
+///
+/// ```
+/// use dimguard_prove::{check_set, Verdict};
+/// use dimguard_solver::{parse_guard, DimSet};
+///
+/// let g = parse_guard("Eq(Mod(((s0 - 1)//4) - 1, 2), 0)").unwrap();
+/// // Every 64*k + 8 up to 2^62 passes: a proof over 2^56 values.
+/// let sound = DimSet::progression(8, 1 << 62, 64, 8);
+/// assert_eq!(check_set(&[&g], "s0", &sound, 0, 5_000), Verdict::Proved);
+/// // Multiples of 4 do not: Z3 finds the real failing sizes, smallest first.
+/// let unsound = DimSet::progression(8, 1 << 62, 4, 0);
+/// assert_eq!(check_set(&[&g], "s0", &unsound, 2, 5_000), Verdict::Refuted(vec![12, 20]));
+/// ```
 pub fn check_set(
     guards: &[&Expr],
     var: &str,

@@ -32,6 +32,20 @@ pub struct Options {
 }
 
 /// Reads and diagnoses a message or a structured trace ([`read`]).
+///
+/// ```
+/// use dimguard_solver::diagnose::{diagnose_text, Options};
+///
+/// let text = "Constraints violated (_2)!\n  - Not all values of _2 = L['image1'].size()[2] in the \
+///     specified range 135 <= _2 <= 2160 satisfy the generated guard \
+///     Eq(Mod(((L['image1'].size()[2] - 1)//4) - 1, 2), 0).";
+/// let report = diagnose_text(text, &Options::default()).unwrap();
+/// let d = &report.dims[0];
+/// assert_eq!(d.feasible.as_ref().unwrap().count, 1014); // h mod 8 in {0, 5, 6, 7}
+/// let best = &d.suggestions[0]; // one residue class: the largest single Dim
+/// assert_eq!((best.modulus, best.count), (8, 254));
+/// assert!(report.dynamic_shapes.contains("dynamic_shapes = {\"image1\": {2: _2}}"));
+/// ```
 pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
     let mut opts = opts.clone();
     let (msg, form) = read(text, &mut opts)?;
