@@ -437,7 +437,11 @@ pub fn check(r: &CheckReport, color: bool) -> String {
         match &d.accepted {
             Some(a) => {
                 let rejected = d.claimed.count.saturating_sub(a.count + unsure);
-                let linked = d.for_every_partner.is_some();
+                // Really linked: some size passes with one partner and fails with another.
+                let linked = d
+                    .for_every_partner
+                    .as_ref()
+                    .is_some_and(|f| f.count != a.count);
                 let verdict = if rejected == 0 && unsure == 0 {
                     st.green(&format!("all {} claimed sizes", a.count))
                 } else if rejected == 0 {
