@@ -568,17 +568,32 @@ pub fn check(r: &CheckReport, color: bool) -> String {
         counts("undecided"),
         counts("unparsed"),
     );
+    // Undecided guards grouped by reason: the reason once, then the guards (abbreviated).
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
     for g in r.guards.iter().filter(|g| g.fate == "undecided") {
+        let why = g.reason.as_deref().unwrap_or("?");
+        match reasons.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, v)) => v.push(&g.guard),
+            None => reasons.push((why, vec![&g.guard])),
+        }
+    }
+    for (why, gs) in &reasons {
         row(
             &mut out,
             "undecided",
             &st.yellow(&format!(
-                "{}: {}",
-                abbreviate(&g.guard, 100),
-                g.reason.as_deref().unwrap_or("?")
+                "{} guard{}: {why}",
+                gs.len(),
+                if gs.len() == 1 { "" } else { "s" }
             )),
             &st,
         );
+        for g in gs.iter().take(3) {
+            row(&mut out, "", &abbreviate(g, 100), &st);
+        }
+        if gs.len() > 3 {
+            row(&mut out, "", &format!("and {} more (all in --json)", gs.len() - 3), &st);
+        }
     }
     let p = &r.propagation;
     let _ = writeln!(

@@ -261,6 +261,10 @@ fn root_range(grp: &Group, root: &str, ranges: &BTreeMap<String, (i128, i128)>) 
     (lo, hi)
 }
 
+/// Values at the start of a range enumerated exactly when Z3 refutes a guard over the whole
+/// range: Z3 is then asked about the values past them.
+pub const HEAD: i128 = 1 << 16;
+
 /// Solves a group exactly within the members' ranges.
 pub fn solve_group(
     grp: &Group,
@@ -323,8 +327,30 @@ pub fn solve_group_with(
                 }
                 Outcome::Undecided { reason } => {
                     let answer = prover.map(|p| p(&[g], &[(root.as_str(), &set)]));
+                    // Failing somewhere over a range too wide to enumerate: enumerate the first
+                    // values exactly and ask Z3 about the rest.
+                    let split = match (&answer, prover, set.min()) {
+                        (Some(BoxAnswer::Fails(_)), Some(p), Some(lo)) => {
+                            let cut = lo.saturating_add(HEAD);
+                            let head = set.clip(lo, cut);
+                            let tail = set.clip(cut.saturating_add(1), i128::MAX);
+                            match solve(g, root, &head, limits) {
+                                Outcome::Solved { set: h, .. }
+                                    if p(&[g], &[(root.as_str(), &tail)]) == BoxAnswer::Holds =>
+                                {
+                                    h.union(&tail).ok()
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
                     match answer {
                         Some(BoxAnswer::Holds) => out.fates[i] = Fate::Proved,
+                        _ if split.is_some() => {
+                            out.fates[i] = Fate::Proved;
+                            set = split.expect("split");
+                        }
                         other => {
                             let z3 = match other {
                                 Some(BoxAnswer::Fails(x)) => Some(format!(
@@ -361,6 +387,7 @@ pub fn solve_group_with(
         return out;
     }
     if !out.unsure.is_empty() {
+        let culprit = out.unsure.keys().next().cloned().unwrap_or_default();
         // Nothing is proven for any root of the group while one of them is unsure.
         for r in &grp.roots {
             if let Some(a) = out.accepted.get_mut(r) {
@@ -370,8 +397,7 @@ pub fn solve_group_with(
             }
         }
         for &i in &linking_idx {
-            let size = out.unsure.keys().next().cloned().unwrap_or_default();
-            out.fates[i] = Fate::Undecided(Undecided::Depends(size));
+            out.fates[i] = Fate::Undecided(Undecided::Depends(culprit.clone()));
         }
         return out;
     }
