@@ -678,7 +678,12 @@ pub fn check(r: &CheckReport, color: bool) -> String {
             row(&mut out, "", &abbreviate(g, 100), &st);
         }
         if gs.len() > 3 {
-            row(&mut out, "", &format!("and {} more (all in --json)", gs.len() - 3), &st);
+            row(
+                &mut out,
+                "",
+                &format!("and {} more (all in --json)", gs.len() - 3),
+                &st,
+            );
         }
     }
     let p = &r.propagation;
