@@ -51,8 +51,13 @@ fn real(t: &Term) -> Result<Real, EncodeError> {
     match t {
         Term::I(i) => Ok(i.to_real()),
         Term::R(r) => Ok(r.clone()),
-        Term::B(_) => Err(EncodeError::Unsupported("a boolean used as a number")),
+        Term::B(b) => Ok(bool_int(b).to_real()),
     }
+}
+
+/// Python's `bool` is an `int`: `True` is 1 and `False` is 0 in arithmetic.
+fn bool_int(b: &Bool) -> Int {
+    b.ite(&Int::from_i64(1), &Int::from_i64(0))
 }
 
 fn floor_int(r: &Real) -> Int {
@@ -66,10 +71,15 @@ impl Encoder {
     }
 
     /// The Z3 integer standing for the size `name`.
+    ///
+    /// Z3 symbols are C strings: a size's text may hold any character (a NUL byte from a
+    /// corrupted paste included), so the Z3 constant is named by its index (`v0`, `v1`, ...) and
+    /// the map keeps the text.
     pub fn var(&mut self, name: &str) -> Int {
+        let next = self.vars.len();
         self.vars
             .entry(name.to_string())
-            .or_insert_with(|| Int::new_const(name))
+            .or_insert_with(|| Int::new_const(format!("v{next}")))
             .clone()
     }
 
@@ -91,9 +101,10 @@ impl Encoder {
         }
     }
 
+    /// A numeric term; a boolean becomes 0 or 1, as in Python (`-(a != b)`, `(c) + 0`).
     fn int_or_real(&mut self, e: &Expr) -> Result<Term, EncodeError> {
         match self.term(e)? {
-            Term::B(_) => Err(EncodeError::Unsupported("a boolean used as a number")),
+            Term::B(b) => Ok(Term::I(bool_int(&b))),
             t => Ok(t),
         }
     }

@@ -54,9 +54,20 @@ impl Compiled {
     /// The guard's truth at `x`: the fast path when it decides, else the exact evaluator.
     /// A value where the guard raises or overflows does not hold (as [`Expr::holds_at`]).
     pub fn holds(this: Option<&Compiled>, guard: &Expr, var: &str, x: i128) -> bool {
+        matches!(Compiled::truth_or_eval(this, guard, var, x), Ok(true))
+    }
+
+    /// The guard's truth at `x`, or why it has none (see [`Expr::truth_at`]): the fast path
+    /// when it decides, else the exact evaluator.
+    pub fn truth_or_eval(
+        this: Option<&Compiled>,
+        guard: &Expr,
+        var: &str,
+        x: i128,
+    ) -> Result<bool, crate::expr::EvalError> {
         match this.and_then(|c| c.truth(x)) {
-            Some(t) => t,
-            None => guard.holds_at(var, x),
+            Some(t) => Ok(t),
+            None => guard.truth_at(var, x),
         }
     }
 

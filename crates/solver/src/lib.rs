@@ -27,6 +27,7 @@
 //! | [`suggest`] | maximal sound progressions and `Dim` code |
 //! | [`diagnose`] | the whole report for a message |
 
+pub mod budget;
 pub mod compiled;
 pub mod diagnose;
 pub mod engine;
