@@ -330,7 +330,13 @@ fn verify_cmd(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Exi
             return ExitCode::from(2);
         }
     };
-    let spec = dimguard::solver::spec::read(&s);
+    let spec = match dimguard::solver::spec::read(&s) {
+        Ok(spec) => spec,
+        Err(e) => {
+            eprintln!("dimguard: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if spec.dims.is_empty() {
         eprintln!(
             "dimguard: the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`"

@@ -339,6 +339,11 @@ impl Builder<'_> {
                 self.push(Op::Select)?;
                 Some(Frac { den: l })
             }
+            // Python's bool is an int: a condition in arithmetic is 0 or 1.
+            e if e.is_bool() => {
+                self.cond(e)?;
+                Some(Frac { den: 1 })
+            }
             _ => None,
         }
     }
@@ -362,6 +367,8 @@ mod tests {
             "x % (x - 1) == 0",
             "0.25 * x + 1.5 >= x // 3",
             "(x / 4) % 2 == 1.5",
+            "-(1 % x != 0)",
+            "(x % 3 == 0) * 2 + (x > 50) == 2",
         ] {
             let e = parse_guard(g).unwrap();
             let c = Compiled::new(&e, x).unwrap_or_else(|| panic!("{g} compiles"));

@@ -182,7 +182,7 @@ pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> Result<DimSet, Str
     let mut seen: u32 = 0;
     let mut visit = |x: i128| -> Result<(), String> {
         seen = seen.wrapping_add(1);
-        if seen % 4096 == 0 {
+        if seen % 64 == 0 {
             if let Some(e) = budget::expired() {
                 return Err(e.reason());
             }

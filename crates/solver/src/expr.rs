@@ -117,14 +117,26 @@ fn fits(v: BigQ) -> ArithResult<BigQ> {
     }
 }
 
+/// Integer results skip `Ratio`'s gcd normalization (a binary gcd against 1 costs quadratic
+/// time in the bits of a big integer).
+fn both_int(a: &BigQ, b: &BigQ) -> bool {
+    a.is_integer() && b.is_integer()
+}
+
 impl Exact for BigQ {
     fn from_q(q: &Q) -> BigQ {
         BigQ::new_raw(BigInt::from(*q.numer()), BigInt::from(*q.denom()))
     }
     fn plus(&self, o: &BigQ) -> ArithResult<BigQ> {
+        if both_int(self, o) {
+            return fits(BigQ::from_integer(self.numer() + o.numer()));
+        }
         fits(self + o)
     }
     fn times(&self, o: &BigQ) -> ArithResult<BigQ> {
+        if both_int(self, o) {
+            return fits(BigQ::from_integer(self.numer() * o.numer()));
+        }
         fits(self * o)
     }
     fn over(&self, o: &BigQ) -> ArithResult<BigQ> {
@@ -134,9 +146,21 @@ impl Exact for BigQ {
         fits(self / o)
     }
     fn fdiv(&self, o: &BigQ) -> ArithResult<BigQ> {
+        if both_int(self, o) {
+            if Zero::is_zero(o.numer()) {
+                return Err(ArithError::DivisionByZero);
+            }
+            return Ok(BigQ::from_integer(self.numer().div_floor(o.numer())));
+        }
         Ok(self.over(o)?.floor())
     }
     fn fmod(&self, o: &BigQ) -> ArithResult<BigQ> {
+        if both_int(self, o) {
+            if Zero::is_zero(o.numer()) {
+                return Err(ArithError::DivisionByZero);
+            }
+            return Ok(BigQ::from_integer(self.numer().mod_floor(o.numer())));
+        }
         let fq = self.fdiv(o)?;
         fits(self - o * fq)
     }
@@ -177,7 +201,11 @@ impl Exact for BigQ {
         if !trivial && bits.saturating_mul(m as u64) > MAX_BITS {
             return Err(ArithError::Overflow.into());
         }
-        let p = num_traits::pow(self.clone(), m as usize);
+        let p = if self.is_integer() {
+            BigQ::from_integer(num_traits::pow(self.numer().clone(), m as usize))
+        } else {
+            num_traits::pow(self.clone(), m as usize)
+        };
         Ok(if e.is_negative() { p.recip() } else { p })
     }
     fn zero(&self) -> bool {
