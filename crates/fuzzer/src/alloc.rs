@@ -20,7 +20,8 @@ static NOTE: Mutex<String> = Mutex::new(String::new());
 fn grow(n: usize) {
     let now = LIVE.fetch_add(n, Ordering::Relaxed) + n;
     PEAK.fetch_max(now, Ordering::Relaxed);
-    if now > LIMIT.load(Ordering::Relaxed) && !ABORTING.load(Ordering::Relaxed) {
+    if now > LIMIT.load(Ordering::Relaxed) && !ABORTING.swap(true, Ordering::Relaxed) {
+        // Formatting below allocates: `ABORTING` is already set, so it is not checked again.
         abort_with(&format!(
             "OVER-BUDGET ALLOCATION: {} MiB live, past the limit of {} MiB",
             now >> 20,

@@ -46,14 +46,15 @@ struct Opts {
     root: PathBuf,
     progress: u64,
     slow_ms: u64,
+    print: bool,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: dimguard-fuzzer [--execs N] [--seed S] [--from N] [--time-ms T] [--grace-ms G] [--mem-mb M] [--findings DIR] [--root REPO] [--progress N] [--slow-ms N]\n\
+        "usage: dimguard-fuzzer [--execs N] [--seed S] [--from N] [--time-ms T] [--grace-ms G] [--mem-mb M] [--findings DIR] [--root REPO] [--progress N] [--slow-ms N] [--print]\n\
          Runs N executions (default 10000) of seed S (default: the current time) under a per-execution\n\
          time budget of T ms (default 500; a hang is T + G ms, G default 5000) and a memory limit of M MiB\n\
-         (default 1024). Exits 1 when anything was found."
+         (default 1024). Exits 1 when anything was found. --print writes the inputs instead of running them."
     );
     std::process::exit(2)
 }
@@ -72,6 +73,7 @@ fn parse_opts() -> Opts {
         root: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
         progress: 0,
         slow_ms: 0,
+        print: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -91,6 +93,11 @@ fn parse_opts() -> Opts {
             "--mem-mb" => o.mem_mb = num(val()) as usize,
             "--progress" => o.progress = num(val()),
             "--slow-ms" => o.slow_ms = num(val()),
+            "--print" => {
+                o.print = true;
+                i += 1;
+                continue;
+            }
             "--findings" => o.findings = PathBuf::from(val()),
             "--root" => o.root = PathBuf::from(val()),
             _ => usage(),
@@ -220,6 +227,10 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
             draw(&mut src, seeds, exec)
         };
         counts[kind as usize] += 1;
+        if opts.print {
+            println!("{}", input.describe());
+            continue;
+        }
         alloc::set_current(&format!(
             "exec {exec} (reproduce: --seed {} --from {exec} --execs 1)\n{}",
             opts.seed,
