@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use dimguard::render;
 use dimguard::solver::diagnose::{self, Options};
-use dimguard::solver::{message, Error};
+use dimguard::solver::Error;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,7 +31,8 @@ enum Z3Mode {
 enum Command {
     /// Read a torch.export dynamic-shape error and print the exact valid sizes and sound Dim specs.
     Diagnose {
-        /// File with the error text (a whole traceback is fine); `-` or nothing reads stdin.
+        /// File with the error text (a whole traceback is fine), or a structured trace
+        /// (`TORCH_TRACE=DIR`: the directory or one of its files); `-` or nothing reads stdin.
         file: Option<PathBuf>,
         /// Print JSON (see CONTRACT.md) instead of the human report.
         #[arg(long)]
@@ -47,6 +48,10 @@ enum Command {
         /// Time limit for one Z3 query, in milliseconds.
         #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
         z3_timeout_ms: u32,
+        /// Also write the report as one self-contained HTML page (plots of the accepted sizes,
+        /// guards by source line, the spec with a copy button).
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
     /// versus what it claims, a corrected spec, and shape-propagation findings.
@@ -62,6 +67,9 @@ enum Command {
         /// Also list every symbolic intermediate size with its exact values.
         #[arg(long)]
         sizes: bool,
+        /// Also write the report as one self-contained HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
     /// TensorRT optimization profiles whose every min/opt/max shape the program accepts.
     Profile {
@@ -124,7 +132,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn check_cmd(model: &std::path::Path, json: bool, dot: Option<&PathBuf>, sizes: bool) -> ExitCode {
+fn check_cmd(
+    model: &std::path::Path,
+    json: bool,
+    dot: Option<&PathBuf>,
+    sizes: bool,
+    html: Option<&PathBuf>,
+) -> ExitCode {
     let program = match dimguard::graph::load(model) {
         Ok(p) => p,
         Err(e) => {
@@ -155,7 +169,13 @@ fn check_cmd(model: &std::path::Path, json: bool, dot: Option<&PathBuf>, sizes: 
         }
     };
     match dimguard::graph::check_with(&program, sizes, Some(&z3)) {
-        Ok(report) => print_report(&report, json, render::check),
+        Ok(report) => {
+            if let Err(e) = write_html(&report, html, model) {
+                eprintln!("dimguard: {e}");
+                return ExitCode::from(1);
+            }
+            print_report(&report, json, render::check)
+        }
         Err(e) => {
             eprintln!("dimguard: {e}");
             ExitCode::from(2)
@@ -260,7 +280,8 @@ fn run(cli: Cli) -> ExitCode {
             json,
             dot,
             sizes,
-        } => check_cmd(&model, json, dot.as_ref(), sizes),
+            html,
+        } => check_cmd(&model, json, dot.as_ref(), sizes, html.as_ref()),
         Command::Verify {
             guards,
             spec,
@@ -273,6 +294,7 @@ fn run(cli: Cli) -> ExitCode {
             example,
             z3,
             z3_timeout_ms,
+            html,
         } => {
             let text = match read_input(file.as_ref()) {
                 Ok(t) => t,
@@ -288,12 +310,14 @@ fn run(cli: Cli) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let opts = Options {
+            let mut opts = Options {
                 examples,
                 ..Options::default()
             };
-            let result = message::read(&text).map(|msg| {
+            let read = diagnose::read(&text, &mut opts);
+            let result = read.map(|(msg, form)| {
                 let mut report = diagnose::diagnose(&msg, &opts);
+                report.form = form;
                 let mode = match z3 {
                     Z3Mode::Auto => Some(dimguard::prove::Mode::Auto),
                     Z3Mode::Always => Some(dimguard::prove::Mode::Always),
@@ -305,7 +329,16 @@ fn run(cli: Cli) -> ExitCode {
                 report
             });
             match result {
-                Ok(report) => print_report(&report, json, render::human),
+                Ok(report) => {
+                    let input = file
+                        .clone()
+                        .unwrap_or_else(|| PathBuf::from("standard input"));
+                    if let Err(e) = write_html(&report, html.as_ref(), &input) {
+                        eprintln!("dimguard: {e}");
+                        return ExitCode::from(1);
+                    }
+                    print_report(&report, json, render::human)
+                }
                 Err(e) => {
                     eprintln!("dimguard: {}", describe_error(&e));
                     ExitCode::from(2)
@@ -351,6 +384,22 @@ fn verify_cmd(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Exi
     print_report(&report, json, render::verify)
 }
 
+/// Writes `report` as an HTML page to `path`, when given; `input` names what was read.
+fn write_html<R: serde::Serialize>(
+    report: &R,
+    path: Option<&PathBuf>,
+    input: &std::path::Path,
+) -> Result<(), String> {
+    let Some(path) = path else { return Ok(()) };
+    let value = serde_json::to_value(report).map_err(|e| format!("report to JSON: {e}"))?;
+    let title = input.file_name().map_or_else(
+        || input.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    std::fs::write(path, dimguard::html::render(&value, &title))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// Prints a report as the contract's JSON or, for people, through `human` (in colour when stdout
 /// is a terminal and `NO_COLOR` is unset).
 fn print_report<R: serde::Serialize>(
@@ -373,6 +422,27 @@ fn print_report<R: serde::Serialize>(
 fn read_input(file: Option<&PathBuf>) -> Result<String, String> {
     let mut buf = Vec::new();
     match file {
+        Some(p) if p.is_dir() => {
+            // A TORCH_TRACE directory: every file in it (one per process), in name order.
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| format!("cannot read {}: {e}", p.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file())
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(format!(
+                    "{} is an empty directory (expected the files TORCH_TRACE=DIR writes)",
+                    p.display()
+                ));
+            }
+            for f in files {
+                buf.extend(
+                    std::fs::read(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?,
+                );
+                buf.push(b'\n');
+            }
+        }
         Some(p) if p.as_os_str() != "-" => {
             buf = std::fs::read(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
         }

@@ -272,3 +272,54 @@ fn missing_metadata_is_filled_in() {
         assert!(dimguard::graph::graph::agree(&w.expr(), e, &ranges, &BTreeMap::new()).is_ok());
     }
 }
+
+/// A size related to another by `b == a + c` is printed as a derived dim with its sign
+/// (`x_0 - 1`, `x_0 + 2`), never `1*x_0 + -1` (the printing bug `check` had before `python.rs`).
+#[test]
+fn related_sizes_print_as_derived_dims_with_signs() {
+    for (guard, derived) in [
+        ("L['x'].size()[1] == L['x'].size()[0] - 1", "1: x_0 - 1"),
+        ("L['x'].size()[1] == L['x'].size()[0] + 2", "1: x_0 + 2"),
+        ("L['x'].size()[1] == 2*L['x'].size()[0] - 1", "1: 2*x_0 - 1"),
+    ] {
+        let mut p = load(&fixture("linear_testmod")).unwrap();
+        p.guards_code = vec![guard.to_string()];
+        let r = check(&p, false).unwrap();
+        let last = r.dynamic_shapes.lines().last().unwrap();
+        assert!(
+            last.starts_with("dynamic_shapes = ") && last.contains(derived),
+            "{guard}: {last}"
+        );
+        assert!(!r.dynamic_shapes.contains("1*x") && !r.dynamic_shapes.contains("+ -"));
+    }
+}
+
+/// A malformed program (found by fuzzing: a rank-0 `linear` weight) is a clear error naming the
+/// node, from `check` and from the CLI (exit code 2), never a panic.
+#[test]
+fn a_malformed_node_is_an_error_naming_it() {
+    let text = std::fs::read_to_string(fixture("linear_testmod")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["graph_module"]["graph"]["tensor_values"]["p_l1_weight"]["sizes"] = serde_json::json!([]);
+    let dir = std::env::temp_dir().join(format!("dimguard-malformed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("model.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let err = check(&load(&path).unwrap(), false).unwrap_err();
+    assert!(
+        matches!(err, Error::Shape(ref e) if e.node == "linear"),
+        "{err}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dimguard"))
+        .args(["check", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr
+            .contains("node `linear` (torch.ops.aten.linear.default): `weight` has 0 dimension(s)"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

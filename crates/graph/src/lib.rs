@@ -7,7 +7,7 @@
 //! | module | concept |
 //! |---|---|
 //! | [`program`] | the archive and its serde types |
-//! | [`shapes`] | one shape function per operator |
+//! | [`shapes`] | shape rules: a short dispatch and one module per operator family |
 //! | [`graph`] | the petgraph graph, propagation, comparison with recorded sizes, DOT |
 //! | [`check`] | claimed versus accepted sizes, corrected spec, ranges of every size |
 
@@ -16,6 +16,7 @@ pub mod graph;
 pub mod program;
 pub mod shapes;
 
-pub use check::{check, check_with, BoxProver, CheckReport};
+pub use check::{check, check_with, BoxProver};
+pub use dimguard_solver::report::CheckReport;
 pub use graph::ProgramGraph;
 pub use program::{load, Error, Program};

@@ -27,6 +27,7 @@ use crate::budget;
 use crate::compiled::Compiled;
 use crate::expr::{pow_values, EvalError};
 use crate::num::{self, ArithError, Q};
+use crate::report::{NotPeriodic, Undecided};
 use crate::set::Run;
 use crate::types::{CmpOp, DimSet, Expr, RoundKind};
 use num_integer::Integer;
@@ -74,7 +75,7 @@ pub enum Method {
         /// How many values were evaluated.
         values: u128,
         /// Why the periodic method did not apply.
-        because: String,
+        because: NotPeriodic,
     },
 }
 
@@ -90,8 +91,8 @@ pub enum Outcome {
     },
     /// Neither method applies within the limits.
     Undecided {
-        /// Why, in words a user can act on.
-        reason: String,
+        /// Why (its `Display` is in words a user can act on).
+        reason: Undecided,
     },
 }
 
@@ -111,11 +112,13 @@ impl Outcome {
 /// would reject that size.
 pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outcome {
     if let Some(e) = budget::expired() {
-        return Outcome::Undecided { reason: e.reason() };
+        return Outcome::Undecided {
+            reason: Undecided::Exhausted(e),
+        };
     }
     if let Some(other) = guard.atoms().into_iter().find(|a| &**a != var) {
         return Outcome::Undecided {
-            reason: format!("the guard also depends on `{other}`; a single size cannot decide it"),
+            reason: Undecided::OtherSize(other.to_string()),
         };
     }
     let (Some(lo), Some(hi)) = (domain.min(), domain.max()) else {
@@ -138,26 +141,31 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
         Ok((set, period)) => {
             return match set.intersect(domain) {
                 Ok(set) if set.segments().len() > budget::pieces() => Outcome::Undecided {
-                    reason: budget::too_many_pieces().reason(),
+                    reason: Undecided::Exhausted(budget::too_many_pieces()),
                 },
                 Ok(set) => Outcome::Solved {
                     set,
                     method: Method::Periodic { period },
                 },
                 Err(e) => Outcome::Undecided {
-                    reason: e.to_string(),
+                    reason: Undecided::Exact(e),
                 },
             }
         }
-        Err(Fail::Budget(e)) => return Outcome::Undecided { reason: e.reason() },
-        Err(f) => f.describe(),
+        Err(Fail::Budget(e)) => {
+            return Outcome::Undecided {
+                reason: Undecided::Exhausted(e),
+            }
+        }
+        Err(f) => f.reason(),
     };
     if n > limits.enumeration {
         return Outcome::Undecided {
-            reason: format!(
-                "{because}; the range holds {n} values, more than the {} dimguard evaluates one by one",
-                limits.enumeration
-            ),
+            reason: Undecided::TooManyValues {
+                because,
+                values: n,
+                limit: limits.enumeration,
+            },
         };
     }
     match enumerate(guard, var, domain) {
@@ -174,26 +182,26 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
 /// A value where the guard raises (a division by zero) does not pass. Errors — with the reason to
 /// report as undecided — when a value overflows even big-integer evaluation ([`crate::expr::MAX_BITS`]),
 /// when the set would have more pieces than the budget allows, or when the time budget runs out.
-pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> Result<DimSet, String> {
+pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> Result<DimSet, Undecided> {
     let fast = Compiled::new(guard, var);
     let max_runs = budget::pieces();
     let mut runs: Vec<Run> = Vec::new();
     let mut open: Option<Run> = None;
     let mut seen: u32 = 0;
-    let mut visit = |x: i128| -> Result<(), String> {
+    let mut visit = |x: i128| -> Result<(), Undecided> {
         seen = seen.wrapping_add(1);
         if seen % 64 == 0 {
             if let Some(e) = budget::expired() {
-                return Err(e.reason());
+                return Err(Undecided::Exhausted(e));
             }
         }
         let holds = match Compiled::truth_or_eval(fast.as_ref(), guard, var, x) {
             Ok(t) => t,
             Err(EvalError::Arith(ArithError::Overflow)) => {
-                return Err(format!(
-                    "overflow: at {x} an intermediate value of the guard exceeds {} bits",
-                    crate::expr::MAX_BITS
-                ))
+                return Err(Undecided::Overflow {
+                    at: x,
+                    bits: crate::expr::MAX_BITS,
+                })
             }
             // Python raises: the run-time check rejects the value.
             Err(_) => false,
@@ -204,7 +212,7 @@ pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> Result<DimSet, Str
                 _ => {
                     if let Some(r) = open.take() {
                         if runs.len() >= max_runs {
-                            return Err(budget::too_many_pieces().reason());
+                            return Err(Undecided::Exhausted(budget::too_many_pieces()));
                         }
                         runs.push(r);
                     }
@@ -280,19 +288,15 @@ impl From<ArithError> for Fail {
 }
 
 impl Fail {
-    fn describe(&self) -> String {
-        match self {
-            Fail::Period(_) => "internal: period request escaped".into(),
-            Fail::NotQuasiAffine(what) => format!("the guard is not quasi-affine ({what})"),
-            Fail::Arith(e) => format!("exact evaluation failed ({e})"),
-            Fail::Undefined(what) => {
-                format!("the guard is undefined on part of the range ({what})")
-            }
-            Fail::PeriodLimit(p) => {
-                format!("the guard needs a period of at least {p}, above the limit")
-            }
-            Fail::Pieces => "the guard splits into too many affine pieces".into(),
-            Fail::Budget(e) => e.reason(),
+    /// The reason reported to users (a period request never escapes the periodic method).
+    fn reason(&self) -> NotPeriodic {
+        match *self {
+            Fail::Period(p) | Fail::PeriodLimit(p) => NotPeriodic::PeriodLimit(p),
+            Fail::NotQuasiAffine(what) => NotPeriodic::NotQuasiAffine(what),
+            Fail::Arith(e) => NotPeriodic::Arith(e),
+            Fail::Undefined(what) => NotPeriodic::Undefined(what),
+            Fail::Pieces => NotPeriodic::Pieces,
+            Fail::Budget(e) => NotPeriodic::Exhausted(e),
         }
     }
 }

@@ -22,11 +22,15 @@
 //! | [`types`] | the data types: [`Expr`], [`DimSet`], [`Progression`] |
 //! | `parse` / [`syntax`] | Python-expression parser; each guard syntax's vocabulary |
 //! | [`message`] | reading a pasted PyTorch error message |
+//! | [`trace`] / [`provenance`] | reading a `TORCH_TRACE` structured trace; the user line of a guard |
 //! | [`engine`] | exact solution set of one guard (periodic method, enumeration fallback) |
 //! | [`set`] | set algebra on [`DimSet`] |
-//! | [`suggest`] | maximal sound progressions and `Dim` code |
-//! | [`diagnose`] | the whole report for a message |
+//! | [`suggest`] | maximal sound progressions |
+//! | [`python`] | every piece of Python dimguard prints (`Dim` code, `dynamic_shapes`) |
+//! | [`diagnose`] | the whole diagnosis of a message |
+//! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
 
+pub mod algebra;
 pub mod budget;
 pub mod compiled;
 pub mod diagnose;
@@ -37,10 +41,14 @@ pub mod joint;
 pub mod message;
 pub mod num;
 mod parse;
+pub mod provenance;
+pub mod python;
+pub mod report;
 pub mod set;
 pub mod spec;
 pub mod suggest;
 pub mod syntax;
+pub mod trace;
 pub mod types;
 
 pub use engine::{solve, Limits, Method, Outcome};

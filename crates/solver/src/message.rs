@@ -46,6 +46,9 @@ pub struct Message {
     pub data_dependent: Vec<Guard>,
     /// Lines that looked like constraint bullets but were not understood (kept for the report).
     pub unrecognized: Vec<String>,
+    /// Guards over several sizes, kept with their provenance (a structured trace records them;
+    /// linear equalities among them are also in `equalities` / `relations`).
+    pub joint: Vec<Guard>,
 }
 
 /// One dimension named by the message.
@@ -75,6 +78,8 @@ pub struct Guard {
     pub text: String,
     /// The parsed guard.
     pub expr: Expr,
+    /// Where the guard comes from in the user's code, when the input says.
+    pub provenance: Option<crate::provenance::Provenance>,
 }
 
 /// `name = expr` relating two dimensions.
@@ -139,6 +144,7 @@ pub fn read(text: &str) -> Result<Message, Error> {
         fixes: vec![],
         data_dependent: vec![],
         unrecognized: vec![],
+        joint: vec![],
     };
     read_data_dependent(&lines, &mut msg)?;
     let (items, fix_lines) = items(&lines);
@@ -180,6 +186,7 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
         msg.data_dependent.push(Guard {
             text: text.to_string(),
             expr,
+            provenance: None,
         });
     }
     Ok(())
@@ -453,6 +460,7 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
             d.guards.push(Guard {
                 text: guard_text.to_string(),
                 expr,
+                provenance: None,
             });
         }
         return Ok(());
