@@ -148,7 +148,7 @@ fn seeds(root: &Path) -> Seeds {
         }
     }
     // Small programs first: most mutations go to them (they are fast to check).
-    programs.sort_by_key(|(_, v)| v.to_string().len());
+    programs.sort_by_cached_key(|(_, v)| v.to_string().len());
     Seeds { messages, programs }
 }
 

@@ -13,7 +13,7 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 /// The piece bound when no budget was entered.
-pub const DEFAULT_PIECES: usize = 250_000;
+pub const DEFAULT_PIECES: usize = 20_000;
 
 /// The limits one command works within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
