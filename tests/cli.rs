@@ -347,3 +347,26 @@ fn check_follows_the_contract() {
     assert_eq!(code, 2);
     assert!(err.contains("not an exported program"), "{err}");
 }
+
+/// A malformed program (a rank-0 `linear` weight, found by fuzzing) exits with code 2 and a
+/// message naming the node, not a panic (exit code 70).
+#[test]
+fn a_malformed_program_is_exit_code_2_naming_the_node() {
+    let fixture = format!(
+        "{}/tests/data/pt2/linear_testmod.model.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    v["graph_module"]["graph"]["tensor_values"]["p_l1_weight"]["sizes"] = serde_json::json!([]);
+    let dir = std::env::temp_dir().join(format!("dimguard-malformed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("model.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let (code, _, err) = run(&["check", path.to_str().unwrap()], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("node `linear` (torch.ops.aten.linear.default): `weight` has 0 dimension(s)"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

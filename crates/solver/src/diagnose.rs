@@ -32,6 +32,20 @@ pub struct Options {
 }
 
 /// Reads and diagnoses a message or a structured trace ([`read`]).
+///
+/// ```
+/// use dimguard_solver::diagnose::{diagnose_text, Options};
+///
+/// let text = "Constraints violated (_2)!\n  - Not all values of _2 = L['image1'].size()[2] in the \
+///     specified range 135 <= _2 <= 2160 satisfy the generated guard \
+///     Eq(Mod(((L['image1'].size()[2] - 1)//4) - 1, 2), 0).";
+/// let report = diagnose_text(text, &Options::default()).unwrap();
+/// let d = &report.dims[0];
+/// assert_eq!(d.feasible.as_ref().unwrap().count, 1014); // h mod 8 in {0, 5, 6, 7}
+/// let best = &d.suggestions[0]; // one residue class: the largest single Dim
+/// assert_eq!((best.modulus, best.count), (8, 254));
+/// assert!(report.dynamic_shapes.contains("dynamic_shapes = {\"image1\": {2: _2}}"));
+/// ```
 pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
     let mut opts = opts.clone();
     let (msg, form) = read(text, &mut opts)?;
@@ -162,6 +176,15 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
         }
     }
     out
+}
+
+/// Whether a dimension takes part in an equality or relation (then the group answers for it).
+fn in_relation(msg: &Message, name: &str) -> bool {
+    msg.equalities.iter().any(|(a, b)| a == name || b == name)
+        || msg
+            .relations
+            .iter()
+            .any(|r| r.name == name || r.other == name)
 }
 
 /// The size a dimension stands for in guards: its source, else its name.
@@ -349,6 +372,22 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
         if let Some(e) = &d.inferred_equal {
             r.advice.push(format!(
                 "torch inferred {} to equal {e}: express it as that derived dim",
+                d.name
+            ));
+        }
+        if d.every_guard && d.range.is_some() && !in_relation(msg, &d.name) {
+            // The input lists every guard (a trace): with none, every value of the range passes.
+            r.feasible = Some(Feasible::from(&domain));
+            let p = Progression {
+                lo,
+                hi,
+                modulus: 1,
+                residue: 0,
+            };
+            r.suggestions
+                .extend(suggestion(&p, &[], &var, &d.name, Proof::Periodic));
+            r.advice.push(format!(
+                "no guard restricts {}: every size in {lo}..{hi} passes",
                 d.name
             ));
         }

@@ -229,7 +229,7 @@ impl<N: Exact> Val<N> {
         }
     }
 
-    fn truth(self) -> Result<bool, EvalError> {
+    pub(crate) fn truth(self) -> Result<bool, EvalError> {
         match self {
             Val::Bool(b) => Ok(b),
             // Python truthiness of a number, as in `if x % 2:`.
@@ -260,18 +260,6 @@ impl CmpOp {
             CmpOp::Le => ord != Greater,
             CmpOp::Gt => ord == Greater,
             CmpOp::Ge => ord != Less,
-        }
-    }
-
-    /// The comparison that holds exactly when this one does not.
-    pub fn negate(self) -> CmpOp {
-        match self {
-            CmpOp::Eq => CmpOp::Ne,
-            CmpOp::Ne => CmpOp::Eq,
-            CmpOp::Lt => CmpOp::Ge,
-            CmpOp::Le => CmpOp::Gt,
-            CmpOp::Gt => CmpOp::Le,
-            CmpOp::Ge => CmpOp::Lt,
         }
     }
 

@@ -38,6 +38,7 @@ pub mod engine;
 pub mod error;
 pub mod expr;
 pub mod joint;
+pub mod linked;
 pub mod message;
 pub mod num;
 mod parse;

@@ -69,6 +69,9 @@ pub struct DimEntry {
     /// Whether torch forced the specialization because it could not solve the guards
     /// ("Specializations unexpectedly required"), rather than the code using a constant.
     pub forced: bool,
+    /// Whether the input lists every guard on the dimension (a structured trace does; an error
+    /// message lists only the failing ones): then no guard means every value of the range passes.
+    pub every_guard: bool,
 }
 
 /// A guard as printed, and parsed.
@@ -659,6 +662,7 @@ fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a 
                 specialized: None,
                 inferred_equal: None,
                 forced: false,
+                every_guard: false,
             });
             msg.dims.len() - 1
         }

@@ -145,15 +145,25 @@ pub enum Undecided {
         /// The most values evaluated one by one.
         limit: u128,
     },
-    /// Guards linking several sizes need too many combinations of the smaller ones.
-    TooManyCombinations {
+    /// The joint search over linked sizes stopped before deciding every combination (its time
+    /// budget or its memory cap); the decided part is exact.
+    Budget {
         /// The linked sizes.
         sizes: Vec<String>,
-        /// Combinations needed.
+        /// Which limit.
+        limit: String,
+        /// Combinations left undecided.
         combinations: u128,
-        /// The most combinations enumerated.
-        limit: u128,
     },
+    /// Outside every exact method, and Z3 did not prove that every value passes.
+    NotProved {
+        /// Why the exact methods do not apply.
+        because: Box<Undecided>,
+        /// What Z3 said: a failing value, or why it could not decide.
+        z3: String,
+    },
+    /// A size the guard mentions has an undecided guard of its own.
+    Depends(String),
     /// A work budget of the command ran out (`--time-budget`, `--output-budget`): the answer is
     /// partial.
     Exhausted(crate::budget::Exhausted),
@@ -183,14 +193,19 @@ impl fmt::Display for Undecided {
                 f,
                 "{because}; the range holds {values} values, more than the {limit} dimguard evaluates one by one"
             ),
-            Undecided::TooManyCombinations {
+            Undecided::Budget {
                 sizes,
-                combinations,
                 limit,
+                combinations,
             } => write!(
                 f,
-                "the guards linking {} need {combinations} combinations of the smaller sizes, more than the {limit} dimguard enumerates",
+                "the guards linking {} were decided for part of the sizes only: {limit} ({combinations} combinations left undecided)",
                 sizes.join(", ")
+            ),
+            Undecided::NotProved { because, z3 } => write!(f, "{because}; {z3}"),
+            Undecided::Depends(size) => write!(
+                f,
+                "`{size}` has an undecided guard of its own, so the guards linking it are not decided"
             ),
             Undecided::Exhausted(e) => f.write_str(&e.reason()),
             Undecided::Overflow { at, bits } => write!(

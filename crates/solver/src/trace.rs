@@ -426,6 +426,7 @@ impl Trace {
                         .map(|p| p.value),
                     inferred_equal: None,
                     forced: false,
+                    every_guard: true,
                 })
                 .collect(),
             equalities: vec![],
@@ -599,6 +600,25 @@ mod tests {
         assert!(t.symbols.is_empty());
         assert_eq!(t.skipped.len(), 1);
         assert_eq!(parse_vr("[-int_oo, int_oo]"), Ok((0, SIZE_MAX)));
+    }
+
+    #[test]
+    fn a_size_without_guards_accepts_its_whole_range() {
+        let text = rec(
+            r#"{"create_symbol": {"symbol": "s5", "val": "256", "vr": "[96, 1024]", "source": "L['x'].size()[2]"}}"#,
+        );
+        let opts = &mut crate::diagnose::Options::default();
+        let (msg, form) = crate::diagnose::read(&text, opts).unwrap();
+        assert_eq!(form, Some("torch_trace"));
+        let r = crate::diagnose::diagnose(&msg, opts);
+        let d = &r.dims[0];
+        assert_eq!(d.feasible.as_ref().unwrap().count, 929);
+        assert_eq!((d.suggestions[0].lo, d.suggestions[0].hi), (96, 1024));
+        // An error message lists only failing guards: there, no guard claims nothing.
+        let m = crate::message::read(
+            "  - You marked h as dynamic but your code specialized it to be a constant (16).",
+        );
+        assert!(m.map_or(true, |m| m.dims.iter().all(|d| !d.every_guard)));
     }
 
     #[test]

@@ -3,14 +3,14 @@
 //! first suggestion is sound and as large as any progression inside the set, and the sets match
 //! the hand derivations written next to each case.
 
-use dimguard::solver::diagnose::{diagnose_text, Options};
-use dimguard::solver::message;
-use dimguard::solver::report::{Certificate, GuardMethod, Status};
+use dimguard_solver::diagnose::{diagnose_text, Options};
+use dimguard_solver::message;
+use dimguard_solver::report::{Certificate, GuardMethod, Status};
 use std::path::Path;
 
 fn load(name: &str) -> String {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/messages")
+        .join("../../tests/data/messages")
         .join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
@@ -37,7 +37,7 @@ fn brute_best(v: &[i128]) -> u128 {
 }
 
 /// Checks every dimension of a message against brute force; returns the report for more checks.
-fn check(name: &str) -> dimguard::solver::report::Report {
+fn check(name: &str) -> dimguard_solver::report::Report {
     let text = load(name);
     let msg = message::read(&text).unwrap();
     let report = diagnose_text(&text, &Options::default()).unwrap();
@@ -85,7 +85,7 @@ fn check(name: &str) -> dimguard::solver::report::Report {
     report
 }
 
-fn residues(r: &dimguard::solver::report::Report, dim: &str) -> (i128, Vec<i128>) {
+fn residues(r: &dimguard_solver::report::Report, dim: &str) -> (i128, Vec<i128>) {
     let d = r.dims.iter().find(|d| d.name == dim).unwrap();
     let f = d.feasible.as_ref().unwrap();
     assert_eq!(f.segments.len(), 1, "{dim}: {:?}", f.segments);
@@ -203,7 +203,7 @@ fn spurious_violation() {
 
 #[test]
 fn every_message_matches_brute_force() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/messages");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/messages");
     let mut n = 0;
     for e in std::fs::read_dir(dir).unwrap() {
         let name = e.unwrap().file_name().into_string().unwrap();

@@ -1,11 +1,11 @@
 //! Nothing panics on any input: random strings, mutated real messages, huge numbers.
 
-use dimguard::solver::diagnose::{diagnose_text, Options};
-use dimguard::solver::{parse_expr, parse_guard};
+use dimguard_solver::diagnose::{diagnose_text, Options};
+use dimguard_solver::{parse_expr, parse_guard};
 use proptest::prelude::*;
 
 fn messages() -> Vec<String> {
-    let dir = format!("{}/tests/data/messages", env!("CARGO_MANIFEST_DIR"));
+    let dir = format!("{}/../../tests/data/messages", env!("CARGO_MANIFEST_DIR"));
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())

@@ -1,7 +1,7 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
-use crate::solver::report::{CheckReport, DimReport, Report, Status, VerifyReport};
+use dimguard::solver::report::{CheckReport, DimReport, Report, Status, VerifyReport};
 use std::fmt::Write;
 
 struct Style {
@@ -110,7 +110,7 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
             "\n  {} in {}{ops}{whose}",
             st.bold(&format!(
                 "{}:{}",
-                crate::solver::provenance::short_file(&l.file),
+                dimguard::solver::provenance::short_file(&l.file),
                 l.line
             )),
             l.function

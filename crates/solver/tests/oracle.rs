@@ -3,13 +3,13 @@
 //! the printed guard parses back to the same function, and the first suggestion is sound and
 //! maximal.
 
-use dimguard::solver::engine::{solve, Limits, Method, Outcome};
-use dimguard::solver::expr::EvalError;
-use dimguard::solver::num::ArithError;
-use dimguard::solver::report::NotPeriodic;
-use dimguard::solver::suggest::rank;
-use dimguard::solver::types::{CmpOp, DimSet, Expr, RoundKind};
-use dimguard::solver::{num, parse_guard};
+use dimguard_solver::engine::{solve, Limits, Method, Outcome};
+use dimguard_solver::expr::EvalError;
+use dimguard_solver::num::ArithError;
+use dimguard_solver::report::NotPeriodic;
+use dimguard_solver::suggest::rank;
+use dimguard_solver::types::{CmpOp, DimSet, Expr, RoundKind};
+use dimguard_solver::{num, parse_guard};
 use proptest::prelude::*;
 
 const X: &str = "L['x'].size()[2]";

@@ -2,14 +2,15 @@
 //! lines of inline script for the copy button) drawn from a report's JSON, so it serves
 //! `diagnose`, `check` and `dimguard.export` reports alike.
 //!
-//! The page shows, per size, a strip of the values of its range: every accepted value is one mark
-//! (`<rect class="acc">`) coloured by its residue class, rejected values are pale (one bar per row under the marks); for each group
-//! of linked sizes a 2-D plot of the accepted tuples (one mark per tuple, `class="tup"`) with the
-//! largest sound box when the report carries one; the guards grouped by the line of the user's code
-//! they come from, with the code; and the paste-able spec with a copy button. Sets too large to
-//! draw value by value (more than [`MAX_MARKS`] values) are drawn as one band per segment and say
-//! so. Colours are the Okabe–Ito palette (distinguishable with colour-blindness), text contrast is
-//! at least 4.5:1, every plot has a text alternative, and the button is reachable by keyboard.
+//! The page shows, per size, a strip of the values of its range: every accepted value is one
+//! mark (`<rect class="acc">`) coloured by its residue class, rejected values are pale (one bar
+//! per row under the marks); for each group of linked sizes a 2-D plot of the accepted tuples
+//! (one mark per tuple, `class="tup"`) with the largest sound box when the report carries one; the
+//! guards grouped by the line of the user's code they come from, with the code (per round for
+//! `dimguard.export` reports); and the paste-able spec with a copy button. Sets too large to draw
+//! value by value (more than [`MAX_MARKS`] values) are drawn as one band per segment and say so.
+//! Colours are the Okabe–Ito palette (distinguishable with colour-blindness), text contrast is at
+//! least 4.5:1, every plot has a text alternative, and the button is reachable by keyboard.
 
 use serde_json::Value;
 use std::fmt::Write;
@@ -65,10 +66,17 @@ pub fn render(report: &Value, title: &str) -> String {
             body.push_str(&line_card(l));
         }
         body.push_str("</section>");
-    } else {
+    } else if report["rounds"].is_null() {
         body.push_str(&guard_list(&dims, &report["guards"]));
     }
-    if let Some(spec) = report["dynamic_shapes"].as_str().filter(|s| !s.is_empty()) {
+    if let Some(rounds) = report["rounds"].as_array().filter(|r| !r.is_empty()) {
+        body.push_str(&rounds_section(rounds));
+    }
+    // `dynamic_shapes` for diagnose and check; `spec` for `dimguard.export` reports.
+    let spec = report["dynamic_shapes"]
+        .as_str()
+        .or_else(|| report["spec"].as_str());
+    if let Some(spec) = spec.filter(|s| !s.is_empty()) {
         let _ = write!(
             body,
             "<section aria-labelledby=\"h-spec\"><h2 id=\"h-spec\">Paste in front of your export call</h2>\
@@ -447,7 +455,7 @@ fn affine_member(expr: &str, root: &str) -> Option<(i128, i128)> {
         Some((k, rest)) => (k.parse().ok()?, rest.to_string()),
         None => (1, e.clone()),
     };
-    let py_root = crate::solver::python::py_name(root);
+    let py_root = dimguard::solver::python::py_name(root);
     let tail = rest
         .strip_prefix(&py_root)
         .or_else(|| rest.strip_prefix(root))?;
@@ -611,7 +619,11 @@ fn pairs(g: &Group, i: usize) -> String {
                 t[1]
             );
         }
-        if let Some(b) = g.sound_box.as_ref().filter(|b| b.len() >= 2) {
+        // The box, on the panels whose slice value it contains.
+        let in_box = |b: &Vec<(i128, i128)>| {
+            b.len() >= 2 && slice.is_none_or(|v| b.get(2).is_none_or(|r| r.0 <= v && v <= r.1))
+        };
+        if let Some(b) = g.sound_box.as_ref().filter(|b| in_box(b)) {
             let _ = write!(
                 out,
                 "<rect class=\"box\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>largest sound box: {} in {}..{}, {} in {}..{}</title></rect>",
@@ -648,7 +660,7 @@ fn pairs(g: &Group, i: usize) -> String {
 
 fn line_card(l: &Value) -> String {
     let file = l["file"].as_str().unwrap_or("?");
-    let short = crate::solver::provenance::short_file(file);
+    let short = dimguard::solver::provenance::short_file(file);
     let user = l["user"].as_bool().unwrap_or(false);
     let ops: Vec<&str> = strs(&l["ops"]);
     let mut out = format!(
@@ -707,6 +719,48 @@ fn line_card(l: &Value) -> String {
             .map(|g| format!("<li><code>{}</code></li>", esc(g)))
             .collect::<String>()
     );
+    out
+}
+
+/// The rounds of a `dimguard.export` report: each round's outcome, notes, and the guards it
+/// recorded grouped by source line (`lines`, from the trace captured during the round).
+fn rounds_section(rounds: &[Value]) -> String {
+    let mut out = String::from(
+        "<section aria-labelledby=\"h-rounds\"><h2 id=\"h-rounds\">Export rounds</h2>",
+    );
+    for r in rounds {
+        let _ = write!(
+            out,
+            "<h3>Round {}: {}</h3>",
+            r["round"],
+            esc(&r["outcome"].as_str().unwrap_or("?").replace('_', " "))
+        );
+        if let Some(e) = r["error"].as_str().filter(|e| !e.is_empty()) {
+            let _ = write!(out, "<p class=\"bad\">{}</p>", esc(e));
+        }
+        let notes = strs(&r["notes"]);
+        if !notes.is_empty() {
+            let _ = write!(
+                out,
+                "<ul>{}</ul>",
+                notes
+                    .iter()
+                    .map(|n| format!("<li>{}</li>", esc(n)))
+                    .collect::<String>()
+            );
+        }
+        if let Some(spec) = r["spec"].as_str() {
+            let _ = write!(
+                out,
+                "<details><summary>The spec of this round</summary><pre><code>{}</code></pre></details>",
+                esc(spec)
+            );
+        }
+        for l in r["lines"].as_array().into_iter().flatten() {
+            out.push_str(&line_card(l));
+        }
+    }
+    out.push_str("</section>");
     out
 }
 
@@ -807,6 +861,56 @@ mod tests {
         assert!(page.contains("data-aggregated=\"true\""));
         assert!(page.contains("Not decided: too wide"));
         assert!(page.len() < 20_000);
+    }
+
+    #[test]
+    fn export_reports_show_rounds_with_their_lines_and_the_spec() {
+        let line = json!({"file": "m.py", "line": 9, "function": "forward", "code": "y = x.view(-1, 4)",
+                          "user": true, "ops": ["_reshape_view_helper_core_alg"], "guards": ["Eq(Mod(s0, 4), 0)"],
+                          "dims": [{"name": "x_0", "requires": "x_0 ≡ 0 (mod 4)", "removes": 6, "of": 8}], "links": []});
+        let r = json!({
+            "exported": true, "spec": "x_0 = 4*_x_0",
+            "rounds": [{"round": 1, "outcome": "constraint_violation", "spec": "h = Dim('h')", "notes": ["narrowed"],
+                        "lines": [line]},
+                       {"round": 2, "outcome": "exported", "spec": "x_0 = 4*_x_0", "notes": [], "lines": []}],
+            "dims": [{"input": "x", "index": 0, "symbol": "s0", "expr": "4*s0",
+                      "claimed": {"count": 2, "min": 4, "max": 8},
+                      "accepted": {"count": 2, "min": 4, "max": 8, "segments": [{"lo": 4, "hi": 8, "modulus": 4, "residues": [0]}]}}]
+        });
+        let page = render(&r, "export");
+        assert!(page.contains("Round 1: constraint violation"));
+        assert!(page.contains("y = x.view(-1, 4)"));
+        assert!(
+            page.contains("id=\"copy\""),
+            "the final spec with its button"
+        );
+        assert_eq!(page.matches("class=\"acc\"").count(), 2);
+    }
+
+    #[test]
+    fn three_linked_sizes_are_sliced_by_the_third_with_the_box() {
+        let mut tuples = vec![];
+        for c in [1, 2] {
+            for a in 2..6 {
+                for b in 2..6 {
+                    if (a + b + c) % 2 == 0 {
+                        tuples.push(json!([a, b, c]));
+                    }
+                }
+            }
+        }
+        let n = tuples.len();
+        let r = json!({"dims": [], "linked": [{"root": "a", "sizes": ["a", "b", "c"], "tuples": tuples,
+                                               "box": [[2, 3], [4, 5], [1, 1]]}]});
+        let page = render(&r, "three");
+        assert_eq!(
+            page.matches("<svg class=\"pairs\"").count(),
+            2,
+            "one panel per value of c"
+        );
+        assert_eq!(page.matches("class=\"tup\"").count(), n);
+        assert!(page.contains("with c = 2"));
+        assert_eq!(page.matches("class=\"box\"").count(), 1, "c = 1 only");
     }
 
     #[test]
