@@ -229,7 +229,8 @@ impl<N: Exact> Val<N> {
         }
     }
 
-    pub(crate) fn truth(self) -> Result<bool, EvalError> {
+    /// Python truthiness (`if value:`).
+    pub fn truth(self) -> Result<bool, EvalError> {
         match self {
             Val::Bool(b) => Ok(b),
             // Python truthiness of a number, as in `if x % 2:`.
