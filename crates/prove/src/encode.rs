@@ -38,6 +38,8 @@ pub enum Term {
 #[derive(Default)]
 pub struct Encoder {
     vars: BTreeMap<String, Int>,
+    /// Z3 constant names in use.
+    used: std::collections::BTreeSet<String>,
     /// Conditions for the guard to be defined (divisors non-zero).
     pub defined: Vec<Bool>,
 }
@@ -72,15 +74,26 @@ impl Encoder {
 
     /// The Z3 integer standing for the size `name`.
     ///
-    /// Z3 symbols are C strings: a size's text may hold any character (a NUL byte from a
-    /// corrupted paste included), so the Z3 constant is named by its index (`v0`, `v1`, ...) and
-    /// the map keeps the text.
+    /// Z3 symbols are C strings, and a size's text may hold any character (a NUL byte from a
+    /// corrupted paste included): such a size gets a fresh name (`v0`, `v1`, ...), and a later
+    /// size whose text is a name already taken gets a fresh one too, so two sizes never share
+    /// a Z3 constant. The map keeps the text.
     pub fn var(&mut self, name: &str) -> Int {
-        let next = self.vars.len();
-        self.vars
-            .entry(name.to_string())
-            .or_insert_with(|| Int::new_const(format!("v{next}")))
-            .clone()
+        if let Some(v) = self.vars.get(name) {
+            return v.clone();
+        }
+        let z3_name = if name.contains('\0') || self.used.contains(name) {
+            (0..)
+                .map(|k| format!("v{k}"))
+                .find(|n| !self.used.contains(n) && !self.vars.contains_key(n))
+                .expect("a fresh name")
+        } else {
+            name.to_string()
+        };
+        self.used.insert(z3_name.clone());
+        let v = Int::new_const(z3_name);
+        self.vars.insert(name.to_string(), v.clone());
+        v
     }
 
     /// The guard as a formula that holds exactly when Python's evaluation is `True` (with the
