@@ -102,6 +102,8 @@ pub enum NotPeriodic {
     PeriodLimit(i128),
     /// The guard splits into too many affine pieces.
     Pieces,
+    /// A work budget ran out before the periodic method finished.
+    Exhausted(crate::budget::Exhausted),
 }
 
 impl fmt::Display for NotPeriodic {
@@ -121,6 +123,7 @@ impl fmt::Display for NotPeriodic {
                 )
             }
             NotPeriodic::Pieces => f.write_str("the guard splits into too many affine pieces"),
+            NotPeriodic::Exhausted(e) => f.write_str(&e.reason()),
         }
     }
 }
@@ -161,6 +164,17 @@ pub enum Undecided {
     },
     /// A size the guard mentions has an undecided guard of its own.
     Depends(String),
+    /// A work budget of the command ran out (`--time-budget`, `--output-budget`): the answer is
+    /// partial.
+    Exhausted(crate::budget::Exhausted),
+    /// Evaluating the guard at a value needs an integer past [`crate::expr::MAX_BITS`] bits:
+    /// Python would compute it, dimguard does not guess.
+    Overflow {
+        /// The value of the size.
+        at: i128,
+        /// The bound on intermediate values, in bits.
+        bits: u64,
+    },
 }
 
 impl fmt::Display for Undecided {
@@ -193,6 +207,11 @@ impl fmt::Display for Undecided {
                 f,
                 "`{size}` has an undecided guard of its own, so the guards linking it are not decided"
             ),
+            Undecided::Exhausted(e) => f.write_str(&e.reason()),
+            Undecided::Overflow { at, bits } => write!(
+                f,
+                "overflow: at {at} an intermediate value of the guard exceeds {bits} bits"
+            ),
         }
     }
 }
@@ -203,6 +222,7 @@ impl Undecided {
         matches!(
             self,
             Undecided::Exact(Error::Arith(ArithError::Overflow))
+                | Undecided::Overflow { .. }
                 | Undecided::TooManyValues {
                     because: NotPeriodic::Arith(ArithError::Overflow),
                     ..
