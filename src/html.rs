@@ -455,7 +455,7 @@ fn affine_member(expr: &str, root: &str) -> Option<(i128, i128)> {
         Some((k, rest)) => (k.parse().ok()?, rest.to_string()),
         None => (1, e.clone()),
     };
-    let py_root = dimguard::solver::python::py_name(root);
+    let py_root = crate::solver::python::py_name(root);
     let tail = rest
         .strip_prefix(&py_root)
         .or_else(|| rest.strip_prefix(root))?;
@@ -713,7 +713,7 @@ fn pairs(g: &Group, i: usize) -> String {
 
 fn line_card(l: &Value) -> String {
     let file = l["file"].as_str().unwrap_or("?");
-    let short = dimguard::solver::provenance::short_file(file);
+    let short = crate::solver::provenance::short_file(file);
     let user = l["user"].as_bool().unwrap_or(false);
     let ops: Vec<&str> = strs(&l["ops"]);
     let mut out = format!(
