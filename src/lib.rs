@@ -8,6 +8,7 @@
 //! * [`graph`] — `.pt2` archives: operator graph, shape propagation, `check`.
 //! * [`trt`] — TensorRT optimization profiles.
 //! * [`html`] — the self-contained HTML page of a report.
+//! * [`norm`] — normalization layers and their GPU kernels.
 
 /// The `--html` page of any report (diagnose, check, `dimguard.export`), drawn from its JSON
 /// (used by the binary and the Python package).
@@ -17,6 +18,7 @@ pub mod html;
 pub mod profile_cli;
 
 pub use dimguard_graph as graph;
+pub use dimguard_norm as norm;
 pub use dimguard_prove as prove;
 pub use dimguard_solver as solver;
 pub use dimguard_trt as trt;
