@@ -156,7 +156,19 @@ fn summary(report: &Value, dims: &[Value]) -> String {
         if dims.len() == 1 { "" } else { "s" }
     )];
     if let Some(f) = report["form"].as_str() {
-        parts.push(format!("read from a {}", f.replace('_', " ")));
+        let what = match f {
+            "torch_trace" => "a structured trace (TORCH_TRACE)",
+            "torch_logs" => "TORCH_LOGS output",
+            "constraint_violation" => "a torch.export constraint error",
+            "draft_export" => "a draft_export report",
+            "guard_failed" => "a Guard failed error",
+            "input_check" => "an input check error",
+            "solver_crash" => "torch's solver crash",
+            "guards" => "guard lines",
+            "program" => "an exported program",
+            other => other,
+        };
+        parts.push(format!("read from {what}"));
     }
     if let Some(v) = report["torch_version"].as_str() {
         parts.push(format!("PyTorch {v}"));
