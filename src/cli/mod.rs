@@ -3,7 +3,6 @@
 //! library API is the workspace's crates.
 
 mod error;
-mod html;
 mod input;
 mod render;
 
@@ -280,7 +279,7 @@ fn verify(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Result<
     let g = read_input(Some(guards))?;
     let s = read_input(Some(spec))?;
     let guard_set = dimguard::prove::verify::GuardSet::read(&g).map_err(|e| solver(&e))?;
-    let spec = dimguard::solver::spec::read(&s);
+    let spec = dimguard::solver::spec::read(&s).map_err(|e| solver(&e))?;
     if spec.dims.is_empty() {
         return Err(bad_input(
             "the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`",
@@ -306,7 +305,7 @@ fn write_html<R: serde::Serialize>(
         || input.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    std::fs::write(path, html::render(&value, &title))
+    std::fs::write(path, dimguard::html::render(&value, &title))
         .map_err(|e| io(format!("cannot write {}: {e}", path.display())))
 }
 

@@ -3,8 +3,11 @@
 //! For each dynamic dimension of each user input: the sizes `range_constraints` *claim* (for a
 //! derived size such as `8*s24`, the expression's values over its root's range), and the claimed
 //! sizes that pass every guard of `guards_code` — exactly, by the solver. Guards linking several
-//! inputs are solved jointly (`joint.rs`): a size is accepted when it passes for every accepted
-//! size of the others, which the report says.
+//! inputs are solved jointly (`joint.rs`, `linked.rs`): the report then carries the exact set of
+//! tuples that pass (`joint`), each size's `accepted` values are those that pass with *every*
+//! value of the others (the contract), `with_some_partner` those that pass with some, and the
+//! corrected spec is the largest sound box. Every guard is accounted for (`fate`): solved, proved by Z3, or
+//! undecided with its reason.
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
@@ -12,11 +15,13 @@ use dimguard_solver::compiled::recheck;
 use dimguard_solver::diagnose::unchecked_suggestion;
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
+use dimguard_solver::linked::{largest_box, Budget};
 use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, Proof, SizeRange,
+    BoxReport, Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, JointReport,
+    JointSearch, JointUndecided, Proof, SizeRange, UndecidedSet,
 };
 use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
@@ -84,20 +89,41 @@ pub fn check_with(
     // Parse the guards.
     let mut guards: Vec<Expr> = Vec::new();
     let mut uses = Vec::new();
+    // For each parsed guard, its entry in `uses`.
+    let mut use_of: Vec<usize> = Vec::new();
+    // A guard without sizes that is false: nothing passes.
+    let mut never: Option<String> = None;
     for text in &p.guards_code {
         match parse_guard(text) {
             Ok(g) => {
-                uses.push(GuardUse {
+                let mut u = GuardUse {
                     guard: text.clone(),
                     sizes: g.atoms().iter().map(|a| a.to_string()).collect(),
                     error: None,
-                });
+                    fate: "undecided",
+                    reason: Some("not reached".into()),
+                };
+                if g.atoms().is_empty() {
+                    let holds = matches!(
+                        g.eval(&|_| None),
+                        Ok(dimguard_solver::expr::Value::Bool(true))
+                    );
+                    u.fate = "periodic";
+                    u.reason = None;
+                    if !holds {
+                        never = Some(format!("the guard `{text}` is false for every size"));
+                    }
+                }
+                use_of.push(uses.len());
+                uses.push(u);
                 guards.push(g);
             }
             Err(e) => uses.push(GuardUse {
                 guard: text.clone(),
                 sizes: vec![],
                 error: Some(e.to_string()),
+                fate: "unparsed",
+                reason: None,
             }),
         }
     }
@@ -158,15 +184,56 @@ pub fn check_with(
         })
         .collect();
     let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
+    // Per size: values neither proven to pass nor to fail, and why.
+    let mut unsure: BTreeMap<String, (DimSet, String)> = BTreeMap::new();
+    // Per linked size: the values that pass with some value of the others.
+    let mut some: BTreeMap<String, DimSet> = BTreeMap::new();
+    // Per linked size: its side of the group's largest box.
+    let mut box_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
+    let mut joints: Vec<JointReport> = Vec::new();
     let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
     let mut alias: BTreeMap<String, (String, i128, i128)> = BTreeMap::new();
+    let dim_name = |source: &str| {
+        ins.iter()
+            .find(|x| x.source == source)
+            .map_or(source.to_string(), |x| format!("{}_{}", x.input, x.index))
+    };
+    let claimed_of: BTreeMap<String, DimSet> = ins
+        .iter()
+        .filter_map(|i| Some((i.source.clone(), i.claimed.clone()?)))
+        .collect();
     for grp in joint::group(&all, &sources) {
-        let budget = dimguard_solver::linked::Budget {
+        let budget = Budget {
             limits,
             ..Default::default()
         };
         let solved = joint::solve_group_with(&grp, &bounds, &budget, prover);
+        for (k, &o) in grp.origin.iter().enumerate() {
+            let Some(&u) = use_of.get(o) else { continue };
+            let (fate, reason) = match &solved.fates[k] {
+                joint::Fate::Solved(how) => (*how, None),
+                joint::Fate::Proved => ("z3", None),
+                joint::Fate::Undecided(why) => ("undecided", Some(why.to_string())),
+            };
+            uses[u].fate = fate;
+            uses[u].reason = reason;
+        }
+        for &o in &grp.relations {
+            if let Some(&u) = use_of.get(o) {
+                uses[u].fate = "relation";
+                uses[u].reason = None;
+            }
+        }
+        let reason = solved
+            .undecided
+            .as_ref()
+            .map_or_else(String::new, |u| u.to_string());
+        let js = solved.joint.as_ref().filter(|_| grp.roots.len() > 1);
+        let lb = js.and_then(|j| largest_box(&j.tree, &budget));
+        if let Some(j) = js {
+            joints.push(joint_report(j, lb.as_ref(), &grp, &dim_name, &claimed_of));
+        }
         let multi = grp.roots.len() > 1 || grp.members.len() > 1;
         for m in &grp.members {
             alias.insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
@@ -180,14 +247,46 @@ pub fn check_with(
                         .collect(),
                 );
             }
-            let r = match (&solved.undecided, solved.accepted.get(&m.root)) {
-                (None, Some(root_set)) => root_set
-                    .affine_image(m.coef, m.offset)
-                    .map_err(|e| e.to_string()),
-                (Some(why), _) => Err(why.to_string()),
-                (None, None) => Err("not solved".into()),
+            let image = |s: &DimSet| s.affine_image(m.coef, m.offset).map_err(|e| e.to_string());
+            // Per the contract: for a linked size, the values that pass with every value of
+            // the others (any product of suggestions is then sound).
+            let r = match solved.accepted.get(&m.root) {
+                Some(set) => image(set),
+                None => Err("not solved".into()),
             };
             accepted.insert(m.name.clone(), r);
+            if let Some(set) = solved.unsure.get(&m.root) {
+                if let Ok(set) = image(set) {
+                    unsure.insert(m.name.clone(), (set, reason.clone()));
+                }
+            }
+            if let Some(j) = js {
+                if let Ok(set) = image(&j.projection(&m.root)) {
+                    some.insert(m.name.clone(), set);
+                }
+                if let (Some(b), Some(l)) = (&lb, j.level(&m.root)) {
+                    let p = b.sides[l];
+                    box_side.insert(
+                        m.name.clone(),
+                        dimguard_solver::Progression {
+                            lo: m.coef * p.lo + m.offset,
+                            hi: m.coef * p.hi + m.offset,
+                            modulus: m.coef * p.modulus,
+                            residue: (m.coef * p.residue + m.offset).rem_euclid(m.coef * p.modulus),
+                        },
+                    );
+                }
+            }
+        }
+    }
+    if let Some(why) = &never {
+        for (name, a) in accepted.iter_mut() {
+            *a = Ok(DimSet::empty());
+            unsure.remove(name);
+        }
+        for j in joints.iter_mut() {
+            j.accepted = 0;
+            j.summary = why.clone();
         }
     }
     let mut dims = Vec::new();
@@ -226,6 +325,15 @@ pub fn check_with(
             rejected_examples: vec![],
             linked_with: linked.get(&i.source).cloned().unwrap_or_default(),
             undecided: None,
+            with_some_partner: some.get(&i.source).map(|f| {
+                Feasible::from(&match &claimed {
+                    Some(c) => f.intersect(c).unwrap_or_else(|_| f.clone()),
+                    None => f.clone(),
+                })
+            }),
+            box_side: box_side
+                .get(&i.source)
+                .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
             same_as: alias
                 .get(&i.source)
                 .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
@@ -235,14 +343,26 @@ pub fn check_with(
         };
         match acc {
             Ok(a) => {
+                let doubt = unsure.get(&i.source).map(|(set, why)| {
+                    let set = match &claimed {
+                        Some(c) => set.intersect(c).unwrap_or_else(|_| set.clone()),
+                        None => set.clone(),
+                    };
+                    (set, why.clone())
+                });
                 if let Some(c) = &claimed {
-                    d.rejected_examples = c
-                        .difference(&a)
-                        .map(|r| r.iter().take(5).collect())
-                        .unwrap_or_default();
+                    // Only sizes that fail with every partner, never an undecided one.
+                    let passes = some.get(&i.source).unwrap_or(&a);
+                    let mut no = c.difference(passes).unwrap_or_default();
+                    if let Some((u, _)) = &doubt {
+                        no = no.difference(u).unwrap_or_default();
+                    }
+                    d.rejected_examples = no.iter().take(5).collect();
                 }
-                let ranking = rank(&a, i.hint, 4);
-                d.suggestions = ranking
+                if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
+                    d.undecided = Some(UndecidedSet::new(&u, why));
+                }
+                d.suggestions = rank(&a, i.hint, 4)
                     .progressions
                     .iter()
                     .map(|p| unchecked_suggestion(&name, p, Proof::Periodic))
@@ -263,7 +383,8 @@ pub fn check_with(
                         dict.entry(i.input.clone()).or_default().push((i.index, e));
                     }
                     None => {
-                        if let Some(s) = d.suggestions.first() {
+                        // Linked: this size's side of the largest sound box.
+                        if let Some(s) = d.box_side.as_ref().or(d.suggestions.first()) {
                             block.code(&s.code);
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }
@@ -271,7 +392,15 @@ pub fn check_with(
                 }
                 d.accepted = Some(Feasible::from(&a));
             }
-            Err(e) => d.undecided = Some(e),
+            Err(e) => {
+                // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
+                // undecided, with the reason.
+                d.accepted = Some(Feasible::from(&DimSet::empty()));
+                d.undecided = Some(UndecidedSet::new(
+                    claimed.as_ref().unwrap_or(&DimSet::empty()),
+                    e,
+                ));
+            }
         }
         dims.push(d);
     }
@@ -305,6 +434,15 @@ pub fn check_with(
             Some((s.clone(), v))
         })
         .collect();
+    let ins_forms: Vec<(String, String, i128, i128)> = ins
+        .iter()
+        .filter_map(|i| {
+            let (coefs, c0) = i.expr.affine()?;
+            let (s, k) = coefs.iter().next().filter(|_| coefs.len() == 1)?;
+            (k.is_integer() && c0.is_integer())
+                .then(|| (i.source.clone(), s.clone(), *k.numer(), *c0.numer()))
+        })
+        .collect();
     let sizes = if with_sizes {
         size_table(
             &pg,
@@ -317,14 +455,269 @@ pub fn check_with(
     } else {
         vec![]
     };
+    let propagation = on_accepted(pg.report.clone(), &ins_points(&ins_forms, &dims, &joints));
     Ok(CheckReport {
         dims,
         guards: uses,
-        propagation: pg.report.clone(),
+        propagation,
         sizes,
         dynamic_shapes: block.finish(),
         torch_version: p.torch_version.clone(),
+        joint: joints,
     })
+}
+
+/// Accepted inputs at which shape disagreements are re-tested.
+const EQUAL_POINTS: usize = 512;
+
+/// Up to [`EQUAL_POINTS`] accepted inputs as symbol values (`forms`: source, symbol, `k`, `o`
+/// with `source = k*symbol + o`), and whether they are all of them.
+fn ins_points(
+    forms: &[(String, String, i128, i128)],
+    dims: &[CheckDim],
+    joints: &[JointReport],
+) -> (Vec<BTreeMap<String, i128>>, bool) {
+    // Per independent part (a linked group, or one size): its accepted tuples over sources.
+    let mut parts: Vec<(Vec<String>, Vec<Vec<i128>>, bool)> = Vec::new();
+    for j in joints {
+        let all = j.accepted as usize <= EQUAL_POINTS && j.undecided.is_none();
+        let tuples = j_examples(j);
+        parts.push((j.sources.clone(), tuples, all));
+    }
+    for d in dims {
+        if joints.iter().any(|j| j.sources.contains(&d.source)) {
+            continue;
+        }
+        let Some(a) = &d.accepted else { continue };
+        let Ok(set) = DimSet::from_segments(a.segments.clone()) else {
+            continue;
+        };
+        let all = set.count() as usize <= EQUAL_POINTS && d.undecided.is_none();
+        let vals: Vec<Vec<i128>> = set.iter().take(EQUAL_POINTS).map(|x| vec![x]).collect();
+        parts.push((vec![d.source.clone()], vals, all));
+    }
+    if parts.iter().any(|(_, v, _)| v.is_empty()) {
+        return (vec![], false);
+    }
+    let combos: u128 = parts
+        .iter()
+        .fold(1u128, |a, (_, v, _)| a.saturating_mul(v.len() as u128));
+    let exhaustive = parts.iter().all(|(_, _, all)| *all) && combos <= EQUAL_POINTS as u128;
+    let n = if exhaustive {
+        combos as usize
+    } else {
+        EQUAL_POINTS
+    };
+    let mut points = Vec::new();
+    for k in 0..n {
+        let mut point = BTreeMap::new();
+        let mut rest = k;
+        for (sources, tuples, _) in &parts {
+            let t = if exhaustive {
+                let t = &tuples[rest % tuples.len()];
+                rest /= tuples.len();
+                t
+            } else {
+                &tuples[(k * 7919) % tuples.len()]
+            };
+            for (src, v) in sources.iter().zip(t) {
+                if let Some((_, sym, a, b)) = forms.iter().find(|f| &f.0 == src) {
+                    if (v - b) % a == 0 {
+                        point.insert(sym.clone(), (v - b) / a);
+                    }
+                }
+            }
+        }
+        points.push(point);
+    }
+    (points, exhaustive)
+}
+
+/// A joint report's accepted tuples, up to [`EQUAL_POINTS`] (from its boxes).
+fn j_examples(j: &JointReport) -> Vec<Vec<i128>> {
+    let sides: Vec<Vec<DimSet>> = j
+        .boxes
+        .iter()
+        .map(|b| {
+            b.iter()
+                .map(|f| DimSet::from_segments(f.segments.clone()).unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    let mut out = Vec::new();
+    for b in sides {
+        let t = dimguard_solver::linked::Tree::full(&b).examples(EQUAL_POINTS - out.len());
+        out.extend(t);
+        if out.len() >= EQUAL_POINTS {
+            break;
+        }
+    }
+    out
+}
+
+/// Re-tests each shape disagreement on accepted inputs: one that holds only at inputs the
+/// guards reject is moved to `equal_on_accepted` (saying how many inputs were evaluated); a
+/// real one keeps an accepted witness when one is found.
+fn on_accepted(
+    mut p: dimguard_solver::report::Propagation,
+    (points, exhaustive): &(Vec<BTreeMap<String, i128>>, bool),
+) -> dimguard_solver::report::Propagation {
+    if points.is_empty() {
+        return p;
+    }
+    let parse = |v: &[String]| -> Option<Vec<Expr>> {
+        v.iter()
+            .map(|t| dimguard_solver::parse_expr(t).ok())
+            .collect()
+    };
+    let mut kept = Vec::new();
+    for d in std::mem::take(&mut p.disagreements) {
+        let (Some(rec), Some(comp)) = (parse(&d.recorded), parse(&d.computed)) else {
+            kept.push(d);
+            continue;
+        };
+        if rec.len() != comp.len() {
+            kept.push(d);
+            continue;
+        }
+        let differs_at = |point: &BTreeMap<String, i128>| {
+            let env = |n: &str| point.get(n).copied();
+            rec.iter()
+                .zip(&comp)
+                .any(|(a, b)| match (a.eval(&env), b.eval(&env)) {
+                    (Ok(x), Ok(y)) => x != y,
+                    _ => false,
+                })
+        };
+        match points.iter().find(|pt| differs_at(pt)) {
+            Some(w) => {
+                let mut d = d;
+                d.witness = w.clone();
+                kept.push(d);
+            }
+            None => p
+                .equal_on_accepted
+                .push(dimguard_solver::report::EqualOnAccepted {
+                    node: d.node.clone(),
+                    tensor: d.tensor.clone(),
+                    method: if *exhaustive {
+                        format!("every accepted input ({} evaluated)", points.len())
+                    } else {
+                        format!("{} sampled accepted inputs", points.len())
+                    },
+                    rejected_witness: d.witness.clone(),
+                }),
+        }
+    }
+    p.disagreements = kept;
+    p
+}
+
+/// Tuples of the box above which the largest box is re-checked at a sample only.
+const BOX_RECHECK: u128 = 256;
+
+/// The JSON of a joint set: boxes, largest box (re-checked tuple by tuple with the exact
+/// evaluator), examples (rejected ones re-checked), summary.
+fn joint_report(
+    j: &dimguard_solver::linked::JointSet,
+    lb: Option<&dimguard_solver::linked::LargestBox>,
+    grp: &joint::Group,
+    dim_name: &dyn Fn(&str) -> String,
+    claimed: &BTreeMap<String, DimSet>,
+) -> JointReport {
+    let dims: Vec<String> = j.sizes.iter().map(|s| dim_name(s)).collect();
+    let claimed_count = j
+        .sizes
+        .iter()
+        .map(|s| claimed.get(s).map_or(0, DimSet::count))
+        .fold(1u128, |a, c| a.saturating_mul(c));
+    let (boxes, complete) = j.tree.boxes(100);
+    let holds = |t: &[i128]| {
+        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
+        grp.guards
+            .iter()
+            .all(|g| matches!(g.eval(&env), Ok(dimguard_solver::expr::Value::Bool(true))))
+    };
+    let largest_box = lb.map(|b| {
+        let mut sides: Vec<_> = b
+            .sides
+            .iter()
+            .zip(&dims)
+            .map(|(p, n)| unchecked_suggestion(n, p, Proof::Periodic))
+            .collect();
+        // Re-check the box with the exact evaluator, independently of the search.
+        let sets: Vec<DimSet> = b.sides.iter().map(|p| p.to_set()).collect();
+        let all = b.count <= BOX_RECHECK;
+        let tuples = dimguard_solver::linked::Tree::full(&sets).examples(BOX_RECHECK as usize);
+        let ok = tuples.iter().all(|t| holds(t));
+        for s in sides.iter_mut() {
+            s.certificate = if ok && all {
+                Certificate::Enumeration
+            } else {
+                Certificate::None
+            };
+            if ok && !all {
+                s.certificate_note = Some(format!(
+                    "re-checked at {} of its {} tuples; exact by the joint search",
+                    tuples.len(),
+                    b.count
+                ));
+            }
+        }
+        BoxReport {
+            count: b.count,
+            maximal: b.maximal,
+            sides,
+        }
+    });
+    let rejected: Vec<Vec<i128>> = j
+        .rejected_examples(5)
+        .into_iter()
+        .filter(|t| !holds(t))
+        .collect();
+    let labels: Vec<(String, String)> = {
+        let mut v: Vec<(String, String)> = j
+            .sizes
+            .iter()
+            .map(|s| (s.clone(), label(&dim_name(s))))
+            .collect();
+        v.sort_by(|a, b| a.1.cmp(&b.1));
+        v
+    };
+    JointReport {
+        dims,
+        sources: j.sizes.clone(),
+        claimed: claimed_count,
+        accepted: j.count(),
+        boxes: boxes
+            .iter()
+            .map(|b| b.iter().map(Feasible::from).collect())
+            .collect(),
+        boxes_complete: complete,
+        largest_box,
+        accepted_examples: j.tree.examples(5),
+        rejected_examples: rejected,
+        undecided: j.undecided.as_ref().map(|u| JointUndecided {
+            count: u.count,
+            reason: u.reason.clone(),
+        }),
+        summary: j.summary(&labels),
+        search: JointSearch {
+            points: j.stats.points,
+            periodic_solves: j.stats.periodic_solves,
+            shared_nodes: j.stats.shared_nodes,
+        },
+    }
+}
+
+/// `x_2` as the report's text names it: `x[2]`.
+fn label(name: &str) -> String {
+    match name.rsplit_once('_') {
+        Some((input, index)) if index.chars().all(|c| c.is_ascii_digit()) => {
+            format!("{input}[{index}]")
+        }
+        _ => name.to_string(),
+    }
 }
 
 /// Exact values of every symbolic intermediate size, over the inputs' accepted sizes: each input
@@ -407,4 +800,56 @@ fn size_table(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod equal_on_accepted {
+    use super::*;
+    use dimguard_solver::report::{Disagreement, Propagation};
+
+    fn prop() -> Propagation {
+        Propagation {
+            checked: 1,
+            unchecked: vec![],
+            disagreements: vec![Disagreement {
+                node: "view".into(),
+                target: "aten.view".into(),
+                tensor: "view".into(),
+                recorded: vec!["s0".into(), "3".into()],
+                computed: vec!["7*(s0 // 7)".into(), "3".into()],
+                witness: BTreeMap::from([("s0".to_string(), 8)]),
+                stack_trace: None,
+            }],
+            filled: vec![],
+            guards: vec![],
+            equal_on_accepted: vec![],
+        }
+    }
+
+    #[test]
+    fn equal_where_the_guards_accept_is_not_a_disagreement() {
+        // The guards accept multiples of 7 only: 7*(s0//7) == s0 there.
+        let points: Vec<BTreeMap<String, i128>> = (1..=20)
+            .map(|k| BTreeMap::from([("s0".to_string(), 7 * k)]))
+            .collect();
+        let p = on_accepted(prop(), &(points, true));
+        assert!(p.disagreements.is_empty());
+        assert_eq!(p.equal_on_accepted.len(), 1);
+        assert_eq!(
+            p.equal_on_accepted[0].method,
+            "every accepted input (20 evaluated)"
+        );
+        assert_eq!(p.equal_on_accepted[0].rejected_witness["s0"], 8);
+    }
+
+    #[test]
+    fn a_real_difference_keeps_an_accepted_witness() {
+        let points: Vec<BTreeMap<String, i128>> = (7..=30)
+            .map(|k| BTreeMap::from([("s0".to_string(), k)]))
+            .collect();
+        let p = on_accepted(prop(), &(points, false));
+        assert_eq!(p.disagreements.len(), 1);
+        assert_eq!(p.disagreements[0].witness["s0"], 8);
+        assert!(p.equal_on_accepted.is_empty());
+    }
 }

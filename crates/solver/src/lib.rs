@@ -31,6 +31,7 @@
 //! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
 
 pub mod algebra;
+pub mod budget;
 pub mod compiled;
 pub mod diagnose;
 pub mod engine;
