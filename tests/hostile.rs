@@ -390,3 +390,62 @@ fn cli_a_nul_byte_in_a_message_is_not_a_crash() {
     assert!(code == 0 || code == 2, "{code}: {err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn a_program_whose_input_spec_lost_its_arg_is_checked_in_bounded_time() {
+    // Found by the fuzzer (issue 13's unbounded product): the two sizes are no longer tied, and
+    // the old joint solver collected their product into a 4 GiB Vec.
+    let path = format!(
+        "{}/tests/data/pt2/unetish_exact.model.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let specs = json["graph_module"]["signature"]["input_specs"]
+        .as_array_mut()
+        .unwrap();
+    let last = specs.len() - 1;
+    specs[last]["user_input"]
+        .as_object_mut()
+        .unwrap()
+        .remove("arg");
+    let bytes = serde_json::to_vec(&json).unwrap();
+    let p = dimguard::graph::program::parse(&bytes, "m").unwrap();
+    let _b = budget::enter(Budget {
+        time: Some(Duration::from_secs(5)),
+        ..Budget::default()
+    });
+    let t = Instant::now();
+    let _ = dimguard::graph::check(&p, true);
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
+
+#[test]
+fn pasted_text_with_comment_prefixes_and_backticks_is_read() {
+    let plain = msg("2 <= h <= 100", &format!("{X} % 4 == 0"));
+    let commented: String = plain.lines().map(|l| format!("# {l}\n")).collect();
+    let backtick = format!("```\n{}```\n", plain.trim_end().to_string() + "`");
+    for text in [commented, backtick] {
+        let r = diagnose_text(&text, &Options::default()).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(
+            r.dims[0].feasible.as_ref().map(|f| f.count),
+            Some(25),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_zeroth_power_still_evaluates_its_base() {
+    // Found by the fuzzer: the compiled fast path folded `a ** 0` to 1 without evaluating `a`,
+    // so a base that raises (a modulus by zero) passed; Python raises, so the guard fails.
+    let want: Vec<i128> = (33..=290).filter(|x| x % 3 != 0).collect();
+    assert_eq!(
+        feasible("33 <= h <= 290", &format!("((-10) % ({X} % 3)) ** 0")),
+        want
+    );
+    assert_eq!(
+        feasible("132 <= h <= 377", &format!("Mod(28, Mod({X}, {X})) ** 0")),
+        Vec::<i128>::new()
+    );
+}
