@@ -369,26 +369,30 @@ fn print_report<R: serde::Serialize>(
     });
     let exhausted = dimguard::solver::budget::exhausted();
     if json {
-        let mut value =
-            serde_json::to_value(report).map_err(|e| io(format!("report to JSON: {e}")))?;
-        let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+        let mut text =
+            serde_json::to_string_pretty(report).map_err(|e| io(format!("report to JSON: {e}")))?;
         let mut truncated = false;
         if text.len() > limits.output {
+            // Over budget: every `segments` list goes (through a map, so keys come out sorted).
+            let mut value =
+                serde_json::to_value(report).map_err(|e| io(format!("report to JSON: {e}")))?;
             drop_segments(&mut value);
+            text = serde_json::to_string_pretty(&value).unwrap_or_default();
             truncated = true;
         }
-        if let serde_json::Value::Object(o) = &mut value {
-            o.insert(
-                "budget".into(),
-                serde_json::json!({
-                    "time_s": limits.time,
-                    "output_bytes": limits.output,
-                    "exhausted": exhausted.map(|e| serde_json::json!({"kind": e.kind(), "reason": e.reason()})),
-                    "truncated": truncated,
-                }),
-            );
+        let budget = serde_json::json!({
+            "time_s": limits.time,
+            "output_bytes": limits.output,
+            "exhausted": exhausted.map(|e| serde_json::json!({"kind": e.kind(), "reason": e.reason()})),
+            "truncated": truncated,
+        });
+        // The report's own fields keep their order; `budget` is added last.
+        if let Some(body) = text.strip_suffix("\n}") {
+            let b = serde_json::to_string_pretty(&budget)
+                .unwrap_or_default()
+                .replace('\n', "\n  ");
+            text = format!("{body},\n  \"budget\": {b}\n}}");
         }
-        text = serde_json::to_string_pretty(&value).unwrap_or_default();
         if text.len() > limits.output {
             return Err(bad_input(format!(
                 "the JSON report needs {} bytes even without segment lists, more than the output budget of {} (raise it with --output-budget)",
