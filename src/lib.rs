@@ -8,6 +8,7 @@
 //! * [`graph`] — `.pt2` archives: operator graph, shape propagation, `check`.
 //! * [`trt`] — TensorRT optimization profiles.
 
+pub mod api;
 pub mod profile_cli;
 
 pub use dimguard_graph as graph;

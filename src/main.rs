@@ -2,8 +2,7 @@
 
 use clap::{Parser, Subcommand};
 use dimguard::render;
-use dimguard::solver::diagnose::{self, Options};
-use dimguard::solver::{message, Error};
+use dimguard::solver::Error;
 use std::io::{IsTerminal, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -47,6 +46,11 @@ enum Command {
         /// Time limit for one Z3 query, in milliseconds.
         #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
         z3_timeout_ms: u32,
+        /// Your own `dynamic_shapes` Python (`h = Dim('h', min=.., max=..)` lines and the
+        /// `dynamic_shapes = {...}` dict): the printed block is then your spec with the diagnosed
+        /// dimensions narrowed, every other input and dimension kept, shared Dims still shared.
+        #[arg(long, value_name = "FILE")]
+        spec: Option<PathBuf>,
     },
     /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
     /// versus what it claims, a corrected spec, and shape-propagation findings.
@@ -146,15 +150,7 @@ fn check_cmd(model: &std::path::Path, json: bool, dot: Option<&PathBuf>, sizes: 
             }
         }
     }
-    // Z3 decides linked groups too wide to enumerate (products of unbounded sizes).
-    let z3 = |guards: &[&dimguard::solver::Expr], sets: &[(&str, &dimguard::solver::DimSet)]| {
-        match dimguard::prove::check_box(guards, sets, dimguard::prove::certify::TIMEOUT_MS) {
-            dimguard::prove::JointVerdict::Proved => Some(true),
-            dimguard::prove::JointVerdict::Refuted(_) => Some(false),
-            dimguard::prove::JointVerdict::Unknown(_) => None,
-        }
-    };
-    match dimguard::graph::check_with(&program, sizes, Some(&z3)) {
+    match dimguard::api::check_program(&program, sizes) {
         Ok(report) => print_report(&report, json, render::check),
         Err(e) => {
             eprintln!("dimguard: {e}");
@@ -273,12 +269,24 @@ fn run(cli: Cli) -> ExitCode {
             example,
             z3,
             z3_timeout_ms,
+            spec,
         } => {
             let text = match read_input(file.as_ref()) {
                 Ok(t) => t,
                 Err(e) => {
                     eprintln!("dimguard: {e}");
                     return ExitCode::from(1);
+                }
+            };
+            let sheet = match spec.as_ref().map(|p| {
+                let t = read_input(Some(p))?;
+                dimguard::solver::spec::sheet(&t).map_err(|e| format!("{}: {e}", p.display()))
+            }) {
+                None => None,
+                Some(Ok(s)) => Some(s),
+                Some(Err(e)) => {
+                    eprintln!("dimguard: --spec {e}");
+                    return ExitCode::from(2);
                 }
             };
             let examples = match parse_examples(&example) {
@@ -288,22 +296,18 @@ fn run(cli: Cli) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            let opts = Options {
-                examples,
-                ..Options::default()
+            let examples = dimguard::api::Examples {
+                by_name: examples,
+                shapes: Vec::new(),
             };
-            let result = message::read(&text).map(|msg| {
-                let mut report = diagnose::diagnose(&msg, &opts);
-                let mode = match z3 {
-                    Z3Mode::Auto => Some(dimguard::prove::Mode::Auto),
-                    Z3Mode::Always => Some(dimguard::prove::Mode::Always),
-                    Z3Mode::Never => None,
-                };
-                if let Some(mode) = mode {
-                    dimguard::prove::certify(&mut report, &msg, mode, z3_timeout_ms);
-                }
-                report
-            });
+            let mode = match z3 {
+                Z3Mode::Auto => Some(dimguard::prove::Mode::Auto),
+                Z3Mode::Always => Some(dimguard::prove::Mode::Always),
+                Z3Mode::Never => None,
+            };
+            let result =
+                dimguard::api::diagnose_text(&text, &examples, mode, z3_timeout_ms, sheet.as_ref())
+                    .map(|(r, _)| r);
             match result {
                 Ok(report) => print_report(&report, json, render::human),
                 Err(e) => {

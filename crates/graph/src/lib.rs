@@ -18,4 +18,4 @@ pub mod shapes;
 
 pub use check::{check, check_with, BoxProver, CheckReport};
 pub use graph::ProgramGraph;
-pub use program::{load, Error, Program};
+pub use program::{load, load_bytes, Error, Program};

@@ -175,13 +175,19 @@ pub fn load(path: &Path) -> Result<Program, Error> {
         path: p.clone(),
         source,
     })?;
+    load_bytes(bytes, &p)
+}
+
+/// Reads a program from memory: the bytes of a `.pt2` archive or of its `model.json`; `label`
+/// names it in errors.
+pub fn load_bytes(bytes: Vec<u8>, label: &str) -> Result<Program, Error> {
     let json = if bytes.starts_with(b"PK") {
-        program_json_from_zip(&bytes, &p)?
+        program_json_from_zip(&bytes, label)?
     } else {
         bytes
     };
     serde_json::from_slice(&json).map_err(|e| Error::NotAProgram {
-        path: p,
+        path: label.to_string(),
         message: e.to_string(),
     })
 }

@@ -26,6 +26,7 @@
 //! | [`set`] | set algebra on [`DimSet`] |
 //! | [`suggest`] | maximal sound progressions and `Dim` code |
 //! | [`diagnose`] | the whole report for a message |
+//! | [`merge`] | a diagnosis merged into the user's own `dynamic_shapes` spec |
 
 pub mod compiled;
 pub mod diagnose;
@@ -33,6 +34,7 @@ pub mod engine;
 pub mod error;
 pub mod expr;
 pub mod joint;
+pub mod merge;
 pub mod message;
 pub mod num;
 mod parse;
