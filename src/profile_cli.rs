@@ -1,7 +1,9 @@
 //! `dimguard profile`: TensorRT optimization profiles from a program, a message or `--dim`s.
 
 use crate::graph;
-use crate::solver::diagnose::{self, Options, Status};
+use crate::solver::diagnose::{self, Options};
+use crate::solver::python::source_input;
+use crate::solver::report::Status;
 use crate::solver::DimSet;
 use crate::trt::{DimKind, InputSpec, ProfileSet};
 use std::collections::BTreeMap;
@@ -97,8 +99,7 @@ pub fn inputs(
             let report =
                 diagnose::diagnose_text(text, &Options::default()).map_err(|e| e.to_string())?;
             for d in &report.dims {
-                let Some((input, index)) = d.source.as_deref().and_then(diagnose::source_input)
-                else {
+                let Some((input, index)) = d.source.as_deref().and_then(source_input) else {
                     continue;
                 };
                 let shape = examples.get(&input).ok_or_else(|| {

@@ -1,9 +1,7 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
-use crate::graph::CheckReport;
-use crate::prove::verify::VerifyReport;
-use crate::solver::diagnose::{DimReport, Report, Status};
+use crate::solver::report::{CheckReport, DimReport, Report, Status, VerifyReport};
 use std::fmt::Write;
 
 struct Style {

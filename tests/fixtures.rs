@@ -3,8 +3,9 @@
 //! first suggestion is sound and as large as any progression inside the set, and the sets match
 //! the hand derivations written next to each case.
 
-use dimguard::solver::diagnose::{diagnose_text, Options, Status};
+use dimguard::solver::diagnose::{diagnose_text, Options};
 use dimguard::solver::message;
+use dimguard::solver::report::{Certificate, GuardMethod, Status};
 use std::path::Path;
 
 fn load(name: &str) -> String {
@@ -36,7 +37,7 @@ fn brute_best(v: &[i128]) -> u128 {
 }
 
 /// Checks every dimension of a message against brute force; returns the report for more checks.
-fn check(name: &str) -> dimguard::solver::diagnose::Report {
+fn check(name: &str) -> dimguard::solver::report::Report {
     let text = load(name);
     let msg = message::read(&text).unwrap();
     let report = diagnose_text(&text, &Options::default()).unwrap();
@@ -69,7 +70,7 @@ fn check(name: &str) -> dimguard::solver::diagnose::Report {
             "{name}: {} suggestion not maximal",
             d.name
         );
-        assert_eq!(best.certificate, "enumeration");
+        assert_eq!(best.certificate, Certificate::Enumeration);
         for s in &d.suggestions {
             let mut x = s.lo;
             while x <= s.hi {
@@ -84,7 +85,7 @@ fn check(name: &str) -> dimguard::solver::diagnose::Report {
     report
 }
 
-fn residues(r: &dimguard::solver::diagnose::Report, dim: &str) -> (i128, Vec<i128>) {
+fn residues(r: &dimguard::solver::report::Report, dim: &str) -> (i128, Vec<i128>) {
     let d = r.dims.iter().find(|d| d.name == dim).unwrap();
     let f = d.feasible.as_ref().unwrap();
     assert_eq!(f.segments.len(), 1, "{dim}: {:?}", f.segments);
@@ -195,7 +196,7 @@ fn spurious_violation() {
     let r = diagnose_text(text, &Options::default()).unwrap();
     let d = &r.dims[0];
     assert_eq!(d.status, Status::Spurious);
-    assert_eq!(d.guards[0].method, "enumeration");
+    assert_eq!(d.guards[0].method, GuardMethod::Enumeration);
     assert!(d.advice[0].contains("spurious"));
     assert!(r.dynamic_shapes.contains("w = Dim.AUTO"));
 }
@@ -279,7 +280,7 @@ fn related_dims_are_solved_together() {
         g.code.as_deref(),
         Some("_dx = Dim('_dx', min=1, max=16)\ndx = 6*_dx + 2\ndy = dx + 1")
     );
-    assert_eq!(g.certificate, "enumeration");
+    assert_eq!(g.certificate, Certificate::Enumeration);
     assert!(r.dynamic_shapes.contains("dy = dx + 1"));
     assert!(
         !r.dynamic_shapes.contains("dy = Dim("),

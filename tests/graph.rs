@@ -272,3 +272,24 @@ fn missing_metadata_is_filled_in() {
         assert!(dimguard::graph::graph::agree(&w.expr(), e, &ranges, &BTreeMap::new()).is_ok());
     }
 }
+
+/// A size related to another by `b == a + c` is printed as a derived dim with its sign
+/// (`x_0 - 1`, `x_0 + 2`), never `1*x_0 + -1` (the printing bug `check` had before `python.rs`).
+#[test]
+fn related_sizes_print_as_derived_dims_with_signs() {
+    for (guard, derived) in [
+        ("L['x'].size()[1] == L['x'].size()[0] - 1", "1: x_0 - 1"),
+        ("L['x'].size()[1] == L['x'].size()[0] + 2", "1: x_0 + 2"),
+        ("L['x'].size()[1] == 2*L['x'].size()[0] - 1", "1: 2*x_0 - 1"),
+    ] {
+        let mut p = load(&fixture("linear_testmod")).unwrap();
+        p.guards_code = vec![guard.to_string()];
+        let r = check(&p, false).unwrap();
+        let last = r.dynamic_shapes.lines().last().unwrap();
+        assert!(
+            last.starts_with("dynamic_shapes = ") && last.contains(derived),
+            "{guard}: {last}"
+        );
+        assert!(!r.dynamic_shapes.contains("1*x") && !r.dynamic_shapes.contains("+ -"));
+    }
+}

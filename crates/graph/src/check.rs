@@ -8,108 +8,19 @@
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
-use dimguard_solver::compiled::Compiled;
-use dimguard_solver::diagnose::{dim_code_for, Feasible, Suggestion};
+use dimguard_solver::compiled::recheck;
+use dimguard_solver::diagnose::unchecked_suggestion;
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
 use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
+use dimguard_solver::python::{self, py_name};
+use dimguard_solver::report::{
+    Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, Proof, SizeRange,
+};
 use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
-use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// The report of `dimguard check` (contract fields first in each entry).
-#[derive(Debug, Clone, Serialize)]
-pub struct CheckReport {
-    /// One entry per dynamic dimension of every user input, in input order.
-    pub dims: Vec<CheckDim>,
-    /// Guards from `guards_code`, each with how it was used.
-    pub guards: Vec<GuardUse>,
-    /// Shape propagation findings.
-    pub propagation: crate::graph::Propagation,
-    /// Every symbolic intermediate size with its exact range (when asked for).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub sizes: Vec<SizeRange>,
-    /// Paste-ready corrected `dynamic_shapes`.
-    pub dynamic_shapes: String,
-    /// The PyTorch that wrote the program.
-    pub torch_version: Option<String>,
-}
-
-/// One input dimension.
-#[derive(Debug, Clone, Serialize)]
-pub struct CheckDim {
-    /// User input name.
-    pub input: String,
-    /// Dimension index.
-    pub index: usize,
-    /// The symbol it is expressed in.
-    pub symbol: String,
-    /// Its size expression (`8*s24`).
-    pub expr: String,
-    /// What `range_constraints` claims.
-    pub claimed: Claimed,
-    /// The claimed sizes that pass every guard (null when undecided).
-    pub accepted: Option<Feasible>,
-    /// Sound single-`Dim` specs inside `accepted`, best first.
-    pub suggestions: Vec<Suggestion>,
-    /// The source in guards (`L['x'].size()[2]`).
-    pub source: String,
-    /// Claimed sizes that fail a guard (they raise `Guard failed` at run time), first few.
-    pub rejected_examples: Vec<i128>,
-    /// Guards linking this size with others, if any: `accepted` then assumes the other sizes
-    /// range over their own accepted sets.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub linked_with: Vec<String>,
-    /// Why `accepted` is null.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub undecided: Option<String>,
-    /// `(input, index)` of the dimension this one always equals, when a guard ties them.
-    #[serde(skip)]
-    pub same_as: Option<(String, usize)>,
-    /// The traced size.
-    #[serde(skip)]
-    pub example: Option<i128>,
-}
-
-/// Claimed sizes.
-#[derive(Debug, Clone, Serialize)]
-pub struct Claimed {
-    /// Number of sizes.
-    pub count: u128,
-    /// Smallest.
-    pub min: Option<i128>,
-    /// Largest.
-    pub max: Option<i128>,
-}
-
-/// A guard of `guards_code`.
-#[derive(Debug, Clone, Serialize)]
-pub struct GuardUse {
-    /// As written.
-    pub guard: String,
-    /// The sizes it mentions.
-    pub sizes: Vec<String>,
-    /// Parse error, if any (the guard is then ignored and the report says so).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-/// An intermediate size and its exact values.
-#[derive(Debug, Clone, Serialize)]
-pub struct SizeRange {
-    /// Tensor name.
-    pub tensor: String,
-    /// Dimension index.
-    pub index: usize,
-    /// The size expression.
-    pub expr: String,
-    /// Its exact values over the inputs' accepted sizes (null when too many to enumerate).
-    pub values: Option<Feasible>,
-    /// The value at the traced example.
-    pub example: Option<i128>,
-}
 
 fn claimed_set(e: &Expr, ranges: &crate::graph::SymbolRanges) -> Option<DimSet> {
     let (coefs, c0) = joint::affine(e)?;
@@ -134,16 +45,7 @@ fn pretty(e: &Expr) -> String {
     match joint::affine(e) {
         Some((coefs, c0)) if coefs.len() == 1 && c0.is_integer() => {
             let (s, k) = coefs.iter().next().expect("one symbol");
-            let term = if *k == dimguard_solver::num::q(1) {
-                s.clone()
-            } else {
-                format!("{k}*{s}")
-            };
-            match *c0.numer() {
-                0 => term,
-                c if c > 0 => format!("{term} + {c}"),
-                c => format!("{term} - {}", -c),
-            }
+            python::linear(*k, s, *c0.numer())
         }
         _ => e.to_string(),
     }
@@ -208,7 +110,7 @@ pub fn check_with(
                 ins.push(In {
                     input: input.clone(),
                     index,
-                    source: format!("L['{input}'].size()[{index}]"),
+                    source: python::input_source(&input, index),
                     claimed: claimed_set(e, &ranges),
                     expr: e.clone(),
                     hint: *hint,
@@ -277,38 +179,17 @@ pub fn check_with(
                 );
             }
             let r = match (&solved.undecided, solved.accepted.get(&m.root)) {
-                (None, Some(root_set)) => {
-                    // Map the root's accepted values through name = coef*root + offset.
-                    let mapped = if m.coef == 1 && m.offset == 0 {
-                        root_set.clone()
-                    } else {
-                        root_set
-                            .segments()
-                            .iter()
-                            .flat_map(|s| {
-                                // x ≡ r (mod M) on [lo, hi]  ->  c*x + o ≡ c*r + o (mod c*M).
-                                s.residues.iter().map(move |r| {
-                                    DimSet::progression(
-                                        m.coef * s.lo + m.offset,
-                                        m.coef * s.hi + m.offset,
-                                        m.coef * s.modulus,
-                                        m.coef * r + m.offset,
-                                    )
-                                })
-                            })
-                            .try_fold(DimSet::empty(), |acc, x| acc.union(&x))
-                            .unwrap_or_default()
-                    };
-                    Ok(mapped)
-                }
-                (Some(why), _) => Err(why.clone()),
+                (None, Some(root_set)) => root_set
+                    .affine_image(m.coef, m.offset)
+                    .map_err(|e| e.to_string()),
+                (Some(why), _) => Err(why.to_string()),
                 (None, None) => Err("not solved".into()),
             };
             accepted.insert(m.name.clone(), r);
         }
     }
     let mut dims = Vec::new();
-    let mut code_lines = vec!["from torch.export import Dim".to_string(), String::new()];
+    let mut block = python::SpecBlock::new();
     let mut dict: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
     for i in &ins {
         let claimed = i.claimed.clone();
@@ -362,9 +243,9 @@ pub fn check_with(
                 d.suggestions = ranking
                     .progressions
                     .iter()
-                    .map(|p| dim_code_for(&name, p, "periodic"))
+                    .map(|p| unchecked_suggestion(&name, p, Proof::Periodic))
                     .collect();
-                let py = dimguard_solver::suggest::py_name(&name);
+                let py = py_name(&name);
                 match alias
                     .get(&i.source)
                     .filter(|(root, _, _)| *root != i.source)
@@ -374,23 +255,14 @@ pub fn check_with(
                         let root_name = ins
                             .iter()
                             .find(|x| &x.source == root)
-                            .map(|x| {
-                                dimguard_solver::suggest::py_name(&format!(
-                                    "{}_{}",
-                                    x.input, x.index
-                                ))
-                            })
-                            .unwrap_or_else(|| dimguard_solver::suggest::py_name(root));
-                        let e = match (k, off) {
-                            (1, 0) => root_name,
-                            (k, 0) => format!("{k}*{root_name}"),
-                            (k, o) => format!("{k}*{root_name} + {o}"),
-                        };
+                            .map(|x| py_name(&format!("{}_{}", x.input, x.index)))
+                            .unwrap_or_else(|| py_name(root));
+                        let e = python::derived(&root_name, *k, *off);
                         dict.entry(i.input.clone()).or_default().push((i.index, e));
                     }
                     None => {
                         if let Some(s) = d.suggestions.first() {
-                            code_lines.extend(s.code.lines().map(String::from));
+                            block.code(&s.code);
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }
                     }
@@ -402,39 +274,24 @@ pub fn check_with(
         dims.push(d);
     }
     // Suggestions of unlinked sizes re-checked value by value against their guards.
-    for d in dims.iter_mut() {
+    for d in dims.iter_mut().filter(|d| d.linked_with.is_empty()) {
         let own: Vec<&Expr> = guards
             .iter()
             .filter(|g| g.atoms().iter().all(|a| **a == *d.source))
             .collect();
-        let fast: Vec<Option<Compiled>> = own.iter().map(|g| Compiled::new(g, &d.source)).collect();
         for s in d.suggestions.iter_mut() {
-            if s.count <= dimguard_solver::diagnose::RECHECK_LIMIT && d.linked_with.is_empty() {
-                let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
-                let ok = set.iter().all(|x| {
-                    own.iter()
-                        .zip(&fast)
-                        .all(|(g, c)| Compiled::holds(c.as_ref(), g, &d.source, x))
-                });
-                s.certificate = if ok { "enumeration" } else { "none" };
+            let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
+            if let Some(ok) = recheck(&own, &d.source, &set) {
+                s.certificate = if ok {
+                    Certificate::Enumeration
+                } else {
+                    Certificate::None
+                };
             }
         }
     }
     if !dict.is_empty() {
-        let body: Vec<String> = dict
-            .iter()
-            .map(|(k, v)| {
-                format!(
-                    "\"{k}\": {{{}}}",
-                    v.iter()
-                        .map(|(i, n)| format!("{i}: {n}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            })
-            .collect();
-        code_lines.push(String::new());
-        code_lines.push(format!("dynamic_shapes = {{{}}}", body.join(", ")));
+        block.dict(dict);
     }
     // The traced value of each input symbol (from `k*s + o` with its hint).
     let hints: BTreeMap<String, i128> = ins
@@ -463,7 +320,7 @@ pub fn check_with(
         guards: uses,
         propagation: pg.report.clone(),
         sizes,
-        dynamic_shapes: code_lines.join("\n"),
+        dynamic_shapes: block.finish(),
         torch_version: p.torch_version.clone(),
     })
 }

@@ -2,10 +2,10 @@
 
 use crate::program::{tensor_name, Error, Program, Size};
 use crate::shapes::{self, Env};
+use dimguard_solver::report::{Disagreement, Propagation};
 use dimguard_solver::types::Expr;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A vertex: a graph input or an operator.
@@ -34,40 +34,6 @@ pub struct ProgramGraph {
     pub symints: BTreeMap<String, Expr>,
     /// What propagation found.
     pub report: Propagation,
-}
-
-/// Findings of the propagation.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Propagation {
-    /// Operators whose outputs were computed and compared.
-    pub checked: usize,
-    /// Operator targets without a shape function (recorded sizes kept).
-    pub unchecked: Vec<String>,
-    /// Outputs whose computed sizes differ from the recorded ones, with a witness.
-    pub disagreements: Vec<Disagreement>,
-    /// Outputs that had no recorded sizes and were filled in.
-    pub filled: Vec<String>,
-    /// Conditions operators need (broadcast and `cat` equalities), in guard-code syntax.
-    pub guards: Vec<String>,
-}
-
-/// A computed size that differs from the recorded one.
-#[derive(Debug, Clone, Serialize)]
-pub struct Disagreement {
-    /// The node.
-    pub node: String,
-    /// The operator.
-    pub target: String,
-    /// The output tensor.
-    pub tensor: String,
-    /// Recorded sizes.
-    pub recorded: Vec<String>,
-    /// Computed sizes.
-    pub computed: Vec<String>,
-    /// Symbol values at which they differ.
-    pub witness: BTreeMap<String, i128>,
-    /// Where the node came from.
-    pub stack_trace: Option<String>,
 }
 
 /// Symbol -> (lo, hi) used to compare expressions (from `range_constraints`).

@@ -16,6 +16,7 @@ pub mod graph;
 pub mod program;
 pub mod shapes;
 
-pub use check::{check, check_with, BoxProver, CheckReport};
+pub use check::{check, check_with, BoxProver};
+pub use dimguard_solver::report::CheckReport;
 pub use graph::ProgramGraph;
 pub use program::{load, load_bytes, Error, Program};

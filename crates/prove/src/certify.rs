@@ -1,8 +1,9 @@
 //! Z3 certificates for a diagnosis.
 
 use crate::{check_set, Verdict};
-use dimguard_solver::diagnose::Report;
+use dimguard_solver::compiled::RECHECK_LIMIT;
 use dimguard_solver::message::Message;
+use dimguard_solver::report::{Certificate, Report};
 use dimguard_solver::types::{DimSet, Expr};
 
 /// Default time limit for one Z3 query, in milliseconds.
@@ -12,7 +13,7 @@ pub const TIMEOUT_MS: u32 = 5_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Only what value-by-value re-checking cannot cover (more than
-    /// [`RECHECK_LIMIT`](dimguard_solver::diagnose::RECHECK_LIMIT) values): small answers keep
+    /// [`RECHECK_LIMIT`](dimguard_solver::compiled::RECHECK_LIMIT) values): small answers keep
     /// their `enumeration` certificate and no Z3 start-up is paid.
     Auto,
     /// Every suggestion and every torch fix.
@@ -25,16 +26,16 @@ pub enum Mode {
 pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) {
     for g in &mut report.linked {
         let Some(p) = g.progression else { continue };
-        if mode == Mode::Auto && g.certificate != "none" {
+        if mode == Mode::Auto && g.certificate != Certificate::None {
             continue;
         }
         let guards: Vec<&Expr> = g.guards.iter().collect();
         let set = DimSet::progression(p.lo, p.hi, p.modulus, p.residue);
         match check_set(&guards, &g.root_var, &set, 1, timeout_ms) {
-            Verdict::Proved => g.certificate = "z3",
+            Verdict::Proved => g.certificate = Certificate::Z3,
             Verdict::Refuted(_) => {
                 g.code = None;
-                g.certificate = "none";
+                g.certificate = Certificate::None;
                 g.undecided = Some(
                     "internal error: Z3 refuted the group's suggestion; it was withheld".into(),
                 );
@@ -50,13 +51,13 @@ pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) 
         let guards: Vec<&Expr> = entry.guards.iter().map(|g| &g.expr).collect();
         let mut kept = Vec::with_capacity(d.suggestions.len());
         for mut s in std::mem::take(&mut d.suggestions) {
-            if mode == Mode::Auto && s.certificate != "none" {
+            if mode == Mode::Auto && s.certificate != Certificate::None {
                 kept.push(s);
                 continue;
             }
             let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
             match check_set(&guards, &var, &set, 1, timeout_ms) {
-                Verdict::Proved => s.certificate = "z3",
+                Verdict::Proved => s.certificate = Certificate::Z3,
                 Verdict::Refuted(xs) => {
                     d.advice.push(format!(
                         "internal error: Z3 found {} failing in a candidate suggestion, which was withheld; please report this message",
@@ -70,13 +71,13 @@ pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) 
         }
         d.suggestions = kept;
         if let Some(fx) = d.torch_fix.as_mut() {
-            if mode == Mode::Auto && fx.admitted <= dimguard_solver::diagnose::RECHECK_LIMIT {
+            if mode == Mode::Auto && fx.admitted <= RECHECK_LIMIT {
                 continue;
             }
             match check_set(&guards, &var, &fx.admitted_set, 3, timeout_ms) {
-                Verdict::Proved if fx.sound => fx.certificate = "z3",
+                Verdict::Proved if fx.sound => fx.certificate = Certificate::Z3,
                 Verdict::Refuted(xs) if !fx.sound && xs.iter().all(|x| fx.admitted_set.contains(*x)) => {
-                    fx.certificate = "z3"
+                    fx.certificate = Certificate::Z3
                 }
                 Verdict::Unknown(_) => {}
                 other => d.advice.push(format!(

@@ -2,15 +2,16 @@
 //! counterexamples, and what is the maximal sound spec?
 
 use crate::{check_box, check_set, JointVerdict, Verdict};
-use dimguard_solver::diagnose::RECHECK_LIMIT;
+use dimguard_solver::compiled::RECHECK_LIMIT;
 use dimguard_solver::engine::{solve, Limits};
 use dimguard_solver::joint;
 use dimguard_solver::message::{self, Message};
+use dimguard_solver::python::dim_code;
+use dimguard_solver::report::{Certificate, JointCheck, VerifyDim, VerifyReport};
 use dimguard_solver::spec::Spec;
-use dimguard_solver::suggest::{dim_code, rank};
+use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{DimSet, Expr};
 use dimguard_solver::{parse_guard, Error, ParseError};
-use serde::Serialize;
 
 /// The guards to verify against: from an error message, or one guard per line.
 #[derive(Debug, Clone)]
@@ -97,45 +98,6 @@ impl GuardSet {
     }
 }
 
-/// The verdict for a spec.
-#[derive(Debug, Clone, Serialize)]
-pub struct VerifyReport {
-    /// True only when no value any dimension's spec admits fails a guard; null when undecided.
-    pub sound: Option<bool>,
-    /// Per dimension the spec covers.
-    pub dims: Vec<VerifyDim>,
-    /// Guards over several sizes, decided over the product of the spec's sets.
-    pub joint: Vec<JointCheck>,
-    /// Spec lines that were not understood.
-    pub unrecognized: Vec<String>,
-}
-
-/// The verdict for one dimension (contract fields first).
-#[derive(Debug, Clone, Serialize)]
-pub struct VerifyDim {
-    /// The dimension's name in the guards.
-    pub name: String,
-    /// Sound for this dimension (null when undecided).
-    pub sound: Option<bool>,
-    /// Values the spec admits.
-    pub admitted: u128,
-    /// Admitted values that fail a guard (null when undecided).
-    pub failing: Option<u128>,
-    /// Real failing values, smallest first (at most five).
-    pub counterexamples: Vec<i128>,
-    /// `"z3"`, `"enumeration"` or `"none"`.
-    pub certificate: &'static str,
-    /// The size's source.
-    pub source: Option<String>,
-    /// The spec's text for this dimension.
-    pub spec: String,
-    /// The largest sound single-`Dim` spec within the admitted range.
-    pub maximal_spec: Option<String>,
-    /// Why it is undecided, or what Z3 said.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
 /// Verifies `spec` against `guards`.
 pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
     let limits = Limits::default();
@@ -163,7 +125,7 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
             admitted: admitted.count(),
             failing: failing_set.as_ref().map(DimSet::count),
             counterexamples: vec![],
-            certificate: "none",
+            certificate: Certificate::None,
             source: source.clone(),
             spec: sd.code.clone(),
             maximal_spec: None,
@@ -172,11 +134,11 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
         match verdict {
             Verdict::Proved => {
                 d.sound = Some(true);
-                d.certificate = "z3";
+                d.certificate = Certificate::Z3;
             }
             Verdict::Refuted(xs) => {
                 d.sound = Some(false);
-                d.certificate = "z3";
+                d.certificate = Certificate::Z3;
                 d.counterexamples = xs;
             }
             Verdict::Unknown(why) => {
@@ -184,7 +146,7 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
                 if let Some(f) = &failing_set {
                     if admitted.count() <= RECHECK_LIMIT {
                         d.sound = Some(f.is_empty());
-                        d.certificate = "enumeration";
+                        d.certificate = Certificate::Enumeration;
                         d.counterexamples = f.iter().take(5).collect();
                     }
                 }
@@ -289,28 +251,12 @@ fn joint_maximal(guards: &GuardSet, spec: &Spec, dims: &mut [VerifyDim], limits:
     }
 }
 
-/// A guard over several sizes, checked over the product of what the spec admits for each.
-#[derive(Debug, Clone, Serialize)]
-pub struct JointCheck {
-    /// The guard as written.
-    pub guard: String,
-    /// True when every combination passes; null when undecided.
-    pub sound: Option<bool>,
-    /// A failing combination (size -> value), re-checked.
-    pub counterexample: Option<std::collections::BTreeMap<String, i128>>,
-    /// `"z3"` or `"none"`.
-    pub certificate: &'static str,
-    /// Why undecided.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
 fn joint_check(text: &str, spec: &Spec, timeout_ms: u32) -> JointCheck {
     let mut out = JointCheck {
         guard: text.to_string(),
         sound: None,
         counterexample: None,
-        certificate: "none",
+        certificate: Certificate::None,
         note: None,
     };
     let g = match parse_guard(text) {
@@ -352,11 +298,11 @@ fn joint_check(text: &str, spec: &Spec, timeout_ms: u32) -> JointCheck {
     match check_box(&[&g], &named, timeout_ms) {
         JointVerdict::Proved => {
             out.sound = Some(true);
-            out.certificate = "z3";
+            out.certificate = Certificate::Z3;
         }
         JointVerdict::Refuted(p) => {
             out.sound = Some(false);
-            out.certificate = "z3";
+            out.certificate = Certificate::Z3;
             let mut ce: std::collections::BTreeMap<String, i128> = live
                 .iter()
                 .map(|&i| atoms[i].clone())
@@ -392,7 +338,7 @@ mod tests {
         let d = &r.dims[0];
         assert_eq!((d.admitted, d.failing), (254, Some(222)));
         assert_eq!(d.counterexamples[..3], [136, 152, 160]);
-        assert_eq!(d.certificate, "z3");
+        assert_eq!(d.certificate, Certificate::Z3);
         assert_eq!(
             d.maximal_spec.as_deref(),
             Some("_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 9")
@@ -457,6 +403,6 @@ mod tests {
         let s = spec::read("_h = Dim('_h', min=0, max=72057594037927935)\nh = 64*_h + 9\ndynamic_shapes = {'x': {2: h}}");
         let r = verify(&g, &s, 5_000);
         assert_eq!(r.sound, Some(true), "{r:?}");
-        assert_eq!(r.dims[0].certificate, "z3");
+        assert_eq!(r.dims[0].certificate, Certificate::Z3);
     }
 }

@@ -7,8 +7,35 @@
 //! falls back to the exact evaluator ([`Expr::truth_at`]), so the two always agree.
 
 use crate::num::{self, Q};
-use crate::types::{CmpOp, Expr, RoundKind};
+use crate::types::{CmpOp, DimSet, Expr, RoundKind};
 use num_integer::Integer;
+
+/// How many values a set may hold for dimguard to re-check it value by value.
+pub const RECHECK_LIMIT: u128 = 10_000_000;
+
+/// The independent value-by-value re-check of an answer: whether every guard holds at every member
+/// of `set` (with `var` the size). `None` when `set` has more than [`RECHECK_LIMIT`] values.
+///
+/// ```
+/// use dimguard_solver::compiled::recheck;
+/// use dimguard_solver::{parse_guard, DimSet};
+///
+/// let g = parse_guard("Eq(Mod(s0, 8), 0)").unwrap();
+/// assert_eq!(recheck(&[&g], "s0", &DimSet::progression(8, 800, 8, 0)), Some(true));
+/// assert_eq!(recheck(&[&g], "s0", &DimSet::interval(8, 9)), Some(false));
+/// ```
+pub fn recheck(guards: &[&Expr], var: &str, set: &DimSet) -> Option<bool> {
+    if set.count() > RECHECK_LIMIT {
+        return None;
+    }
+    let fast: Vec<Option<Compiled>> = guards.iter().map(|g| Compiled::new(g, var)).collect();
+    Some(set.iter().all(|x| {
+        guards
+            .iter()
+            .zip(&fast)
+            .all(|(g, c)| Compiled::holds(c.as_ref(), g, var, x))
+    }))
+}
 
 #[derive(Debug, Clone, Copy)]
 enum Op {

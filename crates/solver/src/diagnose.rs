@@ -2,21 +2,23 @@
 //! suggestions, what each guard requires and removes, a check of torch's own suggested fixes, and
 //! a paste-ready `dynamic_shapes` block.
 //!
-//! [`Report`] serializes to the JSON of `dimguard diagnose --json` (`../shared/CONTRACT.md`):
-//! the contract's fields keep their names and meaning; everything else is additional.
+//! The report's types are in [`report`](crate::report); the Python it prints comes from
+//! [`python`](crate::python).
 
-use crate::compiled::Compiled;
+use crate::compiled::{recheck, RECHECK_LIMIT};
 use crate::engine::{self, Limits, Method, Outcome};
 use crate::error::Error;
 use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
-use crate::suggest::{self, dim_code, py_name, Maximality};
+use crate::python::{self, dim_code, py_name};
+use crate::report::{
+    Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardMethod, GuardReport,
+    LinkedGroup, Padding, Proof, RelationReport, Report, Status, Suggestion,
+};
+use crate::suggest::{self, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// How many values a suggestion may hold for dimguard to re-check it value by value.
-pub const RECHECK_LIMIT: u128 = 10_000_000;
 /// How many failing values of torch's fixes are listed.
 const COUNTEREXAMPLES: usize = 5;
 
@@ -27,226 +29,6 @@ pub struct Options {
     pub examples: Vec<(Option<String>, i128)>,
     /// Solver limits.
     pub limits: Limits,
-}
-
-/// The diagnosis of one message.
-#[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    /// One entry per dimension, in the order the message first names them.
-    pub dims: Vec<DimReport>,
-    /// Dimension names that must always be equal.
-    pub equalities: Vec<[String; 2]>,
-    /// Relations `name = expr` between dimensions, as printed.
-    pub relations: Vec<RelationReport>,
-    /// Python to paste: every dimension's best sound spec, and the `dynamic_shapes` dict when
-    /// every dimension's input is known.
-    pub dynamic_shapes: String,
-    /// Dimensions linked by "must always be equal" / "must always be related" lines, solved
-    /// together: one `Dim` for the root, derived dims for the others.
-    pub linked: Vec<LinkedGroup>,
-    /// Guards on data-dependent (unbacked) sizes, with the `torch._check` lines that decide them.
-    pub data_dependent: Vec<DataDependent>,
-    /// Bullet lines that were not understood.
-    pub unrecognized: Vec<String>,
-}
-
-/// Dimensions solved together.
-#[derive(Debug, Clone, Serialize)]
-pub struct LinkedGroup {
-    /// The root dimension (its own `Dim`).
-    pub root: String,
-    /// Every other dimension as an expression of the root (`dy = dx + 1`).
-    pub members: Vec<[String; 2]>,
-    /// The root's values for which every member's guards hold (null when undecided).
-    pub feasible: Option<Feasible>,
-    /// Code: the root's best `Dim`, then the derived dims.
-    pub code: Option<String>,
-    /// How the code's soundness is known: `"enumeration"`, `"z3"` or `"none"`.
-    pub certificate: &'static str,
-    /// Why undecided.
-    pub undecided: Option<String>,
-    /// The size the root stands for.
-    #[serde(skip)]
-    pub root_var: String,
-    /// Every guard of the group, over the root.
-    #[serde(skip)]
-    pub guards: Vec<Expr>,
-    /// The root's progression in `code`.
-    #[serde(skip)]
-    pub progression: Option<Progression>,
-}
-
-/// A guard torch could not decide because it depends on data (`u0` from `.item()`, `nonzero`).
-#[derive(Debug, Clone, Serialize)]
-pub struct DataDependent {
-    /// The guard as printed.
-    pub guard: String,
-    /// The unbacked sizes it mentions.
-    pub sizes: Vec<String>,
-    /// Where it holds, for a guard on one size (over the sizes 0..2^63-1).
-    pub holds: Option<String>,
-    /// `torch._check` lines: assert the guard, or its negation, before the code that branches.
-    pub torch_check: [String; 2],
-}
-
-/// A relation between two dimensions.
-#[derive(Debug, Clone, Serialize)]
-pub struct RelationReport {
-    /// The dependent dimension.
-    pub name: String,
-    /// The dimension it is expressed in.
-    pub other: String,
-    /// The right-hand side.
-    pub expr: String,
-}
-
-/// What the diagnosis found for one dimension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Some values of the range fail a guard.
-    Constrained,
-    /// Every value of the range satisfies every guard: torch could not prove it.
-    Spurious,
-    /// No value of the range satisfies the guards.
-    Unsatisfiable,
-    /// The code specialized the dimension to a constant.
-    Specialized,
-    /// A guard could not be decided within the limits.
-    Undecided,
-    /// The message names the dimension but lists no guard for it.
-    Unconstrained,
-}
-
-/// One dimension's diagnosis.
-#[derive(Debug, Clone, Serialize)]
-pub struct DimReport {
-    /// Debug name.
-    pub name: String,
-    /// Source such as `L['x'].size()[2]`.
-    pub source: Option<String>,
-    /// The requested range `[lo, hi]` (omitted bounds: 2 and 9223372036854775807).
-    pub range: Option<[i128; 2]>,
-    /// Summary.
-    pub status: Status,
-    /// The exact set of values in `range` that satisfy every guard (null when undecided).
-    pub feasible: Option<Feasible>,
-    /// Ranked single-`Dim` progressions inside `feasible`; the first is maximal.
-    pub suggestions: Vec<Suggestion>,
-    /// `"proven"`, or `"steps<=N"` when only steps up to N were searched.
-    pub maximality: String,
-    /// What each guard requires.
-    pub guards: Vec<GuardReport>,
-    /// The constant the code specialized the dimension to.
-    pub specialized: Option<i128>,
-    /// "holds 254 of 1014 valid values".
-    pub coverage: Option<String>,
-    /// How to pad inputs to a valid size.
-    pub padding: Option<Padding>,
-    /// torch's own suggested fix for this dimension, checked.
-    pub torch_fix: Option<FixCheck>,
-    /// Why the dimension is undecided.
-    pub undecided: Option<String>,
-    /// What to do, in sentences.
-    pub advice: Vec<String>,
-}
-
-/// The contract's `feasible` form.
-#[derive(Debug, Clone, Serialize)]
-pub struct Feasible {
-    /// Number of values.
-    pub count: u128,
-    /// Smallest value (null when empty).
-    pub min: Option<i128>,
-    /// Largest value (null when empty).
-    pub max: Option<i128>,
-    /// Disjoint, sorted segments.
-    pub segments: Vec<crate::types::Segment>,
-}
-
-impl From<&DimSet> for Feasible {
-    fn from(s: &DimSet) -> Feasible {
-        Feasible {
-            count: s.count(),
-            min: s.min(),
-            max: s.max(),
-            segments: s.segments().to_vec(),
-        }
-    }
-}
-
-/// One suggestion (contract form plus extras).
-#[derive(Debug, Clone, Serialize)]
-pub struct Suggestion {
-    /// First value.
-    pub lo: i128,
-    /// Last value.
-    pub hi: i128,
-    /// Step.
-    pub modulus: i128,
-    /// `lo % modulus`.
-    pub residue: i128,
-    /// Number of values.
-    pub count: u128,
-    /// Python defining the dimension.
-    pub code: String,
-    /// `"enumeration"` when every value was re-checked against every guard, `"none"` when the
-    /// suggestion is too large to re-check (it is still exact by the periodic method: `proof`).
-    pub certificate: &'static str,
-    /// How the feasible set the suggestion lies in was computed: `"periodic"` or `"enumeration"`.
-    pub proof: &'static str,
-    /// Why Z3 did not certify it, when it did not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub certificate_note: Option<String>,
-}
-
-/// What one guard requires.
-#[derive(Debug, Clone, Serialize)]
-pub struct GuardReport {
-    /// As printed.
-    pub text: String,
-    /// In plain terms, over the range ("h ≡ 8 (mod 64)", "h >= 192").
-    pub requires: String,
-    /// How many values of the range it removes.
-    pub removes: Option<u128>,
-    /// Whether the other guards already imply it.
-    pub redundant: bool,
-    /// `"periodic"`, `"enumeration"` or `"undecided"`.
-    pub method: &'static str,
-    /// The period used by the periodic method.
-    pub period: Option<i128>,
-}
-
-/// Padding advice for one dimension.
-#[derive(Debug, Clone, Serialize)]
-pub struct Padding {
-    /// Python giving the next size the first suggestion admits, for an input size `x`.
-    pub formula: String,
-    /// The most padding any size of the range needs under the first suggestion.
-    pub max_for_suggestion: i128,
-    /// The most padding any size of the range needs to reach some feasible size.
-    pub max_for_feasible: Option<i128>,
-}
-
-/// A check of one of torch's suggested fixes.
-#[derive(Debug, Clone, Serialize)]
-pub struct FixCheck {
-    /// The fix as torch printed it (several lines for derived dims).
-    pub code: String,
-    /// Sound: no admitted value fails.
-    pub sound: bool,
-    /// Values the fix admits.
-    pub admitted: u128,
-    /// Admitted values that fail a guard.
-    pub failing: u128,
-    /// The first few failing values.
-    pub counterexamples: Vec<i128>,
-    /// `"z3"` when Z3 independently confirmed the verdict (a proof of soundness, or a verified
-    /// counterexample), `"enumeration"` when every admitted value was evaluated, else `"none"`.
-    pub certificate: &'static str,
-    /// The admitted set (for independent checks).
-    #[serde(skip)]
-    pub admitted_set: DimSet,
 }
 
 /// Reads and diagnoses a message.
@@ -354,15 +136,7 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
             .iter()
             .filter(|m| m.name != root)
             .map(|m| {
-                let r = py_name(&name_of(&root));
-                let e = match (m.coef, m.offset) {
-                    (1, 0) => r,
-                    (1, o) if o > 0 => format!("{r} + {o}"),
-                    (1, o) => format!("{r} - {}", -o),
-                    (k, 0) => format!("{k}*{r}"),
-                    (k, o) if o > 0 => format!("{k}*{r} + {o}"),
-                    (k, o) => format!("{k}*{r} - {}", -o),
-                };
+                let e = python::derived(&py_name(&name_of(&root)), m.coef, m.offset);
                 [name_of(&m.name), e]
             })
             .collect();
@@ -378,27 +152,14 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
         });
         let code = best.map(|p| {
             let mut lines = vec![dim_code(&name_of(&root), &p)];
-            lines.extend(members.iter().map(|[n, e]| format!("{} = {e}", py_name(n))));
+            lines.extend(members.iter().map(|[n, e]| python::assign(n, e)));
             lines.join("\n")
         });
         // Independent re-check of the root's progression against every guard of the group.
-        let certificate = match best {
-            Some(p) if p.count() <= RECHECK_LIMIT => {
-                let fast: Vec<Option<Compiled>> =
-                    grp.guards.iter().map(|g| Compiled::new(g, &root)).collect();
-                let ok = p.to_set().iter().all(|x| {
-                    grp.guards
-                        .iter()
-                        .zip(&fast)
-                        .all(|(g, c)| Compiled::holds(c.as_ref(), g, &root, x))
-                });
-                if ok {
-                    "enumeration"
-                } else {
-                    "none"
-                }
-            }
-            _ => "none",
+        let guards: Vec<&Expr> = grp.guards.iter().collect();
+        let certificate = match best.and_then(|p| recheck(&guards, &root, &p.to_set())) {
+            Some(true) => Certificate::Enumeration,
+            _ => Certificate::None,
         };
         out.push(LinkedGroup {
             root: name_of(&root),
@@ -406,7 +167,7 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
             feasible: feasible.map(Feasible::from),
             code,
             certificate,
-            undecided: solved.undecided,
+            undecided: solved.undecided.map(|u| u.to_string()),
             root_var: root.clone(),
             guards: grp.guards.clone(),
             progression: best,
@@ -423,15 +184,11 @@ fn data_dependent(g: &crate::message::Guard, opts: &Options) -> DataDependent {
             .map(|s| describe(s, 0, SIZE_MAX, u)),
         _ => None,
     };
-    let py = g.expr.torch_python();
     DataDependent {
         guard: g.text.clone(),
         sizes,
         holds,
-        torch_check: [
-            format!("torch._check({py})"),
-            format!("torch._check(torch.sym_not({py}))"),
-        ],
+        torch_check: python::torch_check(&g.expr.torch_python()),
     }
 }
 
@@ -481,7 +238,7 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             residue: 0,
         };
         r.suggestions
-            .extend(suggestion(&p, &[], &var, &d.name, "enumeration"));
+            .extend(suggestion(&p, &[], &var, &d.name, Proof::Enumeration));
         r.advice.push(format!(
             "the model's code fixes {} to {v} (it branches on the value or uses it as a constant); \
              use `{} = {v}` (or Dim.STATIC), or change the code so the size stays symbolic",
@@ -512,17 +269,17 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             Outcome::Solved {
                 method: Method::Periodic { period },
                 ..
-            } => ("periodic", Some(*period)),
+            } => (GuardMethod::Periodic, Some(*period)),
             Outcome::Solved {
                 method: Method::Enumeration { .. },
                 ..
             } => {
                 all_periodic = false;
-                ("enumeration", None)
+                (GuardMethod::Enumeration, None)
             }
             Outcome::Undecided { reason } => {
-                r.undecided.get_or_insert_with(|| reason.clone());
-                ("undecided", None)
+                r.undecided.get_or_insert_with(|| reason.to_string());
+                (GuardMethod::Undecided, None)
             }
         };
         let set = out.set().cloned();
@@ -576,9 +333,9 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
         }
     }
     let proof = if all_periodic {
-        "periodic"
+        Proof::Periodic
     } else {
-        "enumeration"
+        Proof::Enumeration
     };
     r.feasible = Some(Feasible::from(&feasible));
     r.status = if feasible.is_empty() {
@@ -612,11 +369,7 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
         ));
         let pad_best = suggest::max_padding(&best.to_set(), lo.min(best.lo)).unwrap_or(0);
         r.padding = Some(Padding {
-            formula: if best.modulus == 1 {
-                format!("max(x, {})", best.lo)
-            } else {
-                format!("x + ({} - x) % {}", best.residue, best.modulus)
-            },
+            formula: python::padding_formula(best),
             max_for_suggestion: pad_best,
             max_for_feasible: suggest::max_padding(&feasible, lo),
         });
@@ -639,39 +392,22 @@ fn suggestion(
     guards: &[&crate::types::Expr],
     var: &str,
     name: &str,
-    proof: &'static str,
+    proof: Proof,
 ) -> Option<Suggestion> {
-    let certificate = if p.count() <= RECHECK_LIMIT {
-        let fast: Vec<Option<Compiled>> = guards.iter().map(|g| Compiled::new(g, var)).collect();
-        let holds = |x: i128| {
-            guards
-                .iter()
-                .zip(&fast)
-                .all(|(g, c)| Compiled::holds(c.as_ref(), g, var, x))
-        };
-        if !p.to_set().iter().all(holds) {
-            return None;
-        }
-        "enumeration"
-    } else {
-        "none"
+    let certificate = match recheck(guards, var, &p.to_set()) {
+        Some(false) => return None,
+        Some(true) => Certificate::Enumeration,
+        None => Certificate::None,
     };
     Some(Suggestion {
-        lo: p.lo,
-        hi: p.hi,
-        modulus: p.modulus,
-        residue: p.residue,
-        count: p.count(),
-        code: dim_code(name, p),
         certificate,
-        proof,
-        certificate_note: None,
+        ..unchecked_suggestion(name, p, proof)
     })
 }
 
 /// A suggestion for `name` without dimguard's value-by-value re-check (`certificate: "none"`),
 /// for callers that certify it themselves.
-pub fn dim_code_for(name: &str, p: &Progression, proof: &'static str) -> Suggestion {
+pub fn unchecked_suggestion(name: &str, p: &Progression, proof: Proof) -> Suggestion {
     Suggestion {
         lo: p.lo,
         hi: p.hi,
@@ -679,7 +415,7 @@ pub fn dim_code_for(name: &str, p: &Progression, proof: &'static str) -> Suggest
         residue: p.residue,
         count: p.count(),
         code: dim_code(name, p),
-        certificate: "none",
+        certificate: Certificate::None,
         proof,
         certificate_note: None,
     }
@@ -841,24 +577,12 @@ fn check_fix(
         failing: failing.count(),
         counterexamples: failing.iter().take(COUNTEREXAMPLES).collect(),
         certificate: if admitted.count() <= RECHECK_LIMIT {
-            "enumeration"
+            Certificate::Enumeration
         } else {
-            "none"
+            Certificate::None
         },
         admitted_set: admitted,
     })
-}
-
-/// `L['x'].size()[2]` → `("x", 2)`; `L['kwargs']['ids'].size()[1]` → `("ids", 1)`.
-pub fn source_input(src: &str) -> Option<(String, usize)> {
-    let (base, dim) = src.rsplit_once(".size()[")?;
-    let dim: usize = dim.strip_suffix(']')?.parse().ok()?;
-    let base = base.strip_prefix("L['kwargs']").unwrap_or(base);
-    let inner = base
-        .strip_prefix("L['")
-        .or_else(|| base.strip_prefix("['"))?;
-    let name = inner.strip_suffix("']")?;
-    (!name.contains('\'') && !name.contains('[')).then(|| (name.to_string(), dim))
 }
 
 fn dynamic_shapes_block(
@@ -867,7 +591,7 @@ fn dynamic_shapes_block(
     linked: &[LinkedGroup],
     dd: &[DataDependent],
 ) -> String {
-    let mut lines = vec!["from torch.export import Dim".to_string(), String::new()];
+    let mut block = python::SpecBlock::new();
     let in_group = |n: &str| {
         linked
             .iter()
@@ -875,102 +599,71 @@ fn dynamic_shapes_block(
     };
     for g in linked {
         if let Some(c) = &g.code {
-            lines.push(format!(
-                "# {} and {} are solved together",
+            let members: Vec<&str> = g.members.iter().map(|m| m[0].as_str()).collect();
+            block.comment(&format!(
+                "{} and {} are solved together",
                 g.root,
-                g.members
-                    .iter()
-                    .map(|m| m[0].as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                members.join(", ")
             ));
-            lines.extend(c.lines().map(String::from));
+            block.code(c);
         }
     }
     for d in dims.iter().filter(|d| !in_group(&d.name)) {
         match d.suggestions.first() {
-            Some(s) if d.status == Status::Spurious => lines.push(format!(
-                "{} = Dim.AUTO  # every size in {}..{} passes; see advice",
-                py_name(&d.name),
-                s.lo,
-                s.hi
-            )),
-            Some(s) => lines.push(s.code.clone()),
-            None => lines.push(format!(
-                "# {}: {}",
-                py_name(&d.name),
-                d.undecided.as_deref().unwrap_or("no constraint to express")
+            Some(s) if d.status == Status::Spurious => {
+                block.code(&python::dim_auto(&d.name, s.lo, s.hi))
+            }
+            Some(s) => block.code(&s.code),
+            None => block.code(&python::dim_comment(
+                &d.name,
+                d.undecided.as_deref().unwrap_or("no constraint to express"),
             )),
         }
     }
     for rel in msg.relations.iter().filter(|r| !in_group(&r.name)) {
-        lines.push(format!("{} = {}", py_name(&rel.name), rel.expr));
+        block.code(&python::assign(&rel.name, &rel.expr));
     }
     for (a, b) in msg.equalities.iter().filter(|(_, b)| !in_group(b)) {
-        lines.push(format!(
-            "{} = {}  # must always be equal",
-            py_name(b),
-            py_name(a)
-        ));
+        block.code(&python::equal(b, a));
     }
     if !dd.is_empty() {
-        lines.push(String::new());
-        lines.push("# Data-dependent guards: in the model, before the code that branches, assert the case you need:".into());
+        block.blank();
+        block.comment("Data-dependent guards: in the model, before the code that branches, assert the case you need:");
         for d in dd {
-            lines.push(format!("# {}", d.torch_check[0]));
-            lines.push(format!("# {}", d.torch_check[1]));
+            block.comment(&d.torch_check[0]);
+            block.comment(&d.torch_check[1]);
         }
     }
-    // The dict, when every dimension names its input and index.
+    // The dict, when every dimension names its input and index: inputs in the order first
+    // named, indices in order.
     let mapped: Option<Vec<(String, usize, String)>> = dims
         .iter()
         .map(|d| {
             d.source
                 .as_deref()
-                .and_then(source_input)
+                .and_then(python::source_input)
                 .map(|(i, k)| (i, k, py_name(&d.name)))
         })
         .collect();
     if let Some(mapped) = mapped {
-        let mut inputs: Vec<String> = Vec::new();
-        for (i, _, _) in &mapped {
-            if !inputs.contains(i) {
-                inputs.push(i.clone());
+        let mut inputs: Vec<(String, Vec<(usize, String)>)> = Vec::new();
+        for (i, k, n) in mapped {
+            match inputs.iter_mut().find(|(name, _)| *name == i) {
+                Some((_, entries)) => entries.push((k, n)),
+                None => inputs.push((i, vec![(k, n)])),
             }
         }
-        let body: Vec<String> = inputs
-            .iter()
-            .map(|i| {
-                let mut entries: Vec<(usize, &str)> = mapped
-                    .iter()
-                    .filter(|m| &m.0 == i)
-                    .map(|m| (m.1, m.2.as_str()))
-                    .collect();
-                entries.sort();
-                let e: Vec<String> = entries.iter().map(|(k, n)| format!("{k}: {n}")).collect();
-                format!("\"{i}\": {{{}}}", e.join(", "))
-            })
-            .collect();
-        lines.push(String::new());
-        lines.push(format!("dynamic_shapes = {{{}}}", body.join(", ")));
+        for (_, entries) in inputs.iter_mut() {
+            entries.sort();
+        }
+        block.dict(inputs);
     }
-    lines.join("\n")
+    block.finish()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn source_inputs() {
-        assert_eq!(source_input("L['x'].size()[2]"), Some(("x".into(), 2)));
-        assert_eq!(
-            source_input("L['kwargs']['input_ids'].size()[1]"),
-            Some(("input_ids".into(), 1))
-        );
-        assert_eq!(source_input("L['args'][0].size()[1]"), None);
-        assert_eq!(source_input("s0"), None);
-    }
 
     #[test]
     fn describes_in_plain_terms() {

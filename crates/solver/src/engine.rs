@@ -26,6 +26,7 @@
 use crate::compiled::Compiled;
 use crate::expr::pow_values;
 use crate::num::{self, ArithError, Q};
+use crate::report::{NotPeriodic, Undecided};
 use crate::set::Run;
 use crate::types::{CmpOp, DimSet, Expr, RoundKind};
 use num_integer::Integer;
@@ -72,7 +73,7 @@ pub enum Method {
         /// How many values were evaluated.
         values: u128,
         /// Why the periodic method did not apply.
-        because: String,
+        because: NotPeriodic,
     },
 }
 
@@ -88,8 +89,8 @@ pub enum Outcome {
     },
     /// Neither method applies within the limits.
     Undecided {
-        /// Why, in words a user can act on.
-        reason: String,
+        /// Why (its `Display` is in words a user can act on).
+        reason: Undecided,
     },
 }
 
@@ -110,7 +111,7 @@ impl Outcome {
 pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outcome {
     if let Some(other) = guard.atoms().into_iter().find(|a| &**a != var) {
         return Outcome::Undecided {
-            reason: format!("the guard also depends on `{other}`; a single size cannot decide it"),
+            reason: Undecided::OtherSize(other.to_string()),
         };
     }
     let (Some(lo), Some(hi)) = (domain.min(), domain.max()) else {
@@ -137,18 +138,19 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
                     method: Method::Periodic { period },
                 },
                 Err(e) => Outcome::Undecided {
-                    reason: e.to_string(),
+                    reason: Undecided::Exact(e),
                 },
             }
         }
-        Err(f) => f.describe(),
+        Err(f) => f.reason(),
     };
     if n > limits.enumeration {
         return Outcome::Undecided {
-            reason: format!(
-                "{because}; the range holds {n} values, more than the {} dimguard evaluates one by one",
-                limits.enumeration
-            ),
+            reason: Undecided::TooManyValues {
+                because,
+                values: n,
+                limit: limits.enumeration,
+            },
         };
     }
     Outcome::Solved {
@@ -239,18 +241,14 @@ impl From<ArithError> for Fail {
 }
 
 impl Fail {
-    fn describe(&self) -> String {
-        match self {
-            Fail::Period(_) => "internal: period request escaped".into(),
-            Fail::NotQuasiAffine(what) => format!("the guard is not quasi-affine ({what})"),
-            Fail::Arith(e) => format!("exact evaluation failed ({e})"),
-            Fail::Undefined(what) => {
-                format!("the guard is undefined on part of the range ({what})")
-            }
-            Fail::PeriodLimit(p) => {
-                format!("the guard needs a period of at least {p}, above the limit")
-            }
-            Fail::Pieces => "the guard splits into too many affine pieces".into(),
+    /// The reason reported to users (a period request never escapes the periodic method).
+    fn reason(&self) -> NotPeriodic {
+        match *self {
+            Fail::Period(p) | Fail::PeriodLimit(p) => NotPeriodic::PeriodLimit(p),
+            Fail::NotQuasiAffine(what) => NotPeriodic::NotQuasiAffine(what),
+            Fail::Arith(e) => NotPeriodic::Arith(e),
+            Fail::Undefined(what) => NotPeriodic::Undefined(what),
+            Fail::Pieces => NotPeriodic::Pieces,
         }
     }
 }

@@ -21,6 +21,7 @@
 
 use crate::engine::{solve, Limits, Outcome};
 use crate::num::{self, Q};
+use crate::report::Undecided;
 use crate::types::{CmpOp, DimSet, Expr};
 use num_traits::{One, Signed, Zero};
 use std::collections::{BTreeMap, BTreeSet};
@@ -61,7 +62,7 @@ pub struct Solved {
     /// linking guard, and the size of that product.
     pub joint_count: Option<(u128, u128)>,
     /// Why something is undecided.
-    pub undecided: Option<String>,
+    pub undecided: Option<Undecided>,
 }
 
 /// Replaces every occurrence of the size `name` by `with`.
@@ -338,10 +339,11 @@ pub fn solve_group(
         .expect("a root");
     let outer_points: u128 = total / sets[inner].1.count().max(1);
     if outer_points > JOINT_LIMIT {
-        out.undecided = Some(format!(
-            "the guards linking {} need {outer_points} combinations of the smaller sizes, more than the {JOINT_LIMIT} dimguard enumerates",
-            grp.roots.join(", ")
-        ));
+        out.undecided = Some(Undecided::TooManyCombinations {
+            sizes: grp.roots.clone(),
+            combinations: outer_points,
+            limit: JOINT_LIMIT,
+        });
         return out;
     }
     let inner_name = sets[inner].0.clone();

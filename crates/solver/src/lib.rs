@@ -24,8 +24,10 @@
 //! | [`message`] | reading a pasted PyTorch error message |
 //! | [`engine`] | exact solution set of one guard (periodic method, enumeration fallback) |
 //! | [`set`] | set algebra on [`DimSet`] |
-//! | [`suggest`] | maximal sound progressions and `Dim` code |
-//! | [`diagnose`] | the whole report for a message |
+//! | [`suggest`] | maximal sound progressions |
+//! | [`python`] | every piece of Python dimguard prints (`Dim` code, `dynamic_shapes`) |
+//! | [`diagnose`] | the whole diagnosis of a message |
+//! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
 //! | [`merge`] | a diagnosis merged into the user's own `dynamic_shapes` spec |
 
 pub mod compiled;
@@ -38,6 +40,8 @@ pub mod merge;
 pub mod message;
 pub mod num;
 mod parse;
+pub mod python;
+pub mod report;
 pub mod set;
 pub mod spec;
 pub mod suggest;

@@ -7,7 +7,8 @@
 //! `Dim.STATIC` or an integer. Narrowing an entry to a progression rewrites its *root*, so every
 //! other entry that used the same `Dim` follows (they are equal sizes by the user's own spec).
 
-use crate::diagnose::{source_input, DimReport, Report, Status};
+use crate::python::{self, py_name, source_input, SpecBlock};
+use crate::report::{DimReport, Report, Status};
 use crate::message::{fix_kind, FixKind};
 use crate::num::{int_ceildiv, int_floordiv};
 use crate::types::Progression;
@@ -200,7 +201,7 @@ impl Sheet {
             }) if coef > 0 => (root, coef, offset),
             // Not a Dim yet (AUTO, absent): a new root of its own.
             _ => {
-                let name = crate::suggest::py_name(fallback_name);
+                let name = py_name(fallback_name);
                 let name = if self.root(&name).is_some() {
                     self.fresh(&name)
                 } else {
@@ -305,48 +306,35 @@ impl Sheet {
 
     /// Python to paste: the `Dim` definitions, then `dynamic_shapes = {...}` with every entry.
     pub fn code(&self) -> String {
-        let mut lines = vec!["from torch.export import Dim".to_string(), String::new()];
+        let mut block = SpecBlock::new();
         for r in &self.roots {
-            let mut args = format!("'{}'", r.name);
-            if let Some(m) = r.min {
-                args.push_str(&format!(", min={m}"));
-            }
-            if let Some(m) = r.max {
-                args.push_str(&format!(", max={m}"));
-            }
-            lines.push(format!("{} = Dim({args})", r.name));
+            block.code(&python::root_dim(&r.name, r.min, r.max));
         }
         let mut derived: Vec<String> = Vec::new();
         for e in &self.entries {
             if let (Some(n), Value::Dim { .. }) = (e.derived_name(), &e.value) {
-                let def = format!("{n} = {}", e.value.expr());
+                let def = python::assign(n, &e.value.expr());
                 if !derived.contains(&def) {
                     derived.push(def);
                 }
             }
         }
-        lines.extend(derived);
-        let mut inputs: Vec<&str> = Vec::new();
+        for d in &derived {
+            block.code(d);
+        }
+        let mut inputs: Vec<(&str, Vec<(usize, String)>)> = Vec::new();
         for e in &self.entries {
-            if !inputs.contains(&e.input.as_str()) {
-                inputs.push(&e.input);
+            let item = (e.index, e.value.reference());
+            match inputs.iter_mut().find(|(i, _)| *i == e.input) {
+                Some((_, items)) => items.push(item),
+                None => inputs.push((&e.input, vec![item])),
             }
         }
-        let body: Vec<String> = inputs
-            .iter()
-            .map(|i| {
-                let mut items: Vec<&Entry> = self.entries.iter().filter(|e| &e.input == i).collect();
-                items.sort_by_key(|e| e.index);
-                let items: Vec<String> = items
-                    .iter()
-                    .map(|e| format!("{}: {}", e.index, e.value.reference()))
-                    .collect();
-                format!("\"{i}\": {{{}}}", items.join(", "))
-            })
-            .collect();
-        lines.push(String::new());
-        lines.push(format!("dynamic_shapes = {{{}}}", body.join(", ")));
-        lines.join("\n")
+        for (_, items) in &mut inputs {
+            items.sort_by_key(|(k, _)| *k);
+        }
+        block.dict(inputs);
+        block.finish()
     }
 }
 
@@ -367,31 +355,9 @@ impl Value {
         match self {
             Value::Dim {
                 root, coef, offset, ..
-            } => {
-                let mut s = if *coef == 1 {
-                    root.clone()
-                } else {
-                    format!("{coef}*{root}")
-                };
-                if *offset > 0 {
-                    s.push_str(&format!(" + {offset}"));
-                } else if *offset < 0 {
-                    s.push_str(&format!(" - {}", -offset));
-                }
-                s
-            }
-            Value::Auto { min, max } => {
-                let args: Vec<String> = [("min", min), ("max", max)]
-                    .iter()
-                    .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
-                    .collect();
-                if args.is_empty() {
-                    "Dim.AUTO".into()
-                } else {
-                    format!("Dim.AUTO({})", args.join(", "))
-                }
-            }
-            Value::Static => "Dim.STATIC".into(),
+            } => python::derived(root, *coef, *offset),
+            Value::Auto { min, max } => python::auto_hint(*min, *max),
+            Value::Static => python::STATIC.into(),
             Value::Int { value } => value.to_string(),
         }
     }
@@ -500,9 +466,9 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
                         root: root.clone(),
                         coef: a * coef,
                         offset: a * offset + b,
-                        name: Some(crate::suggest::py_name(name)),
+                        name: Some(py_name(name)),
                     },
-                    (Some(v), _) if expr.trim() == g.root || crate::suggest::py_name(expr.trim()) == crate::suggest::py_name(&g.root) => v.clone(),
+                    (Some(v), _) if expr.trim() == g.root || py_name(expr.trim()) == py_name(&g.root) => v.clone(),
                     _ => Value::Auto { min: None, max: None },
                 };
                 sheet.set(&mi, mk, value);

@@ -223,6 +223,38 @@ impl DimSet {
         Ok(acc)
     }
 
+    /// `{k*x + c : x ∈ self}`: the sizes a derived size `k*s + c` takes when `s` ranges over this
+    /// set. Exact and without enumeration: residue `r` modulo `m` on `[lo, hi]` becomes residue
+    /// `k*r + c` modulo `|k|*m` on the image of `[lo, hi]`. An overflow is an error.
+    pub fn affine_image(&self, k: i128, c: i128) -> Result<DimSet, Error> {
+        use crate::num::ArithError;
+        let over = || Error::from(ArithError::Overflow);
+        let map = |x: i128| {
+            k.checked_mul(x)
+                .and_then(|y| y.checked_add(c))
+                .ok_or_else(over)
+        };
+        if k == 0 {
+            return Ok(if self.is_empty() {
+                DimSet::empty()
+            } else {
+                DimSet::interval(c, c)
+            });
+        }
+        let mut acc = DimSet::empty();
+        for seg in &self.segments {
+            let (a, b) = (map(seg.lo)?, map(seg.hi)?);
+            let m = k
+                .checked_abs()
+                .and_then(|k| k.checked_mul(seg.modulus))
+                .ok_or_else(over)?;
+            for &r in &seg.residues {
+                acc = acc.union(&DimSet::progression(a.min(b), a.max(b), m, map(r)?))?;
+            }
+        }
+        Ok(acc)
+    }
+
     /// `{x : k*x + c ∈ self}`: what a derived size `k*s + c` accepting this set says about `s`.
     /// Exact and without enumeration: in each segment, residue `r` modulo `m` becomes the
     /// solutions of `k*x ≡ r - c (mod m)`, one class modulo `m / gcd(k, m)` or none. `k = 0` is an
@@ -838,6 +870,18 @@ mod tests {
             }
             for s in u.segments() {
                 prop_assert!(s.contains(s.lo) && s.contains(s.hi));
+            }
+        }
+
+        #[test]
+        fn affine_image_matches_brute_force(a in arb_set(), k in -7i128..8, c in -20i128..20) {
+            let image = a.affine_image(k, c).unwrap();
+            let brute: std::collections::BTreeSet<i128> = a.iter().map(|x| k * x + c).collect();
+            prop_assert_eq!(image.iter().collect::<Vec<_>>(), brute.into_iter().collect::<Vec<_>>());
+            if k != 0 {
+                // The preimage of the image is the set again.
+                let back = image.affine_preimage(k, c).unwrap();
+                prop_assert_eq!(back.iter().collect::<Vec<_>>(), a.iter().collect::<Vec<_>>());
             }
         }
 

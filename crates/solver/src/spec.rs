@@ -234,7 +234,7 @@ pub fn sheet(text: &str) -> Result<Sheet, String> {
                 Some(value) => value.clone(),
                 None => {
                     let kind = fix_kind(v).ok_or_else(|| format!("`{input}`[{idx}] = `{v}`: not a name defined above nor a Dim"))?;
-                    let name = crate::suggest::py_name(&format!("{input}_{idx}"));
+                    let name = crate::python::py_name(&format!("{input}_{idx}"));
                     value_of(kind, &name, &mut out).ok_or_else(|| format!("`{input}`[{idx}] = `{v}`: not understood"))?
                 }
             };

@@ -20,8 +20,6 @@
 //! and says so ([`Maximality::AmongSteps`]). Sets of at most [`SMALL_SET`] members are searched
 //! exhaustively instead.
 
-use crate::message::SIZE_MAX;
-use crate::set::class_count;
 use crate::types::{DimSet, Progression, Segment};
 use num_integer::Integer;
 
@@ -334,69 +332,6 @@ fn structured(f: &DimSet, example: Option<i128>, out: &mut Vec<Progression>) -> 
     Maximality::Proven
 }
 
-/// A valid Python identifier from a dimension's debug name.
-pub fn py_name(name: &str) -> String {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    while s.contains("__") && !name.starts_with("__") {
-        s = s.replace("__", "_");
-    }
-    let s = s.trim_end_matches('_').to_string();
-    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
-        format!("d_{s}")
-    } else {
-        s
-    }
-}
-
-/// Python that defines `name` as the progression, to paste before `dynamic_shapes`.
-///
-/// `Dim('h', min=.., max=..)` for a step of 1, `_h = Dim('_h', ...)` and `h = m*_h + r` for a
-/// larger step (with `0 <= r < m`, so every value, the root's included, stays `>= 0`), and a
-/// plain integer for a single value. A maximum of [`SIZE_MAX`] is left out (unbounded).
-pub fn dim_code(name: &str, p: &Progression) -> String {
-    let name = py_name(name);
-    if p.count() == 1 {
-        return format!("{name} = {}", p.lo);
-    }
-    let max = |v: i128, unbounded: bool| {
-        if unbounded {
-            String::new()
-        } else {
-            format!(", max={v}")
-        }
-    };
-    let unbounded = p.hi > SIZE_MAX - p.modulus;
-    if p.modulus == 1 {
-        return format!(
-            "{name} = Dim('{name}', min={}{})",
-            p.lo,
-            max(p.hi, unbounded)
-        );
-    }
-    let root = format!("_{name}");
-    let kmin = (p.lo - p.residue) / p.modulus;
-    let kmax = (p.hi - p.residue) / p.modulus;
-    let offset = if p.residue == 0 {
-        String::new()
-    } else {
-        format!(" + {}", p.residue)
-    };
-    format!(
-        "{root} = Dim('{root}', min={kmin}{})\n{name} = {}*{root}{offset}",
-        max(kmax, unbounded),
-        p.modulus
-    )
-}
-
 /// The most padding any size in `[from, max F]` needs to reach a member of `f`.
 pub fn max_padding(f: &DimSet, from: i128) -> Option<i128> {
     let first = f.next_at_least(from)?;
@@ -427,11 +362,6 @@ pub fn max_padding(f: &DimSet, from: i128) -> Option<i128> {
         prev = Some(s.hi);
     }
     Some(worst)
-}
-
-/// Number of members of `p` within `[lo, hi]`.
-pub fn count_within(p: &Progression, lo: i128, hi: i128) -> u128 {
-    class_count(p.lo.max(lo), p.hi.min(hi), p.modulus, p.residue)
 }
 
 #[cfg(test)]
@@ -489,43 +419,6 @@ mod tests {
             .map(|p| p.residue)
             .collect();
         assert_eq!(res.len(), 4);
-    }
-
-    #[test]
-    fn code_for_each_shape() {
-        let p = Progression {
-            lo: 136,
-            hi: 2120,
-            modulus: 64,
-            residue: 8,
-        };
-        assert_eq!(
-            dim_code("dim_2", &p),
-            "_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 8"
-        );
-        let p = Progression {
-            lo: 100,
-            hi: 1000,
-            modulus: 1,
-            residue: 0,
-        };
-        assert_eq!(dim_code("h", &p), "h = Dim('h', min=100, max=1000)");
-        let p = Progression {
-            lo: 224,
-            hi: 224,
-            modulus: 1,
-            residue: 0,
-        };
-        assert_eq!(dim_code("h", &p), "h = 224");
-        let p = Progression {
-            lo: 8,
-            hi: SIZE_MAX - 7,
-            modulus: 8,
-            residue: 0,
-        };
-        assert_eq!(dim_code("w", &p), "_w = Dim('_w', min=1)\nw = 8*_w");
-        assert_eq!(py_name("L['x'].size()[0]"), "L_x_size_0");
-        assert_eq!(py_name("_2"), "_2");
     }
 
     #[test]

@@ -1,0 +1,335 @@
+//! Every piece of Python dimguard prints: identifiers, `Dim` definitions, derived dims, the
+//! `dynamic_shapes` dict, `torch._check` lines and padding formulas. Reports hold the strings;
+//! this module is the only place that writes them.
+//!
+//! ```
+//! use dimguard_solver::python::{derived, dim_code, dynamic_shapes_dict};
+//! use dimguard_solver::Progression;
+//!
+//! // A step-64 progression is a derived dim of a hidden root.
+//! let p = Progression { lo: 136, hi: 2120, modulus: 64, residue: 8 };
+//! assert_eq!(dim_code("dim_2", &p), "_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 8");
+//! // Derived dims are written with their signs: never `1*h + 3` or `2*h + -1`.
+//! assert_eq!(derived("h", 1, 3), "h + 3");
+//! assert_eq!(derived("h", 2, -1), "2*h - 1");
+//! assert_eq!(
+//!     dynamic_shapes_dict([("image1", vec![(2, "h".to_string()), (3, "w".to_string())])]),
+//!     "dynamic_shapes = {\"image1\": {2: h, 3: w}}"
+//! );
+//! ```
+
+use crate::message::SIZE_MAX;
+use crate::num::{q, Q};
+use crate::types::Progression;
+
+/// The import every printed spec starts with.
+pub const IMPORT: &str = "from torch.export import Dim";
+
+/// A valid Python identifier from a dimension's debug name.
+pub fn py_name(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while s.contains("__") && !name.starts_with("__") {
+        s = s.replace("__", "_");
+    }
+    let s = s.trim_end_matches('_').to_string();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("d_{s}")
+    } else {
+        s
+    }
+}
+
+/// Python that defines `name` as the progression, to paste before `dynamic_shapes`.
+///
+/// `Dim('h', min=.., max=..)` for a step of 1, `_h = Dim('_h', ...)` and `h = m*_h + r` for a
+/// larger step (with `0 <= r < m`, so every value, the root's included, stays `>= 0`), and a
+/// plain integer for a single value. A maximum of [`SIZE_MAX`] is left out (unbounded).
+pub fn dim_code(name: &str, p: &Progression) -> String {
+    let name = py_name(name);
+    if p.count() == 1 {
+        return format!("{name} = {}", p.lo);
+    }
+    let max = |v: i128, unbounded: bool| {
+        if unbounded {
+            String::new()
+        } else {
+            format!(", max={v}")
+        }
+    };
+    let unbounded = p.hi > SIZE_MAX - p.modulus;
+    if p.modulus == 1 {
+        return format!(
+            "{name} = Dim('{name}', min={}{})",
+            p.lo,
+            max(p.hi, unbounded)
+        );
+    }
+    let root = format!("_{name}");
+    let kmin = (p.lo - p.residue) / p.modulus;
+    let kmax = (p.hi - p.residue) / p.modulus;
+    format!(
+        "{root} = Dim('{root}', min={kmin}{})\n{name} = {}",
+        max(kmax, unbounded),
+        derived(&root, p.modulus, p.residue)
+    )
+}
+
+/// `coef*root + offset` as Python: `h`, `h + 3`, `2*h - 1`, `8*h`.
+pub fn derived(root: &str, coef: i128, offset: i128) -> String {
+    linear(q(coef), root, offset)
+}
+
+/// `k*x + c` with a rational `k` (`x`, `8*x + 1`, `1/2*x - 3`).
+pub fn linear(k: Q, x: &str, c: i128) -> String {
+    let term = if k == q(1) {
+        x.to_string()
+    } else {
+        format!("{k}*{x}")
+    };
+    match c {
+        0 => term,
+        c if c > 0 => format!("{term} + {c}"),
+        c => format!("{term} - {}", c.unsigned_abs()),
+    }
+}
+
+/// `name = expr` (a derived or related dim).
+pub fn assign(name: &str, expr: &str) -> String {
+    format!("{} = {expr}", py_name(name))
+}
+
+/// `b = a  # must always be equal`.
+pub fn equal(b: &str, a: &str) -> String {
+    format!("{} = {}  # must always be equal", py_name(b), py_name(a))
+}
+
+/// `name = Dim.AUTO`, for a dimension whose every size in `lo..hi` passes.
+pub fn dim_auto(name: &str, lo: i128, hi: i128) -> String {
+    format!(
+        "{} = Dim.AUTO  # every size in {lo}..{hi} passes; see advice",
+        py_name(name)
+    )
+}
+
+/// `name = Dim('name', min=.., max=..)`, bounds left out when not given.
+pub fn root_dim(name: &str, min: Option<i128>, max: Option<i128>) -> String {
+    let mut args = format!("'{name}'");
+    if let Some(m) = min {
+        args.push_str(&format!(", min={m}"));
+    }
+    if let Some(m) = max {
+        args.push_str(&format!(", max={m}"));
+    }
+    format!("{name} = Dim({args})")
+}
+
+/// `Dim.AUTO`, or `Dim.AUTO(min=.., max=..)` with the bounds given.
+pub fn auto_hint(min: Option<i128>, max: Option<i128>) -> String {
+    let args: Vec<String> = [("min", min), ("max", max)]
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+        .collect();
+    if args.is_empty() {
+        "Dim.AUTO".into()
+    } else {
+        format!("Dim.AUTO({})", args.join(", "))
+    }
+}
+
+/// `Dim.STATIC`.
+pub const STATIC: &str = "Dim.STATIC";
+
+/// A comment line about a dimension: `# name: text`.
+pub fn dim_comment(name: &str, text: &str) -> String {
+    format!("# {}: {text}", py_name(name))
+}
+
+/// A paste-ready spec: the `Dim` import, one definition per dimension, comments, and the
+/// `dynamic_shapes` dict last.
+#[derive(Debug, Clone)]
+pub struct SpecBlock {
+    lines: Vec<String>,
+}
+
+impl Default for SpecBlock {
+    fn default() -> Self {
+        SpecBlock::new()
+    }
+}
+
+impl SpecBlock {
+    /// A block that starts with [`IMPORT`] and a blank line.
+    pub fn new() -> SpecBlock {
+        SpecBlock {
+            lines: vec![IMPORT.to_string(), String::new()],
+        }
+    }
+
+    /// Appends Python (one or more lines).
+    pub fn code(&mut self, code: &str) {
+        self.lines.extend(code.lines().map(String::from));
+    }
+
+    /// Appends a `# text` comment line.
+    pub fn comment(&mut self, text: &str) {
+        self.lines.push(format!("# {text}"));
+    }
+
+    /// Appends a blank line.
+    pub fn blank(&mut self) {
+        self.lines.push(String::new());
+    }
+
+    /// Appends a blank line and the `dynamic_shapes` dict ([`dynamic_shapes_dict`]).
+    pub fn dict<I, S>(&mut self, inputs: I)
+    where
+        I: IntoIterator<Item = (S, Vec<(usize, String)>)>,
+        S: AsRef<str>,
+    {
+        self.blank();
+        self.lines.push(dynamic_shapes_dict(inputs));
+    }
+
+    /// The block's text.
+    pub fn finish(self) -> String {
+        self.lines.join("\n")
+    }
+}
+
+/// `dynamic_shapes = {"x": {0: b, 2: h}, ...}`, inputs and indices in the order given.
+pub fn dynamic_shapes_dict<I, S>(inputs: I) -> String
+where
+    I: IntoIterator<Item = (S, Vec<(usize, String)>)>,
+    S: AsRef<str>,
+{
+    let body: Vec<String> = inputs
+        .into_iter()
+        .map(|(input, dims)| {
+            let e: Vec<String> = dims.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+            format!("\"{}\": {{{}}}", input.as_ref(), e.join(", "))
+        })
+        .collect();
+    format!("dynamic_shapes = {{{}}}", body.join(", "))
+}
+
+/// The two `torch._check` lines that decide a data-dependent guard (written as Python in
+/// `guard`): assert it, or assert its negation.
+pub fn torch_check(guard: &str) -> [String; 2] {
+    [
+        format!("torch._check({guard})"),
+        format!("torch._check(torch.sym_not({guard}))"),
+    ]
+}
+
+/// Python giving the next size the progression admits, for an input size `x`.
+pub fn padding_formula(p: &Progression) -> String {
+    if p.modulus == 1 {
+        format!("max(x, {})", p.lo)
+    } else {
+        format!("x + ({} - x) % {}", p.residue, p.modulus)
+    }
+}
+
+/// The input and index a guard source names: `L['x'].size()[2]` → `("x", 2)`,
+/// `L['kwargs']['ids'].size()[1]` → `("ids", 1)`.
+pub fn source_input(src: &str) -> Option<(String, usize)> {
+    let (base, dim) = src.rsplit_once(".size()[")?;
+    let dim: usize = dim.strip_suffix(']')?.parse().ok()?;
+    let base = base.strip_prefix("L['kwargs']").unwrap_or(base);
+    let inner = base
+        .strip_prefix("L['")
+        .or_else(|| base.strip_prefix("['"))?;
+    let name = inner.strip_suffix("']")?;
+    (!name.contains('\'') && !name.contains('[')).then(|| (name.to_string(), dim))
+}
+
+/// The guard source of an input's dimension: `("x", 2)` → `L['x'].size()[2]`.
+pub fn input_source(input: &str, index: usize) -> String {
+    format!("L['{input}'].size()[{index}]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_for_each_shape() {
+        let code = |name: &str, lo, hi, modulus, residue| {
+            dim_code(
+                name,
+                &Progression {
+                    lo,
+                    hi,
+                    modulus,
+                    residue,
+                },
+            )
+        };
+        assert_eq!(
+            code("dim_2", 136, 2120, 64, 8),
+            "_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 8"
+        );
+        assert_eq!(
+            code("h", 100, 1000, 1, 0),
+            "h = Dim('h', min=100, max=1000)"
+        );
+        assert_eq!(code("h", 224, 224, 1, 0), "h = 224");
+        assert_eq!(
+            code("w", 8, SIZE_MAX - 7, 8, 0),
+            "_w = Dim('_w', min=1)\nw = 8*_w"
+        );
+        assert_eq!(py_name("L['x'].size()[0]"), "L_x_size_0");
+        assert_eq!(py_name("_2"), "_2");
+    }
+
+    #[test]
+    fn derived_dims_carry_their_signs() {
+        assert_eq!(derived("x", 1, 0), "x");
+        assert_eq!(derived("x", 1, 3), "x + 3");
+        assert_eq!(derived("x", 1, -1), "x - 1");
+        assert_eq!(derived("x", 2, 0), "2*x");
+        assert_eq!(derived("x", 2, -1), "2*x - 1");
+        assert_eq!(derived("x", 4, 1), "4*x + 1");
+        assert_eq!(
+            derived("x", 1, i128::MIN),
+            format!("x - {}", i128::MIN.unsigned_abs())
+        );
+        assert_eq!(linear(Q::new(1, 2), "s0", -3), "1/2*s0 - 3");
+    }
+
+    #[test]
+    fn source_inputs() {
+        assert_eq!(source_input("L['x'].size()[2]"), Some(("x".into(), 2)));
+        assert_eq!(
+            source_input("L['kwargs']['input_ids'].size()[1]"),
+            Some(("input_ids".into(), 1))
+        );
+        assert_eq!(source_input("L['args'][0].size()[1]"), None);
+        assert_eq!(source_input("s0"), None);
+        assert_eq!(source_input(&input_source("x", 3)), Some(("x".into(), 3)));
+    }
+
+    #[test]
+    fn dict_and_checks() {
+        assert_eq!(
+            dynamic_shapes_dict([("a", vec![(0, "b".into())]), ("c", vec![])]),
+            "dynamic_shapes = {\"a\": {0: b}, \"c\": {}}"
+        );
+        assert_eq!(
+            torch_check("u0 > 2"),
+            [
+                "torch._check(u0 > 2)",
+                "torch._check(torch.sym_not(u0 > 2))"
+            ]
+        );
+    }
+}

@@ -1,0 +1,601 @@
+//! The report contract: every type `dimguard` serializes with `--json`, in one place.
+//!
+//! Programs drive `dimguard` through this JSON (the contract is `docs/CONTRACT.md`). The
+//! contract's fields keep their names and meaning; every other field is additional. The types
+//! are plain data: [`diagnose`](crate::diagnose) fills a [`Report`], `dimguard-graph`'s `check`
+//! a [`CheckReport`], `dimguard-prove`'s `verify` a [`VerifyReport`].
+//!
+//! ```
+//! use dimguard_solver::report::{Certificate, Feasible};
+//! use dimguard_solver::DimSet;
+//!
+//! // The contract's `feasible` form of a set: count, min, max and the exact segments.
+//! let f = Feasible::from(&DimSet::progression(136, 2120, 64, 8));
+//! assert_eq!((f.count, f.min, f.max), (32, Some(136), Some(2120)));
+//! assert_eq!(
+//!     serde_json::to_string(&f.segments).unwrap(),
+//!     r#"[{"lo":136,"hi":2120,"modulus":64,"residues":[8]}]"#
+//! );
+//! // Certificates serialize as the contract's strings.
+//! assert_eq!(serde_json::to_string(&Certificate::Z3).unwrap(), r#""z3""#);
+//! ```
+
+use crate::error::Error;
+use crate::num::ArithError;
+use crate::types::{DimSet, Expr, Progression};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// How the soundness of an answer is known (the contract's `certificate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Certificate {
+    /// Z3 proved it over the whole set (or verified a counterexample).
+    Z3,
+    /// Every value was evaluated against every guard.
+    Enumeration,
+    /// Not independently checked.
+    None,
+}
+
+impl Certificate {
+    /// The contract's string: `"z3"`, `"enumeration"` or `"none"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Certificate::Z3 => "z3",
+            Certificate::Enumeration => "enumeration",
+            Certificate::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for Certificate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How an exact set was computed (a suggestion's `proof`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Proof {
+    /// The periodic method: exact over the whole range in closed form.
+    Periodic,
+    /// Every value of the range was evaluated.
+    Enumeration,
+}
+
+/// How one guard was solved (a guard's `method`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GuardMethod {
+    /// The periodic method.
+    Periodic,
+    /// Value by value.
+    Enumeration,
+    /// Not decided within the limits.
+    Undecided,
+}
+
+impl fmt::Display for GuardMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GuardMethod::Periodic => "periodic",
+            GuardMethod::Enumeration => "enumeration",
+            GuardMethod::Undecided => "undecided",
+        })
+    }
+}
+
+/// Why the periodic method does not apply to a guard (then the guard is evaluated value by value,
+/// or, over a range too wide for that, left undecided).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotPeriodic {
+    /// The guard is not quasi-affine in the size (a size-dependent divisor, a product of sizes).
+    NotQuasiAffine(&'static str),
+    /// Exact arithmetic failed (an overflow).
+    Arith(ArithError),
+    /// A value is undefined on part of the range (`oo - oo`, a boolean used as a number).
+    Undefined(&'static str),
+    /// The guard needs a period of at least this much, above the limit.
+    PeriodLimit(i128),
+    /// The guard splits into too many affine pieces.
+    Pieces,
+}
+
+impl fmt::Display for NotPeriodic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotPeriodic::NotQuasiAffine(what) => {
+                write!(f, "the guard is not quasi-affine ({what})")
+            }
+            NotPeriodic::Arith(e) => write!(f, "exact evaluation failed ({e})"),
+            NotPeriodic::Undefined(what) => {
+                write!(f, "the guard is undefined on part of the range ({what})")
+            }
+            NotPeriodic::PeriodLimit(p) => {
+                write!(
+                    f,
+                    "the guard needs a period of at least {p}, above the limit"
+                )
+            }
+            NotPeriodic::Pieces => f.write_str("the guard splits into too many affine pieces"),
+        }
+    }
+}
+
+/// Why a question was left undecided: a limit, never a guess. `Display` says it in words a user
+/// can act on (the reports carry that text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Undecided {
+    /// A one-size question about a guard that also names another size.
+    OtherSize(String),
+    /// An exact set operation failed (overflow, or a period above the limit).
+    Exact(Error),
+    /// The periodic method does not apply and the range is too wide to evaluate value by value.
+    TooManyValues {
+        /// Why the periodic method does not apply.
+        because: NotPeriodic,
+        /// Values in the range.
+        values: u128,
+        /// The most values evaluated one by one.
+        limit: u128,
+    },
+    /// Guards linking several sizes need too many combinations of the smaller ones.
+    TooManyCombinations {
+        /// The linked sizes.
+        sizes: Vec<String>,
+        /// Combinations needed.
+        combinations: u128,
+        /// The most combinations enumerated.
+        limit: u128,
+    },
+}
+
+impl fmt::Display for Undecided {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Undecided::OtherSize(other) => write!(
+                f,
+                "the guard also depends on `{other}`; a single size cannot decide it"
+            ),
+            Undecided::Exact(e) => write!(f, "{e}"),
+            Undecided::TooManyValues {
+                because,
+                values,
+                limit,
+            } => write!(
+                f,
+                "{because}; the range holds {values} values, more than the {limit} dimguard evaluates one by one"
+            ),
+            Undecided::TooManyCombinations {
+                sizes,
+                combinations,
+                limit,
+            } => write!(
+                f,
+                "the guards linking {} need {combinations} combinations of the smaller sizes, more than the {limit} dimguard enumerates",
+                sizes.join(", ")
+            ),
+        }
+    }
+}
+
+impl Undecided {
+    /// Whether exact 128-bit arithmetic overflowed on the way.
+    pub fn is_overflow(&self) -> bool {
+        matches!(
+            self,
+            Undecided::Exact(Error::Arith(ArithError::Overflow))
+                | Undecided::TooManyValues {
+                    because: NotPeriodic::Arith(ArithError::Overflow),
+                    ..
+                }
+        )
+    }
+}
+
+// ---- `dimguard diagnose --json` ----
+
+/// The diagnosis of one message.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// One entry per dimension, in the order the message first names them.
+    pub dims: Vec<DimReport>,
+    /// Dimension names that must always be equal.
+    pub equalities: Vec<[String; 2]>,
+    /// Relations `name = expr` between dimensions, as printed.
+    pub relations: Vec<RelationReport>,
+    /// Python to paste: every dimension's best sound spec, and the `dynamic_shapes` dict when
+    /// every dimension's input is known.
+    pub dynamic_shapes: String,
+    /// Dimensions linked by "must always be equal" / "must always be related" lines, solved
+    /// together: one `Dim` for the root, derived dims for the others.
+    pub linked: Vec<LinkedGroup>,
+    /// Guards on data-dependent (unbacked) sizes, with the `torch._check` lines that decide them.
+    pub data_dependent: Vec<DataDependent>,
+    /// Bullet lines that were not understood.
+    pub unrecognized: Vec<String>,
+}
+
+/// Dimensions solved together.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkedGroup {
+    /// The root dimension (its own `Dim`).
+    pub root: String,
+    /// Every other dimension as an expression of the root (`dy = dx + 1`).
+    pub members: Vec<[String; 2]>,
+    /// The root's values for which every member's guards hold (null when undecided).
+    pub feasible: Option<Feasible>,
+    /// Code: the root's best `Dim`, then the derived dims.
+    pub code: Option<String>,
+    /// How the code's soundness is known: `"enumeration"`, `"z3"` or `"none"`.
+    pub certificate: Certificate,
+    /// Why undecided.
+    pub undecided: Option<String>,
+    /// The size the root stands for.
+    #[serde(skip)]
+    pub root_var: String,
+    /// Every guard of the group, over the root.
+    #[serde(skip)]
+    pub guards: Vec<Expr>,
+    /// The root's progression in `code`.
+    #[serde(skip)]
+    pub progression: Option<Progression>,
+}
+
+/// A guard torch could not decide because it depends on data (`u0` from `.item()`, `nonzero`).
+#[derive(Debug, Clone, Serialize)]
+pub struct DataDependent {
+    /// The guard as printed.
+    pub guard: String,
+    /// The unbacked sizes it mentions.
+    pub sizes: Vec<String>,
+    /// Where it holds, for a guard on one size (over the sizes 0..2^63-1).
+    pub holds: Option<String>,
+    /// `torch._check` lines: assert the guard, or its negation, before the code that branches.
+    pub torch_check: [String; 2],
+}
+
+/// A relation between two dimensions.
+#[derive(Debug, Clone, Serialize)]
+pub struct RelationReport {
+    /// The dependent dimension.
+    pub name: String,
+    /// The dimension it is expressed in.
+    pub other: String,
+    /// The right-hand side.
+    pub expr: String,
+}
+
+/// What the diagnosis found for one dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Some values of the range fail a guard.
+    Constrained,
+    /// Every value of the range satisfies every guard: torch could not prove it.
+    Spurious,
+    /// No value of the range satisfies the guards.
+    Unsatisfiable,
+    /// The code specialized the dimension to a constant.
+    Specialized,
+    /// A guard could not be decided within the limits.
+    Undecided,
+    /// The message names the dimension but lists no guard for it.
+    Unconstrained,
+}
+
+/// One dimension's diagnosis.
+#[derive(Debug, Clone, Serialize)]
+pub struct DimReport {
+    /// Debug name.
+    pub name: String,
+    /// Source such as `L['x'].size()[2]`.
+    pub source: Option<String>,
+    /// The requested range `[lo, hi]` (omitted bounds: 2 and 9223372036854775807).
+    pub range: Option<[i128; 2]>,
+    /// Summary.
+    pub status: Status,
+    /// The exact set of values in `range` that satisfy every guard (null when undecided).
+    pub feasible: Option<Feasible>,
+    /// Ranked single-`Dim` progressions inside `feasible`; the first is maximal.
+    pub suggestions: Vec<Suggestion>,
+    /// `"proven"`, or `"steps<=N"` when only steps up to N were searched.
+    pub maximality: String,
+    /// What each guard requires.
+    pub guards: Vec<GuardReport>,
+    /// The constant the code specialized the dimension to.
+    pub specialized: Option<i128>,
+    /// "holds 254 of 1014 valid values".
+    pub coverage: Option<String>,
+    /// How to pad inputs to a valid size.
+    pub padding: Option<Padding>,
+    /// torch's own suggested fix for this dimension, checked.
+    pub torch_fix: Option<FixCheck>,
+    /// Why the dimension is undecided.
+    pub undecided: Option<String>,
+    /// What to do, in sentences.
+    pub advice: Vec<String>,
+}
+
+/// The contract's `feasible` form.
+#[derive(Debug, Clone, Serialize)]
+pub struct Feasible {
+    /// Number of values.
+    pub count: u128,
+    /// Smallest value (null when empty).
+    pub min: Option<i128>,
+    /// Largest value (null when empty).
+    pub max: Option<i128>,
+    /// Disjoint, sorted segments.
+    pub segments: Vec<crate::types::Segment>,
+}
+
+impl From<&DimSet> for Feasible {
+    fn from(s: &DimSet) -> Feasible {
+        Feasible {
+            count: s.count(),
+            min: s.min(),
+            max: s.max(),
+            segments: s.segments().to_vec(),
+        }
+    }
+}
+
+/// One suggestion (contract form plus extras).
+#[derive(Debug, Clone, Serialize)]
+pub struct Suggestion {
+    /// First value.
+    pub lo: i128,
+    /// Last value.
+    pub hi: i128,
+    /// Step.
+    pub modulus: i128,
+    /// `lo % modulus`.
+    pub residue: i128,
+    /// Number of values.
+    pub count: u128,
+    /// Python defining the dimension.
+    pub code: String,
+    /// `"enumeration"` when every value was re-checked against every guard, `"none"` when the
+    /// suggestion is too large to re-check (it is still exact by the periodic method: `proof`).
+    pub certificate: Certificate,
+    /// How the feasible set the suggestion lies in was computed: `"periodic"` or `"enumeration"`.
+    pub proof: Proof,
+    /// Why Z3 did not certify it, when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certificate_note: Option<String>,
+}
+
+/// What one guard requires.
+#[derive(Debug, Clone, Serialize)]
+pub struct GuardReport {
+    /// As printed.
+    pub text: String,
+    /// In plain terms, over the range ("h ≡ 8 (mod 64)", "h >= 192").
+    pub requires: String,
+    /// How many values of the range it removes.
+    pub removes: Option<u128>,
+    /// Whether the other guards already imply it.
+    pub redundant: bool,
+    /// `"periodic"`, `"enumeration"` or `"undecided"`.
+    pub method: GuardMethod,
+    /// The period used by the periodic method.
+    pub period: Option<i128>,
+}
+
+/// Padding advice for one dimension.
+#[derive(Debug, Clone, Serialize)]
+pub struct Padding {
+    /// Python giving the next size the first suggestion admits, for an input size `x`.
+    pub formula: String,
+    /// The most padding any size of the range needs under the first suggestion.
+    pub max_for_suggestion: i128,
+    /// The most padding any size of the range needs to reach some feasible size.
+    pub max_for_feasible: Option<i128>,
+}
+
+/// A check of one of torch's suggested fixes.
+#[derive(Debug, Clone, Serialize)]
+pub struct FixCheck {
+    /// The fix as torch printed it (several lines for derived dims).
+    pub code: String,
+    /// Sound: no admitted value fails.
+    pub sound: bool,
+    /// Values the fix admits.
+    pub admitted: u128,
+    /// Admitted values that fail a guard.
+    pub failing: u128,
+    /// The first few failing values.
+    pub counterexamples: Vec<i128>,
+    /// `"z3"` when Z3 independently confirmed the verdict (a proof of soundness, or a verified
+    /// counterexample), `"enumeration"` when every admitted value was evaluated, else `"none"`.
+    pub certificate: Certificate,
+    /// The admitted set (for independent checks).
+    #[serde(skip)]
+    pub admitted_set: DimSet,
+}
+// ---- `dimguard verify --json` ----
+
+/// The verdict for a spec.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyReport {
+    /// True only when no value any dimension's spec admits fails a guard; null when undecided.
+    pub sound: Option<bool>,
+    /// Per dimension the spec covers.
+    pub dims: Vec<VerifyDim>,
+    /// Guards over several sizes, decided over the product of the spec's sets.
+    pub joint: Vec<JointCheck>,
+    /// Spec lines that were not understood.
+    pub unrecognized: Vec<String>,
+}
+
+/// The verdict for one dimension (contract fields first).
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyDim {
+    /// The dimension's name in the guards.
+    pub name: String,
+    /// Sound for this dimension (null when undecided).
+    pub sound: Option<bool>,
+    /// Values the spec admits.
+    pub admitted: u128,
+    /// Admitted values that fail a guard (null when undecided).
+    pub failing: Option<u128>,
+    /// Real failing values, smallest first (at most five).
+    pub counterexamples: Vec<i128>,
+    /// `"z3"`, `"enumeration"` or `"none"`.
+    pub certificate: Certificate,
+    /// The size's source.
+    pub source: Option<String>,
+    /// The spec's text for this dimension.
+    pub spec: String,
+    /// The largest sound single-`Dim` spec within the admitted range.
+    pub maximal_spec: Option<String>,
+    /// Why it is undecided, or what Z3 said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// A guard over several sizes, checked over the product of what the spec admits for each.
+#[derive(Debug, Clone, Serialize)]
+pub struct JointCheck {
+    /// The guard as written.
+    pub guard: String,
+    /// True when every combination passes; null when undecided.
+    pub sound: Option<bool>,
+    /// A failing combination (size -> value), re-checked.
+    pub counterexample: Option<std::collections::BTreeMap<String, i128>>,
+    /// `"z3"` or `"none"`.
+    pub certificate: Certificate,
+    /// Why undecided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+// ---- `dimguard check --json` ----
+
+/// Findings of the propagation.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Propagation {
+    /// Operators whose outputs were computed and compared.
+    pub checked: usize,
+    /// Operator targets without a shape function (recorded sizes kept).
+    pub unchecked: Vec<String>,
+    /// Outputs whose computed sizes differ from the recorded ones, with a witness.
+    pub disagreements: Vec<Disagreement>,
+    /// Outputs that had no recorded sizes and were filled in.
+    pub filled: Vec<String>,
+    /// Conditions operators need (broadcast and `cat` equalities), in guard-code syntax.
+    pub guards: Vec<String>,
+}
+
+/// A computed size that differs from the recorded one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Disagreement {
+    /// The node.
+    pub node: String,
+    /// The operator.
+    pub target: String,
+    /// The output tensor.
+    pub tensor: String,
+    /// Recorded sizes.
+    pub recorded: Vec<String>,
+    /// Computed sizes.
+    pub computed: Vec<String>,
+    /// Symbol values at which they differ.
+    pub witness: BTreeMap<String, i128>,
+    /// Where the node came from.
+    pub stack_trace: Option<String>,
+}
+/// The report of `dimguard check` (contract fields first in each entry).
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// One entry per dynamic dimension of every user input, in input order.
+    pub dims: Vec<CheckDim>,
+    /// Guards from `guards_code`, each with how it was used.
+    pub guards: Vec<GuardUse>,
+    /// Shape propagation findings.
+    pub propagation: Propagation,
+    /// Every symbolic intermediate size with its exact range (when asked for).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sizes: Vec<SizeRange>,
+    /// Paste-ready corrected `dynamic_shapes`.
+    pub dynamic_shapes: String,
+    /// The PyTorch that wrote the program.
+    pub torch_version: Option<String>,
+}
+
+/// One input dimension.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckDim {
+    /// User input name.
+    pub input: String,
+    /// Dimension index.
+    pub index: usize,
+    /// The symbol it is expressed in.
+    pub symbol: String,
+    /// Its size expression (`8*s24`).
+    pub expr: String,
+    /// What `range_constraints` claims.
+    pub claimed: Claimed,
+    /// The claimed sizes that pass every guard (null when undecided).
+    pub accepted: Option<Feasible>,
+    /// Sound single-`Dim` specs inside `accepted`, best first.
+    pub suggestions: Vec<Suggestion>,
+    /// The source in guards (`L['x'].size()[2]`).
+    pub source: String,
+    /// Claimed sizes that fail a guard (they raise `Guard failed` at run time), first few.
+    pub rejected_examples: Vec<i128>,
+    /// Guards linking this size with others, if any: `accepted` then assumes the other sizes
+    /// range over their own accepted sets.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub linked_with: Vec<String>,
+    /// Why `accepted` is null.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<String>,
+    /// `(input, index)` of the dimension this one always equals, when a guard ties them.
+    #[serde(skip)]
+    pub same_as: Option<(String, usize)>,
+    /// The traced size.
+    #[serde(skip)]
+    pub example: Option<i128>,
+}
+
+/// Claimed sizes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Claimed {
+    /// Number of sizes.
+    pub count: u128,
+    /// Smallest.
+    pub min: Option<i128>,
+    /// Largest.
+    pub max: Option<i128>,
+}
+
+/// A guard of `guards_code`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GuardUse {
+    /// As written.
+    pub guard: String,
+    /// The sizes it mentions.
+    pub sizes: Vec<String>,
+    /// Parse error, if any (the guard is then ignored and the report says so).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// An intermediate size and its exact values.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeRange {
+    /// Tensor name.
+    pub tensor: String,
+    /// Dimension index.
+    pub index: usize,
+    /// The size expression.
+    pub expr: String,
+    /// Its exact values over the inputs' accepted sizes (null when too many to enumerate).
+    pub values: Option<Feasible>,
+    /// The value at the traced example.
+    pub example: Option<i128>,
+}
