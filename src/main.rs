@@ -88,6 +88,10 @@ enum Command {
         /// repeatable), or why none does and what to do.
         #[arg(long, value_name = "NAME:SHAPE")]
         select: Vec<String>,
+        /// With a message: your own `dynamic_shapes` Python, so inputs the message does not name
+        /// (a second image sharing the first one's Dims) are covered too.
+        #[arg(long, value_name = "FILE")]
+        spec: Option<PathBuf>,
     },
     /// Benchmark the GPU normalization kernels (needs an NVIDIA GPU): time, GB/s and share of the
     /// device's copy bandwidth for each layer, shape and type.
@@ -166,7 +170,15 @@ fn profile_cmd(
     format: &str,
     k: usize,
     select: &[String],
+    spec: Option<&PathBuf>,
 ) -> ExitCode {
+    let sheet = match spec.map(|p| read_spec(p)).transpose() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("dimguard: --spec {e}");
+            return ExitCode::from(2);
+        }
+    };
     let text = match source {
         Some(p) => match std::fs::read(p) {
             Ok(b) => Some(String::from_utf8_lossy(&b).into_owned()),
@@ -182,6 +194,7 @@ fn profile_cmd(
         source.map(|p| p.as_path()),
         dims,
         examples,
+        sheet.as_ref(),
     ) {
         Ok(s) => s,
         Err(e) => {
@@ -250,7 +263,8 @@ fn run(cli: Cli) -> ExitCode {
             format,
             profiles,
             select,
-        } => profile_cmd(source.as_ref(), &dim, &example, &format, profiles, &select),
+            spec,
+        } => profile_cmd(source.as_ref(), &dim, &example, &format, profiles, &select, spec.as_ref()),
         Command::Check {
             model,
             json,
@@ -278,13 +292,9 @@ fn run(cli: Cli) -> ExitCode {
                     return ExitCode::from(1);
                 }
             };
-            let sheet = match spec.as_ref().map(|p| {
-                let t = read_input(Some(p))?;
-                dimguard::solver::spec::sheet(&t).map_err(|e| format!("{}: {e}", p.display()))
-            }) {
-                None => None,
-                Some(Ok(s)) => Some(s),
-                Some(Err(e)) => {
+            let sheet = match spec.as_ref().map(read_spec).transpose() {
+                Ok(s) => s,
+                Err(e) => {
                     eprintln!("dimguard: --spec {e}");
                     return ExitCode::from(2);
                 }
@@ -395,6 +405,12 @@ fn read_input(file: Option<&PathBuf>) -> Result<String, String> {
             Ok(String::from_utf8_lossy(e.as_bytes()).into_owned())
         }
     }
+}
+
+/// Reads `--spec FILE`: the user's `dynamic_shapes` Python.
+fn read_spec(p: &PathBuf) -> Result<dimguard::solver::merge::Sheet, String> {
+    let t = read_input(Some(p))?;
+    dimguard::solver::spec::sheet(&t).map_err(|e| format!("{}: {e}", p.display()))
 }
 
 fn parse_examples(args: &[String]) -> Result<Vec<(Option<String>, i128)>, String> {

@@ -176,9 +176,10 @@ fn check(py: Python<'_>, data: Vec<u8>, label: &str, sizes: bool) -> PyResult<St
 
 /// TensorRT profiles: `source` is a message's text or a program's bytes (`path` names it);
 /// `dims` are `INPUT:INDEX=LO..HI`, `examples` `NAME:1x3x520x960`. Returns the profiles in
-/// `format` (`trtexec`, `polygraphy`, `torch-tensorrt`, `json`).
+/// `format` (`trtexec`, `polygraphy`, `torch-tensorrt`, `json`); `spec` (a sheet's JSON) covers
+/// inputs a message does not name.
 #[pyfunction]
-#[pyo3(signature = (source=None, path=None, dims=Vec::new(), examples=Vec::new(), format="json", profiles=1))]
+#[pyo3(signature = (source=None, path=None, dims=Vec::new(), examples=Vec::new(), format="json", profiles=1, spec=None))]
 fn profile(
     py: Python<'_>,
     source: Option<Vec<u8>>,
@@ -187,11 +188,21 @@ fn profile(
     examples: Vec<String>,
     format: &str,
     profiles: usize,
+    spec: Option<String>,
 ) -> PyResult<String> {
     let format = format.to_string();
     run(py, move || {
+        let sheet: Option<Sheet> = spec
+            .map(|s| serde_json::from_str(&s).map_err(|e| format!("spec: {e}")))
+            .transpose()?;
         let text = source.map(|b| String::from_utf8_lossy(&b).into_owned());
-        let specs = dimguard::profile_cli::inputs(text.as_deref(), path.as_deref(), &dims, &examples)?;
+        let specs = dimguard::profile_cli::inputs(
+            text.as_deref(),
+            path.as_deref(),
+            &dims,
+            &examples,
+            sheet.as_ref(),
+        )?;
         let set = dimguard::trt::ProfileSet::build(&specs, profiles.clamp(1, 64))
             .map_err(|e| e.to_string())?;
         Ok(dimguard::profile_cli::render(&set, &format, path.as_deref()))

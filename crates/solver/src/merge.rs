@@ -414,9 +414,18 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
         if members.contains(&d.name.as_str()) {
             continue;
         }
-        let Some((input, index)) = located(d) else {
+        // Without a source, a dimension is found by its Dim's name (torch names it so).
+        let by_root = || {
+            sheet.entries.iter().find_map(|e| match &e.value {
+                Value::Dim {
+                    root, coef: 1, offset: 0, ..
+                } if *root == d.name => Some((e.input.clone(), e.index)),
+                _ => None,
+            })
+        };
+        let Some((input, index)) = located(d).or_else(by_root) else {
             sheet.notes.push(format!(
-                "{}: its input is not a top-level argument ({}); left as given",
+                "{}: no input of the spec is this dimension ({}); left as given",
                 d.name,
                 d.source.as_deref().unwrap_or("no source")
             ));
@@ -435,9 +444,29 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
         let here = format!("{input}[{index}]");
         match (d.status, progression) {
             (Status::Specialized, _) => {
-                sheet.set(&input, index, Value::Static);
+                // Every use of the same Dim is the same size: all become static.
+                let root = match sheet.entry_mut(&input, index).map(|e| &e.value) {
+                    Some(Value::Dim { root, .. }) => Some(root.clone()),
+                    _ => None,
+                };
+                for e in &mut sheet.entries {
+                    let same = matches!(&e.value, Value::Dim { root: r, .. } if Some(r) == root.as_ref());
+                    if same || (e.input == input && e.index == index) {
+                        e.value = Value::Static;
+                    }
+                }
+                sheet.roots.retain(|r| Some(&r.name) != root.as_ref());
+                if !sheet.entries.iter().any(|e| e.input == input && e.index == index) {
+                    sheet.set(&input, index, Value::Static);
+                }
+                let hint = match d.specialized {
+                    Some(v @ (0 | 1)) => format!(
+                        " (torch specializes a size of {v} it was traced with: trace with a size of 2 or more to keep it dynamic)"
+                    ),
+                    _ => String::new(),
+                };
                 sheet.notes.push(format!(
-                    "{here}: the code specialized it to {}; Dim.STATIC",
+                    "{here}: the code specialized it to {}; Dim.STATIC{hint}",
                     d.specialized.map_or("a constant".into(), |v| v.to_string())
                 ));
             }
