@@ -165,6 +165,7 @@ def profile(
     examples: Union[Mapping[str, Sequence[int]], Iterable[str], None] = None,
     format: str = "json",
     profiles: int = 1,
+    spec: Optional[str] = None,
 ) -> Union[Profiles, str]:
     """TensorRT optimization profiles whose every min/opt/max shape the program accepts.
 
@@ -172,7 +173,9 @@ def profile(
     or exception), or None with ``dims``. ``dims``: ``"INPUT:INDEX=LO..HI"`` strings.
     ``examples``: traced shapes, ``{"image1": (1, 3, 520, 960), "image2": ...}``; every input
     given here is covered. ``format``: ``"json"`` (a :class:`Profiles`), or ``"trtexec"``,
-    ``"polygraphy"``, ``"torch-tensorrt"`` (the text).
+    ``"polygraphy"``, ``"torch-tensorrt"`` (the text). ``spec``: your ``dynamic_shapes`` Python,
+    so inputs a message does not name (a second image sharing the first one's ``Dim``s) are
+    covered too.
     """
     ex: List[str] = []
     if isinstance(examples, Mapping):
@@ -203,12 +206,13 @@ def profile(
             f.write(program_json(source, full=False))
             path = f.name
         try:
-            return profile(path, dims=dims, examples=ex, format=format, profiles=profiles)
+            return profile(path, dims=dims, examples=ex, format=format, profiles=profiles, spec=spec)
         finally:
             os.unlink(path)
     else:
         raise TypeError(f"profile() cannot read a {type(source).__name__}")
-    out = _native.profile(data, path, list(dims), ex, format, profiles)
+    sheet = _native.read_spec(spec) if spec is not None else None
+    out = _native.profile(data, path, list(dims), ex, format, profiles, sheet)
     return Profiles(json.loads(out)) if format == "json" else out
 
 

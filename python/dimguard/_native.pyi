@@ -24,5 +24,6 @@ def profile(
     examples: List[str] = ...,
     format: str = ...,
     profiles: int = ...,
+    spec: Optional[str] = ...,
 ) -> str: ...
 def z3_version() -> str: ...
