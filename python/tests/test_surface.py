@@ -230,3 +230,22 @@ def test_size_set_against_segments():
     assert len(s) == 6 and 13 in s and 14 not in s and "x" not in s
     assert s.describe() == "5..23 mod 8 ∈ {5, 7}"
     assert repr(s) == "SizeSet(6 sizes: 5..23 mod 8 ∈ {5, 7})"
+
+
+def test_the_installed_wheel_is_self_contained():
+    """Run by python/test.sh on the installed wheel, with the source tree's Z3 moved away: the
+    package is not imported from the source tree, its extension names no path into it, and the
+    Z3 it loads is the one bundled in dimguard.libs."""
+    import pathlib
+
+    from conftest import ROOT
+
+    pkg = pathlib.Path(dimguard.__file__).resolve().parent
+    assert ROOT not in pkg.parents, f"dimguard imported from the source tree ({pkg}): run python/test.sh"
+    ext = next(pkg.glob("_native*.so"))
+    assert str(ROOT).encode() not in ext.read_bytes(), "the extension carries a path into the build tree"
+    assert not (ROOT / "third_party" / "z3" / "dist").exists(), "python/test.sh hides the source tree's Z3"
+    libs = list((pkg.parent / "dimguard.libs").glob("libz3*.so*"))
+    assert libs, "libz3 is bundled"
+    maps = pathlib.Path("/proc/self/maps").read_text()
+    assert str(libs[0]) in maps or libs[0].name in maps, "the bundled libz3 is the one loaded"
