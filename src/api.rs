@@ -4,9 +4,9 @@
 use crate::graph::{self, CheckReport, Program};
 use crate::prove::{self, certify::TIMEOUT_MS, JointVerdict, Mode};
 use crate::solver::diagnose::{self, Options};
+use crate::solver::merge::{self, Sheet};
 use crate::solver::python::source_input;
 use crate::solver::report::Report;
-use crate::solver::merge::{self, Sheet};
 use crate::solver::{message, DimSet, Error, Expr};
 
 /// Traced sizes for a diagnosis.

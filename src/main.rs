@@ -172,7 +172,7 @@ fn profile_cmd(
     select: &[String],
     spec: Option<&PathBuf>,
 ) -> ExitCode {
-    let sheet = match spec.map(|p| read_spec(p)).transpose() {
+    let sheet = match spec.map(read_spec).transpose() {
         Ok(s) => s,
         Err(e) => {
             eprintln!("dimguard: --spec {e}");
@@ -264,7 +264,15 @@ fn run(cli: Cli) -> ExitCode {
             profiles,
             select,
             spec,
-        } => profile_cmd(source.as_ref(), &dim, &example, &format, profiles, &select, spec.as_ref()),
+        } => profile_cmd(
+            source.as_ref(),
+            &dim,
+            &example,
+            &format,
+            profiles,
+            &select,
+            spec.as_ref(),
+        ),
         Command::Check {
             model,
             json,

@@ -2,10 +2,10 @@
 
 use crate::graph;
 use crate::solver::diagnose::{self, Options};
+use crate::solver::merge::{Sheet, Value};
 use crate::solver::python::source_input;
 use crate::solver::report::Status;
 use crate::solver::DimSet;
-use crate::solver::merge::{Sheet, Value};
 use crate::trt::{DimKind, InputSpec, ProfileSet};
 use std::collections::BTreeMap;
 
@@ -179,11 +179,17 @@ fn cover_examples(
         let mut kinds: Vec<DimKind> = shape.iter().map(|&n| DimKind::Static(n)).collect();
         for e in sheet.entries.iter().filter(|e| &e.input == input) {
             let Some(slot) = kinds.get_mut(e.index) else {
-                return Err(format!("--spec gives `{input}` dimension {}, but its example has rank {}", e.index, shape.len()));
+                return Err(format!(
+                    "--spec gives `{input}` dimension {}, but its example has rank {}",
+                    e.index,
+                    shape.len()
+                ));
             };
             // The same Dim (same root, coef and offset) on an input the message covers.
             let twin = sheet.entries.iter().find(|o| {
-                o.value == e.value && named.contains(&o.input) && matches!(o.value, Value::Dim { .. })
+                o.value == e.value
+                    && named.contains(&o.input)
+                    && matches!(o.value, Value::Dim { .. })
             });
             match (&e.value, twin) {
                 (_, Some(o)) => *slot = DimKind::Same(o.input.clone(), o.index),

@@ -179,6 +179,8 @@ fn check(py: Python<'_>, data: Vec<u8>, label: &str, sizes: bool) -> PyResult<St
 /// `format` (`trtexec`, `polygraphy`, `torch-tensorrt`, `json`); `spec` (a sheet's JSON) covers
 /// inputs a message does not name.
 #[pyfunction]
+// Python keyword arguments, one per CLI flag.
+#[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (source=None, path=None, dims=Vec::new(), examples=Vec::new(), format="json", profiles=1, spec=None))]
 fn profile(
     py: Python<'_>,
@@ -205,7 +207,11 @@ fn profile(
         )?;
         let set = dimguard::trt::ProfileSet::build(&specs, profiles.clamp(1, 64))
             .map_err(|e| e.to_string())?;
-        Ok(dimguard::profile_cli::render(&set, &format, path.as_deref()))
+        Ok(dimguard::profile_cli::render(
+            &set,
+            &format,
+            path.as_deref(),
+        ))
     })
 }
 

@@ -7,10 +7,10 @@
 //! `Dim.STATIC` or an integer. Narrowing an entry to a progression rewrites its *root*, so every
 //! other entry that used the same `Dim` follows (they are equal sizes by the user's own spec).
 
-use crate::python::{self, py_name, source_input, SpecBlock};
-use crate::report::{DimReport, Report, Status};
 use crate::message::{fix_kind, FixKind};
 use crate::num::{int_ceildiv, int_floordiv};
+use crate::python::{self, py_name, source_input, SpecBlock};
+use crate::report::{DimReport, Report, Status};
 use crate::types::Progression;
 use serde::{Deserialize, Serialize};
 
@@ -173,7 +173,9 @@ impl Sheet {
 
     fn fresh(&self, base: &str) -> String {
         let mut name = format!("_{base}");
-        while self.root(&name).is_some() || self.entries.iter().any(|e| e.derived_name() == Some(&name)) {
+        while self.root(&name).is_some()
+            || self.entries.iter().any(|e| e.derived_name() == Some(&name))
+        {
             name.insert(0, '_');
         }
         name
@@ -246,14 +248,22 @@ impl Sheet {
             return false;
         }
         if step == 1 {
-            let r = self.roots.iter_mut().find(|x| x.name == root).expect("root");
+            let r = self
+                .roots
+                .iter_mut()
+                .find(|x| x.name == root)
+                .expect("root");
             r.min = Some(klo);
             r.max = Some(khi);
             return true;
         }
         // k = step*j + k0: a new root j; every use of the old root becomes derived from it.
         let new = self.fresh(&root);
-        let pos = self.roots.iter().position(|x| x.name == root).expect("root");
+        let pos = self
+            .roots
+            .iter()
+            .position(|x| x.name == root)
+            .expect("root");
         self.roots[pos] = Root {
             name: new.clone(),
             min: Some(jlo),
@@ -418,7 +428,10 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
         let by_root = || {
             sheet.entries.iter().find_map(|e| match &e.value {
                 Value::Dim {
-                    root, coef: 1, offset: 0, ..
+                    root,
+                    coef: 1,
+                    offset: 0,
+                    ..
                 } if *root == d.name => Some((e.input.clone(), e.index)),
                 _ => None,
             })
@@ -433,7 +446,7 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
         };
         let group = report.linked.iter().find(|g| g.root == d.name);
         let progression = match group {
-            Some(g) => g.progression.clone(),
+            Some(g) => g.progression,
             None => d.suggestions.first().map(|s| Progression {
                 lo: s.lo,
                 hi: s.hi,
@@ -450,13 +463,18 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
                     _ => None,
                 };
                 for e in &mut sheet.entries {
-                    let same = matches!(&e.value, Value::Dim { root: r, .. } if Some(r) == root.as_ref());
+                    let same =
+                        matches!(&e.value, Value::Dim { root: r, .. } if Some(r) == root.as_ref());
                     if same || (e.input == input && e.index == index) {
                         e.value = Value::Static;
                     }
                 }
                 sheet.roots.retain(|r| Some(&r.name) != root.as_ref());
-                if !sheet.entries.iter().any(|e| e.input == input && e.index == index) {
+                if !sheet
+                    .entries
+                    .iter()
+                    .any(|e| e.input == input && e.index == index)
+                {
                     sheet.set(&input, index, Value::Static);
                 }
                 let hint = match d.specialized {
@@ -489,19 +507,38 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
                 .map(|e| e.value.clone());
             for [name, expr] in &g.members {
                 let Some(md) = by_name(name) else { continue };
-                let Some((mi, mk)) = located(md) else { continue };
+                let Some((mi, mk)) = located(md) else {
+                    continue;
+                };
                 let value = match (&root_value, fix_kind(expr)) {
-                    (Some(Value::Dim { root, coef, offset, .. }), Some(FixKind::Derived { coef: a, offset: b, .. })) => Value::Dim {
+                    (
+                        Some(Value::Dim {
+                            root, coef, offset, ..
+                        }),
+                        Some(FixKind::Derived {
+                            coef: a, offset: b, ..
+                        }),
+                    ) => Value::Dim {
                         root: root.clone(),
                         coef: a * coef,
                         offset: a * offset + b,
                         name: Some(py_name(name)),
                     },
-                    (Some(v), _) if expr.trim() == g.root || py_name(expr.trim()) == py_name(&g.root) => v.clone(),
-                    _ => Value::Auto { min: None, max: None },
+                    (Some(v), _)
+                        if expr.trim() == g.root || py_name(expr.trim()) == py_name(&g.root) =>
+                    {
+                        v.clone()
+                    }
+                    _ => Value::Auto {
+                        min: None,
+                        max: None,
+                    },
                 };
                 sheet.set(&mi, mk, value);
-                sheet.notes.push(format!("{mi}[{mk}]: {name} = {expr} (solved with {})", g.root));
+                sheet.notes.push(format!(
+                    "{mi}[{mk}]: {name} = {expr} (solved with {})",
+                    g.root
+                ));
             }
         }
     }
@@ -582,8 +619,12 @@ mod tests {
         };
         assert!(s.narrow("x", 1, "s", &p));
         let (r, e) = (&s.roots[0], &s.entries[0].value);
-        let Value::Dim { coef, offset, .. } = e else { panic!() };
-        let got: Vec<i128> = (r.min.unwrap()..=r.max.unwrap()).map(|j| coef * j + offset).collect();
+        let Value::Dim { coef, offset, .. } = e else {
+            panic!()
+        };
+        let got: Vec<i128> = (r.min.unwrap()..=r.max.unwrap())
+            .map(|j| coef * j + offset)
+            .collect();
         let want: Vec<i128> = (1..=100)
             .map(|k| 2 * k + 1)
             .filter(|x| (10..=150).contains(x) && x % 4 == 3)
@@ -596,11 +637,15 @@ mod tests {
         for m in 1i128..13 {
             for c in 1i128..13 {
                 for r in 0..m {
-                    let brute: Vec<i128> = (0i128..200).filter(|k| (c * k - r).rem_euclid(m) == 0).collect();
+                    let brute: Vec<i128> = (0i128..200)
+                        .filter(|k| (c * k - r).rem_euclid(m) == 0)
+                        .collect();
                     match congruence(c, r, m) {
                         None => assert!(brute.is_empty(), "{c}*k ≡ {r} (mod {m})"),
                         Some((k0, step)) => {
-                            let got: Vec<i128> = (0..200).filter(|k| (k - k0).rem_euclid(step) == 0).collect();
+                            let got: Vec<i128> = (0..200)
+                                .filter(|k| (k - k0).rem_euclid(step) == 0)
+                                .collect();
                             assert_eq!(got, brute, "{c}*k ≡ {r} (mod {m})");
                         }
                     }

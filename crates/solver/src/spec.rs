@@ -189,8 +189,9 @@ pub fn sheet(text: &str) -> Result<Sheet, String> {
             continue;
         }
         let fix = read_fix(line).ok_or_else(|| format!("not a spec line: `{line}`"))?;
-        let v = value_of(fix.kind, &fix.name, &mut out)
-            .ok_or_else(|| format!("`{line}`: expected Dim(...), m*root + r, an int, Dim.AUTO or Dim.STATIC"))?;
+        let v = value_of(fix.kind, &fix.name, &mut out).ok_or_else(|| {
+            format!("`{line}`: expected Dim(...), m*root + r, an int, Dim.AUTO or Dim.STATIC")
+        })?;
         // A Dim's own name refers to its root; a derived dim to its expression.
         named.insert(fix.name, v);
     }
@@ -199,7 +200,9 @@ pub fn sheet(text: &str) -> Result<Sheet, String> {
     let body = t
         .strip_prefix('{')
         .and_then(|b| b.strip_suffix('}'))
-        .ok_or_else(|| format!("`dynamic_shapes = {t}`: expected a dict {{\"input\": {{index: dim}}}}"))?;
+        .ok_or_else(|| {
+            format!("`dynamic_shapes = {t}`: expected a dict {{\"input\": {{index: dim}}}}")
+        })?;
     for item in split_top(body) {
         let (key, val) = item
             .split_once(':')
@@ -211,9 +214,14 @@ pub fn sheet(text: &str) -> Result<Sheet, String> {
             Some('(') => ('(', ')'),
             Some('[') => ('[', ']'),
             _ if val == "None" => continue,
-            _ => return Err(format!("`{input}`: expected {{index: dim}} or a tuple, got `{val}`")),
+            _ => {
+                return Err(format!(
+                    "`{input}`: expected {{index: dim}} or a tuple, got `{val}`"
+                ))
+            }
         };
-        let len = matching(val, open, close).ok_or_else(|| format!("`{input}`: unbalanced `{open}`"))?;
+        let len =
+            matching(val, open, close).ok_or_else(|| format!("`{input}`: unbalanced `{open}`"))?;
         for (i, it) in split_top(&val[1..len]).iter().enumerate() {
             let (idx, v) = if open == '{' {
                 let (k, v) = it
@@ -233,9 +241,12 @@ pub fn sheet(text: &str) -> Result<Sheet, String> {
             let value = match named.get(v) {
                 Some(value) => value.clone(),
                 None => {
-                    let kind = fix_kind(v).ok_or_else(|| format!("`{input}`[{idx}] = `{v}`: not a name defined above nor a Dim"))?;
+                    let kind = fix_kind(v).ok_or_else(|| {
+                        format!("`{input}`[{idx}] = `{v}`: not a name defined above nor a Dim")
+                    })?;
                     let name = crate::python::py_name(&format!("{input}_{idx}"));
-                    value_of(kind, &name, &mut out).ok_or_else(|| format!("`{input}`[{idx}] = `{v}`: not understood"))?
+                    value_of(kind, &name, &mut out)
+                        .ok_or_else(|| format!("`{input}`[{idx}] = `{v}`: not understood"))?
                 }
             };
             out.entries.push(Entry {
