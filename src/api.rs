@@ -7,7 +7,7 @@ use crate::solver::diagnose::{self, Options};
 use crate::solver::merge::{self, Sheet};
 use crate::solver::python::source_input;
 use crate::solver::report::Report;
-use crate::solver::{message, DimSet, Error, Expr};
+use crate::solver::{DimSet, Error, Expr};
 
 /// Traced sizes for a diagnosis.
 #[derive(Debug, Clone, Default)]
@@ -19,7 +19,7 @@ pub struct Examples {
     pub shapes: Vec<(String, Vec<i128>)>,
 }
 
-/// Reads a message, diagnoses it (preferring the traced sizes), and certifies the answers with
+/// Reads a message (or a `TORCH_TRACE`), diagnoses it (preferring the traced sizes), and certifies the answers with
 /// Z3 per `z3` (`None`: enumeration only). With `spec` (the user's own spec), the report's
 /// `dynamic_shapes` block becomes the merged spec ([`merge::merge`]), returned beside it.
 pub fn diagnose_text(
@@ -29,8 +29,12 @@ pub fn diagnose_text(
     z3_timeout_ms: u32,
     spec: Option<&Sheet>,
 ) -> Result<(Report, Option<Sheet>), Error> {
-    let msg = message::read(text)?;
-    let mut named = examples.by_name.clone();
+    let mut opts = Options {
+        examples: examples.by_name.clone(),
+        ..Options::default()
+    };
+    let (msg, form) = diagnose::read(text, &mut opts)?;
+    let mut named = std::mem::take(&mut opts.examples);
     for d in &msg.dims {
         let traced = d
             .source
@@ -44,11 +48,9 @@ pub fn diagnose_text(
             named.push((Some(d.name.clone()), v));
         }
     }
-    let opts = Options {
-        examples: named,
-        ..Options::default()
-    };
+    opts.examples = named;
     let mut report = diagnose::diagnose(&msg, &opts);
+    report.form = form;
     if let Some(mode) = z3 {
         prove::certify(&mut report, &msg, mode, z3_timeout_ms);
     }

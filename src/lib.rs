@@ -1,7 +1,7 @@
 //! # dimguard
 //!
 //! Exact answers for PyTorch dynamic shapes. This facade re-exports the workspace's crates; the
-//! `dimguard` binary is the command-line tool (`dimguard diagnose`).
+//! `dimguard` binary is the command-line tool (`dimguard diagnose`; its code is binary-private).
 //!
 //! * [`solver`] — guard parsing, exact feasible sets, sound and maximal `Dim` suggestions.
 //! * [`prove`] — Z3 certificates and counterexamples.
@@ -9,11 +9,11 @@
 //! * [`trt`] — TensorRT optimization profiles.
 
 pub mod api;
+/// Profiles from a program, a message or `--dim`s (used by `dimguard profile` and the Python
+/// package).
 pub mod profile_cli;
 
 pub use dimguard_graph as graph;
 pub use dimguard_prove as prove;
 pub use dimguard_solver as solver;
 pub use dimguard_trt as trt;
-
-pub mod render;

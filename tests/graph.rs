@@ -318,3 +318,33 @@ fn inputs_sharing_a_symbol_are_one_size() {
     assert_eq!(accepted_values(&r, "image2", 2), acc_h);
     assert_eq!(accepted_values(&r, "image2", 3), acc_w);
 }
+
+/// A malformed program (found by fuzzing: a rank-0 `linear` weight) is a clear error naming the
+/// node, from `check` and from the CLI (exit code 2), never a panic.
+#[test]
+fn a_malformed_node_is_an_error_naming_it() {
+    let text = std::fs::read_to_string(fixture("linear_testmod")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["graph_module"]["graph"]["tensor_values"]["p_l1_weight"]["sizes"] = serde_json::json!([]);
+    let dir = std::env::temp_dir().join(format!("dimguard-malformed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("model.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let err = check(&load(&path).unwrap(), false).unwrap_err();
+    assert!(
+        matches!(err, Error::Shape(ref e) if e.node == "linear"),
+        "{err}"
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dimguard"))
+        .args(["check", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr
+            .contains("node `linear` (torch.ops.aten.linear.default): `weight` has 0 dimension(s)"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

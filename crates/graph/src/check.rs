@@ -23,7 +23,7 @@ use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
 
 fn claimed_set(e: &Expr, ranges: &crate::graph::SymbolRanges) -> Option<DimSet> {
-    let (coefs, c0) = joint::affine(e)?;
+    let (coefs, c0) = e.affine()?;
     if !c0.is_integer() {
         return None;
     }
@@ -42,7 +42,7 @@ fn claimed_set(e: &Expr, ranges: &crate::graph::SymbolRanges) -> Option<DimSet> 
 
 /// `8*s24`, `s0`, `4*s16 + 1`.
 fn pretty(e: &Expr) -> String {
-    match joint::affine(e) {
+    match e.affine() {
         Some((coefs, c0)) if coefs.len() == 1 && c0.is_integer() => {
             let (s, k) = coefs.iter().next().expect("one symbol");
             python::linear(*k, s, *c0.numer())
@@ -309,7 +309,7 @@ pub fn check_with(
     let hints: BTreeMap<String, i128> = ins
         .iter()
         .filter_map(|i| {
-            let (coefs, c0) = joint::affine(&i.expr)?;
+            let (coefs, c0) = i.expr.affine()?;
             let (s, k) = coefs.iter().next().filter(|_| coefs.len() == 1)?;
             let v = (i.hint? - c0.numer()) / k.numer();
             Some((s.clone(), v))
@@ -349,7 +349,7 @@ fn size_table(
     // an affine function of it).
     let mut sym_sets: BTreeMap<String, DimSet> = BTreeMap::new();
     for ((e, _), d) in inputs.iter().zip(dims) {
-        let (Some((coefs, c0)), Some(acc)) = (joint::affine(e), d.accepted.as_ref()) else {
+        let (Some((coefs, c0)), Some(acc)) = (e.affine(), d.accepted.as_ref()) else {
             continue;
         };
         let Some((s, k)) = coefs.iter().next().filter(|_| coefs.len() == 1) else {

@@ -149,7 +149,7 @@ impl ProgramGraph {
                     tensors: &sizes,
                     symints: &symints,
                 },
-            );
+            )?;
             let outputs: Vec<String> = node.outputs.iter().flat_map(referenced).collect();
             for o in &outputs {
                 producer.insert(o.clone(), v);

@@ -7,7 +7,7 @@
 //! | module | concept |
 //! |---|---|
 //! | [`program`] | the archive and its serde types |
-//! | [`shapes`] | one shape function per operator |
+//! | [`shapes`] | shape rules: a short dispatch and one module per operator family |
 //! | [`graph`] | the petgraph graph, propagation, comparison with recorded sizes, DOT |
 //! | [`check`] | claimed versus accepted sizes, corrected spec, ranges of every size |
 

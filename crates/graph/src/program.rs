@@ -47,6 +47,9 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// A node's arguments cannot be right for its operator (a malformed program).
+    #[error("{0} (the program is malformed: export it again with torch.export)")]
+    Shape(#[from] crate::shapes::ShapeError),
     /// A symbolic size could not be parsed.
     #[error("size expression of `{tensor}`: {error}")]
     Expr {

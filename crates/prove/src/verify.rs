@@ -285,7 +285,7 @@ fn joint_check(text: &str, spec: &Spec, timeout_ms: u32) -> JointCheck {
     let mut g = g;
     for i in 0..atoms.len() {
         if let Some(j) = (0..i).find(|&j| names[j].is_some() && names[j] == names[i]) {
-            g = dimguard_solver::joint::substitute(&g, &atoms[i], &Expr::sym(&atoms[j]));
+            g = g.substitute(&atoms[i], &Expr::sym(&atoms[j]));
         }
     }
     let live: Vec<usize> = (0..atoms.len())

@@ -12,8 +12,8 @@ use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
 use crate::python::{self, dim_code, py_name};
 use crate::report::{
-    Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardMethod, GuardReport,
-    LinkedGroup, Padding, Proof, RelationReport, Report, Status, Suggestion,
+    Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardMethod, GuardReport, LineDim,
+    LineReport, LinkedGroup, Padding, Proof, RelationReport, Report, Status, Suggestion,
 };
 use crate::suggest::{self, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression};
@@ -31,10 +31,27 @@ pub struct Options {
     pub limits: Limits,
 }
 
-/// Reads and diagnoses a message.
+/// Reads and diagnoses a message or a structured trace ([`read`]).
 pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
-    let msg = message::read(text)?;
-    Ok(diagnose(&msg, opts))
+    let mut opts = opts.clone();
+    let (msg, form) = read(text, &mut opts)?;
+    let mut report = diagnose(&msg, &opts);
+    report.form = form;
+    Ok(report)
+}
+
+/// Reads an input text: a structured trace (`TORCH_TRACE`; its traced sizes are added to
+/// `opts.examples` before the ones given, which win) or an error message. Returns the message
+/// and the form when it is not the plain message (`"torch_trace"`).
+pub fn read(text: &str, opts: &mut Options) -> Result<(Message, Option<&'static str>), Error> {
+    if crate::trace::looks_like_trace(text) {
+        let t = crate::trace::read(text)?;
+        let mut examples = t.examples();
+        examples.append(&mut opts.examples);
+        opts.examples = examples;
+        return Ok((t.to_message(), Some("torch_trace")));
+    }
+    Ok((message::read(text)?, None))
 }
 
 /// Diagnoses a message already read.
@@ -47,6 +64,7 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         .map(|g| data_dependent(g, opts))
         .collect();
     let dynamic_shapes = dynamic_shapes_block(msg, &dims, &linked, &data_dependent);
+    let lines = line_reports(msg, &dims);
     Report {
         dims,
         equalities: msg
@@ -67,7 +85,92 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         linked,
         data_dependent,
         unrecognized: msg.unrecognized.clone(),
+        lines,
+        form: None,
     }
+}
+
+/// Groups the guards by the line they come from: per line, what its guards together require of
+/// each size (the intersection of their exact sets) and how many values that removes.
+fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
+    let mut out: Vec<LineReport> = vec![];
+    let mut sets: Vec<BTreeMap<usize, Option<DimSet>>> = vec![];
+    let slot = |p: &crate::provenance::Provenance,
+                out: &mut Vec<LineReport>,
+                sets: &mut Vec<BTreeMap<usize, Option<DimSet>>>| {
+        let i = out
+            .iter()
+            .position(|l| l.file == p.file && l.line == p.line)
+            .unwrap_or_else(|| {
+                out.push(LineReport {
+                    file: p.file.clone(),
+                    line: p.line,
+                    function: p.function.clone(),
+                    code: p.code.clone(),
+                    user: p.user,
+                    ops: vec![],
+                    guards: vec![],
+                    dims: vec![],
+                    links: vec![],
+                });
+                sets.push(BTreeMap::new());
+                out.len() - 1
+            });
+        if let Some(op) = &p.op {
+            if !out[i].ops.contains(op) {
+                out[i].ops.push(op.clone());
+            }
+        }
+        i
+    };
+    for (di, d) in dims.iter().enumerate() {
+        for g in &d.guards {
+            let Some(p) = &g.provenance else { continue };
+            if msg.joint.iter().any(|l| l.text == g.text) {
+                continue; // listed once, under `links`
+            }
+            let i = slot(p, &mut out, &mut sets);
+            out[i].guards.push(g.text.clone());
+            let acc = sets[i]
+                .entry(di)
+                .or_insert_with(|| d.range.map(|[lo, hi]| DimSet::interval(lo, hi)));
+            *acc = match (acc.take(), &g.set) {
+                (Some(a), Some(s)) => a.intersect(s).ok(),
+                _ => None,
+            };
+        }
+    }
+    for g in &msg.joint {
+        let Some(p) = &g.provenance else { continue };
+        let i = slot(p, &mut out, &mut sets);
+        out[i].guards.push(g.text.clone());
+        out[i].links.push(g.text.clone());
+    }
+    for (l, per_dim) in out.iter_mut().zip(sets) {
+        for (di, set) in per_dim {
+            let d = &dims[di];
+            let [lo, hi] = d.range.unwrap_or([message::DEFAULT_MIN, SIZE_MAX]);
+            let of = DimSet::interval(lo, hi).count();
+            l.dims.push(LineDim {
+                name: d.name.clone(),
+                requires: set
+                    .as_ref()
+                    .map_or_else(|| "not decided".into(), |s| describe(s, lo, hi, &d.name)),
+                removes: set.as_ref().map(|s| of - s.count()),
+                of,
+            });
+        }
+    }
+    out
+}
+
+/// Whether a dimension takes part in an equality or relation (then the group answers for it).
+fn in_relation(msg: &Message, name: &str) -> bool {
+    msg.equalities.iter().any(|(a, b)| a == name || b == name)
+        || msg
+            .relations
+            .iter()
+            .any(|r| r.name == name || r.other == name)
 }
 
 /// The size a dimension stands for in guards: its source, else its name.
@@ -76,7 +179,7 @@ fn var_of(d: &DimEntry) -> String {
 }
 
 fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
-    if msg.equalities.is_empty() && msg.relations.is_empty() {
+    if msg.equalities.is_empty() && msg.relations.is_empty() && msg.joint.is_empty() {
         return vec![];
     }
     let var = |name: &str| {
@@ -90,6 +193,7 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
         .dims
         .iter()
         .flat_map(|d| d.guards.iter().map(|g| g.expr.clone()))
+        .chain(msg.joint.iter().map(|g| g.expr.clone()))
         .collect();
     for (a, b) in &msg.equalities {
         guards.push(Expr::Cmp(
@@ -104,7 +208,7 @@ fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
             continue;
         };
         for d in &msg.dims {
-            rhs = joint::substitute(&rhs, &d.name, &Expr::sym(&var_of(d)));
+            rhs = rhs.substitute(&d.name, &Expr::sym(&var_of(d)));
         }
         guards.push(Expr::Cmp(
             CmpOp::Eq,
@@ -257,6 +361,22 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
                 d.name
             ));
         }
+        if d.every_guard && d.range.is_some() && !in_relation(msg, &d.name) {
+            // The input lists every guard (a trace): with none, every value of the range passes.
+            r.feasible = Some(Feasible::from(&domain));
+            let p = Progression {
+                lo,
+                hi,
+                modulus: 1,
+                residue: 0,
+            };
+            r.suggestions
+                .extend(suggestion(&p, &[], &var, &d.name, Proof::Periodic));
+            r.advice.push(format!(
+                "no guard restricts {}: every size in {lo}..{hi} passes",
+                d.name
+            ));
+        }
         return r;
     }
     // Solve each guard on the range.
@@ -292,6 +412,8 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             redundant: false,
             method,
             period,
+            provenance: g.provenance.clone(),
+            set: set.clone(),
         });
         sets.push(set);
     }

@@ -83,18 +83,6 @@ impl CmpOp {
         }
     }
 
-    /// The comparison that holds exactly when this one does not.
-    pub fn negate(self) -> CmpOp {
-        match self {
-            CmpOp::Eq => CmpOp::Ne,
-            CmpOp::Ne => CmpOp::Eq,
-            CmpOp::Lt => CmpOp::Ge,
-            CmpOp::Le => CmpOp::Gt,
-            CmpOp::Gt => CmpOp::Le,
-            CmpOp::Ge => CmpOp::Lt,
-        }
-    }
-
     /// Python operator text.
     pub fn symbol(self) -> &'static str {
         match self {

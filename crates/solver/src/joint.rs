@@ -23,7 +23,7 @@ use crate::engine::{solve, Limits, Outcome};
 use crate::num::{self, Q};
 use crate::report::Undecided;
 use crate::types::{CmpOp, DimSet, Expr};
-use num_traits::{One, Signed, Zero};
+use num_traits::{Signed, Zero};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest product of accepted sets decided by enumeration.
@@ -65,90 +65,14 @@ pub struct Solved {
     pub undecided: Option<Undecided>,
 }
 
-/// Replaces every occurrence of the size `name` by `with`.
-pub fn substitute(e: &Expr, name: &str, with: &Expr) -> Expr {
-    let sub = |x: &Expr| substitute(x, name, with);
-    let bx = |x: &Expr| Box::new(substitute(x, name, with));
-    match e {
-        Expr::Sym(a) if &**a == name => with.clone(),
-        Expr::Const(_) | Expr::Inf(_) | Expr::Bool(_) | Expr::Sym(_) => e.clone(),
-        Expr::Add(v) => Expr::Add(v.iter().map(sub).collect()),
-        Expr::Mul(v) => Expr::Mul(v.iter().map(sub).collect()),
-        Expr::Min(v) => Expr::Min(v.iter().map(sub).collect()),
-        Expr::Max(v) => Expr::Max(v.iter().map(sub).collect()),
-        Expr::And(v) => Expr::And(v.iter().map(sub).collect()),
-        Expr::Or(v) => Expr::Or(v.iter().map(sub).collect()),
-        Expr::Pow(a, b) => Expr::Pow(bx(a), bx(b)),
-        Expr::TrueDiv(a, b) => Expr::TrueDiv(bx(a), bx(b)),
-        Expr::FloorDiv(a, b) => Expr::FloorDiv(bx(a), bx(b)),
-        Expr::Mod(a, b) => Expr::Mod(bx(a), bx(b)),
-        Expr::Cmp(op, a, b) => Expr::Cmp(*op, bx(a), bx(b)),
-        Expr::Round(k, a) => Expr::Round(*k, bx(a)),
-        Expr::Abs(a) => Expr::Abs(bx(a)),
-        Expr::Not(a) => Expr::Not(bx(a)),
-        Expr::Ite(c, a, b) => Expr::Ite(bx(c), bx(a), bx(b)),
-    }
-}
-
-/// `e` as `sum(coef * atom) + constant`, when it is affine (structurally).
-pub fn affine(e: &Expr) -> Option<(BTreeMap<String, Q>, Q)> {
-    match e {
-        Expr::Const(c) => Some((BTreeMap::new(), *c)),
-        Expr::Sym(a) => Some((BTreeMap::from([(a.to_string(), Q::one())]), Q::zero())),
-        Expr::Add(v) => {
-            let mut coefs: BTreeMap<String, Q> = BTreeMap::new();
-            let mut c = Q::zero();
-            for t in v {
-                let (m, k) = affine(t)?;
-                c = num::add(&c, &k).ok()?;
-                for (a, q) in m {
-                    let e = coefs.entry(a).or_insert_with(Q::zero);
-                    *e = num::add(e, &q).ok()?;
-                }
-            }
-            coefs.retain(|_, q| !q.is_zero());
-            Some((coefs, c))
-        }
-        Expr::Mul(v) => {
-            let mut acc: (BTreeMap<String, Q>, Q) = (BTreeMap::new(), Q::one());
-            for t in v {
-                let (m, k) = affine(t)?;
-                match (acc.0.is_empty(), m.is_empty()) {
-                    (true, true) => acc.1 = num::mul(&acc.1, &k).ok()?,
-                    (true, false) => {
-                        let s = acc.1;
-                        acc = (
-                            m.into_iter()
-                                .map(|(a, q)| Some((a, num::mul(&q, &s).ok()?)))
-                                .collect::<Option<_>>()?,
-                            num::mul(&k, &s).ok()?,
-                        );
-                    }
-                    (false, true) => {
-                        acc.0 = acc
-                            .0
-                            .into_iter()
-                            .map(|(a, q)| Some((a, num::mul(&q, &k).ok()?)))
-                            .collect::<Option<_>>()?;
-                        acc.1 = num::mul(&acc.1, &k).ok()?;
-                    }
-                    (false, false) => return None,
-                }
-            }
-            Some(acc)
-        }
-        _ => None,
-    }
-}
-
 /// For `lhs == rhs` linear in exactly two sizes, `(dependent, root, coef, offset)` with
 /// `dependent = coef * root + offset`, `coef` a positive integer and `offset` an integer.
 pub fn linear_relation(g: &Expr) -> Option<(String, String, i128, i128)> {
     let Expr::Cmp(CmpOp::Eq, l, r) = g else {
         return None;
     };
-    let (lm, lc) = affine(l)?;
-    let (rm, rc) = affine(r)?;
+    let (lm, lc) = l.affine()?;
+    let (rm, rc) = r.affine()?;
     let mut coefs = lm;
     for (a, q) in rm {
         let e = coefs.entry(a).or_insert_with(Q::zero);
@@ -218,7 +142,7 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
             Expr::Mul(vec![Expr::int(k), Expr::sym(&root)]),
             Expr::int(off),
         ]);
-        rest = rest.iter().map(|g| substitute(g, &dep, &with)).collect();
+        rest = rest.iter().map(|g| g.substitute(&dep, &with)).collect();
         // Every size expressed in `dep` is now expressed in `root`.
         for m in members.values_mut() {
             if m.root == dep {
@@ -363,7 +287,7 @@ pub fn solve_group(
             for g in &linking {
                 let mut h = (*g).clone();
                 for (k, &o) in outer.iter().enumerate() {
-                    h = substitute(&h, &grp.roots[o], &Expr::int(values[k][idx[k]]));
+                    h = h.substitute(&grp.roots[o], &Expr::int(values[k][idx[k]]));
                 }
                 match solve(&h, &inner_name, &pass, limits) {
                     Outcome::Solved { set, .. } => pass = pass.intersect(&set).unwrap_or(set),

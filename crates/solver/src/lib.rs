@@ -22,6 +22,7 @@
 //! | [`types`] | the data types: [`Expr`], [`DimSet`], [`Progression`] |
 //! | `parse` / [`syntax`] | Python-expression parser; each guard syntax's vocabulary |
 //! | [`message`] | reading a pasted PyTorch error message |
+//! | [`trace`] / [`provenance`] | reading a `TORCH_TRACE` structured trace; the user line of a guard |
 //! | [`engine`] | exact solution set of one guard (periodic method, enumeration fallback) |
 //! | [`set`] | set algebra on [`DimSet`] |
 //! | [`suggest`] | maximal sound progressions |
@@ -30,6 +31,7 @@
 //! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
 //! | [`merge`] | a diagnosis merged into the user's own `dynamic_shapes` spec |
 
+pub mod algebra;
 pub mod compiled;
 pub mod diagnose;
 pub mod engine;
@@ -40,12 +42,14 @@ pub mod merge;
 pub mod message;
 pub mod num;
 mod parse;
+pub mod provenance;
 pub mod python;
 pub mod report;
 pub mod set;
 pub mod spec;
 pub mod suggest;
 pub mod syntax;
+pub mod trace;
 pub mod types;
 
 pub use engine::{solve, Limits, Method, Outcome};

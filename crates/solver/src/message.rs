@@ -46,6 +46,9 @@ pub struct Message {
     pub data_dependent: Vec<Guard>,
     /// Lines that looked like constraint bullets but were not understood (kept for the report).
     pub unrecognized: Vec<String>,
+    /// Guards over several sizes, kept with their provenance (a structured trace records them;
+    /// linear equalities among them are also in `equalities` / `relations`).
+    pub joint: Vec<Guard>,
 }
 
 /// One dimension named by the message.
@@ -66,6 +69,9 @@ pub struct DimEntry {
     /// Whether torch forced the specialization because it could not solve the guards
     /// ("Specializations unexpectedly required"), rather than the code using a constant.
     pub forced: bool,
+    /// Whether the input lists every guard on the dimension (a structured trace does; an error
+    /// message lists only the failing ones): then no guard means every value of the range passes.
+    pub every_guard: bool,
 }
 
 /// A guard as printed, and parsed.
@@ -75,6 +81,8 @@ pub struct Guard {
     pub text: String,
     /// The parsed guard.
     pub expr: Expr,
+    /// Where the guard comes from in the user's code, when the input says.
+    pub provenance: Option<crate::provenance::Provenance>,
 }
 
 /// `name = expr` relating two dimensions.
@@ -139,6 +147,7 @@ pub fn read(text: &str) -> Result<Message, Error> {
         fixes: vec![],
         data_dependent: vec![],
         unrecognized: vec![],
+        joint: vec![],
     };
     read_data_dependent(&lines, &mut msg)?;
     let (items, fix_lines) = items(&lines);
@@ -180,6 +189,7 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
         msg.data_dependent.push(Guard {
             text: text.to_string(),
             expr,
+            provenance: None,
         });
     }
     Ok(())
@@ -453,6 +463,7 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
             d.guards.push(Guard {
                 text: guard_text.to_string(),
                 expr,
+                provenance: None,
             });
         }
         return Ok(());
@@ -528,6 +539,7 @@ fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a 
                 specialized: None,
                 inferred_equal: None,
                 forced: false,
+                every_guard: false,
             });
             msg.dims.len() - 1
         }

@@ -217,6 +217,49 @@ pub struct Report {
     pub data_dependent: Vec<DataDependent>,
     /// Bullet lines that were not understood.
     pub unrecognized: Vec<String>,
+    /// The guards grouped by the line of the user's code they come from (inputs that say where
+    /// guards come from: structured traces), with what each line requires of each size.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<LineReport>,
+    /// What kind of input the report was read from (`"torch_trace"`, ...), when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form: Option<&'static str>,
+}
+
+/// The guards one line of the user's code added, and what they remove.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineReport {
+    /// The file (as recorded).
+    pub file: String,
+    /// The line.
+    pub line: u32,
+    /// The function.
+    pub function: String,
+    /// The source line, when recorded.
+    pub code: Option<String>,
+    /// Whether the line is the user's own code (false: only a torch frame was known).
+    pub user: bool,
+    /// The torch operators that recorded the guards (`infer_size`, `slice_forward`).
+    pub ops: Vec<String>,
+    /// The guards, as recorded.
+    pub guards: Vec<String>,
+    /// What the line's guards together require of each size they mention alone.
+    pub dims: Vec<LineDim>,
+    /// Guards of this line over several sizes, as recorded.
+    pub links: Vec<String>,
+}
+
+/// What one line's guards require of one size.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineDim {
+    /// The dimension.
+    pub name: String,
+    /// In plain terms, over the dimension's range.
+    pub requires: String,
+    /// How many values of the range the line's guards remove (null when undecided).
+    pub removes: Option<u128>,
+    /// How many values the range holds.
+    pub of: u128,
 }
 
 /// Dimensions solved together.
@@ -384,6 +427,12 @@ pub struct GuardReport {
     pub method: GuardMethod,
     /// The period used by the periodic method.
     pub period: Option<i128>,
+    /// Where the guard comes from in the user's code (COORD.md's shape), when the input says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
+    /// The exact set of the range's values that pass this guard (null when undecided).
+    #[serde(skip)]
+    pub set: Option<DimSet>,
 }
 
 /// Padding advice for one dimension.

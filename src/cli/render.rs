@@ -1,7 +1,7 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
-use crate::solver::report::{CheckReport, DimReport, Report, Status, VerifyReport};
+use dimguard::solver::report::{CheckReport, DimReport, Report, Status, VerifyReport};
 use std::fmt::Write;
 
 struct Style {
@@ -76,6 +76,7 @@ pub fn human(r: &Report, color: bool) -> String {
     for u in &r.unrecognized {
         let _ = writeln!(out, "\n{} not understood: {u}", st.yellow("note"));
     }
+    lines(&mut out, r, &st);
     let _ = writeln!(
         out,
         "\n{}\n",
@@ -85,6 +86,48 @@ pub fn human(r: &Report, color: bool) -> String {
         let _ = writeln!(out, "    {line}");
     }
     out
+}
+
+/// The guards grouped by the line of the user's code they come from.
+fn lines(out: &mut String, r: &Report, st: &Style) {
+    if r.lines.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", st.bold("Where the guards come from:"));
+    for l in &r.lines {
+        let ops = if l.ops.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", l.ops.join(", "))
+        };
+        let whose = if l.user {
+            ""
+        } else {
+            " [torch frame: no user frame recorded]"
+        };
+        let _ = writeln!(
+            out,
+            "\n  {} in {}{ops}{whose}",
+            st.bold(&format!(
+                "{}:{}",
+                dimguard::solver::provenance::short_file(&l.file),
+                l.line
+            )),
+            l.function
+        );
+        if let Some(c) = &l.code {
+            let _ = writeln!(out, "      {}", st.dim(c));
+        }
+        for d in &l.dims {
+            let removes = d
+                .removes
+                .map_or(String::new(), |n| format!(", removes {n} of {}", d.of));
+            let _ = writeln!(out, "      {}: {}{removes}", d.name, d.requires);
+        }
+        for g in &l.links {
+            let _ = writeln!(out, "      links sizes: {g}");
+        }
+    }
 }
 
 fn row(out: &mut String, label: &str, text: &str, st: &Style) {
@@ -180,6 +223,15 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             ),
             st,
         );
+        if let Some(p) = &g.provenance {
+            let op = p.op.as_ref().map_or(String::new(), |o| format!(" ({o})"));
+            row(
+                out,
+                "",
+                &format!("from {} in {}{op}", p.location(), p.function),
+                st,
+            );
+        }
     }
     if let Some(best) = d.suggestions.first() {
         let what = if best.count == 1 {

@@ -1,0 +1,923 @@
+//! `--html FILE`: one self-contained page (no server, no network: inline CSS, inline SVG, a few
+//! lines of inline script for the copy button) drawn from a report's JSON, so it serves
+//! `diagnose`, `check` and `dimguard.export` reports alike.
+//!
+//! The page shows, per size, a strip of the values of its range: every accepted value is one
+//! mark (`<rect class="acc">`) coloured by its residue class, rejected values are pale (one bar
+//! per row under the marks); for each group of linked sizes a 2-D plot of the accepted tuples
+//! (one mark per tuple, `class="tup"`) with the largest sound box when the report carries one; the
+//! guards grouped by the line of the user's code they come from, with the code (per round for
+//! `dimguard.export` reports); and the paste-able spec with a copy button. Sets too large to draw
+//! value by value (more than [`MAX_MARKS`] values) are drawn as one band per segment and say so.
+//! Colours are the Okabe–Ito palette (distinguishable with colour-blindness), text contrast is at
+//! least 4.5:1, every plot has a text alternative, and the button is reachable by keyboard.
+
+use serde_json::Value;
+use std::fmt::Write;
+
+/// The most values a strip or a 2-D plot draws one by one.
+pub const MAX_MARKS: u128 = 20_000;
+
+/// Okabe–Ito colours (without yellow, too pale on white), for residue classes.
+const PALETTE: [&str; 7] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+];
+
+/// Renders a report (`diagnose`, `check` or `dimguard.export` JSON) as a page. `title` names the
+/// input (a file name).
+pub fn render(report: &Value, title: &str) -> String {
+    let mut body = String::new();
+    let dims = report["dims"].as_array().cloned().unwrap_or_default();
+    let _ = writeln!(
+        body,
+        "<header><h1>dimguard: {}</h1><p class=\"sub\">{}</p></header>",
+        esc(title),
+        esc(&summary(report, &dims))
+    );
+    body.push_str("<main>");
+    if !dims.is_empty() {
+        body.push_str(
+            "<section aria-labelledby=\"h-sizes\"><h2 id=\"h-sizes\">Accepted sizes</h2>",
+        );
+        body.push_str(
+            "<p class=\"note\">Each mark is one size of the range; coloured marks pass every guard \
+             (one colour per residue class), pale marks fail.</p>",
+        );
+        for (i, d) in dims.iter().enumerate() {
+            body.push_str(&strip(d, i));
+        }
+        body.push_str("</section>");
+    }
+    let groups = linked_groups(report);
+    if !groups.is_empty() {
+        body.push_str(
+            "<section aria-labelledby=\"h-linked\"><h2 id=\"h-linked\">Linked sizes</h2>",
+        );
+        for (i, g) in groups.iter().enumerate() {
+            body.push_str(&pairs(g, i));
+        }
+        body.push_str("</section>");
+    }
+    if let Some(lines) = report["lines"].as_array().filter(|l| !l.is_empty()) {
+        body.push_str(
+            "<section aria-labelledby=\"h-lines\"><h2 id=\"h-lines\">Where the guards come from</h2>",
+        );
+        for l in lines {
+            body.push_str(&line_card(l));
+        }
+        body.push_str("</section>");
+    } else if report["rounds"].is_null() {
+        body.push_str(&guard_list(&dims, &report["guards"]));
+    }
+    if let Some(rounds) = report["rounds"].as_array().filter(|r| !r.is_empty()) {
+        body.push_str(&rounds_section(rounds));
+    }
+    // `dynamic_shapes` for diagnose and check; `spec` for `dimguard.export` reports.
+    let spec = report["dynamic_shapes"]
+        .as_str()
+        .or_else(|| report["spec"].as_str());
+    if let Some(spec) = spec.filter(|s| !s.is_empty()) {
+        let _ = write!(
+            body,
+            "<section aria-labelledby=\"h-spec\"><h2 id=\"h-spec\">Paste in front of your export call</h2>\
+             <pre id=\"spec\" tabindex=\"0\" aria-label=\"dynamic_shapes spec\"><code>{}</code></pre>\
+             <button type=\"button\" id=\"copy\">Copy the spec</button> \
+             <span id=\"copied\" role=\"status\" aria-live=\"polite\"></span></section>",
+            esc(spec)
+        );
+    }
+    body.push_str("</main>");
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>dimguard: {}</title><style>{CSS}</style></head><body>{body}<script>{JS}</script></body></html>\n",
+        esc(title)
+    )
+}
+
+const CSS: &str = "body{font:15px/1.5 system-ui,-apple-system,Segoe UI,sans-serif;color:#1a1a1a;\
+background:#fff;margin:0 auto;max-width:1000px;padding:1rem 1.5rem}h1{font-size:1.5rem;margin:.2rem 0}\
+h2{font-size:1.2rem;border-bottom:1px solid #ccc;margin-top:2rem}h3{font-size:1.05rem;margin:1.2rem 0 .3rem}\
+.sub,.note{color:#444}code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13.5px}\
+pre{background:#f4f4f4;padding:.7rem;overflow-x:auto;border:1px solid #ddd}\
+.card{border:1px solid #ccc;border-left:4px solid #0072B2;padding:.5rem .9rem;margin:.8rem 0}\
+.card.lib{border-left-color:#767676}.loc{font-weight:600}.ops{color:#444}\
+.legend{display:flex;flex-wrap:wrap;gap:.8rem;margin:.2rem 0 .6rem;padding:0;list-style:none}\
+.legend li{display:flex;align-items:center;gap:.3rem}.sw{display:inline-block;width:12px;height:12px;border:1px solid #333}\
+svg{display:block;max-width:100%;height:auto}svg:focus,pre:focus,button:focus{outline:3px solid #D55E00;outline-offset:2px}\
+.rej{fill:#e2e2e2}.axis{font-size:11px;fill:#333}.box{fill:none;stroke:#000;stroke-width:2;stroke-dasharray:6 3}\
+button{font:inherit;padding:.35rem .9rem;border:1px solid #0b4f7c;background:#0072B2;color:#fff;border-radius:4px;cursor:pointer}\
+button:hover{background:#005a8c}table{border-collapse:collapse}td,th{padding:.15rem .6rem;text-align:left;vertical-align:top}\
+details{margin:.3rem 0}.bad{color:#a3290a}";
+
+const JS: &str = "document.getElementById('copy')&&document.getElementById('copy').addEventListener('click',function(){\
+var t=document.getElementById('spec').innerText,s=document.getElementById('copied');\
+function done(ok){s.textContent=ok?'Copied.':'Select the text and copy it by hand.';}\
+function fallback(){var r=document.createRange();r.selectNodeContents(document.getElementById('spec'));\
+var sel=window.getSelection();sel.removeAllRanges();sel.addRange(r);var ok=false;try{ok=document.execCommand('copy');}catch(e){}done(ok);}\
+if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(t).then(function(){done(true);},fallback);}else{fallback();}});";
+
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// The strings of a JSON array (none when it is not one).
+fn strs(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+fn int(v: &Value) -> Option<i128> {
+    v.as_i64()
+        .map(i128::from)
+        .or_else(|| v.as_u64().map(i128::from))
+        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i128))
+}
+
+fn summary(report: &Value, dims: &[Value]) -> String {
+    let mut parts = vec![format!(
+        "{} size{}",
+        dims.len(),
+        if dims.len() == 1 { "" } else { "s" }
+    )];
+    if let Some(f) = report["form"].as_str() {
+        parts.push(format!("read from a {}", f.replace('_', " ")));
+    }
+    if let Some(v) = report["torch_version"].as_str() {
+        parts.push(format!("PyTorch {v}"));
+    }
+    parts.join(" · ")
+}
+
+/// One segment of an accepted set.
+struct Seg {
+    lo: i128,
+    hi: i128,
+    modulus: i128,
+    residues: Vec<i128>,
+}
+
+/// The set a dimension's report carries (`feasible` for diagnose, `accepted` for check), or
+/// `None` when undecided.
+fn accepted(d: &Value) -> Option<Vec<Seg>> {
+    let set = if d["feasible"].is_object() {
+        &d["feasible"]
+    } else {
+        &d["accepted"]
+    };
+    let segs = set["segments"].as_array()?;
+    Some(
+        segs.iter()
+            .filter_map(|s| {
+                Some(Seg {
+                    lo: int(&s["lo"])?,
+                    hi: int(&s["hi"])?,
+                    modulus: int(&s["modulus"])?.max(1),
+                    residues: s["residues"].as_array()?.iter().filter_map(int).collect(),
+                })
+            })
+            .collect(),
+    )
+}
+
+fn count(d: &Value) -> Option<u128> {
+    let set = if d["feasible"].is_object() {
+        &d["feasible"]
+    } else {
+        &d["accepted"]
+    };
+    set["count"].as_u64().map(u128::from)
+}
+
+fn contains(segs: &[Seg], x: i128) -> bool {
+    segs.iter()
+        .any(|s| s.lo <= x && x <= s.hi && s.residues.contains(&x.rem_euclid(s.modulus)))
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The range a dimension's values are drawn over.
+fn range_of(d: &Value, segs: &[Seg]) -> Option<(i128, i128)> {
+    if let Some([a, b]) = d["range"].as_array().map(Vec::as_slice) {
+        return Some((int(a)?, int(b)?));
+    }
+    let c = &d["claimed"];
+    if let (Some(a), Some(b)) = (int(&c["min"]), int(&c["max"])) {
+        return Some((a, b));
+    }
+    Some((segs.first()?.lo, segs.last()?.hi))
+}
+
+fn dim_label(d: &Value) -> String {
+    if let Some(n) = d["name"].as_str() {
+        return match d["source"].as_str() {
+            Some(s) => format!("{n} = {s}"),
+            None => n.to_string(),
+        };
+    }
+    match (d["input"].as_str(), d["index"].as_u64()) {
+        (Some(i), Some(k)) => format!(
+            "{i}.size({k}) = {}",
+            d["expr"].as_str().or(d["symbol"].as_str()).unwrap_or("?")
+        ),
+        _ => "size".into(),
+    }
+}
+
+/// A strip of the range's values, wrapped into rows whose width is a multiple of the set's period
+/// so each residue class forms a column.
+fn strip(d: &Value, i: usize) -> String {
+    let label = dim_label(d);
+    let mut out = format!("<h3 id=\"dim-{i}\">{}</h3>", esc(&label));
+    let Some(segs) = accepted(d) else {
+        match (d["status"].as_str(), d["undecided"].as_str()) {
+            (_, Some(why)) => {
+                let _ = write!(out, "<p class=\"bad\">Not decided: {}</p>", esc(why));
+            }
+            (Some("unconstrained"), _) => out.push_str(
+                "<p>No guard names this size alone (when it is linked to another size, see \
+                 Linked sizes).</p>",
+            ),
+            _ => out
+                .push_str("<p class=\"bad\">The report carries no accepted set for this size.</p>"),
+        }
+        return out;
+    };
+    let Some((lo, hi)) = range_of(d, &segs) else {
+        out.push_str("<p>No range.</p>");
+        return out;
+    };
+    let n = (hi - lo + 1).max(0) as u128;
+    let acc = count(d).unwrap_or(0);
+    let period = segs
+        .iter()
+        .fold(1i128, |p, s| {
+            (p / gcd(p, s.modulus)).saturating_mul(s.modulus)
+        })
+        .clamp(1, 1 << 20);
+    let mut classes: Vec<i128> = vec![];
+    for s in &segs {
+        for r in 0..period.min(4096) {
+            if s.residues.contains(&r.rem_euclid(s.modulus)) && !classes.contains(&r) {
+                classes.push(r);
+            }
+        }
+    }
+    classes.sort_unstable();
+    let colour = |x: i128| {
+        let k = classes
+            .iter()
+            .position(|c| *c == x.rem_euclid(period))
+            .unwrap_or(0);
+        PALETTE[k % PALETTE.len()]
+    };
+    let summary = format!(
+        "{label}: {acc} of {n} values in {lo}..{hi} pass every guard{}",
+        if period > 1 {
+            format!(
+                "; accepted residues mod {period}: {}",
+                classes
+                    .iter()
+                    .map(i128::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            String::new()
+        }
+    );
+    let _ = write!(out, "<p class=\"note\">{}</p>", esc(&summary));
+    if period > 1 && classes.len() <= 32 {
+        out.push_str("<ul class=\"legend\" aria-label=\"residue classes\">");
+        for c in &classes {
+            let _ = write!(
+                out,
+                "<li><span class=\"sw\" style=\"background:{}\"></span>≡ {c} (mod {period})</li>",
+                colour(*c)
+            );
+        }
+        out.push_str(
+            "<li><span class=\"sw\" style=\"background:#e2e2e2\"></span>fails a guard</li></ul>",
+        );
+    }
+    if n == 0 || n > MAX_MARKS {
+        // Too many to draw one by one: one band per segment over the range.
+        let w = 900.0;
+        let span = (hi - lo).max(1) as f64;
+        let _ = write!(
+            out,
+            "<svg class=\"strip\" data-marks=\"{}\" data-aggregated=\"true\" viewBox=\"0 0 {w} 40\" role=\"img\" tabindex=\"0\" aria-label=\"{}\"><title>{}</title><rect class=\"rej\" x=\"0\" y=\"8\" width=\"{w}\" height=\"18\"/>",
+            segs.len(),
+            esc(&summary),
+            esc(&summary)
+        );
+        for s in &segs {
+            let x0 = (s.lo - lo) as f64 / span * w;
+            let x1 = ((s.hi - lo) as f64 / span * w).max(x0 + 1.0);
+            let _ = write!(
+                out,
+                "<rect class=\"band\" x=\"{x0:.1}\" y=\"8\" width=\"{:.1}\" height=\"18\" fill=\"#0072B2\"><title>{}..{} mod {} in {{{}}}</title></rect>",
+                x1 - x0,
+                s.lo,
+                s.hi,
+                s.modulus,
+                s.residues.iter().map(i128::to_string).collect::<Vec<_>>().join(", ")
+            );
+        }
+        let _ = write!(
+            out,
+            "<text class=\"axis\" x=\"0\" y=\"38\">{lo}</text><text class=\"axis\" x=\"{w}\" y=\"38\" text-anchor=\"end\">{hi}</text></svg>\
+             <p class=\"note\">{} values: drawn as {} band(s), one per segment.</p>",
+            n,
+            segs.len()
+        );
+        return out;
+    }
+    // Columns: a multiple of the period near 64 (at most 128), so classes line up.
+    let cols = if period <= 128 {
+        (64 / period).max(1) * period
+    } else {
+        64
+    }
+    .min(n as i128)
+    .max(1);
+    let rows = (n as i128 + cols - 1) / cols;
+    let cell: i128 = if cols <= 32 {
+        20
+    } else {
+        (880 / cols).clamp(6, 14)
+    };
+    let left = 56;
+    let (w, h) = (left + cols * cell, rows * cell + 4);
+    let _ = write!(
+        out,
+        "<svg class=\"strip\" data-marks=\"{acc}\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" role=\"img\" tabindex=\"0\" aria-label=\"{}\"><title>{}</title>",
+        esc(&summary),
+        esc(&summary)
+    );
+    // Each row: its first value, a pale bar for the row's values (those that fail stay pale),
+    // then one mark per accepted value.
+    for r in 0..rows {
+        let in_row = (n as i128 - r * cols).min(cols);
+        let _ = write!(
+            out,
+            "<text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text><rect class=\"rej\" x=\"{left}\" y=\"{}\" width=\"{}\" height=\"{}\"/>",
+            left - 4,
+            r * cell + cell * 4 / 5,
+            lo + r * cols,
+            r * cell,
+            in_row * cell - 1,
+            cell - 1
+        );
+    }
+    let side = cell - 1;
+    for k in 0..n as i128 {
+        let x = lo + k;
+        if contains(&segs, x) {
+            let _ = write!(
+                out,
+                "<rect class=\"acc\" x=\"{}\" y=\"{}\" width=\"{side}\" height=\"{side}\" fill=\"{}\"><title>{x}</title></rect>",
+                left + (k % cols) * cell,
+                (k / cols) * cell,
+                colour(x)
+            );
+        }
+    }
+    out.push_str("</svg>");
+    let _ = write!(
+        out,
+        "<details><summary>The accepted values as text</summary><p>{}</p></details>",
+        esc(&segments_text(&segs))
+    );
+    out
+}
+
+fn segments_text(segs: &[Seg]) -> String {
+    if segs.is_empty() {
+        return "none".into();
+    }
+    segs.iter()
+        .map(|s| {
+            if s.modulus == 1 {
+                format!("{}..{}", s.lo, s.hi)
+            } else {
+                format!(
+                    "{}..{} with x mod {} in {{{}}}",
+                    s.lo,
+                    s.hi,
+                    s.modulus,
+                    s.residues
+                        .iter()
+                        .map(i128::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A group of linked sizes as the report carries it: names, and the accepted tuples.
+struct Group {
+    names: Vec<String>,
+    tuples: Vec<Vec<i128>>,
+    /// The largest sound box, per size `[lo, hi]`, when the report carries one.
+    sound_box: Option<Vec<(i128, i128)>>,
+    note: String,
+}
+
+/// `k*r + o` forms of a member of a diagnose `linked` group.
+fn affine_member(expr: &str, root: &str) -> Option<(i128, i128)> {
+    let e = expr.replace(' ', "");
+    let (k, rest) = match e.split_once('*') {
+        Some((k, rest)) => (k.parse().ok()?, rest.to_string()),
+        None => (1, e.clone()),
+    };
+    let py_root = dimguard::solver::python::py_name(root);
+    let tail = rest
+        .strip_prefix(&py_root)
+        .or_else(|| rest.strip_prefix(root))?;
+    let o = if tail.is_empty() {
+        0
+    } else {
+        tail.parse().ok()?
+    };
+    Some((k, o))
+}
+
+fn linked_groups(report: &Value) -> Vec<Group> {
+    let mut out = vec![];
+    let dims = report["dims"].as_array().cloned().unwrap_or_default();
+    for g in report["linked"].as_array().into_iter().flatten() {
+        let Some(root) = g["root"].as_str() else {
+            continue;
+        };
+        // A joint set, when the report carries one: `tuples` [[a, b], ...] over `sizes`.
+        if let (Some(sizes), Some(tuples)) = (g["sizes"].as_array(), g["tuples"].as_array()) {
+            out.push(Group {
+                names: sizes
+                    .iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect(),
+                tuples: tuples
+                    .iter()
+                    .filter_map(|t| t.as_array().map(|t| t.iter().filter_map(int).collect()))
+                    .collect(),
+                sound_box: g["box"].as_array().map(|b| {
+                    b.iter()
+                        .filter_map(|r| Some((int(&r[0])?, int(&r[1])?)))
+                        .collect()
+                }),
+                note: String::new(),
+            });
+            continue;
+        }
+        let Some(segs) = accepted(&serde_json::json!({"feasible": g["feasible"]})) else {
+            continue;
+        };
+        let mut names = vec![root.to_string()];
+        let mut maps = vec![];
+        for m in g["members"].as_array().into_iter().flatten() {
+            let (Some(n), Some(e)) = (m[0].as_str(), m[1].as_str()) else {
+                continue;
+            };
+            if let Some(km) = affine_member(e, root) {
+                names.push(n.to_string());
+                maps.push(km);
+            }
+        }
+        if names.len() < 2 {
+            continue;
+        }
+        let (lo, hi) = dims
+            .iter()
+            .find(|d| d["name"] == root)
+            .and_then(|d| range_of(d, &segs))
+            .or_else(|| Some((segs.first()?.lo, segs.last()?.hi)))
+            .unwrap_or((0, -1));
+        let total: u128 = g["feasible"]["count"].as_u64().map_or(0, u128::from);
+        if total > MAX_MARKS {
+            continue;
+        }
+        let tuples: Vec<Vec<i128>> = (lo..=hi)
+            .filter(|x| contains(&segs, *x))
+            .map(|x| {
+                std::iter::once(x)
+                    .chain(maps.iter().map(|(k, o)| k * x + o))
+                    .collect()
+            })
+            .collect();
+        out.push(Group {
+            names,
+            tuples,
+            sound_box: None,
+            note: "members are derived from the root: one Dim holds the whole group".into(),
+        });
+    }
+    out
+}
+
+/// A 2-D plot of a group's accepted tuples (the first two sizes; with three sizes, one panel per
+/// value of the third, at most 6 panels, each its own plot).
+fn pairs(g: &Group, i: usize) -> String {
+    let mut out = format!("<h3>{}</h3>", esc(&g.names.join(", ")));
+    if !g.note.is_empty() {
+        let _ = write!(out, "<p class=\"note\">{}</p>", esc(&g.note));
+    }
+    let slices: Vec<(Option<i128>, Vec<&Vec<i128>>)> = if g.names.len() >= 3 {
+        let mut vals: Vec<i128> = g.tuples.iter().map(|t| t[2]).collect();
+        vals.sort_unstable();
+        vals.dedup();
+        let shown: Vec<i128> = vals.iter().copied().take(6).collect();
+        if vals.len() > shown.len() {
+            let _ = write!(
+                out,
+                "<p class=\"note\">{} values of {}: the first {} are drawn.</p>",
+                vals.len(),
+                esc(&g.names[2]),
+                shown.len()
+            );
+        }
+        shown
+            .into_iter()
+            .map(|v| (Some(v), g.tuples.iter().filter(|t| t[2] == v).collect()))
+            .collect()
+    } else {
+        vec![(None, g.tuples.iter().collect())]
+    };
+    for (j, (slice, ts)) in slices.iter().enumerate() {
+        let (Some(x0), Some(x1), Some(y0), Some(y1)) = (
+            ts.iter().map(|t| t[0]).min(),
+            ts.iter().map(|t| t[0]).max(),
+            ts.iter().map(|t| t[1]).min(),
+            ts.iter().map(|t| t[1]).max(),
+        ) else {
+            out.push_str("<p>No accepted tuple.</p>");
+            continue;
+        };
+        let (x0, x1, y0, y1) = match &g.sound_box {
+            Some(b) if b.len() >= 2 => (
+                x0.min(b[0].0),
+                x1.max(b[0].1),
+                y0.min(b[1].0),
+                y1.max(b[1].1),
+            ),
+            _ => (x0, x1, y0, y1),
+        };
+        let (pw, ph, m) = (480.0, 480.0, 48.0);
+        let sx = |x: i128| m + (x - x0) as f64 / ((x1 - x0).max(1)) as f64 * (pw - 10.0);
+        let sy = |y: i128| ph - (y - y0) as f64 / ((y1 - y0).max(1)) as f64 * (ph - 10.0) + 5.0;
+        let label = format!(
+            "{} accepted ({}, {}) pairs{}",
+            ts.len(),
+            g.names[0],
+            g.names[1],
+            slice.map_or(String::new(), |v| format!(" with {} = {v}", g.names[2]))
+        );
+        let _ = write!(
+            out,
+            "<svg class=\"pairs\" id=\"pairs-{i}-{j}\" data-marks=\"{}\" viewBox=\"0 0 {} {}\" width=\"{}\" role=\"img\" tabindex=\"0\" aria-label=\"{}\"><title>{}</title>\
+             <rect x=\"{m}\" y=\"0\" width=\"{pw}\" height=\"{}\" fill=\"#fafafa\" stroke=\"#999\"/>",
+            ts.len(),
+            pw + m + 10.0,
+            ph + 40.0,
+            pw + m + 10.0,
+            esc(&label),
+            esc(&label),
+            ph + 10.0
+        );
+        let r = (300.0 / (ts.len() as f64).sqrt()).clamp(1.2, 4.0);
+        for t in ts {
+            let _ = write!(
+                out,
+                "<circle class=\"tup\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"{r:.1}\" fill=\"#0072B2\"><title>({}, {})</title></circle>",
+                sx(t[0]),
+                sy(t[1]),
+                t[0],
+                t[1]
+            );
+        }
+        // The box, on the panels whose slice value it contains.
+        let in_box = |b: &Vec<(i128, i128)>| {
+            b.len() >= 2 && slice.is_none_or(|v| b.get(2).is_none_or(|r| r.0 <= v && v <= r.1))
+        };
+        if let Some(b) = g.sound_box.as_ref().filter(|b| in_box(b)) {
+            let _ = write!(
+                out,
+                "<rect class=\"box\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>largest sound box: {} in {}..{}, {} in {}..{}</title></rect>",
+                sx(b[0].0),
+                sy(b[1].1),
+                sx(b[0].1) - sx(b[0].0),
+                sy(b[1].0) - sy(b[1].1),
+                g.names[0], b[0].0, b[0].1, g.names[1], b[1].0, b[1].1
+            );
+        }
+        let _ = write!(
+            out,
+            "<text class=\"axis\" x=\"{m}\" y=\"{:.0}\">{x0}</text><text class=\"axis\" x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\">{x1}</text>\
+             <text class=\"axis\" x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"middle\">{}</text>\
+             <text class=\"axis\" x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\">{y1}</text><text class=\"axis\" x=\"{:.0}\" y=\"{:.0}\" text-anchor=\"end\">{y0}</text>\
+             <text class=\"axis\" x=\"12\" y=\"{:.0}\" transform=\"rotate(-90 12 {:.0})\" text-anchor=\"middle\">{}</text></svg>",
+            ph + 24.0,
+            pw + m,
+            ph + 24.0,
+            m + pw / 2.0,
+            ph + 36.0,
+            esc(&g.names[0]),
+            m - 4.0,
+            12.0,
+            m - 4.0,
+            ph + 5.0,
+            ph / 2.0,
+            ph / 2.0,
+            esc(&g.names[1])
+        );
+    }
+    out
+}
+
+fn line_card(l: &Value) -> String {
+    let file = l["file"].as_str().unwrap_or("?");
+    let short = dimguard::solver::provenance::short_file(file);
+    let user = l["user"].as_bool().unwrap_or(false);
+    let ops: Vec<&str> = strs(&l["ops"]);
+    let mut out = format!(
+        "<div class=\"card{}\"><p><span class=\"loc\" title=\"{}\">{}:{}</span> in <code>{}</code>{}{}</p>",
+        if user { "" } else { " lib" },
+        esc(file),
+        esc(short),
+        l["line"],
+        esc(l["function"].as_str().unwrap_or("?")),
+        if ops.is_empty() {
+            String::new()
+        } else {
+            format!(" <span class=\"ops\">(torch: {})</span>", esc(&ops.join(", ")))
+        },
+        if user {
+            ""
+        } else {
+            " <span class=\"ops\">— no user frame was recorded; this is torch's frame</span>"
+        }
+    );
+    if let Some(c) = l["code"].as_str() {
+        let _ = write!(out, "<pre><code>{}</code></pre>", esc(c));
+    }
+    let dims: Vec<&Value> = l["dims"].as_array().into_iter().flatten().collect();
+    if !dims.is_empty() {
+        out.push_str("<table><thead><tr><th scope=\"col\">size</th><th scope=\"col\">this line requires</th><th scope=\"col\">removes</th></tr></thead><tbody>");
+        for d in dims {
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(d["name"].as_str().unwrap_or("?")),
+                esc(d["requires"].as_str().unwrap_or("?")),
+                match (d["removes"].as_u64(), d["of"].as_u64()) {
+                    (Some(r), Some(o)) => format!("{r} of {o}"),
+                    _ => "not decided".into(),
+                }
+            );
+        }
+        out.push_str("</tbody></table>");
+    }
+    for g in l["links"].as_array().into_iter().flatten() {
+        let _ = write!(
+            out,
+            "<p>Links sizes: <code>{}</code></p>",
+            esc(g.as_str().unwrap_or(""))
+        );
+    }
+    let guards: Vec<&str> = strs(&l["guards"]);
+    let _ = write!(
+        out,
+        "<details><summary>{} guard{} recorded at this line</summary><ul>{}</ul></details></div>",
+        guards.len(),
+        if guards.len() == 1 { "" } else { "s" },
+        guards
+            .iter()
+            .map(|g| format!("<li><code>{}</code></li>", esc(g)))
+            .collect::<String>()
+    );
+    out
+}
+
+/// The rounds of a `dimguard.export` report: each round's outcome, notes, and the guards it
+/// recorded grouped by source line (`lines`, from the trace captured during the round).
+fn rounds_section(rounds: &[Value]) -> String {
+    let mut out = String::from(
+        "<section aria-labelledby=\"h-rounds\"><h2 id=\"h-rounds\">Export rounds</h2>",
+    );
+    for r in rounds {
+        let _ = write!(
+            out,
+            "<h3>Round {}: {}</h3>",
+            r["round"],
+            esc(&r["outcome"].as_str().unwrap_or("?").replace('_', " "))
+        );
+        if let Some(e) = r["error"].as_str().filter(|e| !e.is_empty()) {
+            let _ = write!(out, "<p class=\"bad\">{}</p>", esc(e));
+        }
+        let notes = strs(&r["notes"]);
+        if !notes.is_empty() {
+            let _ = write!(
+                out,
+                "<ul>{}</ul>",
+                notes
+                    .iter()
+                    .map(|n| format!("<li>{}</li>", esc(n)))
+                    .collect::<String>()
+            );
+        }
+        if let Some(spec) = r["spec"].as_str() {
+            let _ = write!(
+                out,
+                "<details><summary>The spec of this round</summary><pre><code>{}</code></pre></details>",
+                esc(spec)
+            );
+        }
+        for l in r["lines"].as_array().into_iter().flatten() {
+            out.push_str(&line_card(l));
+        }
+    }
+    out.push_str("</section>");
+    out
+}
+
+/// Without provenance: the guards per size, with what each requires (a `check` report lists
+/// them once, with the sizes each mentions).
+fn guard_list(dims: &[Value], top: &Value) -> String {
+    let mut out = String::new();
+    if let Some(gs) = top.as_array().filter(|g| !g.is_empty()) {
+        out.push_str("<section aria-labelledby=\"h-guards\"><h2 id=\"h-guards\">Guards</h2><ul>");
+        for g in gs {
+            let sizes: Vec<&str> = strs(&g["sizes"]);
+            let _ = write!(
+                out,
+                "<li><code>{}</code>{}</li>",
+                esc(g["guard"].as_str().unwrap_or("")),
+                if sizes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — on {}", esc(&sizes.join(", ")))
+                }
+            );
+        }
+        out.push_str("</ul></section>");
+        return out;
+    }
+    for d in dims {
+        let guards: Vec<&Value> = d["guards"].as_array().into_iter().flatten().collect();
+        if guards.is_empty() {
+            continue;
+        }
+        if out.is_empty() {
+            out.push_str("<section aria-labelledby=\"h-guards\"><h2 id=\"h-guards\">Guards</h2>");
+        }
+        let _ = write!(out, "<h3>{}</h3><ul>", esc(&dim_label(d)));
+        for g in guards {
+            let text = g["text"].as_str().or(g.as_str()).unwrap_or("");
+            let req = g["requires"].as_str().unwrap_or("");
+            let _ = write!(
+                out,
+                "<li><code>{}</code>{}</li>",
+                esc(text),
+                if req.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — requires {}", esc(req))
+                }
+            );
+        }
+        out.push_str("</ul>");
+    }
+    if !out.is_empty() {
+        out.push_str("</section>");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn marks_match_accepted_values_and_text_is_escaped() {
+        let r = json!({
+            "form": "torch_trace",
+            "dims": [{"name": "h", "source": "L['x'].size()[2]", "range": [96, 1024],
+                      "feasible": {"count": 465, "segments": [{"lo": 96, "hi": 1024, "modulus": 8, "residues": [0, 5, 6, 7]}]},
+                      "guards": []}],
+            "lines": [{"file": "/m/model.py", "line": 17, "function": "forward", "code": "f = a < b",
+                       "user": true, "ops": ["infer_size"], "guards": ["Eq(s0, 1)"],
+                       "dims": [{"name": "h", "requires": "h mod 8", "removes": 464, "of": 929}], "links": []}],
+            "dynamic_shapes": "h = Dim('h')",
+            "linked": [{"root": "a", "members": [["b", "2*a + 1"]],
+                        "feasible": {"count": 3, "segments": [{"lo": 2, "hi": 4, "modulus": 1, "residues": [0]}]}}]
+        });
+        let page = render(&r, "t<1>");
+        assert_eq!(page.matches("class=\"acc\"").count(), 465);
+        // Rows of 64 values: the pale bar of each row shows the values that fail.
+        assert_eq!(
+            page.matches("class=\"rej\"").count(),
+            929_usize.div_ceil(64)
+        );
+        assert_eq!(page.matches("class=\"tup\"").count(), 3);
+        assert!(page.contains("<title>(4, 9)</title>"));
+        assert!(page.contains("f = a &lt; b"));
+        assert!(page.contains("dimguard: t&lt;1&gt;"));
+        assert!(!page.contains("http://") && !page.contains("https://"));
+        assert!(page.contains("≡ 5 (mod 8)"));
+    }
+
+    #[test]
+    fn huge_ranges_are_bands_and_undecided_says_so() {
+        let r = json!({"dims": [
+            {"name": "h", "range": [2, 9223372036854775807i64],
+             "feasible": {"count": 1, "segments": [{"lo": 2, "hi": 9223372036854775807i64, "modulus": 2, "residues": [0]}]}},
+            {"name": "w", "range": [2, 10], "feasible": null, "undecided": "too wide"}]});
+        let page = render(&r, "x");
+        assert!(page.contains("data-aggregated=\"true\""));
+        assert!(page.contains("Not decided: too wide"));
+        assert!(page.len() < 20_000);
+    }
+
+    #[test]
+    fn export_reports_show_rounds_with_their_lines_and_the_spec() {
+        let line = json!({"file": "m.py", "line": 9, "function": "forward", "code": "y = x.view(-1, 4)",
+                          "user": true, "ops": ["_reshape_view_helper_core_alg"], "guards": ["Eq(Mod(s0, 4), 0)"],
+                          "dims": [{"name": "x_0", "requires": "x_0 ≡ 0 (mod 4)", "removes": 6, "of": 8}], "links": []});
+        let r = json!({
+            "exported": true, "spec": "x_0 = 4*_x_0",
+            "rounds": [{"round": 1, "outcome": "constraint_violation", "spec": "h = Dim('h')", "notes": ["narrowed"],
+                        "lines": [line]},
+                       {"round": 2, "outcome": "exported", "spec": "x_0 = 4*_x_0", "notes": [], "lines": []}],
+            "dims": [{"input": "x", "index": 0, "symbol": "s0", "expr": "4*s0",
+                      "claimed": {"count": 2, "min": 4, "max": 8},
+                      "accepted": {"count": 2, "min": 4, "max": 8, "segments": [{"lo": 4, "hi": 8, "modulus": 4, "residues": [0]}]}}]
+        });
+        let page = render(&r, "export");
+        assert!(page.contains("Round 1: constraint violation"));
+        assert!(page.contains("y = x.view(-1, 4)"));
+        assert!(
+            page.contains("id=\"copy\""),
+            "the final spec with its button"
+        );
+        assert_eq!(page.matches("class=\"acc\"").count(), 2);
+    }
+
+    #[test]
+    fn three_linked_sizes_are_sliced_by_the_third_with_the_box() {
+        let mut tuples = vec![];
+        for c in [1, 2] {
+            for a in 2..6 {
+                for b in 2..6 {
+                    if (a + b + c) % 2 == 0 {
+                        tuples.push(json!([a, b, c]));
+                    }
+                }
+            }
+        }
+        let n = tuples.len();
+        let r = json!({"dims": [], "linked": [{"root": "a", "sizes": ["a", "b", "c"], "tuples": tuples,
+                                               "box": [[2, 3], [4, 5], [1, 1]]}]});
+        let page = render(&r, "three");
+        assert_eq!(
+            page.matches("<svg class=\"pairs\"").count(),
+            2,
+            "one panel per value of c"
+        );
+        assert_eq!(page.matches("class=\"tup\"").count(), n);
+        assert!(page.contains("with c = 2"));
+        assert_eq!(page.matches("class=\"box\"").count(), 1, "c = 1 only");
+    }
+
+    #[test]
+    fn affine_members() {
+        assert_eq!(affine_member("2*a + 1", "a"), Some((2, 1)));
+        assert_eq!(affine_member("a - 3", "a"), Some((1, -3)));
+        assert_eq!(affine_member("a", "a"), Some((1, 0)));
+        assert_eq!(affine_member("a*a", "a"), None);
+    }
+}
