@@ -2,12 +2,12 @@
 //! certify. Each returns the contract's report types.
 
 use crate::graph::{self, CheckReport, Program};
-use crate::prove::{self, certify::TIMEOUT_MS, JointVerdict, Mode};
+use crate::prove::{self, certify::TIMEOUT_MS, Mode};
 use crate::solver::diagnose::{self, Options};
 use crate::solver::merge::{self, Sheet};
 use crate::solver::python::source_input;
 use crate::solver::report::Report;
-use crate::solver::{DimSet, Error, Expr};
+use crate::solver::Error;
 
 /// Traced sizes for a diagnosis.
 #[derive(Debug, Clone, Default)]
@@ -17,6 +17,8 @@ pub struct Examples {
     /// Full traced shapes by input name: a dimension whose source is `L['x'].size()[2]` takes
     /// `shapes["x"][2]`.
     pub shapes: Vec<(String, Vec<i128>)>,
+    /// `NAME -> (lo, hi)`: the range of a dimension a message does not state (`--range`).
+    pub ranges: Vec<(String, (i128, i128))>,
 }
 
 /// Reads a message (or a `TORCH_TRACE`), diagnoses it (preferring the traced sizes), and certifies the answers with
@@ -33,7 +35,8 @@ pub fn diagnose_text(
         examples: examples.by_name.clone(),
         ..Options::default()
     };
-    let (msg, form) = diagnose::read(text, &mut opts)?;
+    let mut msg = diagnose::read(text, &mut opts)?;
+    crate::solver::forms::apply_ranges(&mut msg, &examples.ranges)?;
     let mut named = std::mem::take(&mut opts.examples);
     for d in &msg.dims {
         let traced = d
@@ -50,7 +53,6 @@ pub fn diagnose_text(
     }
     opts.examples = named;
     let mut report = diagnose::diagnose(&msg, &opts);
-    report.form = form;
     if let Some(mode) = z3 {
         prove::certify(&mut report, &msg, mode, z3_timeout_ms);
     }
@@ -66,16 +68,9 @@ pub fn diagnose_text(
     Ok((report, merged))
 }
 
-/// Z3 as `check`'s decider for linked groups too wide to enumerate.
-pub fn z3_box(guards: &[&Expr], sets: &[(&str, &DimSet)]) -> Option<bool> {
-    match prove::check_box(guards, sets, TIMEOUT_MS) {
-        JointVerdict::Proved => Some(true),
-        JointVerdict::Refuted(_) => Some(false),
-        JointVerdict::Unknown(_) => None,
-    }
-}
-
-/// `dimguard check` on a program already read.
+/// `dimguard check` on a program already read, with Z3 deciding linked groups too wide to
+/// enumerate.
 pub fn check_program(program: &Program, sizes: bool) -> Result<CheckReport, graph::Error> {
-    graph::check_with(program, sizes, Some(&z3_box))
+    let z3 = prove::box_prover(TIMEOUT_MS);
+    graph::check_with(program, sizes, Some(&z3))
 }

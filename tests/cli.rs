@@ -347,3 +347,44 @@ fn check_follows_the_contract() {
     assert_eq!(code, 2);
     assert!(err.contains("not an exported program"), "{err}");
 }
+
+/// A malformed program (a rank-0 `linear` weight, found by fuzzing) exits with code 2 and a
+/// message naming the node, not a panic (exit code 70).
+#[test]
+fn a_malformed_program_is_exit_code_2_naming_the_node() {
+    let fixture = format!(
+        "{}/tests/data/pt2/linear_testmod.model.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    v["graph_module"]["graph"]["tensor_values"]["p_l1_weight"]["sizes"] = serde_json::json!([]);
+    let dir = std::env::temp_dir().join(format!("dimguard-malformed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("model.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let (code, _, err) = run(&["check", path.to_str().unwrap()], None);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("node `linear` (torch.ops.aten.linear.default): `weight` has 0 dimension(s)"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `norm-bench` without a usable GPU says why and exits 2, never panics. CUDA_VISIBLE_DEVICES is
+/// emptied so that the test means the same on a machine with a GPU.
+#[test]
+fn norm_bench_without_a_gpu_says_why() {
+    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
+        .args(["norm-bench", "--iters", "1", "--samples", "1"])
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .expect("dimguard runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no GPU available") && err.contains("norm-bench needs an NVIDIA GPU"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -100,6 +100,7 @@ def diagnose(
     examples: Examples = None,
     *,
     spec: Optional[str] = None,
+    ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
     z3: str = "auto",
     z3_timeout_ms: int = 10_000,
 ) -> Diagnosis:
@@ -110,14 +111,16 @@ def diagnose(
     large suggestions: an int for every dimension, ``{"h": 520}`` by dimension name, or
     ``{"image1": x}`` / ``{"image1": (1, 3, 520, 960)}`` by input. ``spec``: your own
     ``dynamic_shapes`` Python; the returned ``dynamic_shapes`` block is then your spec with the
-    answer merged in (every input and dimension kept, shared ``Dim``s shared). ``z3``:
-    ``"auto"``, ``"always"`` or ``"never"``.
+    answer merged in (every input and dimension kept, shared ``Dim``s shared). ``ranges``:
+    ``{"h": (64, 1024)}`` for dimensions whose range the text does not state (PyTorch 2.15's
+    solver crash prints the guard but no range). ``z3``: ``"auto"``, ``"always"`` or ``"never"``.
 
     Raises ``ValueError`` (with the position) when the text holds no dynamic-shape error.
     """
     by_name, shapes = _examples(examples)
     sheet = _native.read_spec(spec) if spec is not None else None
-    out = _native.diagnose(_text(error_or_text), by_name, shapes, sheet, z3, z3_timeout_ms)
+    rng = [(str(k), (int(v[0]), int(v[1]))) for k, v in (ranges or {}).items()]
+    out = _native.diagnose(_text(error_or_text), by_name, shapes, sheet, z3, z3_timeout_ms, rng)
     return Diagnosis(json.loads(out))
 
 

@@ -48,11 +48,25 @@ pub fn human(r: &Report, color: bool) -> String {
     let n = r.dims.len();
     let _ = writeln!(
         out,
-        "{} {} dimension{}",
+        "{} {} dimension{}  {}",
         st.bold("dimguard diagnose:"),
         n,
-        if n == 1 { "" } else { "s" }
+        if n == 1 { "" } else { "s" },
+        st.dim(&format!("(read as {})", r.form.name()))
     );
+    for note in &r.notes {
+        let _ = writeln!(out, "{} {note}", st.yellow("note"));
+    }
+    for u in &r.unreadable {
+        let _ = writeln!(
+            out,
+            "{} line {}: could not read the guard {}: {}",
+            st.red("unread"),
+            u.line,
+            u.text,
+            u.reason
+        );
+    }
     for d in &r.dims {
         out.push('\n');
         dim(&mut out, d, &st);
@@ -77,6 +91,7 @@ pub fn human(r: &Report, color: bool) -> String {
         let _ = writeln!(out, "\n{} not understood: {u}", st.yellow("note"));
     }
     lines(&mut out, r, &st);
+    forms_sections(&mut out, r, &st);
     let _ = writeln!(
         out,
         "\n{}\n",
@@ -86,6 +101,61 @@ pub fn human(r: &Report, color: bool) -> String {
         let _ = writeln!(out, "    {line}");
     }
     out
+}
+
+/// Guards over several sizes, a run-time failure explained, and where guards came from when the
+/// text does not say.
+fn forms_sections(out: &mut String, r: &Report, st: &Style) {
+    let guards = r.dims.iter().map(|d| d.guards.len()).sum::<usize>() + r.joint.len();
+    if r.lines.is_empty() && guards > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} not in this text ({}): run the export with TORCH_LOGS=\"+dynamic\" and give dimguard the log (or a draft_export report) to see the line of your model behind each guard",
+            st.bold("Where the guards come from:"),
+            r.form.name()
+        );
+    }
+    for j in &r.joint {
+        let _ = writeln!(
+            out,
+            "\n{} {} links {}",
+            st.yellow("joint guard"),
+            j.text,
+            j.sizes.join(", ")
+        );
+        if let Some(p) = &j.provenance {
+            let _ = writeln!(out, "  {:<11} {}", st.dim("from"), p.origin());
+        }
+        for (name, f) in &j.accepted {
+            let _ = writeln!(
+                out,
+                "  {:<11} {name}: {} values accepted{}",
+                st.dim("accepted"),
+                f.count,
+                f.min
+                    .zip(f.max)
+                    .map(|(a, b)| format!(" in {}..{}", num(a), num(b)))
+                    .unwrap_or_default()
+            );
+        }
+        if let Some([pass, total]) = j.joint_count {
+            let _ = writeln!(
+                out,
+                "  {:<11} {pass} of {total} combinations pass",
+                st.dim("jointly")
+            );
+        }
+        if let Some(u) = &j.undecided {
+            let _ = writeln!(out, "  {:<11} {u}", st.red("undecided"));
+        }
+        let _ = writeln!(out, "  {:<11} {}", st.dim("note"), j.note);
+    }
+    if let Some(rt) = &r.runtime {
+        let _ = writeln!(out, "\n{} {}", st.bold("The program raised on:"), rt.guard);
+        for e in &rt.explanation {
+            let _ = writeln!(out, "  - {e}");
+        }
+    }
 }
 
 /// The guards grouped by the line of the user's code they come from.
@@ -98,7 +168,15 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
         let ops = if l.ops.is_empty() {
             String::new()
         } else {
-            format!(" ({})", l.ops.join(", "))
+            let described: Vec<String> = l
+                .ops
+                .iter()
+                .map(|op| match dimguard::solver::provenance::describe_op(op) {
+                    Some(what) => format!("{op}: {what}"),
+                    None => op.clone(),
+                })
+                .collect();
+            format!(" ({})", described.join("; "))
         };
         let whose = if l.user {
             ""
@@ -201,6 +279,14 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
     }
     for (i, g) in d.guards.iter().enumerate() {
         row(out, &format!("guard {}", i + 1), &g.text, st);
+        if let Some(p) = &g.provenance {
+            let code = p
+                .code
+                .as_ref()
+                .map(|c| format!("  {}", st.dim(c)))
+                .unwrap_or_default();
+            row(out, "", &format!("from {}{code}", p.origin()), st);
+        }
         let removes = g
             .removes
             .map_or(String::new(), |n| format!("; removes {n} values"));

@@ -51,12 +51,22 @@ fn pretty(e: &Expr) -> String {
     }
 }
 
-/// Decides whether guards hold on every point of a box of sizes (`Some(true)`), fail somewhere
-/// (`Some(false)`), or cannot tell (`None`). The CLI passes Z3 (`dimguard-prove::check_box`);
-/// this crate does not depend on Z3.
-pub type BoxProver<'a> = &'a dyn Fn(&[&Expr], &[(&str, &DimSet)]) -> Option<bool>;
+/// Decides whether guards hold on every point of a box of sizes. The CLI passes Z3
+/// (`dimguard-prove::box_prover`); this crate does not depend on Z3.
+pub type BoxProver<'a> = joint::Prover<'a>;
 
 /// Checks a program: claimed versus accepted sizes of every input dimension.
+///
+/// ```
+/// use dimguard_graph::{check, load};
+///
+/// let p = load("../../tests/data/pt2/unetish_exact.model.json".as_ref()).unwrap();
+/// let r = check(&p, false).unwrap();
+/// let h = &r.dims[0]; // x.size()[2] = 4*s16 over s16 in 50..100
+/// assert_eq!((h.input.as_str(), h.index, h.expr.as_str()), ("x", 2, "4*s16"));
+/// assert_eq!(h.accepted.as_ref().unwrap().count, 51);
+/// assert_eq!(h.suggestions[0].code, "_x_2 = Dim('_x_2', min=50, max=100)\nx_2 = 4*_x_2");
+/// ```
 pub fn check(p: &Program, with_sizes: bool) -> Result<CheckReport, Error> {
     check_with(p, with_sizes, None)
 }
@@ -164,19 +174,11 @@ pub fn check_with(
     // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
     let mut alias: BTreeMap<String, (String, i128, i128)> = BTreeMap::new();
     for grp in joint::group(&all, &sources) {
-        let mut solved = joint::solve_group(&grp, &bounds, &limits);
-        if let (Some(_), Some(prove)) = (&solved.undecided, prover) {
-            let linking: Vec<&Expr> = grp.guards.iter().filter(|g| g.atoms().len() > 1).collect();
-            let own: Vec<(&str, &DimSet)> = grp
-                .roots
-                .iter()
-                .filter_map(|r| solved.accepted.get(r).map(|s| (r.as_str(), s)))
-                .collect();
-            if own.len() == grp.roots.len() && prove(&linking, &own) == Some(true) {
-                // Every combination passes: each root keeps its own accepted set.
-                solved.undecided = None;
-            }
-        }
+        let budget = dimguard_solver::linked::Budget {
+            limits,
+            ..Default::default()
+        };
+        let solved = joint::solve_group_with(&grp, &bounds, &budget, prover);
         let multi = grp.roots.len() > 1 || grp.members.len() > 1;
         for m in &grp.members {
             alias.insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));

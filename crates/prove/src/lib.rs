@@ -31,6 +31,7 @@ pub mod encode;
 pub mod verify;
 
 use dimguard_solver::compiled::Compiled;
+use dimguard_solver::joint::BoxAnswer;
 use dimguard_solver::types::{DimSet, Expr};
 use encode::Encoder;
 use z3::ast::{Bool, Int};
@@ -154,9 +155,33 @@ pub fn check_box(guards: &[&Expr], sets: &[(&str, &DimSet)], timeout_ms: u32) ->
     )
 }
 
+/// Z3 as the solver's validity oracle ([`dimguard_solver::joint::Prover`]): "does every point of
+/// this box pass these guards?", asked before a guard outside the engine's methods is called
+/// undecided. A failing point is re-checked with the exact evaluator before it is returned.
+pub fn box_prover(timeout_ms: u32) -> impl Fn(&[&Expr], &[(&str, &DimSet)]) -> BoxAnswer {
+    move |guards, sets| match check_box(guards, sets, timeout_ms) {
+        JointVerdict::Proved => BoxAnswer::Holds,
+        JointVerdict::Refuted(p) => BoxAnswer::Fails(p),
+        JointVerdict::Unknown(why) => BoxAnswer::Unknown(why),
+    }
+}
+
 /// Whether every member of `set` (a set of values of the size `var`) satisfies every guard.
 ///
 /// With `want > 0`, a refutation lists up to `want` failing members, smallest first.
+///
+/// ```
+/// use dimguard_prove::{check_set, Verdict};
+/// use dimguard_solver::{parse_guard, DimSet};
+///
+/// let g = parse_guard("Eq(Mod(((s0 - 1)//4) - 1, 2), 0)").unwrap();
+/// // Every 64*k + 8 up to 2^62 passes: a proof over 2^56 values.
+/// let sound = DimSet::progression(8, 1 << 62, 64, 8);
+/// assert_eq!(check_set(&[&g], "s0", &sound, 0, 5_000), Verdict::Proved);
+/// // Multiples of 4 do not: Z3 finds the real failing sizes, smallest first.
+/// let unsound = DimSet::progression(8, 1 << 62, 4, 0);
+/// assert_eq!(check_set(&[&g], "s0", &unsound, 2, 5_000), Verdict::Refuted(vec![12, 20]));
+/// ```
 pub fn check_set(
     guards: &[&Expr],
     var: &str,
@@ -267,6 +292,36 @@ mod tests {
             JointVerdict::Refuted(p) => assert!((p[0] * p[1]) % 4 != 0 && p[0] % 2 == 0, "{p:?}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_size_dependent_modulus_is_proved_before_it_is_called_undecided() {
+        use dimguard_solver::joint::{group, solve_group_with, Fate};
+        use dimguard_solver::linked::Budget;
+        use std::collections::BTreeMap;
+        // Window attention exported with Dim.AUTO: a = h//4 padded to a multiple of 7.
+        let a = "((h // 4) + ((7 + (-1)*((h // 4) % 7)) % 7))";
+        let guards = vec![
+            parse_guard(&format!("({a} % ({a} // 7)) == 0")).unwrap(),
+            parse_guard("h >= 28").unwrap(),
+            parse_guard("h ** 2 <= 10000").unwrap(),
+        ];
+        let groups = group(&guards, &["h".to_string()]);
+        let ranges = BTreeMap::from([("h".to_string(), (4, 1i128 << 62))]);
+        let prover = box_prover(10_000);
+        let s = solve_group_with(&groups[0], &ranges, &Budget::default(), Some(&prover));
+        assert_eq!(groups[0].guards, guards);
+        let fate = |i: usize| s.fates[i].clone();
+        assert_eq!(fate(0), Fate::Proved, "{:?}", s.fates);
+        assert_eq!(fate(1), Fate::Solved("periodic"));
+        // h**2 <= 10000 fails for h = 101 and every larger h: Z3 says so, the guard stays
+        // undecided with a real failing value, and nothing is claimed accepted.
+        match fate(2) {
+            Fate::Undecided(why) => assert!(why.to_string().contains("Z3 found"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert!(s.accepted["h"].is_empty());
+        assert_eq!(s.unsure["h"].min(), Some(28));
     }
 
     #[test]

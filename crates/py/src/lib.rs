@@ -51,9 +51,12 @@ fn mode(z3: &str) -> Result<Option<Mode>, String> {
 
 /// Diagnoses an error text; returns the report's JSON. `shapes` maps input names to their traced
 /// shapes; `spec` is a spec sheet's JSON to merge the answer into (then the report carries the
-/// merged sheet as `"spec"`).
+/// merged sheet as `"spec"`); `ranges` gives `NAME -> (lo, hi)` for dims whose range the text
+/// does not state (`--range`).
 #[pyfunction]
-#[pyo3(signature = (text, examples=Vec::new(), shapes=Vec::new(), spec=None, z3="auto", z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS))]
+// Python keyword arguments, one per CLI flag.
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (text, examples=Vec::new(), shapes=Vec::new(), spec=None, z3="auto", z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS, ranges=Vec::new()))]
 fn diagnose(
     py: Python<'_>,
     text: String,
@@ -62,6 +65,7 @@ fn diagnose(
     spec: Option<String>,
     z3: &str,
     z3_timeout_ms: u32,
+    ranges: Vec<(String, (i64, i64))>,
 ) -> PyResult<String> {
     let z3 = mode(z3).map_err(PyValueError::new_err)?;
     run(py, move || {
@@ -76,6 +80,10 @@ fn diagnose(
             shapes: shapes
                 .into_iter()
                 .map(|(n, s)| (n, s.into_iter().map(i128::from).collect()))
+                .collect(),
+            ranges: ranges
+                .into_iter()
+                .map(|(n, (lo, hi))| (n, (i128::from(lo), i128::from(hi))))
                 .collect(),
         };
         let (report, merged) =

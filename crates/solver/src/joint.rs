@@ -6,28 +6,21 @@
 //! relation with a positive integer coefficient — the only kind `torch.export.Dim` accepts), and
 //! solves each group exactly:
 //!
-//! * one root left: the guards become one-size guards of the root, solved by the periodic engine
-//!   (`engine.rs`), with the members' ranges turned into the root's range;
-//! * several roots: each root's own guards are solved exactly first; then, for each combination of
-//!   the values of all roots but the largest (at most [`JOINT_LIMIT`] combinations), the linking
-//!   guards become guards in the largest root alone, solved by the periodic engine: the cost does
-//!   not depend on the largest root's width (`h` in [2, 64] against `w` in [2, 2^62] is cheap).
-//!   Beyond the limit the group is reported undecided (Z3 proofs in `dimguard-prove` cover
-//!   wider boxes).
+//! * each root's own guards by the periodic engine (`engine.rs`), with the members' ranges turned
+//!   into the root's range; a guard outside its methods is asked to a validity oracle (Z3) before
+//!   it is called undecided ([`solve_group_with`]);
+//! * the guards linking several roots by the joint engine (`linked.rs`): the exact set of tuples
+//!   that pass, within a time budget; what it could not decide is returned as data.
 //!
-//! For several roots, a root's *accepted* set is the values that pass every linking guard for
-//! **every** value of the other roots' accepted sets: any product of `Dim`s chosen inside the
-//! accepted sets is then sound.
+//! Every guard ends with a [`Fate`]: solved, proved by Z3, or undecided with its reason.
 
-use crate::engine::{solve, Limits, Outcome};
+use crate::engine::{solve, Limits, Method, Outcome};
+use crate::linked::{solve_joint, Budget, JointSet, Tree};
 use crate::num::{self, Q};
 use crate::report::Undecided;
 use crate::types::{CmpOp, DimSet, Expr};
 use num_traits::{Signed, Zero};
-use std::collections::{BTreeMap, BTreeSet};
-
-/// Largest product of accepted sets decided by enumeration.
-pub const JOINT_LIMIT: u128 = 10_000_000;
+use std::collections::BTreeMap;
 
 /// `name = coef * root + offset`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,16 +46,49 @@ pub struct Group {
     pub guards: Vec<Expr>,
 }
 
+/// What happened to one guard of a group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fate {
+    /// Solved exactly: `"periodic"`, `"enumeration"` (one size) or `"joint"` (several sizes).
+    Solved(&'static str),
+    /// Not solvable in closed form over its range, but Z3 proved that every value passes.
+    Proved,
+    /// Not decided, with the reason (and Z3's answer when it was asked).
+    Undecided(Undecided),
+}
+
+/// Z3's answer to "does every point of this box pass these guards?".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoxAnswer {
+    /// Every point passes (proved).
+    Holds,
+    /// This point (one value per size, in the order asked) fails, re-checked exactly.
+    Fails(Vec<i128>),
+    /// Not decided (time-out, a construct without encoding).
+    Unknown(String),
+}
+
+/// A validity oracle for boxes of sizes; the CLI passes Z3 (`dimguard-prove::check_box`), the
+/// solver crate does not depend on it.
+pub type Prover<'a> = &'a dyn Fn(&[&Expr], &[(&str, &DimSet)]) -> BoxAnswer;
+
 /// The outcome for a group.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Solved {
-    /// Accepted set per root (see the module docs for several roots).
+    /// Per root, the values proven to pass: for several roots, those that pass with **every**
+    /// value of the other roots (any product of `Dim`s inside them is sound).
     pub accepted: BTreeMap<String, DimSet>,
     /// For several roots: how many points of the product of the roots' one-size sets pass every
     /// linking guard, and the size of that product.
     pub joint_count: Option<(u128, u128)>,
     /// Why something is undecided.
     pub undecided: Option<Undecided>,
+    /// Per root, the values neither proven to pass nor to fail (empty when all is decided).
+    pub unsure: BTreeMap<String, DimSet>,
+    /// For several roots: the exact joint set (see `linked.rs`).
+    pub joint: Option<JointSet>,
+    /// What happened to each guard of the group (parallel to [`Group::guards`]).
+    pub fates: Vec<Fate>,
 }
 
 /// For `lhs == rhs` linear in exactly two sizes, `(dependent, root, coef, offset)` with
@@ -224,107 +250,163 @@ pub fn solve_group(
     ranges: &BTreeMap<String, (i128, i128)>,
     limits: &Limits,
 ) -> Solved {
+    let budget = Budget {
+        limits: *limits,
+        ..Budget::default()
+    };
+    solve_group_with(grp, ranges, &budget, None)
+}
+
+/// [`solve_group`] within `budget`, with a validity oracle (Z3) asked before a guard is called
+/// undecided: a guard outside the engine's methods is sent as "does every value of the range
+/// pass?"; a proof keeps the range, a failing value is re-checked and the guard stays
+/// undecided with it in the reason.
+pub fn solve_group_with(
+    grp: &Group,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    budget: &Budget,
+    prover: Option<Prover>,
+) -> Solved {
+    let limits = &budget.limits;
     let mut out = Solved {
         accepted: BTreeMap::new(),
         joint_count: None,
         undecided: None,
+        unsure: BTreeMap::new(),
+        joint: None,
+        fates: vec![Fate::Solved("joint"); grp.guards.len()],
     };
-    let (single, linking): (Vec<&Expr>, Vec<&Expr>) =
-        grp.guards.iter().partition(|g| g.atoms().len() <= 1);
+    let mut linking: Vec<Expr> = Vec::new();
+    let mut linking_idx: Vec<usize> = Vec::new();
+    for (i, g) in grp.guards.iter().enumerate() {
+        if g.atoms().len() > 1 {
+            linking.push(g.clone());
+            linking_idx.push(i);
+        }
+    }
     for root in &grp.roots {
         let (lo, hi) = root_range(grp, root, ranges);
         let mut set = DimSet::interval(lo, hi);
-        for g in single
-            .iter()
-            .filter(|g| g.atoms().iter().all(|a| **a == **root))
-        {
-            match solve(g, root, &set, limits) {
-                Outcome::Solved { set: s, .. } => set = set.intersect(&s).unwrap_or(s),
-                Outcome::Undecided { reason } => {
-                    out.undecided.get_or_insert(reason);
-                }
+        let mut unsure = DimSet::empty();
+        for (i, g) in grp.guards.iter().enumerate() {
+            let atoms = g.atoms();
+            if atoms.len() > 1
+                || atoms.iter().any(|a| **a != **root)
+                || (atoms.is_empty() && *root != grp.roots[0])
+            {
+                continue;
             }
-        }
-        out.accepted.insert(root.clone(), set);
-    }
-    if linking.is_empty() || out.undecided.is_some() {
-        return out;
-    }
-    let sets: Vec<(&String, &DimSet)> = grp.roots.iter().map(|r| (r, &out.accepted[r])).collect();
-    let total: u128 = sets
-        .iter()
-        .map(|(_, s)| s.count())
-        .try_fold(1u128, |a, c| a.checked_mul(c))
-        .unwrap_or(u128::MAX);
-    // The root with the most values is solved by the one-size engine for each point of the
-    // others (cost independent of its width); the others are enumerated.
-    let inner = (0..sets.len())
-        .max_by_key(|&i| sets[i].1.count())
-        .expect("a root");
-    let outer_points: u128 = total / sets[inner].1.count().max(1);
-    if outer_points > JOINT_LIMIT {
-        out.undecided = Some(Undecided::TooManyCombinations {
-            sizes: grp.roots.clone(),
-            combinations: outer_points,
-            limit: JOINT_LIMIT,
-        });
-        return out;
-    }
-    let inner_name = sets[inner].0.clone();
-    let inner_set = sets[inner].1.clone();
-    let outer: Vec<usize> = (0..sets.len()).filter(|&i| i != inner).collect();
-    let values: Vec<Vec<i128>> = outer.iter().map(|&i| sets[i].1.iter().collect()).collect();
-    let mut ok_outer: Vec<BTreeSet<i128>> =
-        values.iter().map(|v| v.iter().copied().collect()).collect();
-    let mut inner_acc = inner_set.clone();
-    let mut passing: u128 = 0;
-    let mut idx = vec![0usize; outer.len()];
-    let nonempty = values.iter().all(|v| !v.is_empty()) && !inner_set.is_empty();
-    if nonempty {
-        loop {
-            // The linking guards with the outer roots fixed: guards in the inner root alone.
-            let mut pass = inner_set.clone();
-            for g in &linking {
-                let mut h = (*g).clone();
-                for (k, &o) in outer.iter().enumerate() {
-                    h = h.substitute(&grp.roots[o], &Expr::int(values[k][idx[k]]));
+            match solve(g, root, &set, limits) {
+                Outcome::Solved { set: s, method } => {
+                    out.fates[i] = Fate::Solved(match method {
+                        Method::Periodic { .. } => "periodic",
+                        Method::Enumeration { .. } => "enumeration",
+                    });
+                    set = s;
                 }
-                match solve(&h, &inner_name, &pass, limits) {
-                    Outcome::Solved { set, .. } => pass = pass.intersect(&set).unwrap_or(set),
-                    Outcome::Undecided { reason } => {
-                        out.undecided = Some(reason);
-                        return out;
+                Outcome::Undecided { reason } => {
+                    let answer = prover.map(|p| p(&[g], &[(root.as_str(), &set)]));
+                    match answer {
+                        Some(BoxAnswer::Holds) => out.fates[i] = Fate::Proved,
+                        other => {
+                            let z3 = match other {
+                                Some(BoxAnswer::Fails(x)) => Some(format!(
+                                    "Z3 found {} failing, so it is not true for every value",
+                                    x.first().copied().unwrap_or_default()
+                                )),
+                                Some(BoxAnswer::Unknown(z)) => Some(format!("Z3: {z}")),
+                                _ => None,
+                            };
+                            let why = match z3 {
+                                Some(z3) => Undecided::NotProved {
+                                    because: Box::new(reason),
+                                    z3,
+                                },
+                                None => reason,
+                            };
+                            out.undecided.get_or_insert_with(|| why.clone());
+                            out.fates[i] = Fate::Undecided(why);
+                            unsure = set.clone();
+                        }
                     }
                 }
             }
-            passing += pass.count();
-            if pass.count() != inner_set.count() {
-                for (k, ok) in ok_outer.iter_mut().enumerate() {
-                    ok.remove(&values[k][idx[k]]);
+        }
+        if unsure.is_empty() {
+            out.accepted.insert(root.clone(), set);
+        } else {
+            // No value is proven to pass the undecided guard: all of `set` is unsure.
+            out.accepted.insert(root.clone(), DimSet::empty());
+            out.unsure.insert(root.clone(), unsure);
+        }
+    }
+    if linking.is_empty() {
+        return out;
+    }
+    if !out.unsure.is_empty() {
+        // Nothing is proven for any root of the group while one of them is unsure.
+        for r in &grp.roots {
+            if let Some(a) = out.accepted.get_mut(r) {
+                if !a.is_empty() {
+                    out.unsure.insert(r.clone(), std::mem::take(a));
                 }
             }
-            inner_acc = inner_acc.intersect(&pass).unwrap_or(pass);
-            // Next outer point (odometer).
-            let mut k = 0;
-            while k < idx.len() {
-                idx[k] += 1;
-                if idx[k] < values[k].len() {
-                    break;
+        }
+        for &i in &linking_idx {
+            let size = out.unsure.keys().next().cloned().unwrap_or_default();
+            out.fates[i] = Fate::Undecided(Undecided::Depends(size));
+        }
+        return out;
+    }
+    let domains: Vec<DimSet> = grp.roots.iter().map(|r| out.accepted[r].clone()).collect();
+    let mut js = solve_joint(&grp.roots, &domains, &linking, budget);
+    if let (Some(u), Some(p)) = (&js.undecided, prover) {
+        // Past the budget: Z3 may still prove that every combination passes.
+        let refs: Vec<&Expr> = linking.iter().collect();
+        let sets: Vec<(&str, &DimSet)> =
+            grp.roots.iter().map(|r| r.as_str()).zip(&domains).collect();
+        match p(&refs, &sets) {
+            BoxAnswer::Holds => {
+                js.tree = Tree::full(&js.domains);
+                js.undecided = None;
+                for &i in &linking_idx {
+                    out.fates[i] = Fate::Proved;
                 }
-                idx[k] = 0;
-                k += 1;
             }
-            if k == idx.len() {
-                break;
+            BoxAnswer::Fails(pt) => {
+                let why = format!("{}; Z3 found the failing combination {pt:?}", u.reason);
+                js.undecided.as_mut().expect("undecided").reason = why;
+            }
+            BoxAnswer::Unknown(z) => {
+                let why = format!("{}; Z3: {z}", u.reason);
+                js.undecided.as_mut().expect("undecided").reason = why;
             }
         }
     }
-    out.joint_count = Some((passing, total));
-    out.accepted.insert(inner_name, inner_acc);
-    for (k, &o) in outer.iter().enumerate() {
-        let set = DimSet::from_values(ok_outer[k].iter().copied());
-        out.accepted.insert(grp.roots[o].clone(), set);
+    out.joint_count = Some((js.count(), js.box_count()));
+    if let Some(u) = &js.undecided {
+        let why = Undecided::Budget {
+            sizes: grp.roots.clone(),
+            limit: u.reason.clone(),
+            combinations: u.count,
+        };
+        out.undecided = Some(why.clone());
+        for &i in &linking_idx {
+            out.fates[i] = Fate::Undecided(why.clone());
+        }
+        for (l, name) in js.sizes.iter().enumerate() {
+            let unsure = if l == 0 {
+                u.sides[0].clone()
+            } else {
+                js.domains[l].clone()
+            };
+            out.unsure.insert(name.clone(), unsure);
+        }
     }
+    for r in &grp.roots {
+        out.accepted.insert(r.clone(), js.for_all(r));
+    }
+    out.joint = Some(js);
     out
 }
 

@@ -142,15 +142,25 @@ pub enum Undecided {
         /// The most values evaluated one by one.
         limit: u128,
     },
-    /// Guards linking several sizes need too many combinations of the smaller ones.
-    TooManyCombinations {
+    /// The joint search over linked sizes stopped before deciding every combination (its time
+    /// budget or its memory cap); the decided part is exact.
+    Budget {
         /// The linked sizes.
         sizes: Vec<String>,
-        /// Combinations needed.
+        /// Which limit.
+        limit: String,
+        /// Combinations left undecided.
         combinations: u128,
-        /// The most combinations enumerated.
-        limit: u128,
     },
+    /// Outside every exact method, and Z3 did not prove that every value passes.
+    NotProved {
+        /// Why the exact methods do not apply.
+        because: Box<Undecided>,
+        /// What Z3 said: a failing value, or why it could not decide.
+        z3: String,
+    },
+    /// A size the guard mentions has an undecided guard of its own.
+    Depends(String),
 }
 
 impl fmt::Display for Undecided {
@@ -169,14 +179,19 @@ impl fmt::Display for Undecided {
                 f,
                 "{because}; the range holds {values} values, more than the {limit} dimguard evaluates one by one"
             ),
-            Undecided::TooManyCombinations {
+            Undecided::Budget {
                 sizes,
-                combinations,
                 limit,
+                combinations,
             } => write!(
                 f,
-                "the guards linking {} need {combinations} combinations of the smaller sizes, more than the {limit} dimguard enumerates",
+                "the guards linking {} were decided for part of the sizes only: {limit} ({combinations} combinations left undecided)",
                 sizes.join(", ")
+            ),
+            Undecided::NotProved { because, z3 } => write!(f, "{because}; {z3}"),
+            Undecided::Depends(size) => write!(
+                f,
+                "`{size}` has an undecided guard of its own, so the guards linking it are not decided"
             ),
         }
     }
@@ -221,9 +236,17 @@ pub struct Report {
     /// guards come from: structured traces), with what each line requires of each size.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<LineReport>,
-    /// What kind of input the report was read from (`"torch_trace"`, ...), when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub form: Option<&'static str>,
+    /// The form the input was read as (`"constraint_violation"`, `"torch_logs"`,
+    /// `"draft_export"`, `"guard_failed"`, `"input_check"`, `"solver_crash"`, `"torch_trace"`).
+    pub form: Form,
+    /// Guard-looking lines that could not be read, with their line and the reason.
+    pub unreadable: Vec<Unreadable>,
+    /// What the reader assumed or skipped (a default range, suppressed guards).
+    pub notes: Vec<String>,
+    /// Guards over several sizes, and what today's joint solver says about them.
+    pub joint: Vec<JointGuard>,
+    /// For a run-time failure: which sizes pass, and why the size that ran fails.
+    pub runtime: Option<RuntimeReport>,
 }
 
 /// The guards one line of the user's code added, and what they remove.
@@ -433,6 +456,100 @@ pub struct GuardReport {
     /// The exact set of the range's values that pass this guard (null when undecided).
     #[serde(skip)]
     pub set: Option<DimSet>,
+}
+
+// ---- where guards come from, and the forms of input ----
+
+/// The form of an input text (the contract's `form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Form {
+    /// A `ConstraintViolationError` / `UserError` from `torch.export`.
+    ConstraintViolation,
+    /// `TORCH_LOGS="+dynamic"` output.
+    TorchLogs,
+    /// A `draft_export` report.
+    DraftExport,
+    /// `Guard failed: ...` from running an exported program.
+    GuardFailed,
+    /// torch's input check of an exported program (`Expected input at ...`).
+    InputCheck,
+    /// PyTorch 2.15's solver crash (`Expected op to be '==', got < for ...`).
+    SolverCrash,
+    /// A `TORCH_TRACE` file.
+    TorchTrace,
+    /// One guard per line.
+    Guards,
+    /// An exported program.
+    Program,
+}
+
+impl Form {
+    /// The contract's name of the form.
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::ConstraintViolation => "constraint_violation",
+            Form::TorchLogs => "torch_logs",
+            Form::DraftExport => "draft_export",
+            Form::GuardFailed => "guard_failed",
+            Form::InputCheck => "input_check",
+            Form::SolverCrash => "solver_crash",
+            Form::TorchTrace => "torch_trace",
+            Form::Guards => "guards",
+            Form::Program => "program",
+        }
+    }
+}
+
+/// A guard-looking line that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unreadable {
+    /// 1-based line in the input.
+    pub line: usize,
+    /// The text of the guard (or the line).
+    pub text: String,
+    /// Why it was not read.
+    pub reason: String,
+}
+
+/// A guard over several sizes.
+#[derive(Debug, Clone, Serialize)]
+pub struct JointGuard {
+    /// As printed.
+    pub text: String,
+    /// The sizes it links (dimension names).
+    pub sizes: Vec<String>,
+    /// Where it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
+    /// Per independent size of its group: the values that pass for every value of the others
+    /// (so any product of `Dim`s inside these sets is sound).
+    pub accepted: Vec<(String, Feasible)>,
+    /// How many points of the product of the sizes' ranges pass, of how many.
+    pub joint_count: Option<[u128; 2]>,
+    /// Why today's solver did not decide the group.
+    pub undecided: Option<String>,
+    /// Where the guard is solved (`linked` group), or what was done.
+    pub note: String,
+}
+
+/// A run-time failure explained.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuntimeReport {
+    /// `guard_failed` or `input_check`.
+    pub kind: Form,
+    /// The failing condition as printed.
+    pub guard: String,
+    /// The sizes it was evaluated at (the user's run), when known.
+    pub at: Vec<(String, i128)>,
+    /// Whether the condition holds there (false: the reason the call raised).
+    pub passes: Option<bool>,
+    /// For a comparison: the two sides' values there.
+    pub sides: Option<[String; 2]>,
+    /// For one size: the nearest sizes below and above that pass every guard in the text.
+    pub nearest: [Option<i128>; 2],
+    /// What it means and what to do, in sentences.
+    pub explanation: Vec<String>,
 }
 
 /// Padding advice for one dimension.

@@ -875,7 +875,11 @@ mod tests {
 
         #[test]
         fn affine_image_matches_brute_force(a in arb_set(), k in -7i128..8, c in -20i128..20) {
-            let image = a.affine_image(k, c).unwrap();
+            // An image whose period passes the limit is reported as data, not built.
+            let image = match a.affine_image(k, c) {
+                Err(Error::PeriodTooLarge { .. }) => return Ok(()),
+                other => other.unwrap(),
+            };
             let brute: std::collections::BTreeSet<i128> = a.iter().map(|x| k * x + c).collect();
             prop_assert_eq!(image.iter().collect::<Vec<_>>(), brute.into_iter().collect::<Vec<_>>());
             if k != 0 {

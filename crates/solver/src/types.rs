@@ -54,6 +54,21 @@ pub enum RoundKind {
 /// Values are exact rationals ([`Q`]); a guard evaluates to a boolean. Division and modulo are
 /// Python's floor operations; `TrueDiv` is exact rational division (PyTorch's float arithmetic
 /// on sizes below 2^53 is exact, see `docs/GUARDS.md`).
+///
+/// Every guard syntax PyTorch prints parses to the same `Expr`; evaluation is the oracle:
+///
+/// ```
+/// use dimguard_solver::parse_guard;
+///
+/// // sympy style and guard-code style, one meaning.
+/// let a = parse_guard("Eq(Mod(((L['x'].size()[2] - 1)//4) - 1, 2), 0)").unwrap();
+/// let b = parse_guard("((((-1) + L['x'].size()[2]) // 4) - 1) % 2 == 0").unwrap();
+/// for h in 135..=2160 {
+///     assert_eq!(a.holds_at("L['x'].size()[2]", h), b.holds_at("L['x'].size()[2]", h));
+/// }
+/// assert!(a.holds_at("L['x'].size()[2]", 136)); // (135 // 4) - 1 = 32, even
+/// assert!(!a.holds_at("L['x'].size()[2]", 140)); // (139 // 4) - 1 = 33, odd
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     /// An exact constant (integer literals, `Rational(1, 2)`, float literals such as `0.5`).
@@ -113,6 +128,21 @@ pub struct Segment {
 }
 
 /// An exact, finite set of integers: sorted, disjoint [`Segment`]s.
+///
+/// Sets of any width cost what their pattern costs, not what their count is:
+///
+/// ```
+/// use dimguard_solver::DimSet;
+///
+/// let mult8 = DimSet::progression(8, 1 << 62, 8, 0); // 8, 16, ..., 2^62
+/// let odd_blocks = DimSet::progression(0, 1 << 62, 16, 8); // 8, 24, 40, ...
+/// let both = mult8.intersect(&odd_blocks).unwrap();
+/// assert_eq!(both, odd_blocks.intersect(&DimSet::interval(8, 1 << 62)).unwrap());
+/// assert_eq!(both.count(), (1u128 << 58));
+/// assert!(both.contains(24) && !both.contains(32));
+/// // What a derived size 2*s + 1 takes when s ranges over {8, 24, ...}:
+/// assert_eq!(both.affine_image(2, 1).unwrap().min(), Some(17));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DimSet {
     pub(crate) segments: Vec<Segment>,
@@ -120,6 +150,14 @@ pub struct DimSet {
 
 /// An arithmetic progression `{ x : lo <= x <= hi, x % modulus == residue }`; `lo` and `hi`
 /// are members. A single `torch.export.Dim` expresses exactly these sets.
+///
+/// ```
+/// use dimguard_solver::{python::dim_code, Progression};
+///
+/// let p = Progression { lo: 136, hi: 2120, modulus: 64, residue: 8 };
+/// assert_eq!(p.count(), 32);
+/// assert_eq!(dim_code("h", &p), "_h = Dim('_h', min=2, max=33)\nh = 64*_h + 8");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct Progression {
     /// First member.

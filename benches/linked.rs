@@ -1,0 +1,99 @@
+//! Linked sizes: the joint solve of a real program whose batch, H and W are linked by guards
+//! (`tests/data/pt2/window_attention.model.json`: 111 guards from PyTorch 2.15, Swin-style window
+//! partition, claimed box 2..32 x 32..512 x 32..512 = 7,172,191 tuples), against brute force in
+//! the same run: every guard evaluated at every tuple by the exact evaluator, in program order,
+//! stopping at the first failure. That evaluator is exact and slow (rational arithmetic on guards of
+//! up to 2,000 characters: milliseconds per tuple), so brute force is timed on a sub-box (batch 2,
+//! H and W 32..47: 256 tuples) where both are measured and the ratio is taken; the whole box is
+//! also compared with the Python oracle's time in docs/PERFORMANCE.md. Results in
+//! docs/PERFORMANCE.md.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use dimguard::solver::expr::Value;
+use dimguard::solver::joint::{group, solve_group_with};
+use dimguard::solver::linked::Budget;
+use dimguard::solver::{parse_guard, Expr};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const B: &str = "L['x'].size()[0]";
+const H: &str = "L['x'].size()[2]";
+const W: &str = "L['x'].size()[3]";
+
+fn guards(name: &str) -> Vec<Expr> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/pt2")
+        .join(format!("{name}.model.json"));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    j["guards_code"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| parse_guard(g.as_str().unwrap()).unwrap())
+        .collect()
+}
+
+/// Number of passing tuples by the joint engine.
+fn joint(gs: &[Expr], b: (i128, i128), h: (i128, i128), w: (i128, i128)) -> u128 {
+    let sizes = [B, H, W].map(String::from);
+    let ranges = BTreeMap::from([
+        (sizes[0].clone(), b),
+        (sizes[1].clone(), h),
+        (sizes[2].clone(), w),
+    ]);
+    let grp = &group(gs, &sizes)[0];
+    let s = solve_group_with(grp, &ranges, &Budget::default(), None);
+    s.joint.map_or(0, |j| j.count())
+}
+
+/// Number of passing tuples by brute force.
+fn brute(gs: &[Expr], b: (i128, i128), h: (i128, i128), w: (i128, i128)) -> u128 {
+    let mut n = 0;
+    for x0 in b.0..=b.1 {
+        for x2 in h.0..=h.1 {
+            for x3 in w.0..=w.1 {
+                let env = |a: &str| match a {
+                    B => Some(x0),
+                    H => Some(x2),
+                    W => Some(x3),
+                    _ => None,
+                };
+                if gs
+                    .iter()
+                    .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
+                {
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
+}
+
+fn bench(c: &mut Criterion) {
+    let gs = guards("window_attention");
+    let full = ((2, 32), (32, 512), (32, 512));
+    let sub = ((2, 2), (32, 47), (32, 47));
+    // Same answer both ways on the sub-box; the whole box against the Python oracle's count.
+    assert_eq!(
+        joint(&gs, sub.0, sub.1, sub.2),
+        brute(&gs, sub.0, sub.1, sub.2)
+    );
+    assert_eq!(joint(&gs, full.0, full.1, full.2), 143_344);
+    let mut g = c.benchmark_group("linked/window_attention");
+    g.sample_size(10);
+    g.bench_function("joint, whole box (7,172,191 tuples)", |bch| {
+        bch.iter(|| joint(black_box(&gs), full.0, full.1, full.2))
+    });
+    g.bench_function("joint, sub-box (256 tuples)", |bch| {
+        bch.iter(|| joint(black_box(&gs), sub.0, sub.1, sub.2))
+    });
+    g.bench_function("brute force, sub-box (256 tuples)", |bch| {
+        bch.iter(|| brute(black_box(&gs), sub.0, sub.1, sub.2))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

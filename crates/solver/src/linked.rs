@@ -1,0 +1,1716 @@
+//! Joint accepted sets of linked sizes.
+//!
+//! When guards link several sizes (`((1 + (h-1)//4) * (1 + (w-1)//4)) == 3136`), no size has an
+//! accepted set of its own: what passes is a set of *tuples*. This module computes that set
+//! exactly, as a [`JointSet`], and the largest box inside it ([`largest_box`]): one progression
+//! per size — what a `dynamic_shapes` spec can express — such that every tuple of the box passes
+//! every guard.
+//!
+//! # Representation
+//!
+//! A [`Tree`] over the sizes in a chosen order: at each level, the values of that level's size
+//! are grouped by the sub-tree they lead to (values with identical continuations share one
+//! [`DimSet`]); the last level is a [`DimSet`] of the last size. Every path is a box whose sides
+//! are the periodic sets the one-size engine produces, so the joint set is a union of disjoint
+//! boxes ([`Tree::boxes`]), with an exact [`Tree::count`], projections ([`Tree::projection`])
+//! and membership ([`Tree::contains`]).
+//!
+//! # Search
+//!
+//! * **Plan**: every guard is evaluated at a few pseudo-random points of the box to estimate how
+//!   much it rejects; the order of the sizes is the one with the least estimated work (sizes
+//!   whose guards reject most, together, first; the widest size last), and the guards that
+//!   become decidable at a level are tried most-rejecting first.
+//! * **Shared sub-expressions**: all guards are compiled into one hash-consed graph over `i128`;
+//!   a node is computed once per value of the deepest size it depends on (`1 + (h-1)//4` once
+//!   per `h`, not once per `(h, w, batch)`).
+//! * **Early rejection**: a partial tuple is dropped at the first level where a guard over its
+//!   sizes fails.
+//! * **Last level**: a narrow domain is enumerated; a wide one is solved by the periodic engine
+//!   (`engine.rs`) per combination of the others, so its width costs nothing.
+//! * **Budget** ([`Budget`]): a deadline and a cap on stored pieces. Past either, the search stops
+//!   and the region it did not examine is returned as data ([`JointSet::undecided`]), never
+//!   guessed; memory never depends on the width of a range (ranges are iterated, never
+//!   collected).
+
+use crate::engine::{solve, Limits, Outcome};
+use crate::expr::Value;
+use crate::suggest::{rank, Maximality};
+use crate::types::{CmpOp, DimSet, Expr, Progression, Segment};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// Work limits of a joint solve.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Wall-clock time the search may take; past it the rest is reported undecided.
+    pub time: Duration,
+    /// Largest number of value groups the joint set may hold before the search stops.
+    pub pieces: usize,
+    /// A last-level domain with at most this many values is enumerated per combination of the
+    /// others; a wider one is solved by the periodic engine.
+    pub inner_enumeration: u128,
+    /// Limits of the one-size engine.
+    pub limits: Limits,
+    /// Largest number of sub-problems the largest-box search examines.
+    pub box_work: usize,
+    /// Largest estimated number of guard evaluations a search may start with; a plan above it
+    /// is not started (the whole box is reported undecided at once, for Z3 to try).
+    pub work: f64,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            time: Duration::from_secs(10),
+            pieces: 2_000_000,
+            inner_enumeration: 4096,
+            limits: Limits::default(),
+            box_work: 200_000,
+            work: 2e9,
+        }
+    }
+}
+
+/// The set of tuples (one value per level) that pass every guard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tree {
+    /// The last level: values of the last size.
+    Leaf(DimSet),
+    /// Values of this level's size, grouped by identical continuation; the sets are disjoint
+    /// and no continuation is empty.
+    Node(Vec<(DimSet, Tree)>),
+}
+
+impl Tree {
+    /// The empty set with `levels` levels.
+    pub fn empty(levels: usize) -> Tree {
+        if levels <= 1 {
+            Tree::Leaf(DimSet::empty())
+        } else {
+            Tree::Node(vec![])
+        }
+    }
+
+    /// The whole box `sides[0] x sides[1] x ...`.
+    pub fn full(sides: &[DimSet]) -> Tree {
+        match sides {
+            [] => Tree::Leaf(DimSet::empty()),
+            [last] => Tree::Leaf(last.clone()),
+            [first, rest @ ..] => {
+                let child = Tree::full(rest);
+                if first.is_empty() || child.is_empty() {
+                    Tree::Node(vec![])
+                } else {
+                    Tree::Node(vec![(first.clone(), child)])
+                }
+            }
+        }
+    }
+
+    /// Whether no tuple is a member.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Tree::Leaf(s) => s.is_empty(),
+            Tree::Node(g) => g.is_empty(),
+        }
+    }
+
+    /// Number of tuples (saturating at `u128::MAX`).
+    pub fn count(&self) -> u128 {
+        match self {
+            Tree::Leaf(s) => s.count(),
+            Tree::Node(g) => g.iter().fold(0u128, |acc, (s, c)| {
+                acc.saturating_add(s.count().saturating_mul(c.count()))
+            }),
+        }
+    }
+
+    /// Whether `tuple` (one value per level) is a member.
+    pub fn contains(&self, tuple: &[i128]) -> bool {
+        match (self, tuple) {
+            (Tree::Leaf(s), [x]) => s.contains(*x),
+            (Tree::Node(g), [x, rest @ ..]) => g
+                .iter()
+                .find(|(s, _)| s.contains(*x))
+                .is_some_and(|(_, c)| c.contains(rest)),
+            _ => false,
+        }
+    }
+
+    /// The values of level `level` that occur in some member tuple.
+    pub fn projection(&self, level: usize) -> DimSet {
+        match self {
+            Tree::Leaf(s) => {
+                if level == 0 {
+                    s.clone()
+                } else {
+                    DimSet::empty()
+                }
+            }
+            Tree::Node(g) => {
+                let parts = g.iter().map(|(s, c)| {
+                    if level == 0 {
+                        s.clone()
+                    } else {
+                        c.projection(level - 1)
+                    }
+                });
+                union_all(parts)
+            }
+        }
+    }
+
+    /// The tree as a union of disjoint boxes (one side per level), at most `limit` of them;
+    /// the flag says whether every box is listed.
+    pub fn boxes(&self, limit: usize) -> (Vec<Vec<DimSet>>, bool) {
+        let mut out = Vec::new();
+        let complete = self.boxes_into(&mut Vec::new(), &mut out, limit);
+        (out, complete)
+    }
+
+    fn boxes_into(
+        &self,
+        prefix: &mut Vec<DimSet>,
+        out: &mut Vec<Vec<DimSet>>,
+        limit: usize,
+    ) -> bool {
+        match self {
+            Tree::Leaf(s) => {
+                if s.is_empty() {
+                    return true;
+                }
+                if out.len() >= limit {
+                    return false;
+                }
+                let mut b = prefix.clone();
+                b.push(s.clone());
+                out.push(b);
+                true
+            }
+            Tree::Node(g) => {
+                for (s, c) in g {
+                    prefix.push(s.clone());
+                    let ok = c.boxes_into(prefix, out, limit);
+                    prefix.pop();
+                    if !ok {
+                        return false;
+                    }
+                }
+                true
+            }
+        }
+    }
+
+    /// The tuples of both trees (same levels).
+    pub fn intersect(&self, other: &Tree) -> Tree {
+        match (self, other) {
+            (Tree::Leaf(a), Tree::Leaf(b)) => Tree::Leaf(inter(a, b)),
+            (Tree::Node(ga), Tree::Node(gb)) => {
+                let mut out: Vec<(DimSet, Tree)> = Vec::new();
+                for (sa, ca) in ga {
+                    for (sb, cb) in gb {
+                        let s = inter(sa, sb);
+                        if s.is_empty() {
+                            continue;
+                        }
+                        let c = ca.intersect(cb);
+                        if !c.is_empty() {
+                            push_group(&mut out, s, c);
+                        }
+                    }
+                }
+                Tree::Node(out)
+            }
+            _ => Tree::empty(2),
+        }
+    }
+
+    /// The tuples of the box `sides` that are not members.
+    pub fn complement(&self, sides: &[DimSet]) -> Tree {
+        match (self, sides) {
+            (Tree::Leaf(s), [d]) => Tree::Leaf(d.difference(s).unwrap_or_default()),
+            (Tree::Node(g), [d, rest @ ..]) => {
+                let mut out: Vec<(DimSet, Tree)> = Vec::new();
+                let covered = union_all(g.iter().map(|(s, _)| s.clone()));
+                let free = d.difference(&covered).unwrap_or_default();
+                if !free.is_empty() {
+                    let full = Tree::full(rest);
+                    if !full.is_empty() {
+                        out.push((free, full));
+                    }
+                }
+                for (s, c) in g {
+                    let s = inter(s, d);
+                    let comp = c.complement(rest);
+                    if !s.is_empty() && !comp.is_empty() {
+                        push_group(&mut out, s, comp);
+                    }
+                }
+                Tree::Node(out)
+            }
+            _ => Tree::empty(sides.len()),
+        }
+    }
+
+    /// One member tuple, the smallest in level order.
+    pub fn first(&self) -> Option<Vec<i128>> {
+        match self {
+            Tree::Leaf(s) => s.min().map(|x| vec![x]),
+            Tree::Node(g) => g
+                .iter()
+                .filter_map(|(s, c)| Some((s.min()?, c)))
+                .min_by_key(|(x, _)| *x)
+                .and_then(|(x, c)| {
+                    let mut t = vec![x];
+                    t.extend(c.first()?);
+                    Some(t)
+                }),
+        }
+    }
+
+    /// Up to `n` member tuples, in level order.
+    pub fn examples(&self, n: usize) -> Vec<Vec<i128>> {
+        let mut out = Vec::new();
+        self.examples_into(&mut Vec::new(), &mut out, n);
+        out.sort();
+        out
+    }
+
+    fn examples_into(&self, prefix: &mut Vec<i128>, out: &mut Vec<Vec<i128>>, n: usize) {
+        match self {
+            Tree::Leaf(s) => {
+                for x in s.iter().take(n.saturating_sub(out.len())) {
+                    let mut t = prefix.clone();
+                    t.push(x);
+                    out.push(t);
+                }
+            }
+            Tree::Node(g) => {
+                for (s, c) in g {
+                    for x in s.iter().take(n) {
+                        if out.len() >= n {
+                            return;
+                        }
+                        prefix.push(x);
+                        c.examples_into(prefix, out, n);
+                        prefix.pop();
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn inter(a: &DimSet, b: &DimSet) -> DimSet {
+    a.intersect(b).unwrap_or_else(|_| {
+        // The common period is too large for a closed form: intersect value by value over the
+        // smaller set (sets this large are not built by the search).
+        let (small, big) = if a.count() <= b.count() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        DimSet::from_values(small.iter().filter(|x| big.contains(*x)).take(1 << 22))
+    })
+}
+
+fn union_all(parts: impl Iterator<Item = DimSet>) -> DimSet {
+    parts.fold(DimSet::empty(), |acc, s| {
+        acc.union(&s)
+            .unwrap_or_else(|_| DimSet::from_values(acc.iter().chain(s.iter()).take(1 << 22)))
+    })
+}
+
+/// Adds `s -> c` to a group list, merging with an identical continuation.
+fn push_group(out: &mut Vec<(DimSet, Tree)>, s: DimSet, c: Tree) {
+    if let Some(slot) = out.iter_mut().find(|(_, oc)| *oc == c) {
+        slot.0 = slot
+            .0
+            .union(&s)
+            .unwrap_or_else(|_| DimSet::from_values(slot.0.iter().chain(s.iter()).take(1 << 22)));
+    } else {
+        out.push((s, c));
+    }
+}
+
+/// The result of a joint solve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JointSet {
+    /// The sizes, in the tree's level order.
+    pub sizes: Vec<String>,
+    /// Every size's domain (its own one-size guards already applied), in level order.
+    pub domains: Vec<DimSet>,
+    /// The tuples that pass every guard, within the decided region.
+    pub tree: Tree,
+    /// The region the search did not decide, when it stopped early.
+    pub undecided: Option<Undecided>,
+    /// How the search went.
+    pub stats: Stats,
+}
+
+/// A region left undecided, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecided {
+    /// Why (budget, a guard outside every method).
+    pub reason: String,
+    /// The undecided tuples: `sides[0]` is the first level's values not examined; the other
+    /// levels are whole.
+    pub sides: Vec<DimSet>,
+    /// How many tuples.
+    pub count: u128,
+}
+
+/// Search statistics.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Partial and whole tuples evaluated.
+    pub points: u64,
+    /// Last-level sets solved by the periodic engine.
+    pub periodic_solves: u64,
+    /// Nodes of the shared expression graph.
+    pub shared_nodes: usize,
+    /// Guards evaluated by the exact evaluator (outside the `i128` graph).
+    pub exact_guards: usize,
+}
+
+impl JointSet {
+    /// Number of tuples that pass (within the decided region).
+    pub fn count(&self) -> u128 {
+        self.tree.count()
+    }
+
+    /// Number of tuples of the whole box of domains.
+    pub fn box_count(&self) -> u128 {
+        self.domains
+            .iter()
+            .fold(1u128, |a, d| a.saturating_mul(d.count()))
+    }
+
+    /// Level of a size.
+    pub fn level(&self, name: &str) -> Option<usize> {
+        self.sizes.iter().position(|s| s == name)
+    }
+
+    /// Values of `name` that pass with some value of the others.
+    pub fn projection(&self, name: &str) -> DimSet {
+        self.level(name)
+            .map(|l| self.tree.projection(l))
+            .unwrap_or_default()
+    }
+
+    /// Values of `name` that pass with **every** value of the others' domains.
+    pub fn for_all(&self, name: &str) -> DimSet {
+        let Some(l) = self.level(name) else {
+            return DimSet::empty();
+        };
+        let bad = self.tree.complement(&self.domains).projection(l);
+        let mut out = self.domains[l].difference(&bad).unwrap_or_default();
+        if let Some(u) = &self.undecided {
+            let unsure = if l == 0 {
+                u.sides[0].clone()
+            } else if u.count > 0 {
+                self.domains[l].clone()
+            } else {
+                DimSet::empty()
+            };
+            out = out.difference(&unsure).unwrap_or_default();
+        }
+        out
+    }
+
+    /// Up to `n` tuples of the domains' box that fail some guard (really: each is outside the
+    /// decided joint set and inside the decided region).
+    pub fn rejected_examples(&self, n: usize) -> Vec<Vec<i128>> {
+        let mut comp = self.tree.complement(&self.domains);
+        if let Some(u) = &self.undecided {
+            let region = Tree::full(&u.sides);
+            comp = comp.intersect(&region.complement(&self.domains));
+        }
+        comp.examples(n)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The shared expression graph.
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Op {
+    Var(usize),
+    Const(i128),
+    Add(Vec<u32>),
+    Mul(Vec<u32>),
+    FloorDiv(u32, u32),
+    Mod(u32, u32),
+    Min(Vec<u32>),
+    Max(Vec<u32>),
+    Abs(u32),
+    Ite(u32, u32, u32),
+    Cmp(CmpOp, u32, u32),
+    And(Vec<u32>),
+    Or(Vec<u32>),
+    Not(u32),
+    Bool(bool),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fail {
+    /// Python raises (a division by zero): the guard fails.
+    Raises,
+    /// Beyond `i128`: decide with the exact evaluator.
+    Overflow,
+}
+
+/// All guards of a group as one hash-consed graph.
+#[derive(Debug, Default)]
+struct Graph {
+    ops: Vec<Op>,
+    /// Bit mask of the sizes (by index in the group) a node depends on.
+    mask: Vec<u64>,
+    ids: HashMap<Op, u32>,
+}
+
+impl Graph {
+    fn add(&mut self, op: Op) -> u32 {
+        if let Some(&id) = self.ids.get(&op) {
+            return id;
+        }
+        let mask = match &op {
+            Op::Var(i) => 1u64 << i,
+            Op::Const(_) | Op::Bool(_) => 0,
+            Op::Add(v) | Op::Mul(v) | Op::Min(v) | Op::Max(v) | Op::And(v) | Op::Or(v) => {
+                v.iter().fold(0, |m, &c| m | self.mask[c as usize])
+            }
+            Op::FloorDiv(a, b) | Op::Mod(a, b) | Op::Cmp(_, a, b) => {
+                self.mask[*a as usize] | self.mask[*b as usize]
+            }
+            Op::Abs(a) | Op::Not(a) => self.mask[*a as usize],
+            Op::Ite(c, a, b) => {
+                self.mask[*c as usize] | self.mask[*a as usize] | self.mask[*b as usize]
+            }
+        };
+        let id = self.ops.len() as u32;
+        self.ops.push(op.clone());
+        self.mask.push(mask);
+        self.ids.insert(op, id);
+        id
+    }
+
+    fn num(&mut self, e: &Expr, vars: &[String]) -> Option<u32> {
+        let list = |g: &mut Graph, v: &[Expr]| -> Option<Vec<u32>> {
+            v.iter().map(|x| g.num(x, vars)).collect()
+        };
+        let op = match e {
+            Expr::Const(c) if c.is_integer() => Op::Const(*c.numer()),
+            Expr::Sym(a) => Op::Var(vars.iter().position(|v| **v == **a)?),
+            Expr::Add(v) => Op::Add(list(self, v)?),
+            Expr::Mul(v) => Op::Mul(list(self, v)?),
+            Expr::Min(v) => Op::Min(list(self, v)?),
+            Expr::Max(v) => Op::Max(list(self, v)?),
+            Expr::FloorDiv(a, b) => Op::FloorDiv(self.num(a, vars)?, self.num(b, vars)?),
+            Expr::Mod(a, b) => Op::Mod(self.num(a, vars)?, self.num(b, vars)?),
+            Expr::Abs(a) => Op::Abs(self.num(a, vars)?),
+            Expr::Ite(c, a, b) if !a.is_bool() && !b.is_bool() => {
+                Op::Ite(self.cond(c, vars)?, self.num(a, vars)?, self.num(b, vars)?)
+            }
+            Expr::Pow(a, b) => match &**b {
+                Expr::Const(k) if k.is_integer() && (0..=8).contains(k.numer()) => {
+                    let base = self.num(a, vars)?;
+                    let one = self.add(Op::Const(1));
+                    Op::Mul(
+                        std::iter::once(one)
+                            .chain(std::iter::repeat_n(base, *k.numer() as usize))
+                            .collect(),
+                    )
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        Some(self.add(op))
+    }
+
+    fn cond(&mut self, e: &Expr, vars: &[String]) -> Option<u32> {
+        let list = |g: &mut Graph, v: &[Expr]| -> Option<Vec<u32>> {
+            v.iter().map(|x| g.cond(x, vars)).collect()
+        };
+        let op = match e {
+            Expr::Bool(b) => Op::Bool(*b),
+            Expr::Cmp(op, a, b) => Op::Cmp(*op, self.num(a, vars)?, self.num(b, vars)?),
+            Expr::And(v) => Op::And(list(self, v)?),
+            Expr::Or(v) => Op::Or(list(self, v)?),
+            Expr::Not(a) => Op::Not(self.cond(a, vars)?),
+            _ => return None,
+        };
+        Some(self.add(op))
+    }
+}
+
+/// Evaluates graph nodes with per-level memoization.
+struct Machine<'g> {
+    g: &'g Graph,
+    /// Level of each node under the chosen order.
+    level: Vec<usize>,
+    val: Vec<i128>,
+    stamp: Vec<u64>,
+    gen: Vec<u64>,
+    counter: u64,
+    /// Value of each size, by index in the group.
+    vars: Vec<i128>,
+}
+
+fn fdiv(a: i128, b: i128) -> Result<i128, Fail> {
+    if b == 0 {
+        return Err(Fail::Raises);
+    }
+    let q = a.checked_div(b).ok_or(Fail::Overflow)?;
+    Ok(if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    })
+}
+
+fn fmod(a: i128, b: i128) -> Result<i128, Fail> {
+    if b == 0 {
+        return Err(Fail::Raises);
+    }
+    let r = a.checked_rem(b).ok_or(Fail::Overflow)?;
+    Ok(if r != 0 && ((r < 0) != (b < 0)) {
+        r + b
+    } else {
+        r
+    })
+}
+
+impl<'g> Machine<'g> {
+    fn new(g: &'g Graph, pos: &[usize]) -> Machine<'g> {
+        let levels = pos.len();
+        let level = g
+            .mask
+            .iter()
+            .map(|&m| {
+                (0..levels)
+                    .filter(|&i| m & (1 << i) != 0)
+                    .map(|i| pos[i])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        Machine {
+            g,
+            level,
+            val: vec![0; g.ops.len()],
+            stamp: vec![0; g.ops.len()],
+            gen: vec![0; levels.max(1)],
+            counter: 0,
+            vars: vec![0; levels],
+        }
+    }
+
+    /// Sets size `var` (index in the group), at level `level`, to `v`.
+    fn set(&mut self, var: usize, level: usize, v: i128) {
+        self.vars[var] = v;
+        self.counter += 1;
+        self.gen[level] = self.counter;
+    }
+
+    fn eval(&mut self, n: u32) -> Result<i128, Fail> {
+        let i = n as usize;
+        match &self.g.ops[i] {
+            Op::Const(c) => return Ok(*c),
+            Op::Bool(b) => return Ok(*b as i128),
+            Op::Var(v) => return Ok(self.vars[*v]),
+            _ => {}
+        }
+        if self.stamp[i] == self.gen[self.level[i]] && self.stamp[i] != 0 {
+            return Ok(self.val[i]);
+        }
+        let g = self.g;
+        let v = match &g.ops[i] {
+            Op::Add(v) => {
+                let mut acc: i128 = 0;
+                for &c in v {
+                    acc = acc.checked_add(self.eval(c)?).ok_or(Fail::Overflow)?;
+                }
+                acc
+            }
+            Op::Mul(v) => {
+                let mut acc: i128 = 1;
+                for &c in v {
+                    acc = acc.checked_mul(self.eval(c)?).ok_or(Fail::Overflow)?;
+                }
+                acc
+            }
+            Op::Min(v) | Op::Max(v) => {
+                let want_max = matches!(g.ops[i], Op::Max(_));
+                let mut best: Option<i128> = None;
+                for &c in v {
+                    let x = self.eval(c)?;
+                    best = Some(match best {
+                        None => x,
+                        Some(b) if want_max => b.max(x),
+                        Some(b) => b.min(x),
+                    });
+                }
+                best.ok_or(Fail::Raises)?
+            }
+            Op::FloorDiv(a, b) => {
+                let (a, b) = (self.eval(*a)?, self.eval(*b)?);
+                fdiv(a, b)?
+            }
+            Op::Mod(a, b) => {
+                let (a, b) = (self.eval(*a)?, self.eval(*b)?);
+                fmod(a, b)?
+            }
+            Op::Abs(a) => self.eval(*a)?.checked_abs().ok_or(Fail::Overflow)?,
+            Op::Ite(c, a, b) => {
+                if self.eval(*c)? != 0 {
+                    self.eval(*a)?
+                } else {
+                    self.eval(*b)?
+                }
+            }
+            Op::Cmp(op, a, b) => {
+                let (a, b) = (self.eval(*a)?, self.eval(*b)?);
+                op.holds(a.cmp(&b)) as i128
+            }
+            Op::And(v) => {
+                let mut r = 1;
+                for &c in v {
+                    if self.eval(c)? == 0 {
+                        r = 0;
+                        break;
+                    }
+                }
+                r
+            }
+            Op::Or(v) => {
+                let mut r = 0;
+                for &c in v {
+                    if self.eval(c)? != 0 {
+                        r = 1;
+                        break;
+                    }
+                }
+                r
+            }
+            Op::Not(a) => (self.eval(*a)? == 0) as i128,
+            Op::Const(_) | Op::Bool(_) | Op::Var(_) => unreachable!("handled above"),
+        };
+        self.val[i] = v;
+        self.stamp[i] = self.gen[self.level[i]];
+        Ok(v)
+    }
+}
+
+/// One guard of the group.
+struct G<'e> {
+    expr: &'e Expr,
+    /// Its root in the graph, when it compiles.
+    node: Option<u32>,
+    /// Sizes it mentions (mask over the group's sizes).
+    mask: u64,
+    /// Estimated fraction of the box that passes.
+    pass: f64,
+}
+
+fn truth(m: &mut Machine, g: &G, names: &[String]) -> bool {
+    if let Some(n) = g.node {
+        match m.eval(n) {
+            Ok(v) => return v != 0,
+            Err(Fail::Raises) => return false,
+            Err(Fail::Overflow) => {}
+        }
+    }
+    let vars = &m.vars;
+    let env = |a: &str| names.iter().position(|n| n == a).map(|i| vars[i]);
+    matches!(g.expr.eval(&env).and_then(Value::truth), Ok(true))
+}
+
+/// A small deterministic generator (xorshift) for sampling.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// A member of a non-empty set, roughly uniform.
+    fn pick(&mut self, s: &DimSet) -> i128 {
+        let (lo, hi) = (s.min().unwrap_or(0), s.max().unwrap_or(0));
+        let span = (hi - lo) as u128 + 1;
+        let r = ((self.next() as u128) << 64 | self.next() as u128) % span.max(1);
+        let x = lo + r as i128;
+        s.next_at_least(x).unwrap_or(lo)
+    }
+}
+
+/// Accumulates increasing values into a set without collecting a range.
+#[derive(Default)]
+struct Acc {
+    runs: Vec<(i128, i128)>,
+    values: u128,
+}
+
+impl Acc {
+    fn push(&mut self, x: i128) {
+        self.values += 1;
+        if let Some(last) = self.runs.last_mut() {
+            if last.1 + 1 == x {
+                last.1 = x;
+                return;
+            }
+        }
+        self.runs.push((x, x));
+    }
+
+    fn pieces(&self) -> usize {
+        self.runs.len()
+    }
+
+    fn into_set(self) -> DimSet {
+        if self.values <= 1_000_000 {
+            DimSet::from_values(self.runs.iter().flat_map(|&(a, b)| a..=b))
+        } else {
+            DimSet::from_segments(
+                self.runs
+                    .iter()
+                    .map(|&(lo, hi)| Segment {
+                        lo,
+                        hi,
+                        modulus: 1,
+                        residues: vec![0],
+                    })
+                    .collect(),
+            )
+            .unwrap_or_default()
+        }
+    }
+}
+
+enum Stop {
+    Budget(String),
+    Undecided(String),
+}
+
+struct Search<'a, 'g> {
+    names: &'a [String],
+    /// Size index (in `names`) at each level.
+    order: Vec<usize>,
+    domains: Vec<DimSet>,
+    /// Guards decided at each level (by the deepest size they mention), most rejecting first.
+    at_level: Vec<Vec<&'a G<'a>>>,
+    m: Machine<'g>,
+    budget: &'a Budget,
+    start: Instant,
+    pieces: usize,
+    stats: Stats,
+}
+
+impl Search<'_, '_> {
+    fn tick(&mut self) -> Result<(), Stop> {
+        self.stats.points += 1;
+        if self.stats.points % 1024 == 0 && self.start.elapsed() > self.budget.time {
+            return Err(Stop::Budget(format!(
+                "the time budget of {:.1} s ran out",
+                self.budget.time.as_secs_f64()
+            )));
+        }
+        Ok(())
+    }
+
+    fn pass(&mut self, level: usize) -> bool {
+        for g in &self.at_level[level] {
+            if !truth(&mut self.m, g, self.names) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn level(&mut self, k: usize) -> Result<Tree, Stop> {
+        let last = self.order.len() - 1;
+        if k == last {
+            return self.inner().map(Tree::Leaf);
+        }
+        let var = self.order[k];
+        let mut groups: Vec<(Acc, Tree)> = Vec::new();
+        let dom = self.domains[k].clone();
+        for v in dom.iter() {
+            self.tick()?;
+            self.m.set(var, k, v);
+            if !self.pass(k) {
+                continue;
+            }
+            let child = self.level(k + 1)?;
+            if child.is_empty() {
+                continue;
+            }
+            self.add_value(&mut groups, v, child)?;
+        }
+        Ok(Tree::Node(
+            groups.into_iter().map(|(a, c)| (a.into_set(), c)).collect(),
+        ))
+    }
+
+    fn add_value(
+        &mut self,
+        groups: &mut Vec<(Acc, Tree)>,
+        v: i128,
+        child: Tree,
+    ) -> Result<(), Stop> {
+        // The last few groups are compared first (neighbouring values usually share one).
+        if let Some(slot) = groups.iter_mut().rev().take(64).find(|(_, c)| *c == child) {
+            let before = slot.0.pieces();
+            slot.0.push(v);
+            self.pieces += slot.0.pieces() - before;
+        } else {
+            let mut a = Acc::default();
+            a.push(v);
+            groups.push((a, child));
+            self.pieces += 1;
+        }
+        if self.pieces > self.budget.pieces {
+            return Err(Stop::Budget(format!(
+                "the joint set needs more than {} pieces",
+                self.budget.pieces
+            )));
+        }
+        Ok(())
+    }
+
+    fn inner(&mut self) -> Result<DimSet, Stop> {
+        let k = self.order.len() - 1;
+        let var = self.order[k];
+        let dom = self.domains[k].clone();
+        if self.at_level[k].is_empty() {
+            return Ok(dom);
+        }
+        if dom.count() <= self.budget.inner_enumeration {
+            let mut acc = Acc::default();
+            for x in dom.iter() {
+                self.tick()?;
+                self.m.set(var, k, x);
+                if self.pass(k) {
+                    acc.push(x);
+                }
+            }
+            return Ok(acc.into_set());
+        }
+        // Wide: the periodic engine per combination of the other sizes.
+        self.tick()?;
+        self.stats.periodic_solves += 1;
+        let mut set = dom;
+        let name = &self.names[var];
+        for g in &self.at_level[k] {
+            let mut h = g.expr.clone();
+            for &o in &self.order[..k] {
+                if g.mask & (1 << o) != 0 {
+                    h = h.substitute(&self.names[o], &Expr::int(self.m.vars[o]));
+                }
+            }
+            match solve(&h, name, &set, &self.budget.limits) {
+                Outcome::Solved { set: s, .. } => set = s,
+                Outcome::Undecided { reason } => return Err(Stop::Undecided(reason.to_string())),
+            }
+            if set.is_empty() {
+                break;
+            }
+        }
+        Ok(set)
+    }
+}
+
+/// The exact joint set of `names` over `domains` (one per name, in the same order; the sizes'
+/// own one-size guards already applied) under `guards`, within `budget`.
+///
+/// Every guard must mention only sizes in `names`.
+pub fn solve_joint(
+    names: &[String],
+    domains: &[DimSet],
+    guards: &[Expr],
+    budget: &Budget,
+) -> JointSet {
+    let start = Instant::now();
+    let n = names.len();
+    let mut graph = Graph::default();
+    let mut gs: Vec<G> = guards
+        .iter()
+        .map(|e| {
+            let mask = e
+                .atoms()
+                .iter()
+                .filter_map(|a| names.iter().position(|n| **n == **a))
+                .fold(0u64, |m, i| m | 1 << i);
+            G {
+                expr: e,
+                node: graph.cond(e, names),
+                mask,
+                pass: 1.0,
+            }
+        })
+        .collect();
+    let stats = Stats {
+        shared_nodes: graph.ops.len(),
+        exact_guards: gs.iter().filter(|g| g.node.is_none()).count(),
+        ..Stats::default()
+    };
+    let done =
+        |order: Vec<usize>, tree: Tree, undecided: Option<Undecided>, stats: Stats| JointSet {
+            sizes: order.iter().map(|&i| names[i].clone()).collect(),
+            domains: order.iter().map(|&i| domains[i].clone()).collect(),
+            tree,
+            undecided,
+            stats,
+        };
+    if domains.iter().any(DimSet::is_empty) || n == 0 {
+        return done((0..n).collect(), Tree::empty(n), None, stats);
+    }
+    // Estimate each guard's pass rate on pseudo-random points of the box.
+    {
+        let ident: Vec<usize> = (0..n).collect();
+        let mut m = Machine::new(&graph, &ident);
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        const SAMPLES: usize = 48;
+        let mut passed = vec![0usize; gs.len()];
+        for _ in 0..SAMPLES {
+            for (i, d) in domains.iter().enumerate() {
+                let v = rng.pick(d);
+                m.set(i, i, v);
+            }
+            for (j, g) in gs.iter().enumerate() {
+                if g.node.is_some() && truth(&mut m, g, names) {
+                    passed[j] += 1;
+                }
+            }
+        }
+        for (g, p) in gs.iter_mut().zip(passed) {
+            g.pass = if g.node.is_some() {
+                (p as f64 + 0.5) / (SAMPLES as f64 + 1.0)
+            } else {
+                0.5
+            };
+        }
+    }
+    let (order, cost) = plan(n, domains, &gs, budget);
+    if cost > budget.work {
+        let sides: Vec<DimSet> = order.iter().map(|&i| domains[i].clone()).collect();
+        let count = Tree::full(&sides).count();
+        let undecided = Some(Undecided {
+            reason: format!(
+                "enumerating them needs about {cost:.1e} guard evaluations, more than the {:.0e} dimguard starts",
+                budget.work
+            ),
+            sides,
+            count,
+        });
+        return done(order, Tree::empty(n), undecided, stats);
+    }
+    let mut pos = vec![0usize; n];
+    for (l, &i) in order.iter().enumerate() {
+        pos[i] = l;
+    }
+    let mut at_level: Vec<Vec<&G>> = vec![Vec::new(); n];
+    for g in &gs {
+        let l = (0..n)
+            .filter(|&i| g.mask & (1 << i) != 0)
+            .map(|i| pos[i])
+            .max()
+            .unwrap_or(0);
+        at_level[l].push(g);
+    }
+    for lv in at_level.iter_mut() {
+        lv.sort_by(|a, b| {
+            a.pass
+                .partial_cmp(&b.pass)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.expr.size().cmp(&b.expr.size()))
+        });
+    }
+    let level_domains: Vec<DimSet> = order.iter().map(|&i| domains[i].clone()).collect();
+    let mut s = Search {
+        names,
+        order: order.clone(),
+        domains: level_domains.clone(),
+        at_level,
+        m: Machine::new(&graph, &pos),
+        budget,
+        start,
+        pieces: 0,
+        stats,
+    };
+    // The first level by hand, so that a stop keeps everything decided before it.
+    let mut undecided = None;
+    let tree = if n == 1 {
+        match s.inner() {
+            Ok(set) => Tree::Leaf(set),
+            Err(Stop::Budget(r) | Stop::Undecided(r)) => {
+                undecided = Some(Undecided {
+                    reason: r,
+                    count: level_domains[0].count(),
+                    sides: level_domains.clone(),
+                });
+                Tree::Leaf(DimSet::empty())
+            }
+        }
+    } else {
+        let var = order[0];
+        let mut groups: Vec<(Acc, Tree)> = Vec::new();
+        let dom = level_domains[0].clone();
+        for v in dom.iter() {
+            let step = s.tick().and_then(|()| {
+                s.m.set(var, 0, v);
+                if s.pass(0) {
+                    s.level(1).map(Some)
+                } else {
+                    Ok(None)
+                }
+            });
+            let outcome = match step {
+                Ok(Some(child)) if !child.is_empty() => s.add_value(&mut groups, v, child),
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
+            };
+            if let Err(Stop::Budget(reason) | Stop::Undecided(reason)) = outcome {
+                let mut sides = level_domains.clone();
+                sides[0] = dom.clip(v, i128::MAX);
+                let count = Tree::full(&sides).count();
+                undecided = Some(Undecided {
+                    reason,
+                    sides,
+                    count,
+                });
+                break;
+            }
+        }
+        if let Some(u) = &undecided {
+            // Values of the stopped one are re-listed as undecided: drop them from the groups.
+            let cut = u.sides[0].min().unwrap_or(i128::MAX);
+            for (a, _) in groups.iter_mut() {
+                a.runs.retain_mut(|r| {
+                    r.1 = r.1.min(cut - 1);
+                    r.0 <= r.1
+                });
+            }
+            groups.retain(|(a, _)| !a.runs.is_empty());
+        }
+        Tree::Node(groups.into_iter().map(|(a, c)| (a.into_set(), c)).collect())
+    };
+    let stats = s.stats;
+    done(order, tree, undecided, stats)
+}
+
+/// The order of the sizes with the least estimated work, and that work (guard evaluations).
+fn plan(n: usize, domains: &[DimSet], gs: &[G], budget: &Budget) -> (Vec<usize>, f64) {
+    let mut best: Option<(f64, Vec<usize>)> = None;
+    let mut perm: Vec<usize> = (0..n).collect();
+    let mut consider = |order: &[usize]| {
+        let mut prefixes = 1.0f64;
+        let mut cost = 0.0f64;
+        let mut bound = 0u64;
+        for (l, &i) in order.iter().enumerate() {
+            bound |= 1 << i;
+            let size = domains[i].count() as f64;
+            let here: Vec<&G> = gs
+                .iter()
+                .filter(|g| g.mask & bound == g.mask && g.mask & (1 << i) != 0)
+                .collect();
+            let rate: f64 = here.iter().map(|g| g.pass).product();
+            if l + 1 == order.len() {
+                let enumerate = prefixes * size * (1.0 + here.len() as f64 * 0.2);
+                let periodic = prefixes * here.len() as f64 * 400.0;
+                cost += if domains[i].count() <= budget.inner_enumeration {
+                    enumerate.min(periodic)
+                } else {
+                    periodic
+                };
+            } else {
+                cost += prefixes * size * (1.0 + here.len() as f64 * 0.2);
+                prefixes *= size * rate;
+            }
+        }
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            best = Some((cost, order.to_vec()));
+        }
+    };
+    if n <= 6 {
+        permutations(&mut perm, 0, &mut consider);
+    } else {
+        // Many sizes: narrowest first, widest last.
+        perm.sort_by_key(|&i| domains[i].count());
+        consider(&perm);
+    }
+    best.map(|(c, o)| (o, c))
+        .unwrap_or_else(|| ((0..n).collect(), f64::INFINITY))
+}
+
+fn permutations(v: &mut Vec<usize>, k: usize, f: &mut impl FnMut(&[usize])) {
+    if k == v.len() {
+        f(v);
+        return;
+    }
+    for i in k..v.len() {
+        v.swap(k, i);
+        permutations(v, k + 1, f);
+        v.swap(k, i);
+    }
+}
+
+/// A set in a few words: `1..32`, `64..512 step 32`, `7 values in 96..1024`.
+pub fn brief(s: &DimSet) -> String {
+    match (s.min(), s.max(), s.as_progression()) {
+        (None, _, _) | (_, None, _) => "no value".to_string(),
+        (Some(a), Some(b), _) if a == b => a.to_string(),
+        (Some(a), Some(b), Some(p)) if p.modulus == 1 => format!("{a}..{b}"),
+        (Some(a), Some(b), Some(p)) => format!("{a}..{b} step {}", p.modulus),
+        (Some(a), Some(b), None) => format!("{} values in {a}..{b}", s.count()),
+    }
+}
+
+impl JointSet {
+    /// Levels whose values combine freely with the rest: every box of the joint set has that
+    /// level's whole projection, of more than one value, as its side.
+    pub fn free_levels(&self) -> Vec<bool> {
+        let (boxes, complete) = self.tree.boxes(10_000);
+        (0..self.sizes.len())
+            .map(|l| {
+                let proj = self.tree.projection(l);
+                complete && proj.count() > 1 && boxes.iter().all(|b| b[l] == proj)
+            })
+            .collect()
+    }
+
+    /// The joint set in one sentence, with `labels` naming each size (by name) and sizes listed
+    /// in the order of `labels`: "x[2] and x[3] are linked: this program accepts 1 (x[2], x[3])
+    /// pair, 224x224, for x[0] in 1..32: export it static".
+    pub fn summary(&self, labels: &[(String, String)]) -> String {
+        let label = |l: usize| {
+            labels
+                .iter()
+                .find(|(n, _)| *n == self.sizes[l])
+                .map_or(self.sizes[l].clone(), |(_, t)| t.clone())
+        };
+        let rank_of = |l: usize| {
+            labels
+                .iter()
+                .position(|(n, _)| *n == self.sizes[l])
+                .unwrap_or(usize::MAX)
+        };
+        let free = self.free_levels();
+        let mut linked: Vec<usize> = (0..self.sizes.len()).filter(|&l| !free[l]).collect();
+        linked.sort_by_key(|&l| rank_of(l));
+        let mut frees: Vec<usize> = (0..self.sizes.len()).filter(|&l| free[l]).collect();
+        frees.sort_by_key(|&l| rank_of(l));
+        let count = self.count();
+        if count == 0 {
+            let what = if self.undecided.is_some() {
+                "no combination of the decided part"
+            } else {
+                "no combination"
+            };
+            return format!(
+                "{} are linked: {what} of the claimed sizes passes every guard",
+                join_and(&(0..self.sizes.len()).map(label).collect::<Vec<_>>())
+            );
+        }
+        if linked.is_empty() {
+            return format!(
+                "{} pass their guards in every combination",
+                join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>())
+            );
+        }
+        let free_count: u128 = frees
+            .iter()
+            .map(|&l| self.tree.projection(l).count())
+            .product();
+        let tuples = count / free_count.max(1);
+        let names: Vec<String> = linked.iter().map(|&l| label(l)).collect();
+        let kind = match linked.len() {
+            1 => "value",
+            2 => "pair",
+            3 => "triple",
+            _ => "combination",
+        };
+        let plural = if tuples == 1 { "" } else { "s" };
+        let tuple_names = if linked.len() == 1 {
+            names[0].clone()
+        } else {
+            format!("({})", names.join(", "))
+        };
+        let for_free = if frees.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", for {}",
+                frees
+                    .iter()
+                    .map(|&l| format!("{} in {}", label(l), brief(&self.tree.projection(l))))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )
+        };
+        let head = if linked.len() == 1 {
+            format!(
+                "{} is linked to {}",
+                names[0],
+                join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>())
+            )
+        } else {
+            format!("{} are linked", join_and(&names))
+        };
+        if tuples <= 3 {
+            // List them, in the labels' order.
+            let sub = self.linked_tuples(&linked, 3);
+            let listed: Vec<String> = sub
+                .iter()
+                .map(|t| {
+                    t.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join("x")
+                })
+                .collect();
+            let advice = if tuples == 1 {
+                "export it static".to_string()
+            } else {
+                format!("export once per {kind}, or pad inputs to one of them")
+            };
+            format!(
+                "{head}: this program accepts {tuples} {tuple_names} {kind}{plural}, {}{for_free}: {advice}",
+                listed.join(", ")
+            )
+        } else {
+            format!("{head}: this program accepts {tuples} {tuple_names} {kind}{plural}{for_free}")
+        }
+    }
+
+    /// Distinct tuples of the `levels` (in that order) occurring in the joint set, at most `n`.
+    fn linked_tuples(&self, levels: &[usize], n: usize) -> Vec<Vec<i128>> {
+        let mut out: Vec<Vec<i128>> = Vec::new();
+        for t in self.tree.examples(10_000) {
+            let sub: Vec<i128> = levels.iter().map(|&l| t[l]).collect();
+            if !out.contains(&sub) {
+                out.push(sub);
+                if out.len() >= n {
+                    break;
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+}
+
+fn join_and(v: &[String]) -> String {
+    match v {
+        [] => String::new(),
+        [a] => a.clone(),
+        [a @ .., b] => format!("{} and {b}", a.join(", ")),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The largest box.
+
+/// The largest box inside a joint set: one progression per size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LargestBox {
+    /// One side per size, in the joint set's level order.
+    pub sides: Vec<Progression>,
+    /// Number of tuples (the product of the sides' counts).
+    pub count: u128,
+    /// Whether no box of progressions inside the joint set has more tuples (false when the
+    /// search ran out of its budget or a set was too large to search every step).
+    pub maximal: bool,
+}
+
+struct BoxSearch {
+    work: usize,
+    limit: usize,
+    maximal: bool,
+}
+
+/// The box (one progression per level) inside `tree` with the most tuples.
+pub fn largest_box(tree: &Tree, budget: &Budget) -> Option<LargestBox> {
+    let mut bs = BoxSearch {
+        work: 0,
+        limit: budget.box_work,
+        maximal: true,
+    };
+    let (count, sides) = bs.best(tree, 0)?;
+    Some(LargestBox {
+        sides,
+        count,
+        maximal: bs.maximal,
+    })
+}
+
+impl BoxSearch {
+    fn best(&mut self, tree: &Tree, floor: u128) -> Option<(u128, Vec<Progression>)> {
+        self.work += 1;
+        match tree {
+            Tree::Leaf(s) => {
+                let r = rank(s, None, 1);
+                if r.maximality != Maximality::Proven {
+                    self.maximal = false;
+                }
+                let p = *r.progressions.first()?;
+                Some((p.count(), vec![p]))
+            }
+            Tree::Node(groups) => {
+                let m = groups.len();
+                let mut best: Option<(u128, Vec<Progression>)> = None;
+                let mut floor = floor;
+                // Subsets of groups: the progression lies in the union of their sets, and the
+                // rest of the box in the intersection of their continuations.
+                let exhaustive = m <= 12;
+                if !exhaustive {
+                    self.maximal = false;
+                }
+                let mut stack: Vec<(usize, Vec<usize>, Tree)> = Vec::new();
+                for (i, (_, c)) in groups.iter().enumerate() {
+                    stack.push((i, vec![i], c.clone()));
+                }
+                while let Some((last, chosen, t)) = stack.pop() {
+                    if self.work > self.limit {
+                        self.maximal = false;
+                        break;
+                    }
+                    let union = union_all(chosen.iter().map(|&i| groups[i].0.clone()));
+                    let rest_upper: u128 = union_all(
+                        (last + 1..m)
+                            .chain(chosen.iter().copied())
+                            .map(|i| groups[i].0.clone()),
+                    )
+                    .count();
+                    let t_count = t.count();
+                    if rest_upper.saturating_mul(t_count) <= floor {
+                        continue;
+                    }
+                    if union.count().saturating_mul(t_count) > floor {
+                        let r = rank(&union, None, 1);
+                        if r.maximality != Maximality::Proven {
+                            self.maximal = false;
+                        }
+                        if let Some(p) = r.progressions.first().copied() {
+                            let need = floor / p.count().max(1);
+                            if let Some((c, sides)) = self.best(&t, need) {
+                                let score = c.saturating_mul(p.count());
+                                if score > floor || best.is_none() {
+                                    if score > floor {
+                                        floor = score;
+                                    }
+                                    let mut all = vec![p];
+                                    all.extend(sides);
+                                    if best.as_ref().is_none_or(|(b, _)| score > *b) {
+                                        best = Some((score, all));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    if exhaustive {
+                        for (j, (_, cj)) in groups.iter().enumerate().skip(last + 1) {
+                            let t2 = t.intersect(cj);
+                            if !t2.is_empty() {
+                                let mut c2 = chosen.clone();
+                                c2.push(j);
+                                stack.push((j, c2, t2));
+                            }
+                        }
+                    }
+                }
+                best
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::parse_guard;
+    use proptest::prelude::*;
+
+    fn g(s: &str) -> Expr {
+        parse_guard(s).unwrap()
+    }
+
+    fn names(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn holds_all(guards: &[Expr], names: &[String], t: &[i128]) -> bool {
+        let env = |a: &str| names.iter().position(|n| n == a).map(|i| t[i]);
+        guards
+            .iter()
+            .all(|g| matches!(g.eval(&env).and_then(Value::truth), Ok(true)))
+    }
+
+    /// Every tuple of the box, in `names` order.
+    fn tuples(domains: &[DimSet]) -> Vec<Vec<i128>> {
+        let mut out = vec![vec![]];
+        for d in domains {
+            out = out
+                .into_iter()
+                .flat_map(|t| {
+                    d.iter().map(move |x| {
+                        let mut t = t.clone();
+                        t.push(x);
+                        t
+                    })
+                })
+                .collect();
+        }
+        out
+    }
+
+    /// A tuple in `names` order, reordered to the joint set's levels.
+    fn reorder(js: &JointSet, names: &[String], t: &[i128]) -> Vec<i128> {
+        js.sizes
+            .iter()
+            .map(|s| t[names.iter().position(|n| n == s).unwrap()])
+            .collect()
+    }
+
+    fn progressions(lo: i128, hi: i128) -> Vec<Progression> {
+        let mut out = Vec::new();
+        for a in lo..=hi {
+            for step in 1..=(hi - lo).max(1) {
+                for b in (a..=hi).step_by(step as usize) {
+                    out.push(Progression {
+                        lo: a,
+                        hi: b,
+                        modulus: step,
+                        residue: a.rem_euclid(step),
+                    });
+                }
+            }
+        }
+        out.sort_by_key(|p| (p.lo, p.hi, p.modulus));
+        out.dedup_by_key(|p| (p.lo, p.hi, if p.lo == p.hi { 0 } else { p.modulus }));
+        out
+    }
+
+    #[test]
+    fn a_product_links_two_sizes() {
+        // A 16x16-patch grid with a 14x14 position table.
+        let n = names(&["h", "w"]);
+        let gs = vec![g("((h - 16)//16 + 1) * ((w - 16)//16 + 1) == 196")];
+        let dom = DimSet::interval(16, 1024);
+        let js = solve_joint(&n, &[dom.clone(), dom.clone()], &gs, &Budget::default());
+        assert!(js.undecided.is_none());
+        // Grids (a, b) with a*b = 196, a, b <= 64: 4x49, 7x28, 14x14, 28x7, 49x4; 16*16 sizes each.
+        assert_eq!(js.count(), 5 * 256);
+        let h = js.projection("h");
+        assert!(h.contains(224) && h.contains(64) && !h.contains(16));
+        assert!(js.for_all("h").is_empty());
+        let b = largest_box(&js.tree, &Budget::default()).unwrap();
+        assert_eq!(b.count, 256);
+        assert!(b.maximal);
+        for t in js.rejected_examples(5) {
+            let t: Vec<i128> = n.iter().map(|s| t[js.level(s).unwrap()]).collect();
+            assert!(!holds_all(&gs, &n, &t));
+        }
+    }
+
+    #[test]
+    fn one_pair_for_every_batch_is_said_plainly() {
+        // A conv-attention hybrid: 32x downsampling and a 7x7 position table.
+        let n = names(&["b", "h", "w"]);
+        let gs = vec![
+            g("(h // 32) * (w // 32) == 49"),
+            g("h // 32 != 49 and w // 32 != 49"),
+        ];
+        let doms = [
+            DimSet::interval(1, 32),
+            DimSet::progression(64, 2048, 32, 0),
+            DimSet::progression(64, 2048, 32, 0),
+        ];
+        let js = solve_joint(&n, &doms, &gs, &Budget::default());
+        let labels: Vec<(String, String)> = [("b", "x[0]"), ("h", "x[2]"), ("w", "x[3]")]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
+        assert_eq!(
+            js.summary(&labels),
+            "x[2] and x[3] are linked: this program accepts 1 (x[2], x[3]) pair, 224x224, for x[0] in 1..32: export it static"
+        );
+    }
+
+    #[test]
+    fn a_wide_last_size_is_solved_periodically() {
+        let n = names(&["h", "w"]);
+        let gs = vec![g("(h + w) % 8 == 0"), g("h * w >= 40")];
+        let doms = [DimSet::interval(2, 9), DimSet::interval(2, 1 << 62)];
+        let js = solve_joint(&n, &doms, &gs, &Budget::default());
+        assert!(js.undecided.is_none(), "{:?}", js.undecided);
+        assert_eq!(js.sizes, names(&["h", "w"]));
+        assert!(js.stats.periodic_solves > 0);
+        let want: u128 = (2..=9i128)
+            .map(|h| {
+                let lo = (40 + h - 1) / h;
+                DimSet::progression(lo.max(2), 1 << 62, 8, (8 - h % 8) % 8).count()
+            })
+            .sum();
+        assert_eq!(js.count(), want);
+    }
+
+    #[test]
+    fn the_budget_returns_a_partial_answer() {
+        let n = names(&["h", "w"]);
+        let gs = vec![g("(h * w) % 7 != 3")];
+        let doms = [DimSet::interval(1, 1 << 40), DimSet::interval(1, 1 << 40)];
+        let budget = Budget {
+            time: Duration::from_millis(50),
+            work: f64::INFINITY,
+            ..Budget::default()
+        };
+        let t0 = Instant::now();
+        let js = solve_joint(&n, &doms, &gs, &budget);
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        let u = js.undecided.as_ref().expect("stopped");
+        assert!(u.reason.contains("time budget"), "{}", u.reason);
+        // Decided part and undecided region are disjoint and cover the box.
+        let cut = u.sides[0].min().unwrap();
+        assert!(js.tree.projection(0).max().is_none_or(|m| m < cut));
+        for t in js.tree.examples(50) {
+            let t: Vec<i128> = n.iter().map(|s| t[js.level(s).unwrap()]).collect();
+            assert!(holds_all(&gs, &n, &t));
+        }
+    }
+
+    #[test]
+    fn a_hopeless_plan_is_not_started() {
+        let n = names(&["h", "w"]);
+        let gs = vec![g("(h * w) % 7 != 3")];
+        let doms = [DimSet::interval(1, 1 << 40), DimSet::interval(1, 1 << 40)];
+        let t0 = Instant::now();
+        let js = solve_joint(&n, &doms, &gs, &Budget::default());
+        assert!(t0.elapsed() < Duration::from_secs(1));
+        let u = js.undecided.as_ref().expect("undecided");
+        assert_eq!(u.count, 1u128 << 80);
+        assert!(u.reason.contains("guard evaluations"), "{}", u.reason);
+    }
+
+    #[test]
+    fn raising_guards_fail_and_overflow_is_exact() {
+        let n = names(&["a", "b"]);
+        let gs = vec![
+            g("a % (b - 3) == 0 or b == 3"),
+            g("a * b * 170141183460469231731687303715884105 > 0"),
+        ];
+        let doms = [DimSet::interval(1, 6), DimSet::interval(1, 6)];
+        let js = solve_joint(&n, &doms, &gs, &Budget::default());
+        for t in tuples(&doms) {
+            let want = holds_all(&gs, &n, &t);
+            assert_eq!(js.tree.contains(&reorder(&js, &n, &t)), want, "{t:?}");
+        }
+    }
+
+    /// Guard templates over `a`, `b`, `c` (products, floor division, moduli that depend on sizes).
+    fn template(k: usize, p: i128, q: i128) -> String {
+        match k % 9 {
+            0 => format!("(a * b) % {p} != {}", q % p),
+            1 => format!("((a - 1)//{p} + 1) * ((b - 1)//{q} + 1) <= {}", p * q + 3),
+            2 => format!("a % (b // {p} + 1) == 0"),
+            3 => format!("(a + {q}*b) % {p} != 0"),
+            4 => format!("a * b * c >= {}", p * q * 3),
+            5 => format!("(c * a) // {p} != {q}"),
+            6 => format!("b % ((a + c) // {p} + 1) != {}", q % 3),
+            7 => format!("max(a, c) - b != {q}"),
+            _ => format!(
+                "(a // {p}) * (b // {q}) == (b // {p}) * (a // {q}) or a + b > {}",
+                p + q + 6
+            ),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(120))]
+        /// Random guard systems over two and three sizes against brute force on small boxes:
+        /// joint set, projections, counts, rejected examples, and the largest box's soundness
+        /// and maximality.
+        #[test]
+        fn joint_sets_match_brute_force(
+            ks in proptest::collection::vec((0usize..9, 2i128..5, 0i128..5), 1..5),
+            three in any::<bool>(),
+            lo in 1i128..4, wa in 2i128..6, wb in 2i128..6, wc in 1i128..4,
+            inner in prop_oneof![Just(0u128), Just(4096u128)],
+        ) {
+            let n = if three { names(&["a", "b", "c"]) } else { names(&["a", "b"]) };
+            let mut gs: Vec<Expr> = ks.iter().map(|&(k, p, q)| g(&template(k, p, q))).collect();
+            if !three {
+                gs.retain(|e| !e.atoms().iter().any(|a| &**a == "c"));
+                if gs.is_empty() { gs.push(g("(a * b) % 3 != 1")); }
+            }
+            let mut doms = vec![DimSet::interval(lo, lo + wa), DimSet::interval(lo, lo + wb)];
+            if three { doms.push(DimSet::interval(lo, lo + wc)); }
+            let budget = Budget { inner_enumeration: inner, ..Budget::default() };
+            let js = solve_joint(&n, &doms, &gs, &budget);
+            prop_assert!(js.undecided.is_none());
+            let mut count = 0u128;
+            let mut proj: Vec<std::collections::BTreeSet<i128>> = vec![Default::default(); n.len()];
+            for t in tuples(&doms) {
+                let want = holds_all(&gs, &n, &t);
+                prop_assert_eq!(js.tree.contains(&reorder(&js, &n, &t)), want, "{:?}", t);
+                if want {
+                    count += 1;
+                    for (i, x) in t.iter().enumerate() { proj[i].insert(*x); }
+                }
+            }
+            prop_assert_eq!(js.count(), count);
+            for (i, name) in n.iter().enumerate() {
+                let p: Vec<i128> = js.projection(name).iter().collect();
+                prop_assert_eq!(p, proj[i].iter().copied().collect::<Vec<_>>());
+                // for_all: passes with every value of the others.
+                for x in doms[i].iter() {
+                    let all = tuples(&doms).iter().filter(|t| t[i] == x).all(|t| holds_all(&gs, &n, t));
+                    prop_assert_eq!(js.for_all(name).contains(x), all);
+                }
+            }
+            for t in js.rejected_examples(4) {
+                let t: Vec<i128> = n.iter().map(|s| t[js.level(s).unwrap()]).collect();
+                prop_assert!(!holds_all(&gs, &n, &t));
+            }
+            // The largest box: sound, and no box of progressions has more tuples.
+            let b = largest_box(&js.tree, &Budget::default());
+            prop_assert_eq!(b.is_none(), count == 0);
+            if let Some(b) = b {
+                prop_assert!(b.maximal);
+                let sides: Vec<DimSet> = b.sides.iter().map(|p| DimSet::progression(p.lo, p.hi, p.modulus, p.residue)).collect();
+                prop_assert_eq!(b.count, sides.iter().map(DimSet::count).product::<u128>());
+                for t in tuples(&sides) {
+                    prop_assert!(js.tree.contains(&t), "box tuple {:?} fails", t);
+                }
+                // Brute force over every box of progressions (levels in the tree's order).
+                let level_doms: Vec<DimSet> = js.sizes.iter().map(|s| doms[n.iter().position(|x| x == s).unwrap()].clone()).collect();
+                let cands: Vec<Vec<Progression>> = level_doms.iter().map(|d| progressions(d.min().unwrap(), d.max().unwrap())).collect();
+                let mut best = 0u128;
+                let mut idx = vec![0usize; cands.len()];
+                'outer: loop {
+                    let sides: Vec<DimSet> = idx.iter().zip(&cands).map(|(&i, c)| { let p = c[i]; DimSet::progression(p.lo, p.hi, p.modulus, p.residue) }).collect();
+                    let size: u128 = sides.iter().map(DimSet::count).product();
+                    if size > best && tuples(&sides).iter().all(|t| js.tree.contains(t)) {
+                        best = size;
+                    }
+                    let mut k = 0;
+                    loop {
+                        if k == idx.len() { break 'outer; }
+                        idx[k] += 1;
+                        if idx[k] < cands[k].len() { break; }
+                        idx[k] = 0;
+                        k += 1;
+                    }
+                }
+                prop_assert_eq!(b.count, best);
+            }
+        }
+    }
+}
