@@ -519,46 +519,171 @@ pub fn check(r: &CheckReport, color: bool) -> String {
             _ => "nothing".into(),
         };
         row(&mut out, "claims", &claims, &st);
+        let unsure = d.undecided.as_ref().map_or(0, |u| u.count);
         match &d.accepted {
             Some(a) => {
-                let rejected = d.claimed.count.saturating_sub(a.count);
-                let verdict = if rejected == 0 {
+                let rejected = d.claimed.count.saturating_sub(a.count + unsure);
+                // Really linked: some size passes with one partner and fails with another.
+                let linked = d
+                    .for_every_partner
+                    .as_ref()
+                    .is_some_and(|f| f.count != a.count);
+                let verdict = if rejected == 0 && unsure == 0 {
                     st.green(&format!("all {} claimed sizes", a.count))
+                } else if rejected == 0 {
+                    st.yellow(&format!("{} of them proven", a.count))
                 } else {
                     let ex: Vec<String> =
                         d.rejected_examples.iter().map(|v| v.to_string()).collect();
+                    let fail = if linked {
+                        "fail with every partner"
+                    } else {
+                        "raise Guard failed"
+                    };
                     st.red(&format!(
-                        "{} of them; {} raise Guard failed, e.g. {}",
+                        "{} of them{}; {} {fail}, e.g. {}",
                         a.count,
+                        if linked { " with some partner" } else { "" },
                         rejected,
                         ex.join(", ")
                     ))
                 };
                 row(&mut out, "accepts", &verdict, &st);
             }
-            None => row(
+            None => row(&mut out, "accepts", &st.yellow("undecided"), &st),
+        }
+        if let Some(u) = &d.undecided {
+            row(
                 &mut out,
-                "accepts",
-                &st.yellow(&format!(
-                    "undecided: {}",
-                    d.undecided.as_deref().unwrap_or("?")
-                )),
+                "undecided",
+                &st.yellow(&format!("{} sizes: {}", u.count, u.reason)),
                 &st,
-            ),
+            );
         }
         if !d.linked_with.is_empty() {
+            let every = d.for_every_partner.as_ref().map_or(String::new(), |f| {
+                format!("; {} of them pass with every value of those", f.count)
+            });
             row(
                 &mut out,
                 "linked",
-                &format!(
-                    "with {} (accepted for every accepted size of those)",
-                    d.linked_with.join(", ")
-                ),
+                &format!("with {}{every}", d.linked_with.join(", ")),
                 &st,
             );
         }
         if let Some(s) = d.suggestions.first() {
             row(&mut out, "spec", &s.code, &st);
+        }
+    }
+    for j in &r.joint {
+        out.push('\n');
+        let _ = writeln!(out, "{} {}", st.bold("linked:"), j.dims.join(", "));
+        row(&mut out, "answer", &j.summary, &st);
+        row(
+            &mut out,
+            "accepts",
+            &format!(
+                "{} of the {} claimed combinations ({} box{}{})",
+                j.accepted,
+                j.claimed,
+                j.boxes.len(),
+                if j.boxes.len() == 1 { "" } else { "es" },
+                if j.boxes_complete { "" } else { " or more" }
+            ),
+            &st,
+        );
+        if let Some(b) = &j.largest_box {
+            let sides: Vec<String> = b
+                .sides
+                .iter()
+                .zip(&j.dims)
+                .map(|(s, n)| format!("{n} {}", progression(s.lo, s.hi, s.modulus)))
+                .collect();
+            row(
+                &mut out,
+                "largest box",
+                &format!(
+                    "{} ({} combinations{})",
+                    sides.join(", "),
+                    b.count,
+                    if b.maximal { ", maximal" } else { "" }
+                ),
+                &st,
+            );
+        }
+        if !j.rejected_examples.is_empty() {
+            let ex: Vec<String> = j
+                .rejected_examples
+                .iter()
+                .map(|t| {
+                    format!(
+                        "({})",
+                        t.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .collect();
+            row(
+                &mut out,
+                "fail",
+                &st.red(&format!("e.g. {}", ex.join(", "))),
+                &st,
+            );
+        }
+        if let Some(u) = &j.undecided {
+            row(
+                &mut out,
+                "undecided",
+                &st.yellow(&format!("{} combinations: {}", u.count, u.reason)),
+                &st,
+            );
+        }
+    }
+    let counts = |fate: &str| r.guards.iter().filter(|g| g.fate == fate).count();
+    let _ = writeln!(
+        out,
+        "\n{} {} in the program: {} solved one size at a time, {} jointly, {} relations, {} proved by Z3, {} undecided, {} unparsed",
+        st.bold("guards:"),
+        r.guards.len(),
+        counts("periodic") + counts("enumeration"),
+        counts("joint"),
+        counts("relation"),
+        counts("z3"),
+        counts("undecided"),
+        counts("unparsed"),
+    );
+    // Undecided guards grouped by reason: the reason once, then the guards (abbreviated).
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for g in r.guards.iter().filter(|g| g.fate == "undecided") {
+        let why = g.reason.as_deref().unwrap_or("?");
+        match reasons.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, v)) => v.push(&g.guard),
+            None => reasons.push((why, vec![&g.guard])),
+        }
+    }
+    for (why, gs) in &reasons {
+        row(
+            &mut out,
+            "undecided",
+            &st.yellow(&format!(
+                "{} guard{}: {why}",
+                gs.len(),
+                if gs.len() == 1 { "" } else { "s" }
+            )),
+            &st,
+        );
+        for g in gs.iter().take(3) {
+            row(&mut out, "", &abbreviate(g, 100), &st);
+        }
+        if gs.len() > 3 {
+            row(
+                &mut out,
+                "",
+                &format!("and {} more (all in --json)", gs.len() - 3),
+                &st,
+            );
         }
     }
     let p = &r.propagation;
@@ -627,4 +752,28 @@ pub fn check(r: &CheckReport, color: bool) -> String {
         let _ = writeln!(out, "    {line}");
     }
     out
+}
+
+/// `lo..hi`, `lo..hi step m`, or the single value.
+fn progression(lo: i128, hi: i128, m: i128) -> String {
+    if lo == hi {
+        lo.to_string()
+    } else if m == 1 {
+        format!("{lo}..{hi}")
+    } else {
+        format!("{lo}..{hi} step {m}")
+    }
+}
+
+/// A long expression shortened in the middle: its head and tail with the number of characters
+/// left out.
+pub fn abbreviate(text: &str, max: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= max {
+        return text.to_string();
+    }
+    let keep = max / 2;
+    let head: String = chars[..keep].iter().collect();
+    let tail: String = chars[chars.len() - keep..].iter().collect();
+    format!("{head} …({} characters)… {tail}", chars.len() - 2 * keep)
 }

@@ -32,6 +32,7 @@
 //! | [`merge`] | a diagnosis merged into the user's own `dynamic_shapes` spec |
 
 pub mod algebra;
+pub mod budget;
 pub mod compiled;
 pub mod diagnose;
 pub mod engine;
