@@ -279,14 +279,6 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
     }
     for (i, g) in d.guards.iter().enumerate() {
         row(out, &format!("guard {}", i + 1), &g.text, st);
-        if let Some(p) = &g.provenance {
-            let code = p
-                .code
-                .as_ref()
-                .map(|c| format!("  {}", st.dim(c)))
-                .unwrap_or_default();
-            row(out, "", &format!("from {}{code}", p.origin()), st);
-        }
         let removes = g
             .removes
             .map_or(String::new(), |n| format!("; removes {n} values"));
