@@ -61,6 +61,11 @@ enum Command {
         /// Time limit for one Z3 query, in milliseconds.
         #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
         z3_timeout_ms: u32,
+        /// The range of a size the text gives none for (a `Guard failed`, a solver crash), or to
+        /// override the text's: NAME=LO..HI, NAME a dimension's name, torch symbol (`s53`) or
+        /// source. Repeatable.
+        #[arg(long, value_name = "NAME=LO..HI")]
+        range: Vec<String>,
         /// Also write the report as one self-contained HTML page (plots of the accepted sizes,
         /// guards by source line, the spec with a copy button).
         #[arg(long, value_name = "FILE")]
@@ -174,6 +179,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             example,
             z3,
             z3_timeout_ms,
+            range,
             html,
         } => {
             let text = read_input(file.as_ref())?;
@@ -181,9 +187,14 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 examples: parse_examples(&example)?,
                 ..Options::default()
             };
-            let (msg, form) = diagnose::read(&text, &mut opts).map_err(|e| solver(&e))?;
+            let ranges = range
+                .iter()
+                .map(|r| dimguard::solver::forms::parse_range_arg(r))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(Failure::Input)?;
+            let mut msg = diagnose::read(&text, &mut opts).map_err(|e| solver(&e))?;
+            dimguard::solver::forms::apply_ranges(&mut msg, &ranges).map_err(|e| solver(&e))?;
             let mut report = diagnose::diagnose(&msg, &opts);
-            report.form = form;
             let mode = match z3 {
                 Z3Mode::Auto => Some(dimguard::prove::Mode::Auto),
                 Z3Mode::Always => Some(dimguard::prove::Mode::Always),
@@ -269,7 +280,7 @@ fn verify(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Result<
     let g = read_input(Some(guards))?;
     let s = read_input(Some(spec))?;
     let guard_set = dimguard::prove::verify::GuardSet::read(&g).map_err(|e| solver(&e))?;
-    let spec = dimguard::solver::spec::read(&s);
+    let spec = dimguard::solver::spec::read(&s).map_err(|e| solver(&e))?;
     if spec.dims.is_empty() {
         return Err(bad_input(
             "the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`",

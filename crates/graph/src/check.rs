@@ -3,8 +3,11 @@
 //! For each dynamic dimension of each user input: the sizes `range_constraints` *claim* (for a
 //! derived size such as `8*s24`, the expression's values over its root's range), and the claimed
 //! sizes that pass every guard of `guards_code` — exactly, by the solver. Guards linking several
-//! inputs are solved jointly (`joint.rs`): a size is accepted when it passes for every accepted
-//! size of the others, which the report says.
+//! inputs are solved jointly (`joint.rs`, `linked.rs`): the report then carries the exact set of
+//! tuples that pass (`joint`), each size's `accepted` values are those that pass with *some*
+//! value of the others (`for_every_partner` those that pass with every one), and the suggested
+//! spec is the largest sound box. Every guard is accounted for (`fate`): solved, proved by Z3, or
+//! undecided with its reason.
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
@@ -12,11 +15,13 @@ use dimguard_solver::compiled::recheck;
 use dimguard_solver::diagnose::unchecked_suggestion;
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
+use dimguard_solver::linked::{largest_box, Budget};
 use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, Proof, SizeRange,
+    BoxReport, Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, JointReport,
+    JointSearch, JointUndecided, Proof, SizeRange, UndecidedSet,
 };
 use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
@@ -84,20 +89,41 @@ pub fn check_with(
     // Parse the guards.
     let mut guards: Vec<Expr> = Vec::new();
     let mut uses = Vec::new();
+    // For each parsed guard, its entry in `uses`.
+    let mut use_of: Vec<usize> = Vec::new();
+    // A guard without sizes that is false: nothing passes.
+    let mut never: Option<String> = None;
     for text in &p.guards_code {
         match parse_guard(text) {
             Ok(g) => {
-                uses.push(GuardUse {
+                let mut u = GuardUse {
                     guard: text.clone(),
                     sizes: g.atoms().iter().map(|a| a.to_string()).collect(),
                     error: None,
-                });
+                    fate: "undecided",
+                    reason: Some("not reached".into()),
+                };
+                if g.atoms().is_empty() {
+                    let holds = matches!(
+                        g.eval(&|_| None),
+                        Ok(dimguard_solver::expr::Value::Bool(true))
+                    );
+                    u.fate = "periodic";
+                    u.reason = None;
+                    if !holds {
+                        never = Some(format!("the guard `{text}` is false for every size"));
+                    }
+                }
+                use_of.push(uses.len());
+                uses.push(u);
                 guards.push(g);
             }
             Err(e) => uses.push(GuardUse {
                 guard: text.clone(),
                 sizes: vec![],
                 error: Some(e.to_string()),
+                fate: "unparsed",
+                reason: None,
             }),
         }
     }
@@ -158,15 +184,56 @@ pub fn check_with(
         })
         .collect();
     let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
+    // Per size: values neither proven to pass nor to fail, and why.
+    let mut unsure: BTreeMap<String, (DimSet, String)> = BTreeMap::new();
+    // Per linked size: the values that pass with every value of the others.
+    let mut for_all: BTreeMap<String, DimSet> = BTreeMap::new();
+    // Per linked size: its side of the group's largest box.
+    let mut box_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
+    let mut joints: Vec<JointReport> = Vec::new();
     let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
     let mut alias: BTreeMap<String, (String, i128, i128)> = BTreeMap::new();
+    let dim_name = |source: &str| {
+        ins.iter()
+            .find(|x| x.source == source)
+            .map_or(source.to_string(), |x| format!("{}_{}", x.input, x.index))
+    };
+    let claimed_of: BTreeMap<String, DimSet> = ins
+        .iter()
+        .filter_map(|i| Some((i.source.clone(), i.claimed.clone()?)))
+        .collect();
     for grp in joint::group(&all, &sources) {
-        let budget = dimguard_solver::linked::Budget {
+        let budget = Budget {
             limits,
             ..Default::default()
         };
         let solved = joint::solve_group_with(&grp, &bounds, &budget, prover);
+        for (k, &o) in grp.origin.iter().enumerate() {
+            let Some(&u) = use_of.get(o) else { continue };
+            let (fate, reason) = match &solved.fates[k] {
+                joint::Fate::Solved(how) => (*how, None),
+                joint::Fate::Proved => ("z3", None),
+                joint::Fate::Undecided(why) => ("undecided", Some(why.to_string())),
+            };
+            uses[u].fate = fate;
+            uses[u].reason = reason;
+        }
+        for &o in &grp.relations {
+            if let Some(&u) = use_of.get(o) {
+                uses[u].fate = "relation";
+                uses[u].reason = None;
+            }
+        }
+        let reason = solved
+            .undecided
+            .as_ref()
+            .map_or_else(String::new, |u| u.to_string());
+        let js = solved.joint.as_ref().filter(|_| grp.roots.len() > 1);
+        let lb = js.and_then(|j| largest_box(&j.tree, &budget));
+        if let Some(j) = js {
+            joints.push(joint_report(j, lb.as_ref(), &grp, &dim_name, &claimed_of));
+        }
         let multi = grp.roots.len() > 1 || grp.members.len() > 1;
         for m in &grp.members {
             alias.insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
@@ -180,14 +247,49 @@ pub fn check_with(
                         .collect(),
                 );
             }
-            let r = match (&solved.undecided, solved.accepted.get(&m.root)) {
-                (None, Some(root_set)) => root_set
-                    .affine_image(m.coef, m.offset)
-                    .map_err(|e| e.to_string()),
-                (Some(why), _) => Err(why.to_string()),
-                (None, None) => Err("not solved".into()),
+            let image = |s: &DimSet| s.affine_image(m.coef, m.offset).map_err(|e| e.to_string());
+            let root_set = match js {
+                // Linked: the values that pass with some value of the others.
+                Some(j) => Some(j.projection(&m.root)),
+                None => solved.accepted.get(&m.root).cloned(),
+            };
+            let r = match root_set {
+                Some(set) => image(&set),
+                None => Err("not solved".into()),
             };
             accepted.insert(m.name.clone(), r);
+            if let Some(set) = solved.unsure.get(&m.root) {
+                if let Ok(set) = image(set) {
+                    unsure.insert(m.name.clone(), (set, reason.clone()));
+                }
+            }
+            if let Some(j) = js {
+                if let Ok(set) = image(&j.for_all(&m.root)) {
+                    for_all.insert(m.name.clone(), set);
+                }
+                if let (Some(b), Some(l)) = (&lb, j.level(&m.root)) {
+                    let p = b.sides[l];
+                    box_side.insert(
+                        m.name.clone(),
+                        dimguard_solver::Progression {
+                            lo: m.coef * p.lo + m.offset,
+                            hi: m.coef * p.hi + m.offset,
+                            modulus: m.coef * p.modulus,
+                            residue: (m.coef * p.residue + m.offset).rem_euclid(m.coef * p.modulus),
+                        },
+                    );
+                }
+            }
+        }
+    }
+    if let Some(why) = &never {
+        for (name, a) in accepted.iter_mut() {
+            *a = Ok(DimSet::empty());
+            unsure.remove(name);
+        }
+        for j in joints.iter_mut() {
+            j.accepted = 0;
+            j.summary = why.clone();
         }
     }
     let mut dims = Vec::new();
@@ -226,6 +328,12 @@ pub fn check_with(
             rejected_examples: vec![],
             linked_with: linked.get(&i.source).cloned().unwrap_or_default(),
             undecided: None,
+            for_every_partner: for_all.get(&i.source).map(|f| {
+                Feasible::from(&match &claimed {
+                    Some(c) => f.intersect(c).unwrap_or_else(|_| f.clone()),
+                    None => f.clone(),
+                })
+            }),
             same_as: alias
                 .get(&i.source)
                 .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
@@ -235,18 +343,33 @@ pub fn check_with(
         };
         match acc {
             Ok(a) => {
+                let doubt = unsure.get(&i.source).map(|(set, why)| {
+                    let set = match &claimed {
+                        Some(c) => set.intersect(c).unwrap_or_else(|_| set.clone()),
+                        None => set.clone(),
+                    };
+                    (set, why.clone())
+                });
                 if let Some(c) = &claimed {
-                    d.rejected_examples = c
-                        .difference(&a)
-                        .map(|r| r.iter().take(5).collect())
-                        .unwrap_or_default();
+                    // Only sizes that fail with every partner, never an undecided one.
+                    let mut no = c.difference(&a).unwrap_or_default();
+                    if let Some((u, _)) = &doubt {
+                        no = no.difference(u).unwrap_or_default();
+                    }
+                    d.rejected_examples = no.iter().take(5).collect();
                 }
-                let ranking = rank(&a, i.hint, 4);
-                d.suggestions = ranking
-                    .progressions
-                    .iter()
-                    .map(|p| unchecked_suggestion(&name, p, Proof::Periodic))
-                    .collect();
+                if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
+                    d.undecided = Some(UndecidedSet::new(&u, why));
+                }
+                d.suggestions = match box_side.get(&i.source) {
+                    // Linked: this size's side of the largest sound box.
+                    Some(p) => vec![unchecked_suggestion(&name, p, Proof::Periodic)],
+                    None => rank(&a, i.hint, 4)
+                        .progressions
+                        .iter()
+                        .map(|p| unchecked_suggestion(&name, p, Proof::Periodic))
+                        .collect(),
+                };
                 let py = py_name(&name);
                 match alias
                     .get(&i.source)
@@ -271,7 +394,15 @@ pub fn check_with(
                 }
                 d.accepted = Some(Feasible::from(&a));
             }
-            Err(e) => d.undecided = Some(e),
+            Err(e) => {
+                // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
+                // undecided, with the reason.
+                d.accepted = Some(Feasible::from(&DimSet::empty()));
+                d.undecided = Some(UndecidedSet::new(
+                    claimed.as_ref().unwrap_or(&DimSet::empty()),
+                    e,
+                ));
+            }
         }
         dims.push(d);
     }
@@ -324,7 +455,115 @@ pub fn check_with(
         sizes,
         dynamic_shapes: block.finish(),
         torch_version: p.torch_version.clone(),
+        joint: joints,
     })
+}
+
+/// Tuples of the box above which the largest box is re-checked at a sample only.
+const BOX_RECHECK: u128 = 256;
+
+/// The JSON of a joint set: boxes, largest box (re-checked tuple by tuple with the exact
+/// evaluator), examples (rejected ones re-checked), summary.
+fn joint_report(
+    j: &dimguard_solver::linked::JointSet,
+    lb: Option<&dimguard_solver::linked::LargestBox>,
+    grp: &joint::Group,
+    dim_name: &dyn Fn(&str) -> String,
+    claimed: &BTreeMap<String, DimSet>,
+) -> JointReport {
+    let dims: Vec<String> = j.sizes.iter().map(|s| dim_name(s)).collect();
+    let claimed_count = j
+        .sizes
+        .iter()
+        .map(|s| claimed.get(s).map_or(0, DimSet::count))
+        .fold(1u128, |a, c| a.saturating_mul(c));
+    let (boxes, complete) = j.tree.boxes(100);
+    let holds = |t: &[i128]| {
+        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
+        grp.guards
+            .iter()
+            .all(|g| matches!(g.eval(&env), Ok(dimguard_solver::expr::Value::Bool(true))))
+    };
+    let largest_box = lb.map(|b| {
+        let mut sides: Vec<_> = b
+            .sides
+            .iter()
+            .zip(&dims)
+            .map(|(p, n)| unchecked_suggestion(n, p, Proof::Periodic))
+            .collect();
+        // Re-check the box with the exact evaluator, independently of the search.
+        let sets: Vec<DimSet> = b.sides.iter().map(|p| p.to_set()).collect();
+        let all = b.count <= BOX_RECHECK;
+        let tuples = dimguard_solver::linked::Tree::full(&sets).examples(BOX_RECHECK as usize);
+        let ok = tuples.iter().all(|t| holds(t));
+        for s in sides.iter_mut() {
+            s.certificate = if ok && all {
+                Certificate::Enumeration
+            } else {
+                Certificate::None
+            };
+            if ok && !all {
+                s.certificate_note = Some(format!(
+                    "re-checked at {} of its {} tuples; exact by the joint search",
+                    tuples.len(),
+                    b.count
+                ));
+            }
+        }
+        BoxReport {
+            count: b.count,
+            maximal: b.maximal,
+            sides,
+        }
+    });
+    let rejected: Vec<Vec<i128>> = j
+        .rejected_examples(5)
+        .into_iter()
+        .filter(|t| !holds(t))
+        .collect();
+    let labels: Vec<(String, String)> = {
+        let mut v: Vec<(String, String)> = j
+            .sizes
+            .iter()
+            .map(|s| (s.clone(), label(&dim_name(s))))
+            .collect();
+        v.sort_by(|a, b| a.1.cmp(&b.1));
+        v
+    };
+    JointReport {
+        dims,
+        sources: j.sizes.clone(),
+        claimed: claimed_count,
+        accepted: j.count(),
+        boxes: boxes
+            .iter()
+            .map(|b| b.iter().map(Feasible::from).collect())
+            .collect(),
+        boxes_complete: complete,
+        largest_box,
+        accepted_examples: j.tree.examples(5),
+        rejected_examples: rejected,
+        undecided: j.undecided.as_ref().map(|u| JointUndecided {
+            count: u.count,
+            reason: u.reason.clone(),
+        }),
+        summary: j.summary(&labels),
+        search: JointSearch {
+            points: j.stats.points,
+            periodic_solves: j.stats.periodic_solves,
+            shared_nodes: j.stats.shared_nodes,
+        },
+    }
+}
+
+/// `x_2` as the report's text names it: `x[2]`.
+fn label(name: &str) -> String {
+    match name.rsplit_once('_') {
+        Some((input, index)) if index.chars().all(|c| c.is_ascii_digit()) => {
+            format!("{input}[{index}]")
+        }
+        _ => name.to_string(),
+    }
 }
 
 /// Exact values of every symbolic intermediate size, over the inputs' accepted sizes: each input

@@ -81,9 +81,20 @@ impl Compiled {
     /// The guard's truth at `x`: the fast path when it decides, else the exact evaluator.
     /// A value where the guard raises or overflows does not hold (as [`Expr::holds_at`]).
     pub fn holds(this: Option<&Compiled>, guard: &Expr, var: &str, x: i128) -> bool {
+        matches!(Compiled::truth_or_eval(this, guard, var, x), Ok(true))
+    }
+
+    /// The guard's truth at `x`, or why it has none (see [`Expr::truth_at`]): the fast path
+    /// when it decides, else the exact evaluator.
+    pub fn truth_or_eval(
+        this: Option<&Compiled>,
+        guard: &Expr,
+        var: &str,
+        x: i128,
+    ) -> Result<bool, crate::expr::EvalError> {
         match this.and_then(|c| c.truth(x)) {
-            Some(t) => t,
-            None => guard.holds_at(var, x),
+            Some(t) => Ok(t),
+            None => guard.truth_at(var, x),
         }
     }
 
@@ -355,6 +366,11 @@ impl Builder<'_> {
                 self.push(Op::Select)?;
                 Some(Frac { den: l })
             }
+            // Python's bool is an int: a condition in arithmetic is 0 or 1.
+            e if e.is_bool() => {
+                self.cond(e)?;
+                Some(Frac { den: 1 })
+            }
             _ => None,
         }
     }
@@ -378,6 +394,8 @@ mod tests {
             "x % (x - 1) == 0",
             "0.25 * x + 1.5 >= x // 3",
             "(x / 4) % 2 == 1.5",
+            "-(1 % x != 0)",
+            "(x % 3 == 0) * 2 + (x > 50) == 2",
         ] {
             let e = parse_guard(g).unwrap();
             let c = Compiled::new(&e, x).unwrap_or_else(|| panic!("{g} compiles"));

@@ -31,11 +31,13 @@
 //! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
 
 pub mod algebra;
+pub mod budget;
 pub mod compiled;
 pub mod diagnose;
 pub mod engine;
 pub mod error;
 pub mod expr;
+pub mod forms;
 pub mod joint;
 pub mod linked;
 pub mod message;

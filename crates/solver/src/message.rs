@@ -20,8 +20,11 @@
 //!   `NAME must be specialized to V because the guards generated for it are too complex.`
 //!   (under "Specializations unexpectedly required")
 
-use crate::error::Error;
+use crate::error::{Error, ParseError};
+use crate::forms::{clean, Form};
 use crate::parse::{self, Node};
+pub use crate::provenance::Provenance;
+pub use crate::report::Unreadable;
 use crate::syntax::{parse_expr, parse_guard};
 use crate::types::Expr;
 
@@ -46,9 +49,30 @@ pub struct Message {
     pub data_dependent: Vec<Guard>,
     /// Lines that looked like constraint bullets but were not understood (kept for the report).
     pub unrecognized: Vec<String>,
-    /// Guards over several sizes, kept with their provenance (a structured trace records them;
-    /// linear equalities among them are also in `equalities` / `relations`).
+    /// Which form the text was read as.
+    pub form: Form,
+    /// Guards over several sizes (a log's or draft_export's linking guards, a run-time guard over
+    /// two inputs), over the sizes' sources.
     pub joint: Vec<Guard>,
+    /// What the reader assumed or skipped, in sentences (a default range, a suppressed guard).
+    pub notes: Vec<String>,
+    /// Guard-looking lines that could not be read, with their place and the reason.
+    pub unreadable: Vec<Unreadable>,
+    /// For a run-time failure (`Guard failed`, an input check): what failed.
+    pub runtime: Option<Runtime>,
+}
+
+/// What failed when an exported program ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Runtime {
+    /// `guard_failed` or `input_check`.
+    pub kind: Form,
+    /// The failing condition as printed.
+    pub text: String,
+    /// The failing condition, over the sizes' sources.
+    pub expr: Expr,
+    /// For an input check: the size the program received (`but got 1000`).
+    pub got: Option<i128>,
 }
 
 /// One dimension named by the message.
@@ -69,6 +93,10 @@ pub struct DimEntry {
     /// Whether torch forced the specialization because it could not solve the guards
     /// ("Specializations unexpectedly required"), rather than the code using a constant.
     pub forced: bool,
+    /// Why the size became a constant, as the text says (`range_refined_to_singleton`).
+    pub specialized_reason: Option<String>,
+    /// The symbol torch gave the size (`s53`), when the text names one.
+    pub symbol: Option<String>,
     /// Whether the input lists every guard on the dimension (a structured trace does; an error
     /// message lists only the failing ones): then no guard means every value of the range passes.
     pub every_guard: bool,
@@ -81,8 +109,9 @@ pub struct Guard {
     pub text: String,
     /// The parsed guard.
     pub expr: Expr,
-    /// Where the guard comes from in the user's code, when the input says.
-    pub provenance: Option<crate::provenance::Provenance>,
+    /// Where the guard came from, when the input says (a log line, a draft_export stack, a
+    /// structured trace).
+    pub provenance: Option<Provenance>,
 }
 
 /// `name = expr` relating two dimensions.
@@ -139,16 +168,13 @@ pub enum FixKind {
 /// Reads a message. Errors when the text contains nothing dimguard recognizes, or when a guard
 /// cannot be parsed (with the position inside the guard).
 pub fn read(text: &str) -> Result<Message, Error> {
-    let lines = clean_lines(text);
-    let mut msg = Message {
-        dims: vec![],
-        equalities: vec![],
-        relations: vec![],
-        fixes: vec![],
-        data_dependent: vec![],
-        unrecognized: vec![],
-        joint: vec![],
-    };
+    read_lines(&clean::lines(text))
+}
+
+/// [`read`] over lines already cleaned by [`clean::lines`].
+pub fn read_lines(cleaned: &[clean::Line]) -> Result<Message, Error> {
+    let lines = clean_lines(cleaned);
+    let mut msg = Message::empty(Form::ConstraintViolation);
     read_data_dependent(&lines, &mut msg)?;
     let (items, fix_lines) = items(&lines);
     for item in &items {
@@ -169,6 +195,31 @@ pub fn read(text: &str) -> Result<Message, Error> {
     Ok(msg)
 }
 
+impl Message {
+    /// A message with nothing in it yet, read as `form`.
+    pub fn empty(form: Form) -> Message {
+        Message {
+            dims: vec![],
+            equalities: vec![],
+            relations: vec![],
+            fixes: vec![],
+            data_dependent: vec![],
+            unrecognized: vec![],
+            form,
+            joint: vec![],
+            notes: vec![],
+            unreadable: vec![],
+            runtime: None,
+        }
+    }
+
+    /// The dimension named `name`, created (with `source`) if the message has none yet; a
+    /// source fills in a missing one.
+    pub fn dim_mut(&mut self, name: &str, source: Option<String>) -> &mut DimEntry {
+        dim_mut(self, name, source)
+    }
+}
+
 /// `Could not guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like
 /// symbols: u0)`: the expression, once per distinct text.
 fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error> {
@@ -181,13 +232,30 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
         if text.is_empty() || msg.data_dependent.iter().any(|g| g.text == text) {
             continue;
         }
-        let expr = parse_guard(text).map_err(|error| Error::Guard {
-            dim: "data-dependent".into(),
-            line: no + 1,
-            error: Box::new(error),
-        })?;
+        // Inside a sentence (`... expression Eq(u0, 0) while tracing`): the longest leading run
+        // of words that parses.
+        let words: Vec<&str> = text.split(' ').collect();
+        let parsed = (1..=words.len()).rev().find_map(|n| {
+            let t = words[..n].join(" ");
+            parse_guard(t.trim_end_matches(['.', ',', ';']))
+                .ok()
+                .map(|e| (t, e))
+        });
+        let (text, expr) = match parsed {
+            Some((t, e)) => (t.trim_end_matches(['.', ',', ';']).to_string(), e),
+            None => {
+                return Err(Error::Guard {
+                    dim: "data-dependent".into(),
+                    line: no + 1,
+                    error: Box::new(parse_guard(text).expect_err("no prefix parses")),
+                })
+            }
+        };
+        if msg.data_dependent.iter().any(|g| g.text == text) {
+            continue;
+        }
         msg.data_dependent.push(Guard {
-            text: text.to_string(),
+            text,
             expr,
             provenance: None,
         });
@@ -195,38 +263,19 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
     Ok(())
 }
 
-/// Removes carriage returns and common log prefixes (pytest's `E   `, `[rank0]: `), and splits
-/// lines where PyTorch glued a new sentence to the end of a guard (`... != 1.Specializations
-/// unexpectedly required (h)!`).
-fn clean_lines(text: &str) -> Vec<String> {
-    let mut split = String::with_capacity(text.len());
-    for line in text.lines() {
-        let mut rest = line;
+/// Splits lines where PyTorch glued a new sentence to the end of a guard (`... != 1.Specializations
+/// unexpectedly required (h)!`). Prefixes and quote markers are already gone ([`clean::lines`]).
+fn clean_lines(lines: &[clean::Line]) -> Vec<String> {
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        let mut rest = line.text.as_str();
         while let Some(i) = glued_sentence(rest) {
-            split.push_str(&rest[..i]);
-            split.push('\n');
+            out.push(rest[..i].to_string());
             rest = &rest[i..];
         }
-        split.push_str(rest);
-        split.push('\n');
+        out.push(rest.to_string());
     }
-    split
-        .lines()
-        .map(|l| {
-            let mut l = l.trim_end_matches('\r');
-            if let Some(rest) = l.strip_prefix("E ") {
-                if rest.starts_with(' ') || rest.is_empty() {
-                    l = rest;
-                }
-            }
-            if l.starts_with("[rank") {
-                if let Some(i) = l.find("]:") {
-                    l = &l[i + 2..];
-                }
-            }
-            l.to_string()
-        })
-        .collect()
+    out
 }
 
 /// Where a header sentence starts in the middle of a line right after a period.
@@ -447,7 +496,7 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
     if let Some((range_text, guard_text)) =
         range_and_tail.split_once(" satisfy the generated guard ")
     {
-        let range = parse_range(range_text, &name);
+        let range = parse_range(range_text, &name).map_err(|e| range_error(&name, item, e))?;
         let guard_text = strip_period(guard_text);
         let expr = match parse_guard(guard_text) {
             Ok(e) => e,
@@ -469,7 +518,11 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
         return Ok(());
     }
     if let Some((range_text, why)) = range_and_tail.split_once(" are valid because ") {
-        let range = (!range_text.trim().is_empty()).then(|| parse_range(range_text, &name));
+        let range = if range_text.trim().is_empty() {
+            None
+        } else {
+            Some(parse_range(range_text, &name).map_err(|e| range_error(&name, item, e))?)
+        };
         let d = dim_mut(msg, &name, source);
         d.range = d.range.or(range);
         if let Some(tail) = why
@@ -484,6 +537,14 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
     }
     msg.unrecognized.push(format!("Not all values of {rest}"));
     Ok(())
+}
+
+fn range_error(dim: &str, item: &Item, error: ParseError) -> Error {
+    Error::Range {
+        dim: dim.to_string(),
+        line: item.0,
+        error: Box::new(error),
+    }
 }
 
 /// The guard re-read from the item's lines joined without spaces (for a wrap inside a token).
@@ -515,16 +576,127 @@ fn name_source(s: &str) -> (String, Option<String>) {
     }
 }
 
-/// ` 135 <= h <= 2160`, ` h <= 2160`, ` 135 <= h` or nothing.
-fn parse_range(text: &str, name: &str) -> (i128, i128) {
-    let parts: Vec<&str> = text.split("<=").map(str::trim).collect();
-    let num = |s: &str| s.parse::<i128>().ok();
-    match parts.as_slice() {
-        [lo, n, hi] if *n == name => (num(lo).unwrap_or(DEFAULT_MIN), num(hi).unwrap_or(SIZE_MAX)),
-        [a, b] if *b == name => (num(a).unwrap_or(DEFAULT_MIN), SIZE_MAX),
-        [a, b] if *a == name => (DEFAULT_MIN, num(b).unwrap_or(SIZE_MAX)),
-        _ => (DEFAULT_MIN, SIZE_MAX),
+/// ` 135 <= h <= 2160`, ` h <= 2160`, ` 135 <= h` or nothing; `<` is strict (`100 < h < 1000`
+/// is 101..999), a bound may be a float literal (`1e3`) and is rounded inward, `oo`/`int_oo` is
+/// no bound. Anything else — another name, a bound past int64, an empty range — is an error
+/// with a caret, never a silently different range.
+fn parse_range(text: &str, name: &str) -> Result<(i128, i128), ParseError> {
+    const LEAD: &str = "in the specified range ";
+    let input = format!("{LEAD}{}", text.trim());
+    let body = &input[LEAD.len()..];
+    let err = |msg: String, at: usize, len: usize| {
+        ParseError::new(msg, &input, LEAD.len() + at, len).with_help(format!(
+            "PyTorch prints ranges as `LO <= {name} <= HI`; either bound may be omitted"
+        ))
+    };
+    // Split into operands and the comparison operators between them, keeping offsets.
+    let mut parts: Vec<(usize, &str)> = Vec::new();
+    let mut ops: Vec<bool> = Vec::new(); // strict?
+    let mut start = 0;
+    let mut i = 0;
+    let bytes = body.as_bytes();
+    while i < bytes.len() {
+        match bytes[i] {
+            b'<' => {
+                parts.push((start, &body[start..i]));
+                let strict = bytes.get(i + 1) != Some(&b'=');
+                ops.push(strict);
+                i += if strict { 1 } else { 2 };
+                start = i;
+            }
+            b'>' | b'=' | b'!' => {
+                return Err(err(
+                    format!("unexpected `{}` in a range", bytes[i] as char),
+                    i,
+                    1,
+                ))
+            }
+            _ => i += 1,
+        }
     }
+    parts.push((start, &body[start..]));
+    let trimmed: Vec<(usize, &str)> = parts
+        .iter()
+        .map(|&(at, p)| (at + (p.len() - p.trim_start().len()), p.trim()))
+        .collect();
+    if body.trim().is_empty() {
+        return Ok((DEFAULT_MIN, SIZE_MAX));
+    }
+    let Some(pos) = trimmed.iter().position(|(_, p)| *p == name) else {
+        let (at, p) = trimmed
+            .iter()
+            .find(|(_, p)| p.parse::<f64>().is_err())
+            .copied()
+            .unwrap_or((0, body));
+        return Err(err(
+            format!("the range does not mention `{name}` (found `{p}`)"),
+            at,
+            p.len().max(1),
+        ));
+    };
+    if trimmed.len() > 3 || pos > 1 {
+        return Err(err("a range has at most two bounds".into(), 0, body.len()));
+    }
+    let bound = |k: usize, lower: bool| -> Result<i128, ParseError> {
+        let (at, t) = trimmed[k];
+        let strict = ops[if lower { k } else { k - 1 }];
+        if matches!(t, "oo" | "int_oo" | "inf" | "math.inf") && !lower {
+            return Ok(SIZE_MAX);
+        }
+        if matches!(t, "-oo" | "-int_oo" | "-inf" | "-math.inf") && lower {
+            return Ok(0);
+        }
+        let value = match t.parse::<i128>() {
+            Ok(v) => Some(crate::num::q(v)),
+            Err(_) if t.bytes().all(|b| b.is_ascii_digit()) && !t.is_empty() => {
+                return Err(err(
+                    format!(
+                        "the bound `{}…` ({} digits) is past the largest size, {SIZE_MAX}",
+                        &t[..12.min(t.len())],
+                        t.len()
+                    ),
+                    at,
+                    t.len(),
+                ))
+            }
+            Err(_) => crate::num::float_literal(t),
+        };
+        let Some(v) = value else {
+            return Err(err(format!("`{t}` is not a number"), at, t.len().max(1)));
+        };
+        let b = match (lower, strict) {
+            (true, false) => crate::num::ceil(&v),
+            (true, true) => crate::num::floor(&v) + 1,
+            (false, false) => crate::num::floor(&v),
+            (false, true) => crate::num::ceil(&v) - 1,
+        };
+        if b > SIZE_MAX {
+            return Err(err(
+                format!("the bound {t} is past the largest size, {SIZE_MAX}"),
+                at,
+                t.len(),
+            ));
+        }
+        Ok(b)
+    };
+    let lo = if pos == 1 {
+        bound(0, true)?
+    } else {
+        DEFAULT_MIN
+    };
+    let hi = if pos + 1 < trimmed.len() {
+        bound(pos + 1, false)?
+    } else {
+        SIZE_MAX
+    };
+    if lo > hi {
+        return Err(err(
+            format!("the range admits no size ({lo} > {hi})"),
+            0,
+            body.len(),
+        ));
+    }
+    Ok((lo, hi))
 }
 
 fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a mut DimEntry {
@@ -539,6 +711,8 @@ fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a 
                 specialized: None,
                 inferred_equal: None,
                 forced: false,
+                specialized_reason: None,
+                symbol: None,
                 every_guard: false,
             });
             msg.dims.len() - 1
@@ -665,9 +839,28 @@ mod tests {
 
     #[test]
     fn omitted_bounds() {
-        assert_eq!(parse_range(" h <= 64", "h"), (2, 64));
-        assert_eq!(parse_range(" 8 <= h", "h"), (8, SIZE_MAX));
-        assert_eq!(parse_range("", "h"), (2, SIZE_MAX));
+        assert_eq!(parse_range(" h <= 64", "h"), Ok((2, 64)));
+        assert_eq!(parse_range(" 8 <= h", "h"), Ok((8, SIZE_MAX)));
+        assert_eq!(parse_range("", "h"), Ok((2, SIZE_MAX)));
+        assert_eq!(parse_range(" 100 < h < 1000", "h"), Ok((101, 999)));
+        assert_eq!(parse_range(" 100 <= h <= 1e3", "h"), Ok((100, 1000)));
+        assert_eq!(parse_range(" 2.5 <= h <= 7.9", "h"), Ok((3, 7)));
+        assert_eq!(parse_range(" 2 <= h <= int_oo", "h"), Ok((2, SIZE_MAX)));
+        for (bad, what) in [
+            (" 100 <= w <= 1000", "does not mention `h`"),
+            (" 5 <= h <= 3", "admits no size"),
+            (
+                " 100 <= h <= 1000000000000000000000000000000000000000000000",
+                "past the largest size",
+            ),
+            (" 100 <= h <= 1e30", "past the largest size"),
+            (" 100 <= h <= ten", "`ten` is not a number"),
+            (" 100 >= h", "unexpected `>`"),
+        ] {
+            let e = parse_range(bad, "h").unwrap_err();
+            assert!(e.message.contains(what), "{bad}: {e}");
+            assert!(e.to_string().contains('^'), "{e}");
+        }
     }
 
     #[test]

@@ -352,7 +352,7 @@ fn provenance_of(body: &Value, strs: &HashMap<i64, String>) -> Option<Provenance
 
 /// A readable dimension name from a source: `L['x'].size()[2]` becomes `x_2`,
 /// `L['flat_args'][0].size()[2]` becomes `flat_args_0_2`.
-fn name_from_source(source: &str) -> Option<String> {
+pub fn name_from_source(source: &str) -> Option<String> {
     let parts: Vec<&str> = source
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|p| !p.is_empty() && !matches!(*p, "L" | "size" | "shape" | "stride"))
@@ -413,6 +413,8 @@ impl Trace {
                         .map(|p| p.value),
                     inferred_equal: None,
                     forced: false,
+                    specialized_reason: None,
+                    symbol: Some(s.symbol.clone()),
                     every_guard: true,
                 })
                 .collect(),
@@ -434,6 +436,10 @@ impl Trace {
                 .map(|(no, why)| format!("trace line {no}: {why}"))
                 .collect(),
             joint: vec![],
+            form: crate::forms::Form::TorchTrace,
+            notes: vec![],
+            unreadable: vec![],
+            runtime: None,
         };
         // Guards over the sizes' sources (as torch's messages print them).
         let over_sources = |e: &Expr| {
@@ -599,8 +605,8 @@ mod tests {
             r#"{"create_symbol": {"symbol": "s5", "val": "256", "vr": "[96, 1024]", "source": "L['x'].size()[2]"}}"#,
         );
         let opts = &mut crate::diagnose::Options::default();
-        let (msg, form) = crate::diagnose::read(&text, opts).unwrap();
-        assert_eq!(form, Some("torch_trace"));
+        let msg = crate::diagnose::read(&text, opts).unwrap();
+        assert_eq!(msg.form, crate::forms::Form::TorchTrace);
         let r = crate::diagnose::diagnose(&msg, opts);
         let d = &r.dims[0];
         assert_eq!(d.feasible.as_ref().unwrap().count, 929);
