@@ -69,10 +69,9 @@ pub fn inputs(
                             } else {
                                 // A linked size: its side of the largest sound box, so that
                                 // every corner shape passes with the others' sides.
-                                let side = d.for_every_partner.as_ref().and_then(|_| {
-                                    let p = d.suggestions.first()?;
-                                    Some(crate::solver::report::Feasible::from(
-                                        &DimSet::progression(p.lo, p.hi, p.modulus, p.residue),
+                                let side = d.box_side.as_ref().map(|p| {
+                                    crate::solver::report::Feasible::from(&DimSet::progression(
+                                        p.lo, p.hi, p.modulus, p.residue,
                                     ))
                                 });
                                 let acc = side

@@ -3,7 +3,6 @@
 //! library API is the workspace's crates.
 
 mod error;
-mod html;
 mod input;
 mod render;
 
@@ -306,7 +305,7 @@ fn write_html<R: serde::Serialize>(
         || input.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    std::fs::write(path, html::render(&value, &title))
+    std::fs::write(path, dimguard::html::render(&value, &title))
         .map_err(|e| io(format!("cannot write {}: {e}", path.display())))
 }
 
