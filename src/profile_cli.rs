@@ -118,6 +118,13 @@ pub fn inputs(
                 let shape = examples.get(&input).ok_or_else(|| {
                     format!("the message does not give the rank of input `{input}`: add --example {input}:1x3x520x960 (its full traced shape)")
                 })?;
+                if index >= shape.len() {
+                    return Err(format!(
+                        "`{}` is dimension {index} of `{input}`, but --example gives `{input}` rank {}: give its full traced shape (--example {input}:1x3x520x960)",
+                        d.name,
+                        shape.len()
+                    ));
+                }
                 let spec = ensure(&mut specs, &input, shape);
                 let kind = match (d.status, &d.feasible) {
                     (Status::Specialized, _) => {
