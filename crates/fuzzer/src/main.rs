@@ -245,7 +245,8 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
     let mut slowest = (Duration::ZERO, 0u64);
     let mut most_cpu = (Duration::ZERO, 0u64);
     let clock = cpu::Clock::current();
-    let overrun = Duration::from_millis(opts.time_ms + opts.overrun_ms.unwrap_or(opts.time_ms.max(100)));
+    let overrun =
+        Duration::from_millis(opts.time_ms + opts.overrun_ms.unwrap_or(opts.time_ms.max(100)));
     let mut peak_mem = 0usize;
     let end = opts.from + opts.execs;
     for exec in opts.from..end {

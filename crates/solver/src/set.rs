@@ -260,7 +260,11 @@ impl DimSet {
                 .checked_abs()
                 .and_then(|k| k.checked_mul(seg.modulus))
                 .ok_or_else(over)?;
-            let residues = seg.residues.iter().map(|&r| map(r)).collect::<Result<_, _>>()?;
+            let residues = seg
+                .residues
+                .iter()
+                .map(|&r| map(r))
+                .collect::<Result<_, _>>()?;
             pieces.push(Segment {
                 lo: a.min(b),
                 hi: a.max(b),
@@ -776,7 +780,10 @@ fn reduce(seg: Segment) -> Segment {
     // least period is `m / q` for the largest `q` that works.
     let m = seg.modulus;
     let n = seg.residues.len() as i128;
-    let mut qs: Vec<i128> = (1..=n).take_while(|q| q * q <= n).filter(|q| n % q == 0).collect();
+    let mut qs: Vec<i128> = (1..=n)
+        .take_while(|q| q * q <= n)
+        .filter(|q| n % q == 0)
+        .collect();
     let big: Vec<i128> = qs.iter().rev().map(|q| n / q).collect();
     qs.extend(big);
     qs.dedup();
@@ -984,7 +991,10 @@ mod tests {
         let u = a.union(&b).unwrap();
         assert_eq!(u.count(), a.count() + b.count() - 1);
         let d = a.difference(&b).unwrap();
-        assert_eq!(d.iter().collect::<Vec<_>>(), a.iter().skip(1).collect::<Vec<_>>());
+        assert_eq!(
+            d.iter().collect::<Vec<_>>(),
+            a.iter().skip(1).collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -1164,7 +1174,8 @@ mod tests {
                 .chain(b.iter())
                 .flat_map(|x| [x - 1, x, x + 1])
                 .collect();
-            let ops: [(&str, Result<DimSet, Error>, fn(bool, bool) -> bool); 3] = [
+            type Op = (&'static str, Result<DimSet, Error>, fn(bool, bool) -> bool);
+            let ops: [Op; 3] = [
                 ("∩", a.intersect(&b), |x, y| x && y),
                 ("∪", a.union(&b), |x, y| x || y),
                 ("\\", a.difference(&b), |x, y| x && !y),
