@@ -8,17 +8,15 @@
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
-use dimguard_solver::compiled::recheck;
-use dimguard_solver::diagnose::unchecked_suggestion;
+use dimguard_solver::diagnose::suggestions;
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
 use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, Proof, SizeRange,
+    CheckDim, CheckReport, Claimed, Feasible, GuardUse, Proof, SizeRange,
 };
-use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
 
@@ -73,18 +71,40 @@ pub fn check(p: &Program, with_sizes: bool) -> Result<CheckReport, Error> {
 
 /// [`check`], with a prover for linked groups too wide to enumerate: when it proves that the
 /// linking guards hold on the product of the sizes' own accepted sets, those sets are accepted.
+///
+/// The same pipeline as `diagnose`: guards parsed, grouped and solved jointly
+/// ([`joint`]), then per dimension the ranked suggestions with their independent re-check
+/// ([`suggestions`]) and one paste-ready spec ([`python::SpecBlock`]).
 pub fn check_with(
     p: &Program,
     with_sizes: bool,
     prover: Option<BoxProver>,
 ) -> Result<CheckReport, Error> {
     let pg = ProgramGraph::build(p)?;
-    let ranges = symbol_ranges(p);
-    let limits = Limits::default();
-    // Parse the guards.
-    let mut guards: Vec<Expr> = Vec::new();
+    let (guards, uses) = parse_guards(&p.guards_code);
+    let ins = input_dims(p)?;
+    let solved = solve(&guards, &ins, prover);
+    let (dims, dynamic_shapes) = report_dims(&ins, &guards, &solved);
+    let sizes = if with_sizes {
+        size_table(&pg, &ins, &dims)
+    } else {
+        vec![]
+    };
+    Ok(CheckReport {
+        dims,
+        guards: uses,
+        propagation: pg.report.clone(),
+        sizes,
+        dynamic_shapes,
+        torch_version: p.torch_version.clone(),
+    })
+}
+
+/// The guards of `guards_code` that parse, and how each was used.
+fn parse_guards(code: &[String]) -> (Vec<Expr>, Vec<GuardUse>) {
+    let mut guards = Vec::new();
     let mut uses = Vec::new();
-    for text in &p.guards_code {
+    for text in code {
         match parse_guard(text) {
             Ok(g) => {
                 uses.push(GuardUse {
@@ -101,23 +121,41 @@ pub fn check_with(
             }),
         }
     }
-    // Input dimensions and their claimed sets.
-    struct In {
-        input: String,
-        index: usize,
-        source: String,
-        expr: Expr,
-        claimed: Option<DimSet>,
-        hint: Option<i128>,
+    (guards, uses)
+}
+
+/// A dynamic dimension of a user input.
+struct InputDim {
+    input: String,
+    index: usize,
+    /// `L['x'].size()[2]`: the size as guards name it.
+    source: String,
+    /// Its size expression in the program's symbols.
+    expr: Expr,
+    /// What `range_constraints` claims (`None`: not a progression of one symbol).
+    claimed: Option<DimSet>,
+    /// The traced size.
+    hint: Option<i128>,
+}
+
+impl InputDim {
+    /// The dimension's name in the report and the spec (`x_2`).
+    fn name(&self) -> String {
+        format!("{}_{}", self.input, self.index)
     }
-    let mut ins: Vec<In> = Vec::new();
+}
+
+/// Every dynamic dimension of every user input, in input order, with its claimed sizes.
+fn input_dims(p: &Program) -> Result<Vec<InputDim>, Error> {
+    let ranges = symbol_ranges(p);
+    let mut ins = Vec::new();
     for input in p.user_inputs() {
         let Some(sizes) = p.sizes(&input)? else {
             continue;
         };
         for (index, s) in sizes.iter().enumerate() {
             if let Size::Expr(e, hint) = s {
-                ins.push(In {
+                ins.push(InputDim {
                     input: input.clone(),
                     index,
                     source: python::input_source(&input, index),
@@ -128,10 +166,25 @@ pub fn check_with(
             }
         }
     }
-    // Claimed progressions become guards too (the program only claims those sizes), then all
-    // guards are grouped and solved.
-    let mut all = guards.clone();
-    for i in &ins {
+    Ok(ins)
+}
+
+/// The sizes each input dimension accepts, solved jointly.
+struct Solved {
+    /// Source -> accepted sizes (before intersecting with the claimed ones), or why undecided.
+    accepted: BTreeMap<String, Result<DimSet, String>>,
+    /// Source -> the sizes it is linked with by guards.
+    linked: BTreeMap<String, Vec<String>>,
+    /// Source -> (root source, coef, offset): equal sizes share one Dim, related ones derive
+    /// from it.
+    alias: BTreeMap<String, (String, i128, i128)>,
+}
+
+/// Groups and solves the guards, with each claimed progression as a guard too (the program only
+/// claims those sizes).
+fn solve(guards: &[Expr], ins: &[InputDim], prover: Option<BoxProver>) -> Solved {
+    let mut all = guards.to_vec();
+    for i in ins {
         if let Some(c) = i
             .claimed
             .as_ref()
@@ -157,21 +210,23 @@ pub fn check_with(
                 .and_then(|c| Some((i.source.clone(), (c.min()?, c.max()?))))
         })
         .collect();
-    let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
-    let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
-    let mut alias: BTreeMap<String, (String, i128, i128)> = BTreeMap::new();
+    let mut out = Solved {
+        accepted: BTreeMap::new(),
+        linked: BTreeMap::new(),
+        alias: BTreeMap::new(),
+    };
     for grp in joint::group(&all, &sources) {
         let budget = dimguard_solver::linked::Budget {
-            limits,
+            limits: Limits::default(),
             ..Default::default()
         };
         let solved = joint::solve_group_with(&grp, &bounds, &budget, prover);
         let multi = grp.roots.len() > 1 || grp.members.len() > 1;
         for m in &grp.members {
-            alias.insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
+            out.alias
+                .insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
             if multi {
-                linked.insert(
+                out.linked.insert(
                     m.name.clone(),
                     grp.members
                         .iter()
@@ -187,15 +242,20 @@ pub fn check_with(
                 (Some(why), _) => Err(why.to_string()),
                 (None, None) => Err("not solved".into()),
             };
-            accepted.insert(m.name.clone(), r);
+            out.accepted.insert(m.name.clone(), r);
         }
     }
+    out
+}
+
+/// One report entry per input dimension, and the corrected spec.
+fn report_dims(ins: &[InputDim], guards: &[Expr], solved: &Solved) -> (Vec<CheckDim>, String) {
     let mut dims = Vec::new();
     let mut block = python::SpecBlock::new();
     let mut dict: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
-    for i in &ins {
+    for i in ins {
         let claimed = i.claimed.clone();
-        let acc = match (&claimed, accepted.get(&i.source)) {
+        let acc = match (&claimed, solved.accepted.get(&i.source)) {
             (Some(c), Some(Ok(a))) => Ok(a.intersect(c).unwrap_or_else(|_| a.clone())),
             (None, _) => {
                 Err("the claimed sizes are not an arithmetic progression of one symbol".to_string())
@@ -203,7 +263,11 @@ pub fn check_with(
             (_, Some(Err(e))) => Err(e.clone()),
             (_, None) => Err("not solved".to_string()),
         };
-        let name = format!("{}_{}", i.input, i.index);
+        let name = i.name();
+        let alias = solved
+            .alias
+            .get(&i.source)
+            .filter(|(root, _, _)| *root != i.source);
         let mut d = CheckDim {
             input: i.input.clone(),
             index: i.index,
@@ -224,77 +288,69 @@ pub fn check_with(
             suggestions: vec![],
             source: i.source.clone(),
             rejected_examples: vec![],
-            linked_with: linked.get(&i.source).cloned().unwrap_or_default(),
+            linked_with: solved.linked.get(&i.source).cloned().unwrap_or_default(),
             undecided: None,
             same_as: alias
-                .get(&i.source)
-                .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
+                .filter(|(_, k, off)| *k == 1 && *off == 0)
                 .and_then(|(root, _, _)| ins.iter().find(|x| &x.source == root))
                 .map(|x| (x.input.clone(), x.index)),
             example: i.hint,
         };
-        match acc {
-            Ok(a) => {
-                if let Some(c) = &claimed {
-                    d.rejected_examples = c
-                        .difference(&a)
-                        .map(|r| r.iter().take(5).collect())
-                        .unwrap_or_default();
-                }
-                let ranking = rank(&a, i.hint, 4);
-                d.suggestions = ranking
-                    .progressions
-                    .iter()
-                    .map(|p| unchecked_suggestion(&name, p, Proof::Periodic))
-                    .collect();
-                let py = py_name(&name);
-                match alias
-                    .get(&i.source)
-                    .filter(|(root, _, _)| *root != i.source)
-                {
-                    // A size equal to (or derived from) another input's: reuse that Dim.
-                    Some((root, k, off)) => {
-                        let root_name = ins
-                            .iter()
-                            .find(|x| &x.source == root)
-                            .map(|x| py_name(&format!("{}_{}", x.input, x.index)))
-                            .unwrap_or_else(|| py_name(root));
-                        let e = python::derived(&root_name, *k, *off);
-                        dict.entry(i.input.clone()).or_default().push((i.index, e));
-                    }
-                    None => {
-                        if let Some(s) = d.suggestions.first() {
-                            block.code(&s.code);
-                            dict.entry(i.input.clone()).or_default().push((i.index, py));
-                        }
-                    }
-                }
-                d.accepted = Some(Feasible::from(&a));
+        let a = match acc {
+            Ok(a) => a,
+            Err(e) => {
+                d.undecided = Some(e);
+                dims.push(d);
+                continue;
             }
-            Err(e) => d.undecided = Some(e),
+        };
+        if let Some(c) = &claimed {
+            d.rejected_examples = c
+                .difference(&a)
+                .map(|r| r.iter().take(5).collect())
+                .unwrap_or_default();
         }
-        dims.push(d);
-    }
-    // Suggestions of unlinked sizes re-checked value by value against their guards.
-    for d in dims.iter_mut().filter(|d| d.linked_with.is_empty()) {
+        // Unlinked sizes are re-checked value by value against their own guards; linked ones
+        // are certified by the joint solution.
         let own: Vec<&Expr> = guards
             .iter()
-            .filter(|g| g.atoms().iter().all(|a| **a == *d.source))
+            .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
             .collect();
-        for s in d.suggestions.iter_mut() {
-            let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
-            if let Some(ok) = recheck(&own, &d.source, &set) {
-                s.certificate = if ok {
-                    Certificate::Enumeration
-                } else {
-                    Certificate::None
-                };
+        let recheck = d.linked_with.is_empty().then_some(own.as_slice());
+        d.suggestions =
+            suggestions(&a, i.hint, 4, recheck, &i.source, &name, Proof::Periodic).suggestions;
+        match alias {
+            // A size equal to (or derived from) another input's: reuse that Dim.
+            Some((root, k, off)) => {
+                let root_name = ins
+                    .iter()
+                    .find(|x| &x.source == root)
+                    .map(|x| py_name(&x.name()))
+                    .unwrap_or_else(|| py_name(root));
+                let e = python::derived(&root_name, *k, *off);
+                dict.entry(i.input.clone()).or_default().push((i.index, e));
+            }
+            None => {
+                if let Some(s) = d.suggestions.first() {
+                    block.code(&s.code);
+                    dict.entry(i.input.clone())
+                        .or_default()
+                        .push((i.index, py_name(&name)));
+                }
             }
         }
+        d.accepted = Some(Feasible::from(&a));
+        dims.push(d);
     }
     if !dict.is_empty() {
         block.dict(dict);
     }
+    (dims, block.finish())
+}
+
+/// Exact values of every symbolic intermediate size, over the inputs' accepted sizes: each input
+/// symbol ranges over the values of its root dimension's accepted set.
+fn size_table(pg: &ProgramGraph, ins: &[InputDim], dims: &[CheckDim]) -> Vec<SizeRange> {
     // The traced value of each input symbol (from `k*s + o` with its hint).
     let hints: BTreeMap<String, i128> = ins
         .iter()
@@ -305,41 +361,11 @@ pub fn check_with(
             Some((s.clone(), v))
         })
         .collect();
-    let sizes = if with_sizes {
-        size_table(
-            &pg,
-            &ins.iter()
-                .map(|i| (i.expr.clone(), i.source.clone()))
-                .collect::<Vec<_>>(),
-            &dims,
-            &hints,
-        )
-    } else {
-        vec![]
-    };
-    Ok(CheckReport {
-        dims,
-        guards: uses,
-        propagation: pg.report.clone(),
-        sizes,
-        dynamic_shapes: block.finish(),
-        torch_version: p.torch_version.clone(),
-    })
-}
-
-/// Exact values of every symbolic intermediate size, over the inputs' accepted sizes: each input
-/// symbol ranges over the values of its root dimension's accepted set.
-fn size_table(
-    pg: &ProgramGraph,
-    inputs: &[(Expr, String)],
-    dims: &[CheckDim],
-    hints: &BTreeMap<String, i128>,
-) -> Vec<SizeRange> {
     // Symbol -> accepted root values (from a dimension whose expression is that bare symbol or
     // an affine function of it).
     let mut sym_sets: BTreeMap<String, DimSet> = BTreeMap::new();
-    for ((e, _), d) in inputs.iter().zip(dims) {
-        let (Some((coefs, c0)), Some(acc)) = (e.affine(), d.accepted.as_ref()) else {
+    for (i, d) in ins.iter().zip(dims) {
+        let (Some((coefs, c0)), Some(acc)) = (i.expr.affine(), d.accepted.as_ref()) else {
             continue;
         };
         let Some((s, k)) = coefs.iter().next().filter(|_| coefs.len() == 1) else {
