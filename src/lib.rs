@@ -7,12 +7,14 @@
 //! * [`prove`] — Z3 certificates and counterexamples.
 //! * [`graph`] — `.pt2` archives: operator graph, shape propagation, `check`.
 //! * [`trt`] — TensorRT optimization profiles.
+//! * [`norm`] — normalization layers and their GPU kernels.
 
 /// Profiles from a program, a message or `--dim`s (used by `dimguard profile` and the Python
 /// package).
 pub mod profile_cli;
 
 pub use dimguard_graph as graph;
+pub use dimguard_norm as norm;
 pub use dimguard_prove as prove;
 pub use dimguard_solver as solver;
 pub use dimguard_trt as trt;

@@ -67,12 +67,26 @@ pub fn inputs(
                             if let Some((o, oi)) = &d.same_as {
                                 DimKind::Same(o.clone(), *oi)
                             } else {
-                                let acc = d.accepted.as_ref().ok_or_else(|| {
-                                    format!(
-                                        "input `{input}` dimension {i}: {}",
-                                        d.undecided.as_deref().unwrap_or("undecided")
-                                    )
-                                })?;
+                                // A linked size: its side of the largest sound box, so that
+                                // every corner shape passes with the others' sides.
+                                let side = d.for_every_partner.as_ref().and_then(|_| {
+                                    let p = d.suggestions.first()?;
+                                    Some(crate::solver::report::Feasible::from(
+                                        &DimSet::progression(p.lo, p.hi, p.modulus, p.residue),
+                                    ))
+                                });
+                                let acc = side
+                                    .as_ref()
+                                    .or(d.accepted.as_ref())
+                                    .filter(|a| a.count > 0)
+                                    .ok_or_else(|| {
+                                        format!(
+                                            "input `{input}` dimension {i}: {}",
+                                            d.undecided
+                                                .as_ref()
+                                                .map_or("no size passes", |u| u.reason.as_str())
+                                        )
+                                    })?;
                                 let example = examples
                                     .get(&input)
                                     .and_then(|e| e.get(i).copied())

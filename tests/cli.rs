@@ -370,3 +370,21 @@ fn a_malformed_program_is_exit_code_2_naming_the_node() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `norm-bench` without a usable GPU says why and exits 2, never panics. CUDA_VISIBLE_DEVICES is
+/// emptied so that the test means the same on a machine with a GPU.
+#[test]
+fn norm_bench_without_a_gpu_says_why() {
+    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
+        .args(["norm-bench", "--iters", "1", "--samples", "1"])
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .expect("dimguard runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no GPU available") && err.contains("norm-bench needs an NVIDIA GPU"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}

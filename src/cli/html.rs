@@ -467,33 +467,86 @@ fn affine_member(expr: &str, root: &str) -> Option<(i128, i128)> {
     Some((k, o))
 }
 
-fn linked_groups(report: &Value) -> Vec<Group> {
+/// Every value of a `feasible`-form set, when it has at most `limit`.
+fn values(set: &Value, limit: u128) -> Option<Vec<i128>> {
+    if set["count"].as_u64().is_none_or(|c| u128::from(c) > limit) {
+        return None;
+    }
+    let segs = accepted(&serde_json::json!({ "feasible": set }))?;
     let mut out = vec![];
+    for s in &segs {
+        out.extend((s.lo..=s.hi).filter(|x| s.residues.contains(&x.rem_euclid(s.modulus))));
+    }
+    Some(out)
+}
+
+/// A joint set as the report carries it (`joint`: the sizes, the accepted tuples as disjoint
+/// boxes of `feasible` sets, the largest sound box of progressions), when every box is listed
+/// and the tuples are few enough to draw.
+fn joint_group(j: &Value) -> Option<Group> {
+    let names: Vec<String> = strs(&j["dims"]).into_iter().map(str::to_string).collect();
+    if names.len() < 2 || !j["boxes_complete"].as_bool().unwrap_or(false) {
+        return None;
+    }
+    if j["accepted"]
+        .as_u64()
+        .is_none_or(|c| u128::from(c) > MAX_MARKS)
+    {
+        return None;
+    }
+    let mut tuples: Vec<Vec<i128>> = vec![];
+    for b in j["boxes"].as_array()? {
+        let sides: Vec<Vec<i128>> = b
+            .as_array()?
+            .iter()
+            .map(|side| values(side, MAX_MARKS))
+            .collect::<Option<_>>()?;
+        // The product of the sides, size by size.
+        let mut part: Vec<Vec<i128>> = vec![vec![]];
+        for side in &sides {
+            part = part
+                .iter()
+                .flat_map(|t| {
+                    side.iter().map(move |v| {
+                        let mut t = t.clone();
+                        t.push(*v);
+                        t
+                    })
+                })
+                .collect();
+            if part.len() as u128 > MAX_MARKS {
+                return None;
+            }
+        }
+        tuples.extend(part);
+    }
+    let sound_box = j["largest_box"]["sides"].as_array().and_then(|sides| {
+        sides
+            .iter()
+            .map(|p| Some((int(&p["lo"])?, int(&p["hi"])?)))
+            .collect::<Option<Vec<_>>>()
+    });
+    let note = j["summary"].as_str().unwrap_or_default().to_string();
+    Some(Group {
+        names,
+        tuples,
+        sound_box,
+        note,
+    })
+}
+
+fn linked_groups(report: &Value) -> Vec<Group> {
+    let mut out: Vec<Group> = report["joint"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(joint_group)
+        .collect();
     let dims = report["dims"].as_array().cloned().unwrap_or_default();
     for g in report["linked"].as_array().into_iter().flatten() {
         let Some(root) = g["root"].as_str() else {
             continue;
         };
-        // A joint set, when the report carries one: `tuples` [[a, b], ...] over `sizes`.
-        if let (Some(sizes), Some(tuples)) = (g["sizes"].as_array(), g["tuples"].as_array()) {
-            out.push(Group {
-                names: sizes
-                    .iter()
-                    .filter_map(|s| s.as_str().map(str::to_string))
-                    .collect(),
-                tuples: tuples
-                    .iter()
-                    .filter_map(|t| t.as_array().map(|t| t.iter().filter_map(int).collect()))
-                    .collect(),
-                sound_box: g["box"].as_array().map(|b| {
-                    b.iter()
-                        .filter_map(|r| Some((int(&r[0])?, int(&r[1])?)))
-                        .collect()
-                }),
-                note: String::new(),
-            });
-            continue;
-        }
         let Some(segs) = accepted(&serde_json::json!({"feasible": g["feasible"]})) else {
             continue;
         };
@@ -889,28 +942,33 @@ mod tests {
 
     #[test]
     fn three_linked_sizes_are_sliced_by_the_third_with_the_box() {
-        let mut tuples = vec![];
-        for c in [1, 2] {
-            for a in 2..6 {
-                for b in 2..6 {
-                    if (a + b + c) % 2 == 0 {
-                        tuples.push(json!([a, b, c]));
-                    }
-                }
-            }
-        }
-        let n = tuples.len();
-        let r = json!({"dims": [], "linked": [{"root": "a", "sizes": ["a", "b", "c"], "tuples": tuples,
-                                               "box": [[2, 3], [4, 5], [1, 1]]}]});
+        // Two disjoint boxes: a in 2..5 (even), b in 4..5, c = 1; and a = 3, b in 2..3, c = 2.
+        let seg = |lo: i64, hi: i64, m: i64, r: &[i64]| {
+            let n = (lo..=hi).filter(|x| r.contains(&x.rem_euclid(m))).count();
+            json!({"count": n, "segments": [{"lo": lo, "hi": hi, "modulus": m, "residues": r}]})
+        };
+        let r = json!({"dims": [], "joint": [{
+            "dims": ["a", "b", "c"], "accepted": 6, "boxes_complete": true,
+            "boxes": [[seg(2, 5, 2, &[0]), seg(4, 5, 1, &[0]), seg(1, 1, 1, &[0])],
+                      [seg(3, 3, 1, &[0]), seg(2, 3, 1, &[0]), seg(2, 2, 1, &[0])]],
+            "largest_box": {"count": 4, "sides": [{"lo": 2, "hi": 4, "modulus": 2, "residue": 0},
+                                                  {"lo": 4, "hi": 5, "modulus": 1, "residue": 0},
+                                                  {"lo": 1, "hi": 1, "modulus": 1, "residue": 0}]},
+            "summary": "6 of 64 tuples pass"}]});
         let page = render(&r, "three");
         assert_eq!(
             page.matches("<svg class=\"pairs\"").count(),
             2,
             "one panel per value of c"
         );
-        assert_eq!(page.matches("class=\"tup\"").count(), n);
+        assert_eq!(page.matches("class=\"tup\"").count(), 6);
         assert!(page.contains("with c = 2"));
+        assert!(page.contains("6 of 64 tuples pass"));
         assert_eq!(page.matches("class=\"box\"").count(), 1, "c = 1 only");
+        // Incomplete box lists are not drawn as if complete.
+        let mut r2 = r.clone();
+        r2["joint"][0]["boxes_complete"] = json!(false);
+        assert!(!render(&r2, "x").contains("class=\"tup\""));
     }
 
     #[test]

@@ -61,6 +61,11 @@ enum Command {
         /// Time limit for one Z3 query, in milliseconds.
         #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
         z3_timeout_ms: u32,
+        /// The range of a size the text gives none for (a `Guard failed`, a solver crash), or to
+        /// override the text's: NAME=LO..HI, NAME a dimension's name, torch symbol (`s53`) or
+        /// source. Repeatable.
+        #[arg(long, value_name = "NAME=LO..HI")]
+        range: Vec<String>,
         /// Also write the report as one self-contained HTML page (plots of the accepted sizes,
         /// guards by source line, the spec with a copy button).
         #[arg(long, value_name = "FILE")]
@@ -106,12 +111,20 @@ enum Command {
         #[arg(long, value_name = "NAME:SHAPE")]
         select: Vec<String>,
     },
-    /// Benchmark the GPU normalization kernels (needs an NVIDIA GPU): time, GB/s and share of the
-    /// device's copy bandwidth for each layer, shape and type.
+    /// Benchmark the GPU normalization kernels (needs an NVIDIA GPU): time and share of the
+    /// device's copy bandwidth for each layer, shape, type and parameter kind, timed through CUDA
+    /// graphs (docs/NORM.md, docs/PERFORMANCE.md).
     NormBench {
-        /// Timed runs per cell.
+        /// Runs captured per CUDA graph.
         #[arg(long, default_value_t = 20)]
         iters: usize,
+        /// Timed graph replays per cell (the median is reported).
+        #[arg(long, default_value_t = 15)]
+        samples: usize,
+        /// Also write one JSON line per cell here (the input of
+        /// tools/device/norm_bench_torch.py, which times PyTorch eager and torch.compile).
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
     },
     /// Check a dynamic_shapes spec against guards: sound (with a Z3 proof) or counterexamples, and
     /// the maximal sound spec.
@@ -133,7 +146,11 @@ enum Command {
 /// Runs the command line.
 pub fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::NormBench { iters } => dimguard::trt::norm::bench::print_table(iters)
+        Command::NormBench {
+            iters,
+            samples,
+            json,
+        } => dimguard::norm::bench::print_table(iters, samples, json.as_deref())
             .map_err(|e| bad_input(format!("{e} (norm-bench needs an NVIDIA GPU)"))),
         Command::Profile {
             source,
@@ -162,6 +179,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             example,
             z3,
             z3_timeout_ms,
+            range,
             html,
         } => {
             let text = read_input(file.as_ref())?;
@@ -169,9 +187,14 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 examples: parse_examples(&example)?,
                 ..Options::default()
             };
-            let (msg, form) = diagnose::read(&text, &mut opts).map_err(|e| solver(&e))?;
+            let ranges = range
+                .iter()
+                .map(|r| dimguard::solver::forms::parse_range_arg(r))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(Failure::Input)?;
+            let mut msg = diagnose::read(&text, &mut opts).map_err(|e| solver(&e))?;
+            dimguard::solver::forms::apply_ranges(&mut msg, &ranges).map_err(|e| solver(&e))?;
             let mut report = diagnose::diagnose(&msg, &opts);
-            report.form = form;
             let mode = match z3 {
                 Z3Mode::Auto => Some(dimguard::prove::Mode::Auto),
                 Z3Mode::Always => Some(dimguard::prove::Mode::Always),

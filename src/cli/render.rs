@@ -48,11 +48,25 @@ pub fn human(r: &Report, color: bool) -> String {
     let n = r.dims.len();
     let _ = writeln!(
         out,
-        "{} {} dimension{}",
+        "{} {} dimension{}  {}",
         st.bold("dimguard diagnose:"),
         n,
-        if n == 1 { "" } else { "s" }
+        if n == 1 { "" } else { "s" },
+        st.dim(&format!("(read as {})", r.form.name()))
     );
+    for note in &r.notes {
+        let _ = writeln!(out, "{} {note}", st.yellow("note"));
+    }
+    for u in &r.unreadable {
+        let _ = writeln!(
+            out,
+            "{} line {}: could not read the guard {}: {}",
+            st.red("unread"),
+            u.line,
+            u.text,
+            u.reason
+        );
+    }
     for d in &r.dims {
         out.push('\n');
         dim(&mut out, d, &st);
@@ -77,6 +91,7 @@ pub fn human(r: &Report, color: bool) -> String {
         let _ = writeln!(out, "\n{} not understood: {u}", st.yellow("note"));
     }
     lines(&mut out, r, &st);
+    forms_sections(&mut out, r, &st);
     let _ = writeln!(
         out,
         "\n{}\n",
@@ -86,6 +101,61 @@ pub fn human(r: &Report, color: bool) -> String {
         let _ = writeln!(out, "    {line}");
     }
     out
+}
+
+/// Guards over several sizes, a run-time failure explained, and where guards came from when the
+/// text does not say.
+fn forms_sections(out: &mut String, r: &Report, st: &Style) {
+    let guards = r.dims.iter().map(|d| d.guards.len()).sum::<usize>() + r.joint.len();
+    if r.lines.is_empty() && guards > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} not in this text ({}): run the export with TORCH_LOGS=\"+dynamic\" and give dimguard the log (or a draft_export report) to see the line of your model behind each guard",
+            st.bold("Where the guards come from:"),
+            r.form.name()
+        );
+    }
+    for j in &r.joint {
+        let _ = writeln!(
+            out,
+            "\n{} {} links {}",
+            st.yellow("joint guard"),
+            j.text,
+            j.sizes.join(", ")
+        );
+        if let Some(p) = &j.provenance {
+            let _ = writeln!(out, "  {:<11} {}", st.dim("from"), p.origin());
+        }
+        for (name, f) in &j.accepted {
+            let _ = writeln!(
+                out,
+                "  {:<11} {name}: {} values accepted{}",
+                st.dim("accepted"),
+                f.count,
+                f.min
+                    .zip(f.max)
+                    .map(|(a, b)| format!(" in {}..{}", num(a), num(b)))
+                    .unwrap_or_default()
+            );
+        }
+        if let Some([pass, total]) = j.joint_count {
+            let _ = writeln!(
+                out,
+                "  {:<11} {pass} of {total} combinations pass",
+                st.dim("jointly")
+            );
+        }
+        if let Some(u) = &j.undecided {
+            let _ = writeln!(out, "  {:<11} {u}", st.red("undecided"));
+        }
+        let _ = writeln!(out, "  {:<11} {}", st.dim("note"), j.note);
+    }
+    if let Some(rt) = &r.runtime {
+        let _ = writeln!(out, "\n{} {}", st.bold("The program raised on:"), rt.guard);
+        for e in &rt.explanation {
+            let _ = writeln!(out, "  - {e}");
+        }
+    }
 }
 
 /// The guards grouped by the line of the user's code they come from.
@@ -98,7 +168,15 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
         let ops = if l.ops.is_empty() {
             String::new()
         } else {
-            format!(" ({})", l.ops.join(", "))
+            let described: Vec<String> = l
+                .ops
+                .iter()
+                .map(|op| match dimguard::solver::provenance::describe_op(op) {
+                    Some(what) => format!("{op}: {what}"),
+                    None => op.clone(),
+                })
+                .collect();
+            format!(" ({})", described.join("; "))
         };
         let whose = if l.user {
             ""
@@ -201,6 +279,14 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
     }
     for (i, g) in d.guards.iter().enumerate() {
         row(out, &format!("guard {}", i + 1), &g.text, st);
+        if let Some(p) = &g.provenance {
+            let code = p
+                .code
+                .as_ref()
+                .map(|c| format!("  {}", st.dim(c)))
+                .unwrap_or_default();
+            row(out, "", &format!("from {}{code}", p.origin()), st);
+        }
         let removes = g
             .removes
             .map_or(String::new(), |n| format!("; removes {n} values"));
@@ -433,46 +519,171 @@ pub fn check(r: &CheckReport, color: bool) -> String {
             _ => "nothing".into(),
         };
         row(&mut out, "claims", &claims, &st);
+        let unsure = d.undecided.as_ref().map_or(0, |u| u.count);
         match &d.accepted {
             Some(a) => {
-                let rejected = d.claimed.count.saturating_sub(a.count);
-                let verdict = if rejected == 0 {
+                let rejected = d.claimed.count.saturating_sub(a.count + unsure);
+                // Really linked: some size passes with one partner and fails with another.
+                let linked = d
+                    .for_every_partner
+                    .as_ref()
+                    .is_some_and(|f| f.count != a.count);
+                let verdict = if rejected == 0 && unsure == 0 {
                     st.green(&format!("all {} claimed sizes", a.count))
+                } else if rejected == 0 {
+                    st.yellow(&format!("{} of them proven", a.count))
                 } else {
                     let ex: Vec<String> =
                         d.rejected_examples.iter().map(|v| v.to_string()).collect();
+                    let fail = if linked {
+                        "fail with every partner"
+                    } else {
+                        "raise Guard failed"
+                    };
                     st.red(&format!(
-                        "{} of them; {} raise Guard failed, e.g. {}",
+                        "{} of them{}; {} {fail}, e.g. {}",
                         a.count,
+                        if linked { " with some partner" } else { "" },
                         rejected,
                         ex.join(", ")
                     ))
                 };
                 row(&mut out, "accepts", &verdict, &st);
             }
-            None => row(
+            None => row(&mut out, "accepts", &st.yellow("undecided"), &st),
+        }
+        if let Some(u) = &d.undecided {
+            row(
                 &mut out,
-                "accepts",
-                &st.yellow(&format!(
-                    "undecided: {}",
-                    d.undecided.as_deref().unwrap_or("?")
-                )),
+                "undecided",
+                &st.yellow(&format!("{} sizes: {}", u.count, u.reason)),
                 &st,
-            ),
+            );
         }
         if !d.linked_with.is_empty() {
+            let every = d.for_every_partner.as_ref().map_or(String::new(), |f| {
+                format!("; {} of them pass with every value of those", f.count)
+            });
             row(
                 &mut out,
                 "linked",
-                &format!(
-                    "with {} (accepted for every accepted size of those)",
-                    d.linked_with.join(", ")
-                ),
+                &format!("with {}{every}", d.linked_with.join(", ")),
                 &st,
             );
         }
         if let Some(s) = d.suggestions.first() {
             row(&mut out, "spec", &s.code, &st);
+        }
+    }
+    for j in &r.joint {
+        out.push('\n');
+        let _ = writeln!(out, "{} {}", st.bold("linked:"), j.dims.join(", "));
+        row(&mut out, "answer", &j.summary, &st);
+        row(
+            &mut out,
+            "accepts",
+            &format!(
+                "{} of the {} claimed combinations ({} box{}{})",
+                j.accepted,
+                j.claimed,
+                j.boxes.len(),
+                if j.boxes.len() == 1 { "" } else { "es" },
+                if j.boxes_complete { "" } else { " or more" }
+            ),
+            &st,
+        );
+        if let Some(b) = &j.largest_box {
+            let sides: Vec<String> = b
+                .sides
+                .iter()
+                .zip(&j.dims)
+                .map(|(s, n)| format!("{n} {}", progression(s.lo, s.hi, s.modulus)))
+                .collect();
+            row(
+                &mut out,
+                "largest box",
+                &format!(
+                    "{} ({} combinations{})",
+                    sides.join(", "),
+                    b.count,
+                    if b.maximal { ", maximal" } else { "" }
+                ),
+                &st,
+            );
+        }
+        if !j.rejected_examples.is_empty() {
+            let ex: Vec<String> = j
+                .rejected_examples
+                .iter()
+                .map(|t| {
+                    format!(
+                        "({})",
+                        t.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .collect();
+            row(
+                &mut out,
+                "fail",
+                &st.red(&format!("e.g. {}", ex.join(", "))),
+                &st,
+            );
+        }
+        if let Some(u) = &j.undecided {
+            row(
+                &mut out,
+                "undecided",
+                &st.yellow(&format!("{} combinations: {}", u.count, u.reason)),
+                &st,
+            );
+        }
+    }
+    let counts = |fate: &str| r.guards.iter().filter(|g| g.fate == fate).count();
+    let _ = writeln!(
+        out,
+        "\n{} {} in the program: {} solved one size at a time, {} jointly, {} relations, {} proved by Z3, {} undecided, {} unparsed",
+        st.bold("guards:"),
+        r.guards.len(),
+        counts("periodic") + counts("enumeration"),
+        counts("joint"),
+        counts("relation"),
+        counts("z3"),
+        counts("undecided"),
+        counts("unparsed"),
+    );
+    // Undecided guards grouped by reason: the reason once, then the guards (abbreviated).
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for g in r.guards.iter().filter(|g| g.fate == "undecided") {
+        let why = g.reason.as_deref().unwrap_or("?");
+        match reasons.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, v)) => v.push(&g.guard),
+            None => reasons.push((why, vec![&g.guard])),
+        }
+    }
+    for (why, gs) in &reasons {
+        row(
+            &mut out,
+            "undecided",
+            &st.yellow(&format!(
+                "{} guard{}: {why}",
+                gs.len(),
+                if gs.len() == 1 { "" } else { "s" }
+            )),
+            &st,
+        );
+        for g in gs.iter().take(3) {
+            row(&mut out, "", &abbreviate(g, 100), &st);
+        }
+        if gs.len() > 3 {
+            row(
+                &mut out,
+                "",
+                &format!("and {} more (all in --json)", gs.len() - 3),
+                &st,
+            );
         }
     }
     let p = &r.propagation;
@@ -541,4 +752,28 @@ pub fn check(r: &CheckReport, color: bool) -> String {
         let _ = writeln!(out, "    {line}");
     }
     out
+}
+
+/// `lo..hi`, `lo..hi step m`, or the single value.
+fn progression(lo: i128, hi: i128, m: i128) -> String {
+    if lo == hi {
+        lo.to_string()
+    } else if m == 1 {
+        format!("{lo}..{hi}")
+    } else {
+        format!("{lo}..{hi} step {m}")
+    }
+}
+
+/// A long expression shortened in the middle: its head and tail with the number of characters
+/// left out.
+pub fn abbreviate(text: &str, max: usize) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= max {
+        return text.to_string();
+    }
+    let keep = max / 2;
+    let head: String = chars[..keep].iter().collect();
+    let tail: String = chars[chars.len() - keep..].iter().collect();
+    format!("{head} …({} characters)… {tail}", chars.len() - 2 * keep)
 }

@@ -52,12 +52,32 @@ def expected_marks(report):
         if isinstance(s, dict) and s.get("segments") is not None:
             strips.append(s["count"])
     pairs = []
+    # Joint sets (groups of linked sizes): every accepted tuple, when every box is listed; with
+    # three sizes or more, the panels of the first six values of the third size.
+    for j in report.get("joint", []) or []:
+        if not isinstance(j, dict) or not j.get("boxes_complete") or len(j.get("dims", [])) < 2:
+            continue
+        if j["accepted"] > 20000:
+            continue
+        if len(j["dims"]) == 2:
+            pairs.append(j["accepted"])
+        else:
+            tuples = []
+            for b in j["boxes"]:
+                vals = [values(side) for side in b]
+                tuples.extend((x, y, z) for x in vals[0] for y in vals[1] for z in vals[2])
+            for c in sorted({t[2] for t in tuples})[:6]:
+                pairs.append(sum(1 for t in tuples if t[2] == c))
+    # Groups of a root and members derived from it: one tuple per accepted root value.
     for g in report.get("linked", []) or []:
-        if g.get("tuples") is not None:
-            pairs.append(len(g["tuples"]))
-        elif isinstance(g.get("feasible"), dict) and g.get("members"):
+        if isinstance(g.get("feasible"), dict) and g.get("members"):
             pairs.append(g["feasible"]["count"])
     return strips, pairs
+
+
+def values(side):
+    """The values of a `feasible`-form set."""
+    return [x for s in side["segments"] for x in range(s["lo"], s["hi"] + 1) if x % s["modulus"] in s["residues"]]
 
 
 def main():

@@ -3,20 +3,27 @@
 //! For each dynamic dimension of each user input: the sizes `range_constraints` *claim* (for a
 //! derived size such as `8*s24`, the expression's values over its root's range), and the claimed
 //! sizes that pass every guard of `guards_code` — exactly, by the solver. Guards linking several
-//! inputs are solved jointly (`joint.rs`): a size is accepted when it passes for every accepted
-//! size of the others, which the report says.
+//! inputs are solved jointly (`joint.rs`, `linked.rs`): the report then carries the exact set of
+//! tuples that pass (`joint`), each size's `accepted` values are those that pass with *some*
+//! value of the others (`for_every_partner` those that pass with every one), and the suggested
+//! spec is the largest sound box. Every guard is accounted for (`fate`): solved, proved by Z3, or
+//! undecided with its reason.
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
-use dimguard_solver::diagnose::suggestions;
+use dimguard_solver::compiled::recheck;
+use dimguard_solver::diagnose::unchecked_suggestion;
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
+use dimguard_solver::linked::{largest_box, Budget};
 use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    CheckDim, CheckReport, Claimed, Feasible, GuardUse, Proof, SizeRange,
+    BoxReport, Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, JointReport,
+    JointSearch, JointUndecided, Proof, SizeRange, UndecidedSet,
 };
+use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
 
@@ -71,91 +78,72 @@ pub fn check(p: &Program, with_sizes: bool) -> Result<CheckReport, Error> {
 
 /// [`check`], with a prover for linked groups too wide to enumerate: when it proves that the
 /// linking guards hold on the product of the sizes' own accepted sets, those sets are accepted.
-///
-/// The same pipeline as `diagnose`: guards parsed, grouped and solved jointly
-/// ([`joint`]), then per dimension the ranked suggestions with their independent re-check
-/// ([`suggestions`]) and one paste-ready spec ([`python::SpecBlock`]).
 pub fn check_with(
     p: &Program,
     with_sizes: bool,
     prover: Option<BoxProver>,
 ) -> Result<CheckReport, Error> {
     let pg = ProgramGraph::build(p)?;
-    let (guards, uses) = parse_guards(&p.guards_code);
-    let ins = input_dims(p)?;
-    let solved = solve(&guards, &ins, prover);
-    let (dims, dynamic_shapes) = report_dims(&ins, &guards, &solved);
-    let sizes = if with_sizes {
-        size_table(&pg, &ins, &dims)
-    } else {
-        vec![]
-    };
-    Ok(CheckReport {
-        dims,
-        guards: uses,
-        propagation: pg.report.clone(),
-        sizes,
-        dynamic_shapes,
-        torch_version: p.torch_version.clone(),
-    })
-}
-
-/// The guards of `guards_code` that parse, and how each was used.
-fn parse_guards(code: &[String]) -> (Vec<Expr>, Vec<GuardUse>) {
-    let mut guards = Vec::new();
+    let ranges = symbol_ranges(p);
+    let limits = Limits::default();
+    // Parse the guards.
+    let mut guards: Vec<Expr> = Vec::new();
     let mut uses = Vec::new();
-    for text in code {
+    // For each parsed guard, its entry in `uses`.
+    let mut use_of: Vec<usize> = Vec::new();
+    // A guard without sizes that is false: nothing passes.
+    let mut never: Option<String> = None;
+    for text in &p.guards_code {
         match parse_guard(text) {
             Ok(g) => {
-                uses.push(GuardUse {
+                let mut u = GuardUse {
                     guard: text.clone(),
                     sizes: g.atoms().iter().map(|a| a.to_string()).collect(),
                     error: None,
-                });
+                    fate: "undecided",
+                    reason: Some("not reached".into()),
+                };
+                if g.atoms().is_empty() {
+                    let holds = matches!(
+                        g.eval(&|_| None),
+                        Ok(dimguard_solver::expr::Value::Bool(true))
+                    );
+                    u.fate = "periodic";
+                    u.reason = None;
+                    if !holds {
+                        never = Some(format!("the guard `{text}` is false for every size"));
+                    }
+                }
+                use_of.push(uses.len());
+                uses.push(u);
                 guards.push(g);
             }
             Err(e) => uses.push(GuardUse {
                 guard: text.clone(),
                 sizes: vec![],
                 error: Some(e.to_string()),
+                fate: "unparsed",
+                reason: None,
             }),
         }
     }
-    (guards, uses)
-}
-
-/// A dynamic dimension of a user input.
-struct InputDim {
-    input: String,
-    index: usize,
-    /// `L['x'].size()[2]`: the size as guards name it.
-    source: String,
-    /// Its size expression in the program's symbols.
-    expr: Expr,
-    /// What `range_constraints` claims (`None`: not a progression of one symbol).
-    claimed: Option<DimSet>,
-    /// The traced size.
-    hint: Option<i128>,
-}
-
-impl InputDim {
-    /// The dimension's name in the report and the spec (`x_2`).
-    fn name(&self) -> String {
-        format!("{}_{}", self.input, self.index)
+    // Input dimensions and their claimed sets.
+    struct In {
+        input: String,
+        index: usize,
+        source: String,
+        expr: Expr,
+        claimed: Option<DimSet>,
+        hint: Option<i128>,
     }
-}
-
-/// Every dynamic dimension of every user input, in input order, with its claimed sizes.
-fn input_dims(p: &Program) -> Result<Vec<InputDim>, Error> {
-    let ranges = symbol_ranges(p);
-    let mut ins = Vec::new();
+    let mut ins: Vec<In> = Vec::new();
     for input in p.user_inputs() {
         let Some(sizes) = p.sizes(&input)? else {
             continue;
         };
         for (index, s) in sizes.iter().enumerate() {
             if let Size::Expr(e, hint) = s {
-                ins.push(InputDim {
+                ins.push(In {
                     input: input.clone(),
                     index,
                     source: python::input_source(&input, index),
@@ -166,25 +154,10 @@ fn input_dims(p: &Program) -> Result<Vec<InputDim>, Error> {
             }
         }
     }
-    Ok(ins)
-}
-
-/// The sizes each input dimension accepts, solved jointly.
-struct Solved {
-    /// Source -> accepted sizes (before intersecting with the claimed ones), or why undecided.
-    accepted: BTreeMap<String, Result<DimSet, String>>,
-    /// Source -> the sizes it is linked with by guards.
-    linked: BTreeMap<String, Vec<String>>,
-    /// Source -> (root source, coef, offset): equal sizes share one Dim, related ones derive
-    /// from it.
-    alias: BTreeMap<String, (String, i128, i128)>,
-}
-
-/// Groups and solves the guards, with each claimed progression as a guard too (the program only
-/// claims those sizes).
-fn solve(guards: &[Expr], ins: &[InputDim], prover: Option<BoxProver>) -> Solved {
-    let mut all = guards.to_vec();
-    for i in ins {
+    // Claimed progressions become guards too (the program only claims those sizes), then all
+    // guards are grouped and solved.
+    let mut all = guards.clone();
+    for i in &ins {
         if let Some(c) = i
             .claimed
             .as_ref()
@@ -210,23 +183,62 @@ fn solve(guards: &[Expr], ins: &[InputDim], prover: Option<BoxProver>) -> Solved
                 .and_then(|c| Some((i.source.clone(), (c.min()?, c.max()?))))
         })
         .collect();
-    let mut out = Solved {
-        accepted: BTreeMap::new(),
-        linked: BTreeMap::new(),
-        alias: BTreeMap::new(),
+    let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
+    // Per size: values neither proven to pass nor to fail, and why.
+    let mut unsure: BTreeMap<String, (DimSet, String)> = BTreeMap::new();
+    // Per linked size: the values that pass with every value of the others.
+    let mut for_all: BTreeMap<String, DimSet> = BTreeMap::new();
+    // Per linked size: its side of the group's largest box.
+    let mut box_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
+    let mut joints: Vec<JointReport> = Vec::new();
+    let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
+    let mut alias: BTreeMap<String, (String, i128, i128)> = BTreeMap::new();
+    let dim_name = |source: &str| {
+        ins.iter()
+            .find(|x| x.source == source)
+            .map_or(source.to_string(), |x| format!("{}_{}", x.input, x.index))
     };
+    let claimed_of: BTreeMap<String, DimSet> = ins
+        .iter()
+        .filter_map(|i| Some((i.source.clone(), i.claimed.clone()?)))
+        .collect();
     for grp in joint::group(&all, &sources) {
-        let budget = dimguard_solver::linked::Budget {
-            limits: Limits::default(),
+        let budget = Budget {
+            limits,
             ..Default::default()
         };
         let solved = joint::solve_group_with(&grp, &bounds, &budget, prover);
+        for (k, &o) in grp.origin.iter().enumerate() {
+            let Some(&u) = use_of.get(o) else { continue };
+            let (fate, reason) = match &solved.fates[k] {
+                joint::Fate::Solved(how) => (*how, None),
+                joint::Fate::Proved => ("z3", None),
+                joint::Fate::Undecided(why) => ("undecided", Some(why.to_string())),
+            };
+            uses[u].fate = fate;
+            uses[u].reason = reason;
+        }
+        for &o in &grp.relations {
+            if let Some(&u) = use_of.get(o) {
+                uses[u].fate = "relation";
+                uses[u].reason = None;
+            }
+        }
+        let reason = solved
+            .undecided
+            .as_ref()
+            .map_or_else(String::new, |u| u.to_string());
+        let js = solved.joint.as_ref().filter(|_| grp.roots.len() > 1);
+        let lb = js.and_then(|j| largest_box(&j.tree, &budget));
+        if let Some(j) = js {
+            joints.push(joint_report(j, lb.as_ref(), &grp, &dim_name, &claimed_of));
+        }
         let multi = grp.roots.len() > 1 || grp.members.len() > 1;
         for m in &grp.members {
-            out.alias
-                .insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
+            alias.insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
             if multi {
-                out.linked.insert(
+                linked.insert(
                     m.name.clone(),
                     grp.members
                         .iter()
@@ -235,27 +247,57 @@ fn solve(guards: &[Expr], ins: &[InputDim], prover: Option<BoxProver>) -> Solved
                         .collect(),
                 );
             }
-            let r = match (&solved.undecided, solved.accepted.get(&m.root)) {
-                (None, Some(root_set)) => root_set
-                    .affine_image(m.coef, m.offset)
-                    .map_err(|e| e.to_string()),
-                (Some(why), _) => Err(why.to_string()),
-                (None, None) => Err("not solved".into()),
+            let image = |s: &DimSet| s.affine_image(m.coef, m.offset).map_err(|e| e.to_string());
+            let root_set = match js {
+                // Linked: the values that pass with some value of the others.
+                Some(j) => Some(j.projection(&m.root)),
+                None => solved.accepted.get(&m.root).cloned(),
             };
-            out.accepted.insert(m.name.clone(), r);
+            let r = match root_set {
+                Some(set) => image(&set),
+                None => Err("not solved".into()),
+            };
+            accepted.insert(m.name.clone(), r);
+            if let Some(set) = solved.unsure.get(&m.root) {
+                if let Ok(set) = image(set) {
+                    unsure.insert(m.name.clone(), (set, reason.clone()));
+                }
+            }
+            if let Some(j) = js {
+                if let Ok(set) = image(&j.for_all(&m.root)) {
+                    for_all.insert(m.name.clone(), set);
+                }
+                if let (Some(b), Some(l)) = (&lb, j.level(&m.root)) {
+                    let p = b.sides[l];
+                    box_side.insert(
+                        m.name.clone(),
+                        dimguard_solver::Progression {
+                            lo: m.coef * p.lo + m.offset,
+                            hi: m.coef * p.hi + m.offset,
+                            modulus: m.coef * p.modulus,
+                            residue: (m.coef * p.residue + m.offset).rem_euclid(m.coef * p.modulus),
+                        },
+                    );
+                }
+            }
         }
     }
-    out
-}
-
-/// One report entry per input dimension, and the corrected spec.
-fn report_dims(ins: &[InputDim], guards: &[Expr], solved: &Solved) -> (Vec<CheckDim>, String) {
+    if let Some(why) = &never {
+        for (name, a) in accepted.iter_mut() {
+            *a = Ok(DimSet::empty());
+            unsure.remove(name);
+        }
+        for j in joints.iter_mut() {
+            j.accepted = 0;
+            j.summary = why.clone();
+        }
+    }
     let mut dims = Vec::new();
     let mut block = python::SpecBlock::new();
     let mut dict: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
-    for i in ins {
+    for i in &ins {
         let claimed = i.claimed.clone();
-        let acc = match (&claimed, solved.accepted.get(&i.source)) {
+        let acc = match (&claimed, accepted.get(&i.source)) {
             (Some(c), Some(Ok(a))) => Ok(a.intersect(c).unwrap_or_else(|_| a.clone())),
             (None, _) => {
                 Err("the claimed sizes are not an arithmetic progression of one symbol".to_string())
@@ -263,11 +305,7 @@ fn report_dims(ins: &[InputDim], guards: &[Expr], solved: &Solved) -> (Vec<Check
             (_, Some(Err(e))) => Err(e.clone()),
             (_, None) => Err("not solved".to_string()),
         };
-        let name = i.name();
-        let alias = solved
-            .alias
-            .get(&i.source)
-            .filter(|(root, _, _)| *root != i.source);
+        let name = format!("{}_{}", i.input, i.index);
         let mut d = CheckDim {
             input: i.input.clone(),
             index: i.index,
@@ -288,69 +326,106 @@ fn report_dims(ins: &[InputDim], guards: &[Expr], solved: &Solved) -> (Vec<Check
             suggestions: vec![],
             source: i.source.clone(),
             rejected_examples: vec![],
-            linked_with: solved.linked.get(&i.source).cloned().unwrap_or_default(),
+            linked_with: linked.get(&i.source).cloned().unwrap_or_default(),
             undecided: None,
+            for_every_partner: for_all.get(&i.source).map(|f| {
+                Feasible::from(&match &claimed {
+                    Some(c) => f.intersect(c).unwrap_or_else(|_| f.clone()),
+                    None => f.clone(),
+                })
+            }),
             same_as: alias
-                .filter(|(_, k, off)| *k == 1 && *off == 0)
+                .get(&i.source)
+                .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
                 .and_then(|(root, _, _)| ins.iter().find(|x| &x.source == root))
                 .map(|x| (x.input.clone(), x.index)),
             example: i.hint,
         };
-        let a = match acc {
-            Ok(a) => a,
-            Err(e) => {
-                d.undecided = Some(e);
-                dims.push(d);
-                continue;
+        match acc {
+            Ok(a) => {
+                let doubt = unsure.get(&i.source).map(|(set, why)| {
+                    let set = match &claimed {
+                        Some(c) => set.intersect(c).unwrap_or_else(|_| set.clone()),
+                        None => set.clone(),
+                    };
+                    (set, why.clone())
+                });
+                if let Some(c) = &claimed {
+                    // Only sizes that fail with every partner, never an undecided one.
+                    let mut no = c.difference(&a).unwrap_or_default();
+                    if let Some((u, _)) = &doubt {
+                        no = no.difference(u).unwrap_or_default();
+                    }
+                    d.rejected_examples = no.iter().take(5).collect();
+                }
+                if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
+                    d.undecided = Some(UndecidedSet::new(&u, why));
+                }
+                d.suggestions = match box_side.get(&i.source) {
+                    // Linked: this size's side of the largest sound box.
+                    Some(p) => vec![unchecked_suggestion(&name, p, Proof::Periodic)],
+                    None => rank(&a, i.hint, 4)
+                        .progressions
+                        .iter()
+                        .map(|p| unchecked_suggestion(&name, p, Proof::Periodic))
+                        .collect(),
+                };
+                let py = py_name(&name);
+                match alias
+                    .get(&i.source)
+                    .filter(|(root, _, _)| *root != i.source)
+                {
+                    // A size equal to (or derived from) another input's: reuse that Dim.
+                    Some((root, k, off)) => {
+                        let root_name = ins
+                            .iter()
+                            .find(|x| &x.source == root)
+                            .map(|x| py_name(&format!("{}_{}", x.input, x.index)))
+                            .unwrap_or_else(|| py_name(root));
+                        let e = python::derived(&root_name, *k, *off);
+                        dict.entry(i.input.clone()).or_default().push((i.index, e));
+                    }
+                    None => {
+                        if let Some(s) = d.suggestions.first() {
+                            block.code(&s.code);
+                            dict.entry(i.input.clone()).or_default().push((i.index, py));
+                        }
+                    }
+                }
+                d.accepted = Some(Feasible::from(&a));
             }
-        };
-        if let Some(c) = &claimed {
-            d.rejected_examples = c
-                .difference(&a)
-                .map(|r| r.iter().take(5).collect())
-                .unwrap_or_default();
+            Err(e) => {
+                // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
+                // undecided, with the reason.
+                d.accepted = Some(Feasible::from(&DimSet::empty()));
+                d.undecided = Some(UndecidedSet::new(
+                    claimed.as_ref().unwrap_or(&DimSet::empty()),
+                    e,
+                ));
+            }
         }
-        // Unlinked sizes are re-checked value by value against their own guards; linked ones
-        // are certified by the joint solution.
+        dims.push(d);
+    }
+    // Suggestions of unlinked sizes re-checked value by value against their guards.
+    for d in dims.iter_mut().filter(|d| d.linked_with.is_empty()) {
         let own: Vec<&Expr> = guards
             .iter()
-            .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
+            .filter(|g| g.atoms().iter().all(|a| **a == *d.source))
             .collect();
-        let recheck = d.linked_with.is_empty().then_some(own.as_slice());
-        d.suggestions =
-            suggestions(&a, i.hint, 4, recheck, &i.source, &name, Proof::Periodic).suggestions;
-        match alias {
-            // A size equal to (or derived from) another input's: reuse that Dim.
-            Some((root, k, off)) => {
-                let root_name = ins
-                    .iter()
-                    .find(|x| &x.source == root)
-                    .map(|x| py_name(&x.name()))
-                    .unwrap_or_else(|| py_name(root));
-                let e = python::derived(&root_name, *k, *off);
-                dict.entry(i.input.clone()).or_default().push((i.index, e));
-            }
-            None => {
-                if let Some(s) = d.suggestions.first() {
-                    block.code(&s.code);
-                    dict.entry(i.input.clone())
-                        .or_default()
-                        .push((i.index, py_name(&name)));
-                }
+        for s in d.suggestions.iter_mut() {
+            let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
+            if let Some(ok) = recheck(&own, &d.source, &set) {
+                s.certificate = if ok {
+                    Certificate::Enumeration
+                } else {
+                    Certificate::None
+                };
             }
         }
-        d.accepted = Some(Feasible::from(&a));
-        dims.push(d);
     }
     if !dict.is_empty() {
         block.dict(dict);
     }
-    (dims, block.finish())
-}
-
-/// Exact values of every symbolic intermediate size, over the inputs' accepted sizes: each input
-/// symbol ranges over the values of its root dimension's accepted set.
-fn size_table(pg: &ProgramGraph, ins: &[InputDim], dims: &[CheckDim]) -> Vec<SizeRange> {
     // The traced value of each input symbol (from `k*s + o` with its hint).
     let hints: BTreeMap<String, i128> = ins
         .iter()
@@ -361,11 +436,149 @@ fn size_table(pg: &ProgramGraph, ins: &[InputDim], dims: &[CheckDim]) -> Vec<Siz
             Some((s.clone(), v))
         })
         .collect();
+    let sizes = if with_sizes {
+        size_table(
+            &pg,
+            &ins.iter()
+                .map(|i| (i.expr.clone(), i.source.clone()))
+                .collect::<Vec<_>>(),
+            &dims,
+            &hints,
+        )
+    } else {
+        vec![]
+    };
+    Ok(CheckReport {
+        dims,
+        guards: uses,
+        propagation: pg.report.clone(),
+        sizes,
+        dynamic_shapes: block.finish(),
+        torch_version: p.torch_version.clone(),
+        joint: joints,
+    })
+}
+
+/// Tuples of the box above which the largest box is re-checked at a sample only.
+const BOX_RECHECK: u128 = 256;
+
+/// The JSON of a joint set: boxes, largest box (re-checked tuple by tuple with the exact
+/// evaluator), examples (rejected ones re-checked), summary.
+fn joint_report(
+    j: &dimguard_solver::linked::JointSet,
+    lb: Option<&dimguard_solver::linked::LargestBox>,
+    grp: &joint::Group,
+    dim_name: &dyn Fn(&str) -> String,
+    claimed: &BTreeMap<String, DimSet>,
+) -> JointReport {
+    let dims: Vec<String> = j.sizes.iter().map(|s| dim_name(s)).collect();
+    let claimed_count = j
+        .sizes
+        .iter()
+        .map(|s| claimed.get(s).map_or(0, DimSet::count))
+        .fold(1u128, |a, c| a.saturating_mul(c));
+    let (boxes, complete) = j.tree.boxes(100);
+    let holds = |t: &[i128]| {
+        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
+        grp.guards
+            .iter()
+            .all(|g| matches!(g.eval(&env), Ok(dimguard_solver::expr::Value::Bool(true))))
+    };
+    let largest_box = lb.map(|b| {
+        let mut sides: Vec<_> = b
+            .sides
+            .iter()
+            .zip(&dims)
+            .map(|(p, n)| unchecked_suggestion(n, p, Proof::Periodic))
+            .collect();
+        // Re-check the box with the exact evaluator, independently of the search.
+        let sets: Vec<DimSet> = b.sides.iter().map(|p| p.to_set()).collect();
+        let all = b.count <= BOX_RECHECK;
+        let tuples = dimguard_solver::linked::Tree::full(&sets).examples(BOX_RECHECK as usize);
+        let ok = tuples.iter().all(|t| holds(t));
+        for s in sides.iter_mut() {
+            s.certificate = if ok && all {
+                Certificate::Enumeration
+            } else {
+                Certificate::None
+            };
+            if ok && !all {
+                s.certificate_note = Some(format!(
+                    "re-checked at {} of its {} tuples; exact by the joint search",
+                    tuples.len(),
+                    b.count
+                ));
+            }
+        }
+        BoxReport {
+            count: b.count,
+            maximal: b.maximal,
+            sides,
+        }
+    });
+    let rejected: Vec<Vec<i128>> = j
+        .rejected_examples(5)
+        .into_iter()
+        .filter(|t| !holds(t))
+        .collect();
+    let labels: Vec<(String, String)> = {
+        let mut v: Vec<(String, String)> = j
+            .sizes
+            .iter()
+            .map(|s| (s.clone(), label(&dim_name(s))))
+            .collect();
+        v.sort_by(|a, b| a.1.cmp(&b.1));
+        v
+    };
+    JointReport {
+        dims,
+        sources: j.sizes.clone(),
+        claimed: claimed_count,
+        accepted: j.count(),
+        boxes: boxes
+            .iter()
+            .map(|b| b.iter().map(Feasible::from).collect())
+            .collect(),
+        boxes_complete: complete,
+        largest_box,
+        accepted_examples: j.tree.examples(5),
+        rejected_examples: rejected,
+        undecided: j.undecided.as_ref().map(|u| JointUndecided {
+            count: u.count,
+            reason: u.reason.clone(),
+        }),
+        summary: j.summary(&labels),
+        search: JointSearch {
+            points: j.stats.points,
+            periodic_solves: j.stats.periodic_solves,
+            shared_nodes: j.stats.shared_nodes,
+        },
+    }
+}
+
+/// `x_2` as the report's text names it: `x[2]`.
+fn label(name: &str) -> String {
+    match name.rsplit_once('_') {
+        Some((input, index)) if index.chars().all(|c| c.is_ascii_digit()) => {
+            format!("{input}[{index}]")
+        }
+        _ => name.to_string(),
+    }
+}
+
+/// Exact values of every symbolic intermediate size, over the inputs' accepted sizes: each input
+/// symbol ranges over the values of its root dimension's accepted set.
+fn size_table(
+    pg: &ProgramGraph,
+    inputs: &[(Expr, String)],
+    dims: &[CheckDim],
+    hints: &BTreeMap<String, i128>,
+) -> Vec<SizeRange> {
     // Symbol -> accepted root values (from a dimension whose expression is that bare symbol or
     // an affine function of it).
     let mut sym_sets: BTreeMap<String, DimSet> = BTreeMap::new();
-    for (i, d) in ins.iter().zip(dims) {
-        let (Some((coefs, c0)), Some(acc)) = (i.expr.affine(), d.accepted.as_ref()) else {
+    for ((e, _), d) in inputs.iter().zip(dims) {
+        let (Some((coefs, c0)), Some(acc)) = (e.affine(), d.accepted.as_ref()) else {
             continue;
         };
         let Some((s, k)) = coefs.iter().next().filter(|_| coefs.len() == 1) else {

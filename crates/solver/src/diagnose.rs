@@ -31,7 +31,8 @@ pub struct Options {
     pub limits: Limits,
 }
 
-/// Reads and diagnoses a message or a structured trace ([`read`]).
+/// Reads any input ([`read`]: an error message, a log, a draft_export report, a run-time
+/// failure, a structured trace) and diagnoses it.
 ///
 /// ```
 /// use dimguard_solver::diagnose::{diagnose_text, Options};
@@ -48,24 +49,24 @@ pub struct Options {
 /// ```
 pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
     let mut opts = opts.clone();
-    let (msg, form) = read(text, &mut opts)?;
-    let mut report = diagnose(&msg, &opts);
-    report.form = form;
-    Ok(report)
+    let mut msg = read(text, &mut opts)?;
+    crate::forms::apply_ranges(&mut msg, &[])?;
+    Ok(diagnose(&msg, &opts))
 }
 
 /// Reads an input text: a structured trace (`TORCH_TRACE`; its traced sizes are added to
-/// `opts.examples` before the ones given, which win) or an error message. Returns the message
-/// and the form when it is not the plain message (`"torch_trace"`).
-pub fn read(text: &str, opts: &mut Options) -> Result<(Message, Option<&'static str>), Error> {
+/// `opts.examples` before the ones given, which win) or any other form of guard text
+/// ([`crate::forms::read`]: an error message, a log, a draft_export report, a run-time failure).
+/// The message's `form` says which.
+pub fn read(text: &str, opts: &mut Options) -> Result<Message, Error> {
     if crate::trace::looks_like_trace(text) {
         let t = crate::trace::read(text)?;
         let mut examples = t.examples();
         examples.append(&mut opts.examples);
         opts.examples = examples;
-        return Ok((t.to_message(), Some("torch_trace")));
+        return Ok(t.to_message());
     }
-    Ok((message::read(text)?, None))
+    crate::forms::read(text)
 }
 
 /// Diagnoses a message already read.
@@ -79,7 +80,7 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         .collect();
     let dynamic_shapes = dynamic_shapes_block(msg, &dims, &linked, &data_dependent);
     let lines = line_reports(msg, &dims);
-    Report {
+    let mut report = Report {
         dims,
         equalities: msg
             .equalities
@@ -100,8 +101,14 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         data_dependent,
         unrecognized: msg.unrecognized.clone(),
         lines,
-        form: None,
-    }
+        form: msg.form,
+        notes: msg.notes.clone(),
+        unreadable: msg.unreadable.clone(),
+        joint: vec![],
+        runtime: None,
+    };
+    crate::forms::explain::complete(&mut report, msg, opts);
+    report
 }
 
 /// Groups the guards by the line they come from: per line, what its guards together require of
@@ -310,7 +317,8 @@ fn data_dependent(g: &crate::message::Guard, opts: &Options) -> DataDependent {
     }
 }
 
-fn example_for(opts: &Options, name: &str) -> Option<i128> {
+/// The example size given for `name` (by name, else the bare `--example N`).
+pub(crate) fn example_for(opts: &Options, name: &str) -> Option<i128> {
     opts.examples
         .iter()
         .rev()
@@ -363,6 +371,11 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             d.name,
             py_name(&d.name)
         ));
+        if let Some(why) = &d.specialized_reason {
+            r.advice.push(crate::forms::explain::specialization_reason(
+                &d.name, v, why, d,
+            ));
+        }
         r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), opts);
         return r;
     }

@@ -49,7 +49,8 @@ impl Value {
         }
     }
 
-    pub(crate) fn truth(self) -> Result<bool, EvalError> {
+    /// Python truthiness (`if value:`).
+    pub fn truth(self) -> Result<bool, EvalError> {
         match self {
             Value::Bool(b) => Ok(b),
             // Python truthiness of a number, as in `if x % 2:`.

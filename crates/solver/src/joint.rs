@@ -44,6 +44,10 @@ pub struct Group {
     pub roots: Vec<String>,
     /// Guards rewritten over the roots.
     pub guards: Vec<Expr>,
+    /// For each guard, its index in the guards passed to [`group`].
+    pub origin: Vec<usize>,
+    /// Indices (in the guards passed to [`group`]) of the linear equalities substituted away.
+    pub relations: Vec<usize>,
 }
 
 /// What happened to one guard of a group.
@@ -144,6 +148,8 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
     }
     // Substitute relations one at a time (each removes one size).
     let mut rest: Vec<Expr> = guards.to_vec();
+    let mut origin: Vec<usize> = (0..guards.len()).collect();
+    let mut relations: Vec<(usize, String)> = Vec::new();
     let mut members: BTreeMap<String, Member> = order
         .iter()
         .map(|s| {
@@ -164,6 +170,7 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
         .find_map(|(i, g)| linear_relation(g).map(|r| (i, r)))
     {
         rest.remove(idx);
+        relations.push((origin.remove(idx), root.clone()));
         let with = Expr::Add(vec![
             Expr::Mul(vec![Expr::int(k), Expr::sym(&root)]),
             Expr::int(off),
@@ -210,6 +217,8 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
                 members: vec![],
                 roots: vec![],
                 guards: vec![],
+                origin: vec![],
+                relations: vec![],
             });
             groups.len() - 1
         });
@@ -219,13 +228,21 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
         }
         grp.members.push(members[s].clone());
     }
-    for g in rest {
+    for (g, o) in rest.into_iter().zip(origin) {
         let Some(a) = g.atoms().into_iter().next() else {
             continue;
         };
         let top = find(&mut parent, &a);
         if let Some(&gi) = index.get(&top) {
             groups[gi].guards.push(g);
+            groups[gi].origin.push(o);
+        }
+    }
+    for (i, root) in relations {
+        let r = members.get(&root).map_or(root.clone(), |m| m.root.clone());
+        let top = find(&mut parent, &r);
+        if let Some(&gi) = index.get(&top) {
+            groups[gi].relations.push(i);
         }
     }
     groups
@@ -243,6 +260,10 @@ fn root_range(grp: &Group, root: &str, ranges: &BTreeMap<String, (i128, i128)>) 
     }
     (lo, hi)
 }
+
+/// Values at the start of a range enumerated exactly when Z3 refutes a guard over the whole
+/// range: Z3 is then asked about the values past them.
+pub const HEAD: i128 = 1 << 16;
 
 /// Solves a group exactly within the members' ranges.
 pub fn solve_group(
@@ -306,8 +327,30 @@ pub fn solve_group_with(
                 }
                 Outcome::Undecided { reason } => {
                     let answer = prover.map(|p| p(&[g], &[(root.as_str(), &set)]));
+                    // Failing somewhere over a range too wide to enumerate: enumerate the first
+                    // values exactly and ask Z3 about the rest.
+                    let split = match (&answer, prover, set.min()) {
+                        (Some(BoxAnswer::Fails(_)), Some(p), Some(lo)) => {
+                            let cut = lo.saturating_add(HEAD);
+                            let head = set.clip(lo, cut);
+                            let tail = set.clip(cut.saturating_add(1), i128::MAX);
+                            match solve(g, root, &head, limits) {
+                                Outcome::Solved { set: h, .. }
+                                    if p(&[g], &[(root.as_str(), &tail)]) == BoxAnswer::Holds =>
+                                {
+                                    h.union(&tail).ok()
+                                }
+                                _ => None,
+                            }
+                        }
+                        _ => None,
+                    };
                     match answer {
                         Some(BoxAnswer::Holds) => out.fates[i] = Fate::Proved,
+                        _ if split.is_some() => {
+                            out.fates[i] = Fate::Proved;
+                            set = split.expect("split");
+                        }
                         other => {
                             let z3 = match other {
                                 Some(BoxAnswer::Fails(x)) => Some(format!(
@@ -344,6 +387,7 @@ pub fn solve_group_with(
         return out;
     }
     if !out.unsure.is_empty() {
+        let culprit = out.unsure.keys().next().cloned().unwrap_or_default();
         // Nothing is proven for any root of the group while one of them is unsure.
         for r in &grp.roots {
             if let Some(a) = out.accepted.get_mut(r) {
@@ -353,8 +397,7 @@ pub fn solve_group_with(
             }
         }
         for &i in &linking_idx {
-            let size = out.unsure.keys().next().cloned().unwrap_or_default();
-            out.fates[i] = Fate::Undecided(Undecided::Depends(size));
+            out.fates[i] = Fate::Undecided(Undecided::Depends(culprit.clone()));
         }
         return out;
     }

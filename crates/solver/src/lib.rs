@@ -36,6 +36,7 @@ pub mod diagnose;
 pub mod engine;
 pub mod error;
 pub mod expr;
+pub mod forms;
 pub mod joint;
 pub mod linked;
 pub mod message;

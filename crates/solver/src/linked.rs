@@ -1221,8 +1221,13 @@ impl JointSet {
         }
         if linked.is_empty() {
             return format!(
-                "{} pass their guards in every combination",
-                join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>())
+                "the guards linking {} hold for every combination of their accepted values: {}",
+                join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>()),
+                frees
+                    .iter()
+                    .map(|&l| format!("{} in {}", label(l), brief(&self.tree.projection(l))))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
         let free_count: u128 = frees

@@ -21,7 +21,10 @@
 //!   (under "Specializations unexpectedly required")
 
 use crate::error::Error;
+use crate::forms::{clean, Form};
 use crate::parse::{self, Node};
+pub use crate::provenance::Provenance;
+pub use crate::report::Unreadable;
 use crate::syntax::{parse_expr, parse_guard};
 use crate::types::Expr;
 
@@ -46,9 +49,30 @@ pub struct Message {
     pub data_dependent: Vec<Guard>,
     /// Lines that looked like constraint bullets but were not understood (kept for the report).
     pub unrecognized: Vec<String>,
-    /// Guards over several sizes, kept with their provenance (a structured trace records them;
-    /// linear equalities among them are also in `equalities` / `relations`).
+    /// Which form the text was read as.
+    pub form: Form,
+    /// Guards over several sizes (a log's or draft_export's linking guards, a run-time guard over
+    /// two inputs), over the sizes' sources.
     pub joint: Vec<Guard>,
+    /// What the reader assumed or skipped, in sentences (a default range, a suppressed guard).
+    pub notes: Vec<String>,
+    /// Guard-looking lines that could not be read, with their place and the reason.
+    pub unreadable: Vec<Unreadable>,
+    /// For a run-time failure (`Guard failed`, an input check): what failed.
+    pub runtime: Option<Runtime>,
+}
+
+/// What failed when an exported program ran.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Runtime {
+    /// `guard_failed` or `input_check`.
+    pub kind: Form,
+    /// The failing condition as printed.
+    pub text: String,
+    /// The failing condition, over the sizes' sources.
+    pub expr: Expr,
+    /// For an input check: the size the program received (`but got 1000`).
+    pub got: Option<i128>,
 }
 
 /// One dimension named by the message.
@@ -69,6 +93,10 @@ pub struct DimEntry {
     /// Whether torch forced the specialization because it could not solve the guards
     /// ("Specializations unexpectedly required"), rather than the code using a constant.
     pub forced: bool,
+    /// Why the size became a constant, as the text says (`range_refined_to_singleton`).
+    pub specialized_reason: Option<String>,
+    /// The symbol torch gave the size (`s53`), when the text names one.
+    pub symbol: Option<String>,
     /// Whether the input lists every guard on the dimension (a structured trace does; an error
     /// message lists only the failing ones): then no guard means every value of the range passes.
     pub every_guard: bool,
@@ -81,8 +109,9 @@ pub struct Guard {
     pub text: String,
     /// The parsed guard.
     pub expr: Expr,
-    /// Where the guard comes from in the user's code, when the input says.
-    pub provenance: Option<crate::provenance::Provenance>,
+    /// Where the guard came from, when the input says (a log line, a draft_export stack, a
+    /// structured trace).
+    pub provenance: Option<Provenance>,
 }
 
 /// `name = expr` relating two dimensions.
@@ -139,16 +168,13 @@ pub enum FixKind {
 /// Reads a message. Errors when the text contains nothing dimguard recognizes, or when a guard
 /// cannot be parsed (with the position inside the guard).
 pub fn read(text: &str) -> Result<Message, Error> {
-    let lines = clean_lines(text);
-    let mut msg = Message {
-        dims: vec![],
-        equalities: vec![],
-        relations: vec![],
-        fixes: vec![],
-        data_dependent: vec![],
-        unrecognized: vec![],
-        joint: vec![],
-    };
+    read_lines(&clean::lines(text))
+}
+
+/// [`read`] over lines already cleaned by [`clean::lines`].
+pub fn read_lines(cleaned: &[clean::Line]) -> Result<Message, Error> {
+    let lines = clean_lines(cleaned);
+    let mut msg = Message::empty(Form::ConstraintViolation);
     read_data_dependent(&lines, &mut msg)?;
     let (items, fix_lines) = items(&lines);
     for item in &items {
@@ -169,6 +195,31 @@ pub fn read(text: &str) -> Result<Message, Error> {
     Ok(msg)
 }
 
+impl Message {
+    /// A message with nothing in it yet, read as `form`.
+    pub fn empty(form: Form) -> Message {
+        Message {
+            dims: vec![],
+            equalities: vec![],
+            relations: vec![],
+            fixes: vec![],
+            data_dependent: vec![],
+            unrecognized: vec![],
+            form,
+            joint: vec![],
+            notes: vec![],
+            unreadable: vec![],
+            runtime: None,
+        }
+    }
+
+    /// The dimension named `name`, created (with `source`) if the message has none yet; a
+    /// source fills in a missing one.
+    pub fn dim_mut(&mut self, name: &str, source: Option<String>) -> &mut DimEntry {
+        dim_mut(self, name, source)
+    }
+}
+
 /// `Could not guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like
 /// symbols: u0)`: the expression, once per distinct text.
 fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error> {
@@ -181,13 +232,30 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
         if text.is_empty() || msg.data_dependent.iter().any(|g| g.text == text) {
             continue;
         }
-        let expr = parse_guard(text).map_err(|error| Error::Guard {
-            dim: "data-dependent".into(),
-            line: no + 1,
-            error: Box::new(error),
-        })?;
+        // Inside a sentence (`... expression Eq(u0, 0) while tracing`): the longest leading run
+        // of words that parses.
+        let words: Vec<&str> = text.split(' ').collect();
+        let parsed = (1..=words.len()).rev().find_map(|n| {
+            let t = words[..n].join(" ");
+            parse_guard(t.trim_end_matches(['.', ',', ';']))
+                .ok()
+                .map(|e| (t, e))
+        });
+        let (text, expr) = match parsed {
+            Some((t, e)) => (t.trim_end_matches(['.', ',', ';']).to_string(), e),
+            None => {
+                return Err(Error::Guard {
+                    dim: "data-dependent".into(),
+                    line: no + 1,
+                    error: Box::new(parse_guard(text).expect_err("no prefix parses")),
+                })
+            }
+        };
+        if msg.data_dependent.iter().any(|g| g.text == text) {
+            continue;
+        }
         msg.data_dependent.push(Guard {
-            text: text.to_string(),
+            text,
             expr,
             provenance: None,
         });
@@ -195,38 +263,19 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
     Ok(())
 }
 
-/// Removes carriage returns and common log prefixes (pytest's `E   `, `[rank0]: `), and splits
-/// lines where PyTorch glued a new sentence to the end of a guard (`... != 1.Specializations
-/// unexpectedly required (h)!`).
-fn clean_lines(text: &str) -> Vec<String> {
-    let mut split = String::with_capacity(text.len());
-    for line in text.lines() {
-        let mut rest = line;
+/// Splits lines where PyTorch glued a new sentence to the end of a guard (`... != 1.Specializations
+/// unexpectedly required (h)!`). Prefixes and quote markers are already gone ([`clean::lines`]).
+fn clean_lines(lines: &[clean::Line]) -> Vec<String> {
+    let mut out = Vec::with_capacity(lines.len());
+    for line in lines {
+        let mut rest = line.text.as_str();
         while let Some(i) = glued_sentence(rest) {
-            split.push_str(&rest[..i]);
-            split.push('\n');
+            out.push(rest[..i].to_string());
             rest = &rest[i..];
         }
-        split.push_str(rest);
-        split.push('\n');
+        out.push(rest.to_string());
     }
-    split
-        .lines()
-        .map(|l| {
-            let mut l = l.trim_end_matches('\r');
-            if let Some(rest) = l.strip_prefix("E ") {
-                if rest.starts_with(' ') || rest.is_empty() {
-                    l = rest;
-                }
-            }
-            if l.starts_with("[rank") {
-                if let Some(i) = l.find("]:") {
-                    l = &l[i + 2..];
-                }
-            }
-            l.to_string()
-        })
-        .collect()
+    out
 }
 
 /// Where a header sentence starts in the middle of a line right after a period.
@@ -539,6 +588,8 @@ fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a 
                 specialized: None,
                 inferred_equal: None,
                 forced: false,
+                specialized_reason: None,
+                symbol: None,
                 every_guard: false,
             });
             msg.dims.len() - 1

@@ -51,6 +51,52 @@ impl Provenance {
     pub fn location(&self) -> String {
         format!("{}:{}", short_file(&self.file), self.line)
     }
+
+    /// Where the guard came from, in words: `model.py:77 (forward)` for the user's line, else the
+    /// operator and what it does (`pooling_output_shape_pad_lr: the output size of a pooling with
+    /// ceil_mode=True`), else the library frame.
+    pub fn origin(&self) -> String {
+        if self.user {
+            return format!("{} ({})", self.location(), self.function);
+        }
+        match &self.op {
+            Some(op) => match describe_op(op) {
+                Some(what) => format!("{op}: {what}"),
+                None => op.clone(),
+            },
+            None => format!("{} ({}, inside torch)", self.location(), self.function),
+        }
+    }
+}
+
+/// What a torch operator or shape helper that adds guards does, in plain words.
+pub fn describe_op(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "pooling_output_shape_pad_lr" | "pooling_output_shape" => {
+            "the output size of a pooling with ceil_mode=True"
+        }
+        "max_pool2d_checks_and_compute_shape" | "avg_pool2d" => "a pooling's output size",
+        "infer_size" | "fast_binary_impl" | "broadcast_shapes" | "_broadcast_shapes" => {
+            "a broadcast in an elementwise op: the sizes must match or be 1"
+        }
+        "_reshape_view_helper" | "_reshape_view_helper_core_alg" | "view" | "reshape" => {
+            "a view or reshape: the sizes must divide"
+        }
+        "check_contiguous_sizes_strides" | "is_contiguous" | "is_contiguous_for_memory_format" => {
+            "a contiguity check: layout only, a size of 1 is special"
+        }
+        "cat" | "_cat_meta" => "a concatenation",
+        "upsample_nearest2d" | "_compute_upsample_nearest_indices" | "interpolate" => {
+            "an interpolation's output size"
+        }
+        "conv" | "_conv" | "calc_conv_nd_return_shape" | "_formula" => {
+            "a convolution's output size"
+        }
+        "slice_forward" => "a slice's output size",
+        "pixel_shuffle" | "pixel_unshuffle" => "pixel_shuffle: a size must divide",
+        "nonzero" => "nonzero: an output size that depends on data",
+        _ => return None,
+    })
 }
 
 /// The last path component of a file name.
@@ -106,6 +152,9 @@ pub fn is_library(file: &str) -> bool {
         return true;
     }
     let f = file.replace('\\', "/");
+    if is_torch_relative(&f) {
+        return true;
+    }
     const PACKAGES: [&str; 6] = [
         "torch",
         "torchvision",
@@ -154,9 +203,40 @@ pub fn is_library(file: &str) -> bool {
     })
 }
 
+/// A path as `TORCH_LOGS` prints torch's own files: relative to the `torch` package
+/// (`_meta_registrations.py`, `_subclasses/fake_impls.py`, `nn/modules/pooling.py`,
+/// `utils/_stats.py`). A relative user path (`models/fpn.py`) is not one of these.
+fn is_torch_relative(f: &str) -> bool {
+    if f.starts_with('/') || f.contains(":/") || f.starts_with('.') {
+        return false;
+    }
+    let first = f.split('/').next().unwrap_or("");
+    (first.starts_with('_') && first != "__main__.py")
+        || (f.contains('/')
+            && matches!(
+                first,
+                "nn" | "fx" | "utils" | "export" | "autograd" | "distributed" | "_dynamo"
+            ))
+        || matches!(f, "functional.py" | "overrides.py")
+}
+
 /// Files whose functions compute shapes for an operator (their name is the guard's "op").
 fn is_operator_file(file: &str) -> bool {
     let f = file.replace('\\', "/");
+    // Log lines print torch's files relative to the package.
+    let short = [
+        "_subclasses/fake_impls.py",
+        "_meta_registrations.py",
+        "_refs/",
+        "_prims/",
+        "_prims_common/",
+        "_decomp/",
+        "nn/functional.py",
+        "functional.py",
+    ];
+    if short.iter().any(|p| f.starts_with(p)) {
+        return true;
+    }
     [
         "torch/_subclasses/fake_impls.py",
         "torch/_meta_registrations.py",
@@ -197,6 +277,19 @@ mod tests {
         assert!(is_library("/home/me/pytorch/torch/_refs/__init__.py"));
         assert!(!is_library("/home/me/project/model.py"));
         assert!(!is_library("models.py"));
+        // TORCH_LOGS prints torch's files relative to the package, and shortens user paths.
+        for f in [
+            "_meta_registrations.py",
+            "_subclasses/fake_impls.py",
+            "nn/modules/pooling.py",
+            "utils/_stats.py",
+            "_ops.py",
+            "_refs/__init__.py",
+        ] {
+            assert!(is_library(f), "{f}");
+        }
+        assert!(!is_library("mp/forms/t1.py"));
+        assert!(!is_library("models/fpn.py"));
         // Other installed packages are the user's model code (timm, transformers...).
         assert!(!is_library(&format!("{SP}timm/models/resnet.py")));
         // A user's own directory named like a package is not torch.

@@ -236,9 +236,17 @@ pub struct Report {
     /// guards come from: structured traces), with what each line requires of each size.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<LineReport>,
-    /// What kind of input the report was read from (`"torch_trace"`, ...), when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub form: Option<&'static str>,
+    /// The form the input was read as (`"constraint_violation"`, `"torch_logs"`,
+    /// `"draft_export"`, `"guard_failed"`, `"input_check"`, `"solver_crash"`, `"torch_trace"`).
+    pub form: Form,
+    /// Guard-looking lines that could not be read, with their line and the reason.
+    pub unreadable: Vec<Unreadable>,
+    /// What the reader assumed or skipped (a default range, suppressed guards).
+    pub notes: Vec<String>,
+    /// Guards over several sizes, and what today's joint solver says about them.
+    pub joint: Vec<JointGuard>,
+    /// For a run-time failure: which sizes pass, and why the size that ran fails.
+    pub runtime: Option<RuntimeReport>,
 }
 
 /// The guards one line of the user's code added, and what they remove.
@@ -450,6 +458,100 @@ pub struct GuardReport {
     pub set: Option<DimSet>,
 }
 
+// ---- where guards come from, and the forms of input ----
+
+/// The form of an input text (the contract's `form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Form {
+    /// A `ConstraintViolationError` / `UserError` from `torch.export`.
+    ConstraintViolation,
+    /// `TORCH_LOGS="+dynamic"` output.
+    TorchLogs,
+    /// A `draft_export` report.
+    DraftExport,
+    /// `Guard failed: ...` from running an exported program.
+    GuardFailed,
+    /// torch's input check of an exported program (`Expected input at ...`).
+    InputCheck,
+    /// PyTorch 2.15's solver crash (`Expected op to be '==', got < for ...`).
+    SolverCrash,
+    /// A `TORCH_TRACE` file.
+    TorchTrace,
+    /// One guard per line.
+    Guards,
+    /// An exported program.
+    Program,
+}
+
+impl Form {
+    /// The contract's name of the form.
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::ConstraintViolation => "constraint_violation",
+            Form::TorchLogs => "torch_logs",
+            Form::DraftExport => "draft_export",
+            Form::GuardFailed => "guard_failed",
+            Form::InputCheck => "input_check",
+            Form::SolverCrash => "solver_crash",
+            Form::TorchTrace => "torch_trace",
+            Form::Guards => "guards",
+            Form::Program => "program",
+        }
+    }
+}
+
+/// A guard-looking line that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unreadable {
+    /// 1-based line in the input.
+    pub line: usize,
+    /// The text of the guard (or the line).
+    pub text: String,
+    /// Why it was not read.
+    pub reason: String,
+}
+
+/// A guard over several sizes.
+#[derive(Debug, Clone, Serialize)]
+pub struct JointGuard {
+    /// As printed.
+    pub text: String,
+    /// The sizes it links (dimension names).
+    pub sizes: Vec<String>,
+    /// Where it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
+    /// Per independent size of its group: the values that pass for every value of the others
+    /// (so any product of `Dim`s inside these sets is sound).
+    pub accepted: Vec<(String, Feasible)>,
+    /// How many points of the product of the sizes' ranges pass, of how many.
+    pub joint_count: Option<[u128; 2]>,
+    /// Why today's solver did not decide the group.
+    pub undecided: Option<String>,
+    /// Where the guard is solved (`linked` group), or what was done.
+    pub note: String,
+}
+
+/// A run-time failure explained.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuntimeReport {
+    /// `guard_failed` or `input_check`.
+    pub kind: Form,
+    /// The failing condition as printed.
+    pub guard: String,
+    /// The sizes it was evaluated at (the user's run), when known.
+    pub at: Vec<(String, i128)>,
+    /// Whether the condition holds there (false: the reason the call raised).
+    pub passes: Option<bool>,
+    /// For a comparison: the two sides' values there.
+    pub sides: Option<[String; 2]>,
+    /// For one size: the nearest sizes below and above that pass every guard in the text.
+    pub nearest: [Option<i128>; 2],
+    /// What it means and what to do, in sentences.
+    pub explanation: Vec<String>,
+}
+
 /// Padding advice for one dimension.
 #[derive(Debug, Clone, Serialize)]
 pub struct Padding {
@@ -588,6 +690,95 @@ pub struct CheckReport {
     pub dynamic_shapes: String,
     /// The PyTorch that wrote the program.
     pub torch_version: Option<String>,
+    /// Every group of sizes linked by guards: the exact set of tuples that pass, the largest
+    /// sound box, real failing tuples.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub joint: Vec<JointReport>,
+}
+
+/// Values neither proven to pass nor to fail, with the reason (beside `accepted`, which then
+/// holds only the values proven to pass).
+#[derive(Debug, Clone, Serialize)]
+pub struct UndecidedSet {
+    /// How many values.
+    pub count: u128,
+    /// Why, in words.
+    pub reason: String,
+    /// The values, in the `feasible` segment form.
+    pub segments: Vec<crate::types::Segment>,
+}
+
+impl UndecidedSet {
+    /// The undecided values `set`, with the reason.
+    pub fn new(set: &DimSet, reason: impl Into<String>) -> UndecidedSet {
+        UndecidedSet {
+            count: set.count(),
+            reason: reason.into(),
+            segments: set.segments().to_vec(),
+        }
+    }
+}
+
+/// A group of sizes linked by guards, solved jointly.
+#[derive(Debug, Clone, Serialize)]
+pub struct JointReport {
+    /// The sizes' names (`x_2`), in the order of every tuple below.
+    pub dims: Vec<String>,
+    /// Their sources in guards.
+    pub sources: Vec<String>,
+    /// Tuples of the claimed box.
+    pub claimed: u128,
+    /// Tuples that pass every guard (of the decided part, when `undecided` is present).
+    pub accepted: u128,
+    /// The accepted tuples as a union of disjoint boxes: one `feasible` set per size.
+    pub boxes: Vec<Vec<Feasible>>,
+    /// Whether `boxes` lists every box (at most 100 are listed).
+    pub boxes_complete: bool,
+    /// The box of one progression per size with the most tuples: a sound `dynamic_shapes` spec.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub largest_box: Option<BoxReport>,
+    /// A few accepted tuples.
+    pub accepted_examples: Vec<Vec<i128>>,
+    /// A few claimed tuples that fail a guard (each re-checked: it really fails).
+    pub rejected_examples: Vec<Vec<i128>>,
+    /// The part the search did not decide (its budget ran out), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undecided: Option<JointUndecided>,
+    /// The answer in one sentence.
+    pub summary: String,
+    /// How the search went.
+    pub search: JointSearch,
+}
+
+/// The undecided part of a joint set.
+#[derive(Debug, Clone, Serialize)]
+pub struct JointUndecided {
+    /// Tuples not decided.
+    pub count: u128,
+    /// Why.
+    pub reason: String,
+}
+
+/// The largest sound box of a group.
+#[derive(Debug, Clone, Serialize)]
+pub struct BoxReport {
+    /// Tuples in the box.
+    pub count: u128,
+    /// True when no box of progressions inside the joint set has more tuples.
+    pub maximal: bool,
+    /// One progression per size, in `dims` order (with its `Dim` code).
+    pub sides: Vec<Suggestion>,
+}
+
+/// Work done by the joint search.
+#[derive(Debug, Clone, Serialize)]
+pub struct JointSearch {
+    /// Partial and whole tuples evaluated.
+    pub points: u64,
+    /// Last-level sets solved by the periodic engine.
+    pub periodic_solves: u64,
+    /// Nodes of the shared expression graph (common sub-expressions counted once).
+    pub shared_nodes: usize,
 }
 
 /// One input dimension.
@@ -615,9 +806,14 @@ pub struct CheckDim {
     /// range over their own accepted sets.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub linked_with: Vec<String>,
-    /// Why `accepted` is null.
+    /// Values neither proven to pass nor to fail (then `accepted` holds the values proven to
+    /// pass, possibly none).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub undecided: Option<String>,
+    pub undecided: Option<UndecidedSet>,
+    /// For a size linked to others: the values that pass with **every** value of the others'
+    /// claimed sizes (`accepted` holds those that pass with some).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub for_every_partner: Option<Feasible>,
     /// `(input, index)` of the dimension this one always equals, when a guard ties them.
     #[serde(skip)]
     pub same_as: Option<(String, usize)>,
@@ -647,6 +843,13 @@ pub struct GuardUse {
     /// Parse error, if any (the guard is then ignored and the report says so).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What became of it: `"periodic"`, `"enumeration"` (one size), `"joint"` (several sizes),
+    /// `"relation"` (a linear equality, substituted), `"z3"` (proved true for every value),
+    /// `"undecided"` or `"unparsed"`.
+    pub fate: &'static str,
+    /// Why it is undecided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// An intermediate size and its exact values.

@@ -103,7 +103,7 @@ pub fn looks_like_trace(text: &str) -> bool {
         let body = l
             .strip_prefix("{\"")
             .or_else(|| l.find("] {\"").map(|i| &l[i + 4..]));
-        body.is_some_and(|b| KEYS.iter().any(|k| b.starts_with(&format!("{k}\""))))
+        body.is_some_and(|b| RECORDS.iter().any(|k| b.starts_with(&format!("{k}\""))))
     })
 }
 
@@ -118,15 +118,6 @@ const RECORDS: [&str; 9] = [
     "guard_on_data_dependent_error",
     "symbolic_shape_specialization",
     "propagate_real_tensors",
-];
-
-const KEYS: [&str; 6] = [
-    "str",
-    "create_symbol",
-    "guard_added",
-    "guard_added_fast",
-    "symbolic_shape_specialization",
-    "create_unbacked_symbol",
 ];
 
 /// Reads a trace (the text of one file, or several files joined: every file of a `TORCH_TRACE`
@@ -211,14 +202,7 @@ pub fn read(text: &str) -> Result<Trace, Error> {
                         .get("source")
                         .and_then(Value::as_str)
                         .map(str::to_string),
-                    example: body
-                        .get("val")
-                        .and_then(|v| {
-                            v.as_str()
-                                .map(str::to_string)
-                                .or(v.as_i64().map(|i| i.to_string()))
-                        })
-                        .and_then(|v| v.trim().parse().ok()),
+                    example: int_field(body, "val"),
                     range,
                 });
             }
@@ -264,12 +248,7 @@ pub fn read(text: &str) -> Result<Trace, Error> {
             }
             "symbolic_shape_specialization" => {
                 any = true;
-                let value = body.get("value").and_then(|v| {
-                    v.as_str()
-                        .map(str::to_string)
-                        .or(v.as_i64().map(|i| i.to_string()))
-                });
-                if let Some(value) = value.and_then(|v| v.trim().parse().ok()) {
+                if let Some(value) = int_field(body, "value") {
                     t.specializations.push(Specialization {
                         symbol: str_field(body, "symbol"),
                         value,
@@ -306,6 +285,14 @@ pub fn read(text: &str) -> Result<Trace, Error> {
 fn is_unbacked_name(a: &str) -> bool {
     a.strip_prefix('u')
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// An integer field, printed as a string (`"256"`) or a number.
+fn int_field(v: &Value, k: &str) -> Option<i128> {
+    let f = v.get(k)?;
+    f.as_str()
+        .and_then(|s| s.trim().parse().ok())
+        .or_else(|| f.as_i64().map(i128::from))
 }
 
 fn str_field(v: &Value, k: &str) -> String {
@@ -365,7 +352,7 @@ fn provenance_of(body: &Value, strs: &HashMap<i64, String>) -> Option<Provenance
 
 /// A readable dimension name from a source: `L['x'].size()[2]` becomes `x_2`,
 /// `L['flat_args'][0].size()[2]` becomes `flat_args_0_2`.
-fn name_from_source(source: &str) -> Option<String> {
+pub fn name_from_source(source: &str) -> Option<String> {
     let parts: Vec<&str> = source
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|p| !p.is_empty() && !matches!(*p, "L" | "size" | "shape" | "stride"))
@@ -426,6 +413,8 @@ impl Trace {
                         .map(|p| p.value),
                     inferred_equal: None,
                     forced: false,
+                    specialized_reason: None,
+                    symbol: Some(s.symbol.clone()),
                     every_guard: true,
                 })
                 .collect(),
@@ -441,8 +430,16 @@ impl Trace {
                     provenance: g.provenance.clone(),
                 })
                 .collect(),
-            unrecognized: vec![],
+            unrecognized: self
+                .skipped
+                .iter()
+                .map(|(no, why)| format!("trace line {no}: {why}"))
+                .collect(),
             joint: vec![],
+            form: crate::forms::Form::TorchTrace,
+            notes: vec![],
+            unreadable: vec![],
+            runtime: None,
         };
         // Guards over the sizes' sources (as torch's messages print them).
         let over_sources = |e: &Expr| {
@@ -608,8 +605,8 @@ mod tests {
             r#"{"create_symbol": {"symbol": "s5", "val": "256", "vr": "[96, 1024]", "source": "L['x'].size()[2]"}}"#,
         );
         let opts = &mut crate::diagnose::Options::default();
-        let (msg, form) = crate::diagnose::read(&text, opts).unwrap();
-        assert_eq!(form, Some("torch_trace"));
+        let msg = crate::diagnose::read(&text, opts).unwrap();
+        assert_eq!(msg.form, crate::forms::Form::TorchTrace);
         let r = crate::diagnose::diagnose(&msg, opts);
         let d = &r.dims[0];
         assert_eq!(d.feasible.as_ref().unwrap().count, 929);

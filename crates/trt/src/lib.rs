@@ -2,11 +2,9 @@
 //!
 //! TensorRT optimization profiles whose every min, opt and max shape is a size the exported
 //! program accepts ([`profile`]), written for trtexec, Polygraphy, `torch_tensorrt` and as JSON
-//! ([`emit`]); and normalization layers with TensorRT's `INormalizationLayer` semantics, with a
-//! CPU reference and (feature `cuda`) GPU kernels through cudarc ([`norm`]).
+//! ([`emit`]). The normalization layers and their GPU kernels live in `dimguard-norm`.
 
 pub mod emit;
-pub mod norm;
 pub mod profile;
 
 pub use profile::{DimKind, InputSpec, Profile, ProfileSet, Triple};

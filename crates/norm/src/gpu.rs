@@ -1,0 +1,1024 @@
+//! The normalization kernels on an NVIDIA GPU, through cudarc (dynamic loading: the crate builds
+//! and its CPU tests run on machines without CUDA).
+//!
+//! The kernels (`kernels.cu`) are compiled by NVRTC for the device's architecture and loaded once
+//! per storage type per process. A [`Buffer`] carries its storage type and length, and every
+//! launch checks both against the prepared layer and shape (and every bound run-time parameter's
+//! length against the layer) before anything is queued: safe code cannot make a kernel read or
+//! write past a buffer. Grids come from the device's multiprocessor count and the kernels'
+//! occupancy. All work runs on one stream owned by [`Gpu`].
+//!
+//! Which kernel normalizes a layer's groups ([`Strategy::Auto`], per shape and type):
+//!
+//! * groups of at most 512 × 4 × 16 bytes (8,192 fp32 or 16,384 fp16/bf16 values): **fused**, one
+//!   block per group, the values held in registers; one read and one write.
+//! * groups that fit in shared memory across the co-resident blocks (k slabs of at most half an
+//!   SM's shared memory, k ≤ blocks that fit on the device at once; 26 MB on an H100):
+//!   **slab**, a persistent grid that holds each slab on chip while the group's statistics are
+//!   combined across blocks; one read and one write.
+//! * larger groups: **three passes** (partial statistics, combine, normalize), which reads the
+//!   tensor twice.
+
+use crate::{half, invalid, DType, Layer, NormError, Param, Plan};
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUstreamCaptureMode};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
+    PushKernelArg,
+};
+use std::sync::{Arc, Mutex, OnceLock};
+
+const SOURCE: &str = include_str!("kernels.cu");
+/// Threads per block of the slab and three-pass kernels.
+const BIG_THREADS: u32 = 256;
+/// Blocks per multiprocessor the slab kernel is sized for (environment variable
+/// `NORM_SLAB_BLOCKS`, 1 to 4, overrides it for tuning).
+const SLAB_BLOCKS: usize = 4;
+/// Threads per block of the grid-stride kernels.
+const STRIDE_THREADS: u32 = 256;
+/// Most threads per block of the fused kernel.
+const FUSED_THREADS: usize = 512;
+/// Accesses per thread in the fused kernel (`NV` in the source).
+const FUSED_ACCESSES: usize = 4;
+/// Elements per chunk in the partial-statistics pass of the three-pass path.
+const CHUNK: usize = 16 * 1024;
+
+/// A device buffer of one storage type. Made only by [`Gpu`] (so its type and its bits agree);
+/// its length is in elements.
+pub struct Buffer {
+    dtype: DType,
+    data: Data,
+}
+
+enum Data {
+    F32(CudaSlice<f32>),
+    Bits(CudaSlice<u16>),
+}
+
+impl Buffer {
+    /// Storage type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match &self.data {
+            Data::F32(s) => s.len(),
+            Data::Bits(s) => s.len(),
+        }
+    }
+
+    /// Whether the buffer holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The device address (for kernel arguments; the buffer outlives every launch it is passed
+    /// to because the stream is synchronized before a buffer is freed by cudarc).
+    fn ptr(&self, stream: &CudaStream) -> u64 {
+        match &self.data {
+            Data::F32(s) => s.device_ptr(stream).0,
+            Data::Bits(s) => s.device_ptr(stream).0,
+        }
+    }
+}
+
+impl std::fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Buffer({}, {} elements)", self.dtype.name(), self.len())
+    }
+}
+
+/// How a [`crate::Norm`] layer's groups are normalized (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Chosen per shape: fused, slab, or three passes, the first that applies.
+    Auto,
+    /// One block per group, values in registers (small groups only).
+    Fused,
+    /// Persistent grid, groups held on chip in slabs.
+    Slab,
+    /// Partial statistics, combine, normalize.
+    ThreePass,
+}
+
+/// The kernels of one storage type, compiled and loaded once.
+struct Kernels {
+    _module: Arc<CudaModule>,
+    /// `[64-bit index]`.
+    bn: [CudaFunction; 2],
+    /// `[vector][parameters stored as T]`.
+    fused: [[CudaFunction; 2]; 2],
+    slab: [[CudaFunction; 2]; 2],
+    apply: [[CudaFunction; 2]; 2],
+    /// `[vector]`.
+    partial: [CudaFunction; 2],
+    finalize: CudaFunction,
+    bn_fold: CudaFunction,
+    to_f32: CudaFunction,
+}
+
+/// A GPU with its stream; kernels are compiled on first use.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    name: String,
+    sms: u32,
+    /// Shared memory per multiprocessor and the most one block may opt in to.
+    smem_per_sm: usize,
+    smem_per_block: usize,
+    slab_blocks: usize,
+    arch: String,
+    kernels: Mutex<[Option<Arc<Kernels>>; 3]>,
+}
+
+fn no_gpu(what: &str, e: impl std::fmt::Display) -> String {
+    format!("{what}: {e}")
+}
+
+impl Gpu {
+    /// The process's GPU 0, or why there is none (never a panic: the driver and NVRTC libraries
+    /// are looked for before cudarc touches them).
+    pub fn get() -> Result<&'static Gpu, NormError> {
+        static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+        GPU.get_or_init(Gpu::open)
+            .as_ref()
+            .map_err(|e| NormError::NoGpu(e.clone()))
+    }
+
+    fn open() -> Result<Gpu, String> {
+        // SAFETY: these only try to open the shared libraries; no CUDA call is made.
+        let driver = unsafe { cudarc::driver::sys::is_culib_present() };
+        // SAFETY: as above.
+        let nvrtc = unsafe { cudarc::nvrtc::sys::is_culib_present() };
+        if !driver {
+            return Err("the CUDA driver library (libcuda) was not found".into());
+        }
+        if !nvrtc {
+            return Err("NVRTC (libnvrtc) was not found".into());
+        }
+        let ctx = CudaContext::new(0).map_err(|e| no_gpu("no usable CUDA device", e))?;
+        // SAFETY: every buffer of this crate is made, used and freed on the one stream created
+        // below, which no caller can reach (the stream is private to `Gpu`), so work is ordered
+        // by the stream and cudarc's cross-stream events are not needed. Without them, kernel
+        // launches can be captured into CUDA graphs.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx
+            .new_stream()
+            .map_err(|e| no_gpu("cannot create a stream", e))?;
+        let attr = |a| {
+            ctx.attribute(a)
+                .map_err(|e| no_gpu("cannot read a device attribute", e))
+        };
+        let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let smem_per_sm =
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?;
+        let smem_per_block =
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        if major < 7 {
+            return Err(format!(
+                "compute capability {major}.{minor} is too old (7.0 or newer is needed)"
+            ));
+        }
+        let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
+        Ok(Gpu {
+            ctx,
+            stream,
+            name,
+            sms: sms.max(1) as u32,
+            smem_per_sm: smem_per_sm.max(0) as usize,
+            smem_per_block: smem_per_block.max(0) as usize,
+            slab_blocks: std::env::var("NORM_SLAB_BLOCKS")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|b| (1..=4).contains(b))
+                .unwrap_or(SLAB_BLOCKS),
+            arch: format!("compute_{major}{minor}"),
+            kernels: Mutex::new([None, None, None]),
+        })
+    }
+
+    /// The device's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The device's multiprocessor count.
+    pub fn sm_count(&self) -> u32 {
+        self.sms
+    }
+
+    /// Largest slab in bytes: `slab_blocks` blocks per multiprocessor, each with its slab and a
+    /// little static shared memory.
+    fn slab_max_bytes(&self) -> usize {
+        ((self.smem_per_sm / self.slab_blocks).saturating_sub(2048))
+            .min(self.smem_per_block)
+            .saturating_sub(1024)
+            / 16
+            * 16
+    }
+
+    fn kernels(&self, dt: DType) -> Result<Arc<Kernels>, NormError> {
+        let mut cache = self
+            .kernels
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let slot = &mut cache[dt.code() as usize];
+        if let Some(k) = slot {
+            return Ok(k.clone());
+        }
+        self.ctx.bind_to_thread()?;
+        let opts = cudarc::nvrtc::CompileOptions {
+            options: vec![
+                format!("-DDG_DTYPE={}", dt.code()),
+                format!("--gpu-architecture={}", self.arch),
+                "-std=c++17".into(),
+            ],
+            ..Default::default()
+        };
+        let ptx = cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)?;
+        let module = self.ctx.load_module(ptx)?;
+        let f = |name: &str| module.load_function(name);
+        let pair =
+            |a: &str, b: &str| -> Result<[CudaFunction; 2], NormError> { Ok([f(a)?, f(b)?]) };
+        let k = Kernels {
+            bn: pair("bn_32", "bn_64")?,
+            fused: [
+                pair("fused_s_pf", "fused_s_pt")?,
+                pair("fused_v_pf", "fused_v_pt")?,
+            ],
+            slab: [
+                pair("slab_s_pf", "slab_s_pt")?,
+                pair("slab_v_pf", "slab_v_pt")?,
+            ],
+            apply: [
+                pair("apply_s_pf", "apply_s_pt")?,
+                pair("apply_v_pf", "apply_v_pt")?,
+            ],
+            partial: pair("partial_s", "partial_v")?,
+            finalize: f("finalize")?,
+            bn_fold: f("bn_fold")?,
+            to_f32: f("to_f32")?,
+            _module: module.clone(),
+        };
+        let max = self.slab_max_bytes() as i32;
+        for row in &k.slab {
+            for func in row {
+                func.set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    max,
+                )?;
+            }
+        }
+        let k = Arc::new(k);
+        *slot = Some(k.clone());
+        Ok(k)
+    }
+
+    /// Uploads f32 host values converted to the storage type.
+    pub fn upload(&self, dt: DType, values: &[f32]) -> Result<Buffer, NormError> {
+        let data = match dt {
+            DType::F32 => Data::F32(self.stream.clone_htod(values)?),
+            DType::F16 => Data::Bits(
+                self.stream.clone_htod(
+                    &values
+                        .iter()
+                        .map(|v| half::f32_to_f16(*v))
+                        .collect::<Vec<_>>(),
+                )?,
+            ),
+            DType::BF16 => Data::Bits(
+                self.stream.clone_htod(
+                    &values
+                        .iter()
+                        .map(|v| half::f32_to_bf16(*v))
+                        .collect::<Vec<_>>(),
+                )?,
+            ),
+        };
+        Ok(Buffer { dtype: dt, data })
+    }
+
+    /// A buffer of `n` elements filled with NaN (poisoned), so unwritten outputs show.
+    pub fn poisoned(&self, dt: DType, n: usize) -> Result<Buffer, NormError> {
+        self.upload(dt, &vec![f32::NAN; n])
+    }
+
+    /// Downloads to f32.
+    pub fn download(&self, b: &Buffer) -> Result<Vec<f32>, NormError> {
+        Ok(match &b.data {
+            Data::F32(s) => self.stream.clone_dtoh(s)?,
+            Data::Bits(s) => {
+                let bits: Vec<u16> = self.stream.clone_dtoh(s)?;
+                let conv = if b.dtype == DType::F16 {
+                    half::f16_to_f32
+                } else {
+                    half::bf16_to_f32
+                };
+                bits.into_iter().map(conv).collect()
+            }
+        })
+    }
+
+    /// Waits for the stream.
+    pub fn synchronize(&self) -> Result<(), NormError> {
+        Ok(self.stream.synchronize()?)
+    }
+
+    /// Runs one layer once: `y = layer(x)` for an input of `shape` (validates, uploads the
+    /// parameters, launches). To run a layer many times, [`Gpu::prepare`] it once instead.
+    pub fn run(
+        &self,
+        layer: &Layer,
+        shape: &[usize],
+        x: &Buffer,
+        y: &mut Buffer,
+        bound: &[(&str, &Buffer)],
+    ) -> Result<(), NormError> {
+        let mut p = self.prepare(layer, shape, x.dtype(), Strategy::Auto)?;
+        self.launch(&mut p, x, y, bound)
+    }
+
+    /// Validates a layer for an input shape and storage type, picks its kernels, and uploads its
+    /// constant parameters and work buffers.
+    pub fn prepare(
+        &self,
+        layer: &Layer,
+        shape: &[usize],
+        dt: DType,
+        strategy: Strategy,
+    ) -> Result<Prepared, NormError> {
+        layer.check(shape)?;
+        // The occupancy and attribute calls below need the context current on this thread.
+        self.ctx.bind_to_thread()?;
+        let kernels = self.kernels(dt)?;
+        let n: usize = shape.iter().product();
+        let runtime = layer.runtime_params(shape)?;
+        let kind = match layer {
+            Layer::Batch(bn) => self.prepare_batch(bn, shape, dt)?,
+            Layer::Norm(norm) => {
+                let plan = norm.plan(shape)?;
+                let params = self.norm_params(norm, &plan, dt)?;
+                let path = self.pick(&kernels, &plan, dt, strategy, layer.name(), shape)?;
+                let (groups, slabs) = match path {
+                    Path::Slab { total, .. } => (plan.groups, total),
+                    Path::ThreePass { chunks, .. } => (plan.groups, plan.groups * chunks),
+                    Path::Fused { .. } => (0, 0),
+                };
+                Kind::Norm {
+                    plan,
+                    eps: norm.eps,
+                    params,
+                    path,
+                    part: self.stream.alloc_zeros::<f32>((3 * slabs).max(1))?,
+                    sync: self.stream.alloc_zeros::<u32>(2 + groups)?,
+                    stats: self.stream.alloc_zeros::<f32>((2 * groups).max(1))?,
+                }
+            }
+        };
+        Ok(Prepared {
+            layer: layer.name().to_string(),
+            shape: shape.to_vec(),
+            dtype: dt,
+            n,
+            runtime,
+            kernels,
+            kind,
+        })
+    }
+
+    fn prepare_batch(
+        &self,
+        bn: &crate::BatchNorm,
+        shape: &[usize],
+        dt: DType,
+    ) -> Result<Kind, NormError> {
+        let (c, inner) = bn.plan(shape)?;
+        let n: usize = shape.iter().product();
+        let wide = n > u32::MAX as usize;
+        // One tile of four 16-byte accesses per thread per block (the kernel strides over tiles
+        // if the grid is capped); blocks of 64 threads when 256 would leave multiprocessors
+        // without four blocks each (small tensors: more, smaller blocks).
+        let vectors = n.div_ceil(16 / dt.size());
+        let threads = if vectors.div_ceil(4 * STRIDE_THREADS as usize) >= 4 * self.sms as usize {
+            STRIDE_THREADS
+        } else {
+            64
+        };
+        let grid = vectors
+            .div_ceil(4 * threads as usize)
+            .clamp(1, i32::MAX as usize) as u32;
+        let (scale, shift, consts) = match bn.folded(c) {
+            Some((scale, shift)) => (scale, shift, None),
+            None => {
+                // Some parameter arrives at run time: constants are uploaded as they are and
+                // folded together with the bound tensors at each launch.
+                let mut consts = Vec::new();
+                for (_, p, _) in bn.params() {
+                    consts.push(match p {
+                        Param::Const(v) => Some(self.stream.clone_htod(v)?),
+                        _ => None,
+                    });
+                }
+                (vec![0.0; c], vec![0.0; c], Some(consts))
+            }
+        };
+        Ok(Kind::Batch {
+            c,
+            inner,
+            wide,
+            grid,
+            threads,
+            eps: bn.eps,
+            params: [
+                bn.mean.clone(),
+                bn.var.clone(),
+                bn.weight.clone(),
+                bn.bias.clone(),
+            ],
+            consts,
+            scale: self.stream.clone_htod(&scale)?,
+            shift: self.stream.clone_htod(&shift)?,
+        })
+    }
+
+    /// Scale and bias on the device: stored in the tensor's own type when every constant is
+    /// exactly representable in it (half the parameter traffic of f32 for LayerNorm), in f32
+    /// otherwise. With a run-time parameter, constants go to an f32 work buffer that the bound
+    /// values are converted into at each launch (or the bound buffers are used directly when both
+    /// parameters are run-time tensors of one type: f32 or the tensor's).
+    fn norm_params(
+        &self,
+        norm: &crate::Norm,
+        plan: &Plan,
+        dt: DType,
+    ) -> Result<NormParams, NormError> {
+        let len = plan.param_len.max(1);
+        let fill = |p: &Param, d: f32| match p {
+            Param::Const(v) => v.clone(),
+            _ => vec![d; len],
+        };
+        let (w, b) = (fill(&norm.scale, 1.0), fill(&norm.bias, 0.0));
+        let runtime = [&norm.scale, &norm.bias].map(|p| match p {
+            Param::Runtime(t) => Some(t.clone()),
+            _ => None,
+        });
+        let exact = |v: &[f32]| v.iter().all(|&x| half::round_to(dt, x) == x);
+        let narrow =
+            dt != DType::F32 && runtime.iter().all(Option::is_none) && exact(&w) && exact(&b);
+        let (w, b) = if narrow {
+            (self.upload(dt, &w)?, self.upload(dt, &b)?)
+        } else {
+            (self.upload(DType::F32, &w)?, self.upload(DType::F32, &b)?)
+        };
+        Ok(NormParams {
+            w,
+            b,
+            runtime,
+            len: plan.param_len,
+        })
+    }
+
+    fn pick(
+        &self,
+        kernels: &Kernels,
+        plan: &Plan,
+        dt: DType,
+        strategy: Strategy,
+        layer: &str,
+        shape: &[usize],
+    ) -> Result<Path, NormError> {
+        let vec = 16 / dt.size();
+        let gs = plan.group_size;
+        // Vector accesses need every vector inside one group and one parameter slot.
+        let vector = gs % vec == 0 && (plan.s == 1 || plan.s % vec == 0);
+        let per_thread = FUSED_ACCESSES * vec;
+        // The scalar kernel holds as many values as the vector one in more registers: fewer
+        // threads fit in a block.
+        let max_threads = (kernels.fused[vector as usize][0].max_threads_per_block()? as usize)
+            .min(FUSED_THREADS)
+            / 32
+            * 32;
+        let fused_ok = gs <= max_threads * per_thread && plan.groups <= i32::MAX as usize;
+        let slab = self.slab_path(kernels, plan, dt, vector)?;
+        let three = || {
+            let chunks = gs.div_ceil(CHUNK);
+            let grid = self.stride_grid(
+                &kernels.apply[vector as usize][0],
+                plan.groups * gs / if vector { vec } else { 1 },
+            )?;
+            Ok::<Path, NormError>(Path::ThreePass {
+                vector,
+                chunks,
+                grid,
+            })
+        };
+        let fused = || Path::Fused {
+            vector,
+            threads: (gs.div_ceil(per_thread).div_ceil(32) * 32).clamp(32, max_threads.max(32))
+                as u32,
+        };
+        let refuse = |what: &str| {
+            Err(invalid(
+                layer,
+                shape,
+                format!("the {what} strategy does not apply to groups of {gs} elements"),
+            ))
+        };
+        match strategy {
+            Strategy::Auto if fused_ok => Ok(fused()),
+            Strategy::Auto => match slab {
+                Some(s) => Ok(s),
+                None => three(),
+            },
+            Strategy::Fused if fused_ok => Ok(fused()),
+            Strategy::Fused => refuse("fused"),
+            Strategy::Slab => slab.map_or_else(|| refuse("slab"), Ok),
+            Strategy::ThreePass => three(),
+        }
+    }
+
+    /// The slab geometry for a plan, when its groups fit on chip.
+    fn slab_path(
+        &self,
+        kernels: &Kernels,
+        plan: &Plan,
+        dt: DType,
+        vector: bool,
+    ) -> Result<Option<Path>, NormError> {
+        let vec = if vector { 16 / dt.size() } else { 1 };
+        let max_elems = self.slab_max_bytes() / dt.size() / vec * vec;
+        if max_elems == 0 {
+            return Ok(None);
+        }
+        let gs = plan.group_size;
+        let f = &kernels.slab[vector as usize][0];
+        let k = gs.div_ceil(max_elems);
+        let slab = gs.div_ceil(k).div_ceil(vec) * vec;
+        let smem = slab * dt.size();
+        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(BIG_THREADS, smem, None)?;
+        let resident = per_sm as usize * self.sms as usize;
+        if per_sm == 0 || k > resident {
+            return Ok(None);
+        }
+        let total = plan.groups * k;
+        // Per-element parameters (LayerNorm) are as large as a group: run slab j of as many
+        // groups as fit at once together, so each parameter slice is read from memory once per
+        // batch and from L2 after that.
+        let per_element = plan.affine && plan.s == 1 && plan.b == 0;
+        let m = if per_element { resident / k } else { 1 }.clamp(1, plan.groups);
+        Ok(Some(Path::Slab {
+            vector,
+            slab,
+            k,
+            m,
+            total,
+            grid: total.min(resident) as u32,
+            smem: smem as u32,
+        }))
+    }
+
+    /// A grid-stride grid: as many blocks of `STRIDE_THREADS` as fit on the device at once (by
+    /// the kernel's occupancy and the multiprocessor count), no more than the work needs.
+    fn stride_grid(&self, f: &CudaFunction, items: usize) -> Result<u32, NormError> {
+        let per_sm = f
+            .occupancy_max_active_blocks_per_multiprocessor(STRIDE_THREADS, 0, None)?
+            .max(1);
+        let full = per_sm as usize * self.sms as usize;
+        Ok(items.div_ceil(STRIDE_THREADS as usize).clamp(1, full) as u32)
+    }
+
+    /// Launches a prepared layer on the stream: `y = layer(x)`, with run-time parameters taken
+    /// from `bound` (tensor name, buffer). Checks, before anything is queued, that `x` and `y`
+    /// are buffers of the prepared type and shape, and that every run-time parameter is bound to
+    /// a buffer of the length the layer needs.
+    pub fn launch(
+        &self,
+        p: &mut Prepared,
+        x: &Buffer,
+        y: &mut Buffer,
+        bound: &[(&str, &Buffer)],
+    ) -> Result<(), NormError> {
+        let err = |m: String| invalid(&p.layer, &p.shape, m);
+        for (what, b) in [("input", x), ("output", &*y)] {
+            if b.dtype != p.dtype || b.len() != p.n {
+                return Err(err(format!(
+                    "the {what} is a {} buffer of {} elements but the layer was prepared for {} with {} elements",
+                    b.dtype.name(),
+                    b.len(),
+                    p.dtype.name(),
+                    p.n
+                )));
+            }
+        }
+        let mut tensors = Vec::new();
+        for (t, len, pname) in &p.runtime {
+            let b = bound
+                .iter()
+                .find(|(name, _)| name == t)
+                .map(|(_, b)| *b)
+                .ok_or_else(|| {
+                    err(format!(
+                        "{pname} is the run-time tensor `{t}`, which was not bound"
+                    ))
+                })?;
+            if b.len() != *len {
+                return Err(err(format!(
+                    "{pname} (run-time tensor `{t}`) has {} values but {len} were expected",
+                    b.len()
+                )));
+            }
+            tensors.push((t.as_str(), b));
+        }
+        let find = |t: &Option<String>| {
+            t.as_ref()
+                .and_then(|t| tensors.iter().find(|(n, _)| *n == t).map(|(_, b)| *b))
+        };
+        let s = &self.stream;
+        let k = &p.kernels;
+        let (xp, yp) = (x.ptr(s), y.ptr(s));
+        match &mut p.kind {
+            Kind::Batch {
+                c,
+                inner,
+                wide,
+                grid,
+                threads,
+                eps,
+                params,
+                consts,
+                scale,
+                shift,
+            } => {
+                if let Some(consts) = consts {
+                    // Fold the parameters on the device: (pointer, dtype code) per parameter,
+                    // 0 for an absent weight or bias.
+                    let mut args = [(0u64, 0i32); 4];
+                    for (i, param) in params.iter().enumerate() {
+                        args[i] = match (param, &consts[i]) {
+                            (Param::Runtime(t), _) => {
+                                let b = find(&Some(t.clone())).ok_or_else(|| {
+                                    err(format!("the run-time tensor `{t}` was not bound"))
+                                })?;
+                                (b.ptr(s), b.dtype.code())
+                            }
+                            (_, Some(v)) => (v.device_ptr(s).0, 0),
+                            _ => (0, 0),
+                        };
+                    }
+                    let c32 = *c as u32;
+                    let mut l = s.launch_builder(&k.bn_fold);
+                    let [(mp, mc), (vp, vc), (wp, wc), (bp, bc)] = args;
+                    l.arg(&wp).arg(&wc).arg(&bp).arg(&bc).arg(&mp).arg(&mc);
+                    l.arg(&vp).arg(&vc).arg(&*eps).arg(&c32).arg(&mut *scale);
+                    l.arg(&mut *shift);
+                    // SAFETY: matches `bn_fold(u64, int, u64, int, u64, int, u64, int, float,
+                    // unsigned, float*, float*)`; every non-zero pointer is a live buffer of at
+                    // least c elements of the type its code names (bound tensors were checked
+                    // above, constants were checked when prepared), scale and shift hold c floats,
+                    // and the kernel touches only indices below c.
+                    unsafe { l.launch(LaunchConfig::for_num_elems(c32)) }?;
+                }
+                let f = &k.bn[*wide as usize];
+                let mut l = s.launch_builder(f);
+                l.arg(&xp).arg(&yp).arg(&*scale).arg(&*shift);
+                let (n, inner, c) = (p.n, *inner, *c);
+                let (n32, i32_, c32) = (n as u32, inner as u32, c as u32);
+                let (n64, i64_, c64) = (n as u64, inner as u64, c as u64);
+                if *wide {
+                    l.arg(&n64).arg(&i64_).arg(&c64);
+                } else {
+                    l.arg(&n32).arg(&i32_).arg(&c32);
+                }
+                // SAFETY: matches `bn_{32,64}(const T*, T*, const float*, const float*, I n,
+                // I inner, I C)` with I = unsigned when n < 2^32 (`wide` false) and u64
+                // otherwise. x and y were checked to hold n elements of the module's type T and
+                // are whole cudaMalloc allocations (256-byte aligned): the kernel's 16-byte
+                // accesses cover the first n / VEC * VEC elements and the rest is read one by
+                // one. scale and shift hold C floats and every channel index is below C.
+                unsafe {
+                    l.launch(LaunchConfig {
+                        grid_dim: (*grid, 1, 1),
+                        block_dim: (*threads, 1, 1),
+                        shared_mem_bytes: 0,
+                    })
+                }?;
+            }
+            Kind::Norm {
+                plan,
+                eps,
+                params,
+                path,
+                part,
+                sync,
+                stats,
+            } => {
+                let (wp, bp, pt) = params.pointers(s, k, p.dtype, &find)?;
+                let (gs, a, b, sv) = (
+                    plan.group_size as u32,
+                    plan.a as u32,
+                    plan.b as u32,
+                    plan.s as u32,
+                );
+                let affine = plan.affine as i32;
+                match *path {
+                    Path::Fused { vector, threads } => {
+                        let mut l = s.launch_builder(&k.fused[vector as usize][pt as usize]);
+                        l.arg(&xp).arg(&yp).arg(&wp).arg(&bp);
+                        l.arg(&gs).arg(&a).arg(&b).arg(&sv).arg(&*eps).arg(&affine);
+                        // SAFETY: matches `fused_{s,v}_{pf,pt}(const T*, T*, const P*, const P*,
+                        // unsigned gs, unsigned A, unsigned B, unsigned S, float, int)`. One block
+                        // per group (groups * gs = n elements, checked against x and y); each
+                        // thread touches NV accesses below gs, and `threads` * NV * VEC >= gs.
+                        // w and b hold param_len values of P (checked when prepared or bound),
+                        // and every index (g % A) * B + p / S is below param_len by the plan.
+                        // Vector accesses only when gs % VEC == 0 and S is 1 or a multiple of VEC.
+                        unsafe {
+                            l.launch(LaunchConfig {
+                                grid_dim: (plan.groups as u32, 1, 1),
+                                block_dim: (threads, 1, 1),
+                                shared_mem_bytes: 0,
+                            })
+                        }?;
+                    }
+                    Path::Slab {
+                        vector,
+                        slab,
+                        k: slabs,
+                        m,
+                        total,
+                        grid,
+                        smem,
+                    } => {
+                        let (slab, slabs, total, groups, m) = (
+                            slab as u32,
+                            slabs as u32,
+                            total as u32,
+                            plan.groups as u32,
+                            m as u32,
+                        );
+                        let mut l = s.launch_builder(&k.slab[vector as usize][pt as usize]);
+                        l.arg(&xp).arg(&yp).arg(&wp).arg(&bp).arg(&mut *part);
+                        l.arg(&mut *sync)
+                            .arg(&gs)
+                            .arg(&slab)
+                            .arg(&slabs)
+                            .arg(&total);
+                        l.arg(&groups)
+                            .arg(&m)
+                            .arg(&a)
+                            .arg(&b)
+                            .arg(&sv)
+                            .arg(&*eps)
+                            .arg(&affine);
+                        // SAFETY: matches `slab_{s,v}_{pf,pt}(const T*, T*, const P*, const P*,
+                        // float* part, unsigned* sync, unsigned gs, unsigned slab, unsigned k,
+                        // unsigned total, unsigned groups, unsigned m, unsigned A, unsigned B,
+                        // unsigned S, float, int)`. x and y hold groups * gs elements (checked); a
+                        // slab of at most `slab` elements fits the `smem` bytes of dynamic shared memory
+                        // (set as the kernel's maximum when loaded); part holds 3 floats per slab
+                        // and sync 2 + groups counters, zero before the launch (allocated zeroed,
+                        // and reset by the kernel's last block). The grid is at most the number
+                        // of co-resident blocks and m * k <= that number, so a block waiting for
+                        // its group's other slabs never waits on a block that cannot run.
+                        unsafe {
+                            l.launch(LaunchConfig {
+                                grid_dim: (grid, 1, 1),
+                                block_dim: (BIG_THREADS, 1, 1),
+                                shared_mem_bytes: smem,
+                            })
+                        }?;
+                    }
+                    Path::ThreePass {
+                        vector,
+                        chunks,
+                        grid,
+                    } => {
+                        let (chunk, chunks32, groups, n32) =
+                            (CHUNK as u32, chunks as u32, plan.groups as u32, p.n as u32);
+                        let mut l = s.launch_builder(&k.partial[vector as usize]);
+                        l.arg(&xp)
+                            .arg(&mut *part)
+                            .arg(&gs)
+                            .arg(&chunk)
+                            .arg(&chunks32);
+                        // SAFETY: matches `partial_{s,v}(const T*, float*, unsigned gs,
+                        // unsigned chunk, unsigned chunks)`: one block per (group, chunk), each
+                        // reading inside its group of x (groups * gs = n elements, checked);
+                        // part holds 3 floats per block. CHUNK is a multiple of VEC.
+                        unsafe {
+                            l.launch(LaunchConfig {
+                                grid_dim: ((plan.groups * chunks) as u32, 1, 1),
+                                block_dim: (BIG_THREADS, 1, 1),
+                                shared_mem_bytes: 0,
+                            })
+                        }?;
+                        let mut l = s.launch_builder(&k.finalize);
+                        l.arg(&*part)
+                            .arg(&mut *stats)
+                            .arg(&groups)
+                            .arg(&chunks32)
+                            .arg(&*eps);
+                        // SAFETY: matches `finalize(const float*, float*, unsigned, unsigned,
+                        // float)`: reads chunks partials per group, writes 2 floats per group
+                        // into `stats` (2 * groups floats).
+                        unsafe { l.launch(LaunchConfig::for_num_elems(groups)) }?;
+                        let mut l = s.launch_builder(&k.apply[vector as usize][pt as usize]);
+                        l.arg(&xp).arg(&yp).arg(&*stats).arg(&wp).arg(&bp).arg(&n32);
+                        l.arg(&gs).arg(&a).arg(&b).arg(&sv).arg(&affine);
+                        // SAFETY: matches `apply_{s,v}_{pf,pt}(const T*, T*, const float*,
+                        // const P*, const P*, unsigned n, unsigned gs, unsigned A, unsigned B,
+                        // unsigned S, int)`: grid-stride over n < 2^32 elements of x and y
+                        // (checked); parameter indices as for the fused kernel.
+                        unsafe {
+                            l.launch(LaunchConfig {
+                                grid_dim: (grid, 1, 1),
+                                block_dim: (STRIDE_THREADS, 1, 1),
+                                shared_mem_bytes: 0,
+                            })
+                        }?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Device-to-device copy of `bytes` (the bandwidth yardstick), timed like the layers
+    /// ([`Gpu::time`]); returns milliseconds per copy.
+    pub fn copy_ms(&self, bytes: usize, reps: usize, samples: usize) -> Result<f32, NormError> {
+        let src = self.stream.alloc_zeros::<u8>(bytes)?;
+        let mut dst = self.stream.alloc_zeros::<u8>(bytes)?;
+        self.time(reps, samples, || {
+            Ok(self.stream.memcpy_dtod(&src, &mut dst)?)
+        })
+    }
+
+    /// Median milliseconds of one call of `f`: `f` is captured `reps` times into a CUDA graph,
+    /// the graph is replayed once to warm up and then `samples` times, each replay timed with
+    /// CUDA events, and the median replay divided by `reps`.
+    pub fn time(
+        &self,
+        reps: usize,
+        samples: usize,
+        mut f: impl FnMut() -> Result<(), NormError>,
+    ) -> Result<f32, NormError> {
+        let s = &self.stream;
+        f()?;
+        s.synchronize()?;
+        s.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        let captured = (0..reps.max(1)).try_for_each(|_| f());
+        let graph = s.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
+        captured?;
+        let graph = graph?.ok_or_else(|| NormError::NoGpu("the captured graph is empty".into()))?;
+        graph.launch()?;
+        let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let mut times = Vec::with_capacity(samples.max(1));
+        for _ in 0..samples.max(1) {
+            let start = s.record_event(flags)?;
+            graph.launch()?;
+            let end = s.record_event(flags)?;
+            end.synchronize()?;
+            times.push(start.elapsed_ms(&end)? / reps.max(1) as f32);
+        }
+        times.sort_by(f32::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+}
+
+/// A layer validated for one input shape and storage type, with its kernels chosen and its
+/// constant parameters and work buffers on the device.
+pub struct Prepared {
+    layer: String,
+    shape: Vec<usize>,
+    dtype: DType,
+    n: usize,
+    /// Run-time tensors: (name, expected length, parameter name).
+    runtime: Vec<(String, usize, &'static str)>,
+    kernels: Arc<Kernels>,
+    kind: Kind,
+}
+
+impl Prepared {
+    /// The kernel path in words (for benchmarks and logs): `bn vector`, `fused`, `slab k=3`, ...
+    pub fn path(&self) -> String {
+        match &self.kind {
+            Kind::Batch { wide, threads, .. } => {
+                format!(
+                    "batch vector {threads}t{}",
+                    if *wide { " 64-bit" } else { "" }
+                )
+            }
+            Kind::Norm { path, .. } => match path {
+                Path::Fused { vector, threads } => {
+                    format!("fused{} {threads}t", if *vector { " vector" } else { "" })
+                }
+                Path::Slab {
+                    vector, k, m, grid, ..
+                } => format!(
+                    "slab{} k={k} m={m} grid={grid}",
+                    if *vector { " vector" } else { "" }
+                ),
+                Path::ThreePass { vector, chunks, .. } => format!(
+                    "three-pass{} chunks={chunks}",
+                    if *vector { " vector" } else { "" }
+                ),
+            },
+        }
+    }
+}
+
+enum Kind {
+    Batch {
+        c: usize,
+        inner: usize,
+        wide: bool,
+        grid: u32,
+        threads: u32,
+        eps: f32,
+        /// mean, var, weight, bias.
+        params: [Param; 4],
+        /// With a run-time parameter: the constant ones, folded at each launch.
+        consts: Option<Vec<Option<CudaSlice<f32>>>>,
+        scale: CudaSlice<f32>,
+        shift: CudaSlice<f32>,
+    },
+    Norm {
+        plan: Plan,
+        eps: f32,
+        params: NormParams,
+        path: Path,
+        part: CudaSlice<f32>,
+        sync: CudaSlice<u32>,
+        stats: CudaSlice<f32>,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Path {
+    Fused {
+        vector: bool,
+        threads: u32,
+    },
+    Slab {
+        vector: bool,
+        slab: usize,
+        k: usize,
+        /// Groups per ticket batch.
+        m: usize,
+        total: usize,
+        grid: u32,
+        smem: u32,
+    },
+    ThreePass {
+        vector: bool,
+        chunks: usize,
+        grid: u32,
+    },
+}
+
+struct NormParams {
+    /// Constants (or defaults), in f32 or the tensor's type; with run-time parameters, the f32
+    /// work buffers the bound values are converted into.
+    w: Buffer,
+    b: Buffer,
+    /// Run-time tensor names of scale and bias.
+    runtime: [Option<String>; 2],
+    len: usize,
+}
+
+impl NormParams {
+    /// Device addresses of scale and bias for a launch and whether they are stored as the
+    /// tensor's type (else f32); converts bound tensors into the work buffers when needed.
+    fn pointers<'b>(
+        &mut self,
+        s: &CudaStream,
+        k: &Kernels,
+        dt: DType,
+        find: &impl Fn(&Option<String>) -> Option<&'b Buffer>,
+    ) -> Result<(u64, u64, bool), NormError> {
+        if self.runtime.iter().all(Option::is_none) {
+            return Ok((self.w.ptr(s), self.b.ptr(s), self.w.dtype != DType::F32));
+        }
+        let bound = [find(&self.runtime[0]), find(&self.runtime[1])];
+        if let [Some(w), Some(b)] = bound {
+            if w.dtype == b.dtype && (w.dtype == DType::F32 || w.dtype == dt) {
+                return Ok((w.ptr(s), b.ptr(s), w.dtype != DType::F32));
+            }
+        }
+        let n = self.len as u32;
+        for (src, dst) in bound.into_iter().zip([&mut self.w, &mut self.b]) {
+            let Some(src) = src else { continue };
+            let (sp, code, dp, fill) = (src.ptr(s), src.dtype.code(), dst.ptr(s), 0.0f32);
+            let mut l = s.launch_builder(&k.to_f32);
+            l.arg(&sp).arg(&code).arg(&n).arg(&fill).arg(&dp);
+            // SAFETY: matches `to_f32(u64 src, int code, unsigned n, float fill, float* dst)`;
+            // src is a bound buffer of n elements of the type `code` names (its length was
+            // checked against the layer), dst is this layer's f32 work buffer of n floats.
+            unsafe { l.launch(LaunchConfig::for_num_elems(n)) }?;
+        }
+        Ok((self.w.ptr(s), self.b.ptr(s), false))
+    }
+}

@@ -1,0 +1,604 @@
+// Normalization kernels for dimguard-norm, compiled at run time by NVRTC, once per storage type:
+// -DDG_DTYPE=0 (fp32), 1 (fp16), 2 (bf16). Statistics are accumulated in fp32 and are exact
+// two-pass statistics at every level (a warp's mean first, then the squares around it; warps,
+// slabs and chunks combined with Chan's formula): never E[x^2] - E[x]^2. The variance is the
+// biased one, as TensorRT's INormalizationLayer and PyTorch compute it. No headers are needed.
+//
+// Templates: V is the number of values moved per access (VEC = 16 bytes, or 1 for the scalar
+// paths used when sizes are not multiples of VEC); P is the parameters' storage type (float, or
+// the tensor's own type T when the values are exactly representable in it).
+
+typedef unsigned short u16;
+typedef unsigned long long u64;
+
+__device__ __forceinline__ float f16_in(u16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ u16 f16_out(float v) { u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v)); return h; }
+__device__ __forceinline__ float bf16_in(u16 h) { return __uint_as_float(((unsigned)h) << 16); }
+__device__ __forceinline__ u16 bf16_out(float v) { u16 h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v)); return h; }
+
+#if DG_DTYPE == 0
+typedef float T;
+#define VEC 4
+__device__ __forceinline__ float cvt_in(float v) { return v; }
+__device__ __forceinline__ float cvt_out(float v) { return v; }
+#elif DG_DTYPE == 1
+typedef u16 T;
+#define VEC 8
+__device__ __forceinline__ float cvt_in(u16 v) { return f16_in(v); }
+__device__ __forceinline__ u16 cvt_out(float v) { return f16_out(v); }
+#else
+typedef u16 T;
+#define VEC 8
+__device__ __forceinline__ float cvt_in(u16 v) { return bf16_in(v); }
+__device__ __forceinline__ u16 cvt_out(float v) { return bf16_out(v); }
+#endif
+
+// Raw storage of V values (16 bytes for V = VEC, one T for V = 1), unpacked to and packed from
+// floats.
+template <int V> struct Raw;
+template <> struct Raw<1> {
+    T v;
+    __device__ __forceinline__ void unpack(float* f) const { f[0] = cvt_in(v); }
+    __device__ __forceinline__ static Raw pack(const float* f) { Raw r; r.v = cvt_out(f[0]); return r; }
+};
+template <> struct Raw<VEC> {
+    uint4 v;
+    __device__ __forceinline__ void unpack(float* f) const {
+#if DG_DTYPE == 0
+        f[0] = __uint_as_float(v.x); f[1] = __uint_as_float(v.y); f[2] = __uint_as_float(v.z); f[3] = __uint_as_float(v.w);
+#else
+        unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int k = 0; k < 4; k++) { f[2 * k] = cvt_in((u16)(w[k] & 0xffff)); f[2 * k + 1] = cvt_in((u16)(w[k] >> 16)); }
+#endif
+    }
+    __device__ __forceinline__ static Raw pack(const float* f) {
+        Raw r;
+#if DG_DTYPE == 0
+        r.v = make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]), __float_as_uint(f[3]));
+#else
+        unsigned w[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) w[k] = (unsigned)cvt_out(f[2 * k]) | ((unsigned)cvt_out(f[2 * k + 1]) << 16);
+        r.v = make_uint4(w[0], w[1], w[2], w[3]);
+#endif
+        return r;
+    }
+};
+template <int V> __device__ __forceinline__ Raw<V> ldr(const T* p) { return *(const Raw<V>*)p; }
+template <int V> __device__ __forceinline__ void str(T* p, Raw<V> r) { *(Raw<V>*)p = r; }
+
+// Streaming (evict-first in L1 and L2) accesses for data read or written once, so that what is
+// re-read (parameters) stays in L2.
+template <int V> __device__ __forceinline__ Raw<V> ldr_cs(const T* p) {
+    if (V == 1) return ldr<V>(p);
+    Raw<V> r;
+    uint4* v = (uint4*)&r;
+    asm volatile("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v->x), "=r"(v->y), "=r"(v->z), "=r"(v->w) : "l"(p));
+    return r;
+}
+template <int V> __device__ __forceinline__ void str_cs(T* p, Raw<V> r) {
+    if (V == 1) { str<V>(p, r); return; }
+    const uint4* v = (const uint4*)&r;
+    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" :: "l"(p), "r"(v->x), "r"(v->y), "r"(v->z), "r"(v->w) : "memory");
+}
+
+// Asynchronous 16-byte copy global -> shared (no registers), evict-first in L2.
+__device__ __forceinline__ u64 evict_first_policy() {
+    u64 p;
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+    return p;
+}
+__device__ __forceinline__ void cp16(void* smem, const void* g, u64 pol) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" :: "r"(s), "l"(g), "l"(pol) : "memory");
+}
+__device__ __forceinline__ void cp_wait_all() {
+    asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+}
+
+// Parameters: one value, or V consecutive values (16-byte aligned when V > 1).
+__device__ __forceinline__ float ldp(const float* p, unsigned i) { return __ldg(p + i); }
+template <int V> __device__ __forceinline__ void ldpv(const float* p, float* f) {
+    if (V % 4 == 0) {
+#pragma unroll
+        for (int k = 0; k < V; k += 4) { float4 t = __ldg((const float4*)(p + k)); f[k] = t.x; f[k + 1] = t.y; f[k + 2] = t.z; f[k + 3] = t.w; }
+    } else {
+#pragma unroll
+        for (int k = 0; k < V; k++) f[k] = __ldg(p + k);
+    }
+}
+#if DG_DTYPE != 0
+__device__ __forceinline__ float ldp(const u16* p, unsigned i) { return cvt_in(p[i]); }
+template <int V> __device__ __forceinline__ void ldpv(const u16* p, float* f) {
+    if (V == VEC) { Raw<VEC> r; r.v = __ldg((const uint4*)p); r.unpack(f); }
+    else {
+#pragma unroll
+        for (int k = 0; k < V; k++) f[k] = cvt_in(p[k]);
+    }
+}
+#endif
+
+// y = (x - mean) * rstd * w[q] + b[q] for V values starting at group element p (param index
+// q = (g % A) * B + p / S; with S == 1 the V values use V consecutive parameters, otherwise one).
+template <int V, typename P>
+__device__ __forceinline__ void normalize(float* f, float mean, float rstd, const P* w, const P* b,
+                                          unsigned g, unsigned p, unsigned A, unsigned B, unsigned S, int affine) {
+    if (!affine) {
+#pragma unroll
+        for (int k = 0; k < V; k++) f[k] = (f[k] - mean) * rstd;
+        return;
+    }
+    unsigned q = (g % A) * B + p / S;
+    if (S == 1) {
+        float ww[V], bb[V];
+        ldpv<V>(w + q, ww);
+        ldpv<V>(b + q, bb);
+#pragma unroll
+        for (int k = 0; k < V; k++) f[k] = (f[k] - mean) * rstd * ww[k] + bb[k];
+    } else {
+        float ww = ldp(w, q), bb = ldp(b, q);
+#pragma unroll
+        for (int k = 0; k < V; k++) f[k] = (f[k] - mean) * rstd * ww + bb;
+    }
+}
+
+// ---- Statistics --------------------------------------------------------------------------
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);
+    return v;
+}
+
+// Chan's combination of (n, mean, m2) with (nb, mb, m2b).
+__device__ __forceinline__ void combine(float& n, float& mean, float& m2, float nb, float mb, float m2b) {
+    if (nb == 0.f) return;
+    float nn = n + nb;
+    float d = mb - mean;
+    mean += d * (nb / nn);
+    m2 += m2b + d * d * (n * nb / nn);
+    n = nn;
+}
+
+// Chan's combination in a canonical order: both lanes of a butterfly pair compute
+// combine(lower lane, upper lane), so every lane ends with bit-identical statistics.
+__device__ __forceinline__ void warp_combine(float& n, float& mean, float& m2) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        float n2 = __shfl_xor_sync(0xffffffff, n, o);
+        float mean2 = __shfl_xor_sync(0xffffffff, mean, o);
+        float m22 = __shfl_xor_sync(0xffffffff, m2, o);
+        if (lane & o) {
+            float a = n2, b = mean2, c = m22;
+            combine(a, b, c, n, mean, m2);
+            n = a; mean = b; m2 = c;
+        } else {
+            combine(n, mean, m2, n2, mean2, m22);
+        }
+    }
+}
+
+// Block statistics in one barrier. Each thread passes its count and sum; `sq(mean)` returns the
+// sum of its own values' squared deviations from `mean` (the thread re-reads its registers or its
+// own shared-memory values). Every thread gets the same (n, mean, m2): the warps' exact
+// statistics, combined by a butterfly over the warps. `red` holds 3 floats per warp; the caller
+// must put a barrier between two uses of the same `red`.
+template <typename F>
+__device__ __forceinline__ void block_stats(float cnt, float sum, F sq, float* red, float& n, float& mean, float& m2) {
+    float wn = warp_sum(cnt), ws = warp_sum(sum);
+    float wmean = wn > 0.f ? ws / wn : 0.f;
+    float wm2 = warp_sum(sq(wmean));
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) { red[3 * warp] = wn; red[3 * warp + 1] = wmean; red[3 * warp + 2] = wm2; }
+    __syncthreads();
+    int nw = (blockDim.x + 31) >> 5;
+    n = lane < nw ? red[3 * lane] : 0.f;
+    mean = lane < nw ? red[3 * lane + 1] : 0.f;
+    m2 = lane < nw ? red[3 * lane + 2] : 0.f;
+    warp_combine(n, mean, m2);
+}
+
+// A thread's strided values p[i], i = threadIdx.x * V + j * stride below len: their sum and
+// count, and their squared deviations from mu.
+template <int V>
+__device__ __forceinline__ void own_sum(const T* p, unsigned len, unsigned stride, float& sum, float& cnt) {
+    for (unsigned i = threadIdx.x * V; i < len; i += stride) {
+        float f[V];
+        ldr<V>(p + i).unpack(f);
+#pragma unroll
+        for (int q = 0; q < V; q++) sum += f[q];
+        cnt += V;
+    }
+}
+template <int V>
+__device__ __forceinline__ float own_sq(const T* p, unsigned len, unsigned stride, float mu) {
+    float s = 0.f;
+    for (unsigned i = threadIdx.x * V; i < len; i += stride) {
+        float f[V];
+        ldr<V>(p + i).unpack(f);
+#pragma unroll
+        for (int q = 0; q < V; q++) { float d = f[q] - mu; s += d * d; }
+    }
+    return s;
+}
+
+// ---- BatchNorm (inference): y = x * scale[c] + shift[c] ---------------------------------
+// c = (i / inner) % C. 16-byte accesses over the flat tensor whatever `inner` is: a vector
+// inside one channel takes one scale and shift, a vector across channels walks them element by
+// element. Four accesses in flight per thread; the n % VEC last elements are done by block 0.
+
+template <int V, typename I>
+__device__ __forceinline__ void bn_apply(float* f, I i, I inner, I C, const float* __restrict__ scale,
+                                         const float* __restrict__ shift) {
+    if (inner == 1 && C % V == 0) {
+        // Channels last in memory ([N, C]): V consecutive channels, aligned.
+        I c = i % C;
+        float sc[V], sh[V];
+        ldpv<V>(scale + c, sc);
+        ldpv<V>(shift + c, sh);
+#pragma unroll
+        for (int k = 0; k < V; k++) f[k] = f[k] * sc[k] + sh[k];
+        return;
+    }
+    I q = i / inner;
+    I r = i - q * inner, c = q % C;
+    if (r + V <= inner) {
+        float sc = __ldg(scale + c), sh = __ldg(shift + c);
+#pragma unroll
+        for (int k = 0; k < V; k++) f[k] = f[k] * sc + sh;
+    } else {
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            f[k] = f[k] * __ldg(scale + c) + __ldg(shift + c);
+            if (++r == inner) { r = 0; if (++c == C) c = 0; }
+        }
+    }
+}
+
+// One tile of four accesses per thread per block (consecutive warps cover consecutive 512-byte
+// runs), striding over tiles if the grid is smaller than the tensor.
+template <typename I>
+__device__ __forceinline__ void bn_body(const T* __restrict__ x, T* __restrict__ y,
+                                        const float* __restrict__ scale, const float* __restrict__ shift,
+                                        I n, I inner, I C) {
+    const I nv = n / VEC, tile = (I)blockDim.x * 4;
+    for (I t0 = (I)blockIdx.x * tile; t0 < nv; t0 += (I)gridDim.x * tile) {
+        Raw<VEC> r[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            I v = t0 + u * blockDim.x + threadIdx.x;
+            if (v < nv) r[u] = ldr_cs<VEC>(x + v * VEC);
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            I v = t0 + u * blockDim.x + threadIdx.x;
+            if (v < nv) {
+                float f[VEC];
+                r[u].unpack(f);
+                bn_apply<VEC, I>(f, v * VEC, inner, C, scale, shift);
+                str_cs<VEC>(y + v * VEC, Raw<VEC>::pack(f));
+            }
+        }
+    }
+    if (blockIdx.x == gridDim.x - 1)
+        for (I i = nv * VEC + threadIdx.x; i < n; i += blockDim.x) {
+            float f[1];
+            ldr<1>(x + i).unpack(f);
+            bn_apply<1, I>(f, i, inner, C, scale, shift);
+            str<1>(y + i, Raw<1>::pack(f));
+        }
+}
+
+extern "C" __global__ void bn_32(const T* x, T* y, const float* scale, const float* shift, unsigned n,
+                                 unsigned inner, unsigned C) { bn_body<unsigned>(x, y, scale, shift, n, inner, C); }
+extern "C" __global__ void bn_64(const T* x, T* y, const float* scale, const float* shift, u64 n, u64 inner,
+                                 u64 C) { bn_body<u64>(x, y, scale, shift, n, inner, C); }
+
+// ---- Parameters given as device buffers at run time -----------------------------------------
+
+// Value i of a device buffer of dtype code (0 fp32, 1 fp16, 2 bf16).
+__device__ __forceinline__ float ldany(u64 p, int code, unsigned i) {
+    if (code == 0) return ((const float*)p)[i];
+    u16 h = ((const u16*)p)[i];
+    return code == 1 ? f16_in(h) : bf16_in(h);
+}
+
+// BatchNorm parameters folded on the device: scale = w / sqrt(var + eps), shift = b - mean * scale
+// (w = 1 and b = 0 where the pointer is 0).
+extern "C" __global__ void bn_fold(u64 w, int wc, u64 b, int bc, u64 mean, int mc, u64 var, int vc,
+                                   float eps, unsigned C, float* scale, float* shift) {
+    unsigned c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    float ww = w ? ldany(w, wc, c) : 1.f, bb = b ? ldany(b, bc, c) : 0.f;
+    float sc = ww / sqrtf(ldany(var, vc, c) + eps);
+    scale[c] = sc;
+    shift[c] = bb - ldany(mean, mc, c) * sc;
+}
+
+// dst[i] = src[i] as f32 (fill where src is 0).
+extern "C" __global__ void to_f32(u64 src, int code, unsigned n, float fill, float* dst) {
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = src ? ldany(src, code, i) : fill;
+}
+
+// ---- Small groups: one block per group, values in registers --------------------------------
+// Each thread holds NV * VEC values (NV accesses of VEC values, or NV * VEC scalar accesses);
+// element p of the group for access j is (j * blockDim.x + threadIdx.x) * V + k.
+
+#define NV 4
+#define PER_THREAD (NV * VEC)
+
+template <int V, typename P>
+__device__ __forceinline__ void fused_body(const T* __restrict__ x, T* __restrict__ y, const P* __restrict__ w,
+                                           const P* __restrict__ b, unsigned gs, unsigned A, unsigned B,
+                                           unsigned S, float eps, int affine) {
+    const unsigned g = blockIdx.x;
+    const T* xg = x + (size_t)g * gs;
+    T* yg = y + (size_t)g * gs;
+    float v[PER_THREAD];
+    float sum = 0.f, cnt = 0.f;
+#pragma unroll
+    for (int j = 0; j < PER_THREAD / V; j++) {
+        unsigned p = (j * blockDim.x + threadIdx.x) * V;
+        if (p < gs) {
+            ldr_cs<V>(xg + p).unpack(v + j * V);
+            cnt += V;
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; k++) v[j * V + k] = 0.f;
+        }
+#pragma unroll
+        for (int k = 0; k < V; k++) sum += v[j * V + k];
+    }
+    __shared__ float red[96];
+    float n, mean, m2;
+    block_stats(cnt, sum, [&](float m) {
+        float s = 0.f;
+#pragma unroll
+        for (int j = 0; j < PER_THREAD / V; j++) {
+            unsigned p = (j * blockDim.x + threadIdx.x) * V;
+            if (p < gs) {
+#pragma unroll
+                for (int k = 0; k < V; k++) { float d = v[j * V + k] - m; s += d * d; }
+            }
+        }
+        return s;
+    }, red, n, mean, m2);
+    float rstd = rsqrtf(m2 / n + eps);
+#pragma unroll
+    for (int j = 0; j < PER_THREAD / V; j++) {
+        unsigned p = (j * blockDim.x + threadIdx.x) * V;
+        if (p < gs) {
+            float* f = v + j * V;
+            normalize<V, P>(f, mean, rstd, w, b, g, p, A, B, S, affine);
+            str_cs<V>(yg + p, Raw<V>::pack(f));
+        }
+    }
+}
+
+#define FUSED(NAME, V, P)                                                                           \
+    extern "C" __global__ void NAME(const T* x, T* y, const P* w, const P* b, unsigned gs,          \
+                                    unsigned A, unsigned B, unsigned S, float eps, int affine) {    \
+        fused_body<V, P>(x, y, w, b, gs, A, B, S, eps, affine);                                     \
+    }
+FUSED(fused_s_pf, 1, float)
+FUSED(fused_v_pf, VEC, float)
+FUSED(fused_s_pt, 1, T)
+FUSED(fused_v_pt, VEC, T)
+
+// ---- Groups that fit on chip: a persistent grid of blocks, each holding a slab ---------------
+// A group is cut into k slabs of `slab` elements (the last may be shorter). Blocks take slabs in
+// order from a ticket counter; a block loads its slab into shared memory (the only read of the
+// tensor), computes the slab's exact statistics, publishes them, waits until all k slabs of its
+// group have published (k == 1: no wait), combines the k partial statistics in a fixed order
+// (every block of the group gets bit-identical mean and rstd), and normalizes from shared memory.
+// Tickets go in batches of m groups (slab 0 of each, then slab 1, ...; m = 1 unless per-element
+// parameters are worth sharing through L2). No deadlock: tickets are taken in order, so only
+// groups of the last batch that has been started can have waiting blocks, and the host
+// guarantees m * k <= the number of co-resident blocks. The last block
+// to finish resets the counters, so the next launch (or graph replay) finds them zero.
+//
+// sync: [0] ticket, [1] finished blocks, [2 + g] published slabs of group g.
+// part: 3 floats (n, mean, m2) per slab.
+
+template <int V, typename P>
+__device__ __forceinline__ void slab_body(const T* __restrict__ x, T* __restrict__ y, const P* __restrict__ w,
+                                          const P* __restrict__ b, float* part, unsigned* sync, unsigned gs,
+                                          unsigned slab, unsigned k, unsigned total, unsigned groups,
+                                          unsigned m, unsigned A, unsigned B, unsigned S, float eps, int affine) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    __shared__ unsigned s_ticket;
+    __shared__ float s_stat[2];
+    __shared__ float red[96];
+    const unsigned stride = blockDim.x * V;
+    const u64 pol = evict_first_policy();
+    // Slab t: group g, slab j of it, elements [lo, lo + len) of the group. Tickets go in batches
+    // of m groups, slab-major inside a batch: slab j of the batch's groups run together and
+    // share their per-element parameters through L2.
+    auto locate = [&](unsigned t, unsigned& g, unsigned& j, unsigned& lo, unsigned& len) {
+        const unsigned bt = t / (m * k), u = t - bt * (m * k);
+        const unsigned mb = min(m, groups - bt * m);
+        j = u / mb;
+        g = bt * m + (u - j * mb);
+        lo = j * slab;
+        len = min(slab, gs - lo);
+    };
+    // Asynchronous copies straight to shared memory; each thread later reads only the values
+    // it copied itself, so its own wait suffices (no barrier).
+    auto prefetch = [&](unsigned t, T* buf) {
+        unsigned g, j, lo, len;
+        locate(t, g, j, lo, len);
+        const T* xs = x + (size_t)g * gs + lo;
+        for (unsigned i = threadIdx.x * V; i < len; i += stride) cp16(buf + i, xs + i, pol);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+    if (threadIdx.x == 0) s_ticket = atomicAdd(&sync[0], 1u);
+    __syncthreads();
+    unsigned t = s_ticket;
+    T* buf = (T*)smem_raw;
+    if (V == VEC && t < total) prefetch(t, buf);
+    while (t < total) {
+        unsigned g, j, lo, len;
+        locate(t, g, j, lo, len);
+        const T* xs = x + (size_t)g * gs + lo;
+        T* ys = y + (size_t)g * gs + lo;
+        float sum = 0.f, cnt = 0.f;
+        if (V == VEC) {
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+            own_sum<V>(buf, len, stride, sum, cnt);
+        } else {
+            // Scalar path: four loads in flight per thread, raw values to shared memory.
+            for (unsigned base = threadIdx.x * V; base < len; base += 4 * stride) {
+                Raw<V> r[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    unsigned i = base + u * stride;
+                    if (i < len) r[u] = ldr<V>(xs + i);
+                }
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    unsigned i = base + u * stride;
+                    if (i < len) {
+                        str<V>(buf + i, r[u]);
+                        float f[V];
+                        r[u].unpack(f);
+#pragma unroll
+                        for (int q = 0; q < V; q++) sum += f[q];
+                        cnt += V;
+                    }
+                }
+            }
+        }
+        float n, mean, m2;
+        block_stats(cnt, sum, [&](float mu) { return own_sq<V>(buf, len, stride, mu); }, red, n, mean, m2);
+        float rstd;
+        if (k > 1) {
+            if (threadIdx.x == 0) {
+                float* p = part + 3 * (g * k + j);
+                p[0] = n; p[1] = mean; p[2] = m2;
+                __threadfence();
+                atomicAdd(&sync[2 + g], 1u);
+                volatile unsigned* c = &sync[2 + g];
+                while (*c < k) __nanosleep(100);
+                __threadfence();
+            }
+            __syncthreads();
+            if (threadIdx.x < 32) {
+                // Lane l combines slabs l, l + 32, ... in order, then the butterfly: every block of
+                // the group gets bit-identical statistics.
+                float gn = 0.f, gm = 0.f, gm2 = 0.f;
+                for (unsigned q = threadIdx.x; q < k; q += 32) {
+                    const float* p = part + 3 * (g * k + q);
+                    combine(gn, gm, gm2, __ldcg(p), __ldcg(p + 1), __ldcg(p + 2));
+                }
+                warp_combine(gn, gm, gm2);
+                if (threadIdx.x == 0) { s_stat[0] = gm; s_stat[1] = rsqrtf(gm2 / gn + eps); }
+            }
+        }
+        if (k > 1) {
+            __syncthreads();
+            mean = s_stat[0];
+            rstd = s_stat[1];
+        } else {
+            rstd = rsqrtf(m2 / n + eps);
+        }
+        // Normalize the thread's own values and store.
+        for (unsigned i = threadIdx.x * V; i < len; i += stride) {
+            float f[V];
+            ldr<V>(buf + i).unpack(f);
+            normalize<V, P>(f, mean, rstd, w, b, g, lo + i, A, B, S, affine);
+            str_cs<V>(ys + i, Raw<V>::pack(f));
+        }
+        // The next ticket is taken only now, once this block is done with its slab: a block never
+        // holds an unpublished slab while it waits (no deadlock), and the slabs of a group are
+        // taken by blocks that start loading them at once. The next slab's copies go to the same
+        // buffer: each thread overwrites only values it has just normalized itself.
+        if (threadIdx.x == 0) s_ticket = atomicAdd(&sync[0], 1u);
+        __syncthreads();
+        t = s_ticket;
+        if (V == VEC && t < total) prefetch(t, buf);
+    }
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(&sync[1], 1u) == gridDim.x - 1) {
+            // Every other block has finished: reset for the next launch.
+            if (k > 1)
+                for (unsigned q = 0; q < groups; q++) sync[2 + q] = 0;
+            sync[0] = 0;
+            sync[1] = 0;
+            __threadfence();
+        }
+    }
+}
+
+#define SLAB(NAME, V, P)                                                                            \
+    extern "C" __global__ void __launch_bounds__(256, 4)                                            \
+        NAME(const T* x, T* y, const P* w, const P* b, float* part, unsigned* sync, unsigned gs,    \
+             unsigned slab, unsigned k, unsigned total, unsigned groups, unsigned m, unsigned A,    \
+             unsigned B, unsigned S, float eps, int affine) {                                       \
+        slab_body<V, P>(x, y, w, b, part, sync, gs, slab, k, total, groups, m, A, B, S, eps,        \
+                        affine);                                                                    \
+    }
+SLAB(slab_s_pf, 1, float)
+SLAB(slab_v_pf, VEC, float)
+SLAB(slab_s_pt, 1, T)
+SLAB(slab_v_pt, VEC, T)
+
+// ---- Groups larger than the chip holds: three passes ---------------------------------------
+// Partial statistics per chunk (one block per (group, chunk)), combine per group, normalize.
+
+template <int V>
+__device__ __forceinline__ void partial_body(const T* __restrict__ x, float* __restrict__ part, unsigned gs,
+                                             unsigned chunk, unsigned chunks) {
+    const unsigned g = blockIdx.x / chunks, c = blockIdx.x % chunks;
+    const unsigned lo = c * chunk, len = min(chunk, gs - lo);
+    const T* xs = x + (size_t)g * gs + lo;
+    const unsigned stride = blockDim.x * V;
+    float sum = 0.f, cnt = 0.f;
+    own_sum<V>(xs, len, stride, sum, cnt);
+    __shared__ float red[96];
+    float n, mean, m2;
+    // The second sweep re-reads the chunk (from L1/L2: 64 KiB or less per block).
+    block_stats(cnt, sum, [&](float mu) { return own_sq<V>(xs, len, stride, mu); }, red, n, mean, m2);
+    if (threadIdx.x == 0) { part[3 * blockIdx.x] = n; part[3 * blockIdx.x + 1] = mean; part[3 * blockIdx.x + 2] = m2; }
+}
+extern "C" __global__ void partial_s(const T* x, float* part, unsigned gs, unsigned chunk, unsigned chunks) { partial_body<1>(x, part, gs, chunk, chunks); }
+extern "C" __global__ void partial_v(const T* x, float* part, unsigned gs, unsigned chunk, unsigned chunks) { partial_body<VEC>(x, part, gs, chunk, chunks); }
+
+extern "C" __global__ void finalize(const float* __restrict__ part, float* __restrict__ stats, unsigned groups,
+                                    unsigned chunks, float eps) {
+    unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
+    if (g >= groups) return;
+    float n = 0.f, mean = 0.f, m2 = 0.f;
+    for (unsigned c = 0; c < chunks; c++) {
+        const float* p = part + 3 * (g * chunks + c);
+        combine(n, mean, m2, p[0], p[1], p[2]);
+    }
+    stats[2 * g] = mean;
+    stats[2 * g + 1] = rsqrtf(m2 / n + eps);
+}
+
+template <int V, typename P>
+__device__ __forceinline__ void apply_body(const T* __restrict__ x, T* __restrict__ y, const float* __restrict__ stats,
+                                           const P* __restrict__ w, const P* __restrict__ b, unsigned n, unsigned gs,
+                                           unsigned A, unsigned B, unsigned S, int affine) {
+    for (unsigned i = (blockIdx.x * blockDim.x + threadIdx.x) * V; i < n; i += gridDim.x * blockDim.x * V) {
+        unsigned g = i / gs, p = i - g * gs;
+        float f[V];
+        ldr<V>(x + i).unpack(f);
+        normalize<V, P>(f, stats[2 * g], stats[2 * g + 1], w, b, g, p, A, B, S, affine);
+        str<V>(y + i, Raw<V>::pack(f));
+    }
+}
+#define APPLY(NAME, V, P)                                                                           \
+    extern "C" __global__ void NAME(const T* x, T* y, const float* stats, const P* w, const P* b,  \
+                                    unsigned n, unsigned gs, unsigned A, unsigned B, unsigned S,    \
+                                    int affine) {                                                   \
+        apply_body<V, P>(x, y, stats, w, b, n, gs, A, B, S, affine);                               \
+    }
+APPLY(apply_s_pf, 1, float)
+APPLY(apply_v_pf, VEC, float)
+APPLY(apply_s_pt, 1, T)
+APPLY(apply_v_pt, VEC, T)

@@ -1,0 +1,263 @@
+//! Text as it really arrives: log prefixes, quote markers, Markdown backticks, colour codes.
+//!
+//! Every reader sees the same cleaned lines, each with the 1-based number of the line it came
+//! from, so places in reports point into what the user pasted.
+
+/// One cleaned line and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// 1-based line number in the input.
+    pub no: usize,
+    /// The text without prefixes, quote markers, colour codes and trailing backticks.
+    pub text: String,
+}
+
+/// Cleans every line of `text` (see the module docs); line numbers are kept.
+pub fn lines(text: &str) -> Vec<Line> {
+    let quoted = quote_style(text);
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| Line {
+            no: i + 1,
+            text: clean_line(l, quoted),
+        })
+        .collect()
+}
+
+/// A quote marker that prefixes the pasted block: `> ` (Markdown, e-mail) or `# ` (a code
+/// comment). Detected when it starts most non-empty lines, so a lone `# 3` comment is left alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    None,
+    Angle,
+    Hash,
+}
+
+fn quote_style(text: &str) -> Quote {
+    let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
+    let nonempty = lines.iter().filter(|l| !l.is_empty()).count();
+    if nonempty == 0 {
+        return Quote::None;
+    }
+    let count = |p: char| {
+        lines
+            .iter()
+            .filter(|l| l.starts_with(p) && !l.starts_with("##"))
+            .count()
+    };
+    // At least half of the lines, or every line with a guard-looking word.
+    if count('>') * 2 >= nonempty {
+        Quote::Angle
+    } else if count('#') * 2 >= nonempty {
+        Quote::Hash
+    } else {
+        Quote::None
+    }
+}
+
+fn clean_line(line: &str, quote: Quote) -> String {
+    let line = strip_ansi(line.trim_end_matches(['\r', '\n']));
+    let mut l: &str = &line;
+    // Quote markers first (`> I1123 ... ] [0/0] eval ...`), possibly nested (`> > `).
+    loop {
+        let t = l.trim_start();
+        let next = match quote {
+            Quote::Angle => t.strip_prefix('>'),
+            Quote::Hash if !t.starts_with("##") => t.strip_prefix('#'),
+            _ => None,
+        };
+        match next {
+            Some(rest) => l = rest.strip_prefix(' ').unwrap_or(rest),
+            None => break,
+        }
+    }
+    let l = strip_test_prefix(strip_log_prefix(strip_test_prefix(l)));
+    strip_backticks(l).to_string()
+}
+
+/// Removes ANSI colour escapes (`ESC [ ... m`), which draft_export prints around its banner.
+fn strip_ansi(s: &str) -> String {
+    if !s.contains('\u{1b}') {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Removes a logging prefix in either format PyTorch has used, and the frame id after it:
+///
+/// * glog style: `I1123 07:53:01.463000 6430 torch/fx/experimental/symbolic_shapes.py:6064] [0/0] `
+/// * `logging` style: `[2024-01-10 15:44:32,290] [4/0] torch.fx.experimental.symbolic_shapes: [INFO] `
+pub fn strip_log_prefix(l: &str) -> &str {
+    let t = l.trim_start();
+    let rest = glog_prefix(t).or_else(|| logging_prefix(t));
+    match rest {
+        Some(r) => strip_frame_id(r),
+        None => l,
+    }
+}
+
+/// `I1123 07:53:01.463000 6430 path.py:6064] `
+fn glog_prefix(l: &str) -> Option<&str> {
+    let b = l.as_bytes();
+    if b.len() < 8 || !matches!(b[0], b'I' | b'W' | b'E' | b'V' | b'D' | b'F') {
+        return None;
+    }
+    if !b[1..5].iter().all(u8::is_ascii_digit) || b[5] != b' ' {
+        return None;
+    }
+    let rest = &l[6..];
+    let (time, rest) = rest.split_once(' ')?;
+    if !time.contains(':') || !time.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let (pid, rest) = rest.split_once(' ')?;
+    if !pid.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let end = rest.find("] ").map(|i| i + 2).or_else(|| {
+        // A line that is only the prefix (an empty log message).
+        rest.ends_with(']').then_some(rest.len())
+    })?;
+    let loc = &rest[..end];
+    (!loc[..loc.len().saturating_sub(2)].contains(' ')).then_some(&rest[end..])
+}
+
+/// `[2024-01-10 15:44:32,290] [4/0] torch.fx.experimental.symbolic_shapes: [INFO] `
+fn logging_prefix(l: &str) -> Option<&str> {
+    let rest = l.strip_prefix('[')?;
+    let (stamp, rest) = rest.split_once("] ")?;
+    if !(stamp.len() >= 19 && stamp.as_bytes()[4] == b'-' && stamp.contains(':')) {
+        return None;
+    }
+    let rest = strip_frame_id(rest);
+    // `logger.name: [LEVEL] ` (the level may be absent)
+    let rest = match rest.split_once(": ") {
+        Some((name, tail)) if !name.contains(' ') && name.contains('.') => tail,
+        _ => rest,
+    };
+    Some(match rest.strip_prefix('[') {
+        Some(r) => match r.split_once("] ") {
+            Some((level, tail)) if level.chars().all(|c| c.is_ascii_uppercase()) => tail,
+            _ => rest,
+        },
+        None => rest,
+    })
+}
+
+/// `[0/0] `, `[4/0_1] `, `[__compiled_fn] ` and similar frame ids after a log prefix.
+fn strip_frame_id(l: &str) -> &str {
+    if let Some(r) = l.strip_prefix('[') {
+        if let Some((id, tail)) = r.split_once("] ") {
+            if !id.is_empty()
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == '/' || c == '_')
+            {
+                return tail;
+            }
+        }
+    }
+    l
+}
+
+/// pytest's `E   ` and torchrun's `[rank0]: `.
+fn strip_test_prefix(l: &str) -> &str {
+    let mut l = l;
+    if let Some(rest) = l.strip_prefix("E ") {
+        if rest.starts_with(' ') || rest.is_empty() {
+            l = rest;
+        }
+    }
+    if l.starts_with("[rank") {
+        if let Some(i) = l.find("]:") {
+            l = l[i + 2..].strip_prefix(' ').unwrap_or(&l[i + 2..]);
+        }
+    }
+    l
+}
+
+/// A guard copied from Markdown keeps a backtick (or a fence) at the end: remove backticks
+/// that close the line, and a lone opening one at its start.
+fn strip_backticks(l: &str) -> &str {
+    let t = l.trim_end();
+    if t.trim_start().starts_with("```") {
+        return "";
+    }
+    let t = t.trim_end_matches('`').trim_end();
+    let lead = t.len() - t.trim_start().len();
+    match t[lead..].strip_prefix('`') {
+        Some(rest) if !rest.contains('`') => rest,
+        _ => t,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(s: &str) -> String {
+        lines(s).remove(0).text
+    }
+
+    #[test]
+    fn glog_prefix_and_frame_id() {
+        assert_eq!(
+            one("I1123 07:53:01.463000 6430 torch/fx/experimental/symbolic_shapes.py:6064] [0/0] eval Eq(s0, 4) [guard added]"),
+            "eval Eq(s0, 4) [guard added]"
+        );
+        assert_eq!(
+            one("V1123 10:30:06.192000 13101 torch/fx/experimental/symbolic_shapes.py:6444] track_symint L['x'].size()[0] 1 None"),
+            "track_symint L['x'].size()[0] 1 None"
+        );
+    }
+
+    #[test]
+    fn logging_prefix() {
+        assert_eq!(
+            one("[2024-01-10 15:44:32,290] [4/0] torch.fx.experimental.symbolic_shapes: [INFO] create_symbol s0 = 8 for L['x'].size()[0] [2, int_oo]"),
+            "create_symbol s0 = 8 for L['x'].size()[0] [2, int_oo]"
+        );
+        assert_eq!(
+            one("[2023-11-02 10:00:00,000] torch._dynamo.guards: [DEBUG] hello"),
+            "hello"
+        );
+    }
+
+    #[test]
+    fn quotes_and_backticks() {
+        let text = "> Not all values of h\n> satisfy the generated guard Eq(s0, 4).`\n";
+        let l = lines(text);
+        assert_eq!(l[0].text, "Not all values of h");
+        assert_eq!(l[1].text, "satisfy the generated guard Eq(s0, 4).");
+        let text = "# Guard failed: x.size()[0] // 5 != 1\n# more\n";
+        assert_eq!(lines(text)[0].text, "Guard failed: x.size()[0] // 5 != 1");
+        // A lone comment inside a fix block is not a quote marker.
+        let text = "a\nb\n  dim = None  # 3\nc\n";
+        assert_eq!(lines(text)[2].text, "  dim = None  # 3");
+        assert_eq!(one("`Eq(s0, 4)`"), "Eq(s0, 4)");
+        assert_eq!(one("```python"), "");
+        assert_eq!(one("\u{1b}[31mred\u{1b}[0m"), "red");
+    }
+
+    #[test]
+    fn not_a_prefix() {
+        assert_eq!(one("Inference ok"), "Inference ok");
+        assert_eq!(one("[0/0] is fine"), "[0/0] is fine");
+        assert_eq!(one("E   - Not all values"), "  - Not all values");
+    }
+}

@@ -1,0 +1,466 @@
+//! `TORCH_LOGS="+dynamic"` output: symbols, their sources and ranges, every guard with the
+//! operator (and in strict mode the user line) that added it, replacements and specializations.
+//!
+//! Lines read (after [`super::clean`] removed the log prefixes):
+//!
+//! * `create_symbol s53 = 224 for L['x'].size()[2] [32, 512] (...)`: symbol, source, range;
+//! * `track_symint L['b'].size()[2] s16 StrictMinMaxConstraint(warn_only=False, vr=VR[32, 512])`;
+//! * `eval GUARD [guard added] CODE  # model.py:13 in forward (fake_impls.py:2435 in infer_size)`,
+//!   also `at model.py:13 in forward (...)` and `runtime_assert GUARD [guard added] (...)`;
+//! * `set_replacement s99 = s41 (solve)`, `set_replacement s1 = 6 (range_refined_to_singleton)`;
+//! * `Ignored guard Eq(s0*s1, 16) == True`, `eval [guard suppressed] ...`,
+//!   `could not evaluate Eq(u0, 0) due to data dependency, it was assumed to be False`;
+//! * `failed during evaluate_expr(GUARD, hint=...)`: a data-dependent guard.
+
+use super::clean::Line;
+use super::{int_bound, Form, RawGuard};
+use crate::message::{Message, Unreadable};
+use crate::provenance::{attribute, Frame, Provenance};
+use crate::syntax::parse_guard;
+use crate::types::Expr;
+use std::collections::BTreeMap;
+
+/// Whether the lines hold `TORCH_LOGS="+dynamic"` output.
+pub fn is_log(lines: &[Line]) -> bool {
+    lines.iter().any(|l| {
+        let t = l.text.trim_start();
+        t.starts_with("create_symbol ")
+            || t.starts_with("create_unbacked_symint ")
+            || (t.starts_with("eval ") && t.contains("[guard added]"))
+            || (t.starts_with("runtime_assert ") && t.contains("[guard added]"))
+            || t.starts_with("set_replacement ")
+            || t.starts_with("track_symint ")
+    })
+}
+
+/// A symbol of the shape environment.
+#[derive(Debug, Default, Clone)]
+struct Symbol {
+    source: Option<String>,
+    range: Option<(i128, i128)>,
+    /// Replaced by a constant (value, reason).
+    constant: Option<(i128, String)>,
+    unbacked: bool,
+}
+
+/// Reads a log. Guards are rewritten over the symbols' sources; unreadable guard lines are
+/// kept with their place and reason.
+pub fn read(lines: &[Line]) -> Message {
+    let mut msg = Message::empty(Form::TorchLogs);
+    let mut order: Vec<String> = Vec::new();
+    let mut syms: BTreeMap<String, Symbol> = BTreeMap::new();
+    let mut guards: Vec<RawGuard> = Vec::new();
+    let mut replaced: Vec<(String, String, String)> = Vec::new();
+    let mut suppressed = 0usize;
+    let mut assumed: Vec<String> = Vec::new();
+    let sym = |name: &str, order: &mut Vec<String>| {
+        if !order.iter().any(|s| s == name) {
+            order.push(name.to_string());
+        }
+    };
+    for line in lines {
+        let t = line.text.trim();
+        if let Some(rest) = t.strip_prefix("create_symbol ") {
+            // s53 = 224 for L['x'].size()[2] [32, 512] (...)
+            let Some((name, rest)) = rest.split_once(" = ") else {
+                continue;
+            };
+            let Some((_, rest)) = rest.split_once(" for ") else {
+                continue;
+            };
+            let (source, range) = match rest.find(" [") {
+                Some(i) => (&rest[..i], parse_range(&rest[i + 1..])),
+                None => (rest.split(' ').next().unwrap_or(rest), None),
+            };
+            sym(name.trim(), &mut order);
+            let s = syms.entry(name.trim().to_string()).or_default();
+            s.source = Some(source.trim().to_string());
+            s.range = s.range.or(range);
+        } else if let Some(rest) = t.strip_prefix("create_unbacked_symint ") {
+            let name = rest.split_whitespace().next().unwrap_or("");
+            syms.entry(name.to_string()).or_default().unbacked = true;
+        } else if let Some(rest) = t.strip_prefix("track_symint ") {
+            // L['b'].size()[2] s16 StrictMinMaxConstraint(warn_only=False, vr=VR[32, 512])
+            let mut parts = rest.splitn(3, ' ');
+            let (Some(source), Some(value)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            if !is_symbol(value) || !source.contains(".size()") {
+                continue;
+            }
+            let tail = parts.next().unwrap_or("");
+            sym(value, &mut order);
+            let s = syms.entry(value.to_string()).or_default();
+            s.source.get_or_insert_with(|| source.to_string());
+            if let Some(i) = tail.find("VR[") {
+                s.range = s.range.or(parse_range(&tail[i + 2..]));
+            }
+        } else if let Some(rest) = t.strip_prefix("set_replacement ") {
+            // s99 = s41 (solve) | s1 = 6 (range_refined_to_singleton) VR[6, 6]
+            let Some((a, rest)) = rest.split_once(" = ") else {
+                continue;
+            };
+            let (rhs, reason) = match rest.split_once(" (") {
+                Some((r, why)) => (r.trim(), why.split(')').next().unwrap_or("").to_string()),
+                None => (rest.trim(), String::new()),
+            };
+            replaced.push((a.trim().to_string(), rhs.to_string(), reason));
+        } else if let Some(rest) = t
+            .strip_prefix("eval ")
+            .or_else(|| t.strip_prefix("runtime_assert "))
+        {
+            let Some((expr, tail)) = rest.split_once(" [guard added]") else {
+                continue;
+            };
+            if let Some(e) = expr.strip_prefix("[guard suppressed] ") {
+                suppressed += 1;
+                let _ = e;
+                continue;
+            }
+            guards.push(RawGuard {
+                line: line.no,
+                text: fact(expr).to_string(),
+                provenance: provenance(tail),
+            });
+        } else if let Some(rest) = t.strip_prefix("Ignored guard ") {
+            let g = rest.split(", this could").next().unwrap_or(rest);
+            msg.notes.push(format!(
+                "line {}: torch ignored the guard {g} (it does not hold at run time either; torch may be wrong about accuracy)",
+                line.no
+            ));
+        } else if let Some(i) = t.find("failed during evaluate_expr(") {
+            let rest = &t[i + "failed during evaluate_expr(".len()..];
+            let expr = rest.split(", hint=").next().unwrap_or(rest).trim();
+            let expr = expr.trim_end_matches(')');
+            guards.push(RawGuard {
+                line: line.no,
+                text: expr.to_string(),
+                provenance: None,
+            });
+        } else if let Some(rest) = t.strip_prefix("could not evaluate ") {
+            if let Some((e, _)) = rest.split_once(" due to data dependency") {
+                if !assumed.iter().any(|a| a == e) {
+                    assumed.push(e.to_string());
+                }
+            }
+        }
+    }
+    // Replacements: a constant specializes the symbol (a symbol or affine expression relates
+    // it: below, once the dimensions have names).
+    for (a, rhs, reason) in &replaced {
+        if let Some(v) = int_bound(rhs) {
+            sym(a, &mut order);
+            syms.entry(a.clone()).or_default().constant = Some((v, reason.clone()));
+        }
+    }
+    // One dimension per backed symbol with a source, in the order the log created them, named
+    // from its source (`x_2`) as for a structured trace; guards keep torch's symbols (`s53`).
+    for name in &order {
+        let s = &syms[name];
+        if s.unbacked || s.source.is_none() {
+            continue;
+        }
+        let dim_name = super::runtime::size_name(s.source.as_deref().unwrap_or(name));
+        let dim_name = if msg.dims.iter().any(|d| d.name == dim_name) {
+            format!("{dim_name}_{name}")
+        } else {
+            dim_name
+        };
+        let d = msg.dim_mut(&dim_name, s.source.clone());
+        d.symbol = Some(name.clone());
+        d.range = s.range;
+        // A log lists every guard torch added.
+        d.every_guard = true;
+        if let Some((v, why)) = &s.constant {
+            d.specialized = Some(*v);
+            d.specialized_reason = (!why.is_empty()).then(|| why.clone());
+        }
+    }
+    let dim_of = |msg: &Message, sym: &str| {
+        msg.dims
+            .iter()
+            .find(|d| d.symbol.as_deref() == Some(sym))
+            .map(|d| d.name.clone())
+    };
+    for (a, rhs, _) in &replaced {
+        let Some(an) = dim_of(&msg, a) else { continue };
+        if is_symbol(rhs) {
+            if let Some(bn) = dim_of(&msg, rhs) {
+                msg.equalities.push((bn, an));
+            }
+        } else if int_bound(rhs).is_none() {
+            // `s1 = 2*s0 + 1`: the right-hand side over the dimensions' names.
+            let Some(other) = first_symbol(rhs).and_then(|o| dim_of(&msg, &o)) else {
+                continue;
+            };
+            let expr = rename_words(rhs, &|w: &str| dim_of(&msg, w));
+            msg.relations.push(crate::message::Relation {
+                name: an,
+                other,
+                expr,
+            });
+        }
+    }
+    let source_of = |a: &str| syms.get(a).and_then(|s| s.source.clone());
+    for g in guards {
+        place_guard(&mut msg, g, &source_of, &|a: &str| {
+            syms.get(a).is_some_and(|s| s.unbacked) || is_unbacked_name(a)
+        });
+    }
+    if suppressed > 0 {
+        msg.notes.push(format!(
+            "{suppressed} guard line(s) marked [guard suppressed] were skipped: torch did not keep them"
+        ));
+    }
+    if !assumed.is_empty() {
+        msg.notes.push(format!(
+            "torch could not evaluate {} because of data dependency and assumed each False, with no run-time check",
+            assumed.join(", ")
+        ));
+    }
+    msg
+}
+
+/// Files a guard under its size, the joint guards, or the data-dependent guards; a guard that
+/// does not parse, or names a symbol without a source, is kept as unreadable with the reason.
+pub(super) fn place_guard(
+    msg: &mut Message,
+    g: RawGuard,
+    source_of: &dyn Fn(&str) -> Option<String>,
+    unbacked: &dyn Fn(&str) -> bool,
+) {
+    let parsed = parse_guard(&g.text).or_else(|first| {
+        // `Ne(Mod(s0, 8), 0) == False`: the guard is the negation.
+        match g.text.strip_suffix(" == False") {
+            Some(inner) => parse_guard(inner).map(|e| Expr::Not(Box::new(e))),
+            None => Err(first),
+        }
+    });
+    let expr = match parsed {
+        Ok(e) => e,
+        Err(e) => {
+            msg.unreadable.push(Unreadable {
+                line: g.line,
+                text: g.text.clone(),
+                reason: e.message.clone(),
+            });
+            return;
+        }
+    };
+    let atoms: Vec<String> = expr.atoms().iter().map(|a| a.to_string()).collect();
+    let guard = |expr: Expr| crate::message::Guard {
+        text: g.text.clone(),
+        expr,
+        provenance: g.provenance.clone(),
+    };
+    if atoms.iter().any(|a| unbacked(a)) {
+        if !msg.data_dependent.iter().any(|d| d.text == g.text) {
+            msg.data_dependent.push(guard(expr));
+        }
+        return;
+    }
+    let mut over_sources = expr.clone();
+    for a in &atoms {
+        match source_of(a) {
+            Some(src) => {
+                over_sources = over_sources.substitute(a, &Expr::sym(&src));
+            }
+            None if atoms.len() == 1 && msg.dims.iter().any(|d| d.name == *a) => {}
+            None => {
+                msg.unreadable.push(Unreadable {
+                    line: g.line,
+                    text: g.text.clone(),
+                    reason: format!(
+                        "the text never says which input size {a} is (no create_symbol, track_symint or symbol map names it)"
+                    ),
+                });
+                return;
+            }
+        }
+    }
+    match atoms.as_slice() {
+        [] => {}
+        [one] => {
+            let source = source_of(one);
+            let name = msg
+                .dims
+                .iter()
+                .find(|d| {
+                    d.symbol.as_deref() == Some(one.as_str())
+                        || (source.is_some() && d.source == source)
+                })
+                .map_or_else(|| one.clone(), |d| d.name.clone());
+            let d = msg.dim_mut(&name, source);
+            if !d.guards.iter().any(|x| x.text == g.text) {
+                d.guards.push(guard(over_sources));
+            }
+        }
+        _ => {
+            if !msg.joint.iter().any(|x| x.text == g.text) {
+                msg.joint.push(guard(over_sources));
+            }
+        }
+    }
+}
+
+/// `Eq(s0, 4) == True` → `Eq(s0, 4)` (a `== False` is kept: the guard is the negation).
+fn fact(expr: &str) -> &str {
+    let e = expr.trim();
+    e.strip_suffix(" == True").unwrap_or(e).trim()
+}
+
+/// `expr` with every identifier `w` for which `f(w)` is some name replaced by it.
+fn rename_words(expr: &str, f: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(expr.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        out.push_str(&f(word).unwrap_or_else(|| word.clone()));
+        word.clear();
+    };
+    for c in expr.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// `s53`, `s0` (backed) or `u0` (unbacked) symbol names.
+fn is_symbol(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some('s' | 'u')) && {
+        let rest: Vec<char> = c.collect();
+        !rest.is_empty() && rest.iter().all(|c| c.is_ascii_digit())
+    }
+}
+
+fn is_unbacked_name(s: &str) -> bool {
+    s.starts_with('u') && is_symbol(s)
+}
+
+fn first_symbol(e: &str) -> Option<String> {
+    e.split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| is_symbol(w))
+        .map(String::from)
+}
+
+/// `[32, 512]`, `[2, int_oo]`, `[6, 6]` (a leading `VR` already removed).
+pub(super) fn parse_range(s: &str) -> Option<(i128, i128)> {
+    let s = s.trim_start().strip_prefix('[')?;
+    let (inside, _) = s.split_once(']')?;
+    let (lo, hi) = inside.split_once(',')?;
+    let lo = int_bound(lo.trim()).or_else(|| lo.trim().starts_with('-').then_some(i128::MIN))?;
+    let hi = int_bound(hi.trim()).unwrap_or(crate::message::SIZE_MAX);
+    Some((lo.max(0), hi.min(crate::message::SIZE_MAX)))
+}
+
+/// What follows `[guard added]`: `CODE  # FILE:LINE in FUNC (FILE:LINE in OP)`,
+/// `at FILE:LINE in FUNC (FILE:LINE in OP)` or `(FILE:LINE in OP)`, then `, for more info ...`.
+fn provenance(tail: &str) -> Option<Provenance> {
+    let tail = tail.split(", for more info").next().unwrap_or(tail).trim();
+    if tail.is_empty() {
+        return None;
+    }
+    let mut frames = Vec::new();
+    let (head, op) = match tail.rfind(" (").map(|i| (i, &tail[i + 2..])) {
+        Some((i, inner)) if inner.ends_with(')') => (&tail[..i], frame(&inner[..inner.len() - 1])),
+        _ => match tail.strip_prefix('(').and_then(|t| t.strip_suffix(')')) {
+            Some(inner) => ("", frame(inner)),
+            None => (tail, None),
+        },
+    };
+    let head = head.trim();
+    if let Some(rest) = head.strip_prefix("at ") {
+        frames.extend(frame(rest));
+    } else if let Some((c, at)) = head.rsplit_once("  # ") {
+        frames.extend(frame(at).map(|f| Frame {
+            code: Some(c.trim().to_string()),
+            ..f
+        }));
+    }
+    frames.extend(op);
+    attribute(&frames, &[])
+}
+
+/// `model.py:13 in forward` → a frame.
+fn frame(s: &str) -> Option<Frame> {
+    let (loc, function) = s.trim().rsplit_once(" in ")?;
+    let (file, line) = loc.rsplit_once(':')?;
+    Some(Frame {
+        file: file.trim().to_string(),
+        line: line.trim().parse().ok()?,
+        function: function.trim().to_string(),
+        code: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forms::clean;
+
+    #[test]
+    fn provenance_forms() {
+        let p = provenance(" (_meta_registrations.py:5162 in pooling_output_shape_pad_lr), for more info run with X=\"..\"").unwrap();
+        assert!(!p.user);
+        assert_eq!(p.op.as_deref(), Some("pooling_output_shape_pad_lr"));
+        let p = provenance(" f = a + F.interpolate(b, scale_factor=2.0, mode=\"nearest\")  # mp/forms/t1.py:13 in forward (_subclasses/fake_impls.py:2435 in infer_size), for more info").unwrap();
+        assert!(p.user);
+        assert_eq!((p.file.as_str(), p.line), ("mp/forms/t1.py", 13));
+        assert_eq!(p.op.as_deref(), Some("infer_size"));
+        assert!(p.code.unwrap().starts_with("f = a + F.interpolate("));
+        let p = provenance(
+            " at model.py:77 in forward (_refs/__init__.py:4170 in _reshape_view_helper)",
+        )
+        .unwrap();
+        assert_eq!(p.origin(), "model.py:77 (forward)");
+        assert_eq!(p.stack.len(), 2);
+        assert_eq!(p.op.as_deref(), Some("_reshape_view_helper"));
+    }
+
+    #[test]
+    fn reads_symbols_guards_and_replacements() {
+        let log = "\
+I1123 10:34:54.290000 20419 torch/fx/experimental/symbolic_shapes.py:6064] [0/0] create_symbol s77 = 4 for L['x'].size()[0] [2, 64] (_export/non_strict_utils.py:252 in fakify)
+I1123 10:34:54.291000 20419 torch/fx/experimental/symbolic_shapes.py:6064] [0/0] create_symbol s27 = 6 for L['x'].size()[1] [2, 64] (_export/non_strict_utils.py:252 in fakify)
+I1123 10:34:54.291000 20419 torch/fx/experimental/symbolic_shapes.py:6064] [0/0] create_symbol s28 = 6 for L['y'].size()[1] [2, int_oo] (x.py:1 in f)
+I1123 10:34:54.327000 20419 torch/fx/experimental/symbolic_shapes.py:8661] [0/0] eval Eq(s27, 6) [guard added] (_subclasses/fake_impls.py:2435 in infer_size)
+I1123 10:34:54.328000 20419 torch/fx/experimental/symbolic_shapes.py:8254] [0/0] set_replacement s27 = 6 (range_refined_to_singleton) VR[6, 6]
+I1123 10:34:54.328000 20419 torch/fx/experimental/symbolic_shapes.py:8254] [0/0] set_replacement s28 = s77 (solve)
+I1123 10:34:54.327000 20419 torch/fx/experimental/symbolic_shapes.py:8661] [0/0] eval Eq(Mod(s77*s28, 4), 0) [guard added] (_refs/__init__.py:1 in _reshape_view_helper)
+I1123 10:34:54.327000 20419 torch/fx/experimental/symbolic_shapes.py:8661] [0/0] eval Ne(Mod(s77, 8), 0) == False [guard added] (_refs/__init__.py:1 in _reshape_view_helper)
+I1123 10:34:54.327000 20419 torch/fx/experimental/symbolic_shapes.py:8661] [0/0] eval Foo(s77) [guard added] (_refs/__init__.py:1 in _reshape_view_helper)
+I1123 10:34:54.327000 20419 torch/fx/experimental/symbolic_shapes.py:8661] [0/0] eval [guard suppressed] Ne(s77, 1) [guard added] (utils/_stats.py:29 in wrapper)
+";
+        let m = read(&clean::lines(log));
+        let names: Vec<&str> = m.dims.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["x_0", "x_1", "y_1"]);
+        assert_eq!(
+            rename_words("2*s0 + 1", &|w: &str| (w == "s0").then(|| "h".into())),
+            "2*h + 1"
+        );
+        assert_eq!(m.dims[0].range, Some((2, 64)));
+        assert_eq!(m.dims[2].range, Some((2, crate::message::SIZE_MAX)));
+        assert_eq!(m.dims[1].specialized, Some(6));
+        assert_eq!(
+            m.dims[1].specialized_reason.as_deref(),
+            Some("range_refined_to_singleton")
+        );
+        assert_eq!(m.equalities, vec![("x_0".into(), "y_1".into())]);
+        assert_eq!(m.joint.len(), 1);
+        assert_eq!(
+            m.joint[0].expr.atoms().len(),
+            2,
+            "joint guard over the two sources"
+        );
+        assert_eq!(m.dims[0].guards.len(), 1);
+        assert_eq!(m.dims[0].guards[0].text, "Ne(Mod(s77, 8), 0) == False");
+        assert_eq!(m.unreadable.len(), 1);
+        assert_eq!(m.unreadable[0].line, 9);
+        assert!(m.notes.iter().any(|n| n.contains("[guard suppressed]")));
+    }
+}

@@ -1,0 +1,391 @@
+//! Every form in which users meet a guard (`tests/data/forms/`, made with PyTorch 2.15 by
+//! `tools/make_form_fixtures.py`): each is read as its form, every decided set equals brute-force
+//! evaluation of the guards read, the answers equal what torch itself does when the exported
+//! program runs at every size of the range, a log gives the report of the exception, and every
+//! variant of a paste (prefixed, quoted, wrapped, trailing backtick) gives the same answer.
+
+use dimguard::solver::diagnose::{diagnose, Options};
+use dimguard::solver::forms::{self, Form};
+use dimguard::solver::message::Message;
+use dimguard::solver::report::{Report, Status};
+use std::path::Path;
+
+fn load(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/forms")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn read(text: &str, ranges: &[(&str, (i128, i128))]) -> Message {
+    let mut m = forms::read(text).unwrap_or_else(|e| panic!("{e}"));
+    let ranges: Vec<(String, (i128, i128))> =
+        ranges.iter().map(|(n, r)| (n.to_string(), *r)).collect();
+    forms::apply_ranges(&mut m, &ranges).unwrap();
+    m
+}
+
+fn report(m: &Message, examples: &[(Option<&str>, i128)]) -> Report {
+    let opts = Options {
+        examples: examples
+            .iter()
+            .map(|(n, v)| (n.map(String::from), *v))
+            .collect(),
+        ..Options::default()
+    };
+    diagnose(m, &opts)
+}
+
+/// Brute force: every dimension's feasible set is the values of its range at which every guard
+/// read for it holds, evaluated value by value (the oracle evaluator, not the engine).
+fn brute_force(name: &str, m: &Message, r: &Report) {
+    for (d, entry) in r.dims.iter().zip(&m.dims) {
+        if entry.guards.is_empty() || d.status == Status::Specialized {
+            continue;
+        }
+        let var = entry.source.clone().unwrap_or_else(|| entry.name.clone());
+        let [lo, hi] = d.range.expect("range");
+        if hi - lo > 200_000 {
+            continue;
+        }
+        let want: Vec<i128> = (lo..=hi)
+            .filter(|&x| entry.guards.iter().all(|g| g.expr.holds_at(&var, x)))
+            .collect();
+        let f = d.feasible.as_ref().expect("decided");
+        assert_eq!(f.count as usize, want.len(), "{name}: {}", d.name);
+        let set = dimguard::solver::DimSet::from_segments(f.segments.clone()).unwrap();
+        assert!(want.iter().all(|&x| set.contains(x)), "{name}: {}", d.name);
+    }
+}
+
+/// The values torch's own exported program ran at (`*.expected.json`, one call per size).
+fn torch_accepted(name: &str) -> (Vec<i128>, (i128, i128)) {
+    let v: serde_json::Value = serde_json::from_str(&load(name)).unwrap();
+    let acc = v["accepted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap() as i128)
+        .collect();
+    let r = v["range"].as_array().unwrap();
+    (
+        acc,
+        (
+            r[0].as_i64().unwrap() as i128,
+            r[1].as_i64().unwrap() as i128,
+        ),
+    )
+}
+
+fn members(r: &Report, dim: usize) -> Vec<i128> {
+    let f = r.dims[dim].feasible.as_ref().expect("decided");
+    dimguard::solver::DimSet::from_segments(f.segments.clone())
+        .unwrap()
+        .iter()
+        .collect()
+}
+
+#[test]
+fn every_fixture_is_read_as_its_form_and_matches_brute_force() {
+    let cases: &[(&str, Form)] = &[
+        ("fpn.exception.txt", Form::ConstraintViolation),
+        ("fpn.log.txt", Form::TorchLogs),
+        ("fpn_strict.log.txt", Form::TorchLogs),
+        ("fpn_strict.exception.txt", Form::ConstraintViolation),
+        ("fpn.draft.txt", Form::DraftExport),
+        ("fpn.guard_failed.txt", Form::GuardFailed),
+        ("fpn.input_check.txt", Form::InputCheck),
+        ("googlenet.crash.txt", Form::SolverCrash),
+        ("googlenet.log.txt", Form::TorchLogs),
+        ("two_input.crash.txt", Form::SolverCrash),
+        ("two_input.log.txt", Form::TorchLogs),
+        ("shared_size.log.txt", Form::TorchLogs),
+        ("window_attention.exception.txt", Form::ConstraintViolation),
+        ("window_attention.log.txt", Form::TorchLogs),
+        ("product_reshape.log.txt", Form::TorchLogs),
+        ("specialize.exception.txt", Form::ConstraintViolation),
+        ("specialize.log.txt", Form::TorchLogs),
+        ("data_dependent.exception.txt", Form::ConstraintViolation),
+    ];
+    for (name, form) in cases {
+        let m = read(&load(name), &[]);
+        assert_eq!(m.form, *form, "{name}");
+        assert!(m.unreadable.is_empty(), "{name}: {:?}", m.unreadable);
+        let r = report(&m, &[]);
+        brute_force(name, &m, &r);
+    }
+}
+
+#[test]
+fn fpn_answers_equal_what_the_exported_program_does() {
+    // torch ran the draft-exported program at every h in 32..512: these sizes passed.
+    let (torch, (lo, hi)) = torch_accepted("fpn.expected.json");
+    assert_eq!(torch.len(), 241);
+    // The 1/4 map and the upsampled 1/8 map agree exactly when h mod 8 is 0, 5, 6 or 7.
+    for name in [
+        "fpn.log.txt",
+        "fpn_strict.log.txt",
+        "fpn.exception.txt",
+        "fpn.draft.txt",
+    ] {
+        let r = report(&read(&load(name), &[]), &[]);
+        assert_eq!(r.dims.len(), 1, "{name}");
+        assert_eq!(r.dims[0].range, Some([lo, hi]), "{name}");
+        assert_eq!(members(&r, 0), torch, "{name}");
+    }
+    // The run-time failure has no range: with the exported one given, the same set.
+    let r = report(
+        &read(&load("fpn.guard_failed.txt"), &[("x_2", (lo, hi))]),
+        &[],
+    );
+    assert_eq!(members(&r, 0), torch);
+}
+
+/// What a report says about sizes, without the names and texts that differ between forms.
+fn answer(r: &Report) -> Vec<String> {
+    r.dims
+        .iter()
+        .map(|d| {
+            format!(
+                "{:?} {:?} {:?} {:?} {:?}",
+                // A specialization message gives no range.
+                (d.status != Status::Specialized).then_some(d.range),
+                d.status,
+                d.feasible.as_ref().map(|f| &f.segments),
+                d.suggestions
+                    .iter()
+                    .map(|s| (s.lo, s.hi, s.modulus, s.residue))
+                    .collect::<Vec<_>>(),
+                d.specialized
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_log_gives_the_report_of_the_exception() {
+    for (log, exc) in [
+        ("fpn.log.txt", "fpn.exception.txt"),
+        ("fpn_strict.log.txt", "fpn_strict.exception.txt"),
+        ("window_attention.log.txt", "window_attention.exception.txt"),
+        ("specialize.log.txt", "specialize.exception.txt"),
+    ] {
+        let from_log = report(&read(&load(log), &[]), &[]);
+        let from_exc = report(&read(&load(exc), &[]), &[]);
+        // The exception names only the sizes it constrains; compare those.
+        let log_dims: Vec<String> = answer(&from_log)
+            .into_iter()
+            .zip(&from_log.dims)
+            .filter(|(_, d)| {
+                from_exc.dims.iter().any(|e| {
+                    e.source.as_deref().map(strip_flat) == d.source.as_deref().map(strip_flat)
+                        || e.specialized.is_some() && e.specialized == d.specialized
+                })
+            })
+            .map(|(a, _)| a)
+            .collect();
+        assert_eq!(log_dims, answer(&from_exc), "{log} vs {exc}");
+        // The log and the exception together: the exception's names, the log's provenance.
+        let both = format!("{}\n{}", load(log), load(exc));
+        let m = read(&both, &[]);
+        let r = report(&m, &[]);
+        assert_eq!(
+            answer(&r)
+                .into_iter()
+                .filter(|a| log_dims.contains(a))
+                .count(),
+            log_dims.len(),
+            "{log} + {exc}"
+        );
+    }
+}
+
+/// Strict mode names inputs `L['flat_args'][0]`; the exception names them `L['x']`.
+fn strip_flat(s: &str) -> String {
+    s.replace("L['flat_args'][0]", "L['x']")
+}
+
+/// Variants of a paste as it really arrives.
+fn variants(text: &str) -> Vec<(&'static str, String)> {
+    let each = |f: &dyn Fn(&str) -> String| text.lines().map(f).collect::<Vec<_>>().join("\n");
+    vec![
+        ("hash-prefixed", each(&|l| format!("# {l}"))),
+        ("quoted", each(&|l| format!("> {l}"))),
+        ("trailing backtick", each(&|l| format!("{l}`"))),
+        ("fenced", format!("```\n{text}\n```")),
+        ("pytest", each(&|l| format!("E   {l}"))),
+    ]
+}
+
+#[test]
+fn variants_of_every_fixture_give_the_same_answer() {
+    for name in [
+        "fpn.exception.txt",
+        "fpn.log.txt",
+        "fpn_strict.log.txt",
+        "fpn.draft.txt",
+        "fpn.guard_failed.txt",
+        "fpn.input_check.txt",
+        "googlenet.crash.txt",
+        "window_attention.exception.txt",
+        "specialize.log.txt",
+        "shared_size.log.txt",
+        "data_dependent.exception.txt",
+    ] {
+        let text = load(name);
+        let base = report(&read(&text, &[]), &[]);
+        for (how, v) in variants(&text) {
+            let mut m = forms::read(&v).unwrap_or_else(|e| panic!("{name} ({how}): {e}"));
+            forms::apply_ranges(&mut m, &[]).unwrap();
+            let r = report(&m, &[]);
+            assert_eq!(answer(&r), answer(&base), "{name} ({how})");
+            assert_eq!(r.form, base.form, "{name} ({how})");
+        }
+    }
+}
+
+#[test]
+fn wrapped_relation_and_guards_read_like_one_line() {
+    // A relation message wrapped over three indented lines, as a terminal or e-mail wraps it.
+    let one = "Constraints violated (a, b)!\n  - The values of a = L['a'].size()[1] and b = L['b'].size()[1] must always be equal.\n";
+    let wrapped = "Constraints violated (a, b)!\n  - The values of a = L['a'].size()[1] and\n    b = L['b'].size()[1] must always\n    be equal.\n";
+    let (a, b) = (read(one, &[]), read(wrapped, &[]));
+    assert_eq!(a.equalities, b.equalities);
+    assert_eq!(b.equalities, vec![("a".to_string(), "b".to_string())]);
+    // A data-dependent expression inside a sentence.
+    let m = read(
+        "the export failed with Could not guard on data-dependent expression Eq(u0, 0) while tracing",
+        &[],
+    );
+    assert_eq!(m.data_dependent.len(), 1);
+}
+
+#[test]
+fn provenance_from_logs_and_draft_reports() {
+    // Non-strict: only torch's operator is known.
+    let r = report(&read(&load("fpn.log.txt"), &[]), &[]);
+    let ops: Vec<Option<&str>> = r.dims[0]
+        .guards
+        .iter()
+        .map(|g| g.provenance.as_ref().and_then(|p| p.op.as_deref()))
+        .collect();
+    assert_eq!(
+        ops,
+        [Some("pooling_output_shape_pad_lr"), Some("infer_size")]
+    );
+    assert!(r.dims[0]
+        .guards
+        .iter()
+        .all(|g| !g.provenance.as_ref().unwrap().user));
+    // Strict: the user's line, and the group it heads removes exactly h mod 8 in {1, 2, 3, 4}.
+    let r = report(&read(&load("fpn_strict.log.txt"), &[]), &[]);
+    let p = r.dims[0].guards[1].provenance.as_ref().unwrap();
+    assert!(p.user);
+    assert!(p.file.ends_with("make_form_fixtures.py"));
+    assert!(p.code.as_deref().unwrap().contains("F.interpolate"));
+    // Grouped by the user's line: that line removes exactly h mod 8 in {1, 2, 3, 4}.
+    let l = r.lines.iter().find(|l| l.user).unwrap();
+    assert_eq!(l.guards.len(), 1);
+    assert_eq!(l.dims[0].removes, Some(240));
+    assert_eq!(l.dims[0].requires, "flat_args_0_2 mod 8 ∈ {0, 5, 6, 7}");
+    // Non-user origins are grouped by torch's frame, with the operator.
+    let pool = r.lines.iter().find(|l| !l.user).unwrap();
+    assert_eq!(pool.ops, ["pooling_output_shape_pad_lr"]);
+    // draft_export: the user's stack and torch's framework stack.
+    let r = report(&read(&load("fpn.draft.txt"), &[]), &[]);
+    for g in &r.dims[0].guards {
+        let p = g.provenance.as_ref().unwrap();
+        assert!(p.user, "{}", g.text);
+        assert!(p.op.is_some(), "{}", g.text);
+    }
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["form"], "draft_export");
+    assert_eq!(
+        json["dims"][0]["guards"][1]["provenance"]["op"],
+        "infer_size"
+    );
+    assert!(json["dims"][0]["guards"][1]["provenance"]["stack"].is_array());
+}
+
+#[test]
+fn guard_failed_says_why_the_size_fails_and_what_to_export() {
+    let m = read(&load("fpn.guard_failed.txt"), &[("x_2", (32, 512))]);
+    let r = report(&m, &[(Some("x_2"), 33)]);
+    let rt = r.runtime.as_ref().unwrap();
+    assert_eq!(rt.passes, Some(false));
+    assert_eq!(rt.sides, Some(["9".to_string(), "10".to_string()]));
+    assert_eq!(rt.nearest, [Some(32), Some(37)]);
+    assert!(rt.explanation.iter().any(|e| e.contains("8*_x_2")));
+    // Without a range the default is used and said.
+    let m = read(&load("fpn.guard_failed.txt"), &[]);
+    assert!(m.notes.iter().any(|n| n.contains("--range x_2=LO..HI")));
+    // A guard over two inputs (H of image1 and image2 after the stem).
+    let m = read(&load("two_input.guard_failed.txt"), &[]);
+    assert_eq!(m.form, Form::GuardFailed);
+    assert_eq!(
+        m.joint.len() + m.dims.iter().map(|d| d.guards.len()).sum::<usize>(),
+        1
+    );
+    let r = report(&m, &[(Some("image1_2"), 96), (Some("image2_2"), 104)]);
+    assert_eq!(r.runtime.as_ref().unwrap().passes, Some(false));
+}
+
+#[test]
+fn input_check_is_explained_not_solved_as_a_model_guard() {
+    let r = report(&read(&load("fpn.input_check.txt"), &[]), &[]);
+    let rt = r.runtime.as_ref().unwrap();
+    assert_eq!(rt.at, vec![("args_0_2".to_string(), 1000)]);
+    assert_eq!(rt.passes, Some(false));
+    assert!(rt.explanation[0].contains("input check, not a guard"));
+}
+
+#[test]
+fn the_215_solver_crash_reads_its_guard() {
+    let m = read(&load("googlenet.crash.txt"), &[("width", (64, 512))]);
+    assert_eq!(m.form, Form::SolverCrash);
+    let r = report(&m, &[]);
+    assert_eq!(r.dims[0].name, "width");
+    // 2*((w/2)//4) - 2 < w/4 holds for every w: torch's solver crashed on a tautology.
+    assert_eq!(r.dims[0].status, Status::Spurious);
+    assert_eq!(r.dims[0].range, Some([64, 512]));
+    // The issue's text, with a range given and missing.
+    let text = "AssertionError: Expected op to be '==', got < for (-2) + 2*(((1/2)*height) // 4) < (1/4)*height";
+    let m = read(text, &[("height", (64, 512))]);
+    assert_eq!(m.dims[0].range, Some((64, 512)));
+    let m = read(text, &[]);
+    assert!(m.notes.iter().any(|n| n.contains("no range for height")));
+    assert!(forms::apply_ranges(&mut read(text, &[]), &[("width".into(), (2, 4))]).is_err());
+}
+
+#[test]
+fn specialization_reason_from_the_log() {
+    let r = report(&read(&load("specialize.log.txt"), &[]), &[]);
+    let d = r.dims.iter().find(|d| d.specialized == Some(6)).unwrap();
+    assert!(
+        d.advice
+            .iter()
+            .any(|a| a.contains("range_refined_to_singleton") && a.contains("Eq(s27, 6)")),
+        "{:?}",
+        d.advice
+    );
+}
+
+#[test]
+fn linked_sizes_from_logs_are_reported() {
+    // Three sizes linked by a reshape into rows of 2560 (the export itself succeeded).
+    let r = report(&read(&load("product_reshape.log.txt"), &[]), &[]);
+    assert!(!r.joint.is_empty());
+    assert!(r.joint.iter().any(|j| j.sizes.len() == 3));
+    // Two images that must share H and W.
+    let r = report(&read(&load("shared_size.log.txt"), &[]), &[]);
+    assert_eq!(r.joint.len(), 2);
+    for j in &r.joint {
+        assert_eq!(j.sizes.len(), 2, "{}", j.text);
+    }
+}
+
+#[test]
+fn what_is_not_a_guard_says_what_to_paste() {
+    let e = forms::read(&load("product_reshape.draft_clean.txt")).unwrap_err();
+    assert!(e.to_string().contains("found no issue"), "{e}");
+}

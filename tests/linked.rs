@@ -1,0 +1,302 @@
+//! `dimguard check` on real programs whose sizes are linked by guards (exported by PyTorch 2.15
+//! with `tools/export_linked.py`), against the brute-force oracle the same script recorded: every
+//! guard of `guards_code` evaluated, as Python, at every (batch, H, W) of the claimed box
+//! (`tests/data/pt2/<model>.oracle.json`).
+
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::process::Command;
+
+fn data(name: &str) -> String {
+    format!("{}/tests/data/pt2/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn check_json(model: &str) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
+        .args(["check", "--json", &data(&format!("{model}.model.json"))])
+        .output()
+        .expect("dimguard runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+fn values(f: &Value) -> BTreeSet<i64> {
+    let mut out = BTreeSet::new();
+    for s in f["segments"].as_array().unwrap() {
+        let (lo, hi, m) = (
+            s["lo"].as_i64().unwrap(),
+            s["hi"].as_i64().unwrap(),
+            s["modulus"].as_i64().unwrap(),
+        );
+        let res: Vec<i64> = s["residues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.as_i64().unwrap())
+            .collect();
+        for x in lo..=hi {
+            if res.contains(&x.rem_euclid(m)) {
+                out.insert(x);
+            }
+        }
+    }
+    out
+}
+
+fn ints(v: &Value) -> BTreeSet<i64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect()
+}
+
+/// The joint set, its projections, the sizes that never work, rejected and accepted examples,
+/// the largest box and the guard accounting, against the oracle.
+fn matches_oracle(model: &str) {
+    let oracle: Value = serde_json::from_str(
+        &std::fs::read_to_string(data(&format!("{model}.oracle.json"))).unwrap(),
+    )
+    .unwrap();
+    let r = check_json(model);
+    let groups = r["joint"].as_array().expect("linked groups");
+    assert_eq!(groups.len(), 1, "{model}");
+    let g = &groups[0];
+    let names: Vec<&str> = g["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let with_batch = names.iter().any(|n| n.ends_with("_0"));
+    let side_count = |k: &str| {
+        let b = &oracle["box"][k];
+        let step = b.get(2).and_then(Value::as_u64).unwrap_or(1);
+        (b[1].as_u64().unwrap() - b[0].as_u64().unwrap()) / step + 1
+    };
+    let (claimed, passing) = if with_batch {
+        (
+            oracle["claimed"].as_u64().unwrap(),
+            oracle["passing"].as_u64().unwrap(),
+        )
+    } else {
+        (
+            side_count("h") * side_count("w"),
+            oracle["hw_pairs"].as_u64().unwrap(),
+        )
+    };
+    assert_eq!(
+        oracle["factors"], true,
+        "{model}: the oracle's tuples are batch x pairs"
+    );
+    assert_eq!(g["claimed"].as_u64(), Some(claimed), "{model}");
+    assert_eq!(g["accepted"].as_u64(), Some(passing), "{model}");
+    assert!(g.get("undecided").is_none(), "{model}");
+    let dims = r["dims"].as_array().unwrap();
+    let by_index = |i: u64| dims.iter().find(|d| d["index"] == i).unwrap();
+    for (i, key) in [(0, "batch_values"), (2, "h_values"), (3, "w_values")] {
+        let d = by_index(i);
+        let want = ints(&oracle[key]);
+        // `accepted`: the sizes that pass with some value of the sizes linked to them.
+        assert_eq!(values(&d["accepted"]), want, "{model} x[{i}]");
+        // A size that passes with some partner is never listed as rejected.
+        for x in ints(&d["rejected_examples"]) {
+            assert!(
+                !want.contains(&x),
+                "{model} x[{i}] rejects {x}, which passes"
+            );
+        }
+    }
+    // Rejected tuples really fail, accepted ones really pass (the oracle's pairs).
+    let pairs: BTreeSet<(i64, i64)> = oracle["hw_pairs_all"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_i64().unwrap(), p[1].as_i64().unwrap()))
+        .collect();
+    let b_ok = ints(&oracle["batch_values"]);
+    let order: Vec<u64> = g["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| by_index_of(dims, n.as_str().unwrap()))
+        .collect();
+    let tuple = |t: &Value| -> (i64, i64, i64) {
+        let mut b = *b_ok.iter().next().unwrap();
+        let mut h = 0;
+        let mut w = 0;
+        for (k, &i) in order.iter().enumerate() {
+            let x = t[k].as_i64().unwrap();
+            match i {
+                0 => b = x,
+                2 => h = x,
+                _ => w = x,
+            }
+        }
+        (b, h, w)
+    };
+    for t in g["rejected_examples"].as_array().unwrap() {
+        let (b, h, w) = tuple(t);
+        assert!(
+            !(pairs.contains(&(h, w)) && b_ok.contains(&b)),
+            "{model}: rejected {t} passes"
+        );
+    }
+    for t in g["accepted_examples"].as_array().unwrap() {
+        let (b, h, w) = tuple(t);
+        assert!(pairs.contains(&(h, w)) && b_ok.contains(&b), "{model}: {t}");
+    }
+    // The largest box is inside the joint set (the oracle's passing tuples: batch set x pairs,
+    // which is how every fixture's joint set factors).
+    let lb = &g["largest_box"];
+    let side = |i: u64| -> BTreeSet<i64> {
+        let Some(k) = order.iter().position(|&o| o == i) else {
+            // Not linked: any accepted value goes with the box.
+            return ints(&oracle[["batch_values", "", "h_values", "w_values"][i as usize]]);
+        };
+        let s = &lb["sides"][k];
+        let (lo, hi, m) = (
+            s["lo"].as_i64().unwrap(),
+            s["hi"].as_i64().unwrap(),
+            s["modulus"].as_i64().unwrap(),
+        );
+        (lo..=hi).step_by(m as usize).collect()
+    };
+    let (bs, hs, ws) = (side(0), side(2), side(3));
+    let in_box: usize = order
+        .iter()
+        .map(|&i| match i {
+            0 => bs.len(),
+            2 => hs.len(),
+            _ => ws.len(),
+        })
+        .product();
+    assert_eq!(lb["count"].as_u64().unwrap() as usize, in_box);
+    for b in &bs {
+        assert!(b_ok.contains(b));
+    }
+    for h in &hs {
+        for w in &ws {
+            assert!(pairs.contains(&(*h, *w)), "{model}: box holds ({h}, {w})");
+        }
+    }
+    // Every guard accounted for.
+    let guards = r["guards"].as_array().unwrap();
+    assert_eq!(guards.len() as u64, oracle["guards"].as_u64().unwrap());
+    for gu in guards {
+        let fate = gu["fate"].as_str().unwrap_or("missing");
+        assert!(
+            ["periodic", "enumeration", "joint", "z3"].contains(&fate),
+            "{model}: guard {} is {fate}",
+            gu["guard"]
+        );
+    }
+}
+
+fn by_index_of(dims: &[Value], name: &str) -> u64 {
+    dims.iter()
+        .find(|d| format!("{}_{}", d["input"].as_str().unwrap(), d["index"]) == name)
+        .map(|d| d["index"].as_u64().unwrap())
+        .unwrap_or_else(|| panic!("no dim {name}"))
+}
+
+#[test]
+fn conv_attention_accepts_one_pair() {
+    matches_oracle("conv_attention");
+    let r = check_json("conv_attention");
+    let summary = r["joint"][0]["summary"].as_str().unwrap();
+    assert_eq!(
+        summary,
+        "x[2] and x[3] are linked: this program accepts 1 (x[2], x[3]) pair, 224x224, \
+         for x[0] in 1..32: export it static"
+    );
+    // The corrected spec pins 224x224 and keeps the batch dynamic.
+    let code = r["dynamic_shapes"].as_str().unwrap();
+    assert!(
+        code.contains("x_2 = 224") && code.contains("x_3 = 224"),
+        "{code}"
+    );
+    assert!(code.contains("Dim('x_0', min=1, max=32)"), "{code}");
+}
+
+#[test]
+fn relative_position_matches_brute_force() {
+    matches_oracle("relative_position");
+}
+
+#[test]
+fn patch_grid_matches_brute_force() {
+    matches_oracle("patch_grid");
+}
+
+#[test]
+fn window_attention_matches_brute_force() {
+    matches_oracle("window_attention");
+}
+
+/// Fuzzing found `check` dropping guards it could not decide (`x // 0 == 1`, `x**2 <= 10000`
+/// appended to a real program) and reporting sizes every one of them fails. Every guard is now
+/// accounted for, and nothing is accepted that fails one.
+#[test]
+fn no_guard_is_dropped() {
+    let text = std::fs::read_to_string(data("conv_attention.model.json")).unwrap();
+    let mut j: Value = serde_json::from_str(&text).unwrap();
+    let guards = j["guards_code"].as_array_mut().unwrap();
+    guards.push(Value::from("L['x'].size()[3] ** 2 <= 10000"));
+    let dir = std::env::temp_dir().join(format!("dimguard-linked-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("model.json");
+    std::fs::write(&path, serde_json::to_string(&j).unwrap()).unwrap();
+    let run = |p: &std::path::Path| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
+            .args(["check", "--json", p.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // x[3] <= 100: 64 and 96 pass that guard, and no (224, x[3]) pair is left.
+    let r = run(&path);
+    assert_eq!(r["joint"][0]["accepted"], 0);
+    let fates: Vec<&str> = r["guards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["fate"].as_str().unwrap())
+        .collect();
+    assert_eq!(fates.len(), 12);
+    assert!(
+        fates
+            .iter()
+            .all(|f| ["periodic", "enumeration", "joint"].contains(f)),
+        "{fates:?}"
+    );
+    for d in r["dims"].as_array().unwrap() {
+        assert_eq!(d["accepted"]["count"], 0, "{d}");
+    }
+    // A division by zero raises for every size: nothing passes, and the guard is listed.
+    let guards = j["guards_code"].as_array_mut().unwrap();
+    guards.pop();
+    guards.push(Value::from("(L['x'].size()[2] // 0) == 1"));
+    std::fs::write(&path, serde_json::to_string(&j).unwrap()).unwrap();
+    let r = run(&path);
+    assert_eq!(r["joint"][0]["accepted"], 0);
+    let last = r["guards"].as_array().unwrap().last().unwrap().clone();
+    assert!(
+        ["periodic", "enumeration"].contains(&last["fate"].as_str().unwrap()),
+        "{last}"
+    );
+    for d in r["dims"].as_array().unwrap() {
+        assert!(d["accepted"].is_object(), "no bare null: {d}");
+        assert!(d["index"] == 0 || d["accepted"]["count"] == 0, "{d}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
