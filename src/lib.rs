@@ -7,8 +7,13 @@
 //! * [`prove`] — Z3 certificates and counterexamples.
 //! * [`graph`] — `.pt2` archives: operator graph, shape propagation, `check`.
 //! * [`trt`] — TensorRT optimization profiles.
+//! * [`html`] — the self-contained HTML page of a report.
 //! * [`norm`] — normalization layers and their GPU kernels.
 
+pub mod api;
+/// The `--html` page of any report (diagnose, check, `dimguard.export`), drawn from its JSON
+/// (used by the binary and the Python package).
+pub mod html;
 /// Profiles from a program, a message or `--dim`s (used by `dimguard profile` and the Python
 /// package).
 pub mod profile_cli;

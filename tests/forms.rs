@@ -106,6 +106,10 @@ fn every_fixture_is_read_as_its_form_and_matches_brute_force() {
         ("specialize.exception.txt", Form::ConstraintViolation),
         ("specialize.log.txt", Form::TorchLogs),
         ("data_dependent.exception.txt", Form::ConstraintViolation),
+        ("real/pytorch_140011.log.txt", Form::TorchLogs),
+        ("real/pytorch_126607.log.txt", Form::TorchLogs),
+        ("real/pytorch_181097.guard_failed.txt", Form::GuardFailed),
+        ("real/pytorch_143378.draft.txt", Form::DraftExport),
     ];
     for (name, form) in cases {
         let m = read(&load(name), &[]);
@@ -231,6 +235,10 @@ fn variants_of_every_fixture_give_the_same_answer() {
         "specialize.log.txt",
         "shared_size.log.txt",
         "data_dependent.exception.txt",
+        "real/pytorch_140011.log.txt",
+        "real/pytorch_126607.log.txt",
+        "real/pytorch_181097.guard_failed.txt",
+        "real/pytorch_143378.draft.txt",
     ] {
         let text = load(name);
         let base = report(&read(&text, &[]), &[]);
@@ -381,11 +389,71 @@ fn linked_sizes_from_logs_are_reported() {
     assert_eq!(r.joint.len(), 2);
     for j in &r.joint {
         assert_eq!(j.sizes.len(), 2, "{}", j.text);
+        // ((h1 - 1)//2 == (h2 - 1)//2): 449 of the 225 x 225 pairs, counted by brute force here.
+        let pairs = (32..=256i128)
+            .flat_map(|a| (32..=256i128).map(move |b| (a, b)))
+            .filter(|(a, b)| (a - 1).div_euclid(2) == (b - 1).div_euclid(2))
+            .count() as u128;
+        assert_eq!(j.joint_count, Some([pairs, 225 * 225]));
     }
+    // No size of the pair gets a Dim of its own: separate Dims would not be sound.
+    for d in &r.dims {
+        assert_eq!(d.status, Status::Undecided, "{}", d.name);
+        assert!(d.suggestions.is_empty());
+    }
+    assert!(!r.dynamic_shapes.contains("= Dim("), "{}", r.dynamic_shapes);
+    // A linking guard the sizes' own answers imply leaves them as they are (window attention:
+    // h and w multiples of 7 make 32*h*w == 1568*(h//7)*(w//7) hold).
+    let r = report(&read(&load("window_attention.log.txt"), &[]), &[]);
+    assert!(r
+        .joint
+        .iter()
+        .all(|j| j.joint_count.is_some_and(|[p, t]| p == t)));
+    assert!(r.dims.iter().all(|d| d.status == Status::Constrained));
 }
 
 #[test]
 fn what_is_not_a_guard_says_what_to_paste() {
     let e = forms::read(&load("product_reshape.draft_clean.txt")).unwrap_err();
     assert!(e.to_string().contains("found no issue"), "{e}");
+}
+
+#[test]
+fn real_messages_from_public_issues() {
+    // pytorch/pytorch#181097: x = 5*batch with batch in 1..8; the program raised at x = 5.
+    let m = read(
+        &load("real/pytorch_181097.guard_failed.txt"),
+        &[("x_0", (5, 40))],
+    );
+    let r = report(&m, &[(Some("x_0"), 5)]);
+    let rt = r.runtime.as_ref().unwrap();
+    assert_eq!(rt.passes, Some(false));
+    assert_eq!(rt.sides, Some(["1".to_string(), "1".to_string()]));
+    assert_eq!(rt.nearest, [None, Some(10)]);
+    assert_eq!(members(&r, 0), (10..=40).collect::<Vec<i128>>());
+    // pytorch/pytorch#140011: the sequence length specialized to 6, from the user's line in
+    // transformers' modeling_llama.py, although the log never names its symbol's source.
+    let r = report(&read(&load("real/pytorch_140011.log.txt"), &[]), &[]);
+    let d = &r.dims[0];
+    assert_eq!(d.source.as_deref(), Some("L['input_ids'].size()[1]"));
+    assert_eq!((d.range, d.specialized), (Some([1, 128]), Some(6)));
+    assert!(d.advice.iter().any(|a| a.contains("modeling_llama.py:589")));
+    // pytorch/pytorch#126607: a reshape into rows of 20, the last line cut mid-word.
+    let m = read(
+        &load("real/pytorch_126607.log.txt"),
+        &[("args_0_0_0", (2, 200))],
+    );
+    assert_eq!(m.dims[0].guards.len(), 2);
+    let r = report(&m, &[]);
+    let want: Vec<i128> = (2..=200).filter(|x| x % 20 != 0).collect();
+    assert_eq!(members(&r, 0), want);
+    // pytorch/pytorch#143378: an older draft_export report ("occured", "in forward:").
+    let r = report(&read(&load("real/pytorch_143378.draft.txt"), &[]), &[]);
+    let p = r.dims[0].guards[0].provenance.as_ref().unwrap();
+    assert_eq!(
+        (p.line, p.function.as_str(), p.user),
+        (267, "forward", true)
+    );
+    assert_eq!(p.code.as_deref(), Some("assert a.shape[0] == 3"));
+    assert_eq!(members(&r, 0), [3]);
 }

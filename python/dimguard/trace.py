@@ -23,7 +23,7 @@ import json
 import logging
 import threading
 
-__all__ = ["Capture", "capture"]
+__all__ = ["Capture", "capture", "provenance"]
 
 TRACE_LOGGER = "torch.__trace"
 
@@ -100,3 +100,35 @@ def capture():
         log.setLevel(level)
         log.propagate = propagate
         sink._interned = dict(structured.INTERN_TABLE)
+
+
+def provenance(trace: Capture, shapes=()) -> dict:
+    """What a captured trace says about where the guards come from.
+
+    Returns ``{"lines": [...], "guards": [...]}``: ``lines`` groups the guards by the line of the
+    user's code that made torch record them, with what each line requires of each size and how
+    many values it removes (the report's ``lines``); ``guards`` lists every guard with its size,
+    what it requires and its ``provenance`` (file, line, function, code, torch operator, stack).
+    ``shapes`` (input name -> traced shape) only orders suggestions. Empty lists when the block
+    recorded no size (nothing was exported).
+    """
+    import json
+
+    from . import _native
+
+    if not any(next(iter(r), None) == "create_symbol" for r in trace.records):
+        return {"lines": [], "guards": []}
+    out = json.loads(_native.diagnose(trace.text(), [], [(n, list(s)) for n, s in shapes], None, "never", 10_000))
+    guards = [
+        {
+            "dim": d["name"],
+            "source": d.get("source"),
+            "text": g["text"],
+            "requires": g["requires"],
+            "removes": g.get("removes"),
+            "provenance": g.get("provenance"),
+        }
+        for d in out.get("dims", [])
+        for g in d.get("guards", [])
+    ]
+    return {"lines": out.get("lines", []), "guards": guards}

@@ -279,14 +279,6 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
     }
     for (i, g) in d.guards.iter().enumerate() {
         row(out, &format!("guard {}", i + 1), &g.text, st);
-        if let Some(p) = &g.provenance {
-            let code = p
-                .code
-                .as_ref()
-                .map(|c| format!("  {}", st.dim(c)))
-                .unwrap_or_default();
-            row(out, "", &format!("from {}{code}", p.origin()), st);
-        }
         let removes = g
             .removes
             .map_or(String::new(), |n| format!("; removes {n} values"));
@@ -524,29 +516,39 @@ pub fn check(r: &CheckReport, color: bool) -> String {
             Some(a) => {
                 let rejected = d.claimed.count.saturating_sub(a.count + unsure);
                 // Really linked: some size passes with one partner and fails with another.
-                let linked = d
-                    .for_every_partner
+                let some = d
+                    .with_some_partner
                     .as_ref()
-                    .is_some_and(|f| f.count != a.count);
-                let verdict = if rejected == 0 && unsure == 0 {
+                    .filter(|f| f.count != a.count)
+                    .map(|f| f.count);
+                let rejected = match some {
+                    Some(n) => d.claimed.count.saturating_sub(n + unsure),
+                    None => rejected,
+                };
+                let verdict = if rejected == 0 && unsure == 0 && some.is_none() {
                     st.green(&format!("all {} claimed sizes", a.count))
-                } else if rejected == 0 {
+                } else if rejected == 0 && some.is_none() {
                     st.yellow(&format!("{} of them proven", a.count))
                 } else {
                     let ex: Vec<String> =
                         d.rejected_examples.iter().map(|v| v.to_string()).collect();
-                    let fail = if linked {
+                    let head = match some {
+                        Some(n) => format!("{} of them with every partner, {n} with some", a.count),
+                        None => format!("{} of them", a.count),
+                    };
+                    let fail = if some.is_some() {
                         "fail with every partner"
                     } else {
                         "raise Guard failed"
                     };
-                    st.red(&format!(
-                        "{} of them{}; {} {fail}, e.g. {}",
-                        a.count,
-                        if linked { " with some partner" } else { "" },
-                        rejected,
-                        ex.join(", ")
-                    ))
+                    if rejected == 0 {
+                        st.yellow(&head)
+                    } else {
+                        st.red(&format!(
+                            "{head}; {rejected} {fail}, e.g. {}",
+                            ex.join(", ")
+                        ))
+                    }
                 };
                 row(&mut out, "accepts", &verdict, &st);
             }
@@ -561,9 +563,15 @@ pub fn check(r: &CheckReport, color: bool) -> String {
             );
         }
         if !d.linked_with.is_empty() {
-            let every = d.for_every_partner.as_ref().map_or(String::new(), |f| {
-                format!("; {} of them pass with every value of those", f.count)
-            });
+            let every = match (&d.with_some_partner, &d.accepted) {
+                (Some(f), Some(a)) if f.count == a.count => {
+                    "; each accepted size passes with every accepted size of those".to_string()
+                }
+                (Some(_), _) => {
+                    "; `accepts` counts the sizes that pass with every value of those".to_string()
+                }
+                _ => String::new(),
+            };
             row(
                 &mut out,
                 "linked",
@@ -571,7 +579,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                 &st,
             );
         }
-        if let Some(s) = d.suggestions.first() {
+        if let Some(s) = d.box_side.as_ref().or(d.suggestions.first()) {
             row(&mut out, "spec", &s.code, &st);
         }
     }
@@ -712,11 +720,29 @@ pub fn check(r: &CheckReport, color: bool) -> String {
             &mut out,
             "differs",
             &format!(
-                "{} ({}): recorded [{}], computed [{}]",
+                "{} ({}): recorded [{}], computed [{}] at {}",
                 d.node,
                 d.tensor,
-                d.recorded.join(", "),
-                d.computed.join(", ")
+                abbreviate(&d.recorded.join(", "), 160),
+                abbreviate(&d.computed.join(", "), 160),
+                d.witness
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            &st,
+        );
+    }
+    if !p.equal_on_accepted.is_empty() {
+        row(
+            &mut out,
+            "equal",
+            &format!(
+                "{} output{} written differently from torch's, equal on {} (they differ only at inputs the guards reject)",
+                p.equal_on_accepted.len(),
+                if p.equal_on_accepted.len() == 1 { "" } else { "s" },
+                p.equal_on_accepted[0].method
             ),
             &st,
         );

@@ -41,6 +41,10 @@ REPORTS = [
     # The largest page of any fixture (checked against the 1 MB limit).
     ("check_mobilenet_v3", ["check", os.path.join(ROOT, "tests", "data", "pt2", "mobilenet_v3_small_dims.model.json")]),
     ("captured_fpn", ["diagnose", os.path.join(TRACES, "captured_fpn.log")]),
+    # Other forms with provenance (TORCH_LOGS, draft_export).
+    ("forms_fpn_log", ["diagnose", os.path.join(ROOT, "tests", "data", "forms", "fpn.log.txt")]),
+    ("forms_window_attention_log", ["diagnose", os.path.join(ROOT, "tests", "data", "forms", "window_attention.log.txt")]),
+    ("forms_fpn_draft", ["diagnose", os.path.join(ROOT, "tests", "data", "forms", "fpn.draft.txt")]),
 ]
 
 

@@ -4,9 +4,9 @@
 //! derived size such as `8*s24`, the expression's values over its root's range), and the claimed
 //! sizes that pass every guard of `guards_code` — exactly, by the solver. Guards linking several
 //! inputs are solved jointly (`joint.rs`, `linked.rs`): the report then carries the exact set of
-//! tuples that pass (`joint`), each size's `accepted` values are those that pass with *some*
-//! value of the others (`for_every_partner` those that pass with every one), and the suggested
-//! spec is the largest sound box. Every guard is accounted for (`fate`): solved, proved by Z3, or
+//! tuples that pass (`joint`), each size's `accepted` values are those that pass with *every*
+//! value of the others (the contract), `with_some_partner` those that pass with some, and the
+//! corrected spec is the largest sound box. Every guard is accounted for (`fate`): solved, proved by Z3, or
 //! undecided with its reason.
 
 use crate::graph::{symbol_ranges, ProgramGraph};
@@ -172,6 +172,18 @@ pub fn check_with(
             ));
         }
     }
+    // Sizes the program gives the same symbolic expression are one size (torch checks their
+    // equality on every call): say so, so the joint solver solves them as one instead of asking
+    // each to pass for every value of the other.
+    for (k, i) in ins.iter().enumerate() {
+        if let Some(first) = ins[..k].iter().find(|o| o.expr == i.expr) {
+            all.push(Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::sym(&i.source)),
+                Box::new(Expr::sym(&first.source)),
+            ));
+        }
+    }
     let sources: Vec<String> = ins.iter().map(|i| i.source.clone()).collect();
     let bounds: BTreeMap<String, (i128, i128)> = ins
         .iter()
@@ -184,8 +196,8 @@ pub fn check_with(
     let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
     // Per size: values neither proven to pass nor to fail, and why.
     let mut unsure: BTreeMap<String, (DimSet, String)> = BTreeMap::new();
-    // Per linked size: the values that pass with every value of the others.
-    let mut for_all: BTreeMap<String, DimSet> = BTreeMap::new();
+    // Per linked size: the values that pass with some value of the others.
+    let mut some: BTreeMap<String, DimSet> = BTreeMap::new();
     // Per linked size: its side of the group's largest box.
     let mut box_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
     let mut joints: Vec<JointReport> = Vec::new();
@@ -246,13 +258,10 @@ pub fn check_with(
                 );
             }
             let image = |s: &DimSet| s.affine_image(m.coef, m.offset).map_err(|e| e.to_string());
-            let root_set = match js {
-                // Linked: the values that pass with some value of the others.
-                Some(j) => Some(j.projection(&m.root)),
-                None => solved.accepted.get(&m.root).cloned(),
-            };
-            let r = match root_set {
-                Some(set) => image(&set),
+            // Per the contract: for a linked size, the values that pass with every value of
+            // the others (any product of suggestions is then sound).
+            let r = match solved.accepted.get(&m.root) {
+                Some(set) => image(set),
                 None => Err("not solved".into()),
             };
             accepted.insert(m.name.clone(), r);
@@ -262,8 +271,8 @@ pub fn check_with(
                 }
             }
             if let Some(j) = js {
-                if let Ok(set) = image(&j.for_all(&m.root)) {
-                    for_all.insert(m.name.clone(), set);
+                if let Ok(set) = image(&j.projection(&m.root)) {
+                    some.insert(m.name.clone(), set);
                 }
                 if let (Some(b), Some(l)) = (&lb, j.level(&m.root)) {
                     let p = b.sides[l];
@@ -326,12 +335,15 @@ pub fn check_with(
             rejected_examples: vec![],
             linked_with: linked.get(&i.source).cloned().unwrap_or_default(),
             undecided: None,
-            for_every_partner: for_all.get(&i.source).map(|f| {
+            with_some_partner: some.get(&i.source).map(|f| {
                 Feasible::from(&match &claimed {
                     Some(c) => f.intersect(c).unwrap_or_else(|_| f.clone()),
                     None => f.clone(),
                 })
             }),
+            box_side: box_side
+                .get(&i.source)
+                .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
             same_as: alias
                 .get(&i.source)
                 .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
@@ -350,7 +362,8 @@ pub fn check_with(
                 });
                 if let Some(c) = &claimed {
                     // Only sizes that fail with every partner, never an undecided one.
-                    let mut no = c.difference(&a).unwrap_or_default();
+                    let passes = some.get(&i.source).unwrap_or(&a);
+                    let mut no = c.difference(passes).unwrap_or_default();
                     if let Some((u, _)) = &doubt {
                         no = no.difference(u).unwrap_or_default();
                     }
@@ -359,21 +372,17 @@ pub fn check_with(
                 if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
                     d.undecided = Some(UndecidedSet::new(&u, why));
                 }
-                d.suggestions = match box_side.get(&i.source) {
-                    // Linked: this size's side of the largest sound box.
-                    Some(p) => vec![unchecked_suggestion(&name, p, Proof::Periodic)],
-                    // The pipeline's last step, as in `diagnose`: ranked, and re-checked value by
-                    // value against the size's own guards when it is not linked.
-                    None => {
-                        let own: Vec<&Expr> = guards
-                            .iter()
-                            .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
-                            .collect();
-                        let recheck = d.linked_with.is_empty().then_some(own.as_slice());
-                        suggestions(&a, i.hint, 4, recheck, &i.source, &name, Proof::Periodic)
-                            .suggestions
-                    }
-                };
+                // The pipeline's last step, as in `diagnose`: ranked, and re-checked value by
+                // value against the size's own guards when it is not linked (a linked size's
+                // spec is its side of the largest sound box, re-checked with the joint set).
+                let own: Vec<&Expr> = guards
+                    .iter()
+                    .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
+                    .collect();
+                let recheck = d.linked_with.is_empty().then_some(own.as_slice());
+                d.suggestions =
+                    suggestions(&a, i.hint, 4, recheck, &i.source, &name, Proof::Periodic)
+                        .suggestions;
                 let py = py_name(&name);
                 match alias
                     .get(&i.source)
@@ -390,7 +399,8 @@ pub fn check_with(
                         dict.entry(i.input.clone()).or_default().push((i.index, e));
                     }
                     None => {
-                        if let Some(s) = d.suggestions.first() {
+                        // Linked: this size's side of the largest sound box.
+                        if let Some(s) = d.box_side.as_ref().or(d.suggestions.first()) {
                             block.code(&s.code);
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }
@@ -423,6 +433,15 @@ pub fn check_with(
             Some((s.clone(), v))
         })
         .collect();
+    let ins_forms: Vec<(String, String, i128, i128)> = ins
+        .iter()
+        .filter_map(|i| {
+            let (coefs, c0) = i.expr.affine()?;
+            let (s, k) = coefs.iter().next().filter(|_| coefs.len() == 1)?;
+            (k.is_integer() && c0.is_integer())
+                .then(|| (i.source.clone(), s.clone(), *k.numer(), *c0.numer()))
+        })
+        .collect();
     let sizes = if with_sizes {
         size_table(
             &pg,
@@ -435,15 +454,162 @@ pub fn check_with(
     } else {
         vec![]
     };
+    let propagation = on_accepted(pg.report.clone(), &ins_points(&ins_forms, &dims, &joints));
     Ok(CheckReport {
         dims,
         guards: uses,
-        propagation: pg.report.clone(),
+        propagation,
         sizes,
         dynamic_shapes: block.finish(),
         torch_version: p.torch_version.clone(),
         joint: joints,
     })
+}
+
+/// Accepted inputs at which shape disagreements are re-tested.
+const EQUAL_POINTS: usize = 512;
+
+/// Up to [`EQUAL_POINTS`] accepted inputs as symbol values (`forms`: source, symbol, `k`, `o`
+/// with `source = k*symbol + o`), and whether they are all of them.
+fn ins_points(
+    forms: &[(String, String, i128, i128)],
+    dims: &[CheckDim],
+    joints: &[JointReport],
+) -> (Vec<BTreeMap<String, i128>>, bool) {
+    // Per independent part (a linked group, or one size): its accepted tuples over sources.
+    let mut parts: Vec<(Vec<String>, Vec<Vec<i128>>, bool)> = Vec::new();
+    for j in joints {
+        let all = j.accepted as usize <= EQUAL_POINTS && j.undecided.is_none();
+        let tuples = j_examples(j);
+        parts.push((j.sources.clone(), tuples, all));
+    }
+    for d in dims {
+        if joints.iter().any(|j| j.sources.contains(&d.source)) {
+            continue;
+        }
+        let Some(a) = &d.accepted else { continue };
+        let Ok(set) = DimSet::from_segments(a.segments.clone()) else {
+            continue;
+        };
+        let all = set.count() as usize <= EQUAL_POINTS && d.undecided.is_none();
+        let vals: Vec<Vec<i128>> = set.iter().take(EQUAL_POINTS).map(|x| vec![x]).collect();
+        parts.push((vec![d.source.clone()], vals, all));
+    }
+    if parts.iter().any(|(_, v, _)| v.is_empty()) {
+        return (vec![], false);
+    }
+    let combos: u128 = parts
+        .iter()
+        .fold(1u128, |a, (_, v, _)| a.saturating_mul(v.len() as u128));
+    let exhaustive = parts.iter().all(|(_, _, all)| *all) && combos <= EQUAL_POINTS as u128;
+    let n = if exhaustive {
+        combos as usize
+    } else {
+        EQUAL_POINTS
+    };
+    let mut points = Vec::new();
+    for k in 0..n {
+        let mut point = BTreeMap::new();
+        let mut rest = k;
+        for (sources, tuples, _) in &parts {
+            let t = if exhaustive {
+                let t = &tuples[rest % tuples.len()];
+                rest /= tuples.len();
+                t
+            } else {
+                &tuples[(k * 7919) % tuples.len()]
+            };
+            for (src, v) in sources.iter().zip(t) {
+                if let Some((_, sym, a, b)) = forms.iter().find(|f| &f.0 == src) {
+                    if (v - b) % a == 0 {
+                        point.insert(sym.clone(), (v - b) / a);
+                    }
+                }
+            }
+        }
+        points.push(point);
+    }
+    (points, exhaustive)
+}
+
+/// A joint report's accepted tuples, up to [`EQUAL_POINTS`] (from its boxes).
+fn j_examples(j: &JointReport) -> Vec<Vec<i128>> {
+    let sides: Vec<Vec<DimSet>> = j
+        .boxes
+        .iter()
+        .map(|b| {
+            b.iter()
+                .map(|f| DimSet::from_segments(f.segments.clone()).unwrap_or_default())
+                .collect()
+        })
+        .collect();
+    let mut out = Vec::new();
+    for b in sides {
+        let t = dimguard_solver::linked::Tree::full(&b).examples(EQUAL_POINTS - out.len());
+        out.extend(t);
+        if out.len() >= EQUAL_POINTS {
+            break;
+        }
+    }
+    out
+}
+
+/// Re-tests each shape disagreement on accepted inputs: one that holds only at inputs the
+/// guards reject is moved to `equal_on_accepted` (saying how many inputs were evaluated); a
+/// real one keeps an accepted witness when one is found.
+fn on_accepted(
+    mut p: dimguard_solver::report::Propagation,
+    (points, exhaustive): &(Vec<BTreeMap<String, i128>>, bool),
+) -> dimguard_solver::report::Propagation {
+    if points.is_empty() {
+        return p;
+    }
+    let parse = |v: &[String]| -> Option<Vec<Expr>> {
+        v.iter()
+            .map(|t| dimguard_solver::parse_expr(t).ok())
+            .collect()
+    };
+    let mut kept = Vec::new();
+    for d in std::mem::take(&mut p.disagreements) {
+        let (Some(rec), Some(comp)) = (parse(&d.recorded), parse(&d.computed)) else {
+            kept.push(d);
+            continue;
+        };
+        if rec.len() != comp.len() {
+            kept.push(d);
+            continue;
+        }
+        let differs_at = |point: &BTreeMap<String, i128>| {
+            let env = |n: &str| point.get(n).copied();
+            rec.iter()
+                .zip(&comp)
+                .any(|(a, b)| match (a.eval(&env), b.eval(&env)) {
+                    (Ok(x), Ok(y)) => x != y,
+                    _ => false,
+                })
+        };
+        match points.iter().find(|pt| differs_at(pt)) {
+            Some(w) => {
+                let mut d = d;
+                d.witness = w.clone();
+                kept.push(d);
+            }
+            None => p
+                .equal_on_accepted
+                .push(dimguard_solver::report::EqualOnAccepted {
+                    node: d.node.clone(),
+                    tensor: d.tensor.clone(),
+                    method: if *exhaustive {
+                        format!("every accepted input ({} evaluated)", points.len())
+                    } else {
+                        format!("{} sampled accepted inputs", points.len())
+                    },
+                    rejected_witness: d.witness.clone(),
+                }),
+        }
+    }
+    p.disagreements = kept;
+    p
 }
 
 /// Tuples of the box above which the largest box is re-checked at a sample only.
@@ -633,4 +799,56 @@ fn size_table(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod equal_on_accepted {
+    use super::*;
+    use dimguard_solver::report::{Disagreement, Propagation};
+
+    fn prop() -> Propagation {
+        Propagation {
+            checked: 1,
+            unchecked: vec![],
+            disagreements: vec![Disagreement {
+                node: "view".into(),
+                target: "aten.view".into(),
+                tensor: "view".into(),
+                recorded: vec!["s0".into(), "3".into()],
+                computed: vec!["7*(s0 // 7)".into(), "3".into()],
+                witness: BTreeMap::from([("s0".to_string(), 8)]),
+                stack_trace: None,
+            }],
+            filled: vec![],
+            guards: vec![],
+            equal_on_accepted: vec![],
+        }
+    }
+
+    #[test]
+    fn equal_where_the_guards_accept_is_not_a_disagreement() {
+        // The guards accept multiples of 7 only: 7*(s0//7) == s0 there.
+        let points: Vec<BTreeMap<String, i128>> = (1..=20)
+            .map(|k| BTreeMap::from([("s0".to_string(), 7 * k)]))
+            .collect();
+        let p = on_accepted(prop(), &(points, true));
+        assert!(p.disagreements.is_empty());
+        assert_eq!(p.equal_on_accepted.len(), 1);
+        assert_eq!(
+            p.equal_on_accepted[0].method,
+            "every accepted input (20 evaluated)"
+        );
+        assert_eq!(p.equal_on_accepted[0].rejected_witness["s0"], 8);
+    }
+
+    #[test]
+    fn a_real_difference_keeps_an_accepted_witness() {
+        let points: Vec<BTreeMap<String, i128>> = (7..=30)
+            .map(|k| BTreeMap::from([("s0".to_string(), k)]))
+            .collect();
+        let p = on_accepted(prop(), &(points, false));
+        assert_eq!(p.disagreements.len(), 1);
+        assert_eq!(p.disagreements[0].witness["s0"], 8);
+        assert!(p.equal_on_accepted.is_empty());
+    }
 }

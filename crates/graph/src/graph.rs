@@ -77,7 +77,7 @@ pub fn agree(
             .iter()
             .map(|s| {
                 let (lo, hi) = ranges.get(s).copied().unwrap_or((2, 4096));
-                let hi = hi.min(lo + 1_000_000);
+                let hi = hi.min(lo + 1_000_000).max(lo);
                 seed = seed
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);

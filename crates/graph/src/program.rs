@@ -47,6 +47,18 @@ pub enum Error {
         /// Why.
         message: String,
     },
+    /// A `range_constraints` entry admits no value.
+    #[error("{path}: range_constraints[\"{symbol}\"] has min_val {min} > max_val {max}, so no size is admitted (the file is corrupt or was edited by hand; re-export the program)")]
+    EmptyRange {
+        /// The file.
+        path: String,
+        /// The symbol (or expression) the range belongs to.
+        symbol: String,
+        /// `min_val`.
+        min: i64,
+        /// `max_val`.
+        max: i64,
+    },
     /// A node's arguments cannot be right for its operator (a malformed program).
     #[error("{0} (the program is malformed: export it again with torch.export)")]
     Shape(#[from] crate::shapes::ShapeError),
@@ -178,15 +190,40 @@ pub fn load(path: &Path) -> Result<Program, Error> {
         path: p.clone(),
         source,
     })?;
+    load_bytes(bytes, &p)
+}
+
+/// Reads a program from memory: the bytes of a `.pt2` archive or of its `model.json`; `label`
+/// names it in errors.
+pub fn load_bytes(bytes: Vec<u8>, label: &str) -> Result<Program, Error> {
     let json = if bytes.starts_with(b"PK") {
-        program_json_from_zip(&bytes, &p)?
+        program_json_from_zip(&bytes, label)?
     } else {
         bytes
     };
-    serde_json::from_slice(&json).map_err(|e| Error::NotAProgram {
-        path: p,
+    parse(&json, label)
+}
+
+/// Reads a program from its JSON (`path` names it in errors) and checks what the rest of
+/// dimguard relies on: every `range_constraints` entry is a non-empty range.
+pub fn parse(json: &[u8], path: &str) -> Result<Program, Error> {
+    let program: Program = serde_json::from_slice(json).map_err(|e| Error::NotAProgram {
+        path: path.into(),
         message: e.to_string(),
-    })
+    })?;
+    for (symbol, r) in &program.range_constraints {
+        if let (Some(min), Some(max)) = (r.min_val, r.max_val) {
+            if min > max {
+                return Err(Error::EmptyRange {
+                    path: path.into(),
+                    symbol: symbol.clone(),
+                    min,
+                    max,
+                });
+            }
+        }
+    }
+    Ok(program)
 }
 
 fn program_json_from_zip(bytes: &[u8], path: &str) -> Result<Vec<u8>, Error> {

@@ -38,6 +38,8 @@ pub enum Term {
 #[derive(Default)]
 pub struct Encoder {
     vars: BTreeMap<String, Int>,
+    /// Z3 constant names in use.
+    used: std::collections::BTreeSet<String>,
     /// Conditions for the guard to be defined (divisors non-zero).
     pub defined: Vec<Bool>,
 }
@@ -51,8 +53,13 @@ fn real(t: &Term) -> Result<Real, EncodeError> {
     match t {
         Term::I(i) => Ok(i.to_real()),
         Term::R(r) => Ok(r.clone()),
-        Term::B(_) => Err(EncodeError::Unsupported("a boolean used as a number")),
+        Term::B(b) => Ok(bool_int(b).to_real()),
     }
+}
+
+/// Python's `bool` is an `int`: `True` is 1 and `False` is 0 in arithmetic.
+fn bool_int(b: &Bool) -> Int {
+    b.ite(&Int::from_i64(1), &Int::from_i64(0))
 }
 
 fn floor_int(r: &Real) -> Int {
@@ -66,11 +73,27 @@ impl Encoder {
     }
 
     /// The Z3 integer standing for the size `name`.
+    ///
+    /// Z3 symbols are C strings, and a size's text may hold any character (a NUL byte from a
+    /// corrupted paste included): such a size gets a fresh name (`v0`, `v1`, ...), and a later
+    /// size whose text is a name already taken gets a fresh one too, so two sizes never share
+    /// a Z3 constant. The map keeps the text.
     pub fn var(&mut self, name: &str) -> Int {
-        self.vars
-            .entry(name.to_string())
-            .or_insert_with(|| Int::new_const(name))
-            .clone()
+        if let Some(v) = self.vars.get(name) {
+            return v.clone();
+        }
+        let z3_name = if name.contains('\0') || self.used.contains(name) {
+            (0..)
+                .map(|k| format!("v{k}"))
+                .find(|n| !self.used.contains(n) && !self.vars.contains_key(n))
+                .expect("a fresh name")
+        } else {
+            name.to_string()
+        };
+        self.used.insert(z3_name.clone());
+        let v = Int::new_const(z3_name);
+        self.vars.insert(name.to_string(), v.clone());
+        v
     }
 
     /// The guard as a formula that holds exactly when Python's evaluation is `True` (with the
@@ -91,9 +114,10 @@ impl Encoder {
         }
     }
 
+    /// A numeric term; a boolean becomes 0 or 1, as in Python (`-(a != b)`, `(c) + 0`).
     fn int_or_real(&mut self, e: &Expr) -> Result<Term, EncodeError> {
         match self.term(e)? {
-            Term::B(_) => Err(EncodeError::Unsupported("a boolean used as a number")),
+            Term::B(b) => Ok(Term::I(bool_int(&b))),
             t => Ok(t),
         }
     }

@@ -76,9 +76,13 @@ fn member(x: &Int, set: &DimSet) -> Bool {
     Bool::or(&segs)
 }
 
+/// Z3 parameters: the query's timeout, never past the command's time budget.
 fn params(timeout_ms: u32) -> Params {
+    let left = dimguard_solver::budget::remaining().map_or(u32::MAX, |r| {
+        u32::try_from(r.as_millis()).unwrap_or(u32::MAX)
+    });
     let mut p = Params::new();
-    p.set_u32("timeout", timeout_ms);
+    p.set_u32("timeout", timeout_ms.min(left).max(1));
     p
 }
 
@@ -98,6 +102,9 @@ pub enum JointVerdict {
 pub fn check_box(guards: &[&Expr], sets: &[(&str, &DimSet)], timeout_ms: u32) -> JointVerdict {
     if sets.iter().any(|(_, s)| s.is_empty()) {
         return JointVerdict::Proved;
+    }
+    if let Some(e) = dimguard_solver::budget::expired() {
+        return JointVerdict::Unknown(e.reason());
     }
     let mut enc = Encoder::new();
     let xs: Vec<Int> = sets.iter().map(|(n, _)| enc.var(n)).collect();
@@ -136,9 +143,7 @@ pub fn check_box(guards: &[&Expr], sets: &[(&str, &DimSet)], timeout_ms: u32) ->
             .collect();
         let Some(point) = point else { break };
         let env = |a: &str| sets.iter().position(|(n, _)| *n == a).map(|i| point[i]);
-        let fails = guards
-            .iter()
-            .any(|g| !matches!(g.eval(&env), Ok(dimguard_solver::expr::Value::Bool(true))));
+        let fails = guards.iter().any(|g| !matches!(g.truth(&env), Ok(true)));
         if fails {
             return JointVerdict::Refuted(point);
         }
@@ -191,6 +196,9 @@ pub fn check_set(
 ) -> Verdict {
     if set.is_empty() {
         return Verdict::Proved;
+    }
+    if let Some(e) = dimguard_solver::budget::expired() {
+        return Verdict::Unknown(e.reason());
     }
     let mut enc = Encoder::new();
     let x = enc.var(var);

@@ -332,7 +332,7 @@ mod tests {
     #[test]
     fn torch_fix_is_unsound_with_counterexamples() {
         let g = GuardSet::read(RAFT).unwrap();
-        let s = spec::read("_dim_2 = Dim('_dim_2', min=17, max=270)\ndim_2 = 8*_dim_2\n");
+        let s = spec::read("_dim_2 = Dim('_dim_2', min=17, max=270)\ndim_2 = 8*_dim_2\n").unwrap();
         let r = verify(&g, &s, 5_000);
         assert_eq!(r.sound, Some(false));
         let d = &r.dims[0];
@@ -353,11 +353,12 @@ mod tests {
         .unwrap();
         let s = spec::read(
             "h = Dim('h', min=2, max=64)\ndynamic_shapes = {'image1': {2: h}, 'image2': {2: h}}\n",
-        );
+        )
+        .unwrap();
         let r = verify(&g, &s, 5_000);
         // The same Dim on both: equal by construction, proved.
         assert_eq!(r.joint[0].sound, Some(true), "{r:?}");
-        let s = spec::read("h = Dim('h', min=2, max=64)\nw = Dim('w', min=2, max=64)\ndynamic_shapes = {'image1': {2: h}, 'image2': {2: w}}\n");
+        let s = spec::read("h = Dim('h', min=2, max=64)\nw = Dim('w', min=2, max=64)\ndynamic_shapes = {'image1': {2: h}, 'image2': {2: w}}\n").unwrap();
         let r = verify(&g, &s, 5_000);
         assert_eq!(r.joint[0].sound, Some(false));
         let ce = r.joint[0].counterexample.as_ref().unwrap();
@@ -370,7 +371,7 @@ mod tests {
         // h*w must be a multiple of 16 for every pair: with w free in 2..64, h must be a
         // multiple of 16 itself.
         let g = GuardSet::read("(L['x'].size()[2] * L['x'].size()[3]) % 16 == 0\n").unwrap();
-        let s = spec::read("h = Dim('h', min=2, max=200)\nw = Dim('w', min=2, max=64)\ndynamic_shapes = {'x': {2: h, 3: w}}\n");
+        let s = spec::read("h = Dim('h', min=2, max=200)\nw = Dim('w', min=2, max=64)\ndynamic_shapes = {'x': {2: h, 3: w}}\n").unwrap();
         let r = verify(&g, &s, 5_000);
         assert_eq!(r.sound, Some(false));
         let h = r
@@ -400,7 +401,7 @@ mod tests {
         let g =
             GuardSet::read("# one guard per line\n((((-1) + L['x'].size()[2]) // 8) % 8) == 1\n")
                 .unwrap();
-        let s = spec::read("_h = Dim('_h', min=0, max=72057594037927935)\nh = 64*_h + 9\ndynamic_shapes = {'x': {2: h}}");
+        let s = spec::read("_h = Dim('_h', min=0, max=72057594037927935)\nh = 64*_h + 9\ndynamic_shapes = {'x': {2: h}}").unwrap();
         let r = verify(&g, &s, 5_000);
         assert_eq!(r.sound, Some(true), "{r:?}");
         assert_eq!(r.dims[0].certificate, Certificate::Z3);

@@ -14,7 +14,8 @@ use num_integer::Integer;
 pub const RECHECK_LIMIT: u128 = 10_000_000;
 
 /// The independent value-by-value re-check of an answer: whether every guard holds at every member
-/// of `set` (with `var` the size). `None` when `set` has more than [`RECHECK_LIMIT`] values.
+/// of `set` (with `var` the size). `None` when `set` has more than [`RECHECK_LIMIT`] values, or
+/// the time budget ran out first (not checked; never a guess).
 ///
 /// ```
 /// use dimguard_solver::compiled::recheck;
@@ -29,12 +30,20 @@ pub fn recheck(guards: &[&Expr], var: &str, set: &DimSet) -> Option<bool> {
         return None;
     }
     let fast: Vec<Option<Compiled>> = guards.iter().map(|g| Compiled::new(g, var)).collect();
-    Some(set.iter().all(|x| {
-        guards
+    for (i, x) in set.iter().enumerate() {
+        // Past the time budget the re-check stops: not checked (`None`), never a guess.
+        if i % 1024 == 1023 && crate::budget::expired().is_some() {
+            return None;
+        }
+        let pass = guards
             .iter()
             .zip(&fast)
-            .all(|(g, c)| Compiled::holds(c.as_ref(), g, var, x))
-    }))
+            .all(|(g, c)| Compiled::holds(c.as_ref(), g, var, x));
+        if !pass {
+            return Some(false);
+        }
+    }
+    Some(true)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -81,9 +90,20 @@ impl Compiled {
     /// The guard's truth at `x`: the fast path when it decides, else the exact evaluator.
     /// A value where the guard raises or overflows does not hold (as [`Expr::holds_at`]).
     pub fn holds(this: Option<&Compiled>, guard: &Expr, var: &str, x: i128) -> bool {
+        matches!(Compiled::truth_or_eval(this, guard, var, x), Ok(true))
+    }
+
+    /// The guard's truth at `x`, or why it has none (see [`Expr::truth_at`]): the fast path
+    /// when it decides, else the exact evaluator.
+    pub fn truth_or_eval(
+        this: Option<&Compiled>,
+        guard: &Expr,
+        var: &str,
+        x: i128,
+    ) -> Result<bool, crate::expr::EvalError> {
         match this.and_then(|c| c.truth(x)) {
-            Some(t) => t,
-            None => guard.holds_at(var, x),
+            Some(t) => Ok(t),
+            None => guard.truth_at(var, x),
         }
     }
 
@@ -332,8 +352,12 @@ impl Builder<'_> {
                 Expr::Const(c) if c.is_integer() && (0..=8).contains(c.numer()) => {
                     let n = *c.numer();
                     if n == 0 {
-                        self.push(Op::Const(1))?;
-                        return Some(Frac { den: 1 });
+                        // The base is still evaluated (Python raises if it does): d/d == 1.
+                        let d = self.frac(a)?.den;
+                        self.push(Op::Scale(0))?;
+                        self.push(Op::Const(d))?;
+                        self.push(Op::Add)?;
+                        return Some(Frac { den: d });
                     }
                     let mut den = 1i128;
                     for i in 0..n {
@@ -354,6 +378,11 @@ impl Builder<'_> {
                 let l = self.align(mark, fa.den, fb.den)?;
                 self.push(Op::Select)?;
                 Some(Frac { den: l })
+            }
+            // Python's bool is an int: a condition in arithmetic is 0 or 1.
+            e if e.is_bool() => {
+                self.cond(e)?;
+                Some(Frac { den: 1 })
             }
             _ => None,
         }
@@ -378,6 +407,10 @@ mod tests {
             "x % (x - 1) == 0",
             "0.25 * x + 1.5 >= x // 3",
             "(x / 4) % 2 == 1.5",
+            "-(1 % x != 0)",
+            "(x % 3 == 0) * 2 + (x > 50) == 2",
+            "((-10) % (x % 3)) ** 0",
+            "(34 % (x // 15)) ** 0 and 1",
         ] {
             let e = parse_guard(g).unwrap();
             let c = Compiled::new(&e, x).unwrap_or_else(|| panic!("{g} compiles"));

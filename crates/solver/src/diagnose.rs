@@ -71,8 +71,10 @@ pub fn read(text: &str, opts: &mut Options) -> Result<Message, Error> {
 
 /// Diagnoses a message already read.
 pub fn diagnose(msg: &Message, opts: &Options) -> Report {
-    let dims: Vec<DimReport> = msg.dims.iter().map(|d| dim_report(d, msg, opts)).collect();
+    let mut dims: Vec<DimReport> = msg.dims.iter().map(|d| dim_report(d, msg, opts)).collect();
     let linked = linked_groups(msg, opts);
+    let joint = crate::forms::explain::joint_guards(&linked, msg, &opts.limits);
+    crate::forms::explain::mark_linked(&mut dims, &joint);
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent
         .iter()
@@ -104,7 +106,7 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         form: msg.form,
         notes: msg.notes.clone(),
         unreadable: msg.unreadable.clone(),
-        joint: vec![],
+        joint,
         runtime: None,
     };
     crate::forms::explain::complete(&mut report, msg, opts);

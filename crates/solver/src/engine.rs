@@ -23,8 +23,9 @@
 //! domain has at most [`Limits::enumeration`] members, and reported [`Outcome::Undecided`]
 //! beyond that — never guessed.
 
+use crate::budget;
 use crate::compiled::Compiled;
-use crate::expr::pow_values;
+use crate::expr::{pow_values, EvalError};
 use crate::num::{self, ArithError, Q};
 use crate::report::{NotPeriodic, Undecided};
 use crate::set::Run;
@@ -32,6 +33,7 @@ use crate::types::{CmpOp, DimSet, Expr, RoundKind};
 use num_integer::Integer;
 use num_traits::{Signed, Zero};
 use smallvec::{smallvec, SmallVec};
+use std::cell::RefCell;
 use std::cmp::Ordering;
 
 /// Work limits. Exceeding one is reported as data ([`Outcome::Undecided`] or a fallback), not
@@ -109,6 +111,11 @@ impl Outcome {
 /// A guard that raises at a value (a division by zero) does not hold there: the run-time check
 /// would reject that size.
 pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outcome {
+    if let Some(e) = budget::expired() {
+        return Outcome::Undecided {
+            reason: Undecided::Exhausted(e),
+        };
+    }
     if let Some(other) = guard.atoms().into_iter().find(|a| &**a != var) {
         return Outcome::Undecided {
             reason: Undecided::OtherSize(other.to_string()),
@@ -133,6 +140,9 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
     let because = match attempt {
         Ok((set, period)) => {
             return match set.intersect(domain) {
+                Ok(set) if set.segments().len() > budget::pieces() => Outcome::Undecided {
+                    reason: Undecided::Exhausted(budget::too_many_pieces()),
+                },
                 Ok(set) => Outcome::Solved {
                     set,
                     method: Method::Periodic { period },
@@ -140,6 +150,11 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
                 Err(e) => Outcome::Undecided {
                     reason: Undecided::Exact(e),
                 },
+            }
+        }
+        Err(Fail::Budget(e)) => {
+            return Outcome::Undecided {
+                reason: Undecided::Exhausted(e),
             }
         }
         Err(f) => f.reason(),
@@ -153,45 +168,75 @@ pub fn solve(guard: &Expr, var: &str, domain: &DimSet, limits: &Limits) -> Outco
             },
         };
     }
-    Outcome::Solved {
-        set: enumerate(guard, var, domain),
-        method: Method::Enumeration { values: n, because },
+    match enumerate(guard, var, domain) {
+        Ok(set) => Outcome::Solved {
+            set,
+            method: Method::Enumeration { values: n, because },
+        },
+        Err(reason) => Outcome::Undecided { reason },
     }
 }
 
 /// Evaluates `guard` at every member of `domain`.
-pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> DimSet {
+///
+/// A value where the guard raises (a division by zero) does not pass. Errors — with the reason to
+/// report as undecided — when a value overflows even big-integer evaluation ([`crate::expr::MAX_BITS`]),
+/// when the set would have more pieces than the budget allows, or when the time budget runs out.
+pub fn enumerate(guard: &Expr, var: &str, domain: &DimSet) -> Result<DimSet, Undecided> {
     let fast = Compiled::new(guard, var);
+    let max_runs = budget::pieces();
     let mut runs: Vec<Run> = Vec::new();
     let mut open: Option<Run> = None;
-    let mut visit = |x: i128| {
-        if Compiled::holds(fast.as_ref(), guard, var, x) {
+    let mut seen: u32 = 0;
+    let mut visit = |x: i128| -> Result<(), Undecided> {
+        seen = seen.wrapping_add(1);
+        if seen % 64 == 0 {
+            if let Some(e) = budget::expired() {
+                return Err(Undecided::Exhausted(e));
+            }
+        }
+        let holds = match Compiled::truth_or_eval(fast.as_ref(), guard, var, x) {
+            Ok(t) => t,
+            Err(EvalError::Arith(ArithError::Overflow)) => {
+                return Err(Undecided::Overflow {
+                    at: x,
+                    bits: crate::expr::MAX_BITS,
+                })
+            }
+            // Python raises: the run-time check rejects the value.
+            Err(_) => false,
+        };
+        if holds {
             match open.as_mut() {
                 Some(r) if r.last + 1 == x => r.last = x,
                 _ => {
                     if let Some(r) = open.take() {
+                        if runs.len() >= max_runs {
+                            return Err(Undecided::Exhausted(budget::too_many_pieces()));
+                        }
                         runs.push(r);
                     }
                     open = Some(Run { first: x, last: x });
                 }
             }
         }
+        Ok(())
     };
     for seg in domain.segments() {
         if seg.modulus == 1 {
             // The common case, an interval: no residue bookkeeping per value.
-            (seg.lo..=seg.hi).for_each(&mut visit);
+            (seg.lo..=seg.hi).try_for_each(&mut visit)?;
         } else {
             DimSet::from_segments(vec![seg.clone()])
                 .unwrap_or_default()
                 .iter()
-                .for_each(&mut visit);
+                .try_for_each(&mut visit)?;
         }
     }
     if let Some(r) = open {
         runs.push(r);
     }
-    DimSet::from_sorted_runs(&runs)
+    Ok(DimSet::from_sorted_runs(&runs))
 }
 
 /// A structural check, before any evaluation: divisors, moduli and exponents must not depend on
@@ -232,6 +277,8 @@ enum Fail {
     PeriodLimit(i128),
     /// Too many affine pieces.
     Pieces,
+    /// A work budget ran out.
+    Budget(budget::Exhausted),
 }
 
 impl From<ArithError> for Fail {
@@ -249,6 +296,7 @@ impl Fail {
             Fail::Arith(e) => NotPeriodic::Arith(e),
             Fail::Undefined(what) => NotPeriodic::Undefined(what),
             Fail::Pieces => NotPeriodic::Pieces,
+            Fail::Budget(e) => NotPeriodic::Exhausted(e),
         }
     }
 }
@@ -301,13 +349,27 @@ fn residue_runs(
 ) -> Result<Vec<(i128, Run)>, Fail> {
     let mut runs: Vec<(i128, Run)> = Vec::new();
     for r in 0..p {
+        if r % 64 == 63 {
+            if let Some(e) = budget::expired() {
+                return Err(Fail::Budget(e));
+            }
+        }
         let klo = num::int_ceildiv(lo - r, p);
         let khi = Integer::div_floor(&(hi - r), &p);
         if klo > khi {
             continue;
         }
-        let ctx = Ctx { var, p, r, limits };
-        for (a, b) in ctx.truth(guard, &[(klo, khi)])? {
+        let ctx = Ctx {
+            var,
+            p,
+            r,
+            limits,
+            raised: RefCell::new(Vec::new()),
+        };
+        let holds = ctx.truth(guard, &[(klo, khi)])?;
+        // Where any evaluated part raised (Python's ZeroDivisionError), the guard fails.
+        let raised = normalize(ctx.raised.take());
+        for (a, b) in subtract(&holds, &raised) {
             let first = p
                 .checked_mul(a)
                 .and_then(|v| v.checked_add(r))
@@ -327,6 +389,9 @@ struct Ctx<'a> {
     p: i128,
     r: i128,
     limits: &'a Limits,
+    /// `k`-intervals where an evaluated sub-expression raised (a constant zero divisor): the
+    /// guard fails there whatever the rest evaluates to. Evaluation goes on with a placeholder.
+    raised: RefCell<Ivs>,
 }
 
 fn lin_int(n: i128) -> Pv {
@@ -334,6 +399,13 @@ fn lin_int(n: i128) -> Pv {
 }
 
 impl Ctx<'_> {
+    /// Records that evaluation raises on `[lo, hi]`; the placeholder value 0 lets the rest of
+    /// the guard be evaluated (its outcome there no longer matters).
+    fn raise(&self, lo: i128, hi: i128) -> Pieces {
+        self.raised.borrow_mut().push((lo, hi));
+        smallvec![(lo, hi, lin_int(0))]
+    }
+
     fn check(&self, v: Pieces) -> Result<Pieces, Fail> {
         if v.len() > self.limits.pieces {
             Err(Fail::Pieces)
@@ -389,19 +461,28 @@ impl Ctx<'_> {
             }
             Expr::TrueDiv(a, b) => {
                 let (x, y) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
-                self.zip(x, y, |x, y| {
+                self.zip_split(x, y, |lo, hi, x, y| {
                     let d = const_of(y, "a division by the size")?;
-                    match x {
-                        Pv::Inf(s) if !d.is_zero() => Ok(Pv::Inf(s == d.is_positive())),
-                        Pv::Inf(_) => Err(Fail::Arith(ArithError::DivisionByZero)),
-                        Pv::Lin(a, b) => Ok(Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?)),
+                    if d.is_zero() {
+                        return Ok(self.raise(lo, hi));
                     }
+                    Ok(smallvec![(
+                        lo,
+                        hi,
+                        match x {
+                            Pv::Inf(s) => Pv::Inf(s == d.is_positive()),
+                            Pv::Lin(a, b) => Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?),
+                        }
+                    )])
                 })
             }
             Expr::FloorDiv(a, b) => {
                 let (x, y) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
                 self.zip_split(x, y, |lo, hi, x, y| {
                     let d = const_of(y, "a floor division by the size")?;
+                    if d.is_zero() {
+                        return Ok(self.raise(lo, hi));
+                    }
                     match x {
                         Pv::Inf(s) if !d.is_zero() => {
                             Ok(smallvec![(lo, hi, Pv::Inf(s == d.is_positive()))])
@@ -418,6 +499,9 @@ impl Ctx<'_> {
                 let (x, y) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
                 self.zip_split(x, y, |lo, hi, x, y| {
                     let d = const_of(y, "a modulus that depends on the size")?;
+                    if d.is_zero() {
+                        return Ok(self.raise(lo, hi));
+                    }
                     match x {
                         Pv::Inf(_) => Err(Fail::Undefined("oo % d")),
                         Pv::Lin(a, b) => {

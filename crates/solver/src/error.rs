@@ -19,6 +19,24 @@ pub enum Error {
         /// The parse error, positioned inside the guard text.
         error: Box<ParseError>,
     },
+    /// A range in a message could not be read, or admits no size.
+    #[error("cannot read the range of `{dim}` (input line {line}):\n{error}")]
+    Range {
+        /// The dimension the range belongs to.
+        dim: String,
+        /// 1-based line of the input where the range's sentence starts.
+        line: usize,
+        /// What is wrong, positioned inside the range text.
+        error: Box<ParseError>,
+    },
+    /// A `dynamic_shapes` spec (for `verify`) defines a dimension wrongly.
+    #[error("spec line {line}: {error}")]
+    Spec {
+        /// 1-based line of the spec.
+        line: usize,
+        /// What is wrong, with a caret under it.
+        error: Box<ParseError>,
+    },
     /// A pasted text contains no PyTorch dynamic-shape error that dimguard understands.
     #[error("reading the message: {0}")]
     Message(String),
@@ -108,15 +126,31 @@ impl fmt::Display for ParseError {
         let suffix = if end < chars.len() { "…" } else { "" };
         let off_start = floor_char_boundary(&self.input, self.offset);
         let off_end = floor_char_boundary(&self.input, self.offset + self.len.max(1));
-        let width = self.input[off_start..off_end.max(off_start)]
+        let span = self.input[off_start..off_end.max(off_start)]
             .chars()
             .count()
             .max(1);
-        let width = width.min(end.saturating_sub(col - 1).max(1));
+        let first = (col - 1).min(chars.len()).max(start);
+        let last = (first + span).min(end).max(first + 1);
         writeln!(f, "{} (line {line_no}, column {col})", self.message)?;
         writeln!(f, "  | {prefix}{shown}{suffix}")?;
-        let pad = col - 1 - start + prefix.chars().count();
-        write!(f, "  | {}{}", " ".repeat(pad), "^".repeat(width))?;
+        // The caret line repeats the shown line's tabs and counts wide characters twice, so the
+        // caret sits under the offending text in a terminal.
+        let pad: String = prefix
+            .chars()
+            .chain(chars[start.min(first)..first].iter().copied())
+            .map(|c| match c {
+                '\t' => "\t".to_string(),
+                c => " ".repeat(display_width(c)),
+            })
+            .collect();
+        let carets: usize = chars
+            .get(first..last.min(chars.len()))
+            .map_or(1, |cs| {
+                cs.iter().map(|&c| display_width(c).max(1)).sum::<usize>()
+            })
+            .max(1);
+        write!(f, "  | {pad}{}", "^".repeat(carets))?;
         if let Some(h) = &self.help {
             write!(f, "\n  = help: {h}")?;
         }
@@ -125,6 +159,32 @@ impl fmt::Display for ParseError {
 }
 
 impl std::error::Error for ParseError {}
+
+/// Terminal columns of a character: 0 for combining marks and zero-width characters, 2 for East
+/// Asian wide and full-width characters and emoji, 1 otherwise (a tab is handled by the caller).
+pub fn display_width(c: char) -> usize {
+    let u = c as u32;
+    match u {
+        0x0300..=0x036F | 0x200B..=0x200F | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F => {
+            0
+        }
+        0x1100..=0x115F
+        | 0x2E80..=0x303E
+        | 0x3041..=0x33FF
+        | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF
+        | 0xA000..=0xA4CF
+        | 0xAC00..=0xD7A3
+        | 0xF900..=0xFAFF
+        | 0xFE30..=0xFE4F
+        | 0xFF00..=0xFF60
+        | 0xFFE0..=0xFFE6
+        | 0x1F300..=0x1F64F
+        | 0x1F900..=0x1F9FF
+        | 0x20000..=0x3FFFD => 2,
+        _ => 1,
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -143,6 +203,24 @@ mod tests {
         let e = ParseError::new("bad", "x\nµµ ?", 7, 1);
         assert_eq!(e.line_col(), (2, 4));
         assert!(e.to_string().ends_with("  | µµ ?\n  |    ^"), "{e}");
+    }
+
+    #[test]
+    fn carets_line_up_under_tabs_and_wide_characters() {
+        // A tab is repeated in the caret line, so the terminal expands both the same way.
+        let e = ParseError::new("bad", "\tx + ?", 5, 1);
+        assert!(e.to_string().ends_with("  | \tx + ?\n  | \t    ^"), "{e}");
+        // CJK and emoji take two columns each; the caret is under `?`, two carets under `名`.
+        let e = ParseError::new("bad", "名前 + ?", "名前 + ".len(), 1);
+        assert!(
+            e.to_string()
+                .ends_with(&format!("  | 名前 + ?\n  | {}^", " ".repeat(7))),
+            "{e}"
+        );
+        let e = ParseError::new("bad", "a 名 b", 2, "名".len());
+        assert!(e.to_string().ends_with("  | a 名 b\n  |   ^^"), "{e}");
+        let e = ParseError::new("bad", "🙂 ?", "🙂 ".len(), 1);
+        assert!(e.to_string().ends_with("  | 🙂 ?\n  |    ^"), "{e}");
     }
 
     #[test]

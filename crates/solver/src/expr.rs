@@ -4,22 +4,28 @@
 //! The periodic engine (`engine.rs`) is tested against it, and every suggestion is re-checked
 //! with it when the suggestion is small enough to enumerate.
 
-use crate::num::{self, ArithError, Q};
+use crate::num::{self, ArithError, ArithResult, Q};
 use crate::types::{Atom, CmpOp, Expr, RoundKind};
-use num_traits::{Signed, Zero};
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_rational::Ratio;
+use num_traits::{Signed, ToPrimitive, Zero};
 use std::collections::BTreeSet;
 use std::fmt;
 
-/// The value of an expression at a point.
+/// The value of an expression at a point, over the exact number type `N`.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Value {
+pub enum Val<N> {
     /// An exact number.
-    Num(Q),
+    Num(N),
     /// `+oo` (`true`) or `-oo`.
     Inf(bool),
     /// A truth value.
     Bool(bool),
 }
+
+/// The value of an expression at a point, as a 128-bit rational.
+pub type Value = Val<Q>;
 
 /// Why an expression has no value at a point.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,34 +44,208 @@ pub enum EvalError {
     Undefined(&'static str),
 }
 
-type EvalResult = Result<Value, EvalError>;
+/// Largest intermediate value (numerator plus denominator bits) the exact evaluator computes
+/// with: Python's integers are unbounded, so a value past 128 bits is recomputed with big
+/// integers up to this size; beyond it evaluation stops with [`ArithError::Overflow`] (an
+/// honest "cannot decide", never a guessed truth value).
+pub const MAX_BITS: u64 = 1 << 16;
 
-impl Value {
-    fn num(self) -> Result<Q, EvalError> {
+/// The exact numbers the evaluator computes with: 128-bit rationals first (fast), big rationals
+/// when a value outgrows them.
+trait Exact: Clone + Ord + Sized {
+    fn from_q(q: &Q) -> Self;
+    fn plus(&self, o: &Self) -> ArithResult<Self>;
+    fn times(&self, o: &Self) -> ArithResult<Self>;
+    fn over(&self, o: &Self) -> ArithResult<Self>;
+    fn fdiv(&self, o: &Self) -> ArithResult<Self>;
+    fn fmod(&self, o: &Self) -> ArithResult<Self>;
+    fn absv(&self) -> ArithResult<Self>;
+    fn rounded(&self, k: RoundKind) -> ArithResult<Self>;
+    fn power(&self, e: &Self) -> Result<Self, EvalError>;
+    fn zero(&self) -> bool;
+    fn positive(&self) -> bool;
+}
+
+impl Exact for Q {
+    fn from_q(q: &Q) -> Q {
+        *q
+    }
+    fn plus(&self, o: &Q) -> ArithResult<Q> {
+        num::add(self, o)
+    }
+    fn times(&self, o: &Q) -> ArithResult<Q> {
+        num::mul(self, o)
+    }
+    fn over(&self, o: &Q) -> ArithResult<Q> {
+        num::div(self, o)
+    }
+    fn fdiv(&self, o: &Q) -> ArithResult<Q> {
+        num::floordiv(self, o)
+    }
+    fn fmod(&self, o: &Q) -> ArithResult<Q> {
+        num::pymod(self, o)
+    }
+    fn absv(&self) -> ArithResult<Q> {
+        if self.is_negative() {
+            num::neg(self)
+        } else {
+            Ok(*self)
+        }
+    }
+    fn rounded(&self, k: RoundKind) -> ArithResult<Q> {
+        Ok(num::q(k.apply(self)))
+    }
+    fn power(&self, e: &Q) -> Result<Q, EvalError> {
+        pow_values(self, e)
+    }
+    fn zero(&self) -> bool {
+        Zero::is_zero(self)
+    }
+    fn positive(&self) -> bool {
+        Signed::is_positive(self)
+    }
+}
+
+/// A big rational.
+type BigQ = Ratio<BigInt>;
+
+fn fits(v: BigQ) -> ArithResult<BigQ> {
+    if v.numer().bits() + v.denom().bits() > MAX_BITS {
+        Err(ArithError::Overflow)
+    } else {
+        Ok(v)
+    }
+}
+
+/// Integer results skip `Ratio`'s gcd normalization (a binary gcd against 1 costs quadratic
+/// time in the bits of a big integer).
+fn both_int(a: &BigQ, b: &BigQ) -> bool {
+    a.is_integer() && b.is_integer()
+}
+
+impl Exact for BigQ {
+    fn from_q(q: &Q) -> BigQ {
+        BigQ::new_raw(BigInt::from(*q.numer()), BigInt::from(*q.denom()))
+    }
+    fn plus(&self, o: &BigQ) -> ArithResult<BigQ> {
+        if both_int(self, o) {
+            return fits(BigQ::from_integer(self.numer() + o.numer()));
+        }
+        fits(self + o)
+    }
+    fn times(&self, o: &BigQ) -> ArithResult<BigQ> {
+        if both_int(self, o) {
+            return fits(BigQ::from_integer(self.numer() * o.numer()));
+        }
+        fits(self * o)
+    }
+    fn over(&self, o: &BigQ) -> ArithResult<BigQ> {
+        if Zero::is_zero(o) {
+            return Err(ArithError::DivisionByZero);
+        }
+        fits(self / o)
+    }
+    fn fdiv(&self, o: &BigQ) -> ArithResult<BigQ> {
+        if both_int(self, o) {
+            if Zero::is_zero(o.numer()) {
+                return Err(ArithError::DivisionByZero);
+            }
+            return Ok(BigQ::from_integer(self.numer().div_floor(o.numer())));
+        }
+        Ok(self.over(o)?.floor())
+    }
+    fn fmod(&self, o: &BigQ) -> ArithResult<BigQ> {
+        if both_int(self, o) {
+            if Zero::is_zero(o.numer()) {
+                return Err(ArithError::DivisionByZero);
+            }
+            return Ok(BigQ::from_integer(self.numer().mod_floor(o.numer())));
+        }
+        let fq = self.fdiv(o)?;
+        fits(self - o * fq)
+    }
+    fn absv(&self) -> ArithResult<BigQ> {
+        Ok(Signed::abs(self))
+    }
+    fn rounded(&self, k: RoundKind) -> ArithResult<BigQ> {
+        Ok(match k {
+            RoundKind::Floor => self.floor(),
+            RoundKind::Ceil => self.ceil(),
+            RoundKind::Trunc => self.trunc(),
+            RoundKind::HalfEven => {
+                let f = self.floor();
+                let half = BigQ::new(BigInt::from(1), BigInt::from(2));
+                match (self - &f).cmp(&half) {
+                    std::cmp::Ordering::Less => f,
+                    std::cmp::Ordering::Greater => f + BigInt::from(1),
+                    std::cmp::Ordering::Equal if f.numer().is_even() => f,
+                    std::cmp::Ordering::Equal => f + BigInt::from(1),
+                }
+            }
+        })
+    }
+    fn power(&self, e: &BigQ) -> Result<BigQ, EvalError> {
+        if !e.is_integer() {
+            return Err(EvalError::Undefined("non-integer power"));
+        }
+        if Zero::is_zero(self) && e.is_negative() {
+            return Err(ArithError::DivisionByZero.into());
+        }
+        let trivial = Zero::is_zero(self) || Signed::abs(self) == BigQ::from_integer(1.into());
+        let bits = self.numer().bits() + self.denom().bits();
+        let mag = e.numer().magnitude();
+        if !trivial && mag.bits() > 32 {
+            return Err(ArithError::Overflow.into());
+        }
+        let m = u32::try_from(mag).unwrap_or(u32::MAX);
+        if !trivial && bits.saturating_mul(m as u64) > MAX_BITS {
+            return Err(ArithError::Overflow.into());
+        }
+        let p = if self.is_integer() {
+            BigQ::from_integer(num_traits::pow(self.numer().clone(), m as usize))
+        } else {
+            num_traits::pow(self.clone(), m as usize)
+        };
+        Ok(if e.is_negative() { p.recip() } else { p })
+    }
+    fn zero(&self) -> bool {
+        Zero::is_zero(self)
+    }
+    fn positive(&self) -> bool {
+        Signed::is_positive(self)
+    }
+}
+
+// The methods are private; the bound only names the evaluator's number types.
+#[allow(private_bounds)]
+impl<N: Exact> Val<N> {
+    /// The value as a number. Python's `bool` is an `int`: `True` is 1 and `False` is 0 in
+    /// arithmetic (`-(a != b)`, `(c) + 0`, `abs(c)`).
+    fn num(self) -> Result<N, EvalError> {
         match self {
-            Value::Num(v) => Ok(v),
-            Value::Inf(_) => Err(EvalError::Undefined("infinite operand")),
-            Value::Bool(_) => Err(EvalError::Type("boolean used as a number")),
+            Val::Num(v) => Ok(v),
+            Val::Inf(_) => Err(EvalError::Undefined("infinite operand")),
+            Val::Bool(b) => Ok(N::from_q(&num::q(b as i128))),
         }
     }
 
     /// Python truthiness (`if value:`).
     pub fn truth(self) -> Result<bool, EvalError> {
         match self {
-            Value::Bool(b) => Ok(b),
+            Val::Bool(b) => Ok(b),
             // Python truthiness of a number, as in `if x % 2:`.
-            Value::Num(v) => Ok(!v.is_zero()),
-            Value::Inf(_) => Ok(true),
+            Val::Num(v) => Ok(!v.zero()),
+            Val::Inf(_) => Ok(true),
         }
     }
 
     /// Total order on numbers and infinities.
-    fn cmp_key(&self) -> Result<(i8, Q), EvalError> {
+    fn cmp_key(&self) -> (i8, Option<N>) {
         match self {
-            Value::Num(v) => Ok((0, *v)),
-            Value::Inf(true) => Ok((1, Q::zero())),
-            Value::Inf(false) => Ok((-1, Q::zero())),
-            Value::Bool(b) => Ok((0, num::q(*b as i128))),
+            Val::Num(v) => (0, Some(v.clone())),
+            Val::Inf(true) => (1, None),
+            Val::Inf(false) => (-1, None),
+            Val::Bool(b) => (0, Some(N::from_q(&num::q(*b as i128)))),
         }
     }
 }
@@ -184,146 +364,170 @@ impl Expr {
         n
     }
 
-    /// Evaluates with `env` giving each size's value.
-    pub fn eval(&self, env: &dyn Fn(&str) -> Option<i128>) -> EvalResult {
-        Ok(match self {
-            Expr::Const(c) => Value::Num(*c),
-            Expr::Inf(s) => Value::Inf(*s),
-            Expr::Bool(b) => Value::Bool(*b),
-            Expr::Sym(a) => Value::Num(num::q(
-                env(a).ok_or_else(|| EvalError::Unbound(a.to_string()))?,
-            )),
-            Expr::Add(v) => {
-                let mut acc = Value::Num(Q::zero());
-                for e in v {
-                    acc = add_values(acc, e.eval(env)?)?;
-                }
-                acc
-            }
-            Expr::Mul(v) => {
-                let mut acc = Value::Num(num::q(1));
-                for e in v {
-                    acc = mul_values(acc, e.eval(env)?)?;
-                }
-                acc
-            }
-            Expr::Pow(a, b) => {
-                let base = a.eval(env)?.num()?;
-                let exp = b.eval(env)?.num()?;
-                Value::Num(pow_values(&base, &exp)?)
-            }
-            Expr::TrueDiv(a, b) => {
-                let (x, y) = (a.eval(env)?, b.eval(env)?);
-                match (x, y) {
-                    (Value::Inf(s), Value::Num(d)) if !d.is_zero() => {
-                        Value::Inf(s == d.is_positive())
+    /// Evaluates with `env` giving each size's value. An intermediate value past 128 bits is
+    /// recomputed exactly with big integers; the result is an [`ArithError::Overflow`] only when
+    /// the *result* does not fit, or an intermediate value exceeds [`MAX_BITS`].
+    pub fn eval(&self, env: &dyn Fn(&str) -> Option<i128>) -> Result<Value, EvalError> {
+        match eval_in::<Q>(self, env) {
+            Err(EvalError::Arith(ArithError::Overflow)) => match eval_in::<BigQ>(self, env)? {
+                Val::Num(v) => {
+                    let (n, d) = (v.numer().to_i128(), v.denom().to_i128());
+                    match (n, d) {
+                        (Some(n), Some(d)) => Ok(Val::Num(Q::new(n, d))),
+                        _ => Err(ArithError::Overflow.into()),
                     }
-                    (x, y) => Value::Num(num::div(&x.num()?, &y.num()?)?),
                 }
-            }
-            Expr::FloorDiv(a, b) => {
-                let (x, y) = (a.eval(env)?, b.eval(env)?);
-                match (x, y) {
-                    (Value::Inf(s), Value::Num(d)) if !d.is_zero() => {
-                        Value::Inf(s == d.is_positive())
-                    }
-                    (x, y) => Value::Num(num::floordiv(&x.num()?, &y.num()?)?),
-                }
-            }
-            Expr::Mod(a, b) => Value::Num(num::pymod(&a.eval(env)?.num()?, &b.eval(env)?.num()?)?),
-            Expr::Round(k, a) => match a.eval(env)? {
-                Value::Inf(s) => Value::Inf(s),
-                v => Value::Num(num::q(k.apply(&v.num()?))),
+                Val::Inf(s) => Ok(Val::Inf(s)),
+                Val::Bool(b) => Ok(Val::Bool(b)),
             },
-            Expr::Min(v) | Expr::Max(v) => {
-                let want_max = matches!(self, Expr::Max(_));
-                let mut best: Option<Value> = None;
-                for e in v {
-                    let x = e.eval(env)?;
-                    best = Some(match best {
-                        None => x,
-                        Some(b) => {
-                            let ord = x.cmp_key()?.cmp(&b.cmp_key()?);
-                            let take = if want_max { ord.is_gt() } else { ord.is_lt() };
-                            if take {
-                                x
-                            } else {
-                                b
-                            }
-                        }
-                    });
-                }
-                best.ok_or(EvalError::Undefined("min/max of nothing"))?
+            r => r,
+        }
+    }
+
+    /// The truth of a guard with `env` giving each size's value, or why it has none: a division
+    /// by zero (Python raises: the guard fails), or an [`ArithError::Overflow`] past
+    /// [`MAX_BITS`] (undecidable here; never counted as a failure or a pass).
+    pub fn truth(&self, env: &dyn Fn(&str) -> Option<i128>) -> Result<bool, EvalError> {
+        match eval_in::<Q>(self, env).and_then(Val::truth) {
+            Err(EvalError::Arith(ArithError::Overflow)) => {
+                eval_in::<BigQ>(self, env).and_then(Val::truth)
             }
-            Expr::Abs(a) => match a.eval(env)? {
-                Value::Inf(_) => Value::Inf(true),
-                v => Value::Num(v.num()?.abs()),
-            },
-            Expr::Cmp(op, a, b) => {
-                let (x, y) = (a.eval(env)?, b.eval(env)?);
-                Value::Bool(op.holds(x.cmp_key()?.cmp(&y.cmp_key()?)))
-            }
-            Expr::And(v) => {
-                for e in v {
-                    if !e.eval(env)?.truth()? {
-                        return Ok(Value::Bool(false));
-                    }
-                }
-                Value::Bool(true)
-            }
-            Expr::Or(v) => {
-                for e in v {
-                    if e.eval(env)?.truth()? {
-                        return Ok(Value::Bool(true));
-                    }
-                }
-                Value::Bool(false)
-            }
-            Expr::Not(a) => Value::Bool(!a.eval(env)?.truth()?),
-            Expr::Ite(c, a, b) => {
-                if c.eval(env)?.truth()? {
-                    a.eval(env)?
-                } else {
-                    b.eval(env)?
-                }
-            }
-        })
+            r => r,
+        }
     }
 
     /// Evaluates a guard at `x` for the single size `var`. A guard that raises (division by zero)
     /// or overflows counts as failing: the run-time check would not let the value through.
+    /// Where overflow must not count as failing, use [`Expr::truth_at`].
     pub fn holds_at(&self, var: &str, x: i128) -> bool {
         matches!(self.truth_at(var, x), Ok(true))
     }
 
-    /// The truth of a guard at `x` for the single size `var`, or why it has none. Python's
-    /// integers are unbounded; here an intermediate value beyond 128 bits is an
-    /// [`ArithError::Overflow`], never a wrapped value.
+    /// The truth of a guard at `x` for the single size `var`, or why it has none (see
+    /// [`Expr::truth`]).
     pub fn truth_at(&self, var: &str, x: i128) -> Result<bool, EvalError> {
-        let env = |a: &str| (a == var).then_some(x);
-        self.eval(&env).and_then(Value::truth)
+        self.truth(&|a: &str| (a == var).then_some(x))
     }
 }
 
-fn add_values(a: Value, b: Value) -> EvalResult {
-    match (a, b) {
-        (Value::Inf(s), Value::Inf(t)) if s != t => Err(EvalError::Undefined("oo - oo")),
-        (Value::Inf(s), _) | (_, Value::Inf(s)) => Ok(Value::Inf(s)),
-        (a, b) => Ok(Value::Num(num::add(&a.num()?, &b.num()?)?)),
-    }
-}
+type EvalResult<N> = Result<Val<N>, EvalError>;
 
-fn mul_values(a: Value, b: Value) -> EvalResult {
-    match (a, b) {
-        (Value::Inf(s), Value::Inf(t)) => Ok(Value::Inf(s == t)),
-        (Value::Inf(s), Value::Num(c)) | (Value::Num(c), Value::Inf(s)) => {
-            if c.is_zero() {
-                Err(EvalError::Undefined("0 * oo"))
-            } else {
-                Ok(Value::Inf(s == c.is_positive()))
+/// Python's evaluation over the number type `N`.
+fn eval_in<N: Exact>(e: &Expr, env: &dyn Fn(&str) -> Option<i128>) -> EvalResult<N> {
+    let ev = |x: &Expr| eval_in::<N>(x, env);
+    Ok(match e {
+        Expr::Const(c) => Val::Num(N::from_q(c)),
+        Expr::Inf(s) => Val::Inf(*s),
+        Expr::Bool(b) => Val::Bool(*b),
+        Expr::Sym(a) => Val::Num(N::from_q(&num::q(
+            env(a).ok_or_else(|| EvalError::Unbound(a.to_string()))?,
+        ))),
+        Expr::Add(v) => {
+            let mut acc = Val::Num(N::from_q(&num::q(0)));
+            for x in v {
+                acc = add_values(acc, ev(x)?)?;
+            }
+            acc
+        }
+        Expr::Mul(v) => {
+            let mut acc = Val::Num(N::from_q(&num::q(1)));
+            for x in v {
+                acc = mul_values(acc, ev(x)?)?;
+            }
+            acc
+        }
+        Expr::Pow(a, b) => {
+            let base = ev(a)?.num()?;
+            let exp = ev(b)?.num()?;
+            Val::Num(base.power(&exp)?)
+        }
+        Expr::TrueDiv(a, b) | Expr::FloorDiv(a, b) => {
+            let floor = matches!(e, Expr::FloorDiv(..));
+            match (ev(a)?, ev(b)?) {
+                (Val::Inf(s), Val::Num(d)) if !d.zero() => Val::Inf(s == d.positive()),
+                (x, y) if floor => Val::Num(x.num()?.fdiv(&y.num()?)?),
+                (x, y) => Val::Num(x.num()?.over(&y.num()?)?),
             }
         }
-        (a, b) => Ok(Value::Num(num::mul(&a.num()?, &b.num()?)?)),
+        Expr::Mod(a, b) => Val::Num(ev(a)?.num()?.fmod(&ev(b)?.num()?)?),
+        Expr::Round(k, a) => match ev(a)? {
+            Val::Inf(s) => Val::Inf(s),
+            v => Val::Num(v.num()?.rounded(*k)?),
+        },
+        Expr::Min(v) | Expr::Max(v) => {
+            let want_max = matches!(e, Expr::Max(_));
+            let mut best: Option<Val<N>> = None;
+            for x in v {
+                let x = ev(x)?;
+                best = Some(match best {
+                    None => x,
+                    Some(b) => {
+                        let ord = x.cmp_key().cmp(&b.cmp_key());
+                        let take = if want_max { ord.is_gt() } else { ord.is_lt() };
+                        if take {
+                            x
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            best.ok_or(EvalError::Undefined("min/max of nothing"))?
+        }
+        Expr::Abs(a) => match ev(a)? {
+            Val::Inf(_) => Val::Inf(true),
+            v => Val::Num(v.num()?.absv()?),
+        },
+        Expr::Cmp(op, a, b) => {
+            let (x, y) = (ev(a)?, ev(b)?);
+            Val::Bool(op.holds(x.cmp_key().cmp(&y.cmp_key())))
+        }
+        Expr::And(v) => {
+            for x in v {
+                if !ev(x)?.truth()? {
+                    return Ok(Val::Bool(false));
+                }
+            }
+            Val::Bool(true)
+        }
+        Expr::Or(v) => {
+            for x in v {
+                if ev(x)?.truth()? {
+                    return Ok(Val::Bool(true));
+                }
+            }
+            Val::Bool(false)
+        }
+        Expr::Not(a) => Val::Bool(!ev(a)?.truth()?),
+        Expr::Ite(c, a, b) => {
+            if ev(c)?.truth()? {
+                ev(a)?
+            } else {
+                ev(b)?
+            }
+        }
+    })
+}
+
+fn add_values<N: Exact>(a: Val<N>, b: Val<N>) -> EvalResult<N> {
+    match (a, b) {
+        (Val::Inf(s), Val::Inf(t)) if s != t => Err(EvalError::Undefined("oo - oo")),
+        (Val::Inf(s), _) | (_, Val::Inf(s)) => Ok(Val::Inf(s)),
+        (a, b) => Ok(Val::Num(a.num()?.plus(&b.num()?)?)),
+    }
+}
+
+fn mul_values<N: Exact>(a: Val<N>, b: Val<N>) -> EvalResult<N> {
+    match (a, b) {
+        (Val::Inf(s), Val::Inf(t)) => Ok(Val::Inf(s == t)),
+        (Val::Inf(s), Val::Num(c)) | (Val::Num(c), Val::Inf(s)) => {
+            if c.zero() {
+                Err(EvalError::Undefined("0 * oo"))
+            } else {
+                Ok(Val::Inf(s == c.positive()))
+            }
+        }
+        (a, b) => Ok(Val::Num(a.num()?.times(&b.num()?)?)),
     }
 }
 

@@ -399,7 +399,8 @@ impl JointSet {
             .unwrap_or_default()
     }
 
-    /// Values of `name` that pass with **every** value of the others' domains.
+    /// Values of `name` that pass with **every** value of the others' domains, and with at
+    /// least one (an empty domain of another size makes nothing pass, not everything).
     pub fn for_all(&self, name: &str) -> DimSet {
         let Some(l) = self.level(name) else {
             return DimSet::empty();
@@ -416,7 +417,7 @@ impl JointSet {
             };
             out = out.difference(&unsure).unwrap_or_default();
         }
-        out
+        inter(&out, &self.tree.projection(l))
     }
 
     /// Up to `n` tuples of the domains' box that fail some guard (really: each is outside the

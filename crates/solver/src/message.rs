@@ -20,7 +20,7 @@
 //!   `NAME must be specialized to V because the guards generated for it are too complex.`
 //!   (under "Specializations unexpectedly required")
 
-use crate::error::Error;
+use crate::error::{Error, ParseError};
 use crate::forms::{clean, Form};
 use crate::parse::{self, Node};
 pub use crate::provenance::Provenance;
@@ -496,7 +496,7 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
     if let Some((range_text, guard_text)) =
         range_and_tail.split_once(" satisfy the generated guard ")
     {
-        let range = parse_range(range_text, &name);
+        let range = parse_range(range_text, &name).map_err(|e| range_error(&name, item, e))?;
         let guard_text = strip_period(guard_text);
         let expr = match parse_guard(guard_text) {
             Ok(e) => e,
@@ -518,7 +518,11 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
         return Ok(());
     }
     if let Some((range_text, why)) = range_and_tail.split_once(" are valid because ") {
-        let range = (!range_text.trim().is_empty()).then(|| parse_range(range_text, &name));
+        let range = if range_text.trim().is_empty() {
+            None
+        } else {
+            Some(parse_range(range_text, &name).map_err(|e| range_error(&name, item, e))?)
+        };
         let d = dim_mut(msg, &name, source);
         d.range = d.range.or(range);
         if let Some(tail) = why
@@ -533,6 +537,14 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
     }
     msg.unrecognized.push(format!("Not all values of {rest}"));
     Ok(())
+}
+
+fn range_error(dim: &str, item: &Item, error: ParseError) -> Error {
+    Error::Range {
+        dim: dim.to_string(),
+        line: item.0,
+        error: Box::new(error),
+    }
 }
 
 /// The guard re-read from the item's lines joined without spaces (for a wrap inside a token).
@@ -564,16 +576,127 @@ fn name_source(s: &str) -> (String, Option<String>) {
     }
 }
 
-/// ` 135 <= h <= 2160`, ` h <= 2160`, ` 135 <= h` or nothing.
-fn parse_range(text: &str, name: &str) -> (i128, i128) {
-    let parts: Vec<&str> = text.split("<=").map(str::trim).collect();
-    let num = |s: &str| s.parse::<i128>().ok();
-    match parts.as_slice() {
-        [lo, n, hi] if *n == name => (num(lo).unwrap_or(DEFAULT_MIN), num(hi).unwrap_or(SIZE_MAX)),
-        [a, b] if *b == name => (num(a).unwrap_or(DEFAULT_MIN), SIZE_MAX),
-        [a, b] if *a == name => (DEFAULT_MIN, num(b).unwrap_or(SIZE_MAX)),
-        _ => (DEFAULT_MIN, SIZE_MAX),
+/// ` 135 <= h <= 2160`, ` h <= 2160`, ` 135 <= h` or nothing; `<` is strict (`100 < h < 1000`
+/// is 101..999), a bound may be a float literal (`1e3`) and is rounded inward, `oo`/`int_oo` is
+/// no bound. Anything else — another name, a bound past int64, an empty range — is an error
+/// with a caret, never a silently different range.
+fn parse_range(text: &str, name: &str) -> Result<(i128, i128), ParseError> {
+    const LEAD: &str = "in the specified range ";
+    let input = format!("{LEAD}{}", text.trim());
+    let body = &input[LEAD.len()..];
+    let err = |msg: String, at: usize, len: usize| {
+        ParseError::new(msg, &input, LEAD.len() + at, len).with_help(format!(
+            "PyTorch prints ranges as `LO <= {name} <= HI`; either bound may be omitted"
+        ))
+    };
+    // Split into operands and the comparison operators between them, keeping offsets.
+    let mut parts: Vec<(usize, &str)> = Vec::new();
+    let mut ops: Vec<bool> = Vec::new(); // strict?
+    let mut start = 0;
+    let mut i = 0;
+    let bytes = body.as_bytes();
+    while i < bytes.len() {
+        match bytes[i] {
+            b'<' => {
+                parts.push((start, &body[start..i]));
+                let strict = bytes.get(i + 1) != Some(&b'=');
+                ops.push(strict);
+                i += if strict { 1 } else { 2 };
+                start = i;
+            }
+            b'>' | b'=' | b'!' => {
+                return Err(err(
+                    format!("unexpected `{}` in a range", bytes[i] as char),
+                    i,
+                    1,
+                ))
+            }
+            _ => i += 1,
+        }
     }
+    parts.push((start, &body[start..]));
+    let trimmed: Vec<(usize, &str)> = parts
+        .iter()
+        .map(|&(at, p)| (at + (p.len() - p.trim_start().len()), p.trim()))
+        .collect();
+    if body.trim().is_empty() {
+        return Ok((DEFAULT_MIN, SIZE_MAX));
+    }
+    let Some(pos) = trimmed.iter().position(|(_, p)| *p == name) else {
+        let (at, p) = trimmed
+            .iter()
+            .find(|(_, p)| p.parse::<f64>().is_err())
+            .copied()
+            .unwrap_or((0, body));
+        return Err(err(
+            format!("the range does not mention `{name}` (found `{p}`)"),
+            at,
+            p.len().max(1),
+        ));
+    };
+    if trimmed.len() > 3 || pos > 1 {
+        return Err(err("a range has at most two bounds".into(), 0, body.len()));
+    }
+    let bound = |k: usize, lower: bool| -> Result<i128, ParseError> {
+        let (at, t) = trimmed[k];
+        let strict = ops[if lower { k } else { k - 1 }];
+        if matches!(t, "oo" | "int_oo" | "inf" | "math.inf") && !lower {
+            return Ok(SIZE_MAX);
+        }
+        if matches!(t, "-oo" | "-int_oo" | "-inf" | "-math.inf") && lower {
+            return Ok(0);
+        }
+        let value = match t.parse::<i128>() {
+            Ok(v) => Some(crate::num::q(v)),
+            Err(_) if t.bytes().all(|b| b.is_ascii_digit()) && !t.is_empty() => {
+                return Err(err(
+                    format!(
+                        "the bound `{}…` ({} digits) is past the largest size, {SIZE_MAX}",
+                        &t[..12.min(t.len())],
+                        t.len()
+                    ),
+                    at,
+                    t.len(),
+                ))
+            }
+            Err(_) => crate::num::float_literal(t),
+        };
+        let Some(v) = value else {
+            return Err(err(format!("`{t}` is not a number"), at, t.len().max(1)));
+        };
+        let b = match (lower, strict) {
+            (true, false) => crate::num::ceil(&v),
+            (true, true) => crate::num::floor(&v) + 1,
+            (false, false) => crate::num::floor(&v),
+            (false, true) => crate::num::ceil(&v) - 1,
+        };
+        if b > SIZE_MAX {
+            return Err(err(
+                format!("the bound {t} is past the largest size, {SIZE_MAX}"),
+                at,
+                t.len(),
+            ));
+        }
+        Ok(b)
+    };
+    let lo = if pos == 1 {
+        bound(0, true)?
+    } else {
+        DEFAULT_MIN
+    };
+    let hi = if pos + 1 < trimmed.len() {
+        bound(pos + 1, false)?
+    } else {
+        SIZE_MAX
+    };
+    if lo > hi {
+        return Err(err(
+            format!("the range admits no size ({lo} > {hi})"),
+            0,
+            body.len(),
+        ));
+    }
+    Ok((lo, hi))
 }
 
 fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a mut DimEntry {
@@ -716,9 +839,28 @@ mod tests {
 
     #[test]
     fn omitted_bounds() {
-        assert_eq!(parse_range(" h <= 64", "h"), (2, 64));
-        assert_eq!(parse_range(" 8 <= h", "h"), (8, SIZE_MAX));
-        assert_eq!(parse_range("", "h"), (2, SIZE_MAX));
+        assert_eq!(parse_range(" h <= 64", "h"), Ok((2, 64)));
+        assert_eq!(parse_range(" 8 <= h", "h"), Ok((8, SIZE_MAX)));
+        assert_eq!(parse_range("", "h"), Ok((2, SIZE_MAX)));
+        assert_eq!(parse_range(" 100 < h < 1000", "h"), Ok((101, 999)));
+        assert_eq!(parse_range(" 100 <= h <= 1e3", "h"), Ok((100, 1000)));
+        assert_eq!(parse_range(" 2.5 <= h <= 7.9", "h"), Ok((3, 7)));
+        assert_eq!(parse_range(" 2 <= h <= int_oo", "h"), Ok((2, SIZE_MAX)));
+        for (bad, what) in [
+            (" 100 <= w <= 1000", "does not mention `h`"),
+            (" 5 <= h <= 3", "admits no size"),
+            (
+                " 100 <= h <= 1000000000000000000000000000000000000000000000",
+                "past the largest size",
+            ),
+            (" 100 <= h <= 1e30", "past the largest size"),
+            (" 100 <= h <= ten", "`ten` is not a number"),
+            (" 100 >= h", "unexpected `>`"),
+        ] {
+            let e = parse_range(bad, "h").unwrap_err();
+            assert!(e.message.contains(what), "{bad}: {e}");
+            assert!(e.to_string().contains('^'), "{e}");
+        }
     }
 
     #[test]

@@ -102,6 +102,8 @@ pub enum NotPeriodic {
     PeriodLimit(i128),
     /// The guard splits into too many affine pieces.
     Pieces,
+    /// A work budget ran out before the periodic method finished.
+    Exhausted(crate::budget::Exhausted),
 }
 
 impl fmt::Display for NotPeriodic {
@@ -121,6 +123,7 @@ impl fmt::Display for NotPeriodic {
                 )
             }
             NotPeriodic::Pieces => f.write_str("the guard splits into too many affine pieces"),
+            NotPeriodic::Exhausted(e) => f.write_str(&e.reason()),
         }
     }
 }
@@ -161,6 +164,17 @@ pub enum Undecided {
     },
     /// A size the guard mentions has an undecided guard of its own.
     Depends(String),
+    /// A work budget of the command ran out (`--time-budget`, `--output-budget`): the answer is
+    /// partial.
+    Exhausted(crate::budget::Exhausted),
+    /// Evaluating the guard at a value needs an integer past [`crate::expr::MAX_BITS`] bits:
+    /// Python would compute it, dimguard does not guess.
+    Overflow {
+        /// The value of the size.
+        at: i128,
+        /// The bound on intermediate values, in bits.
+        bits: u64,
+    },
 }
 
 impl fmt::Display for Undecided {
@@ -193,6 +207,11 @@ impl fmt::Display for Undecided {
                 f,
                 "`{size}` has an undecided guard of its own, so the guards linking it are not decided"
             ),
+            Undecided::Exhausted(e) => f.write_str(&e.reason()),
+            Undecided::Overflow { at, bits } => write!(
+                f,
+                "overflow: at {at} an intermediate value of the guard exceeds {bits} bits"
+            ),
         }
     }
 }
@@ -203,6 +222,7 @@ impl Undecided {
         matches!(
             self,
             Undecided::Exact(Error::Arith(ArithError::Overflow))
+                | Undecided::Overflow { .. }
                 | Undecided::TooManyValues {
                     because: NotPeriodic::Arith(ArithError::Overflow),
                     ..
@@ -654,6 +674,24 @@ pub struct Propagation {
     pub filled: Vec<String>,
     /// Conditions operators need (broadcast and `cat` equalities), in guard-code syntax.
     pub guards: Vec<String>,
+    /// Outputs whose computed sizes differ from the recorded ones only at inputs the guards
+    /// reject: equal as functions on the accepted inputs (not disagreements), with how that was
+    /// established.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub equal_on_accepted: Vec<EqualOnAccepted>,
+}
+
+/// Recorded and computed sizes equal on every accepted input tested.
+#[derive(Debug, Clone, Serialize)]
+pub struct EqualOnAccepted {
+    /// The node.
+    pub node: String,
+    /// The output tensor.
+    pub tensor: String,
+    /// `"every accepted input"` (all were evaluated) or `"N sampled accepted inputs"`.
+    pub method: String,
+    /// Symbol values (rejected by the guards) where the two differ.
+    pub rejected_witness: BTreeMap<String, i128>,
 }
 
 /// A computed size that differs from the recorded one.
@@ -810,10 +848,15 @@ pub struct CheckDim {
     /// pass, possibly none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undecided: Option<UndecidedSet>,
-    /// For a size linked to others: the values that pass with **every** value of the others'
-    /// claimed sizes (`accepted` holds those that pass with some).
+    /// For a size linked to others: the values that pass with **some** value of the others
+    /// (`accepted`, per the contract, holds those that pass with every value of the others'
+    /// own accepted sets, so that any product of suggestions is sound).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub for_every_partner: Option<Feasible>,
+    pub with_some_partner: Option<Feasible>,
+    /// For a size linked to others: its side of the group's largest sound box (`joint`), the
+    /// spec `dynamic_shapes` uses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub box_side: Option<Suggestion>,
     /// `(input, index)` of the dimension this one always equals, when a guard ties them.
     #[serde(skip)]
     pub same_as: Option<(String, usize)>,

@@ -12,6 +12,8 @@
 //! an optional `dynamic_shapes = {...}` dict maps inputs' dimensions (`L['x'].size()[2]`) to
 //! names or inline values.
 
+use crate::error::{Error, ParseError};
+use crate::merge::{Entry, Root, Sheet, Value};
 use crate::message::{fix_kind, read_fix, FixKind, DEFAULT_MIN, SIZE_MAX};
 use crate::types::DimSet;
 use std::collections::BTreeMap;
@@ -74,15 +76,44 @@ fn admitted(kind: &FixKind, roots: &BTreeMap<String, (i128, i128)>) -> Option<Op
     })
 }
 
-/// Reads a spec. Unknown lines are kept in `unrecognized`, not errors.
-pub fn read(text: &str) -> Spec {
+/// Why a spec line defining a dimension cannot be used, if it cannot.
+fn definition_error(
+    kind: &FixKind,
+    roots: &BTreeMap<String, (i128, i128)>,
+    code: &str,
+) -> Option<String> {
+    match kind {
+        FixKind::Dim {
+            min: Some(lo),
+            max: Some(hi),
+        } if lo > hi => Some(format!("this Dim admits no size: min={lo} > max={hi}")),
+        FixKind::Derived { root, coef, .. } if *coef <= 0 => Some(format!(
+            "a derived dim needs a positive multiplier of its root `{root}` (here {coef}); torch.export rejects it"
+        )),
+        FixKind::Derived { root, .. } if !roots.contains_key(root) => Some(format!(
+            "`{root}` is not defined as a Dim (define it first: `{root} = Dim('{root}', min=.., max=..)`)"
+        )),
+        FixKind::Other if code.contains("Dim") => Some(
+            "not a Dim dimguard understands: expected `Dim('h', min=LO, max=HI)`, `M*_h + R`, an int, `Dim.AUTO` or `Dim.STATIC`".into(),
+        ),
+        _ => None,
+    }
+}
+
+/// Reads a spec.
+///
+/// Lines that define nothing (imports, other Python) are kept in `unrecognized`; a line that
+/// defines a dimension wrongly — a `Dim` with `min > max`, a derived dim with a multiplier that
+/// is not positive or an undefined root, an unclosed bracket — is an [`Error::Spec`] naming the
+/// spec line, with a caret and the reason.
+pub fn read(text: &str) -> Result<Spec, Error> {
     let mut spec = Spec::default();
     let mut roots: BTreeMap<String, (i128, i128)> = BTreeMap::new();
-    let mut defs: Vec<(String, String, FixKind)> = Vec::new();
-    let joined = join_brackets(text);
+    let mut defs: Vec<(usize, String, String, FixKind)> = Vec::new();
+    let joined = join_brackets(text)?;
     let mut dict: Option<String> = None;
-    for line in joined.lines() {
-        let line = line.split('#').next().unwrap_or("").trim();
+    for (no, raw) in &joined {
+        let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() || line.starts_with("from ") || line.starts_with("import ") {
             continue;
         }
@@ -95,15 +126,30 @@ pub fn read(text: &str) -> Spec {
                 if let FixKind::Dim { min, max } = f.kind {
                     roots.insert(f.name.clone(), (min.unwrap_or(0), max.unwrap_or(SIZE_MAX)));
                 }
-                defs.push((f.name, f.text, f.kind));
+                defs.push((*no, f.name, f.text, f.kind));
             }
             None => spec.unrecognized.push(line.to_string()),
+        }
+    }
+    for (no, name, code, kind) in &defs {
+        if let Some(reason) = definition_error(kind, &roots, code) {
+            let raw = &joined.iter().find(|(n, _)| n == no).expect("own line").1;
+            let at = raw.find(code.as_str()).unwrap_or(0);
+            return Err(Error::Spec {
+                line: *no,
+                error: Box::new(ParseError::new(
+                    format!("cannot use the definition of `{name}`: {reason}"),
+                    raw,
+                    at,
+                    code.len(),
+                )),
+            });
         }
     }
     // Roots used only by derived dims are not dims themselves.
     let used_as_root: Vec<String> = defs
         .iter()
-        .filter_map(|(_, _, k)| {
+        .filter_map(|(_, _, _, k)| {
             if let FixKind::Derived { root, .. } = k {
                 Some(root.clone())
             } else {
@@ -111,7 +157,8 @@ pub fn read(text: &str) -> Spec {
             }
         })
         .collect();
-    for (name, text, kind) in defs {
+    let whole: String = joined.iter().map(|(_, l)| format!("{l}\n")).collect();
+    for (_, name, text, kind) in defs {
         if used_as_root.contains(&name) {
             continue;
         }
@@ -121,7 +168,7 @@ pub fn read(text: &str) -> Spec {
                     FixKind::Derived { root, .. } => {
                         format!(
                             "{root} = {}\n{name} = {text}",
-                            root_text(&joined, root).unwrap_or_default()
+                            root_text(&whole, root).unwrap_or_default()
                         )
                     }
                     _ => format!("{name} = {text}"),
@@ -138,7 +185,124 @@ pub fn read(text: &str) -> Spec {
     if let Some(d) = dict {
         read_dict(&d, &mut spec, &roots);
     }
-    spec
+    Ok(spec)
+}
+
+/// Reads a spec as data ([`Sheet`]): its root `Dim`s and, from the `dynamic_shapes` dict, one
+/// entry per `(input, index)`. Errors name the line that is not understood.
+pub fn sheet(text: &str) -> Result<Sheet, String> {
+    let joined = join_brackets(text).map_err(|e| e.to_string())?;
+    let mut out = Sheet::default();
+    let mut named: BTreeMap<String, Value> = BTreeMap::new();
+    let mut dict: Option<String> = None;
+    let value_of = |kind: FixKind, name: &str, out: &mut Sheet| -> Option<Value> {
+        Some(match kind {
+            FixKind::Dim { min, max } => {
+                out.roots.push(Root {
+                    name: name.to_string(),
+                    min,
+                    max,
+                });
+                Value::Dim {
+                    root: name.to_string(),
+                    coef: 1,
+                    offset: 0,
+                    name: None,
+                }
+            }
+            FixKind::Const(v) => Value::Int { value: v },
+            FixKind::Auto => Value::Auto {
+                min: None,
+                max: None,
+            },
+            FixKind::Static => Value::Static,
+            FixKind::Derived { root, coef, offset } if coef > 0 => Value::Dim {
+                root,
+                coef,
+                offset,
+                name: Some(name.to_string()),
+            },
+            FixKind::Derived { .. } | FixKind::Other => return None,
+        })
+    };
+    for (_, raw) in &joined {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() || line.starts_with("from ") || line.starts_with("import ") {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("dynamic_shapes") {
+            dict = Some(rest.trim_start().trim_start_matches('=').trim().to_string());
+            continue;
+        }
+        let fix = read_fix(line).ok_or_else(|| format!("not a spec line: `{line}`"))?;
+        let v = value_of(fix.kind, &fix.name, &mut out).ok_or_else(|| {
+            format!("`{line}`: expected Dim(...), m*root + r, an int, Dim.AUTO or Dim.STATIC")
+        })?;
+        // A Dim's own name refers to its root; a derived dim to its expression.
+        named.insert(fix.name, v);
+    }
+    let dict = dict.ok_or("the spec has no `dynamic_shapes = {...}` dict naming the inputs")?;
+    let t = dict.trim();
+    let body = t
+        .strip_prefix('{')
+        .and_then(|b| b.strip_suffix('}'))
+        .ok_or_else(|| {
+            format!("`dynamic_shapes = {t}`: expected a dict {{\"input\": {{index: dim}}}}")
+        })?;
+    for item in split_top(body) {
+        let (key, val) = item
+            .split_once(':')
+            .ok_or_else(|| format!("`{}`: expected \"input\": {{...}}", item.trim()))?;
+        let input = key.trim().trim_matches(['"', '\'']).to_string();
+        let val = val.trim();
+        let (open, close) = match val.chars().next() {
+            Some('{') => ('{', '}'),
+            Some('(') => ('(', ')'),
+            Some('[') => ('[', ']'),
+            _ if val == "None" => continue,
+            _ => {
+                return Err(format!(
+                    "`{input}`: expected {{index: dim}} or a tuple, got `{val}`"
+                ))
+            }
+        };
+        let len =
+            matching(val, open, close).ok_or_else(|| format!("`{input}`: unbalanced `{open}`"))?;
+        for (i, it) in split_top(&val[1..len]).iter().enumerate() {
+            let (idx, v) = if open == '{' {
+                let (k, v) = it
+                    .split_once(':')
+                    .ok_or_else(|| format!("`{}`: expected index: dim", it.trim()))?;
+                let k = k
+                    .trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("`{}`: the index must be an integer", k.trim()))?;
+                (k, v.trim())
+            } else {
+                (i, it.trim())
+            };
+            if v.is_empty() || v == "None" {
+                continue;
+            }
+            let value = match named.get(v) {
+                Some(value) => value.clone(),
+                None => {
+                    let kind = fix_kind(v).ok_or_else(|| {
+                        format!("`{input}`[{idx}] = `{v}`: not a name defined above nor a Dim")
+                    })?;
+                    let name = crate::python::py_name(&format!("{input}_{idx}"));
+                    value_of(kind, &name, &mut out)
+                        .ok_or_else(|| format!("`{input}`[{idx}] = `{v}`: not understood"))?
+                }
+            };
+            out.entries.push(Entry {
+                input: input.clone(),
+                index: idx,
+                value,
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn root_text(text: &str, root: &str) -> Option<String> {
@@ -148,23 +312,63 @@ fn root_text(text: &str, root: &str) -> Option<String> {
     })
 }
 
-/// Joins lines inside brackets so a multi-line dict reads as one line.
-fn join_brackets(text: &str) -> String {
-    let mut out = String::new();
-    let mut depth = 0i32;
-    for ch in text.chars() {
-        match ch {
-            '{' | '(' | '[' => depth += 1,
-            '}' | ')' | ']' => depth -= 1,
-            '\n' if depth > 0 => {
-                out.push(' ');
-                continue;
-            }
-            _ => {}
+/// Joins lines inside brackets so a multi-line dict reads as one line; each joined line keeps
+/// the 1-based number of the line it starts on. An unclosed or unopened bracket is an error at
+/// its line and column.
+fn join_brackets(text: &str) -> Result<Vec<(usize, String)>, Error> {
+    let mut out: Vec<(usize, String)> = Vec::new();
+    let mut cur = String::new();
+    let mut start = 1;
+    let mut open: Vec<(usize, usize, char)> = Vec::new(); // line, byte column, bracket
+    for (i, line) in text.lines().enumerate() {
+        let no = i + 1;
+        if open.is_empty() {
+            start = no;
+        } else {
+            cur.push(' ');
         }
-        out.push(ch);
+        // A comment ends the line's code (also inside a multi-line dict).
+        let line = line.split('#').next().unwrap_or("");
+        for (col, ch) in line.char_indices() {
+            match ch {
+                '{' | '(' | '[' => open.push((no, col, ch)),
+                '}' | ')' | ']' => {
+                    let want = match ch {
+                        '}' => '{',
+                        ')' => '(',
+                        _ => '[',
+                    };
+                    if open.pop().map(|o| o.2) != Some(want) {
+                        return Err(bracket_error(no, line, col, format!("unmatched `{ch}`")));
+                    }
+                }
+                _ => {}
+            }
+        }
+        cur.push_str(line);
+        if open.is_empty() {
+            out.push((start, std::mem::take(&mut cur)));
+        }
     }
-    out
+    if let Some((no, col, ch)) = open.pop() {
+        let line = text.lines().nth(no - 1).unwrap_or("");
+        return Err(bracket_error(
+            no,
+            line,
+            col,
+            format!("`{ch}` is never closed"),
+        ));
+    }
+    Ok(out)
+}
+
+fn bracket_error(line: usize, text: &str, col: usize, message: String) -> Error {
+    Error::Spec {
+        line,
+        error: Box::new(
+            ParseError::new(message, text, col, 1).with_help("check the brackets of this line"),
+        ),
+    }
 }
 
 /// `{"x": {2: h, 3: Dim('w', min=2)}, "y": (None, h)}`
@@ -278,7 +482,8 @@ mod tests {
         let s = read(
             "from torch.export import Dim\n_h = Dim('_h', min=17, max=270)\nh = 8*_h\nw = Dim('w', min=135, max=3840)\nb = 1\n\
              dynamic_shapes = {\n  \"image1\": {0: b, 2: h, 3: w},\n  'image2': (None, None, h, Dim('w2', min=2, max=9)),\n}\n",
-        );
+        )
+        .unwrap();
         let names: Vec<&str> = s.dims.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["h", "w", "b", "L['image2'].size()[3]"]);
         let h = &s.dims[0];
@@ -299,8 +504,45 @@ mod tests {
             "w"
         );
         assert_eq!(s.dims[2].admitted, Some(DimSet::interval(1, 1)));
-        let s = read("h = Dim.AUTO\nw = Dim.STATIC\n");
+        let s = read("h = Dim.AUTO\nw = Dim.STATIC\n").unwrap();
         assert_eq!(s.dims[0].admitted, Some(DimSet::interval(2, SIZE_MAX)));
         assert_eq!(s.dims[1].admitted, None);
+    }
+
+    #[test]
+    fn bad_definitions_name_the_line_and_reason() {
+        for (text, line, what) in [
+            (
+                "_h = Dim('_h', min=2, max=9)\nh = -8*_h\n",
+                2,
+                "positive multiplier",
+            ),
+            (
+                "_h = Dim('_h', min=2, max=9)\nh = 0*_h\n",
+                2,
+                "positive multiplier",
+            ),
+            (
+                "# spec\nh = Dim('h', min=100, max=5)\n",
+                2,
+                "min=100 > max=5",
+            ),
+            ("h = 8*_g\n", 1, "`_g` is not defined"),
+            (
+                "w = Dim('w', min=2, max=9)\nh = Dim('h', min=2, max=9\nx = 1\n",
+                2,
+                "never closed",
+            ),
+            ("h = Dim('h', min=2, max=9))\n", 1, "unmatched `)`"),
+        ] {
+            match read(text) {
+                Err(Error::Spec { line: l, error }) => {
+                    assert_eq!(l, line, "{text}");
+                    assert!(error.message.contains(what), "{text}: {error}");
+                    assert!(error.to_string().contains('^'), "{error}");
+                }
+                other => panic!("{text}: expected a spec error, got {other:?}"),
+            }
+        }
     }
 }

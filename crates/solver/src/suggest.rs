@@ -290,27 +290,35 @@ fn structured(f: &DimSet, example: Option<i128>, out: &mut Vec<Progression>) -> 
     let p = f.period();
     let mut best: u128 = 1;
     let mut tried: std::collections::HashSet<i128> = Default::default();
-    let mut try_step = |m: i128, best: &mut u128, out: &mut Vec<Progression>| {
+    // Examines step `m`; false when the time budget ran out before every residue was.
+    let mut try_step = |m: i128, best: &mut u128, out: &mut Vec<Progression>| -> bool {
         if !tried.insert(m) {
-            return;
+            return true;
         }
         let ub = upper_bound(f, m);
         if ub < *best || (ub == *best && example.is_none() && m != 1) {
-            return;
+            return true;
         }
         for r in 0..m {
+            if r % 64 == 63 && crate::budget::expired().is_some() {
+                return false;
+            }
             if let Some((c, st)) = longest_run(f, m, r) {
                 let last = st + m * (c as i128 - 1);
                 out.push(normalized(st, last, m));
                 *best = (*best).max(c);
             }
         }
+        true
     };
     // Divisors of the period first: they hold the long runs of periodic sets.
     let mut divs: Vec<i128> = (1..=p.min(STEP_LIMIT)).filter(|d| p % d == 0).collect();
     divs.sort_unstable_by(|a, b| b.cmp(a));
     for m in divs {
-        try_step(m, &mut best, out);
+        if !try_step(m, &mut best, out) {
+            // Past the time budget: the steps examined are not a prefix; claim nothing.
+            return Maximality::AmongSteps { max_step: 0 };
+        }
     }
     let bound = |best: u128| {
         if best <= 1 {
@@ -326,7 +334,10 @@ fn structured(f: &DimSet, example: Option<i128>, out: &mut Vec<Progression>) -> 
                 max_step: STEP_LIMIT,
             };
         }
-        try_step(m, &mut best, out);
+        // Past the time budget the search stops; the claim says how far it got.
+        if !try_step(m, &mut best, out) {
+            return Maximality::AmongSteps { max_step: m - 1 };
+        }
         m += 1;
     }
     Maximality::Proven

@@ -348,12 +348,7 @@ impl Lower<'_> {
             }
             "LShift" | "RShift" => {
                 let (x, y) = two(self)?;
-                let p = Expr::Pow(b(Expr::int(2)), b(y));
-                if func == "LShift" {
-                    Expr::Mul(vec![x, p])
-                } else {
-                    Expr::FloorDiv(b(x), b(p))
-                }
+                shift(func == "LShift", x, y)
             }
             // Rounding.
             "FloorToInt" | "floor" | "math.floor" => Expr::Round(RoundKind::Floor, b(one(self)?)),
@@ -491,6 +486,27 @@ fn unsupported_help(func: &str) -> String {
             SYMPY_FUNCTIONS[..8].join(", ") + ", ...",
             GUARD_CODE_FUNCTIONS[..6].join(", ") + ", ..."
         )
+    }
+}
+
+/// `x << y` or `x >> y`: Python raises `ValueError: negative shift count` for `y < 0`, so the
+/// guard fails there (lowered to a division by zero, which raises the same way).
+fn shift(left: bool, x: Expr, y: Expr) -> Expr {
+    let p = Expr::Pow(Box::new(Expr::int(2)), Box::new(y.clone()));
+    let shifted = if left {
+        Expr::Mul(vec![x, p])
+    } else {
+        Expr::FloorDiv(Box::new(x), Box::new(p))
+    };
+    let raises = || Expr::FloorDiv(Box::new(Expr::int(1)), Box::new(Expr::int(0)));
+    match &y {
+        Expr::Const(c) if *c.numer() >= 0 => shifted,
+        Expr::Const(_) => raises(),
+        _ => Expr::Ite(
+            Box::new(Expr::Cmp(CmpOp::Ge, Box::new(y), Box::new(Expr::int(0)))),
+            Box::new(shifted),
+            Box::new(raises()),
+        ),
     }
 }
 

@@ -119,7 +119,10 @@ fn stacks(lines: &[Line], from: usize) -> (Option<Provenance>, usize) {
         if t.contains(KEY) || is_section_header(t) {
             break;
         }
-        if t.starts_with("This occurred at the following stacktrace") {
+        // Older reports print "This occured at" and end the frame line with a colon.
+        if t.starts_with("This occurred at the following stacktrace")
+            || t.starts_with("This occured at the following stacktrace")
+        {
             in_frames = true;
         } else if t.starts_with("And the following framework stacktrace") {
             in_frames = true;
@@ -170,7 +173,7 @@ fn draft_frame(t: &str) -> Option<Frame> {
     Some(Frame {
         file: file.trim().to_string(),
         line: line.trim().parse().ok()?,
-        function: function.trim().to_string(),
+        function: function.trim().trim_end_matches(':').to_string(),
         code: None,
     })
 }

@@ -8,13 +8,12 @@ use crate::expr::Value;
 use crate::forms::Form;
 use crate::joint;
 use crate::message::{DimEntry, Message, DEFAULT_MIN, SIZE_MAX};
-use crate::report::{Feasible, JointGuard, Report, RuntimeReport};
+use crate::report::{DimReport, Feasible, JointGuard, LinkedGroup, Report, RuntimeReport, Status};
 use crate::types::{DimSet, Expr};
 use std::collections::BTreeMap;
 
 /// Fills the report's origins, joint guards and run-time explanation.
 pub fn complete(report: &mut Report, msg: &Message, opts: &Options) {
-    report.joint = joint_guards(report, msg, &opts.limits);
     report.runtime = runtime(report, msg, opts);
 }
 
@@ -22,7 +21,8 @@ fn var_of(d: &DimEntry) -> String {
     d.source.clone().unwrap_or_else(|| d.name.clone())
 }
 
-fn joint_guards(report: &Report, msg: &Message, limits: &Limits) -> Vec<JointGuard> {
+/// Every guard over several sizes, with what today's joint solver says about its group.
+pub fn joint_guards(linked: &[LinkedGroup], msg: &Message, limits: &Limits) -> Vec<JointGuard> {
     if msg.joint.is_empty() {
         return vec![];
     }
@@ -64,7 +64,7 @@ fn joint_guards(report: &Report, msg: &Message, limits: &Limits) -> Vec<JointGua
             match grp {
                 Some(grp) if grp.roots.len() == 1 => {
                     let root = name_of(&grp.roots[0]);
-                    out.note = match report.linked.iter().find(|l| l.root == root) {
+                    out.note = match linked.iter().find(|l| l.root == root) {
                         Some(_) => format!("solved with the linked sizes of {root} (see linked)"),
                         None => format!("its sizes reduce to {root}"),
                     };
@@ -93,6 +93,33 @@ fn joint_guards(report: &Report, msg: &Message, limits: &Limits) -> Vec<JointGua
             out
         })
         .collect()
+}
+
+/// A size linked to others by a guard that its own answer does not imply (some combination of
+/// the sizes' one-size answers fails it) cannot take a `Dim` of its own: its report says so and
+/// offers no suggestion, so no unsound spec is printed.
+pub fn mark_linked(dims: &mut [DimReport], joint: &[JointGuard]) {
+    for j in joint {
+        let why = match (&j.undecided, j.joint_count) {
+            (Some(u), _) => format!("linked to other sizes by {}, undecided: {u}", j.text),
+            (None, Some([pass, total])) if pass < total => format!(
+                "linked to {} by {}: only {pass} of {total} combinations of their one-size answers pass, \
+                 so separate Dims are not sound (see the joint guard)",
+                j.sizes.join(", "),
+                j.text
+            ),
+            _ => continue,
+        };
+        for d in dims.iter_mut().filter(|d| j.sizes.contains(&d.name)) {
+            d.status = Status::Undecided;
+            d.suggestions.clear();
+            d.coverage = None;
+            d.padding = None;
+            d.undecided.get_or_insert_with(|| why.clone());
+            // The one-size advice ("every size passes") no longer holds.
+            d.advice = vec![why.clone()];
+        }
+    }
 }
 
 /// What a specialization's reason means, and the guard behind it when the text has one.
@@ -215,6 +242,10 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
         )),
     }
     if rt.kind == Form::GuardFailed {
+        explanation.push(
+            "torch reports only the first guard that failed; the program may hold more: `dimguard check` on the saved program lists every guard and the sizes it really accepts"
+                .into(),
+        );
         if let Some(s) = dim_report.and_then(|d| d.suggestions.first()) {
             explanation.push(format!(
                 "export with a spec that only admits passing sizes, so the program never raises: {}",

@@ -52,6 +52,7 @@ pub fn read(lines: &[Line]) -> Message {
     let mut guards: Vec<RawGuard> = Vec::new();
     let mut replaced: Vec<(String, String, String)> = Vec::new();
     let mut suppressed = 0usize;
+    let mut constant_sources: Vec<(String, i128, (i128, i128))> = Vec::new();
     let mut assumed: Vec<String> = Vec::new();
     let sym = |name: &str, order: &mut Vec<String>| {
         if !order.iter().any(|s| s == name) {
@@ -85,10 +86,21 @@ pub fn read(lines: &[Line]) -> Message {
             let (Some(source), Some(value)) = (parts.next(), parts.next()) else {
                 continue;
             };
-            if !is_symbol(value) || !source.contains(".size()") {
+            let tail = parts.next().unwrap_or("");
+            if !source.contains(".size()") {
                 continue;
             }
-            let tail = parts.next().unwrap_or("");
+            if let (Some(v), Some(i)) = (int_bound(value), tail.find("VR[")) {
+                // A size the user asked to be dynamic (a range constraint) that torch made a
+                // constant: a specialization, whose symbol the log may not name any more.
+                if let Some(range) = parse_range(&tail[i + 2..]) {
+                    constant_sources.push((source.to_string(), v, range));
+                }
+                continue;
+            }
+            if !is_symbol(value) {
+                continue;
+            }
             sym(value, &mut order);
             let s = syms.entry(value.to_string()).or_default();
             s.source.get_or_insert_with(|| source.to_string());
@@ -151,6 +163,32 @@ pub fn read(lines: &[Line]) -> Message {
         if let Some(v) = int_bound(rhs) {
             sym(a, &mut order);
             syms.entry(a.clone()).or_default().constant = Some((v, reason.clone()));
+        }
+    }
+    // A constrained size tracked as a constant: the symbol replaced by that constant is it, when
+    // exactly one symbol without a source was (`set_replacement s1 = 6` and `track_symint
+    // L['ids'].size()[1] 6 StrictMinMaxConstraint(..., vr=VR[1, 128])`).
+    for (source, v, range) in &constant_sources {
+        if syms.values().any(|s| s.source.as_deref() == Some(source)) {
+            continue; // the log named this size's symbol (`create_symbol`)
+        }
+        let unnamed: Vec<String> = syms
+            .iter()
+            .filter(|(_, s)| s.source.is_none() && s.constant.as_ref().map(|c| c.0) == Some(*v))
+            .map(|(n, _)| n.clone())
+            .collect();
+        match unnamed.as_slice() {
+            [one] => {
+                let s = syms.get_mut(one).expect("listed");
+                s.source = Some(source.clone());
+                s.range = Some(*range);
+            }
+            _ => {
+                let name = super::runtime::size_name(source);
+                let d = msg.dim_mut(&name, Some(source.clone()));
+                d.range = Some(*range);
+                d.specialized = Some(*v);
+            }
         }
     }
     // One dimension per backed symbol with a source, in the order the log created them, named

@@ -156,7 +156,19 @@ fn summary(report: &Value, dims: &[Value]) -> String {
         if dims.len() == 1 { "" } else { "s" }
     )];
     if let Some(f) = report["form"].as_str() {
-        parts.push(format!("read from a {}", f.replace('_', " ")));
+        let what = match f {
+            "torch_trace" => "a structured trace (TORCH_TRACE)",
+            "torch_logs" => "TORCH_LOGS output",
+            "constraint_violation" => "a torch.export constraint error",
+            "draft_export" => "a draft_export report",
+            "guard_failed" => "a Guard failed error",
+            "input_check" => "an input check error",
+            "solver_crash" => "torch's solver crash",
+            "guards" => "guard lines",
+            "program" => "an exported program",
+            other => other,
+        };
+        parts.push(format!("read from {what}"));
     }
     if let Some(v) = report["torch_version"].as_str() {
         parts.push(format!("PyTorch {v}"));
@@ -455,7 +467,7 @@ fn affine_member(expr: &str, root: &str) -> Option<(i128, i128)> {
         Some((k, rest)) => (k.parse().ok()?, rest.to_string()),
         None => (1, e.clone()),
     };
-    let py_root = dimguard::solver::python::py_name(root);
+    let py_root = crate::solver::python::py_name(root);
     let tail = rest
         .strip_prefix(&py_root)
         .or_else(|| rest.strip_prefix(root))?;
@@ -713,7 +725,7 @@ fn pairs(g: &Group, i: usize) -> String {
 
 fn line_card(l: &Value) -> String {
     let file = l["file"].as_str().unwrap_or("?");
-    let short = dimguard::solver::provenance::short_file(file);
+    let short = crate::solver::provenance::short_file(file);
     let user = l["user"].as_bool().unwrap_or(false);
     let ops: Vec<&str> = strs(&l["ops"]);
     let mut out = format!(

@@ -1,0 +1,370 @@
+//! `dimguard-fuzzer`: a fuzzing harness on stable Rust.
+//!
+//! Each execution draws one input from a seed — a structured message (proptest strategies for
+//! guards in both syntaxes, ranges, equalities, fixes), a mutated real message (`tests/data`,
+//! the seed corpus), a message with a `dynamic_shapes` spec for `verify`, or a mutated real
+//! exported program — and drives the library entry points in-process under the same budgets the
+//! CLI uses. An execution fails the run when it
+//!
+//! * panics,
+//! * runs past its time budget plus a grace period (a watchdog thread aborts a real hang),
+//! * allocates past the memory limit (a counting global allocator aborts, printing the input),
+//! * or answers differently from the brute-force oracle: the exact evaluator run value by value
+//!   over every range small enough (feasible sets, suggestions, `verify` verdicts and
+//!   counterexamples, `check`'s accepted sets).
+//!
+//! ```text
+//! cargo run --release -p dimguard-fuzzer -- --execs 1000000 --seed 1
+//! ```
+//!
+//! Findings are written to `--findings DIR` (default `target/fuzz-findings`), one file per input,
+//! with the execution number that reproduces it (`--seed S --from N --execs 1`).
+
+mod alloc;
+mod gen;
+mod oracle;
+
+use dimguard_solver::budget::{self, Budget};
+use gen::Source;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+#[global_allocator]
+static ALLOC: alloc::Counting = alloc::Counting;
+
+/// Options from the command line.
+#[derive(Debug, Clone)]
+struct Opts {
+    execs: u64,
+    from: u64,
+    seed: u64,
+    time_ms: u64,
+    grace_ms: u64,
+    mem_mb: usize,
+    findings: PathBuf,
+    root: PathBuf,
+    progress: u64,
+    slow_ms: u64,
+    print: bool,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: dimguard-fuzzer [--execs N] [--seed S] [--from N] [--time-ms T] [--grace-ms G] [--mem-mb M] [--findings DIR] [--root REPO] [--progress N] [--slow-ms N] [--print]\n\
+         Runs N executions (default 10000) of seed S (default: the current time) under a per-execution\n\
+         time budget of T ms (default 500; a hang is T + G ms, G default 5000) and a memory limit of M MiB\n\
+         (default 1024). Exits 1 when anything was found. --print writes the inputs instead of running them."
+    );
+    std::process::exit(2)
+}
+
+fn parse_opts() -> Opts {
+    let mut o = Opts {
+        execs: 10_000,
+        from: 0,
+        seed: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_secs()),
+        time_ms: 500,
+        grace_ms: 5000,
+        mem_mb: 1024,
+        findings: PathBuf::from("target/fuzz-findings"),
+        root: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
+        progress: 0,
+        slow_ms: 0,
+        print: false,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < args.len() {
+        let val = || args.get(i + 1).cloned().unwrap_or_else(|| usage());
+        let num = |s: String| {
+            s.replace('_', "")
+                .parse::<u64>()
+                .unwrap_or_else(|_| usage())
+        };
+        match args[i].as_str() {
+            "--execs" => o.execs = num(val()),
+            "--from" => o.from = num(val()),
+            "--seed" => o.seed = num(val()),
+            "--time-ms" => o.time_ms = num(val()),
+            "--grace-ms" => o.grace_ms = num(val()),
+            "--mem-mb" => o.mem_mb = num(val()) as usize,
+            "--progress" => o.progress = num(val()),
+            "--slow-ms" => o.slow_ms = num(val()),
+            "--print" => {
+                o.print = true;
+                i += 1;
+                continue;
+            }
+            "--findings" => o.findings = PathBuf::from(val()),
+            "--root" => o.root = PathBuf::from(val()),
+            _ => usage(),
+        }
+        i += 2;
+    }
+    o
+}
+
+/// The real inputs mutations start from.
+struct Seeds {
+    messages: Vec<String>,
+    programs: Vec<(String, serde_json::Value)>,
+}
+
+fn read_dir(dir: &Path, ext: &str) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().to_string_lossy().ends_with(ext))
+        .filter_map(|e| {
+            Some((
+                e.path().display().to_string(),
+                std::fs::read(e.path()).ok()?,
+            ))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn seeds(root: &Path) -> Seeds {
+    let mut messages: Vec<String> = Vec::new();
+    for dir in [
+        root.join("crates/fuzzer/corpus"),
+        root.join("tests/data/messages"),
+        PathBuf::from("/work/shared/fixtures/messages"),
+    ] {
+        for (_, b) in read_dir(&dir, ".txt") {
+            messages.push(String::from_utf8_lossy(&b).into_owned());
+        }
+    }
+    let mut programs = Vec::new();
+    for (name, b) in read_dir(&root.join("tests/data/pt2"), ".json") {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&b) {
+            programs.push((name, v));
+        }
+    }
+    // Small programs first: most mutations go to them (they are fast to check).
+    programs.sort_by_cached_key(|(_, v)| v.to_string().len());
+    Seeds { messages, programs }
+}
+
+/// The kinds of execution, in the order they rotate.
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Structured,
+    Mutated,
+    Verify,
+    Program,
+}
+
+/// Milliseconds since the run started at which the current execution began (0: idle).
+static EXEC_START: AtomicU64 = AtomicU64::new(0);
+
+fn main() {
+    let opts = parse_opts();
+    let seeds = seeds(&opts.root);
+    if seeds.messages.is_empty() {
+        eprintln!(
+            "dimguard-fuzzer: no seed messages under {} (pass --root REPO)",
+            opts.root.display()
+        );
+        std::process::exit(2);
+    }
+    // Panics are findings: keep their messages for the report, not on stderr.
+    std::panic::set_hook(Box::new(|info| {
+        alloc::note(&format!("{info}"));
+    }));
+    alloc::set_limit(opts.mem_mb << 20);
+    let t0 = Instant::now();
+    let hang = Duration::from_millis(opts.time_ms + opts.grace_ms);
+    std::thread::spawn(move || watchdog(t0, hang));
+    // Deeply nested guards recurse; the CLI gives its work the same roomy stack.
+    let worker = std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || run(&opts, &seeds, t0))
+        .expect("worker thread");
+    let found = worker.join().unwrap_or(1);
+    std::process::exit(if found > 0 { 1 } else { 0 });
+}
+
+fn watchdog(t0: Instant, hang: Duration) {
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let start = EXEC_START.load(Ordering::Relaxed);
+        if start != 0 {
+            let now = t0.elapsed().as_millis() as u64;
+            if now.saturating_sub(start) > hang.as_millis() as u64 {
+                alloc::abort_with(&format!(
+                    "HANG: an execution ran past {} ms (budget plus grace)",
+                    hang.as_millis()
+                ));
+            }
+        }
+    }
+}
+
+fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
+    std::fs::create_dir_all(&opts.findings).ok();
+    let mut found = 0u64;
+    let mut counts = [0u64; 4];
+    let mut times = [Duration::ZERO; 4];
+    let mut slowest = (Duration::ZERO, 0u64);
+    let mut peak_mem = 0usize;
+    let end = opts.from + opts.execs;
+    for exec in opts.from..end {
+        let mut src = Source::new(opts.seed, exec);
+        // The seed corpus and the fixtures go first, unmutated, then the rotation.
+        let (kind, input) = if (exec as usize) < seeds.messages.len() {
+            (
+                Kind::Mutated,
+                Input::Message(seeds.messages[exec as usize].clone(), vec![]),
+            )
+        } else {
+            draw(&mut src, seeds, exec)
+        };
+        counts[kind as usize] += 1;
+        if opts.print {
+            println!("{}", input.describe());
+            continue;
+        }
+        alloc::set_current(&format!(
+            "exec {exec} (reproduce: --seed {} --from {exec} --execs 1)\n{}",
+            opts.seed,
+            input.describe()
+        ));
+        alloc::reset_peak();
+        EXEC_START.store(t0.elapsed().as_millis().max(1) as u64, Ordering::Relaxed);
+        let started = Instant::now();
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _b = budget::enter(Budget {
+                time: Some(Duration::from_millis(opts.time_ms)),
+                ..Budget::default()
+            });
+            oracle::check(&input, opts.time_ms as u32)
+        }));
+        let took = started.elapsed();
+        times[kind as usize] += took;
+        EXEC_START.store(0, Ordering::Relaxed);
+        peak_mem = peak_mem.max(alloc::peak());
+        if opts.slow_ms > 0 && took.as_millis() as u64 >= opts.slow_ms {
+            eprintln!("slow: exec {exec} ({kind:?}) took {} ms", took.as_millis());
+        }
+        if took > slowest.0 {
+            slowest = (took, exec);
+        }
+        let finding = match outcome {
+            Ok(Ok(())) => None,
+            Ok(Err(wrong)) => Some(format!("WRONG ANSWER: {wrong}")),
+            Err(_) => Some(format!("PANIC: {}", alloc::take_note())),
+        };
+        let finding = finding.or_else(|| {
+            (took > Duration::from_millis(opts.time_ms + opts.grace_ms)).then(|| {
+                format!(
+                    "SLOW: {} ms, past the budget of {} ms plus {} ms grace",
+                    took.as_millis(),
+                    opts.time_ms,
+                    opts.grace_ms
+                )
+            })
+        });
+        if let Some(f) = finding {
+            found += 1;
+            let file = opts
+                .findings
+                .join(format!("seed{}-exec{exec}.txt", opts.seed));
+            let body = format!(
+                "{f}\nreproduce: cargo run --release -p dimguard-fuzzer -- --seed {} --from {exec} --execs 1\n--- input ({kind:?}) ---\n{}",
+                opts.seed,
+                input.describe()
+            );
+            std::fs::write(&file, &body).ok();
+            eprintln!("finding at exec {exec}: {f} ({})", file.display());
+        }
+        if opts.progress > 0 && (exec + 1 - opts.from) % opts.progress == 0 {
+            eprintln!(
+                "{} executions, {found} findings, {:.0} s",
+                exec + 1 - opts.from,
+                t0.elapsed().as_secs_f64()
+            );
+        }
+    }
+    let ms = |i: usize| times[i].as_secs_f64() * 1000.0 / counts[i].max(1) as f64;
+    println!(
+        "dimguard-fuzzer: seed {}, executions {} (structured {} at {:.2} ms, mutated {} at {:.2} ms, verify {} at {:.2} ms, program {} at {:.2} ms), findings {found}, time {:.1} s, slowest execution {} ms (#{}), peak memory of one execution {} MiB",
+        opts.seed,
+        opts.execs,
+        counts[0],
+        ms(0),
+        counts[1],
+        ms(1),
+        counts[2],
+        ms(2),
+        counts[3],
+        ms(3),
+        t0.elapsed().as_secs_f64(),
+        slowest.0.as_millis(),
+        slowest.1,
+        peak_mem >> 20
+    );
+    found
+}
+
+/// One execution's input.
+pub enum Input {
+    /// A message for `diagnose`; the generated dims when structured.
+    Message(String, Vec<gen::GenDim>),
+    /// A message and a spec for `verify`.
+    Verify(String, String),
+    /// A program's JSON for `check`.
+    Program(Vec<u8>),
+}
+
+impl Input {
+    fn describe(&self) -> String {
+        match self {
+            Input::Message(m, _) => m.clone(),
+            Input::Verify(m, s) => format!("{m}\n--- spec ---\n{s}"),
+            Input::Program(p) => String::from_utf8_lossy(p).into_owned(),
+        }
+    }
+}
+
+fn draw(src: &mut Source, seeds: &Seeds, exec: u64) -> (Kind, Input) {
+    match exec % 100 {
+        0 if !seeds.programs.is_empty() => {
+            // Small programs nine times in ten.
+            let n = seeds.programs.len();
+            let i = if src.one_in(10) {
+                src.below(n)
+            } else {
+                src.below(n.min(2))
+            };
+            let mut v = seeds.programs[i].1.clone();
+            gen::mutate_json(src, &mut v);
+            (
+                Kind::Program,
+                Input::Program(serde_json::to_vec(&v).unwrap_or_default()),
+            )
+        }
+        1 | 2 => {
+            let (m, dims) = gen::message(src);
+            let s = gen::spec(src, &dims);
+            (Kind::Verify, Input::Verify(m, s))
+        }
+        n if n % 2 == 0 => {
+            let (m, dims) = gen::message(src);
+            (Kind::Structured, Input::Message(m, dims))
+        }
+        _ => {
+            let base = &seeds.messages[src.below(seeds.messages.len())];
+            (
+                Kind::Mutated,
+                Input::Message(gen::mutate_text(src, base), vec![]),
+            )
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! Drives the library entry points on one input and checks every answer small enough against
+//! the brute-force oracle: the exact evaluator ([`Expr::truth_at`]), value by value.
+
+use crate::Input;
+use dimguard_prove::verify::{verify, GuardSet};
+use dimguard_solver::diagnose::{diagnose, Options};
+use dimguard_solver::expr::EvalError;
+use dimguard_solver::num::ArithError;
+use dimguard_solver::{message, spec, Expr};
+use std::collections::BTreeSet;
+
+/// Largest range the oracle enumerates.
+const ORACLE_MAX: i128 = 1000;
+
+/// Runs the input; `Err` describes an answer that disagrees with the oracle.
+pub fn check(input: &Input, z3_ms: u32) -> Result<(), String> {
+    match input {
+        Input::Message(text, _) => check_message(text),
+        Input::Verify(text, spec_text) => check_verify(text, spec_text, z3_ms),
+        Input::Program(bytes) => check_program(bytes),
+    }
+}
+
+/// The values of `lo..=hi` where every guard holds, by evaluation; `None` when a value cannot be
+/// evaluated exactly (overflow past the big-integer bound), so nothing can be compared.
+fn brute(guards: &[&Expr], var: &str, values: impl Iterator<Item = i128>) -> Option<Vec<i128>> {
+    let mut out = Vec::new();
+    for x in values {
+        let mut all = true;
+        for g in guards {
+            match g.truth_at(var, x) {
+                Ok(true) => {}
+                Err(EvalError::Arith(ArithError::Overflow)) => return None,
+                Ok(false) | Err(_) => {
+                    all = false;
+                    break;
+                }
+            }
+        }
+        if all {
+            out.push(x);
+        }
+    }
+    Some(out)
+}
+
+fn members(segments: &[dimguard_solver::Segment]) -> Vec<i128> {
+    let mut out = Vec::new();
+    for s in segments {
+        let mut x = s.lo;
+        while x <= s.hi {
+            if s.residues
+                .binary_search(&x.rem_euclid(s.modulus.max(1)))
+                .is_ok()
+            {
+                out.push(x);
+            }
+            x += 1;
+        }
+    }
+    out
+}
+
+fn only_in(guards: &[&Expr], var: &str) -> bool {
+    guards.iter().all(|g| g.atoms().iter().all(|a| &**a == var))
+}
+
+fn check_message(text: &str) -> Result<(), String> {
+    let msg = match message::read(text) {
+        Ok(m) => m,
+        Err(e) => {
+            // Rendering the error (carets included) must not panic either.
+            let _ = e.to_string();
+            return Ok(());
+        }
+    };
+    let report = diagnose(&msg, &Options::default());
+    let _ =
+        serde_json::to_string(&report).map_err(|e| format!("report does not serialize: {e}"))?;
+    let linked: BTreeSet<&str> = msg
+        .equalities
+        .iter()
+        .flat_map(|(a, b)| [a.as_str(), b.as_str()])
+        .chain(
+            msg.relations
+                .iter()
+                .flat_map(|r| [r.name.as_str(), r.other.as_str()]),
+        )
+        .collect();
+    for (d, rep) in msg.dims.iter().zip(&report.dims) {
+        if d.name != rep.name {
+            return Err(format!(
+                "report dims out of order: {} vs {}",
+                d.name, rep.name
+            ));
+        }
+        let (Some(src), Some((lo, hi)), Some(f)) = (&d.source, d.range, &rep.feasible) else {
+            continue;
+        };
+        if d.specialized.is_some()
+            || d.inferred_equal.is_some()
+            || linked.contains(d.name.as_str())
+            || hi - lo >= ORACLE_MAX
+        {
+            continue;
+        }
+        let guards: Vec<&Expr> = d.guards.iter().map(|g| &g.expr).collect();
+        if !only_in(&guards, src) {
+            continue;
+        }
+        let Some(want) = brute(&guards, src, lo..=hi) else {
+            continue;
+        };
+        // The members straight from the printed segments (not through `DimSet`, whose
+        // constructor refuses periods above its limit): what a reader of the report sees.
+        let got = members(&f.segments);
+        if got != want {
+            let first = want
+                .iter()
+                .zip(&got)
+                .find(|(a, b)| a != b)
+                .map_or_else(|| want.len().min(got.len()), |_| 0);
+            return Err(format!(
+                "{}: feasible has {} values, the oracle {} (first lists differ near index {first}: oracle {:?}, answer {:?})",
+                d.name,
+                got.len(),
+                want.len(),
+                &want[..want.len().min(8)],
+                &got[..got.len().min(8)]
+            ));
+        }
+        let want: BTreeSet<i128> = want.into_iter().collect();
+        for s in &rep.suggestions {
+            let mut x = s.lo;
+            while x <= s.hi {
+                if !want.contains(&x) {
+                    return Err(format!(
+                        "{}: suggestion {}..{} step {} admits {x}, which fails a guard",
+                        d.name, s.lo, s.hi, s.modulus
+                    ));
+                }
+                x += s.modulus.max(1);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_verify(text: &str, spec_text: &str, z3_ms: u32) -> Result<(), String> {
+    let Ok(gs) = GuardSet::read(text) else {
+        return Ok(());
+    };
+    let spec = match spec::read(spec_text) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = e.to_string();
+            return Ok(());
+        }
+    };
+    let report = verify(&gs, &spec, z3_ms);
+    let _ =
+        serde_json::to_string(&report).map_err(|e| format!("report does not serialize: {e}"))?;
+    for vd in &report.dims {
+        let Some((name, source, exprs)) = gs.dims.iter().find(|(n, _, _)| *n == vd.name) else {
+            continue;
+        };
+        let Some(admitted) = spec
+            .lookup(name, source.as_deref())
+            .and_then(|s| s.admitted.clone())
+        else {
+            continue;
+        };
+        if admitted.count() > ORACLE_MAX as u128 {
+            continue;
+        }
+        let var = source.clone().unwrap_or_else(|| name.clone());
+        let guards: Vec<&Expr> = exprs.iter().collect();
+        if !only_in(&guards, &var) {
+            continue;
+        }
+        let Some(pass) = brute(&guards, &var, admitted.iter()) else {
+            continue;
+        };
+        let pass: BTreeSet<i128> = pass.into_iter().collect();
+        let failing: Vec<i128> = admitted.iter().filter(|x| !pass.contains(x)).collect();
+        match vd.sound {
+            Some(true) if !failing.is_empty() => {
+                return Err(format!(
+                    "verify says `{name}` is sound, but {} admitted values fail (e.g. {:?})",
+                    failing.len(),
+                    &failing[..failing.len().min(5)]
+                ))
+            }
+            Some(false) if failing.is_empty() => {
+                return Err(format!(
+                    "verify says `{name}` is unsound (counterexamples {:?}), but every admitted value passes",
+                    vd.counterexamples
+                ))
+            }
+            _ => {}
+        }
+        if let Some(bad) = vd.counterexamples.iter().find(|x| pass.contains(x)) {
+            return Err(format!(
+                "verify reports {bad} as a counterexample for `{name}`, but it passes every guard"
+            ));
+        }
+        if let Some(n) = vd.failing {
+            if n != failing.len() as u128 {
+                return Err(format!(
+                    "verify counts {n} failing values for `{name}`, the oracle {}",
+                    failing.len()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_program(bytes: &[u8]) -> Result<(), String> {
+    let Ok(p) = dimguard_graph::program::parse(bytes, "fuzz.json") else {
+        return Ok(());
+    };
+    if let Ok(g) = dimguard_graph::ProgramGraph::build(&p) {
+        let _ = g.dot();
+    }
+    let Ok(report) = dimguard_graph::check(&p, true) else {
+        return Ok(());
+    };
+    let _ =
+        serde_json::to_string(&report).map_err(|e| format!("report does not serialize: {e}"))?;
+    for d in &report.dims {
+        if let Some(a) = &d.accepted {
+            if a.count > d.claimed.count {
+                return Err(format!(
+                    "{}[{}]: accepts {} sizes but claims only {}",
+                    d.input, d.index, a.count, d.claimed.count
+                ));
+            }
+        }
+    }
+    Ok(())
+}

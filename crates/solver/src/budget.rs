@@ -1,0 +1,190 @@
+//! Work budgets: a deadline and a bound on the size of any set one answer may hold.
+//!
+//! A command runs its work inside [`enter`]; the engine, the joint solver and the prover consult
+//! the budget of the current thread. Past the deadline, work still to do is reported undecided
+//! with [`Exhausted::reason`] — a partial answer, as data — and [`exhausted`] tells the caller
+//! which budget ran out so it can say so once at the top of the report. A set with more pieces
+//! than [`Budget::pieces`] is never built: memory stays bounded by the budget, not by the width
+//! of a range.
+//!
+//! Without [`enter`], there is no deadline and the piece bound is [`DEFAULT_PIECES`].
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// The piece bound when no budget was entered.
+pub const DEFAULT_PIECES: usize = 20_000;
+
+/// The limits one command works within.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Wall-clock time allowed; `None` for no limit.
+    pub time: Option<Duration>,
+    /// Largest number of segments (or runs) a single computed set may have.
+    pub pieces: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            time: None,
+            pieces: DEFAULT_PIECES,
+        }
+    }
+}
+
+/// Which budget ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exhausted {
+    /// The deadline passed; the allowed time is given.
+    Time(Duration),
+    /// A set would have held more than this many pieces.
+    Pieces(usize),
+}
+
+impl Exhausted {
+    /// Short machine-readable name: `"time"` or `"pieces"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Exhausted::Time(_) => "time",
+            Exhausted::Pieces(_) => "pieces",
+        }
+    }
+
+    /// Why an answer is missing, in words a user can act on.
+    pub fn reason(&self) -> String {
+        match self {
+            Exhausted::Time(t) => format!(
+                "the time budget of {} ran out before this was decided (raise it with --time-budget)",
+                human_duration(*t)
+            ),
+            Exhausted::Pieces(n) => format!(
+                "the exact set has more than {n} pieces, more than the output budget allows (raise it with --output-budget)"
+            ),
+        }
+    }
+}
+
+fn human_duration(t: Duration) -> String {
+    let ms = t.as_millis();
+    if ms % 1000 == 0 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{ms} ms")
+    }
+}
+
+#[derive(Clone, Copy)]
+struct State {
+    budget: Budget,
+    deadline: Option<Instant>,
+    exhausted: Option<Exhausted>,
+}
+
+thread_local! {
+    static STATE: Cell<Option<State>> = const { Cell::new(None) };
+}
+
+/// Restores the previous budget when dropped.
+#[must_use = "the budget applies until this guard is dropped"]
+pub struct Scope {
+    previous: Option<State>,
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        STATE.with(|s| s.set(self.previous));
+    }
+}
+
+/// Runs the rest of the scope under `budget` (its clock starts now).
+pub fn enter(budget: Budget) -> Scope {
+    let state = State {
+        budget,
+        deadline: budget.time.map(|t| Instant::now() + t),
+        exhausted: None,
+    };
+    Scope {
+        previous: STATE.with(|s| s.replace(Some(state))),
+    }
+}
+
+fn with<T>(f: impl FnOnce(&mut Option<State>) -> T) -> T {
+    STATE.with(|s| {
+        let mut v = s.get();
+        let out = f(&mut v);
+        s.set(v);
+        out
+    })
+}
+
+/// The largest number of pieces one set may have.
+pub fn pieces() -> usize {
+    with(|s| s.map_or(DEFAULT_PIECES, |s| s.budget.pieces))
+}
+
+/// Whether the deadline has passed (recording it when it has).
+pub fn expired() -> Option<Exhausted> {
+    with(|s| {
+        let st = s.as_mut()?;
+        let deadline = st.deadline?;
+        if Instant::now() < deadline {
+            return None;
+        }
+        let e = Exhausted::Time(st.budget.time.unwrap_or_default());
+        st.exhausted.get_or_insert(e);
+        Some(e)
+    })
+}
+
+/// Records that a set exceeded the piece bound, and returns the reason to report.
+pub fn too_many_pieces() -> Exhausted {
+    let e = Exhausted::Pieces(pieces());
+    with(|s| {
+        if let Some(st) = s.as_mut() {
+            st.exhausted.get_or_insert(e);
+        }
+    });
+    e
+}
+
+/// Time left before the deadline (`None` without one).
+pub fn remaining() -> Option<Duration> {
+    with(|s| {
+        let d = s.as_ref()?.deadline?;
+        Some(d.saturating_duration_since(Instant::now()))
+    })
+}
+
+/// The first budget that ran out in the current scope, if any: the answer is partial.
+pub fn exhausted() -> Option<Exhausted> {
+    with(|s| s.as_ref().and_then(|s| s.exhausted))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_nest_and_restore() {
+        assert_eq!(pieces(), DEFAULT_PIECES);
+        assert!(expired().is_none());
+        {
+            let _outer = enter(Budget {
+                time: Some(Duration::ZERO),
+                pieces: 10,
+            });
+            assert_eq!(pieces(), 10);
+            assert_eq!(expired(), Some(Exhausted::Time(Duration::ZERO)));
+            assert_eq!(exhausted().map(|e| e.kind()), Some("time"));
+            {
+                let _inner = enter(Budget::default());
+                assert!(expired().is_none());
+                assert!(exhausted().is_none());
+            }
+            assert_eq!(exhausted().map(|e| e.kind()), Some("time"));
+        }
+        assert!(exhausted().is_none());
+        assert_eq!(pieces(), DEFAULT_PIECES);
+    }
+}
