@@ -396,12 +396,38 @@ fn linked_sizes_from_logs_are_reported() {
             .count() as u128;
         assert_eq!(j.joint_count, Some([pairs, 225 * 225]));
     }
-    // No size of the pair gets a Dim of its own: separate Dims would not be sound.
-    for d in &r.dims {
-        assert_eq!(d.status, Status::Undecided, "{}", d.name);
-        assert!(d.suggestions.is_empty());
+    // The joint sets: the same pairs, by brute force.
+    let pass = |a: i128, b: i128| (a - 1).div_euclid(2) == (b - 1).div_euclid(2);
+    assert_eq!(r.joint_sets.len(), 2);
+    for j in &r.joint_sets {
+        let want = (32..=256i128)
+            .flat_map(|a| (32..=256i128).map(move |b| (a, b)))
+            .filter(|&(a, b)| pass(a, b))
+            .count() as u128;
+        assert_eq!((j.accepted, j.claimed), (want, 225 * 225));
+        for t in &j.rejected_examples {
+            assert!(!pass(t[0], t[1]), "{t:?} passes");
+        }
     }
-    assert!(!r.dynamic_shapes.contains("= Dim("), "{}", r.dynamic_shapes);
+    // No size of a pair gets a Dim of its own (separate Dims would not be sound): its spec is
+    // its side of the largest box, and every pair of that box passes.
+    for d in &r.dims {
+        assert_eq!(d.status, Status::Linked, "{}", d.name);
+        assert!(d.suggestions.is_empty());
+        assert_eq!(d.linked_with.len(), 1);
+        let side = d.box_side.as_ref().expect("box side");
+        let partner = r.dims.iter().find(|o| o.name == d.linked_with[0]).unwrap();
+        let other = partner.box_side.as_ref().unwrap();
+        for a in (side.lo..=side.hi).step_by(side.modulus as usize) {
+            for b in (other.lo..=other.hi).step_by(other.modulus as usize) {
+                assert!(pass(a, b), "{a}, {b}");
+            }
+        }
+        assert!(r.dynamic_shapes.contains(&side.code), "{}", r.dynamic_shapes);
+    }
+    // Every guard is accounted for: both solved jointly.
+    assert_eq!(r.guards.len(), 2);
+    assert!(r.guards.iter().all(|g| g.fate == "joint"), "{:?}", r.guards);
     // A linking guard the sizes' own answers imply leaves them as they are (window attention:
     // h and w multiples of 7 make 32*h*w == 1568*(h//7)*(w//7) hold).
     let r = report(&read(&load("window_attention.log.txt"), &[]), &[]);

@@ -14,11 +14,15 @@
 //!
 //! Every guard ends with a [`Fate`]: solved, proved by Z3, or undecided with its reason.
 
+use crate::diagnose::unchecked_suggestion;
 use crate::engine::{solve, Limits, Method, Outcome};
-use crate::linked::{solve_joint, Budget, JointSet, Tree};
+use crate::expr::Value;
+use crate::linked::{largest_box, solve_joint, Budget, JointSet, LargestBox, Tree};
 use crate::num::{self, Q};
-use crate::report::Undecided;
-use crate::types::{CmpOp, DimSet, Expr};
+use crate::report::{
+    BoxReport, Certificate, Feasible, JointReport, JointSearch, JointUndecided, Proof, Undecided,
+};
+use crate::types::{CmpOp, DimSet, Expr, Progression};
 use num_traits::{Signed, Zero};
 use std::collections::BTreeMap;
 
@@ -50,6 +54,23 @@ pub struct Group {
     pub relations: Vec<usize>,
 }
 
+impl Member {
+    /// The member's values for the root's values `set` (`coef * x + offset`).
+    pub fn image(&self, set: &DimSet) -> Result<DimSet, crate::Error> {
+        set.affine_image(self.coef, self.offset)
+    }
+
+    /// The member's progression for the root's progression `p`: what a derived `Dim` admits.
+    pub fn side(&self, p: &Progression) -> Progression {
+        Progression {
+            lo: self.coef * p.lo + self.offset,
+            hi: self.coef * p.hi + self.offset,
+            modulus: self.coef * p.modulus,
+            residue: (self.coef * p.residue + self.offset).rem_euclid(self.coef * p.modulus),
+        }
+    }
+}
+
 /// What happened to one guard of a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fate {
@@ -59,6 +80,18 @@ pub enum Fate {
     Proved,
     /// Not decided, with the reason (and Z3's answer when it was asked).
     Undecided(Undecided),
+}
+
+impl Fate {
+    /// The reports' `fate` word (`"periodic"`, `"enumeration"`, `"joint"`, `"z3"`,
+    /// `"undecided"`) and, for an undecided guard, the reason.
+    pub fn label(&self) -> (&'static str, Option<String>) {
+        match self {
+            Fate::Solved(how) => (how, None),
+            Fate::Proved => ("z3", None),
+            Fate::Undecided(why) => ("undecided", Some(why.to_string())),
+        }
+    }
 }
 
 /// Z3's answer to "does every point of this box pass these guards?".
@@ -249,7 +282,7 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
 }
 
 /// The root's range implied by the members' ranges (`lo <= coef*root + offset <= hi`).
-fn root_range(grp: &Group, root: &str, ranges: &BTreeMap<String, (i128, i128)>) -> (i128, i128) {
+pub fn root_range(grp: &Group, root: &str, ranges: &BTreeMap<String, (i128, i128)>) -> (i128, i128) {
     let mut lo = i128::MIN / 4;
     let mut hi = i128::MAX / 4;
     for m in grp.members.iter().filter(|m| m.root == root) {
@@ -451,6 +484,135 @@ pub fn solve_group_with(
     }
     out.joint = Some(js);
     out
+}
+
+/// Tuples of a largest box above which it is re-checked at a sample only.
+pub const BOX_RECHECK: u128 = 256;
+
+/// A group's joint set as the reports carry it (`check`'s `joint`, `diagnose`'s and `verify`'s
+/// `joint_sets`), and its largest sound box.
+#[derive(Debug, Clone)]
+pub struct Linked {
+    /// The report entry.
+    pub report: JointReport,
+    /// The largest box of one progression per root, in the joint set's level order.
+    pub largest: Option<LargestBox>,
+    /// The joint set (in root names).
+    pub joint: JointSet,
+}
+
+impl Linked {
+    /// The side of the largest box for `member` (a root or a size derived from one).
+    pub fn side(&self, member: &Member) -> Option<Progression> {
+        let b = self.largest.as_ref()?;
+        let l = self.joint.level(&member.root)?;
+        Some(member.side(&b.sides[l]))
+    }
+
+    /// Whether the linking guards reject some combination of the roots' own accepted values
+    /// (or the search left some undecided): then no size of the group can take a `Dim` of its
+    /// own, only its side of the largest box.
+    pub fn restricts(&self) -> bool {
+        self.joint.undecided.is_some() || self.joint.count() < self.joint.box_count()
+    }
+}
+
+/// The report of a solved group's joint set: its boxes, the largest sound box (re-checked tuple
+/// by tuple with the exact evaluator, independently of the search), accepted examples, real
+/// failing tuples (each re-checked), the summary sentence. `name` gives a root's dimension name,
+/// `label` the name the summary uses, `claimed` how many values a root was claimed to take.
+/// `None` for a group of one root.
+pub fn linked(
+    solved: &Solved,
+    grp: &Group,
+    budget: &Budget,
+    name: &dyn Fn(&str) -> String,
+    label: &dyn Fn(&str) -> String,
+    claimed: &dyn Fn(&str) -> u128,
+) -> Option<Linked> {
+    let j = solved.joint.as_ref().filter(|_| grp.roots.len() > 1)?;
+    let lb = largest_box(&j.tree, budget);
+    let dims: Vec<String> = j.sizes.iter().map(|s| name(s)).collect();
+    let claimed_count = j
+        .sizes
+        .iter()
+        .map(|s| claimed(s))
+        .fold(1u128, |a, c| a.saturating_mul(c));
+    let (boxes, complete) = j.tree.boxes(100);
+    let holds = |t: &[i128]| {
+        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
+        grp.guards
+            .iter()
+            .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
+    };
+    let largest_box = lb.as_ref().map(|b| {
+        let mut sides: Vec<_> = b
+            .sides
+            .iter()
+            .zip(&dims)
+            .map(|(p, n)| unchecked_suggestion(n, p, Proof::Periodic))
+            .collect();
+        let sets: Vec<DimSet> = b.sides.iter().map(|p| p.to_set()).collect();
+        let all = b.count <= BOX_RECHECK;
+        let tuples = Tree::full(&sets).examples(BOX_RECHECK as usize);
+        let ok = tuples.iter().all(|t| holds(t));
+        for s in sides.iter_mut() {
+            s.certificate = if ok && all {
+                Certificate::Enumeration
+            } else {
+                Certificate::None
+            };
+            if ok && !all {
+                s.certificate_note = Some(format!(
+                    "re-checked at {} of its {} tuples; exact by the joint search",
+                    tuples.len(),
+                    b.count
+                ));
+            }
+        }
+        BoxReport {
+            count: b.count,
+            maximal: b.maximal,
+            sides,
+        }
+    });
+    let rejected: Vec<Vec<i128>> = j
+        .rejected_examples(5)
+        .into_iter()
+        .filter(|t| !holds(t))
+        .collect();
+    let mut labels: Vec<(String, String)> =
+        j.sizes.iter().map(|s| (s.clone(), label(s))).collect();
+    labels.sort_by(|a, b| a.1.cmp(&b.1));
+    let report = JointReport {
+        dims,
+        sources: j.sizes.clone(),
+        claimed: claimed_count,
+        accepted: j.count(),
+        boxes: boxes
+            .iter()
+            .map(|b| b.iter().map(Feasible::from).collect())
+            .collect(),
+        boxes_complete: complete,
+        largest_box,
+        accepted_examples: j.tree.examples(5),
+        rejected_examples: rejected,
+        undecided: j.undecided.as_ref().map(|u| JointUndecided {
+            count: u.count,
+            reason: u.reason.clone(),
+        }),
+        summary: j.summary(&labels),
+        search: JointSearch {
+            points: j.stats.points,
+            periodic_solves: j.stats.periodic_solves,
+            shared_nodes: j.stats.shared_nodes,
+        },
+    };
+    Some(Linked {
+        report,
+        largest: lb,
+        joint: j.clone(),
+    })
 }
 
 #[cfg(test)]

@@ -1376,7 +1376,15 @@ impl BoxSearch {
                 // Subsets of groups: the progression lies in the union of their sets, and the
                 // rest of the box in the intersection of their continuations.
                 let exhaustive = m <= 12;
-                if !exhaustive {
+                // Past 12 groups only single groups are tried: still every box when no two
+                // groups' continuations meet (a box spanning groups needs a common
+                // continuation).
+                if !exhaustive
+                    && (m > 256
+                        || (0..m).any(|i| {
+                            (i + 1..m).any(|j| !groups[i].1.intersect(&groups[j].1).is_empty())
+                        }))
+                {
                     self.maximal = false;
                 }
                 let mut stack: Vec<(usize, Vec<usize>, Tree)> = Vec::new();
