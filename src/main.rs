@@ -7,14 +7,20 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    let json = args.json();
     // Deeply nested guards recurse; give the work a roomy stack.
     let worker = std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || cli::run(args));
     match worker.map(|h| h.join()) {
         Ok(Ok(Ok(()))) => ExitCode::SUCCESS,
+        Ok(Ok(Err(cli::Failure::Closed))) => ExitCode::SUCCESS,
         Ok(Ok(Err(failure))) => {
             eprintln!("dimguard: {failure}");
+            if json {
+                // Best effort: stdout may be the thing that failed.
+                let _ = cli::emit(&format!("{}\n", failure.json()));
+            }
             failure.exit_code()
         }
         _ => {

@@ -244,3 +244,208 @@ fn verify_spec_errors_name_the_line_and_reason() {
         );
     }
 }
+
+/// Runs the binary; returns (exit code, stdout, stderr).
+fn dimguard(args: &[&str], stdin: &str) -> (i32, String, String) {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dimguard"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_a_closed_pipe_is_a_normal_exit_and_a_full_disk_an_error() {
+    use std::process::{Command, Stdio};
+    let m = format!(
+        "{}/tests/data/messages/seed_raft_sympy_syntax.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    // `| head -c1`: the reader goes away after one byte.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dimguard"))
+        .args(["diagnose", "--json", &m])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    if std::path::Path::new("/dev/full").exists() {
+        let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
+            .args(["diagnose", "--json", &m])
+            .stdout(
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            )
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("cannot write to standard output"), "{err}");
+    }
+}
+
+#[test]
+fn cli_json_errors_are_a_json_object_on_stdout() {
+    let (code, out, err) = dimguard(&["diagnose", "--json", "-"], "not a message\n");
+    assert_eq!(code, 2, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["error"]["kind"], "input");
+    assert_eq!(v["error"]["exit_code"], 2);
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no dynamic-shape constraint"));
+    assert!(err.starts_with("dimguard: "), "{err}");
+    // A positioned error keeps its caret in the message.
+    let (code, out, _) = dimguard(
+        &["diagnose", "--json", "-"],
+        &msg("2 <= w <= 9", &format!("{X} % 2 == 0")),
+    );
+    assert_eq!(code, 2);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["error"]["message"].as_str().unwrap().contains('^'), "{v}");
+}
+
+#[test]
+fn cli_budgets_make_answers_partial_as_data() {
+    // Time: a 20,000,000-value guard the fast path cannot compile, under a 0.3 s budget.
+    let t = Instant::now();
+    let (code, out, err) = dimguard(
+        &[
+            "diagnose",
+            "--json",
+            "--z3",
+            "never",
+            "--time-budget",
+            "0.3",
+            "-",
+        ],
+        &msg("2 <= h <= 20000000", &format!("{X} ** 9 % 7 >= 0")),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(t.elapsed() < Duration::from_secs(10));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["budget"]["exhausted"]["kind"], "time", "{}", v["budget"]);
+    assert!(v["dims"][0]["undecided"]
+        .as_str()
+        .unwrap()
+        .contains("time budget"));
+    // Output: `(x*x)//1000 % 2 == 0` over 2..2,000,000 has more pieces than 100 kB can print.
+    let (code, text, err) = dimguard(
+        &["diagnose", "--output-budget", "100000", "-"],
+        &msg("2 <= h <= 2000000", &format!("({X}*{X})//1000 % 2 == 0")),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("partial: the exact set has more than"),
+        "{text}"
+    );
+    assert!(text.len() < 100_000 + 200);
+}
+
+#[test]
+fn cli_profile_example_with_a_short_rank_is_an_error_not_a_panic() {
+    let m = "  - Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 64 are valid because h was inferred to be a constant (32).\n";
+    let (code, _, err) = dimguard(&["profile", "-", "--example", "x:1x3"], m);
+    assert!(!err.contains("panicked") && code != 70, "{err}");
+    let path = std::env::temp_dir().join(format!("dimguard-prof-{}.txt", std::process::id()));
+    std::fs::write(&path, m).unwrap();
+    let (code, _, err) = dimguard(
+        &["profile", path.to_str().unwrap(), "--example", "x:1x3"],
+        "",
+    );
+    std::fs::remove_file(&path).ok();
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("rank 2"), "{err}");
+}
+
+#[test]
+fn cli_a_nul_byte_in_a_message_is_not_a_crash() {
+    let (code, _, err) = dimguard(
+        &["diagnose", "--z3", "always", "-"],
+        "  - The values of a = L['y'].size()[0] and b = L['x'].size()[1]\0 must always be equal.\n",
+    );
+    assert!(code == 0 || code == 2, "{code}: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn a_program_whose_input_spec_lost_its_arg_is_checked_in_bounded_time() {
+    // Found by the fuzzer (issue 13's unbounded product): the two sizes are no longer tied, and
+    // the old joint solver collected their product into a 4 GiB Vec.
+    let path = format!(
+        "{}/tests/data/pt2/unetish_exact.model.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let specs = json["graph_module"]["signature"]["input_specs"]
+        .as_array_mut()
+        .unwrap();
+    let last = specs.len() - 1;
+    specs[last]["user_input"]
+        .as_object_mut()
+        .unwrap()
+        .remove("arg");
+    let bytes = serde_json::to_vec(&json).unwrap();
+    let p = dimguard::graph::program::parse(&bytes, "m").unwrap();
+    let _b = budget::enter(Budget {
+        time: Some(Duration::from_secs(5)),
+        ..Budget::default()
+    });
+    let t = Instant::now();
+    let _ = dimguard::graph::check(&p, true);
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
+
+#[test]
+fn pasted_text_with_comment_prefixes_and_backticks_is_read() {
+    let plain = msg("2 <= h <= 100", &format!("{X} % 4 == 0"));
+    let commented: String = plain.lines().map(|l| format!("# {l}\n")).collect();
+    let backtick = format!("```\n{}```\n", plain.trim_end().to_string() + "`");
+    for text in [commented, backtick] {
+        let r = diagnose_text(&text, &Options::default()).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(
+            r.dims[0].feasible.as_ref().map(|f| f.count),
+            Some(25),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_zeroth_power_still_evaluates_its_base() {
+    // Found by the fuzzer: the compiled fast path folded `a ** 0` to 1 without evaluating `a`,
+    // so a base that raises (a modulus by zero) passed; Python raises, so the guard fails.
+    let want: Vec<i128> = (33..=290).filter(|x| x % 3 != 0).collect();
+    assert_eq!(
+        feasible("33 <= h <= 290", &format!("((-10) % ({X} % 3)) ** 0")),
+        want
+    );
+    assert_eq!(
+        feasible("132 <= h <= 377", &format!("Mod(28, Mod({X}, {X})) ** 0")),
+        Vec::<i128>::new()
+    );
+}

@@ -13,6 +13,9 @@ pub enum Failure {
     Input(String),
     /// `profile --select`: no profile serves the shape (exit code 3).
     NoProfile(String),
+    /// Standard output was closed by its reader (`| head`): a normal end (exit code 0, no
+    /// message).
+    Closed,
 }
 
 impl Failure {
@@ -22,7 +25,31 @@ impl Failure {
             Failure::Io(_) => 1,
             Failure::Input(_) => 2,
             Failure::NoProfile(_) => 3,
+            Failure::Closed => 0,
         })
+    }
+
+    /// The kind, for the `--json` error object: `"io"`, `"input"` or `"no_profile"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Failure::Io(_) | Failure::Closed => "io",
+            Failure::Input(_) => "input",
+            Failure::NoProfile(_) => "no_profile",
+        }
+    }
+
+    /// The `--json` error object (docs/CONTRACT.md): printed on stdout beside the message on
+    /// stderr.
+    pub fn json(&self) -> String {
+        let code = match self {
+            Failure::Io(_) | Failure::Closed => 1,
+            Failure::Input(_) => 2,
+            Failure::NoProfile(_) => 3,
+        };
+        serde_json::json!({
+            "error": {"kind": self.kind(), "exit_code": code, "message": self.to_string()}
+        })
+        .to_string()
     }
 }
 
@@ -30,6 +57,7 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Io(m) | Failure::Input(m) | Failure::NoProfile(m) => f.write_str(m),
+            Failure::Closed => f.write_str("standard output was closed"),
         }
     }
 }
@@ -53,4 +81,16 @@ pub fn solver(e: &dimguard::solver::Error) -> Failure {
         ),
         other => other.to_string(),
     })
+}
+
+/// Writes `text` to standard output. A reader that went away (`| head -c1`) ends the command
+/// normally; any other write error (`> /dev/full`) is an I/O failure, never a panic.
+pub fn emit(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::Closed),
+        Err(e) => Err(Failure::Io(format!("cannot write to standard output: {e}"))),
+    }
 }

@@ -7,8 +7,7 @@ mod input;
 mod render;
 
 use clap::{Parser, Subcommand};
-use dimguard::solver::diagnose::{self, Options};
-pub use error::Failure;
+pub use error::{emit, Failure};
 use error::{input as bad_input, io, solver};
 use input::{parse_examples, read_input};
 use std::io::IsTerminal;
@@ -26,7 +25,38 @@ use std::path::{Path, PathBuf};
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Time budget of the whole command, in seconds. Past it, what is left is reported
+    /// undecided with the reason (a partial answer, said so in the text and in JSON's `budget`).
+    #[arg(long, global = true, default_value_t = 60.0, value_name = "SECONDS")]
+    time_budget: f64,
+    /// Output budget in bytes. No computed set may have more pieces than this budget can print
+    /// (so memory stays bounded); past it, text is cut with a note and JSON drops `segments`
+    /// lists (counts, min and max stay), saying so in `budget`.
+    #[arg(long, global = true, default_value_t = 16 << 20, value_name = "BYTES")]
+    output_budget: usize,
 }
+
+impl Cli {
+    /// Whether the command prints JSON (errors then also go to stdout as a JSON object).
+    pub fn json(&self) -> bool {
+        match &self.command {
+            Command::Diagnose { json, .. }
+            | Command::Check { json, .. }
+            | Command::Verify { json, .. } => *json,
+            Command::Profile { format, .. } => format == "json",
+            Command::NormBench { .. } => false,
+        }
+    }
+}
+
+/// The budget the command runs under, and what the output may hold.
+#[derive(Clone, Copy)]
+struct Limits {
+    time: f64,
+    output: usize,
+}
+
+static LIMITS: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
 
 /// When Z3 certifies answers.
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -69,6 +99,11 @@ enum Command {
         /// guards by source line, the spec with a copy button).
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
+        /// Your own `dynamic_shapes` Python (`h = Dim('h', min=.., max=..)` lines and the
+        /// `dynamic_shapes = {...}` dict): the printed block is then your spec with the diagnosed
+        /// dimensions narrowed, every other input and dimension kept, shared Dims still shared.
+        #[arg(long, value_name = "FILE")]
+        spec: Option<PathBuf>,
     },
     /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
     /// versus what it claims, a corrected spec, and shape-propagation findings.
@@ -109,6 +144,10 @@ enum Command {
         /// repeatable), or why none does and what to do.
         #[arg(long, value_name = "NAME:SHAPE")]
         select: Vec<String>,
+        /// With a message: your own `dynamic_shapes` Python, so every input given with --example
+        /// is covered (a second image sharing the first one's Dims, which the message never names).
+        #[arg(long, value_name = "FILE")]
+        spec: Option<PathBuf>,
     },
     /// Benchmark the GPU normalization kernels (needs an NVIDIA GPU): time and share of the
     /// device's copy bandwidth for each layer, shape, type and parameter kind, timed through CUDA
@@ -144,6 +183,24 @@ enum Command {
 
 /// Runs the command line.
 pub fn run(cli: Cli) -> Result<(), Failure> {
+    if !(cli.time_budget > 0.0 && cli.time_budget.is_finite()) {
+        return Err(bad_input(
+            "--time-budget must be a positive number of seconds",
+        ));
+    }
+    if cli.output_budget < 4096 {
+        return Err(bad_input("--output-budget must be at least 4096 bytes"));
+    }
+    let limits = Limits {
+        time: cli.time_budget,
+        output: cli.output_budget,
+    };
+    let _ = LIMITS.set(limits);
+    let _budget = dimguard::solver::budget::enter(dimguard::solver::budget::Budget {
+        time: Some(std::time::Duration::from_secs_f64(limits.time)),
+        // A piece prints as about 80 bytes of JSON.
+        pieces: (limits.output / 80).max(1000),
+    });
     match cli.command {
         Command::NormBench {
             iters,
@@ -158,7 +215,19 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             format,
             profiles,
             select,
-        } => profile(source.as_ref(), &dim, &example, &format, profiles, &select),
+            spec,
+        } => {
+            let sheet = spec.as_ref().map(read_spec).transpose()?;
+            profile(
+                source.as_ref(),
+                &dim,
+                &example,
+                &format,
+                profiles,
+                &select,
+                sheet.as_ref(),
+            )
+        }
         Command::Check {
             model,
             json,
@@ -180,32 +249,31 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             z3_timeout_ms,
             range,
             html,
+            spec,
         } => {
             let text = read_input(file.as_ref())?;
-            let mut opts = Options {
-                examples: parse_examples(&example)?,
-                ..Options::default()
-            };
+            let sheet = spec.as_ref().map(read_spec).transpose()?;
             let ranges = range
                 .iter()
                 .map(|r| dimguard::solver::forms::parse_range_arg(r))
                 .collect::<Result<Vec<_>, String>>()
                 .map_err(Failure::Input)?;
-            let mut msg = diagnose::read(&text, &mut opts).map_err(|e| solver(&e))?;
-            dimguard::solver::forms::apply_ranges(&mut msg, &ranges).map_err(|e| solver(&e))?;
-            let mut report = diagnose::diagnose(&msg, &opts);
+            let examples = dimguard::api::Examples {
+                by_name: parse_examples(&example)?,
+                shapes: Vec::new(),
+                ranges,
+            };
             let mode = match z3 {
                 Z3Mode::Auto => Some(dimguard::prove::Mode::Auto),
                 Z3Mode::Always => Some(dimguard::prove::Mode::Always),
                 Z3Mode::Never => None,
             };
-            if let Some(mode) = mode {
-                dimguard::prove::certify(&mut report, &msg, mode, z3_timeout_ms);
-            }
+            let (report, _) =
+                dimguard::api::diagnose_text(&text, &examples, mode, z3_timeout_ms, sheet.as_ref())
+                    .map_err(|e| solver(&e))?;
             let input = file.unwrap_or_else(|| PathBuf::from("standard input"));
             write_html(&report, html.as_ref(), &input)?;
-            print_report(&report, json, render::human);
-            Ok(())
+            print_report(&report, json, render::human)
         }
     }
 }
@@ -224,11 +292,9 @@ fn check(
             .map_err(|e| io(format!("cannot write {}: {e}", path.display())))?;
     }
     // Z3 decides linked groups too wide to enumerate (products of unbounded sizes).
-    let z3 = dimguard::prove::box_prover(dimguard::prove::certify::TIMEOUT_MS);
-    let report = dimguard::graph::check_with(&program, sizes, Some(&z3)).map_err(bad_input)?;
+    let report = dimguard::api::check_program(&program, sizes).map_err(bad_input)?;
     write_html(&report, html, model)?;
-    print_report(&report, json, render::check);
-    Ok(())
+    print_report(&report, json, render::check)
 }
 
 fn profile(
@@ -238,6 +304,7 @@ fn profile(
     format: &str,
     k: usize,
     select: &[String],
+    spec: Option<&dimguard::solver::merge::Sheet>,
 ) -> Result<(), Failure> {
     let text = match source {
         Some(p) => Some(
@@ -248,16 +315,21 @@ fn profile(
         ),
         None => None,
     };
-    let specs =
-        dimguard::profile_cli::inputs(text.as_deref(), source.map(|p| p.as_path()), dims, examples)
-            .map_err(bad_input)?;
+    let specs = dimguard::profile_cli::inputs(
+        text.as_deref(),
+        source.map(|p| p.as_path()),
+        dims,
+        examples,
+        spec,
+    )
+    .map_err(bad_input)?;
     let set = dimguard::trt::ProfileSet::build(&specs, k.clamp(1, 64)).map_err(bad_input)?;
     if select.is_empty() {
-        print!(
-            "{}",
-            dimguard::profile_cli::render(&set, format, source.map(|p| p.as_path()))
-        );
-        return Ok(());
+        return emit(&dimguard::profile_cli::render(
+            &set,
+            format,
+            source.map(|p| p.as_path()),
+        ));
     }
     let shapes = select
         .iter()
@@ -271,8 +343,14 @@ fn profile(
     let i = set
         .select(&refs)
         .map_err(|e| Failure::NoProfile(e.to_string()))?;
-    println!("profile {i}");
-    Ok(())
+    emit(&format!("profile {i}\n"))
+}
+
+/// Reads `--spec FILE`: the user's own `dynamic_shapes` Python.
+fn read_spec(path: &PathBuf) -> Result<dimguard::solver::merge::Sheet, Failure> {
+    let text = read_input(Some(path))?;
+    dimguard::solver::spec::sheet(&text)
+        .map_err(|e| bad_input(format!("--spec {}: {e}", path.display())))
 }
 
 fn verify(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Result<(), Failure> {
@@ -289,8 +367,7 @@ fn verify(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Result<
     if report.dims.is_empty() {
         return Err(bad_input("no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {...})"));
     }
-    print_report(&report, json, render::verify);
-    Ok(())
+    print_report(&report, json, render::verify)
 }
 
 /// Writes `report` as an HTML page to `path`, when given; `input` names what was read.
@@ -310,15 +387,81 @@ fn write_html<R: serde::Serialize>(
 }
 
 /// Prints a report as the contract's JSON or, for people, through `human` (in colour when stdout
-/// is a terminal and `NO_COLOR` is unset).
-fn print_report<R: serde::Serialize>(report: &R, json: bool, human: fn(&R, bool) -> String) {
+/// is a terminal and `NO_COLOR` is unset), within the output budget. JSON gains a `budget`
+/// object: the limits, whether one ran out (`exhausted`: `{"kind", "reason"}` or null; the answer
+/// is then partial) and whether `segments` lists were dropped to fit (`truncated`).
+fn print_report<R: serde::Serialize>(
+    report: &R,
+    json: bool,
+    human: fn(&R, bool) -> String,
+) -> Result<(), Failure> {
+    let limits = LIMITS.get().copied().unwrap_or(Limits {
+        time: 60.0,
+        output: 16 << 20,
+    });
+    let exhausted = dimguard::solver::budget::exhausted();
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(report).expect("report serializes")
-        );
+        let mut text =
+            serde_json::to_string_pretty(report).map_err(|e| io(format!("report to JSON: {e}")))?;
+        let mut truncated = false;
+        if text.len() > limits.output {
+            // Over budget: every `segments` list goes (through a map, so keys come out sorted).
+            let mut value =
+                serde_json::to_value(report).map_err(|e| io(format!("report to JSON: {e}")))?;
+            drop_segments(&mut value);
+            text = serde_json::to_string_pretty(&value).unwrap_or_default();
+            truncated = true;
+        }
+        let budget = serde_json::json!({
+            "time_s": limits.time,
+            "output_bytes": limits.output,
+            "exhausted": exhausted.map(|e| serde_json::json!({"kind": e.kind(), "reason": e.reason()})),
+            "truncated": truncated,
+        });
+        // The report's own fields keep their order; `budget` is added last.
+        if let Some(body) = text.strip_suffix("\n}") {
+            let b = serde_json::to_string_pretty(&budget)
+                .unwrap_or_default()
+                .replace('\n', "\n  ");
+            text = format!("{body},\n  \"budget\": {b}\n}}");
+        }
+        if text.len() > limits.output {
+            return Err(bad_input(format!(
+                "the JSON report needs {} bytes even without segment lists, more than the output budget of {} (raise it with --output-budget)",
+                text.len(),
+                limits.output
+            )));
+        }
+        emit(&format!("{text}\n"))
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        print!("{}", human(report, color));
+        let mut text = human(report, color);
+        if let Some(e) = exhausted {
+            text.push_str(&format!("\npartial: {}\n", e.reason()));
+        }
+        if text.len() > limits.output {
+            let mut cut = limits.output;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            text.push_str(&format!(
+                "\n… output cut at the output budget of {} bytes (raise it with --output-budget, or use --json)\n",
+                limits.output
+            ));
+        }
+        emit(&text)
+    }
+}
+
+/// Removes every `segments` list (sets keep `count`, `min` and `max`).
+fn drop_segments(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(o) => {
+            o.remove("segments");
+            o.values_mut().for_each(drop_segments);
+        }
+        serde_json::Value::Array(a) => a.iter_mut().for_each(drop_segments),
+        _ => {}
     }
 }

@@ -174,6 +174,18 @@ pub fn check_with(
             ));
         }
     }
+    // Sizes the program gives the same symbolic expression are one size (torch checks their
+    // equality on every call): say so, so the joint solver solves them as one instead of asking
+    // each to pass for every value of the other.
+    for (k, i) in ins.iter().enumerate() {
+        if let Some(first) = ins[..k].iter().find(|o| o.expr == i.expr) {
+            all.push(Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::sym(&i.source)),
+                Box::new(Expr::sym(&first.source)),
+            ));
+        }
+    }
     let sources: Vec<String> = ins.iter().map(|i| i.source.clone()).collect();
     let bounds: BTreeMap<String, (i128, i128)> = ins
         .iter()

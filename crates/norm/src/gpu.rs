@@ -12,12 +12,13 @@
 //!
 //! * groups of at most 512 × 4 × 16 bytes (8,192 fp32 or 16,384 fp16/bf16 values): **fused**, one
 //!   block per group, the values held in registers; one read and one write.
-//! * groups that fit in shared memory across the co-resident blocks (k slabs of at most half an
-//!   SM's shared memory, k ≤ blocks that fit on the device at once; 26 MB on an H100):
+//! * groups that fit in shared memory across the co-resident blocks (k slabs of at most a quarter
+//!   of an SM's shared memory, k ≤ blocks that fit on the device at once; 29 MB on an H100):
 //!   **slab**, a persistent grid that holds each slab on chip while the group's statistics are
 //!   combined across blocks; one read and one write.
-//! * larger groups: **three passes** (partial statistics, combine, normalize), which reads the
-//!   tensor twice.
+//! * larger groups, or per-element (LayerNorm) parameters that slabs would re-read for more bytes
+//!   than the tensor holds: **three passes** (partial statistics, combine, normalize; per-element
+//!   parameters applied in column order, each read once), which reads the tensor twice.
 
 use crate::{half, invalid, DType, Layer, NormError, Param, Plan};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUstreamCaptureMode};
@@ -111,6 +112,8 @@ struct Kernels {
     fused: [[CudaFunction; 2]; 2],
     slab: [[CudaFunction; 2]; 2],
     apply: [[CudaFunction; 2]; 2],
+    /// Column-order apply for per-element parameters.
+    apply_cols: [[CudaFunction; 2]; 2],
     /// `[vector]`.
     partial: [CudaFunction; 2],
     finalize: CudaFunction,
@@ -256,6 +259,10 @@ impl Gpu {
             apply: [
                 pair("apply_s_pf", "apply_s_pt")?,
                 pair("apply_v_pf", "apply_v_pt")?,
+            ],
+            apply_cols: [
+                pair("apply_cols_s_pf", "apply_cols_s_pt")?,
+                pair("apply_cols_v_pf", "apply_cols_v_pt")?,
             ],
             partial: pair("partial_s", "partial_v")?,
             finalize: f("finalize")?,
@@ -503,17 +510,38 @@ impl Gpu {
             * 32;
         let fused_ok = gs <= max_threads * per_thread && plan.groups <= i32::MAX as usize;
         let slab = self.slab_path(kernels, plan, dt, vector)?;
+        // Per-element parameters (LayerNorm) are applied in column order by the three-pass
+        // path: each parameter read once, not once per group.
+        let per_element = plan.affine && plan.s == 1 && plan.b == 0;
         let three = || {
             let chunks = gs.div_ceil(CHUNK);
-            let grid = self.stride_grid(
-                &kernels.apply[vector as usize][0],
-                plan.groups * gs / if vector { vec } else { 1 },
-            )?;
+            let access = if vector { vec } else { 1 };
+            let grid = if per_element {
+                self.stride_grid(&kernels.apply_cols[vector as usize][0], gs / access)?
+            } else {
+                self.stride_grid(
+                    &kernels.apply[vector as usize][0],
+                    plan.groups * gs / access,
+                )?
+            };
             Ok::<Path, NormError>(Path::ThreePass {
                 vector,
+                columns: per_element,
                 chunks,
                 grid,
             })
+        };
+        // Slabs read the tensor once but per-element parameters once per batch of m groups;
+        // three passes read the tensor twice and the parameters once. Take the one that moves
+        // fewer bytes (parameters counted at 4 bytes for fp32 tensors, 2 otherwise: constants
+        // exact in 16 bits are stored so).
+        let params_bytes = 2 * plan.param_len * if dt == DType::F32 { 4 } else { 2 };
+        let tensor_bytes = plan.groups * gs * dt.size();
+        let slab_reads_more = |s: &Path| match s {
+            Path::Slab { m, .. } if per_element => {
+                params_bytes * plan.groups.div_ceil(*m) > tensor_bytes + params_bytes
+            }
+            _ => false,
         };
         let fused = || Path::Fused {
             vector,
@@ -530,8 +558,8 @@ impl Gpu {
         match strategy {
             Strategy::Auto if fused_ok => Ok(fused()),
             Strategy::Auto => match slab {
-                Some(s) => Ok(s),
-                None => three(),
+                Some(s) if !slab_reads_more(&s) => Ok(s),
+                _ => three(),
             },
             Strategy::Fused if fused_ok => Ok(fused()),
             Strategy::Fused => refuse("fused"),
@@ -793,6 +821,7 @@ impl Gpu {
                     }
                     Path::ThreePass {
                         vector,
+                        columns,
                         chunks,
                         grid,
                     } => {
@@ -825,6 +854,26 @@ impl Gpu {
                         // float)`: reads chunks partials per group, writes 2 floats per group
                         // into `stats` (2 * groups floats).
                         unsafe { l.launch(LaunchConfig::for_num_elems(groups)) }?;
+                        let config = LaunchConfig {
+                            grid_dim: (grid, 1, 1),
+                            block_dim: (STRIDE_THREADS, 1, 1),
+                            shared_mem_bytes: 0,
+                        };
+                        if columns {
+                            let f = &k.apply_cols[vector as usize][pt as usize];
+                            let mut l = s.launch_builder(f);
+                            l.arg(&xp).arg(&yp).arg(&*stats).arg(&wp).arg(&bp);
+                            l.arg(&gs).arg(&groups);
+                            // SAFETY: matches `apply_cols_{s,v}_{pf,pt}(const T*, T*, const
+                            // float*, const P*, const P*, unsigned gs, unsigned groups)`:
+                            // grid-stride over the gs / VEC (or gs) positions of a group, each
+                            // done for every group: indices g * gs + p < n (x and y checked to hold
+                            // n elements). Chosen only for per-element parameters (A = 1, B = 0,
+                            // S = 1), whose w and b hold gs values of P; vectors only when gs is
+                            // a multiple of VEC (aligned in x, y, w and b).
+                            unsafe { l.launch(config) }?;
+                            return Ok(());
+                        }
                         let mut l = s.launch_builder(&k.apply[vector as usize][pt as usize]);
                         l.arg(&xp).arg(&yp).arg(&*stats).arg(&wp).arg(&bp).arg(&n32);
                         l.arg(&gs).arg(&a).arg(&b).arg(&sv).arg(&affine);
@@ -921,9 +970,15 @@ impl Prepared {
                     "slab{} k={k} m={m} grid={grid}",
                     if *vector { " vector" } else { "" }
                 ),
-                Path::ThreePass { vector, chunks, .. } => format!(
-                    "three-pass{} chunks={chunks}",
-                    if *vector { " vector" } else { "" }
+                Path::ThreePass {
+                    vector,
+                    columns,
+                    chunks,
+                    ..
+                } => format!(
+                    "three-pass{} chunks={chunks}{}",
+                    if *vector { " vector" } else { "" },
+                    if *columns { " columns" } else { "" }
                 ),
             },
         }
@@ -974,6 +1029,8 @@ enum Path {
     },
     ThreePass {
         vector: bool,
+        /// Column-order apply (per-element parameters).
+        columns: bool,
         chunks: usize,
         grid: u32,
     },

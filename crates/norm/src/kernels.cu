@@ -602,3 +602,46 @@ APPLY(apply_s_pf, 1, float)
 APPLY(apply_v_pf, VEC, float)
 APPLY(apply_s_pt, 1, T)
 APPLY(apply_v_pt, VEC, T)
+
+// Per-element parameters (LayerNorm): column order. A thread takes element position p of the
+// group and normalizes it in every group, so each parameter is read once per launch instead of
+// once per group; four groups' loads in flight.
+template <int V, typename P>
+__device__ __forceinline__ void apply_cols_body(const T* __restrict__ x, T* __restrict__ y,
+                                                const float* __restrict__ stats, const P* __restrict__ w,
+                                                const P* __restrict__ b, unsigned gs, unsigned groups) {
+    const unsigned nv = gs / V;
+    for (unsigned v = blockIdx.x * blockDim.x + threadIdx.x; v < nv; v += gridDim.x * blockDim.x) {
+        const unsigned p = v * V;
+        float ww[V], bb[V];
+        ldpv<V>(w + p, ww);
+        ldpv<V>(b + p, bb);
+        for (unsigned g0 = 0; g0 < groups; g0 += 4) {
+            Raw<V> r[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+                if (g0 + u < groups) r[u] = ldr_cs<V>(x + (size_t)(g0 + u) * gs + p);
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const unsigned g = g0 + u;
+                if (g < groups) {
+                    float f[V];
+                    r[u].unpack(f);
+                    const float mean = stats[2 * g], rstd = stats[2 * g + 1];
+#pragma unroll
+                    for (int k = 0; k < V; k++) f[k] = (f[k] - mean) * rstd * ww[k] + bb[k];
+                    str_cs<V>(y + (size_t)g * gs + p, Raw<V>::pack(f));
+                }
+            }
+        }
+    }
+}
+#define APPLY_COLS(NAME, V, P)                                                                      \
+    extern "C" __global__ void NAME(const T* x, T* y, const float* stats, const P* w, const P* b,  \
+                                    unsigned gs, unsigned groups) {                                 \
+        apply_cols_body<V, P>(x, y, stats, w, b, gs, groups);                                       \
+    }
+APPLY_COLS(apply_cols_s_pf, 1, float)
+APPLY_COLS(apply_cols_v_pf, VEC, float)
+APPLY_COLS(apply_cols_s_pt, 1, T)
+APPLY_COLS(apply_cols_v_pt, VEC, T)

@@ -14,7 +14,8 @@ use num_integer::Integer;
 pub const RECHECK_LIMIT: u128 = 10_000_000;
 
 /// The independent value-by-value re-check of an answer: whether every guard holds at every member
-/// of `set` (with `var` the size). `None` when `set` has more than [`RECHECK_LIMIT`] values.
+/// of `set` (with `var` the size). `None` when `set` has more than [`RECHECK_LIMIT`] values, or
+/// the time budget ran out first (not checked; never a guess).
 ///
 /// ```
 /// use dimguard_solver::compiled::recheck;
@@ -29,12 +30,20 @@ pub fn recheck(guards: &[&Expr], var: &str, set: &DimSet) -> Option<bool> {
         return None;
     }
     let fast: Vec<Option<Compiled>> = guards.iter().map(|g| Compiled::new(g, var)).collect();
-    Some(set.iter().all(|x| {
-        guards
+    for (i, x) in set.iter().enumerate() {
+        // Past the time budget the re-check stops: not checked (`None`), never a guess.
+        if i % 1024 == 1023 && crate::budget::expired().is_some() {
+            return None;
+        }
+        let pass = guards
             .iter()
             .zip(&fast)
-            .all(|(g, c)| Compiled::holds(c.as_ref(), g, var, x))
-    }))
+            .all(|(g, c)| Compiled::holds(c.as_ref(), g, var, x));
+        if !pass {
+            return Some(false);
+        }
+    }
+    Some(true)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -343,8 +352,12 @@ impl Builder<'_> {
                 Expr::Const(c) if c.is_integer() && (0..=8).contains(c.numer()) => {
                     let n = *c.numer();
                     if n == 0 {
-                        self.push(Op::Const(1))?;
-                        return Some(Frac { den: 1 });
+                        // The base is still evaluated (Python raises if it does): d/d == 1.
+                        let d = self.frac(a)?.den;
+                        self.push(Op::Scale(0))?;
+                        self.push(Op::Const(d))?;
+                        self.push(Op::Add)?;
+                        return Some(Frac { den: d });
                     }
                     let mut den = 1i128;
                     for i in 0..n {
@@ -396,6 +409,8 @@ mod tests {
             "(x / 4) % 2 == 1.5",
             "-(1 % x != 0)",
             "(x % 3 == 0) * 2 + (x > 50) == 2",
+            "((-10) % (x % 3)) ** 0",
+            "(34 % (x // 15)) ** 0 and 1",
         ] {
             let e = parse_guard(g).unwrap();
             let c = Compiled::new(&e, x).unwrap_or_else(|| panic!("{g} compiles"));
