@@ -519,7 +519,7 @@ pub fn verify(r: &VerifyReport, color: bool) -> String {
         );
     }
     joint_sets(&mut out, &r.joint_sets, &st);
-    guard_fates(&mut out, &r.guards, "in the guards", &st);
+    guard_fates(&mut out, &r.guards, "checked", &st);
     for u in &r.unrecognized {
         let _ = writeln!(out, "\n{} spec line not understood: {u}", st.yellow("note"));
     }

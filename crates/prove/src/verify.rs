@@ -7,7 +7,7 @@ use dimguard_solver::engine::{solve, Limits, Method, Outcome};
 use dimguard_solver::expr::Value;
 use dimguard_solver::joint;
 use dimguard_solver::linked::{solve_joint, Budget};
-use dimguard_solver::message::{self, Message};
+use dimguard_solver::message::Message;
 use dimguard_solver::python::dim_code;
 use dimguard_solver::report::{Certificate, GuardUse, JointCheck, VerifyDim, VerifyReport};
 use dimguard_solver::spec::{Spec, SpecDim};
@@ -27,9 +27,11 @@ pub struct GuardSet {
 }
 
 impl GuardSet {
-    /// Reads a message, or else a file of guard lines (`#` starts a comment).
+    /// Reads any form `diagnose` reads (an error message, a `TORCH_LOGS` log, a draft_export
+    /// report, a structured trace), or else a file of guard lines (`#` starts a comment).
     pub fn read(text: &str) -> Result<GuardSet, Error> {
-        match message::read(text) {
+        let mut opts = dimguard_solver::diagnose::Options::default();
+        match dimguard_solver::diagnose::read(text, &mut opts) {
             Ok(msg) => Ok(GuardSet::from_message(&msg)),
             Err(Error::Message(_)) => GuardSet::from_lines(text),
             Err(e) => Err(e),
@@ -397,7 +399,7 @@ fn joint_groups(
             &grp,
             &budget,
             &spec_name,
-            &name_of,
+            &spec_name,
             &|v| {
                 let (lo, hi) = joint::root_range(&grp, v, &ranges);
                 DimSet::interval(lo, hi).count()
@@ -592,8 +594,8 @@ mod tests {
 
     #[test]
     fn maximal_specs_respect_joint_guards() {
-        // h*w must be a multiple of 16 for every pair: with w free in 2..64, h must be a
-        // multiple of 16 itself.
+        // h*w must be a multiple of 16 for every pair: the maximal specs together are the
+        // largest sound box, at least as large as "h a multiple of 16, any w" (12 x 63).
         let g = GuardSet::read("(L['x'].size()[2] * L['x'].size()[3]) % 16 == 0\n").unwrap();
         let s = spec::read("h = Dim('h', min=2, max=200)\nw = Dim('w', min=2, max=64)\ndynamic_shapes = {'x': {2: h, 3: w}}\n").unwrap();
         let r = verify(&g, &s, 5_000);
@@ -604,10 +606,17 @@ mod tests {
             .find(|d| d.name == "L['x'].size()[2]")
             .unwrap();
         assert_eq!(h.sound, Some(true), "no one-size guard of its own");
-        assert_eq!(
-            h.maximal_spec.as_deref(),
-            Some("_h = Dim('_h', min=1, max=12)\nh = 16*_h")
-        );
+        let b = r.joint_sets[0].largest_box.as_ref().unwrap();
+        assert!(b.count >= 12 * 63 && b.maximal, "{b:?}");
+        for d in &r.dims {
+            assert!(b.sides.iter().any(|s| Some(&s.code) == d.maximal_spec.as_ref()));
+        }
+        let (x, y) = (&b.sides[0], &b.sides[1]);
+        for a in (x.lo..=x.hi).step_by(x.modulus as usize) {
+            for c in (y.lo..=y.hi).step_by(y.modulus as usize) {
+                assert_eq!((a * c) % 16, 0, "{a} {c}");
+            }
+        }
         // Through the joint solver directly:
         let e = parse_guard("(h * w) % 16 == 0").unwrap();
         let groups = joint::group(&[e], &[]);
@@ -618,6 +627,96 @@ mod tests {
         let solved = joint::solve_group(&groups[0], &ranges, &Limits::default());
         assert!(solved.accepted["h"].iter().all(|h| h % 16 == 0));
         assert_eq!(solved.accepted["h"].count(), 12);
+    }
+
+    #[test]
+    fn joint_sets_over_the_spec_match_brute_force() {
+        let g = GuardSet::read(
+            "(L['x'].size()[2] * L['x'].size()[3]) % 16 == 0\nL['x'].size()[2] + L['x'].size()[3] <= 90\nL['x'].size()[2] % 3 != 1\n",
+        )
+        .unwrap();
+        let s = spec::read("h = Dim('h', min=2, max=60)\n_w = Dim('_w', min=1, max=30)\nw = 2*_w\ndynamic_shapes = {'x': {2: h, 3: w}}\n").unwrap();
+        let r = verify(&g, &s, 5_000);
+        let pass = |h: i128, w: i128| (h * w) % 16 == 0 && h + w <= 90 && h % 3 != 1;
+        let hs: Vec<i128> = (2..=60).collect();
+        let ws: Vec<i128> = (1..=30).map(|k| 2 * k).collect();
+        let want = hs
+            .iter()
+            .flat_map(|&h| ws.iter().map(move |&w| (h, w)))
+            .filter(|&(h, w)| pass(h, w))
+            .count() as u128;
+        assert_eq!(r.joint_sets.len(), 1, "{r:?}");
+        let j = &r.joint_sets[0];
+        assert_eq!(j.accepted, want);
+        let at = |t: &[i128], name: &str| t[j.dims.iter().position(|d| d == name).unwrap()];
+        for t in &j.rejected_examples {
+            assert!(!pass(at(t, "h"), at(t, "w")), "{t:?}");
+        }
+        // The largest box is sound, and it is what `maximal` suggests for each size.
+        let b = j.largest_box.as_ref().unwrap();
+        let side = |name: &str| &b.sides[j.dims.iter().position(|d| d == name).unwrap()];
+        let (sh, sw) = (side("h"), side("w"));
+        for h in (sh.lo..=sh.hi).step_by(sh.modulus as usize) {
+            for w in (sw.lo..=sw.hi).step_by(sw.modulus as usize) {
+                assert!(pass(h, w), "{h} {w}");
+            }
+        }
+        for d in &r.dims {
+            let name = if d.name.ends_with("[2]") { "h" } else { "w" };
+            assert_eq!(d.maximal_spec.as_ref(), Some(&side(name).code), "{}", d.name);
+        }
+        // Every guard accounted for: the one-size guard solved, the linking ones jointly.
+        assert_eq!(r.guards.len(), 3, "{:?}", r.guards);
+        assert_eq!(
+            r.guards.iter().filter(|u| u.fate == "joint").count(),
+            2,
+            "{:?}",
+            r.guards
+        );
+        assert_eq!(r.sound, Some(false));
+    }
+
+    #[test]
+    fn guards_over_several_sizes_in_a_log_are_checked() {
+        let log = include_str!("../../../tests/data/forms/product_reshape.log.txt");
+        let g = GuardSet::read(log).unwrap();
+        assert_eq!(g.joint.len(), 4);
+        let s = spec::read("a = Dim('a', min=2, max=8)\nb = Dim('b', min=2, max=512)\nc = Dim('c', min=2, max=1024)\ndynamic_shapes = {'t': {0: a, 1: b, 2: c}}\n").unwrap();
+        let r = verify(&g, &s, 5_000);
+        assert_eq!(r.joint.len(), 4);
+        assert_eq!(r.sound, Some(false));
+        assert_eq!(r.guards.len(), 4);
+        // t_1 * t_2 == 2560: the pairs that divide it, times the 7 values of t_0.
+        let pairs = (2..=512i128)
+            .filter(|b| 2560 % b == 0 && (2..=1024).contains(&(2560 / b)))
+            .count() as u128;
+        assert_eq!(r.joint_sets[0].accepted, pairs * 7);
+        // The static spec the box gives is sound.
+        let static_spec = r
+            .dims
+            .iter()
+            .map(|d| d.maximal_spec.clone().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let fixed = spec::read(&format!(
+            "{static_spec}\ndynamic_shapes = {{'t': {{0: a, 1: b, 2: c}}}}\n"
+        ))
+        .unwrap();
+        let again = verify(&g, &fixed, 5_000);
+        assert_eq!(again.sound, Some(true), "{static_spec}: {again:?}");
+    }
+
+    #[test]
+    fn the_joint_search_decides_a_guard_z3_cannot() {
+        let g = parse_guard("(a * b) % 7 != 3").unwrap();
+        let (a, b) = (DimSet::interval(1, 20), DimSet::interval(1, 20));
+        let Some(Err(t)) = joint_search(&g, &[("a", &a), ("b", &b)]) else {
+            panic!("a failing pair exists");
+        };
+        assert_eq!((t[0] * t[1]) % 7, 3);
+        let g = parse_guard("(a * b) % 7 != 3").unwrap();
+        let a = DimSet::progression(7, 70, 7, 0);
+        assert_eq!(joint_search(&g, &[("a", &a), ("b", &b)]), Some(Ok(())));
     }
 
     #[test]
