@@ -489,6 +489,49 @@ pub fn solve_group_with(
 /// Tuples of a largest box above which it is re-checked at a sample only.
 pub const BOX_RECHECK: u128 = 256;
 
+/// Guard evaluations the re-check of a largest box may spend (the exact evaluator costs
+/// microseconds per evaluation on guards of thousands of characters): past it, fewer tuples.
+const BOX_RECHECK_WORK: u128 = 40_000;
+
+/// The tuples of a box (one progression per side) its re-check evaluates: all of them when
+/// there are at most [`BOX_RECHECK`] and the work allows, else every corner and tuples spread
+/// evenly over the box, at most as many as the work allows (at least 16).
+fn box_sample(sides: &[Progression], count: u128, guards: usize) -> Vec<Vec<i128>> {
+    let per = (BOX_RECHECK_WORK / (guards.max(1) as u128)).max(16);
+    let n = BOX_RECHECK.min(per);
+    let nth = |mut k: u128| -> Vec<i128> {
+        let mut t = vec![0; sides.len()];
+        for (l, p) in sides.iter().enumerate().rev() {
+            let c = p.count().max(1);
+            t[l] = p.lo + (k % c) as i128 * p.modulus;
+            k /= c;
+        }
+        t
+    };
+    if count <= n {
+        return (0..count).map(nth).collect();
+    }
+    let mut out: Vec<Vec<i128>> = Vec::new();
+    for mask in 0..(1u32 << sides.len().min(16)) {
+        let t: Vec<i128> = sides
+            .iter()
+            .enumerate()
+            .map(|(l, p)| if mask >> l & 1 == 1 { p.hi } else { p.lo })
+            .collect();
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    let step = count / n;
+    for k in 0..n {
+        let t = nth(k * step + step / 2);
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
 /// A group's joint set as the reports carry it (`check`'s `joint`, `diagnose`'s and `verify`'s
 /// `joint_sets`), and its largest sound box.
 #[derive(Debug, Clone)]
@@ -552,9 +595,8 @@ pub fn linked(
             .zip(&dims)
             .map(|(p, n)| unchecked_suggestion(n, p, Proof::Periodic))
             .collect();
-        let sets: Vec<DimSet> = b.sides.iter().map(|p| p.to_set()).collect();
-        let all = b.count <= BOX_RECHECK;
-        let tuples = Tree::full(&sets).examples(BOX_RECHECK as usize);
+        let tuples = box_sample(&b.sides, b.count, grp.guards.len());
+        let all = tuples.len() as u128 == b.count;
         let ok = tuples.iter().all(|t| holds(t));
         for s in sides.iter_mut() {
             s.certificate = if ok && all {
