@@ -423,7 +423,11 @@ fn linked_sizes_from_logs_are_reported() {
                 assert!(pass(a, b), "{a}, {b}");
             }
         }
-        assert!(r.dynamic_shapes.contains(&side.code), "{}", r.dynamic_shapes);
+        assert!(
+            r.dynamic_shapes.contains(&side.code),
+            "{}",
+            r.dynamic_shapes
+        );
     }
     // Every guard is accounted for: both solved jointly.
     assert_eq!(r.guards.len(), 2);
@@ -497,7 +501,8 @@ fn all_guards(m: &Message) -> Vec<&dimguard::solver::Expr> {
 fn joint_sets_match_brute_force_and_every_guard_is_accounted_for() {
     use dimguard::solver::expr::Value;
     // Ranges narrowed where the claimed box is too large to enumerate in a test.
-    let cases: &[(&str, &[(&str, (i128, i128))])] = &[
+    type Ranges = &'static [(&'static str, (i128, i128))];
+    let cases: &[(&str, Ranges)] = &[
         (
             "product_reshape.log.txt",
             &[("t_0", (2, 5)), ("t_1", (2, 160)), ("t_2", (2, 300))],
@@ -552,7 +557,12 @@ fn joint_sets_match_brute_force_and_every_guard_is_accounted_for() {
                 }
                 break;
             }
-            assert_eq!((j.accepted, j.claimed), (count, total), "{name}: {:?}", j.dims);
+            assert_eq!(
+                (j.accepted, j.claimed),
+                (count, total),
+                "{name}: {:?}",
+                j.dims
+            );
             assert!(j.undecided.is_none(), "{name}");
             for t in &j.accepted_examples {
                 assert!(holds(t), "{name}: {t:?} is said to pass");

@@ -252,10 +252,9 @@ fn window_attention_matches_brute_force() {
 /// oracle's passing tuples.
 #[test]
 fn swin_t_matches_brute_force_on_a_sub_box() {
-    let oracle: Value = serde_json::from_str(
-        &std::fs::read_to_string(data("swin_t_auto.oracle.json")).unwrap(),
-    )
-    .unwrap();
+    let oracle: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("swin_t_auto.oracle.json")).unwrap())
+            .unwrap();
     let r = check_file("swin_t_auto.pt2");
     let g = &r["joint"][0];
     let dims = r["dims"].as_array().unwrap();
@@ -308,9 +307,12 @@ fn swin_t_matches_brute_force_on_a_sub_box() {
     // Every guard accounted for.
     let guards = r["guards"].as_array().unwrap();
     assert_eq!(guards.len() as u64, oracle["guards"].as_u64().unwrap());
-    assert!(guards
-        .iter()
-        .all(|u| ["periodic", "enumeration", "joint", "z3"].contains(&u["fate"].as_str().unwrap())));
+    assert!(
+        guards
+            .iter()
+            .all(|u| ["periodic", "enumeration", "joint", "z3"]
+                .contains(&u["fate"].as_str().unwrap()))
+    );
 }
 
 /// Fuzzing found `check` dropping guards it could not decide (`x // 0 == 1`, `x**2 <= 10000`

@@ -767,12 +767,7 @@ fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
                     )
                 })
                 .collect();
-            row(
-                out,
-                "fail",
-                &st.red(&format!("e.g. {}", ex.join(", "))),
-                st,
-            );
+            row(out, "fail", &st.red(&format!("e.g. {}", ex.join(", "))), st);
         }
         if let Some(u) = &j.undecided {
             row(

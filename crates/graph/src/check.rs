@@ -20,8 +20,8 @@ use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, JointReport, Proof,
-    SizeRange, UndecidedSet,
+    Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, JointReport, Proof, SizeRange,
+    UndecidedSet,
 };
 use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};

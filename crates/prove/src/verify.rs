@@ -394,17 +394,10 @@ fn joint_groups(
             }
         }
         let spec_name = |v: &str| spec_of(guards, spec, v).map_or(name_of(v), |d| d.name.clone());
-        let linked = joint::linked(
-            &solved,
-            &grp,
-            &budget,
-            &spec_name,
-            &spec_name,
-            &|v| {
-                let (lo, hi) = joint::root_range(&grp, v, &ranges);
-                DimSet::interval(lo, hi).count()
-            },
-        );
+        let linked = joint::linked(&solved, &grp, &budget, &spec_name, &spec_name, &|v| {
+            let (lo, hi) = joint::root_range(&grp, v, &ranges);
+            DimSet::interval(lo, hi).count()
+        });
         for d in dims.iter_mut() {
             let var = d.source.clone().unwrap_or_else(|| d.name.clone());
             let Some(m) = grp.members.iter().find(|m| m.name == var) else {
@@ -416,9 +409,7 @@ fn joint_groups(
                     d.note.get_or_insert_with(|| format!("joint guards: {why}"));
                     None
                 }
-                (None, Some(l)) if l.restricts() => {
-                    l.side(m).map(|p| dim_code(&name, &p))
-                }
+                (None, Some(l)) if l.restricts() => l.side(m).map(|p| dim_code(&name, &p)),
                 _ => solved.accepted.get(&m.root).and_then(|acc| {
                     let acc = m.image(acc).ok()?;
                     rank(&acc, None, 1)
@@ -465,7 +456,13 @@ fn joint_search(g: &Expr, named: &[(&str, &DimSet)]) -> Option<Result<(), Vec<i1
     (js.box_count() <= RECHECK_LIMIT).then_some(Ok(()))
 }
 
-fn joint_check(text: &str, g: &Expr, guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> JointCheck {
+fn joint_check(
+    text: &str,
+    g: &Expr,
+    guards: &GuardSet,
+    spec: &Spec,
+    timeout_ms: u32,
+) -> JointCheck {
     let mut out = JointCheck {
         guard: text.to_string(),
         sound: None,
@@ -609,7 +606,10 @@ mod tests {
         let b = r.joint_sets[0].largest_box.as_ref().unwrap();
         assert!(b.count >= 12 * 63 && b.maximal, "{b:?}");
         for d in &r.dims {
-            assert!(b.sides.iter().any(|s| Some(&s.code) == d.maximal_spec.as_ref()));
+            assert!(b
+                .sides
+                .iter()
+                .any(|s| Some(&s.code) == d.maximal_spec.as_ref()));
         }
         let (x, y) = (&b.sides[0], &b.sides[1]);
         for a in (x.lo..=x.hi).step_by(x.modulus as usize) {
@@ -663,7 +663,12 @@ mod tests {
         }
         for d in &r.dims {
             let name = if d.name.ends_with("[2]") { "h" } else { "w" };
-            assert_eq!(d.maximal_spec.as_ref(), Some(&side(name).code), "{}", d.name);
+            assert_eq!(
+                d.maximal_spec.as_ref(),
+                Some(&side(name).code),
+                "{}",
+                d.name
+            );
         }
         // Every guard accounted for: the one-size guard solved, the linking ones jointly.
         assert_eq!(r.guards.len(), 3, "{:?}", r.guards);

@@ -81,8 +81,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
     let mut dims: Vec<DimReport> = msg.dims.iter().map(|d| dim_report(d, msg, opts)).collect();
     let sized = size_guards(msg);
     let sizes: Vec<String> = msg.dims.iter().map(var_of).collect();
-    let groups = if msg.joint.is_empty() && msg.equalities.is_empty() && msg.relations.is_empty()
-    {
+    let groups = if msg.joint.is_empty() && msg.equalities.is_empty() && msg.relations.is_empty() {
         vec![]
     } else {
         joint::group(&sized.guards, &sizes)
@@ -243,7 +242,12 @@ fn joint_groups(
     let ranges: BTreeMap<String, (i128, i128)> = msg
         .dims
         .iter()
-        .map(|d| (var_of(d), d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX))))
+        .map(|d| {
+            (
+                var_of(d),
+                d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX)),
+            )
+        })
         .collect();
     let budget = crate::linked::Budget {
         limits: opts.limits,
@@ -314,10 +318,7 @@ fn accounting(
             }
             Origin::Relation(k) => {
                 let r = &msg.relations[k];
-                (
-                    format!("{} == {}", r.name, r.expr),
-                    names(&sized.guards[i]),
-                )
+                (format!("{} == {}", r.name, r.expr), names(&sized.guards[i]))
             }
         };
         let (fate, reason) = fates.get(&i).cloned().unwrap_or_else(|| match *o {

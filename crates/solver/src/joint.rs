@@ -282,7 +282,11 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
 }
 
 /// The root's range implied by the members' ranges (`lo <= coef*root + offset <= hi`).
-pub fn root_range(grp: &Group, root: &str, ranges: &BTreeMap<String, (i128, i128)>) -> (i128, i128) {
+pub fn root_range(
+    grp: &Group,
+    root: &str,
+    ranges: &BTreeMap<String, (i128, i128)>,
+) -> (i128, i128) {
     let mut lo = i128::MIN / 4;
     let mut hi = i128::MAX / 4;
     for m in grp.members.iter().filter(|m| m.root == root) {
@@ -623,8 +627,7 @@ pub fn linked(
         .into_iter()
         .filter(|t| !holds(t))
         .collect();
-    let mut labels: Vec<(String, String)> =
-        j.sizes.iter().map(|s| (s.clone(), label(s))).collect();
+    let mut labels: Vec<(String, String)> = j.sizes.iter().map(|s| (s.clone(), label(s))).collect();
     labels.sort_by(|a, b| a.1.cmp(&b.1));
     let report = JointReport {
         dims,

@@ -2,12 +2,12 @@
 //! guards grouped by origin, guards over several sizes, and the explanation of a `Guard failed`
 //! or input check at the size the user ran.
 
+use crate::diagnose::JointGroup;
 use crate::diagnose::{example_for, Options};
 use crate::expr::Value;
 use crate::forms::Form;
 use crate::joint;
 use crate::message::{DimEntry, Message};
-use crate::diagnose::JointGroup;
 use crate::report::{
     DimReport, Feasible, JointGuard, LinkedGroup, Proof, Report, RuntimeReport, Status,
 };
@@ -106,7 +106,10 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
             d.linked_with = others.clone();
             let range = d.range.map(|[lo, hi]| DimSet::interval(lo, hi));
             let why = match (&j.solved.undecided, &j.linked) {
-                (Some(u), _) => Some(format!("linked to {} and undecided: {u}", others.join(", "))),
+                (Some(u), _) => Some(format!(
+                    "linked to {} and undecided: {u}",
+                    others.join(", ")
+                )),
                 (None, None) => Some(format!("linked to {}: not solved", others.join(", "))),
                 (None, Some(l)) => {
                     if let Ok(set) = m.image(&l.joint.projection(&m.root)) {
@@ -125,14 +128,15 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
                     } else {
                         let level = l.joint.level(&m.root);
                         let side = l.side(m);
-                        let checked = l
-                            .report
-                            .largest_box
-                            .as_ref()
-                            .zip(level)
-                            .map(|(b, lv)| (b.sides[lv].certificate, b.sides[lv].certificate_note.clone()));
+                        let checked = l.report.largest_box.as_ref().zip(level).map(|(b, lv)| {
+                            (
+                                b.sides[lv].certificate,
+                                b.sides[lv].certificate_note.clone(),
+                            )
+                        });
                         d.box_side = side.map(|p| {
-                            let mut s = crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
+                            let mut s =
+                                crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
                             if let Some((c, note)) = checked.clone() {
                                 s.certificate = c;
                                 s.certificate_note = note;
