@@ -120,19 +120,9 @@ fn matches_oracle(model: &str) {
         }
     }
     // Rejected tuples really fail, accepted ones really pass (the oracle's pairs).
-    let pairs: BTreeSet<(i64, i64)> = oracle["hw_pairs_all"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_i64().unwrap(), p[1].as_i64().unwrap()))
-        .collect();
+    let pairs = hw_pairs(&oracle);
     let b_ok = ints(&oracle["batch_values"]);
-    let order: Vec<u64> = g["dims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| by_index_of(dims, n.as_str().unwrap()))
-        .collect();
+    let order = level_dims(g, dims);
     let tuple = |t: &Value| -> (i64, i64, i64) {
         let mut b = *b_ok.iter().next().unwrap();
         let mut h = 0;
@@ -205,6 +195,26 @@ fn matches_oracle(model: &str) {
     }
 }
 
+/// The oracle's passing (H, W) pairs.
+fn hw_pairs(oracle: &Value) -> BTreeSet<(i64, i64)> {
+    oracle["hw_pairs_all"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_i64().unwrap(), p[1].as_i64().unwrap()))
+        .collect()
+}
+
+/// The input index (0, 2, 3) of each level of a joint set.
+fn level_dims(g: &Value, dims: &[Value]) -> Vec<u64> {
+    g["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| by_index_of(dims, n.as_str().unwrap()))
+        .collect()
+}
+
 fn by_index_of(dims: &[Value], name: &str) -> u64 {
     dims.iter()
         .find(|d| format!("{}_{}", d["input"].as_str().unwrap(), d["index"]) == name)
@@ -258,12 +268,7 @@ fn swin_t_matches_brute_force_on_a_sub_box() {
     let r = check_file("swin_t_auto.pt2");
     let g = &r["joint"][0];
     let dims = r["dims"].as_array().unwrap();
-    let order: Vec<u64> = g["dims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| by_index_of(dims, n.as_str().unwrap()))
-        .collect();
+    let order = level_dims(g, dims);
     assert_eq!(g["claimed"].as_u64(), Some(31 * 929 * 929));
     assert_eq!(g["boxes_complete"], true);
     assert!(g.get("undecided").is_none());
@@ -291,12 +296,7 @@ fn swin_t_matches_brute_force_on_a_sub_box() {
             }
         }
     }
-    let pairs: Vec<(i64, i64)> = oracle["hw_pairs_all"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_i64().unwrap(), p[1].as_i64().unwrap()))
-        .collect();
+    let pairs = hw_pairs(&oracle);
     let want: BTreeSet<(i64, i64, i64)> = ints(&oracle["batch_values"])
         .into_iter()
         .flat_map(|b| pairs.iter().map(move |&(h, w)| (b, h, w)))

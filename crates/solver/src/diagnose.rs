@@ -86,7 +86,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
     } else {
         joint::group(&sized.guards, &sizes)
     };
-    let mut fates: BTreeMap<usize, (&'static str, Option<String>)> = BTreeMap::new();
+    let mut fates = Fates::new();
     let linked = linked_groups(msg, opts, &groups, &mut fates);
     let solved = joint_groups(msg, opts, prover, &groups, &mut fates);
     let joint = crate::forms::explain::joint_guards(&linked, &groups, &solved, msg);
@@ -210,6 +210,9 @@ fn size_guards(msg: &Message) -> Sized {
     out
 }
 
+/// Each size guard's fate (`fate`, reason), by its index in [`Sized`]'s list.
+type Fates = BTreeMap<usize, (&'static str, Option<String>)>;
+
 /// A group of independent sizes linked by guards, solved jointly.
 #[derive(Debug, Clone)]
 pub(crate) struct JointGroup {
@@ -237,7 +240,7 @@ fn joint_groups(
     opts: &Options,
     prover: Option<joint::Prover>,
     groups: &[joint::Group],
-    fates: &mut BTreeMap<usize, (&'static str, Option<String>)>,
+    fates: &mut Fates,
 ) -> Vec<JointGroup> {
     let ranges: BTreeMap<String, (i128, i128)> = msg
         .dims
@@ -278,11 +281,7 @@ fn joint_groups(
 }
 
 /// Each guard's fate in a solved group, by its index in the message's size guards.
-fn record_fates(
-    grp: &joint::Group,
-    solved: &joint::Solved,
-    fates: &mut BTreeMap<usize, (&'static str, Option<String>)>,
-) {
+fn record_fates(grp: &joint::Group, solved: &joint::Solved, fates: &mut Fates) {
     for (k, &o) in grp.origin.iter().enumerate() {
         fates.insert(o, solved.fates[k].label());
     }
@@ -292,12 +291,7 @@ fn record_fates(
 }
 
 /// Every guard of the message and what became of it.
-fn accounting(
-    msg: &Message,
-    dims: &[DimReport],
-    sized: &Sized,
-    fates: &BTreeMap<usize, (&'static str, Option<String>)>,
-) -> Vec<GuardUse> {
+fn accounting(msg: &Message, dims: &[DimReport], sized: &Sized, fates: &Fates) -> Vec<GuardUse> {
     let names = |e: &Expr| -> Vec<String> {
         e.atoms()
             .iter()
@@ -466,7 +460,7 @@ fn linked_groups(
     msg: &Message,
     opts: &Options,
     groups: &[joint::Group],
-    fates: &mut BTreeMap<usize, (&'static str, Option<String>)>,
+    fates: &mut Fates,
 ) -> Vec<LinkedGroup> {
     let ranges: BTreeMap<String, (i128, i128)> = msg
         .dims

@@ -1220,28 +1220,19 @@ impl JointSet {
                 join_and(&(0..self.sizes.len()).map(label).collect::<Vec<_>>())
             );
         }
-        if linked.is_empty() && count < self.box_count() && self.undecided.is_none() {
-            // One box, narrower than the sizes' own answers.
-            return format!(
-                "{} are linked: this program accepts every combination of {}, and no other",
-                join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>()),
-                frees
-                    .iter()
-                    .map(|&l| format!("{} in {}", label(l), brief(&self.tree.projection(l))))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
         if linked.is_empty() {
-            return format!(
-                "the guards linking {} hold for every combination of their accepted values: {}",
-                join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>()),
-                frees
-                    .iter()
-                    .map(|&l| format!("{} in {}", label(l), brief(&self.tree.projection(l))))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            let names = join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>());
+            let sides = frees
+                .iter()
+                .map(|&l| format!("{} in {}", label(l), brief(&self.tree.projection(l))))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return if count < self.box_count() && self.undecided.is_none() {
+                // One box, narrower than the sizes' own answers.
+                format!("{names} are linked: this program accepts every combination of {sides}, and no other")
+            } else {
+                format!("the guards linking {names} hold for every combination of their accepted values: {sides}")
+            };
         }
         let free_count: u128 = frees
             .iter()
