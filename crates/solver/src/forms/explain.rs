@@ -119,11 +119,24 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
                         };
                         d.with_some_partner = Some(Feasible::from(&set));
                     }
-                    if !l.restricts() {
-                        d.advice.push(format!(
-                            "linked to {} by guards that hold for every combination of their accepted values",
-                            others.join(", ")
-                        ));
+                    // A size whose every accepted value goes with every accepted combination
+                    // of the others keeps its own answer.
+                    let free = l.joint.level(&m.root).is_some_and(|lv| {
+                        l.joint.free_levels()[lv]
+                            && l.joint.tree.projection(lv) == l.joint.domains[lv]
+                    });
+                    if !l.restricts() || free {
+                        d.advice.push(if free && l.restricts() {
+                            format!(
+                                "linked to {} by guards, but each of its values goes with every accepted combination of theirs: its own answer stands (see linked)",
+                                others.join(", ")
+                            )
+                        } else {
+                            format!(
+                                "linked to {} by guards that hold for every combination of their accepted values",
+                                others.join(", ")
+                            )
+                        });
                         None
                     } else {
                         let level = l.joint.level(&m.root);
