@@ -431,7 +431,11 @@ fn linked_sizes_from_logs_are_reported() {
     }
     // Every guard is accounted for: both solved jointly.
     assert_eq!(r.guards.len(), 2);
-    assert!(r.guards.iter().all(|g| g.fate == "joint"), "{:?}", r.guards);
+    assert!(
+        r.guards.iter().all(|g| g.fate.as_str() == "joint"),
+        "{:?}",
+        r.guards
+    );
     // A linking guard the sizes' own answers imply leaves them as they are (window attention:
     // h and w multiples of 7 make 32*h*w == 1568*(h//7)*(w//7) hold).
     let r = report(&read(&load("window_attention.log.txt"), &[]), &[]);
@@ -621,7 +625,7 @@ fn joint_sets_match_brute_force_and_every_guard_is_accounted_for() {
         assert_eq!(r.guards.len(), n, "{name}");
         for g in &r.guards {
             assert!(
-                ["periodic", "enumeration", "joint", "relation", "z3"].contains(&g.fate),
+                ["periodic", "enumeration", "joint", "relation", "z3"].contains(&g.fate.as_str()),
                 "{name}: {g:?}"
             );
         }

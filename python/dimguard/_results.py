@@ -64,6 +64,17 @@ class Record:
         """The field names."""
         return list(self._data)
 
+    def html(self, path: Any = None, title: str = "dimguard report") -> str:
+        """The report as one self-contained HTML page (plots of the accepted sizes, guards by
+        source line, the spec with a copy button); written to ``path`` when given."""
+        from . import _native
+
+        page = _native.html(json.dumps(self._data), title)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(page)
+        return page
+
     def to_dict(self) -> Dict[str, Any]:
         """The plain JSON value (a copy)."""
         return json.loads(json.dumps(self._data))

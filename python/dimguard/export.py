@@ -26,6 +26,7 @@ from typing import Any, ContextManager, Dict, List, Mapping, Optional, Sequence,
 
 from . import _native
 from ._results import CheckReport, Record, SizeSet, _lines
+from .trace import capture, provenance
 
 __all__ = ["export", "ExportReport", "ExportError", "round_context"]
 
@@ -42,7 +43,9 @@ class ExportReport(Record):
 
     Fields: ``rounds`` (per round: ``round``, ``spec`` as Python, ``outcome`` — ``"exported"``,
     ``"constraint_violation"``, ``"solver_crash"`` or ``"error"`` —, ``error``, ``notes``,
-    ``torch_seconds``, ``dimguard_seconds``), ``spec`` (the final ``dynamic_shapes`` as
+    ``torch_seconds``, ``dimguard_seconds``, and from the structured trace captured in-process during
+    the round: ``lines``, the guards grouped by the line of your code that made torch record them,
+    with what each line removes, and ``guards``, each with its ``provenance``), ``spec`` (the final ``dynamic_shapes`` as
     paste-able Python), ``dims`` (the audit of the returned program: per input dimension
     ``claimed`` and ``accepted`` sets, as ``dimguard check``), ``exported`` (whether a program
     was produced), and ``overhead`` (dimguard's seconds over torch's).
@@ -350,7 +353,7 @@ def export(
         t0 = time.perf_counter()
         ep, err = None, None
         try:
-            with sys.modules[__name__].round_context(n):
+            with capture() as trace, sys.modules[__name__].round_context(n):
                 ep = torch.export.export(model, args, kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
         except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
             err = e
@@ -358,6 +361,12 @@ def export(
         t1 = time.perf_counter()
         entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": []}
         rounds.append(entry)
+        # Where this round's guards come from (the trace captured in-process during the round).
+        try:
+            entry.update(provenance(trace, shapes))
+        except ValueError as pe:
+            entry.update({"lines": [], "guards": []})
+            entry["notes"].append(f"the round's trace could not be read ({pe})")
         if err is not None:
             last_error = err
             kind = _classify(err)

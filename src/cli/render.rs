@@ -2,7 +2,7 @@
 //! code to paste.
 
 use dimguard::solver::report::{
-    CheckReport, DimReport, GuardUse, JointReport, Report, Status, VerifyReport,
+    CheckReport, DimReport, GuardFate, GuardUse, JointReport, Report, Status, VerifyReport,
 };
 use std::fmt::Write;
 
@@ -132,10 +132,12 @@ fn forms_sections(out: &mut String, r: &Report, st: &Style) {
         }
         if let Some(u) = r.guards.iter().find(|u| u.guard == j.text) {
             let fate = match u.fate {
-                "joint" => "solved jointly (the group's joint set is under linked below)".into(),
-                "z3" => "proved by Z3 for every combination".into(),
-                "relation" => "a relation between the sizes, substituted".into(),
-                other => format!("{other}: {}", u.reason.as_deref().unwrap_or("?")),
+                GuardFate::Joint => {
+                    "solved jointly (the group's joint set is under linked below)".into()
+                }
+                GuardFate::Z3 => "proved by Z3 for every combination".into(),
+                GuardFate::Relation => "a relation between the sizes, substituted".into(),
+                other => format!("{}: {}", other.as_str(), u.reason.as_deref().unwrap_or("?")),
             };
             let _ = writeln!(out, "  {:<11} {fate}", st.dim("fate"));
         }
@@ -786,11 +788,11 @@ fn guard_fates(out: &mut String, guards: &[GuardUse], place: &str, st: &Style) {
     if guards.is_empty() {
         return;
     }
-    let counts = |fate: &str| guards.iter().filter(|g| g.fate == fate).count();
+    let counts = |fate: GuardFate| guards.iter().filter(|g| g.fate == fate).count();
     let mut extra = String::new();
     for (fate, what) in [
-        ("specialized", "of specialized sizes"),
-        ("data_dependent", "data-dependent"),
+        (GuardFate::Specialized, "of specialized sizes"),
+        (GuardFate::DataDependent, "data-dependent"),
     ] {
         if counts(fate) > 0 {
             let _ = write!(extra, ", {} {what}", counts(fate));
@@ -801,16 +803,16 @@ fn guard_fates(out: &mut String, guards: &[GuardUse], place: &str, st: &Style) {
         "\n{} {} {place}: {} solved one size at a time, {} jointly, {} relations, {} proved by Z3, {} undecided, {} unparsed{extra}",
         st.bold("guards:"),
         guards.len(),
-        counts("periodic") + counts("enumeration"),
-        counts("joint"),
-        counts("relation"),
-        counts("z3"),
-        counts("undecided"),
-        counts("unparsed"),
+        counts(GuardFate::Periodic) + counts(GuardFate::Enumeration),
+        counts(GuardFate::Joint),
+        counts(GuardFate::Relation),
+        counts(GuardFate::Z3),
+        counts(GuardFate::Undecided),
+        counts(GuardFate::Unparsed),
     );
     // Undecided guards grouped by reason: the reason once, then the guards (abbreviated).
     let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
-    for g in guards.iter().filter(|g| g.fate == "undecided") {
+    for g in guards.iter().filter(|g| g.fate == GuardFate::Undecided) {
         let why = g.reason.as_deref().unwrap_or("?");
         match reasons.iter_mut().find(|(w, _)| *w == why) {
             Some((_, v)) => v.push(&g.guard),

@@ -11,8 +11,7 @@
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
-use dimguard_solver::compiled::recheck;
-use dimguard_solver::diagnose::unchecked_suggestion;
+use dimguard_solver::diagnose::{suggestions, unchecked_suggestion};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
 use dimguard_solver::linked::Budget;
@@ -20,10 +19,9 @@ use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, JointReport, Proof, SizeRange,
+    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, Proof, SizeRange,
     UndecidedSet,
 };
-use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
 
@@ -100,7 +98,7 @@ pub fn check_with(
                     guard: text.clone(),
                     sizes: g.atoms().iter().map(|a| a.to_string()).collect(),
                     error: None,
-                    fate: "undecided",
+                    fate: GuardFate::Undecided,
                     reason: Some("not reached".into()),
                 };
                 if g.atoms().is_empty() {
@@ -108,7 +106,7 @@ pub fn check_with(
                         g.eval(&|_| None),
                         Ok(dimguard_solver::expr::Value::Bool(true))
                     );
-                    u.fate = "periodic";
+                    u.fate = GuardFate::Periodic;
                     u.reason = None;
                     if !holds {
                         never = Some(format!("the guard `{text}` is false for every size"));
@@ -122,7 +120,7 @@ pub fn check_with(
                 guard: text.clone(),
                 sizes: vec![],
                 error: Some(e.to_string()),
-                fate: "unparsed",
+                fate: GuardFate::Unparsed,
                 reason: None,
             }),
         }
@@ -229,7 +227,7 @@ pub fn check_with(
         }
         for &o in &grp.relations {
             if let Some(&u) = use_of.get(o) {
-                uses[u].fate = "relation";
+                uses[u].fate = GuardFate::Relation;
                 uses[u].reason = None;
             }
         }
@@ -367,11 +365,17 @@ pub fn check_with(
                 if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
                     d.undecided = Some(UndecidedSet::new(&u, why));
                 }
-                d.suggestions = rank(&a, i.hint, 4)
-                    .progressions
+                // The pipeline's last step, as in `diagnose`: ranked, and re-checked value by
+                // value against the size's own guards when it is not linked (a linked size's
+                // spec is its side of the largest sound box, re-checked with the joint set).
+                let own: Vec<&Expr> = guards
                     .iter()
-                    .map(|p| unchecked_suggestion(&name, p, Proof::Periodic))
+                    .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
                     .collect();
+                let recheck = d.linked_with.is_empty().then_some(own.as_slice());
+                d.suggestions =
+                    suggestions(&a, i.hint, 4, recheck, &i.source, &name, Proof::Periodic)
+                        .suggestions;
                 let py = py_name(&name);
                 match alias
                     .get(&i.source)
@@ -408,23 +412,6 @@ pub fn check_with(
             }
         }
         dims.push(d);
-    }
-    // Suggestions of unlinked sizes re-checked value by value against their guards.
-    for d in dims.iter_mut().filter(|d| d.linked_with.is_empty()) {
-        let own: Vec<&Expr> = guards
-            .iter()
-            .filter(|g| g.atoms().iter().all(|a| **a == *d.source))
-            .collect();
-        for s in d.suggestions.iter_mut() {
-            let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
-            if let Some(ok) = recheck(&own, &d.source, &set) {
-                s.certificate = if ok {
-                    Certificate::Enumeration
-                } else {
-                    Certificate::None
-                };
-            }
-        }
     }
     if !dict.is_empty() {
         block.dict(dict);

@@ -9,7 +9,9 @@ use dimguard_solver::joint;
 use dimguard_solver::linked::{solve_joint, Budget};
 use dimguard_solver::message::Message;
 use dimguard_solver::python::dim_code;
-use dimguard_solver::report::{Certificate, GuardUse, JointCheck, VerifyDim, VerifyReport};
+use dimguard_solver::report::{
+    Certificate, GuardFate, GuardUse, JointCheck, VerifyDim, VerifyReport,
+};
 use dimguard_solver::spec::{Spec, SpecDim};
 use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
@@ -138,7 +140,7 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
                 guard: g.to_string(),
                 sizes: vec![name.clone()],
                 error: None,
-                fate: "undecided",
+                fate: GuardFate::Undecided,
                 reason: Some(why.into()),
             }));
             continue;
@@ -248,21 +250,21 @@ fn guard_use(
         Outcome::Solved {
             method: Method::Periodic { .. },
             ..
-        } => ("periodic", None),
+        } => (GuardFate::Periodic, None),
         Outcome::Solved {
             method: Method::Enumeration { .. },
             ..
-        } => ("enumeration", None),
+        } => (GuardFate::Enumeration, None),
         Outcome::Undecided { reason } => match check_set(&[g], var, admitted, 1, timeout_ms) {
-            Verdict::Proved => ("z3", None),
+            Verdict::Proved => (GuardFate::Z3, None),
             Verdict::Refuted(xs) => (
-                "undecided",
+                GuardFate::Undecided,
                 Some(format!(
                     "{reason}; Z3 found {} failing, so it is not true for every admitted value",
                     xs.first().copied().unwrap_or_default()
                 )),
             ),
-            Verdict::Unknown(z) => ("undecided", Some(format!("{reason}; Z3: {z}"))),
+            Verdict::Unknown(z) => (GuardFate::Undecided, Some(format!("{reason}; Z3: {z}"))),
         },
     };
     GuardUse {
@@ -388,7 +390,7 @@ fn joint_groups(
                     guard: text.clone(),
                     sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
                     error: None,
-                    fate: "relation",
+                    fate: GuardFate::Relation,
                     reason: None,
                 });
             }
@@ -430,7 +432,7 @@ fn joint_groups(
                 guard: text.clone(),
                 sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
                 error: None,
-                fate: "joint",
+                fate: GuardFate::Joint,
                 reason: None,
             });
         }
@@ -673,7 +675,10 @@ mod tests {
         // Every guard accounted for: the one-size guard solved, the linking ones jointly.
         assert_eq!(r.guards.len(), 3, "{:?}", r.guards);
         assert_eq!(
-            r.guards.iter().filter(|u| u.fate == "joint").count(),
+            r.guards
+                .iter()
+                .filter(|u| u.fate == GuardFate::Joint)
+                .count(),
             2,
             "{:?}",
             r.guards

@@ -224,6 +224,16 @@ fn profile(
 }
 
 /// The Z3 version linked in.
+/// The self-contained HTML page of a report's JSON (diagnose, check or `dimguard.export`).
+#[pyfunction]
+fn html(py: Python<'_>, report: String, title: String) -> PyResult<String> {
+    run(py, move || {
+        let v: serde_json::Value =
+            serde_json::from_str(&report).map_err(|e| format!("report: {e}"))?;
+        Ok(dimguard::html::render(&v, &title))
+    })
+}
+
 #[pyfunction]
 fn z3_version() -> &'static str {
     dimguard::prove::z3_version()
@@ -240,6 +250,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(profile, m)?)?;
     m.add_function(wrap_pyfunction!(z3_version, m)?)?;
+    m.add_function(wrap_pyfunction!(html, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -12,8 +12,9 @@ use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
 use crate::python::{self, dim_code, py_name};
 use crate::report::{
-    Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardMethod, GuardReport, GuardUse,
-    LineDim, LineReport, LinkedGroup, Padding, Proof, RelationReport, Report, Status, Suggestion,
+    Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardFate, GuardMethod, GuardReport,
+    GuardUse, LineDim, LineReport, LinkedGroup, Padding, Proof, RelationReport, Report, Status,
+    Suggestion,
 };
 use crate::suggest::{self, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression};
@@ -211,7 +212,7 @@ fn size_guards(msg: &Message) -> Sized {
 }
 
 /// Each size guard's fate (`fate`, reason), by its index in [`Sized`]'s list.
-type Fates = BTreeMap<usize, (&'static str, Option<String>)>;
+type Fates = BTreeMap<usize, (GuardFate, Option<String>)>;
 
 /// A group of independent sizes linked by guards, solved jointly.
 #[derive(Debug, Clone)]
@@ -286,7 +287,7 @@ fn record_fates(grp: &joint::Group, solved: &joint::Solved, fates: &mut Fates) {
         fates.insert(o, solved.fates[k].label());
     }
     for &o in &grp.relations {
-        fates.insert(o, ("relation", None));
+        fates.insert(o, (GuardFate::Relation, None));
     }
 }
 
@@ -318,14 +319,14 @@ fn accounting(msg: &Message, dims: &[DimReport], sized: &Sized, fates: &Fates) -
         let (fate, reason) = fates.get(&i).cloned().unwrap_or_else(|| match *o {
             Origin::Dim(di, gi) => match dims[di].guards.get(gi) {
                 Some(g) => match g.method {
-                    GuardMethod::Periodic => ("periodic", None),
-                    GuardMethod::Enumeration => ("enumeration", None),
-                    GuardMethod::Undecided => ("undecided", dims[di].undecided.clone()),
+                    GuardMethod::Periodic => (GuardFate::Periodic, None),
+                    GuardMethod::Enumeration => (GuardFate::Enumeration, None),
+                    GuardMethod::Undecided => (GuardFate::Undecided, dims[di].undecided.clone()),
                 },
-                None => ("specialized", None),
+                None => (GuardFate::Specialized, None),
             },
-            Origin::Equality(_) | Origin::Relation(_) => ("relation", None),
-            Origin::Joint(_) => ("undecided", Some("not grouped".into())),
+            Origin::Equality(_) | Origin::Relation(_) => (GuardFate::Relation, None),
+            Origin::Joint(_) => (GuardFate::Undecided, Some("not grouped".into())),
         });
         out.push(GuardUse {
             guard,
@@ -341,7 +342,7 @@ fn accounting(msg: &Message, dims: &[DimReport], sized: &Sized, fates: &Fates) -
             guard: format!("{} == {}", r.name, r.expr),
             sizes: vec![r.name.clone()],
             error: Some(why.clone()),
-            fate: "unparsed",
+            fate: GuardFate::Unparsed,
             reason: None,
         });
     }
@@ -350,7 +351,7 @@ fn accounting(msg: &Message, dims: &[DimReport], sized: &Sized, fates: &Fates) -
             guard: g.text.clone(),
             sizes: g.expr.atoms().iter().map(|a| a.to_string()).collect(),
             error: None,
-            fate: "data_dependent",
+            fate: GuardFate::DataDependent,
             reason: None,
         });
     }
@@ -359,7 +360,7 @@ fn accounting(msg: &Message, dims: &[DimReport], sized: &Sized, fates: &Fates) -
             guard: u.text.clone(),
             sizes: vec![],
             error: Some(u.reason.clone()),
-            fate: "unparsed",
+            fate: GuardFate::Unparsed,
             reason: None,
         });
     }
@@ -587,7 +588,7 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             residue: 0,
         };
         r.suggestions
-            .extend(suggestion(&p, &[], &var, &d.name, Proof::Enumeration));
+            .extend(suggestion(&p, Some(&[]), &var, &d.name, Proof::Enumeration));
         r.advice.push(format!(
             "the model's code fixes {} to {v} (it branches on the value or uses it as a constant); \
              use `{} = {v}` (or Dim.STATIC), or change the code so the size stays symbolic",
@@ -621,7 +622,7 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
                 residue: 0,
             };
             r.suggestions
-                .extend(suggestion(&p, &[], &var, &d.name, Proof::Periodic));
+                .extend(suggestion(&p, Some(&[]), &var, &d.name, Proof::Periodic));
             r.advice.push(format!(
                 "no guard restricts {}: every size in {lo}..{hi} passes",
                 d.name
@@ -717,20 +718,13 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
     } else {
         Status::Constrained
     };
-    let ranking = suggest::rank(&feasible, example, 8);
+    let ranking = suggestions(&feasible, example, 8, Some(&guards), &var, &d.name, proof);
     if let Maximality::AmongSteps { max_step } = ranking.maximality {
         r.maximality = format!("steps<={max_step}");
     }
-    r.suggestions = ranking
-        .progressions
-        .iter()
-        .filter_map(|p| suggestion(p, &guards, &var, &d.name, proof))
-        .collect();
-    if r.suggestions.len() < ranking.progressions.len() {
-        r.advice.push(
-            "internal error: a candidate failed dimguard's independent re-check and was withheld; please report this message"
-                .into(),
-        );
+    r.suggestions = ranking.suggestions;
+    if ranking.withheld > 0 {
+        r.advice.push(WITHHELD.into());
     }
     if let Some(best) = ranking.progressions.first() {
         r.coverage = Some(format!(
@@ -756,17 +750,60 @@ fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {
         .try_fold(domain.clone(), |acc, s| acc.intersect(s))
 }
 
-/// A suggestion, re-checked independently of the engine: every guard is evaluated at every value
-/// (when there are at most [`RECHECK_LIMIT`]). `None` if a value fails, which would be a bug in
-/// the engine: the suggestion is withheld rather than printed unsound.
+/// What a report says when a candidate failed the independent re-check.
+pub const WITHHELD: &str = "internal error: a candidate failed dimguard's independent re-check and was withheld; please report this message";
+
+/// Ranked suggestions inside a set, the last step of every pipeline (`diagnose`, `check`).
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    /// The progressions ranked by [`suggest::rank`], best first.
+    pub progressions: Vec<Progression>,
+    /// Their suggestions, minus any that failed the re-check.
+    pub suggestions: Vec<Suggestion>,
+    /// Whether the first progression is proven maximal.
+    pub maximality: Maximality,
+    /// How many candidates failed the re-check (a bug in the engine): withheld, never printed.
+    pub withheld: usize,
+}
+
+/// The `limit` best progressions inside `set` as suggestions for the dimension `name`
+/// (`example`: prefer one holding the traced size). With `guards`, each is re-checked
+/// independently of the engine: every guard is evaluated at every value, in the size `var`
+/// (when there are at most [`RECHECK_LIMIT`]), giving `certificate: "enumeration"`; a failing
+/// candidate is withheld rather than printed unsound. Without guards nothing is re-checked
+/// (`certificate: "none"`; the caller certifies).
+pub fn suggestions(
+    set: &DimSet,
+    example: Option<i128>,
+    limit: usize,
+    guards: Option<&[&Expr]>,
+    var: &str,
+    name: &str,
+    proof: Proof,
+) -> Ranked {
+    let ranking = suggest::rank(set, example, limit);
+    let suggestions: Vec<Suggestion> = ranking
+        .progressions
+        .iter()
+        .filter_map(|p| suggestion(p, guards, var, name, proof))
+        .collect();
+    Ranked {
+        withheld: ranking.progressions.len() - suggestions.len(),
+        progressions: ranking.progressions,
+        suggestions,
+        maximality: ranking.maximality,
+    }
+}
+
+/// One suggestion, re-checked against `guards` as [`suggestions`] says; `None` when it fails.
 fn suggestion(
     p: &Progression,
-    guards: &[&crate::types::Expr],
+    guards: Option<&[&Expr]>,
     var: &str,
     name: &str,
     proof: Proof,
 ) -> Option<Suggestion> {
-    let certificate = match recheck(guards, var, &p.to_set()) {
+    let certificate = match guards.and_then(|g| recheck(g, var, &p.to_set())) {
         Some(false) => return None,
         Some(true) => Certificate::Enumeration,
         None => Certificate::None,

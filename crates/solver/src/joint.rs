@@ -20,7 +20,8 @@ use crate::expr::Value;
 use crate::linked::{largest_box, solve_joint, Budget, JointSet, LargestBox, Tree};
 use crate::num::{self, Q};
 use crate::report::{
-    BoxReport, Certificate, Feasible, JointReport, JointSearch, JointUndecided, Proof, Undecided,
+    BoxReport, Certificate, Feasible, GuardFate, JointReport, JointSearch, JointUndecided, Proof,
+    Undecided,
 };
 use crate::types::{CmpOp, DimSet, Expr, Progression};
 use num_traits::{Signed, Zero};
@@ -74,8 +75,9 @@ impl Member {
 /// What happened to one guard of a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fate {
-    /// Solved exactly: `"periodic"`, `"enumeration"` (one size) or `"joint"` (several sizes).
-    Solved(&'static str),
+    /// Solved exactly: [`GuardFate::Periodic`], [`GuardFate::Enumeration`] (one size) or
+    /// [`GuardFate::Joint`] (several sizes).
+    Solved(GuardFate),
     /// Not solvable in closed form over its range, but Z3 proved that every value passes.
     Proved,
     /// Not decided, with the reason (and Z3's answer when it was asked).
@@ -83,13 +85,12 @@ pub enum Fate {
 }
 
 impl Fate {
-    /// The reports' `fate` word (`"periodic"`, `"enumeration"`, `"joint"`, `"z3"`,
-    /// `"undecided"`) and, for an undecided guard, the reason.
-    pub fn label(&self) -> (&'static str, Option<String>) {
+    /// The reports' `fate` and, for an undecided guard, the reason.
+    pub fn label(&self) -> (GuardFate, Option<String>) {
         match self {
-            Fate::Solved(how) => (how, None),
-            Fate::Proved => ("z3", None),
-            Fate::Undecided(why) => ("undecided", Some(why.to_string())),
+            Fate::Solved(how) => (*how, None),
+            Fate::Proved => (GuardFate::Z3, None),
+            Fate::Undecided(why) => (GuardFate::Undecided, Some(why.to_string())),
         }
     }
 }
@@ -332,7 +333,7 @@ pub fn solve_group_with(
         undecided: None,
         unsure: BTreeMap::new(),
         joint: None,
-        fates: vec![Fate::Solved("joint"); grp.guards.len()],
+        fates: vec![Fate::Solved(GuardFate::Joint); grp.guards.len()],
     };
     let mut linking: Vec<Expr> = Vec::new();
     let mut linking_idx: Vec<usize> = Vec::new();
@@ -357,8 +358,8 @@ pub fn solve_group_with(
             match solve(g, root, &set, limits) {
                 Outcome::Solved { set: s, method } => {
                     out.fates[i] = Fate::Solved(match method {
-                        Method::Periodic { .. } => "periodic",
-                        Method::Enumeration { .. } => "enumeration",
+                        Method::Periodic { .. } => GuardFate::Periodic,
+                        Method::Enumeration { .. } => GuardFate::Enumeration,
                     });
                     set = s;
                 }
@@ -600,8 +601,20 @@ pub fn linked(
             .map(|(p, n)| unchecked_suggestion(n, p, Proof::Periodic))
             .collect();
         let tuples = box_sample(&b.sides, b.count, grp.guards.len());
-        let all = tuples.len() as u128 == b.count;
-        let ok = tuples.iter().all(|t| holds(t));
+        // Past the deadline of the command's budget the re-check stops where it is.
+        let mut checked = 0;
+        let mut ok = true;
+        for t in &tuples {
+            if crate::budget::expired().is_some() {
+                break;
+            }
+            if !holds(t) {
+                ok = false;
+                break;
+            }
+            checked += 1;
+        }
+        let all = checked as u128 == b.count;
         for s in sides.iter_mut() {
             s.certificate = if ok && all {
                 Certificate::Enumeration
@@ -610,8 +623,7 @@ pub fn linked(
             };
             if ok && !all {
                 s.certificate_note = Some(format!(
-                    "re-checked at {} of its {} tuples; exact by the joint search",
-                    tuples.len(),
+                    "re-checked at {checked} of its {} tuples; exact by the joint search",
                     b.count
                 ));
             }
