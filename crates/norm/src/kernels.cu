@@ -679,6 +679,21 @@ PIPE(pipe_pt, T)
 // ---- Groups larger than the chip holds: three passes ---------------------------------------
 // Partial statistics per chunk (one block per (group, chunk)), combine per group, normalize.
 
+// Visits every value of a thread's NA accesses of V values (access a at element
+// (a * blockDim.x + threadIdx.x) * V, below len).
+template <int V, int NA, typename F>
+__device__ __forceinline__ void each_value(const Raw<V>* r, unsigned len, F visit) {
+#pragma unroll
+    for (int a = 0; a < NA; a++) {
+        if ((a * blockDim.x + threadIdx.x) * V < len) {
+            float f[V];
+            r[a].unpack(f);
+#pragma unroll
+            for (int q = 0; q < V; q++) visit(f[q]);
+        }
+    }
+}
+
 // A chunk is at most 256 threads x 64 values: every thread issues all its loads at once and keeps
 // them in registers (as stored, unpacked when used) for the squares: one read of the chunk.
 #define CHUNK_PER_THREAD 64
@@ -695,25 +710,13 @@ __device__ __forceinline__ void partial_body(const T* __restrict__ x, float* __r
         const unsigned i = (a * blockDim.x + threadIdx.x) * V;
         if (i < len) r[a] = ldr_cs<V>(xs + i);
     }
-    // Visits every value of the thread's part of the chunk.
-    auto each = [&](auto&& visit) {
-#pragma unroll
-        for (int a = 0; a < NA; a++) {
-            if ((a * blockDim.x + threadIdx.x) * V < len) {
-                float f[V];
-                r[a].unpack(f);
-#pragma unroll
-                for (int q = 0; q < V; q++) visit(f[q]);
-            }
-        }
-    };
     float sum = 0.f, cnt = 0.f;
-    each([&](float v) { sum += v; cnt += 1.f; });
+    each_value<V, NA>(r, len, [&](float v) { sum += v; cnt += 1.f; });
     __shared__ float red[96];
     float n, mean, m2;
     block_stats(cnt, sum, [&](float mu) {
         float s = 0.f;
-        each([&](float v) { float d = v - mu; s += d * d; });
+        each_value<V, NA>(r, len, [&](float v) { float d = v - mu; s += d * d; });
         return s;
     }, red, n, mean, m2);
     if (threadIdx.x == 0) { part[3 * blockIdx.x] = n; part[3 * blockIdx.x + 1] = mean; part[3 * blockIdx.x + 2] = m2; }
