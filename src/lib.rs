@@ -10,6 +10,7 @@
 //! * [`html`] — the self-contained HTML page of a report.
 //! * [`norm`] — normalization layers and their GPU kernels.
 
+pub mod api;
 /// The `--html` page of any report (diagnose, check, `dimguard.export`), drawn from its JSON
 /// (used by the binary and the Python package).
 pub mod html;

@@ -2,6 +2,7 @@
 
 use crate::graph;
 use crate::solver::diagnose::{self, Options};
+use crate::solver::merge::{Sheet, Value};
 use crate::solver::python::source_input;
 use crate::solver::report::Status;
 use crate::solver::DimSet;
@@ -32,12 +33,16 @@ fn parse_dim(s: &str) -> Result<(String, usize, i128, i128), String> {
     ))
 }
 
-/// Inputs from a source file (program or message) plus `--dim` and `--example` flags.
+/// Inputs from a source file (program or message) plus `--dim` and `--example` flags. With a
+/// message, every input given with `--example` is covered: one the message does not name takes,
+/// for each dimension that shares a `Dim` of `spec` (the user's `dynamic_shapes`) with a named
+/// input, that input's sizes, and its example's size for the rest.
 pub fn inputs(
     source: Option<&str>,
     path: Option<&std::path::Path>,
     dims: &[String],
     examples: &[String],
+    spec: Option<&Sheet>,
 ) -> Result<Vec<InputSpec>, String> {
     let examples: BTreeMap<String, Vec<i128>> = examples
         .iter()
@@ -150,6 +155,9 @@ pub fn inputs(
             }
         }
     }
+    if !program_loaded && source.is_some() {
+        cover_examples(&mut specs, &examples, spec)?;
+    }
     for d in dims {
         let (input, index, lo, hi) = parse_dim(d)?;
         let shape = examples
@@ -169,6 +177,57 @@ pub fn inputs(
         return Err("nothing to profile: give a .pt2 archive, an error message, or --dim INPUT:INDEX=LO..HI with --example".into());
     }
     Ok(specs)
+}
+
+/// Adds every `--example` input the message did not name (see [`inputs`]).
+fn cover_examples(
+    specs: &mut Vec<InputSpec>,
+    examples: &BTreeMap<String, Vec<i128>>,
+    spec: Option<&Sheet>,
+) -> Result<(), String> {
+    let named: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    for (input, shape) in examples {
+        if named.contains(input) {
+            continue;
+        }
+        let Some(sheet) = spec else {
+            return Err(format!(
+                "the message does not name input `{input}`: give --spec FILE (your dynamic_shapes) so dimguard knows which of its dimensions share a Dim with {}, or --dim {input}:INDEX=LO..HI",
+                if named.is_empty() { "the others".to_string() } else { named.join(", ") }
+            ));
+        };
+        let mut kinds: Vec<DimKind> = shape.iter().map(|&n| DimKind::Static(n)).collect();
+        for e in sheet.entries.iter().filter(|e| &e.input == input) {
+            let Some(slot) = kinds.get_mut(e.index) else {
+                return Err(format!(
+                    "--spec gives `{input}` dimension {}, but its example has rank {}",
+                    e.index,
+                    shape.len()
+                ));
+            };
+            // The same Dim (same root, coef and offset) on an input the message covers.
+            let twin = sheet.entries.iter().find(|o| {
+                o.value == e.value
+                    && named.contains(&o.input)
+                    && matches!(o.value, Value::Dim { .. })
+            });
+            match (&e.value, twin) {
+                (_, Some(o)) => *slot = DimKind::Same(o.input.clone(), o.index),
+                (Value::Static | Value::Int { .. }, _) => {}
+                _ => {
+                    return Err(format!(
+                        "`{input}` dimension {}: the message says nothing about it and it shares no Dim with an input it names; give --dim {input}:{}=LO..HI",
+                        e.index, e.index
+                    ))
+                }
+            }
+        }
+        specs.push(InputSpec {
+            name: input.clone(),
+            dims: kinds,
+        });
+    }
+    Ok(())
 }
 
 fn ensure<'a>(specs: &'a mut Vec<InputSpec>, input: &str, shape: &[i128]) -> &'a mut InputSpec {

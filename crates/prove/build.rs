@@ -27,6 +27,8 @@ fn main() {
     println!("cargo:rustc-link-search=native={}", lib.display());
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib.display());
     println!("cargo:rustc-env=DIMGUARD_Z3_LIB={}", lib.display());
+    // For dependents that link Z3 through this crate (the binary, the Python extension).
+    println!("cargo:lib={}", lib.display());
 }
 
 fn ensure(dist: &Path) -> Result<(), String> {

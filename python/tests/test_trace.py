@@ -94,3 +94,24 @@ def test_exceptions_propagate_and_the_logger_is_restored():
             assert [h for h in log.handlers if type(h).__module__ == "dimguard.trace"]
             1 / 0
     assert not [h for h in log.handlers if type(h).__module__ == "dimguard.trace"]
+
+
+def test_export_rounds_carry_provenance_without_setting_anything(tmp_path, monkeypatch):
+    import dimguard
+
+    monkeypatch.delenv("TORCH_TRACE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    ep, report = dimguard.export(FPN(), (torch.randn(1, 3, 64, 32),),
+                                 dynamic_shapes={"x": {2: Dim("h", min=16, max=256)}}, verbose=False)
+    first = report.to_dict()["rounds"][0]
+    assert first["outcome"] == "constraint_violation"
+    [line] = first["lines"]
+    assert (line["file"], line["line"], line["user"]) == (__file__, THE_LINE, True)
+    [removed] = line["dims"]
+    assert removed["removes"] == sum(1 for h in range(16, 257) if (h - 1) // 4 + 1 != 2 * ((h - 1) // 8) + 2)
+    assert first["guards"] and all(g["provenance"]["line"] == THE_LINE for g in first["guards"])
+    assert all("lines" in r and "guards" in r for r in report.to_dict()["rounds"])
+    assert os.listdir(tmp_path) == [], "no trace file left behind"
+    page = report.html(tmp_path / "export.html", title="FPN")
+    assert "Round 1: constraint violation" in page and "# THE LINE" in page
+    assert (tmp_path / "export.html").read_text() == page

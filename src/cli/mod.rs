@@ -7,7 +7,6 @@ mod input;
 mod render;
 
 use clap::{Parser, Subcommand};
-use dimguard::solver::diagnose::{self, Options};
 pub use error::{emit, Failure};
 use error::{input as bad_input, io, solver};
 use input::{parse_examples, read_input};
@@ -100,6 +99,11 @@ enum Command {
         /// guards by source line, the spec with a copy button).
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
+        /// Your own `dynamic_shapes` Python (`h = Dim('h', min=.., max=..)` lines and the
+        /// `dynamic_shapes = {...}` dict): the printed block is then your spec with the diagnosed
+        /// dimensions narrowed, every other input and dimension kept, shared Dims still shared.
+        #[arg(long, value_name = "FILE")]
+        spec: Option<PathBuf>,
     },
     /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
     /// versus what it claims, a corrected spec, and shape-propagation findings.
@@ -140,6 +144,10 @@ enum Command {
         /// repeatable), or why none does and what to do.
         #[arg(long, value_name = "NAME:SHAPE")]
         select: Vec<String>,
+        /// With a message: your own `dynamic_shapes` Python, so every input given with --example
+        /// is covered (a second image sharing the first one's Dims, which the message never names).
+        #[arg(long, value_name = "FILE")]
+        spec: Option<PathBuf>,
     },
     /// Benchmark the GPU normalization kernels (needs an NVIDIA GPU): time and share of the
     /// device's copy bandwidth for each layer, shape, type and parameter kind, timed through CUDA
@@ -207,7 +215,19 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             format,
             profiles,
             select,
-        } => profile(source.as_ref(), &dim, &example, &format, profiles, &select),
+            spec,
+        } => {
+            let sheet = spec.as_ref().map(read_spec).transpose()?;
+            profile(
+                source.as_ref(),
+                &dim,
+                &example,
+                &format,
+                profiles,
+                &select,
+                sheet.as_ref(),
+            )
+        }
         Command::Check {
             model,
             json,
@@ -229,28 +249,28 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             z3_timeout_ms,
             range,
             html,
+            spec,
         } => {
             let text = read_input(file.as_ref())?;
-            let mut opts = Options {
-                examples: parse_examples(&example)?,
-                ..Options::default()
-            };
+            let sheet = spec.as_ref().map(read_spec).transpose()?;
             let ranges = range
                 .iter()
                 .map(|r| dimguard::solver::forms::parse_range_arg(r))
                 .collect::<Result<Vec<_>, String>>()
                 .map_err(Failure::Input)?;
-            let mut msg = diagnose::read(&text, &mut opts).map_err(|e| solver(&e))?;
-            dimguard::solver::forms::apply_ranges(&mut msg, &ranges).map_err(|e| solver(&e))?;
-            let mut report = diagnose::diagnose(&msg, &opts);
+            let examples = dimguard::api::Examples {
+                by_name: parse_examples(&example)?,
+                shapes: Vec::new(),
+                ranges,
+            };
             let mode = match z3 {
                 Z3Mode::Auto => Some(dimguard::prove::Mode::Auto),
                 Z3Mode::Always => Some(dimguard::prove::Mode::Always),
                 Z3Mode::Never => None,
             };
-            if let Some(mode) = mode {
-                dimguard::prove::certify(&mut report, &msg, mode, z3_timeout_ms);
-            }
+            let (report, _) =
+                dimguard::api::diagnose_text(&text, &examples, mode, z3_timeout_ms, sheet.as_ref())
+                    .map_err(|e| solver(&e))?;
             let input = file.unwrap_or_else(|| PathBuf::from("standard input"));
             write_html(&report, html.as_ref(), &input)?;
             print_report(&report, json, render::human)
@@ -272,8 +292,7 @@ fn check(
             .map_err(|e| io(format!("cannot write {}: {e}", path.display())))?;
     }
     // Z3 decides linked groups too wide to enumerate (products of unbounded sizes).
-    let z3 = dimguard::prove::box_prover(dimguard::prove::certify::TIMEOUT_MS);
-    let report = dimguard::graph::check_with(&program, sizes, Some(&z3)).map_err(bad_input)?;
+    let report = dimguard::api::check_program(&program, sizes).map_err(bad_input)?;
     write_html(&report, html, model)?;
     print_report(&report, json, render::check)
 }
@@ -285,6 +304,7 @@ fn profile(
     format: &str,
     k: usize,
     select: &[String],
+    spec: Option<&dimguard::solver::merge::Sheet>,
 ) -> Result<(), Failure> {
     let text = match source {
         Some(p) => Some(
@@ -295,9 +315,14 @@ fn profile(
         ),
         None => None,
     };
-    let specs =
-        dimguard::profile_cli::inputs(text.as_deref(), source.map(|p| p.as_path()), dims, examples)
-            .map_err(bad_input)?;
+    let specs = dimguard::profile_cli::inputs(
+        text.as_deref(),
+        source.map(|p| p.as_path()),
+        dims,
+        examples,
+        spec,
+    )
+    .map_err(bad_input)?;
     let set = dimguard::trt::ProfileSet::build(&specs, k.clamp(1, 64)).map_err(bad_input)?;
     if select.is_empty() {
         return emit(&dimguard::profile_cli::render(
@@ -319,6 +344,13 @@ fn profile(
         .select(&refs)
         .map_err(|e| Failure::NoProfile(e.to_string()))?;
     emit(&format!("profile {i}\n"))
+}
+
+/// Reads `--spec FILE`: the user's own `dynamic_shapes` Python.
+fn read_spec(path: &PathBuf) -> Result<dimguard::solver::merge::Sheet, Failure> {
+    let text = read_input(Some(path))?;
+    dimguard::solver::spec::sheet(&text)
+        .map_err(|e| bad_input(format!("--spec {}: {e}", path.display())))
 }
 
 fn verify(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Result<(), Failure> {

@@ -11,8 +11,7 @@
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
-use dimguard_solver::compiled::recheck;
-use dimguard_solver::diagnose::unchecked_suggestion;
+use dimguard_solver::diagnose::{suggestions, unchecked_suggestion};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
 use dimguard_solver::linked::{largest_box, Budget};
@@ -23,7 +22,6 @@ use dimguard_solver::report::{
     BoxReport, Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, JointReport,
     JointSearch, JointUndecided, Proof, SizeRange, UndecidedSet,
 };
-use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
 
@@ -171,6 +169,18 @@ pub fn check_with(
                     Box::new(Expr::int(c.modulus)),
                 )),
                 Box::new(Expr::int(c.residue)),
+            ));
+        }
+    }
+    // Sizes the program gives the same symbolic expression are one size (torch checks their
+    // equality on every call): say so, so the joint solver solves them as one instead of asking
+    // each to pass for every value of the other.
+    for (k, i) in ins.iter().enumerate() {
+        if let Some(first) = ins[..k].iter().find(|o| o.expr == i.expr) {
+            all.push(Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::sym(&i.source)),
+                Box::new(Expr::sym(&first.source)),
             ));
         }
     }
@@ -362,11 +372,17 @@ pub fn check_with(
                 if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
                     d.undecided = Some(UndecidedSet::new(&u, why));
                 }
-                d.suggestions = rank(&a, i.hint, 4)
-                    .progressions
+                // The pipeline's last step, as in `diagnose`: ranked, and re-checked value by
+                // value against the size's own guards when it is not linked (a linked size's
+                // spec is its side of the largest sound box, re-checked with the joint set).
+                let own: Vec<&Expr> = guards
                     .iter()
-                    .map(|p| unchecked_suggestion(&name, p, Proof::Periodic))
+                    .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
                     .collect();
+                let recheck = d.linked_with.is_empty().then_some(own.as_slice());
+                d.suggestions =
+                    suggestions(&a, i.hint, 4, recheck, &i.source, &name, Proof::Periodic)
+                        .suggestions;
                 let py = py_name(&name);
                 match alias
                     .get(&i.source)
@@ -403,23 +419,6 @@ pub fn check_with(
             }
         }
         dims.push(d);
-    }
-    // Suggestions of unlinked sizes re-checked value by value against their guards.
-    for d in dims.iter_mut().filter(|d| d.linked_with.is_empty()) {
-        let own: Vec<&Expr> = guards
-            .iter()
-            .filter(|g| g.atoms().iter().all(|a| **a == *d.source))
-            .collect();
-        for s in d.suggestions.iter_mut() {
-            let set = DimSet::progression(s.lo, s.hi, s.modulus, s.residue);
-            if let Some(ok) = recheck(&own, &d.source, &set) {
-                s.certificate = if ok {
-                    Certificate::Enumeration
-                } else {
-                    Certificate::None
-                };
-            }
-        }
     }
     if !dict.is_empty() {
         block.dict(dict);

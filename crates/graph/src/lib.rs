@@ -19,4 +19,4 @@ pub mod shapes;
 pub use check::{check, check_with, BoxProver};
 pub use dimguard_solver::report::CheckReport;
 pub use graph::ProgramGraph;
-pub use program::{load, Error, Program};
+pub use program::{load, load_bytes, Error, Program};

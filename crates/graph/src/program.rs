@@ -190,12 +190,18 @@ pub fn load(path: &Path) -> Result<Program, Error> {
         path: p.clone(),
         source,
     })?;
+    load_bytes(bytes, &p)
+}
+
+/// Reads a program from memory: the bytes of a `.pt2` archive or of its `model.json`; `label`
+/// names it in errors.
+pub fn load_bytes(bytes: Vec<u8>, label: &str) -> Result<Program, Error> {
     let json = if bytes.starts_with(b"PK") {
-        program_json_from_zip(&bytes, &p)?
+        program_json_from_zip(&bytes, label)?
     } else {
         bytes
     };
-    parse(&json, &p)
+    parse(&json, label)
 }
 
 /// Reads a program from its JSON (`path` names it in errors) and checks what the rest of

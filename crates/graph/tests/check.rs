@@ -294,6 +294,31 @@ fn related_sizes_print_as_derived_dims_with_signs() {
     }
 }
 
+/// Two inputs with the same symbolic sizes (`8*s16`) are one size: their equality guards
+/// (`f(image1 h) == f(image2 h)`) must not make every size fail "for every size of the other".
+/// Program exported by PyTorch 2.15 from python/tests/models.py's FlowNet with shared `8*_h`,
+/// `8*_w`.
+#[test]
+fn inputs_sharing_a_symbol_are_one_size() {
+    let p = load(&fixture("flownet_shared_hw")).unwrap();
+    let r = check(&p, false).unwrap();
+    let guards: Vec<Expr> = p
+        .guards_code
+        .iter()
+        .map(|g| parse_guard(g).unwrap())
+        .collect();
+    let h = "L['image1'].size()[2]";
+    let w = "L['image1'].size()[3]";
+    let same = [("L['image2'].size()[2]", h), ("L['image2'].size()[3]", w)];
+    let sizes: Vec<i128> = (4..=64).map(|k| 8 * k).collect();
+    let (acc_h, acc_w) = brute_two(&guards, (h, sizes.clone()), (w, sizes.clone()), &same);
+    assert_eq!(acc_h, sizes, "brute force: every claimed height passes");
+    assert_eq!(accepted_values(&r, "image1", 2), acc_h);
+    assert_eq!(accepted_values(&r, "image1", 3), acc_w);
+    assert_eq!(accepted_values(&r, "image2", 2), acc_h);
+    assert_eq!(accepted_values(&r, "image2", 3), acc_w);
+}
+
 /// A malformed program (found by fuzzing: a rank-0 `linear` weight) is a clear error naming the
 /// node, never a panic (the CLI's exit code for it is tested in the root `tests/cli.rs`).
 #[test]

@@ -366,7 +366,7 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
             residue: 0,
         };
         r.suggestions
-            .extend(suggestion(&p, &[], &var, &d.name, Proof::Enumeration));
+            .extend(suggestion(&p, Some(&[]), &var, &d.name, Proof::Enumeration));
         r.advice.push(format!(
             "the model's code fixes {} to {v} (it branches on the value or uses it as a constant); \
              use `{} = {v}` (or Dim.STATIC), or change the code so the size stays symbolic",
@@ -400,7 +400,7 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
                 residue: 0,
             };
             r.suggestions
-                .extend(suggestion(&p, &[], &var, &d.name, Proof::Periodic));
+                .extend(suggestion(&p, Some(&[]), &var, &d.name, Proof::Periodic));
             r.advice.push(format!(
                 "no guard restricts {}: every size in {lo}..{hi} passes",
                 d.name
@@ -496,20 +496,13 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
     } else {
         Status::Constrained
     };
-    let ranking = suggest::rank(&feasible, example, 8);
+    let ranking = suggestions(&feasible, example, 8, Some(&guards), &var, &d.name, proof);
     if let Maximality::AmongSteps { max_step } = ranking.maximality {
         r.maximality = format!("steps<={max_step}");
     }
-    r.suggestions = ranking
-        .progressions
-        .iter()
-        .filter_map(|p| suggestion(p, &guards, &var, &d.name, proof))
-        .collect();
-    if r.suggestions.len() < ranking.progressions.len() {
-        r.advice.push(
-            "internal error: a candidate failed dimguard's independent re-check and was withheld; please report this message"
-                .into(),
-        );
+    r.suggestions = ranking.suggestions;
+    if ranking.withheld > 0 {
+        r.advice.push(WITHHELD.into());
     }
     if let Some(best) = ranking.progressions.first() {
         r.coverage = Some(format!(
@@ -535,17 +528,60 @@ fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {
         .try_fold(domain.clone(), |acc, s| acc.intersect(s))
 }
 
-/// A suggestion, re-checked independently of the engine: every guard is evaluated at every value
-/// (when there are at most [`RECHECK_LIMIT`]). `None` if a value fails, which would be a bug in
-/// the engine: the suggestion is withheld rather than printed unsound.
+/// What a report says when a candidate failed the independent re-check.
+pub const WITHHELD: &str = "internal error: a candidate failed dimguard's independent re-check and was withheld; please report this message";
+
+/// Ranked suggestions inside a set, the last step of every pipeline (`diagnose`, `check`).
+#[derive(Debug, Clone)]
+pub struct Ranked {
+    /// The progressions ranked by [`suggest::rank`], best first.
+    pub progressions: Vec<Progression>,
+    /// Their suggestions, minus any that failed the re-check.
+    pub suggestions: Vec<Suggestion>,
+    /// Whether the first progression is proven maximal.
+    pub maximality: Maximality,
+    /// How many candidates failed the re-check (a bug in the engine): withheld, never printed.
+    pub withheld: usize,
+}
+
+/// The `limit` best progressions inside `set` as suggestions for the dimension `name`
+/// (`example`: prefer one holding the traced size). With `guards`, each is re-checked
+/// independently of the engine: every guard is evaluated at every value, in the size `var`
+/// (when there are at most [`RECHECK_LIMIT`]), giving `certificate: "enumeration"`; a failing
+/// candidate is withheld rather than printed unsound. Without guards nothing is re-checked
+/// (`certificate: "none"`; the caller certifies).
+pub fn suggestions(
+    set: &DimSet,
+    example: Option<i128>,
+    limit: usize,
+    guards: Option<&[&Expr]>,
+    var: &str,
+    name: &str,
+    proof: Proof,
+) -> Ranked {
+    let ranking = suggest::rank(set, example, limit);
+    let suggestions: Vec<Suggestion> = ranking
+        .progressions
+        .iter()
+        .filter_map(|p| suggestion(p, guards, var, name, proof))
+        .collect();
+    Ranked {
+        withheld: ranking.progressions.len() - suggestions.len(),
+        progressions: ranking.progressions,
+        suggestions,
+        maximality: ranking.maximality,
+    }
+}
+
+/// One suggestion, re-checked against `guards` as [`suggestions`] says; `None` when it fails.
 fn suggestion(
     p: &Progression,
-    guards: &[&crate::types::Expr],
+    guards: Option<&[&Expr]>,
     var: &str,
     name: &str,
     proof: Proof,
 ) -> Option<Suggestion> {
-    let certificate = match recheck(guards, var, &p.to_set()) {
+    let certificate = match guards.and_then(|g| recheck(g, var, &p.to_set())) {
         Some(false) => return None,
         Some(true) => Certificate::Enumeration,
         None => Certificate::None,

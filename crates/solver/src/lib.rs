@@ -29,6 +29,7 @@
 //! | [`python`] | every piece of Python dimguard prints (`Dim` code, `dynamic_shapes`) |
 //! | [`diagnose`] | the whole diagnosis of a message |
 //! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
+//! | [`merge`] | a diagnosis merged into the user's own `dynamic_shapes` spec |
 
 pub mod algebra;
 pub mod budget;
@@ -40,6 +41,7 @@ pub mod expr;
 pub mod forms;
 pub mod joint;
 pub mod linked;
+pub mod merge;
 pub mod message;
 pub mod num;
 mod parse;

@@ -120,6 +120,34 @@ pub fn dim_auto(name: &str, lo: i128, hi: i128) -> String {
     )
 }
 
+/// `name = Dim('name', min=.., max=..)`, bounds left out when not given.
+pub fn root_dim(name: &str, min: Option<i128>, max: Option<i128>) -> String {
+    let mut args = format!("'{name}'");
+    if let Some(m) = min {
+        args.push_str(&format!(", min={m}"));
+    }
+    if let Some(m) = max {
+        args.push_str(&format!(", max={m}"));
+    }
+    format!("{name} = Dim({args})")
+}
+
+/// `Dim.AUTO`, or `Dim.AUTO(min=.., max=..)` with the bounds given.
+pub fn auto_hint(min: Option<i128>, max: Option<i128>) -> String {
+    let args: Vec<String> = [("min", min), ("max", max)]
+        .iter()
+        .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+        .collect();
+    if args.is_empty() {
+        "Dim.AUTO".into()
+    } else {
+        format!("Dim.AUTO({})", args.join(", "))
+    }
+}
+
+/// `Dim.STATIC`.
+pub const STATIC: &str = "Dim.STATIC";
+
 /// A comment line about a dimension: `# name: text`.
 pub fn dim_comment(name: &str, text: &str) -> String {
     format!("# {}: {text}", py_name(name))

@@ -13,6 +13,7 @@
 //! names or inline values.
 
 use crate::error::{Error, ParseError};
+use crate::merge::{Entry, Root, Sheet, Value};
 use crate::message::{fix_kind, read_fix, FixKind, DEFAULT_MIN, SIZE_MAX};
 use crate::types::DimSet;
 use std::collections::BTreeMap;
@@ -185,6 +186,123 @@ pub fn read(text: &str) -> Result<Spec, Error> {
         read_dict(&d, &mut spec, &roots);
     }
     Ok(spec)
+}
+
+/// Reads a spec as data ([`Sheet`]): its root `Dim`s and, from the `dynamic_shapes` dict, one
+/// entry per `(input, index)`. Errors name the line that is not understood.
+pub fn sheet(text: &str) -> Result<Sheet, String> {
+    let joined = join_brackets(text).map_err(|e| e.to_string())?;
+    let mut out = Sheet::default();
+    let mut named: BTreeMap<String, Value> = BTreeMap::new();
+    let mut dict: Option<String> = None;
+    let value_of = |kind: FixKind, name: &str, out: &mut Sheet| -> Option<Value> {
+        Some(match kind {
+            FixKind::Dim { min, max } => {
+                out.roots.push(Root {
+                    name: name.to_string(),
+                    min,
+                    max,
+                });
+                Value::Dim {
+                    root: name.to_string(),
+                    coef: 1,
+                    offset: 0,
+                    name: None,
+                }
+            }
+            FixKind::Const(v) => Value::Int { value: v },
+            FixKind::Auto => Value::Auto {
+                min: None,
+                max: None,
+            },
+            FixKind::Static => Value::Static,
+            FixKind::Derived { root, coef, offset } if coef > 0 => Value::Dim {
+                root,
+                coef,
+                offset,
+                name: Some(name.to_string()),
+            },
+            FixKind::Derived { .. } | FixKind::Other => return None,
+        })
+    };
+    for (_, raw) in &joined {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() || line.starts_with("from ") || line.starts_with("import ") {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("dynamic_shapes") {
+            dict = Some(rest.trim_start().trim_start_matches('=').trim().to_string());
+            continue;
+        }
+        let fix = read_fix(line).ok_or_else(|| format!("not a spec line: `{line}`"))?;
+        let v = value_of(fix.kind, &fix.name, &mut out).ok_or_else(|| {
+            format!("`{line}`: expected Dim(...), m*root + r, an int, Dim.AUTO or Dim.STATIC")
+        })?;
+        // A Dim's own name refers to its root; a derived dim to its expression.
+        named.insert(fix.name, v);
+    }
+    let dict = dict.ok_or("the spec has no `dynamic_shapes = {...}` dict naming the inputs")?;
+    let t = dict.trim();
+    let body = t
+        .strip_prefix('{')
+        .and_then(|b| b.strip_suffix('}'))
+        .ok_or_else(|| {
+            format!("`dynamic_shapes = {t}`: expected a dict {{\"input\": {{index: dim}}}}")
+        })?;
+    for item in split_top(body) {
+        let (key, val) = item
+            .split_once(':')
+            .ok_or_else(|| format!("`{}`: expected \"input\": {{...}}", item.trim()))?;
+        let input = key.trim().trim_matches(['"', '\'']).to_string();
+        let val = val.trim();
+        let (open, close) = match val.chars().next() {
+            Some('{') => ('{', '}'),
+            Some('(') => ('(', ')'),
+            Some('[') => ('[', ']'),
+            _ if val == "None" => continue,
+            _ => {
+                return Err(format!(
+                    "`{input}`: expected {{index: dim}} or a tuple, got `{val}`"
+                ))
+            }
+        };
+        let len =
+            matching(val, open, close).ok_or_else(|| format!("`{input}`: unbalanced `{open}`"))?;
+        for (i, it) in split_top(&val[1..len]).iter().enumerate() {
+            let (idx, v) = if open == '{' {
+                let (k, v) = it
+                    .split_once(':')
+                    .ok_or_else(|| format!("`{}`: expected index: dim", it.trim()))?;
+                let k = k
+                    .trim()
+                    .parse::<usize>()
+                    .map_err(|_| format!("`{}`: the index must be an integer", k.trim()))?;
+                (k, v.trim())
+            } else {
+                (i, it.trim())
+            };
+            if v.is_empty() || v == "None" {
+                continue;
+            }
+            let value = match named.get(v) {
+                Some(value) => value.clone(),
+                None => {
+                    let kind = fix_kind(v).ok_or_else(|| {
+                        format!("`{input}`[{idx}] = `{v}`: not a name defined above nor a Dim")
+                    })?;
+                    let name = crate::python::py_name(&format!("{input}_{idx}"));
+                    value_of(kind, &name, &mut out)
+                        .ok_or_else(|| format!("`{input}`[{idx}] = `{v}`: not understood"))?
+                }
+            };
+            out.entries.push(Entry {
+                input: input.clone(),
+                index: idx,
+                value,
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn root_text(text: &str, root: &str) -> Option<String> {

@@ -1,0 +1,256 @@
+//! `dimguard._native`: the Python extension module of the `dimguard` package.
+//!
+//! Thin: each function runs one of the facade's pipelines ([`dimguard::api`]) on a worker thread
+//! with a roomy stack (deeply nested guards recurse), without the GIL, and returns the contract's
+//! JSON as a string; the pure-Python package turns it into result objects. Errors become
+//! `ValueError` with dimguard's own message (what, where, what to do); a panic becomes a
+//! `RuntimeError` asking for a report, never a crash of the interpreter.
+
+use dimguard::api::{self, Examples};
+use dimguard::prove::Mode;
+use dimguard::solver::merge::Sheet;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+/// Runs `work` on a thread with a 256 MiB stack, without the GIL.
+fn run<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> PyResult<T> {
+    let out = py.detach(move || {
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(work)
+            .map_err(|e| format!("cannot start a worker thread: {e}"))
+            .map(|h| h.join())
+    });
+    match out {
+        Ok(Ok(Ok(v))) => Ok(v),
+        Ok(Ok(Err(msg))) => Err(PyValueError::new_err(msg)),
+        Ok(Err(_)) => Err(PyRuntimeError::new_err(
+            "dimguard: internal error (please report the input that caused it)",
+        )),
+        Err(msg) => Err(PyRuntimeError::new_err(msg)),
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String, String> {
+    serde_json::to_string(v).map_err(|e| format!("serializing the report: {e}"))
+}
+
+fn mode(z3: &str) -> Result<Option<Mode>, String> {
+    match z3 {
+        "auto" => Ok(Some(Mode::Auto)),
+        "always" => Ok(Some(Mode::Always)),
+        "never" => Ok(None),
+        other => Err(format!(
+            "z3 must be \"auto\", \"always\" or \"never\", got {other:?}"
+        )),
+    }
+}
+
+/// Diagnoses an error text; returns the report's JSON. `shapes` maps input names to their traced
+/// shapes; `spec` is a spec sheet's JSON to merge the answer into (then the report carries the
+/// merged sheet as `"spec"`); `ranges` gives `NAME -> (lo, hi)` for dims whose range the text
+/// does not state (`--range`).
+#[pyfunction]
+// Python keyword arguments, one per CLI flag.
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (text, examples=Vec::new(), shapes=Vec::new(), spec=None, z3="auto", z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS, ranges=Vec::new()))]
+fn diagnose(
+    py: Python<'_>,
+    text: String,
+    examples: Vec<(Option<String>, i64)>,
+    shapes: Vec<(String, Vec<i64>)>,
+    spec: Option<String>,
+    z3: &str,
+    z3_timeout_ms: u32,
+    ranges: Vec<(String, (i64, i64))>,
+) -> PyResult<String> {
+    let z3 = mode(z3).map_err(PyValueError::new_err)?;
+    run(py, move || {
+        let sheet: Option<Sheet> = spec
+            .map(|s| serde_json::from_str(&s).map_err(|e| format!("spec: {e}")))
+            .transpose()?;
+        let examples = Examples {
+            by_name: examples
+                .into_iter()
+                .map(|(n, v)| (n, i128::from(v)))
+                .collect(),
+            shapes: shapes
+                .into_iter()
+                .map(|(n, s)| (n, s.into_iter().map(i128::from).collect()))
+                .collect(),
+            ranges: ranges
+                .into_iter()
+                .map(|(n, (lo, hi))| (n, (i128::from(lo), i128::from(hi))))
+                .collect(),
+        };
+        let (report, merged) =
+            api::diagnose_text(&text, &examples, z3, z3_timeout_ms, sheet.as_ref())
+                .map_err(|e| e.to_string())?;
+        let mut v = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+        if let Some(m) = merged {
+            v["spec"] = serde_json::to_value(&m).map_err(|e| e.to_string())?;
+            v["spec"]["code"] = m.code().into();
+        }
+        to_json(&v)
+    })
+}
+
+/// Reads a spec written in Python (`h = Dim(...)` lines and `dynamic_shapes = {...}`) into a
+/// sheet's JSON.
+#[pyfunction]
+fn read_spec(py: Python<'_>, text: String) -> PyResult<String> {
+    run(py, move || {
+        let sheet = dimguard::solver::spec::sheet(&text)?;
+        to_json(&sheet)
+    })
+}
+
+/// The Python code of a sheet (given as JSON).
+#[pyfunction]
+fn spec_code(py: Python<'_>, sheet: String) -> PyResult<String> {
+    run(py, move || {
+        let sheet: Sheet = serde_json::from_str(&sheet).map_err(|e| format!("sheet: {e}"))?;
+        Ok(sheet.code())
+    })
+}
+
+/// Narrows entries of a sheet (JSON) to progressions: `items` is JSON
+/// `[{"input": "x", "index": 2, "name": "h", "lo": .., "hi": .., "modulus": .., "residue": ..}]`.
+/// Returns the sheet's JSON with `notes` saying what changed and `code` the Python to paste.
+#[pyfunction]
+fn narrow(py: Python<'_>, sheet: String, items: String) -> PyResult<String> {
+    #[derive(serde::Deserialize)]
+    struct Item {
+        input: String,
+        index: usize,
+        name: String,
+        lo: i128,
+        hi: i128,
+        modulus: i128,
+        residue: i128,
+    }
+    run(py, move || {
+        let mut sheet: Sheet = serde_json::from_str(&sheet).map_err(|e| format!("sheet: {e}"))?;
+        let items: Vec<Item> = serde_json::from_str(&items).map_err(|e| format!("items: {e}"))?;
+        sheet.notes.clear();
+        for it in items {
+            let p = dimguard::solver::Progression {
+                lo: it.lo,
+                hi: it.hi,
+                modulus: it.modulus,
+                residue: it.residue,
+            };
+            sheet.narrow_to(&it.input, it.index, &it.name, &p);
+        }
+        let mut v = serde_json::to_value(&sheet).map_err(|e| e.to_string())?;
+        v["code"] = sheet.code().into();
+        to_json(&v)
+    })
+}
+
+/// Checks `spec` (Python) against `guards` (a message or guard lines); the report's JSON.
+#[pyfunction]
+#[pyo3(signature = (guards, spec, z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS))]
+fn verify(py: Python<'_>, guards: String, spec: String, z3_timeout_ms: u32) -> PyResult<String> {
+    run(py, move || {
+        let guard_set =
+            dimguard::prove::verify::GuardSet::read(&guards).map_err(|e| e.to_string())?;
+        let spec = dimguard::solver::spec::read(&spec).map_err(|e| e.to_string())?;
+        if spec.dims.is_empty() {
+            return Err("the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`".into());
+        }
+        let report = dimguard::prove::verify::verify(&guard_set, &spec, z3_timeout_ms);
+        if report.dims.is_empty() {
+            return Err("no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {...})".into());
+        }
+        to_json(&report)
+    })
+}
+
+/// Checks a program given as the bytes of a `.pt2` archive or of its `model.json`.
+#[pyfunction]
+#[pyo3(signature = (data, label="<program>", sizes=false))]
+fn check(py: Python<'_>, data: Vec<u8>, label: &str, sizes: bool) -> PyResult<String> {
+    let label = label.to_string();
+    run(py, move || {
+        let program = dimguard::graph::load_bytes(data, &label).map_err(|e| e.to_string())?;
+        let report = api::check_program(&program, sizes).map_err(|e| e.to_string())?;
+        to_json(&report)
+    })
+}
+
+/// TensorRT profiles: `source` is a message's text or a program's bytes (`path` names it);
+/// `dims` are `INPUT:INDEX=LO..HI`, `examples` `NAME:1x3x520x960`. Returns the profiles in
+/// `format` (`trtexec`, `polygraphy`, `torch-tensorrt`, `json`); `spec` (a sheet's JSON) covers
+/// inputs a message does not name.
+#[pyfunction]
+// Python keyword arguments, one per CLI flag.
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (source=None, path=None, dims=Vec::new(), examples=Vec::new(), format="json", profiles=1, spec=None))]
+fn profile(
+    py: Python<'_>,
+    source: Option<Vec<u8>>,
+    path: Option<std::path::PathBuf>,
+    dims: Vec<String>,
+    examples: Vec<String>,
+    format: &str,
+    profiles: usize,
+    spec: Option<String>,
+) -> PyResult<String> {
+    let format = format.to_string();
+    run(py, move || {
+        let sheet: Option<Sheet> = spec
+            .map(|s| serde_json::from_str(&s).map_err(|e| format!("spec: {e}")))
+            .transpose()?;
+        let text = source.map(|b| String::from_utf8_lossy(&b).into_owned());
+        let specs = dimguard::profile_cli::inputs(
+            text.as_deref(),
+            path.as_deref(),
+            &dims,
+            &examples,
+            sheet.as_ref(),
+        )?;
+        let set = dimguard::trt::ProfileSet::build(&specs, profiles.clamp(1, 64))
+            .map_err(|e| e.to_string())?;
+        Ok(dimguard::profile_cli::render(
+            &set,
+            &format,
+            path.as_deref(),
+        ))
+    })
+}
+
+/// The Z3 version linked in.
+/// The self-contained HTML page of a report's JSON (diagnose, check or `dimguard.export`).
+#[pyfunction]
+fn html(py: Python<'_>, report: String, title: String) -> PyResult<String> {
+    run(py, move || {
+        let v: serde_json::Value =
+            serde_json::from_str(&report).map_err(|e| format!("report: {e}"))?;
+        Ok(dimguard::html::render(&v, &title))
+    })
+}
+
+#[pyfunction]
+fn z3_version() -> &'static str {
+    dimguard::prove::z3_version()
+}
+
+/// The extension module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(diagnose, m)?)?;
+    m.add_function(wrap_pyfunction!(read_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_code, m)?)?;
+    m.add_function(wrap_pyfunction!(narrow, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(profile, m)?)?;
+    m.add_function(wrap_pyfunction!(z3_version, m)?)?;
+    m.add_function(wrap_pyfunction!(html, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

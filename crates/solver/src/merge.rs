@@ -1,0 +1,656 @@
+//! Merging a diagnosis into the user's own `dynamic_shapes` spec, so the spec a user pastes (or
+//! that `dimguard.export` exports with) keeps every input and every dimension the user gave, with
+//! shared `Dim`s still shared, and narrows exactly the dimensions the diagnosis constrains.
+//!
+//! A [`Sheet`] is a spec as data: root `Dim`s with their bounds, and one [`Entry`] per
+//! `(input, index)` whose [`Value`] is an affine use of a root (`8*_h + 5`), `Dim.AUTO`,
+//! `Dim.STATIC` or an integer. Narrowing an entry to a progression rewrites its *root*, so every
+//! other entry that used the same `Dim` follows (they are equal sizes by the user's own spec).
+
+use crate::message::{fix_kind, FixKind};
+use crate::num::{int_ceildiv, int_floordiv};
+use crate::python::{self, py_name, source_input, SpecBlock};
+use crate::report::{DimReport, Report, Status};
+use crate::types::Progression;
+use serde::{Deserialize, Serialize};
+
+/// A `dynamic_shapes` spec as data.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sheet {
+    /// Root `Dim`s, in order of definition.
+    pub roots: Vec<Root>,
+    /// One entry per `(input, index)` the spec mentions, in the user's order.
+    pub entries: Vec<Entry>,
+    /// What a merge changed, in sentences (empty for a spec as read).
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// A root `Dim('name', min=.., max=..)`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Root {
+    /// Its name (a Python identifier).
+    pub name: String,
+    /// `min=`, when given.
+    pub min: Option<i128>,
+    /// `max=`, when given.
+    pub max: Option<i128>,
+}
+
+/// One dimension of one input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The input's name (a `forward` parameter).
+    pub input: String,
+    /// The dimension's index.
+    pub index: usize,
+    /// What the spec says about it.
+    pub value: Value,
+}
+
+/// What a spec says about one dimension. JSON: `{"kind": "dim", "root": "h", "coef": 8,
+/// "offset": 5, "name": "w"}`, `{"kind": "auto", "min": 2, "max": 9}`, `{"kind": "static"}`,
+/// `{"kind": "int", "value": 3}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(into = "Wire", try_from = "Wire")]
+pub enum Value {
+    /// `coef*root + offset` (a plain `Dim` is `coef` 1, `offset` 0); `name` names a derived dim.
+    Dim {
+        /// The root's name.
+        root: String,
+        /// Multiplier (positive).
+        coef: i128,
+        /// Offset.
+        offset: i128,
+        /// The name a derived dim is printed under.
+        #[serde(default)]
+        name: Option<String>,
+    },
+    /// `Dim.AUTO`, optionally bounded.
+    Auto {
+        /// `min=`.
+        min: Option<i128>,
+        /// `max=`.
+        max: Option<i128>,
+    },
+    /// `Dim.STATIC` (the traced size).
+    Static,
+    /// A fixed size.
+    Int {
+        /// The size.
+        value: i128,
+    },
+}
+
+/// [`Value`]'s JSON as one flat object (serde's internally tagged enums cannot hold `i128`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Wire {
+    kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    root: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    coef: Option<i128>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    offset: Option<i128>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    min: Option<i128>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max: Option<i128>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    value: Option<i128>,
+}
+
+impl From<Value> for Wire {
+    fn from(v: Value) -> Wire {
+        match v {
+            Value::Dim {
+                root,
+                coef,
+                offset,
+                name,
+            } => Wire {
+                kind: "dim".into(),
+                root: Some(root),
+                coef: Some(coef),
+                offset: Some(offset),
+                name,
+                ..Wire::default()
+            },
+            Value::Auto { min, max } => Wire {
+                kind: "auto".into(),
+                min,
+                max,
+                ..Wire::default()
+            },
+            Value::Static => Wire {
+                kind: "static".into(),
+                ..Wire::default()
+            },
+            Value::Int { value } => Wire {
+                kind: "int".into(),
+                value: Some(value),
+                ..Wire::default()
+            },
+        }
+    }
+}
+
+impl TryFrom<Wire> for Value {
+    type Error = String;
+    fn try_from(w: Wire) -> Result<Value, String> {
+        Ok(match w.kind.as_str() {
+            "dim" => Value::Dim {
+                root: w.root.ok_or("a dim value needs `root`")?,
+                coef: w.coef.unwrap_or(1),
+                offset: w.offset.unwrap_or(0),
+                name: w.name,
+            },
+            "auto" => Value::Auto {
+                min: w.min,
+                max: w.max,
+            },
+            "static" => Value::Static,
+            "int" => Value::Int {
+                value: w.value.ok_or("an int value needs `value`")?,
+            },
+            other => return Err(format!("unknown kind `{other}` (dim, auto, static, int)")),
+        })
+    }
+}
+
+impl Sheet {
+    fn entry_mut(&mut self, input: &str, index: usize) -> Option<&mut Entry> {
+        self.entries
+            .iter_mut()
+            .find(|e| e.input == input && e.index == index)
+    }
+
+    fn root(&self, name: &str) -> Option<&Root> {
+        self.roots.iter().find(|r| r.name == name)
+    }
+
+    fn fresh(&self, base: &str) -> String {
+        let mut name = format!("_{base}");
+        while self.root(&name).is_some()
+            || self.entries.iter().any(|e| e.derived_name() == Some(&name))
+        {
+            name.insert(0, '_');
+        }
+        name
+    }
+
+    /// Sets one entry (adding it when the spec did not mention the dimension).
+    fn set(&mut self, input: &str, index: usize, value: Value) {
+        match self.entry_mut(input, index) {
+            Some(e) => e.value = value,
+            None => self.entries.push(Entry {
+                input: input.to_string(),
+                index,
+                value,
+            }),
+        }
+    }
+
+    /// Narrows the entry at `(input, index)` to the sizes of `p`, by rewriting its root. Returns
+    /// false (and changes nothing) when the entry's values cannot meet `p`.
+    fn narrow(&mut self, input: &str, index: usize, fallback_name: &str, p: &Progression) -> bool {
+        let value = self.entry_mut(input, index).map(|e| e.value.clone());
+        let (root, coef, offset) = match value {
+            Some(Value::Dim {
+                root, coef, offset, ..
+            }) if coef > 0 => (root, coef, offset),
+            // Not a Dim yet (AUTO, absent): a new root of its own.
+            _ => {
+                let name = py_name(fallback_name);
+                let name = if self.root(&name).is_some() {
+                    self.fresh(&name)
+                } else {
+                    name
+                };
+                self.roots.push(Root {
+                    name: name.clone(),
+                    min: None,
+                    max: None,
+                });
+                self.set(
+                    input,
+                    index,
+                    Value::Dim {
+                        root: name.clone(),
+                        coef: 1,
+                        offset: 0,
+                        name: None,
+                    },
+                );
+                (name, 1, 0)
+            }
+        };
+        let Some(r) = self.root(&root).cloned() else {
+            return false;
+        };
+        // coef*k + offset in [lo, hi] and ≡ residue (mod modulus).
+        let mut klo = int_ceildiv(p.lo - offset, coef);
+        let mut khi = int_floordiv(p.hi - offset, coef).unwrap_or(i128::MIN);
+        if let Some(m) = r.min {
+            klo = klo.max(m);
+        }
+        if let Some(m) = r.max {
+            khi = khi.min(m);
+        }
+        let Some((k0, step)) = congruence(coef, p.residue - offset, p.modulus) else {
+            return false;
+        };
+        let jlo = int_ceildiv(klo - k0, step);
+        let jhi = int_floordiv(khi - k0, step).unwrap_or(i128::MIN);
+        if jlo > jhi {
+            return false;
+        }
+        if step == 1 {
+            let r = self
+                .roots
+                .iter_mut()
+                .find(|x| x.name == root)
+                .expect("root");
+            r.min = Some(klo);
+            r.max = Some(khi);
+            return true;
+        }
+        // k = step*j + k0: a new root j; every use of the old root becomes derived from it.
+        let new = self.fresh(&root);
+        let pos = self
+            .roots
+            .iter()
+            .position(|x| x.name == root)
+            .expect("root");
+        self.roots[pos] = Root {
+            name: new.clone(),
+            min: Some(jlo),
+            max: Some(jhi),
+        };
+        for e in &mut self.entries {
+            if let Value::Dim {
+                root: er,
+                coef: c,
+                offset: o,
+                name,
+            } = &mut e.value
+            {
+                if *er == root {
+                    *o += *c * k0;
+                    *c *= step;
+                    *er = new.clone();
+                    if name.is_none() {
+                        *name = Some(root.clone());
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// Narrows the entry at `(input, index)` to the sizes of `p` (see [`merge`]), noting what
+    /// changed; when no size of the entry can meet `p`, the entry becomes `Dim.STATIC`.
+    pub fn narrow_to(&mut self, input: &str, index: usize, name: &str, p: &Progression) {
+        let here = format!("{input}[{index}]");
+        if self.narrow(input, index, name, p) {
+            self.notes.push(format!(
+                "{here}: narrowed to {} values in {}..{}{}",
+                p.count(),
+                p.lo,
+                p.hi,
+                if p.modulus > 1 {
+                    format!(" ≡ {} (mod {})", p.residue, p.modulus)
+                } else {
+                    String::new()
+                }
+            ));
+        } else {
+            self.set(input, index, Value::Static);
+            self.notes.push(format!(
+                "{here}: the spec's other constraints leave no size the guards accept; Dim.STATIC"
+            ));
+        }
+    }
+
+    /// Python to paste: the `Dim` definitions, then `dynamic_shapes = {...}` with every entry.
+    pub fn code(&self) -> String {
+        let mut block = SpecBlock::new();
+        for r in &self.roots {
+            block.code(&python::root_dim(&r.name, r.min, r.max));
+        }
+        let mut derived: Vec<String> = Vec::new();
+        for e in &self.entries {
+            if let (Some(n), Value::Dim { .. }) = (e.derived_name(), &e.value) {
+                let def = python::assign(n, &e.value.expr());
+                if !derived.contains(&def) {
+                    derived.push(def);
+                }
+            }
+        }
+        for d in &derived {
+            block.code(d);
+        }
+        let mut inputs: Vec<(&str, Vec<(usize, String)>)> = Vec::new();
+        for e in &self.entries {
+            let item = (e.index, e.value.reference());
+            match inputs.iter_mut().find(|(i, _)| *i == e.input) {
+                Some((_, items)) => items.push(item),
+                None => inputs.push((&e.input, vec![item])),
+            }
+        }
+        for (_, items) in &mut inputs {
+            items.sort_by_key(|(k, _)| *k);
+        }
+        block.dict(inputs);
+        block.finish()
+    }
+}
+
+impl Entry {
+    fn derived_name(&self) -> Option<&String> {
+        match &self.value {
+            Value::Dim {
+                coef, offset, name, ..
+            } if (*coef, *offset) != (1, 0) => name.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+impl Value {
+    /// `8*_h + 5`, `h`, `Dim.AUTO(min=2, max=9)`, `Dim.STATIC`, `224`.
+    fn expr(&self) -> String {
+        match self {
+            Value::Dim {
+                root, coef, offset, ..
+            } => python::derived(root, *coef, *offset),
+            Value::Auto { min, max } => python::auto_hint(*min, *max),
+            Value::Static => python::STATIC.into(),
+            Value::Int { value } => value.to_string(),
+        }
+    }
+
+    /// How the dict refers to it: a derived dim by its name, everything else inline.
+    fn reference(&self) -> String {
+        match self {
+            Value::Dim {
+                coef, offset, name, ..
+            } if (*coef, *offset) != (1, 0) => name.clone().unwrap_or_else(|| self.expr()),
+            _ => self.expr(),
+        }
+    }
+}
+
+/// The solutions `k ≡ k0 (mod step)` of `coef*k ≡ rhs (mod modulus)`, `0 <= k0 < step`.
+fn congruence(coef: i128, rhs: i128, modulus: i128) -> Option<(i128, i128)> {
+    if modulus <= 1 {
+        return Some((0, 1));
+    }
+    let g = gcd(coef.rem_euclid(modulus), modulus);
+    let rhs = rhs.rem_euclid(modulus);
+    if rhs % g != 0 {
+        return None;
+    }
+    let (m, c, r) = (modulus / g, coef.rem_euclid(modulus) / g, rhs / g);
+    // c is invertible mod m.
+    let inv = (0..m).find(|&i| (c * i) % m == 1 % m)?;
+    Some(((r * inv) % m, m))
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Merges a diagnosis into the user's spec: every dimension the diagnosis names is narrowed to
+/// its first (sound, maximal) suggestion, made `Dim.STATIC` when the code specialized it, or
+/// `Dim.AUTO` (within the user's bounds) when it is undecided; dimensions solved together
+/// (linked groups) share one root. Everything else the user gave is kept as given.
+pub fn merge(user: &Sheet, report: &Report) -> Sheet {
+    let mut sheet = user.clone();
+    sheet.notes.clear();
+    let located = |d: &DimReport| d.source.as_deref().and_then(source_input);
+    let by_name = |n: &str| report.dims.iter().find(|d| d.name == n);
+    let mut members: Vec<&str> = Vec::new();
+    for g in &report.linked {
+        members.extend(g.members.iter().map(|m| m[0].as_str()));
+    }
+    for d in &report.dims {
+        if members.contains(&d.name.as_str()) {
+            continue;
+        }
+        // Without a source, a dimension is found by its Dim's name (torch names it so).
+        let by_root = || {
+            sheet.entries.iter().find_map(|e| match &e.value {
+                Value::Dim {
+                    root,
+                    coef: 1,
+                    offset: 0,
+                    ..
+                } if *root == d.name => Some((e.input.clone(), e.index)),
+                _ => None,
+            })
+        };
+        let Some((input, index)) = located(d).or_else(by_root) else {
+            sheet.notes.push(format!(
+                "{}: no input of the spec is this dimension ({}); left as given",
+                d.name,
+                d.source.as_deref().unwrap_or("no source")
+            ));
+            continue;
+        };
+        let group = report.linked.iter().find(|g| g.root == d.name);
+        let progression = match group {
+            Some(g) => g.progression,
+            None => d.suggestions.first().map(|s| Progression {
+                lo: s.lo,
+                hi: s.hi,
+                modulus: s.modulus,
+                residue: s.residue,
+            }),
+        };
+        let here = format!("{input}[{index}]");
+        match (d.status, progression) {
+            (Status::Specialized, _) => {
+                // Every use of the same Dim is the same size: all become static.
+                let root = match sheet.entry_mut(&input, index).map(|e| &e.value) {
+                    Some(Value::Dim { root, .. }) => Some(root.clone()),
+                    _ => None,
+                };
+                for e in &mut sheet.entries {
+                    let same =
+                        matches!(&e.value, Value::Dim { root: r, .. } if Some(r) == root.as_ref());
+                    if same || (e.input == input && e.index == index) {
+                        e.value = Value::Static;
+                    }
+                }
+                sheet.roots.retain(|r| Some(&r.name) != root.as_ref());
+                if !sheet
+                    .entries
+                    .iter()
+                    .any(|e| e.input == input && e.index == index)
+                {
+                    sheet.set(&input, index, Value::Static);
+                }
+                let hint = match d.specialized {
+                    Some(v @ (0 | 1)) => format!(
+                        " (torch specializes a size of {v} it was traced with: trace with a size of 2 or more to keep it dynamic)"
+                    ),
+                    _ => String::new(),
+                };
+                sheet.notes.push(format!(
+                    "{here}: the code specialized it to {}; Dim.STATIC{hint}",
+                    d.specialized.map_or("a constant".into(), |v| v.to_string())
+                ));
+            }
+            (Status::Undecided, _) | (_, None) => {
+                let (min, max) = d.range.map_or((None, None), |[a, b]| (Some(a), Some(b)));
+                sheet.set(&input, index, Value::Auto { min, max });
+                sheet.notes.push(format!(
+                    "{here}: {}; Dim.AUTO (audit the exported program)",
+                    d.undecided.as_deref().unwrap_or("no sound Dim found")
+                ));
+            }
+            (_, Some(p)) => sheet.narrow_to(&input, index, &d.name, &p),
+        }
+        // Members follow their root: `name = expr(root)`.
+        if let Some(g) = group {
+            let root_value = sheet
+                .entries
+                .iter()
+                .find(|e| e.input == input && e.index == index)
+                .map(|e| e.value.clone());
+            for [name, expr] in &g.members {
+                let Some(md) = by_name(name) else { continue };
+                let Some((mi, mk)) = located(md) else {
+                    continue;
+                };
+                let value = match (&root_value, fix_kind(expr)) {
+                    (
+                        Some(Value::Dim {
+                            root, coef, offset, ..
+                        }),
+                        Some(FixKind::Derived {
+                            coef: a, offset: b, ..
+                        }),
+                    ) => Value::Dim {
+                        root: root.clone(),
+                        coef: a * coef,
+                        offset: a * offset + b,
+                        name: Some(py_name(name)),
+                    },
+                    (Some(v), _)
+                        if expr.trim() == g.root || py_name(expr.trim()) == py_name(&g.root) =>
+                    {
+                        v.clone()
+                    }
+                    _ => Value::Auto {
+                        min: None,
+                        max: None,
+                    },
+                };
+                sheet.set(&mi, mk, value);
+                sheet.notes.push(format!(
+                    "{mi}[{mk}]: {name} = {expr} (solved with {})",
+                    g.root
+                ));
+            }
+        }
+    }
+    sheet
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plain(input: &str, index: usize, root: &str) -> Entry {
+        Entry {
+            input: input.into(),
+            index,
+            value: Value::Dim {
+                root: root.into(),
+                coef: 1,
+                offset: 0,
+                name: None,
+            },
+        }
+    }
+
+    #[test]
+    fn narrowing_a_shared_root_rewrites_every_use() {
+        let mut s = Sheet {
+            roots: vec![Root {
+                name: "h".into(),
+                min: Some(135),
+                max: Some(2160),
+            }],
+            entries: vec![plain("image1", 2, "h"), plain("image2", 2, "h")],
+            notes: vec![],
+        };
+        let p = Progression {
+            lo: 136,
+            hi: 2120,
+            modulus: 64,
+            residue: 8,
+        };
+        assert!(s.narrow("image1", 2, "h", &p));
+        assert_eq!(
+            s.code(),
+            "from torch.export import Dim\n\n_h = Dim('_h', min=2, max=33)\nh = 64*_h + 8\n\ndynamic_shapes = {\"image1\": {2: h}, \"image2\": {2: h}}"
+        );
+        // Every admitted value is in the progression, and every progression value is admitted.
+        let admitted: Vec<i128> = (2..=33).map(|j| 64 * j + 8).collect();
+        let wanted: Vec<i128> = (136..=2120).filter(|x| x % 64 == 8).collect();
+        assert_eq!(admitted, wanted);
+    }
+
+    #[test]
+    fn narrowing_a_derived_entry_solves_the_congruence() {
+        // x = 2*k + 1, k in 1..100; want x ≡ 3 (mod 4) in 10..150.
+        let mut s = Sheet {
+            roots: vec![Root {
+                name: "k".into(),
+                min: Some(1),
+                max: Some(100),
+            }],
+            entries: vec![Entry {
+                input: "x".into(),
+                index: 1,
+                value: Value::Dim {
+                    root: "k".into(),
+                    coef: 2,
+                    offset: 1,
+                    name: Some("s".into()),
+                },
+            }],
+            notes: vec![],
+        };
+        let p = Progression {
+            lo: 10,
+            hi: 150,
+            modulus: 4,
+            residue: 3,
+        };
+        assert!(s.narrow("x", 1, "s", &p));
+        let (r, e) = (&s.roots[0], &s.entries[0].value);
+        let Value::Dim { coef, offset, .. } = e else {
+            panic!()
+        };
+        let got: Vec<i128> = (r.min.unwrap()..=r.max.unwrap())
+            .map(|j| coef * j + offset)
+            .collect();
+        let want: Vec<i128> = (1..=100)
+            .map(|k| 2 * k + 1)
+            .filter(|x| (10..=150).contains(x) && x % 4 == 3)
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn congruences_against_brute_force() {
+        for m in 1i128..13 {
+            for c in 1i128..13 {
+                for r in 0..m {
+                    let brute: Vec<i128> = (0i128..200)
+                        .filter(|k| (c * k - r).rem_euclid(m) == 0)
+                        .collect();
+                    match congruence(c, r, m) {
+                        None => assert!(brute.is_empty(), "{c}*k ≡ {r} (mod {m})"),
+                        Some((k0, step)) => {
+                            let got: Vec<i128> = (0..200)
+                                .filter(|k| (k - k0).rem_euclid(step) == 0)
+                                .collect();
+                            assert_eq!(got, brute, "{c}*k ≡ {r} (mod {m})");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

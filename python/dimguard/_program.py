@@ -1,0 +1,85 @@
+"""An ``ExportedProgram`` in memory as the program JSON ``dimguard check`` reads."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Dict, List, Optional
+
+
+def _bound(v: Any) -> Optional[int]:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    if math.isinf(f):
+        return None
+    return int(v)
+
+
+def _size(s: Any) -> Dict[str, Any]:
+    if isinstance(s, int):
+        return {"as_int": int(s)}
+    node = getattr(s, "node", None)
+    expr = getattr(node, "expr", None)
+    if expr is None:
+        return {"as_int": int(s)}
+    hint = getattr(node, "hint", None)
+    out: Dict[str, Any] = {"expr_str": str(expr)}
+    if isinstance(hint, int):
+        out["hint"] = {"as_int": hint}
+    return {"as_expr": out}
+
+
+def program_json(ep: Any, *, full: bool) -> bytes:
+    """The program's JSON. ``full=False`` writes only what the audit needs (user inputs with their
+    symbolic sizes, ``range_constraints``, ``guards_code``): torch's serializer prints every
+    intermediate size with sympy, which costs as much as a quarter of the export itself.
+    ``full=True`` (or a program without ``_guards_code``) uses torch's own serializer."""
+    guards = getattr(ep, "_guards_code", None)
+    if full or guards is None:
+        from torch._export.serde.serialize import serialize
+
+        return serialize(ep).exported_program
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    inputs: List[Dict[str, Any]] = []
+    values: Dict[str, Any] = {}
+    specs: List[Dict[str, Any]] = []
+    for name in ep.graph_signature.user_inputs:
+        node = placeholders.get(name)
+        val = None if node is None else node.meta.get("val")
+        shape = getattr(val, "shape", None)
+        if shape is None:
+            continue
+        inputs.append({"as_tensor": {"name": name}})
+        specs.append({"user_input": {"arg": {"as_tensor": {"name": name}}}})
+        values[name] = {"sizes": [_size(s) for s in shape]}
+    ranges = {
+        str(sym): {"min_val": _bound(r.lower), "max_val": _bound(r.upper)}
+        for sym, r in ep.range_constraints.items()
+    }
+    doc = {
+        "graph_module": {
+            "graph": {
+                "inputs": inputs,
+                "outputs": [],
+                "nodes": [],
+                "tensor_values": values,
+                "sym_int_values": {},
+            },
+            "signature": {"input_specs": specs},
+        },
+        "range_constraints": ranges,
+        "guards_code": [str(g) for g in guards],
+        "torch_version": _torch_version(),
+    }
+    return json.dumps(doc).encode()
+
+
+def _torch_version() -> Optional[str]:
+    try:
+        import torch
+
+        return str(torch.__version__)
+    except ImportError:  # pragma: no cover - an ExportedProgram implies torch
+        return None

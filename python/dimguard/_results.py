@@ -1,0 +1,237 @@
+"""Result objects: the JSON contract's fields as attributes, ``.to_json()``, and a ``__repr__``
+that reads well in a terminal or a notebook."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
+
+__all__ = [
+    "Record",
+    "SizeSet",
+    "Diagnosis",
+    "Verification",
+    "CheckReport",
+    "Profiles",
+]
+
+
+def _wrap(value: Any) -> Any:
+    if isinstance(value, dict):
+        if "segments" in value and "count" in value:
+            return SizeSet(value)
+        return Record(value)
+    if isinstance(value, list):
+        return [_wrap(v) for v in value]
+    return value
+
+
+class Record:
+    """A JSON object with its fields as attributes (``r.dims[0].feasible.count``); ``r["field"]``
+    works too, and ``to_dict()``/``to_json()`` give back exactly what the contract says."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any]):
+        object.__setattr__(self, "_data", dict(data))
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return _wrap(self._data[name])
+        except KeyError:
+            raise AttributeError(
+                f"{type(self).__name__} has no field {name!r} (fields: {', '.join(self._data)})"
+            ) from None
+
+    def __getitem__(self, name: str) -> Any:
+        return _wrap(self._data[name])
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._data
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Record) and self._data == other._data
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(self._data) | set(super().__dir__()))
+
+    def keys(self) -> List[str]:
+        """The field names."""
+        return list(self._data)
+
+    def html(self, path: Any = None, title: str = "dimguard report") -> str:
+        """The report as one self-contained HTML page (plots of the accepted sizes, guards by
+        source line, the spec with a copy button); written to ``path`` when given."""
+        from . import _native
+
+        page = _native.html(json.dumps(self._data), title)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(page)
+        return page
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The plain JSON value (a copy)."""
+        return json.loads(json.dumps(self._data))
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        """The contract's JSON text."""
+        return json.dumps(self._data, indent=indent)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={_short(v)}" for k, v in self._data.items())
+        return f"{type(self).__name__}({fields})"
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:  # IPython
+        p.text(repr(self))
+
+
+def _short(v: Any) -> str:
+    if isinstance(v, dict):
+        if "count" in v and "segments" in v:
+            return repr(SizeSet(v))
+        return "{…}"
+    if isinstance(v, list):
+        return f"[{len(v)} items]"
+    if isinstance(v, str) and len(v) > 40:
+        return repr(v[:37] + "...")
+    return repr(v)
+
+
+class SizeSet(Record):
+    """An exact set of sizes (the contract's ``feasible``/``accepted`` form): disjoint sorted
+    segments ``{x : lo <= x <= hi and x % modulus in residues}``. Supports ``in``, ``len`` and
+    iteration in increasing order."""
+
+    __slots__ = ()
+
+    def __contains__(self, x: object) -> bool:  # type: ignore[override]
+        if not isinstance(x, int) or isinstance(x, bool):
+            return False
+        return any(
+            s["lo"] <= x <= s["hi"] and x % s["modulus"] in s["residues"]
+            for s in self._data["segments"]
+        )
+
+    def __len__(self) -> int:
+        return int(self._data["count"])
+
+    def __iter__(self) -> Iterator[int]:
+        for s in self._data["segments"]:
+            for x in range(s["lo"], s["hi"] + 1):
+                if x % s["modulus"] in s["residues"]:
+                    yield x
+
+    @property
+    def min(self) -> Optional[int]:
+        """The smallest size (None when empty)."""
+        return self._data.get("min")
+
+    @property
+    def max(self) -> Optional[int]:
+        """The largest size (None when empty)."""
+        return self._data.get("max")
+
+    def describe(self) -> str:
+        """``"136..2120 ≡ 8 (mod 64)"``, segments joined by ``∪``."""
+        if not self._data["segments"]:
+            return "∅"
+        parts = []
+        for s in self._data["segments"]:
+            r = f"{s['lo']}..{s['hi']}"
+            if s["modulus"] > 1:
+                res = s["residues"]
+                r += f" ≡ {res[0]} (mod {s['modulus']})" if len(res) == 1 else f" mod {s['modulus']} ∈ {{{', '.join(map(str, res))}}}"
+            parts.append(r)
+        return " ∪ ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"SizeSet({self._data['count']} sizes: {self.describe()})"
+
+
+def _lines(title: str, rows: Sequence[str], code: Optional[str] = None) -> str:
+    out = [title] + [f"  {r}" for r in rows]
+    if code:
+        out.append("")
+        out.extend("  " + line for line in code.splitlines())
+    return "\n".join(out)
+
+
+class Diagnosis(Record):
+    """``dimguard.diagnose``: the contract's ``diagnose --json`` object. ``dynamic_shapes`` is the
+    Python block to paste (with ``spec=``, the user's spec with the answer merged in)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        rows = []
+        for d in self._data["dims"]:
+            f = d.get("feasible")
+            rng = d.get("range")
+            what = f"{d['status']}"
+            if f is not None and rng:
+                what += f": {f['count']} of {rng[1] - rng[0] + 1} sizes in {rng[0]}..{rng[1]} pass"
+            best = d["suggestions"][0]["code"].replace("\n", "; ") if d.get("suggestions") else "-"
+            rows.append(f"{d['name']} = {d.get('source') or '?'}  {what}; best: {best}")
+        return _lines(f"Diagnosis({len(rows)} dims)", rows, self._data.get("dynamic_shapes"))
+
+
+class Verification(Record):
+    """``dimguard.verify``: the contract's ``verify --json`` object."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        rows = [
+            f"{d['name']}: {'sound' if d['sound'] else 'UNSOUND' if d['sound'] is False else 'undecided'}"
+            f" ({d['admitted']} admitted, {d['failing']} failing"
+            + (f", e.g. {d['counterexamples'][:3]}" if d.get("counterexamples") else "")
+            + f"; certificate {d['certificate']})"
+            for d in self._data["dims"]
+        ]
+        return _lines(f"Verification(sound={self._data['sound']})", rows)
+
+
+class CheckReport(Record):
+    """``dimguard.check``: the contract's ``check --json`` object: per input dimension what the
+    program claims and what it really accepts."""
+
+    __slots__ = ()
+
+    def accepts(self, shapes: Mapping[str, Sequence[int]]) -> bool:
+        """Whether every dynamic size of ``shapes`` (input name -> shape) lies in its accepted set
+        (for linked sizes: the product of the accepted sets is sound by the contract)."""
+        for d in self._data["dims"]:
+            shape = shapes.get(d["input"])
+            if shape is None:
+                continue
+            acc = d.get("accepted")
+            if acc is None or int(shape[d["index"]]) not in SizeSet(acc):
+                return False
+        return True
+
+    def __repr__(self) -> str:
+        rows = []
+        for d in self._data["dims"]:
+            c, a = d.get("claimed") or {}, d.get("accepted")
+            acc = "undecided" if a is None else ("all" if a["count"] == c.get("count") else repr(SizeSet(a)))
+            rows.append(f"{d['input']}[{d['index']}] = {d.get('expr')}: claims {c.get('count')} in {c.get('min')}..{c.get('max')}; accepts {acc}")
+        return _lines(f"CheckReport({len(rows)} dynamic dims)", rows)
+
+
+class Profiles(Record):
+    """``dimguard.profile(format="json")``: TensorRT optimization profiles."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        rows = []
+        for i, p in enumerate(self._data["profiles"]):
+            for name, t in p["inputs"].items():
+                rows.append(f"profile {i}: {name} min={t['min']} opt={t['opt']} max={t['max']}")
+        return _lines(f"Profiles({len(self._data['profiles'])})", rows)

@@ -1,0 +1,444 @@
+"""``dimguard.export``: the export loop a careful engineer runs, as one call.
+
+Each round exports with the current spec. On a ``ConstraintViolationError`` the error is
+diagnosed with the traced sizes and the answer is merged into *your* spec (every input and
+dimension you gave is kept, shared ``Dim`` objects stay shared, specialized dims become
+``Dim.STATIC``). When torch's own solver crashes instead of reporting guards (PyTorch 2.15:
+``AssertionError: Expected op to be '==', got <``, or sympy's ``NotImplementedError``), or keeps
+specializing a dim the diagnosis kept dynamic, the affected dims fall back to ``Dim.AUTO``
+within your bounds. A program that exports is audited in memory (what ``dimguard check`` does):
+when it accepts fewer sizes than it claims, the spec is narrowed to the largest sound one and
+exported again; if that fails, the audited program is returned and the report says exactly which
+sizes work.
+
+torch is imported lazily: it is never a dependency of the package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import sys
+import time
+import traceback
+from typing import Any, ContextManager, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from . import _native
+from ._results import CheckReport, Record, SizeSet, _lines
+from .trace import capture, provenance
+
+__all__ = ["export", "ExportReport", "ExportError", "round_context"]
+
+
+def round_context(round_no: int) -> ContextManager[Any]:
+    """The one place each round's ``torch.export.export`` call is wrapped. Replace (or wrap) it to
+    observe a round, e.g. to capture ``TORCH_TRACE`` records in-process; by default it does
+    nothing. ``dimguard.export`` looks it up on this module at every round."""
+    return contextlib.nullcontext()
+
+
+class ExportReport(Record):
+    """What ``dimguard.export`` did and what the returned program accepts.
+
+    Fields: ``rounds`` (per round: ``round``, ``spec`` as Python, ``outcome`` — ``"exported"``,
+    ``"constraint_violation"``, ``"solver_crash"`` or ``"error"`` —, ``error``, ``notes``,
+    ``torch_seconds``, ``dimguard_seconds``, and from the structured trace captured in-process during
+    the round: ``lines``, the guards grouped by the line of your code that made torch record them,
+    with what each line removes, and ``guards``, each with its ``provenance``), ``spec`` (the final ``dynamic_shapes`` as
+    paste-able Python), ``dims`` (the audit of the returned program: per input dimension
+    ``claimed`` and ``accepted`` sets, as ``dimguard check``), ``exported`` (whether a program
+    was produced), and ``overhead`` (dimguard's seconds over torch's).
+    """
+
+    __slots__ = ()
+
+    def accepted(self, input: str, index: int) -> SizeSet:
+        """The exact sizes the returned program accepts for one dimension."""
+        for d in self._data.get("dims", []):
+            if d["input"] == input and d["index"] == index:
+                if d.get("accepted") is None:
+                    raise ValueError(f"{input}[{index}]: undecided ({d.get('undecided')})")
+                return SizeSet(d["accepted"])
+        raise KeyError(f"{input}[{index}] is not a dynamic dimension of the returned program")
+
+    def accepts(self, shapes: Mapping[str, Sequence[int]]) -> bool:
+        """Whether the returned program accepts inputs of these shapes (input name -> shape)."""
+        return CheckReport({"dims": self._data.get("dims", [])}).accepts(shapes)
+
+    def __repr__(self) -> str:
+        rows = []
+        for r in self._data["rounds"]:
+            rows.append(
+                f"round {r['round']}: {r['outcome']} (torch {r['torch_seconds']:.2f} s, dimguard {r['dimguard_seconds']:.3f} s)"
+                + (f" — {r['error']}" if r.get("error") else "")
+            )
+            rows.extend(f"    {n}" for n in r.get("notes", []))
+        for d in self._data.get("dims", []):
+            c, a = d.get("claimed") or {}, d.get("accepted")
+            acc = "undecided" if a is None else ("every claimed size" if a["count"] == c.get("count") else repr(SizeSet(a)))
+            rows.append(f"{d['input']}[{d['index']}]: claims {c.get('count')} sizes in {c.get('min')}..{c.get('max')}, accepts {acc}")
+        return _lines(f"ExportReport(exported={self._data['exported']}, {len(self._data['rounds'])} rounds)", rows, self._data.get("spec"))
+
+
+class ExportError(RuntimeError):
+    """No round produced a program; ``.report`` holds the rounds (an :class:`ExportReport`)."""
+
+    def __init__(self, message: str, report: ExportReport):
+        super().__init__(message)
+        self.report = report
+
+
+# ---------------------------------------------------------------------------------------------
+# The user's dynamic_shapes <-> a spec sheet (the JSON of dimguard_solver::merge::Sheet).
+
+
+def _bound(v: Any) -> Optional[int]:
+    if v is None:
+        return None
+    try:
+        return int(v)
+    except (TypeError, ValueError, OverflowError):
+        return None  # int_oo
+
+
+class _Layout:
+    """The user's ``dynamic_shapes`` as a sheet, and a sheet back as ``dynamic_shapes`` of the
+    same form (dict by argument name, or tuple in argument order)."""
+
+    def __init__(self, dynamic_shapes: Any, names: List[str]):
+        from torch.export import Dim
+
+        self.names = names
+        self.as_dict = isinstance(dynamic_shapes, Mapping)
+        if self.as_dict:
+            unknown = [k for k in dynamic_shapes if k not in names]
+            if unknown:
+                raise ValueError(f"dynamic_shapes names {unknown}, which are not arguments of forward ({names})")
+            per_input = {k: dynamic_shapes.get(k) for k in names}
+        elif isinstance(dynamic_shapes, (tuple, list)):
+            if len(dynamic_shapes) != len(names):
+                raise ValueError(f"dynamic_shapes has {len(dynamic_shapes)} entries for {len(names)} arguments ({names})")
+            per_input = dict(zip(names, dynamic_shapes))
+        else:
+            raise TypeError("dynamic_shapes must be a dict (argument name -> dims) or a tuple in argument order")
+        self.roots: List[Dict[str, Any]] = []
+        self.entries: List[Dict[str, Any]] = []
+        root_ids: Dict[int, str] = {}
+
+        def root(d: Any) -> str:
+            if id(d) not in root_ids:
+                name = d.__name__
+                if any(r["name"] == name for r in self.roots):
+                    raise ValueError(f"two different Dim objects are both named {name!r}")
+                root_ids[id(d)] = name
+                self.roots.append({"name": name, "min": _bound(d.min), "max": _bound(d.max)})
+            return root_ids[id(d)]
+
+        for inp, spec in per_input.items():
+            if spec is None:
+                continue
+            if isinstance(spec, Mapping):
+                items = list(spec.items())
+            elif isinstance(spec, (tuple, list)):
+                items = list(enumerate(spec))
+            else:
+                raise TypeError(
+                    f"dynamic_shapes[{inp!r}]: expected {{index: Dim}} or a tuple of Dims (dimguard.export handles "
+                    f"top-level tensor arguments), got {type(spec).__name__}"
+                )
+            for idx, v in items:
+                value = self._value(v, inp, int(idx), root, Dim)
+                if value is not None:
+                    self.entries.append({"input": inp, "index": int(idx), "value": value})
+
+    def _value(self, v: Any, inp: str, idx: int, root: Any, Dim: Any) -> Optional[Dict[str, Any]]:
+        if v is None:
+            return None
+        if isinstance(v, int) and not isinstance(v, bool):
+            return {"kind": "int", "value": int(v)}
+        hint = getattr(v, "type", None)
+        if hint is not None and type(v).__name__ == "_DimHint":
+            kind = getattr(hint, "name", str(hint))
+            lo, hi = _bound(getattr(v, "min", None)), _bound(getattr(v, "max", None))
+            if kind == "STATIC":
+                return {"kind": "static"}
+            if kind == "AUTO":
+                return {"kind": "auto", "min": lo, "max": hi}
+            # DYNAMIC: must stay dynamic; a named Dim of its own has exactly that meaning.
+            name = re.sub(r"\W", "_", f"{inp}_{idx}")
+            self.roots.append({"name": name, "min": lo, "max": hi})
+            return {"kind": "dim", "root": name, "coef": 1, "offset": 0, "name": None}
+        if hasattr(v, "root") and hasattr(v, "fn"):
+            r = root(v.root)
+            b0, b1 = int(v.fn(0)), int(v.fn(1))
+            name = v.__name__ if str(v.__name__).isidentifier() else None
+            return {"kind": "dim", "root": r, "coef": b1 - b0, "offset": b0, "name": name}
+        if isinstance(v, Dim) or (hasattr(v, "__name__") and hasattr(v, "min") and hasattr(v, "max")):
+            return {"kind": "dim", "root": root(v), "coef": 1, "offset": 0, "name": None}
+        raise TypeError(f"dynamic_shapes[{inp!r}][{idx}]: cannot read {v!r}")
+
+    def sheet(self) -> Dict[str, Any]:
+        return {"roots": self.roots, "entries": self.entries, "notes": []}
+
+    def to_torch(self, sheet: Mapping[str, Any]) -> Any:
+        from torch.export import Dim
+
+        roots = {}
+        for r in sheet["roots"]:
+            kw = {k: r[k] for k in ("min", "max") if r.get(k) is not None}
+            roots[r["name"]] = Dim(r["name"], **kw)
+        per: Dict[str, Dict[int, Any]] = {n: {} for n in self.names}
+        for e in sheet["entries"]:
+            v = e["value"]
+            k = v["kind"]
+            if k == "dim":
+                d = roots[v["root"]]
+                val = d if (v["coef"], v["offset"]) == (1, 0) else v["coef"] * d + v["offset"]
+            elif k == "auto":
+                kw = {x: v[x] for x in ("min", "max") if v.get(x) is not None}
+                val = Dim.AUTO(**kw) if kw else Dim.AUTO
+            elif k == "static":
+                val = Dim.STATIC
+            else:
+                val = int(v["value"])
+            per.setdefault(e["input"], {})[int(e["index"])] = val
+        shaped = {n: (per[n] or None) for n in self.names}
+        return shaped if self.as_dict else tuple(shaped[n] for n in self.names)
+
+
+def _auto(sheet: Mapping[str, Any], roots: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """``sheet`` with every entry on one of ``roots`` (all Dim entries when None) as
+    ``Dim.AUTO`` bounded like the entry was."""
+    bounds = {r["name"]: (r.get("min"), r.get("max")) for r in sheet["roots"]}
+    entries, notes, used = [], [], set()
+    for e in sheet["entries"]:
+        v = e["value"]
+        if v["kind"] == "dim" and (roots is None or v["root"] in roots):
+            lo, hi = bounds[v["root"]]
+            c, o = v["coef"], v["offset"]
+            nv = {"kind": "auto", "min": None if lo is None else c * lo + o, "max": None if hi is None else c * hi + o}
+            if nv["min"] is not None and nv["min"] < 0:
+                nv["min"] = 0
+            entries.append({**e, "value": nv})
+            notes.append(f"{e['input']}[{e['index']}]: Dim.AUTO (min={nv['min']}, max={nv['max']}); the audit decides")
+        else:
+            entries.append(e)
+            if v["kind"] == "dim":
+                used.add(v["root"])
+    kept = [r for r in sheet["roots"] if r["name"] in used]
+    return {"roots": kept, "entries": entries, "notes": notes}
+
+
+def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return a["roots"] == b["roots"] and a["entries"] == b["entries"]
+
+
+def _frames(e: BaseException) -> List[str]:
+    out: List[str] = []
+    seen = set()
+    cur: Optional[BaseException] = e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        out.extend(f.filename for f in traceback.extract_tb(cur.__traceback__))
+        cur = cur.__cause__ or cur.__context__
+    return out
+
+
+def _classify(e: BaseException) -> str:
+    text = str(e)
+    if "Constraints violated" in text or type(e).__name__ == "ConstraintViolationError":
+        return "constraint_violation"
+    files = _frames(e)
+    in_solver = any("symbolic_shapes.py" in f or "/sympy/" in f.replace("\\", "/") for f in files)
+    if in_solver or "Expected op to be '=='" in text:
+        return "solver_crash"
+    return "error"
+
+
+def _first_line(e: BaseException) -> str:
+    line = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
+    return f"{type(e).__name__}: {line[:200]}"
+
+
+def _top_level(model: Any, args: Tuple[Any, ...], kwargs: Mapping[str, Any]) -> List[Tuple[str, Any]]:
+    import inspect
+
+    fn = getattr(model, "forward", model)
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"the arguments do not fit {type(model).__name__}.forward: {e}") from None
+    out: List[Tuple[str, Any]] = []
+    for name, value in bound.arguments.items():
+        param = bound.signature.parameters[name]
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            out.extend((f"{name}_{i}", v) for i, v in enumerate(value))
+        elif param.kind is inspect.Parameter.VAR_KEYWORD:
+            out.extend(value.items())
+        else:
+            out.append((name, value))
+    return out
+
+
+def _progress(verbose: bool, msg: str) -> None:
+    if verbose:
+        print(f"dimguard.export: {msg}", file=sys.stderr, flush=True)
+
+
+def _audit(ep: Any, placeholder_to_input: Mapping[str, str]) -> Dict[str, Any]:
+    from ._program import program_json
+
+    report = json.loads(_native.check(program_json(ep, full=False), "<ExportedProgram>", False))
+    for d in report["dims"]:
+        d["input"] = placeholder_to_input.get(d["input"], d["input"])
+    return report
+
+
+def export(
+    model: Any,
+    args: Any,
+    kwargs: Optional[Mapping[str, Any]] = None,
+    *,
+    dynamic_shapes: Any,
+    strict: bool = False,
+    max_rounds: int = 4,
+    verbose: bool = True,
+    **export_kwargs: Any,
+) -> Tuple[Any, ExportReport]:
+    """``torch.export.export`` with dimguard in the loop. Returns ``(ExportedProgram, report)``.
+
+    ``dynamic_shapes`` is your spec (a dict by argument name or a tuple in argument order, of
+    ``{index: Dim}`` or tuples; plain, derived and shared ``Dim``s, ``Dim.AUTO``/``STATIC``/
+    ``DYNAMIC`` and ints). At most ``max_rounds`` exports run; one progress line per round goes
+    to stderr unless ``verbose=False``. Other keyword arguments go to ``torch.export.export``.
+
+    Raises :class:`ExportError` (with ``.report``) when no round produces a program; errors that
+    are not about dynamic shapes are re-raised as the cause of that ``ExportError``.
+    """
+    import torch
+
+    if not isinstance(args, tuple):
+        args = tuple(args) if isinstance(args, list) else (args,)
+    kwargs = dict(kwargs or {})
+    top = _top_level(model, args, kwargs)
+    names = [n for n, _ in top]
+    shapes = [(n, [int(s) for s in v.shape]) for n, v in top if isinstance(v, torch.Tensor)]
+    layout = _Layout(dynamic_shapes, names)
+    sheet = layout.sheet()
+    tensor_inputs = [n for n, v in top if isinstance(v, torch.Tensor)]
+    rounds: List[Dict[str, Any]] = []
+    best: Optional[Tuple[Any, Dict[str, Any], Dict[str, Any], Dict[str, Any]]] = None
+    last_error: Optional[BaseException] = None
+
+    def report(exported: bool, audit: Optional[Dict[str, Any]], final: Dict[str, Any]) -> ExportReport:
+        torch_s = sum(r["torch_seconds"] for r in rounds)
+        ours = sum(r["dimguard_seconds"] for r in rounds)
+        return ExportReport(
+            {
+                "exported": exported,
+                "rounds": rounds,
+                "spec": _native.spec_code(json.dumps(final)),
+                "sheet": final,
+                "dims": (audit or {}).get("dims", []),
+                "torch_seconds": torch_s,
+                "dimguard_seconds": ours,
+                "overhead": (ours / torch_s) if torch_s else None,
+            }
+        )
+
+    for n in range(1, max_rounds + 1):
+        spec_code = _native.spec_code(json.dumps(sheet))
+        ds = layout.to_torch(sheet)
+        t0 = time.perf_counter()
+        ep, err = None, None
+        try:
+            with capture() as trace, sys.modules[__name__].round_context(n):
+                ep = torch.export.export(model, args, kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
+        except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
+            err = e
+        t_torch = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": []}
+        rounds.append(entry)
+        # Where this round's guards come from (the trace captured in-process during the round).
+        try:
+            entry.update(provenance(trace, shapes))
+        except ValueError as pe:
+            entry.update({"lines": [], "guards": []})
+            entry["notes"].append(f"the round's trace could not be read ({pe})")
+        if err is not None:
+            last_error = err
+            kind = _classify(err)
+            entry["outcome"] = kind
+            entry["error"] = _first_line(err)
+            if best is not None:
+                # A later, narrower spec failed: the audited program stands.
+                entry["notes"].append("keeping the audited program of round %d" % best[2]["round"])
+                entry["dimguard_seconds"] = time.perf_counter() - t1
+                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; keeping round {best[2]['round']}'s program")
+                break
+            new = None
+            if kind == "constraint_violation":
+                try:
+                    from . import _text
+
+                    out = json.loads(_native.diagnose(_text(err), [], shapes, json.dumps(sheet), "auto", 10_000))
+                    entry["diagnosis"] = {k: v for k, v in out.items() if k != "spec"}
+                    new = out["spec"]
+                    if _same(new, sheet):
+                        named = [d["name"] for d in out["dims"]]
+                        new = _auto(sheet, [r["name"] for r in sheet["roots"] if r["name"] in named] or None)
+                        new["notes"].insert(0, "the diagnosis does not change the spec (torch keeps specializing): Dim.AUTO")
+                except ValueError as de:
+                    entry["notes"].append(f"dimguard could not read the error ({de}); Dim.AUTO for every dim")
+                    new = _auto(sheet, None)
+            elif kind == "solver_crash":
+                text = str(err)
+                named = [r["name"] for r in sheet["roots"] if re.search(rf"(?<![\w']){re.escape(r['name'])}(?![\w'])", text)]
+                new = _auto(sheet, named or None)
+                new["notes"].insert(0, "torch's solver crashed instead of reporting guards")
+            if new is None or _same(new, sheet):
+                entry["dimguard_seconds"] = time.perf_counter() - t1
+                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; nothing left to change")
+                break
+            entry["notes"].extend(new.get("notes", []))
+            sheet = {"roots": new["roots"], "entries": new["entries"], "notes": []}
+            entry["dimguard_seconds"] = time.perf_counter() - t1
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {kind.replace('_', ' ')}; " + "; ".join(entry["notes"]) )
+            continue
+        # Exported: audit the program in memory.
+        placeholders = list(ep.graph_signature.user_inputs)
+        mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
+        audit = _audit(ep, mapping)
+        entry["outcome"] = "exported"
+        best = (ep, audit, entry, sheet)
+        short = []
+        for d in audit["dims"]:
+            c, a = d.get("claimed") or {}, d.get("accepted")
+            if a is None:
+                entry["notes"].append(f"{d['input']}[{d['index']}]: undecided ({d.get('undecided')})")
+            elif a["count"] != c.get("count") and d.get("suggestions"):
+                s = d["suggestions"][0]
+                short.append({"input": d["input"], "index": d["index"], "name": d.get("symbol") or f"{d['input']}_{d['index']}", **{k: s[k] for k in ("lo", "hi", "modulus", "residue")}})
+                entry["notes"].append(f"{d['input']}[{d['index']}]: claims {c.get('count')} sizes, accepts {a['count']}: {SizeSet(a).describe()}")
+        if not short:
+            entry["dimguard_seconds"] = time.perf_counter() - t1
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; audit: accepts every claimed size")
+            break
+        narrowed = json.loads(_native.narrow(json.dumps(sheet), json.dumps(short)))
+        entry["dimguard_seconds"] = time.perf_counter() - t1
+        if n == max_rounds or _same(narrowed, sheet):
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; audit: accepts fewer sizes than it claims (see report.dims)")
+            break
+        entry["notes"].extend(narrowed["notes"])
+        _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported, but accepts fewer sizes than it claims; narrowing: " + "; ".join(narrowed["notes"]))
+        sheet = {"roots": narrowed["roots"], "entries": narrowed["entries"], "notes": []}
+    if best is None:
+        rep = report(False, None, sheet)
+        raise ExportError(
+            f"dimguard.export: no round produced a program ({len(rounds)} rounds; last: {rounds[-1].get('error')})",
+            rep,
+        ) from last_error
+    ep, audit, _, exported_sheet = best
+    return ep, report(True, audit, exported_sheet)

@@ -1,0 +1,86 @@
+"""Models for the end-to-end tests of ``dimguard.export`` (real torch; small, random weights)."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def conv(cin, cout, stride=1, padding=1, k=3):
+    return nn.Sequential(nn.Conv2d(cin, cout, k, stride=stride, padding=padding), nn.ReLU())
+
+
+class ConvStack(nn.Module):
+    """Two stride-2 convolutions and a valid 3x3 one: the feature map is ``(h-1)//4 - 1`` high.
+    An even feature map takes a pooled fast path, so torch records the guard
+    ``Eq(Mod(((h-1)//4) - 1, 2), 0)`` of the original report."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(conv(3, 8, 2), conv(8, 8, 2), conv(8, 8, 1, 0))
+
+    def forward(self, x):
+        y = self.net(x)
+        if y.shape[2] % 2 == 0:
+            return F.max_pool2d(y, (2, 1))
+        return y
+
+
+class FlowNet(nn.Module):
+    """Optical-flow style: a shared encoder (stride 8) on two frames, a correlation, a flow head,
+    and an 8x upsampling added to the first frame: both frames share H and W, and H, W must be
+    multiples of 8."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(conv(3, 16, 2), conv(16, 16, 2), conv(16, 16, 2))
+        self.head = nn.Conv2d(17, 2, 3, padding=1)
+
+    def forward(self, image1, image2):
+        f1, f2 = self.enc(image1), self.enc(image2)
+        corr = (f1 * f2).mean(1, keepdim=True)
+        flow = self.head(torch.cat([f1, corr], 1))
+        up = 8 * F.interpolate(flow, scale_factor=8.0, mode="bilinear", align_corners=False)
+        return up + image1[:, :2] - image2[:, :2]
+
+
+class UNet(nn.Module):
+    """A small UNet: two stride-2 downsamplings; one upsampling by ``pixel_shuffle``, one by
+    ``interpolate``; skip connections add/concatenate at each level."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.e1 = conv(3, c)
+        self.e2 = conv(c, c, 2)
+        self.e3 = conv(c, c, 2)
+        self.up3 = nn.Conv2d(c, 4 * c, 3, padding=1)
+        self.out = nn.Conv2d(2 * c, 3, 3, padding=1)
+
+    def forward(self, x):
+        e1 = self.e1(x)
+        e2 = self.e2(e1)
+        e3 = self.e3(e2)
+        u2 = F.pixel_shuffle(self.up3(e3), 2) + e2
+        u1 = F.interpolate(u2, scale_factor=2.0, mode="nearest")
+        return self.out(torch.cat([u1, e1], 1))
+
+
+class Decoder(nn.Module):
+    """Decoder style: a start token is prepended, so the sequence the blocks see is ``s0 + 1``
+    long; learned positions cover ``max_len`` positions."""
+
+    def __init__(self, vocab=100, d=32, max_len=64):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.bos = nn.Parameter(torch.randn(1, 1, d))
+        self.pos = nn.Parameter(torch.randn(1, max_len, d))
+        self.attn = nn.MultiheadAttention(d, 4, batch_first=True)
+        self.out = nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        h = self.emb(ids)
+        h = torch.cat([self.bos.expand(h.shape[0], -1, -1), h], 1)
+        n = h.shape[1]
+        h = h + self.pos[:, :n]
+        mask = torch.triu(torch.ones(n, n, dtype=torch.bool, device=h.device), 1)
+        a, _ = self.attn(h, h, h, attn_mask=mask, need_weights=False)
+        return self.out(h + a)

@@ -1,0 +1,203 @@
+"""``dimguard.export`` end to end with real torch 2.15 and torchvision: each returned program runs
+at sizes the report accepts (min and max included) and raises at sizes it rejects."""
+
+import pytest
+
+try:
+    import torch
+    import torchvision
+    from torch.export import Dim
+except ImportError as e:  # never a skip: the suite fails, saying why
+    raise RuntimeError(
+        f"the end-to-end tests need torch 2.15 and torchvision ({e}): pip install -r python/requirements-test.txt"
+    ) from e
+
+import dimguard
+from models import ConvStack, Decoder, FlowNet, UNet
+
+assert torch.__version__.startswith("2.15"), f"torch {torch.__version__}: the suite is for 2.15"
+
+
+def runs(ep, *args):
+    """True when the program runs on these inputs, False when it rejects them (any other error
+    is a test failure)."""
+    try:
+        with torch.no_grad():
+            ep.module()(*args)
+        return True
+    except (AssertionError, RuntimeError, ValueError) as e:
+        msg = str(e)
+        assert any(w in msg for w in ("Guard failed", "guard", "Expected input", "to be", "range", "shape")), msg
+        return False
+
+
+def ends(size_set):
+    return sorted({size_set.min, size_set.max})
+
+
+def check_sizes(ep, rep, make, accepted, rejected):
+    """``make(size)`` builds the inputs for one size; every accepted size must run, every rejected
+    one must raise, and the report must agree with both."""
+    for s in accepted:
+        assert runs(ep, *make(s)), f"size {s}: the report accepts it but the program raised"
+    for s in rejected:
+        assert not runs(ep, *make(s)), f"size {s}: the report rejects it but the program ran"
+
+
+def test_conv_stack_mod_guard():
+    """The original report's guard: Eq(Mod(((h-1)//4) - 1, 2), 0)."""
+    torch.manual_seed(0)
+    m = ConvStack().eval()
+    x = torch.randn(2, 3, 64, 48)
+    h = Dim("h", min=32, max=512)
+    ds = {"x": {0: Dim("batch", max=64), 2: h, 3: Dim("w", min=32, max=512)}}
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes=ds)
+    assert rep.exported and rep.rounds[0].outcome == "constraint_violation"
+    guard = rep.rounds[0].diagnosis["dims"]
+    assert any("% 2) == 0" in g["text"] for d in guard for g in d["guards"])
+    hs = rep.accepted("x", 2)
+    valid = [v for v in range(32, 513) if (((v - 1) // 4) - 1) % 2 == 0]
+    assert set(hs) <= set(valid), "every accepted height passes the guard"
+    assert 64 in hs, "the traced height is kept"
+    assert len(hs) >= 61
+    ws = rep.accepted("x", 3)
+    assert (ws.min, ws.max) == (32, 512)
+    # Batch and width ride along: the user's spec is kept whole.
+    assert "batch" in rep.spec and "w = Dim('w', min=32, max=512)" in rep.spec
+    make = lambda v: (torch.randn(2, 3, v, 48),)  # noqa: E731
+    rejected = [v for v in (33, 35, 36, 60, 100) if v not in hs] + [hs.max + 8]
+    check_sizes(ep, rep, make, ends(hs) + [64, 200 if 200 in hs else hs.min], rejected)
+    check_sizes(ep, rep, lambda v: (torch.randn(2, 3, 64, v),), ends(ws) + [33], [31, 513])
+    check_sizes(ep, rep, lambda b: (torch.randn(b, 3, 64, 48),), ends(rep.accepted("x", 0)), [65])
+    assert rep.accepts({"x": (2, 3, 64, 48)}) and not rep.accepts({"x": (2, 3, 33, 48)})
+
+
+@pytest.mark.parametrize("name", ["googlenet", "squeezenet1_0"])
+def test_torchvision_solver_crash(name):
+    """PyTorch 2.15's own solver crashes on these (no guards reported); dimguard falls back to
+    Dim.AUTO and audits the program."""
+    torch.manual_seed(0)
+    if name == "googlenet":
+        m = torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=False)
+    else:
+        m = torchvision.models.squeezenet1_0(weights=None)
+    m = m.eval()
+    x = torch.randn(1, 3, 224, 224)
+    h, w = Dim("h", min=64, max=320), Dim("w", min=64, max=320)
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes={"x": {2: h, 3: w}})
+    outcomes = [r.outcome for r in rep.rounds]
+    assert outcomes[0] == "solver_crash", outcomes
+    assert outcomes[-1] == "exported"
+    assert "Dim.AUTO" in rep.rounds[-1].spec
+    hs, ws = rep.accepted("x", 2), rep.accepted("x", 3)
+    assert hs.min >= 64 and hs.max <= 320
+    make_h = lambda v: (torch.randn(1, 3, v, 224),)  # noqa: E731
+    check_sizes(ep, rep, make_h, ends(hs) + [224], [hs.min - 1, hs.max + 1])
+    check_sizes(ep, rep, lambda v: (torch.randn(1, 3, 224, v),), ends(ws), [ws.max + 1])
+    # The claimed and accepted sets agree, or the report says which sizes work.
+    for d in rep.dims:
+        assert d.accepted is not None
+
+
+def test_flow_two_inputs_share_h_and_w():
+    torch.manual_seed(0)
+    m = FlowNet().eval()
+    a = torch.randn(1, 3, 96, 128)
+    h, w = Dim("h", min=32, max=512), Dim("w", min=32, max=512)
+    ds = {"image1": {2: h, 3: w}, "image2": {2: h, 3: w}}
+    ep, rep = dimguard.export(m, (a, a.clone()), dynamic_shapes=ds)
+    assert rep.rounds[0].outcome == "constraint_violation" and rep.exported
+    assert '"image2": {2: h, 3: w}' in rep.spec and '"image1": {2: h, 3: w}' in rep.spec
+    hs, ws = rep.accepted("image1", 2), rep.accepted("image1", 3)
+    assert list(hs) == list(rep.accepted("image2", 2))
+    assert set(hs) == {v for v in range(32, 513) if v % 8 == 0}
+
+    def make(hh, ww=128):
+        x = torch.randn(1, 3, hh, ww)
+        return x, x.clone()
+
+    check_sizes(ep, rep, make, ends(hs) + [96], [36, 100, 520])
+    check_sizes(ep, rep, lambda v: make(96, v), ends(ws), [44, 520])
+    # The inputs must share the sizes.
+    assert not runs(ep, torch.randn(1, 3, 96, 128), torch.randn(1, 3, 104, 128))
+
+
+def test_unet_pixel_shuffle_interpolate():
+    torch.manual_seed(0)
+    m = UNet().eval()
+    x = torch.randn(1, 3, 96, 128)
+    ds = {"x": {0: Dim("batch", min=1, max=8), 2: Dim("h", min=16, max=512), 3: Dim("w", min=16, max=512)}}
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes=ds)
+    assert rep.exported
+    # Traced with batch 1: torch specializes it; the spec says so instead of failing.
+    assert "0: Dim.STATIC" in rep.spec
+    assert any("trace with a size of 2 or more" in n for r in rep.rounds for n in r.notes)
+    hs, ws = rep.accepted("x", 2), rep.accepted("x", 3)
+    assert set(hs) == {v for v in range(16, 513) if v % 4 == 0}
+    check_sizes(ep, rep, lambda v: (torch.randn(1, 3, v, 128),), ends(hs) + [100], [18, 98, 516])
+    check_sizes(ep, rep, lambda v: (torch.randn(1, 3, 96, v),), ends(ws), [126, 516])
+    assert not runs(ep, torch.randn(2, 3, 96, 128)), "batch is static"
+
+
+def test_decoder_sequence_plus_one():
+    torch.manual_seed(0)
+    m = Decoder(max_len=64).eval()
+    ids = torch.randint(0, 100, (2, 10))
+    ds = {"ids": {0: Dim("batch", min=1, max=16), 1: Dim("seq", min=1, max=128)}}
+    ep, rep = dimguard.export(m, (ids,), dynamic_shapes=ds)
+    assert rep.exported and rep.rounds[0].outcome == "constraint_violation"
+    seq = rep.accepted("ids", 1)
+    # The sequence the blocks see is seq + 1 long and positions cover 64: seq <= 63.
+    assert seq.max == 63
+    bs = rep.accepted("ids", 0)
+    check_sizes(ep, rep, lambda s: (torch.randint(0, 100, (2, s)),), ends(seq) + [10], [64, 100])
+    check_sizes(ep, rep, lambda b: (torch.randint(0, 100, (b, 10)),), ends(bs), [17])
+
+
+def test_nothing_works_raises_with_the_report():
+    class Bad(torch.nn.Module):
+        def forward(self, x):
+            return x.view(-1, 7)
+
+    with pytest.raises(dimguard.ExportError) as e:
+        dimguard.export(Bad(), (torch.randn(3, 5),), dynamic_shapes={"x": {0: Dim("n", min=2, max=9)}}, max_rounds=2, verbose=False)
+    assert e.value.report.exported is False
+    assert e.value.report.rounds
+
+
+def test_round_context_wraps_each_export(monkeypatch):
+    import contextlib
+    import sys
+
+    dx = sys.modules["dimguard.export"]  # `dimguard.export` itself is the function
+
+    seen = []
+
+    @contextlib.contextmanager
+    def spy(n):
+        seen.append(n)
+        yield
+
+    monkeypatch.setattr(dx, "round_context", spy)
+    m = ConvStack().eval()
+    ep, rep = dimguard.export(m, (torch.randn(2, 3, 64, 48),), dynamic_shapes={"x": {2: Dim("h", min=32, max=512)}}, verbose=False)
+    assert seen == [r.round for r in rep.rounds]
+
+
+def test_check_of_a_program_in_memory_matches_the_saved_program(tmp_path):
+    """The audit's fast path (inputs, ranges, guards only) gives the same accepted sets as the
+    whole serialized program."""
+    m = ConvStack().eval()
+    x = torch.randn(2, 3, 64, 48)
+    ep = torch.export.export(m, (x,), dynamic_shapes={"x": {2: Dim.AUTO(min=32, max=512)}})
+    fast = dimguard.check(ep, full=False)
+    full = dimguard.check(ep, full=True)
+    path = tmp_path / "p.pt2"
+    torch.export.save(ep, path)
+    saved = dimguard.check(path)
+    for a, b, c in zip(fast.dims, full.dims, saved.dims):
+        assert a.accepted == b.accepted == c.accepted
+        assert a.claimed.count == c.claimed.count
+    d = fast.dims[0]
+    assert d.accepted.count < d.claimed.count, "Dim.AUTO keeps the Mod guard as a run-time check"
+    assert set(d.accepted) == {v for v in range(32, 513) if (((v - 1) // 4) - 1) % 2 == 0}

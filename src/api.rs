@@ -1,0 +1,76 @@
+//! The pipelines behind the commands, for the binary and the Python package alike: read, solve,
+//! certify. Each returns the contract's report types.
+
+use crate::graph::{self, CheckReport, Program};
+use crate::prove::{self, certify::TIMEOUT_MS, Mode};
+use crate::solver::diagnose::{self, Options};
+use crate::solver::merge::{self, Sheet};
+use crate::solver::python::source_input;
+use crate::solver::report::Report;
+use crate::solver::Error;
+
+/// Traced sizes for a diagnosis.
+#[derive(Debug, Clone, Default)]
+pub struct Examples {
+    /// `(None, n)` for every dimension, `(Some(name), n)` for one dimension by its name.
+    pub by_name: Vec<(Option<String>, i128)>,
+    /// Full traced shapes by input name: a dimension whose source is `L['x'].size()[2]` takes
+    /// `shapes["x"][2]`.
+    pub shapes: Vec<(String, Vec<i128>)>,
+    /// `NAME -> (lo, hi)`: the range of a dimension a message does not state (`--range`).
+    pub ranges: Vec<(String, (i128, i128))>,
+}
+
+/// Reads a message (or a `TORCH_TRACE`), diagnoses it (preferring the traced sizes), and certifies the answers with
+/// Z3 per `z3` (`None`: enumeration only). With `spec` (the user's own spec), the report's
+/// `dynamic_shapes` block becomes the merged spec ([`merge::merge`]), returned beside it.
+pub fn diagnose_text(
+    text: &str,
+    examples: &Examples,
+    z3: Option<Mode>,
+    z3_timeout_ms: u32,
+    spec: Option<&Sheet>,
+) -> Result<(Report, Option<Sheet>), Error> {
+    let mut opts = Options {
+        examples: examples.by_name.clone(),
+        ..Options::default()
+    };
+    let mut msg = diagnose::read(text, &mut opts)?;
+    crate::solver::forms::apply_ranges(&mut msg, &examples.ranges)?;
+    let mut named = std::mem::take(&mut opts.examples);
+    for d in &msg.dims {
+        let traced = d
+            .source
+            .as_deref()
+            .and_then(source_input)
+            .and_then(|(input, i)| {
+                let (_, shape) = examples.shapes.iter().find(|(n, _)| *n == input)?;
+                shape.get(i).copied()
+            });
+        if let Some(v) = traced {
+            named.push((Some(d.name.clone()), v));
+        }
+    }
+    opts.examples = named;
+    let mut report = diagnose::diagnose(&msg, &opts);
+    if let Some(mode) = z3 {
+        prove::certify(&mut report, &msg, mode, z3_timeout_ms);
+    }
+    let merged = spec.map(|s| merge::merge(s, &report));
+    if let Some(m) = &merged {
+        let notes: Vec<String> = m.notes.iter().map(|n| format!("# {n}")).collect();
+        report.dynamic_shapes = if notes.is_empty() {
+            m.code()
+        } else {
+            format!("{}\n\n{}", notes.join("\n"), m.code())
+        };
+    }
+    Ok((report, merged))
+}
+
+/// `dimguard check` on a program already read, with Z3 deciding linked groups too wide to
+/// enumerate.
+pub fn check_program(program: &Program, sizes: bool) -> Result<CheckReport, graph::Error> {
+    let z3 = prove::box_prover(TIMEOUT_MS);
+    graph::check_with(program, sizes, Some(&z3))
+}
