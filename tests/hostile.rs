@@ -449,3 +449,120 @@ fn a_zeroth_power_still_evaluates_its_base() {
         Vec::<i128>::new()
     );
 }
+
+/// CPU time of the calling thread (the library runs on it, Z3 included), from
+/// `/proc/thread-self/schedstat`; `None` where that file does not exist. CPU time, not wall
+/// time: a loaded machine delays a test, it does not make the code do more work.
+fn thread_cpu() -> Option<Duration> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+/// Runs `f` under a time budget of `ms` and asserts it used less than `ms + 75` ms of CPU time
+/// (the deadline is wall-clock time, so CPU time past it is work that ignored it).
+fn within_budget<T>(what: &str, ms: u64, f: impl FnOnce() -> T) -> T {
+    let _b = budget::enter(Budget {
+        time: Some(Duration::from_millis(ms)),
+        ..Budget::default()
+    });
+    let (c0, t0) = (thread_cpu(), Instant::now());
+    let out = f();
+    let (cpu, wall) = (thread_cpu(), t0.elapsed());
+    if let (Some(a), Some(b)) = (c0, cpu) {
+        let used = b - a;
+        assert!(
+            used < Duration::from_millis(ms + 75),
+            "{what}: {used:?} of CPU time ({wall:?} wall) under a budget of {ms} ms"
+        );
+    }
+    assert!(wall < Duration::from_secs(30), "{what}: {wall:?}");
+    out
+}
+
+#[test]
+fn every_command_stops_at_its_time_budget() {
+    // Three inputs the fuzzer found running 3-4 times past a 100-200 ms budget (seed 1795436842
+    // executions 941130 and 417000, seed 1 execution 14502): set operations in `diagnose`'s
+    // intersection and redundancy steps, the joint search and the box re-check in `check`, and
+    // Z3's minimization loop in `verify` (a fresh timeout per query) did not consult the budget.
+    let text = "torch._dynamo.exc.UserError: Constraints violated (d0)! For more information, run with TORCH_LOGS=\"+dynamic\".\n\
+  - Not all values of d0 = L['x0'].size()[2] in the specified range 658 <= d0 <= 9223372036854775807 satisfy the generated guard ((L['x0'].size()[2] // 13) or (L['x0'].size()[2] // 1)).\n\
+  - Not all values of d1 = L['x1'].size()[2] in the specified range 508 <= d1 <= 62996 satisfy the generated guard (not abs(L['x1'].size()[2])).\n\
+  - Not all values of d1 = L['x1'].size()[2] in the specified range 508 <= d1 <= 62996 satisfy the generated guard (((6 % 11) * L['x1'].size()[2]) % (L['x1'].size()[2] % 11)).\n\
+  - Not all values of d2 = L['x2'].size()[3] in the specified range 110 <= d2 <= 450 satisfy the generated guard ((L['x2'].size()[3] if L['x2'].size()[3] else 17) or L['x2'].size()[3]).\n\
+  - You marked d0 as dynamic but your code specialized it to be a constant (69). If you're using mark_dynamic, either remove it or use maybe_mark_dynamic.\n";
+    let r = within_budget("diagnose", 100, || {
+        diagnose_text(text, &Options::default()).unwrap()
+    });
+    assert_eq!(r.dims.len(), 3);
+
+    let path = format!(
+        "{}/tests/data/pt2/window_attention.model.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    json["graph_module"]["graph"]["nodes"][3]["outputs"][0]["as_tensor"]
+        .as_object_mut()
+        .unwrap()
+        .remove("name");
+    let p = dimguard::graph::program::parse(&serde_json::to_vec(&json).unwrap(), "m").unwrap();
+    within_budget("check", 100, || {
+        let _ = dimguard::graph::check(&p, true);
+    });
+
+    use dimguard::prove::verify::{verify, GuardSet};
+    let text = "  - Not all values of d0 = L['x0'].size()[2] in the specified range 283 <= d0 <= 634 satisfy the generated guard ((L['x0'].size()[2] ** 3) % 11).\n\
+  - Not all values of d0 = L['x0'].size()[2] in the specified range 283 <= d0 <= 634 satisfy the generated guard (not ((-10) == (-1))).\n\
+  - Not all values of d0 = L['x0'].size()[2] in the specified range 283 <= d0 <= 634 satisfy the generated guard ((20 - 8) + 19).\n";
+    let gs = GuardSet::read(text).unwrap();
+    let spec = dimguard::solver::spec::read(
+        "from torch.export import Dim\n_d0 = Dim('_d0', min=59, max=167)\nd0 = 5*_d0 + 2\n",
+    )
+    .unwrap();
+    let report = within_budget("verify", 100, || verify(&gs, &spec, 100));
+    // The spec admits 297 = 5*59 + 2 = 27*11, where `d0 ** 3 % 11` is 0 (false): partial or not,
+    // the verdict is never "sound".
+    assert_ne!(report.dims[0].sound, Some(true));
+}
+
+#[test]
+fn set_operations_and_the_joint_search_stop_at_the_command_deadline() {
+    use dimguard::solver::linked::{solve_joint, Budget as JointBudget};
+    use dimguard::solver::Error;
+    // Sets of many pieces: the sweep is real work, and past the deadline it is not started.
+    let a = DimSet::from_values((0..5000).map(|k| 7 * k * k % 100_003));
+    let b = DimSet::from_values((0..5000).map(|k| 11 * k * k % 100_019));
+    assert!(a.intersect(&b).is_ok());
+    {
+        let _b = budget::enter(Budget {
+            time: Some(Duration::ZERO),
+            ..Budget::default()
+        });
+        for r in [a.intersect(&b), a.union(&b), a.difference(&b)] {
+            match r {
+                Err(Error::Exhausted(e)) => assert_eq!(e.kind(), "time"),
+                other => panic!("{:?}", other.map(|s| s.count())),
+            }
+        }
+    }
+    // The joint search has its own limit (10 s by default); the command's budget cuts it too,
+    // and the reason names the flag that raises it.
+    let names = vec!["h".to_string(), "w".to_string()];
+    let gs = vec![parse_guard("(h * w) % 7 != 3").unwrap()];
+    let doms = [DimSet::interval(1, 1 << 40), DimSet::interval(1, 1 << 40)];
+    let js = within_budget("joint search", 50, || {
+        solve_joint(
+            &names,
+            &doms,
+            &gs,
+            &JointBudget {
+                work: f64::INFINITY,
+                ..JointBudget::default()
+            },
+        )
+    });
+    let u = js.undecided.expect("stopped by the budget");
+    assert!(u.reason.contains("--time-budget"), "{}", u.reason);
+}

@@ -1,7 +1,7 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
-use dimguard::solver::report::{CheckReport, DimReport, Report, Status, VerifyReport};
+use dimguard::solver::report::{CheckReport, DimReport, GuardFate, Report, Status, VerifyReport};
 use std::fmt::Write;
 
 struct Style {
@@ -649,22 +649,22 @@ pub fn check(r: &CheckReport, color: bool) -> String {
             );
         }
     }
-    let counts = |fate: &str| r.guards.iter().filter(|g| g.fate == fate).count();
+    let counts = |fate: GuardFate| r.guards.iter().filter(|g| g.fate == fate).count();
     let _ = writeln!(
         out,
         "\n{} {} in the program: {} solved one size at a time, {} jointly, {} relations, {} proved by Z3, {} undecided, {} unparsed",
         st.bold("guards:"),
         r.guards.len(),
-        counts("periodic") + counts("enumeration"),
-        counts("joint"),
-        counts("relation"),
-        counts("z3"),
-        counts("undecided"),
-        counts("unparsed"),
+        counts(GuardFate::Periodic) + counts(GuardFate::Enumeration),
+        counts(GuardFate::Joint),
+        counts(GuardFate::Relation),
+        counts(GuardFate::Z3),
+        counts(GuardFate::Undecided),
+        counts(GuardFate::Unparsed),
     );
     // Undecided guards grouped by reason: the reason once, then the guards (abbreviated).
     let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
-    for g in r.guards.iter().filter(|g| g.fate == "undecided") {
+    for g in r.guards.iter().filter(|g| g.fate == GuardFate::Undecided) {
         let why = g.reason.as_deref().unwrap_or("?");
         match reasons.iter_mut().find(|(w, _)| *w == why) {
             Some((_, v)) => v.push(&g.guard),

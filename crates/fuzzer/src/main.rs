@@ -7,7 +7,10 @@
 //! CLI uses. An execution fails the run when it
 //!
 //! * panics,
-//! * runs past its time budget plus a grace period (a watchdog thread aborts a real hang),
+//! * spends more CPU time in the library than its time budget plus an overrun allowance (the
+//!   budget must bound the work, with the partial answer as data),
+//! * runs past its time budget plus a grace period in CPU time, or ten times that in wall-clock
+//!   time (a watchdog thread aborts a real hang),
 //! * allocates past the memory limit (a counting global allocator aborts, printing the input),
 //! * or answers differently from the brute-force oracle: the exact evaluator run value by value
 //!   over every range small enough (feasible sets, suggestions, `verify` verdicts and
@@ -21,13 +24,14 @@
 //! with the execution number that reproduces it (`--seed S --from N --execs 1`).
 
 mod alloc;
+mod cpu;
 mod gen;
 mod oracle;
 
 use dimguard_solver::budget::{self, Budget};
 use gen::Source;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 #[global_allocator]
@@ -41,6 +45,7 @@ struct Opts {
     seed: u64,
     time_ms: u64,
     grace_ms: u64,
+    overrun_ms: Option<u64>,
     mem_mb: usize,
     findings: PathBuf,
     root: PathBuf,
@@ -51,10 +56,12 @@ struct Opts {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: dimguard-fuzzer [--execs N] [--seed S] [--from N] [--time-ms T] [--grace-ms G] [--mem-mb M] [--findings DIR] [--root REPO] [--progress N] [--slow-ms N] [--print]\n\
+        "usage: dimguard-fuzzer [--execs N] [--seed S] [--from N] [--time-ms T] [--overrun-ms D] [--grace-ms G] [--mem-mb M] [--findings DIR] [--root REPO] [--progress N] [--slow-ms N] [--print]\n\
          Runs N executions (default 10000) of seed S (default: the current time) under a per-execution\n\
-         time budget of T ms (default 500; a hang is T + G ms, G default 5000) and a memory limit of M MiB\n\
-         (default 1024). Exits 1 when anything was found. --print writes the inputs instead of running them."
+         time budget of T ms (default 500) and a memory limit of M MiB (default 1024). An execution whose\n\
+         library calls take more than T + D ms of CPU time is a finding (D default max(T, 100)); one past\n\
+         T + G ms of CPU time (or 10 times that of wall-clock time) is a hang and stops the run (G default\n\
+         5000). Exits 1 when anything was found. --print writes the inputs instead of running them."
     );
     std::process::exit(2)
 }
@@ -68,6 +75,7 @@ fn parse_opts() -> Opts {
             .map_or(1, |d| d.as_secs()),
         time_ms: 500,
         grace_ms: 5000,
+        overrun_ms: None,
         mem_mb: 1024,
         findings: PathBuf::from("target/fuzz-findings"),
         root: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
@@ -90,6 +98,7 @@ fn parse_opts() -> Opts {
             "--seed" => o.seed = num(val()),
             "--time-ms" => o.time_ms = num(val()),
             "--grace-ms" => o.grace_ms = num(val()),
+            "--overrun-ms" => o.overrun_ms = Some(num(val())),
             "--mem-mb" => o.mem_mb = num(val()) as usize,
             "--progress" => o.progress = num(val()),
             "--slow-ms" => o.slow_ms = num(val()),
@@ -163,6 +172,10 @@ enum Kind {
 
 /// Milliseconds since the run started at which the current execution began (0: idle).
 static EXEC_START: AtomicU64 = AtomicU64::new(0);
+/// The worker thread's CPU time (microseconds) when the current execution began.
+static EXEC_CPU_START: AtomicU64 = AtomicU64::new(0);
+/// The worker thread's CPU clock ([`cpu::Clock::id`]); `i64::MIN` until the worker starts.
+static WORKER_CLOCK: AtomicI64 = AtomicI64::new(i64::MIN);
 
 fn main() {
     let opts = parse_opts();
@@ -185,24 +198,41 @@ fn main() {
     // Deeply nested guards recurse; the CLI gives its work the same roomy stack.
     let worker = std::thread::Builder::new()
         .stack_size(256 << 20)
-        .spawn(move || run(&opts, &seeds, t0))
+        .spawn(move || {
+            WORKER_CLOCK.store(cpu::Clock::current().id(), Ordering::Relaxed);
+            run(&opts, &seeds, t0)
+        })
         .expect("worker thread");
     let found = worker.join().unwrap_or(1);
     std::process::exit(if found > 0 { 1 } else { 0 });
 }
 
+/// Aborts the run when the current execution has used more than `hang` of CPU time, or ten
+/// times that of wall-clock time (a thread blocked forever uses no CPU). CPU time keeps the
+/// verdict independent of the machine's load.
 fn watchdog(t0: Instant, hang: Duration) {
+    let hang_us = hang.as_micros() as u64;
     loop {
         std::thread::sleep(Duration::from_millis(200));
         let start = EXEC_START.load(Ordering::Relaxed);
-        if start != 0 {
-            let now = t0.elapsed().as_millis() as u64;
-            if now.saturating_sub(start) > hang.as_millis() as u64 {
-                alloc::abort_with(&format!(
-                    "HANG: an execution ran past {} ms (budget plus grace)",
-                    hang.as_millis()
-                ));
-            }
+        let clock = WORKER_CLOCK.load(Ordering::Relaxed);
+        if start == 0 || clock == i64::MIN {
+            continue;
+        }
+        let cpu_start = EXEC_CPU_START.load(Ordering::Relaxed);
+        let cpu = (cpu::Clock::from_id(clock).now().as_micros() as u64).saturating_sub(cpu_start);
+        // Still the same execution (the worker may have moved on while the clock was read).
+        if EXEC_START.load(Ordering::Relaxed) != start {
+            continue;
+        }
+        let wall = (t0.elapsed().as_millis() as u64).saturating_sub(start);
+        if cpu > hang_us || wall * 1000 > 10 * hang_us {
+            alloc::abort_with(&format!(
+                "HANG: an execution used {} ms of CPU time ({} ms of wall-clock time), past the budget plus grace of {} ms",
+                cpu / 1000,
+                wall,
+                hang.as_millis()
+            ));
         }
     }
 }
@@ -213,6 +243,10 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
     let mut counts = [0u64; 4];
     let mut times = [Duration::ZERO; 4];
     let mut slowest = (Duration::ZERO, 0u64);
+    let mut most_cpu = (Duration::ZERO, 0u64);
+    let clock = cpu::Clock::current();
+    let overrun =
+        Duration::from_millis(opts.time_ms + opts.overrun_ms.unwrap_or(opts.time_ms.max(100)));
     let mut peak_mem = 0usize;
     let end = opts.from + opts.execs;
     for exec in opts.from..end {
@@ -237,6 +271,8 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
             input.describe()
         ));
         alloc::reset_peak();
+        cpu::take_library();
+        EXEC_CPU_START.store(clock.now().as_micros() as u64, Ordering::Relaxed);
         EXEC_START.store(t0.elapsed().as_millis().max(1) as u64, Ordering::Relaxed);
         let started = Instant::now();
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -247,11 +283,19 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
             oracle::check(&input, opts.time_ms as u32)
         }));
         let took = started.elapsed();
+        let library = cpu::take_library();
         times[kind as usize] += took;
         EXEC_START.store(0, Ordering::Relaxed);
+        if library > most_cpu.0 {
+            most_cpu = (library, exec);
+        }
         peak_mem = peak_mem.max(alloc::peak());
         if opts.slow_ms > 0 && took.as_millis() as u64 >= opts.slow_ms {
-            eprintln!("slow: exec {exec} ({kind:?}) took {} ms", took.as_millis());
+            eprintln!(
+                "slow: exec {exec} ({kind:?}) took {} ms ({} ms of CPU time in the library)",
+                took.as_millis(),
+                library.as_millis()
+            );
         }
         if took > slowest.0 {
             slowest = (took, exec);
@@ -262,12 +306,13 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
             Err(_) => Some(format!("PANIC: {}", alloc::take_note())),
         };
         let finding = finding.or_else(|| {
-            (took > Duration::from_millis(opts.time_ms + opts.grace_ms)).then(|| {
+            (library > overrun).then(|| {
                 format!(
-                    "SLOW: {} ms, past the budget of {} ms plus {} ms grace",
+                    "OVER BUDGET: the library used {} ms of CPU time ({} ms of wall-clock time), past the time budget of {} ms plus {} ms",
+                    library.as_millis(),
                     took.as_millis(),
                     opts.time_ms,
-                    opts.grace_ms
+                    (overrun - Duration::from_millis(opts.time_ms)).as_millis()
                 )
             })
         });
@@ -294,7 +339,7 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
     }
     let ms = |i: usize| times[i].as_secs_f64() * 1000.0 / counts[i].max(1) as f64;
     println!(
-        "dimguard-fuzzer: seed {}, executions {} (structured {} at {:.2} ms, mutated {} at {:.2} ms, verify {} at {:.2} ms, program {} at {:.2} ms), findings {found}, time {:.1} s, slowest execution {} ms (#{}), peak memory of one execution {} MiB",
+        "dimguard-fuzzer: seed {}, executions {} (structured {} at {:.2} ms, mutated {} at {:.2} ms, verify {} at {:.2} ms, program {} at {:.2} ms), findings {found}, time {:.1} s, slowest execution {} ms (#{}), most library CPU time {} ms (#{}), peak memory of one execution {} MiB",
         opts.seed,
         opts.execs,
         counts[0],
@@ -308,6 +353,8 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
         t0.elapsed().as_secs_f64(),
         slowest.0.as_millis(),
         slowest.1,
+        most_cpu.0.as_millis(),
+        most_cpu.1,
         peak_mem >> 20
     );
     found

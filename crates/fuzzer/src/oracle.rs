@@ -1,6 +1,7 @@
 //! Drives the library entry points on one input and checks every answer small enough against
 //! the brute-force oracle: the exact evaluator ([`Expr::truth_at`]), value by value.
 
+use crate::cpu::library;
 use crate::Input;
 use dimguard_prove::verify::{verify, GuardSet};
 use dimguard_solver::diagnose::{diagnose, Options};
@@ -61,12 +62,27 @@ fn members(segments: &[dimguard_solver::Segment]) -> Vec<i128> {
     out
 }
 
+/// Every set the library prints must read back, unchanged, through `DimSet::from_segments`
+/// (readers such as `profile` and `check` rebuild sets that way), whatever its width or moduli.
+fn reads_back(what: &str, segments: &[dimguard_solver::Segment]) -> Result<(), String> {
+    match dimguard_solver::DimSet::from_segments(segments.to_vec()) {
+        Ok(s) if s.segments() == segments => Ok(()),
+        Ok(s) => Err(format!(
+            "{what}: the printed set {segments:?} reads back as {:?}",
+            s.segments()
+        )),
+        Err(e) => Err(format!(
+            "{what}: the printed set {segments:?} does not read back: {e}"
+        )),
+    }
+}
+
 fn only_in(guards: &[&Expr], var: &str) -> bool {
     guards.iter().all(|g| g.atoms().iter().all(|a| &**a == var))
 }
 
 fn check_message(text: &str) -> Result<(), String> {
-    let msg = match message::read(text) {
+    let msg = match library(|| message::read(text)) {
         Ok(m) => m,
         Err(e) => {
             // Rendering the error (carets included) must not panic either.
@@ -74,7 +90,7 @@ fn check_message(text: &str) -> Result<(), String> {
             return Ok(());
         }
     };
-    let report = diagnose(&msg, &Options::default());
+    let report = library(|| diagnose(&msg, &Options::default()));
     let _ =
         serde_json::to_string(&report).map_err(|e| format!("report does not serialize: {e}"))?;
     let linked: BTreeSet<&str> = msg
@@ -94,6 +110,9 @@ fn check_message(text: &str) -> Result<(), String> {
                 d.name, rep.name
             ));
         }
+        if let Some(f) = &rep.feasible {
+            reads_back(&d.name, &f.segments)?;
+        }
         let (Some(src), Some((lo, hi)), Some(f)) = (&d.source, d.range, &rep.feasible) else {
             continue;
         };
@@ -111,8 +130,7 @@ fn check_message(text: &str) -> Result<(), String> {
         let Some(want) = brute(&guards, src, lo..=hi) else {
             continue;
         };
-        // The members straight from the printed segments (not through `DimSet`, whose
-        // constructor refuses periods above its limit): what a reader of the report sees.
+        // The members straight from the printed segments: what a reader of the report sees.
         let got = members(&f.segments);
         if got != want {
             let first = want
@@ -147,17 +165,17 @@ fn check_message(text: &str) -> Result<(), String> {
 }
 
 fn check_verify(text: &str, spec_text: &str, z3_ms: u32) -> Result<(), String> {
-    let Ok(gs) = GuardSet::read(text) else {
+    let Ok(gs) = library(|| GuardSet::read(text)) else {
         return Ok(());
     };
-    let spec = match spec::read(spec_text) {
+    let spec = match library(|| spec::read(spec_text)) {
         Ok(s) => s,
         Err(e) => {
             let _ = e.to_string();
             return Ok(());
         }
     };
-    let report = verify(&gs, &spec, z3_ms);
+    let report = library(|| verify(&gs, &spec, z3_ms));
     let _ =
         serde_json::to_string(&report).map_err(|e| format!("report does not serialize: {e}"))?;
     for vd in &report.dims {
@@ -217,19 +235,23 @@ fn check_verify(text: &str, spec_text: &str, z3_ms: u32) -> Result<(), String> {
 }
 
 fn check_program(bytes: &[u8]) -> Result<(), String> {
-    let Ok(p) = dimguard_graph::program::parse(bytes, "fuzz.json") else {
+    let Ok(p) = library(|| dimguard_graph::program::parse(bytes, "fuzz.json")) else {
         return Ok(());
     };
-    if let Ok(g) = dimguard_graph::ProgramGraph::build(&p) {
-        let _ = g.dot();
-    }
-    let Ok(report) = dimguard_graph::check(&p, true) else {
+    library(|| {
+        if let Ok(g) = dimguard_graph::ProgramGraph::build(&p) {
+            let _ = g.dot();
+        }
+    });
+    let Ok(report) = library(|| dimguard_graph::check(&p, true)) else {
         return Ok(());
     };
     let _ =
         serde_json::to_string(&report).map_err(|e| format!("report does not serialize: {e}"))?;
     for d in &report.dims {
+        let what = format!("{}[{}]", d.input, d.index);
         if let Some(a) = &d.accepted {
+            reads_back(&what, &a.segments)?;
             if a.count > d.claimed.count {
                 return Err(format!(
                     "{}[{}]: accepts {} sizes but claims only {}",

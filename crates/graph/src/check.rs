@@ -19,8 +19,8 @@ use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    BoxReport, Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, JointReport,
-    JointSearch, JointUndecided, Proof, SizeRange, UndecidedSet,
+    BoxReport, Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse,
+    JointReport, JointSearch, JointUndecided, Proof, SizeRange, UndecidedSet,
 };
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
@@ -98,7 +98,7 @@ pub fn check_with(
                     guard: text.clone(),
                     sizes: g.atoms().iter().map(|a| a.to_string()).collect(),
                     error: None,
-                    fate: "undecided",
+                    fate: GuardFate::Undecided,
                     reason: Some("not reached".into()),
                 };
                 if g.atoms().is_empty() {
@@ -106,7 +106,7 @@ pub fn check_with(
                         g.eval(&|_| None),
                         Ok(dimguard_solver::expr::Value::Bool(true))
                     );
-                    u.fate = "periodic";
+                    u.fate = GuardFate::Periodic;
                     u.reason = None;
                     if !holds {
                         never = Some(format!("the guard `{text}` is false for every size"));
@@ -120,7 +120,7 @@ pub fn check_with(
                 guard: text.clone(),
                 sizes: vec![],
                 error: Some(e.to_string()),
-                fate: "unparsed",
+                fate: GuardFate::Unparsed,
                 reason: None,
             }),
         }
@@ -223,15 +223,15 @@ pub fn check_with(
             let Some(&u) = use_of.get(o) else { continue };
             let (fate, reason) = match &solved.fates[k] {
                 joint::Fate::Solved(how) => (*how, None),
-                joint::Fate::Proved => ("z3", None),
-                joint::Fate::Undecided(why) => ("undecided", Some(why.to_string())),
+                joint::Fate::Proved => (GuardFate::Z3, None),
+                joint::Fate::Undecided(why) => (GuardFate::Undecided, Some(why.to_string())),
             };
             uses[u].fate = fate;
             uses[u].reason = reason;
         }
         for &o in &grp.relations {
             if let Some(&u) = use_of.get(o) {
-                uses[u].fate = "relation";
+                uses[u].fate = GuardFate::Relation;
                 uses[u].reason = None;
             }
         }
@@ -648,7 +648,20 @@ fn joint_report(
         let sets: Vec<DimSet> = b.sides.iter().map(|p| p.to_set()).collect();
         let all = b.count <= BOX_RECHECK;
         let tuples = dimguard_solver::linked::Tree::full(&sets).examples(BOX_RECHECK as usize);
-        let ok = tuples.iter().all(|t| holds(t));
+        // Past the deadline of the command's budget the re-check stops where it is.
+        let mut checked = 0;
+        let mut ok = true;
+        for t in &tuples {
+            if dimguard_solver::budget::expired().is_some() {
+                break;
+            }
+            if !holds(t) {
+                ok = false;
+                break;
+            }
+            checked += 1;
+        }
+        let all = all && checked == tuples.len();
         for s in sides.iter_mut() {
             s.certificate = if ok && all {
                 Certificate::Enumeration
@@ -657,8 +670,7 @@ fn joint_report(
             };
             if ok && !all {
                 s.certificate_note = Some(format!(
-                    "re-checked at {} of its {} tuples; exact by the joint search",
-                    tuples.len(),
+                    "re-checked at {checked} of its {} tuples; exact by the joint search",
                     b.count
                 ));
             }

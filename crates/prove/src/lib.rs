@@ -116,12 +116,15 @@ pub fn check_box(guards: &[&Expr], sets: &[(&str, &DimSet)], timeout_ms: u32) ->
         }
     }
     let solver = Solver::new();
-    solver.set_params(&params(timeout_ms));
     for (x, (_, s)) in xs.iter().zip(sets) {
         solver.assert(member(x, s));
     }
     solver.assert(Bool::and(&holds).not());
     for _ in 0..16 {
+        if let Some(e) = dimguard_solver::budget::expired() {
+            return JointVerdict::Unknown(e.reason());
+        }
+        solver.set_params(&params(timeout_ms));
         match solver.check() {
             SatResult::Unsat => return JointVerdict::Proved,
             SatResult::Unknown => {
@@ -235,7 +238,6 @@ pub fn check_set(
             .any(|(g, c)| !Compiled::holds(c.as_ref(), g, var, v))
     };
     let opt = Optimize::new();
-    opt.set_params(&params(timeout_ms));
     opt.assert(member(&x, set));
     opt.assert(all.not());
     opt.minimize(&x);
@@ -244,6 +246,11 @@ pub fn check_set(
         if found.len() >= want.max(1) {
             break;
         }
+        // Each query gets what is left of the command's time budget, not a fresh timeout.
+        if dimguard_solver::budget::expired().is_some() {
+            break;
+        }
+        opt.set_params(&params(timeout_ms));
         let v = match opt.check(&[]) {
             SatResult::Sat => opt
                 .get_model()
@@ -321,7 +328,10 @@ mod tests {
         assert_eq!(groups[0].guards, guards);
         let fate = |i: usize| s.fates[i].clone();
         assert_eq!(fate(0), Fate::Proved, "{:?}", s.fates);
-        assert_eq!(fate(1), Fate::Solved("periodic"));
+        assert_eq!(
+            fate(1),
+            Fate::Solved(dimguard_solver::report::GuardFate::Periodic)
+        );
         // h**2 <= 10000 fails for h = 101 and every larger h: Z3 says so, the guard stays
         // undecided with a real failing value, and nothing is claimed accepted.
         match fate(2) {

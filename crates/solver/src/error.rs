@@ -51,6 +51,9 @@ pub enum Error {
         /// The configured limit.
         limit: i128,
     },
+    /// The budget of the current thread ran out ([`crate::budget`]): the answer is partial.
+    #[error("{}", .0.reason())]
+    Exhausted(crate::budget::Exhausted),
 }
 
 /// A parse failure, with the position of the offending text.

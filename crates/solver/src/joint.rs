@@ -17,7 +17,7 @@
 use crate::engine::{solve, Limits, Method, Outcome};
 use crate::linked::{solve_joint, Budget, JointSet, Tree};
 use crate::num::{self, Q};
-use crate::report::Undecided;
+use crate::report::{GuardFate, Undecided};
 use crate::types::{CmpOp, DimSet, Expr};
 use num_traits::{Signed, Zero};
 use std::collections::BTreeMap;
@@ -53,8 +53,9 @@ pub struct Group {
 /// What happened to one guard of a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fate {
-    /// Solved exactly: `"periodic"`, `"enumeration"` (one size) or `"joint"` (several sizes).
-    Solved(&'static str),
+    /// Solved exactly: [`GuardFate::Periodic`], [`GuardFate::Enumeration`] (one size) or
+    /// [`GuardFate::Joint`] (several sizes).
+    Solved(GuardFate),
     /// Not solvable in closed form over its range, but Z3 proved that every value passes.
     Proved,
     /// Not decided, with the reason (and Z3's answer when it was asked).
@@ -295,7 +296,7 @@ pub fn solve_group_with(
         undecided: None,
         unsure: BTreeMap::new(),
         joint: None,
-        fates: vec![Fate::Solved("joint"); grp.guards.len()],
+        fates: vec![Fate::Solved(GuardFate::Joint); grp.guards.len()],
     };
     let mut linking: Vec<Expr> = Vec::new();
     let mut linking_idx: Vec<usize> = Vec::new();
@@ -320,8 +321,8 @@ pub fn solve_group_with(
             match solve(g, root, &set, limits) {
                 Outcome::Solved { set: s, method } => {
                     out.fates[i] = Fate::Solved(match method {
-                        Method::Periodic { .. } => "periodic",
-                        Method::Enumeration { .. } => "enumeration",
+                        Method::Periodic { .. } => GuardFate::Periodic,
+                        Method::Enumeration { .. } => GuardFate::Enumeration,
                     });
                     set = s;
                 }

@@ -815,13 +815,20 @@ struct Search<'a, 'g> {
 }
 
 impl Search<'_, '_> {
+    /// Counts a point; every 256 points, stops past this search's own time limit or past the
+    /// deadline of the thread's [`crate::budget`] (the command's `--time-budget`).
     fn tick(&mut self) -> Result<(), Stop> {
         self.stats.points += 1;
-        if self.stats.points % 1024 == 0 && self.start.elapsed() > self.budget.time {
-            return Err(Stop::Budget(format!(
-                "the time budget of {:.1} s ran out",
-                self.budget.time.as_secs_f64()
-            )));
+        if self.stats.points % 256 == 0 {
+            if self.start.elapsed() > self.budget.time {
+                return Err(Stop::Budget(format!(
+                    "the time budget of {:.1} s ran out",
+                    self.budget.time.as_secs_f64()
+                )));
+            }
+            if let Some(e) = crate::budget::expired() {
+                return Err(Stop::Budget(e.reason()));
+            }
         }
         Ok(())
     }
@@ -1384,7 +1391,7 @@ impl BoxSearch {
                     stack.push((i, vec![i], c.clone()));
                 }
                 while let Some((last, chosen, t)) = stack.pop() {
-                    if self.work > self.limit {
+                    if self.work > self.limit || crate::budget::expired().is_some() {
                         self.maximal = false;
                         break;
                     }

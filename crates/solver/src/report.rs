@@ -886,13 +886,46 @@ pub struct GuardUse {
     /// Parse error, if any (the guard is then ignored and the report says so).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// What became of it: `"periodic"`, `"enumeration"` (one size), `"joint"` (several sizes),
-    /// `"relation"` (a linear equality, substituted), `"z3"` (proved true for every value),
-    /// `"undecided"` or `"unparsed"`.
-    pub fate: &'static str,
+    /// What became of it.
+    pub fate: GuardFate,
     /// Why it is undecided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// What became of one guard (`fate` in the JSON, written in lower case: `"periodic"`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GuardFate {
+    /// Solved exactly over one size by the periodic engine.
+    Periodic,
+    /// Solved exactly over one size by enumerating its range.
+    Enumeration,
+    /// Solved exactly over several sizes by the joint search.
+    Joint,
+    /// A linear equality between sizes, substituted.
+    Relation,
+    /// Not solvable in closed form, but Z3 proved it true for every value.
+    Z3,
+    /// Not decided (the report says why).
+    Undecided,
+    /// Not parsed (the report carries the error).
+    Unparsed,
+}
+
+impl GuardFate {
+    /// The JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardFate::Periodic => "periodic",
+            GuardFate::Enumeration => "enumeration",
+            GuardFate::Joint => "joint",
+            GuardFate::Relation => "relation",
+            GuardFate::Z3 => "z3",
+            GuardFate::Undecided => "undecided",
+            GuardFate::Unparsed => "unparsed",
+        }
+    }
 }
 
 /// An intermediate size and its exact values.

@@ -137,8 +137,9 @@ impl DimSet {
     }
 
     /// Builds a set from runs of residue classes modulo `period` (as the periodic engine
-    /// produces them). Runs may overlap and come in any order.
-    pub(crate) fn from_runs(period: i128, runs: &[(i128, Run)]) -> DimSet {
+    /// produces them). Runs may overlap and come in any order. Fails only when the budget's
+    /// deadline passes ([`Error::Exhausted`]).
+    pub(crate) fn from_runs(period: i128, runs: &[(i128, Run)]) -> Result<DimSet, Error> {
         let mut events: Vec<(i128, i128, i32)> = Vec::with_capacity(runs.len() * 2);
         for &(res, run) in runs {
             if run.first > run.last {
@@ -206,21 +207,30 @@ impl DimSet {
     }
 
     /// Builds a set from segments that may be unsorted, overlapping or non-canonical.
+    ///
+    /// Every set this crate produces is accepted back, whatever its moduli: segments that do not
+    /// overlap are only canonicalized (cost in the number of residues, never in a modulus).
+    /// Overlapping segments are combined with a common modulus, which fails with
+    /// [`Error::PeriodTooLarge`] past [`PERIOD_LIMIT`]. A segment with `modulus < 1` is an
+    /// [`Error::Arith`] (division by zero); one with no residue or with `lo > hi` is empty.
     pub fn from_segments(segments: Vec<Segment>) -> Result<DimSet, Error> {
-        let mut acc = DimSet::empty();
+        let mut segs = Vec::with_capacity(segments.len());
         for s in segments {
-            if s.modulus < 1 || s.residues.is_empty() || s.lo > s.hi {
+            if s.modulus < 1 {
+                return Err(crate::num::ArithError::DivisionByZero.into());
+            }
+            if s.residues.is_empty() || s.lo > s.hi {
                 continue;
             }
-            let mut res: Vec<i128> = s.residues.iter().map(|r| r.mod_floor(&s.modulus)).collect();
-            res.sort_unstable();
-            res.dedup();
-            let piece = DimSet {
-                segments: vec![Segment { residues: res, ..s }],
-            };
-            acc = acc.union(&piece)?;
+            let mut residues: Vec<i128> =
+                s.residues.iter().map(|r| r.mod_floor(&s.modulus)).collect();
+            residues.sort_unstable();
+            residues.dedup();
+            segs.push(Segment { residues, ..s });
         }
-        Ok(acc)
+        // One operand whose segments may overlap: `combine` clusters them, and sweeps only
+        // those that overlap.
+        combine(&[&DimSet { segments: segs }], |c| c[0] > 0)
     }
 
     /// `{k*x + c : x ∈ self}`: the sizes a derived size `k*s + c` takes when `s` ranges over this
@@ -241,18 +251,28 @@ impl DimSet {
                 DimSet::interval(c, c)
             });
         }
-        let mut acc = DimSet::empty();
+        // Residue `r` modulo `m` on `[lo, hi]` is residue `k*r + c` modulo `|k|*m` on the image:
+        // one segment per segment, and the images of disjoint segments are disjoint.
+        let mut pieces = Vec::with_capacity(self.segments.len());
         for seg in &self.segments {
             let (a, b) = (map(seg.lo)?, map(seg.hi)?);
             let m = k
                 .checked_abs()
                 .and_then(|k| k.checked_mul(seg.modulus))
                 .ok_or_else(over)?;
-            for &r in &seg.residues {
-                acc = acc.union(&DimSet::progression(a.min(b), a.max(b), m, map(r)?))?;
-            }
+            let residues = seg
+                .residues
+                .iter()
+                .map(|&r| map(r))
+                .collect::<Result<_, _>>()?;
+            pieces.push(Segment {
+                lo: a.min(b),
+                hi: a.max(b),
+                modulus: m,
+                residues,
+            });
         }
-        Ok(acc)
+        DimSet::from_segments(pieces)
     }
 
     /// `{x : k*x + c ∈ self}`: what a derived size `k*s + c` accepting this set says about `s`.
@@ -475,64 +495,188 @@ impl Progression {
 }
 
 /// Boolean combination of sets: `keep(counts)` decides membership of a residue class from how
-/// many runs of each operand cover it.
+/// many runs of each operand cover it (`keep` of all zeros must be false).
+///
+/// The segments of all operands are split into clusters that overlap; a cluster of one segment
+/// is kept or dropped whole, and only a cluster of several is swept, with the common modulus of
+/// its own segments. So sets with large moduli combine as long as the segments that actually
+/// overlap have a common modulus within [`PERIOD_LIMIT`]. An operand's segments may overlap
+/// each other and come in any order ([`DimSet::from_segments`] relies on it).
 fn combine(sets: &[&DimSet], keep: impl Fn(&[u32]) -> bool) -> Result<DimSet, Error> {
-    let mut l: i128 = 1;
-    for s in sets {
-        for seg in &s.segments {
-            l = lcm(l, seg.modulus)?;
-            if l > PERIOD_LIMIT {
-                return Err(Error::PeriodTooLarge {
-                    needed: l,
-                    limit: PERIOD_LIMIT,
-                });
-            }
+    let n = sets.len();
+    let mut all: Vec<(usize, &Segment)> = sets
+        .iter()
+        .enumerate()
+        .flat_map(|(k, s)| s.segments.iter().map(move |g| (k, g)))
+        .collect();
+    all.sort_by_key(|(_, g)| g.lo);
+    let mut raw: Vec<Segment> = Vec::new();
+    let mut work: u128 = 0;
+    let mut i = 0;
+    while i < all.len() {
+        let mut j = i + 1;
+        let mut reach = all[i].1.hi;
+        while j < all.len() && all[j].1.lo <= reach {
+            reach = reach.max(all[j].1.hi);
+            j += 1;
         }
-    }
-    let mut events = Vec::new();
-    for (k, s) in sets.iter().enumerate() {
-        for seg in &s.segments {
-            for &r in &seg.residues {
-                let mut res = r;
-                while res < l {
-                    let probe = Segment {
-                        lo: seg.lo,
-                        hi: seg.hi,
-                        modulus: l,
-                        residues: vec![res],
-                    };
-                    if let (Some(a), Some(b)) =
-                        (probe.next_at_least(seg.lo), probe.prev_at_most(seg.hi))
-                    {
-                        // Encode the operand in the residue key: key = res * n + k.
-                        let key = res * sets.len() as i128 + k as i128;
-                        events.push((a.saturating_sub(l - 1), key, 1));
-                        events.push((b.saturating_add(l), key, -1));
-                    }
-                    res += seg.modulus;
+        match &all[i..j] {
+            [(k, g)] => {
+                let mut c = vec![0; n];
+                c[*k] = 1;
+                if keep(&c) {
+                    raw.push((*g).clone());
                 }
             }
+            cluster => raw.extend(sweep_cluster(cluster, n, &keep, &mut work)?.segments),
+        }
+        i = j;
+    }
+    Ok(canonical(raw))
+}
+
+/// [`combine`] on one cluster of overlapping segments (`(operand, segment)`), lifted to the
+/// least common multiple of their moduli. `work` counts the runs swept so far by the operation,
+/// bounded by the budget before anything is built.
+fn sweep_cluster(
+    cluster: &[(usize, &Segment)],
+    n: usize,
+    keep: &impl Fn(&[u32]) -> bool,
+    work: &mut u128,
+) -> Result<DimSet, Error> {
+    let mut l: i128 = 1;
+    for (_, seg) in cluster {
+        l = lcm(l, seg.modulus).unwrap_or(i128::MAX);
+        if l > PERIOD_LIMIT {
+            return members_of_cluster(cluster, n, keep, work).ok_or(Error::PeriodTooLarge {
+                needed: l,
+                limit: PERIOD_LIMIT,
+            });
         }
     }
-    Ok(sweep(l, events, keep, sets.len()))
+    // Every residue of a segment becomes up to `l / modulus` classes modulo `l` (those with a
+    // member in the segment), each a run with two events: the work and memory of the sweep.
+    let before = *work;
+    for (_, seg) in cluster {
+        let lift = (l / seg.modulus) as u128;
+        for &r in &seg.residues {
+            *work += lift.min(class_count(seg.lo, seg.hi, seg.modulus, r));
+        }
+    }
+    if *work > work_limit() {
+        return Err(Error::Exhausted(crate::budget::too_many_pieces()));
+    }
+    if let Some(e) = crate::budget::expired() {
+        return Err(Error::Exhausted(e));
+    }
+    let mut events = Vec::with_capacity(2 * (*work - before) as usize);
+    for &(k, seg) in cluster {
+        // Encode the operand in the residue key: key = res * n + k.
+        let mut run = |res: i128, a: i128, b: i128| {
+            let key = res * n as i128 + k as i128;
+            events.push((a.saturating_sub(l - 1), key, 1));
+            events.push((b.saturating_add(l), key, -1));
+        };
+        for &r in &seg.residues {
+            let lift = (l / seg.modulus) as u128;
+            if class_count(seg.lo, seg.hi, seg.modulus, r) < lift {
+                // Fewer members than classes: the segment is shorter than `l`, so each member is
+                // alone in its class modulo `l`.
+                let class = Segment {
+                    residues: vec![r],
+                    ..seg.clone()
+                };
+                let mut x = class.next_at_least(seg.lo);
+                while let Some(v) = x {
+                    run(v.mod_floor(&l), v, v);
+                    x = v.checked_add(1).and_then(|w| class.next_at_least(w));
+                }
+                continue;
+            }
+            let mut res = r;
+            while res < l {
+                let probe = Segment {
+                    lo: seg.lo,
+                    hi: seg.hi,
+                    modulus: l,
+                    residues: vec![res],
+                };
+                if let (Some(a), Some(b)) =
+                    (probe.next_at_least(seg.lo), probe.prev_at_most(seg.hi))
+                {
+                    run(res, a, b);
+                }
+                res += seg.modulus;
+            }
+        }
+    }
+    sweep(l, events, keep, n)
+}
+
+/// Largest number of residue-class runs one set operation may sweep (each costs about 100
+/// bytes while it is swept): 16 per piece of the budget's piece bound, and at least 2^20.
+fn work_limit() -> u128 {
+    (16 * crate::budget::pieces() as u128).max(1 << 20)
+}
+
+/// [`combine`] on a cluster whose common modulus is past [`PERIOD_LIMIT`], member by member:
+/// `None` when it has more than `PERIOD_LIMIT` members (or the work bound is reached).
+fn members_of_cluster(
+    cluster: &[(usize, &Segment)],
+    n: usize,
+    keep: &impl Fn(&[u32]) -> bool,
+    work: &mut u128,
+) -> Option<DimSet> {
+    let total: u128 = cluster.iter().map(|(_, g)| g.count()).sum();
+    *work += total;
+    if total > PERIOD_LIMIT as u128 || *work > work_limit() {
+        return None;
+    }
+    let mut tagged: Vec<(i128, usize)> = Vec::with_capacity(total as usize);
+    for &(k, g) in cluster {
+        let one = DimSet {
+            segments: vec![g.clone()],
+        };
+        tagged.extend(one.iter().map(|x| (x, k)));
+    }
+    tagged.sort_unstable();
+    let mut kept = Vec::new();
+    for same in tagged.chunk_by(|a, b| a.0 == b.0) {
+        let mut c = vec![0; n];
+        for &(_, k) in same {
+            c[k] += 1;
+        }
+        if keep(&c) {
+            kept.push(same[0].0);
+        }
+    }
+    Some(DimSet::from_values(kept))
 }
 
 /// The sweep shared by [`combine`] and [`DimSet::from_runs`]. `events` are
 /// `(position, key, +1/-1)` with `key = residue * n + operand`; a class is a member of the
-/// result on a piece when `keep` accepts its operands' cover counts there.
+/// result on a piece when `keep` accepts its operands' cover counts there. Past the deadline of
+/// the current budget it stops with [`Error::Exhausted`].
 fn sweep(
     l: i128,
     mut events: Vec<(i128, i128, i32)>,
     keep: impl Fn(&[u32]) -> bool,
     n: usize,
-) -> DimSet {
+) -> Result<DimSet, Error> {
     events.sort_unstable();
     let ni = n as i128;
     let mut counts: BTreeMap<i128, Vec<u32>> = BTreeMap::new();
     let mut active: std::collections::BTreeSet<i128> = Default::default();
     let mut raw: Vec<Segment> = Vec::new();
     let mut i = 0;
+    let mut checked = 0;
     while i < events.len() {
+        if i >= checked + 4096 {
+            checked = i;
+            if let Some(e) = crate::budget::expired() {
+                return Err(Error::Exhausted(e));
+            }
+        }
         let pos = events[i].0;
         while i < events.len() && events[i].0 == pos {
             let (_, key, d) = events[i];
@@ -577,7 +721,7 @@ fn sweep(
             }
         }
     }
-    canonical(raw)
+    Ok(canonical(raw))
 }
 
 /// Tightens, reduces and merges raw pieces (sorted, disjoint, residues sorted).
@@ -629,22 +773,34 @@ fn reduce(seg: Segment) -> Segment {
     if seg.residues.len() == 1 {
         return seg;
     }
+    // The shifts `d` with `residues + d = residues (mod m)` form a subgroup of the residues
+    // modulo `m`: the multiples of its least element `p`, which divides `m`. The residues are then
+    // a union of classes modulo `p` of `m / p` residues each, so `m / p` divides their number:
+    // the candidates are the divisors `q` of that number (not of `m`, which may be huge), and the
+    // least period is `m / q` for the largest `q` that works.
     let m = seg.modulus;
-    let mut divisors: Vec<i128> = (1..=m)
-        .take_while(|d| d * d <= m)
-        .filter(|d| m % d == 0)
+    let n = seg.residues.len() as i128;
+    let mut qs: Vec<i128> = (1..=n)
+        .take_while(|q| q * q <= n)
+        .filter(|q| n % q == 0)
         .collect();
-    let big: Vec<i128> = divisors.iter().rev().map(|d| m / d).collect();
-    divisors.extend(big);
-    divisors.dedup();
-    for d in divisors {
-        if d == m {
+    let big: Vec<i128> = qs.iter().rev().map(|q| n / q).collect();
+    qs.extend(big);
+    qs.dedup();
+    for &q in qs.iter().rev() {
+        if q == 1 {
             break;
         }
+        if m % q != 0 {
+            continue;
+        }
+        let d = m / q;
+        // `(r + d) mod m` without overflow for any modulus.
+        let shift = |r: i128| if r >= m - d { r - (m - d) } else { r + d };
         let periodic = seg
             .residues
             .iter()
-            .all(|&r| seg.residues.binary_search(&((r + d) % m)).is_ok());
+            .all(|&r| seg.residues.binary_search(&shift(r)).is_ok());
         if periodic {
             let mut res: Vec<i128> = seg.residues.iter().map(|r| r % d).collect();
             res.sort_unstable();
@@ -772,7 +928,7 @@ mod tests {
         .iter()
         .map(|&(r, a, b)| (r, Run { first: a, last: b }))
         .collect();
-        let s = DimSet::from_runs(8, &runs);
+        let s = DimSet::from_runs(8, &runs).unwrap();
         assert_eq!(s.segments().len(), 1, "{s:?}");
         assert_eq!(
             s.segments()[0],
@@ -824,9 +980,62 @@ mod tests {
 
     #[test]
     fn period_limit_is_data() {
-        let a = DimSet::progression(0, 1_000_000, 65_521, 0);
-        let b = DimSet::progression(0, 1_000_000, 65_519, 0);
+        let a = DimSet::progression(0, 1 << 40, 65_521, 0);
+        let b = DimSet::progression(0, 1 << 40, 65_519, 0);
         assert!(matches!(a.intersect(&b), Err(Error::PeriodTooLarge { .. })));
+        // Few members: combined member by member, exactly.
+        let a = DimSet::progression(0, 1 << 30, 65_521, 0);
+        let b = DimSet::progression(0, 1 << 30, 65_519, 0);
+        let i = a.intersect(&b).unwrap();
+        assert_eq!(i.iter().collect::<Vec<_>>(), [0]);
+        let u = a.union(&b).unwrap();
+        assert_eq!(u.count(), a.count() + b.count() - 1);
+        let d = a.difference(&b).unwrap();
+        assert_eq!(
+            d.iter().collect::<Vec<_>>(),
+            a.iter().skip(1).collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn sets_with_periods_past_the_limit_are_read_back() {
+        // Fuzzer execution 897387 (seed 1795436842): a report printed a set with modulus 286,440,
+        // which `from_segments` refused (every modulus went through the common-period sweep).
+        let step = 286_440;
+        let s = DimSet::from_values((0..40).map(|k| 7 + step * k).chain([3, 5]));
+        assert!(s.segments().iter().any(|g| g.modulus == step), "{s:?}");
+        assert_eq!(DimSet::from_segments(s.segments().to_vec()).unwrap(), s);
+        // Several residues of a huge modulus, reduced in time bounded by the residue count.
+        let m = 3 << 100;
+        let seg = Segment {
+            lo: 0,
+            hi: 5 << 101,
+            modulus: m,
+            residues: vec![2 << 100, 0, 1 << 100],
+        };
+        let t = DimSet::from_segments(vec![seg]).unwrap();
+        assert_eq!(t, DimSet::progression(0, 5 << 101, 1 << 100, 0));
+        let odd = Segment {
+            lo: -(1 << 120),
+            hi: 1 << 120,
+            modulus: i128::MAX,
+            residues: vec![1, i128::MAX - 1],
+        };
+        // Within ±2^120 its members are 1 and i128::MAX - 1 - i128::MAX = -1.
+        let two = DimSet::from_segments(vec![odd]).unwrap();
+        assert_eq!(two.iter().collect::<Vec<_>>(), [-1, 1]);
+        // Images under a large multiplier are built directly, not swept.
+        let img = s.affine_image(1 << 40, 3).unwrap();
+        assert_eq!(img.count(), s.count());
+        assert!(s.iter().all(|x| img.contains((x << 40) + 3)));
+        // A modulus below 1 is an error, not a silently dropped segment.
+        let bad = Segment {
+            lo: 0,
+            hi: 9,
+            modulus: 0,
+            residues: vec![0],
+        };
+        assert!(DimSet::from_segments(vec![bad]).is_err());
     }
 
     proptest! {
@@ -875,11 +1084,8 @@ mod tests {
 
         #[test]
         fn affine_image_matches_brute_force(a in arb_set(), k in -7i128..8, c in -20i128..20) {
-            // An image whose period passes the limit is reported as data, not built.
-            let image = match a.affine_image(k, c) {
-                Err(Error::PeriodTooLarge { .. }) => return Ok(()),
-                other => other.unwrap(),
-            };
+            // Built segment by segment: no common period, so never `PeriodTooLarge`.
+            let image = a.affine_image(k, c).unwrap();
             let brute: std::collections::BTreeSet<i128> = a.iter().map(|x| k * x + c).collect();
             prop_assert_eq!(image.iter().collect::<Vec<_>>(), brute.into_iter().collect::<Vec<_>>());
             if k != 0 {
@@ -899,6 +1105,115 @@ mod tests {
         }
 
         #[test]
+        fn from_segments_reads_back_every_set_with_any_moduli(
+            parts in proptest::collection::vec(
+                (0i128..4, 1i128..2_000_000, 1i128..6, proptest::collection::vec(0i128..1 << 40, 1..4)),
+                1..6,
+            ),
+            values in proptest::collection::vec(0i128..1 << 30, 0..30),
+            k in 1i128..1 << 20,
+            shuffle in any::<u64>(),
+        ) {
+            // Sets as the library builds them: disjoint progressions and patterns with moduli far
+            // past `PERIOD_LIMIT`, scattered values, their images under a large multiplier.
+            let mut segs = Vec::new();
+            let mut at = 0i128;
+            for (gap, modulus, periods, residues) in parts {
+                let lo = at + gap;
+                let hi = lo + modulus * periods;
+                segs.push(Segment { lo, hi, modulus, residues });
+                at = hi + 1;
+            }
+            let a = DimSet::from_segments(segs.clone()).unwrap();
+            let b = DimSet::from_values(values.iter().map(|v| v + at + 1));
+            for set in [a.clone(), b.clone(), b.affine_image(k, 1).unwrap(), a.affine_image(k, -5).unwrap()] {
+                prop_assert_eq!(DimSet::from_segments(set.segments().to_vec()).unwrap(), set.clone());
+                // Any order of the segments reads back the same set.
+                let mut shuffled = set.segments().to_vec();
+                let n = shuffled.len().max(1);
+                shuffled.rotate_left((shuffle as usize) % n);
+                shuffled.reverse();
+                prop_assert_eq!(DimSet::from_segments(shuffled).unwrap(), set.clone());
+                for w in set.segments().windows(2) {
+                    prop_assert!(w[0].hi < w[1].lo);
+                }
+            }
+            // Members are exact: each raw segment's members, probed around its ends.
+            for s in &segs {
+                let residues: Vec<i128> = s.residues.iter().map(|r| r % s.modulus).collect();
+                for x in (s.lo - 3..s.lo + 40).chain(s.hi - 40..s.hi + 3) {
+                    let member = x >= s.lo && x <= s.hi && residues.contains(&x.mod_floor(&s.modulus));
+                    prop_assert_eq!(a.contains(x), member, "x={}", x);
+                }
+            }
+            for &v in &values {
+                prop_assert!(b.contains(v + at + 1));
+                prop_assert_eq!(b.count() as usize, values.iter().collect::<std::collections::BTreeSet<_>>().len());
+            }
+        }
+
+        #[test]
+        fn ops_with_large_moduli_match_brute_force(
+            va in proptest::collection::vec(0i128..3_000_000, 0..40),
+            vb in proptest::collection::vec(0i128..3_000_000, 0..40),
+            steps in proptest::collection::vec((0i128..3_000_000, 1i128..200_000, 3i128..40), 0..3),
+            small in arb_set(),
+        ) {
+            // Scattered values (progressions with moduli far past `PERIOD_LIMIT`), long
+            // progressions, and a small-modulus pattern: every operation must be exact or say
+            // `PeriodTooLarge`, never wrong.
+            let mut a = DimSet::from_values(va.iter().copied());
+            for &(lo, m, k) in &steps {
+                a = a.union(&DimSet::progression(lo, lo + m * k, m, lo)).unwrap();
+            }
+            let b = DimSet::from_values(vb.iter().copied())
+                .union(&small.affine_image(1, 1_000_000).unwrap())
+                .unwrap();
+            let probes: std::collections::BTreeSet<i128> = a
+                .iter()
+                .chain(b.iter())
+                .flat_map(|x| [x - 1, x, x + 1])
+                .collect();
+            type Op = (&'static str, Result<DimSet, Error>, fn(bool, bool) -> bool);
+            let ops: [Op; 3] = [
+                ("∩", a.intersect(&b), |x, y| x && y),
+                ("∪", a.union(&b), |x, y| x || y),
+                ("\\", a.difference(&b), |x, y| x && !y),
+            ];
+            for (name, r, f) in ops {
+                let r = match r {
+                    Err(Error::PeriodTooLarge { .. }) => continue,
+                    other => other.unwrap(),
+                };
+                for &x in &probes {
+                    prop_assert_eq!(r.contains(x), f(a.contains(x), b.contains(x)), "{} at {}", name, x);
+                }
+                let want = probes.iter().filter(|&&x| f(a.contains(x), b.contains(x))).count();
+                prop_assert_eq!(r.count() as usize, want, "{}", name);
+            }
+        }
+
+        #[test]
+        fn from_segments_of_overlapping_segments_matches_brute_force(
+            raw in proptest::collection::vec(
+                (-60i128..60, 0i128..40, 1i128..9, proptest::collection::vec(-20i128..20, 1..4)),
+                0..6,
+            ),
+        ) {
+            let segs: Vec<Segment> = raw
+                .into_iter()
+                .map(|(lo, w, modulus, residues)| Segment { lo, hi: lo + w, modulus, residues })
+                .collect();
+            let set = DimSet::from_segments(segs.clone()).unwrap();
+            for x in -70..=110 {
+                let member = segs.iter().any(|s| {
+                    x >= s.lo && x <= s.hi && s.residues.iter().any(|r| r.mod_floor(&s.modulus) == x.mod_floor(&s.modulus))
+                });
+                prop_assert_eq!(set.contains(x), member, "x={}", x);
+            }
+        }
+
+        #[test]
         fn sorted_runs_match_the_sweep(gaps in proptest::collection::vec((2i128..9, 0i128..6), 0..40)) {
             // Runs separated by at least one missing value, as enumeration produces them.
             let mut runs = Vec::new();
@@ -910,7 +1225,7 @@ mod tests {
             }
             let direct = DimSet::from_sorted_runs(&runs);
             let tagged: Vec<(i128, Run)> = runs.iter().map(|&r| (0, r)).collect();
-            let swept = DimSet::from_runs(1, &tagged);
+            let swept = DimSet::from_runs(1, &tagged).unwrap();
             prop_assert_eq!(&direct, &swept);
             for x in -110..=at + 10 {
                 let member = runs.iter().any(|r| (r.first..=r.last).contains(&x));
