@@ -38,8 +38,8 @@ const BIG_THREADS: u32 = 256;
 const SLAB_BLOCKS: usize = 4;
 /// Threads per block of the pipelined slab kernel (half producers, half consumers).
 const PIPE_THREADS: u32 = 512;
-/// Most blocks per multiprocessor the pipelined slab kernel is sized for (fewer where its
-/// registers allow fewer: 2 for fp16/bf16 on an H100).
+/// Most blocks per multiprocessor the pipelined slab kernel is sized for (its launch bounds cap
+/// the registers so that 3 fit; fewer where the device allows fewer).
 const PIPE_BLOCKS: usize = 3;
 /// Threads per block of the grid-stride kernels.
 const STRIDE_THREADS: u32 = 256;

@@ -667,7 +667,7 @@ __device__ __forceinline__ void pipe_body(const T* __restrict__ x, T* __restrict
 
 // The same arguments as `slab` (m is 1 and unused).
 #define PIPE(NAME, P)                                                                               \
-    extern "C" __global__ void __launch_bounds__(512, 2)                                            \
+    extern "C" __global__ void __launch_bounds__(512, 3)                                            \
         NAME(const T* x, T* y, const P* w, const P* b, float* part, unsigned* sync, unsigned gs,    \
              unsigned slab, unsigned k, unsigned total, unsigned groups, unsigned m, unsigned A,    \
              unsigned B, unsigned S, float eps, int affine) {                                       \
