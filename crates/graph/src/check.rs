@@ -14,13 +14,13 @@ use crate::program::{Error, Program, Size};
 use dimguard_solver::diagnose::{suggestions, unchecked_suggestion};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
-use dimguard_solver::linked::{largest_box, Budget};
+use dimguard_solver::linked::Budget;
 use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    BoxReport, Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardUse, JointReport,
-    JointSearch, JointUndecided, Proof, SizeRange, UndecidedSet,
+    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, Proof, SizeRange,
+    UndecidedSet,
 };
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
@@ -98,7 +98,7 @@ pub fn check_with(
                     guard: text.clone(),
                     sizes: g.atoms().iter().map(|a| a.to_string()).collect(),
                     error: None,
-                    fate: "undecided",
+                    fate: GuardFate::Undecided,
                     reason: Some("not reached".into()),
                 };
                 if g.atoms().is_empty() {
@@ -106,7 +106,7 @@ pub fn check_with(
                         g.eval(&|_| None),
                         Ok(dimguard_solver::expr::Value::Bool(true))
                     );
-                    u.fate = "periodic";
+                    u.fate = GuardFate::Periodic;
                     u.reason = None;
                     if !holds {
                         never = Some(format!("the guard `{text}` is false for every size"));
@@ -120,7 +120,7 @@ pub fn check_with(
                 guard: text.clone(),
                 sizes: vec![],
                 error: Some(e.to_string()),
-                fate: "unparsed",
+                fate: GuardFate::Unparsed,
                 reason: None,
             }),
         }
@@ -221,17 +221,13 @@ pub fn check_with(
         let solved = joint::solve_group_with(&grp, &bounds, &budget, prover);
         for (k, &o) in grp.origin.iter().enumerate() {
             let Some(&u) = use_of.get(o) else { continue };
-            let (fate, reason) = match &solved.fates[k] {
-                joint::Fate::Solved(how) => (*how, None),
-                joint::Fate::Proved => ("z3", None),
-                joint::Fate::Undecided(why) => ("undecided", Some(why.to_string())),
-            };
+            let (fate, reason) = solved.fates[k].label();
             uses[u].fate = fate;
             uses[u].reason = reason;
         }
         for &o in &grp.relations {
             if let Some(&u) = use_of.get(o) {
-                uses[u].fate = "relation";
+                uses[u].fate = GuardFate::Relation;
                 uses[u].reason = None;
             }
         }
@@ -239,10 +235,16 @@ pub fn check_with(
             .undecided
             .as_ref()
             .map_or_else(String::new, |u| u.to_string());
-        let js = solved.joint.as_ref().filter(|_| grp.roots.len() > 1);
-        let lb = js.and_then(|j| largest_box(&j.tree, &budget));
-        if let Some(j) = js {
-            joints.push(joint_report(j, lb.as_ref(), &grp, &dim_name, &claimed_of));
+        let lk = joint::linked(
+            &solved,
+            &grp,
+            &budget,
+            &dim_name,
+            &|s| label(&dim_name(s)),
+            &|s| claimed_of.get(s).map_or(0, DimSet::count),
+        );
+        if let Some(l) = &lk {
+            joints.push(l.report.clone());
         }
         let multi = grp.roots.len() > 1 || grp.members.len() > 1;
         for m in &grp.members {
@@ -257,7 +259,7 @@ pub fn check_with(
                         .collect(),
                 );
             }
-            let image = |s: &DimSet| s.affine_image(m.coef, m.offset).map_err(|e| e.to_string());
+            let image = |s: &DimSet| m.image(s).map_err(|e| e.to_string());
             // Per the contract: for a linked size, the values that pass with every value of
             // the others (any product of suggestions is then sound).
             let r = match solved.accepted.get(&m.root) {
@@ -270,21 +272,12 @@ pub fn check_with(
                     unsure.insert(m.name.clone(), (set, reason.clone()));
                 }
             }
-            if let Some(j) = js {
-                if let Ok(set) = image(&j.projection(&m.root)) {
+            if let Some(l) = &lk {
+                if let Ok(set) = m.image(&l.joint.projection(&m.root)) {
                     some.insert(m.name.clone(), set);
                 }
-                if let (Some(b), Some(l)) = (&lb, j.level(&m.root)) {
-                    let p = b.sides[l];
-                    box_side.insert(
-                        m.name.clone(),
-                        dimguard_solver::Progression {
-                            lo: m.coef * p.lo + m.offset,
-                            hi: m.coef * p.hi + m.offset,
-                            modulus: m.coef * p.modulus,
-                            residue: (m.coef * p.residue + m.offset).rem_euclid(m.coef * p.modulus),
-                        },
-                    );
+                if let Some(p) = l.side(m) {
+                    box_side.insert(m.name.clone(), p);
                 }
             }
         }
@@ -610,115 +603,6 @@ fn on_accepted(
     }
     p.disagreements = kept;
     p
-}
-
-/// Tuples of the box above which the largest box is re-checked at a sample only.
-const BOX_RECHECK: u128 = 256;
-
-/// The JSON of a joint set: boxes, largest box (re-checked tuple by tuple with the exact
-/// evaluator), examples (rejected ones re-checked), summary.
-fn joint_report(
-    j: &dimguard_solver::linked::JointSet,
-    lb: Option<&dimguard_solver::linked::LargestBox>,
-    grp: &joint::Group,
-    dim_name: &dyn Fn(&str) -> String,
-    claimed: &BTreeMap<String, DimSet>,
-) -> JointReport {
-    let dims: Vec<String> = j.sizes.iter().map(|s| dim_name(s)).collect();
-    let claimed_count = j
-        .sizes
-        .iter()
-        .map(|s| claimed.get(s).map_or(0, DimSet::count))
-        .fold(1u128, |a, c| a.saturating_mul(c));
-    let (boxes, complete) = j.tree.boxes(100);
-    let holds = |t: &[i128]| {
-        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
-        grp.guards
-            .iter()
-            .all(|g| matches!(g.eval(&env), Ok(dimguard_solver::expr::Value::Bool(true))))
-    };
-    let largest_box = lb.map(|b| {
-        let mut sides: Vec<_> = b
-            .sides
-            .iter()
-            .zip(&dims)
-            .map(|(p, n)| unchecked_suggestion(n, p, Proof::Periodic))
-            .collect();
-        // Re-check the box with the exact evaluator, independently of the search.
-        let sets: Vec<DimSet> = b.sides.iter().map(|p| p.to_set()).collect();
-        let all = b.count <= BOX_RECHECK;
-        let tuples = dimguard_solver::linked::Tree::full(&sets).examples(BOX_RECHECK as usize);
-        // Past the deadline of the command's budget the re-check stops where it is.
-        let mut checked = 0;
-        let mut ok = true;
-        for t in &tuples {
-            if dimguard_solver::budget::expired().is_some() {
-                break;
-            }
-            if !holds(t) {
-                ok = false;
-                break;
-            }
-            checked += 1;
-        }
-        let all = all && checked == tuples.len();
-        for s in sides.iter_mut() {
-            s.certificate = if ok && all {
-                Certificate::Enumeration
-            } else {
-                Certificate::None
-            };
-            if ok && !all {
-                s.certificate_note = Some(format!(
-                    "re-checked at {checked} of its {} tuples; exact by the joint search",
-                    b.count
-                ));
-            }
-        }
-        BoxReport {
-            count: b.count,
-            maximal: b.maximal,
-            sides,
-        }
-    });
-    let rejected: Vec<Vec<i128>> = j
-        .rejected_examples(5)
-        .into_iter()
-        .filter(|t| !holds(t))
-        .collect();
-    let labels: Vec<(String, String)> = {
-        let mut v: Vec<(String, String)> = j
-            .sizes
-            .iter()
-            .map(|s| (s.clone(), label(&dim_name(s))))
-            .collect();
-        v.sort_by(|a, b| a.1.cmp(&b.1));
-        v
-    };
-    JointReport {
-        dims,
-        sources: j.sizes.clone(),
-        claimed: claimed_count,
-        accepted: j.count(),
-        boxes: boxes
-            .iter()
-            .map(|b| b.iter().map(Feasible::from).collect())
-            .collect(),
-        boxes_complete: complete,
-        largest_box,
-        accepted_examples: j.tree.examples(5),
-        rejected_examples: rejected,
-        undecided: j.undecided.as_ref().map(|u| JointUndecided {
-            count: u.count,
-            reason: u.reason.clone(),
-        }),
-        summary: j.summary(&labels),
-        search: JointSearch {
-            points: j.stats.points,
-            periodic_solves: j.stats.periodic_solves,
-            shared_nodes: j.stats.shared_nodes,
-        },
-    }
 }
 
 /// `x_2` as the report's text names it: `x[2]`.

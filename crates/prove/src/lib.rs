@@ -328,7 +328,10 @@ mod tests {
         assert_eq!(groups[0].guards, guards);
         let fate = |i: usize| s.fates[i].clone();
         assert_eq!(fate(0), Fate::Proved, "{:?}", s.fates);
-        assert_eq!(fate(1), Fate::Solved("periodic"));
+        assert_eq!(
+            fate(1),
+            Fate::Solved(dimguard_solver::report::GuardFate::Periodic)
+        );
         // h**2 <= 10000 fails for h = 101 and every larger h: Z3 says so, the guard stays
         // undecided with a real failing value, and nothing is claimed accepted.
         match fate(2) {

@@ -267,6 +267,13 @@ pub struct Report {
     pub joint: Vec<JointGuard>,
     /// For a run-time failure: which sizes pass, and why the size that ran fails.
     pub runtime: Option<RuntimeReport>,
+    /// Every group of independent sizes linked by guards, solved jointly: the exact set of
+    /// tuples that pass, the largest sound box, real failing tuples (`check`'s `joint` shape).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub joint_sets: Vec<JointReport>,
+    /// Every guard of the text and what became of it (`check`'s `guards` shape; `sizes` are
+    /// dimension names).
+    pub guards: Vec<GuardUse>,
 }
 
 /// The guards one line of the user's code added, and what they remove.
@@ -371,6 +378,10 @@ pub enum Status {
     Undecided,
     /// The message names the dimension but lists no guard for it.
     Unconstrained,
+    /// Guards link it to other sizes and reject some combinations of their values: which of
+    /// its values pass depends on the others (see `joint_sets`); its spec is its side of the
+    /// group's largest sound box (`box_side`).
+    Linked,
 }
 
 /// One dimension's diagnosis.
@@ -404,6 +415,17 @@ pub struct DimReport {
     pub undecided: Option<String>,
     /// What to do, in sentences.
     pub advice: Vec<String>,
+    /// The dimensions linked to this one by guards over several sizes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub linked_with: Vec<String>,
+    /// For a linked dimension: the values of `range` that pass every guard with **some** value
+    /// of the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub with_some_partner: Option<Feasible>,
+    /// For a linked dimension: its side of the group's largest sound box, the spec the
+    /// `dynamic_shapes` block uses (sound together with the other sides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub box_side: Option<Suggestion>,
 }
 
 /// The contract's `feasible` form.
@@ -616,6 +638,13 @@ pub struct VerifyReport {
     pub joint: Vec<JointCheck>,
     /// Spec lines that were not understood.
     pub unrecognized: Vec<String>,
+    /// Every group of sizes linked by guards, solved jointly over the spec's sets: the exact set
+    /// of tuples that pass, the largest sound box, real failing tuples (`check`'s `joint`
+    /// shape).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub joint_sets: Vec<JointReport>,
+    /// Every guard and what became of it (`check`'s `guards` shape).
+    pub guards: Vec<GuardUse>,
 }
 
 /// The verdict for one dimension (contract fields first).
@@ -886,13 +915,55 @@ pub struct GuardUse {
     /// Parse error, if any (the guard is then ignored and the report says so).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// What became of it: `"periodic"`, `"enumeration"` (one size), `"joint"` (several sizes),
-    /// `"relation"` (a linear equality, substituted), `"z3"` (proved true for every value),
-    /// `"undecided"` or `"unparsed"`.
-    pub fate: &'static str,
+    /// What became of it.
+    pub fate: GuardFate,
     /// Why it is undecided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// What became of one guard (`fate` in the JSON, written in lower case: `"periodic"`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GuardFate {
+    /// Solved exactly over one size by the periodic engine.
+    Periodic,
+    /// Solved exactly over one size by enumerating its range.
+    Enumeration,
+    /// Solved exactly over several sizes by the joint search.
+    Joint,
+    /// A linear equality between sizes, substituted.
+    Relation,
+    /// Not solvable in closed form, but Z3 proved it true for every value.
+    Z3,
+    /// Not decided (the report says why).
+    Undecided,
+    /// Not parsed (the report carries the error).
+    Unparsed,
+    /// `diagnose`: a guard of a size the code fixed to a constant (not solved: the size is
+    /// static).
+    Specialized,
+    /// `diagnose`: a guard on a data-dependent (unbacked) size, decided by a `torch._check`
+    /// (`data_dependent` entries).
+    #[serde(rename = "data_dependent")]
+    DataDependent,
+}
+
+impl GuardFate {
+    /// The JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardFate::Periodic => "periodic",
+            GuardFate::Enumeration => "enumeration",
+            GuardFate::Joint => "joint",
+            GuardFate::Relation => "relation",
+            GuardFate::Z3 => "z3",
+            GuardFate::Undecided => "undecided",
+            GuardFate::Unparsed => "unparsed",
+            GuardFate::Specialized => "specialized",
+            GuardFate::DataDependent => "data_dependent",
+        }
+    }
 }
 
 /// An intermediate size and its exact values.
