@@ -14,7 +14,7 @@ use crate::program::{Error, Program, Size};
 use dimguard_solver::diagnose::{suggestions, unchecked_suggestion};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
-use dimguard_solver::linked::{largest_box, Budget};
+use dimguard_solver::linked::{box_through, largest_box, Budget};
 use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
@@ -200,6 +200,9 @@ pub fn check_with(
     let mut some: BTreeMap<String, DimSet> = BTreeMap::new();
     // Per linked size: its side of the group's largest box.
     let mut box_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
+    // Per linked size: its side of a box through the traced sizes, when the largest box leaves
+    // them out (torch refuses a spec that excludes its example inputs).
+    let mut example_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
     let mut joints: Vec<JointReport> = Vec::new();
     let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
@@ -241,6 +244,33 @@ pub fn check_with(
             .map_or_else(String::new, |u| u.to_string());
         let js = solved.joint.as_ref().filter(|_| grp.roots.len() > 1);
         let lb = js.and_then(|j| largest_box(&j.tree, &budget));
+        // The traced tuple, in the joint set's level order (each root's value from a member's
+        // traced size).
+        let point: Option<Vec<i128>> = js.and_then(|j| {
+            j.sizes
+                .iter()
+                .map(|root| {
+                    grp.members
+                        .iter()
+                        .filter(|m| &m.root == root)
+                        .find_map(|m| {
+                            let h = ins.iter().find(|i| i.source == m.name)?.hint?;
+                            let v = h - m.offset;
+                            (v % m.coef == 0).then(|| v / m.coef)
+                        })
+                })
+                .collect()
+        });
+        let lb_holds_point = match (&lb, &point) {
+            (Some(b), Some(p)) => b.sides.iter().zip(p).all(|(s, &x)| {
+                x >= s.lo && x <= s.hi && (x - s.residue).rem_euclid(s.modulus.max(1)) == 0
+            }),
+            _ => true,
+        };
+        let tb = js
+            .zip(point.as_ref())
+            .filter(|_| !lb_holds_point)
+            .and_then(|(j, p)| box_through(&j.tree, p));
         if let Some(j) = js {
             joints.push(joint_report(j, lb.as_ref(), &grp, &dim_name, &claimed_of));
         }
@@ -274,17 +304,17 @@ pub fn check_with(
                 if let Ok(set) = image(&j.projection(&m.root)) {
                     some.insert(m.name.clone(), set);
                 }
+                let side = |p: &dimguard_solver::Progression| dimguard_solver::Progression {
+                    lo: m.coef * p.lo + m.offset,
+                    hi: m.coef * p.hi + m.offset,
+                    modulus: m.coef * p.modulus,
+                    residue: (m.coef * p.residue + m.offset).rem_euclid(m.coef * p.modulus),
+                };
                 if let (Some(b), Some(l)) = (&lb, j.level(&m.root)) {
-                    let p = b.sides[l];
-                    box_side.insert(
-                        m.name.clone(),
-                        dimguard_solver::Progression {
-                            lo: m.coef * p.lo + m.offset,
-                            hi: m.coef * p.hi + m.offset,
-                            modulus: m.coef * p.modulus,
-                            residue: (m.coef * p.residue + m.offset).rem_euclid(m.coef * p.modulus),
-                        },
-                    );
+                    box_side.insert(m.name.clone(), side(&b.sides[l]));
+                }
+                if let (Some(b), Some(l)) = (&tb, j.level(&m.root)) {
+                    example_side.insert(m.name.clone(), side(&b.sides[l]));
                 }
             }
         }
@@ -344,6 +374,9 @@ pub fn check_with(
             box_side: box_side
                 .get(&i.source)
                 .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
+            example_box_side: example_side
+                .get(&i.source)
+                .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
             same_as: alias
                 .get(&i.source)
                 .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
@@ -399,8 +432,14 @@ pub fn check_with(
                         dict.entry(i.input.clone()).or_default().push((i.index, e));
                     }
                     None => {
-                        // Linked: this size's side of the largest sound box.
-                        if let Some(s) = d.box_side.as_ref().or(d.suggestions.first()) {
+                        // Linked: this size's side of the largest sound box (of a box through the
+                        // traced sizes when the largest one leaves them out).
+                        if let Some(s) = d
+                            .example_box_side
+                            .as_ref()
+                            .or(d.box_side.as_ref())
+                            .or(d.suggestions.first())
+                        {
                             block.code(&s.code);
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }
