@@ -52,7 +52,9 @@ pub fn diagnose_text(
         }
     }
     opts.examples = named;
-    let mut report = diagnose::diagnose(&msg, &opts);
+    // Z3 decides linked groups the joint search cannot (and certifies below).
+    let prover = prove::box_prover(z3_timeout_ms);
+    let mut report = diagnose::diagnose_with(&msg, &opts, z3.map(|_| &prover as _));
     if let Some(mode) = z3 {
         prove::certify(&mut report, &msg, mode, z3_timeout_ms);
     }

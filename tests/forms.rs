@@ -396,12 +396,46 @@ fn linked_sizes_from_logs_are_reported() {
             .count() as u128;
         assert_eq!(j.joint_count, Some([pairs, 225 * 225]));
     }
-    // No size of the pair gets a Dim of its own: separate Dims would not be sound.
-    for d in &r.dims {
-        assert_eq!(d.status, Status::Undecided, "{}", d.name);
-        assert!(d.suggestions.is_empty());
+    // The joint sets: the same pairs, by brute force.
+    let pass = |a: i128, b: i128| (a - 1).div_euclid(2) == (b - 1).div_euclid(2);
+    assert_eq!(r.joint_sets.len(), 2);
+    for j in &r.joint_sets {
+        let want = (32..=256i128)
+            .flat_map(|a| (32..=256i128).map(move |b| (a, b)))
+            .filter(|&(a, b)| pass(a, b))
+            .count() as u128;
+        assert_eq!((j.accepted, j.claimed), (want, 225 * 225));
+        for t in &j.rejected_examples {
+            assert!(!pass(t[0], t[1]), "{t:?} passes");
+        }
     }
-    assert!(!r.dynamic_shapes.contains("= Dim("), "{}", r.dynamic_shapes);
+    // No size of a pair gets a Dim of its own (separate Dims would not be sound): its spec is
+    // its side of the largest box, and every pair of that box passes.
+    for d in &r.dims {
+        assert_eq!(d.status, Status::Linked, "{}", d.name);
+        assert!(d.suggestions.is_empty());
+        assert_eq!(d.linked_with.len(), 1);
+        let side = d.box_side.as_ref().expect("box side");
+        let partner = r.dims.iter().find(|o| o.name == d.linked_with[0]).unwrap();
+        let other = partner.box_side.as_ref().unwrap();
+        for a in (side.lo..=side.hi).step_by(side.modulus as usize) {
+            for b in (other.lo..=other.hi).step_by(other.modulus as usize) {
+                assert!(pass(a, b), "{a}, {b}");
+            }
+        }
+        assert!(
+            r.dynamic_shapes.contains(&side.code),
+            "{}",
+            r.dynamic_shapes
+        );
+    }
+    // Every guard is accounted for: both solved jointly.
+    assert_eq!(r.guards.len(), 2);
+    assert!(
+        r.guards.iter().all(|g| g.fate.as_str() == "joint"),
+        "{:?}",
+        r.guards
+    );
     // A linking guard the sizes' own answers imply leaves them as they are (window attention:
     // h and w multiples of 7 make 32*h*w == 1568*(h//7)*(w//7) hold).
     let r = report(&read(&load("window_attention.log.txt"), &[]), &[]);
@@ -456,4 +490,144 @@ fn real_messages_from_public_issues() {
     );
     assert_eq!(p.code.as_deref(), Some("assert a.shape[0] == 3"));
     assert_eq!(members(&r, 0), [3]);
+}
+
+/// Every guard of `m` over input sizes: one-size guards, then guards over several sizes.
+fn all_guards(m: &Message) -> Vec<&dimguard::solver::Expr> {
+    m.dims
+        .iter()
+        .flat_map(|d| d.guards.iter().map(|g| &g.expr))
+        .chain(m.joint.iter().map(|g| &g.expr))
+        .collect()
+}
+
+#[test]
+fn joint_sets_match_brute_force_and_every_guard_is_accounted_for() {
+    use dimguard::solver::expr::Value;
+    // Ranges narrowed where the claimed box is too large to enumerate in a test.
+    type Ranges = &'static [(&'static str, (i128, i128))];
+    let cases: &[(&str, Ranges)] = &[
+        (
+            "product_reshape.log.txt",
+            &[("t_0", (2, 5)), ("t_1", (2, 160)), ("t_2", (2, 300))],
+        ),
+        ("shared_size.log.txt", &[]),
+        ("two_input.log.txt", &[]),
+        ("window_attention.log.txt", &[]),
+    ];
+    for (name, ranges) in cases {
+        let m = read(&load(name), ranges);
+        let r = report(&m, &[]);
+        assert!(!r.joint_sets.is_empty(), "{name}");
+        let guards = all_guards(&m);
+        for j in &r.joint_sets {
+            let sizes = &j.sources;
+            // The sizes' ranges, from the message.
+            let ranges: Vec<(i128, i128)> = sizes
+                .iter()
+                .map(|s| {
+                    let d = m
+                        .dims
+                        .iter()
+                        .find(|d| d.source.as_deref() == Some(s))
+                        .unwrap();
+                    d.range.unwrap()
+                })
+                .collect();
+            let mine: Vec<&&dimguard::solver::Expr> = guards
+                .iter()
+                .filter(|g| g.atoms().iter().all(|a| sizes.iter().any(|s| **s == **a)))
+                .collect();
+            let holds = |t: &[i128]| {
+                let env = |a: &str| sizes.iter().position(|s| s == a).map(|i| t[i]);
+                mine.iter()
+                    .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
+            };
+            // Enumerate the box of the ranges, tuple by tuple (the oracle evaluator).
+            let mut count = 0u128;
+            let mut total = 0u128;
+            let mut t: Vec<i128> = ranges.iter().map(|r| r.0).collect();
+            'all: loop {
+                total += 1;
+                if holds(&t) {
+                    count += 1;
+                }
+                for l in (0..t.len()).rev() {
+                    if t[l] < ranges[l].1 {
+                        t[l] += 1;
+                        continue 'all;
+                    }
+                    t[l] = ranges[l].0;
+                }
+                break;
+            }
+            assert_eq!(
+                (j.accepted, j.claimed),
+                (count, total),
+                "{name}: {:?}",
+                j.dims
+            );
+            assert!(j.undecided.is_none(), "{name}");
+            for t in &j.accepted_examples {
+                assert!(holds(t), "{name}: {t:?} is said to pass");
+            }
+            for t in &j.rejected_examples {
+                assert!(!holds(t), "{name}: {t:?} is said to fail");
+            }
+            // Every tuple of the largest box passes, and each size's spec is its side.
+            let b = j.largest_box.as_ref().expect("a box");
+            let sides: Vec<Vec<i128>> = b
+                .sides
+                .iter()
+                .map(|s| (s.lo..=s.hi).step_by(s.modulus as usize).collect())
+                .collect();
+            let mut n = 0u128;
+            let mut idx = vec![0usize; sides.len()];
+            'boxes: loop {
+                let t: Vec<i128> = idx.iter().zip(&sides).map(|(&i, s)| s[i]).collect();
+                assert!(holds(&t), "{name}: box tuple {t:?} fails");
+                n += 1;
+                for l in (0..idx.len()).rev() {
+                    if idx[l] + 1 < sides[l].len() {
+                        idx[l] += 1;
+                        continue 'boxes;
+                    }
+                    idx[l] = 0;
+                }
+                break;
+            }
+            assert_eq!(n, b.count);
+            for (dim, side) in j.dims.iter().zip(&b.sides) {
+                let d = r.dims.iter().find(|d| &d.name == dim).unwrap();
+                if d.status == Status::Linked {
+                    assert_eq!(d.box_side.as_ref().map(|s| &s.code), Some(&side.code));
+                    assert!(r.dynamic_shapes.contains(&side.code), "{name}");
+                    assert!(d.suggestions.is_empty());
+                }
+            }
+        }
+        if *name == "product_reshape.log.txt" {
+            // t_1 * t_2 == 2560 links them; t_0 goes with every such pair (a box side of its
+            // own: its answer stands).
+            let status: Vec<Status> = r.dims.iter().map(|d| d.status).collect();
+            assert_eq!(
+                status,
+                [Status::Unconstrained, Status::Linked, Status::Linked],
+                "{name}"
+            );
+        }
+        // No silent drops: every guard of the text has a fate.
+        let n = all_guards(&m).len()
+            + m.equalities.len()
+            + m.relations.len()
+            + m.data_dependent.len()
+            + m.unreadable.len();
+        assert_eq!(r.guards.len(), n, "{name}");
+        for g in &r.guards {
+            assert!(
+                ["periodic", "enumeration", "joint", "relation", "z3"].contains(&g.fate.as_str()),
+                "{name}: {g:?}"
+            );
+        }
+    }
 }

@@ -12,8 +12,12 @@ fn data(name: &str) -> String {
 }
 
 fn check_json(model: &str) -> Value {
+    check_file(&format!("{model}.model.json"))
+}
+
+fn check_file(file: &str) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(["check", "--json", &data(&format!("{model}.model.json"))])
+        .args(["check", "--json", &data(file)])
         .output()
         .expect("dimguard runs");
     assert!(
@@ -116,19 +120,9 @@ fn matches_oracle(model: &str) {
         }
     }
     // Rejected tuples really fail, accepted ones really pass (the oracle's pairs).
-    let pairs: BTreeSet<(i64, i64)> = oracle["hw_pairs_all"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_i64().unwrap(), p[1].as_i64().unwrap()))
-        .collect();
+    let pairs = hw_pairs(&oracle);
     let b_ok = ints(&oracle["batch_values"]);
-    let order: Vec<u64> = g["dims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| by_index_of(dims, n.as_str().unwrap()))
-        .collect();
+    let order = level_dims(g, dims);
     let tuple = |t: &Value| -> (i64, i64, i64) {
         let mut b = *b_ok.iter().next().unwrap();
         let mut h = 0;
@@ -201,6 +195,26 @@ fn matches_oracle(model: &str) {
     }
 }
 
+/// The oracle's passing (H, W) pairs.
+fn hw_pairs(oracle: &Value) -> BTreeSet<(i64, i64)> {
+    oracle["hw_pairs_all"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_i64().unwrap(), p[1].as_i64().unwrap()))
+        .collect()
+}
+
+/// The input index (0, 2, 3) of each level of a joint set.
+fn level_dims(g: &Value, dims: &[Value]) -> Vec<u64> {
+    g["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| by_index_of(dims, n.as_str().unwrap()))
+        .collect()
+}
+
 fn by_index_of(dims: &[Value], name: &str) -> u64 {
     dims.iter()
         .find(|d| format!("{}_{}", d["input"].as_str().unwrap(), d["index"]) == name)
@@ -240,6 +254,65 @@ fn patch_grid_matches_brute_force() {
 #[test]
 fn window_attention_matches_brute_force() {
     matches_oracle("window_attention");
+}
+
+/// torchvision's Swin-T exported with Dim.AUTO (669 guards over batch 2..32, H and W 96..1024:
+/// 26.8 million claimed tuples): the whole joint set, restricted to the oracle's sub-box (batch
+/// 2..9, H and W 96..415: 819,200 tuples, every guard evaluated in Python at each), is exactly the
+/// oracle's passing tuples.
+#[test]
+fn swin_t_matches_brute_force_on_a_sub_box() {
+    let oracle: Value =
+        serde_json::from_str(&std::fs::read_to_string(data("swin_t_auto.oracle.json")).unwrap())
+            .unwrap();
+    let r = check_file("swin_t_auto.pt2");
+    let g = &r["joint"][0];
+    let dims = r["dims"].as_array().unwrap();
+    let order = level_dims(g, dims);
+    assert_eq!(g["claimed"].as_u64(), Some(31 * 929 * 929));
+    assert_eq!(g["boxes_complete"], true);
+    assert!(g.get("undecided").is_none());
+    // The joint set's tuples inside the sub-box, from its boxes.
+    let range = |k: &str| {
+        let b = &oracle["box"][k];
+        (b[0].as_i64().unwrap(), b[1].as_i64().unwrap())
+    };
+    let (bb, hb, wb) = (range("batch"), range("h"), range("w"));
+    let mut mine: BTreeSet<(i64, i64, i64)> = BTreeSet::new();
+    for bx in g["boxes"].as_array().unwrap() {
+        let side = |i: u64| -> Vec<i64> {
+            let k = order.iter().position(|&o| o == i).unwrap();
+            let (lo, hi) = [bb, bb, hb, wb][i as usize];
+            values(&bx[k])
+                .into_iter()
+                .filter(|x| (lo..=hi).contains(x))
+                .collect()
+        };
+        for b in side(0) {
+            for h in side(2) {
+                for w in side(3) {
+                    mine.insert((b, h, w));
+                }
+            }
+        }
+    }
+    let pairs = hw_pairs(&oracle);
+    let want: BTreeSet<(i64, i64, i64)> = ints(&oracle["batch_values"])
+        .into_iter()
+        .flat_map(|b| pairs.iter().map(move |&(h, w)| (b, h, w)))
+        .collect();
+    assert_eq!(oracle["factors"], true);
+    assert_eq!(want.len() as u64, oracle["passing"].as_u64().unwrap());
+    assert_eq!(mine, want);
+    // Every guard accounted for.
+    let guards = r["guards"].as_array().unwrap();
+    assert_eq!(guards.len() as u64, oracle["guards"].as_u64().unwrap());
+    assert!(
+        guards
+            .iter()
+            .all(|u| ["periodic", "enumeration", "joint", "z3"]
+                .contains(&u["fate"].as_str().unwrap()))
+    );
 }
 
 /// Fuzzing found `check` dropping guards it could not decide (`x // 0 == 1`, `x**2 <= 10000`

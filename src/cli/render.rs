@@ -1,7 +1,9 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
-use dimguard::solver::report::{CheckReport, DimReport, GuardFate, Report, Status, VerifyReport};
+use dimguard::solver::report::{
+    CheckReport, DimReport, GuardFate, GuardUse, JointReport, Report, Status, VerifyReport,
+};
 use std::fmt::Write;
 
 struct Style {
@@ -92,6 +94,8 @@ pub fn human(r: &Report, color: bool) -> String {
     }
     lines(&mut out, r, &st);
     forms_sections(&mut out, r, &st);
+    joint_sets(&mut out, &r.joint_sets, &st);
+    guard_fates(&mut out, &r.guards, "in the text", &st);
     let _ = writeln!(
         out,
         "\n{}\n",
@@ -126,7 +130,18 @@ fn forms_sections(out: &mut String, r: &Report, st: &Style) {
         if let Some(p) = &j.provenance {
             let _ = writeln!(out, "  {:<11} {}", st.dim("from"), p.origin());
         }
-        for (name, f) in &j.accepted {
+        if let Some(u) = r.guards.iter().find(|u| u.guard == j.text) {
+            let fate = match u.fate {
+                GuardFate::Joint => {
+                    "solved jointly (the group's joint set is under linked below)".into()
+                }
+                GuardFate::Z3 => "proved by Z3 for every combination".into(),
+                GuardFate::Relation => "a relation between the sizes, substituted".into(),
+                other => format!("{}: {}", other.as_str(), u.reason.as_deref().unwrap_or("?")),
+            };
+            let _ = writeln!(out, "  {:<11} {fate}", st.dim("fate"));
+        }
+        for (name, f) in j.accepted.iter().filter(|_| r.joint_sets.is_empty()) {
             let _ = writeln!(
                 out,
                 "  {:<11} {name}: {} values accepted{}",
@@ -138,7 +153,7 @@ fn forms_sections(out: &mut String, r: &Report, st: &Style) {
                     .unwrap_or_default()
             );
         }
-        if let Some([pass, total]) = j.joint_count {
+        if let Some([pass, total]) = j.joint_count.filter(|_| r.joint_sets.is_empty()) {
             let _ = writeln!(
                 out,
                 "  {:<11} {pass} of {total} combinations pass",
@@ -238,8 +253,18 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
         Status::Specialized => st.yellow("specialized"),
         Status::Undecided => st.red("undecided"),
         Status::Unconstrained => "unconstrained".into(),
+        Status::Linked => st.yellow("linked"),
     };
     let detail = match (&d.feasible, d.range) {
+        (_, Some([a, b])) if d.status == Status::Linked => {
+            let total = (b - a + 1) as u128;
+            format!(
+                "{status}: {} of {} values pass with some value of {}",
+                d.with_some_partner.as_ref().map_or(0, |f| f.count),
+                total,
+                d.linked_with.join(", ")
+            )
+        }
         (Some(f), Some([a, b])) if d.status != Status::Specialized => {
             let total = (b - a + 1) as u128;
             format!("{status}: {} of {} values pass every guard", f.count, total)
@@ -357,6 +382,24 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
         if !others.is_empty() {
             row(out, "others", &others.join("\n"), st);
         }
+    }
+    if let Some(b) = &d.box_side {
+        let cert = format!("[certificate: {}]", b.certificate);
+        row(
+            out,
+            "box side",
+            &format!(
+                "{} {}",
+                st.green(&format!(
+                    "{} ({} value{})",
+                    progression(b.lo, b.hi, b.modulus),
+                    b.count,
+                    if b.count == 1 { "" } else { "s" }
+                )),
+                st.dim(&cert)
+            ),
+            st,
+        );
     }
     if let Some(p) = &d.padding {
         let mut t = format!(
@@ -477,6 +520,8 @@ pub fn verify(r: &VerifyReport, color: bool) -> String {
             &st,
         );
     }
+    joint_sets(&mut out, &r.joint_sets, &st);
+    guard_fates(&mut out, &r.guards, "checked", &st);
     for u in &r.unrecognized {
         let _ = writeln!(out, "\n{} spec line not understood: {u}", st.yellow("note"));
     }
@@ -583,117 +628,8 @@ pub fn check(r: &CheckReport, color: bool) -> String {
             row(&mut out, "spec", &s.code, &st);
         }
     }
-    for j in &r.joint {
-        out.push('\n');
-        let _ = writeln!(out, "{} {}", st.bold("linked:"), j.dims.join(", "));
-        row(&mut out, "answer", &j.summary, &st);
-        row(
-            &mut out,
-            "accepts",
-            &format!(
-                "{} of the {} claimed combinations ({} box{}{})",
-                j.accepted,
-                j.claimed,
-                j.boxes.len(),
-                if j.boxes.len() == 1 { "" } else { "es" },
-                if j.boxes_complete { "" } else { " or more" }
-            ),
-            &st,
-        );
-        if let Some(b) = &j.largest_box {
-            let sides: Vec<String> = b
-                .sides
-                .iter()
-                .zip(&j.dims)
-                .map(|(s, n)| format!("{n} {}", progression(s.lo, s.hi, s.modulus)))
-                .collect();
-            row(
-                &mut out,
-                "largest box",
-                &format!(
-                    "{} ({} combinations{})",
-                    sides.join(", "),
-                    b.count,
-                    if b.maximal { ", maximal" } else { "" }
-                ),
-                &st,
-            );
-        }
-        if !j.rejected_examples.is_empty() {
-            let ex: Vec<String> = j
-                .rejected_examples
-                .iter()
-                .map(|t| {
-                    format!(
-                        "({})",
-                        t.iter()
-                            .map(|x| x.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                })
-                .collect();
-            row(
-                &mut out,
-                "fail",
-                &st.red(&format!("e.g. {}", ex.join(", "))),
-                &st,
-            );
-        }
-        if let Some(u) = &j.undecided {
-            row(
-                &mut out,
-                "undecided",
-                &st.yellow(&format!("{} combinations: {}", u.count, u.reason)),
-                &st,
-            );
-        }
-    }
-    let counts = |fate: GuardFate| r.guards.iter().filter(|g| g.fate == fate).count();
-    let _ = writeln!(
-        out,
-        "\n{} {} in the program: {} solved one size at a time, {} jointly, {} relations, {} proved by Z3, {} undecided, {} unparsed",
-        st.bold("guards:"),
-        r.guards.len(),
-        counts(GuardFate::Periodic) + counts(GuardFate::Enumeration),
-        counts(GuardFate::Joint),
-        counts(GuardFate::Relation),
-        counts(GuardFate::Z3),
-        counts(GuardFate::Undecided),
-        counts(GuardFate::Unparsed),
-    );
-    // Undecided guards grouped by reason: the reason once, then the guards (abbreviated).
-    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
-    for g in r.guards.iter().filter(|g| g.fate == GuardFate::Undecided) {
-        let why = g.reason.as_deref().unwrap_or("?");
-        match reasons.iter_mut().find(|(w, _)| *w == why) {
-            Some((_, v)) => v.push(&g.guard),
-            None => reasons.push((why, vec![&g.guard])),
-        }
-    }
-    for (why, gs) in &reasons {
-        row(
-            &mut out,
-            "undecided",
-            &st.yellow(&format!(
-                "{} guard{}: {why}",
-                gs.len(),
-                if gs.len() == 1 { "" } else { "s" }
-            )),
-            &st,
-        );
-        for g in gs.iter().take(3) {
-            row(&mut out, "", &abbreviate(g, 100), &st);
-        }
-        if gs.len() > 3 {
-            row(
-                &mut out,
-                "",
-                &format!("and {} more (all in --json)", gs.len() - 3),
-                &st,
-            );
-        }
-    }
+    joint_sets(&mut out, &r.joint, &st);
+    guard_fates(&mut out, &r.guards, "in the program", &st);
     let p = &r.propagation;
     let _ = writeln!(
         out,
@@ -778,6 +714,134 @@ pub fn check(r: &CheckReport, color: bool) -> String {
         let _ = writeln!(out, "    {line}");
     }
     out
+}
+
+/// Every joint set (`check`'s `joint`, `diagnose`'s and `verify`'s `joint_sets`): the answer in
+/// a sentence, the accepted combinations, the largest sound box, real failing tuples.
+fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
+    for j in joints {
+        out.push('\n');
+        let _ = writeln!(out, "{} {}", st.bold("linked:"), j.dims.join(", "));
+        row(out, "answer", &j.summary, st);
+        row(
+            out,
+            "accepts",
+            &format!(
+                "{} of the {} claimed combinations ({} box{}{})",
+                j.accepted,
+                j.claimed,
+                j.boxes.len(),
+                if j.boxes.len() == 1 { "" } else { "es" },
+                if j.boxes_complete { "" } else { " or more" }
+            ),
+            st,
+        );
+        if let Some(b) = &j.largest_box {
+            let sides: Vec<String> = b
+                .sides
+                .iter()
+                .zip(&j.dims)
+                .map(|(s, n)| format!("{n} {}", progression(s.lo, s.hi, s.modulus)))
+                .collect();
+            row(
+                out,
+                "largest box",
+                &format!(
+                    "{} ({} combinations{})",
+                    sides.join(", "),
+                    b.count,
+                    if b.maximal { ", maximal" } else { "" }
+                ),
+                st,
+            );
+        }
+        if !j.rejected_examples.is_empty() {
+            let ex: Vec<String> = j
+                .rejected_examples
+                .iter()
+                .map(|t| {
+                    format!(
+                        "({})",
+                        t.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+                .collect();
+            row(out, "fail", &st.red(&format!("e.g. {}", ex.join(", "))), st);
+        }
+        if let Some(u) = &j.undecided {
+            row(
+                out,
+                "undecided",
+                &st.yellow(&format!("{} combinations: {}", u.count, u.reason)),
+                st,
+            );
+        }
+    }
+}
+
+/// What became of every guard (`guards` of `check`, `diagnose` and `verify`): counts per fate,
+/// then the undecided ones grouped by reason.
+fn guard_fates(out: &mut String, guards: &[GuardUse], place: &str, st: &Style) {
+    if guards.is_empty() {
+        return;
+    }
+    let counts = |fate: GuardFate| guards.iter().filter(|g| g.fate == fate).count();
+    let mut extra = String::new();
+    for (fate, what) in [
+        (GuardFate::Specialized, "of specialized sizes"),
+        (GuardFate::DataDependent, "data-dependent"),
+    ] {
+        if counts(fate) > 0 {
+            let _ = write!(extra, ", {} {what}", counts(fate));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{} {} {place}: {} solved one size at a time, {} jointly, {} relations, {} proved by Z3, {} undecided, {} unparsed{extra}",
+        st.bold("guards:"),
+        guards.len(),
+        counts(GuardFate::Periodic) + counts(GuardFate::Enumeration),
+        counts(GuardFate::Joint),
+        counts(GuardFate::Relation),
+        counts(GuardFate::Z3),
+        counts(GuardFate::Undecided),
+        counts(GuardFate::Unparsed),
+    );
+    // Undecided guards grouped by reason: the reason once, then the guards (abbreviated).
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for g in guards.iter().filter(|g| g.fate == GuardFate::Undecided) {
+        let why = g.reason.as_deref().unwrap_or("?");
+        match reasons.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, v)) => v.push(&g.guard),
+            None => reasons.push((why, vec![&g.guard])),
+        }
+    }
+    for (why, gs) in &reasons {
+        row(
+            out,
+            "undecided",
+            &st.yellow(&format!(
+                "{} guard{}: {why}",
+                gs.len(),
+                if gs.len() == 1 { "" } else { "s" }
+            )),
+            st,
+        );
+        for g in gs.iter().take(3) {
+            row(out, "", &abbreviate(g, 100), st);
+        }
+        if gs.len() > 3 {
+            row(
+                out,
+                "",
+                &format!("and {} more (all in --json)", gs.len() - 3),
+                st,
+            );
+        }
+    }
 }
 
 /// `lo..hi`, `lo..hi step m`, or the single value.

@@ -14,13 +14,13 @@ use crate::program::{Error, Program, Size};
 use dimguard_solver::diagnose::{suggestions, unchecked_suggestion};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
-use dimguard_solver::linked::{box_through, largest_box, Budget};
+use dimguard_solver::linked::Budget;
 use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    BoxReport, Certificate, CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse,
-    JointReport, JointSearch, JointUndecided, Proof, SizeRange, UndecidedSet,
+    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, Proof, SizeRange,
+    UndecidedSet,
 };
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
@@ -200,8 +200,8 @@ pub fn check_with(
     let mut some: BTreeMap<String, DimSet> = BTreeMap::new();
     // Per linked size: its side of the group's largest box.
     let mut box_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
-    // Per linked size: its side of a box through the traced sizes, when the largest box leaves
-    // them out (torch refuses a spec that excludes its example inputs).
+    // Per linked size: its side of a sound box through the traced sizes, when the largest box
+    // leaves them out (torch refuses a spec that excludes its example inputs).
     let mut example_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
     let mut joints: Vec<JointReport> = Vec::new();
     let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -224,11 +224,7 @@ pub fn check_with(
         let solved = joint::solve_group_with(&grp, &bounds, &budget, prover);
         for (k, &o) in grp.origin.iter().enumerate() {
             let Some(&u) = use_of.get(o) else { continue };
-            let (fate, reason) = match &solved.fates[k] {
-                joint::Fate::Solved(how) => (*how, None),
-                joint::Fate::Proved => (GuardFate::Z3, None),
-                joint::Fate::Undecided(why) => (GuardFate::Undecided, Some(why.to_string())),
-            };
+            let (fate, reason) = solved.fates[k].label();
             uses[u].fate = fate;
             uses[u].reason = reason;
         }
@@ -242,38 +238,21 @@ pub fn check_with(
             .undecided
             .as_ref()
             .map_or_else(String::new, |u| u.to_string());
-        let js = solved.joint.as_ref().filter(|_| grp.roots.len() > 1);
-        let lb = js.and_then(|j| largest_box(&j.tree, &budget));
-        // The traced tuple, in the joint set's level order (each root's value from a member's
-        // traced size).
-        let point: Option<Vec<i128>> = js.and_then(|j| {
-            j.sizes
-                .iter()
-                .map(|root| {
-                    grp.members
-                        .iter()
-                        .filter(|m| &m.root == root)
-                        .find_map(|m| {
-                            let h = ins.iter().find(|i| i.source == m.name)?.hint?;
-                            let v = h - m.offset;
-                            (v % m.coef == 0).then(|| v / m.coef)
-                        })
-                })
-                .collect()
-        });
-        let lb_holds_point = match (&lb, &point) {
-            (Some(b), Some(p)) => b.sides.iter().zip(p).all(|(s, &x)| {
-                x >= s.lo && x <= s.hi && (x - s.residue).rem_euclid(s.modulus.max(1)) == 0
-            }),
-            _ => true,
-        };
-        let tb = js
-            .zip(point.as_ref())
-            .filter(|_| !lb_holds_point)
-            .and_then(|(j, p)| box_through(&j.tree, p));
-        if let Some(j) = js {
-            joints.push(joint_report(j, lb.as_ref(), &grp, &dim_name, &claimed_of));
+        let lk = joint::linked(
+            &solved,
+            &grp,
+            &budget,
+            &dim_name,
+            &|s| label(&dim_name(s)),
+            &|s| claimed_of.get(s).map_or(0, DimSet::count),
+        );
+        if let Some(l) = &lk {
+            joints.push(l.report.clone());
         }
+        let traced = |s: &str| ins.iter().find(|i| i.source == s)?.hint;
+        let through = lk
+            .as_ref()
+            .and_then(|l| l.example_box(&l.point(&grp, &traced)?));
         let multi = grp.roots.len() > 1 || grp.members.len() > 1;
         for m in &grp.members {
             alias.insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
@@ -287,7 +266,7 @@ pub fn check_with(
                         .collect(),
                 );
             }
-            let image = |s: &DimSet| s.affine_image(m.coef, m.offset).map_err(|e| e.to_string());
+            let image = |s: &DimSet| m.image(s).map_err(|e| e.to_string());
             // Per the contract: for a linked size, the values that pass with every value of
             // the others (any product of suggestions is then sound).
             let r = match solved.accepted.get(&m.root) {
@@ -300,21 +279,15 @@ pub fn check_with(
                     unsure.insert(m.name.clone(), (set, reason.clone()));
                 }
             }
-            if let Some(j) = js {
-                if let Ok(set) = image(&j.projection(&m.root)) {
+            if let Some(l) = &lk {
+                if let Ok(set) = m.image(&l.joint.projection(&m.root)) {
                     some.insert(m.name.clone(), set);
                 }
-                let side = |p: &dimguard_solver::Progression| dimguard_solver::Progression {
-                    lo: m.coef * p.lo + m.offset,
-                    hi: m.coef * p.hi + m.offset,
-                    modulus: m.coef * p.modulus,
-                    residue: (m.coef * p.residue + m.offset).rem_euclid(m.coef * p.modulus),
-                };
-                if let (Some(b), Some(l)) = (&lb, j.level(&m.root)) {
-                    box_side.insert(m.name.clone(), side(&b.sides[l]));
+                if let Some(p) = l.side(m) {
+                    box_side.insert(m.name.clone(), p);
                 }
-                if let (Some(b), Some(l)) = (&tb, j.level(&m.root)) {
-                    example_side.insert(m.name.clone(), side(&b.sides[l]));
+                if let (Some(b), Some(lv)) = (&through, l.joint.level(&m.root)) {
+                    example_side.insert(m.name.clone(), m.side(&b.sides[lv]));
                 }
             }
         }
@@ -432,8 +405,8 @@ pub fn check_with(
                         dict.entry(i.input.clone()).or_default().push((i.index, e));
                     }
                     None => {
-                        // Linked: this size's side of the largest sound box (of a box through the
-                        // traced sizes when the largest one leaves them out).
+                        // Linked: this size's side of the largest sound box.
+                        // (of a box through the traced sizes when the largest leaves them out)
                         if let Some(s) = d
                             .example_box_side
                             .as_ref()
@@ -649,115 +622,6 @@ fn on_accepted(
     }
     p.disagreements = kept;
     p
-}
-
-/// Tuples of the box above which the largest box is re-checked at a sample only.
-const BOX_RECHECK: u128 = 256;
-
-/// The JSON of a joint set: boxes, largest box (re-checked tuple by tuple with the exact
-/// evaluator), examples (rejected ones re-checked), summary.
-fn joint_report(
-    j: &dimguard_solver::linked::JointSet,
-    lb: Option<&dimguard_solver::linked::LargestBox>,
-    grp: &joint::Group,
-    dim_name: &dyn Fn(&str) -> String,
-    claimed: &BTreeMap<String, DimSet>,
-) -> JointReport {
-    let dims: Vec<String> = j.sizes.iter().map(|s| dim_name(s)).collect();
-    let claimed_count = j
-        .sizes
-        .iter()
-        .map(|s| claimed.get(s).map_or(0, DimSet::count))
-        .fold(1u128, |a, c| a.saturating_mul(c));
-    let (boxes, complete) = j.tree.boxes(100);
-    let holds = |t: &[i128]| {
-        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
-        grp.guards
-            .iter()
-            .all(|g| matches!(g.eval(&env), Ok(dimguard_solver::expr::Value::Bool(true))))
-    };
-    let largest_box = lb.map(|b| {
-        let mut sides: Vec<_> = b
-            .sides
-            .iter()
-            .zip(&dims)
-            .map(|(p, n)| unchecked_suggestion(n, p, Proof::Periodic))
-            .collect();
-        // Re-check the box with the exact evaluator, independently of the search.
-        let sets: Vec<DimSet> = b.sides.iter().map(|p| p.to_set()).collect();
-        let all = b.count <= BOX_RECHECK;
-        let tuples = dimguard_solver::linked::Tree::full(&sets).examples(BOX_RECHECK as usize);
-        // Past the deadline of the command's budget the re-check stops where it is.
-        let mut checked = 0;
-        let mut ok = true;
-        for t in &tuples {
-            if dimguard_solver::budget::expired().is_some() {
-                break;
-            }
-            if !holds(t) {
-                ok = false;
-                break;
-            }
-            checked += 1;
-        }
-        let all = all && checked == tuples.len();
-        for s in sides.iter_mut() {
-            s.certificate = if ok && all {
-                Certificate::Enumeration
-            } else {
-                Certificate::None
-            };
-            if ok && !all {
-                s.certificate_note = Some(format!(
-                    "re-checked at {checked} of its {} tuples; exact by the joint search",
-                    b.count
-                ));
-            }
-        }
-        BoxReport {
-            count: b.count,
-            maximal: b.maximal,
-            sides,
-        }
-    });
-    let rejected: Vec<Vec<i128>> = j
-        .rejected_examples(5)
-        .into_iter()
-        .filter(|t| !holds(t))
-        .collect();
-    let labels: Vec<(String, String)> = {
-        let mut v: Vec<(String, String)> = j
-            .sizes
-            .iter()
-            .map(|s| (s.clone(), label(&dim_name(s))))
-            .collect();
-        v.sort_by(|a, b| a.1.cmp(&b.1));
-        v
-    };
-    JointReport {
-        dims,
-        sources: j.sizes.clone(),
-        claimed: claimed_count,
-        accepted: j.count(),
-        boxes: boxes
-            .iter()
-            .map(|b| b.iter().map(Feasible::from).collect())
-            .collect(),
-        boxes_complete: complete,
-        largest_box,
-        accepted_examples: j.tree.examples(5),
-        rejected_examples: rejected,
-        undecided: j.undecided.as_ref().map(|u| JointUndecided {
-            count: u.count,
-            reason: u.reason.clone(),
-        }),
-        summary: j.summary(&labels),
-        search: JointSearch {
-            points: j.stats.points,
-            periodic_solves: j.stats.periodic_solves,
-            shared_nodes: j.stats.shared_nodes,
-        },
-    }
 }
 
 /// `x_2` as the report's text names it: `x[2]`.

@@ -230,6 +230,15 @@ pub fn run(
     // NORM_BENCH_FILTER=TEXT keeps the cells whose "set layer shape dtype" contains TEXT (for
     // profiling one cell under ncu).
     let filter = std::env::var("NORM_BENCH_FILTER").unwrap_or_default();
+    // NORM_BENCH_STRATEGY=fused|slab|pipelined|three forces a path where it applies (for comparing paths;
+    // cells where it does not apply keep the automatic choice).
+    let forced = match std::env::var("NORM_BENCH_STRATEGY").as_deref() {
+        Ok("fused") => Strategy::Fused,
+        Ok("slab") => Strategy::Slab,
+        Ok("pipelined") => Strategy::Pipelined,
+        Ok("three") => Strategy::ThreePass,
+        _ => Strategy::Auto,
+    };
     for cell in cells() {
         let label = format!(
             "{} {} {:?} {}",
@@ -251,7 +260,13 @@ pub fn run(
             .map(|(name, v)| Ok((name.as_str(), g.upload(dt, v)?)))
             .collect::<Result<Vec<_>, NormError>>()?;
         let bound: Vec<(&str, &crate::Buffer)> = tensors.iter().map(|(n, b)| (*n, b)).collect();
-        let mut prepared = g.prepare(&layer, &cell.shape, dt, Strategy::Auto)?;
+        let mut prepared = match g.prepare(&layer, &cell.shape, dt, forced) {
+            Ok(p) => p,
+            Err(_) if forced != Strategy::Auto => {
+                g.prepare(&layer, &cell.shape, dt, Strategy::Auto)?
+            }
+            Err(e) => return Err(e),
+        };
         let ms = g.time(reps, samples, || {
             g.launch(&mut prepared, &xb, &mut yb, &bound)
         })?;

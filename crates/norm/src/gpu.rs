@@ -12,13 +12,15 @@
 //!
 //! * groups of at most 512 × 4 × 16 bytes (8,192 fp32 or 16,384 fp16/bf16 values): **fused**, one
 //!   block per group, the values held in registers; one read and one write.
-//! * groups that fit in shared memory across the co-resident blocks (k slabs of at most a quarter
-//!   of an SM's shared memory, k ≤ blocks that fit on the device at once; 29 MB on an H100):
-//!   **slab**, a persistent grid that holds each slab on chip while the group's statistics are
-//!   combined across blocks; one read and one write.
-//! * larger groups, or per-element (LayerNorm) parameters that slabs would re-read for more bytes
-//!   than the tensor holds: **three passes** (partial statistics, combine, normalize; per-element
-//!   parameters applied in column order, each read once), which reads the tensor twice.
+//! * groups that fit in shared memory across the co-resident blocks (k slabs, k ≤ blocks that fit
+//!   on the device at once; 29 MB on an H100): the **slab** path, a persistent grid that holds each
+//!   slab on chip while the group's statistics are combined across blocks; one read and one write.
+//!   Vector plans without per-element parameters, with more slabs than its buffers hold at once,
+//!   take the **pipelined** slab kernel (producer warps load the next slab and publish its
+//!   statistics while consumer warps normalize); the others the one-buffer kernel.
+//! * larger groups, or per-element (LayerNorm) parameters over more groups than one slab batch
+//!   holds: **three passes** (partial statistics, combine, normalize; per-element parameters
+//!   applied in column order, each read once), which reads the tensor twice.
 
 use crate::{half, invalid, DType, Layer, NormError, Param, Plan};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUstreamCaptureMode};
@@ -31,17 +33,23 @@ use std::sync::{Arc, Mutex, OnceLock};
 const SOURCE: &str = include_str!("kernels.cu");
 /// Threads per block of the slab and three-pass kernels.
 const BIG_THREADS: u32 = 256;
-/// Blocks per multiprocessor the slab kernel is sized for (environment variable
-/// `NORM_SLAB_BLOCKS`, 1 to 4, overrides it for tuning).
+/// Blocks per multiprocessor the one-buffer slab kernel is sized for (environment variable
+/// `NORM_SLAB_BLOCKS`, 1 to 4, overrides it and `PIPE_BLOCKS` for tuning).
 const SLAB_BLOCKS: usize = 4;
+/// Threads per block of the pipelined slab kernel (half producers, half consumers).
+const PIPE_THREADS: u32 = 512;
+/// Most blocks per multiprocessor the pipelined slab kernel is sized for (its launch bounds cap
+/// the registers so that 3 fit; fewer where the device allows fewer).
+const PIPE_BLOCKS: usize = 3;
 /// Threads per block of the grid-stride kernels.
 const STRIDE_THREADS: u32 = 256;
 /// Most threads per block of the fused kernel.
 const FUSED_THREADS: usize = 512;
 /// Accesses per thread in the fused kernel (`NV` in the source).
 const FUSED_ACCESSES: usize = 4;
-/// Elements per chunk in the partial-statistics pass of the three-pass path.
-const CHUNK: usize = 16 * 1024;
+/// Elements per chunk in the partial-statistics pass of the three-pass path: `BIG_THREADS` ×
+/// `CHUNK_PER_THREAD` (64) of the kernel, every value held in registers.
+const CHUNK: usize = BIG_THREADS as usize * 64;
 
 /// A device buffer of one storage type. Made only by [`Gpu`] (so its type and its bits agree);
 /// its length is in elements.
@@ -97,8 +105,11 @@ pub enum Strategy {
     Auto,
     /// One block per group, values in registers (small groups only).
     Fused,
-    /// Persistent grid, groups held on chip in slabs.
+    /// Persistent grid, groups held on chip in slabs (one buffer per block).
     Slab,
+    /// The slab path's pipelined kernel: producer and consumer warps over two buffers per
+    /// block (vector plans without per-element parameters).
+    Pipelined,
     /// Partial statistics, combine, normalize.
     ThreePass,
 }
@@ -111,6 +122,8 @@ struct Kernels {
     /// `[vector][parameters stored as T]`.
     fused: [[CudaFunction; 2]; 2],
     slab: [[CudaFunction; 2]; 2],
+    /// Pipelined slab kernel (vector only): `[parameters stored as T]`.
+    pipe: [CudaFunction; 2],
     apply: [[CudaFunction; 2]; 2],
     /// Column-order apply for per-element parameters.
     apply_cols: [[CudaFunction; 2]; 2],
@@ -130,7 +143,8 @@ pub struct Gpu {
     /// Shared memory per multiprocessor and the most one block may opt in to.
     smem_per_sm: usize,
     smem_per_block: usize,
-    slab_blocks: usize,
+    /// `NORM_SLAB_BLOCKS`, for tuning.
+    slab_blocks: Option<usize>,
     arch: String,
     kernels: Mutex<[Option<Arc<Kernels>>; 3]>,
 }
@@ -196,8 +210,7 @@ impl Gpu {
             slab_blocks: std::env::var("NORM_SLAB_BLOCKS")
                 .ok()
                 .and_then(|v| v.parse().ok())
-                .filter(|b| (1..=4).contains(b))
-                .unwrap_or(SLAB_BLOCKS),
+                .filter(|b| (1..=4).contains(b)),
             arch: format!("compute_{major}{minor}"),
             kernels: Mutex::new([None, None, None]),
         })
@@ -213,12 +226,13 @@ impl Gpu {
         self.sms
     }
 
-    /// Largest slab in bytes: `slab_blocks` blocks per multiprocessor, each with its slab and a
+    /// Largest slab in bytes: `blocks` blocks per multiprocessor, each with `buffers` slabs and a
     /// little static shared memory.
-    fn slab_max_bytes(&self) -> usize {
-        ((self.smem_per_sm / self.slab_blocks).saturating_sub(2048))
+    fn slab_max_bytes(&self, blocks: usize, buffers: usize) -> usize {
+        ((self.smem_per_sm / blocks.max(1)).saturating_sub(2048))
             .min(self.smem_per_block)
             .saturating_sub(1024)
+            / buffers
             / 16
             * 16
     }
@@ -256,6 +270,7 @@ impl Gpu {
                 pair("slab_s_pf", "slab_s_pt")?,
                 pair("slab_v_pf", "slab_v_pt")?,
             ],
+            pipe: pair("pipe_pf", "pipe_pt")?,
             apply: [
                 pair("apply_s_pf", "apply_s_pt")?,
                 pair("apply_v_pf", "apply_v_pt")?,
@@ -270,14 +285,14 @@ impl Gpu {
             to_f32: f("to_f32")?,
             _module: module.clone(),
         };
-        let max = self.slab_max_bytes() as i32;
-        for row in &k.slab {
-            for func in row {
-                func.set_attribute(
-                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    max,
-                )?;
-            }
+        // Allow the slab kernels as much dynamic shared memory as one block may have (less their
+        // static shared memory); each launch asks for what its slabs need.
+        let max = self.smem_per_block.saturating_sub(1024) as i32;
+        for func in k.slab.iter().flatten().chain(&k.pipe) {
+            func.set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                max,
+            )?;
         }
         let k = Arc::new(k);
         *slot = Some(k.clone());
@@ -509,7 +524,8 @@ impl Gpu {
             / 32
             * 32;
         let fused_ok = gs <= max_threads * per_thread && plan.groups <= i32::MAX as usize;
-        let slab = self.slab_path(kernels, plan, dt, vector)?;
+        let slab = self.slab_path(kernels, plan, dt, vector, false)?;
+        let pipelined = self.slab_path(kernels, plan, dt, vector, true)?;
         // Per-element parameters (LayerNorm) are applied in column order by the three-pass
         // path: each parameter read once, not once per group.
         let per_element = plan.affine && plan.s == 1 && plan.b == 0;
@@ -531,16 +547,12 @@ impl Gpu {
                 grid,
             })
         };
-        // Slabs read the tensor once but per-element parameters once per batch of m groups;
-        // three passes read the tensor twice and the parameters once. Take the one that moves
-        // fewer bytes (parameters counted at 4 bytes for fp32 tensors, 2 otherwise: constants
-        // exact in 16 bits are stored so).
-        let params_bytes = 2 * plan.param_len * if dt == DType::F32 { 4 } else { 2 };
-        let tensor_bytes = plan.groups * gs * dt.size();
+        // Per-element parameters: slabs read the tensor once but the parameters once per batch
+        // of m groups (L2 shares them only inside a batch); three passes read the tensor twice
+        // and the parameters once. Slabs only when one batch holds every group (parameters read
+        // once): with several batches the three passes measured faster (docs/NORM.md).
         let slab_reads_more = |s: &Path| match s {
-            Path::Slab { m, .. } if per_element => {
-                params_bytes * plan.groups.div_ceil(*m) > tensor_bytes + params_bytes
-            }
+            Path::Slab { m, .. } if per_element => *m < plan.groups,
             _ => false,
         };
         let fused = || Path::Fused {
@@ -557,47 +569,72 @@ impl Gpu {
         };
         match strategy {
             Strategy::Auto if fused_ok => Ok(fused()),
-            Strategy::Auto => match slab {
-                Some(s) if !slab_reads_more(&s) => Ok(s),
+            // The pipelined kernel when there are more slabs than its buffers hold at once
+            // (something to overlap); with fewer, the one-buffer kernel runs more blocks.
+            Strategy::Auto => match (pipelined, slab) {
+                (Some(p @ Path::Slab { total, grid, .. }), _) if total > 2 * grid as usize => Ok(p),
+                (_, Some(s)) if !slab_reads_more(&s) => Ok(s),
                 _ => three(),
             },
             Strategy::Fused if fused_ok => Ok(fused()),
             Strategy::Fused => refuse("fused"),
             Strategy::Slab => slab.map_or_else(|| refuse("slab"), Ok),
+            Strategy::Pipelined => pipelined.map_or_else(|| refuse("pipelined"), Ok),
             Strategy::ThreePass => three(),
         }
     }
 
-    /// The slab geometry for a plan, when its groups fit on chip.
+    /// The slab geometry for a plan, when its groups fit on chip, for the one-buffer kernel or
+    /// (`pipe`) the pipelined one.
     fn slab_path(
         &self,
         kernels: &Kernels,
         plan: &Plan,
         dt: DType,
         vector: bool,
+        pipe: bool,
     ) -> Result<Option<Path>, NormError> {
         let vec = if vector { 16 / dt.size() } else { 1 };
-        let max_elems = self.slab_max_bytes() / dt.size() / vec * vec;
+        // Per-element parameters (LayerNorm) are as large as a group: the one-buffer kernel runs
+        // slab j of as many groups as fit at once together, so each parameter slice is read from
+        // memory once per batch and from L2 after that. The pipelined kernel (vector plans
+        // without per-element parameters): producer and consumer warps over two buffers per
+        // block, as many blocks per multiprocessor as its registers allow (at most PIPE_BLOCKS),
+        // the shared memory split evenly among them.
+        let per_element = plan.affine && plan.s == 1 && plan.b == 0;
+        if pipe && (!vector || per_element) {
+            return Ok(None);
+        }
+        let (f, threads, buffers) = if pipe {
+            (&kernels.pipe[0], PIPE_THREADS, 2)
+        } else {
+            (&kernels.slab[vector as usize][0], BIG_THREADS, 1)
+        };
+        let blocks = match self.slab_blocks {
+            Some(b) => b,
+            None if pipe => (f.occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)?
+                as usize)
+                .clamp(1, PIPE_BLOCKS),
+            None => SLAB_BLOCKS,
+        };
+        let max_elems = self.slab_max_bytes(blocks, buffers) / dt.size() / vec * vec;
         if max_elems == 0 {
             return Ok(None);
         }
         let gs = plan.group_size;
-        let f = &kernels.slab[vector as usize][0];
         let k = gs.div_ceil(max_elems);
         let slab = gs.div_ceil(k).div_ceil(vec) * vec;
-        let smem = slab * dt.size();
-        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(BIG_THREADS, smem, None)?;
+        let smem = buffers * slab * dt.size();
+        let per_sm = f.occupancy_max_active_blocks_per_multiprocessor(threads, smem, None)?;
         let resident = per_sm as usize * self.sms as usize;
         if per_sm == 0 || k > resident {
             return Ok(None);
         }
         let total = plan.groups * k;
-        // Per-element parameters (LayerNorm) are as large as a group: run slab j of as many
-        // groups as fit at once together, so each parameter slice is read from memory once per
-        // batch and from L2 after that.
-        let per_element = plan.affine && plan.s == 1 && plan.b == 0;
         let m = if per_element { resident / k } else { 1 }.clamp(1, plan.groups);
         Ok(Some(Path::Slab {
+            pipe,
+            threads,
             vector,
             slab,
             k,
@@ -772,6 +809,8 @@ impl Gpu {
                         }?;
                     }
                     Path::Slab {
+                        pipe,
+                        threads,
                         vector,
                         slab,
                         k: slabs,
@@ -787,34 +826,34 @@ impl Gpu {
                             plan.groups as u32,
                             m as u32,
                         );
-                        let mut l = s.launch_builder(&k.slab[vector as usize][pt as usize]);
+                        let f = if pipe {
+                            &k.pipe[pt as usize]
+                        } else {
+                            &k.slab[vector as usize][pt as usize]
+                        };
+                        let mut l = s.launch_builder(f);
                         l.arg(&xp).arg(&yp).arg(&wp).arg(&bp).arg(&mut *part);
-                        l.arg(&mut *sync)
-                            .arg(&gs)
-                            .arg(&slab)
-                            .arg(&slabs)
-                            .arg(&total);
-                        l.arg(&groups)
-                            .arg(&m)
-                            .arg(&a)
-                            .arg(&b)
-                            .arg(&sv)
-                            .arg(&*eps)
-                            .arg(&affine);
-                        // SAFETY: matches `slab_{s,v}_{pf,pt}(const T*, T*, const P*, const P*,
-                        // float* part, unsigned* sync, unsigned gs, unsigned slab, unsigned k,
-                        // unsigned total, unsigned groups, unsigned m, unsigned A, unsigned B,
-                        // unsigned S, float, int)`. x and y hold groups * gs elements (checked); a
-                        // slab of at most `slab` elements fits the `smem` bytes of dynamic shared memory
-                        // (set as the kernel's maximum when loaded); part holds 3 floats per slab
-                        // and sync 2 + groups counters, zero before the launch (allocated zeroed,
-                        // and reset by the kernel's last block). The grid is at most the number
-                        // of co-resident blocks and m * k <= that number, so a block waiting for
-                        // its group's other slabs never waits on a block that cannot run.
+                        l.arg(&mut *sync).arg(&gs).arg(&slab).arg(&slabs);
+                        l.arg(&total).arg(&groups).arg(&m).arg(&a).arg(&b).arg(&sv);
+                        l.arg(&*eps).arg(&affine);
+                        // SAFETY: matches `slab_{s,v}_{pf,pt}` and `pipe_{pf,pt}(const T*, T*,
+                        // const P*, const P*, float* part, unsigned* sync, unsigned gs, unsigned
+                        // slab, unsigned k, unsigned total, unsigned groups, unsigned m, unsigned
+                        // A, unsigned B, unsigned S, float, int)`. x and y hold groups * gs
+                        // elements (checked); the slabs of at most `slab` elements (one buffer,
+                        // or two for `pipe`) fit the `smem` bytes of dynamic shared memory
+                        // (below the maximum set when loaded); vector kernels (pipe is one) only
+                        // when gs and slab are multiples of VEC, so every buffer and 16-byte copy
+                        // is aligned. part holds 3 floats per slab and sync 2 + groups counters,
+                        // zero before the launch (allocated zeroed, and reset by the kernel's
+                        // last block). The grid is at most the number of co-resident blocks, m * k
+                        // <= that number (m = 1 for pipe), so a block waiting for its group never
+                        // waits on a slab that no running block can publish (see the kernels'
+                        // comments): no deadlock.
                         unsafe {
                             l.launch(LaunchConfig {
                                 grid_dim: (grid, 1, 1),
-                                block_dim: (BIG_THREADS, 1, 1),
+                                block_dim: (threads, 1, 1),
                                 shared_mem_bytes: smem,
                             })
                         }?;
@@ -851,9 +890,16 @@ impl Gpu {
                             .arg(&chunks32)
                             .arg(&*eps);
                         // SAFETY: matches `finalize(const float*, float*, unsigned, unsigned,
-                        // float)`: reads chunks partials per group, writes 2 floats per group
-                        // into `stats` (2 * groups floats).
-                        unsafe { l.launch(LaunchConfig::for_num_elems(groups)) }?;
+                        // float)`: one warp per group (warps past `groups` return), reading the
+                        // group's `chunks` partials and writing 2 floats per group into `stats`
+                        // (2 * groups floats).
+                        unsafe {
+                            l.launch(LaunchConfig {
+                                grid_dim: ((plan.groups * 32).div_ceil(256) as u32, 1, 1),
+                                block_dim: (256, 1, 1),
+                                shared_mem_bytes: 0,
+                            })
+                        }?;
                         let config = LaunchConfig {
                             grid_dim: (grid, 1, 1),
                             block_dim: (STRIDE_THREADS, 1, 1),
@@ -965,9 +1011,15 @@ impl Prepared {
                     format!("fused{} {threads}t", if *vector { " vector" } else { "" })
                 }
                 Path::Slab {
-                    vector, k, m, grid, ..
+                    pipe,
+                    vector,
+                    k,
+                    m,
+                    grid,
+                    ..
                 } => format!(
-                    "slab{} k={k} m={m} grid={grid}",
+                    "{}{} k={k} m={m} grid={grid}",
+                    if *pipe { "slab pipelined" } else { "slab" },
                     if *vector { " vector" } else { "" }
                 ),
                 Path::ThreePass {
@@ -1018,6 +1070,10 @@ enum Path {
         threads: u32,
     },
     Slab {
+        /// The pipelined kernel (two buffers per block; m = 1).
+        pipe: bool,
+        /// Threads per block.
+        threads: u32,
         vector: bool,
         slab: usize,
         k: usize,

@@ -180,31 +180,46 @@ __device__ __forceinline__ void warp_combine(float& n, float& mean, float& m2) {
     }
 }
 
-// Block statistics in one barrier. Each thread passes its count and sum; `sq(mean)` returns the
-// sum of its own values' squared deviations from `mean` (the thread re-reads its registers or its
-// own shared-memory values). Every thread gets the same (n, mean, m2): the warps' exact
-// statistics, combined by a butterfly over the warps. `red` holds 3 floats per warp; the caller
-// must put a barrier between two uses of the same `red`.
+// Barrier `id` over `count` threads (id 0 with the whole block is __syncthreads).
+__device__ __forceinline__ void bar_sync(unsigned id, unsigned count) {
+    asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(unsigned id, unsigned count) {
+    asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(count) : "memory");
+}
+
+// Statistics of a set of whole warps (the block, or the warps of one role: threads `tid` =
+// 0 .. count - 1 meeting at barrier `id`) in one barrier. Each thread passes its count and sum;
+// `sq(mean)` returns the sum of its own values' squared deviations from `mean` (the thread
+// re-reads its registers or its own shared-memory values). Every thread gets the same (n, mean,
+// m2): the warps' exact statistics, combined by a butterfly over the warps. `red` holds 3 floats
+// per warp; the caller must put a barrier between two uses of the same `red`.
 template <typename F>
-__device__ __forceinline__ void block_stats(float cnt, float sum, F sq, float* red, float& n, float& mean, float& m2) {
+__device__ __forceinline__ void warps_stats(unsigned tid, unsigned count, unsigned id, float cnt, float sum, F sq,
+                                            float* red, float& n, float& mean, float& m2) {
     float wn = warp_sum(cnt), ws = warp_sum(sum);
     float wmean = wn > 0.f ? ws / wn : 0.f;
     float wm2 = warp_sum(sq(wmean));
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    int lane = tid & 31, warp = tid >> 5;
     if (lane == 0) { red[3 * warp] = wn; red[3 * warp + 1] = wmean; red[3 * warp + 2] = wm2; }
-    __syncthreads();
-    int nw = (blockDim.x + 31) >> 5;
+    bar_sync(id, count);
+    int nw = (count + 31) >> 5;
     n = lane < nw ? red[3 * lane] : 0.f;
     mean = lane < nw ? red[3 * lane + 1] : 0.f;
     m2 = lane < nw ? red[3 * lane + 2] : 0.f;
     warp_combine(n, mean, m2);
 }
+template <typename F>
+__device__ __forceinline__ void block_stats(float cnt, float sum, F sq, float* red, float& n, float& mean, float& m2) {
+    warps_stats(threadIdx.x, blockDim.x, 0, cnt, sum, sq, red, n, mean, m2);
+}
 
-// A thread's strided values p[i], i = threadIdx.x * V + j * stride below len: their sum and
-// count, and their squared deviations from mu.
+// A thread's strided values p[i], i = tid * V + j * stride below len: their sum and count, and
+// their squared deviations from mu.
 template <int V>
-__device__ __forceinline__ void own_sum(const T* p, unsigned len, unsigned stride, float& sum, float& cnt) {
-    for (unsigned i = threadIdx.x * V; i < len; i += stride) {
+__device__ __forceinline__ void own_sum(const T* p, unsigned len, unsigned stride, float& sum, float& cnt,
+                                        unsigned tid = threadIdx.x) {
+    for (unsigned i = tid * V; i < len; i += stride) {
         float f[V];
         ldr<V>(p + i).unpack(f);
 #pragma unroll
@@ -213,9 +228,10 @@ __device__ __forceinline__ void own_sum(const T* p, unsigned len, unsigned strid
     }
 }
 template <int V>
-__device__ __forceinline__ float own_sq(const T* p, unsigned len, unsigned stride, float mu) {
+__device__ __forceinline__ float own_sq(const T* p, unsigned len, unsigned stride, float mu,
+                                        unsigned tid = threadIdx.x) {
     float s = 0.f;
-    for (unsigned i = threadIdx.x * V; i < len; i += stride) {
+    for (unsigned i = tid * V; i < len; i += stride) {
         float f[V];
         ldr<V>(p + i).unpack(f);
 #pragma unroll
@@ -388,6 +404,58 @@ FUSED(fused_v_pf, VEC, float)
 FUSED(fused_s_pt, 1, T)
 FUSED(fused_v_pt, VEC, T)
 
+// ---- Slab kernels: the group's statistics and the counters ---------------------------------
+// sync: [0] ticket, [1] finished blocks, [2 + g] published slabs of group g.
+// part: 3 floats (n, mean, m2) per slab.
+
+// Publishes slab t's statistics for its group g (one thread).
+__device__ __forceinline__ void publish(float* part, unsigned* sync, unsigned t, unsigned g, float n, float mean,
+                                       float m2) {
+    float* p = part + 3 * t;
+    p[0] = n; p[1] = mean; p[2] = m2;
+    __threadfence();
+    atomicAdd(&sync[2 + g], 1u);
+}
+
+// Waits until all k slabs of group g are published, then combines their statistics in a fixed
+// order (lane l takes slabs l, l + 32, ..., then the butterfly): every block of the group gets
+// bit-identical statistics, left in s_stat as (mean, rstd). Called by the `count` threads `tid`
+// that meet at barrier `id`.
+__device__ __forceinline__ void group_stats(const float* part, unsigned* sync, unsigned g, unsigned k, float eps,
+                                            unsigned tid, unsigned id, unsigned count, float* s_stat) {
+    if (tid == 0) {
+        volatile unsigned* c = &sync[2 + g];
+        while (*c < k) __nanosleep(64);
+        __threadfence();
+    }
+    bar_sync(id, count);
+    if (tid < 32) {
+        float gn = 0.f, gm = 0.f, gm2 = 0.f;
+        for (unsigned q = tid; q < k; q += 32) {
+            const float* p = part + 3 * (g * k + q);
+            combine(gn, gm, gm2, __ldcg(p), __ldcg(p + 1), __ldcg(p + 2));
+        }
+        warp_combine(gn, gm, gm2);
+        if (tid == 0) { s_stat[0] = gm; s_stat[1] = rsqrtf(gm2 / gn + eps); }
+    }
+    bar_sync(id, count);
+}
+
+// Called by every block once it is done (after a barrier): the last one resets the counters, so
+// the next launch (or graph replay) finds them zero.
+__device__ __forceinline__ void slab_finish(unsigned* sync, unsigned groups, unsigned k) {
+    if (threadIdx.x == 0) {
+        __threadfence();
+        if (atomicAdd(&sync[1], 1u) == gridDim.x - 1) {
+            if (k > 1)
+                for (unsigned q = 0; q < groups; q++) sync[2 + q] = 0;
+            sync[0] = 0;
+            sync[1] = 0;
+            __threadfence();
+        }
+    }
+}
+
 // ---- Groups that fit on chip: a persistent grid of blocks, each holding a slab ---------------
 // A group is cut into k slabs of `slab` elements (the last may be shorter). Blocks take slabs in
 // order from a ticket counter; a block loads its slab into shared memory (the only read of the
@@ -399,9 +467,6 @@ FUSED(fused_v_pt, VEC, T)
 // groups of the last batch that has been started can have waiting blocks, and the host
 // guarantees m * k <= the number of co-resident blocks. The last block
 // to finish resets the counters, so the next launch (or graph replay) finds them zero.
-//
-// sync: [0] ticket, [1] finished blocks, [2 + g] published slabs of group g.
-// part: 3 floats (n, mean, m2) per slab.
 
 template <int V, typename P>
 __device__ __forceinline__ void slab_body(const T* __restrict__ x, T* __restrict__ y, const P* __restrict__ w,
@@ -475,30 +540,8 @@ __device__ __forceinline__ void slab_body(const T* __restrict__ x, T* __restrict
         block_stats(cnt, sum, [&](float mu) { return own_sq<V>(buf, len, stride, mu); }, red, n, mean, m2);
         float rstd;
         if (k > 1) {
-            if (threadIdx.x == 0) {
-                float* p = part + 3 * (g * k + j);
-                p[0] = n; p[1] = mean; p[2] = m2;
-                __threadfence();
-                atomicAdd(&sync[2 + g], 1u);
-                volatile unsigned* c = &sync[2 + g];
-                while (*c < k) __nanosleep(100);
-                __threadfence();
-            }
-            __syncthreads();
-            if (threadIdx.x < 32) {
-                // Lane l combines slabs l, l + 32, ... in order, then the butterfly: every block of
-                // the group gets bit-identical statistics.
-                float gn = 0.f, gm = 0.f, gm2 = 0.f;
-                for (unsigned q = threadIdx.x; q < k; q += 32) {
-                    const float* p = part + 3 * (g * k + q);
-                    combine(gn, gm, gm2, __ldcg(p), __ldcg(p + 1), __ldcg(p + 2));
-                }
-                warp_combine(gn, gm, gm2);
-                if (threadIdx.x == 0) { s_stat[0] = gm; s_stat[1] = rsqrtf(gm2 / gn + eps); }
-            }
-        }
-        if (k > 1) {
-            __syncthreads();
+            if (threadIdx.x == 0) publish(part, sync, g * k + j, g, n, mean, m2);
+            group_stats(part, sync, g, k, eps, threadIdx.x, 0, blockDim.x, s_stat);
             mean = s_stat[0];
             rstd = s_stat[1];
         } else {
@@ -520,17 +563,7 @@ __device__ __forceinline__ void slab_body(const T* __restrict__ x, T* __restrict
         t = s_ticket;
         if (V == VEC && t < total) prefetch(t, buf);
     }
-    if (threadIdx.x == 0) {
-        __threadfence();
-        if (atomicAdd(&sync[1], 1u) == gridDim.x - 1) {
-            // Every other block has finished: reset for the next launch.
-            if (k > 1)
-                for (unsigned q = 0; q < groups; q++) sync[2 + q] = 0;
-            sync[0] = 0;
-            sync[1] = 0;
-            __threadfence();
-        }
-    }
+    slab_finish(sync, groups, k);
 }
 
 #define SLAB(NAME, V, P)                                                                            \
@@ -546,38 +579,167 @@ SLAB(slab_v_pf, VEC, float)
 SLAB(slab_s_pt, 1, T)
 SLAB(slab_v_pt, VEC, T)
 
+// ---- The slab kernel, pipelined: producer and consumer warps, two buffers per block ----------
+// The same slabs, tickets (m = 1), statistics and reset as `slab`, with the block split in two
+// roles over two slab buffers. Producer warps (the first half) take a ticket whenever a buffer is
+// free, copy the slab in (`cp.async`, evict-first), compute and publish its statistics at once;
+// consumer warps (the second half) wait for each buffer's group, normalize and store, and free the
+// buffer. So a block always has a slab loading while it waits and normalizes, and a slab's
+// statistics are published as soon as it has landed, whatever the block's consumers are doing.
+// The roles hand buffers over with named barriers: FULL[b] (producers arrive, consumers wait) and
+// EMPTY[b] (consumers arrive, producers wait); ids 1-4, then 5 (producers) and 6 (consumers).
+// No deadlock with k <= the number of co-resident blocks: a ticket is taken only into a free
+// buffer and its slab is published without waiting on anything, and tickets go in order, so every
+// slab of the lowest unfinished group is taken (all buffers hold slabs of it or of finished groups).
+
+template <typename P>
+__device__ __forceinline__ void pipe_body(const T* __restrict__ x, T* __restrict__ y, const P* __restrict__ w,
+                                          const P* __restrict__ b, float* part, unsigned* sync, unsigned gs,
+                                          unsigned slab, unsigned k, unsigned total, unsigned groups,
+                                          unsigned A, unsigned B, unsigned S, float eps, int affine) {
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    __shared__ unsigned s_ticket[2];
+    __shared__ float s_stat[2][2];
+    __shared__ float red[2][96];
+    const unsigned half = blockDim.x / 2;
+    const bool producer = threadIdx.x < half;
+    const unsigned tid = producer ? threadIdx.x : threadIdx.x - half;
+    const unsigned stride = half * VEC;
+    T* const buf0 = (T*)smem_raw;
+    const unsigned FULL = 1, EMPTY = 3, PROD = 5, CONS = 6;
+    unsigned it = 0;
+    if (producer) {
+        const u64 pol = evict_first_policy();
+        for (;; it++) {
+            const unsigned c = it & 1;
+            T* const bc = buf0 + c * slab;
+            if (it >= 2) bar_sync(EMPTY + c, blockDim.x);
+            if (tid == 0) s_ticket[c] = atomicAdd(&sync[0], 1u);
+            bar_sync(PROD, half);
+            const unsigned t = s_ticket[c];
+            if (t >= total) {
+                bar_arrive(FULL + c, blockDim.x);
+                break;
+            }
+            const unsigned g = t / k, lo = (t - g * k) * slab, len = min(slab, gs - lo);
+            const T* xs = x + (size_t)g * gs + lo;
+            for (unsigned i = tid * VEC; i < len; i += stride) cp16(bc + i, xs + i, pol);
+            cp_wait_all();
+            float sum = 0.f, cnt = 0.f, n, mean, m2;
+            own_sum<VEC>(bc, len, stride, sum, cnt, tid);
+            warps_stats(tid, half, PROD, cnt, sum, [&](float mu) { return own_sq<VEC>(bc, len, stride, mu, tid); },
+                        red[c], n, mean, m2);
+            if (tid == 0) {
+                if (k > 1) {
+                    publish(part, sync, t, g, n, mean, m2);
+                } else {
+                    s_stat[c][0] = mean;
+                    s_stat[c][1] = rsqrtf(m2 / n + eps);
+                }
+            }
+            bar_arrive(FULL + c, blockDim.x);
+        }
+        // Match the consumers' last EMPTY arrival.
+        if (it >= 1) bar_sync(EMPTY + ((it - 1) & 1), blockDim.x);
+    } else {
+        for (;; it++) {
+            const unsigned c = it & 1;
+            T* const bc = buf0 + c * slab;
+            bar_sync(FULL + c, blockDim.x);
+            const unsigned t = s_ticket[c];
+            if (t >= total) break;
+            const unsigned g = t / k, lo = (t - g * k) * slab, len = min(slab, gs - lo);
+            if (k > 1) group_stats(part, sync, g, k, eps, tid, CONS, half, s_stat[c]);
+            const float mean = s_stat[c][0], rstd = s_stat[c][1];
+            T* ys = y + (size_t)g * gs + lo;
+            for (unsigned i = tid * VEC; i < len; i += stride) {
+                float f[VEC];
+                ldr<VEC>(bc + i).unpack(f);
+                normalize<VEC, P>(f, mean, rstd, w, b, g, lo + i, A, B, S, affine);
+                str_cs<VEC>(ys + i, Raw<VEC>::pack(f));
+            }
+            bar_arrive(EMPTY + c, blockDim.x);
+        }
+    }
+    __syncthreads();
+    slab_finish(sync, groups, k);
+}
+
+// The same arguments as `slab` (m is 1 and unused).
+#define PIPE(NAME, P)                                                                               \
+    extern "C" __global__ void __launch_bounds__(512, 3)                                            \
+        NAME(const T* x, T* y, const P* w, const P* b, float* part, unsigned* sync, unsigned gs,    \
+             unsigned slab, unsigned k, unsigned total, unsigned groups, unsigned m, unsigned A,    \
+             unsigned B, unsigned S, float eps, int affine) {                                       \
+        pipe_body<P>(x, y, w, b, part, sync, gs, slab, k, total, groups, A, B, S, eps, affine);    \
+    }
+PIPE(pipe_pf, float)
+PIPE(pipe_pt, T)
+
 // ---- Groups larger than the chip holds: three passes ---------------------------------------
 // Partial statistics per chunk (one block per (group, chunk)), combine per group, normalize.
 
+// Visits every value of a thread's NA accesses of V values (access a at element
+// (a * blockDim.x + threadIdx.x) * V, below len).
+template <int V, int NA, typename F>
+__device__ __forceinline__ void each_value(const Raw<V>* r, unsigned len, F visit) {
+#pragma unroll
+    for (int a = 0; a < NA; a++) {
+        if ((a * blockDim.x + threadIdx.x) * V < len) {
+            float f[V];
+            r[a].unpack(f);
+#pragma unroll
+            for (int q = 0; q < V; q++) visit(f[q]);
+        }
+    }
+}
+
+// A chunk is at most 256 threads x 64 values: every thread issues all its loads at once and keeps
+// them in registers (as stored, unpacked when used) for the squares: one read of the chunk.
+#define CHUNK_PER_THREAD 64
 template <int V>
 __device__ __forceinline__ void partial_body(const T* __restrict__ x, float* __restrict__ part, unsigned gs,
                                              unsigned chunk, unsigned chunks) {
     const unsigned g = blockIdx.x / chunks, c = blockIdx.x % chunks;
     const unsigned lo = c * chunk, len = min(chunk, gs - lo);
     const T* xs = x + (size_t)g * gs + lo;
-    const unsigned stride = blockDim.x * V;
+    constexpr int NA = CHUNK_PER_THREAD / V;
+    Raw<V> r[NA];
+#pragma unroll
+    for (int a = 0; a < NA; a++) {
+        const unsigned i = (a * blockDim.x + threadIdx.x) * V;
+        if (i < len) r[a] = ldr_cs<V>(xs + i);
+    }
     float sum = 0.f, cnt = 0.f;
-    own_sum<V>(xs, len, stride, sum, cnt);
+    each_value<V, NA>(r, len, [&](float v) { sum += v; cnt += 1.f; });
     __shared__ float red[96];
     float n, mean, m2;
-    // The second sweep re-reads the chunk (from L1/L2: 64 KiB or less per block).
-    block_stats(cnt, sum, [&](float mu) { return own_sq<V>(xs, len, stride, mu); }, red, n, mean, m2);
+    block_stats(cnt, sum, [&](float mu) {
+        float s = 0.f;
+        each_value<V, NA>(r, len, [&](float v) { float d = v - mu; s += d * d; });
+        return s;
+    }, red, n, mean, m2);
     if (threadIdx.x == 0) { part[3 * blockIdx.x] = n; part[3 * blockIdx.x + 1] = mean; part[3 * blockIdx.x + 2] = m2; }
 }
 extern "C" __global__ void partial_s(const T* x, float* part, unsigned gs, unsigned chunk, unsigned chunks) { partial_body<1>(x, part, gs, chunk, chunks); }
 extern "C" __global__ void partial_v(const T* x, float* part, unsigned gs, unsigned chunk, unsigned chunks) { partial_body<VEC>(x, part, gs, chunk, chunks); }
 
+// One warp per group: lane l combines chunks l, l + 32, ... in order, then the butterfly.
 extern "C" __global__ void finalize(const float* __restrict__ part, float* __restrict__ stats, unsigned groups,
                                     unsigned chunks, float eps) {
-    unsigned g = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned g = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     if (g >= groups) return;
     float n = 0.f, mean = 0.f, m2 = 0.f;
-    for (unsigned c = 0; c < chunks; c++) {
-        const float* p = part + 3 * (g * chunks + c);
+#pragma unroll 8
+    for (unsigned c = lane; c < chunks; c += 32) {
+        const float* p = part + 3 * ((size_t)g * chunks + c);
         combine(n, mean, m2, p[0], p[1], p[2]);
     }
-    stats[2 * g] = mean;
-    stats[2 * g + 1] = rsqrtf(m2 / n + eps);
+    warp_combine(n, mean, m2);
+    if (lane == 0) {
+        stats[2 * g] = mean;
+        stats[2 * g + 1] = rsqrtf(m2 / n + eps);
+    }
 }
 
 template <int V, typename P>
@@ -605,7 +767,7 @@ APPLY(apply_v_pt, VEC, T)
 
 // Per-element parameters (LayerNorm): column order. A thread takes element position p of the
 // group and normalizes it in every group, so each parameter is read once per launch instead of
-// once per group; four groups' loads in flight.
+// once per group; eight groups' loads in flight.
 template <int V, typename P>
 __device__ __forceinline__ void apply_cols_body(const T* __restrict__ x, T* __restrict__ y,
                                                 const float* __restrict__ stats, const P* __restrict__ w,
@@ -616,13 +778,13 @@ __device__ __forceinline__ void apply_cols_body(const T* __restrict__ x, T* __re
         float ww[V], bb[V];
         ldpv<V>(w + p, ww);
         ldpv<V>(b + p, bb);
-        for (unsigned g0 = 0; g0 < groups; g0 += 4) {
-            Raw<V> r[4];
+        for (unsigned g0 = 0; g0 < groups; g0 += 8) {
+            Raw<V> r[8];
 #pragma unroll
-            for (int u = 0; u < 4; u++)
+            for (int u = 0; u < 8; u++)
                 if (g0 + u < groups) r[u] = ldr_cs<V>(x + (size_t)(g0 + u) * gs + p);
 #pragma unroll
-            for (int u = 0; u < 4; u++) {
+            for (int u = 0; u < 8; u++) {
                 const unsigned g = g0 + u;
                 if (g < groups) {
                     float f[V];

@@ -298,6 +298,7 @@ fn every_layer_path_and_parameter_kind_matches_the_reference() {
                         Strategy::Auto,
                         Strategy::Fused,
                         Strategy::Slab,
+                        Strategy::Pipelined,
                         Strategy::ThreePass,
                     ] {
                         if matches!(case.layer, Layer::Batch(_)) && strategy != Strategy::Auto {
@@ -320,6 +321,7 @@ fn every_layer_path_and_parameter_kind_matches_the_reference() {
         "fused vector",
         "fused",
         "slab vector",
+        "slab pipelined",
         "slab",
         "three-pass vector",
         "three-pass",
@@ -356,12 +358,15 @@ fn groups_larger_than_the_chip_take_three_passes_and_slabs_span_the_device() {
     let grid: u32 = path
         .split("grid=")
         .nth(1)
+        .and_then(|v| v.split(' ').next())
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("{path}"));
-    assert!(path.starts_with("slab vector k="), "{path}");
+    assert!(path.starts_with("slab pipelined vector k="), "{path}");
     assert_eq!(grid % g.sm_count(), 0, "{path}");
+    twice_the_same(g, &case.layer, &shape, Strategy::Pipelined);
     // LayerNorm with per-element parameters over 2M-element groups: slabs of several groups
-    // taken together in batches of m (fp32: 5 groups in batches of 3, the last one smaller).
+    // taken together in batches of m (fp32: 5 groups in batches of 3, the last one smaller;
+    // bf16: all 5 in one batch).
     let shape = [5, 32, 256, 256];
     for dt in [DType::F32, DType::BF16] {
         let case = with_params(
@@ -378,7 +383,7 @@ fn groups_larger_than_the_chip_take_three_passes_and_slabs_span_the_device() {
                 Layer::Norm(Norm::layer("ln_batches", 4, 3, 1e-5, w, b))
             },
         );
-        let path = check(g, &case, &shape, dt, Strategy::Auto, 12).unwrap();
+        let path = check(g, &case, &shape, dt, Strategy::Slab, 12).unwrap();
         let m: usize = path
             .split("m=")
             .nth(1)
@@ -386,11 +391,25 @@ fn groups_larger_than_the_chip_take_three_passes_and_slabs_span_the_device() {
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| panic!("{path}"));
         assert!(m >= 2, "{path}");
+        // Automatic choice: slabs only when one batch holds all 5 groups (parameters read once),
+        // else three passes with the column-order apply.
+        let auto = check(g, &case, &shape, dt, Strategy::Auto, 13).unwrap();
+        if m >= 5 {
+            assert!(auto.starts_with("slab vector"), "{auto}");
+        } else {
+            assert!(
+                auto.starts_with("three-pass") && auto.ends_with(" columns"),
+                "{auto}"
+            );
+        }
     }
-    // Run twice through the same prepared layer: the slab kernel's counters reset themselves.
-    let mut p = g
-        .prepare(&case.layer, &shape, DType::F32, Strategy::Slab)
-        .unwrap();
+    twice_the_same(g, &case.layer, &shape, Strategy::Slab);
+}
+
+/// Runs a layer twice through the same prepared slab path (one-buffer or pipelined kernel): the
+/// kernel's counters reset themselves, and the results are bit-identical.
+fn twice_the_same(g: &Gpu, layer: &Layer, shape: &[usize], strategy: Strategy) {
+    let mut p = g.prepare(layer, shape, DType::F32, strategy).unwrap();
     let n: usize = shape.iter().product();
     let xb = g.upload(DType::F32, &random(n, 9, -2.0)).unwrap();
     let mut y1 = g.poisoned(DType::F32, n).unwrap();

@@ -1,31 +1,39 @@
 //! `dimguard verify`: is a user's `dynamic_shapes` spec sound for some guards, with a proof or
 //! counterexamples, and what is the maximal sound spec?
 
-use crate::{check_box, check_set, JointVerdict, Verdict};
+use crate::{box_prover, check_box, check_set, JointVerdict, Verdict};
 use dimguard_solver::compiled::RECHECK_LIMIT;
-use dimguard_solver::engine::{solve, Limits};
+use dimguard_solver::engine::{solve, Limits, Method, Outcome};
+use dimguard_solver::expr::Value;
 use dimguard_solver::joint;
-use dimguard_solver::message::{self, Message};
+use dimguard_solver::linked::{solve_joint, Budget};
+use dimguard_solver::message::Message;
 use dimguard_solver::python::dim_code;
-use dimguard_solver::report::{Certificate, JointCheck, VerifyDim, VerifyReport};
-use dimguard_solver::spec::Spec;
+use dimguard_solver::report::{
+    Certificate, GuardFate, GuardUse, JointCheck, VerifyDim, VerifyReport,
+};
+use dimguard_solver::spec::{Spec, SpecDim};
 use dimguard_solver::suggest::rank;
-use dimguard_solver::types::{DimSet, Expr};
+use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use dimguard_solver::{parse_guard, Error, ParseError};
+use std::collections::BTreeMap;
 
 /// The guards to verify against: from an error message, or one guard per line.
 #[derive(Debug, Clone)]
 pub struct GuardSet {
     /// Per size: its name, source and guards.
     pub dims: Vec<(String, Option<String>, Vec<Expr>)>,
-    /// Guards over several sizes (not decided here).
-    pub joint: Vec<String>,
+    /// Guards over several sizes (and the message's equalities, as `a == b`): as written, and
+    /// read.
+    pub joint: Vec<(String, Expr)>,
 }
 
 impl GuardSet {
-    /// Reads a message, or else a file of guard lines (`#` starts a comment).
+    /// Reads any form `diagnose` reads (an error message, a `TORCH_LOGS` log, a draft_export
+    /// report, a structured trace), or else a file of guard lines (`#` starts a comment).
     pub fn read(text: &str) -> Result<GuardSet, Error> {
-        match message::read(text) {
+        let mut opts = dimguard_solver::diagnose::Options::default();
+        match dimguard_solver::diagnose::read(text, &mut opts) {
             Ok(msg) => Ok(GuardSet::from_message(&msg)),
             Err(Error::Message(_)) => GuardSet::from_lines(text),
             Err(e) => Err(e),
@@ -44,10 +52,27 @@ impl GuardSet {
                 )
             })
             .collect();
-        GuardSet {
-            dims,
-            joint: vec![],
+        let var = |name: &str| {
+            msg.dims
+                .iter()
+                .find(|d| d.name == name)
+                .map(|d| d.source.clone().unwrap_or_else(|| d.name.clone()))
+                .unwrap_or_else(|| name.to_string())
+        };
+        let mut joint: Vec<(String, Expr)> = msg
+            .joint
+            .iter()
+            .map(|g| (g.text.clone(), g.expr.clone()))
+            .collect();
+        for (a, b) in &msg.equalities {
+            let e = Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::sym(&var(b))),
+                Box::new(Expr::sym(&var(a))),
+            );
+            joint.push((format!("{b} == {a}"), e));
         }
+        GuardSet { dims, joint }
     }
 
     fn from_lines(text: &str) -> Result<GuardSet, Error> {
@@ -82,7 +107,7 @@ impl GuardSet {
                             set.dims.push((a.to_string(), Some(a.to_string()), vec![]));
                         }
                     }
-                    set.joint.push(g.to_string())
+                    set.joint.push((g.to_string(), e))
                 }
             }
         }
@@ -102,14 +127,29 @@ impl GuardSet {
 pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
     let limits = Limits::default();
     let mut dims = Vec::new();
+    let mut uses: Vec<GuardUse> = Vec::new();
     for (name, source, gs) in &guards.dims {
-        let Some(sd) = spec.lookup(name, source.as_deref()) else {
-            continue;
-        };
-        let Some(admitted) = &sd.admitted else {
-            continue;
-        };
         let var = source.clone().unwrap_or_else(|| name.clone());
+        let sd = spec.lookup(name, source.as_deref());
+        let Some(admitted) = sd.and_then(|d| d.admitted.as_ref()) else {
+            let why = match sd {
+                Some(_) => "the spec makes this size static (Dim.STATIC): its traced value is not known here",
+                None => "the spec does not cover this size",
+            };
+            uses.extend(gs.iter().map(|g| GuardUse {
+                guard: g.to_string(),
+                sizes: vec![name.clone()],
+                error: None,
+                fate: GuardFate::Undecided,
+                reason: Some(why.into()),
+            }));
+            continue;
+        };
+        let sd = sd.expect("admitted implies a spec entry");
+        uses.extend(
+            gs.iter()
+                .map(|g| guard_use(g, name, &var, admitted, &limits, timeout_ms)),
+        );
         let refs: Vec<&Expr> = gs.iter().collect();
         // The exact engine: the passing members of the admitted set.
         let passing = refs.iter().try_fold(admitted.clone(), |acc, g| {
@@ -171,9 +211,9 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
     let joint: Vec<JointCheck> = guards
         .joint
         .iter()
-        .map(|g| joint_check(g, spec, timeout_ms))
+        .map(|(text, g)| joint_check(text, g, guards, spec, timeout_ms))
         .collect();
-    joint_maximal(guards, spec, &mut dims, &limits);
+    let joint_sets = joint_groups(guards, spec, &mut dims, &mut uses, timeout_ms);
     let all: Vec<Option<bool>> = dims
         .iter()
         .map(|d| d.sound)
@@ -191,67 +231,240 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
         dims,
         joint,
         unrecognized: spec.unrecognized.clone(),
+        joint_sets,
+        guards: uses,
     }
 }
 
-/// With guards linking sizes, the maximal spec of each linked size must hold for every value of
-/// the others: solve the groups jointly within the spec's ranges and replace `maximal_spec`.
-fn joint_maximal(guards: &GuardSet, spec: &Spec, dims: &mut [VerifyDim], limits: &Limits) {
+/// What became of a one-size guard over the admitted values: solved by the engine, else proved
+/// by Z3, else undecided with the reason.
+fn guard_use(
+    g: &Expr,
+    name: &str,
+    var: &str,
+    admitted: &DimSet,
+    limits: &Limits,
+    timeout_ms: u32,
+) -> GuardUse {
+    let (fate, reason) = match solve(g, var, admitted, limits) {
+        Outcome::Solved {
+            method: Method::Periodic { .. },
+            ..
+        } => (GuardFate::Periodic, None),
+        Outcome::Solved {
+            method: Method::Enumeration { .. },
+            ..
+        } => (GuardFate::Enumeration, None),
+        Outcome::Undecided { reason } => match check_set(&[g], var, admitted, 1, timeout_ms) {
+            Verdict::Proved => (GuardFate::Z3, None),
+            Verdict::Refuted(xs) => (
+                GuardFate::Undecided,
+                Some(format!(
+                    "{reason}; Z3 found {} failing, so it is not true for every admitted value",
+                    xs.first().copied().unwrap_or_default()
+                )),
+            ),
+            Verdict::Unknown(z) => (GuardFate::Undecided, Some(format!("{reason}; Z3: {z}"))),
+        },
+    };
+    GuardUse {
+        guard: g.to_string(),
+        sizes: vec![name.to_string()],
+        error: None,
+        fate,
+        reason,
+    }
+}
+
+/// The spec's entry for a size of the guards (a dimension's source or name).
+fn spec_of<'a>(guards: &GuardSet, spec: &'a Spec, size: &str) -> Option<&'a SpecDim> {
+    match guards
+        .dims
+        .iter()
+        .find(|(n, s, _)| s.as_deref().unwrap_or(n) == size)
+    {
+        Some((n, s, _)) => spec.lookup(n, s.as_deref()),
+        None => spec.lookup(size, Some(size)),
+    }
+}
+
+/// Every group of sizes linked by guards, solved jointly over the spec's sets (the product of
+/// what the spec admits, sizes sharing one `Dim` equal): the joint set, the largest sound box,
+/// each linking guard's fate. A linked size's `maximal_spec` becomes its side of the largest
+/// box when the linking guards reject some combination, else the largest `Dim` among the values
+/// that pass with every value of the others.
+fn joint_groups(
+    guards: &GuardSet,
+    spec: &Spec,
+    dims: &mut [VerifyDim],
+    uses: &mut Vec<GuardUse>,
+    timeout_ms: u32,
+) -> Vec<dimguard_solver::report::JointReport> {
     if guards.joint.is_empty() {
-        return;
+        return vec![];
     }
     let mut all: Vec<Expr> = guards
         .dims
         .iter()
         .flat_map(|(_, _, gs)| gs.iter().cloned())
         .collect();
-    all.extend(guards.joint.iter().filter_map(|t| parse_guard(t).ok()));
-    let mut ranges = std::collections::BTreeMap::new();
-    let mut sizes = Vec::new();
+    let first_joint = all.len();
+    all.extend(guards.joint.iter().map(|(_, e)| e.clone()));
+    let mut sizes: Vec<String> = guards
+        .dims
+        .iter()
+        .map(|(n, s, _)| s.clone().unwrap_or_else(|| n.clone()))
+        .collect();
     for e in &all {
         for a in e.atoms() {
-            let a = a.to_string();
-            if let Some(set) = spec.lookup(&a, Some(&a)).and_then(|d| d.admitted.as_ref()) {
-                if let (Some(lo), Some(hi)) = (set.min(), set.max()) {
-                    ranges.insert(a.clone(), (lo, hi));
-                }
-            }
-            if !sizes.contains(&a) {
-                sizes.push(a);
+            if !sizes.iter().any(|s| **s == *a) {
+                sizes.push(a.to_string());
             }
         }
     }
+    // What the spec admits: its range, its progression as a guard, one Dim shared as equality.
+    let mut ranges = BTreeMap::new();
+    let mut by_dim: BTreeMap<String, String> = BTreeMap::new();
+    for size in &sizes {
+        let Some(sd) = spec_of(guards, spec, size) else {
+            continue;
+        };
+        let Some(set) = &sd.admitted else { continue };
+        if let (Some(lo), Some(hi)) = (set.min(), set.max()) {
+            ranges.insert(size.clone(), (lo, hi));
+        }
+        if let Some(p) = set.as_progression().filter(|p| p.modulus > 1) {
+            all.push(Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::Mod(
+                    Box::new(Expr::sym(size)),
+                    Box::new(Expr::int(p.modulus)),
+                )),
+                Box::new(Expr::int(p.residue)),
+            ));
+        }
+        match by_dim.get(&sd.name) {
+            Some(first) => all.push(Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::sym(size)),
+                Box::new(Expr::sym(first)),
+            )),
+            None => {
+                by_dim.insert(sd.name.clone(), size.clone());
+            }
+        }
+    }
+    let budget = Budget::default();
+    let z3 = box_prover(timeout_ms);
+    let name_of = |v: &str| {
+        guards
+            .dims
+            .iter()
+            .find(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
+            .map_or(v.to_string(), |(n, _, _)| n.clone())
+    };
+    let mut out = Vec::new();
     for grp in joint::group(&all, &sizes) {
         if grp.roots.len() < 2 {
             continue;
         }
-        let solved = joint::solve_group(&grp, &ranges, limits);
+        let solved = joint::solve_group_with(&grp, &ranges, &budget, Some(&z3));
+        // The linking guards' fates (one-size guards keep their own, over the spec's set).
+        for (k, &o) in grp.origin.iter().enumerate() {
+            if o >= first_joint && o - first_joint < guards.joint.len() {
+                let (fate, reason) = solved.fates[k].label();
+                let (text, e) = &guards.joint[o - first_joint];
+                uses.push(GuardUse {
+                    guard: text.clone(),
+                    sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
+                    error: None,
+                    fate,
+                    reason,
+                });
+            }
+        }
+        for &o in &grp.relations {
+            if o >= first_joint && o - first_joint < guards.joint.len() {
+                let (text, e) = &guards.joint[o - first_joint];
+                uses.push(GuardUse {
+                    guard: text.clone(),
+                    sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
+                    error: None,
+                    fate: GuardFate::Relation,
+                    reason: None,
+                });
+            }
+        }
+        let spec_name = |v: &str| spec_of(guards, spec, v).map_or(name_of(v), |d| d.name.clone());
+        let linked = joint::linked(&solved, &grp, &budget, &spec_name, &spec_name, &|v| {
+            let (lo, hi) = joint::root_range(&grp, v, &ranges);
+            DimSet::interval(lo, hi).count()
+        });
         for d in dims.iter_mut() {
             let var = d.source.clone().unwrap_or_else(|| d.name.clone());
-            if !grp.roots.contains(&var) {
+            let Some(m) = grp.members.iter().find(|m| m.name == var) else {
                 continue;
-            }
-            d.maximal_spec = match (&solved.undecided, solved.accepted.get(&var)) {
-                (None, Some(acc)) => {
-                    let name = spec
-                        .lookup(&var, Some(&var))
-                        .map_or(d.name.clone(), |sd| sd.name.clone());
-                    rank(acc, None, 1)
-                        .progressions
-                        .first()
-                        .map(|p| dim_code(&name, p))
-                }
+            };
+            let name = spec_of(guards, spec, &var).map_or(d.name.clone(), |sd| sd.name.clone());
+            d.maximal_spec = match (&solved.undecided, &linked) {
                 (Some(why), _) => {
                     d.note.get_or_insert_with(|| format!("joint guards: {why}"));
                     None
                 }
-                _ => None,
+                (None, Some(l)) if l.restricts() => l.side(m).map(|p| dim_code(&name, &p)),
+                _ => solved.accepted.get(&m.root).and_then(|acc| {
+                    let acc = m.image(acc).ok()?;
+                    rank(&acc, None, 1)
+                        .progressions
+                        .first()
+                        .map(|p| dim_code(&name, p))
+                }),
             };
         }
+        if let Some(l) = linked {
+            out.push(l.report);
+        }
     }
+    // Linking guards of groups that reduced to one size (equal sizes).
+    for (text, e) in &guards.joint {
+        if !uses.iter().any(|u| &u.guard == text) {
+            uses.push(GuardUse {
+                guard: text.clone(),
+                sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
+                error: None,
+                fate: GuardFate::Joint,
+                reason: None,
+            });
+        }
+    }
+    out
 }
 
-fn joint_check(text: &str, spec: &Spec, timeout_ms: u32) -> JointCheck {
+/// Decides one linking guard over the spec's box by the joint search (exhaustive, exact) when
+/// Z3 could not: a real failing combination, or "every combination passes" when the box is
+/// small enough to have been searched tuple by tuple ([`RECHECK_LIMIT`]).
+fn joint_search(g: &Expr, named: &[(&str, &DimSet)]) -> Option<Result<(), Vec<i128>>> {
+    let names: Vec<String> = named.iter().map(|(n, _)| n.to_string()).collect();
+    let sets: Vec<DimSet> = named.iter().map(|(_, s)| (*s).clone()).collect();
+    let js = solve_joint(&names, &sets, std::slice::from_ref(g), &Budget::default());
+    if js.undecided.is_some() {
+        return None;
+    }
+    if let Some(t) = js.rejected_examples(1).into_iter().next() {
+        let env = |a: &str| names.iter().position(|n| n == a).map(|i| t[i]);
+        // Re-checked with the exact evaluator: it really fails.
+        return (!matches!(g.eval(&env), Ok(Value::Bool(true)))).then_some(Err(t));
+    }
+    (js.box_count() <= RECHECK_LIMIT).then_some(Ok(()))
+}
+
+fn joint_check(
+    text: &str,
+    g: &Expr,
+    guards: &GuardSet,
+    spec: &Spec,
+    timeout_ms: u32,
+) -> JointCheck {
     let mut out = JointCheck {
         guard: text.to_string(),
         sound: None,
@@ -259,17 +472,11 @@ fn joint_check(text: &str, spec: &Spec, timeout_ms: u32) -> JointCheck {
         certificate: Certificate::None,
         note: None,
     };
-    let g = match parse_guard(text) {
-        Ok(g) => g,
-        Err(e) => {
-            out.note = Some(e.message);
-            return out;
-        }
-    };
+    let g = g.clone();
     let atoms: Vec<String> = g.atoms().iter().map(|a| a.to_string()).collect();
     let mut sets = Vec::new();
     for a in &atoms {
-        match spec.lookup(a, Some(a)).and_then(|d| d.admitted.clone()) {
+        match spec_of(guards, spec, a).and_then(|d| d.admitted.clone()) {
             Some(s) => sets.push(s),
             None => {
                 out.note = Some(format!("the spec does not cover `{a}`"));
@@ -280,7 +487,7 @@ fn joint_check(text: &str, spec: &Spec, timeout_ms: u32) -> JointCheck {
     // One Dim object for several sizes makes them equal: check over the shared values.
     let names: Vec<Option<String>> = atoms
         .iter()
-        .map(|a| spec.lookup(a, Some(a)).map(|d| d.name.clone()))
+        .map(|a| spec_of(guards, spec, a).map(|d| d.name.clone()))
         .collect();
     let mut g = g;
     for i in 0..atoms.len() {
@@ -295,14 +502,29 @@ fn joint_check(text: &str, spec: &Spec, timeout_ms: u32) -> JointCheck {
         .iter()
         .map(|&i| (atoms[i].as_str(), &sets[i]))
         .collect();
-    match check_box(&[&g], &named, timeout_ms) {
+    let verdict = match check_box(&[&g], &named, timeout_ms) {
+        JointVerdict::Unknown(why) => match joint_search(&g, &named) {
+            Some(Ok(())) => {
+                out.certificate = Certificate::Enumeration;
+                JointVerdict::Proved
+            }
+            Some(Err(p)) => {
+                out.certificate = Certificate::Enumeration;
+                JointVerdict::Refuted(p)
+            }
+            None => JointVerdict::Unknown(why),
+        },
+        v => {
+            out.certificate = Certificate::Z3;
+            v
+        }
+    };
+    match verdict {
         JointVerdict::Proved => {
             out.sound = Some(true);
-            out.certificate = Certificate::Z3;
         }
         JointVerdict::Refuted(p) => {
             out.sound = Some(false);
-            out.certificate = Certificate::Z3;
             let mut ce: std::collections::BTreeMap<String, i128> = live
                 .iter()
                 .map(|&i| atoms[i].clone())
@@ -317,7 +539,10 @@ fn joint_check(text: &str, spec: &Spec, timeout_ms: u32) -> JointCheck {
             }
             out.counterexample = Some(ce);
         }
-        JointVerdict::Unknown(why) => out.note = Some(why),
+        JointVerdict::Unknown(why) => {
+            out.certificate = Certificate::None;
+            out.note = Some(why);
+        }
     }
     out
 }
@@ -368,8 +593,8 @@ mod tests {
 
     #[test]
     fn maximal_specs_respect_joint_guards() {
-        // h*w must be a multiple of 16 for every pair: with w free in 2..64, h must be a
-        // multiple of 16 itself.
+        // h*w must be a multiple of 16 for every pair: the maximal specs together are the
+        // largest sound box, at least as large as "h a multiple of 16, any w" (12 x 63).
         let g = GuardSet::read("(L['x'].size()[2] * L['x'].size()[3]) % 16 == 0\n").unwrap();
         let s = spec::read("h = Dim('h', min=2, max=200)\nw = Dim('w', min=2, max=64)\ndynamic_shapes = {'x': {2: h, 3: w}}\n").unwrap();
         let r = verify(&g, &s, 5_000);
@@ -380,10 +605,20 @@ mod tests {
             .find(|d| d.name == "L['x'].size()[2]")
             .unwrap();
         assert_eq!(h.sound, Some(true), "no one-size guard of its own");
-        assert_eq!(
-            h.maximal_spec.as_deref(),
-            Some("_h = Dim('_h', min=1, max=12)\nh = 16*_h")
-        );
+        let b = r.joint_sets[0].largest_box.as_ref().unwrap();
+        assert!(b.count >= 12 * 63 && b.maximal, "{b:?}");
+        for d in &r.dims {
+            assert!(b
+                .sides
+                .iter()
+                .any(|s| Some(&s.code) == d.maximal_spec.as_ref()));
+        }
+        let (x, y) = (&b.sides[0], &b.sides[1]);
+        for a in (x.lo..=x.hi).step_by(x.modulus as usize) {
+            for c in (y.lo..=y.hi).step_by(y.modulus as usize) {
+                assert_eq!((a * c) % 16, 0, "{a} {c}");
+            }
+        }
         // Through the joint solver directly:
         let e = parse_guard("(h * w) % 16 == 0").unwrap();
         let groups = joint::group(&[e], &[]);
@@ -394,6 +629,104 @@ mod tests {
         let solved = joint::solve_group(&groups[0], &ranges, &Limits::default());
         assert!(solved.accepted["h"].iter().all(|h| h % 16 == 0));
         assert_eq!(solved.accepted["h"].count(), 12);
+    }
+
+    #[test]
+    fn joint_sets_over_the_spec_match_brute_force() {
+        let g = GuardSet::read(
+            "(L['x'].size()[2] * L['x'].size()[3]) % 16 == 0\nL['x'].size()[2] + L['x'].size()[3] <= 90\nL['x'].size()[2] % 3 != 1\n",
+        )
+        .unwrap();
+        let s = spec::read("h = Dim('h', min=2, max=60)\n_w = Dim('_w', min=1, max=30)\nw = 2*_w\ndynamic_shapes = {'x': {2: h, 3: w}}\n").unwrap();
+        let r = verify(&g, &s, 5_000);
+        let pass = |h: i128, w: i128| (h * w) % 16 == 0 && h + w <= 90 && h % 3 != 1;
+        let hs: Vec<i128> = (2..=60).collect();
+        let ws: Vec<i128> = (1..=30).map(|k| 2 * k).collect();
+        let want = hs
+            .iter()
+            .flat_map(|&h| ws.iter().map(move |&w| (h, w)))
+            .filter(|&(h, w)| pass(h, w))
+            .count() as u128;
+        assert_eq!(r.joint_sets.len(), 1, "{r:?}");
+        let j = &r.joint_sets[0];
+        assert_eq!(j.accepted, want);
+        let at = |t: &[i128], name: &str| t[j.dims.iter().position(|d| d == name).unwrap()];
+        for t in &j.rejected_examples {
+            assert!(!pass(at(t, "h"), at(t, "w")), "{t:?}");
+        }
+        // The largest box is sound, and it is what `maximal` suggests for each size.
+        let b = j.largest_box.as_ref().unwrap();
+        let side = |name: &str| &b.sides[j.dims.iter().position(|d| d == name).unwrap()];
+        let (sh, sw) = (side("h"), side("w"));
+        for h in (sh.lo..=sh.hi).step_by(sh.modulus as usize) {
+            for w in (sw.lo..=sw.hi).step_by(sw.modulus as usize) {
+                assert!(pass(h, w), "{h} {w}");
+            }
+        }
+        for d in &r.dims {
+            let name = if d.name.ends_with("[2]") { "h" } else { "w" };
+            assert_eq!(
+                d.maximal_spec.as_ref(),
+                Some(&side(name).code),
+                "{}",
+                d.name
+            );
+        }
+        // Every guard accounted for: the one-size guard solved, the linking ones jointly.
+        assert_eq!(r.guards.len(), 3, "{:?}", r.guards);
+        assert_eq!(
+            r.guards
+                .iter()
+                .filter(|u| u.fate == GuardFate::Joint)
+                .count(),
+            2,
+            "{:?}",
+            r.guards
+        );
+        assert_eq!(r.sound, Some(false));
+    }
+
+    #[test]
+    fn guards_over_several_sizes_in_a_log_are_checked() {
+        let log = include_str!("../../../tests/data/forms/product_reshape.log.txt");
+        let g = GuardSet::read(log).unwrap();
+        assert_eq!(g.joint.len(), 4);
+        let s = spec::read("a = Dim('a', min=2, max=8)\nb = Dim('b', min=2, max=512)\nc = Dim('c', min=2, max=1024)\ndynamic_shapes = {'t': {0: a, 1: b, 2: c}}\n").unwrap();
+        let r = verify(&g, &s, 5_000);
+        assert_eq!(r.joint.len(), 4);
+        assert_eq!(r.sound, Some(false));
+        assert_eq!(r.guards.len(), 4);
+        // t_1 * t_2 == 2560: the pairs that divide it, times the 7 values of t_0.
+        let pairs = (2..=512i128)
+            .filter(|b| 2560 % b == 0 && (2..=1024).contains(&(2560 / b)))
+            .count() as u128;
+        assert_eq!(r.joint_sets[0].accepted, pairs * 7);
+        // The static spec the box gives is sound.
+        let static_spec = r
+            .dims
+            .iter()
+            .map(|d| d.maximal_spec.clone().unwrap())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let fixed = spec::read(&format!(
+            "{static_spec}\ndynamic_shapes = {{'t': {{0: a, 1: b, 2: c}}}}\n"
+        ))
+        .unwrap();
+        let again = verify(&g, &fixed, 5_000);
+        assert_eq!(again.sound, Some(true), "{static_spec}: {again:?}");
+    }
+
+    #[test]
+    fn the_joint_search_decides_a_guard_z3_cannot() {
+        let g = parse_guard("(a * b) % 7 != 3").unwrap();
+        let (a, b) = (DimSet::interval(1, 20), DimSet::interval(1, 20));
+        let Some(Err(t)) = joint_search(&g, &[("a", &a), ("b", &b)]) else {
+            panic!("a failing pair exists");
+        };
+        assert_eq!((t[0] * t[1]) % 7, 3);
+        let g = parse_guard("(a * b) % 7 != 3").unwrap();
+        let a = DimSet::progression(7, 70, 7, 0);
+        assert_eq!(joint_search(&g, &[("a", &a), ("b", &b)]), Some(Ok(())));
     }
 
     #[test]

@@ -12,8 +12,9 @@ use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
 use crate::python::{self, dim_code, py_name};
 use crate::report::{
-    Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardMethod, GuardReport, LineDim,
-    LineReport, LinkedGroup, Padding, Proof, RelationReport, Report, Status, Suggestion,
+    Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardFate, GuardMethod, GuardReport,
+    GuardUse, LineDim, LineReport, LinkedGroup, Padding, Proof, RelationReport, Report, Status,
+    Suggestion,
 };
 use crate::suggest::{self, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression};
@@ -71,10 +72,27 @@ pub fn read(text: &str, opts: &mut Options) -> Result<Message, Error> {
 
 /// Diagnoses a message already read.
 pub fn diagnose(msg: &Message, opts: &Options) -> Report {
+    diagnose_with(msg, opts, None)
+}
+
+/// [`diagnose`], with a validity oracle (Z3, `dimguard-prove::box_prover`) asked about guards
+/// over several sizes before they are called undecided (a group too wide for the joint search,
+/// a guard outside its methods).
+pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover>) -> Report {
     let mut dims: Vec<DimReport> = msg.dims.iter().map(|d| dim_report(d, msg, opts)).collect();
-    let linked = linked_groups(msg, opts);
-    let joint = crate::forms::explain::joint_guards(&linked, msg, &opts.limits);
-    crate::forms::explain::mark_linked(&mut dims, &joint);
+    let sized = size_guards(msg);
+    let sizes: Vec<String> = msg.dims.iter().map(var_of).collect();
+    let groups = if msg.joint.is_empty() && msg.equalities.is_empty() && msg.relations.is_empty() {
+        vec![]
+    } else {
+        joint::group(&sized.guards, &sizes)
+    };
+    let mut fates = Fates::new();
+    let linked = linked_groups(msg, opts, &groups, &mut fates);
+    let solved = joint_groups(msg, opts, prover, &groups, &mut fates);
+    let joint = crate::forms::explain::joint_guards(&linked, &groups, &solved, msg);
+    crate::forms::explain::link_dims(&mut dims, &solved, msg);
+    let guards = accounting(msg, &dims, &sized, &fates);
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent
         .iter()
@@ -108,9 +126,245 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
         unreadable: msg.unreadable.clone(),
         joint,
         runtime: None,
+        joint_sets: solved
+            .iter()
+            .filter_map(|g| g.linked.as_ref().map(|l| l.report.clone()))
+            .collect(),
+        guards,
     };
     crate::forms::explain::complete(&mut report, msg, opts);
     report
+}
+
+/// Where a guard over the message's sizes comes from.
+#[derive(Debug, Clone, Copy)]
+enum Origin {
+    /// `msg.dims[d].guards[g]`.
+    Dim(usize, usize),
+    /// `msg.joint[j]`.
+    Joint(usize),
+    /// `msg.equalities[i]`.
+    Equality(usize),
+    /// `msg.relations[i]`.
+    Relation(usize),
+}
+
+/// Every guard over the message's sizes as one list: one-size guards, guards over several
+/// sizes, and equalities and relations as `==` guards, all over the sizes' sources.
+struct Sized {
+    guards: Vec<Expr>,
+    origin: Vec<Origin>,
+    /// Relations whose right-hand side could not be read, with the reason.
+    unread: Vec<(usize, String)>,
+}
+
+fn size_guards(msg: &Message) -> Sized {
+    let var = |name: &str| {
+        msg.dims
+            .iter()
+            .find(|d| d.name == name)
+            .map(var_of)
+            .unwrap_or_else(|| name.to_string())
+    };
+    let mut out = Sized {
+        guards: vec![],
+        origin: vec![],
+        unread: vec![],
+    };
+    for (di, d) in msg.dims.iter().enumerate() {
+        for (gi, g) in d.guards.iter().enumerate() {
+            out.guards.push(g.expr.clone());
+            out.origin.push(Origin::Dim(di, gi));
+        }
+    }
+    for (ji, g) in msg.joint.iter().enumerate() {
+        out.guards.push(g.expr.clone());
+        out.origin.push(Origin::Joint(ji));
+    }
+    for (i, (a, b)) in msg.equalities.iter().enumerate() {
+        out.guards.push(Expr::Cmp(
+            CmpOp::Eq,
+            Box::new(Expr::sym(&var(b))),
+            Box::new(Expr::sym(&var(a))),
+        ));
+        out.origin.push(Origin::Equality(i));
+    }
+    for (i, r) in msg.relations.iter().enumerate() {
+        // `dy = dx + 1`: the right-hand side names dimensions; rewrite it over their sizes.
+        let mut rhs = match crate::syntax::parse_expr(&r.expr) {
+            Ok(e) => e,
+            Err(e) => {
+                out.unread.push((i, e.message));
+                continue;
+            }
+        };
+        for d in &msg.dims {
+            rhs = rhs.substitute(&d.name, &Expr::sym(&var_of(d)));
+        }
+        out.guards.push(Expr::Cmp(
+            CmpOp::Eq,
+            Box::new(Expr::sym(&var(&r.name))),
+            Box::new(rhs),
+        ));
+        out.origin.push(Origin::Relation(i));
+    }
+    out
+}
+
+/// Each size guard's fate (`fate`, reason), by its index in [`Sized`]'s list.
+type Fates = BTreeMap<usize, (GuardFate, Option<String>)>;
+
+/// A group of independent sizes linked by guards, solved jointly.
+#[derive(Debug, Clone)]
+pub(crate) struct JointGroup {
+    /// The group.
+    pub grp: joint::Group,
+    /// Its solution.
+    pub solved: joint::Solved,
+    /// Its joint set as reported, with the largest box (absent when a size's own guard was
+    /// undecided, so the search never ran).
+    pub linked: Option<joint::Linked>,
+}
+
+/// The dimension name of a size (its source, or its name), for reports.
+fn name_of(msg: &Message, v: &str) -> String {
+    msg.dims
+        .iter()
+        .find(|d| var_of(d) == v)
+        .map_or(v.to_string(), |d| d.name.clone())
+}
+
+/// Solves every group of several independent sizes with the joint engine (within the default
+/// budget, asking `prover` before calling a guard undecided), and records each guard's fate.
+fn joint_groups(
+    msg: &Message,
+    opts: &Options,
+    prover: Option<joint::Prover>,
+    groups: &[joint::Group],
+    fates: &mut Fates,
+) -> Vec<JointGroup> {
+    let ranges: BTreeMap<String, (i128, i128)> = msg
+        .dims
+        .iter()
+        .map(|d| {
+            (
+                var_of(d),
+                d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX)),
+            )
+        })
+        .collect();
+    let budget = crate::linked::Budget {
+        limits: opts.limits,
+        ..Default::default()
+    };
+    let mut out = Vec::new();
+    for grp in groups.iter().filter(|g| g.roots.len() > 1) {
+        let solved = joint::solve_group_with(grp, &ranges, &budget, prover);
+        record_fates(grp, &solved, fates);
+        let linked = joint::linked(
+            &solved,
+            grp,
+            &budget,
+            &|v| name_of(msg, v),
+            &|v| name_of(msg, v),
+            &|v| {
+                let (lo, hi) = joint::root_range(grp, v, &ranges);
+                DimSet::interval(lo, hi).count()
+            },
+        );
+        out.push(JointGroup {
+            grp: grp.clone(),
+            solved,
+            linked,
+        });
+    }
+    out
+}
+
+/// Each guard's fate in a solved group, by its index in the message's size guards.
+fn record_fates(grp: &joint::Group, solved: &joint::Solved, fates: &mut Fates) {
+    for (k, &o) in grp.origin.iter().enumerate() {
+        fates.insert(o, solved.fates[k].label());
+    }
+    for &o in &grp.relations {
+        fates.insert(o, (GuardFate::Relation, None));
+    }
+}
+
+/// Every guard of the message and what became of it.
+fn accounting(msg: &Message, dims: &[DimReport], sized: &Sized, fates: &Fates) -> Vec<GuardUse> {
+    let names = |e: &Expr| -> Vec<String> {
+        e.atoms()
+            .iter()
+            .map(|a| name_of(msg, a))
+            .collect::<Vec<_>>()
+    };
+    let mut out = Vec::new();
+    for (i, o) in sized.origin.iter().enumerate() {
+        let (guard, sizes) = match *o {
+            Origin::Dim(di, gi) => (
+                msg.dims[di].guards[gi].text.clone(),
+                vec![msg.dims[di].name.clone()],
+            ),
+            Origin::Joint(j) => (msg.joint[j].text.clone(), names(&msg.joint[j].expr)),
+            Origin::Equality(k) => {
+                let (a, b) = &msg.equalities[k];
+                (format!("{b} == {a}"), vec![a.clone(), b.clone()])
+            }
+            Origin::Relation(k) => {
+                let r = &msg.relations[k];
+                (format!("{} == {}", r.name, r.expr), names(&sized.guards[i]))
+            }
+        };
+        let (fate, reason) = fates.get(&i).cloned().unwrap_or_else(|| match *o {
+            Origin::Dim(di, gi) => match dims[di].guards.get(gi) {
+                Some(g) => match g.method {
+                    GuardMethod::Periodic => (GuardFate::Periodic, None),
+                    GuardMethod::Enumeration => (GuardFate::Enumeration, None),
+                    GuardMethod::Undecided => (GuardFate::Undecided, dims[di].undecided.clone()),
+                },
+                None => (GuardFate::Specialized, None),
+            },
+            Origin::Equality(_) | Origin::Relation(_) => (GuardFate::Relation, None),
+            Origin::Joint(_) => (GuardFate::Undecided, Some("not grouped".into())),
+        });
+        out.push(GuardUse {
+            guard,
+            sizes,
+            error: None,
+            fate,
+            reason,
+        });
+    }
+    for (k, why) in &sized.unread {
+        let r = &msg.relations[*k];
+        out.push(GuardUse {
+            guard: format!("{} == {}", r.name, r.expr),
+            sizes: vec![r.name.clone()],
+            error: Some(why.clone()),
+            fate: GuardFate::Unparsed,
+            reason: None,
+        });
+    }
+    for g in &msg.data_dependent {
+        out.push(GuardUse {
+            guard: g.text.clone(),
+            sizes: g.expr.atoms().iter().map(|a| a.to_string()).collect(),
+            error: None,
+            fate: GuardFate::DataDependent,
+            reason: None,
+        });
+    }
+    for u in &msg.unreadable {
+        out.push(GuardUse {
+            guard: u.text.clone(),
+            sizes: vec![],
+            error: Some(u.reason.clone()),
+            fate: GuardFate::Unparsed,
+            reason: None,
+        });
+    }
+    out
 }
 
 /// Groups the guards by the line they come from: per line, what its guards together require of
@@ -201,63 +455,28 @@ fn var_of(d: &DimEntry) -> String {
     d.source.clone().unwrap_or_else(|| d.name.clone())
 }
 
-fn linked_groups(msg: &Message, opts: &Options) -> Vec<LinkedGroup> {
-    if msg.equalities.is_empty() && msg.relations.is_empty() && msg.joint.is_empty() {
-        return vec![];
-    }
-    let var = |name: &str| {
-        msg.dims
-            .iter()
-            .find(|d| d.name == name)
-            .map(var_of)
-            .unwrap_or_else(|| name.to_string())
-    };
-    let mut guards: Vec<Expr> = msg
-        .dims
-        .iter()
-        .flat_map(|d| d.guards.iter().map(|g| g.expr.clone()))
-        .chain(msg.joint.iter().map(|g| g.expr.clone()))
-        .collect();
-    for (a, b) in &msg.equalities {
-        guards.push(Expr::Cmp(
-            CmpOp::Eq,
-            Box::new(Expr::sym(&var(b))),
-            Box::new(Expr::sym(&var(a))),
-        ));
-    }
-    for r in &msg.relations {
-        // `dy = dx + 1`: the right-hand side names dimensions; rewrite it over their sizes.
-        let Ok(mut rhs) = crate::syntax::parse_expr(&r.expr) else {
-            continue;
-        };
-        for d in &msg.dims {
-            rhs = rhs.substitute(&d.name, &Expr::sym(&var_of(d)));
-        }
-        guards.push(Expr::Cmp(
-            CmpOp::Eq,
-            Box::new(Expr::sym(&var(&r.name))),
-            Box::new(rhs),
-        ));
-    }
-    let sizes: Vec<String> = msg.dims.iter().map(var_of).collect();
+/// Groups of sizes that reduce to one root (equalities, relations): one `Dim` for the root,
+/// derived dims for the others.
+fn linked_groups(
+    msg: &Message,
+    opts: &Options,
+    groups: &[joint::Group],
+    fates: &mut Fates,
+) -> Vec<LinkedGroup> {
     let ranges: BTreeMap<String, (i128, i128)> = msg
         .dims
         .iter()
         .filter_map(|d| d.range.map(|r| (var_of(d), r)))
         .collect();
-    let name_of = |v: &str| {
-        msg.dims
-            .iter()
-            .find(|d| var_of(d) == v)
-            .map_or(v.to_string(), |d| d.name.clone())
-    };
+    let name_of = |v: &str| name_of(msg, v);
     let mut out = Vec::new();
-    for grp in joint::group(&guards, &sizes) {
+    for grp in groups {
         if grp.members.len() < 2 || grp.roots.len() != 1 {
             continue;
         }
         let root = grp.roots[0].clone();
-        let solved = joint::solve_group(&grp, &ranges, &opts.limits);
+        let solved = joint::solve_group(grp, &ranges, &opts.limits);
+        record_fates(grp, &solved, fates);
         let members: Vec<[String; 2]> = grp
             .members
             .iter()
@@ -346,6 +565,9 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
         torch_fix: None,
         undecided: None,
         advice: vec![],
+        linked_with: vec![],
+        with_some_partner: None,
+        box_side: None,
     };
     let example = example_for(opts, &d.name);
     if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
@@ -796,6 +1018,10 @@ fn dynamic_shapes_block(
         }
     }
     for d in dims.iter().filter(|d| !in_group(&d.name)) {
+        if let Some(s) = &d.box_side {
+            block.code(&s.code);
+            continue;
+        }
         match d.suggestions.first() {
             Some(s) if d.status == Status::Spurious => {
                 block.code(&python::dim_auto(&d.name, s.lo, s.hi))

@@ -14,11 +14,16 @@
 //!
 //! Every guard ends with a [`Fate`]: solved, proved by Z3, or undecided with its reason.
 
+use crate::diagnose::unchecked_suggestion;
 use crate::engine::{solve, Limits, Method, Outcome};
-use crate::linked::{solve_joint, Budget, JointSet, Tree};
+use crate::expr::Value;
+use crate::linked::{box_through, largest_box, solve_joint, Budget, JointSet, LargestBox, Tree};
 use crate::num::{self, Q};
-use crate::report::{GuardFate, Undecided};
-use crate::types::{CmpOp, DimSet, Expr};
+use crate::report::{
+    BoxReport, Certificate, Feasible, GuardFate, JointReport, JointSearch, JointUndecided, Proof,
+    Undecided,
+};
+use crate::types::{CmpOp, DimSet, Expr, Progression};
 use num_traits::{Signed, Zero};
 use std::collections::BTreeMap;
 
@@ -50,6 +55,23 @@ pub struct Group {
     pub relations: Vec<usize>,
 }
 
+impl Member {
+    /// The member's values for the root's values `set` (`coef * x + offset`).
+    pub fn image(&self, set: &DimSet) -> Result<DimSet, crate::Error> {
+        set.affine_image(self.coef, self.offset)
+    }
+
+    /// The member's progression for the root's progression `p`: what a derived `Dim` admits.
+    pub fn side(&self, p: &Progression) -> Progression {
+        Progression {
+            lo: self.coef * p.lo + self.offset,
+            hi: self.coef * p.hi + self.offset,
+            modulus: self.coef * p.modulus,
+            residue: (self.coef * p.residue + self.offset).rem_euclid(self.coef * p.modulus),
+        }
+    }
+}
+
 /// What happened to one guard of a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fate {
@@ -60,6 +82,17 @@ pub enum Fate {
     Proved,
     /// Not decided, with the reason (and Z3's answer when it was asked).
     Undecided(Undecided),
+}
+
+impl Fate {
+    /// The reports' `fate` and, for an undecided guard, the reason.
+    pub fn label(&self) -> (GuardFate, Option<String>) {
+        match self {
+            Fate::Solved(how) => (*how, None),
+            Fate::Proved => (GuardFate::Z3, None),
+            Fate::Undecided(why) => (GuardFate::Undecided, Some(why.to_string())),
+        }
+    }
 }
 
 /// Z3's answer to "does every point of this box pass these guards?".
@@ -250,7 +283,11 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
 }
 
 /// The root's range implied by the members' ranges (`lo <= coef*root + offset <= hi`).
-fn root_range(grp: &Group, root: &str, ranges: &BTreeMap<String, (i128, i128)>) -> (i128, i128) {
+pub fn root_range(
+    grp: &Group,
+    root: &str,
+    ranges: &BTreeMap<String, (i128, i128)>,
+) -> (i128, i128) {
     let mut lo = i128::MIN / 4;
     let mut hi = i128::MAX / 4;
     for m in grp.members.iter().filter(|m| m.root == root) {
@@ -452,6 +489,221 @@ pub fn solve_group_with(
     }
     out.joint = Some(js);
     out
+}
+
+/// Tuples of a largest box above which it is re-checked at a sample only.
+pub const BOX_RECHECK: u128 = 256;
+
+/// Guard evaluations the re-check of a largest box may spend (the exact evaluator costs
+/// microseconds per evaluation on guards of thousands of characters): past it, fewer tuples.
+const BOX_RECHECK_WORK: u128 = 40_000;
+
+/// The tuples of a box (one progression per side) its re-check evaluates: all of them when
+/// there are at most [`BOX_RECHECK`] and the work allows, else every corner and tuples spread
+/// evenly over the box, at most as many as the work allows (at least 16).
+fn box_sample(sides: &[Progression], count: u128, guards: usize) -> Vec<Vec<i128>> {
+    let per = (BOX_RECHECK_WORK / (guards.max(1) as u128)).max(16);
+    let n = BOX_RECHECK.min(per);
+    let nth = |mut k: u128| -> Vec<i128> {
+        let mut t = vec![0; sides.len()];
+        for (l, p) in sides.iter().enumerate().rev() {
+            let c = p.count().max(1);
+            t[l] = p.lo + (k % c) as i128 * p.modulus;
+            k /= c;
+        }
+        t
+    };
+    if count <= n {
+        return (0..count).map(nth).collect();
+    }
+    let mut out: Vec<Vec<i128>> = Vec::new();
+    for mask in 0..(1u32 << sides.len().min(16)) {
+        let t: Vec<i128> = sides
+            .iter()
+            .enumerate()
+            .map(|(l, p)| if mask >> l & 1 == 1 { p.hi } else { p.lo })
+            .collect();
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    let step = count / n;
+    for k in 0..n {
+        let t = nth(k * step + step / 2);
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// A group's joint set as the reports carry it (`check`'s `joint`, `diagnose`'s and `verify`'s
+/// `joint_sets`), and its largest sound box.
+#[derive(Debug, Clone)]
+pub struct Linked {
+    /// The report entry.
+    pub report: JointReport,
+    /// The largest box of one progression per root, in the joint set's level order.
+    pub largest: Option<LargestBox>,
+    /// The joint set (in root names).
+    pub joint: JointSet,
+}
+
+impl Linked {
+    /// The side of the largest box for `member` (a root or a size derived from one).
+    pub fn side(&self, member: &Member) -> Option<Progression> {
+        let b = self.largest.as_ref()?;
+        let l = self.joint.level(&member.root)?;
+        Some(member.side(&b.sides[l]))
+    }
+
+    /// When the largest box leaves out `point` (one value per root, in the joint set's level
+    /// order: the traced sizes), a sound box through it ([`box_through`]); `None` when the
+    /// largest box holds the point or the point is not in the joint set. Torch refuses a spec
+    /// that excludes its example inputs, so this is the box a spec for that export must use.
+    pub fn example_box(&self, point: &[i128]) -> Option<LargestBox> {
+        let holds = |b: &LargestBox| {
+            b.sides.iter().zip(point).all(|(s, &x)| {
+                x >= s.lo && x <= s.hi && (x - s.residue).rem_euclid(s.modulus.max(1)) == 0
+            })
+        };
+        if self.largest.as_ref().is_some_and(holds) {
+            return None;
+        }
+        box_through(&self.joint.tree, point)
+    }
+
+    /// The traced tuple of the group in the joint set's level order: each root's value from a
+    /// member whose traced size `traced` knows (`None` when some root has none).
+    pub fn point(&self, grp: &Group, traced: &dyn Fn(&str) -> Option<i128>) -> Option<Vec<i128>> {
+        self.joint
+            .sizes
+            .iter()
+            .map(|root| {
+                grp.members
+                    .iter()
+                    .filter(|m| &m.root == root)
+                    .find_map(|m| {
+                        let v = traced(&m.name)? - m.offset;
+                        (v % m.coef == 0).then(|| v / m.coef)
+                    })
+            })
+            .collect()
+    }
+
+    /// Whether the linking guards reject some combination of the roots' own accepted values
+    /// (or the search left some undecided): then no size of the group can take a `Dim` of its
+    /// own, only its side of the largest box.
+    pub fn restricts(&self) -> bool {
+        self.joint.undecided.is_some() || self.joint.count() < self.joint.box_count()
+    }
+}
+
+/// The report of a solved group's joint set: its boxes, the largest sound box (re-checked tuple
+/// by tuple with the exact evaluator, independently of the search), accepted examples, real
+/// failing tuples (each re-checked), the summary sentence. `name` gives a root's dimension name,
+/// `label` the name the summary uses, `claimed` how many values a root was claimed to take.
+/// `None` for a group of one root.
+pub fn linked(
+    solved: &Solved,
+    grp: &Group,
+    budget: &Budget,
+    name: &dyn Fn(&str) -> String,
+    label: &dyn Fn(&str) -> String,
+    claimed: &dyn Fn(&str) -> u128,
+) -> Option<Linked> {
+    let j = solved.joint.as_ref().filter(|_| grp.roots.len() > 1)?;
+    let lb = largest_box(&j.tree, budget);
+    let dims: Vec<String> = j.sizes.iter().map(|s| name(s)).collect();
+    let claimed_count = j
+        .sizes
+        .iter()
+        .map(|s| claimed(s))
+        .fold(1u128, |a, c| a.saturating_mul(c));
+    let (boxes, complete) = j.tree.boxes(100);
+    let holds = |t: &[i128]| {
+        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
+        grp.guards
+            .iter()
+            .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
+    };
+    let largest_box = lb.as_ref().map(|b| {
+        let mut sides: Vec<_> = b
+            .sides
+            .iter()
+            .zip(&dims)
+            .map(|(p, n)| unchecked_suggestion(n, p, Proof::Periodic))
+            .collect();
+        let tuples = box_sample(&b.sides, b.count, grp.guards.len());
+        // Past the deadline of the command's budget the re-check stops where it is.
+        let mut checked = 0;
+        let mut ok = true;
+        for t in &tuples {
+            if crate::budget::expired().is_some() {
+                break;
+            }
+            if !holds(t) {
+                ok = false;
+                break;
+            }
+            checked += 1;
+        }
+        let all = checked as u128 == b.count;
+        for s in sides.iter_mut() {
+            s.certificate = if ok && all {
+                Certificate::Enumeration
+            } else {
+                Certificate::None
+            };
+            if ok && !all {
+                s.certificate_note = Some(format!(
+                    "re-checked at {checked} of its {} tuples; exact by the joint search",
+                    b.count
+                ));
+            }
+        }
+        BoxReport {
+            count: b.count,
+            maximal: b.maximal,
+            sides,
+        }
+    });
+    let rejected: Vec<Vec<i128>> = j
+        .rejected_examples(5)
+        .into_iter()
+        .filter(|t| !holds(t))
+        .collect();
+    let mut labels: Vec<(String, String)> = j.sizes.iter().map(|s| (s.clone(), label(s))).collect();
+    labels.sort_by(|a, b| a.1.cmp(&b.1));
+    let report = JointReport {
+        dims,
+        sources: j.sizes.clone(),
+        claimed: claimed_count,
+        accepted: j.count(),
+        boxes: boxes
+            .iter()
+            .map(|b| b.iter().map(Feasible::from).collect())
+            .collect(),
+        boxes_complete: complete,
+        largest_box,
+        accepted_examples: j.tree.examples(5),
+        rejected_examples: rejected,
+        undecided: j.undecided.as_ref().map(|u| JointUndecided {
+            count: u.count,
+            reason: u.reason.clone(),
+        }),
+        summary: j.summary(&labels),
+        search: JointSearch {
+            points: j.stats.points,
+            periodic_solves: j.stats.periodic_solves,
+            shared_nodes: j.stats.shared_nodes,
+        },
+    };
+    Some(Linked {
+        report,
+        largest: lb,
+        joint: j.clone(),
+    })
 }
 
 #[cfg(test)]

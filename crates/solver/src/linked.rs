@@ -1228,15 +1228,18 @@ impl JointSet {
             );
         }
         if linked.is_empty() {
-            return format!(
-                "the guards linking {} hold for every combination of their accepted values: {}",
-                join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>()),
-                frees
-                    .iter()
-                    .map(|&l| format!("{} in {}", label(l), brief(&self.tree.projection(l))))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            let names = join_and(&frees.iter().map(|&l| label(l)).collect::<Vec<_>>());
+            let sides = frees
+                .iter()
+                .map(|&l| format!("{} in {}", label(l), brief(&self.tree.projection(l))))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return if count < self.box_count() && self.undecided.is_none() {
+                // One box, narrower than the sizes' own answers.
+                format!("{names} are linked: this program accepts every combination of {sides}, and no other")
+            } else {
+                format!("the guards linking {names} hold for every combination of their accepted values: {sides}")
+            };
         }
         let free_count: u128 = frees
             .iter()
@@ -1428,7 +1431,15 @@ impl BoxSearch {
                 // Subsets of groups: the progression lies in the union of their sets, and the
                 // rest of the box in the intersection of their continuations.
                 let exhaustive = m <= 12;
-                if !exhaustive {
+                // Past 12 groups only single groups are tried: still every box when no two
+                // groups' continuations meet (a box spanning groups needs a common
+                // continuation).
+                if !exhaustive
+                    && (m > 256
+                        || (0..m).any(|i| {
+                            (i + 1..m).any(|j| !groups[i].1.intersect(&groups[j].1).is_empty())
+                        }))
+                {
                     self.maximal = false;
                 }
                 let mut stack: Vec<(usize, Vec<usize>, Tree)> = Vec::new();

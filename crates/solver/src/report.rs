@@ -267,6 +267,13 @@ pub struct Report {
     pub joint: Vec<JointGuard>,
     /// For a run-time failure: which sizes pass, and why the size that ran fails.
     pub runtime: Option<RuntimeReport>,
+    /// Every group of independent sizes linked by guards, solved jointly: the exact set of
+    /// tuples that pass, the largest sound box, real failing tuples (`check`'s `joint` shape).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub joint_sets: Vec<JointReport>,
+    /// Every guard of the text and what became of it (`check`'s `guards` shape; `sizes` are
+    /// dimension names).
+    pub guards: Vec<GuardUse>,
 }
 
 /// The guards one line of the user's code added, and what they remove.
@@ -371,6 +378,10 @@ pub enum Status {
     Undecided,
     /// The message names the dimension but lists no guard for it.
     Unconstrained,
+    /// Guards link it to other sizes and reject some combinations of their values: which of
+    /// its values pass depends on the others (see `joint_sets`); its spec is its side of the
+    /// group's largest sound box (`box_side`).
+    Linked,
 }
 
 /// One dimension's diagnosis.
@@ -404,6 +415,17 @@ pub struct DimReport {
     pub undecided: Option<String>,
     /// What to do, in sentences.
     pub advice: Vec<String>,
+    /// The dimensions linked to this one by guards over several sizes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub linked_with: Vec<String>,
+    /// For a linked dimension: the values of `range` that pass every guard with **some** value
+    /// of the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub with_some_partner: Option<Feasible>,
+    /// For a linked dimension: its side of the group's largest sound box, the spec the
+    /// `dynamic_shapes` block uses (sound together with the other sides).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub box_side: Option<Suggestion>,
 }
 
 /// The contract's `feasible` form.
@@ -616,6 +638,13 @@ pub struct VerifyReport {
     pub joint: Vec<JointCheck>,
     /// Spec lines that were not understood.
     pub unrecognized: Vec<String>,
+    /// Every group of sizes linked by guards, solved jointly over the spec's sets: the exact set
+    /// of tuples that pass, the largest sound box, real failing tuples (`check`'s `joint`
+    /// shape).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub joint_sets: Vec<JointReport>,
+    /// Every guard and what became of it (`check`'s `guards` shape).
+    pub guards: Vec<GuardUse>,
 }
 
 /// The verdict for one dimension (contract fields first).
@@ -916,6 +945,13 @@ pub enum GuardFate {
     Undecided,
     /// Not parsed (the report carries the error).
     Unparsed,
+    /// `diagnose`: a guard of a size the code fixed to a constant (not solved: the size is
+    /// static).
+    Specialized,
+    /// `diagnose`: a guard on a data-dependent (unbacked) size, decided by a `torch._check`
+    /// (`data_dependent` entries).
+    #[serde(rename = "data_dependent")]
+    DataDependent,
 }
 
 impl GuardFate {
@@ -929,6 +965,8 @@ impl GuardFate {
             GuardFate::Z3 => "z3",
             GuardFate::Undecided => "undecided",
             GuardFate::Unparsed => "unparsed",
+            GuardFate::Specialized => "specialized",
+            GuardFate::DataDependent => "data_dependent",
         }
     }
 }

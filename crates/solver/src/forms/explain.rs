@@ -2,13 +2,15 @@
 //! guards grouped by origin, guards over several sizes, and the explanation of a `Guard failed`
 //! or input check at the size the user ran.
 
+use crate::diagnose::JointGroup;
 use crate::diagnose::{example_for, Options};
-use crate::engine::Limits;
 use crate::expr::Value;
 use crate::forms::Form;
 use crate::joint;
-use crate::message::{DimEntry, Message, DEFAULT_MIN, SIZE_MAX};
-use crate::report::{DimReport, Feasible, JointGuard, LinkedGroup, Report, RuntimeReport, Status};
+use crate::message::{DimEntry, Message};
+use crate::report::{
+    DimReport, Feasible, JointGuard, LinkedGroup, Proof, Report, RuntimeReport, Status,
+};
 use crate::types::{DimSet, Expr};
 use std::collections::BTreeMap;
 
@@ -21,30 +23,19 @@ fn var_of(d: &DimEntry) -> String {
     d.source.clone().unwrap_or_else(|| d.name.clone())
 }
 
-/// Every guard over several sizes, with what today's joint solver says about its group.
-pub fn joint_guards(linked: &[LinkedGroup], msg: &Message, limits: &Limits) -> Vec<JointGuard> {
-    if msg.joint.is_empty() {
-        return vec![];
-    }
+/// Every guard over several sizes, with what the joint solver says about its group.
+pub(crate) fn joint_guards(
+    linked: &[LinkedGroup],
+    groups: &[joint::Group],
+    solved: &[JointGroup],
+    msg: &Message,
+) -> Vec<JointGuard> {
     let name_of = |v: &str| {
         msg.dims
             .iter()
             .find(|d| var_of(d) == v)
             .map_or(v.to_string(), |d| d.name.clone())
     };
-    let ranges: BTreeMap<String, (i128, i128)> = msg
-        .dims
-        .iter()
-        .map(|d| (var_of(d), d.range.unwrap_or((DEFAULT_MIN, SIZE_MAX))))
-        .collect();
-    let all: Vec<Expr> = msg
-        .dims
-        .iter()
-        .flat_map(|d| d.guards.iter().map(|g| g.expr.clone()))
-        .chain(msg.joint.iter().map(|g| g.expr.clone()))
-        .collect();
-    let sizes: Vec<String> = msg.dims.iter().map(var_of).collect();
-    let groups = joint::group(&all, &sizes);
     msg.joint
         .iter()
         .map(|g| {
@@ -58,66 +49,138 @@ pub fn joint_guards(linked: &[LinkedGroup], msg: &Message, limits: &Limits) -> V
                 undecided: None,
                 note: String::new(),
             };
-            let grp = groups
-                .iter()
-                .find(|grp| grp.members.iter().any(|m| atoms.contains(&m.name)));
-            match grp {
-                Some(grp) if grp.roots.len() == 1 => {
-                    let root = name_of(&grp.roots[0]);
-                    out.note = match linked.iter().find(|l| l.root == root) {
-                        Some(_) => format!("solved with the linked sizes of {root} (see linked)"),
-                        None => format!("its sizes reduce to {root}"),
-                    };
-                }
-                Some(grp) => {
-                    let solved = joint::solve_group(grp, &ranges, limits);
-                    out.accepted = grp
-                        .roots
-                        .iter()
-                        .filter_map(|r| {
-                            solved
-                                .accepted
-                                .get(r)
-                                .map(|s| (name_of(r), Feasible::from(s)))
-                        })
-                        .collect();
-                    out.joint_count = solved.joint_count.map(|(a, b)| [a, b]);
-                    out.undecided = solved.undecided.map(|u| u.to_string());
-                    out.note = format!(
-                        "links {} independent sizes: each accepted set holds the values that pass for every value of the others",
-                        grp.roots.len()
-                    );
-                }
-                None => out.note = "not grouped".into(),
+            let in_group = |grp: &joint::Group| grp.members.iter().any(|m| atoms.contains(&m.name));
+            if let Some(j) = solved.iter().find(|j| in_group(&j.grp)) {
+                out.accepted = j
+                    .grp
+                    .roots
+                    .iter()
+                    .filter_map(|r| {
+                        j.solved
+                            .accepted
+                            .get(r)
+                            .map(|s| (name_of(r), Feasible::from(s)))
+                    })
+                    .collect();
+                out.joint_count = j.solved.joint_count.map(|(a, b)| [a, b]);
+                out.undecided = j.solved.undecided.as_ref().map(|u| u.to_string());
+                let names: Vec<String> = j.grp.roots.iter().map(|r| name_of(r)).collect();
+                out.note = format!(
+                    "solved with the joint set of {} (see linked below); each accepted set holds the values that pass for every value of the others",
+                    names.join(", ")
+                );
+            } else if let Some(grp) = groups.iter().find(|g| in_group(g)) {
+                let root = name_of(&grp.roots[0]);
+                out.note = match linked.iter().find(|l| l.root == root) {
+                    Some(_) => format!("solved with the linked sizes of {root} (see linked)"),
+                    None => format!("its sizes reduce to {root}"),
+                };
+            } else {
+                out.note = "not grouped".into();
             }
             out
         })
         .collect()
 }
 
-/// A size linked to others by a guard that its own answer does not imply (some combination of
-/// the sizes' one-size answers fails it) cannot take a `Dim` of its own: its report says so and
-/// offers no suggestion, so no unsound spec is printed.
-pub fn mark_linked(dims: &mut [DimReport], joint: &[JointGuard]) {
-    for j in joint {
-        let why = match (&j.undecided, j.joint_count) {
-            (Some(u), _) => format!("linked to other sizes by {}, undecided: {u}", j.text),
-            (None, Some([pass, total])) if pass < total => format!(
-                "linked to {} by {}: only {pass} of {total} combinations of their one-size answers pass, \
-                 so separate Dims are not sound (see the joint guard)",
-                j.sizes.join(", "),
-                j.text
-            ),
-            _ => continue,
-        };
-        for d in dims.iter_mut().filter(|d| j.sizes.contains(&d.name)) {
-            d.status = Status::Undecided;
-            d.suggestions.clear();
-            d.coverage = None;
-            d.padding = None;
-            d.undecided.get_or_insert_with(|| why.clone());
-            // The one-size advice ("every size passes") no longer holds.
-            d.advice = vec![why.clone()];
+/// The dimensions of each jointly solved group: which others they are linked to, the values
+/// that pass with some partner, and — when the linking guards reject some combination of the
+/// sizes' own answers — status `linked`, no single-`Dim` suggestion (none is sound alone), and
+/// the size's side of the largest sound box as its spec. A group the search left undecided
+/// makes its sizes undecided, with the reason.
+pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Message) {
+    for j in solved {
+        for m in &j.grp.members {
+            let Some(di) = msg.dims.iter().position(|d| var_of(d) == m.name) else {
+                continue;
+            };
+            let others: Vec<String> = j
+                .grp
+                .members
+                .iter()
+                .filter(|o| o.name != m.name)
+                .filter_map(|o| msg.dims.iter().find(|d| var_of(d) == o.name))
+                .map(|d| d.name.clone())
+                .collect();
+            let d = &mut dims[di];
+            d.linked_with = others.clone();
+            let range = d.range.map(|[lo, hi]| DimSet::interval(lo, hi));
+            let why = match (&j.solved.undecided, &j.linked) {
+                (Some(u), _) => Some(format!(
+                    "linked to {} and undecided: {u}",
+                    others.join(", ")
+                )),
+                (None, None) => Some(format!("linked to {}: not solved", others.join(", "))),
+                (None, Some(l)) => {
+                    if let Ok(set) = m.image(&l.joint.projection(&m.root)) {
+                        let set = match &range {
+                            Some(r) => set.intersect(r).unwrap_or(set),
+                            None => set,
+                        };
+                        d.with_some_partner = Some(Feasible::from(&set));
+                    }
+                    // A size whose every accepted value goes with every accepted combination
+                    // of the others keeps its own answer.
+                    let free = l.joint.level(&m.root).is_some_and(|lv| {
+                        l.joint.free_levels()[lv]
+                            && l.joint.tree.projection(lv) == l.joint.domains[lv]
+                    });
+                    if !l.restricts() || free {
+                        d.advice.push(if free && l.restricts() {
+                            format!(
+                                "linked to {} by guards, but each of its values goes with every accepted combination of theirs: its own answer stands (see linked)",
+                                others.join(", ")
+                            )
+                        } else {
+                            format!(
+                                "linked to {} by guards that hold for every combination of their accepted values",
+                                others.join(", ")
+                            )
+                        });
+                        None
+                    } else {
+                        let level = l.joint.level(&m.root);
+                        let side = l.side(m);
+                        let checked = l.report.largest_box.as_ref().zip(level).map(|(b, lv)| {
+                            (
+                                b.sides[lv].certificate,
+                                b.sides[lv].certificate_note.clone(),
+                            )
+                        });
+                        d.box_side = side.map(|p| {
+                            let mut s =
+                                crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
+                            if let Some((c, note)) = checked.clone() {
+                                s.certificate = c;
+                                s.certificate_note = note;
+                            }
+                            s
+                        });
+                        d.status = Status::Linked;
+                        d.suggestions.clear();
+                        d.coverage = None;
+                        d.padding = None;
+                        d.advice = vec![l.report.summary.clone()];
+                        d.advice.push(match &d.box_side {
+                            Some(_) => format!(
+                                "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below is its side of the largest sound box (see linked)",
+                                d.name,
+                                others.join(", ")
+                            ),
+                            None => format!("no combination of {} and {} passes every guard", d.name, others.join(", ")),
+                        });
+                        None
+                    }
+                }
+            };
+            if let Some(why) = why {
+                d.status = Status::Undecided;
+                d.suggestions.clear();
+                d.coverage = None;
+                d.padding = None;
+                d.undecided.get_or_insert_with(|| why.clone());
+                d.advice = vec![why];
+            }
         }
     }
 }
