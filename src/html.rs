@@ -262,6 +262,14 @@ fn dim_label(d: &Value) -> String {
 fn strip(d: &Value, i: usize) -> String {
     let label = dim_label(d);
     let mut out = format!("<h3 id=\"dim-{i}\">{}</h3>", esc(&label));
+    if d["status"] == "linked" {
+        let _ = write!(
+            out,
+            "<p>Linked to {} by guards over several sizes: which of its values pass depends on \
+             them (see Linked sizes). The strip shows the values that pass its own guards.</p>",
+            esc(&strs(&d["linked_with"]).join(", "))
+        );
+    }
     let Some(segs) = accepted(d) else {
         match (d["status"].as_str(), d["undecided"].as_str()) {
             (_, Some(why)) => {
@@ -548,9 +556,12 @@ fn joint_group(j: &Value) -> Option<Group> {
 }
 
 fn linked_groups(report: &Value) -> Vec<Group> {
+    // `check`'s `joint`, `diagnose`'s and `verify`'s `joint_sets` (the same shape; diagnose's
+    // `joint` entries, single guards, are not joint sets and are skipped by `joint_group`).
     let mut out: Vec<Group> = report["joint"]
         .as_array()
         .into_iter()
+        .chain(report["joint_sets"].as_array())
         .flatten()
         .filter_map(joint_group)
         .collect();
@@ -981,6 +992,19 @@ mod tests {
         let mut r2 = r.clone();
         r2["joint"][0]["boxes_complete"] = json!(false);
         assert!(!render(&r2, "x").contains("class=\"tup\""));
+    }
+
+    #[test]
+    fn diagnose_joint_sets_are_drawn() {
+        // Two images whose pooled H (and W) must match: the joint sets come in `joint_sets`
+        // (diagnose's `joint` holds the single guards).
+        let text = include_str!("../tests/data/forms/two_input.log.txt");
+        let report = crate::solver::diagnose::diagnose_text(text, &Default::default()).unwrap();
+        assert_eq!(report.joint_sets.len(), 2);
+        let page = render(&serde_json::to_value(&report).unwrap(), "shared");
+        assert_eq!(page.matches("<svg class=\"pairs\"").count(), 2);
+        assert!(page.contains(&report.joint_sets[0].summary));
+        assert!(page.contains("Linked to image2_2 by guards over several sizes"));
     }
 
     #[test]

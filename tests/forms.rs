@@ -631,3 +631,51 @@ fn joint_sets_match_brute_force_and_every_guard_is_accounted_for() {
         }
     }
 }
+
+/// A guard outside the engine's methods over an unbounded range goes to Z3 before it is called
+/// undecided (the Dim.AUTO window-attention modulus: proved for every size), and one
+/// that fails only for small sizes is enumerated over its first 65,536 values with the rest
+/// proved by Z3. Checked against brute force with the exact evaluator.
+#[test]
+fn diagnose_asks_z3_before_calling_a_guard_undecided() {
+    use dimguard::api::{diagnose_text, Examples};
+    use dimguard::prove::Mode;
+    use dimguard::solver::report::GuardMethod;
+    let msg = |g: &str| {
+        format!(
+            "Constraints violated (h)!\n  - Not all values of h = L['x'].size()[2] in the specified range 64 <= h <= 9223372036854775807 satisfy the generated guard {}.\n",
+            g.replace('h', "L['x'].size()[2]")
+        )
+    };
+    let run = |g: &str, z3: Option<Mode>| {
+        diagnose_text(&msg(g), &Examples::default(), z3, 5_000, None)
+            .unwrap()
+            .0
+    };
+    let window = "(((h // 4) + (7 - ((h // 4) % 7)) % 7) % (((h // 4) + (7 - ((h // 4) % 7)) % 7) // 7)) == 0";
+    let r = run(window, None);
+    assert_eq!(r.dims[0].status, Status::Undecided);
+    assert_eq!(r.guards[0].fate.as_str(), "undecided");
+    let r = run(window, Some(Mode::Auto));
+    let d = &r.dims[0];
+    assert_eq!(d.status, Status::Spurious);
+    assert_eq!(d.guards[0].method, GuardMethod::Z3);
+    assert_eq!(r.guards[0].fate.as_str(), "z3");
+    let m = read(&msg(window), &[]);
+    let g = &m.dims[0].guards[0].expr;
+    let var = m.dims[0].source.clone().unwrap();
+    assert!((64..200_000).all(|h| g.holds_at(&var, h)));
+    // Fails for some small sizes, passes for every size from 5000.
+    let small = "((h % (h // 7)) == 0) or (h >= 5000)";
+    let r = run(small, Some(Mode::Auto));
+    let d = &r.dims[0];
+    assert_eq!(d.guards[0].method, GuardMethod::Z3);
+    let m = read(&msg(small), &[]);
+    let g = &m.dims[0].guards[0].expr;
+    let head = (64..5000).filter(|&h| g.holds_at(&var, h)).count() as u128;
+    assert!((5000..200_000).all(|h| g.holds_at(&var, h)));
+    let f = d.feasible.as_ref().unwrap();
+    assert_eq!(f.count, head + (i64::MAX as u128 - 5000 + 1));
+    let set = dimguard::solver::DimSet::from_segments(f.segments.clone()).unwrap();
+    assert!((64..20_000).all(|h| set.contains(h) == g.holds_at(&var, h)));
+}

@@ -791,7 +791,7 @@ fn guard_fates(out: &mut String, guards: &[GuardUse], place: &str, st: &Style) {
     let counts = |fate: GuardFate| guards.iter().filter(|g| g.fate == fate).count();
     let mut extra = String::new();
     for (fate, what) in [
-        (GuardFate::Specialized, "of specialized sizes"),
+        (GuardFate::Specialized, "on specialized sizes"),
         (GuardFate::DataDependent, "data-dependent"),
     ] {
         if counts(fate) > 0 {

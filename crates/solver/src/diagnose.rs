@@ -6,7 +6,7 @@
 //! [`python`](crate::python).
 
 use crate::compiled::{recheck, RECHECK_LIMIT};
-use crate::engine::{self, Limits, Method, Outcome};
+use crate::engine::{self, Limits};
 use crate::error::Error;
 use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
@@ -79,7 +79,11 @@ pub fn diagnose(msg: &Message, opts: &Options) -> Report {
 /// over several sizes before they are called undecided (a group too wide for the joint search,
 /// a guard outside its methods).
 pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover>) -> Report {
-    let mut dims: Vec<DimReport> = msg.dims.iter().map(|d| dim_report(d, msg, opts)).collect();
+    let mut dims: Vec<DimReport> = msg
+        .dims
+        .iter()
+        .map(|d| dim_report(d, msg, opts, prover))
+        .collect();
     let sized = size_guards(msg);
     let sizes: Vec<String> = msg.dims.iter().map(var_of).collect();
     let groups = if msg.joint.is_empty() && msg.equalities.is_empty() && msg.relations.is_empty() {
@@ -321,6 +325,7 @@ fn accounting(msg: &Message, dims: &[DimReport], sized: &Sized, fates: &Fates) -
                 Some(g) => match g.method {
                     GuardMethod::Periodic => (GuardFate::Periodic, None),
                     GuardMethod::Enumeration => (GuardFate::Enumeration, None),
+                    GuardMethod::Z3 => (GuardFate::Z3, None),
                     GuardMethod::Undecided => (GuardFate::Undecided, dims[di].undecided.clone()),
                 },
                 None => (GuardFate::Specialized, None),
@@ -548,7 +553,12 @@ pub(crate) fn example_for(opts: &Options, name: &str) -> Option<i128> {
         .map(|e| e.1)
 }
 
-fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
+fn dim_report(
+    d: &DimEntry,
+    msg: &Message,
+    opts: &Options,
+    prover: Option<joint::Prover>,
+) -> DimReport {
     let var = d.source.clone().unwrap_or_else(|| d.name.clone());
     let mut r = DimReport {
         name: d.name.clone(),
@@ -635,25 +645,25 @@ fn dim_report(d: &DimEntry, msg: &Message, opts: &Options) -> DimReport {
     let mut sets: Vec<Option<DimSet>> = Vec::new();
     let mut all_periodic = true;
     for g in &d.guards {
-        let out = engine::solve(&g.expr, &var, &domain, &opts.limits);
-        let (method, period) = match &out {
-            Outcome::Solved {
-                method: Method::Periodic { period },
-                ..
-            } => (GuardMethod::Periodic, Some(*period)),
-            Outcome::Solved {
-                method: Method::Enumeration { .. },
-                ..
-            } => {
+        // The engine, else Z3 (when given) before the guard is called undecided.
+        let out = joint::decide(&g.expr, &var, &domain, &opts.limits, prover);
+        let method = match &out.fate {
+            joint::Fate::Solved(GuardFate::Periodic) => GuardMethod::Periodic,
+            joint::Fate::Solved(_) => {
                 all_periodic = false;
-                (GuardMethod::Enumeration, None)
+                GuardMethod::Enumeration
             }
-            Outcome::Undecided { reason } => {
+            joint::Fate::Proved => {
+                all_periodic = false;
+                GuardMethod::Z3
+            }
+            joint::Fate::Undecided(reason) => {
                 r.undecided.get_or_insert_with(|| reason.to_string());
-                (GuardMethod::Undecided, None)
+                GuardMethod::Undecided
             }
         };
-        let set = out.set().cloned();
+        let period = out.period;
+        let set = out.set;
         r.guards.push(GuardReport {
             text: g.text.clone(),
             requires: set

@@ -303,6 +303,92 @@ pub fn root_range(
 /// range: Z3 is then asked about the values past them.
 pub const HEAD: i128 = 1 << 16;
 
+/// One guard over one size, decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The values of the set asked about that pass (`None`: undecided).
+    pub set: Option<DimSet>,
+    /// How it was decided.
+    pub fate: Fate,
+    /// The period, when the periodic method solved it.
+    pub period: Option<i128>,
+}
+
+/// Decides one guard over one size `var` within `set`: by the engine (periodic method or
+/// enumeration); else, with a validity oracle (Z3), "does every value of `set` pass?" — a proof
+/// keeps `set`; a failure over a range too wide to enumerate enumerates the first [`HEAD`] values
+/// exactly and asks about the rest; else undecided, with the engine's reason and Z3's answer.
+pub fn decide(
+    g: &Expr,
+    var: &str,
+    set: &DimSet,
+    limits: &Limits,
+    prover: Option<Prover>,
+) -> Decision {
+    let reason = match solve(g, var, set, limits) {
+        Outcome::Solved { set: s, method } => {
+            let (fate, period) = match method {
+                Method::Periodic { period } => (GuardFate::Periodic, Some(period)),
+                Method::Enumeration { .. } => (GuardFate::Enumeration, None),
+            };
+            return Decision {
+                set: Some(s),
+                fate: Fate::Solved(fate),
+                period,
+            };
+        }
+        Outcome::Undecided { reason } => reason,
+    };
+    let answer = prover.map(|p| p(&[g], &[(var, set)]));
+    // Failing somewhere over a range too wide to enumerate: enumerate the first values exactly
+    // and ask Z3 about the rest.
+    let split = match (&answer, prover, set.min()) {
+        (Some(BoxAnswer::Fails(_)), Some(p), Some(lo)) => {
+            let cut = lo.saturating_add(HEAD);
+            let head = set.clip(lo, cut);
+            let tail = set.clip(cut.saturating_add(1), i128::MAX);
+            match solve(g, var, &head, limits) {
+                Outcome::Solved { set: h, .. } if p(&[g], &[(var, &tail)]) == BoxAnswer::Holds => {
+                    h.union(&tail).ok()
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let proved = |s: DimSet| Decision {
+        set: Some(s),
+        fate: Fate::Proved,
+        period: None,
+    };
+    match (answer, split) {
+        (Some(BoxAnswer::Holds), _) => proved(set.clone()),
+        (_, Some(s)) => proved(s),
+        (other, None) => {
+            let z3 = match other {
+                Some(BoxAnswer::Fails(x)) => Some(format!(
+                    "Z3 found {} failing, so it is not true for every value",
+                    x.first().copied().unwrap_or_default()
+                )),
+                Some(BoxAnswer::Unknown(z)) => Some(format!("Z3: {z}")),
+                _ => None,
+            };
+            let why = match z3 {
+                Some(z3) => Undecided::NotProved {
+                    because: Box::new(reason),
+                    z3,
+                },
+                None => reason,
+            };
+            Decision {
+                set: None,
+                fate: Fate::Undecided(why),
+                period: None,
+            }
+        }
+    }
+}
+
 /// Solves a group exactly within the members' ranges.
 pub fn solve_group(
     grp: &Group,
@@ -355,63 +441,17 @@ pub fn solve_group_with(
             {
                 continue;
             }
-            match solve(g, root, &set, limits) {
-                Outcome::Solved { set: s, method } => {
-                    out.fates[i] = Fate::Solved(match method {
-                        Method::Periodic { .. } => GuardFate::Periodic,
-                        Method::Enumeration { .. } => GuardFate::Enumeration,
-                    });
-                    set = s;
-                }
-                Outcome::Undecided { reason } => {
-                    let answer = prover.map(|p| p(&[g], &[(root.as_str(), &set)]));
-                    // Failing somewhere over a range too wide to enumerate: enumerate the first
-                    // values exactly and ask Z3 about the rest.
-                    let split = match (&answer, prover, set.min()) {
-                        (Some(BoxAnswer::Fails(_)), Some(p), Some(lo)) => {
-                            let cut = lo.saturating_add(HEAD);
-                            let head = set.clip(lo, cut);
-                            let tail = set.clip(cut.saturating_add(1), i128::MAX);
-                            match solve(g, root, &head, limits) {
-                                Outcome::Solved { set: h, .. }
-                                    if p(&[g], &[(root.as_str(), &tail)]) == BoxAnswer::Holds =>
-                                {
-                                    h.union(&tail).ok()
-                                }
-                                _ => None,
-                            }
-                        }
-                        _ => None,
-                    };
-                    match answer {
-                        Some(BoxAnswer::Holds) => out.fates[i] = Fate::Proved,
-                        _ if split.is_some() => {
-                            out.fates[i] = Fate::Proved;
-                            set = split.expect("split");
-                        }
-                        other => {
-                            let z3 = match other {
-                                Some(BoxAnswer::Fails(x)) => Some(format!(
-                                    "Z3 found {} failing, so it is not true for every value",
-                                    x.first().copied().unwrap_or_default()
-                                )),
-                                Some(BoxAnswer::Unknown(z)) => Some(format!("Z3: {z}")),
-                                _ => None,
-                            };
-                            let why = match z3 {
-                                Some(z3) => Undecided::NotProved {
-                                    because: Box::new(reason),
-                                    z3,
-                                },
-                                None => reason,
-                            };
-                            out.undecided.get_or_insert_with(|| why.clone());
-                            out.fates[i] = Fate::Undecided(why);
-                            unsure = set.clone();
-                        }
+            let d = decide(g, root, &set, limits, prover);
+            match d.set {
+                Some(s) => set = s,
+                None => {
+                    if let Fate::Undecided(why) = &d.fate {
+                        out.undecided.get_or_insert_with(|| why.clone());
                     }
+                    unsure = set.clone();
                 }
             }
+            out.fates[i] = d.fate;
         }
         if unsure.is_empty() {
             out.accepted.insert(root.clone(), set);

@@ -76,6 +76,9 @@ pub enum GuardMethod {
     Enumeration,
     /// Not decided within the limits.
     Undecided,
+    /// Outside the engine's methods over this range; Z3 decided it (every value passes, or the
+    /// values past the first 65,536, which were enumerated).
+    Z3,
 }
 
 impl fmt::Display for GuardMethod {
@@ -84,6 +87,7 @@ impl fmt::Display for GuardMethod {
             GuardMethod::Periodic => "periodic",
             GuardMethod::Enumeration => "enumeration",
             GuardMethod::Undecided => "undecided",
+            GuardMethod::Z3 => "z3",
         })
     }
 }
@@ -488,7 +492,7 @@ pub struct GuardReport {
     pub removes: Option<u128>,
     /// Whether the other guards already imply it.
     pub redundant: bool,
-    /// `"periodic"`, `"enumeration"` or `"undecided"`.
+    /// `"periodic"`, `"enumeration"`, `"z3"` or `"undecided"`.
     pub method: GuardMethod,
     /// The period used by the periodic method.
     pub period: Option<i128>,
