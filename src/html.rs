@@ -262,6 +262,14 @@ fn dim_label(d: &Value) -> String {
 fn strip(d: &Value, i: usize) -> String {
     let label = dim_label(d);
     let mut out = format!("<h3 id=\"dim-{i}\">{}</h3>", esc(&label));
+    if d["status"] == "linked" {
+        let _ = write!(
+            out,
+            "<p>Linked to {} by guards over several sizes: which of its values pass depends on \
+             them (see Linked sizes). The strip shows the values that pass its own guards.</p>",
+            esc(&strs(&d["linked_with"]).join(", "))
+        );
+    }
     let Some(segs) = accepted(d) else {
         match (d["status"].as_str(), d["undecided"].as_str()) {
             (_, Some(why)) => {
@@ -996,6 +1004,7 @@ mod tests {
         let page = render(&serde_json::to_value(&report).unwrap(), "shared");
         assert_eq!(page.matches("<svg class=\"pairs\"").count(), 2);
         assert!(page.contains(&report.joint_sets[0].summary));
+        assert!(page.contains("Linked to image2_2 by guards over several sizes"));
     }
 
     #[test]

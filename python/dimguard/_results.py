@@ -204,24 +204,47 @@ class CheckReport(Record):
     __slots__ = ()
 
     def accepts(self, shapes: Mapping[str, Sequence[int]]) -> bool:
-        """Whether every dynamic size of ``shapes`` (input name -> shape) lies in its accepted set
-        (for linked sizes: the product of the accepted sets is sound by the contract)."""
-        for d in self._data["dims"]:
-            shape = shapes.get(d["input"])
-            if shape is None:
-                continue
-            acc = d.get("accepted")
-            if acc is None or int(shape[d["index"]]) not in SizeSet(acc):
-                return False
-        return True
+        """Whether the program accepts inputs of these shapes (input name -> shape). A size that
+        is not linked must lie in its accepted set; linked sizes are looked up together in their
+        group's joint set (its exact union of boxes; when the search could not list every box,
+        only the per-size sets, which are sound, decide)."""
+        return _accepts(self._data.get("dims", []), self._data.get("joint") or [], shapes)
 
     def __repr__(self) -> str:
         rows = []
         for d in self._data["dims"]:
             c, a = d.get("claimed") or {}, d.get("accepted")
             acc = "undecided" if a is None else ("all" if a["count"] == c.get("count") else repr(SizeSet(a)))
+            if d.get("linked_with") and d.get("with_some_partner"):
+                acc = f"linked; {SizeSet(d['with_some_partner']).count} sizes work with some partner"
             rows.append(f"{d['input']}[{d['index']}] = {d.get('expr')}: claims {c.get('count')} in {c.get('min')}..{c.get('max')}; accepts {acc}")
-        return _lines(f"CheckReport({len(rows)} dynamic dims)", rows)
+        rows.extend(j["summary"] for j in self._data.get("joint") or [] if j.get("summary"))
+        return _lines(f"CheckReport({len(self._data['dims'])} dynamic dims)", rows)
+
+
+def _accepts(dims: Sequence[Mapping[str, Any]], joint: Sequence[Mapping[str, Any]], shapes: Mapping[str, Sequence[int]]) -> bool:
+    """See :meth:`CheckReport.accepts`."""
+    at = {d.get("source"): d for d in dims}
+    decided = set()
+    for j in joint:
+        members = [at.get(s) for s in j.get("sources", [])]
+        if not j.get("boxes_complete") or any(m is None for m in members):
+            continue
+        if any(m["input"] not in shapes for m in members):
+            continue
+        point = [int(shapes[m["input"]][m["index"]]) for m in members]
+        if not any(all(v in SizeSet(side) for v, side in zip(point, box)) for box in j.get("boxes", [])):
+            return False
+        decided.update(id(m) for m in members)
+    for d in dims:
+        shape = shapes.get(d["input"])
+        if shape is None or id(d) in decided:
+            continue
+        acc = d.get("accepted")
+        if acc is None or int(shape[d["index"]]) not in SizeSet(acc):
+            return False
+    return True
+
 
 
 class Profiles(Record):

@@ -47,7 +47,10 @@ class ExportReport(Record):
     the round: ``lines``, the guards grouped by the line of your code that made torch record them,
     with what each line removes, and ``guards``, each with its ``provenance``), ``spec`` (the final ``dynamic_shapes`` as
     paste-able Python), ``dims`` (the audit of the returned program: per input dimension
-    ``claimed`` and ``accepted`` sets, as ``dimguard check``), ``exported`` (whether a program
+    ``claimed`` and ``accepted`` sets, as ``dimguard check``), ``joint`` (per group of linked
+    sizes: the exact joint set as boxes, its largest sound box and a summary, as ``dimguard
+    check``), ``static`` (the dimensions the program fixes at their traced size: ``input``,
+    ``index``, ``size``), ``exported`` (whether a program
     was produced), and ``overhead`` (dimguard's seconds over torch's).
     """
 
@@ -63,8 +66,14 @@ class ExportReport(Record):
         raise KeyError(f"{input}[{index}] is not a dynamic dimension of the returned program")
 
     def accepts(self, shapes: Mapping[str, Sequence[int]]) -> bool:
-        """Whether the returned program accepts inputs of these shapes (input name -> shape)."""
-        return CheckReport({"dims": self._data.get("dims", [])}).accepts(shapes)
+        """Whether the returned program accepts inputs of these shapes (input name -> shape):
+        static dimensions at their traced size, dynamic ones in their accepted sets (linked
+        sizes together, in their joint set)."""
+        for s in self._data.get("static", []):
+            shape = shapes.get(s["input"])
+            if shape is not None and (len(shape) <= s["index"] or int(shape[s["index"]]) != s["size"]):
+                return False
+        return CheckReport({"dims": self._data.get("dims", []), "joint": self._data.get("joint", [])}).accepts(shapes)
 
     def __repr__(self) -> str:
         rows = []
@@ -77,7 +86,10 @@ class ExportReport(Record):
         for d in self._data.get("dims", []):
             c, a = d.get("claimed") or {}, d.get("accepted")
             acc = "undecided" if a is None else ("every claimed size" if a["count"] == c.get("count") else repr(SizeSet(a)))
+            if d.get("linked_with") and d.get("with_some_partner"):
+                acc = f"{SizeSet(d['with_some_partner']).count} sizes with some partner (linked)"
             rows.append(f"{d['input']}[{d['index']}]: claims {c.get('count')} sizes in {c.get('min')}..{c.get('max')}, accepts {acc}")
+        rows.extend(j["summary"] for j in self._data.get("joint") or [] if j.get("summary"))
         return _lines(f"ExportReport(exported={self._data['exported']}, {len(self._data['rounds'])} rounds)", rows, self._data.get("spec"))
 
 
@@ -295,6 +307,56 @@ def _audit(ep: Any, placeholder_to_input: Mapping[str, str]) -> Dict[str, Any]:
     return report
 
 
+def _static(shapes: Sequence[Tuple[str, List[int]]], audit: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """Every dimension of the tensor inputs the returned program does not take as dynamic: it
+    only runs at the traced size."""
+    if audit is None:
+        return []
+    dynamic = {(d["input"], d["index"]) for d in audit.get("dims", [])}
+    return [{"input": n, "index": i, "size": s} for n, shape in shapes for i, s in enumerate(shape) if (n, i) not in dynamic]
+
+
+def _shortfall(audit: Mapping[str, Any], notes: List[str]) -> Tuple[List[Dict[str, Any]], bool]:
+    """What to narrow after an audit: per dimension the progression to narrow it to (a size that
+    is not linked: its best suggestion; a linked size: its side of the group's largest sound box),
+    and whether the program accepts exactly what it claims. Notes say what falls short."""
+    short: List[Dict[str, Any]] = []
+    exact = True
+    full_groups = set()
+    for j in audit.get("joint") or []:
+        if j.get("accepted") == j.get("claimed"):
+            full_groups.update(j.get("sources", []))
+        else:
+            exact = False
+            if j.get("summary"):
+                notes.append(j["summary"])
+    for d in audit["dims"]:
+        c, a = d.get("claimed") or {}, d.get("accepted")
+        here = f"{d['input']}[{d['index']}]"
+        name = d.get("symbol") or f"{d['input']}_{d['index']}"
+        if d.get("linked_with"):
+            if d.get("source") in full_groups:
+                continue
+            # The largest sound box, or a sound box through the traced sizes when the largest
+            # leaves them out (torch refuses a spec that excludes its example inputs).
+            side = d.get("example_box_side") or d.get("box_side")
+            if side is None:
+                notes.append(f"{here}: linked, and no sound box is known")
+            elif side["count"] != c.get("count"):
+                short.append({"input": d["input"], "index": d["index"], "name": name, **{k: side[k] for k in ("lo", "hi", "modulus", "residue")}})
+            continue
+        if a is None or d.get("undecided"):
+            exact = False
+            notes.append(f"{here}: undecided ({d.get('undecided')})")
+        elif a["count"] != c.get("count"):
+            exact = False
+            notes.append(f"{here}: claims {c.get('count')} sizes, accepts {a['count']}: {SizeSet(a).describe()}")
+            if d.get("suggestions"):
+                s = d["suggestions"][0]
+                short.append({"input": d["input"], "index": d["index"], "name": name, **{k: s[k] for k in ("lo", "hi", "modulus", "residue")}})
+    return short, exact and not short
+
+
 def export(
     model: Any,
     args: Any,
@@ -341,6 +403,8 @@ def export(
                 "spec": _native.spec_code(json.dumps(final)),
                 "sheet": final,
                 "dims": (audit or {}).get("dims", []),
+                "joint": (audit or {}).get("joint", []),
+                "static": _static(shapes, audit),
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
                 "overhead": (ours / torch_s) if torch_s else None,
@@ -413,18 +477,13 @@ def export(
         audit = _audit(ep, mapping)
         entry["outcome"] = "exported"
         best = (ep, audit, entry, sheet)
-        short = []
-        for d in audit["dims"]:
-            c, a = d.get("claimed") or {}, d.get("accepted")
-            if a is None:
-                entry["notes"].append(f"{d['input']}[{d['index']}]: undecided ({d.get('undecided')})")
-            elif a["count"] != c.get("count") and d.get("suggestions"):
-                s = d["suggestions"][0]
-                short.append({"input": d["input"], "index": d["index"], "name": d.get("symbol") or f"{d['input']}_{d['index']}", **{k: s[k] for k in ("lo", "hi", "modulus", "residue")}})
-                entry["notes"].append(f"{d['input']}[{d['index']}]: claims {c.get('count')} sizes, accepts {a['count']}: {SizeSet(a).describe()}")
+        short, exact = _shortfall(audit, entry["notes"])
         if not short:
             entry["dimguard_seconds"] = time.perf_counter() - t1
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; audit: accepts every claimed size")
+            if exact:
+                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; audit: accepts every claimed size")
+            else:
+                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; audit: accepts fewer sizes than it claims and no narrower spec is known (see report.dims)")
             break
         narrowed = json.loads(_native.narrow(json.dumps(sheet), json.dumps(short)))
         entry["dimguard_seconds"] = time.perf_counter() - t1

@@ -1,6 +1,9 @@
 """``dimguard.export`` end to end with real torch 2.15 and torchvision: each returned program runs
 at sizes the report accepts (min and max included) and raises at sizes it rejects."""
 
+import pathlib
+import sys
+
 import pytest
 
 try:
@@ -14,6 +17,9 @@ except ImportError as e:  # never a skip: the suite fails, saying why
 
 import dimguard
 from models import ConvStack, Decoder, FlowNet, UNet
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+from export_linked import ConvAttention, RelativePosition  # noqa: E402  (the fixtures' models)
 
 assert torch.__version__.startswith("2.15"), f"torch {torch.__version__}: the suite is for 2.15"
 
@@ -201,3 +207,41 @@ def test_check_of_a_program_in_memory_matches_the_saved_program(tmp_path):
     d = fast.dims[0]
     assert d.accepted.count < d.claimed.count, "Dim.AUTO keeps the Mod guard as a run-time check"
     assert set(d.accepted) == {v for v in range(32, 513) if (((v - 1) // 4) - 1) % 2 == 0}
+
+
+def test_linked_sizes_only_one_pair_works_export_it_static():
+    """A conv-attention hybrid: a 7x7 position table after a /32 stem. torch exports it as
+    `32*_h x 32*_w` for every batch, but only 224x224 runs: the audit finds the joint set, the
+    spec becomes static 224x224 with the batch kept dynamic, and the program runs there."""
+    torch.manual_seed(0)
+    ds = {"x": {0: Dim("batch", min=1, max=32), 2: 32 * Dim("_h", min=1, max=16), 3: 32 * Dim("_w", min=1, max=16)}}
+    ep, rep = dimguard.export(ConvAttention().eval(), (torch.randn(2, 3, 224, 224),), dynamic_shapes=ds)
+    first = rep.rounds[0]
+    assert first.outcome == "exported"
+    assert any("accepts 1 (x[2], x[3]) pair, 224x224" in n for n in first.notes), first.notes
+    assert "2: 224, 3: 224" in rep.spec and "batch = Dim('batch', min=1, max=32)" in rep.spec
+    check_sizes(ep, rep, lambda b: (torch.randn(b, 3, 224, 224),), [1, 2, 32], [])
+    check_sizes(ep, rep, lambda s: (torch.randn(2, 3, s, s),), [224], [192, 256])
+    assert rep.accepts({"x": (5, 3, 224, 224)}) and not rep.accepts({"x": (5, 3, 256, 224)})
+
+
+def test_linked_sizes_narrow_to_a_sound_box_through_the_example():
+    """A relative-position table for an 8x8 grid: 56 (H, W) pairs work over 8..512. The largest
+    sound box (61..64 x 13..16) leaves out the traced 32x32, which torch would refuse, so the
+    spec narrows to a sound box through it; every corner runs, sizes outside raise."""
+    torch.manual_seed(0)
+    ds = {"x": {0: Dim("batch", min=1, max=32), 2: Dim("h", min=8, max=512), 3: Dim("w", min=8, max=512)}}
+    ep, rep = dimguard.export(RelativePosition().eval(), (torch.randn(2, 3, 32, 32),), dynamic_shapes=ds)
+    assert [r.outcome for r in rep.rounds] == ["exported", "exported"]
+    assert any("accepts 56 (x[2], x[3]) pairs" in n for n in rep.rounds[0].notes)
+    hs, ws = rep.accepted("x", 2), rep.accepted("x", 3)
+    assert 32 in hs and 32 in ws
+    for h in ends(hs):
+        for w in ends(ws):
+            for b in (1, 32):
+                assert rep.accepts({"x": (b, 3, h, w)})
+                assert runs(ep, torch.randn(b, 3, h, w)), (b, h, w)
+    # A pair the original program accepts but the narrowed spec does not claim, and one outside.
+    for h, w in [(64, 16), (hs.max + 1, ws.min)]:
+        assert not rep.accepts({"x": (2, 3, h, w)})
+        assert not runs(ep, torch.randn(2, 3, h, w)), (h, w)

@@ -249,3 +249,20 @@ def test_the_installed_wheel_is_self_contained():
     assert libs, "libz3 is bundled"
     maps = pathlib.Path("/proc/self/maps").read_text()
     assert str(libs[0]) in maps or libs[0].name in maps, "the bundled libz3 is the one loaded"
+
+
+def test_accepts_looks_up_linked_sizes_in_their_joint_set(programs):
+    """relative_position (torch 2.15): H and W are linked (the token grid must have 64 cells).
+    `accepts` must say yes for exactly the (H, W) pairs the brute-force oracle found, though no
+    single H is accepted with every W."""
+    r = dimguard.check(programs / "relative_position.model.json")
+    oracle = json.loads((programs / "relative_position.oracle.json").read_text())
+    listed = oracle["hw_pairs_all"]
+    pairs = {tuple(p) for p in (json.loads(listed) if isinstance(listed, str) else listed)}
+    assert len(pairs) == oracle["hw_pairs"] == 56
+    assert all(d.accepted.count == 0 for d in r.dims if d.index in (2, 3))
+    for h in range(8, 140):
+        for w in range(8, 140):
+            assert r.accepts({"x": (2, 3, h, w)}) == ((h, w) in pairs), (h, w)
+    assert not r.accepts({"x": (33, 3, 32, 32)}), "batch 33 is outside the claimed range"
+    assert "accepts 56 (x[2], x[3]) pairs" in repr(r)

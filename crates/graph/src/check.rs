@@ -200,6 +200,9 @@ pub fn check_with(
     let mut some: BTreeMap<String, DimSet> = BTreeMap::new();
     // Per linked size: its side of the group's largest box.
     let mut box_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
+    // Per linked size: its side of a sound box through the traced sizes, when the largest box
+    // leaves them out (torch refuses a spec that excludes its example inputs).
+    let mut example_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
     let mut joints: Vec<JointReport> = Vec::new();
     let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
@@ -246,6 +249,10 @@ pub fn check_with(
         if let Some(l) = &lk {
             joints.push(l.report.clone());
         }
+        let traced = |s: &str| ins.iter().find(|i| i.source == s)?.hint;
+        let through = lk
+            .as_ref()
+            .and_then(|l| l.example_box(&l.point(&grp, &traced)?));
         let multi = grp.roots.len() > 1 || grp.members.len() > 1;
         for m in &grp.members {
             alias.insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
@@ -278,6 +285,9 @@ pub fn check_with(
                 }
                 if let Some(p) = l.side(m) {
                     box_side.insert(m.name.clone(), p);
+                }
+                if let (Some(b), Some(lv)) = (&through, l.joint.level(&m.root)) {
+                    example_side.insert(m.name.clone(), m.side(&b.sides[lv]));
                 }
             }
         }
@@ -337,6 +347,9 @@ pub fn check_with(
             box_side: box_side
                 .get(&i.source)
                 .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
+            example_box_side: example_side
+                .get(&i.source)
+                .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
             same_as: alias
                 .get(&i.source)
                 .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
@@ -393,7 +406,13 @@ pub fn check_with(
                     }
                     None => {
                         // Linked: this size's side of the largest sound box.
-                        if let Some(s) = d.box_side.as_ref().or(d.suggestions.first()) {
+                        // (of a box through the traced sizes when the largest leaves them out)
+                        if let Some(s) = d
+                            .example_box_side
+                            .as_ref()
+                            .or(d.box_side.as_ref())
+                            .or(d.suggestions.first())
+                        {
                             block.code(&s.code);
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }

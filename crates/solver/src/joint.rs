@@ -17,7 +17,7 @@
 use crate::diagnose::unchecked_suggestion;
 use crate::engine::{solve, Limits, Method, Outcome};
 use crate::expr::Value;
-use crate::linked::{largest_box, solve_joint, Budget, JointSet, LargestBox, Tree};
+use crate::linked::{box_through, largest_box, solve_joint, Budget, JointSet, LargestBox, Tree};
 use crate::num::{self, Q};
 use crate::report::{
     BoxReport, Certificate, Feasible, GuardFate, JointReport, JointSearch, JointUndecided, Proof,
@@ -595,6 +595,40 @@ impl Linked {
         let b = self.largest.as_ref()?;
         let l = self.joint.level(&member.root)?;
         Some(member.side(&b.sides[l]))
+    }
+
+    /// When the largest box leaves out `point` (one value per root, in the joint set's level
+    /// order: the traced sizes), a sound box through it ([`box_through`]); `None` when the
+    /// largest box holds the point or the point is not in the joint set. Torch refuses a spec
+    /// that excludes its example inputs, so this is the box a spec for that export must use.
+    pub fn example_box(&self, point: &[i128]) -> Option<LargestBox> {
+        let holds = |b: &LargestBox| {
+            b.sides.iter().zip(point).all(|(s, &x)| {
+                x >= s.lo && x <= s.hi && (x - s.residue).rem_euclid(s.modulus.max(1)) == 0
+            })
+        };
+        if self.largest.as_ref().is_some_and(holds) {
+            return None;
+        }
+        box_through(&self.joint.tree, point)
+    }
+
+    /// The traced tuple of the group in the joint set's level order: each root's value from a
+    /// member whose traced size `traced` knows (`None` when some root has none).
+    pub fn point(&self, grp: &Group, traced: &dyn Fn(&str) -> Option<i128>) -> Option<Vec<i128>> {
+        self.joint
+            .sizes
+            .iter()
+            .map(|root| {
+                grp.members
+                    .iter()
+                    .filter(|m| &m.root == root)
+                    .find_map(|m| {
+                        let v = traced(&m.name)? - m.offset;
+                        (v % m.coef == 0).then(|| v / m.coef)
+                    })
+            })
+            .collect()
     }
 
     /// Whether the linking guards reject some combination of the roots' own accepted values

@@ -295,22 +295,59 @@ impl Sheet {
     pub fn narrow_to(&mut self, input: &str, index: usize, name: &str, p: &Progression) {
         let here = format!("{input}[{index}]");
         if self.narrow(input, index, name, p) {
-            self.notes.push(format!(
-                "{here}: narrowed to {} values in {}..{}{}",
-                p.count(),
-                p.lo,
-                p.hi,
-                if p.modulus > 1 {
-                    format!(" ≡ {} (mod {})", p.residue, p.modulus)
-                } else {
-                    String::new()
-                }
-            ));
+            if p.count() == 1 {
+                self.notes
+                    .push(format!("{here}: only {} works: static", p.lo));
+            } else {
+                self.notes.push(format!(
+                    "{here}: narrowed to {} values in {}..{}{}",
+                    p.count(),
+                    p.lo,
+                    p.hi,
+                    if p.modulus > 1 {
+                        format!(" ≡ {} (mod {})", p.residue, p.modulus)
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            self.pin_singletons();
         } else {
             self.set(input, index, Value::Static);
             self.notes.push(format!(
                 "{here}: the spec's other constraints leave no size the guards accept; Dim.STATIC"
             ));
+        }
+    }
+
+    /// A root narrowed to one value is no dimension at all (torch refuses a `Dim` whose min is
+    /// its max): every entry on it becomes that fixed size, and the root goes.
+    fn pin_singletons(&mut self) {
+        let pinned: Vec<(String, i128)> = self
+            .roots
+            .iter()
+            .filter_map(|r| match (r.min, r.max) {
+                (Some(lo), Some(hi)) if lo == hi => Some((r.name.clone(), lo)),
+                _ => None,
+            })
+            .collect();
+        for (root, v) in &pinned {
+            for e in &mut self.entries {
+                if let Value::Dim {
+                    root: er,
+                    coef,
+                    offset,
+                    ..
+                } = &e.value
+                {
+                    if er == root {
+                        e.value = Value::Int {
+                            value: coef * v + offset,
+                        };
+                    }
+                }
+            }
+            self.roots.retain(|r| &r.name != root);
         }
     }
 
@@ -588,6 +625,60 @@ mod tests {
         let admitted: Vec<i128> = (2..=33).map(|j| 64 * j + 8).collect();
         let wanted: Vec<i128> = (136..=2120).filter(|x| x % 64 == 8).collect();
         assert_eq!(admitted, wanted);
+    }
+
+    #[test]
+    fn narrowing_to_one_value_pins_every_use_of_the_root() {
+        // h = 32*_h shared by two inputs; only 224 works: both become 224 and `_h` goes
+        // (torch refuses a Dim whose min is its max).
+        let derived = |input: &str| Entry {
+            input: input.into(),
+            index: 2,
+            value: Value::Dim {
+                root: "_h".into(),
+                coef: 32,
+                offset: 0,
+                name: Some("h".into()),
+            },
+        };
+        let mut s = Sheet {
+            roots: vec![Root {
+                name: "_h".into(),
+                min: Some(1),
+                max: Some(16),
+            }],
+            entries: vec![derived("a"), derived("b"), plain("a", 0, "batch")],
+            notes: vec![],
+        };
+        s.roots.push(Root {
+            name: "batch".into(),
+            min: Some(1),
+            max: Some(32),
+        });
+        s.narrow_to(
+            "a",
+            2,
+            "h",
+            &Progression {
+                lo: 224,
+                hi: 224,
+                modulus: 1,
+                residue: 0,
+            },
+        );
+        assert!(s.roots.iter().all(|r| r.name != "_h"), "{:?}", s.roots);
+        for e in &s.entries[..2] {
+            assert!(
+                matches!(e.value, Value::Int { value: 224 }),
+                "{:?}",
+                e.value
+            );
+        }
+        assert_eq!(s.notes, ["a[2]: only 224 works: static"]);
+        assert_eq!(
+            s.code(),
+            "from torch.export import Dim\n\nbatch = Dim('batch', min=1, max=32)\n\ndynamic_shapes = {\"a\": {0: batch, 2: 224}, \"b\": {2: 224}}"
+        );
     }
 
     #[test]

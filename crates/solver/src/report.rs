@@ -890,6 +890,11 @@ pub struct CheckDim {
     /// spec `dynamic_shapes` uses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub box_side: Option<Suggestion>,
+    /// For a size linked to others, when the largest sound box leaves out the traced sizes: its
+    /// side of a sound box through them (the spec `dynamic_shapes` then uses, since torch
+    /// refuses a spec that excludes its example inputs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example_box_side: Option<Suggestion>,
     /// `(input, index)` of the dimension this one always equals, when a guard ties them.
     #[serde(skip)]
     pub same_as: Option<(String, usize)>,
