@@ -686,3 +686,27 @@ fn intersecting_periodic_sets_costs_their_segments_not_their_period() {
         assert_eq!(set.contains(x), holds(x), "{x}");
     }
 }
+
+#[test]
+fn values_the_exact_evaluator_takes_a_millisecond_for_are_checked_against_the_deadline() {
+    // Fuzzer execution 433880 (seed 1795445089): `(x ** 69) ** 30` over 240 values goes to the
+    // exact evaluator (numbers of 20,000 bits, about a millisecond a value); enumeration and the
+    // re-check of suggestions looked at the deadline every 64 and 1,024 values: 259 ms under a
+    // 100 ms budget. Values the exact evaluator decides are now checked one by one.
+    let text = r#"torch._dynamo.exc.UserError: Constraints violated (d0)! For more information, run with TORCH_LOGS="+dynamic".
+  - Not all values of d0 = L['x0'].size()[3] in the specified range 74 <= d0 <= 9223372036854775807 satisfy the generated guard (math.floor((31 / 5)) // 15).
+  - Not all values of d1 = L['x1'].size()[3] in the specified range 124 <= d1 <= 363 satisfy the generated guard (((L['x1'].size()[3] ** 69) ** 30) / (2.0 * L['x1'].size()[3])).
+  - Not all values of d2 = L['x2'].size()[2] in the specified range 120 <= d2 <= 183 satisfy the generated guard LShift((28 // 25), 3).
+  - Not all values of d2 = L['x2'].size()[2] in the specified range 120 <= d2 <= 183 satisfy the generated guard (abs(L['x2'].size()[2]) - (0 or 27)).
+  - The values of d1 = L['x1'].size()[3] and d0 = L['x0'].size()[3] must always be equal.
+  - You marked d0 as dynamic but your code specialized it to be a constant (202). If you're using mark_dynamic, either remove it or use maybe_mark_dynamic.
+Suggested fixes:
+  d0 = Dim('d0', min=74, max=4096)
+  d1 = Dim('d1', min=124, max=363)
+  d2 = Dim('d2', min=120, max=183)
+"#;
+    let r = within_budget("diagnose", 100, || {
+        diagnose_text(text, &Options::default()).unwrap()
+    });
+    assert_eq!(r.dims.len(), 3);
+}

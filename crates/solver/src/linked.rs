@@ -815,11 +815,12 @@ struct Search<'a, 'g> {
 }
 
 impl Search<'_, '_> {
-    /// Counts a point; every 256 points, stops past this search's own time limit or past the
-    /// deadline of the thread's [`crate::budget`] (the command's `--time-budget`).
+    /// Counts a point; every 32 points (a point can cost a millisecond: big powers go to the
+    /// exact evaluator), stops past this search's own time limit or past the deadline of the
+    /// thread's [`crate::budget`] (the command's `--time-budget`).
     fn tick(&mut self) -> Result<(), Stop> {
         self.stats.points += 1;
-        if self.stats.points % 256 == 0 {
+        if self.stats.points % 32 == 0 {
             if self.start.elapsed() > self.budget.time {
                 return Err(Stop::Budget(format!(
                     "the time budget of {:.1} s ran out",

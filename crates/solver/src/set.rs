@@ -209,8 +209,8 @@ impl DimSet {
     ///
     /// Every set this crate produces is accepted back, whatever its moduli: segments that do not
     /// overlap are only canonicalized (cost in the number of residues, never in a modulus).
-    /// Overlapping segments are combined with a common modulus, which fails with
-    /// [`Error::PeriodTooLarge`] past [`PERIOD_LIMIT`]. A segment with `modulus < 1` is an
+    /// Overlapping segments are combined as set operations combine them (bounded by the
+    /// budget: [`Error::Exhausted`] past it). A segment with `modulus < 1` is an
     /// [`Error::Arith`] (division by zero); one with no residue or with `lo > hi` is empty.
     pub fn from_segments(segments: Vec<Segment>) -> Result<DimSet, Error> {
         let mut segs = Vec::with_capacity(segments.len());
@@ -398,7 +398,7 @@ impl DimSet {
         }
         // Two single periodic segments (one guard's set each): residues modulo the lcm directly.
         if let ([x], [y]) = (self.segments.as_slice(), other.segments.as_slice()) {
-            let l = lcm(x.modulus, y.modulus)?;
+            let l = lcm(x.modulus, y.modulus).unwrap_or(i128::MAX);
             if l <= 4096 {
                 let (lo, hi) = (x.lo.max(y.lo), x.hi.min(y.hi));
                 let residues: Vec<i128> = (0..l)
@@ -498,9 +498,10 @@ impl Progression {
 ///
 /// The segments of all operands are split into clusters that overlap; a cluster of one segment
 /// is kept or dropped whole, and only a cluster of several is swept, with the common modulus of
-/// its own segments. So sets with large moduli combine as long as the segments that actually
-/// overlap have a common modulus within [`PERIOD_LIMIT`]. An operand's segments may overlap
-/// each other and come in any order ([`DimSet::from_segments`] relies on it).
+/// its own segments. The sweep costs the classes it lifts to that modulus (each residue of a
+/// segment becomes at most `modulus / m` classes, and never more than its members), bounded by
+/// the budget: sets with large moduli combine exactly. An operand's segments may overlap each
+/// other and come in any order ([`DimSet::from_segments`] relies on it).
 fn combine(sets: &[&DimSet], keep: impl Fn(&[u32]) -> bool) -> Result<DimSet, Error> {
     let n = sets.len();
     let mut all: Vec<(usize, &Segment)> = sets
@@ -543,15 +544,17 @@ fn sweep_cluster(
     keep: &impl Fn(&[u32]) -> bool,
     work: &mut u128,
 ) -> Result<DimSet, Error> {
+    // The common modulus may be large: what the sweep costs is the number of classes it lifts
+    // (bounded below), not the modulus. Only past 128 bits are the members combined one by one.
     let mut l: i128 = 1;
     for (_, seg) in cluster {
-        l = lcm(l, seg.modulus).unwrap_or(i128::MAX);
-        if l > PERIOD_LIMIT {
+        let Ok(m) = lcm(l, seg.modulus) else {
             return members_of_cluster(cluster, n, keep, work).ok_or(Error::PeriodTooLarge {
-                needed: l,
-                limit: PERIOD_LIMIT,
+                needed: i128::MAX,
+                limit: i128::MAX,
             });
-        }
+        };
+        l = m;
     }
     // Every residue of a segment becomes up to `l / modulus` classes modulo `l` (those with a
     // member in the segment), each a run with two events: the work and memory of the sweep.
@@ -611,8 +614,8 @@ fn work_limit() -> u128 {
     (16 * crate::budget::pieces() as u128).max(1 << 20)
 }
 
-/// [`combine`] on a cluster whose common modulus is past [`PERIOD_LIMIT`], member by member:
-/// `None` when it has more than `PERIOD_LIMIT` members (or the work bound is reached).
+/// [`combine`] on a cluster whose common modulus does not fit in 128 bits, member by member:
+/// `None` when it has more than [`PERIOD_LIMIT`] members (or the work bound is reached).
 fn members_of_cluster(
     cluster: &[(usize, &Segment)],
     n: usize,
@@ -694,11 +697,23 @@ fn sweep(
                 residues: active.iter().copied().collect(),
             });
         } else {
-            // A short piece: list its members' classes directly.
-            let mut res: Vec<i128> = (u..=v)
-                .map(|x| x.mod_floor(&l))
-                .filter(|r| active.contains(r))
-                .collect();
+            // A short piece: list its members' classes directly, walking the positions or the
+            // active classes, whichever are fewer (each class has at most one position in a
+            // piece shorter than `l`; `l` may be huge).
+            let len = v - u + 1;
+            let mut res: Vec<i128> = if len <= active.len() as i128 {
+                (u..=v)
+                    .map(|x| x.mod_floor(&l))
+                    .filter(|r| active.contains(r))
+                    .collect()
+            } else {
+                active
+                    .iter()
+                    .copied()
+                    .filter(|&c| (c - u).mod_floor(&l) < len)
+                    .map(|c| c.mod_floor(&l))
+                    .collect()
+            };
             if !res.is_empty() {
                 res.sort_unstable();
                 raw.push(Segment {
@@ -979,9 +994,33 @@ mod tests {
     }
 
     #[test]
-    fn period_limit_is_data() {
+    fn large_common_periods_are_exact_and_the_limit_is_data() {
+        // Fuzzer execution 899010 (seed 1795445089): unions of progressions with large steps
+        // failed on the period limit, and the joint search's fallback listed members instead
+        // (1.1 GiB, 5 s). The sweep costs the classes it lifts, not the common period.
         let a = DimSet::progression(0, 1 << 40, 65_521, 0);
         let b = DimSet::progression(0, 1 << 40, 65_519, 0);
+        let i = a.intersect(&b).unwrap();
+        let l = 65_521 * 65_519;
+        assert_eq!(i, DimSet::progression(0, 1 << 40, l, 0));
+        let u = a.union(&b).unwrap();
+        assert_eq!(u.count(), a.count() + b.count() - i.count());
+        for x in (0..1 << 40)
+            .step_by(65_519 * 1013)
+            .chain((0..1 << 40).step_by(65_521 * 997))
+        {
+            for y in x - 1..=x + 1 {
+                let want = (0..=1 << 40).contains(&y) && (y % 65_519 == 0 || y % 65_521 == 0);
+                assert_eq!(u.contains(y), want, "{y}");
+            }
+        }
+        // A common modulus past 128 bits with millions of members: refused, as data.
+        let p = (1i128 << 100) + 1;
+        let q = (1i128 << 100) + 3;
+        let (a, b) = (
+            DimSet::progression(0, 1 << 126, p, 0),
+            DimSet::progression(0, 1 << 126, q, 0),
+        );
         assert!(matches!(a.intersect(&b), Err(Error::PeriodTooLarge { .. })));
         // Few members: combined member by member, exactly.
         let a = DimSet::progression(0, 1 << 30, 65_521, 0);
