@@ -215,11 +215,7 @@ fn profile(
         )?;
         let set = dimguard::trt::ProfileSet::build(&specs, profiles.clamp(1, 64))
             .map_err(|e| e.to_string())?;
-        Ok(dimguard::profiles::render(
-            &set,
-            &format,
-            path.as_deref(),
-        ))
+        Ok(dimguard::profiles::render(&set, &format, path.as_deref()))
     })
 }
 
