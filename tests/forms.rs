@@ -218,7 +218,29 @@ fn variants(text: &str) -> Vec<(&'static str, String)> {
         ("trailing backtick", each(&|l| format!("{l}`"))),
         ("fenced", format!("```\n{text}\n```")),
         ("pytest", each(&|l| format!("E   {l}"))),
+        ("wrapped", each(&|l| wrap(l, 72))),
     ]
+}
+
+/// A line hard-wrapped at spaces to `width` columns, continuation lines indented by four spaces
+/// (how a terminal, an e-mail or a narrow issue comment hands a long line over).
+fn wrap(line: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut col = 0;
+    for (i, word) in line.split(' ').enumerate() {
+        if i > 0 {
+            if col + 1 + word.len() > width && col > 4 {
+                out.push_str("\n    ");
+                col = 4;
+            } else {
+                out.push(' ');
+                col += 1;
+            }
+        }
+        out.push_str(word);
+        col += word.len();
+    }
+    out
 }
 
 #[test]
