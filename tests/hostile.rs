@@ -528,23 +528,47 @@ fn every_command_stops_at_its_time_budget() {
 }
 
 #[test]
-fn set_operations_and_the_joint_search_stop_at_the_command_deadline() {
+fn set_operations_are_bounded_by_the_budget_and_the_joint_search_by_its_deadline() {
     use dimguard::solver::linked::{solve_joint, Budget as JointBudget};
-    use dimguard::solver::Error;
-    // Sets of many pieces: the sweep is real work, and past the deadline it is not started.
-    let a = DimSet::from_values((0..5000).map(|k| 7 * k * k % 100_003));
-    let b = DimSet::from_values((0..5000).map(|k| 11 * k * k % 100_019));
-    assert!(a.intersect(&b).is_ok());
+    use dimguard::solver::{Error, Segment};
+    // 20,000 runs of 101 values against a period-64 pattern: the sweep lifts every run to 64
+    // classes (1.28 million runs, about 130 MB). The work of one operation is bounded by the
+    // piece budget (16 runs per piece, at least 2^20) before anything is allocated.
+    let runs = DimSet::from_segments(
+        (0..20_000)
+            .map(|k| Segment {
+                lo: 200 * k,
+                hi: 200 * k + 100,
+                modulus: 1,
+                residues: vec![0],
+            })
+            .collect(),
+    )
+    .unwrap();
+    let pattern = DimSet::from_segments(vec![Segment {
+        lo: 0,
+        hi: 4_000_000,
+        modulus: 64,
+        residues: (0..32).collect(),
+    }])
+    .unwrap();
+    match runs.intersect(&pattern) {
+        Err(Error::Exhausted(e)) => assert_eq!(e.kind(), "pieces"),
+        other => panic!("{:?}", other.map(|s| s.count())),
+    }
     {
+        // A larger budget (as `--output-budget` gives) computes it, exactly.
         let _b = budget::enter(Budget {
-            time: Some(Duration::ZERO),
+            pieces: 100_000,
             ..Budget::default()
         });
-        for r in [a.intersect(&b), a.union(&b), a.difference(&b)] {
-            match r {
-                Err(Error::Exhausted(e)) => assert_eq!(e.kind(), "time"),
-                other => panic!("{:?}", other.map(|s| s.count())),
-            }
+        let both = runs.intersect(&pattern).unwrap();
+        for x in (0..4_000_100).step_by(7) {
+            assert_eq!(
+                both.contains(x),
+                x % 200 <= 100 && x % 64 < 32 && x < 4_000_000,
+                "{x}"
+            );
         }
     }
     // The joint search has its own limit (10 s by default); the command's budget cuts it too,
@@ -565,4 +589,100 @@ fn set_operations_and_the_joint_search_stop_at_the_command_deadline() {
     });
     let u = js.undecided.expect("stopped by the budget");
     assert!(u.reason.contains("--time-budget"), "{}", u.reason);
+}
+
+#[test]
+fn a_product_guard_over_unbounded_spec_ranges_is_verified_in_bounded_time_and_memory() {
+    // Issue 13: a product guard over two sizes whose spec ranges do not match or are unbounded
+    // collected the product of the ranges into a Vec (4 GiB, abort) in `verify`.
+    use dimguard::prove::verify::{verify, GuardSet};
+    let gs = GuardSet::read("(h * w) % 4 == 0\nh >= 2\nw >= 2\n").unwrap();
+    assert_eq!(gs.joint.len(), 1);
+    for spec_text in [
+        // Unbounded.
+        "from torch.export import Dim\nh = Dim('h', min=2)\nw = Dim('w', min=2)\n",
+        // Ranges that do not match.
+        "from torch.export import Dim\nh = Dim('h', min=2, max=1000000000)\nw = Dim('w', min=7, max=9)\n",
+        // Multiples of 2 on both sides: every product is a multiple of 4, sound.
+        "from torch.export import Dim\n_h = Dim('_h', min=1, max=1000000000)\nh = 2*_h\n_w = Dim('_w', min=1, max=4611686018427387903)\nw = 2*_w\n",
+    ] {
+        let spec = dimguard::solver::spec::read(spec_text).unwrap();
+        let report = within_budget("verify of a product guard", 2000, || {
+            verify(&gs, &spec, 2000)
+        });
+        let json = serde_json::to_string(&report).unwrap();
+        assert!(json.len() < 1 << 20, "{} bytes", json.len());
+    }
+}
+
+#[test]
+fn thousands_of_non_periodic_guards_or_dims_stop_at_the_budget() {
+    // Issue 13: 10,000 non-periodic guards over 2..100,000, and 1,000 such dims, ran past 10 s.
+    let guards: String = (0..10_000)
+        .map(|k| {
+            msg(
+                "2 <= h <= 100000",
+                &format!("({X} * {X}) % {} != {}", k + 7, k % 5),
+            )
+        })
+        .collect();
+    let r = within_budget("10,000 guards", 1000, || {
+        diagnose_text(&guards, &Options::default()).unwrap()
+    });
+    // Past a budget (time, or pieces: the first guard alone has thousands), the answer says
+    // which one, never a guess.
+    let why = r.dims[0].undecided.clone().unwrap_or_default();
+    assert!(why.contains("budget"), "{why}");
+    let dims: String = (0..1000)
+        .map(|k| {
+            format!(
+                "  - Not all values of d{k} = L['x{k}'].size()[0] in the specified range 2 <= d{k} <= 100000 satisfy the generated guard (L['x{k}'].size()[0] * L['x{k}'].size()[0]) % {} != 3.\n",
+                k + 7
+            )
+        })
+        .collect();
+    let r = within_budget("1,000 dims", 1000, || {
+        diagnose_text(&dims, &Options::default()).unwrap()
+    });
+    assert_eq!(r.dims.len(), 1000);
+    // Each dim is decided (exact) or says which budget ran out: never a guess.
+    for d in &r.dims {
+        assert!(
+            d.feasible.is_some() || d.undecided.as_deref().is_some_and(|u| u.contains("budget")),
+            "{}: {:?}",
+            d.name,
+            d.undecided
+        );
+    }
+    for d in r.dims.iter().filter(|d| d.feasible.is_some()).take(3) {
+        let k: i128 = d.name[1..].parse().unwrap();
+        let set = DimSet::from_segments(d.feasible.as_ref().unwrap().segments.clone()).unwrap();
+        let want: Vec<i128> = (2..=100_000).filter(|x| (x * x) % (k + 7) != 3).collect();
+        assert_eq!(set.iter().collect::<Vec<_>>(), want, "{}", d.name);
+    }
+}
+
+#[test]
+fn intersecting_periodic_sets_costs_their_segments_not_their_period() {
+    // Fuzzer execution 812616 (seed 1795442607): two periodic guards whose common period is
+    // 10,752. Each class started its own run in the sweep, so the intersection came out as
+    // thousands of small pieces that canonicalization merged back: 220 ms of CPU time, past a
+    // 100 ms budget. All classes of a segment now share its two boundaries.
+    let text = "  - Not all values of d0 = L['x0'].size()[2] in the specified range 430 <= d0 <= 1152921504606846976 satisfy the generated guard ((1 * (L['x0'].size()[2] // 7)) != (-(-1099511627776))).\n\
+  - Not all values of d0 = L['x0'].size()[2] in the specified range 430 <= d0 <= 1152921504606846976 satisfy the generated guard (round(((L['x0'].size()[2] // 16) / 8)) % 12).\n";
+    let r = within_budget("diagnose", 100, || {
+        diagnose_text(text, &Options::default()).unwrap()
+    });
+    let f = r.dims[0].feasible.as_ref().expect("decided");
+    let set = DimSet::from_segments(f.segments.clone()).unwrap();
+    // Python's semantics at the first 20,000 sizes and around the excluded block.
+    let holds = |x: i128| {
+        let q = (x / 16) as f64 / 8.0;
+        let r = q.round_ties_even() as i128;
+        x / 7 != 1_099_511_627_776 && r % 12 != 0
+    };
+    let around = 7 * 1_099_511_627_776;
+    for x in (430..20_430).chain(around - 200..around + 200) {
+        assert_eq!(set.contains(x), holds(x), "{x}");
+    }
 }

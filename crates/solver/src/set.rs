@@ -137,9 +137,8 @@ impl DimSet {
     }
 
     /// Builds a set from runs of residue classes modulo `period` (as the periodic engine
-    /// produces them). Runs may overlap and come in any order. Fails only when the budget's
-    /// deadline passes ([`Error::Exhausted`]).
-    pub(crate) fn from_runs(period: i128, runs: &[(i128, Run)]) -> Result<DimSet, Error> {
+    /// produces them). Runs may overlap and come in any order.
+    pub(crate) fn from_runs(period: i128, runs: &[(i128, Run)]) -> DimSet {
         let mut events: Vec<(i128, i128, i32)> = Vec::with_capacity(runs.len() * 2);
         for &(res, run) in runs {
             if run.first > run.last {
@@ -431,16 +430,16 @@ impl DimSet {
             .filter_map(|s| {
                 let a = s.next_at_least(lo)?;
                 let b = s.prev_at_most(hi)?;
-                (a <= b).then(|| {
-                    reduce(Segment {
-                        lo: a,
-                        hi: b,
-                        ..s.clone()
-                    })
+                (a <= b).then(|| Segment {
+                    lo: a,
+                    hi: b,
+                    ..s.clone()
                 })
             })
             .collect();
-        DimSet { segments: segs }
+        // A cut end may now continue its neighbour's pattern ({4} ∪ [6, 78] clipped to [4, 6]
+        // is the progression {4, 6}): canonical, so equal sets print alike.
+        canonical(segs)
     }
 
     /// `self ∪ other`.
@@ -566,51 +565,44 @@ fn sweep_cluster(
     if *work > work_limit() {
         return Err(Error::Exhausted(crate::budget::too_many_pieces()));
     }
-    if let Some(e) = crate::budget::expired() {
-        return Err(Error::Exhausted(e));
-    }
+    // Every class modulo `l` of a residue is active on the whole segment: its positions in
+    // `lo..=hi` are exactly its members there. So all of a segment's classes share two event
+    // positions, and the sweep has at most two per segment (no ragged run ends that split one
+    // pattern into thousands of small pieces for `canonical` to merge back).
     let mut events = Vec::with_capacity(2 * (*work - before) as usize);
     for &(k, seg) in cluster {
-        // Encode the operand in the residue key: key = res * n + k.
-        let mut run = |res: i128, a: i128, b: i128| {
+        let (start, end) = (seg.lo, seg.hi.saturating_add(1));
+        let mut class = |res: i128| {
+            // Encode the operand in the residue key: key = res * n + k.
             let key = res * n as i128 + k as i128;
-            events.push((a.saturating_sub(l - 1), key, 1));
-            events.push((b.saturating_add(l), key, -1));
+            events.push((start, key, 1));
+            events.push((end, key, -1));
         };
+        let lift = (l / seg.modulus) as u128;
         for &r in &seg.residues {
-            let lift = (l / seg.modulus) as u128;
             if class_count(seg.lo, seg.hi, seg.modulus, r) < lift {
                 // Fewer members than classes: the segment is shorter than `l`, so each member is
                 // alone in its class modulo `l`.
-                let class = Segment {
+                let one = Segment {
                     residues: vec![r],
                     ..seg.clone()
                 };
-                let mut x = class.next_at_least(seg.lo);
+                let mut x = one.next_at_least(seg.lo);
                 while let Some(v) = x {
-                    run(v.mod_floor(&l), v, v);
-                    x = v.checked_add(1).and_then(|w| class.next_at_least(w));
+                    class(v.mod_floor(&l));
+                    x = v.checked_add(1).and_then(|w| one.next_at_least(w));
                 }
-                continue;
-            }
-            let mut res = r;
-            while res < l {
-                let probe = Segment {
-                    lo: seg.lo,
-                    hi: seg.hi,
-                    modulus: l,
-                    residues: vec![res],
-                };
-                if let (Some(a), Some(b)) =
-                    (probe.next_at_least(seg.lo), probe.prev_at_most(seg.hi))
-                {
-                    run(res, a, b);
+            } else {
+                // At least `l / modulus` consecutive members: one in every class `≡ r`.
+                let mut res = r;
+                while res < l {
+                    class(res);
+                    res += seg.modulus;
                 }
-                res += seg.modulus;
             }
         }
     }
-    sweep(l, events, keep, n)
+    Ok(sweep(l, events, keep, n))
 }
 
 /// Largest number of residue-class runs one set operation may sweep (each costs about 100
@@ -655,28 +647,25 @@ fn members_of_cluster(
 
 /// The sweep shared by [`combine`] and [`DimSet::from_runs`]. `events` are
 /// `(position, key, +1/-1)` with `key = residue * n + operand`; a class is a member of the
-/// result on a piece when `keep` accepts its operands' cover counts there. Past the deadline of
-/// the current budget it stops with [`Error::Exhausted`].
+/// result on a piece when `keep` accepts its operands' cover counts there.
+///
+/// It does not consult the deadline: a set operation either answers exactly or fails for a
+/// reason of its own (period, work), and callers that run many of them check the deadline
+/// between them. (A deadline failure here would reach every caller that treats a failed set
+/// operation as "no answer", where an empty set can be a wrong one.)
 fn sweep(
     l: i128,
     mut events: Vec<(i128, i128, i32)>,
     keep: impl Fn(&[u32]) -> bool,
     n: usize,
-) -> Result<DimSet, Error> {
+) -> DimSet {
     events.sort_unstable();
     let ni = n as i128;
     let mut counts: BTreeMap<i128, Vec<u32>> = BTreeMap::new();
     let mut active: std::collections::BTreeSet<i128> = Default::default();
     let mut raw: Vec<Segment> = Vec::new();
     let mut i = 0;
-    let mut checked = 0;
     while i < events.len() {
-        if i >= checked + 4096 {
-            checked = i;
-            if let Some(e) = crate::budget::expired() {
-                return Err(Error::Exhausted(e));
-            }
-        }
         let pos = events[i].0;
         while i < events.len() && events[i].0 == pos {
             let (_, key, d) = events[i];
@@ -721,7 +710,7 @@ fn sweep(
             }
         }
     }
-    Ok(canonical(raw))
+    canonical(raw)
 }
 
 /// Tightens, reduces and merges raw pieces (sorted, disjoint, residues sorted).
@@ -928,7 +917,7 @@ mod tests {
         .iter()
         .map(|&(r, a, b)| (r, Run { first: a, last: b }))
         .collect();
-        let s = DimSet::from_runs(8, &runs).unwrap();
+        let s = DimSet::from_runs(8, &runs);
         assert_eq!(s.segments().len(), 1, "{s:?}");
         assert_eq!(
             s.segments()[0],
@@ -965,6 +954,17 @@ mod tests {
                 residues: vec![8]
             }]
         );
+    }
+
+    #[test]
+    fn a_clip_is_canonical() {
+        // Fuzzer execution 530734 (seed 1795442607): `h != 5` over 4..78, clipped to 4..6.
+        let s = DimSet::interval(4, 78)
+            .difference(&DimSet::interval(5, 5))
+            .unwrap()
+            .clip(4, 6);
+        assert_eq!(s, DimSet::progression(4, 6, 2, 0));
+        assert_eq!(s.segments().len(), 1);
     }
 
     #[test]
@@ -1064,6 +1064,11 @@ mod tests {
             let via_sweep = combine(&[&a, &DimSet::interval(-30, 40)], |c| c[0] > 0 && c[1] > 0).unwrap();
             for x in lo..=hi {
                 prop_assert_eq!(clipped.contains(x), via_sweep.contains(x));
+            }
+            // Canonical: every result reads back as itself (a clip once left {4} and {6} as
+            // two pieces where reading them back gives the progression {4, 6}).
+            for r in [&i, &u, &d, &c, &clipped, &a.clip(-5, 5), &b.clip(0, 17)] {
+                prop_assert_eq!(&DimSet::from_segments(r.segments().to_vec()).unwrap(), r);
             }
             let members: Vec<i128> = u.iter().collect();
             prop_assert_eq!(&members, &brute(&u, lo, hi));
@@ -1225,7 +1230,7 @@ mod tests {
             }
             let direct = DimSet::from_sorted_runs(&runs);
             let tagged: Vec<(i128, Run)> = runs.iter().map(|&r| (0, r)).collect();
-            let swept = DimSet::from_runs(1, &tagged).unwrap();
+            let swept = DimSet::from_runs(1, &tagged);
             prop_assert_eq!(&direct, &swept);
             for x in -110..=at + 10 {
                 let member = runs.iter().any(|r| (r.first..=r.last).contains(&x));
