@@ -462,7 +462,9 @@ fn linked_sizes_from_logs_are_reported() {
         );
         let first = d.name < partner.name;
         assert_eq!(
-            shared.code.contains(&format!("= {}  # must always be equal", partner.name)),
+            shared
+                .code
+                .contains(&format!("= {}  # must always be equal", partner.name)),
             !first,
             "{}",
             shared.code
