@@ -8,6 +8,7 @@
 //! * [`graph`] — `.pt2` archives: operator graph, shape propagation, `check`.
 //! * [`trt`] — TensorRT optimization profiles.
 //! * [`html`] — the self-contained HTML page of a report.
+//! * [`api`], [`profiles`] — the pipelines behind the commands, shared with the Python package.
 //! * [`norm`] — normalization layers and their GPU kernels.
 
 pub mod api;
@@ -16,7 +17,7 @@ pub mod api;
 pub mod html;
 /// Profiles from a program, a message or `--dim`s (used by `dimguard profile` and the Python
 /// package).
-pub mod profile_cli;
+pub mod profiles;
 
 pub use dimguard_graph as graph;
 pub use dimguard_norm as norm;

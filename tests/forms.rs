@@ -218,7 +218,29 @@ fn variants(text: &str) -> Vec<(&'static str, String)> {
         ("trailing backtick", each(&|l| format!("{l}`"))),
         ("fenced", format!("```\n{text}\n```")),
         ("pytest", each(&|l| format!("E   {l}"))),
+        ("wrapped", each(&|l| wrap(l, 72))),
     ]
+}
+
+/// A line hard-wrapped at spaces to `width` columns, continuation lines indented by four spaces
+/// (how a terminal, an e-mail or a narrow issue comment hands a long line over).
+fn wrap(line: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut col = 0;
+    for (i, word) in line.split(' ').enumerate() {
+        if i > 0 {
+            if col + 1 + word.len() > width && col > 4 {
+                out.push_str("\n    ");
+                col = 4;
+            } else {
+                out.push(' ');
+                col += 1;
+            }
+        }
+        out.push_str(word);
+        col += word.len();
+    }
+    out
 }
 
 #[test]
@@ -423,11 +445,34 @@ fn linked_sizes_from_logs_are_reported() {
                 assert!(pass(a, b), "{a}, {b}");
             }
         }
+        // One shared Dim admits the whole diagonal (every (v, v) passes, brute force: 225
+        // pairs), more than the box: the spec uses it, the second size written as the first.
+        let shared = d.shared_side.as_ref().expect("shared side");
+        let diagonal = (32..=256i128).filter(|&v| pass(v, v)).count() as u128;
+        assert_eq!((shared.lo, shared.hi, shared.modulus), (32, 256, 1));
+        assert_eq!(shared.count, diagonal);
+        assert!(shared.count > side.count * other.count);
+        for v in (shared.lo..=shared.hi).step_by(shared.modulus as usize) {
+            assert!(pass(v, v), "{v}");
+        }
         assert!(
-            r.dynamic_shapes.contains(&side.code),
+            r.dynamic_shapes.contains(&shared.code),
             "{}",
             r.dynamic_shapes
         );
+        let first = d.name < partner.name;
+        assert_eq!(
+            shared
+                .code
+                .contains(&format!("= {}  # must always be equal", partner.name)),
+            !first,
+            "{}",
+            shared.code
+        );
+    }
+    for j in &r.joint_sets {
+        let sh = j.shared.as_ref().expect("shared");
+        assert_eq!(sh.count, 225);
     }
     // Every guard is accounted for: both solved jointly.
     assert_eq!(r.guards.len(), 2);
@@ -601,7 +646,21 @@ fn joint_sets_match_brute_force_and_every_guard_is_accounted_for() {
                 let d = r.dims.iter().find(|d| &d.name == dim).unwrap();
                 if d.status == Status::Linked {
                     assert_eq!(d.box_side.as_ref().map(|s| &s.code), Some(&side.code));
-                    assert!(r.dynamic_shapes.contains(&side.code), "{name}");
+                    // The spec is the box side, or one Dim shared by a pair when that admits
+                    // more (then every (v, v) of it passes).
+                    match (&d.shared_side, &j.shared) {
+                        (Some(sh), Some(js)) => {
+                            assert!(js.count > b.count, "{name}");
+                            assert!(r.dynamic_shapes.contains(&sh.code), "{name}");
+                            for v in (sh.lo..=sh.hi).step_by(sh.modulus as usize) {
+                                assert!(holds(&[v, v]), "{name}: ({v}, {v}) fails");
+                            }
+                        }
+                        (None, None) => {
+                            assert!(r.dynamic_shapes.contains(&side.code), "{name}")
+                        }
+                        other => panic!("{name}: shared side and joint disagree: {other:?}"),
+                    }
                     assert!(d.suggestions.is_empty());
                 }
             }

@@ -211,15 +211,23 @@ class CheckReport(Record):
         return _accepts(self._data.get("dims", []), self._data.get("joint") or [], shapes)
 
     def __repr__(self) -> str:
-        rows = []
-        for d in self._data["dims"]:
-            c, a = d.get("claimed") or {}, d.get("accepted")
-            acc = "undecided" if a is None else ("all" if a["count"] == c.get("count") else repr(SizeSet(a)))
-            if d.get("linked_with") and d.get("with_some_partner"):
-                acc = f"linked; {SizeSet(d['with_some_partner']).count} sizes work with some partner"
-            rows.append(f"{d['input']}[{d['index']}] = {d.get('expr')}: claims {c.get('count')} in {c.get('min')}..{c.get('max')}; accepts {acc}")
-        rows.extend(j["summary"] for j in self._data.get("joint") or [] if j.get("summary"))
+        rows = _audit_rows(self._data)
         return _lines(f"CheckReport({len(self._data['dims'])} dynamic dims)", rows)
+
+
+def _audit_rows(data: Mapping[str, Any], exprs: bool = True) -> List[str]:
+    """One line per dimension (what it claims, what it accepts), then each linked group's
+    summary: the rows of a check report, also in an export report."""
+    rows = []
+    for d in data.get("dims", []):
+        c, a = d.get("claimed") or {}, d.get("accepted")
+        acc = "undecided" if a is None else ("every claimed size" if a["count"] == c.get("count") else repr(SizeSet(a)))
+        if d.get("linked_with") and d.get("with_some_partner"):
+            acc = f"{SizeSet(d['with_some_partner']).count} sizes with some partner (linked)"
+        expr = f" = {d.get('expr')}" if exprs else ""
+        rows.append(f"{d['input']}[{d['index']}]{expr}: claims {c.get('count')} sizes in {c.get('min')}..{c.get('max')}, accepts {acc}")
+    rows.extend(j["summary"] for j in data.get("joint") or [] if j.get("summary"))
+    return rows
 
 
 def _accepts(dims: Sequence[Mapping[str, Any]], joint: Sequence[Mapping[str, Any]], shapes: Mapping[str, Sequence[int]]) -> bool:

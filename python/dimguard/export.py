@@ -25,7 +25,7 @@ import traceback
 from typing import Any, ContextManager, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
-from ._results import CheckReport, Record, SizeSet, _lines
+from ._results import CheckReport, Record, SizeSet, _audit_rows, _lines
 from .trace import capture, provenance
 
 __all__ = ["export", "ExportReport", "ExportError", "round_context"]
@@ -83,13 +83,7 @@ class ExportReport(Record):
                 + (f" — {r['error']}" if r.get("error") else "")
             )
             rows.extend(f"    {n}" for n in r.get("notes", []))
-        for d in self._data.get("dims", []):
-            c, a = d.get("claimed") or {}, d.get("accepted")
-            acc = "undecided" if a is None else ("every claimed size" if a["count"] == c.get("count") else repr(SizeSet(a)))
-            if d.get("linked_with") and d.get("with_some_partner"):
-                acc = f"{SizeSet(d['with_some_partner']).count} sizes with some partner (linked)"
-            rows.append(f"{d['input']}[{d['index']}]: claims {c.get('count')} sizes in {c.get('min')}..{c.get('max')}, accepts {acc}")
-        rows.extend(j["summary"] for j in self._data.get("joint") or [] if j.get("summary"))
+        rows.extend(_audit_rows(self._data, exprs=False))
         return _lines(f"ExportReport(exported={self._data['exported']}, {len(self._data['rounds'])} rounds)", rows, self._data.get("spec"))
 
 

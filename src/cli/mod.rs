@@ -315,7 +315,7 @@ fn profile(
         ),
         None => None,
     };
-    let specs = dimguard::profile_cli::inputs(
+    let specs = dimguard::profiles::inputs(
         text.as_deref(),
         source.map(|p| p.as_path()),
         dims,
@@ -325,7 +325,7 @@ fn profile(
     .map_err(bad_input)?;
     let set = dimguard::trt::ProfileSet::build(&specs, k.clamp(1, 64)).map_err(bad_input)?;
     if select.is_empty() {
-        return emit(&dimguard::profile_cli::render(
+        return emit(&dimguard::profiles::render(
             &set,
             format,
             source.map(|p| p.as_path()),
@@ -333,7 +333,7 @@ fn profile(
     }
     let shapes = select
         .iter()
-        .map(|s| dimguard::profile_cli::parse_shape(s))
+        .map(|s| dimguard::profiles::parse_shape(s))
         .collect::<Result<Vec<(String, Vec<i128>)>, String>>()
         .map_err(bad_input)?;
     let refs: Vec<(&str, Vec<i128>)> = shapes

@@ -203,6 +203,14 @@ pub fn check_with(
     // Per linked size: its side of a sound box through the traced sizes, when the largest box
     // leaves them out (torch refuses a spec that excludes its example inputs).
     let mut example_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
+    // Per size of a pair that works when equal: its spec under one shared Dim (the second's
+    // code writes it as the first), when that admits more than the largest box.
+    type Shared = (
+        dimguard_solver::Progression,
+        Option<String>,
+        Option<dimguard_solver::report::Certificate>,
+    );
+    let mut shared_side: BTreeMap<String, Shared> = BTreeMap::new();
     let mut joints: Vec<JointReport> = Vec::new();
     let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
@@ -286,6 +294,11 @@ pub fn check_with(
                 if let Some(p) = l.side(m) {
                     box_side.insert(m.name.clone(), p);
                 }
+                if let Some((p, alias)) = l.shared_side(m) {
+                    let code = alias.map(|a| python::equal(&dim_name(&m.name), &dim_name(a)));
+                    let cert = l.report.shared.as_ref().map(|s| s.side.certificate);
+                    shared_side.insert(m.name.clone(), (p, code, cert));
+                }
                 if let (Some(b), Some(lv)) = (&through, l.joint.level(&m.root)) {
                     example_side.insert(m.name.clone(), m.side(&b.sides[lv]));
                 }
@@ -347,6 +360,16 @@ pub fn check_with(
             box_side: box_side
                 .get(&i.source)
                 .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
+            shared_side: shared_side.get(&i.source).map(|(p, code, cert)| {
+                let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
+                if let Some(c) = code {
+                    s.code = c.clone();
+                }
+                if let Some(c) = cert {
+                    s.certificate = *c;
+                }
+                s
+            }),
             example_box_side: example_side
                 .get(&i.source)
                 .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
@@ -408,8 +431,16 @@ pub fn check_with(
                         // Linked: this size's side of the largest sound box.
                         // (of a box through the traced sizes when the largest leaves them out)
                         if let Some(s) = d
-                            .example_box_side
+                            .shared_side
                             .as_ref()
+                            .filter(|s| {
+                                d.example.is_none_or(|x| {
+                                    x >= s.lo
+                                        && x <= s.hi
+                                        && (x - s.residue).rem_euclid(s.modulus.max(1)) == 0
+                                })
+                            })
+                            .or(d.example_box_side.as_ref())
                             .or(d.box_side.as_ref())
                             .or(d.suggestions.first())
                         {

@@ -206,7 +206,7 @@ fn profile(
             .map(|s| serde_json::from_str(&s).map_err(|e| format!("spec: {e}")))
             .transpose()?;
         let text = source.map(|b| String::from_utf8_lossy(&b).into_owned());
-        let specs = dimguard::profile_cli::inputs(
+        let specs = dimguard::profiles::inputs(
             text.as_deref(),
             path.as_deref(),
             &dims,
@@ -215,11 +215,7 @@ fn profile(
         )?;
         let set = dimguard::trt::ProfileSet::build(&specs, profiles.clamp(1, 64))
             .map_err(|e| e.to_string())?;
-        Ok(dimguard::profile_cli::render(
-            &set,
-            &format,
-            path.as_deref(),
-        ))
+        Ok(dimguard::profiles::render(&set, &format, path.as_deref()))
     })
 }
 

@@ -578,6 +578,7 @@ fn dim_report(
         linked_with: vec![],
         with_some_partner: None,
         box_side: None,
+        shared_side: None,
     };
     let example = example_for(opts, &d.name);
     if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
@@ -1030,7 +1031,7 @@ fn dynamic_shapes_block(
         }
     }
     for d in dims.iter().filter(|d| !in_group(&d.name)) {
-        if let Some(s) = &d.box_side {
+        if let Some(s) = d.shared_side.as_ref().or(d.box_side.as_ref()) {
             block.code(&s.code);
             continue;
         }

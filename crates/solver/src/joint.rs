@@ -21,8 +21,9 @@ use crate::linked::{box_through, largest_box, solve_joint, Budget, JointSet, Lar
 use crate::num::{self, Q};
 use crate::report::{
     BoxReport, Certificate, Feasible, GuardFate, JointReport, JointSearch, JointUndecided, Proof,
-    Undecided,
+    SharedReport, Undecided,
 };
+use crate::suggest::rank;
 use crate::types::{CmpOp, DimSet, Expr, Progression};
 use num_traits::{Signed, Zero};
 use std::collections::BTreeMap;
@@ -585,11 +586,23 @@ pub struct Linked {
     pub report: JointReport,
     /// The largest box of one progression per root, in the joint set's level order.
     pub largest: Option<LargestBox>,
+    /// For two sizes: one progression both take at once, when it admits more than the box.
+    pub shared: Option<Progression>,
     /// The joint set (in root names).
     pub joint: JointSet,
 }
 
 impl Linked {
+    /// For a group of two sizes whose diagonal beats the largest box: `member`'s spec under one
+    /// shared `Dim`: the shared progression (mapped to the member), and for the second size the
+    /// first one's root, which it is written as.
+    pub fn shared_side(&self, member: &Member) -> Option<(Progression, Option<&str>)> {
+        let p = self.shared.as_ref()?;
+        let l = self.joint.level(&member.root)?;
+        let alias = (l == 1).then(|| self.joint.sizes[0].as_str());
+        Some((member.side(p), alias))
+    }
+
     /// The side of the largest box for `member` (a root or a size derived from one).
     pub fn side(&self, member: &Member) -> Option<Progression> {
         let b = self.largest.as_ref()?;
@@ -708,6 +721,21 @@ pub fn linked(
             sides,
         }
     });
+    // Two sizes that must be equal (two images through one broadcast): one shared Dim admits
+    // the diagonal, which no box can. Offered when it beats the largest box.
+    let shared =
+        diagonal(j, &holds).filter(|(p, _)| p.count() > lb.as_ref().map_or(0, |b| b.count));
+    let shared_report = shared.as_ref().map(|(p, all)| {
+        let mut side = unchecked_suggestion(&dims[0], p, Proof::Periodic);
+        if *all {
+            side.certificate = Certificate::Enumeration;
+        }
+        SharedReport {
+            count: p.count(),
+            dims: [dims[0].clone(), dims[1].clone()],
+            side,
+        }
+    });
     let rejected: Vec<Vec<i128>> = j
         .rejected_examples(5)
         .into_iter()
@@ -726,13 +754,30 @@ pub fn linked(
             .collect(),
         boxes_complete: complete,
         largest_box,
+        shared: shared_report.clone(),
         accepted_examples: j.tree.examples(5),
         rejected_examples: rejected,
         undecided: j.undecided.as_ref().map(|u| JointUndecided {
             count: u.count,
             reason: u.reason.clone(),
         }),
-        summary: j.summary(&labels),
+        summary: match &shared_report {
+            Some(s) => format!(
+                "{}; one Dim for both ({} = {}) admits {} pairs, {}..{}{}",
+                j.summary(&labels),
+                s.dims[1],
+                s.dims[0],
+                s.count,
+                s.side.lo,
+                s.side.hi,
+                if s.side.modulus > 1 {
+                    format!(" ≡ {} (mod {})", s.side.residue, s.side.modulus)
+                } else {
+                    String::new()
+                }
+            ),
+            None => j.summary(&labels),
+        },
         search: JointSearch {
             points: j.stats.points,
             periodic_solves: j.stats.periodic_solves,
@@ -742,8 +787,44 @@ pub fn linked(
     Some(Linked {
         report,
         largest: lb,
+        shared: shared.map(|(p, _)| p),
         joint: j.clone(),
     })
+}
+
+/// Diagonals up to this many values are searched for a shared `Dim`.
+const DIAGONAL_MAX: u128 = 1 << 20;
+
+/// For a joint set of two sizes: the largest progression of values `v` with `(v, v)` in the set,
+/// and whether every pair of it passed `holds` (the exact evaluator) as well.
+fn diagonal(j: &JointSet, holds: &dyn Fn(&[i128]) -> bool) -> Option<(Progression, bool)> {
+    if j.sizes.len() != 2 {
+        return None;
+    }
+    let both = j.domains[0].intersect(&j.domains[1]).ok()?;
+    if both.count() > DIAGONAL_MAX || both.count() < 2 {
+        return None;
+    }
+    let on: Vec<i128> = both
+        .iter()
+        .take_while(|_| crate::budget::expired().is_none())
+        .filter(|&v| j.tree.contains(&[v, v]))
+        .collect();
+    let p = *rank(&DimSet::from_values(on), None, 1)
+        .progressions
+        .first()?;
+    let members = DimSet::progression(p.lo, p.hi, p.modulus, p.residue);
+    let mut all = true;
+    for v in members.iter() {
+        if crate::budget::expired().is_some() {
+            all = false;
+            break;
+        }
+        if !holds(&[v, v]) {
+            return None;
+        }
+    }
+    Some((p, all))
 }
 
 #[cfg(test)]

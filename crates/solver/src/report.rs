@@ -430,6 +430,11 @@ pub struct DimReport {
     /// `dynamic_shapes` block uses (sound together with the other sides).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub box_side: Option<Suggestion>,
+    /// For one of two sizes that work when equal, when one shared `Dim` admits more pairs than
+    /// the largest box (`joint[].shared`): its spec under that `Dim` (the second size's `code`
+    /// writes it as the first); the `dynamic_shapes` block uses it instead of `box_side`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_side: Option<Suggestion>,
 }
 
 /// The contract's `feasible` form.
@@ -808,6 +813,10 @@ pub struct JointReport {
     /// The box of one progression per size with the most tuples: a sound `dynamic_shapes` spec.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub largest_box: Option<BoxReport>,
+    /// For two sizes that work when equal: one `Dim` for both (the second written as the first),
+    /// when that admits more pairs than the largest box. A spec can say it; a box cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedReport>,
     /// A few accepted tuples.
     pub accepted_examples: Vec<Vec<i128>>,
     /// A few claimed tuples that fail a guard (each re-checked: it really fails).
@@ -828,6 +837,18 @@ pub struct JointUndecided {
     pub count: u128,
     /// Why.
     pub reason: String,
+}
+
+/// One `Dim` shared by the two sizes of a group: the values `v` for which `(v, v)` passes.
+#[derive(Debug, Clone, Serialize)]
+pub struct SharedReport {
+    /// Pairs it admits (one per value).
+    pub count: u128,
+    /// The two sizes, the second written as the first.
+    pub dims: [String; 2],
+    /// The shared progression (with the first size's `Dim` code; certificate `enumeration` when
+    /// every pair `(v, v)` of it was re-checked with the exact evaluator).
+    pub side: Suggestion,
 }
 
 /// The largest sound box of a group.
@@ -890,6 +911,11 @@ pub struct CheckDim {
     /// spec `dynamic_shapes` uses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub box_side: Option<Suggestion>,
+    /// For one of two sizes that work when equal, when one shared `Dim` admits more pairs than
+    /// the largest box (`joint[].shared`): its spec under that `Dim` (the second size's `code`
+    /// writes it as the first); the `dynamic_shapes` block uses it instead of `box_side`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared_side: Option<Suggestion>,
     /// For a size linked to others, when the largest sound box leaves out the traced sizes: its
     /// side of a sound box through them (the spec `dynamic_shapes` then uses, since torch
     /// refuses a spec that excludes its example inputs).

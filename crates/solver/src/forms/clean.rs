@@ -12,16 +12,85 @@ pub struct Line {
     pub text: String,
 }
 
-/// Cleans every line of `text` (see the module docs); line numbers are kept.
+/// Cleans every line of `text` (see the module docs); line numbers are kept. A hard-wrapped
+/// line (a terminal, an e-mail or a narrow comment breaks a long line at a space and indents the
+/// rest) is joined back: an indented line continues the one before it when that one is not
+/// complete on its own (see [`continues`]). The joined line keeps the number of its first part.
 pub fn lines(text: &str) -> Vec<Line> {
     let quoted = quote_style(text);
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| Line {
+    let mut out: Vec<Line> = Vec::new();
+    let mut last = String::new();
+    for (i, l) in text.lines().enumerate() {
+        let raw = unquote(l, quoted);
+        if !out.is_empty() && continues(&last, &raw) {
+            last = format!("{} {}", last.trim_end(), raw.trim_start());
+            if let Some(prev) = out.last_mut() {
+                prev.text = clean(&last);
+            }
+            continue;
+        }
+        out.push(Line {
             no: i + 1,
-            text: clean_line(l, quoted),
-        })
-        .collect()
+            text: clean(&raw),
+        });
+        last = raw;
+    }
+    out
+}
+
+/// Whether `line` (quote markers removed) is the wrapped rest of `prev`: it is indented, and
+/// `prev` is incomplete — brackets left open, an operator with no right-hand side, a log prefix
+/// cut before its `] `, an exception's message continued by a line that is not a bullet, or a
+/// log line
+/// followed by an indented line without a prefix of its own (log messages are one line each).
+pub fn continues(prev: &str, line: &str) -> bool {
+    if !line.starts_with([' ', '\t']) || line.trim().is_empty() || prev.trim().is_empty() {
+        return false;
+    }
+    let t = strip_test_prefix(prev).trim_start();
+    let has_prefix = |s: &str| glog_prefix(s).is_some() || logging_prefix(s).is_some();
+    let open = t.chars().fold(0i64, |n, c| match c {
+        '(' | '[' | '{' => n + 1,
+        ')' | ']' | '}' => n - 1,
+        _ => n,
+    });
+    // An expression cut after an operator (`... == 2 + 2 *`) is not complete either.
+    let dangling = [
+        "+", "-", "*", "/", "%", "=", "<", ">", ",", " and", " or", " not",
+    ]
+    .iter()
+    .any(|op| t.trim_end().ends_with(op));
+    // The last line of a traceback (`RuntimeError: Expected input ... but`) continued by an
+    // indented line that is not a bullet of its own (`  - Not all values ...`).
+    let bullet = {
+        let c = line.trim_start();
+        c.starts_with("- ") || c.starts_with("* ")
+    };
+    let exception = t.split_once(": ").is_some_and(|(head, _)| {
+        let class = head.rsplit('.').next().unwrap_or(head);
+        class.starts_with(|c: char| c.is_ascii_uppercase())
+            && class.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && head
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    });
+    open > 0
+        || dangling
+        || (exception && !bullet)
+        || cut_glog_prefix(t)
+        || (has_prefix(t) && !has_prefix(line.trim_start()))
+}
+
+/// The start of a glog prefix without its end: `I1123 07:53:01.463000 6430` (the wrap fell
+/// inside the prefix).
+fn cut_glog_prefix(l: &str) -> bool {
+    let b = l.as_bytes();
+    b.len() >= 6
+        && matches!(b[0], b'I' | b'W' | b'E' | b'V' | b'D' | b'F')
+        && b[1..5].iter().all(u8::is_ascii_digit)
+        && b[5] == b' '
+        && glog_prefix(l).is_none()
+        && !l.contains("] ")
 }
 
 /// A quote marker that prefixes the pasted block: `> ` (Markdown, e-mail) or `# ` (a code
@@ -55,7 +124,8 @@ fn quote_style(text: &str) -> Quote {
     }
 }
 
-fn clean_line(line: &str, quote: Quote) -> String {
+/// The line without colour codes and quote markers.
+fn unquote(line: &str, quote: Quote) -> String {
     let line = strip_ansi(line.trim_end_matches(['\r', '\n']));
     let mut l: &str = &line;
     // Quote markers first (`> I1123 ... ] [0/0] eval ...`), possibly nested (`> > `).
@@ -71,6 +141,11 @@ fn clean_line(line: &str, quote: Quote) -> String {
             None => break,
         }
     }
+    l.to_string()
+}
+
+/// The line without test and log prefixes and closing backticks.
+fn clean(l: &str) -> String {
     let l = strip_test_prefix(strip_log_prefix(strip_test_prefix(l)));
     strip_backticks(l).to_string()
 }
@@ -212,6 +287,33 @@ mod tests {
 
     fn one(s: &str) -> String {
         lines(s).remove(0).text
+    }
+
+    #[test]
+    fn hard_wrapped_lines_are_joined_and_structure_is_kept() {
+        // Cut inside brackets, after an operator, inside a log prefix, in an exception message.
+        let cases = [
+            ("Guard failed: Eq(Mod(x,\n    8), 0)", "Guard failed: Eq(Mod(x, 8), 0)"),
+            ("Guard failed: x // 4 == 2 *\n    (x // 8)", "Guard failed: x // 4 == 2 * (x // 8)"),
+            (
+                "I1123 07:53:01.463000 6430\n    torch/fx/s.py:6064] [0/0] eval Eq(s0, 4) [guard added]",
+                "eval Eq(s0, 4) [guard added]",
+            ),
+            (
+                "RuntimeError: Expected input at *args[0].shape[2] to be <= 512, but\n    got 1000",
+                "RuntimeError: Expected input at *args[0].shape[2] to be <= 512, but got 1000",
+            ),
+        ];
+        for (wrapped, joined) in cases {
+            let l = lines(wrapped);
+            assert_eq!(l.len(), 1, "{wrapped:?}: {l:?}");
+            assert_eq!(l[0].text, joined);
+            assert_eq!(l[0].no, 1);
+        }
+        // Bullets after an exception line, indented spec lines after a heading, and indented
+        // code in a traceback stay lines of their own.
+        let text = "UserError: Constraints violated (h)!\n  - Not all values of h satisfy Eq(h, 4).\nSuggested fixes:\n  h = Dim('h')\n  File \"m.py\", line 3, in f\n    y = g(x)\n";
+        assert_eq!(lines(text).len(), 6);
     }
 
     #[test]

@@ -156,12 +156,30 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
                             }
                             s
                         });
+                        d.shared_side = l.shared_side(m).map(|(p, alias)| {
+                            let mut s =
+                                crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
+                            if let Some(sh) = &l.report.shared {
+                                s.certificate = sh.side.certificate;
+                            }
+                            if let Some(a) = alias {
+                                let first = l.joint.level(a).map_or(a, |lv| &l.report.dims[lv]);
+                                s.code = crate::python::equal(&d.name, first);
+                            }
+                            s
+                        });
                         d.status = Status::Linked;
                         d.suggestions.clear();
                         d.coverage = None;
                         d.padding = None;
                         d.advice = vec![l.report.summary.clone()];
                         d.advice.push(match &d.box_side {
+                            Some(_) if d.shared_side.is_some() => format!(
+                                "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below is one Dim shared with {}, which admits more than any box (see linked)",
+                                d.name,
+                                others.join(", "),
+                                others.join(", ")
+                            ),
                             Some(_) => format!(
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below is its side of the largest sound box (see linked)",
                                 d.name,

@@ -1,4 +1,5 @@
-//! `dimguard profile`: TensorRT optimization profiles from a program, a message or `--dim`s.
+//! Profiles from a source: TensorRT optimization profiles from a program, a message or `--dim`s
+//! (the pipeline behind `dimguard profile` and `dimguard.profile`).
 
 use crate::graph;
 use crate::solver::diagnose::{self, Options};
