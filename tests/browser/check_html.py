@@ -58,7 +58,9 @@ def expected_marks(report):
     pairs = []
     # Joint sets (groups of linked sizes): every accepted tuple, when every box is listed; with
     # three sizes or more, the panels of the first six values of the third size.
-    for j in report.get("joint", []) or []:
+    # (`check` reports them as `joint`; `diagnose` and `verify` as `joint_sets`, their `joint`
+    # being the guards over several sizes.)
+    for j in (report.get("joint", []) or []) + (report.get("joint_sets", []) or []):
         if not isinstance(j, dict) or not j.get("boxes_complete") or len(j.get("dims", [])) < 2:
             continue
         if j["accepted"] > 20000:
