@@ -36,6 +36,7 @@ __all__ = [
     "Record",
     "SizeSet",
     "z3_version",
+    "set_budget",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -45,6 +46,15 @@ Examples = Union[int, Mapping[str, Any], None]
 def z3_version() -> str:
     """The version of the Z3 library bundled with the package."""
     return _native.z3_version()
+
+
+def set_budget(time: float = 60.0, output: int = 16 << 20) -> None:
+    """Bounds every later call (``diagnose``, ``verify``, ``check``, ``profile`` and the audits of
+    ``export``): ``time`` seconds of work and ``output`` bytes for the printed form of any one
+    set — the CLI's ``--time-budget`` and ``--output-budget``, with the same defaults. Past a
+    budget the answer is partial and says so, as data (an ``undecided`` reason naming the budget).
+    """
+    _native.set_budget(float(time), int(output))
 
 
 def _text(error_or_text: Union[str, BaseException]) -> str:

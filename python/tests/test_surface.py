@@ -266,3 +266,29 @@ def test_accepts_looks_up_linked_sizes_in_their_joint_set(programs):
             assert r.accepts({"x": (2, 3, h, w)}) == ((h, w) in pairs), (h, w)
     assert not r.accepts({"x": (33, 3, 32, 32)}), "batch 33 is outside the claimed range"
     assert "accepts 56 (x[2], x[3]) pairs" in repr(r)
+
+
+def test_a_budget_bounds_every_call_and_the_answer_says_so():
+    """A guard with no periodic structure over 2..20,000,000 (44 s and 563 MB of JSON before
+    budgets existed): under a small budget the answer comes back at once, undecided, naming the
+    budget and how to raise it from Python."""
+    import time
+
+    text = "AssertionError: Guard failed: (x.size()[0] * x.size()[0]) // 1000 % 2 == 0"
+    with pytest.raises(ValueError, match="positive"):
+        dimguard.set_budget(time=0)
+    dimguard.set_budget(time=0.2, output=4096)
+    try:
+        t0 = time.perf_counter()
+        r = dimguard.diagnose(text, ranges={"x_0": (2, 20_000_000)}, z3="never")
+        elapsed = time.perf_counter() - t0
+    finally:
+        dimguard.set_budget()
+    assert elapsed < 10, elapsed
+    [d] = r.dims
+    assert d.status == "undecided"
+    assert "dimguard.set_budget" in d.undecided, d.undecided
+    # The default budget again: a small range is decided exactly.
+    r = dimguard.diagnose(text, ranges={"x_0": (2, 2000)}, z3="never")
+    want = [v for v in range(2, 2001) if (v * v) // 1000 % 2 == 0]
+    assert list(r.dims[0].feasible) == want

@@ -13,14 +13,27 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 /// Runs `work` on a thread with a 256 MiB stack, without the GIL.
+/// The budget every call works within: `(seconds, output bytes)`, set by `set_budget`. The same
+/// defaults as the CLI's `--time-budget` and `--output-budget`.
+static BUDGET: std::sync::Mutex<(f64, usize)> = std::sync::Mutex::new((60.0, 16 << 20));
+
 fn run<T: Send + 'static>(
     py: Python<'_>,
     work: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> PyResult<T> {
+    let (time, output) = *BUDGET.lock().unwrap_or_else(|e| e.into_inner());
+    let budget = dimguard::solver::budget::Budget {
+        time: Some(std::time::Duration::from_secs_f64(time)),
+        // A piece prints as about 80 bytes of JSON (as in the CLI).
+        pieces: (output / 80).max(1000),
+    };
     let out = py.detach(move || {
         std::thread::Builder::new()
             .stack_size(256 << 20)
-            .spawn(work)
+            .spawn(move || {
+                let _scope = dimguard::solver::budget::enter(budget);
+                work()
+            })
             .map_err(|e| format!("cannot start a worker thread: {e}"))
             .map(|h| h.join())
     });
@@ -219,6 +232,22 @@ fn profile(
     })
 }
 
+/// Sets the budget of every later call: `time` seconds of work (past it the answer is partial
+/// and says so, as data) and `output` bytes for any one set's printed form.
+#[pyfunction]
+fn set_budget(time: f64, output: usize) -> PyResult<()> {
+    if !(time.is_finite() && time > 0.0) {
+        return Err(PyValueError::new_err(
+            "time must be a positive number of seconds",
+        ));
+    }
+    if output < 4096 {
+        return Err(PyValueError::new_err("output must be at least 4096 bytes"));
+    }
+    *BUDGET.lock().unwrap_or_else(|e| e.into_inner()) = (time, output);
+    Ok(())
+}
+
 /// The Z3 version linked in.
 /// The self-contained HTML page of a report's JSON (diagnose, check or `dimguard.export`).
 #[pyfunction]
@@ -246,6 +275,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(profile, m)?)?;
     m.add_function(wrap_pyfunction!(z3_version, m)?)?;
+    m.add_function(wrap_pyfunction!(set_budget, m)?)?;
     m.add_function(wrap_pyfunction!(html, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

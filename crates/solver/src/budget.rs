@@ -55,11 +55,11 @@ impl Exhausted {
     pub fn reason(&self) -> String {
         match self {
             Exhausted::Time(t) => format!(
-                "the time budget of {} ran out before this was decided (raise it with --time-budget)",
+                "the time budget of {} ran out before this was decided (raise it with --time-budget, or dimguard.set_budget in Python)",
                 human_duration(*t)
             ),
             Exhausted::Pieces(n) => format!(
-                "the exact set has more than {n} pieces, more than the output budget allows (raise it with --output-budget)"
+                "the exact set has more than {n} pieces, more than the output budget allows (raise it with --output-budget, or dimguard.set_budget in Python)"
             ),
         }
     }
