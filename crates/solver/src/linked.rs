@@ -311,15 +311,45 @@ fn inter(a: &DimSet, b: &DimSet) -> DimSet {
         } else {
             (b, a)
         };
-        DimSet::from_values(small.iter().filter(|x| big.contains(*x)).take(1 << 22))
+        listed(small.iter().filter(|x| big.contains(*x)))
     })
 }
 
+/// The union of `parts`; past the deadline of the thread's [`crate::budget`] it stops (the
+/// budget records it, so the command reports its answer as partial).
 fn union_all(parts: impl Iterator<Item = DimSet>) -> DimSet {
-    parts.fold(DimSet::empty(), |acc, s| {
-        acc.union(&s)
-            .unwrap_or_else(|_| DimSet::from_values(acc.iter().chain(s.iter()).take(1 << 22)))
-    })
+    let mut acc = DimSet::empty();
+    for s in parts {
+        if crate::budget::expired().is_some() {
+            break;
+        }
+        acc = acc
+            .union(&s)
+            .unwrap_or_else(|_| listed(acc.iter().chain(s.iter())));
+    }
+    acc
+}
+
+/// Most members a set operation lists one by one when no closed form is possible.
+const LISTED_MAX: usize = 1 << 22;
+
+/// The set of the members `values` yields (in increasing order), listed one by one: the fallback
+/// of a set operation with no closed form. Never silent: past [`LISTED_MAX`] members or past the
+/// deadline of the thread's [`crate::budget`] it stops and records the budget as exhausted, so
+/// the command reports its answer as partial.
+fn listed(values: impl Iterator<Item = i128>) -> DimSet {
+    let mut out = Vec::new();
+    for (i, v) in values.enumerate() {
+        if out.len() == LISTED_MAX {
+            crate::budget::too_many_pieces();
+            break;
+        }
+        if i % 4096 == 4095 && crate::budget::expired().is_some() {
+            break;
+        }
+        out.push(v);
+    }
+    DimSet::from_values(out)
 }
 
 /// Adds `s -> c` to a group list, merging with an identical continuation.
@@ -328,7 +358,7 @@ fn push_group(out: &mut Vec<(DimSet, Tree)>, s: DimSet, c: Tree) {
         slot.0 = slot
             .0
             .union(&s)
-            .unwrap_or_else(|_| DimSet::from_values(slot.0.iter().chain(s.iter()).take(1 << 22)));
+            .unwrap_or_else(|_| listed(slot.0.iter().chain(s.iter())));
     } else {
         out.push((s, c));
     }
