@@ -428,17 +428,20 @@ pub fn check_with(
                         dict.entry(i.input.clone()).or_default().push((i.index, e));
                     }
                     None => {
-                        // Linked: this size's side of the largest sound box.
-                        // (of a box through the traced sizes when the largest leaves them out)
+                        // Linked: one Dim shared with its partner (when that holds the traced
+                        // size), else its side of a box through the traced sizes (when the
+                        // largest box leaves them out), else of the largest sound box.
                         if let Some(s) = d
                             .shared_side
                             .as_ref()
                             .filter(|s| {
-                                d.example.is_none_or(|x| {
-                                    x >= s.lo
-                                        && x <= s.hi
-                                        && (x - s.residue).rem_euclid(s.modulus.max(1)) == 0
-                                })
+                                let p = dimguard_solver::Progression {
+                                    lo: s.lo,
+                                    hi: s.hi,
+                                    modulus: s.modulus,
+                                    residue: s.residue,
+                                };
+                                d.example.is_none_or(|x| p.contains(x))
                             })
                             .or(d.example_box_side.as_ref())
                             .or(d.box_side.as_ref())

@@ -615,11 +615,7 @@ impl Linked {
     /// largest box holds the point or the point is not in the joint set. Torch refuses a spec
     /// that excludes its example inputs, so this is the box a spec for that export must use.
     pub fn example_box(&self, point: &[i128]) -> Option<LargestBox> {
-        let holds = |b: &LargestBox| {
-            b.sides.iter().zip(point).all(|(s, &x)| {
-                x >= s.lo && x <= s.hi && (x - s.residue).rem_euclid(s.modulus.max(1)) == 0
-            })
-        };
+        let holds = |b: &LargestBox| b.sides.iter().zip(point).all(|(s, &x)| s.contains(x));
         if self.largest.as_ref().is_some_and(holds) {
             return None;
         }

@@ -1399,13 +1399,10 @@ pub fn box_through(tree: &Tree, point: &[i128]) -> Option<LargestBox> {
         if !set.contains(x) {
             return None;
         }
-        let through = |p: &Progression| {
-            x >= p.lo && x <= p.hi && (x - p.residue).rem_euclid(p.modulus.max(1)) == 0
-        };
         let side = rank(set, Some(x), 16)
             .progressions
             .into_iter()
-            .find(through)
+            .find(|p| p.contains(x))
             .unwrap_or(Progression {
                 lo: x,
                 hi: x,
