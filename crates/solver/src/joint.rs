@@ -543,7 +543,7 @@ pub fn solve_group_with(
             // set stays exact, but no size's own answer is shown, so each is undecided.
             let why = Undecided::PerSize {
                 sizes: grp.roots.clone(),
-                error: e,
+                error: Box::new(e),
             };
             out.undecided.get_or_insert_with(|| why.clone());
             for &i in &linking_idx {

@@ -165,7 +165,7 @@ pub enum Undecided {
         /// The linked sizes.
         sizes: Vec<String>,
         /// The set operation that failed.
-        error: Error,
+        error: Box<Error>,
     },
     /// Outside every exact method, and Z3 did not prove that every value passes.
     NotProved {
