@@ -155,6 +155,58 @@ fn linked_unions_without_a_closed_form_stop_at_the_deadline() {
 }
 
 #[test]
+fn a_joint_set_whose_projections_have_no_closed_form_is_exact_and_no_size_claims_a_guess() {
+    // `x % y == 0` listed under both sizes, x in 2..2^62, y in 191..241: the pairs are the
+    // multiples of each y (exact, counted below from the definition), but the values of x that
+    // pass with every y (or with some y) have no closed form. Before, the guard was not solved
+    // jointly at all; a projection that failed was listed member by member, up to 2^22 values.
+    let guard = "(L['x'].size()[2] % L['y'].size()[1]) == 0";
+    let text = format!(
+        "  - Not all values of d0 = L['x'].size()[2] in the specified range 2 <= d0 <= 4611686018427387904 satisfy the generated guard {guard}.\n  - Not all values of d1 = L['y'].size()[1] in the specified range 191 <= d1 <= 241 satisfy the generated guard {guard}.\n"
+    );
+    let t = Instant::now();
+    let r = diagnose_text(&text, &Options::default()).unwrap();
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    let j = &r.joint_sets[0];
+    // Multiples of y in 2..=2^62: floor(2^62 / y) (y > 2, so 0 and y itself are counted right).
+    let pairs: u128 = (191u128..=241).map(|y| (1u128 << 62) / y).sum();
+    assert_eq!(j.accepted, pairs);
+    let at = |n: &str| j.sources.iter().position(|s| s == n).unwrap();
+    let (xi, yi) = (at("L['x'].size()[2]"), at("L['y'].size()[1]"));
+    for t in &j.accepted_examples {
+        assert_eq!(t[xi] % t[yi], 0, "{t:?} is listed as passing");
+    }
+    assert!(!j.rejected_examples.is_empty());
+    for t in &j.rejected_examples {
+        assert_ne!(t[xi] % t[yi], 0, "{t:?} is listed as failing");
+    }
+    // Neither size's own answer is a guess: both undecided, nothing claimed feasible.
+    for d in &r.dims {
+        let claimed = d.feasible.as_ref().map_or(0, |f| f.count);
+        assert_eq!(claimed, 0, "{}: {:?}", d.name, d.feasible);
+        let said = d.advice.join(" ");
+        assert!(said.contains("no closed form"), "{}: {said}", d.name);
+    }
+}
+
+#[test]
+fn a_linked_union_past_the_deadline_stops_there() {
+    // Fuzzer finding 88926 (seed 1795446644): a product guard linking a size with no range
+    // (domain of about 2^127 values) to one of 289..563. The largest-box search intersected
+    // sub-trees for 80 ms past a 100 ms budget (225 ms of CPU time in all, 5.3 s before the
+    // listing fix; 100-105 ms now).
+    let text = "torch._dynamo.exc.UserError: Constraints violated (d0)!\n  - Not all values of d0 = L['x0'].size()[3] in the specified range 290 <= d0 <= 553 satisfy the generated guard (not (not L['x0'].size()[3])).\n  - Not all values of d0 = L['x0'].size()[3] in the specified range 290 <= d0 <= 553 satisfy the generated guard ((11 or (L['x0'].size()[3] // 16)) % 7).\n  - Not all values of d0 = L['x0'].size()[3] in the specified range 290 <= d0 <= 553 satisfy the generated guard math.ceil(((L['x0'].size()[3] * L['x0'].size()[3]) / 2)).\n  - Not all values of d1 = L['x1'].size()[2] in the specified range 289 <= d1 <= 563 satisfy the generated guard min((-6), (37 % 16)).\n  - Not all values of d1 = L['x1'].size()[2] in the specified range 289 <= d1 <= 563 satisfy the generated guard ((1000 if (L['x0'].size()[2] % L['x1'].size()[2]) else L['x1'].size()[2]) != L['x1'].size()[2]).\n  - Not all values of d1 = L['x1'].size()[2] in the specified range 289 <= d1 <= 563 satisfy the generated guard ((33 - 4611686018427387904) % 9).\n  - The values of d1 = L['x1'].size()[2] and d0 = L['x0'].size()[3] must always be equal.\n";
+    let (r, exhausted) = within_budget("diagnose", 100, || {
+        let r = diagnose_text(text, &Options::default()).unwrap();
+        (r, budget::exhausted().map(|e| e.kind()))
+    });
+    // Partial, and says so: the linked pair is undecided, not guessed.
+    assert_eq!(exhausted, Some("time"));
+    assert!(!r.joint_sets.is_empty());
+    assert!(r.joint_sets.iter().all(|j| j.undecided.is_some()));
+}
+
+#[test]
 fn a_set_past_the_piece_budget_is_undecided_and_memory_stays_bounded() {
     let _b = budget::enter(Budget {
         pieces: 1000,

@@ -1,6 +1,7 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
+use dimguard::solver::linked::count_text;
 use dimguard::solver::report::{
     CheckReport, DimReport, GuardFate, GuardUse, JointReport, Report, Status, VerifyReport,
 };
@@ -156,8 +157,10 @@ fn forms_sections(out: &mut String, r: &Report, st: &Style) {
         if let Some([pass, total]) = j.joint_count.filter(|_| r.joint_sets.is_empty()) {
             let _ = writeln!(
                 out,
-                "  {:<11} {pass} of {total} combinations pass",
-                st.dim("jointly")
+                "  {:<11} {} of {} combinations pass",
+                st.dim("jointly"),
+                count_text(pass),
+                count_text(total)
             );
         }
         if let Some(u) = &j.undecided {
@@ -728,8 +731,8 @@ fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
             "accepts",
             &format!(
                 "{} of the {} claimed combinations ({} box{}{})",
-                j.accepted,
-                j.claimed,
+                count_text(j.accepted),
+                count_text(j.claimed),
                 j.boxes.len(),
                 if j.boxes.len() == 1 { "" } else { "es" },
                 if j.boxes_complete { "" } else { " or more" }
@@ -749,7 +752,7 @@ fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
                 &format!(
                     "{} ({} combinations{})",
                     sides.join(", "),
-                    b.count,
+                    count_text(b.count),
                     if b.maximal { ", maximal" } else { "" }
                 ),
                 st,
@@ -775,7 +778,11 @@ fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
             row(
                 out,
                 "undecided",
-                &st.yellow(&format!("{} combinations: {}", u.count, u.reason)),
+                &st.yellow(&format!(
+                    "{} combinations: {}",
+                    count_text(u.count),
+                    u.reason
+                )),
                 st,
             );
         }

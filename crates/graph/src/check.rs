@@ -288,7 +288,7 @@ pub fn check_with(
                 }
             }
             if let Some(l) = &lk {
-                if let Ok(set) = m.image(&l.joint.projection(&m.root)) {
+                if let Ok(set) = l.joint.projection(&m.root).and_then(|p| m.image(&p)) {
                     some.insert(m.name.clone(), set);
                 }
                 if let Some(p) = l.side(m) {

@@ -450,7 +450,8 @@ fn joint_search(g: &Expr, named: &[(&str, &DimSet)]) -> Option<Result<(), Vec<i1
     if js.undecided.is_some() {
         return None;
     }
-    if let Some(t) = js.rejected_examples(1).into_iter().next() {
+    let rejected = js.rejected_examples(1).ok()?;
+    if let Some(t) = rejected.into_iter().next() {
         let env = |a: &str| names.iter().position(|n| n == a).map(|i| t[i]);
         // Re-checked with the exact evaluator: it really fails.
         return (!matches!(g.eval(&env), Ok(Value::Bool(true)))).then_some(Err(t));

@@ -86,7 +86,14 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
         .collect();
     let sized = size_guards(msg);
     let sizes: Vec<String> = msg.dims.iter().map(var_of).collect();
-    let groups = if msg.joint.is_empty() && msg.equalities.is_empty() && msg.relations.is_empty() {
+    // A guard listed under one size that names another links them too (a constraint
+    // violation lists it under each).
+    let linking = sized.guards.iter().any(|g| g.atoms().len() > 1);
+    let groups = if !linking
+        && msg.joint.is_empty()
+        && msg.equalities.is_empty()
+        && msg.relations.is_empty()
+    {
         vec![]
     } else {
         joint::group(&sized.guards, &sizes)

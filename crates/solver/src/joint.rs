@@ -500,7 +500,12 @@ pub fn solve_group_with(
                 js.undecided.as_mut().expect("undecided").reason = why;
             }
             BoxAnswer::Unknown(z) => {
-                let why = format!("{}; Z3: {z}", u.reason);
+                // Z3 ran out of the same budget: said once.
+                let why = if z == u.reason {
+                    z
+                } else {
+                    format!("{}; Z3: {z}", u.reason)
+                };
                 js.undecided.as_mut().expect("undecided").reason = why;
             }
         }
@@ -525,8 +530,32 @@ pub fn solve_group_with(
             out.unsure.insert(name.clone(), unsure);
         }
     }
-    for r in &grp.roots {
-        out.accepted.insert(r.clone(), js.for_all(r));
+    let for_all: Result<Vec<DimSet>, crate::error::Error> =
+        grp.roots.iter().map(|r| js.for_all(r)).collect();
+    match for_all {
+        Ok(sets) => {
+            for (r, set) in grp.roots.iter().zip(sets) {
+                out.accepted.insert(r.clone(), set);
+            }
+        }
+        Err(e) => {
+            // A projection of the joint set has no closed form within the budget: the joint
+            // set stays exact, but no size's own answer is shown, so each is undecided.
+            let why = Undecided::PerSize {
+                sizes: grp.roots.clone(),
+                error: Box::new(e),
+            };
+            out.undecided.get_or_insert_with(|| why.clone());
+            for &i in &linking_idx {
+                if !matches!(out.fates[i], Fate::Undecided(_)) {
+                    out.fates[i] = Fate::Undecided(why.clone());
+                }
+            }
+            for (r, d) in grp.roots.iter().zip(&js.domains) {
+                out.accepted.insert(r.clone(), DimSet::empty());
+                out.unsure.insert(r.clone(), d.clone());
+            }
+        }
     }
     out.joint = Some(js);
     out
@@ -734,6 +763,7 @@ pub fn linked(
     });
     let rejected: Vec<Vec<i128>> = j
         .rejected_examples(5)
+        .unwrap_or_default()
         .into_iter()
         .filter(|t| !holds(t))
         .collect();

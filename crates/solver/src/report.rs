@@ -159,6 +159,14 @@ pub enum Undecided {
         /// Combinations left undecided.
         combinations: u128,
     },
+    /// The joint set of linked sizes is exact, but the values of one size that pass with every
+    /// value of the others (its own answer) have no closed form within the budget.
+    PerSize {
+        /// The linked sizes.
+        sizes: Vec<String>,
+        /// The set operation that failed.
+        error: Box<Error>,
+    },
     /// Outside every exact method, and Z3 did not prove that every value passes.
     NotProved {
         /// Why the exact methods do not apply.
@@ -203,7 +211,13 @@ impl fmt::Display for Undecided {
                 combinations,
             } => write!(
                 f,
-                "the guards linking {} were decided for part of the sizes only: {limit} ({combinations} combinations left undecided)",
+                "the guards linking {} were decided for part of the sizes only: {limit} ({} combinations left undecided)",
+                sizes.join(", "),
+                crate::linked::count_text(*combinations)
+            ),
+            Undecided::PerSize { sizes, error } => write!(
+                f,
+                "the joint set of {} is exact (see linked), but the values of each size that pass with every value of the others have no closed form: {error}",
                 sizes.join(", ")
             ),
             Undecided::NotProved { because, z3 } => write!(f, "{because}; {z3}"),

@@ -147,7 +147,8 @@ impl DimSet {
             events.push((run.first.saturating_sub(period - 1), res, 1));
             events.push((run.last.saturating_add(period), res, -1));
         }
-        sweep(period, events, |c| c[0] > 0, 1)
+        // Without a deadline, a sweep always completes.
+        sweep(period, events, |c| c[0] > 0, 1, false).unwrap_or_default()
     }
 
     /// The union of sorted, disjoint, non-adjacent runs of consecutive values (period 1), as
@@ -605,7 +606,7 @@ fn sweep_cluster(
             }
         }
     }
-    Ok(sweep(l, events, keep, n))
+    sweep(l, events, keep, n, true)
 }
 
 /// Largest number of residue-class runs one set operation may sweep (each costs about 100
@@ -661,14 +662,28 @@ fn sweep(
     mut events: Vec<(i128, i128, i32)>,
     keep: impl Fn(&[u32]) -> bool,
     n: usize,
-) -> DimSet {
+    deadline: bool,
+) -> Result<DimSet, Error> {
+    // Past the deadline of the thread's budget (when `deadline`), stop with the reason: a
+    // sweep of a million classes takes tens of milliseconds.
+    let expired = || match crate::budget::expired() {
+        Some(e) if deadline => Err(Error::Exhausted(e)),
+        _ => Ok(()),
+    };
+    expired()?;
     events.sort_unstable();
+    expired()?;
     let ni = n as i128;
     let mut counts: BTreeMap<i128, Vec<u32>> = BTreeMap::new();
     let mut active: std::collections::BTreeSet<i128> = Default::default();
     let mut raw: Vec<Segment> = Vec::new();
     let mut i = 0;
+    let mut checked = 0;
     while i < events.len() {
+        if i - checked >= 4096 {
+            checked = i;
+            expired()?;
+        }
         let pos = events[i].0;
         while i < events.len() && events[i].0 == pos {
             let (_, key, d) = events[i];
@@ -725,7 +740,7 @@ fn sweep(
             }
         }
     }
-    canonical(raw)
+    Ok(canonical(raw))
 }
 
 /// Tightens, reduces and merges raw pieces (sorted, disjoint, residues sorted).

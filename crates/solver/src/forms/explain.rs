@@ -112,7 +112,7 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
                 )),
                 (None, None) => Some(format!("linked to {}: not solved", others.join(", "))),
                 (None, Some(l)) => {
-                    if let Ok(set) = m.image(&l.joint.projection(&m.root)) {
+                    if let Ok(set) = l.joint.projection(&m.root).and_then(|p| m.image(&p)) {
                         let set = match &range {
                             Some(r) => set.intersect(r).unwrap_or(set),
                             None => set,
@@ -123,7 +123,8 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
                     // of the others keeps its own answer.
                     let free = l.joint.level(&m.root).is_some_and(|lv| {
                         l.joint.free_levels()[lv]
-                            && l.joint.tree.projection(lv) == l.joint.domains[lv]
+                            && l.joint.tree.projection(lv).ok().as_ref()
+                                == Some(&l.joint.domains[lv])
                     });
                     if !l.restricts() || free {
                         d.advice.push(if free && l.restricts() {
