@@ -23,6 +23,11 @@ impl Clock {
         })
     }
 
+    /// The whole process's clock: every thread, the library's Z3 workers included.
+    pub fn process() -> Clock {
+        Clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+    }
+
     /// The raw id, to hand to another thread.
     pub fn id(self) -> i64 {
         self.0 as i64
@@ -51,10 +56,12 @@ thread_local! {
     static LIBRARY: Cell<Duration> = const { Cell::new(Duration::ZERO) };
 }
 
-/// Runs `f` (a call into the library under test) and adds the CPU time it used to the calling
-/// thread's library total: the budget bounds the library's work, not the oracle's.
+/// Runs `f` (a call into the library under test) and adds the CPU time used meanwhile to the
+/// calling thread's library total: the budget bounds the library's work, not the oracle's. The
+/// process's clock, not the thread's: Z3 queries run on worker threads (`dimguard_prove::worker`),
+/// and one left running past the deadline is counted while it finishes.
 pub fn library<T>(f: impl FnOnce() -> T) -> T {
-    let clock = Clock::current();
+    let clock = Clock::process();
     let t = clock.now();
     let out = f();
     let used = clock.now().saturating_sub(t);

@@ -29,11 +29,13 @@
 pub mod certify;
 pub mod encode;
 pub mod verify;
+pub mod worker;
 
 use dimguard_solver::compiled::Compiled;
 use dimguard_solver::joint::BoxAnswer;
 use dimguard_solver::types::{DimSet, Expr};
 use encode::Encoder;
+use std::sync::{Arc, Mutex};
 use z3::ast::{Bool, Int};
 use z3::{Optimize, Params, SatResult, Solver};
 
@@ -99,6 +101,7 @@ pub enum JointVerdict {
 }
 
 /// Whether every point of the product of `sets` (one set per named size) satisfies every guard.
+/// Runs on a Z3 worker ([`worker::bounded`]): it answers by the command's deadline.
 pub fn check_box(guards: &[&Expr], sets: &[(&str, &DimSet)], timeout_ms: u32) -> JointVerdict {
     if sets.iter().any(|(_, s)| s.is_empty()) {
         return JointVerdict::Proved;
@@ -106,6 +109,20 @@ pub fn check_box(guards: &[&Expr], sets: &[(&str, &DimSet)], timeout_ms: u32) ->
     if let Some(e) = dimguard_solver::budget::expired() {
         return JointVerdict::Unknown(e.reason());
     }
+    let guards: Vec<Expr> = guards.iter().map(|g| (*g).clone()).collect();
+    let sets: Vec<(String, DimSet)> = sets
+        .iter()
+        .map(|(n, s)| (n.to_string(), (*s).clone()))
+        .collect();
+    worker::bounded(move || {
+        let guards: Vec<&Expr> = guards.iter().collect();
+        let sets: Vec<(&str, &DimSet)> = sets.iter().map(|(n, s)| (n.as_str(), s)).collect();
+        check_box_here(&guards, &sets, timeout_ms)
+    })
+    .unwrap_or_else(JointVerdict::Unknown)
+}
+
+fn check_box_here(guards: &[&Expr], sets: &[(&str, &DimSet)], timeout_ms: u32) -> JointVerdict {
     let mut enc = Encoder::new();
     let xs: Vec<Int> = sets.iter().map(|(n, _)| enc.var(n)).collect();
     let mut holds = Vec::new();
@@ -190,6 +207,8 @@ pub fn box_prover(timeout_ms: u32) -> impl Fn(&[&Expr], &[(&str, &DimSet)]) -> B
 /// let unsound = DimSet::progression(8, 1 << 62, 4, 0);
 /// assert_eq!(check_set(&[&g], "s0", &unsound, 2, 5_000), Verdict::Refuted(vec![12, 20]));
 /// ```
+///
+/// Runs on a Z3 worker ([`worker::bounded`]): it answers by the command's deadline.
 pub fn check_set(
     guards: &[&Expr],
     var: &str,
@@ -203,6 +222,33 @@ pub fn check_set(
     if let Some(e) = dimguard_solver::budget::expired() {
         return Verdict::Unknown(e.reason());
     }
+    let guards: Vec<Expr> = guards.iter().map(|g| (*g).clone()).collect();
+    let (var, set) = (var.to_string(), set.clone());
+    // The failing values found so far: past the deadline, those already re-checked are kept.
+    let found = Arc::new(Mutex::new(Vec::new()));
+    let so_far = Arc::clone(&found);
+    worker::bounded(move || {
+        let guards: Vec<&Expr> = guards.iter().collect();
+        check_set_here(&guards, &var, &set, want, timeout_ms, &so_far)
+    })
+    .unwrap_or_else(|why| {
+        let found = found.lock().map(|f| f.clone()).unwrap_or_default();
+        if found.is_empty() {
+            Verdict::Unknown(why)
+        } else {
+            Verdict::Refuted(found)
+        }
+    })
+}
+
+fn check_set_here(
+    guards: &[&Expr],
+    var: &str,
+    set: &DimSet,
+    want: usize,
+    timeout_ms: u32,
+    so_far: &Mutex<Vec<i128>>,
+) -> Verdict {
     let mut enc = Encoder::new();
     let x = enc.var(var);
     let mut holds = Vec::new();
@@ -269,6 +315,9 @@ pub fn check_set(
         };
         if really_fails(v) {
             found.push(v);
+            if let Ok(mut f) = so_far.lock() {
+                f.push(v);
+            }
         }
         opt.assert(x.gt(Int::from_i128(v)));
         solver.assert(x.gt(Int::from_i128(v)));
@@ -386,5 +435,75 @@ mod tests {
             // Division by zero: Python raises, the guard does not hold.
             prop_assert_eq!(got, want.unwrap_or(false), "{} at x={}, y={}", texts[k], a, b);
         }
+    }
+}
+
+#[cfg(test)]
+mod deadline {
+    use super::*;
+    use dimguard_solver::budget::{self, Budget};
+    use dimguard_solver::parse_guard;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_query_answers_by_the_deadline_with_what_it_found() {
+        // Fuzzer seed 1, execution 14502 (`verify`): minimizing the failing values of a cubic
+        // guard, Z3 ran 110-170 ms past budgets of 300 and 500 ms on the calling thread.
+        let g = parse_guard("(x ** 3) % 11").unwrap();
+        let set = DimSet::progression(5 * 59 + 2, 5 * 167 + 2, 5, 2);
+        for ms in [100, 300, 500] {
+            let _b = budget::enter(Budget {
+                time: Some(Duration::from_millis(ms)),
+                ..Budget::default()
+            });
+            let t = Instant::now();
+            let v = check_set(&[&g], "x", &set, 5, 10_000);
+            let took = t.elapsed();
+            assert!(
+                took < Duration::from_millis(ms + 60) + worker::GRACE,
+                "{took:?} under a budget of {ms} ms"
+            );
+            // Whatever was found before the deadline is real: the values fail the guard.
+            match v {
+                Verdict::Refuted(xs) => {
+                    assert!(xs.iter().all(|&x| set.contains(x) && (x * x * x) % 11 == 0));
+                    assert!(xs.windows(2).all(|w| w[0] < w[1]));
+                }
+                Verdict::Unknown(why) => assert!(why.contains("time budget"), "{why}"),
+                Verdict::Proved => panic!("proved a guard that fails at 297"),
+            }
+            // Partial, and said so.
+            if took >= Duration::from_millis(ms) {
+                assert_eq!(budget::exhausted().map(|e| e.kind()), Some("time"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_worker_left_behind_does_not_spoil_the_next_query() {
+        let hard = parse_guard("(x ** 3) % 11").unwrap();
+        let set = DimSet::progression(5 * 59 + 2, 5 * 167 + 2, 5, 2);
+        {
+            let _b = budget::enter(Budget {
+                time: Some(Duration::from_millis(30)),
+                ..Budget::default()
+            });
+            let _ = check_set(&[&hard], "x", &set, 5, 10_000);
+        }
+        // At once, while that worker may still be finishing: a fresh worker (or the same one,
+        // after its own time-out) answers, with no deadline and with one.
+        let g = parse_guard("x % 4 == 0").unwrap();
+        let fours = DimSet::progression(8, 1 << 62, 4, 0);
+        assert_eq!(check_set(&[&g], "x", &fours, 1, 10_000), Verdict::Proved);
+        let _b = budget::enter(Budget {
+            time: Some(Duration::from_secs(20)),
+            ..Budget::default()
+        });
+        let evens = DimSet::progression(8, 1 << 62, 2, 0);
+        assert_eq!(
+            check_set(&[&g], "x", &evens, 1, 10_000),
+            Verdict::Refuted(vec![10])
+        );
+        assert!(budget::exhausted().is_none());
     }
 }

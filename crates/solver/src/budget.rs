@@ -74,7 +74,7 @@ fn human_duration(t: Duration) -> String {
     }
 }
 
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 struct State {
     budget: Budget,
     deadline: Option<Instant>,
@@ -135,6 +135,56 @@ pub fn expired() -> Option<Exhausted> {
         st.exhausted.get_or_insert(e);
         Some(e)
     })
+}
+
+/// The current thread's budget (its deadline, not a fresh clock), to run part of the work on
+/// another thread with [`adopt`].
+#[derive(Debug, Clone, Copy)]
+pub struct Carried(Option<State>);
+
+/// The current thread's budget, to carry to another thread.
+pub fn carry() -> Carried {
+    with(|s| Carried(*s))
+}
+
+/// Runs the rest of the scope under a budget carried from another thread ([`carry`]): the same
+/// limits and the same deadline. What runs out here is reported by [`exhausted`] on this thread;
+/// the caller passes it back with [`record`].
+pub fn adopt(carried: Carried) -> Scope {
+    let state = carried.0.map(|st| State {
+        exhausted: None,
+        ..st
+    });
+    Scope {
+        previous: STATE.with(|s| s.replace(state)),
+    }
+}
+
+/// The moment `fraction` (0..1) of the time left runs out: a step whose result others must
+/// still process (the joint search, then its boxes and projections) stops there and leaves
+/// them the rest. `None` without a deadline.
+pub fn share_of_remaining(fraction: f64) -> Option<Instant> {
+    let left = remaining()?;
+    Some(Instant::now() + left.mul_f64(fraction.clamp(0.0, 1.0)))
+}
+
+/// Records the time budget as exhausted before its deadline (a step stopped at its share, see
+/// [`share_of_remaining`]) and returns it; `None` without a time budget.
+pub fn time_ran_out() -> Option<Exhausted> {
+    with(|s| {
+        let st = s.as_mut()?;
+        let e = Exhausted::Time(st.budget.time?);
+        Some(*st.exhausted.get_or_insert(e))
+    })
+}
+
+/// Records that a budget ran out (on another thread, see [`adopt`]).
+pub fn record(e: Exhausted) {
+    with(|s| {
+        if let Some(st) = s.as_mut() {
+            st.exhausted.get_or_insert(e);
+        }
+    });
 }
 
 /// Records that a set exceeded the piece bound, and returns the reason to report.
