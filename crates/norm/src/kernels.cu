@@ -119,29 +119,48 @@ template <int V> __device__ __forceinline__ void ldpv(const u16* p, float* f) {
 }
 #endif
 
-// y = (x - mean) * rstd * w[q] + b[q] for V values starting at group element p (param index
-// q = (g % A) * B + p / S; with S == 1 the V values use V consecutive parameters, otherwise one).
+// y = (x - mean) * rstd * w[q] + b[q] for V values whose first parameter index is q (with S == 1
+// the V values use V consecutive parameters, otherwise all use parameter q).
 template <int V, typename P>
-__device__ __forceinline__ void normalize(float* f, float mean, float rstd, const P* w, const P* b,
-                                          unsigned g, unsigned p, unsigned A, unsigned B, unsigned S, int affine) {
+__device__ __forceinline__ void normalize_q(float* f, float mean, float rstd, const P* w, const P* b, unsigned q,
+                                            unsigned S, int affine) {
     if (!affine) {
 #pragma unroll
         for (int k = 0; k < V; k++) f[k] = (f[k] - mean) * rstd;
-        return;
-    }
-    unsigned q = (g % A) * B + p / S;
-    if (S == 1) {
+    } else if (S == 1) {
         float ww[V], bb[V];
         ldpv<V>(w + q, ww);
         ldpv<V>(b + q, bb);
 #pragma unroll
         for (int k = 0; k < V; k++) f[k] = (f[k] - mean) * rstd * ww[k] + bb[k];
     } else {
-        float ww = ldp(w, q), bb = ldp(b, q);
+        const float sc = rstd * ldp(w, q), bb = ldp(b, q);
 #pragma unroll
-        for (int k = 0; k < V; k++) f[k] = (f[k] - mean) * rstd * ww + bb;
+        for (int k = 0; k < V; k++) f[k] = (f[k] - mean) * sc + bb;
     }
 }
+// The same for V values starting at group element p: q = (g % A) * B + p / S.
+template <int V, typename P>
+__device__ __forceinline__ void normalize(float* f, float mean, float rstd, const P* w, const P* b,
+                                          unsigned g, unsigned p, unsigned A, unsigned B, unsigned S, int affine) {
+    normalize_q<V, P>(f, mean, rstd, w, b, (g % A) * B + p / S, S, affine);
+}
+
+// Parameter index (g % A) * B + p / S for one thread's accesses of a group in increasing p (by
+// `step` at most each time), without a division per access when S >= step.
+struct Slot {
+    unsigned base, q, S;
+    u64 next;
+    bool inc;
+    __device__ __forceinline__ Slot(unsigned g, unsigned p0, unsigned A, unsigned B, unsigned S_, unsigned step)
+        : base((g % A) * B), q(p0 / S_), S(S_), next((u64)(p0 / S_ + 1) * S_), inc(S_ >= step) {}
+    __device__ __forceinline__ unsigned at(unsigned p) {
+        if (S == 1) return base + p;
+        if (!inc) return base + p / S;
+        while (p >= next) { q++; next += S; }
+        return base + q;
+    }
+};
 
 // ---- Statistics --------------------------------------------------------------------------
 
@@ -186,6 +205,16 @@ __device__ __forceinline__ void bar_sync(unsigned id, unsigned count) {
 }
 __device__ __forceinline__ void bar_arrive(unsigned id, unsigned count) {
     asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(count) : "memory");
+}
+
+// A GPU-scope acquire load and release add (instead of full fences around the counters).
+__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+__device__ __forceinline__ void red_release(unsigned* p, unsigned v) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
 }
 
 // Statistics of a set of whole warps (the block, or the warps of one role: threads `tid` =
@@ -408,25 +437,25 @@ FUSED(fused_v_pt, VEC, T)
 // sync: [0] ticket, [1] finished blocks, [2 + g] published slabs of group g.
 // part: 3 floats (n, mean, m2) per slab.
 
-// Publishes slab t's statistics for its group g (one thread).
+// Publishes slab t's statistics for its group g (one thread): plain stores, then a release add
+// on the group's counter, so that a reader whose acquire load sees the count also sees the
+// statistics (PTX memory model: release/acquire at GPU scope; no full fence, which would also
+// wait for the thread's earlier stores of normalized values).
 __device__ __forceinline__ void publish(float* part, unsigned* sync, unsigned t, unsigned g, float n, float mean,
                                        float m2) {
     float* p = part + 3 * t;
     p[0] = n; p[1] = mean; p[2] = m2;
-    __threadfence();
-    atomicAdd(&sync[2 + g], 1u);
+    red_release(&sync[2 + g], 1u);
 }
 
-// Waits until all k slabs of group g are published, then combines their statistics in a fixed
+// Waits (thread 0, acquire loads) until all k slabs of group g are published, then combines their statistics in a fixed
 // order (lane l takes slabs l, l + 32, ..., then the butterfly): every block of the group gets
 // bit-identical statistics, left in s_stat as (mean, rstd). Called by the `count` threads `tid`
 // that meet at barrier `id`.
 __device__ __forceinline__ void group_stats(const float* part, unsigned* sync, unsigned g, unsigned k, float eps,
                                             unsigned tid, unsigned id, unsigned count, float* s_stat) {
     if (tid == 0) {
-        volatile unsigned* c = &sync[2 + g];
-        while (*c < k) __nanosleep(64);
-        __threadfence();
+        while (ld_acquire(&sync[2 + g]) < k) __nanosleep(64);
     }
     bar_sync(id, count);
     if (tid < 32) {
@@ -548,10 +577,11 @@ __device__ __forceinline__ void slab_body(const T* __restrict__ x, T* __restrict
             rstd = rsqrtf(m2 / n + eps);
         }
         // Normalize the thread's own values and store.
+        Slot slot(g, lo + threadIdx.x * V, A, B, S, stride);
         for (unsigned i = threadIdx.x * V; i < len; i += stride) {
             float f[V];
             ldr<V>(buf + i).unpack(f);
-            normalize<V, P>(f, mean, rstd, w, b, g, lo + i, A, B, S, affine);
+            normalize_q<V, P>(f, mean, rstd, w, b, slot.at(lo + i), S, affine);
             str_cs<V>(ys + i, Raw<V>::pack(f));
         }
         // The next ticket is taken only now, once this block is done with its slab: a block never
@@ -652,10 +682,11 @@ __device__ __forceinline__ void pipe_body(const T* __restrict__ x, T* __restrict
             if (k > 1) group_stats(part, sync, g, k, eps, tid, CONS, half, s_stat[c]);
             const float mean = s_stat[c][0], rstd = s_stat[c][1];
             T* ys = y + (size_t)g * gs + lo;
+            Slot slot(g, lo + tid * VEC, A, B, S, stride);
             for (unsigned i = tid * VEC; i < len; i += stride) {
                 float f[VEC];
                 ldr<VEC>(bc + i).unpack(f);
-                normalize<VEC, P>(f, mean, rstd, w, b, g, lo + i, A, B, S, affine);
+                normalize_q<VEC, P>(f, mean, rstd, w, b, slot.at(lo + i), S, affine);
                 str_cs<VEC>(ys + i, Raw<VEC>::pack(f));
             }
             bar_arrive(EMPTY + c, blockDim.x);
