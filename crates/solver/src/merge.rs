@@ -29,8 +29,12 @@ pub struct Sheet {
 /// A root `Dim('name', min=.., max=..)`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Root {
-    /// Its name (a Python identifier).
+    /// Its name (a Python identifier): the variable the spec assigns it to.
     pub name: String,
+    /// The name given to `Dim(...)` itself when it differs from the variable's
+    /// (`b = Dim('batch')`); printed back as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
     /// `min=`, when given.
     pub min: Option<i128>,
     /// `max=`, when given.
@@ -211,6 +215,7 @@ impl Sheet {
                 };
                 self.roots.push(Root {
                     name: name.clone(),
+                    label: None,
                     min: None,
                     max: None,
                 });
@@ -266,6 +271,7 @@ impl Sheet {
             .expect("root");
         self.roots[pos] = Root {
             name: new.clone(),
+            label: None,
             min: Some(jlo),
             max: Some(jhi),
         };
@@ -355,7 +361,7 @@ impl Sheet {
     pub fn code(&self) -> String {
         let mut block = SpecBlock::new();
         for r in &self.roots {
-            block.code(&python::root_dim(&r.name, r.min, r.max));
+            block.code(&python::root_dim(&r.name, r.label.as_deref(), r.min, r.max));
         }
         let mut derived: Vec<String> = Vec::new();
         for e in &self.entries {
@@ -604,6 +610,7 @@ mod tests {
         let mut s = Sheet {
             roots: vec![Root {
                 name: "h".into(),
+                label: None,
                 min: Some(135),
                 max: Some(2160),
             }],
@@ -644,6 +651,7 @@ mod tests {
         let mut s = Sheet {
             roots: vec![Root {
                 name: "_h".into(),
+                label: None,
                 min: Some(1),
                 max: Some(16),
             }],
@@ -652,6 +660,7 @@ mod tests {
         };
         s.roots.push(Root {
             name: "batch".into(),
+            label: None,
             min: Some(1),
             max: Some(32),
         });
@@ -687,6 +696,7 @@ mod tests {
         let mut s = Sheet {
             roots: vec![Root {
                 name: "k".into(),
+                label: None,
                 min: Some(1),
                 max: Some(100),
             }],

@@ -751,6 +751,29 @@ pub fn read_fix(line: &str) -> Option<Fix> {
     })
 }
 
+/// The name a `Dim('name', ...)` call gives its dimension (its first argument, a string that is a
+/// Python identifier, as torch requires).
+pub fn dim_label(code: &str) -> Option<String> {
+    let node = parse::parse(code.trim()).ok()?;
+    let Node::Call { func, args, .. } = &node.node else {
+        return None;
+    };
+    if func != "Dim" && !func.ends_with(".Dim") {
+        return None;
+    }
+    match &args.first()?.node {
+        Node::Str(s)
+            if s.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && s.chars().all(|c| c.is_alphanumeric() || c == '_') =>
+        {
+            Some(s.clone())
+        }
+        _ => None,
+    }
+}
+
 /// The meaning of the right-hand side of a spec assignment (`Dim(...)`, `8*_h + 1`, `224`,
 /// `Dim.AUTO`, `Dim.STATIC`).
 pub fn fix_kind(code: &str) -> Option<FixKind> {

@@ -120,9 +120,10 @@ pub fn dim_auto(name: &str, lo: i128, hi: i128) -> String {
     )
 }
 
-/// `name = Dim('name', min=.., max=..)`, bounds left out when not given.
-pub fn root_dim(name: &str, min: Option<i128>, max: Option<i128>) -> String {
-    let mut args = format!("'{name}'");
+/// `name = Dim('name', min=.., max=..)` (`Dim('label', ..)` with a label of its own), bounds
+/// left out when not given.
+pub fn root_dim(name: &str, label: Option<&str>, min: Option<i128>, max: Option<i128>) -> String {
+    let mut args = format!("'{}'", label.unwrap_or(name));
     if let Some(m) = min {
         args.push_str(&format!(", min={m}"));
     }

@@ -195,11 +195,12 @@ pub fn sheet(text: &str) -> Result<Sheet, String> {
     let mut out = Sheet::default();
     let mut named: BTreeMap<String, Value> = BTreeMap::new();
     let mut dict: Option<String> = None;
-    let value_of = |kind: FixKind, name: &str, out: &mut Sheet| -> Option<Value> {
+    let value_of = |kind: FixKind, name: &str, text: &str, out: &mut Sheet| -> Option<Value> {
         Some(match kind {
             FixKind::Dim { min, max } => {
                 out.roots.push(Root {
                     name: name.to_string(),
+                    label: crate::message::dim_label(text).filter(|l| l != name),
                     min,
                     max,
                 });
@@ -235,7 +236,7 @@ pub fn sheet(text: &str) -> Result<Sheet, String> {
             continue;
         }
         let fix = read_fix(line).ok_or_else(|| format!("not a spec line: `{line}`"))?;
-        let v = value_of(fix.kind, &fix.name, &mut out).ok_or_else(|| {
+        let v = value_of(fix.kind, &fix.name, &fix.text, &mut out).ok_or_else(|| {
             format!("`{line}`: expected Dim(...), m*root + r, an int, Dim.AUTO or Dim.STATIC")
         })?;
         // A Dim's own name refers to its root; a derived dim to its expression.
@@ -291,7 +292,7 @@ pub fn sheet(text: &str) -> Result<Sheet, String> {
                         format!("`{input}`[{idx}] = `{v}`: not a name defined above nor a Dim")
                     })?;
                     let name = crate::python::py_name(&format!("{input}_{idx}"));
-                    value_of(kind, &name, &mut out)
+                    value_of(kind, &name, v, &mut out)
                         .ok_or_else(|| format!("`{input}`[{idx}] = `{v}`: not understood"))?
                 }
             };
@@ -507,6 +508,40 @@ mod tests {
         let s = read("h = Dim.AUTO\nw = Dim.STATIC\n").unwrap();
         assert_eq!(s.dims[0].admitted, Some(DimSet::interval(2, SIZE_MAX)));
         assert_eq!(s.dims[1].admitted, None);
+    }
+
+    #[test]
+    fn a_dim_keeps_the_name_the_user_gave_it() {
+        // `b = Dim('batch')`: the variable is `b`, the Dim's own name `batch`; both printed
+        // back as written, also for a Dim written inside the dict.
+        let sheet = sheet(
+            "b = Dim(\"batch\", min=1, max=64)\nh = Dim('h', max=512)\n\
+             dynamic_shapes = {\"x\": {0: b, 2: h, 3: Dim('width', min=8)}}\n",
+        )
+        .unwrap();
+        let labels: Vec<(&str, Option<&str>)> = sheet
+            .roots
+            .iter()
+            .map(|r| (r.name.as_str(), r.label.as_deref()))
+            .collect();
+        assert_eq!(
+            labels,
+            [("b", Some("batch")), ("h", None), ("x_3", Some("width"))]
+        );
+        let code = sheet.code();
+        for line in [
+            "b = Dim('batch', min=1, max=64)",
+            "h = Dim('h', max=512)",
+            "x_3 = Dim('width', min=8)",
+        ] {
+            assert!(code.contains(line), "{line} not in\n{code}");
+        }
+        // A label that is not an identifier is not carried.
+        assert_eq!(crate::message::dim_label("Dim('a b')"), None);
+        assert_eq!(
+            crate::message::dim_label("Dim(\"w\", min=2)"),
+            Some("w".into())
+        );
     }
 
     #[test]
