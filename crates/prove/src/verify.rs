@@ -260,7 +260,7 @@ fn guard_use(
             Verdict::Refuted(xs) => (
                 GuardFate::Undecided,
                 Some(format!(
-                    "{reason}; Z3 found {} failing, so it is not true for every admitted value",
+                    "{reason}; Z3 found the failing value {}, so it is not true for every admitted value",
                     xs.first().copied().unwrap_or_default()
                 )),
             ),

@@ -368,8 +368,11 @@ pub fn decide(
         (other, None) => {
             let z3 = match other {
                 Some(BoxAnswer::Fails(x)) => Some(format!(
-                    "Z3 found {} failing, so it is not true for every value",
-                    x.first().copied().unwrap_or_default()
+                    "Z3 found {}, so it is not true for every value",
+                    match x.as_slice() {
+                        [v] => format!("the failing value {v}"),
+                        _ => format!("the failing combination {x:?}"),
+                    }
                 )),
                 Some(BoxAnswer::Unknown(z)) => Some(format!("Z3: {z}")),
                 _ => None,
