@@ -185,8 +185,32 @@ fn a_joint_set_whose_projections_have_no_closed_form_is_exact_and_no_size_claims
         let claimed = d.feasible.as_ref().map_or(0, |f| f.count);
         assert_eq!(claimed, 0, "{}: {:?}", d.name, d.feasible);
         let said = d.advice.join(" ");
-        assert!(said.contains("no closed form"), "{}: {said}", d.name);
+        assert!(said.contains("were not found"), "{}: {said}", d.name);
     }
+}
+
+#[test]
+fn a_size_named_only_inside_a_guard_has_torchs_range_and_is_solved_jointly() {
+    // `x + y > 100` listed under x only: y has no range in the text. It is a dynamic size, so
+    // 2..2^63-1 (before: solved one size at a time only, "undecided"; with the joint engine and
+    // no range, negative sizes appeared as failing examples).
+    let text = "  - Not all values of d0 = L['x'].size()[2] in the specified range 2 <= d0 <= 100 satisfy the generated guard (L['x'].size()[2] + L['y'].size()[0]) > 100.\n";
+    let r = diagnose_text(text, &Options::default()).unwrap();
+    let j = &r.joint_sets[0];
+    let max = i64::MAX as u128;
+    // For each x, the y in max(2, 101 - x)..=2^63-1.
+    let pairs: u128 = (2u128..=100).map(|x| max - 2.max(101 - x) + 1).sum();
+    assert_eq!(j.accepted, pairs);
+    let at = |n: &str| j.sources.iter().position(|s| s == n).unwrap();
+    let (xi, yi) = (at("L['x'].size()[2]"), at("L['y'].size()[0]"));
+    assert!(!j.rejected_examples.is_empty());
+    for t in &j.rejected_examples {
+        assert!(t[yi] >= 2 && t[xi] + t[yi] <= 100, "{t:?}");
+    }
+    let d = &r.dims[0];
+    assert_eq!(d.linked_with, ["L['y'].size()[0]"]);
+    assert!(d.undecided.is_none(), "{:?}", d.undecided);
+    assert_eq!(d.guards[0].method.to_string(), "joint");
 }
 
 #[test]

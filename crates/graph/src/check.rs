@@ -321,7 +321,9 @@ pub fn check_with(
     for i in &ins {
         let claimed = i.claimed.clone();
         let acc = match (&claimed, accepted.get(&i.source)) {
-            (Some(c), Some(Ok(a))) => Ok(a.intersect(c).unwrap_or_else(|_| a.clone())),
+            // Past the deadline a set operation is an error: then no answer, never the
+            // unclipped set (it would hold sizes the spec never claimed).
+            (Some(c), Some(Ok(a))) => a.intersect(c).map_err(|e| e.to_string()),
             (None, _) => {
                 Err("the claimed sizes are not an arithmetic progression of one symbol".to_string())
             }
@@ -351,12 +353,13 @@ pub fn check_with(
             rejected_examples: vec![],
             linked_with: linked.get(&i.source).cloned().unwrap_or_default(),
             undecided: None,
-            with_some_partner: some.get(&i.source).map(|f| {
-                Feasible::from(&match &claimed {
-                    Some(c) => f.intersect(c).unwrap_or_else(|_| f.clone()),
-                    None => f.clone(),
+            with_some_partner: some
+                .get(&i.source)
+                .and_then(|f| match &claimed {
+                    Some(c) => f.intersect(c).ok(),
+                    None => Some(f.clone()),
                 })
-            }),
+                .map(|f| Feasible::from(&f)),
             box_side: box_side
                 .get(&i.source)
                 .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
@@ -390,13 +393,20 @@ pub fn check_with(
                     (set, why.clone())
                 });
                 if let Some(c) = &claimed {
-                    // Only sizes that fail with every partner, never an undecided one.
-                    let passes = some.get(&i.source).unwrap_or(&a);
-                    let mut no = c.difference(passes).unwrap_or_default();
-                    if let Some((u, _)) = &doubt {
-                        no = no.difference(u).unwrap_or_default();
+                    // Only sizes that fail with every partner, never an undecided one: a linked
+                    // size whose projection is not known lists none.
+                    let passes = match some.get(&i.source) {
+                        Some(p) => Some(p),
+                        None if d.linked_with.is_empty() => Some(&a),
+                        None => None,
+                    };
+                    if let Some(passes) = passes {
+                        let mut no = c.difference(passes).unwrap_or_default();
+                        if let Some((u, _)) = &doubt {
+                            no = no.difference(u).unwrap_or_default();
+                        }
+                        d.rejected_examples = no.iter().take(5).collect();
                     }
-                    d.rejected_examples = no.iter().take(5).collect();
                 }
                 if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
                     d.undecided = Some(UndecidedSet::new(&u, why));

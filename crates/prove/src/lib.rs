@@ -480,6 +480,17 @@ mod deadline {
     }
 
     #[test]
+    fn a_panic_in_a_query_reaches_the_caller_and_the_worker_goes_on() {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let caught = std::panic::catch_unwind(|| worker::bounded(|| -> u8 { panic!("boom") }));
+        std::panic::set_hook(hook);
+        let payload = caught.expect_err("the panic is resumed on the caller");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"boom"));
+        assert_eq!(worker::bounded(|| 7), Ok(7));
+    }
+
+    #[test]
     fn a_worker_left_behind_does_not_spoil_the_next_query() {
         let hard = parse_guard("(x ** 3) % 11").unwrap();
         let set = DimSet::progression(5 * 59 + 2, 5 * 167 + 2, 5, 2);

@@ -4,9 +4,10 @@
 //! polynomial manager) a query was measured running 150 ms past a 200 ms budget (fuzzer seed 1,
 //! execution 14502). [`bounded`] runs the whole query — encoding, solving, minimizing — on a
 //! worker thread and waits for it until the deadline of the calling thread's
-//! [`dimguard_solver::budget`] plus [`GRACE`]; past it the caller gets `None` (the budget is
-//! recorded as exhausted, so the answer is reported partial) and the worker finishes its query
-//! alone, bounded by its own Z3 timeout, then waits for the next one.
+//! [`dimguard_solver::budget`] plus [`GRACE`]; past it the caller gets the budget's reason (the
+//! budget is recorded as exhausted, so the answer is reported partial) and the worker finishes
+//! its query alone, bounded by its own Z3 timeout (set to the time that was left) and by the
+//! deadline checks between its queries, then ends. A panic in a query is resumed on the caller.
 //!
 //! Each calling thread has its own worker, so its queries run one after another in one Z3
 //! context, as they would on the calling thread (Z3's models depend on the context's history:
@@ -42,6 +43,9 @@ fn start() -> Option<Worker> {
     let flag = Arc::clone(&busy);
     std::thread::Builder::new()
         .name("dimguard-z3".into())
+        // As the CLI's, the Python module's and the fuzzer's threads: deeply nested guards
+        // recurse (encoding, Z3, dropping the expressions).
+        .stack_size(256 << 20)
         .spawn(move || {
             // Ends when its caller drops the sender (it moved on to a new worker, or exited).
             while let Ok(job) = rx.recv() {
@@ -87,11 +91,13 @@ pub fn bounded<T: Send + 'static>(query: impl FnOnce() -> T + Send + 'static) ->
     let wait = budget::remaining().map(|r| r + GRACE);
     let (tx, rx) = channel();
     submit(Box::new(move || {
-        let answer = {
+        // A panic is carried back to the caller and resumed there, as if the query had run on
+        // the calling thread (the CLI reports it as an internal error, the fuzzer as a finding).
+        let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _b = budget::adopt(carried);
             let out = query();
             (out, budget::exhausted())
-        };
+        }));
         // The caller may have stopped waiting: nobody to tell.
         Box::new(move || {
             let _ = tx.send(answer);
@@ -104,7 +110,8 @@ pub fn bounded<T: Send + 'static>(query: impl FnOnce() -> T + Send + 'static) ->
         None => rx.recv().map_err(|_| false),
     };
     match got {
-        Ok((out, ran_out)) => {
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Ok(Ok((out, ran_out))) => {
             if let Some(e) = ran_out {
                 budget::record(e);
             }
@@ -116,6 +123,6 @@ pub fn bounded<T: Send + 'static>(query: impl FnOnce() -> T + Send + 'static) ->
             || "Z3 did not answer before the deadline".to_string(),
             |e| e.reason(),
         )),
-        Err(false) => Err("Z3 failed: the query panicked (please report it with the input)".into()),
+        Err(false) => Err("Z3's worker thread ended without an answer".into()),
     }
 }

@@ -169,12 +169,14 @@ pub fn share_of_remaining(fraction: f64) -> Option<Instant> {
 }
 
 /// Records the time budget as exhausted before its deadline (a step stopped at its share, see
-/// [`share_of_remaining`]) and returns it; `None` without a time budget.
+/// [`share_of_remaining`]) and returns it; `None` without a time budget. The time budget is
+/// returned even when another budget ran out first (that one stays the one reported).
 pub fn time_ran_out() -> Option<Exhausted> {
     with(|s| {
         let st = s.as_mut()?;
         let e = Exhausted::Time(st.budget.time?);
-        Some(*st.exhausted.get_or_insert(e))
+        st.exhausted.get_or_insert(e);
+        Some(e)
     })
 }
 

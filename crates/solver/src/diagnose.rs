@@ -238,7 +238,7 @@ pub(crate) struct JointGroup {
 }
 
 /// The dimension name of a size (its source, or its name), for reports.
-fn name_of(msg: &Message, v: &str) -> String {
+pub(crate) fn name_of(msg: &Message, v: &str) -> String {
     msg.dims
         .iter()
         .find(|d| var_of(d) == v)
@@ -254,7 +254,7 @@ fn joint_groups(
     groups: &[joint::Group],
     fates: &mut Fates,
 ) -> Vec<JointGroup> {
-    let ranges: BTreeMap<String, (i128, i128)> = msg
+    let mut ranges: BTreeMap<String, (i128, i128)> = msg
         .dims
         .iter()
         .map(|d| {
@@ -264,6 +264,15 @@ fn joint_groups(
             )
         })
         .collect();
+    // A size the text names only inside a guard has torch's default range too: it is a
+    // dynamic size (0 and 1 would have been specialized), never negative.
+    for m in groups.iter().flat_map(|g| &g.members) {
+        if m.name.contains(".size()[") || m.name.contains(".shape[") {
+            ranges
+                .entry(m.name.clone())
+                .or_insert((message::DEFAULT_MIN, SIZE_MAX));
+        }
+    }
     let budget = crate::linked::Budget {
         limits: opts.limits,
         ..Default::default()
@@ -333,6 +342,7 @@ fn accounting(msg: &Message, dims: &[DimReport], sized: &Sized, fates: &Fates) -
                     GuardMethod::Periodic => (GuardFate::Periodic, None),
                     GuardMethod::Enumeration => (GuardFate::Enumeration, None),
                     GuardMethod::Z3 => (GuardFate::Z3, None),
+                    GuardMethod::Joint => (GuardFate::Joint, None),
                     GuardMethod::Undecided => (GuardFate::Undecided, dims[di].undecided.clone()),
                 },
                 None => (GuardFate::Specialized, None),

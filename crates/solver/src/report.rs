@@ -79,6 +79,9 @@ pub enum GuardMethod {
     /// Outside the engine's methods over this range; Z3 decided it (every value passes, or the
     /// values past the first 65,536, which were enumerated).
     Z3,
+    /// A guard over several sizes, decided with the others by the joint engine (see the
+    /// report's `joint_sets`); it has no set of this size's values alone.
+    Joint,
 }
 
 impl fmt::Display for GuardMethod {
@@ -88,6 +91,7 @@ impl fmt::Display for GuardMethod {
             GuardMethod::Enumeration => "enumeration",
             GuardMethod::Undecided => "undecided",
             GuardMethod::Z3 => "z3",
+            GuardMethod::Joint => "joint",
         })
     }
 }
@@ -217,7 +221,7 @@ impl fmt::Display for Undecided {
             ),
             Undecided::PerSize { sizes, error } => write!(
                 f,
-                "the joint set of {} is exact (see linked), but the values of each size that pass with every value of the others have no closed form: {error}",
+                "the joint set of {} is exact (see linked), but the values of each size that pass with every value of the others were not found: {error}",
                 sizes.join(", ")
             ),
             Undecided::NotProved { because, z3 } => write!(f, "{because}; {z3}"),

@@ -9,7 +9,7 @@ use crate::forms::Form;
 use crate::joint;
 use crate::message::{DimEntry, Message};
 use crate::report::{
-    DimReport, Feasible, JointGuard, LinkedGroup, Proof, Report, RuntimeReport, Status,
+    DimReport, Feasible, GuardMethod, JointGuard, LinkedGroup, Proof, Report, RuntimeReport, Status,
 };
 use crate::types::{DimSet, Expr};
 use std::collections::BTreeMap;
@@ -94,13 +94,13 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
             let Some(di) = msg.dims.iter().position(|d| var_of(d) == m.name) else {
                 continue;
             };
+            // Named as the report names them: a dimension's name, else the size's source.
             let others: Vec<String> = j
                 .grp
                 .members
                 .iter()
                 .filter(|o| o.name != m.name)
-                .filter_map(|o| msg.dims.iter().find(|d| var_of(d) == o.name))
-                .map(|d| d.name.clone())
+                .map(|o| crate::diagnose::name_of(msg, &o.name))
                 .collect();
             let d = &mut dims[di];
             d.linked_with = others.clone();
@@ -112,11 +112,14 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
                 )),
                 (None, None) => Some(format!("linked to {}: not solved", others.join(", "))),
                 (None, Some(l)) => {
-                    if let Ok(set) = l.joint.projection(&m.root).and_then(|p| m.image(&p)) {
-                        let set = match &range {
-                            Some(r) => set.intersect(r).unwrap_or(set),
-                            None => set,
-                        };
+                    let set = l.joint.projection(&m.root).and_then(|p| m.image(&p));
+                    let set = match (&range, set) {
+                        (Some(r), Ok(set)) => set.intersect(r),
+                        (None, set) => set,
+                        (_, Err(e)) => Err(e),
+                    };
+                    // No set past a failed operation: never values outside the range.
+                    if let Ok(set) = set {
                         d.with_some_partner = Some(Feasible::from(&set));
                     }
                     // A size whose every accepted value goes with every accepted combination
@@ -173,6 +176,13 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
                         d.suggestions.clear();
                         d.coverage = None;
                         d.padding = None;
+                        // The guards over several sizes were decided jointly: not undecided.
+                        d.undecided = None;
+                        for g in d.guards.iter_mut().filter(|g| g.set.is_none()) {
+                            g.method = GuardMethod::Joint;
+                            g.requires =
+                                format!("decided jointly with {} (see linked)", others.join(", "));
+                        }
                         d.advice = vec![l.report.summary.clone()];
                         d.advice.push(match &d.box_side {
                             Some(_) if d.shared_side.is_some() => format!(
