@@ -377,3 +377,49 @@ fn no_guard_is_dropped() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn diagnose_gives_a_box_through_the_traced_sizes_when_the_largest_leaves_them_out() {
+    use dimguard::solver::diagnose::{diagnose_text, Options};
+    let g = "(L['x'].size()[2] * L['x'].size()[3]) <= 1024";
+    let text = format!(
+        "  - Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 64 satisfy the generated guard {g}.\n  - Not all values of w = L['x'].size()[3] in the specified range 2 <= w <= 64 satisfy the generated guard {g}.\n"
+    );
+    let traced = [("h", 50), ("w", 10)];
+    let opts = Options {
+        examples: traced
+            .iter()
+            .map(|(n, v)| (Some(n.to_string()), *v))
+            .collect(),
+        ..Options::default()
+    };
+    let r = diagnose_text(&text, &opts).unwrap();
+    let side = |name: &str| {
+        let d = r.dims.iter().find(|d| d.name == name).unwrap();
+        let s = d
+            .example_box_side
+            .as_ref()
+            .expect("a box through the traced sizes");
+        assert!(r.dynamic_shapes.contains(&s.code), "{}", r.dynamic_shapes);
+        s.progression()
+    };
+    // The largest box leaves the traced pair out (else no other box is needed).
+    let in_largest = traced.iter().all(|(n, v)| {
+        let d = r.dims.iter().find(|d| d.name == *n).unwrap();
+        d.box_side.as_ref().unwrap().progression().contains(*v)
+    });
+    assert!(!in_largest);
+    let (h, w) = (side("h"), side("w"));
+    // The box holds the traced sizes, and every pair of it passes the guard (brute force).
+    assert!(h.contains(50) && w.contains(10));
+    let hs: Vec<i128> = (h.lo..=h.hi).filter(|x| h.contains(*x)).collect();
+    let ws: Vec<i128> = (w.lo..=w.hi).filter(|x| w.contains(*x)).collect();
+    for a in &hs {
+        for b in &ws {
+            assert!(a * b <= 1024, "({a}, {b}) is in the box but fails");
+        }
+    }
+    // Without traced sizes: the largest box, no box through them.
+    let plain = diagnose_text(&text, &Options::default()).unwrap();
+    assert!(plain.dims.iter().all(|d| d.example_box_side.is_none()));
+}

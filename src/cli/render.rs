@@ -386,11 +386,15 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             row(out, "others", &others.join("\n"), st);
         }
     }
-    if let Some(b) = &d.box_side {
+    for (label, side) in [
+        ("box side", &d.box_side),
+        ("traced box", &d.example_box_side),
+    ] {
+        let Some(b) = side else { continue };
         let cert = format!("[certificate: {}]", b.certificate);
         row(
             out,
-            "box side",
+            label,
             &format!(
                 "{} {}",
                 st.green(&format!(

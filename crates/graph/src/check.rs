@@ -444,15 +444,7 @@ pub fn check_with(
                         if let Some(s) = d
                             .shared_side
                             .as_ref()
-                            .filter(|s| {
-                                let p = dimguard_solver::Progression {
-                                    lo: s.lo,
-                                    hi: s.hi,
-                                    modulus: s.modulus,
-                                    residue: s.residue,
-                                };
-                                d.example.is_none_or(|x| p.contains(x))
-                            })
+                            .filter(|s| d.example.is_none_or(|x| s.progression().contains(x)))
                             .or(d.example_box_side.as_ref())
                             .or(d.box_side.as_ref())
                             .or(d.suggestions.first())

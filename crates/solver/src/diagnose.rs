@@ -102,14 +102,14 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
     let linked = linked_groups(msg, opts, &groups, &mut fates);
     let solved = joint_groups(msg, opts, prover, &groups, &mut fates);
     let joint = crate::forms::explain::joint_guards(&linked, &groups, &solved, msg);
-    crate::forms::explain::link_dims(&mut dims, &solved, msg);
+    crate::forms::explain::link_dims(&mut dims, &solved, msg, opts);
     let guards = accounting(msg, &dims, &sized, &fates);
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent
         .iter()
         .map(|g| data_dependent(g, opts))
         .collect();
-    let dynamic_shapes = dynamic_shapes_block(msg, &dims, &linked, &data_dependent);
+    let dynamic_shapes = dynamic_shapes_block(msg, opts, &dims, &linked, &data_dependent);
     let lines = line_reports(msg, &dims);
     let mut report = Report {
         dims,
@@ -596,6 +596,7 @@ fn dim_report(
         with_some_partner: None,
         box_side: None,
         shared_side: None,
+        example_box_side: None,
     };
     let example = example_for(opts, &d.name);
     if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
@@ -1026,6 +1027,7 @@ fn check_fix(
 
 fn dynamic_shapes_block(
     msg: &Message,
+    opts: &Options,
     dims: &[DimReport],
     linked: &[LinkedGroup],
     dd: &[DataDependent],
@@ -1048,7 +1050,17 @@ fn dynamic_shapes_block(
         }
     }
     for d in dims.iter().filter(|d| !in_group(&d.name)) {
-        if let Some(s) = d.shared_side.as_ref().or(d.box_side.as_ref()) {
+        // One Dim shared with its partner (when that holds the traced size), else its side of a
+        // box through the traced sizes (when the largest box leaves them out), else of the
+        // largest sound box.
+        let traced = example_for(opts, &d.name);
+        if let Some(s) = d
+            .shared_side
+            .as_ref()
+            .filter(|s| traced.is_none_or(|x| s.progression().contains(x)))
+            .or(d.example_box_side.as_ref())
+            .or(d.box_side.as_ref())
+        {
             block.code(&s.code);
             continue;
         }

@@ -453,6 +453,11 @@ pub struct DimReport {
     /// writes it as the first); the `dynamic_shapes` block uses it instead of `box_side`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared_side: Option<Suggestion>,
+    /// For a linked dimension, when `--example` gives the traced sizes and the largest sound box
+    /// leaves them out: its side of a sound box through them, which the `dynamic_shapes` block
+    /// uses (torch refuses a spec that excludes its example inputs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example_box_side: Option<Suggestion>,
 }
 
 /// The contract's `feasible` form.
@@ -502,6 +507,18 @@ pub struct Suggestion {
     /// Why Z3 did not certify it, when it did not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub certificate_note: Option<String>,
+}
+
+impl Suggestion {
+    /// The progression it admits.
+    pub fn progression(&self) -> crate::types::Progression {
+        crate::types::Progression {
+            lo: self.lo,
+            hi: self.hi,
+            modulus: self.modulus,
+            residue: self.residue,
+        }
+    }
 }
 
 /// What one guard requires.

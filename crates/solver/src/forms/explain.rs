@@ -88,8 +88,23 @@ pub(crate) fn joint_guards(
 /// sizes' own answers — status `linked`, no single-`Dim` suggestion (none is sound alone), and
 /// the size's side of the largest sound box as its spec. A group the search left undecided
 /// makes its sizes undecided, with the reason.
-pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Message) {
+pub(crate) fn link_dims(
+    dims: &mut [DimReport],
+    solved: &[JointGroup],
+    msg: &Message,
+    opts: &Options,
+) {
+    // The traced size of a size (by its variable), from `--example`.
+    let traced = |v: &str| {
+        let d = msg.dims.iter().find(|d| var_of(d) == v)?;
+        example_for(opts, &d.name)
+    };
     for j in solved {
+        // A sound box through the traced sizes when the largest box leaves them out.
+        let example_box = j
+            .linked
+            .as_ref()
+            .and_then(|l| l.example_box(&l.point(&j.grp, &traced)?));
         for m in &j.grp.members {
             let Some(di) = msg.dims.iter().position(|d| var_of(d) == m.name) else {
                 continue;
@@ -160,6 +175,13 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
                             }
                             s
                         });
+                        d.example_box_side = example_box.as_ref().zip(level).map(|(b, lv)| {
+                            crate::diagnose::unchecked_suggestion(
+                                &d.name,
+                                &m.side(&b.sides[lv]),
+                                Proof::Periodic,
+                            )
+                        });
                         d.shared_side = l.shared_side(m).map(|(p, alias)| {
                             let mut s =
                                 crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
@@ -189,6 +211,11 @@ pub(crate) fn link_dims(dims: &mut [DimReport], solved: &[JointGroup], msg: &Mes
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below is one Dim shared with {}, which admits more than any box (see linked)",
                                 d.name,
                                 others.join(", "),
+                                others.join(", ")
+                            ),
+                            Some(_) if d.example_box_side.is_some() => format!(
+                                "no Dim of {} alone is sound: which of its values pass depends on {}; the largest sound box leaves out the traced sizes (--example), so its spec below is its side of a sound box through them (see linked)",
+                                d.name,
                                 others.join(", ")
                             ),
                             Some(_) => format!(
