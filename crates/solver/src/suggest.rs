@@ -295,6 +295,12 @@ fn structured(f: &DimSet, example: Option<i128>, out: &mut Vec<Progression>) -> 
         if !tried.insert(m) {
             return true;
         }
+        // Bounding a step costs a pass over every residue of every segment: thousands of steps
+        // pruned by their bound alone took 150 ms past the deadline (fuzzer seed 1795453827,
+        // execution 629534), so the deadline is checked at each step too.
+        if crate::budget::expired().is_some() {
+            return false;
+        }
         let ub = upper_bound(f, m);
         if ub < *best || (ub == *best && example.is_none() && m != 1) {
             return true;
