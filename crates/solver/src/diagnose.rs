@@ -861,6 +861,9 @@ pub fn unchecked_suggestion(name: &str, p: &Progression, proof: Proof) -> Sugges
     }
 }
 
+/// Most residues a guard's description lists.
+const LISTED_RESIDUES: usize = 64;
+
 /// A set described in plain terms relative to the range `[lo, hi]`.
 pub fn describe(s: &DimSet, lo: i128, hi: i128, v: &str) -> String {
     let total = DimSet::interval(lo, hi).count();
@@ -882,9 +885,19 @@ pub fn describe(s: &DimSet, lo: i128, hi: i128, v: &str) -> String {
         Some(match res.len() {
             1 => format!("{v} ≡ {} (mod {m})", res[0]),
             n if n as i128 == m - 1 => {
-                let missing: Vec<i128> = (0..m).filter(|r| !res.contains(r)).collect();
-                format!("{v} mod {m} ≠ {}", list(&missing))
+                // Residues are sorted: the missing one is where the count breaks (one pass;
+                // a search per candidate cost 660 ms at m = 64,000, fuzzer seed 1795455210
+                // execution 540114).
+                let missing = (0i128..)
+                    .zip(res.iter())
+                    .find(|(i, r)| *i != **r)
+                    .map_or(m - 1, |(i, _)| i);
+                format!("{v} mod {m} ≠ {missing}")
             }
+            n if n > LISTED_RESIDUES => format!(
+                "{v} mod {m} ∈ {{{}, ...}} ({n} residues)",
+                list(&res[..LISTED_RESIDUES])
+            ),
             _ => format!("{v} mod {m} ∈ {{{}}}", list(res)),
         })
     };
