@@ -220,10 +220,7 @@ fn a_linked_union_past_the_deadline_stops_there() {
     // sub-trees for 80 ms past a 100 ms budget (225 ms of CPU time in all, 5.3 s before the
     // listing fix; 100-105 ms now).
     let text = "torch._dynamo.exc.UserError: Constraints violated (d0)!\n  - Not all values of d0 = L['x0'].size()[3] in the specified range 290 <= d0 <= 553 satisfy the generated guard (not (not L['x0'].size()[3])).\n  - Not all values of d0 = L['x0'].size()[3] in the specified range 290 <= d0 <= 553 satisfy the generated guard ((11 or (L['x0'].size()[3] // 16)) % 7).\n  - Not all values of d0 = L['x0'].size()[3] in the specified range 290 <= d0 <= 553 satisfy the generated guard math.ceil(((L['x0'].size()[3] * L['x0'].size()[3]) / 2)).\n  - Not all values of d1 = L['x1'].size()[2] in the specified range 289 <= d1 <= 563 satisfy the generated guard min((-6), (37 % 16)).\n  - Not all values of d1 = L['x1'].size()[2] in the specified range 289 <= d1 <= 563 satisfy the generated guard ((1000 if (L['x0'].size()[2] % L['x1'].size()[2]) else L['x1'].size()[2]) != L['x1'].size()[2]).\n  - Not all values of d1 = L['x1'].size()[2] in the specified range 289 <= d1 <= 563 satisfy the generated guard ((33 - 4611686018427387904) % 9).\n  - The values of d1 = L['x1'].size()[2] and d0 = L['x0'].size()[3] must always be equal.\n";
-    let (r, exhausted) = within_budget("diagnose", 100, || {
-        let r = diagnose_text(text, &Options::default()).unwrap();
-        (r, budget::exhausted().map(|e| e.kind()))
-    });
+    let (r, exhausted) = diagnose_within_budget(text, 100);
     // Partial, and says so: the linked pair is undecided, not guessed.
     assert_eq!(exhausted, Some("time"));
     assert!(!r.joint_sets.is_empty());
@@ -236,10 +233,7 @@ fn the_progression_search_checks_the_deadline_at_every_step() {
     // shared set of two equal sizes bounded thousands of steps, each a pass over every residue,
     // without a look at the clock: 250 ms of CPU time under a 100 ms budget (103 ms now).
     let text = "torch._dynamo.exc.UserError: Constraints violated (d0)! For more information, run with TORCH_LOGS=\"+dynamic\".\n  - Not all values of d0 = L['x0'].size()[2] in the specified range 522 <= d0 <= 9223372036854775807 satisfy the generated guard Mod((L['x0'].size()[2] - Not(L['x0'].size()[2])), 8).\n  - Not all values of d0 = L['x0'].size()[2] in the specified range 522 <= d0 <= 9223372036854775807 satisfy the generated guard (-Le(1e-05, L['x0'].size()[2])).\n  - Not all values of d0 = L['x0'].size()[2] in the specified range 522 <= d0 <= 9223372036854775807 satisfy the generated guard Mod(L['x0'].size()[2], 11).\n  - Not all values of d1 = L['x1'].size()[3] in the specified range 63 <= d1 <= 9223372036854775807 satisfy the generated guard (LShift(9223372036854775807, (-3)) ** 1).\n  - Not all values of d1 = L['x1'].size()[3] in the specified range 63 <= d1 <= 9223372036854775807 satisfy the generated guard (-((8 ** 0) * L['x1'].size()[3])).\n  - Not all values of d1 = L['x1'].size()[3] in the specified range 63 <= d1 <= 9223372036854775807 satisfy the generated guard Mod(((L['x1'].size()[3] // 14) // 13), 3).\n  - Not all values of d2 = L['x2'].size()[3] in the specified range 268 <= d2 <= 553 satisfy the generated guard ((-L['x2'].size()[3]) ** 45).\n  - The values of d1 = L['x1'].size()[3] and d0 = L['x0'].size()[2] must always be equal.\nSuggested fixes:\n  d0 = Dim('d0', min=522, max=4096)\n  d1 = Dim('d1', min=63, max=4096)\n  d2 = Dim('d2', min=268, max=553)\n";
-    let (_, exhausted) = within_budget("diagnose", 100, || {
-        let r = diagnose_text(text, &Options::default()).unwrap();
-        (r, budget::exhausted().map(|e| e.kind()))
-    });
+    let (_, exhausted) = diagnose_within_budget(text, 100);
     assert_eq!(exhausted, Some("time"));
 }
 
@@ -582,6 +576,18 @@ fn thread_cpu() -> Option<Duration> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     let ns: u64 = s.split_whitespace().next()?.parse().ok()?;
     Some(Duration::from_nanos(ns))
+}
+
+/// `diagnose` of `text` under a time budget of `ms` ([`within_budget`]), and which budget ran
+/// out, if any.
+fn diagnose_within_budget(
+    text: &str,
+    ms: u64,
+) -> (dimguard::solver::report::Report, Option<&'static str>) {
+    within_budget("diagnose", ms, || {
+        let r = diagnose_text(text, &Options::default()).unwrap();
+        (r, budget::exhausted().map(|e| e.kind()))
+    })
 }
 
 /// Runs `f` under a time budget of `ms` and asserts it used less than `ms + 75` ms of CPU time
