@@ -137,6 +137,11 @@ pub fn expired() -> Option<Exhausted> {
     })
 }
 
+/// [`expired`] as an error ([`crate::Error::Exhausted`]), for work that stops with `?`.
+pub fn check() -> Result<(), crate::Error> {
+    expired().map_or(Ok(()), |e| Err(crate::Error::Exhausted(e)))
+}
+
 /// The current thread's budget (its deadline, not a fresh clock), to run part of the work on
 /// another thread with [`adopt`].
 #[derive(Debug, Clone, Copy)]

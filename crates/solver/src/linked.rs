@@ -210,7 +210,7 @@ impl Tree {
                 let mut out: Vec<(DimSet, Tree)> = Vec::new();
                 for (sa, ca) in ga {
                     for (sb, cb) in gb {
-                        deadline()?;
+                        crate::budget::check()?;
                         let s = inter(sa, sb)?;
                         if s.is_empty() {
                             continue;
@@ -242,7 +242,7 @@ impl Tree {
                     }
                 }
                 for (s, c) in g {
-                    deadline()?;
+                    crate::budget::check()?;
                     let s = inter(s, d)?;
                     let comp = c.complement(rest)?;
                     if !s.is_empty() && !comp.is_empty() {
@@ -336,20 +336,12 @@ fn union(a: &DimSet, b: &DimSet) -> Exact<DimSet> {
     })
 }
 
-/// An error past the deadline of the thread's [`crate::budget`].
-fn deadline() -> Exact<()> {
-    match crate::budget::expired() {
-        Some(e) => Err(Error::Exhausted(e)),
-        None => Ok(()),
-    }
-}
-
 /// The union of `parts`; an error past the deadline of the thread's [`crate::budget`] (the
 /// budget records it, so the command reports its answer as partial).
 fn union_all(parts: impl Iterator<Item = Exact<DimSet>>) -> Exact<DimSet> {
     let mut acc = DimSet::empty();
     for s in parts {
-        deadline()?;
+        crate::budget::check()?;
         acc = union(&acc, &s?)?;
     }
     Ok(acc)
@@ -372,9 +364,7 @@ fn listed_if_needed<I: Iterator<Item = i128>>(
             let mut out = Vec::new();
             for (i, v) in values().enumerate() {
                 if i % 4096 == 4095 {
-                    if let Some(x) = crate::budget::expired() {
-                        return Err(Error::Exhausted(x));
-                    }
+                    crate::budget::check()?;
                 }
                 out.push(v);
             }

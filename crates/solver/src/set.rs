@@ -666,9 +666,12 @@ fn sweep(
 ) -> Result<DimSet, Error> {
     // Past the deadline of the thread's budget (when `deadline`), stop with the reason: a
     // sweep of a million classes takes tens of milliseconds.
-    let expired = || match crate::budget::expired() {
-        Some(e) if deadline => Err(Error::Exhausted(e)),
-        _ => Ok(()),
+    let expired = || {
+        if deadline {
+            crate::budget::check()
+        } else {
+            Ok(())
+        }
     };
     expired()?;
     events.sort_unstable();
