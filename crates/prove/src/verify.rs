@@ -368,6 +368,18 @@ fn joint_groups(
             .find(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
             .map_or(v.to_string(), |(n, _, _)| n.clone())
     };
+    // The use of guard `o` (an index in `all`) when it is one of the guards over several sizes
+    // (one-size guards keep their own, over the spec's set).
+    let joint_use = |o: usize, fate: GuardFate, reason: Option<String>| {
+        let (text, e) = guards.joint.get(o.checked_sub(first_joint)?)?;
+        Some(GuardUse {
+            guard: text.clone(),
+            sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
+            error: None,
+            fate,
+            reason,
+        })
+    };
     let mut out = Vec::new();
     for grp in joint::group(&all, &sizes) {
         if grp.roots.len() < 2 {
@@ -377,46 +389,21 @@ fn joint_groups(
         // not solved over every integer (negative sizes included); its guards are undecided.
         if let Some(m) = grp.members.iter().find(|m| !ranges.contains_key(&m.name)) {
             let why = format!("the spec does not cover `{}`", name_of(&m.name));
-            for &o in grp.origin.iter().chain(&grp.relations) {
-                if o >= first_joint && o - first_joint < guards.joint.len() {
-                    let (text, e) = &guards.joint[o - first_joint];
-                    uses.push(GuardUse {
-                        guard: text.clone(),
-                        sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
-                        error: None,
-                        fate: GuardFate::Undecided,
-                        reason: Some(why.clone()),
-                    });
-                }
-            }
+            uses.extend(
+                grp.origin
+                    .iter()
+                    .chain(&grp.relations)
+                    .filter_map(|&o| joint_use(o, GuardFate::Undecided, Some(why.clone()))),
+            );
             continue;
         }
         let solved = joint::solve_group_with(&grp, &ranges, &budget, Some(&z3));
-        // The linking guards' fates (one-size guards keep their own, over the spec's set).
         for (k, &o) in grp.origin.iter().enumerate() {
-            if o >= first_joint && o - first_joint < guards.joint.len() {
-                let (fate, reason) = solved.fates[k].label();
-                let (text, e) = &guards.joint[o - first_joint];
-                uses.push(GuardUse {
-                    guard: text.clone(),
-                    sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
-                    error: None,
-                    fate,
-                    reason,
-                });
-            }
+            let (fate, reason) = solved.fates[k].label();
+            uses.extend(joint_use(o, fate, reason));
         }
         for &o in &grp.relations {
-            if o >= first_joint && o - first_joint < guards.joint.len() {
-                let (text, e) = &guards.joint[o - first_joint];
-                uses.push(GuardUse {
-                    guard: text.clone(),
-                    sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
-                    error: None,
-                    fate: GuardFate::Relation,
-                    reason: None,
-                });
-            }
+            uses.extend(joint_use(o, GuardFate::Relation, None));
         }
         let spec_name = |v: &str| spec_of(guards, spec, v).map_or(name_of(v), |d| d.name.clone());
         let linked = joint::linked(&solved, &grp, &budget, &spec_name, &spec_name, &|v| {

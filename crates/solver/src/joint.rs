@@ -709,20 +709,7 @@ impl Linked {
         };
         if count <= SIDE_RECHECK {
             for b in &boxes {
-                let mut tuples: Vec<Vec<i128>> = vec![vec![]];
-                for side in b {
-                    tuples = tuples
-                        .into_iter()
-                        .flat_map(|t| {
-                            side.iter().map(move |x| {
-                                let mut t = t.clone();
-                                t.push(x);
-                                t
-                            })
-                        })
-                        .collect();
-                }
-                for t in tuples {
+                for t in crate::linked::tuples(b) {
                     if let Some(e) = crate::budget::expired() {
                         return SideCheck::Unchecked(e.reason());
                     }

@@ -1418,6 +1418,24 @@ impl JointSet {
     }
 }
 
+/// Every tuple of the box `sides` (one set per level), listed: for small boxes only.
+pub fn tuples(sides: &[DimSet]) -> Vec<Vec<i128>> {
+    let mut out = vec![vec![]];
+    for d in sides {
+        out = out
+            .into_iter()
+            .flat_map(|t| {
+                d.iter().map(move |x| {
+                    let mut t = t.clone();
+                    t.push(x);
+                    t
+                })
+            })
+            .collect();
+    }
+    out
+}
+
 fn join_and(v: &[String]) -> String {
     match v {
         [] => String::new(),
@@ -1652,24 +1670,6 @@ mod tests {
         guards
             .iter()
             .all(|g| matches!(g.eval(&env).and_then(Value::truth), Ok(true)))
-    }
-
-    /// Every tuple of the box, in `names` order.
-    fn tuples(domains: &[DimSet]) -> Vec<Vec<i128>> {
-        let mut out = vec![vec![]];
-        for d in domains {
-            out = out
-                .into_iter()
-                .flat_map(|t| {
-                    d.iter().map(move |x| {
-                        let mut t = t.clone();
-                        t.push(x);
-                        t
-                    })
-                })
-                .collect();
-        }
-        out
     }
 
     /// A tuple in `names` order, reordered to the joint set's levels.
