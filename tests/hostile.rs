@@ -247,7 +247,9 @@ fn a_pattern_missing_one_residue_of_a_large_modulus_is_described_at_once() {
         &format!("((-{X}) % (64 * 1000))"),
     );
     // Within 100 ms of CPU time (how it ends under that budget depends on the machine's load)...
-    within_budget("diagnose", 100, || diagnose_text(&text, &Options::default()).unwrap());
+    within_budget("diagnose", 100, || {
+        diagnose_text(&text, &Options::default()).unwrap()
+    });
     // ...and described exactly with the default budget. Python: (-h) % 64000 is non-zero
     // exactly when h % 64000 is.
     let r = diagnose_text(&text, &Options::default()).unwrap();
