@@ -431,4 +431,48 @@ fn a_partner_named_only_in_a_guard_gets_its_side_and_the_spec_verifies() {
         assert_eq!(r["joint"][0]["certificate"], "z3", "{out}");
     }
     std::fs::remove_dir_all(&dir).ok();
+fn a_guard_over_two_sizes_that_always_holds_decides_the_size_it_is_listed_under() {
+    // `x + y > 3` listed under x only; y, named only in the guard, has torch's range
+    // 2..2^63-1, so every combination passes. Before, x's own line said "undecided ... Z3
+    // found the failing value 2" (the one-size question let y be any integer) while the joint
+    // answer said it holds.
+    let text = "  - Not all values of d0 = L['x'].size()[2] in the specified range 2 <= d0 <= 100 satisfy the generated guard (L['x'].size()[2] + L['y'].size()[0]) > 3.\n";
+    let (code, out, err) = run(&["diagnose"], Some(text));
+    assert_eq!(code, 0, "{err}");
+    let x = out.split("\n\n").nth(1).unwrap();
+    assert!(x.starts_with("d0 = L['x'].size()[2]"), "{out}");
+    assert!(
+        x.contains("status      spurious: 99 of 99 values pass every guard"),
+        "{out}"
+    );
+    assert!(x.contains("[joint]"), "{out}");
+    assert!(
+        x.contains("best Dim    2..100 (99 values) [certificate: z3]"),
+        "{out}"
+    );
+    assert!(!x.contains("undecided"), "{out}");
+    assert!(!out.contains("failing value"), "{out}");
+    assert!(out.contains("d0 = Dim.AUTO"), "{out}");
+    // The JSON: decided, the whole range, with a Dim Z3 proved together with y's range ...
+    let (_, out, _) = run(&["diagnose", "--json"], Some(text));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let d = &v["dims"][0];
+    assert_eq!(d["status"], "spurious");
+    assert_eq!(d["undecided"], Value::Null);
+    assert_eq!(d["feasible"]["count"], 99);
+    assert_eq!(d["guards"][0]["method"], "joint");
+    assert_eq!(
+        d["suggestions"][0]["code"],
+        "d0 = Dim('d0', min=2, max=100)"
+    );
+    assert_eq!(d["suggestions"][0]["certificate"], "z3");
+    // ... and without Z3, not certified, saying why (2^63 values of y to re-check).
+    let (_, out, _) = run(&["diagnose", "--json", "--z3", "never"], Some(text));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let s = &v["dims"][0]["suggestions"][0];
+    assert_eq!(s["certificate"], "none");
+    assert!(s["certificate_note"]
+        .as_str()
+        .unwrap()
+        .contains("exact by the joint search"));
 }

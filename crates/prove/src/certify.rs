@@ -44,10 +44,15 @@ pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) 
         }
     }
     for (d, entry) in report.dims.iter_mut().zip(&msg.dims) {
-        if entry.guards.is_empty() {
+        let var = entry.source.clone().unwrap_or_else(|| entry.name.clone());
+        // A guard listed under the size that names another: a one-size question would let the
+        // other take any integer. Such a size's answer comes from its group's joint set, and its
+        // suggestions were checked with the rest of it when the diagnosis made them.
+        let linking =
+            |g: &dimguard_solver::message::Guard| g.expr.atoms().iter().any(|a| **a != *var);
+        if entry.guards.is_empty() || entry.guards.iter().any(linking) {
             continue;
         }
-        let var = entry.source.clone().unwrap_or_else(|| entry.name.clone());
         let guards: Vec<&Expr> = entry.guards.iter().map(|g| &g.expr).collect();
         let mut kept = Vec::with_capacity(d.suggestions.len());
         for mut s in std::mem::take(&mut d.suggestions) {

@@ -41,34 +41,6 @@ impl GuardSet {
     }
 
     fn from_message(msg: &Message) -> GuardSet {
-        // A guard over several sizes that the text lists under one of them (`h * w <= 65536`
-        // under `h`, `w` named only there) is a joint guard, as `diagnose` solves it: as a guard
-        // of `h` alone it would let `w` be any integer.
-        let one_size = |d: &dimguard_solver::message::DimEntry, e: &Expr| {
-            let own = d.source.as_deref().unwrap_or(&d.name);
-            e.atoms().iter().all(|a| **a == *own)
-        };
-        let dims = msg
-            .dims
-            .iter()
-            .map(|d| {
-                (
-                    d.name.clone(),
-                    d.source.clone(),
-                    d.guards
-                        .iter()
-                        .filter(|g| one_size(d, &g.expr))
-                        .map(|g| g.expr.clone())
-                        .collect(),
-                )
-            })
-            .collect();
-        let listed = msg.dims.iter().flat_map(|d| {
-            d.guards
-                .iter()
-                .filter(move |g| !one_size(d, &g.expr))
-                .map(|g| (g.text.clone(), g.expr.clone()))
-        });
         let var = |name: &str| {
             msg.dims
                 .iter()
@@ -76,17 +48,26 @@ impl GuardSet {
                 .map(|d| d.source.clone().unwrap_or_else(|| d.name.clone()))
                 .unwrap_or_else(|| name.to_string())
         };
-        let mut joint: Vec<(String, Expr)> = Vec::new();
-        for (text, e) in msg
+        let mut joint: Vec<(String, Expr)> = msg
             .joint
             .iter()
             .map(|g| (g.text.clone(), g.expr.clone()))
-            .chain(listed)
-        {
-            // Torch lists a guard over two named sizes under each of them.
-            if !joint.iter().any(|(_, j)| *j == e) {
-                joint.push((text, e));
+            .collect();
+        // A guard listed under a size that names another is checked with the other's values
+        // (a one-size question would let it take any integer, negative ones included), once
+        // (a constraint violation lists it under each size it names).
+        let mut dims = Vec::new();
+        for d in &msg.dims {
+            let v = var(&d.name);
+            let mut own = Vec::new();
+            for g in &d.guards {
+                if g.expr.atoms().iter().all(|a| **a == *v) {
+                    own.push(g.expr.clone());
+                } else if !joint.iter().any(|(t, _)| *t == g.text) {
+                    joint.push((g.text.clone(), g.expr.clone()));
+                }
             }
+            dims.push((d.name.clone(), d.source.clone(), own));
         }
         for (a, b) in &msg.equalities {
             let e = Expr::Cmp(
@@ -385,10 +366,6 @@ fn joint_groups(
     let mut by_dim: BTreeMap<String, String> = BTreeMap::new();
     for size in &sizes {
         let Some(sd) = spec_of(guards, spec, size) else {
-            // Not in the spec (its guards say so as undecided): any size torch could trace.
-            ranges
-                .entry(size.clone())
-                .or_insert((0, dimguard_solver::message::SIZE_MAX));
             continue;
         };
         let Some(set) = &sd.admitted else { continue };
@@ -425,37 +402,42 @@ fn joint_groups(
             .find(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
             .map_or(v.to_string(), |(n, _, _)| n.clone())
     };
+    // The use of guard `o` (an index in `all`) when it is one of the guards over several sizes
+    // (one-size guards keep their own, over the spec's set).
+    let joint_use = |o: usize, fate: GuardFate, reason: Option<String>| {
+        let (text, e) = guards.joint.get(o.checked_sub(first_joint)?)?;
+        Some(GuardUse {
+            guard: text.clone(),
+            sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
+            error: None,
+            fate,
+            reason,
+        })
+    };
     let mut out = Vec::new();
     for grp in joint::group(&all, &sizes) {
         if grp.roots.len() < 2 {
             continue;
         }
+        // A size the spec does not cover (or makes static) has no known values: the group is
+        // not solved over every integer (negative sizes included); its guards are undecided.
+        if let Some(m) = grp.members.iter().find(|m| !ranges.contains_key(&m.name)) {
+            let why = format!("the spec does not cover `{}`", name_of(&m.name));
+            uses.extend(
+                grp.origin
+                    .iter()
+                    .chain(&grp.relations)
+                    .filter_map(|&o| joint_use(o, GuardFate::Undecided, Some(why.clone()))),
+            );
+            continue;
+        }
         let solved = joint::solve_group_with(&grp, &ranges, &budget, Some(&z3));
-        // The linking guards' fates (one-size guards keep their own, over the spec's set).
         for (k, &o) in grp.origin.iter().enumerate() {
-            if o >= first_joint && o - first_joint < guards.joint.len() {
-                let (fate, reason) = solved.fates[k].label();
-                let (text, e) = &guards.joint[o - first_joint];
-                uses.push(GuardUse {
-                    guard: text.clone(),
-                    sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
-                    error: None,
-                    fate,
-                    reason,
-                });
-            }
+            let (fate, reason) = solved.fates[k].label();
+            uses.extend(joint_use(o, fate, reason));
         }
         for &o in &grp.relations {
-            if o >= first_joint && o - first_joint < guards.joint.len() {
-                let (text, e) = &guards.joint[o - first_joint];
-                uses.push(GuardUse {
-                    guard: text.clone(),
-                    sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
-                    error: None,
-                    fate: GuardFate::Relation,
-                    reason: None,
-                });
-            }
+            uses.extend(joint_use(o, GuardFate::Relation, None));
         }
         let spec_name = |v: &str| spec_of(guards, spec, v).map_or(name_of(v), |d| d.name.clone());
         let linked = joint::linked(&solved, &grp, &budget, &spec_name, &spec_name, &|v| {
@@ -697,6 +679,41 @@ mod tests {
         let ce = r.joint[0].counterexample.as_ref().unwrap();
         assert_ne!(ce["L['image1'].size()[2]"], ce["L['image2'].size()[2]"]);
         assert_eq!(r.sound, Some(false));
+    }
+
+    #[test]
+    fn a_guard_over_two_sizes_listed_under_one_is_checked_with_the_others_values() {
+        // A constraint violation lists `x * y <= 60` under x. Before, x alone was asked to Z3
+        // with y free, so a sound spec was called UNSOUND with "failing" values that need a
+        // negative y; and with y not in the spec, the joint set ran over negative sizes.
+        let text = "  - Not all values of d0 = L['x'].size()[0] in the specified range 2 <= d0 <= 64 satisfy the generated guard L['x'].size()[0] * L['y'].size()[0] <= 60.\n";
+        let g = GuardSet::read(text).unwrap();
+        for (xmax, ymax) in [(10, 6), (11, 6), (30, 2), (31, 2), (5, 12)] {
+            let s = spec::read(&format!("a = Dim('a', min=2, max={xmax})\nb = Dim('b', min=2, max={ymax})\ndynamic_shapes = {{'x': {{0: a}}, 'y': {{0: b}}}}\n")).unwrap();
+            let r = verify(&g, &s, 5_000);
+            // Brute force over the spec's box.
+            let sound = (2..=xmax).all(|x| (2..=ymax).all(|y| x * y <= 60));
+            assert_eq!(r.sound, Some(sound), "{xmax} {ymax}: {r:?}");
+            assert_eq!(r.dims[0].sound, Some(true), "no guard of x alone: {r:?}");
+            assert_eq!(r.joint[0].sound, Some(sound));
+            if let Some(ce) = &r.joint[0].counterexample {
+                let (x, y) = (ce["L['x'].size()[0]"], ce["L['y'].size()[0]"]);
+                assert!((2..=xmax).contains(&x) && (2..=ymax).contains(&y) && x * y > 60);
+            }
+        }
+        // y not in the spec: undecided, not unsound, and no joint set over every integer.
+        let s =
+            spec::read("a = Dim('a', min=2, max=10)\ndynamic_shapes = {'x': {0: a}}\n").unwrap();
+        let r = verify(&g, &s, 5_000);
+        assert_eq!(r.sound, None, "{r:?}");
+        assert!(r.dims[0].counterexamples.is_empty());
+        assert!(r.joint_sets.is_empty(), "{:?}", r.joint_sets);
+        let u = r.guards.iter().find(|u| u.guard.contains('*')).unwrap();
+        assert_eq!(u.fate, GuardFate::Undecided);
+        assert_eq!(
+            u.reason.as_deref(),
+            Some("the spec does not cover `L['y'].size()[0]`")
+        );
     }
 
     #[test]

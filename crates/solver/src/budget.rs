@@ -38,15 +38,26 @@ impl Default for Budget {
 pub enum Exhausted {
     /// The deadline passed; the allowed time is given.
     Time(Duration),
+    /// A step stopped at its share of the time left ([`share_spent`]), before the deadline,
+    /// leaving the rest to the work on its result.
+    Share {
+        /// The step (`"the joint search"`).
+        step: &'static str,
+        /// Its share of the time left when it started, in percent.
+        percent: u8,
+        /// The whole time budget.
+        time: Duration,
+    },
     /// A set would have held more than this many pieces.
     Pieces(usize),
 }
 
 impl Exhausted {
-    /// Short machine-readable name: `"time"` or `"pieces"`.
+    /// Short machine-readable name: `"time"` (the deadline passed, or a step used its share of
+    /// the time) or `"pieces"`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Exhausted::Time(_) => "time",
+            Exhausted::Time(_) | Exhausted::Share { .. } => "time",
             Exhausted::Pieces(_) => "pieces",
         }
     }
@@ -57,6 +68,14 @@ impl Exhausted {
             Exhausted::Time(t) => format!(
                 "the time budget of {} ran out before this was decided (raise it with --time-budget, or dimguard.set_budget in Python)",
                 human_duration(*t)
+            ),
+            Exhausted::Share {
+                step,
+                percent,
+                time,
+            } => format!(
+                "{step} stopped at its share ({percent}% of the time left) of the time budget of {}, leaving the rest to report what it found (raise the budget with --time-budget, or dimguard.set_budget in Python)",
+                human_duration(*time)
             ),
             Exhausted::Pieces(n) => format!(
                 "the exact set has more than {n} pieces, more than the output budget allows (raise it with --output-budget, or dimguard.set_budget in Python)"
@@ -173,13 +192,19 @@ pub fn share_of_remaining(fraction: f64) -> Option<Instant> {
     Some(Instant::now() + left.mul_f64(fraction.clamp(0.0, 1.0)))
 }
 
-/// Records the time budget as exhausted before its deadline (a step stopped at its share, see
-/// [`share_of_remaining`]) and returns it; `None` without a time budget. The time budget is
-/// returned even when another budget ran out first (that one stays the one reported).
-pub fn time_ran_out() -> Option<Exhausted> {
+/// Records that `step` stopped at its share `fraction` of the time left
+/// ([`share_of_remaining`]), before the deadline, and returns it ([`Exhausted::Share`]): the
+/// answer is partial because of the time budget, and its reason says so truly. `None` without a
+/// time budget. Returned even when another budget ran out first (that one stays the one
+/// reported).
+pub fn share_spent(step: &'static str, fraction: f64) -> Option<Exhausted> {
     with(|s| {
         let st = s.as_mut()?;
-        let e = Exhausted::Time(st.budget.time?);
+        let e = Exhausted::Share {
+            step,
+            percent: (fraction.clamp(0.0, 1.0) * 100.0).round() as u8,
+            time: st.budget.time?,
+        };
         st.exhausted.get_or_insert(e);
         Some(e)
     })

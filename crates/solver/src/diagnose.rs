@@ -102,7 +102,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
     let linked = linked_groups(msg, opts, &groups, &mut fates);
     let solved = joint_groups(msg, opts, prover, &groups, &mut fates);
     let joint = crate::forms::explain::joint_guards(&linked, &groups, &solved, msg);
-    crate::forms::explain::link_dims(&mut dims, &solved, msg, opts);
+    crate::forms::explain::link_dims(&mut dims, &solved, msg, opts, prover);
     let guards = accounting(msg, &dims, &sized, &fates);
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent
@@ -430,6 +430,14 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
             if msg.joint.iter().any(|l| l.text == g.text) {
                 continue; // listed once, under `links`
             }
+            if g.method == GuardMethod::Joint {
+                // A guard over several sizes listed under this one: decided with the joint set,
+                // not a requirement of this size alone.
+                let i = slot(p, &mut out, &mut sets);
+                out[i].guards.push(g.text.clone());
+                out[i].links.push(g.text.clone());
+                continue;
+            }
             let i = slot(p, &mut out, &mut sets);
             out[i].guards.push(g.text.clone());
             let acc = sets[i]
@@ -600,7 +608,6 @@ fn dim_report(
         shared_side: None,
         example_box_side: None,
     };
-    let example = example_for(opts, &d.name);
     if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
         r.advice.push(format!(
             "torch could not solve the guards for {} and forced it to {v}; dimguard solved them exactly (below). \
@@ -743,7 +750,26 @@ fn dim_report(
     } else {
         Proof::Enumeration
     };
-    r.feasible = Some(Feasible::from(&feasible));
+    conclude(&mut r, d, &feasible, Some(&guards), proof, msg, opts);
+    r
+}
+
+/// A dimension's answer from its exact accepted set `feasible` (inside its range): status,
+/// ranked suggestions re-checked against `recheck` ([`suggestions`]), coverage, padding, advice,
+/// and torch's fix checked against every guard listed under it.
+pub(crate) fn conclude(
+    r: &mut DimReport,
+    d: &DimEntry,
+    feasible: &DimSet,
+    recheck: Option<&[&Expr]>,
+    proof: Proof,
+    msg: &Message,
+    opts: &Options,
+) {
+    let var = var_of(d);
+    let (lo, hi) = d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX));
+    let domain = DimSet::interval(lo, hi);
+    r.feasible = Some(Feasible::from(feasible));
     r.status = if feasible.is_empty() {
         Status::Unsatisfiable
     } else if feasible.count() == domain.count() {
@@ -751,7 +777,15 @@ fn dim_report(
     } else {
         Status::Constrained
     };
-    let ranking = suggestions(&feasible, example, 8, Some(&guards), &var, &d.name, proof);
+    let ranking = suggestions(
+        feasible,
+        example_for(opts, &d.name),
+        8,
+        recheck,
+        &var,
+        &d.name,
+        proof,
+    );
     if let Maximality::AmongSteps { max_step } = ranking.maximality {
         r.maximality = format!("steps<={max_step}");
     }
@@ -770,12 +804,12 @@ fn dim_report(
         r.padding = Some(Padding {
             formula: python::padding_formula(best),
             max_for_suggestion: pad_best,
-            max_for_feasible: suggest::max_padding(&feasible, lo),
+            max_for_feasible: suggest::max_padding(feasible, lo),
         });
     }
-    r.advice.extend(advice(&r, &feasible, lo, hi));
-    r.torch_fix = check_fix(msg, &d.name, &guards, &var, &feasible, (lo, hi), opts);
-    r
+    r.advice.extend(advice(r, feasible, lo, hi));
+    let guards: Vec<&Expr> = d.guards.iter().map(|g| &g.expr).collect();
+    r.torch_fix = check_fix(msg, &d.name, &guards, &var, feasible, (lo, hi), opts);
 }
 
 fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {

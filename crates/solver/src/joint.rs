@@ -672,12 +672,99 @@ impl Linked {
             .collect()
     }
 
+    /// Checks, independently of the search, that `set` (values of the root at `level`) goes
+    /// with the rest of the joint set: for each box of the tree, every tuple of that box with
+    /// `set` as its side at `level` passes every guard of the group (`guards`, over the roots).
+    /// Evaluated tuple by tuple with the exact evaluator when there are at most
+    /// [`SIDE_RECHECK`]; else each box is asked to `prover` (Z3); else not checked, with why.
+    pub fn check_side(
+        &self,
+        guards: &[Expr],
+        level: usize,
+        set: &DimSet,
+        prover: Option<Prover>,
+    ) -> SideCheck {
+        let j = &self.joint;
+        let (boxes, complete) = j.tree.boxes(SIDE_BOXES);
+        if !complete {
+            return SideCheck::Unchecked(format!(
+                "the joint set has more than {SIDE_BOXES} boxes; exact by the joint search"
+            ));
+        }
+        let boxes: Vec<Vec<DimSet>> = boxes
+            .into_iter()
+            .map(|mut b| {
+                b[level] = set.clone();
+                b
+            })
+            .collect();
+        let count = boxes.iter().fold(0u128, |a, b| {
+            a.saturating_add(b.iter().fold(1u128, |c, s| c.saturating_mul(s.count())))
+        });
+        let holds = |t: &[i128]| {
+            let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
+            guards
+                .iter()
+                .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
+        };
+        if count <= SIDE_RECHECK {
+            for b in &boxes {
+                for t in crate::linked::tuples(b) {
+                    if let Some(e) = crate::budget::expired() {
+                        return SideCheck::Unchecked(e.reason());
+                    }
+                    if !holds(&t) {
+                        return SideCheck::Fails(t);
+                    }
+                }
+            }
+            return SideCheck::Enumerated;
+        }
+        let Some(p) = prover else {
+            return SideCheck::Unchecked(format!(
+                "{} combinations with the other sizes: exact by the joint search, too many to re-check one by one",
+                crate::linked::count_text(count)
+            ));
+        };
+        let refs: Vec<&Expr> = guards.iter().collect();
+        for b in &boxes {
+            let sets: Vec<(&str, &DimSet)> = j.sizes.iter().map(|s| s.as_str()).zip(b).collect();
+            match p(&refs, &sets) {
+                BoxAnswer::Holds => {}
+                BoxAnswer::Fails(t) => return SideCheck::Fails(t),
+                BoxAnswer::Unknown(z) => {
+                    return SideCheck::Unchecked(format!("exact by the joint search; Z3: {z}"))
+                }
+            }
+        }
+        SideCheck::Proved
+    }
+
     /// Whether the linking guards reject some combination of the roots' own accepted values
     /// (or the search left some undecided): then no size of the group can take a `Dim` of its
     /// own, only its side of the largest box.
     pub fn restricts(&self) -> bool {
         self.joint.undecided.is_some() || self.joint.count() < self.joint.box_count()
     }
+}
+
+/// Boxes of a joint set [`Linked::check_side`] checks one by one.
+const SIDE_BOXES: usize = 16;
+
+/// Tuples [`Linked::check_side`] evaluates one by one.
+pub const SIDE_RECHECK: u128 = 4096;
+
+/// How [`Linked::check_side`] checked a size's set against the rest of the joint set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SideCheck {
+    /// Every tuple was evaluated with the exact evaluator, and passes.
+    Enumerated,
+    /// Z3 proved that every tuple passes.
+    Proved,
+    /// This tuple (in the joint set's level order) fails a guard.
+    Fails(Vec<i128>),
+    /// Not checked independently of the joint search, with why.
+    Unchecked(String),
 }
 
 /// The report of a solved group's joint set: its boxes, the largest sound box (re-checked tuple

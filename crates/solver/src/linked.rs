@@ -889,7 +889,7 @@ impl Search<'_, '_> {
                 return Err(Stop::Budget(e.reason()));
             }
             if self.share.is_some_and(|at| Instant::now() >= at) {
-                if let Some(e) = crate::budget::time_ran_out() {
+                if let Some(e) = crate::budget::share_spent("the joint search", SEARCH_SHARE) {
                     return Err(Stop::Budget(e.reason()));
                 }
             }
@@ -1418,6 +1418,24 @@ impl JointSet {
     }
 }
 
+/// Every tuple of the box `sides` (one set per level), listed: for small boxes only.
+pub fn tuples(sides: &[DimSet]) -> Vec<Vec<i128>> {
+    let mut out = vec![vec![]];
+    for d in sides {
+        out = out
+            .into_iter()
+            .flat_map(|t| {
+                d.iter().map(move |x| {
+                    let mut t = t.clone();
+                    t.push(x);
+                    t
+                })
+            })
+            .collect();
+    }
+    out
+}
+
 fn join_and(v: &[String]) -> String {
     match v {
         [] => String::new(),
@@ -1779,24 +1797,6 @@ mod tests {
             .all(|g| matches!(g.eval(&env).and_then(Value::truth), Ok(true)))
     }
 
-    /// Every tuple of the box, in `names` order.
-    fn tuples(domains: &[DimSet]) -> Vec<Vec<i128>> {
-        let mut out = vec![vec![]];
-        for d in domains {
-            out = out
-                .into_iter()
-                .flat_map(|t| {
-                    d.iter().map(move |x| {
-                        let mut t = t.clone();
-                        t.push(x);
-                        t
-                    })
-                })
-                .collect();
-        }
-        out
-    }
-
     /// A tuple in `names` order, reordered to the joint set's levels.
     fn reorder(js: &JointSet, names: &[String], t: &[i128]) -> Vec<i128> {
         js.sizes
@@ -1930,6 +1930,42 @@ mod tests {
             let t: Vec<i128> = n.iter().map(|s| t[js.level(s).unwrap()]).collect();
             assert!(holds_all(&gs, &n, &t));
         }
+    }
+
+    #[test]
+    fn a_search_stopped_at_its_share_says_so() {
+        // The joint search takes 60% of the time left, leaving the rest to the boxes and
+        // projections built from its tree. Before, stopping there gave the reason "the time
+        // budget of 1 s ran out", with 40% of it left.
+        let _b = crate::budget::enter(crate::budget::Budget {
+            time: Some(Duration::from_secs(1)),
+            ..Default::default()
+        });
+        let n = names(&["h", "w"]);
+        let gs = vec![g("(h * w) % 7 != 3")];
+        let doms = [DimSet::interval(1, 1 << 40), DimSet::interval(1, 1 << 40)];
+        let budget = Budget {
+            work: f64::INFINITY,
+            ..Budget::default()
+        };
+        let js = solve_joint(&n, &doms, &gs, &budget);
+        let left = crate::budget::remaining().unwrap();
+        let u = js.undecided.as_ref().expect("stopped");
+        assert!(
+            left > Duration::ZERO,
+            "stopped at the deadline, not at the share"
+        );
+        assert_eq!(
+            u.reason,
+            "the joint search stopped at its share (60% of the time left) of the time budget of 1 s, leaving the rest to report what it found (raise the budget with --time-budget, or dimguard.set_budget in Python)"
+        );
+        let e = crate::budget::exhausted().expect("recorded");
+        assert_eq!(e.kind(), "time");
+        assert_eq!(e.reason(), u.reason);
+        assert!(matches!(
+            e,
+            crate::budget::Exhausted::Share { percent: 60, .. }
+        ));
     }
 
     #[test]

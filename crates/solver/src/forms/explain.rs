@@ -3,13 +3,14 @@
 //! or input check at the size the user ran.
 
 use crate::diagnose::JointGroup;
-use crate::diagnose::{example_for, Options};
+use crate::diagnose::{conclude, example_for, Options, WITHHELD};
 use crate::expr::Value;
 use crate::forms::Form;
-use crate::joint;
+use crate::joint::{self, Prover};
 use crate::message::{DimEntry, Message};
 use crate::report::{
-    DimReport, Feasible, GuardMethod, JointGuard, LinkedGroup, Proof, Report, RuntimeReport, Status,
+    Certificate, DimReport, Feasible, GuardMethod, JointGuard, LinkedGroup, Proof, Report,
+    RuntimeReport, Status,
 };
 use crate::types::{DimSet, Expr};
 use std::collections::BTreeMap;
@@ -93,6 +94,7 @@ pub(crate) fn link_dims(
     solved: &[JointGroup],
     msg: &Message,
     opts: &Options,
+    prover: Option<Prover>,
 ) {
     // The traced size of a size (by its variable), from `--example`.
     let traced = |v: &str| {
@@ -134,8 +136,8 @@ pub(crate) fn link_dims(
                         (_, Err(e)) => Err(e),
                     };
                     // No set past a failed operation: never values outside the range.
-                    if let Ok(set) = set {
-                        d.with_some_partner = Some(Feasible::from(&set));
+                    if let Ok(set) = &set {
+                        d.with_some_partner = Some(Feasible::from(set));
                     }
                     // A size whose every accepted value goes with every accepted combination
                     // of the others keeps its own answer.
@@ -145,6 +147,10 @@ pub(crate) fn link_dims(
                                 == Some(&l.joint.domains[lv])
                     });
                     if !l.restricts() || free {
+                        if let Some(set) = decided_jointly(d, &msg.dims[di], &m.name, &set) {
+                            let entry = &msg.dims[di];
+                            answer_jointly(d, entry, m, &set, &others, j, l, (msg, opts, prover));
+                        }
                         d.advice.push(if free && l.restricts() {
                             format!(
                                 "linked to {} by guards, but each of its values goes with every accepted combination of theirs: its own answer stands (see linked)",
@@ -331,6 +337,92 @@ pub(crate) fn partner_specs(
         }
     }
     out
+/// For a size in a group whose linking guards hold for every accepted combination of the
+/// others (or whose values combine freely with theirs): its values that pass (`set`, from the
+/// joint set) when its own line is waiting for that answer, that is, when every guard listed
+/// under it that the one-size solve left open names another size. The one-size question lets
+/// the others take any integer, torch's sizes cannot: only the joint set decides.
+fn decided_jointly(
+    d: &DimReport,
+    entry: &DimEntry,
+    var: &str,
+    set: &Result<DimSet, crate::Error>,
+) -> Option<DimSet> {
+    let open: Vec<&crate::message::Guard> = entry
+        .guards
+        .iter()
+        .zip(&d.guards)
+        .filter(|(_, g)| g.set.is_none())
+        .map(|(e, _)| e)
+        .collect();
+    let names_other = |g: &&crate::message::Guard| g.expr.atoms().iter().any(|a| **a != *var);
+    let waiting = !open.is_empty() && open.iter().all(names_other);
+    set.as_ref().ok().filter(|_| waiting).cloned()
+}
+
+/// Replaces a size's one-size answer by the joint set's `set` (see [`decided_jointly`]):
+/// status, suggestions and the rest as for a size of its own ([`conclude`]), each suggestion
+/// re-checked against its own guards value by value and, with the rest of the joint set,
+/// against every guard of the group ([`joint::Linked::check_side`]): tuple by tuple when few,
+/// else by Z3 (`prover`); a suggestion that fails is withheld.
+#[allow(clippy::too_many_arguments)]
+fn answer_jointly(
+    d: &mut DimReport,
+    entry: &DimEntry,
+    m: &joint::Member,
+    set: &DimSet,
+    others: &[String],
+    j: &JointGroup,
+    l: &joint::Linked,
+    (msg, opts, prover): (&Message, &Options, Option<Prover>),
+) {
+    let own: Vec<&Expr> = entry
+        .guards
+        .iter()
+        .map(|g| &g.expr)
+        .filter(|e| e.atoms().iter().all(|a| **a == *m.name))
+        .collect();
+    d.undecided = None;
+    d.advice.clear();
+    for g in d.guards.iter_mut().filter(|g| g.set.is_none()) {
+        g.method = GuardMethod::Joint;
+        g.requires = match others {
+            [one] => {
+                format!("holds with every accepted value of {one} (decided jointly, see linked)")
+            }
+            _ => format!(
+                "holds with every accepted combination of {} (decided jointly, see linked)",
+                others.join(", ")
+            ),
+        };
+    }
+    conclude(d, entry, set, Some(&own), Proof::Periodic, msg, opts);
+    let level = l.joint.level(&m.root);
+    let mut withheld = false;
+    d.suggestions.retain_mut(|s| {
+        let root_set = s.progression().to_set().affine_preimage(m.coef, m.offset);
+        let check = match (level, root_set) {
+            (Some(lv), Ok(rs)) => l.check_side(&j.grp.guards, lv, &rs, prover),
+            (None, _) => joint::SideCheck::Unchecked("not in the joint set".into()),
+            (_, Err(e)) => joint::SideCheck::Unchecked(e.to_string()),
+        };
+        match check {
+            joint::SideCheck::Enumerated => s.certificate = Certificate::Enumeration,
+            joint::SideCheck::Proved => s.certificate = Certificate::Z3,
+            joint::SideCheck::Fails(_) => {
+                withheld = true;
+                return false;
+            }
+            joint::SideCheck::Unchecked(why) => {
+                s.certificate = Certificate::None;
+                s.certificate_note = Some(why);
+            }
+        }
+        true
+    });
+    if withheld && !d.advice.iter().any(|a| a == WITHHELD) {
+        d.advice.push(WITHHELD.into());
+    }
 }
 
 /// What a specialization's reason means, and the guard behind it when the text has one.
