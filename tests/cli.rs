@@ -431,6 +431,9 @@ fn a_partner_named_only_in_a_guard_gets_its_side_and_the_spec_verifies() {
         assert_eq!(r["joint"][0]["certificate"], "z3", "{out}");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn a_guard_over_two_sizes_that_always_holds_decides_the_size_it_is_listed_under() {
     // `x + y > 3` listed under x only; y, named only in the guard, has torch's range
     // 2..2^63-1, so every combination passes. Before, x's own line said "undecided ... Z3

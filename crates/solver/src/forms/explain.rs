@@ -337,6 +337,8 @@ pub(crate) fn partner_specs(
         }
     }
     out
+}
+
 /// For a size in a group whose linking guards hold for every accepted combination of the
 /// others (or whose values combine freely with theirs): its values that pass (`set`, from the
 /// joint set) when its own line is waiting for that answer, that is, when every guard listed
