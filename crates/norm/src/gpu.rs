@@ -850,10 +850,10 @@ impl Gpu {
                         // when gs and slab are multiples of VEC, so every buffer and 16-byte copy
                         // is aligned. slots holds one u64 per slab (total = groups * k), all
                         // empty before the launch, and sync 2 counters, zero (so allocated, and
-                        // restored by the kernel's last block). The grid is at most the number of co-resident blocks, m * k
-                        // <= that number (m = 1 for pipe), so a block waiting for its group never
-                        // waits on a slab that no running block can publish (see the kernels'
-                        // comments): no deadlock.
+                        // restored by the kernel's last block). The grid is at most the number
+                        // of co-resident blocks, m * k <= that number (m = 1 for pipe), so a
+                        // block waiting for its group never waits on a slab that no running
+                        // block can publish (see the kernels' comments): no deadlock.
                         unsafe {
                             l.launch(LaunchConfig {
                                 grid_dim: (grid, 1, 1),
