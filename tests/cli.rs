@@ -390,6 +390,50 @@ fn norm_bench_without_a_gpu_says_why() {
 }
 
 #[test]
+fn a_partner_named_only_in_a_guard_gets_its_side_and_the_spec_verifies() {
+    // Torch lists `h * w <= 65536` (and a broadcast) under `h` only: `w` has no dimension in the
+    // text. Before, the printed spec narrowed `h` and left `w` out, so `w` kept whatever the
+    // user's call gave it: unsound. The block now holds the partner's side of the same box (or
+    // the one Dim it shares), and `verify` proves the printed block sound with Z3.
+    let cases = [
+        (
+            "L['x'].size()[2] * L['x'].size()[3] <= 65536",
+            "32 <= h <= 1024",
+            "x_3 = Dim('x_3', min=2, max=64)",
+            "dynamic_shapes = {\"x\": {2: h, 3: x_3}}",
+        ),
+        (
+            "Or(Eq(L['x'].size()[2], L['y'].size()[2]), Eq(L['y'].size()[2], 1))",
+            "2 <= h <= 1024",
+            "y_2 = h",
+            "dynamic_shapes = {\"x\": {2: h}, \"y\": {2: y_2}}",
+        ),
+    ];
+    let dir = std::env::temp_dir().join(format!("dimguard-partner-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (k, (guard, range, partner, dict)) in cases.iter().enumerate() {
+        let msg = format!("torch._dynamo.exc.UserError: Constraints violated (h)!\n  - Not all values of h = L['x'].size()[2] in the specified range {range} satisfy the generated guard {guard}.\n");
+        let (code, out, err) = run(&["diagnose", "--json", "-"], Some(&msg));
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let block = v["dynamic_shapes"].as_str().unwrap();
+        assert!(block.contains(partner) && block.contains(dict), "{block}");
+        let (m, s) = (dir.join(format!("m{k}.txt")), dir.join(format!("s{k}.py")));
+        std::fs::write(&m, &msg).unwrap();
+        std::fs::write(&s, block).unwrap();
+        let (code, out, err) = run(
+            &["verify", "--json", m.to_str().unwrap(), s.to_str().unwrap()],
+            None,
+        );
+        assert_eq!(code, 0, "{err}");
+        let r: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(r["sound"], true, "{block}\n{out}");
+        assert_eq!(r["joint"][0]["certificate"], "z3", "{out}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn a_guard_over_two_sizes_that_always_holds_decides_the_size_it_is_listed_under() {
     // `x + y > 3` listed under x only; y, named only in the guard, has torch's range
     // 2..2^63-1, so every combination passes. Before, x's own line said "undecided ... Z3

@@ -327,8 +327,42 @@ fn joint_groups(
             }
         }
     }
-    // What the spec admits: its range, its progression as a guard, one Dim shared as equality.
+    // Sizes whose dims derive from one root (`8*_h` and `8*_h + 1`, or `w = h` beside `h`) move
+    // together: each is tied to the root (the size the root itself maps to, else the root as a
+    // symbol over its range). A root with one size only constrains nothing beyond its set.
     let mut ranges = BTreeMap::new();
+    let tied: Vec<(String, dimguard_solver::spec::Derived)> = sizes
+        .iter()
+        .filter_map(|size| Some((size.clone(), spec_of(guards, spec, size)?.derived.clone()?)))
+        .collect();
+    for (size, d) in &tied {
+        let direct = sizes
+            .iter()
+            .find(|s| spec_of(guards, spec, s).is_some_and(|sd| sd.name == d.root));
+        if direct.is_none() && tied.iter().filter(|(_, o)| o.root == d.root).count() < 2 {
+            continue;
+        }
+        let root = direct.cloned().unwrap_or_else(|| d.root.clone());
+        if direct.is_none() {
+            ranges.insert(root.clone(), d.root_range);
+        }
+        all.push(Expr::Cmp(
+            CmpOp::Eq,
+            Box::new(Expr::sym(size)),
+            Box::new(Expr::Add(vec![
+                Expr::Mul(vec![Expr::int(d.coef), Expr::sym(&root)]),
+                Expr::int(d.offset),
+            ])),
+        ));
+    }
+    for e in &all[first_joint..] {
+        for a in e.atoms() {
+            if !sizes.iter().any(|s| **s == *a) {
+                sizes.push(a.to_string());
+            }
+        }
+    }
+    // What the spec admits: its range, its progression as a guard, one Dim shared as equality.
     let mut by_dim: BTreeMap<String, String> = BTreeMap::new();
     for size in &sizes {
         let Some(sd) = spec_of(guards, spec, size) else {
@@ -495,23 +529,64 @@ fn joint_check(
             }
         }
     }
-    // One Dim object for several sizes makes them equal: check over the shared values.
-    let names: Vec<Option<String>> = atoms
-        .iter()
-        .map(|a| spec_of(guards, spec, a).map(|d| d.name.clone()))
-        .collect();
-    let mut g = g;
+    // Sizes the spec ties: one Dim object for several sizes makes them equal, and dims derived
+    // from one root (`8*_h`, `8*_h + 1`; `w = h` beside `h`) move with it. Each tied size is
+    // written as `coef * target + offset`, the target being the first size of the same Dim,
+    // the size the root maps to, or the root itself (a symbol over its range).
+    let dims_of: Vec<Option<&SpecDim>> = atoms.iter().map(|a| spec_of(guards, spec, a)).collect();
+    let first_of =
+        |name: &str| (0..atoms.len()).find(|&j| dims_of[j].is_some_and(|d| d.name == name));
+    let mut roots: Vec<(String, DimSet)> = Vec::new();
+    let mut tie: Vec<Option<(String, i128, i128)>> = vec![None; atoms.len()];
     for i in 0..atoms.len() {
-        if let Some(j) = (0..i).find(|&j| names[j].is_some() && names[j] == names[i]) {
-            g = g.substitute(&atoms[i], &Expr::sym(&atoms[j]));
+        let Some(di) = dims_of[i] else { continue };
+        if let Some(j) = first_of(&di.name).filter(|&j| j < i) {
+            tie[i] = Some((atoms[j].clone(), 1, 0));
+            continue;
+        }
+        let Some(d) = &di.derived else { continue };
+        let siblings = dims_of
+            .iter()
+            .filter(|o| {
+                o.and_then(|o| o.derived.as_ref())
+                    .is_some_and(|o| o.root == d.root)
+            })
+            .count();
+        let target = match first_of(&d.root) {
+            Some(j) => atoms[j].clone(),
+            None if siblings >= 2 => {
+                if !roots.iter().any(|(r, _)| *r == d.root) {
+                    let (lo, hi) = d.root_range;
+                    roots.push((d.root.clone(), DimSet::interval(lo, hi)));
+                }
+                d.root.clone()
+            }
+            None => continue,
+        };
+        tie[i] = Some((target, d.coef, d.offset));
+    }
+    let mut g = g;
+    for (a, t) in atoms.iter().zip(&tie) {
+        if let Some((target, coef, offset)) = t {
+            let e = Expr::Add(vec![
+                Expr::Mul(vec![Expr::int(*coef), Expr::sym(target)]),
+                Expr::int(*offset),
+            ]);
+            g = g.substitute(a, &e);
         }
     }
     let live: Vec<usize> = (0..atoms.len())
-        .filter(|&i| g.atoms().iter().any(|a| **a == *atoms[i]))
+        .filter(|&i| tie[i].is_none() && g.atoms().iter().any(|a| **a == *atoms[i]))
         .collect();
     let named: Vec<(&str, &DimSet)> = live
         .iter()
         .map(|&i| (atoms[i].as_str(), &sets[i]))
+        .chain(
+            roots
+                .iter()
+                .filter(|(r, _)| g.atoms().iter().any(|a| **a == **r))
+                .map(|(r, s)| (r.as_str(), s)),
+        )
         .collect();
     let verdict = match check_box(&[&g], &named, timeout_ms) {
         JointVerdict::Unknown(why) => match joint_search(&g, &named) {
@@ -536,18 +611,22 @@ fn joint_check(
         }
         JointVerdict::Refuted(p) => {
             out.sound = Some(false);
-            let mut ce: std::collections::BTreeMap<String, i128> = live
+            let value: std::collections::BTreeMap<&str, i128> = named
                 .iter()
-                .map(|&i| atoms[i].clone())
+                .map(|(n, _)| *n)
                 .zip(p.iter().copied())
                 .collect();
-            for i in 0..atoms.len() {
-                if let Some(j) = (0..i).find(|&j| names[j].is_some() && names[j] == names[i]) {
-                    if let Some(v) = ce.get(&atoms[j]).copied() {
-                        ce.insert(atoms[i].clone(), v);
-                    }
-                }
-            }
+            let ce: std::collections::BTreeMap<String, i128> = atoms
+                .iter()
+                .zip(&tie)
+                .filter_map(|(a, t)| {
+                    let v = match t {
+                        Some((target, coef, offset)) => coef * value.get(target.as_str())? + offset,
+                        None => *value.get(a.as_str())?,
+                    };
+                    Some((a.clone(), v))
+                })
+                .collect();
             out.counterexample = Some(ce);
         }
         JointVerdict::Unknown(why) => {
@@ -784,5 +863,83 @@ mod tests {
         let r = verify(&g, &s, 5_000);
         assert_eq!(r.sound, Some(true), "{r:?}");
         assert_eq!(r.dims[0].certificate, Certificate::Z3);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// Two dims derived from one root (`c1*_r + o1`, `c2*_r + o2`) move together: a guard
+        /// linking their sizes is sound exactly when it holds at every root value (brute force),
+        /// and a counterexample is a pair the spec really admits.
+        #[test]
+        fn dims_derived_from_one_root_are_checked_together(
+            c1 in 1i128..5, o1 in 0i128..4, c2 in 1i128..5, o2 in 0i128..4,
+            lo in 2i128..20, span in 0i128..30, a in 1i128..4, n in 10i128..400, form in 0usize..2,
+        ) {
+            let hi = lo + span;
+            let (x, y) = ("L['x'].size()[2]", "L['x'].size()[3]");
+            let guard = match form {
+                0 => format!("{a}*{x} + {y} <= {n}"),
+                _ => format!("({x} + {y}) % {} != {}", a + 1, n % (a + 1)),
+            };
+            let holds = |r: i128| {
+                let (vx, vy) = (c1 * r + o1, c2 * r + o2);
+                match form {
+                    0 => a * vx + vy <= n,
+                    _ => (vx + vy).rem_euclid(a + 1) != n % (a + 1),
+                }
+            };
+            let g = GuardSet::read(&format!("{guard}\n")).unwrap();
+            let text = format!(
+                "_r = Dim('_r', min={lo}, max={hi})\nh = {c1}*_r + {o1}\nw = {c2}*_r + {o2}\ndynamic_shapes = {{'x': {{2: h, 3: w}}}}\n"
+            );
+            let sp = spec::read(&text).unwrap();
+            let r = verify(&g, &sp, 5_000);
+            let j = &r.joint[0];
+            let truth = (lo..=hi).all(holds);
+            proptest::prop_assert_eq!(j.sound, Some(truth), "{} over {}", guard, text);
+            if let Some(ce) = &j.counterexample {
+                let (vx, vy) = (ce[x], ce[y]);
+                proptest::prop_assert!((lo..=hi).any(|r| c1 * r + o1 == vx && c2 * r + o2 == vy), "{:?}", ce);
+                proptest::prop_assert!(!(lo..=hi).filter(|r| c1 * r + o1 == vx).all(holds));
+            }
+        }
+    }
+
+    #[test]
+    fn a_guard_over_two_sizes_listed_under_one_is_checked_jointly() {
+        // `w` is named only inside the guard torch listed under `h`. Before, the guard was
+        // checked as `h`'s own, with `w` any integer: "UNSOUND" for a sound spec.
+        let msg = "  - Not all values of h = L['x'].size()[2] in the specified range 32 <= h <= 1024 satisfy the generated guard L['x'].size()[2] * L['x'].size()[3] <= 65536.";
+        let g = GuardSet::read(msg).unwrap();
+        let sound = "h = Dim('h', min=32, max=1024)\nx_3 = Dim('x_3', min=2, max=64)\ndynamic_shapes = {'x': {2: h, 3: x_3}}\n";
+        let r = verify(&g, &spec::read(sound).unwrap(), 5_000);
+        assert_eq!(r.sound, Some(true), "{r:?}");
+        let wide = "h = Dim('h', min=32, max=1024)\nx_3 = Dim('x_3', min=2, max=65)\ndynamic_shapes = {'x': {2: h, 3: x_3}}\n";
+        let r = verify(&g, &spec::read(wide).unwrap(), 5_000);
+        assert_eq!(r.sound, Some(false));
+        let ce = r.joint[0].counterexample.as_ref().unwrap();
+        assert!(
+            ce["L['x'].size()[2]"] * ce["L['x'].size()[3]"] > 65536,
+            "{ce:?}"
+        );
+        // Not covering `w` is undecided, not sound.
+        let r = verify(
+            &g,
+            &spec::read("h = Dim('h', min=32, max=1024)\n").unwrap(),
+            5_000,
+        );
+        assert_eq!(r.joint[0].sound, None);
+    }
+
+    #[test]
+    fn a_dim_written_as_another_is_that_dim() {
+        // `y_2 = h` beside `"x": {2: h}` (as diagnose prints one Dim shared by two sizes): the
+        // root `h` stays a dimension of its own and the sizes are equal.
+        let msg = "  - Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 1024 satisfy the generated guard Or(Eq(L['x'].size()[2], L['y'].size()[2]), Eq(L['y'].size()[2], 1)).";
+        let g = GuardSet::read(msg).unwrap();
+        let s = spec::read("h = Dim('h', min=2, max=1024)\ny_2 = h  # must always be equal\ndynamic_shapes = {'x': {2: h}, 'y': {2: y_2}}\n").unwrap();
+        assert!(s.dims.iter().any(|d| d.name == "h"), "{s:?}");
+        let r = verify(&g, &s, 5_000);
+        assert_eq!(r.sound, Some(true), "{r:?}");
     }
 }

@@ -109,7 +109,9 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
         .iter()
         .map(|g| data_dependent(g, opts))
         .collect();
-    let dynamic_shapes = dynamic_shapes_block(msg, opts, &dims, &linked, &data_dependent);
+    let partners = crate::forms::explain::partner_specs(&dims, &solved, msg, opts);
+    let dynamic_shapes =
+        dynamic_shapes_block(msg, opts, &dims, &linked, &partners, &data_dependent);
     let lines = line_reports(msg, &dims);
     let mut report = Report {
         dims,
@@ -1077,6 +1079,7 @@ fn dynamic_shapes_block(
     opts: &Options,
     dims: &[DimReport],
     linked: &[LinkedGroup],
+    partners: &[crate::forms::explain::PartnerSpec],
     dd: &[DataDependent],
 ) -> String {
     let mut block = python::SpecBlock::new();
@@ -1122,6 +1125,13 @@ fn dynamic_shapes_block(
             )),
         }
     }
+    for p in partners {
+        block.comment(&format!(
+            "{} is {}: a guard links it to the sizes above, which are sound only with this",
+            p.name, p.source
+        ));
+        block.code(&p.code);
+    }
     for rel in msg.relations.iter().filter(|r| !in_group(&r.name)) {
         block.code(&python::assign(&rel.name, &rel.expr));
     }
@@ -1146,6 +1156,11 @@ fn dynamic_shapes_block(
                 .and_then(python::source_input)
                 .map(|(i, k)| (i, k, py_name(&d.name)))
         })
+        .chain(
+            partners
+                .iter()
+                .map(|p| python::source_input(&p.source).map(|(i, k)| (i, k, p.name.clone()))),
+        )
         .collect();
     if let Some(mapped) = mapped {
         let mut inputs: Vec<(String, Vec<(usize, String)>)> = Vec::new();

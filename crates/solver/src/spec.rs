@@ -27,6 +27,23 @@ pub struct SpecDim {
     pub code: String,
     /// The sizes it admits; `None` for `Dim.STATIC` (the traced size, unknown here).
     pub admitted: Option<DimSet>,
+    /// For a derived dim (`h = 8*_h + 1`, `w = h`): its root, multiplier and offset, and the
+    /// root's own range. Two dims derived from one root are tied (`8*_h` and `8*_h + 1` move
+    /// together); `admitted` alone does not say so.
+    pub derived: Option<Derived>,
+}
+
+/// A derived dim's relation to its root: `coef * root + offset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Derived {
+    /// The root `Dim`'s name.
+    pub root: String,
+    /// The multiplier (positive).
+    pub coef: i128,
+    /// The offset.
+    pub offset: i128,
+    /// The root's range, `min..=max`.
+    pub root_range: (i128, i128),
 }
 
 /// A parsed spec.
@@ -74,6 +91,18 @@ fn admitted(kind: &FixKind, roots: &BTreeMap<String, (i128, i128)>) -> Option<Op
         }
         FixKind::Derived { .. } | FixKind::Other => return None,
     })
+}
+
+fn derived(kind: &FixKind, roots: &BTreeMap<String, (i128, i128)>) -> Option<Derived> {
+    match kind {
+        FixKind::Derived { root, coef, offset } => Some(Derived {
+            root: root.clone(),
+            coef: *coef,
+            offset: *offset,
+            root_range: *roots.get(root)?,
+        }),
+        _ => None,
+    }
 }
 
 /// Why a spec line defining a dimension cannot be used, if it cannot.
@@ -158,8 +187,10 @@ pub fn read(text: &str) -> Result<Spec, Error> {
         })
         .collect();
     let whole: String = joined.iter().map(|(_, l)| format!("{l}\n")).collect();
+    // ...unless the dict names the root itself (`y_2 = h` beside `"x": {2: h}`).
+    let in_dict: Vec<String> = dict.as_deref().map_or(vec![], dict_names);
     for (_, name, text, kind) in defs {
-        if used_as_root.contains(&name) {
+        if used_as_root.contains(&name) && !in_dict.contains(&name) {
             continue;
         }
         match admitted(&kind, &roots) {
@@ -177,6 +208,7 @@ pub fn read(text: &str) -> Result<Spec, Error> {
                     name,
                     code,
                     admitted: adm,
+                    derived: derived(&kind, &roots),
                 })
             }
             None => spec.unrecognized.push(format!("{name} = {text}")),
@@ -422,6 +454,7 @@ fn read_dict(text: &str, spec: &mut Spec, roots: &BTreeMap<String, (i128, i128)>
                         name: source.clone(),
                         code: value.to_string(),
                         admitted: adm,
+                        derived: derived(&kind, roots),
                     });
                     spec.sources.insert(source.clone(), source);
                 }
@@ -429,6 +462,14 @@ fn read_dict(text: &str, spec: &mut Spec, roots: &BTreeMap<String, (i128, i128)>
         }
         rest = &tail[len + 1..];
     }
+}
+
+/// The names the dict's values use (`{"x": {2: h, 3: w}}` → `h`, `w`).
+fn dict_names(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| is_ident(w) && !w.starts_with(|c: char| c.is_ascii_digit()))
+        .map(str::to_string)
+        .collect()
 }
 
 fn is_ident(s: &str) -> bool {

@@ -247,6 +247,98 @@ pub(crate) fn link_dims(
     }
 }
 
+/// A size that a linked group's guards name but the text gives no dimension (torch listed the
+/// guard under its partner only): its line of the spec, for the box its partners' lines use.
+pub(crate) struct PartnerSpec {
+    /// Where the size comes from (`L['x'].size()[3]`), for the `dynamic_shapes` dict.
+    pub source: String,
+    /// The name the spec gives it (`x_3` for `L['x'].size()[3]`, as `check` names it).
+    pub name: String,
+    /// Its line: its side of the box, or the one `Dim` it shares with its partner.
+    pub code: String,
+}
+
+/// The spec lines of the sizes each restricting linked group names without a dimension in the
+/// text. A dimension's side of a box is sound only together with the other sides: left out of
+/// the `dynamic_shapes` block, such a size would keep whatever the user's call gave it (or become
+/// static), and `h*w <= 65536`'s side `h 32..1024` would be printed without `w 2..64`. Each
+/// takes the box its partners' lines take ([`link_dims`]: one shared `Dim` when a partner uses
+/// it, else the box through the traced sizes when the largest leaves them out, else the largest).
+pub(crate) fn partner_specs(
+    dims: &[DimReport],
+    solved: &[JointGroup],
+    msg: &Message,
+    opts: &Options,
+) -> Vec<PartnerSpec> {
+    let traced = |v: &str| {
+        let d = msg.dims.iter().find(|d| var_of(d) == v)?;
+        example_for(opts, &d.name)
+    };
+    let mut out: Vec<PartnerSpec> = Vec::new();
+    for j in solved {
+        let Some(l) = j.linked.as_ref().filter(|l| l.restricts()) else {
+            continue;
+        };
+        let named: Vec<&DimReport> = j
+            .grp
+            .members
+            .iter()
+            .filter_map(|m| msg.dims.iter().find(|d| var_of(d) == m.name))
+            .filter_map(|md| dims.iter().find(|d| d.name == md.name))
+            .collect();
+        if named.is_empty() {
+            continue;
+        }
+        // The same choice as `dynamic_shapes_block` makes for each named partner.
+        let shared = named.iter().any(|d| {
+            d.shared_side.as_ref().is_some_and(|s| {
+                example_for(opts, &d.name).is_none_or(|x| s.progression().contains(x))
+            })
+        });
+        let example_box = l.point(&j.grp, &traced).and_then(|p| l.example_box(&p));
+        for m in &j.grp.members {
+            if msg.dims.iter().any(|d| var_of(d) == m.name) {
+                continue;
+            }
+            let source = crate::diagnose::name_of(msg, &m.name);
+            if out.iter().any(|p| p.source == source) {
+                continue;
+            }
+            // Named as `check` names an input's dimension: `x_3`.
+            let name = crate::python::py_name(
+                &crate::python::source_input(&source)
+                    .map_or(source.clone(), |(i, k)| format!("{i}_{k}")),
+            );
+            let level = l.joint.level(&m.root);
+            let code = if shared {
+                l.shared_side(m).map(|(p, alias)| match alias {
+                    Some(a) => {
+                        let first = l.joint.level(a).map_or(a, |lv| &l.report.dims[lv]);
+                        crate::python::equal(&name, first)
+                    }
+                    None => crate::diagnose::unchecked_suggestion(&name, &p, Proof::Periodic).code,
+                })
+            } else if let Some(b) = &example_box {
+                level.map(|lv| {
+                    crate::diagnose::unchecked_suggestion(
+                        &name,
+                        &m.side(&b.sides[lv]),
+                        Proof::Periodic,
+                    )
+                    .code
+                })
+            } else {
+                l.side(m)
+                    .map(|p| crate::diagnose::unchecked_suggestion(&name, &p, Proof::Periodic).code)
+            };
+            if let Some(code) = code {
+                out.push(PartnerSpec { source, name, code });
+            }
+        }
+    }
+    out
+}
+
 /// For a size in a group whose linking guards hold for every accepted combination of the
 /// others (or whose values combine freely with theirs): its values that pass (`set`, from the
 /// joint set) when its own line is waiting for that answer, that is, when every guard listed
