@@ -384,19 +384,22 @@ impl Gpu {
                 let plan = norm.plan(shape)?;
                 let params = self.norm_params(norm, &plan, dt)?;
                 let path = self.pick(&kernels, &plan, dt, strategy, layer.name(), shape)?;
-                let (groups, slabs) = match path {
-                    Path::Slab { total, .. } => (plan.groups, total),
-                    Path::ThreePass { chunks, .. } => (plan.groups, plan.groups * chunks),
+                // Three passes: 3 floats per chunk and 2 per group; slabs: one slot per slab.
+                let (chunks, slabs) = match path {
+                    Path::Slab { total, .. } => (0, total),
+                    Path::ThreePass { chunks, .. } => (plan.groups * chunks, 0),
                     Path::Fused { .. } => (0, 0),
                 };
                 Kind::Norm {
+                    part: self.stream.alloc_zeros::<f32>((3 * chunks).max(1))?,
+                    stats: self.stream.alloc_zeros::<f32>((2 * plan.groups).max(1))?,
+                    sync: self.stream.alloc_zeros::<u32>(2)?,
+                    // Empty (all ones) until a slab's statistics are published.
+                    slots: Box::new(self.stream.clone_htod(&vec![u64::MAX; slabs.max(1)])?),
                     plan,
                     eps: norm.eps,
                     params,
                     path,
-                    part: self.stream.alloc_zeros::<f32>((3 * slabs).max(1))?,
-                    sync: self.stream.alloc_zeros::<u32>(2 + groups)?,
-                    stats: self.stream.alloc_zeros::<f32>((2 * groups).max(1))?,
                 }
             }
         };
@@ -779,6 +782,7 @@ impl Gpu {
                 part,
                 sync,
                 stats,
+                slots,
             } => {
                 let (wp, bp, pt) = params.pointers(s, k, p.dtype, &find)?;
                 let (gs, a, b, sv) = (
@@ -832,24 +836,24 @@ impl Gpu {
                             &k.slab[vector as usize][pt as usize]
                         };
                         let mut l = s.launch_builder(f);
-                        l.arg(&xp).arg(&yp).arg(&wp).arg(&bp).arg(&mut *part);
+                        l.arg(&xp).arg(&yp).arg(&wp).arg(&bp).arg(&mut **slots);
                         l.arg(&mut *sync).arg(&gs).arg(&slab).arg(&slabs);
                         l.arg(&total).arg(&groups).arg(&m).arg(&a).arg(&b).arg(&sv);
                         l.arg(&*eps).arg(&affine);
                         // SAFETY: matches `slab_{s,v}_{pf,pt}` and `pipe_{pf,pt}(const T*, T*,
-                        // const P*, const P*, float* part, unsigned* sync, unsigned gs, unsigned
+                        // const P*, const P*, u64* slots, unsigned* sync, unsigned gs, unsigned
                         // slab, unsigned k, unsigned total, unsigned groups, unsigned m, unsigned
                         // A, unsigned B, unsigned S, float, int)`. x and y hold groups * gs
                         // elements (checked); the slabs of at most `slab` elements (one buffer,
                         // or two for `pipe`) fit the `smem` bytes of dynamic shared memory
                         // (below the maximum set when loaded); vector kernels (pipe is one) only
                         // when gs and slab are multiples of VEC, so every buffer and 16-byte copy
-                        // is aligned. part holds 3 floats per slab and sync 2 + groups counters,
-                        // zero before the launch (allocated zeroed, and reset by the kernel's
-                        // last block). The grid is at most the number of co-resident blocks, m * k
-                        // <= that number (m = 1 for pipe), so a block waiting for its group never
-                        // waits on a slab that no running block can publish (see the kernels'
-                        // comments): no deadlock.
+                        // is aligned. slots holds one u64 per slab (total = groups * k), all
+                        // empty before the launch, and sync 2 counters, zero (so allocated, and
+                        // restored by the kernel's last block). The grid is at most the number
+                        // of co-resident blocks, m * k <= that number (m = 1 for pipe), so a
+                        // block waiting for its group never waits on a slab that no running
+                        // block can publish (see the kernels' comments): no deadlock.
                         unsafe {
                             l.launch(LaunchConfig {
                                 grid_dim: (grid, 1, 1),
@@ -1057,9 +1061,13 @@ enum Kind {
         eps: f32,
         params: NormParams,
         path: Path,
+        /// Three passes: each chunk's (n, mean, m2), then each group's (mean, rstd).
         part: CudaSlice<f32>,
-        sync: CudaSlice<u32>,
         stats: CudaSlice<f32>,
+        /// Slabs: the ticket and finished-block counters, and each slab's published statistics.
+        sync: CudaSlice<u32>,
+        /// (Boxed: `Kind`'s variants stay of similar size.)
+        slots: Box<CudaSlice<u64>>,
     },
 }
 

@@ -207,16 +207,6 @@ __device__ __forceinline__ void bar_arrive(unsigned id, unsigned count) {
     asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(count) : "memory");
 }
 
-// A GPU-scope acquire load and release add (instead of full fences around the counters).
-__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void red_release(unsigned* p, unsigned v) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" :: "l"(p), "r"(v) : "memory");
-}
-
 // Statistics of a set of whole warps (the block, or the warps of one role: threads `tid` =
 // 0 .. count - 1 meeting at barrier `id`) in one barrier. Each thread passes its count and sum;
 // `sq(mean)` returns the sum of its own values' squared deviations from `mean` (the thread
@@ -434,53 +424,68 @@ FUSED(fused_s_pt, 1, T)
 FUSED(fused_v_pt, VEC, T)
 
 // ---- Slab kernels: the group's statistics and the counters ---------------------------------
-// sync: [0] ticket, [1] finished blocks, [2 + g] published slabs of group g.
-// part: 3 floats (n, mean, m2) per slab.
+// sync: [0] ticket, [1] finished blocks. slots: one 64-bit word per slab (t = g * k + j): the
+// slab's (mean, m2) once published, SLOT_EMPTY before (its n follows from the geometry).
 
-// Publishes slab t's statistics for its group g (one thread): plain stores, then a release add
-// on the group's counter, so that a reader whose acquire load sees the count also sees the
-// statistics (PTX memory model: release/acquire at GPU scope; no full fence, which would also
-// wait for the thread's earlier stores of normalized values).
-__device__ __forceinline__ void publish(float* part, unsigned* sync, unsigned t, unsigned g, float n, float mean,
-                                       float m2) {
-    float* p = part + 3 * t;
-    p[0] = n; p[1] = mean; p[2] = m2;
-    red_release(&sync[2 + g], 1u);
+#define SLOT_EMPTY 0xffffffffffffffffull
+
+// Publishes slab t's statistics (one thread): mean and m2 in one 64-bit relaxed store, which is
+// single-copy atomic, so a reader sees either SLOT_EMPTY or both values and needs nothing else
+// from the writer: no fence on either side (a release would make the writer wait for its own
+// outstanding memory operations, an acquire-then-read costs the reader a second round trip). A
+// NaN statistic is stored as the canonical NaN, so no published value is SLOT_EMPTY.
+__device__ __forceinline__ void publish(u64* slot, float mean, float m2) {
+    if (mean != mean) mean = __int_as_float(0x7fc00000);
+    if (m2 != m2) m2 = __int_as_float(0x7fc00000);
+    const u64 v = (u64)__float_as_uint(mean) | ((u64)__float_as_uint(m2) << 32);
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" :: "l"(slot), "l"(v) : "memory");
+}
+__device__ __forceinline__ u64 ld_relaxed64(const u64* p) {
+    u64 v;
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
 }
 
-// Waits (thread 0, acquire loads) until all k slabs of group g are published, then combines their statistics in a fixed
-// order (lane l takes slabs l, l + 32, ..., then the butterfly): every block of the group gets
-// bit-identical statistics, left in s_stat as (mean, rstd). Called by the `count` threads `tid`
-// that meet at barrier `id`.
-__device__ __forceinline__ void group_stats(const float* part, unsigned* sync, unsigned g, unsigned k, float eps,
-                                            unsigned tid, unsigned id, unsigned count, float* s_stat) {
-    if (tid == 0) {
-        while (ld_acquire(&sync[2 + g]) < k) __nanosleep(64);
-    }
-    bar_sync(id, count);
-    if (tid < 32) {
-        float gn = 0.f, gm = 0.f, gm2 = 0.f;
-        for (unsigned q = tid; q < k; q += 32) {
-            const float* p = part + 3 * (g * k + q);
-            combine(gn, gm, gm2, __ldcg(p), __ldcg(p + 1), __ldcg(p + 2));
+// One warp waits until the k slots of a group (slabs of `slab` elements, the last one shorter,
+// in a group of gs) are published and combines them in a fixed order (lane l takes slabs l,
+// l + 32, ..., then the butterfly): every block of the group gets bit-identical statistics, left
+// by lane 0 in s_stat as (mean, rstd). The caller puts a barrier before others read s_stat.
+__device__ __forceinline__ void group_stats(const u64* slots, unsigned k, unsigned gs, unsigned slab, float eps,
+                                            float* s_stat) {
+    const unsigned lane = threadIdx.x & 31;
+    float gn, gm, gm2;
+    for (;;) {
+        gn = 0.f; gm = 0.f; gm2 = 0.f;
+        bool ready = true;
+        for (unsigned q = lane; q < k; q += 32) {
+            const u64 v = ld_relaxed64(slots + q);
+            ready &= v != SLOT_EMPTY;
+            if (ready)
+                combine(gn, gm, gm2, (float)min(slab, gs - q * slab), __uint_as_float((unsigned)v),
+                        __uint_as_float((unsigned)(v >> 32)));
         }
-        warp_combine(gn, gm, gm2);
-        if (tid == 0) { s_stat[0] = gm; s_stat[1] = rsqrtf(gm2 / gn + eps); }
+        if (__all_sync(0xffffffff, ready)) break;
+        __nanosleep(32);
     }
-    bar_sync(id, count);
+    warp_combine(gn, gm, gm2);
+    if (lane == 0) { s_stat[0] = gm; s_stat[1] = rsqrtf(gm2 / gn + eps); }
 }
 
-// Called by every block once it is done (after a barrier): the last one resets the counters, so
-// the next launch (or graph replay) finds them zero.
-__device__ __forceinline__ void slab_finish(unsigned* sync, unsigned groups, unsigned k) {
+// Called by every thread of every block once it is done: the last block to finish empties the
+// `nslots` slots and zeroes the counters, so the next launch (or graph replay) finds them ready.
+__device__ __forceinline__ void slab_finish(unsigned* sync, u64* slots, unsigned nslots) {
+    __shared__ bool s_last;
+    __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence();
-        if (atomicAdd(&sync[1], 1u) == gridDim.x - 1) {
-            if (k > 1)
-                for (unsigned q = 0; q < groups; q++) sync[2 + q] = 0;
+        s_last = atomicAdd(&sync[1], 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (s_last) {
+        for (unsigned q = threadIdx.x; q < nslots; q += blockDim.x) slots[q] = SLOT_EMPTY;
+        if (threadIdx.x == 0) {
             sync[0] = 0;
             sync[1] = 0;
-            __threadfence();
         }
     }
 }
@@ -494,12 +499,12 @@ __device__ __forceinline__ void slab_finish(unsigned* sync, unsigned groups, uns
 // Tickets go in batches of m groups (slab 0 of each, then slab 1, ...; m = 1 unless per-element
 // parameters are worth sharing through L2). No deadlock: tickets are taken in order, so only
 // groups of the last batch that has been started can have waiting blocks, and the host
-// guarantees m * k <= the number of co-resident blocks. The last block
-// to finish resets the counters, so the next launch (or graph replay) finds them zero.
+// guarantees m * k <= the number of co-resident blocks. The last block to finish empties the
+// slots and resets the counters, so the next launch (or graph replay) finds them ready.
 
 template <int V, typename P>
 __device__ __forceinline__ void slab_body(const T* __restrict__ x, T* __restrict__ y, const P* __restrict__ w,
-                                          const P* __restrict__ b, float* part, unsigned* sync, unsigned gs,
+                                          const P* __restrict__ b, u64* slots, unsigned* sync, unsigned gs,
                                           unsigned slab, unsigned k, unsigned total, unsigned groups,
                                           unsigned m, unsigned A, unsigned B, unsigned S, float eps, int affine) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -569,8 +574,9 @@ __device__ __forceinline__ void slab_body(const T* __restrict__ x, T* __restrict
         block_stats(cnt, sum, [&](float mu) { return own_sq<V>(buf, len, stride, mu); }, red, n, mean, m2);
         float rstd;
         if (k > 1) {
-            if (threadIdx.x == 0) publish(part, sync, g * k + j, g, n, mean, m2);
-            group_stats(part, sync, g, k, eps, threadIdx.x, 0, blockDim.x, s_stat);
+            if (threadIdx.x == 0) publish(slots + (size_t)g * k + j, mean, m2);
+            if (threadIdx.x < 32) group_stats(slots + (size_t)g * k, k, gs, slab, eps, s_stat);
+            __syncthreads();
             mean = s_stat[0];
             rstd = s_stat[1];
         } else {
@@ -593,15 +599,15 @@ __device__ __forceinline__ void slab_body(const T* __restrict__ x, T* __restrict
         t = s_ticket;
         if (V == VEC && t < total) prefetch(t, buf);
     }
-    slab_finish(sync, groups, k);
+    slab_finish(sync, slots, k > 1 ? total : 0);
 }
 
 #define SLAB(NAME, V, P)                                                                            \
     extern "C" __global__ void __launch_bounds__(256, 4)                                            \
-        NAME(const T* x, T* y, const P* w, const P* b, float* part, unsigned* sync, unsigned gs,    \
+        NAME(const T* x, T* y, const P* w, const P* b, u64* slots, unsigned* sync, unsigned gs,     \
              unsigned slab, unsigned k, unsigned total, unsigned groups, unsigned m, unsigned A,    \
              unsigned B, unsigned S, float eps, int affine) {                                       \
-        slab_body<V, P>(x, y, w, b, part, sync, gs, slab, k, total, groups, m, A, B, S, eps,        \
+        slab_body<V, P>(x, y, w, b, slots, sync, gs, slab, k, total, groups, m, A, B, S, eps,       \
                         affine);                                                                    \
     }
 SLAB(slab_s_pf, 1, float)
@@ -624,7 +630,7 @@ SLAB(slab_v_pt, VEC, T)
 
 template <typename P>
 __device__ __forceinline__ void pipe_body(const T* __restrict__ x, T* __restrict__ y, const P* __restrict__ w,
-                                          const P* __restrict__ b, float* part, unsigned* sync, unsigned gs,
+                                          const P* __restrict__ b, u64* slots, unsigned* sync, unsigned gs,
                                           unsigned slab, unsigned k, unsigned total, unsigned groups,
                                           unsigned A, unsigned B, unsigned S, float eps, int affine) {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -661,7 +667,7 @@ __device__ __forceinline__ void pipe_body(const T* __restrict__ x, T* __restrict
                         red[c], n, mean, m2);
             if (tid == 0) {
                 if (k > 1) {
-                    publish(part, sync, t, g, n, mean, m2);
+                    publish(slots + t, mean, m2);
                 } else {
                     s_stat[c][0] = mean;
                     s_stat[c][1] = rsqrtf(m2 / n + eps);
@@ -679,7 +685,10 @@ __device__ __forceinline__ void pipe_body(const T* __restrict__ x, T* __restrict
             const unsigned t = s_ticket[c];
             if (t >= total) break;
             const unsigned g = t / k, lo = (t - g * k) * slab, len = min(slab, gs - lo);
-            if (k > 1) group_stats(part, sync, g, k, eps, tid, CONS, half, s_stat[c]);
+            if (k > 1) {
+                if (tid < 32) group_stats(slots + (size_t)g * k, k, gs, slab, eps, s_stat[c]);
+                bar_sync(CONS, half);
+            }
             const float mean = s_stat[c][0], rstd = s_stat[c][1];
             T* ys = y + (size_t)g * gs + lo;
             Slot slot(g, lo + tid * VEC, A, B, S, stride);
@@ -692,17 +701,16 @@ __device__ __forceinline__ void pipe_body(const T* __restrict__ x, T* __restrict
             bar_arrive(EMPTY + c, blockDim.x);
         }
     }
-    __syncthreads();
-    slab_finish(sync, groups, k);
+    slab_finish(sync, slots, k > 1 ? total : 0);
 }
 
 // The same arguments as `slab` (m is 1 and unused).
 #define PIPE(NAME, P)                                                                               \
     extern "C" __global__ void __launch_bounds__(512, 3)                                            \
-        NAME(const T* x, T* y, const P* w, const P* b, float* part, unsigned* sync, unsigned gs,    \
+        NAME(const T* x, T* y, const P* w, const P* b, u64* slots, unsigned* sync, unsigned gs,     \
              unsigned slab, unsigned k, unsigned total, unsigned groups, unsigned m, unsigned A,    \
              unsigned B, unsigned S, float eps, int affine) {                                       \
-        pipe_body<P>(x, y, w, b, part, sync, gs, slab, k, total, groups, A, B, S, eps, affine);    \
+        pipe_body<P>(x, y, w, b, slots, sync, gs, slab, k, total, groups, A, B, S, eps, affine);    \
     }
 PIPE(pipe_pf, float)
 PIPE(pipe_pt, T)

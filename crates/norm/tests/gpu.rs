@@ -406,6 +406,40 @@ fn groups_larger_than_the_chip_take_three_passes_and_slabs_span_the_device() {
     twice_the_same(g, &case.layer, &shape, Strategy::Slab);
 }
 
+#[test]
+fn a_nan_in_a_slab_group_spoils_only_its_group() {
+    let Some(g) = gpu() else { return };
+    // Groups of 90,000 fp32 values: several slabs per group on both slab kernels. A NaN with every
+    // payload bit set (the bit pattern of an empty statistics slot in both halves) in group 0:
+    // that group's output is NaN, the launch finishes, and group 1 matches the reference.
+    let shape = [1, 2, 300, 300];
+    let gs = 300 * 300;
+    let layer = Layer::Norm(Norm::instance("in", 4, 1e-5, vec![], vec![]));
+    let mut x = random(2 * gs, 21, -2.0);
+    x[123] = f32::from_bits(u32::MAX);
+    let want = reference(
+        &layer,
+        &[1, 1, 300, 300],
+        &x[gs..].iter().map(|v| *v as f64).collect::<Vec<_>>(),
+        &[],
+    )
+    .unwrap();
+    for strategy in [Strategy::Slab, Strategy::Pipelined] {
+        let mut p = g.prepare(&layer, &shape, DType::F32, strategy).unwrap();
+        let xb = g.upload(DType::F32, &x).unwrap();
+        for _ in 0..2 {
+            let mut y = g.poisoned(DType::F32, 2 * gs).unwrap();
+            g.launch(&mut p, &xb, &mut y, &[]).unwrap();
+            let got = g.download(&y).unwrap();
+            assert!(got[..gs].iter().all(|v| v.is_nan()), "{}", p.path());
+            for (i, (a, b)) in got[gs..].iter().zip(&want).enumerate() {
+                let err = (*a as f64 - b).abs() / b.abs().max(1.0);
+                assert!(err <= 2e-5, "{}: element {i}: got {a}, want {b}", p.path());
+            }
+        }
+    }
+}
+
 /// Runs a layer twice through the same prepared slab path (one-buffer or pipelined kernel): the
 /// kernel's counters reset themselves, and the results are bit-identical.
 fn twice_the_same(g: &Gpu, layer: &Layer, shape: &[usize], strategy: Strategy) {
