@@ -826,9 +826,15 @@ impl Acc {
         self.runs.len()
     }
 
-    fn into_set(self) -> DimSet {
+    /// The accumulated values as a set, or an error: never fewer members than were pushed.
+    /// The runs are increasing and disjoint, so building the set cannot fail today; an error
+    /// from [`DimSet::from_segments`] (past the piece bound or the deadline) is returned, not
+    /// swallowed into a smaller set.
+    fn into_set(self) -> Exact<DimSet> {
         if self.values <= 1_000_000 {
-            DimSet::from_values(self.runs.iter().flat_map(|&(a, b)| a..=b))
+            Ok(DimSet::from_values(
+                self.runs.iter().flat_map(|&(a, b)| a..=b),
+            ))
         } else {
             DimSet::from_segments(
                 self.runs
@@ -841,14 +847,32 @@ impl Acc {
                     })
                     .collect(),
             )
-            .unwrap_or_default()
         }
     }
+}
+
+/// The groups of a level as the tree holds them, or an error ([`Acc::into_set`]).
+fn grouped(groups: Vec<(Acc, Tree)>) -> Exact<Tree> {
+    let mut out = Vec::with_capacity(groups.len());
+    for (a, c) in groups {
+        out.push((a.into_set()?, c));
+    }
+    Ok(Tree::Node(out))
 }
 
 enum Stop {
     Budget(String),
     Undecided(String),
+}
+
+impl From<Error> for Stop {
+    /// A failed set operation stops the search: a budget's own reason, else the error's.
+    fn from(e: Error) -> Stop {
+        match e {
+            Error::Exhausted(b) => Stop::Budget(b.reason()),
+            other => Stop::Undecided(other.to_string()),
+        }
+    }
 }
 
 struct Search<'a, 'g> {
@@ -926,9 +950,7 @@ impl Search<'_, '_> {
             }
             self.add_value(&mut groups, v, child)?;
         }
-        Ok(Tree::Node(
-            groups.into_iter().map(|(a, c)| (a.into_set(), c)).collect(),
-        ))
+        grouped(groups).map_err(Stop::from)
     }
 
     fn add_value(
@@ -973,7 +995,7 @@ impl Search<'_, '_> {
                     acc.push(x);
                 }
             }
-            return Ok(acc.into_set());
+            return acc.into_set().map_err(Stop::from);
         }
         // Wide: the periodic engine per combination of the other sizes.
         self.tick()?;
@@ -1173,7 +1195,20 @@ pub fn solve_joint(
             }
             groups.retain(|(a, _)| !a.runs.is_empty());
         }
-        Tree::Node(groups.into_iter().map(|(a, c)| (a.into_set(), c)).collect())
+        match grouped(groups) {
+            Ok(t) => t,
+            Err(e) => {
+                // Nothing decided is kept past a failed set: the whole box is undecided.
+                undecided = Some(Undecided {
+                    reason: match Stop::from(e) {
+                        Stop::Budget(r) | Stop::Undecided(r) => r,
+                    },
+                    count: Tree::full(&level_domains).count(),
+                    sides: level_domains.clone(),
+                });
+                Tree::empty(n)
+            }
+        }
     };
     let stats = s.stats;
     done(order, tree, undecided, stats)
@@ -2133,6 +2168,25 @@ mod tests {
             e,
             crate::budget::Exhausted::Share { percent: 60, .. }
         ));
+    }
+
+    #[test]
+    fn a_set_that_cannot_be_built_is_an_error_not_a_smaller_set() {
+        // A search's runs are increasing and disjoint, so building its set cannot fail; broken
+        // on purpose (1.1M overlapping runs, past the sweep's work bound), the error comes back.
+        // Before, `unwrap_or_default` made it the empty set: every member silently dropped.
+        let a = Acc {
+            runs: vec![(0, 1); 1_100_000],
+            values: 2_200_000,
+        };
+        assert!(matches!(a.into_set(), Err(Error::Exhausted(_))));
+        let mut ok = Acc::default();
+        for x in (0..3_000_000).filter(|x| x % 3 != 1) {
+            ok.push(x);
+        }
+        let set = ok.into_set().unwrap();
+        assert_eq!(set.count(), 2_000_000);
+        assert!(set.contains(2_999_999) && !set.contains(1));
     }
 
     #[test]
