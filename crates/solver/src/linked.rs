@@ -36,7 +36,7 @@
 use crate::engine::{solve, Limits, Outcome};
 use crate::error::Error;
 use crate::expr::Value;
-use crate::suggest::{rank, Maximality};
+use crate::suggest::{normalized, rank, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression, Segment};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -826,9 +826,15 @@ impl Acc {
         self.runs.len()
     }
 
-    fn into_set(self) -> DimSet {
+    /// The accumulated values as a set, or an error: never fewer members than were pushed.
+    /// The runs are increasing and disjoint, so building the set cannot fail today; an error
+    /// from [`DimSet::from_segments`] (past the piece bound or the deadline) is returned, not
+    /// swallowed into a smaller set.
+    fn into_set(self) -> Exact<DimSet> {
         if self.values <= 1_000_000 {
-            DimSet::from_values(self.runs.iter().flat_map(|&(a, b)| a..=b))
+            Ok(DimSet::from_values(
+                self.runs.iter().flat_map(|&(a, b)| a..=b),
+            ))
         } else {
             DimSet::from_segments(
                 self.runs
@@ -841,14 +847,32 @@ impl Acc {
                     })
                     .collect(),
             )
-            .unwrap_or_default()
         }
     }
+}
+
+/// The groups of a level as the tree holds them, or an error ([`Acc::into_set`]).
+fn grouped(groups: Vec<(Acc, Tree)>) -> Exact<Tree> {
+    let mut out = Vec::with_capacity(groups.len());
+    for (a, c) in groups {
+        out.push((a.into_set()?, c));
+    }
+    Ok(Tree::Node(out))
 }
 
 enum Stop {
     Budget(String),
     Undecided(String),
+}
+
+impl From<Error> for Stop {
+    /// A failed set operation stops the search: a budget's own reason, else the error's.
+    fn from(e: Error) -> Stop {
+        match e {
+            Error::Exhausted(b) => Stop::Budget(b.reason()),
+            other => Stop::Undecided(other.to_string()),
+        }
+    }
 }
 
 struct Search<'a, 'g> {
@@ -926,9 +950,7 @@ impl Search<'_, '_> {
             }
             self.add_value(&mut groups, v, child)?;
         }
-        Ok(Tree::Node(
-            groups.into_iter().map(|(a, c)| (a.into_set(), c)).collect(),
-        ))
+        grouped(groups).map_err(Stop::from)
     }
 
     fn add_value(
@@ -973,7 +995,7 @@ impl Search<'_, '_> {
                     acc.push(x);
                 }
             }
-            return Ok(acc.into_set());
+            return acc.into_set().map_err(Stop::from);
         }
         // Wide: the periodic engine per combination of the other sizes.
         self.tick()?;
@@ -1173,7 +1195,20 @@ pub fn solve_joint(
             }
             groups.retain(|(a, _)| !a.runs.is_empty());
         }
-        Tree::Node(groups.into_iter().map(|(a, c)| (a.into_set(), c)).collect())
+        match grouped(groups) {
+            Ok(t) => t,
+            Err(e) => {
+                // Nothing decided is kept past a failed set: the whole box is undecided.
+                undecided = Some(Undecided {
+                    reason: match Stop::from(e) {
+                        Stop::Budget(r) | Stop::Undecided(r) => r,
+                    },
+                    count: Tree::full(&level_domains).count(),
+                    sides: level_domains.clone(),
+                });
+                Tree::empty(n)
+            }
+        }
     };
     let stats = s.stats;
     done(order, tree, undecided, stats)
@@ -1460,45 +1495,180 @@ pub struct LargestBox {
 }
 
 /// A box through `point` (one value per level, in level order) inside `tree`: every tuple of it
-/// is in the joint set. Per level, the tree's own group holding the point's value gives the
-/// side's set, and the side is the largest progression through the value that a ranking of that
-/// set offers (the value alone when none does). `None` when the point is not in the tree. Not
-/// claimed maximal: it is the spec to use when the largest box leaves out the traced sizes
-/// (torch refuses a spec that excludes its example inputs).
+/// is in the joint set, and it is maximal by inclusion: no side can take one more value (the
+/// next of its progression at either end; for a side of one value, any other value) and stay
+/// inside. Built side by side from the point: each side is the longest progression through the
+/// point's value inside the values that fit with the sides chosen so far ([`fits`]); the sides
+/// chosen later only narrow what fits, so no side can grow at the end. Every order of the
+/// levels is tried (the first and reverse order past three levels) and the box with the most
+/// tuples kept. `None` when the point is not in the tree. Not claimed largest (`maximal: false`):
+/// it is the spec to use when the largest box leaves out the traced sizes (torch refuses a spec
+/// that excludes its example inputs). A set operation with no closed form, or the deadline of
+/// the thread's [`crate::budget`], leaves a side as it is (still sound; then maybe not maximal).
 pub fn box_through(tree: &Tree, point: &[i128]) -> Option<LargestBox> {
-    let mut sides = Vec::new();
-    let mut t = tree;
-    for (level, &x) in point.iter().enumerate() {
-        let set = match t {
-            Tree::Leaf(s) if level + 1 == point.len() => s,
-            Tree::Node(groups) if level + 1 < point.len() => {
-                let (s, next) = groups.iter().find(|(s, _)| s.contains(x))?;
-                t = next;
-                s
-            }
-            _ => return None,
-        };
-        if !set.contains(x) {
-            return None;
-        }
-        let side = rank(set, Some(x), 16)
-            .progressions
-            .into_iter()
-            .find(|p| p.contains(x))
-            .unwrap_or(Progression {
-                lo: x,
-                hi: x,
-                modulus: 1,
-                residue: 0,
-            });
-        sides.push(side);
+    if point.is_empty() || !tree.contains(point) {
+        return None;
     }
-    let count = sides.iter().fold(1u128, |c, p| c.saturating_mul(p.count()));
-    Some(LargestBox {
-        sides,
-        count,
-        maximal: false,
-    })
+    let n = point.len();
+    let mut orders: Vec<Vec<usize>> = Vec::new();
+    if n <= 3 {
+        permutations(&mut (0..n).collect(), 0, &mut |o: &[usize]| {
+            orders.push(o.to_vec())
+        });
+    } else {
+        orders.push((0..n).collect());
+        orders.push((0..n).rev().collect());
+    }
+    let mut best: Option<LargestBox> = None;
+    for order in orders {
+        let mut sides: Vec<Progression> = point.iter().map(|&x| normalized(x, x, 1)).collect();
+        for &l in &order {
+            let sets: Vec<DimSet> = sides.iter().map(Progression::to_set).collect();
+            if let Ok(p) = fits(tree, &sets, l).and_then(|s| side_through(&s, point[l])) {
+                sides[l] = p;
+            }
+        }
+        let count = sides.iter().fold(1u128, |c, p| c.saturating_mul(p.count()));
+        if best.as_ref().is_none_or(|b| count > b.count) {
+            best = Some(LargestBox {
+                sides,
+                count,
+                maximal: false,
+            });
+        }
+        if crate::budget::expired().is_some() {
+            break;
+        }
+    }
+    best
+}
+
+/// The values `v` such that the box `sides` (one set per level, the point's tuple among them)
+/// with side `level` replaced by `{v}` lies inside `tree`, or an error ([`Exact`]).
+fn fits(tree: &Tree, sides: &[DimSet], level: usize) -> Exact<DimSet> {
+    crate::budget::check()?;
+    match (tree, sides) {
+        (Tree::Leaf(s), [_]) if level == 0 => Ok(s.clone()),
+        (Tree::Node(groups), [_, rest @ ..]) if level == 0 => {
+            let mut out = DimSet::empty();
+            for (s, c) in groups {
+                if holds_box(c, rest)? {
+                    out = union(&out, s)?;
+                }
+            }
+            Ok(out)
+        }
+        (Tree::Node(groups), [first, rest @ ..]) => {
+            // Every value of this level's side must lead to a continuation where `v` fits.
+            let mut covered = 0u128;
+            let mut acc: Option<DimSet> = None;
+            for (s, c) in groups {
+                let part = inter(s, first)?;
+                if part.is_empty() {
+                    continue;
+                }
+                covered = covered.saturating_add(part.count());
+                let f = fits(c, rest, level - 1)?;
+                let next = match acc {
+                    None => f,
+                    Some(a) => inter(&a, &f)?,
+                };
+                if next.is_empty() {
+                    return Ok(next);
+                }
+                acc = Some(next);
+            }
+            Ok(match acc {
+                Some(a) if covered == first.count() => a,
+                _ => DimSet::empty(),
+            })
+        }
+        _ => Ok(DimSet::empty()),
+    }
+}
+
+/// Whether every tuple of the box `sides` is in `tree`, or an error ([`Exact`]).
+fn holds_box(tree: &Tree, sides: &[DimSet]) -> Exact<bool> {
+    crate::budget::check()?;
+    match (tree, sides) {
+        (Tree::Leaf(s), [side]) => Ok(minus(side, s)?.is_empty()),
+        (Tree::Node(groups), [first, rest @ ..]) => {
+            let mut covered = 0u128;
+            for (s, c) in groups {
+                let part = inter(s, first)?;
+                if part.is_empty() {
+                    continue;
+                }
+                covered = covered.saturating_add(part.count());
+                if !holds_box(c, rest)? {
+                    return Ok(false);
+                }
+            }
+            Ok(covered == first.count())
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The progression through `x` inside `set` with the most values: among the steps of the
+/// largest progressions of `set`, step 1, and the distance to the nearest other member (so a
+/// side of one value means `set` has no other), each run as far as `set` allows ([`run`]).
+fn side_through(set: &DimSet, x: i128) -> Exact<Progression> {
+    let mut steps: Vec<i128> = rank(set, Some(x), 16)
+        .progressions
+        .iter()
+        .map(|p| p.modulus)
+        .collect();
+    steps.push(1);
+    let near = [
+        x.checked_add(1).and_then(|y| set.next_at_least(y)),
+        x.checked_sub(1).and_then(|y| set.prev_at_most(y)),
+    ];
+    steps.extend(
+        near.iter()
+            .flatten()
+            .filter_map(|y| y.checked_sub(x)?.checked_abs()),
+    );
+    steps.sort_unstable();
+    steps.dedup();
+    let mut best: Option<Progression> = None;
+    for m in steps.into_iter().filter(|&m| m >= 1) {
+        let p = run(set, x, m)?;
+        if best.is_none_or(|b| p.count() > b.count()) {
+            best = Some(p);
+        }
+    }
+    Ok(best.unwrap_or(normalized(x, x, 1)))
+}
+
+/// The longest progression of step `m` through `x` (a member of `set`) inside `set`: up to
+/// just before its first value past `x` that `set` misses, and down likewise.
+fn run(set: &DimSet, x: i128, m: i128) -> Exact<Progression> {
+    let r = x.rem_euclid(m);
+    let (Some(min), Some(max)) = (set.min(), set.max()) else {
+        return Ok(normalized(x, x, 1));
+    };
+    let hi = match x.checked_add(m) {
+        Some(up) if up <= max => {
+            let q = DimSet::progression(up, max, m, r);
+            match minus(&q, set)?.min() {
+                Some(miss) => miss - m,
+                None => q.max().unwrap_or(x),
+            }
+        }
+        _ => x,
+    };
+    let lo = match x.checked_sub(m) {
+        Some(down) if down >= min => {
+            let q = DimSet::progression(min, down, m, r);
+            match minus(&q, set)?.max() {
+                Some(miss) => miss + m,
+                None => q.min().unwrap_or(x),
+            }
+        }
+        _ => x,
+    };
+    Ok(normalized(lo, hi, m))
 }
 
 struct BoxSearch {
@@ -1704,82 +1874,114 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// The box through a point of the joint set contains the point and lies inside the set.
+        #![proptest_config(ProptestConfig::with_cases(60))]
+        /// Periodic joint sets (steps above 1): the box through a point holds it, lies inside the
+        /// set, and no side can take one more value.
         #[test]
-        fn the_box_through_a_point_holds_it_and_is_sound(a in 1i128..12, b in 1i128..12, k in 2i128..9, x in 1i128..40, y in 1i128..40) {
+        fn the_box_through_a_point_of_a_periodic_set_is_sound_and_maximal(a in 1i128..12, b in 1i128..12, k in 2i128..9, x in 1i128..40, y in 1i128..40) {
             let guards = vec![g(&format!("((x // {a}) * (y // {b})) % {k} == 0"))];
             let names = names(&["x", "y"]);
-            let domains = vec![DimSet::progression(1, 40, 1, 0), DimSet::progression(1, 40, 1, 0)];
+            let domains = vec![DimSet::interval(1, 40), DimSet::interval(1, 40)];
             let j = solve_joint(&names, &domains, &guards, &Budget::default());
-            let inside = holds_all(&guards, &names, &[x, y]);
-            let b = box_through(&j.tree, &[x, y]);
-            prop_assert_eq!(b.is_some(), inside);
-            if let Some(b) = b {
-                let sides: Vec<DimSet> = b.sides.iter().map(|p| DimSet::progression(p.lo, p.hi, p.modulus, p.residue)).collect();
-                prop_assert!(sides[0].contains(x) && sides[1].contains(y));
-                for t in tuples(&sides) {
-                    prop_assert!(holds_all(&guards, &names, &t), "{:?} in the box fails", t);
-                }
-            }
+            box_through_oracle(&j, &names, &guards, &domains, &reorder(&j, &names, &[x, y]))?;
         }
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(48))]
-        /// Guards that are down-closed in both sizes (lowering either keeps the pair accepted),
-        /// over domains of up to 60 values: more than 12 groups, so not every subset of groups
-        /// is tried. For such sets a box of intervals from the domains' minima is as large as any
-        /// box of progressions, so the brute force over every interval box (soundness by a 2-D
-        /// prefix sum of the rejected pairs) gives the largest count, which the search must reach.
+        #![proptest_config(ProptestConfig::with_cases(150))]
+        /// Random guard systems over two and three sizes on small boxes, every point of the
+        /// joint set: the box through it holds it, lies inside the set (brute force), and is
+        /// maximal by inclusion: no side takes one more value (the next of its progression at
+        /// either end; for a side of one value, any other value of its domain) and stays inside.
         #[test]
-        fn the_largest_box_of_a_down_closed_guard_is_found(
-            form in 0usize..3, a in 1i128..5, b in 1i128..5, n in 20i128..1200, hi in 20i128..60,
+        fn the_box_through_a_point_is_sound_and_maximal(
+            ks in proptest::collection::vec((0usize..9, 2i128..5, 0i128..5), 1..4),
+            three in any::<bool>(),
+            lo in 1i128..4, wa in 1i128..7, wb in 1i128..7, wc in 0i128..3,
         ) {
-            let guard = match form {
-                0 => format!("x * y <= {n}"),
-                1 => format!("{a} * x + {b} * y <= {}", n / 8),
-                _ => format!("(x // {a}) * (y // {b}) <= {}", n / 4),
-            };
-            let gs = vec![g(&guard)];
-            let n2 = names(&["x", "y"]);
-            let doms = [DimSet::interval(1, hi), DimSet::interval(1, hi)];
-            let js = solve_joint(&n2, &doms, &gs, &Budget::default());
+            let (n, gs, doms) = system(&ks, three, lo, [wa, wb, wc]);
+            let js = solve_joint(&n, &doms, &gs, &Budget::default());
             prop_assert!(js.undecided.is_none());
-            let (w, lo) = (hi as usize, 1i128);
-            // rejected[i][j]: the pair (lo + i, lo + j) fails; prefix sums over it.
-            let mut pre = vec![vec![0u32; w + 1]; w + 1];
-            for i in 0..w {
-                for j in 0..w {
-                    let t = [lo + i as i128, lo + j as i128];
-                    let bad = u32::from(!holds_all(&gs, &n2, &t));
-                    pre[i + 1][j + 1] = bad + pre[i][j + 1] + pre[i + 1][j] - pre[i][j];
-                }
-            }
-            let rejected = |i0: usize, i1: usize, j0: usize, j1: usize| {
-                pre[i1][j1] + pre[i0][j0] - pre[i0][j1] - pre[i1][j0]
-            };
-            let mut best = 0u128;
-            for i0 in 0..w {
-                for i1 in i0 + 1..=w {
-                    for j0 in 0..w {
-                        for j1 in j0 + 1..=w {
-                            if rejected(i0, i1, j0, j1) == 0 {
-                                best = best.max(((i1 - i0) * (j1 - j0)) as u128);
-                            }
-                        }
-                    }
-                }
-            }
-            let b = largest_box(&js.tree, &Budget::default());
-            prop_assert_eq!(b.is_none(), best == 0);
-            if let Some(b) = b {
-                let sides: Vec<DimSet> = b.sides.iter().map(|p| DimSet::progression(p.lo, p.hi, p.modulus, p.residue)).collect();
-                for t in tuples(&sides) {
-                    prop_assert!(js.tree.contains(&t), "box tuple {:?} fails {}", t, guard);
-                }
-                prop_assert_eq!(b.count, best, "{}: {:?}", guard, b.sides);
+            let level_doms: Vec<DimSet> = js.sizes.iter().map(|s| doms[n.iter().position(|x| x == s).unwrap()].clone()).collect();
+            for point in tuples(&level_doms) {
+                box_through_oracle(&js, &n, &gs, &doms, &point)?;
             }
         }
+    }
+
+    /// [`box_through`] at `point` (in level order) against brute force over the domains (in
+    /// `names` order): a box exactly when the point passes; the box holds the point, lies inside
+    /// the set, and no side can take one more value (the next of its progression at either end;
+    /// for a side of one value, any other value of its domain) and stay inside.
+    fn box_through_oracle(
+        js: &JointSet,
+        names: &[String],
+        guards: &[Expr],
+        domains: &[DimSet],
+        point: &[i128],
+    ) -> Result<(), TestCaseError> {
+        let level_doms: Vec<DimSet> = js
+            .sizes
+            .iter()
+            .map(|s| domains[names.iter().position(|x| x == s).unwrap()].clone())
+            .collect();
+        let inside = |t: &[i128]| {
+            let named: Vec<i128> = names.iter().map(|s| t[js.level(s).unwrap()]).collect();
+            t.iter().zip(&level_doms).all(|(x, d)| d.contains(*x))
+                && holds_all(guards, names, &named)
+        };
+        let sound = |sides: &[DimSet]| tuples(sides).iter().all(|t| inside(t));
+        let b = box_through(&js.tree, point);
+        prop_assert_eq!(b.is_some(), inside(point));
+        let Some(b) = b else { return Ok(()) };
+        let sides: Vec<DimSet> = b.sides.iter().map(Progression::to_set).collect();
+        prop_assert_eq!(b.count, sides.iter().map(DimSet::count).product::<u128>());
+        for (s, x) in sides.iter().zip(point) {
+            prop_assert!(s.contains(*x), "{:?} misses {:?}", b.sides, point);
+        }
+        prop_assert!(sound(&sides), "{:?} through {:?} fails", b.sides, point);
+        for (l, p) in b.sides.iter().enumerate() {
+            let more: Vec<i128> = if p.lo == p.hi {
+                level_doms[l].iter().filter(|&y| y != p.lo).collect()
+            } else {
+                vec![p.lo - p.modulus, p.hi + p.modulus]
+            };
+            for y in more {
+                let mut wider = sides.clone();
+                wider[l] = wider[l].union(&DimSet::interval(y, y)).unwrap();
+                prop_assert!(
+                    !sound(&wider),
+                    "{:?} through {:?}: side {} takes {} too",
+                    b.sides,
+                    point,
+                    l,
+                    y
+                );
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_box_through_a_traced_point_is_maximal() {
+        // h*w <= 1024 traced at (50, 10): before, 49..51 x 2..20 (the tree's own group of h
+        // values), inside 2..50 x 2..20; now a box no side of which can grow.
+        let n = names(&["h", "w"]);
+        let gs = vec![g("h * w <= 1024")];
+        let dom = DimSet::interval(2, 64);
+        let js = solve_joint(&n, &[dom.clone(), dom.clone()], &gs, &Budget::default());
+        let point = reorder(&js, &n, &[50, 10]);
+        let b = box_through(&js.tree, &point).unwrap();
+        let side = |s: &str| b.sides[js.level(s).unwrap()];
+        let (h, w) = (side("h"), side("w"));
+        assert!(h.contains(50) && w.contains(10));
+        assert_eq!((h.modulus, w.modulus), (1, 1));
+        assert!(h.hi * w.hi <= 1024, "{h:?} {w:?}");
+        // Neither side can grow: the corner past it fails (or leaves the range).
+        assert!((h.hi + 1) * w.hi > 1024 || h.hi == 64);
+        assert!(h.hi * (w.hi + 1) > 1024 || w.hi == 64);
+        assert_eq!((h.lo, w.lo), (2, 2));
+        assert!(b.count >= 49 * 19, "{b:?}");
     }
 
     fn g(s: &str) -> Expr {
@@ -1969,6 +2171,25 @@ mod tests {
     }
 
     #[test]
+    fn a_set_that_cannot_be_built_is_an_error_not_a_smaller_set() {
+        // A search's runs are increasing and disjoint, so building its set cannot fail; broken
+        // on purpose (1.1M overlapping runs, past the sweep's work bound), the error comes back.
+        // Before, `unwrap_or_default` made it the empty set: every member silently dropped.
+        let a = Acc {
+            runs: vec![(0, 1); 1_100_000],
+            values: 2_200_000,
+        };
+        assert!(matches!(a.into_set(), Err(Error::Exhausted(_))));
+        let mut ok = Acc::default();
+        for x in (0..3_000_000).filter(|x| x % 3 != 1) {
+            ok.push(x);
+        }
+        let set = ok.into_set().unwrap();
+        assert_eq!(set.count(), 2_000_000);
+        assert!(set.contains(2_999_999) && !set.contains(1));
+    }
+
+    #[test]
     fn a_hopeless_plan_is_not_started() {
         let n = names(&["h", "w"]);
         let gs = vec![g("(h * w) % 7 != 3")];
@@ -2014,6 +2235,33 @@ mod tests {
         }
     }
 
+    /// A random guard system from [`template`]s over `a`, `b` (and `c` when `three`), with the
+    /// sizes' domains `lo..=lo + w`.
+    fn system(
+        ks: &[(usize, i128, i128)],
+        three: bool,
+        lo: i128,
+        w: [i128; 3],
+    ) -> (Vec<String>, Vec<Expr>, Vec<DimSet>) {
+        let n = if three {
+            names(&["a", "b", "c"])
+        } else {
+            names(&["a", "b"])
+        };
+        let mut gs: Vec<Expr> = ks.iter().map(|&(k, p, q)| g(&template(k, p, q))).collect();
+        if !three {
+            gs.retain(|e| !e.atoms().iter().any(|a| &**a == "c"));
+            if gs.is_empty() {
+                gs.push(g("(a * b) % 3 != 1"));
+            }
+        }
+        let doms: Vec<DimSet> = w[..n.len()]
+            .iter()
+            .map(|w| DimSet::interval(lo, lo + w))
+            .collect();
+        (n, gs, doms)
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(120))]
         /// Random guard systems over two and three sizes against brute force on small boxes:
@@ -2026,14 +2274,7 @@ mod tests {
             lo in 1i128..4, wa in 2i128..6, wb in 2i128..6, wc in 1i128..4,
             inner in prop_oneof![Just(0u128), Just(4096u128)],
         ) {
-            let n = if three { names(&["a", "b", "c"]) } else { names(&["a", "b"]) };
-            let mut gs: Vec<Expr> = ks.iter().map(|&(k, p, q)| g(&template(k, p, q))).collect();
-            if !three {
-                gs.retain(|e| !e.atoms().iter().any(|a| &**a == "c"));
-                if gs.is_empty() { gs.push(g("(a * b) % 3 != 1")); }
-            }
-            let mut doms = vec![DimSet::interval(lo, lo + wa), DimSet::interval(lo, lo + wb)];
-            if three { doms.push(DimSet::interval(lo, lo + wc)); }
+            let (n, gs, doms) = system(&ks, three, lo, [wa, wb, wc]);
             let budget = Budget { inner_enumeration: inner, ..Budget::default() };
             let js = solve_joint(&n, &doms, &gs, &budget);
             prop_assert!(js.undecided.is_none());

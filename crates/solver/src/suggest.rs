@@ -104,7 +104,8 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
     }
 }
 
-fn normalized(lo: i128, hi: i128, m: i128) -> Progression {
+/// The progression `lo..=hi` step `m`, written with step 1 when it holds one value.
+pub(crate) fn normalized(lo: i128, hi: i128, m: i128) -> Progression {
     if lo == hi {
         Progression {
             lo,
