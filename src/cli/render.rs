@@ -777,7 +777,14 @@ fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
                     )
                 })
                 .collect();
-            row(out, "fail", &st.red(&format!("e.g. {}", ex.join(", "))), st);
+            // The tuples name their order (the summary above may list the sizes otherwise).
+            let order = format!("({})", j.dims.join(", "));
+            row(
+                out,
+                "fail",
+                &st.red(&format!("{order} e.g. {}", ex.join(", "))),
+                st,
+            );
         }
         if let Some(u) = &j.undecided {
             row(

@@ -18,7 +18,7 @@ use crate::report::{
 };
 use crate::suggest::{self, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How many failing values of torch's fixes are listed.
 const COUNTEREXAMPLES: usize = 5;
@@ -109,9 +109,22 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
         .iter()
         .map(|g| data_dependent(g, opts))
         .collect();
-    let partners = crate::forms::explain::partner_specs(&dims, &solved, msg, opts);
-    let dynamic_shapes =
-        dynamic_shapes_block(msg, opts, &dims, &linked, &partners, &data_dependent);
+    // The names the block gives before the groups' partners get theirs.
+    let mut taken: BTreeSet<String> = msg
+        .dims
+        .iter()
+        .map(|d| d.name.as_str())
+        .chain(msg.relations.iter().flat_map(|r| [&*r.name, &*r.other]))
+        .chain(msg.equalities.iter().flat_map(|(a, b)| [&**a, &**b]))
+        .chain(
+            linked
+                .iter()
+                .flat_map(|g| std::iter::once(&*g.root).chain(g.members.iter().map(|m| &*m[0]))),
+        )
+        .map(py_name)
+        .collect();
+    let specs = crate::forms::explain::group_specs(&solved, msg, opts, &mut taken);
+    let dynamic_shapes = dynamic_shapes_block(msg, &dims, &linked, &specs, &data_dependent);
     let lines = line_reports(msg, &dims);
     let mut report = Report {
         dims,
@@ -750,7 +763,15 @@ fn dim_report(
     } else {
         Proof::Enumeration
     };
-    conclude(&mut r, d, &feasible, Some(&guards), proof, msg, opts);
+    // Re-checked value by value against the guards over this size alone: a guard that names
+    // another size was decided for every value of it (the engine or Z3 above) and cannot be
+    // evaluated with this size alone.
+    let own: Vec<&Expr> = guards
+        .iter()
+        .copied()
+        .filter(|g| g.atoms().iter().all(|a| **a == *var))
+        .collect();
+    conclude(&mut r, d, &feasible, Some(&own), proof, msg, opts);
     r
 }
 
@@ -1074,20 +1095,27 @@ fn check_fix(
     })
 }
 
+/// The `dynamic_shapes` block: every dimension's best sound spec (a linked group's lines all
+/// from its one answer, [`crate::forms::explain::group_specs`]), then the dict, which names only
+/// what the block defines.
 fn dynamic_shapes_block(
     msg: &Message,
-    opts: &Options,
     dims: &[DimReport],
     linked: &[LinkedGroup],
-    partners: &[crate::forms::explain::PartnerSpec],
+    specs: &[crate::forms::explain::GroupSpec],
     dd: &[DataDependent],
 ) -> String {
     let mut block = python::SpecBlock::new();
+    // The names the block defines (Python names), so far.
+    let mut defined: BTreeSet<String> = BTreeSet::new();
+    // Sizes the text names only inside a guard: (name in the text, Python name).
+    let mut unnamed: Vec<(String, String)> = Vec::new();
     let in_group = |n: &str| {
         linked
             .iter()
             .any(|g| g.code.is_some() && (g.root == n || g.members.iter().any(|m| m[0] == n)))
     };
+    let is_dim = |n: &str| msg.dims.iter().any(|d| d.name == n);
     for g in linked {
         if let Some(c) = &g.code {
             let members: Vec<&str> = g.members.iter().map(|m| m[0].as_str()).collect();
@@ -1097,46 +1125,57 @@ fn dynamic_shapes_block(
                 members.join(", ")
             ));
             block.code(c);
+            for n in std::iter::once(&g.root).chain(g.members.iter().map(|m| &m[0])) {
+                defined.insert(py_name(n));
+                if !is_dim(n) && n.contains('[') {
+                    unnamed.push((n.clone(), py_name(n)));
+                }
+            }
         }
     }
+    let mut printed = vec![false; specs.len()];
     for d in dims.iter().filter(|d| !in_group(&d.name)) {
-        // One Dim shared with its partner (when that holds the traced size), else its side of a
-        // box through the traced sizes (when the largest box leaves them out), else of the
-        // largest sound box.
-        let traced = example_for(opts, &d.name);
-        if let Some(s) = d
-            .shared_side
-            .as_ref()
-            .filter(|s| traced.is_none_or(|x| s.progression().contains(x)))
-            .or(d.example_box_side.as_ref())
-            .or(d.box_side.as_ref())
-        {
-            block.code(&s.code);
+        // A restricting linked group: every member's line from the group's one answer, printed
+        // once, where its first dimension comes.
+        if let Some(k) = specs.iter().position(|s| s.named.contains(&d.name)) {
+            if !std::mem::replace(&mut printed[k], true) {
+                block.code(&specs[k].code);
+                defined.extend(specs[k].named.iter().map(|n| py_name(n)));
+                defined.extend(specs[k].partners.iter().map(|p| p.name.clone()));
+                unnamed.extend(
+                    specs[k]
+                        .partners
+                        .iter()
+                        .map(|p| (p.source.clone(), p.name.clone())),
+                );
+            }
             continue;
         }
-        match d.suggestions.first() {
-            Some(s) if d.status == Status::Spurious => {
-                block.code(&python::dim_auto(&d.name, s.lo, s.hi))
+        let code = match d.suggestions.first() {
+            Some(s) if d.status == Status::Spurious => python::dim_auto(&d.name, s.lo, s.hi),
+            Some(s) => s.code.clone(),
+            None => {
+                block.code(&python::dim_comment(
+                    &d.name,
+                    d.undecided.as_deref().unwrap_or("no constraint to express"),
+                ));
+                continue;
             }
-            Some(s) => block.code(&s.code),
-            None => block.code(&python::dim_comment(
-                &d.name,
-                d.undecided.as_deref().unwrap_or("no constraint to express"),
-            )),
-        }
-    }
-    for p in partners {
-        block.comment(&format!(
-            "{} is {}: a guard links it to the sizes above, which are sound only with this",
-            p.name, p.source
-        ));
-        block.code(&p.code);
+        };
+        block.code(&code);
+        defined.insert(py_name(&d.name));
     }
     for rel in msg.relations.iter().filter(|r| !in_group(&r.name)) {
-        block.code(&python::assign(&rel.name, &rel.expr));
+        if defined.contains(&py_name(&rel.other)) {
+            block.code(&python::assign(&rel.name, &rel.expr));
+            defined.insert(py_name(&rel.name));
+        }
     }
     for (a, b) in msg.equalities.iter().filter(|(_, b)| !in_group(b)) {
-        block.code(&python::equal(b, a));
+        if defined.contains(&py_name(a)) {
+            block.code(&python::equal(b, a));
+            defined.insert(py_name(b));
+        }
     }
     if !dd.is_empty() {
         block.blank();
@@ -1147,22 +1186,28 @@ fn dynamic_shapes_block(
         }
     }
     // The dict, when every dimension names its input and index: inputs in the order first
-    // named, indices in order.
+    // named, indices in order; only names the block defines (a dimension left without a spec
+    // keeps torch's default, static). A size named only inside a guard whose source is not an
+    // input's dimension is left to the user, with a comment.
     let mapped: Option<Vec<(String, usize, String)>> = dims
         .iter()
+        .filter(|d| defined.contains(&py_name(&d.name)))
         .map(|d| {
             d.source
                 .as_deref()
                 .and_then(python::source_input)
                 .map(|(i, k)| (i, k, py_name(&d.name)))
         })
-        .chain(
-            partners
-                .iter()
-                .map(|p| python::source_input(&p.source).map(|(i, k)| (i, k, p.name.clone()))),
-        )
         .collect();
-    if let Some(mapped) = mapped {
+    if let Some(mut mapped) = mapped {
+        for (source, name) in &unnamed {
+            match python::source_input(source) {
+                Some((i, k)) => mapped.push((i, k, name.clone())),
+                None => block.comment(&format!(
+                    "{name} is {source}, not a dimension of a named input: add it to dynamic_shapes at that size's place"
+                )),
+            }
+        }
         let mut inputs: Vec<(String, Vec<(usize, String)>)> = Vec::new();
         for (i, k, n) in mapped {
             match inputs.iter_mut().find(|(name, _)| *name == i) {
@@ -1172,6 +1217,7 @@ fn dynamic_shapes_block(
         }
         for (_, entries) in inputs.iter_mut() {
             entries.sort();
+            entries.dedup();
         }
         block.dict(inputs);
     }

@@ -626,12 +626,13 @@ pub struct Linked {
 
 impl Linked {
     /// For a group of two sizes whose diagonal beats the largest box: `member`'s spec under one
-    /// shared `Dim`: the shared progression (mapped to the member), and for the second size the
-    /// first one's root, which it is written as.
+    /// shared `Dim`: the shared progression (mapped to the member), and for every member but
+    /// the first root the first root, which it is written from (`member.coef * first +
+    /// member.offset`, [`crate::python::alias`]).
     pub fn shared_side(&self, member: &Member) -> Option<(Progression, Option<&str>)> {
         let p = self.shared.as_ref()?;
         let l = self.joint.level(&member.root)?;
-        let alias = (l == 1).then(|| self.joint.sizes[0].as_str());
+        let alias = (l == 1 || member.name != member.root).then(|| self.joint.sizes[0].as_str());
         Some((member.side(p), alias))
     }
 

@@ -107,6 +107,16 @@ pub fn assign(name: &str, expr: &str) -> String {
     format!("{} = {expr}", py_name(name))
 }
 
+/// `name` written from another size's `Dim` `root`: `name = root  # must always be equal` for
+/// an equal size, else `name = coef*root + offset`.
+pub fn alias(name: &str, root: &str, coef: i128, offset: i128) -> String {
+    if (coef, offset) == (1, 0) {
+        equal(name, root)
+    } else {
+        assign(name, &derived(&py_name(root), coef, offset))
+    }
+}
+
 /// `b = a  # must always be equal`.
 pub fn equal(b: &str, a: &str) -> String {
     format!("{} = {}  # must always be equal", py_name(b), py_name(a))

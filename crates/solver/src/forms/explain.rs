@@ -12,7 +12,7 @@ use crate::report::{
     Certificate, DimReport, Feasible, GuardMethod, JointGuard, LinkedGroup, Proof, Report,
     RuntimeReport, Status,
 };
-use crate::types::{DimSet, Expr};
+use crate::types::{DimSet, Expr, Progression};
 use std::collections::BTreeMap;
 
 /// Fills the report's origins, joint guards and run-time explanation.
@@ -107,6 +107,7 @@ pub(crate) fn link_dims(
             .linked
             .as_ref()
             .and_then(|l| l.example_box(&l.point(&j.grp, &traced)?));
+        let choice = j.linked.as_ref().and_then(|l| group_choice(j, l, &traced));
         for m in &j.grp.members {
             let Some(di) = msg.dims.iter().position(|d| var_of(d) == m.name) else {
                 continue;
@@ -196,7 +197,7 @@ pub(crate) fn link_dims(
                             }
                             if let Some(a) = alias {
                                 let first = l.joint.level(a).map_or(a, |lv| &l.report.dims[lv]);
-                                s.code = crate::python::equal(&d.name, first);
+                                s.code = crate::python::alias(&d.name, first, m.coef, m.offset);
                             }
                             s
                         });
@@ -213,13 +214,13 @@ pub(crate) fn link_dims(
                         }
                         d.advice = vec![l.report.summary.clone()];
                         d.advice.push(match &d.box_side {
-                            Some(_) if d.shared_side.is_some() => format!(
+                            Some(_) if matches!(choice, Some(Choice::Shared(_))) => format!(
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below is one Dim shared with {}, which admits more than any box (see linked)",
                                 d.name,
                                 others.join(", "),
                                 others.join(", ")
                             ),
-                            Some(_) if d.example_box_side.is_some() => format!(
+                            Some(_) if matches!(choice, Some(Choice::Example(_))) => format!(
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; the largest sound box leaves out the traced sizes (--example), so its spec below is its side of a sound box through them (see linked)",
                                 d.name,
                                 others.join(", ")
@@ -247,94 +248,158 @@ pub(crate) fn link_dims(
     }
 }
 
+/// The spec a restricting linked group takes, chosen once for the whole group: every member's
+/// line (named in the text or not) comes from the same answer, so the lines are sound together.
+pub(crate) enum Choice {
+    /// One `Dim` both roots take at once (over the roots), when it admits more than the largest
+    /// box and holds the traced sizes.
+    Shared(Progression),
+    /// A sound box through the traced sizes (one side per root, in level order), when the
+    /// largest box leaves them out: torch refuses a spec that excludes its example inputs.
+    Example(Vec<Progression>),
+    /// The largest sound box (one side per root, in level order).
+    Largest(Vec<Progression>),
+}
+
+/// The group's [`Choice`]: one shared `Dim` when there is one and it holds every traced size
+/// (`traced`, by size), else the box through the traced sizes when the largest box leaves them
+/// out, else the largest box; `None` when no box passes.
+pub(crate) fn group_choice(
+    j: &JointGroup,
+    l: &joint::Linked,
+    traced: &dyn Fn(&str) -> Option<i128>,
+) -> Option<Choice> {
+    if let Some(p) = &l.shared {
+        // Each traced member's root value: the shared Dim holds them when they are one value
+        // of `p` (the roots are equal under it).
+        let roots: Option<Vec<i128>> = j
+            .grp
+            .members
+            .iter()
+            .filter_map(|m| {
+                let v = traced(&m.name)? - m.offset;
+                Some((v % m.coef == 0).then(|| v / m.coef))
+            })
+            .collect();
+        if roots.is_some_and(|r| r.iter().all(|&v| p.contains(v) && v == r[0])) {
+            return Some(Choice::Shared(*p));
+        }
+    }
+    if let Some(b) = l.point(&j.grp, traced).and_then(|p| l.example_box(&p)) {
+        return Some(Choice::Example(b.sides));
+    }
+    l.largest.as_ref().map(|b| Choice::Largest(b.sides.clone()))
+}
+
 /// A size that a linked group's guards name but the text gives no dimension (torch listed the
-/// guard under its partner only): its line of the spec, for the box its partners' lines use.
+/// guard under its partner only), for the `dynamic_shapes` dict.
 pub(crate) struct PartnerSpec {
     /// Where the size comes from (`L['x'].size()[3]`), for the `dynamic_shapes` dict.
     pub source: String,
-    /// The name the spec gives it (`x_3` for `L['x'].size()[3]`, as `check` names it).
+    /// The name the spec gives it (`x_3` for `L['x'].size()[3]`, as `check` names it, unless
+    /// the block already uses that name).
     pub name: String,
-    /// Its line: its side of the box, or the one `Dim` it shares with its partner.
+}
+
+/// The spec lines of one restricting linked group ([`group_specs`]).
+pub(crate) struct GroupSpec {
+    /// The dimensions of the text (their names) whose lines `code` holds.
+    pub named: Vec<String>,
+    /// The sizes of the group the text gives no dimension.
+    pub partners: Vec<PartnerSpec>,
+    /// Every member's line, each name defined before it is used: per root (in level order) its
+    /// `Dim` (or, for the second root under one shared `Dim`, the first root), then each size
+    /// derived from it as `coef*root + offset`.
     pub code: String,
 }
 
-/// The spec lines of the sizes each restricting linked group names without a dimension in the
-/// text. A dimension's side of a box is sound only together with the other sides: left out of
-/// the `dynamic_shapes` block, such a size would keep whatever the user's call gave it (or become
-/// static), and `h*w <= 65536`'s side `h 32..1024` would be printed without `w 2..64`. Each
-/// takes the box its partners' lines take ([`link_dims`]: one shared `Dim` when a partner uses
-/// it, else the box through the traced sizes when the largest leaves them out, else the largest).
-pub(crate) fn partner_specs(
-    dims: &[DimReport],
+/// The spec lines of each restricting linked group, every member (named in the text or not)
+/// from the group's one [`Choice`]. A dimension's side of a box is sound only together with the
+/// other sides: left out of the `dynamic_shapes` block, a size the text names only inside a
+/// guard would keep whatever the user's call gave it (or become static), and `h*w <= 65536`'s
+/// side `h 32..1024` would be printed without `w 2..64`. Such a size is named as `check` names an
+/// input's dimension (`x_3`), else with a suffix when `taken` (the block's other names) holds
+/// that name; each name given is added to `taken`.
+pub(crate) fn group_specs(
     solved: &[JointGroup],
     msg: &Message,
     opts: &Options,
-) -> Vec<PartnerSpec> {
+    taken: &mut std::collections::BTreeSet<String>,
+) -> Vec<GroupSpec> {
+    use crate::python::{alias, dim_code, py_name, source_input};
     let traced = |v: &str| {
         let d = msg.dims.iter().find(|d| var_of(d) == v)?;
         example_for(opts, &d.name)
     };
-    let mut out: Vec<PartnerSpec> = Vec::new();
+    let mut out = Vec::new();
     for j in solved {
         let Some(l) = j.linked.as_ref().filter(|l| l.restricts()) else {
             continue;
         };
-        let named: Vec<&DimReport> = j
+        let Some(choice) = group_choice(j, l, &traced) else {
+            continue;
+        };
+        let named: Vec<String> = j
             .grp
             .members
             .iter()
             .filter_map(|m| msg.dims.iter().find(|d| var_of(d) == m.name))
-            .filter_map(|md| dims.iter().find(|d| d.name == md.name))
+            .map(|d| d.name.clone())
             .collect();
         if named.is_empty() {
             continue;
         }
-        // The same choice as `dynamic_shapes_block` makes for each named partner.
-        let shared = named.iter().any(|d| {
-            d.shared_side.as_ref().is_some_and(|s| {
-                example_for(opts, &d.name).is_none_or(|x| s.progression().contains(x))
-            })
-        });
-        let example_box = l.point(&j.grp, &traced).and_then(|p| l.example_box(&p));
+        let mut partners = Vec::new();
+        // The name of each member in the block.
+        let mut names: BTreeMap<&str, String> = BTreeMap::new();
         for m in &j.grp.members {
-            if msg.dims.iter().any(|d| var_of(d) == m.name) {
+            if let Some(d) = msg.dims.iter().find(|d| var_of(d) == m.name) {
+                names.insert(&m.name, py_name(&d.name));
                 continue;
             }
             let source = crate::diagnose::name_of(msg, &m.name);
-            if out.iter().any(|p| p.source == source) {
-                continue;
+            let base = py_name(&source_input(&source).map_or(source.clone(), |(i, k)| format!("{i}_{k}")));
+            let free = |n: &String| !taken.contains(n) && !taken.contains(&format!("_{n}"));
+            let name = std::iter::once(base.clone())
+                .chain((2..).map(|k| format!("{base}_{k}")))
+                .find(free)
+                .unwrap_or(base);
+            taken.insert(name.clone());
+            names.insert(&m.name, name.clone());
+            partners.push(PartnerSpec { source, name });
+        }
+        let mut code: Vec<String> = Vec::new();
+        let comment = |code: &mut Vec<String>, m: &joint::Member| {
+            if let Some(p) = partners.iter().find(|p| names[m.name.as_str()] == p.name) {
+                code.push(format!(
+                    "# {} is {}: a guard links it to the sizes above, which are sound only with this",
+                    p.name, p.source
+                ));
             }
-            // Named as `check` names an input's dimension: `x_3`.
-            let name = crate::python::py_name(
-                &crate::python::source_input(&source)
-                    .map_or(source.clone(), |(i, k)| format!("{i}_{k}")),
-            );
-            let level = l.joint.level(&m.root);
-            let code = if shared {
-                l.shared_side(m).map(|(p, alias)| match alias {
-                    Some(a) => {
-                        let first = l.joint.level(a).map_or(a, |lv| &l.report.dims[lv]);
-                        crate::python::equal(&name, first)
-                    }
-                    None => crate::diagnose::unchecked_suggestion(&name, &p, Proof::Periodic).code,
-                })
-            } else if let Some(b) = &example_box {
-                level.map(|lv| {
-                    crate::diagnose::unchecked_suggestion(
-                        &name,
-                        &m.side(&b.sides[lv]),
-                        Proof::Periodic,
-                    )
-                    .code
-                })
-            } else {
-                l.side(m)
-                    .map(|p| crate::diagnose::unchecked_suggestion(&name, &p, Proof::Periodic).code)
+        };
+        for (lv, root) in l.joint.sizes.iter().enumerate() {
+            let Some(rm) = j.grp.members.iter().find(|m| &m.name == root) else {
+                continue;
             };
-            if let Some(code) = code {
-                out.push(PartnerSpec { source, name, code });
+            comment(&mut code, rm);
+            let first = &names[l.joint.sizes[0].as_str()];
+            code.push(match &choice {
+                Choice::Shared(_) if lv > 0 => alias(&names[root.as_str()], first, 1, 0),
+                Choice::Shared(p) => dim_code(&names[root.as_str()], p),
+                Choice::Example(sides) | Choice::Largest(sides) => {
+                    dim_code(&names[root.as_str()], &sides[lv])
+                }
+            });
+            for m in j.grp.members.iter().filter(|m| &m.root == root && &m.name != root) {
+                comment(&mut code, m);
+                code.push(alias(&names[m.name.as_str()], &names[root.as_str()], m.coef, m.offset));
             }
         }
+        out.push(GroupSpec {
+            named,
+            partners,
+            code: code.join("\n"),
+        });
     }
     out
 }
