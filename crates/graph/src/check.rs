@@ -295,9 +295,8 @@ pub fn check_with(
                     box_side.insert(m.name.clone(), p);
                 }
                 if let Some((p, alias)) = l.shared_side(m) {
-                    let code = alias.map(|a| {
-                        python::alias(&dim_name(&m.name), &dim_name(a), m.coef, m.offset)
-                    });
+                    let code = alias
+                        .map(|a| python::alias(&dim_name(&m.name), &dim_name(a), m.coef, m.offset));
                     let cert = l.report.shared.as_ref().map(|s| s.side.certificate);
                     shared_side.insert(m.name.clone(), (p, code, cert));
                 }

@@ -279,15 +279,7 @@ fn joint_groups(
             )
         })
         .collect();
-    // A size the text names only inside a guard has torch's default range too: it is a
-    // dynamic size (0 and 1 would have been specialized), never negative.
-    for m in groups.iter().flat_map(|g| &g.members) {
-        if m.name.contains(".size()[") || m.name.contains(".shape[") {
-            ranges
-                .entry(m.name.clone())
-                .or_insert((message::DEFAULT_MIN, SIZE_MAX));
-        }
-    }
+    partner_ranges(groups, &mut ranges);
     let budget = crate::linked::Budget {
         limits: opts.limits,
         ..Default::default()
@@ -314,6 +306,19 @@ fn joint_groups(
         });
     }
     out
+}
+
+/// A size the text names only inside a guard has torch's default range: it is a dynamic size
+/// (0 and 1 would have been specialized), never negative. Adds it to `ranges` for every such
+/// size of `groups`.
+fn partner_ranges(groups: &[joint::Group], ranges: &mut BTreeMap<String, (i128, i128)>) {
+    for m in groups.iter().flat_map(|g| &g.members) {
+        if m.name.contains(".size()[") || m.name.contains(".shape[") {
+            ranges
+                .entry(m.name.clone())
+                .or_insert((message::DEFAULT_MIN, SIZE_MAX));
+        }
+    }
 }
 
 /// Each guard's fate in a solved group, by its index in the message's size guards.
@@ -508,11 +513,12 @@ fn linked_groups(
     groups: &[joint::Group],
     fates: &mut Fates,
 ) -> Vec<LinkedGroup> {
-    let ranges: BTreeMap<String, (i128, i128)> = msg
+    let mut ranges: BTreeMap<String, (i128, i128)> = msg
         .dims
         .iter()
         .filter_map(|d| d.range.map(|r| (var_of(d), r)))
         .collect();
+    partner_ranges(groups, &mut ranges);
     let name_of = |v: &str| name_of(msg, v);
     let mut out = Vec::new();
     for grp in groups {
@@ -1135,8 +1141,8 @@ fn dynamic_shapes_block(
     }
     let mut printed = vec![false; specs.len()];
     for d in dims.iter().filter(|d| !in_group(&d.name)) {
-        // A restricting linked group: every member's line from the group's one answer, printed
-        // once, where its first dimension comes.
+        // A linked group: every member's line from the group's one answer, printed once, where
+        // its first dimension comes.
         if let Some(k) = specs.iter().position(|s| s.named.contains(&d.name)) {
             if !std::mem::replace(&mut printed[k], true) {
                 block.code(&specs[k].code);

@@ -248,7 +248,7 @@ pub(crate) fn link_dims(
     }
 }
 
-/// The spec a restricting linked group takes, chosen once for the whole group: every member's
+/// The spec a linked group takes, chosen once for the whole group: every member's
 /// line (named in the text or not) comes from the same answer, so the lines are sound together.
 pub(crate) enum Choice {
     /// One `Dim` both roots take at once (over the roots), when it admits more than the largest
@@ -301,7 +301,7 @@ pub(crate) struct PartnerSpec {
     pub name: String,
 }
 
-/// The spec lines of one restricting linked group ([`group_specs`]).
+/// The spec lines of one linked group ([`group_specs`]).
 pub(crate) struct GroupSpec {
     /// The dimensions of the text (their names) whose lines `code` holds.
     pub named: Vec<String>,
@@ -313,11 +313,12 @@ pub(crate) struct GroupSpec {
     pub code: String,
 }
 
-/// The spec lines of each restricting linked group, every member (named in the text or not)
-/// from the group's one [`Choice`]. A dimension's side of a box is sound only together with the
-/// other sides: left out of the `dynamic_shapes` block, a size the text names only inside a
-/// guard would keep whatever the user's call gave it (or become static), and `h*w <= 65536`'s
-/// side `h 32..1024` would be printed without `w 2..64`. Such a size is named as `check` names an
+/// The spec lines of each decided linked group of several roots, every member (named in the
+/// text or not) from the group's one [`Choice`]: a size derived from a root is written from the
+/// root's line, never as a `Dim` of its own. A dimension's side of a box is sound only together
+/// with the other sides: left out of the `dynamic_shapes` block, a size the text names only
+/// inside a guard would keep whatever the user's call gave it (or become static), and
+/// `h*w <= 65536`'s side `h 32..1024` would be printed without `w 2..64`. Such a size is named as `check` names an
 /// input's dimension (`x_3`), else with a suffix when `taken` (the block's other names) holds
 /// that name; each name given is added to `taken`.
 pub(crate) fn group_specs(
@@ -333,7 +334,7 @@ pub(crate) fn group_specs(
     };
     let mut out = Vec::new();
     for j in solved {
-        let Some(l) = j.linked.as_ref().filter(|l| l.restricts()) else {
+        let Some(l) = j.linked.as_ref().filter(|_| j.solved.undecided.is_none()) else {
             continue;
         };
         let Some(choice) = group_choice(j, l, &traced) else {
@@ -358,7 +359,8 @@ pub(crate) fn group_specs(
                 continue;
             }
             let source = crate::diagnose::name_of(msg, &m.name);
-            let base = py_name(&source_input(&source).map_or(source.clone(), |(i, k)| format!("{i}_{k}")));
+            let base =
+                py_name(&source_input(&source).map_or(source.clone(), |(i, k)| format!("{i}_{k}")));
             let free = |n: &String| !taken.contains(n) && !taken.contains(&format!("_{n}"));
             let name = std::iter::once(base.clone())
                 .chain((2..).map(|k| format!("{base}_{k}")))
@@ -390,9 +392,19 @@ pub(crate) fn group_specs(
                     dim_code(&names[root.as_str()], &sides[lv])
                 }
             });
-            for m in j.grp.members.iter().filter(|m| &m.root == root && &m.name != root) {
+            for m in j
+                .grp
+                .members
+                .iter()
+                .filter(|m| &m.root == root && &m.name != root)
+            {
                 comment(&mut code, m);
-                code.push(alias(&names[m.name.as_str()], &names[root.as_str()], m.coef, m.offset));
+                code.push(alias(
+                    &names[m.name.as_str()],
+                    &names[root.as_str()],
+                    m.coef,
+                    m.offset,
+                ));
             }
         }
         out.push(GroupSpec {
