@@ -152,7 +152,7 @@ impl Block {
         let env_has = |a: &str| self.dict.iter().any(|(s, _)| s == a);
         if !guards
             .iter()
-            .all(|g| g.atoms().iter().all(|a| env_has(&a.to_string())))
+            .all(|g| g.atoms().iter().all(|a| env_has(a.as_ref())))
         {
             return Ok(false);
         }
@@ -344,7 +344,7 @@ fn a_guard_true_for_every_partner_value_keeps_its_dims() {
     // m18: the one-size re-check evaluated the guard with w unbound and withheld h's Dim; the
     // dict then named `h`, which the block never defined.
     let g = format!("Ne(Mod(2*{H} + 2*{W}, 2), 1)");
-    let text = message(&[("h", H, 2, 12), ("w", W, 2, 9)], &[g.clone()]);
+    let text = message(&[("h", H, 2, 12), ("w", W, 2, 9)], std::slice::from_ref(&g));
     let code = block(&text, &[]);
     assert!(
         !code.contains("no constraint to express"),
