@@ -755,9 +755,10 @@ fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
                 out,
                 "largest box",
                 &format!(
-                    "{} ({} combinations{})",
+                    "{} ({} combination{}{})",
                     sides.join(", "),
                     count_text(b.count),
+                    if b.count == 1 { "" } else { "s" },
                     if b.maximal { ", maximal" } else { "" }
                 ),
                 st,
@@ -784,8 +785,9 @@ fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
                 out,
                 "undecided",
                 &st.yellow(&format!(
-                    "{} combinations: {}",
+                    "{} combination{}: {}",
                     count_text(u.count),
+                    if u.count == 1 { "" } else { "s" },
                     u.reason
                 )),
                 st,
