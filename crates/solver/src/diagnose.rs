@@ -430,14 +430,6 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
             if msg.joint.iter().any(|l| l.text == g.text) {
                 continue; // listed once, under `links`
             }
-            if g.method == GuardMethod::Joint {
-                // A guard over several sizes listed under this one: decided with the joint set,
-                // not a requirement of this size alone.
-                let i = slot(p, &mut out, &mut sets);
-                out[i].guards.push(g.text.clone());
-                out[i].links.push(g.text.clone());
-                continue;
-            }
             let i = slot(p, &mut out, &mut sets);
             out[i].guards.push(g.text.clone());
             let acc = sets[i]
