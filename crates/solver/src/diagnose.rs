@@ -13,8 +13,8 @@ use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
 use crate::python::{self, dim_code, py_name};
 use crate::report::{
     Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardFate, GuardMethod, GuardReport,
-    GuardUse, LineDim, LineReport, LinkedGroup, Padding, Proof, RelationReport, Report, Status,
-    Suggestion,
+    GuardUse, LineDim, LineReport, LinkedGroup, LinkedSides, Padding, Proof, RelationReport,
+    Report, Status, Suggestion,
 };
 use crate::suggest::{self, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression};
@@ -615,10 +615,7 @@ fn dim_report(
         undecided: None,
         advice: vec![],
         linked_with: vec![],
-        with_some_partner: None,
-        box_side: None,
-        shared_side: None,
-        example_box_side: None,
+        sides: LinkedSides::default(),
     };
     if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
         r.advice.push(format!(
@@ -1117,11 +1114,12 @@ fn dynamic_shapes_block(
         // largest sound box.
         let traced = example_for(opts, &d.name);
         if let Some(s) = d
+            .sides
             .shared_side
             .as_ref()
             .filter(|s| traced.is_none_or(|x| s.progression().contains(x)))
-            .or(d.example_box_side.as_ref())
-            .or(d.box_side.as_ref())
+            .or(d.sides.example_box_side.as_ref())
+            .or(d.sides.box_side.as_ref())
         {
             block.code(&s.code);
             continue;

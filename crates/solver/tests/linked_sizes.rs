@@ -56,7 +56,7 @@ fn values(d: &DimReport) -> Option<BTreeSet<i64>> {
 }
 
 fn partner_values(d: &DimReport) -> Option<BTreeSet<i64>> {
-    let f = d.with_some_partner.as_ref()?;
+    let f = d.sides.with_some_partner.as_ref()?;
     let set = DimSet::from_segments(f.segments.clone()).unwrap();
     Some(set.iter().map(|v| v as i64).collect())
 }

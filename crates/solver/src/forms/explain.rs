@@ -137,7 +137,7 @@ pub(crate) fn link_dims(
                     };
                     // No set past a failed operation: never values outside the range.
                     if let Ok(set) = &set {
-                        d.with_some_partner = Some(Feasible::from(set));
+                        d.sides.with_some_partner = Some(Feasible::from(set));
                     }
                     // A size whose every accepted value goes with every accepted combination
                     // of the others keeps its own answer.
@@ -172,7 +172,7 @@ pub(crate) fn link_dims(
                                 b.sides[lv].certificate_note.clone(),
                             )
                         });
-                        d.box_side = side.map(|p| {
+                        d.sides.box_side = side.map(|p| {
                             let mut s =
                                 crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
                             if let Some((c, note)) = checked.clone() {
@@ -181,14 +181,15 @@ pub(crate) fn link_dims(
                             }
                             s
                         });
-                        d.example_box_side = example_box.as_ref().zip(level).map(|(b, lv)| {
-                            crate::diagnose::unchecked_suggestion(
-                                &d.name,
-                                &m.side(&b.sides[lv]),
-                                Proof::Periodic,
-                            )
-                        });
-                        d.shared_side = l.shared_side(m).map(|(p, alias)| {
+                        d.sides.example_box_side =
+                            example_box.as_ref().zip(level).map(|(b, lv)| {
+                                crate::diagnose::unchecked_suggestion(
+                                    &d.name,
+                                    &m.side(&b.sides[lv]),
+                                    Proof::Periodic,
+                                )
+                            });
+                        d.sides.shared_side = l.shared_side(m).map(|(p, alias)| {
                             let mut s =
                                 crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
                             if let Some(sh) = &l.report.shared {
@@ -212,14 +213,14 @@ pub(crate) fn link_dims(
                                 format!("decided jointly with {} (see linked)", others.join(", "));
                         }
                         d.advice = vec![l.report.summary.clone()];
-                        d.advice.push(match &d.box_side {
-                            Some(_) if d.shared_side.is_some() => format!(
+                        d.advice.push(match &d.sides.box_side {
+                            Some(_) if d.sides.shared_side.is_some() => format!(
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below is one Dim shared with {}, which admits more than any box (see linked)",
                                 d.name,
                                 others.join(", "),
                                 others.join(", ")
                             ),
-                            Some(_) if d.example_box_side.is_some() => format!(
+                            Some(_) if d.sides.example_box_side.is_some() => format!(
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; the largest sound box leaves out the traced sizes (--example), so its spec below is its side of a sound box through them (see linked)",
                                 d.name,
                                 others.join(", ")
@@ -291,7 +292,7 @@ pub(crate) fn partner_specs(
         }
         // The same choice as `dynamic_shapes_block` makes for each named partner.
         let shared = named.iter().any(|d| {
-            d.shared_side.as_ref().is_some_and(|s| {
+            d.sides.shared_side.as_ref().is_some_and(|s| {
                 example_for(opts, &d.name).is_none_or(|x| s.progression().contains(x))
             })
         });
