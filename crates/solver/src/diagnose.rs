@@ -203,25 +203,37 @@ fn size_guards(msg: &Message) -> Sized {
         out.origin.push(Origin::Equality(i));
     }
     for (i, r) in msg.relations.iter().enumerate() {
-        // `dy = dx + 1`: the right-hand side names dimensions; rewrite it over their sizes.
-        let mut rhs = match crate::syntax::parse_expr(&r.expr) {
-            Ok(e) => e,
-            Err(e) => {
-                out.unread.push((i, e.message));
-                continue;
+        match relation_guard(msg, r) {
+            Ok(g) => {
+                out.guards.push(g);
+                out.origin.push(Origin::Relation(i));
             }
-        };
-        for d in &msg.dims {
-            rhs = rhs.substitute(&d.name, &Expr::sym(&var_of(d)));
+            Err(e) => out.unread.push((i, e.message)),
         }
-        out.guards.push(Expr::Cmp(
-            CmpOp::Eq,
-            Box::new(Expr::sym(&var(&r.name))),
-            Box::new(rhs),
-        ));
-        out.origin.push(Origin::Relation(i));
     }
     out
+}
+
+/// A relation torch states (`dy = dx + 1`) as an `==` guard over the sizes' sources: its
+/// right-hand side names dimensions, rewritten over their sizes.
+pub fn relation_guard(
+    msg: &Message,
+    r: &crate::message::Relation,
+) -> Result<Expr, crate::error::ParseError> {
+    let mut rhs = crate::syntax::parse_expr(&r.expr)?;
+    for d in &msg.dims {
+        rhs = rhs.substitute(&d.name, &Expr::sym(&var_of(d)));
+    }
+    let lhs = msg
+        .dims
+        .iter()
+        .find(|d| d.name == r.name)
+        .map_or_else(|| r.name.clone(), var_of);
+    Ok(Expr::Cmp(
+        CmpOp::Eq,
+        Box::new(Expr::sym(&lhs)),
+        Box::new(rhs),
+    ))
 }
 
 /// Each size guard's fate (`fate`, reason), by its index in [`Sized`]'s list.
