@@ -709,10 +709,7 @@ fn dim_report(
     }
     if r.undecided.is_some() {
         r.status = Status::Undecided;
-        r.advice.push(
-            "dimguard could not decide every guard over this range; narrow the range (enumeration handles up to 20,000,000 values) or check the guard by hand"
-                .into(),
-        );
+        r.advice.push(UNDECIDED_ADVICE.into());
         return r;
     }
     let sets: Vec<DimSet> = sets.into_iter().flatten().collect();
@@ -817,6 +814,9 @@ fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {
     sets.iter()
         .try_fold(domain.clone(), |acc, s| acc.intersect(s))
 }
+
+/// What a dimension's advice says when a guard over its range is undecided.
+pub(crate) const UNDECIDED_ADVICE: &str = "dimguard could not decide every guard over this range; narrow the range (enumeration handles up to 20,000,000 values) or check the guard by hand";
 
 /// What a report says when a candidate failed the independent re-check.
 pub const WITHHELD: &str = "internal error: a candidate failed dimguard's independent re-check and was withheld; please report this message";

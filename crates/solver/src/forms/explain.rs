@@ -3,7 +3,7 @@
 //! or input check at the size the user ran.
 
 use crate::diagnose::JointGroup;
-use crate::diagnose::{conclude, example_for, Options, WITHHELD};
+use crate::diagnose::{conclude, example_for, Options, UNDECIDED_ADVICE, WITHHELD};
 use crate::expr::Value;
 use crate::forms::Form;
 use crate::joint::{self, Prover};
@@ -386,7 +386,8 @@ fn answer_jointly(
         .filter(|e| e.atoms().iter().all(|a| **a == *m.name))
         .collect();
     d.undecided = None;
-    d.advice.clear();
+    // The one-size solve's "could not decide" goes; other advice (a forced specialization) stays.
+    d.advice.retain(|a| a != UNDECIDED_ADVICE);
     for g in d.guards.iter_mut().filter(|g| g.set.is_none()) {
         g.method = GuardMethod::Joint;
         g.requires = match others {
