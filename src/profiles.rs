@@ -75,7 +75,7 @@ pub fn inputs(
                             } else {
                                 // A linked size: its side of the largest sound box, so that
                                 // every corner shape passes with the others' sides.
-                                let side = d.box_side.as_ref().map(|p| {
+                                let side = d.sides.box_side.as_ref().map(|p| {
                                     crate::solver::report::Feasible::from(&DimSet::progression(
                                         p.lo, p.hi, p.modulus, p.residue,
                                     ))

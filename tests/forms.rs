@@ -437,9 +437,9 @@ fn linked_sizes_from_logs_are_reported() {
         assert_eq!(d.status, Status::Linked, "{}", d.name);
         assert!(d.suggestions.is_empty());
         assert_eq!(d.linked_with.len(), 1);
-        let side = d.box_side.as_ref().expect("box side");
+        let side = d.sides.box_side.as_ref().expect("box side");
         let partner = r.dims.iter().find(|o| o.name == d.linked_with[0]).unwrap();
-        let other = partner.box_side.as_ref().unwrap();
+        let other = partner.sides.box_side.as_ref().unwrap();
         for a in (side.lo..=side.hi).step_by(side.modulus as usize) {
             for b in (other.lo..=other.hi).step_by(other.modulus as usize) {
                 assert!(pass(a, b), "{a}, {b}");
@@ -447,7 +447,7 @@ fn linked_sizes_from_logs_are_reported() {
         }
         // One shared Dim admits the whole diagonal (every (v, v) passes, brute force: 225
         // pairs), more than the box: the spec uses it, the second size written as the first.
-        let shared = d.shared_side.as_ref().expect("shared side");
+        let shared = d.sides.shared_side.as_ref().expect("shared side");
         let diagonal = (32..=256i128).filter(|&v| pass(v, v)).count() as u128;
         assert_eq!((shared.lo, shared.hi, shared.modulus), (32, 256, 1));
         assert_eq!(shared.count, diagonal);
@@ -645,10 +645,10 @@ fn joint_sets_match_brute_force_and_every_guard_is_accounted_for() {
             for (dim, side) in j.dims.iter().zip(&b.sides) {
                 let d = r.dims.iter().find(|d| &d.name == dim).unwrap();
                 if d.status == Status::Linked {
-                    assert_eq!(d.box_side.as_ref().map(|s| &s.code), Some(&side.code));
+                    assert_eq!(d.sides.box_side.as_ref().map(|s| &s.code), Some(&side.code));
                     // The spec is the box side, or one Dim shared by a pair when that admits
                     // more (then every (v, v) of it passes).
-                    match (&d.shared_side, &j.shared) {
+                    match (&d.sides.shared_side, &j.shared) {
                         (Some(sh), Some(js)) => {
                             assert!(js.count > b.count, "{name}");
                             assert!(r.dynamic_shapes.contains(&sh.code), "{name}");

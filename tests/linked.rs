@@ -397,6 +397,7 @@ fn diagnose_gives_a_box_through_the_traced_sizes_when_the_largest_leaves_them_ou
     let side = |name: &str| {
         let d = r.dims.iter().find(|d| d.name == name).unwrap();
         let s = d
+            .sides
             .example_box_side
             .as_ref()
             .expect("a box through the traced sizes");
@@ -406,7 +407,12 @@ fn diagnose_gives_a_box_through_the_traced_sizes_when_the_largest_leaves_them_ou
     // The largest box leaves the traced pair out (else no other box is needed).
     let in_largest = traced.iter().all(|(n, v)| {
         let d = r.dims.iter().find(|d| d.name == *n).unwrap();
-        d.box_side.as_ref().unwrap().progression().contains(*v)
+        d.sides
+            .box_side
+            .as_ref()
+            .unwrap()
+            .progression()
+            .contains(*v)
     });
     assert!(!in_largest);
     let (h, w) = (side("h"), side("w"));
@@ -421,5 +427,8 @@ fn diagnose_gives_a_box_through_the_traced_sizes_when_the_largest_leaves_them_ou
     }
     // Without traced sizes: the largest box, no box through them.
     let plain = diagnose_text(&text, &Options::default()).unwrap();
-    assert!(plain.dims.iter().all(|d| d.example_box_side.is_none()));
+    assert!(plain
+        .dims
+        .iter()
+        .all(|d| d.sides.example_box_side.is_none()));
 }

@@ -263,7 +263,7 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             let total = (b - a + 1) as u128;
             format!(
                 "{status}: {} of {} values pass with some value of {}",
-                d.with_some_partner.as_ref().map_or(0, |f| f.count),
+                d.sides.with_some_partner.as_ref().map_or(0, |f| f.count),
                 total,
                 d.linked_with.join(", ")
             )
@@ -387,8 +387,8 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
         }
     }
     for (label, side) in [
-        ("box side", &d.box_side),
-        ("traced box", &d.example_box_side),
+        ("box side", &d.sides.box_side),
+        ("traced box", &d.sides.example_box_side),
     ] {
         let Some(b) = side else { continue };
         let cert = format!("[certificate: {}]", b.certificate);
@@ -569,6 +569,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                 let rejected = d.claimed.count.saturating_sub(a.count + unsure);
                 // Really linked: some size passes with one partner and fails with another.
                 let some = d
+                    .sides
                     .with_some_partner
                     .as_ref()
                     .filter(|f| f.count != a.count)
@@ -615,7 +616,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
             );
         }
         if !d.linked_with.is_empty() {
-            let every = match (&d.with_some_partner, &d.accepted) {
+            let every = match (&d.sides.with_some_partner, &d.accepted) {
                 (Some(f), Some(a)) if f.count == a.count => {
                     "; each accepted size passes with every accepted size of those".to_string()
                 }
@@ -631,7 +632,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                 &st,
             );
         }
-        if let Some(s) = d.box_side.as_ref().or(d.suggestions.first()) {
+        if let Some(s) = d.sides.box_side.as_ref().or(d.suggestions.first()) {
             row(&mut out, "spec", &s.code, &st);
         }
     }

@@ -19,8 +19,8 @@ use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, Proof, SizeRange,
-    UndecidedSet,
+    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, LinkedSides, Proof,
+    SizeRange, UndecidedSet,
 };
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
@@ -354,29 +354,31 @@ pub fn check_with(
             rejected_examples: vec![],
             linked_with: linked.get(&i.source).cloned().unwrap_or_default(),
             undecided: None,
-            with_some_partner: some
-                .get(&i.source)
-                .and_then(|f| match &claimed {
-                    Some(c) => f.intersect(c).ok(),
-                    None => Some(f.clone()),
-                })
-                .map(|f| Feasible::from(&f)),
-            box_side: box_side
-                .get(&i.source)
-                .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
-            shared_side: shared_side.get(&i.source).map(|(p, code, cert)| {
-                let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
-                if let Some(c) = code {
-                    s.code = c.clone();
-                }
-                if let Some(c) = cert {
-                    s.certificate = *c;
-                }
-                s
-            }),
-            example_box_side: example_side
-                .get(&i.source)
-                .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
+            sides: LinkedSides {
+                with_some_partner: some
+                    .get(&i.source)
+                    .and_then(|f| match &claimed {
+                        Some(c) => f.intersect(c).ok(),
+                        None => Some(f.clone()),
+                    })
+                    .map(|f| Feasible::from(&f)),
+                box_side: box_side
+                    .get(&i.source)
+                    .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
+                shared_side: shared_side.get(&i.source).map(|(p, code, cert)| {
+                    let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
+                    if let Some(c) = code {
+                        s.code = c.clone();
+                    }
+                    if let Some(c) = cert {
+                        s.certificate = *c;
+                    }
+                    s
+                }),
+                example_box_side: example_side
+                    .get(&i.source)
+                    .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
+            },
             same_as: alias
                 .get(&i.source)
                 .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
@@ -443,11 +445,12 @@ pub fn check_with(
                         // size), else its side of a box through the traced sizes (when the
                         // largest box leaves them out), else of the largest sound box.
                         if let Some(s) = d
+                            .sides
                             .shared_side
                             .as_ref()
                             .filter(|s| d.example.is_none_or(|x| s.progression().contains(x)))
-                            .or(d.example_box_side.as_ref())
-                            .or(d.box_side.as_ref())
+                            .or(d.sides.example_box_side.as_ref())
+                            .or(d.sides.box_side.as_ref())
                             .or(d.suggestions.first())
                         {
                             block.code(&s.code);

@@ -77,6 +77,13 @@ impl GuardSet {
             );
             joint.push((format!("{b} == {a}"), e));
         }
+        // "must always be related ... by dy = dx + 1": a relation the spec must keep (one whose
+        // right-hand side cannot be read is left out, as `diagnose` reports it unread).
+        for r in &msg.relations {
+            if let Ok(e) = dimguard_solver::diagnose::relation_guard(msg, r) {
+                joint.push((format!("{} = {}", r.name, r.expr), e));
+            }
+        }
         GuardSet { dims, joint }
     }
 
@@ -279,6 +286,26 @@ fn guard_use(
         fate,
         reason,
     }
+}
+
+/// Whether the spec speaks of some size of the guards (a dimension's, or one named only inside
+/// a guard over several sizes). When it does not, there is nothing to verify: the spec's names
+/// and the guards' sizes do not meet.
+pub fn covers_any(guards: &GuardSet, spec: &Spec) -> bool {
+    let sizes = guards
+        .dims
+        .iter()
+        .map(|(n, s, _)| s.clone().unwrap_or_else(|| n.clone()))
+        .chain(
+            guards
+                .joint
+                .iter()
+                .flat_map(|(_, e)| e.atoms().into_iter().map(|a| a.to_string())),
+        );
+    sizes
+        .collect::<Vec<_>>()
+        .iter()
+        .any(|s| spec_of(guards, spec, s).is_some())
 }
 
 /// The spec's entry for a size of the guards (a dimension's source or name).
@@ -541,7 +568,8 @@ fn joint_check(
     for i in 0..atoms.len() {
         let Some(di) = dims_of[i] else { continue };
         if let Some(j) = first_of(&di.name).filter(|&j| j < i) {
-            tie[i] = Some((atoms[j].clone(), 1, 0));
+            // The same value as size `j`: written as `j` is (never as a size itself tied).
+            tie[i] = Some(tie[j].clone().unwrap_or_else(|| (atoms[j].clone(), 1, 0)));
             continue;
         }
         let Some(d) = &di.derived else { continue };
@@ -941,5 +969,73 @@ mod tests {
         assert!(s.dims.iter().any(|d| d.name == "h"), "{s:?}");
         let r = verify(&g, &s, 5_000);
         assert_eq!(r.sound, Some(true), "{r:?}");
+    }
+
+    #[test]
+    fn a_size_the_dict_leaves_static_is_not_found_by_name() {
+        // `{2: None, 3: h}`: x[2] is static (its traced value decides), although the message
+        // names it `h`. Before, the name matched it to the spec's `h` (x[3]), tied the two
+        // sizes, and only the diagonal was checked: "sound" with a Z3 certificate.
+        let msg = "  - Not all values of h = L['x'].size()[2] in the specified range 32 <= h <= 1024 satisfy the generated guard L['x'].size()[2] * L['x'].size()[3] <= 65536.";
+        let g = GuardSet::read(msg).unwrap();
+        let s =
+            spec::read("h = Dim('h', min=2, max=256)\ndynamic_shapes = {'x': {2: None, 3: h}}\n")
+                .unwrap();
+        assert!(covers_any(&g, &s));
+        let r = verify(&g, &s, 5_000);
+        assert_eq!(r.sound, None, "{r:?}");
+        assert_eq!(r.joint[0].sound, None);
+        // Without a dict, names still match.
+        let s = spec::read("h = Dim('h', min=32, max=64)\n").unwrap();
+        assert_eq!(
+            s.lookup("h", Some("L['x'].size()[2]"))
+                .map(|d| d.name.as_str()),
+            Some("h")
+        );
+    }
+
+    #[test]
+    fn a_relation_torch_states_is_checked() {
+        // "must always be related ... by dy = dx + 1": two independent Dims break it.
+        let msg = "  - The values of dy = L['y'].size()[0] must always be related to the values of dx = L['x'].size()[0] by dy = dx + 1.";
+        let g = GuardSet::read(msg).unwrap();
+        let free = spec::read("dx = Dim('dx', min=2, max=100)\ndy = Dim('dy', min=3, max=101)\ndynamic_shapes = {'x': {0: dx}, 'y': {0: dy}}\n").unwrap();
+        let r = verify(&g, &free, 5_000);
+        assert_eq!(r.sound, Some(false), "{r:?}");
+        let ce = r.joint[0].counterexample.as_ref().unwrap();
+        assert_ne!(ce["L['y'].size()[0]"], ce["L['x'].size()[0]"] + 1);
+        let kept = spec::read("dx = Dim('dx', min=2, max=100)\ndy = dx + 1\ndynamic_shapes = {'x': {0: dx}, 'y': {0: dy}}\n").unwrap();
+        assert_eq!(verify(&g, &kept, 5_000).sound, Some(true));
+    }
+
+    #[test]
+    fn a_name_bound_twice_is_its_last_binding() {
+        // Python keeps the last binding: `h` admits 2..5000, and 101 fails `h <= 100`.
+        let g = GuardSet::read("L['x'].size()[2] <= 100\n").unwrap();
+        let s = spec::read("h = Dim('h', min=2, max=50)\nh = Dim('h', min=2, max=5000)\ndynamic_shapes = {'x': {2: h}}\n").unwrap();
+        assert_eq!(s.dims.iter().filter(|d| d.name == "h").count(), 1);
+        assert_eq!(verify(&g, &s, 5_000).sound, Some(false));
+    }
+
+    #[test]
+    fn sizes_of_one_dim_derived_from_a_used_root_are_tied_through_it() {
+        // x1 = x2 = 2*_r and x0 = _r: x1 + x2 = 4*x0 always. Before, x2 was tied to x1, which was
+        // itself tied to x0: x1 came back free and the spec was called UNSOUND.
+        let g =
+            GuardSet::read("L['x'].size()[1] + L['x'].size()[2] <= 4*L['x'].size()[0]\n").unwrap();
+        let s = spec::read("_r = Dim('_r', min=2, max=10)\nh = 2*_r\ndynamic_shapes = {'x': {0: _r, 1: h, 2: h}}\n").unwrap();
+        let r = verify(&g, &s, 5_000);
+        assert_eq!(r.joint[0].sound, Some(true), "{r:?}");
+        // One less is unsound, and the counterexample holds every size, consistent with the ties.
+        let g = GuardSet::read("L['x'].size()[1] + L['x'].size()[2] <= 4*L['x'].size()[0] - 1\n")
+            .unwrap();
+        let r = verify(&g, &s, 5_000);
+        let ce = r.joint[0].counterexample.as_ref().unwrap();
+        let (x0, x1, x2) = (
+            ce["L['x'].size()[0]"],
+            ce["L['x'].size()[1]"],
+            ce["L['x'].size()[2]"],
+        );
+        assert_eq!((x1, x2), (2 * x0, 2 * x0), "{ce:?}");
     }
 }

@@ -13,8 +13,8 @@ use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
 use crate::python::{self, dim_code, py_name};
 use crate::report::{
     Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardFate, GuardMethod, GuardReport,
-    GuardUse, LineDim, LineReport, LinkedGroup, Padding, Proof, RelationReport, Report, Status,
-    Suggestion,
+    GuardUse, LineDim, LineReport, LinkedGroup, LinkedSides, Padding, Proof, RelationReport,
+    Report, Status, Suggestion,
 };
 use crate::suggest::{self, Maximality};
 use crate::types::{CmpOp, DimSet, Expr, Progression};
@@ -216,25 +216,37 @@ fn size_guards(msg: &Message) -> Sized {
         out.origin.push(Origin::Equality(i));
     }
     for (i, r) in msg.relations.iter().enumerate() {
-        // `dy = dx + 1`: the right-hand side names dimensions; rewrite it over their sizes.
-        let mut rhs = match crate::syntax::parse_expr(&r.expr) {
-            Ok(e) => e,
-            Err(e) => {
-                out.unread.push((i, e.message));
-                continue;
+        match relation_guard(msg, r) {
+            Ok(g) => {
+                out.guards.push(g);
+                out.origin.push(Origin::Relation(i));
             }
-        };
-        for d in &msg.dims {
-            rhs = rhs.substitute(&d.name, &Expr::sym(&var_of(d)));
+            Err(e) => out.unread.push((i, e.message)),
         }
-        out.guards.push(Expr::Cmp(
-            CmpOp::Eq,
-            Box::new(Expr::sym(&var(&r.name))),
-            Box::new(rhs),
-        ));
-        out.origin.push(Origin::Relation(i));
     }
     out
+}
+
+/// A relation torch states (`dy = dx + 1`) as an `==` guard over the sizes' sources: its
+/// right-hand side names dimensions, rewritten over their sizes.
+pub fn relation_guard(
+    msg: &Message,
+    r: &crate::message::Relation,
+) -> Result<Expr, crate::error::ParseError> {
+    let mut rhs = crate::syntax::parse_expr(&r.expr)?;
+    for d in &msg.dims {
+        rhs = rhs.substitute(&d.name, &Expr::sym(&var_of(d)));
+    }
+    let lhs = msg
+        .dims
+        .iter()
+        .find(|d| d.name == r.name)
+        .map_or_else(|| r.name.clone(), var_of);
+    Ok(Expr::Cmp(
+        CmpOp::Eq,
+        Box::new(Expr::sym(&lhs)),
+        Box::new(rhs),
+    ))
 }
 
 /// Each size guard's fate (`fate`, reason), by its index in [`Sized`]'s list.
@@ -448,14 +460,6 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
             if msg.joint.iter().any(|l| l.text == g.text) {
                 continue; // listed once, under `links`
             }
-            if g.method == GuardMethod::Joint {
-                // A guard over several sizes listed under this one: decided with the joint set,
-                // not a requirement of this size alone.
-                let i = slot(p, &mut out, &mut sets);
-                out[i].guards.push(g.text.clone());
-                out[i].links.push(g.text.clone());
-                continue;
-            }
             let i = slot(p, &mut out, &mut sets);
             out[i].guards.push(g.text.clone());
             let acc = sets[i]
@@ -622,10 +626,7 @@ fn dim_report(
         undecided: None,
         advice: vec![],
         linked_with: vec![],
-        with_some_partner: None,
-        box_side: None,
-        shared_side: None,
-        example_box_side: None,
+        sides: LinkedSides::default(),
     };
     if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
         r.advice.push(format!(
@@ -727,10 +728,7 @@ fn dim_report(
     }
     if r.undecided.is_some() {
         r.status = Status::Undecided;
-        r.advice.push(
-            "dimguard could not decide every guard over this range; narrow the range (enumeration handles up to 20,000,000 values) or check the guard by hand"
-                .into(),
-        );
+        r.advice.push(UNDECIDED_ADVICE.into());
         return r;
     }
     let sets: Vec<DimSet> = sets.into_iter().flatten().collect();
@@ -843,6 +841,9 @@ fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {
     sets.iter()
         .try_fold(domain.clone(), |acc, s| acc.intersect(s))
 }
+
+/// What a dimension's advice says when a guard over its range is undecided.
+pub(crate) const UNDECIDED_ADVICE: &str = "dimguard could not decide every guard over this range; narrow the range (enumeration handles up to 20,000,000 values) or check the guard by hand";
 
 /// What a report says when a candidate failed the independent re-check.
 pub const WITHHELD: &str = "internal error: a candidate failed dimguard's independent re-check and was withheld; please report this message";

@@ -1984,6 +1984,64 @@ mod tests {
         assert!(b.count >= 49 * 19, "{b:?}");
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Guards that are down-closed in both sizes (lowering either keeps the pair accepted),
+        /// over domains of up to 60 values: more than 12 groups, so not every subset of groups
+        /// is tried. For such sets a box of intervals from the domains' minima is as large as any
+        /// box of progressions, so the brute force over every interval box (soundness by a 2-D
+        /// prefix sum of the rejected pairs) gives the largest count, which the search must reach.
+        #[test]
+        fn the_largest_box_of_a_down_closed_guard_is_found(
+            form in 0usize..3, a in 1i128..5, b in 1i128..5, n in 20i128..1200, hi in 20i128..60,
+        ) {
+            let guard = match form {
+                0 => format!("x * y <= {n}"),
+                1 => format!("{a} * x + {b} * y <= {}", n / 8),
+                _ => format!("(x // {a}) * (y // {b}) <= {}", n / 4),
+            };
+            let gs = vec![g(&guard)];
+            let n2 = names(&["x", "y"]);
+            let doms = [DimSet::interval(1, hi), DimSet::interval(1, hi)];
+            let js = solve_joint(&n2, &doms, &gs, &Budget::default());
+            prop_assert!(js.undecided.is_none());
+            let (w, lo) = (hi as usize, 1i128);
+            // rejected[i][j]: the pair (lo + i, lo + j) fails; prefix sums over it.
+            let mut pre = vec![vec![0u32; w + 1]; w + 1];
+            for i in 0..w {
+                for j in 0..w {
+                    let t = [lo + i as i128, lo + j as i128];
+                    let bad = u32::from(!holds_all(&gs, &n2, &t));
+                    pre[i + 1][j + 1] = bad + pre[i][j + 1] + pre[i + 1][j] - pre[i][j];
+                }
+            }
+            let rejected = |i0: usize, i1: usize, j0: usize, j1: usize| {
+                pre[i1][j1] + pre[i0][j0] - pre[i0][j1] - pre[i1][j0]
+            };
+            let mut best = 0u128;
+            for i0 in 0..w {
+                for i1 in i0 + 1..=w {
+                    for j0 in 0..w {
+                        for j1 in j0 + 1..=w {
+                            if rejected(i0, i1, j0, j1) == 0 {
+                                best = best.max(((i1 - i0) * (j1 - j0)) as u128);
+                            }
+                        }
+                    }
+                }
+            }
+            let b = largest_box(&js.tree, &Budget::default());
+            prop_assert_eq!(b.is_none(), best == 0);
+            if let Some(b) = b {
+                let sides: Vec<DimSet> = b.sides.iter().map(|p| DimSet::progression(p.lo, p.hi, p.modulus, p.residue)).collect();
+                for t in tuples(&sides) {
+                    prop_assert!(js.tree.contains(&t), "box tuple {:?} fails {}", t, guard);
+                }
+                prop_assert_eq!(b.count, best, "{}: {:?}", guard, b.sides);
+            }
+        }
+    }
+
     fn g(s: &str) -> Expr {
         parse_guard(s).unwrap()
     }

@@ -440,22 +440,32 @@ pub struct DimReport {
     /// The dimensions linked to this one by guards over several sizes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub linked_with: Vec<String>,
-    /// For a linked dimension: the values of `range` that pass every guard with **some** value
-    /// of the others.
+    /// For a dimension linked to others: what the joint set says of it.
+    #[serde(flatten)]
+    pub sides: LinkedSides,
+}
+
+/// What the joint set of a group says of one of its sizes (`diagnose`'s `dims[]` and `check`'s
+/// `dims[]` carry these keys in place, each only when present).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LinkedSides {
+    /// The values that pass every guard with **some** value of the others (the size's own
+    /// answer, `feasible` or `accepted`, holds those that pass with every value of the others'
+    /// accepted sets, so that any product of suggestions is sound).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub with_some_partner: Option<Feasible>,
-    /// For a linked dimension: its side of the group's largest sound box, the spec the
-    /// `dynamic_shapes` block uses (sound together with the other sides).
+    /// Its side of the group's largest sound box (`joint_sets[]`, `check`'s `joint[]`), the
+    /// spec the `dynamic_shapes` block uses (sound together with the other sides).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub box_side: Option<Suggestion>,
     /// For one of two sizes that work when equal, when one shared `Dim` admits more pairs than
-    /// the largest box (`joint[].shared`): its spec under that `Dim` (the second size's `code`
-    /// writes it as the first); the `dynamic_shapes` block uses it instead of `box_side`.
+    /// the largest box (`shared`): its spec under that `Dim` (the second size's `code` writes it
+    /// as the first); the `dynamic_shapes` block uses it instead of `box_side`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared_side: Option<Suggestion>,
-    /// For a linked dimension, when `--example` gives the traced sizes and the largest sound box
-    /// leaves them out: its side of a sound box through them, which the `dynamic_shapes` block
-    /// uses (torch refuses a spec that excludes its example inputs).
+    /// When the traced sizes are known (`--example`, a trace) and the largest sound box leaves
+    /// them out: its side of a sound box through them, which the `dynamic_shapes` block uses
+    /// (torch refuses a spec that excludes its example inputs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub example_box_side: Option<Suggestion>,
 }
@@ -937,25 +947,9 @@ pub struct CheckDim {
     /// pass, possibly none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undecided: Option<UndecidedSet>,
-    /// For a size linked to others: the values that pass with **some** value of the others
-    /// (`accepted`, per the contract, holds those that pass with every value of the others'
-    /// own accepted sets, so that any product of suggestions is sound).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub with_some_partner: Option<Feasible>,
-    /// For a size linked to others: its side of the group's largest sound box (`joint`), the
-    /// spec `dynamic_shapes` uses.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub box_side: Option<Suggestion>,
-    /// For one of two sizes that work when equal, when one shared `Dim` admits more pairs than
-    /// the largest box (`joint[].shared`): its spec under that `Dim` (the second size's `code`
-    /// writes it as the first); the `dynamic_shapes` block uses it instead of `box_side`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub shared_side: Option<Suggestion>,
-    /// For a size linked to others, when the largest sound box leaves out the traced sizes: its
-    /// side of a sound box through them (the spec `dynamic_shapes` then uses, since torch
-    /// refuses a spec that excludes its example inputs).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub example_box_side: Option<Suggestion>,
+    /// For a size linked to others: what the joint set says of it.
+    #[serde(flatten)]
+    pub sides: LinkedSides,
     /// `(input, index)` of the dimension this one always equals, when a guard ties them.
     #[serde(skip)]
     pub same_as: Option<(String, usize)>,

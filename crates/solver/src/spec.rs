@@ -55,19 +55,33 @@ pub struct Spec {
     pub sources: BTreeMap<String, String>,
     /// Lines that were not understood.
     pub unrecognized: Vec<String>,
+    /// Whether the spec has a `dynamic_shapes` dict: a size with an input's source is then
+    /// found by that source only (a dimension the dict leaves out, or gives `None`, is static
+    /// in torch, whatever its name).
+    pub dict: bool,
 }
 
 impl Spec {
     /// The spec entry for a dimension, by name or by source.
     pub fn lookup(&self, name: &str, source: Option<&str>) -> Option<&SpecDim> {
-        let by_source = source
+        let at = source.and_then(crate::python::source_input);
+        let mapped = source
             .and_then(|s| self.sources.get(s))
+            .or_else(|| {
+                // The same input's dimension written another way (`L['kwargs']['x']`).
+                let at = at.as_ref()?;
+                self.sources
+                    .iter()
+                    .find(|(s, _)| crate::python::source_input(s).as_ref() == Some(at))
+                    .map(|(_, n)| n)
+            })
             .and_then(|n| self.dims.iter().find(|d| &d.name == n));
-        by_source.or_else(|| {
-            self.dims
-                .iter()
-                .find(|d| d.name == name || Some(d.name.as_str()) == source)
-        })
+        if mapped.is_some() || (self.dict && at.is_some()) {
+            return mapped;
+        }
+        self.dims
+            .iter()
+            .find(|d| d.name == name || Some(d.name.as_str()) == source)
     }
 }
 
@@ -160,6 +174,19 @@ pub fn read(text: &str) -> Result<Spec, Error> {
             None => spec.unrecognized.push(line.to_string()),
         }
     }
+    // A name bound twice is the last binding, as in Python.
+    let mut seen: Vec<String> = Vec::new();
+    defs.reverse();
+    defs.retain(|(_, name, _, _)| {
+        let first = !seen.contains(name);
+        seen.push(name.clone());
+        first
+    });
+    defs.reverse();
+    roots.retain(|r, _| {
+        defs.iter()
+            .any(|(_, n, _, k)| n == r && matches!(k, FixKind::Dim { .. }))
+    });
     for (no, name, code, kind) in &defs {
         if let Some(reason) = definition_error(kind, &roots, code) {
             let raw = &joined.iter().find(|(n, _)| n == no).expect("own line").1;
@@ -216,6 +243,7 @@ pub fn read(text: &str) -> Result<Spec, Error> {
     }
     if let Some(d) = dict {
         read_dict(&d, &mut spec, &roots);
+        spec.dict = true;
     }
     Ok(spec)
 }

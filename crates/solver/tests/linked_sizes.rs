@@ -56,7 +56,7 @@ fn values(d: &DimReport) -> Option<BTreeSet<i64>> {
 }
 
 fn partner_values(d: &DimReport) -> Option<BTreeSet<i64>> {
-    let f = d.with_some_partner.as_ref()?;
+    let f = d.sides.with_some_partner.as_ref()?;
     let set = DimSet::from_segments(f.segments.clone()).unwrap();
     Some(set.iter().map(|v| v as i64).collect())
 }
@@ -136,6 +136,11 @@ fn a_guard_over_two_sizes_that_always_holds_decides_the_size() {
     assert_eq!(d.undecided, None);
     assert_eq!(values(d), Some((2..=100).collect()));
     assert_eq!(d.guards[0].method.to_string(), "joint");
+    assert!(
+        !d.advice.iter().any(|a| a.contains("could not decide")),
+        "{:?}",
+        d.advice
+    );
     let s = &d.suggestions[0];
     assert_eq!((s.lo, s.hi, s.modulus), (2, 100, 1));
     // y's range has 2^63 values: no tuple-by-tuple re-check, and no Z3 here (the CLI asks it).

@@ -3,7 +3,7 @@
 //! or input check at the size the user ran.
 
 use crate::diagnose::JointGroup;
-use crate::diagnose::{conclude, example_for, Options, WITHHELD};
+use crate::diagnose::{conclude, example_for, Options, UNDECIDED_ADVICE, WITHHELD};
 use crate::expr::Value;
 use crate::forms::Form;
 use crate::joint::{self, Prover};
@@ -138,7 +138,7 @@ pub(crate) fn link_dims(
                     };
                     // No set past a failed operation: never values outside the range.
                     if let Ok(set) = &set {
-                        d.with_some_partner = Some(Feasible::from(set));
+                        d.sides.with_some_partner = Some(Feasible::from(set));
                     }
                     // A size whose every accepted value goes with every accepted combination
                     // of the others keeps its own answer.
@@ -173,7 +173,7 @@ pub(crate) fn link_dims(
                                 b.sides[lv].certificate_note.clone(),
                             )
                         });
-                        d.box_side = side.map(|p| {
+                        d.sides.box_side = side.map(|p| {
                             let mut s =
                                 crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
                             if let Some((c, note)) = checked.clone() {
@@ -182,14 +182,15 @@ pub(crate) fn link_dims(
                             }
                             s
                         });
-                        d.example_box_side = example_box.as_ref().zip(level).map(|(b, lv)| {
-                            crate::diagnose::unchecked_suggestion(
-                                &d.name,
-                                &m.side(&b.sides[lv]),
-                                Proof::Periodic,
-                            )
-                        });
-                        d.shared_side = l.shared_side(m).map(|(p, alias)| {
+                        d.sides.example_box_side =
+                            example_box.as_ref().zip(level).map(|(b, lv)| {
+                                crate::diagnose::unchecked_suggestion(
+                                    &d.name,
+                                    &m.side(&b.sides[lv]),
+                                    Proof::Periodic,
+                                )
+                            });
+                        d.sides.shared_side = l.shared_side(m).map(|(p, alias)| {
                             let mut s =
                                 crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
                             if let Some(sh) = &l.report.shared {
@@ -213,7 +214,7 @@ pub(crate) fn link_dims(
                                 format!("decided jointly with {} (see linked)", others.join(", "));
                         }
                         d.advice = vec![l.report.summary.clone()];
-                        d.advice.push(match &d.box_side {
+                        d.advice.push(match &d.sides.box_side {
                             Some(_) if matches!(choice, Some(Choice::Shared(_))) => format!(
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below is one Dim shared with {}, which admits more than any box (see linked)",
                                 d.name,
@@ -462,7 +463,8 @@ fn answer_jointly(
         .filter(|e| e.atoms().iter().all(|a| **a == *m.name))
         .collect();
     d.undecided = None;
-    d.advice.clear();
+    // The one-size solve's "could not decide" goes; other advice (a forced specialization) stays.
+    d.advice.retain(|a| a != UNDECIDED_ADVICE);
     for g in d.guards.iter_mut().filter(|g| g.set.is_none()) {
         g.method = GuardMethod::Joint;
         g.requires = match others {
