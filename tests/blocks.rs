@@ -409,40 +409,6 @@ fn random_guard(r: &mut Rng) -> String {
     }
 }
 
-#[test]
-fn failing_tuples_name_their_order() {
-    // m2: the summary says "(L['x'].size()[3], h) pairs", the tuples are in level order.
-    let text = message(&[("h", H, 32, 1024)], &[format!("{H} * {W} <= 65536")]);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(["diagnose", "-"])
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap();
-    let linked = out
-        .lines()
-        .find_map(|l| l.strip_prefix("linked: "))
-        .unwrap();
-    let fail = out
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("fail"))
-        .unwrap()
-        .trim();
-    assert!(
-        fail.starts_with(&format!("({linked}) e.g. (32, 2049)")),
-        "{out}"
-    );
-}
-
 /// Random groups, `CASES` of them (160) from seed `SEED` (env, to search further by hand).
 #[test]
 fn random_blocks_are_sound_and_run() {

@@ -479,3 +479,24 @@ fn a_guard_over_two_sizes_that_always_holds_decides_the_size_it_is_listed_under(
         .unwrap()
         .contains("exact by the joint search"));
 }
+
+#[test]
+fn failing_tuples_name_their_order() {
+    // The summary says "(L['x'].size()[3], h) pairs", the tuples are in level order: the line
+    // names it.
+    let text = "torch._dynamo.exc.UserError: Constraints violated (h)!\n  - Not all values of h = L['x'].size()[2] in the specified range 32 <= h <= 1024 satisfy the generated guard L['x'].size()[2] * L['x'].size()[3] <= 65536.\n";
+    let (_, out, _) = run(&["diagnose", "-"], Some(text));
+    let linked = out
+        .lines()
+        .find_map(|l| l.strip_prefix("linked: "))
+        .unwrap();
+    let fail = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("fail"))
+        .unwrap()
+        .trim();
+    assert!(
+        fail.starts_with(&format!("({linked}) e.g. (32, 2049)")),
+        "{out}"
+    );
+}
