@@ -102,7 +102,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
     let linked = linked_groups(msg, opts, &groups, &mut fates);
     let solved = joint_groups(msg, opts, prover, &groups, &mut fates);
     let joint = crate::forms::explain::joint_guards(&linked, &groups, &solved, msg);
-    crate::forms::explain::link_dims(&mut dims, &solved, msg, opts, prover);
+    let choices = crate::forms::explain::link_dims(&mut dims, &solved, msg, opts, prover);
     let guards = accounting(msg, &dims, &sized, &fates);
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent
@@ -123,7 +123,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
         )
         .map(py_name)
         .collect();
-    let specs = crate::forms::explain::group_specs(&solved, msg, opts, &mut taken);
+    let specs = crate::forms::explain::group_specs(&solved, &choices, msg, &mut taken);
     let dynamic_shapes = dynamic_shapes_block(msg, &dims, &linked, &specs, &data_dependent);
     let lines = line_reports(msg, &dims);
     let mut report = Report {

@@ -7,6 +7,7 @@ use crate::diagnose::{conclude, example_for, Options, UNDECIDED_ADVICE, WITHHELD
 use crate::expr::Value;
 use crate::forms::Form;
 use crate::joint::{self, Prover};
+use crate::linked::LargestBox;
 use crate::message::{DimEntry, Message};
 use crate::report::{
     Certificate, DimReport, Feasible, GuardMethod, JointGuard, LinkedGroup, Proof, Report,
@@ -88,14 +89,16 @@ pub(crate) fn joint_guards(
 /// that pass with some partner, and — when the linking guards reject some combination of the
 /// sizes' own answers — status `linked`, no single-`Dim` suggestion (none is sound alone), and
 /// the size's side of the largest sound box as its spec. A group the search left undecided
-/// makes its sizes undecided, with the reason.
+/// makes its sizes undecided, with the reason. Returns each group's [`Choice`] (parallel to
+/// `solved`), for [`group_specs`].
 pub(crate) fn link_dims(
     dims: &mut [DimReport],
     solved: &[JointGroup],
     msg: &Message,
     opts: &Options,
     prover: Option<Prover>,
-) {
+) -> Vec<Option<Choice>> {
+    let mut choices = Vec::new();
     // The traced size of a size (by its variable), from `--example`.
     let traced = |v: &str| {
         let d = msg.dims.iter().find(|d| var_of(d) == v)?;
@@ -107,7 +110,10 @@ pub(crate) fn link_dims(
             .linked
             .as_ref()
             .and_then(|l| l.example_box(&l.point(&j.grp, &traced)?));
-        let choice = j.linked.as_ref().and_then(|l| group_choice(j, l, &traced));
+        let choice = j
+            .linked
+            .as_ref()
+            .and_then(|l| group_choice(j, l, &traced, example_box.as_ref()));
         for m in &j.grp.members {
             let Some(di) = msg.dims.iter().position(|d| var_of(d) == m.name) else {
                 continue;
@@ -246,7 +252,9 @@ pub(crate) fn link_dims(
                 d.advice = vec![why];
             }
         }
+        choices.push(choice);
     }
+    choices
 }
 
 /// The spec a linked group takes, chosen once for the whole group: every member's
@@ -264,11 +272,13 @@ pub(crate) enum Choice {
 
 /// The group's [`Choice`]: one shared `Dim` when there is one and it holds every traced size
 /// (`traced`, by size), else the box through the traced sizes when the largest box leaves them
-/// out, else the largest box; `None` when no box passes.
-pub(crate) fn group_choice(
+/// out (`example`, [`joint::Linked::example_box`]), else the largest box; `None` when no box
+/// passes.
+fn group_choice(
     j: &JointGroup,
     l: &joint::Linked,
     traced: &dyn Fn(&str) -> Option<i128>,
+    example: Option<&LargestBox>,
 ) -> Option<Choice> {
     if let Some(p) = &l.shared {
         // Each traced member's root value: the shared Dim holds them when they are one value
@@ -286,8 +296,8 @@ pub(crate) fn group_choice(
             return Some(Choice::Shared(*p));
         }
     }
-    if let Some(b) = l.point(&j.grp, traced).and_then(|p| l.example_box(&p)) {
-        return Some(Choice::Example(b.sides));
+    if let Some(b) = example {
+        return Some(Choice::Example(b.sides.clone()));
     }
     l.largest.as_ref().map(|b| Choice::Largest(b.sides.clone()))
 }
@@ -319,26 +329,23 @@ pub(crate) struct GroupSpec {
 /// root's line, never as a `Dim` of its own. A dimension's side of a box is sound only together
 /// with the other sides: left out of the `dynamic_shapes` block, a size the text names only
 /// inside a guard would keep whatever the user's call gave it (or become static), and
-/// `h*w <= 65536`'s side `h 32..1024` would be printed without `w 2..64`. Such a size is named as `check` names an
-/// input's dimension (`x_3`), else with a suffix when `taken` (the block's other names) holds
-/// that name; each name given is added to `taken`.
+/// `h*w <= 65536`'s side `h 32..1024` would be printed without `w 2..64`. Such a size is named
+/// as `check` names an input's dimension (`x_3`), else with a suffix when `taken` (the block's
+/// other names) holds that name; each name given is added to `taken`. `choices`: each group's,
+/// from [`link_dims`].
 pub(crate) fn group_specs(
     solved: &[JointGroup],
+    choices: &[Option<Choice>],
     msg: &Message,
-    opts: &Options,
     taken: &mut std::collections::BTreeSet<String>,
 ) -> Vec<GroupSpec> {
     use crate::python::{alias, dim_code, py_name, source_input};
-    let traced = |v: &str| {
-        let d = msg.dims.iter().find(|d| var_of(d) == v)?;
-        example_for(opts, &d.name)
-    };
     let mut out = Vec::new();
-    for j in solved {
+    for (j, choice) in solved.iter().zip(choices) {
         let Some(l) = j.linked.as_ref().filter(|_| j.solved.undecided.is_none()) else {
             continue;
         };
-        let Some(choice) = group_choice(j, l, &traced) else {
+        let Some(choice) = choice else {
             continue;
         };
         let named: Vec<String> = j
@@ -386,7 +393,7 @@ pub(crate) fn group_specs(
             };
             comment(&mut code, rm);
             let first = &names[l.joint.sizes[0].as_str()];
-            code.push(match &choice {
+            code.push(match choice {
                 Choice::Shared(_) if lv > 0 => alias(&names[root.as_str()], first, 1, 0),
                 Choice::Shared(p) => dim_code(&names[root.as_str()], p),
                 Choice::Example(sides) | Choice::Largest(sides) => {
