@@ -215,9 +215,10 @@ pub fn read(text: &str) -> Result<Spec, Error> {
         .collect();
     let whole: String = joined.iter().map(|(_, l)| format!("{l}\n")).collect();
     // ...unless the dict names the root itself (`y_2 = h` beside `"x": {2: h}`).
-    let in_dict: Vec<String> = dict.as_deref().map_or(vec![], dict_names);
+    let entries = dict.as_deref().map(dict_entries);
+    let in_dict = |name: &str| entries.iter().flatten().any(|(_, v)| v == name);
     for (_, name, text, kind) in defs {
-        if used_as_root.contains(&name) && !in_dict.contains(&name) {
+        if used_as_root.contains(&name) && !in_dict(&name) {
             continue;
         }
         match admitted(&kind, &roots) {
@@ -241,8 +242,8 @@ pub fn read(text: &str) -> Result<Spec, Error> {
             None => spec.unrecognized.push(format!("{name} = {text}")),
         }
     }
-    if let Some(d) = dict {
-        read_dict(&d, &mut spec, &roots);
+    if let Some(entries) = entries {
+        read_dict(entries, &mut spec, &roots);
         spec.dict = true;
     }
     Ok(spec)
@@ -433,12 +434,15 @@ fn bracket_error(line: usize, text: &str, col: usize, message: String) -> Error 
 }
 
 /// `{"x": {2: h, 3: Dim('w', min=2)}, "y": (None, h)}`
-fn read_dict(text: &str, spec: &mut Spec, roots: &BTreeMap<String, (i128, i128)>) {
+/// The dict's entries as `(source, value)`: `{"x": {2: h}}` → `("L['x'].size()[2]", "h")`
+/// (positional tuples and lists by index; `None` and empty values left out).
+fn dict_entries(text: &str) -> Vec<(String, String)> {
     let t = text.trim();
     let body = t
         .strip_prefix('{')
         .and_then(|b| b.strip_suffix('}'))
         .unwrap_or(t);
+    let mut out = Vec::new();
     let mut rest = body;
     while let Some(q) = rest.find(['"', '\'']) {
         let quote = rest.as_bytes()[q] as char;
@@ -459,8 +463,7 @@ fn read_dict(text: &str, spec: &mut Spec, roots: &BTreeMap<String, (i128, i128)>
             break;
         };
         let inner = &tail[1..len];
-        let items = split_top(inner);
-        for (i, item) in items.iter().enumerate() {
+        for (i, item) in split_top(inner).iter().enumerate() {
             let (idx, value) = if open == '{' {
                 match item.split_once(':') {
                     Some((k, v)) => (k.trim().parse::<usize>().ok(), v.trim()),
@@ -473,31 +476,33 @@ fn read_dict(text: &str, spec: &mut Spec, roots: &BTreeMap<String, (i128, i128)>
             if value.is_empty() || value == "None" {
                 continue;
             }
-            let source = format!("L['{input}'].size()[{idx}]");
-            if spec.dims.iter().any(|d| d.name == value) || is_ident(value) {
-                spec.sources.insert(source, value.to_string());
-            } else if let Some(kind) = fix_kind(value) {
-                if let Some(adm) = admitted(&kind, roots) {
-                    spec.dims.push(SpecDim {
-                        name: source.clone(),
-                        code: value.to_string(),
-                        admitted: adm,
-                        derived: derived(&kind, roots),
-                    });
-                    spec.sources.insert(source.clone(), source);
-                }
-            }
+            out.push((format!("L['{input}'].size()[{idx}]"), value.to_string()));
         }
         rest = &tail[len + 1..];
     }
+    out
 }
 
-/// The names the dict's values use (`{"x": {2: h, 3: w}}` → `h`, `w`).
-fn dict_names(text: &str) -> Vec<String> {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| is_ident(w) && !w.starts_with(|c: char| c.is_ascii_digit()))
-        .map(str::to_string)
-        .collect()
+fn read_dict(
+    entries: Vec<(String, String)>,
+    spec: &mut Spec,
+    roots: &BTreeMap<String, (i128, i128)>,
+) {
+    for (source, value) in entries {
+        if spec.dims.iter().any(|d| d.name == value) || is_ident(&value) {
+            spec.sources.insert(source, value);
+        } else if let Some(kind) = fix_kind(&value) {
+            if let Some(adm) = admitted(&kind, roots) {
+                spec.dims.push(SpecDim {
+                    name: source.clone(),
+                    code: value,
+                    admitted: adm,
+                    derived: derived(&kind, roots),
+                });
+                spec.sources.insert(source.clone(), source);
+            }
+        }
+    }
 }
 
 fn is_ident(s: &str) -> bool {
