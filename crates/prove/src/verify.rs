@@ -288,11 +288,90 @@ fn guard_use(
     }
 }
 
+/// A size whose value the spec fixes from another's: `coef * target + offset`.
+#[derive(Debug, Clone)]
+struct Tie {
+    target: String,
+    coef: i128,
+    offset: i128,
+}
+
+impl Tie {
+    fn expr(&self) -> Expr {
+        Expr::Add(vec![
+            Expr::Mul(vec![Expr::int(self.coef), Expr::sym(&self.target)]),
+            Expr::int(self.offset),
+        ])
+    }
+}
+
+/// How the spec ties `sizes`: per size, its [`Tie`] or `None`, and the roots that appear as
+/// symbols of their own, with their ranges.
+struct Ties {
+    of: Vec<Option<Tie>>,
+    roots: Vec<(String, (i128, i128))>,
+}
+
+/// Sizes the spec ties: one Dim object for several sizes makes them equal, and dims derived
+/// from one root (`8*_h`, `8*_h + 1`; `w = h` beside `h`) move with it. Each tied size is
+/// written as `coef * target + offset`, the target being the first size of the same Dim, the
+/// size the root maps to, or the root itself (a symbol over its range, when two sizes derive
+/// from it and none maps to it) — never a size itself tied. Sizes the spec makes static take no
+/// part.
+fn ties(guards: &GuardSet, spec: &Spec, sizes: &[String]) -> Ties {
+    let dims_of: Vec<Option<&SpecDim>> = sizes
+        .iter()
+        .map(|a| spec_of(guards, spec, a).filter(|d| d.admitted.is_some()))
+        .collect();
+    let first_of =
+        |name: &str| (0..sizes.len()).find(|&j| dims_of[j].is_some_and(|d| d.name == name));
+    let mut out = Ties {
+        of: vec![None; sizes.len()],
+        roots: Vec::new(),
+    };
+    for i in 0..sizes.len() {
+        let Some(di) = dims_of[i] else { continue };
+        if let Some(j) = first_of(&di.name).filter(|&j| j < i) {
+            // The same value as size `j`: written as `j` is.
+            out.of[i] = Some(out.of[j].clone().unwrap_or_else(|| Tie {
+                target: sizes[j].clone(),
+                coef: 1,
+                offset: 0,
+            }));
+            continue;
+        }
+        let Some(d) = &di.derived else { continue };
+        let siblings = dims_of
+            .iter()
+            .filter(|o| {
+                o.and_then(|o| o.derived.as_ref())
+                    .is_some_and(|o| o.root == d.root)
+            })
+            .count();
+        let target = match first_of(&d.root) {
+            Some(j) => sizes[j].clone(),
+            None if siblings >= 2 => {
+                if !out.roots.iter().any(|(r, _)| *r == d.root) {
+                    out.roots.push((d.root.clone(), d.root_range));
+                }
+                d.root.clone()
+            }
+            None => continue,
+        };
+        out.of[i] = Some(Tie {
+            target,
+            coef: d.coef,
+            offset: d.offset,
+        });
+    }
+    out
+}
+
 /// Whether the spec speaks of some size of the guards (a dimension's, or one named only inside
 /// a guard over several sizes). When it does not, there is nothing to verify: the spec's names
 /// and the guards' sizes do not meet.
 pub fn covers_any(guards: &GuardSet, spec: &Spec) -> bool {
-    let sizes = guards
+    guards
         .dims
         .iter()
         .map(|(n, s, _)| s.clone().unwrap_or_else(|| n.clone()))
@@ -301,11 +380,8 @@ pub fn covers_any(guards: &GuardSet, spec: &Spec) -> bool {
                 .joint
                 .iter()
                 .flat_map(|(_, e)| e.atoms().into_iter().map(|a| a.to_string())),
-        );
-    sizes
-        .collect::<Vec<_>>()
-        .iter()
-        .any(|s| spec_of(guards, spec, s).is_some())
+        )
+        .any(|s| spec_of(guards, spec, &s).is_some())
 }
 
 /// The spec's entry for a size of the guards (a dimension's source or name).
@@ -354,43 +430,24 @@ fn joint_groups(
             }
         }
     }
-    // Sizes whose dims derive from one root (`8*_h` and `8*_h + 1`, or `w = h` beside `h`) move
-    // together: each is tied to the root (the size the root itself maps to, else the root as a
-    // symbol over its range). A root with one size only constrains nothing beyond its set.
+    // What the spec ties (one Dim for several sizes, dims derived from one root) as equalities;
+    // a root no size maps to joins as a size of its own, over its range.
     let mut ranges = BTreeMap::new();
-    let tied: Vec<(String, dimguard_solver::spec::Derived)> = sizes
-        .iter()
-        .filter_map(|size| Some((size.clone(), spec_of(guards, spec, size)?.derived.clone()?)))
-        .collect();
-    for (size, d) in &tied {
-        let direct = sizes
-            .iter()
-            .find(|s| spec_of(guards, spec, s).is_some_and(|sd| sd.name == d.root));
-        if direct.is_none() && tied.iter().filter(|(_, o)| o.root == d.root).count() < 2 {
-            continue;
-        }
-        let root = direct.cloned().unwrap_or_else(|| d.root.clone());
-        if direct.is_none() {
-            ranges.insert(root.clone(), d.root_range);
-        }
-        all.push(Expr::Cmp(
-            CmpOp::Eq,
-            Box::new(Expr::sym(size)),
-            Box::new(Expr::Add(vec![
-                Expr::Mul(vec![Expr::int(d.coef), Expr::sym(&root)]),
-                Expr::int(d.offset),
-            ])),
-        ));
-    }
-    for e in &all[first_joint..] {
-        for a in e.atoms() {
-            if !sizes.iter().any(|s| **s == *a) {
-                sizes.push(a.to_string());
-            }
+    let ties = ties(guards, spec, &sizes);
+    for (size, t) in sizes.iter().zip(&ties.of) {
+        if let Some(t) = t {
+            all.push(Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::sym(size)),
+                Box::new(t.expr()),
+            ));
         }
     }
-    // What the spec admits: its range, its progression as a guard, one Dim shared as equality.
-    let mut by_dim: BTreeMap<String, String> = BTreeMap::new();
+    for (root, range) in ties.roots {
+        ranges.insert(root.clone(), range);
+        sizes.push(root);
+    }
+    // What the spec admits: its range, its progression as a guard.
     for size in &sizes {
         let Some(sd) = spec_of(guards, spec, size) else {
             continue;
@@ -408,16 +465,6 @@ fn joint_groups(
                 )),
                 Box::new(Expr::int(p.residue)),
             ));
-        }
-        match by_dim.get(&sd.name) {
-            Some(first) => all.push(Expr::Cmp(
-                CmpOp::Eq,
-                Box::new(Expr::sym(size)),
-                Box::new(Expr::sym(first)),
-            )),
-            None => {
-                by_dim.insert(sd.name.clone(), size.clone());
-            }
         }
     }
     let budget = Budget::default();
@@ -556,51 +603,17 @@ fn joint_check(
             }
         }
     }
-    // Sizes the spec ties: one Dim object for several sizes makes them equal, and dims derived
-    // from one root (`8*_h`, `8*_h + 1`; `w = h` beside `h`) move with it. Each tied size is
-    // written as `coef * target + offset`, the target being the first size of the same Dim,
-    // the size the root maps to, or the root itself (a symbol over its range).
-    let dims_of: Vec<Option<&SpecDim>> = atoms.iter().map(|a| spec_of(guards, spec, a)).collect();
-    let first_of =
-        |name: &str| (0..atoms.len()).find(|&j| dims_of[j].is_some_and(|d| d.name == name));
-    let mut roots: Vec<(String, DimSet)> = Vec::new();
-    let mut tie: Vec<Option<(String, i128, i128)>> = vec![None; atoms.len()];
-    for i in 0..atoms.len() {
-        let Some(di) = dims_of[i] else { continue };
-        if let Some(j) = first_of(&di.name).filter(|&j| j < i) {
-            // The same value as size `j`: written as `j` is (never as a size itself tied).
-            tie[i] = Some(tie[j].clone().unwrap_or_else(|| (atoms[j].clone(), 1, 0)));
-            continue;
-        }
-        let Some(d) = &di.derived else { continue };
-        let siblings = dims_of
-            .iter()
-            .filter(|o| {
-                o.and_then(|o| o.derived.as_ref())
-                    .is_some_and(|o| o.root == d.root)
-            })
-            .count();
-        let target = match first_of(&d.root) {
-            Some(j) => atoms[j].clone(),
-            None if siblings >= 2 => {
-                if !roots.iter().any(|(r, _)| *r == d.root) {
-                    let (lo, hi) = d.root_range;
-                    roots.push((d.root.clone(), DimSet::interval(lo, hi)));
-                }
-                d.root.clone()
-            }
-            None => continue,
-        };
-        tie[i] = Some((target, d.coef, d.offset));
-    }
+    let ties = ties(guards, spec, &atoms);
+    let roots: Vec<(String, DimSet)> = ties
+        .roots
+        .iter()
+        .map(|(r, (lo, hi))| (r.clone(), DimSet::interval(*lo, *hi)))
+        .collect();
+    let tie = ties.of;
     let mut g = g;
     for (a, t) in atoms.iter().zip(&tie) {
-        if let Some((target, coef, offset)) = t {
-            let e = Expr::Add(vec![
-                Expr::Mul(vec![Expr::int(*coef), Expr::sym(target)]),
-                Expr::int(*offset),
-            ]);
-            g = g.substitute(a, &e);
+        if let Some(t) = t {
+            g = g.substitute(a, &t.expr());
         }
     }
     let live: Vec<usize> = (0..atoms.len())
@@ -649,7 +662,7 @@ fn joint_check(
                 .zip(&tie)
                 .filter_map(|(a, t)| {
                     let v = match t {
-                        Some((target, coef, offset)) => coef * value.get(target.as_str())? + offset,
+                        Some(t) => t.coef * value.get(t.target.as_str())? + t.offset,
                         None => *value.get(a.as_str())?,
                     };
                     Some((a.clone(), v))
