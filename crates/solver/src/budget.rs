@@ -144,12 +144,20 @@ pub fn pieces() -> usize {
 
 /// Whether the deadline has passed (recording it when it has).
 pub fn expired() -> Option<Exhausted> {
+    if Instant::now() < with(|s| s.as_ref().and_then(|st| st.deadline))? {
+        return None;
+    }
+    reach_deadline()
+}
+
+/// Records that the deadline has been reached as another clock measured it, and returns the
+/// reason to report; without a deadline, nothing. A solver's time-out set to [`remaining`] may
+/// end its query a moment before [`expired`] would say the deadline passed: the answer is
+/// partial all the same.
+pub fn reach_deadline() -> Option<Exhausted> {
     with(|s| {
         let st = s.as_mut()?;
-        let deadline = st.deadline?;
-        if Instant::now() < deadline {
-            return None;
-        }
+        st.deadline?;
         let e = Exhausted::Time(st.budget.time.unwrap_or_default());
         st.exhausted.get_or_insert(e);
         Some(e)
