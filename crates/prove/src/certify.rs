@@ -44,7 +44,7 @@ pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) 
         }
     }
     for (d, entry) in report.dims.iter_mut().zip(&msg.dims) {
-        let var = entry.source.clone().unwrap_or_else(|| entry.name.clone());
+        let var = entry.var().to_string();
         // A guard listed under the size that names another: a one-size question would let the
         // other take any integer. Such a size's answer comes from its group's joint set, and its
         // suggestions were checked with the rest of it when the diagnosis made them.

@@ -45,8 +45,7 @@ impl GuardSet {
             msg.dims
                 .iter()
                 .find(|d| d.name == name)
-                .map(|d| d.source.clone().unwrap_or_else(|| d.name.clone()))
-                .unwrap_or_else(|| name.to_string())
+                .map_or_else(|| name.to_string(), |d| d.var().to_string())
         };
         let mut joint: Vec<(String, Expr)> = msg
             .joint

@@ -85,7 +85,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
         .map(|d| dim_report(d, msg, opts, prover))
         .collect();
     let sized = size_guards(msg);
-    let sizes: Vec<String> = msg.dims.iter().map(var_of).collect();
+    let sizes: Vec<String> = msg.dims.iter().map(|d| d.var().to_string()).collect();
     // A guard listed under one size that names another links them too (a constraint
     // violation lists it under each).
     let linking = sized.guards.iter().any(|g| g.atoms().len() > 1);
@@ -189,8 +189,7 @@ fn size_guards(msg: &Message) -> Sized {
         msg.dims
             .iter()
             .find(|d| d.name == name)
-            .map(var_of)
-            .unwrap_or_else(|| name.to_string())
+            .map_or_else(|| name.to_string(), |d| d.var().to_string())
     };
     let mut out = Sized {
         guards: vec![],
@@ -235,13 +234,13 @@ pub fn relation_guard(
 ) -> Result<Expr, crate::error::ParseError> {
     let mut rhs = crate::syntax::parse_expr(&r.expr)?;
     for d in &msg.dims {
-        rhs = rhs.substitute(&d.name, &Expr::sym(&var_of(d)));
+        rhs = rhs.substitute(&d.name, &Expr::sym(d.var()));
     }
     let lhs = msg
         .dims
         .iter()
         .find(|d| d.name == r.name)
-        .map_or_else(|| r.name.clone(), var_of);
+        .map_or_else(|| r.name.clone(), |d| d.var().to_string());
     Ok(Expr::Cmp(
         CmpOp::Eq,
         Box::new(Expr::sym(&lhs)),
@@ -268,7 +267,7 @@ pub(crate) struct JointGroup {
 pub(crate) fn name_of(msg: &Message, v: &str) -> String {
     msg.dims
         .iter()
-        .find(|d| var_of(d) == v)
+        .find(|d| d.var() == v)
         .map_or(v.to_string(), |d| d.name.clone())
 }
 
@@ -286,7 +285,7 @@ fn joint_groups(
         .iter()
         .map(|d| {
             (
-                var_of(d),
+                d.var().to_string(),
                 d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX)),
             )
         })
@@ -504,11 +503,6 @@ fn in_relation(msg: &Message, name: &str) -> bool {
             .any(|r| r.name == name || r.other == name)
 }
 
-/// The size a dimension stands for in guards: its source, else its name.
-fn var_of(d: &DimEntry) -> String {
-    d.source.clone().unwrap_or_else(|| d.name.clone())
-}
-
 /// Groups of sizes that reduce to one root (equalities, relations): one `Dim` for the root,
 /// derived dims for the others.
 fn linked_groups(
@@ -520,7 +514,7 @@ fn linked_groups(
     let mut ranges: BTreeMap<String, (i128, i128)> = msg
         .dims
         .iter()
-        .filter_map(|d| d.range.map(|r| (var_of(d), r)))
+        .filter_map(|d| d.range.map(|r| (d.var().to_string(), r)))
         .collect();
     partner_ranges(groups, &mut ranges);
     let name_of = |v: &str| name_of(msg, v);
@@ -609,7 +603,7 @@ fn dim_report(
     opts: &Options,
     prover: Option<joint::Prover>,
 ) -> DimReport {
-    let var = d.source.clone().unwrap_or_else(|| d.name.clone());
+    let var = d.var().to_string();
     let mut r = DimReport {
         name: d.name.clone(),
         source: d.source.clone(),
@@ -791,7 +785,7 @@ pub(crate) fn conclude(
     msg: &Message,
     opts: &Options,
 ) {
-    let var = var_of(d);
+    let var = d.var().to_string();
     let (lo, hi) = d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX));
     let domain = DimSet::interval(lo, hi);
     r.feasible = Some(Feasible::from(feasible));

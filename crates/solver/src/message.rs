@@ -102,6 +102,13 @@ pub struct DimEntry {
     pub every_guard: bool,
 }
 
+impl DimEntry {
+    /// The variable its guards are written in: the source when printed, else the name.
+    pub fn var(&self) -> &str {
+        self.source.as_deref().unwrap_or(&self.name)
+    }
+}
+
 /// A guard as printed, and parsed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Guard {

@@ -21,10 +21,6 @@ pub fn complete(report: &mut Report, msg: &Message, opts: &Options) {
     report.runtime = runtime(report, msg, opts);
 }
 
-fn var_of(d: &DimEntry) -> String {
-    d.source.clone().unwrap_or_else(|| d.name.clone())
-}
-
 /// Every guard over several sizes, with what the joint solver says about its group.
 pub(crate) fn joint_guards(
     linked: &[LinkedGroup],
@@ -35,7 +31,7 @@ pub(crate) fn joint_guards(
     let name_of = |v: &str| {
         msg.dims
             .iter()
-            .find(|d| var_of(d) == v)
+            .find(|d| d.var() == v)
             .map_or(v.to_string(), |d| d.name.clone())
     };
     msg.joint
@@ -101,7 +97,7 @@ pub(crate) fn link_dims(
     let mut choices = Vec::new();
     // The traced size of a size (by its variable), from `--example`.
     let traced = |v: &str| {
-        let d = msg.dims.iter().find(|d| var_of(d) == v)?;
+        let d = msg.dims.iter().find(|d| d.var() == v)?;
         example_for(opts, &d.name)
     };
     for j in solved {
@@ -115,7 +111,7 @@ pub(crate) fn link_dims(
             .as_ref()
             .and_then(|l| group_choice(j, l, &traced, example_box.as_ref()));
         for m in &j.grp.members {
-            let Some(di) = msg.dims.iter().position(|d| var_of(d) == m.name) else {
+            let Some(di) = msg.dims.iter().position(|d| d.var() == m.name) else {
                 continue;
             };
             // Named as the report names them: a dimension's name, else the size's source.
@@ -352,7 +348,7 @@ pub(crate) fn group_specs(
             .grp
             .members
             .iter()
-            .filter_map(|m| msg.dims.iter().find(|d| var_of(d) == m.name))
+            .filter_map(|m| msg.dims.iter().find(|d| d.var() == m.name))
             .map(|d| d.name.clone())
             .collect();
         if named.is_empty() {
@@ -362,7 +358,7 @@ pub(crate) fn group_specs(
         // The name of each member in the block.
         let mut names: BTreeMap<&str, String> = BTreeMap::new();
         for m in &j.grp.members {
-            if let Some(d) = msg.dims.iter().find(|d| var_of(d) == m.name) {
+            if let Some(d) = msg.dims.iter().find(|d| d.var() == m.name) {
                 names.insert(&m.name, py_name(&d.name));
                 continue;
             }
@@ -541,7 +537,7 @@ pub fn specialization_reason(name: &str, v: i128, why: &str, d: &DimEntry) -> St
 fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeReport> {
     let rt = msg.runtime.as_ref()?;
     let atoms: Vec<String> = rt.expr.atoms().iter().map(|a| a.to_string()).collect();
-    let dim_of = |a: &str| msg.dims.iter().find(|d| var_of(d) == a);
+    let dim_of = |a: &str| msg.dims.iter().find(|d| d.var() == a);
     let mut at: Vec<(String, i128)> = Vec::new();
     let mut values: BTreeMap<String, i128> = BTreeMap::new();
     for a in &atoms {
