@@ -422,7 +422,46 @@ pub struct Stats {
     pub shared_nodes: usize,
     /// Guards evaluated by the exact evaluator (outside the `i128` graph).
     pub exact_guards: usize,
+    /// Last-level sets taken from an earlier combination of the other sizes that gave its
+    /// guards the same values ([`Reuse`]).
+    pub reused: u64,
 }
+
+/// The last level's sets by what its guards read from the other sizes: the values of the
+/// nodes of earlier levels they use ([`Machine::frontier`]), and the sizes a guard outside the
+/// `i128` graph mentions. Two combinations with the same values have the same set: under
+/// `h*w <= N` over (b, h, w), every (b, h) pair with one product `b*h`; under `(h//16)*(w//16)`,
+/// sixteen values of h.
+struct Reuse {
+    reads: Vec<Read>,
+    vars: Vec<usize>,
+    sets: HashMap<Vec<i128>, DimSet>,
+    /// Segments and key values held in `sets`, in all.
+    held: usize,
+}
+
+/// One value the last level reads from the earlier ones ([`Machine::frontier`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Read {
+    /// A node's value.
+    Node(u32),
+    /// The sum (product, ...) of several nodes' values, all operands of one node of the last
+    /// level.
+    Fold(Fold, Vec<u32>),
+}
+
+/// How a [`Read::Fold`] combines its nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Fold {
+    Sum,
+    Product,
+    Min,
+    Max,
+}
+
+/// Most segments and key values [`Reuse`] holds (a few tens of MB at most); past it, sets are
+/// solved without being kept.
+const REUSE_MAX: usize = 1 << 18;
 
 impl JointSet {
     /// Number of tuples that pass (within the decided region).
@@ -505,6 +544,19 @@ enum Op {
     Bool(bool),
 }
 
+impl Op {
+    /// The nodes this one reads.
+    fn operands(&self) -> Vec<u32> {
+        match self {
+            Op::Var(_) | Op::Const(_) | Op::Bool(_) => vec![],
+            Op::Add(v) | Op::Mul(v) | Op::Min(v) | Op::Max(v) | Op::And(v) | Op::Or(v) => v.clone(),
+            Op::FloorDiv(a, b) | Op::Mod(a, b) | Op::Cmp(_, a, b) => vec![*a, *b],
+            Op::Abs(a) | Op::Not(a) => vec![*a],
+            Op::Ite(c, a, b) => vec![*c, *a, *b],
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Fail {
     /// Python raises (a division by zero): the guard fails.
@@ -529,17 +581,10 @@ impl Graph {
         }
         let mask = match &op {
             Op::Var(i) => 1u64 << i,
-            Op::Const(_) | Op::Bool(_) => 0,
-            Op::Add(v) | Op::Mul(v) | Op::Min(v) | Op::Max(v) | Op::And(v) | Op::Or(v) => {
-                v.iter().fold(0, |m, &c| m | self.mask[c as usize])
-            }
-            Op::FloorDiv(a, b) | Op::Mod(a, b) | Op::Cmp(_, a, b) => {
-                self.mask[*a as usize] | self.mask[*b as usize]
-            }
-            Op::Abs(a) | Op::Not(a) => self.mask[*a as usize],
-            Op::Ite(c, a, b) => {
-                self.mask[*c as usize] | self.mask[*a as usize] | self.mask[*b as usize]
-            }
+            _ => op
+                .operands()
+                .iter()
+                .fold(0, |m, &c| m | self.mask[c as usize]),
         };
         let id = self.ops.len() as u32;
         self.ops.push(op.clone());
@@ -657,6 +702,69 @@ impl<'g> Machine<'g> {
             gen: vec![0; levels.max(1)],
             counter: 0,
             vars: vec![0; levels],
+        }
+    }
+
+    /// What the nodes of level `level` under `roots` read from earlier levels: with these
+    /// values fixed, whatever is computed at `level` is too. A sum, product, minimum or maximum
+    /// reads its earlier operands only through their sum (product, ...): one value, so that
+    /// `b * h * w` over (b, h, w) reads `b * h`, not b and h.
+    fn frontier(&self, roots: &[u32], level: usize) -> Vec<Read> {
+        let mut out = Vec::new();
+        let mut seen = vec![false; self.g.ops.len()];
+        let mut todo: Vec<u32> = roots.to_vec();
+        let earlier = |n: u32| self.level[n as usize] < level && self.g.mask[n as usize] != 0;
+        while let Some(n) = todo.pop() {
+            let i = n as usize;
+            if std::mem::replace(&mut seen[i], true) || self.g.mask[i] == 0 {
+                continue;
+            }
+            if earlier(n) {
+                out.push(Read::Node(n));
+                continue;
+            }
+            let op = &self.g.ops[i];
+            let operands = op.operands();
+            let fold = match op {
+                Op::Add(_) => Some(Fold::Sum),
+                Op::Mul(_) => Some(Fold::Product),
+                Op::Min(_) => Some(Fold::Min),
+                Op::Max(_) => Some(Fold::Max),
+                _ => None,
+            };
+            match fold {
+                Some(f) if operands.iter().filter(|&&c| earlier(c)).count() > 1 => {
+                    let (outer, inner): (Vec<u32>, Vec<u32>) =
+                        operands.into_iter().partition(|&c| earlier(c));
+                    out.push(Read::Fold(f, outer));
+                    todo.extend(inner);
+                }
+                _ => todo.extend(operands),
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The value of one [`Read`] now; `None` when a node raises or a value leaves `i128`.
+    fn read(&mut self, r: &Read) -> Option<i128> {
+        match r {
+            Read::Node(n) => self.eval(*n).ok(),
+            Read::Fold(f, ns) => {
+                let mut acc: Option<i128> = None;
+                for &n in ns {
+                    let x = self.eval(n).ok()?;
+                    acc = Some(match (acc, f) {
+                        (None, _) => x,
+                        (Some(a), Fold::Sum) => a.checked_add(x)?,
+                        (Some(a), Fold::Product) => a.checked_mul(x)?,
+                        (Some(a), Fold::Min) => a.min(x),
+                        (Some(a), Fold::Max) => a.max(x),
+                    });
+                }
+                acc
+            }
         }
     }
 
@@ -890,6 +998,7 @@ struct Search<'a, 'g> {
     share: Option<Instant>,
     pieces: usize,
     stats: Stats,
+    reuse: Reuse,
 }
 
 /// The part of the command's remaining time the joint search may take: the boxes, projections
@@ -979,13 +1088,41 @@ impl Search<'_, '_> {
         Ok(())
     }
 
+    /// The last level's set, for the values the earlier levels hold now.
     fn inner(&mut self) -> Result<DimSet, Stop> {
+        let k = self.order.len() - 1;
+        if self.at_level[k].is_empty() {
+            return Ok(self.domains[k].clone());
+        }
+        // Only with every value exact: a node that raises or overflows keys nothing.
+        let key: Option<Vec<i128>> = {
+            let Reuse { reads, vars, .. } = &self.reuse;
+            let m = &mut self.m;
+            let mut key: Option<Vec<i128>> = reads.iter().map(|r| m.read(r)).collect();
+            if let Some(key) = &mut key {
+                key.extend(vars.iter().map(|&v| m.vars[v]));
+            }
+            key
+        };
+        if let Some(set) = key.as_ref().and_then(|k| self.reuse.sets.get(k)) {
+            self.stats.reused += 1;
+            return Ok(set.clone());
+        }
+        let set = self.solve_inner()?;
+        if let Some(key) = key {
+            let size = set.segments().len() + key.len();
+            if self.reuse.held + size <= REUSE_MAX {
+                self.reuse.held += size;
+                self.reuse.sets.insert(key, set.clone());
+            }
+        }
+        Ok(set)
+    }
+
+    fn solve_inner(&mut self) -> Result<DimSet, Stop> {
         let k = self.order.len() - 1;
         let var = self.order[k];
         let dom = self.domains[k].clone();
-        if self.at_level[k].is_empty() {
-            return Ok(dom);
-        }
         if dom.count() <= self.budget.inner_enumeration {
             let mut acc = Acc::default();
             for x in dom.iter() {
@@ -1128,17 +1265,35 @@ pub fn solve_joint(
         });
     }
     let level_domains: Vec<DimSet> = order.iter().map(|&i| domains[i].clone()).collect();
+    let m = Machine::new(&graph, &pos);
+    let last = &at_level[n - 1];
+    let reuse = Reuse {
+        reads: m.frontier(
+            &last.iter().filter_map(|g| g.node).collect::<Vec<_>>(),
+            n - 1,
+        ),
+        vars: (0..n)
+            .filter(|&i| pos[i] < n - 1)
+            .filter(|&i| {
+                last.iter()
+                    .any(|g| g.node.is_none() && g.mask & (1 << i) != 0)
+            })
+            .collect(),
+        sets: HashMap::new(),
+        held: 0,
+    };
     let mut s = Search {
         names,
         order: order.clone(),
         domains: level_domains.clone(),
         at_level,
-        m: Machine::new(&graph, &pos),
+        m,
         budget,
         start,
         share: crate::budget::share_of_remaining(SEARCH_SHARE),
         pieces: 0,
         stats,
+        reuse,
     };
     // The first level by hand, so that a stop keeps everything decided before it.
     let mut undecided = None;
@@ -1732,6 +1887,13 @@ impl BoxSearch {
                 if !exhaustive {
                     self.chain(groups, &mut floor, &mut best);
                 }
+                // Values of groups i.. in all: with those of the groups chosen, a bound on the
+                // first side of every box the subsets still to come from a stack entry give
+                // (a sum of counts, never below the union's, so the bound prunes soundly).
+                let mut after = vec![0u128; m + 1];
+                for i in (0..m).rev() {
+                    after[i] = after[i + 1].saturating_add(groups[i].0.count());
+                }
                 let mut stack: Vec<(usize, Vec<usize>, Tree)> = Vec::new();
                 for (i, (_, c)) in groups.iter().enumerate() {
                     stack.push((i, vec![i], c.clone()));
@@ -1740,25 +1902,20 @@ impl BoxSearch {
                     if self.out_of_work() {
                         break;
                     }
-                    // A union or intersection with no closed form within the budget: that
-                    // subset of groups is skipped (the box found stays sound, maybe not largest).
+                    let rest = chosen.iter().fold(after[last + 1], |a, &i| {
+                        a.saturating_add(groups[i].0.count())
+                    });
+                    let t_count = t.count();
+                    if rest.saturating_mul(t_count) <= floor {
+                        continue;
+                    }
+                    // A union with no closed form within the budget: that subset of groups is
+                    // skipped (the box found stays sound, maybe not largest).
                     let Ok(union) = union_all(chosen.iter().map(|&i| Ok(groups[i].0.clone())))
                     else {
                         self.maximal = false;
                         continue;
                     };
-                    let Ok(rest) = union_all(
-                        (last + 1..m)
-                            .chain(chosen.iter().copied())
-                            .map(|i| Ok(groups[i].0.clone())),
-                    ) else {
-                        self.maximal = false;
-                        continue;
-                    };
-                    let t_count = t.count();
-                    if rest.count().saturating_mul(t_count) <= floor {
-                        continue;
-                    }
                     self.consider(&union, &t, &mut floor, &mut best);
                     if exhaustive {
                         for (j, (_, cj)) in groups.iter().enumerate().skip(last + 1) {
@@ -1895,7 +2052,7 @@ mod tests {
         /// either end; for a side of one value, any other value of its domain) and stays inside.
         #[test]
         fn the_box_through_a_point_is_sound_and_maximal(
-            ks in proptest::collection::vec((0usize..9, 2i128..5, 0i128..5), 1..4),
+            ks in proptest::collection::vec((0usize..11, 2i128..5, 0i128..5), 1..4),
             three in any::<bool>(),
             lo in 1i128..4, wa in 1i128..7, wb in 1i128..7, wc in 0i128..3,
         ) {
@@ -2151,6 +2308,61 @@ mod tests {
     }
 
     #[test]
+    fn the_last_size_is_solved_once_per_value_of_what_its_guards_read() {
+        // The last level's set depends on the other two sizes only through their product
+        // (1,000-odd products for the 4,096 pairs, each solved once); the count against brute
+        // force.
+        let n = names(&["b", "h", "w"]);
+        let gs = vec![g("b * h * w <= 4096"), g("h % 3 != 1")];
+        let doms = [
+            DimSet::interval(1, 64),
+            DimSet::interval(1, 64),
+            DimSet::interval(1, 256),
+        ];
+        let js = solve_joint(&n, &doms, &gs, &Budget::default());
+        assert!(js.undecided.is_none(), "{:?}", js.undecided);
+        let want = (1..=64i128)
+            .flat_map(|b| (1..=64i128).flat_map(move |h| (1..=256i128).map(move |w| (b, h, w))))
+            .filter(|&(b, h, w)| b * h * w <= 4096 && h % 3 != 1)
+            .count();
+        assert_eq!(js.count(), want as u128);
+        assert!(js.stats.reused > 0, "{:?}", js.stats);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        /// One flat sum, product, minimum or maximum of all three sizes (as a parser may build
+        /// `a*b*c`): the last size reads the other two through their sum (product, ...), and
+        /// reuses sets across pairs with one value of it; every tuple against brute force.
+        #[test]
+        fn a_flat_operation_over_every_size_is_read_as_one_value(
+            op in 0usize..4, k in 0i128..40, m in 2i128..5, w in 4i128..12,
+        ) {
+            let v = |x: &str| Expr::sym(x);
+            let all = vec![v("a"), v("b"), v("c")];
+            let (lhs, bound) = match op {
+                0 => (Expr::Mul(all), 6 * k + 8),
+                1 => (Expr::Add(all), k / 2 + 6),
+                2 => (Expr::Min(all), k / 8 + 2),
+                _ => (Expr::Max(all), k / 4 + 3),
+            };
+            let gs = vec![
+                Expr::Cmp(CmpOp::Le, Box::new(lhs), Box::new(Expr::int(bound))),
+                g(&format!("b % {m} != 1")),
+            ];
+            let n = names(&["a", "b", "c"]);
+            let doms = [DimSet::interval(1, w), DimSet::interval(1, w), DimSet::interval(1, w)];
+            let js = solve_joint(&n, &doms, &gs, &Budget::default());
+            prop_assert!(js.undecided.is_none());
+            let level_doms: Vec<DimSet> = js.sizes.iter().map(|s| doms[n.iter().position(|x| x == s).unwrap()].clone()).collect();
+            for t in tuples(&level_doms) {
+                let by_name: Vec<i128> = n.iter().map(|s| t[js.level(s).unwrap()]).collect();
+                prop_assert_eq!(js.tree.contains(&t), holds_all(&gs, &n, &by_name), "{:?}", t);
+            }
+        }
+    }
+
+    #[test]
     fn a_wide_last_size_is_solved_periodically() {
         let n = names(&["h", "w"]);
         let gs = vec![g("(h + w) % 8 == 0"), g("h * w >= 40")];
@@ -2277,7 +2489,7 @@ mod tests {
 
     /// Guard templates over `a`, `b`, `c` (products, floor division, moduli that depend on sizes).
     fn template(k: usize, p: i128, q: i128) -> String {
-        match k % 9 {
+        match k % 11 {
             0 => format!("(a * b) % {p} != {}", q % p),
             1 => format!("((a - 1)//{p} + 1) * ((b - 1)//{q} + 1) <= {}", p * q + 3),
             2 => format!("a % (b // {p} + 1) == 0"),
@@ -2286,6 +2498,11 @@ mod tests {
             5 => format!("(c * a) // {p} != {q}"),
             6 => format!("b % ((a + c) // {p} + 1) != {}", q % 3),
             7 => format!("max(a, c) - b != {q}"),
+            // Raises (a guard that fails) where b = q: no value of the last size is reused
+            // from a combination whose divisor raised.
+            9 => format!("(a * c) // (b - {q}) != {p}"),
+            // Outside the i128 graph (a power above 8): the exact evaluator, keyed by the sizes.
+            10 => format!("(a * b + c) ** 9 % {p} != 1"),
             _ => format!(
                 "(a // {p}) * (b // {q}) == (b // {p}) * (a // {q}) or a + b > {}",
                 p + q + 6
@@ -2327,7 +2544,7 @@ mod tests {
         /// and maximality.
         #[test]
         fn joint_sets_match_brute_force(
-            ks in proptest::collection::vec((0usize..9, 2i128..5, 0i128..5), 1..5),
+            ks in proptest::collection::vec((0usize..11, 2i128..5, 0i128..5), 1..5),
             three in any::<bool>(),
             lo in 1i128..4, wa in 2i128..6, wb in 2i128..6, wc in 1i128..4,
             inner in prop_oneof![Just(0u128), Just(4096u128)],
