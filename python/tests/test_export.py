@@ -16,7 +16,7 @@ except ImportError as e:  # never a skip: the suite fails, saying why
     ) from e
 
 import dimguard
-from models import ConvStack, Decoder, FlowNet, UNet
+from models import ConvStack, Decoder, FlowNet, NearDiagonal, UNet
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
 from export_linked import ConvAttention, RelativePosition  # noqa: E402  (the fixtures' models)
@@ -245,3 +245,30 @@ def test_linked_sizes_narrow_to_a_sound_box_through_the_example():
     for h, w in [(64, 16), (hs.max + 1, ws.min)]:
         assert not rep.accepts({"x": (2, 3, h, w)})
         assert not runs(ep, torch.randn(2, 3, h, w)), (h, w)
+
+
+def test_a_linked_group_takes_one_spec_for_all_its_sizes():
+    """`check`'s corrected dynamic_shapes for two lengths linked by three guards, exported by
+    torch with Dim.AUTO at (10, 11): read as Python runs it, every pair the spec admits passes
+    the model's condition (brute force) and runs on the exported program, and torch re-exports
+    with it. Before, one length took the shared Dim (2..10) and the other the box through the
+    traced pair (9..11): (2, 11) was admitted and raised."""
+    args = (torch.randn(10, 3), torch.randn(11, 3))
+    ep = torch.export.export(NearDiagonal(), args, dynamic_shapes={"x": {0: Dim.AUTO}, "y": {0: Dim.AUTO}})
+    rep = dimguard.check(ep)
+    assert len(rep.joint) == 1, rep
+    ns = {}
+    exec(rep.dynamic_shapes, ns)
+    spec = ns["dynamic_shapes"]
+
+    def sizes(d):
+        return [d] if isinstance(d, int) else list(range(d.min, d.max + 1))
+
+    pairs = [(a, b) for a in sizes(spec["x"][0]) for b in sizes(spec["y"][0])]
+    assert (10, 11) in pairs
+    for a, b in pairs:
+        assert a - b <= 1 and b - a <= 1 and a + b <= 21, (a, b, rep.dynamic_shapes)
+        assert runs(ep, torch.randn(a, 3), torch.randn(b, 3)), (a, b)
+        assert rep.accepts({"x": (a, 3), "y": (b, 3)})
+    again = torch.export.export(NearDiagonal(), args, dynamic_shapes=spec)
+    assert runs(again, *args)

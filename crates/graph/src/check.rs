@@ -211,6 +211,9 @@ pub fn check_with(
         Option<dimguard_solver::report::Certificate>,
     );
     let mut shared_side: BTreeMap<String, Shared> = BTreeMap::new();
+    // Per linked size: its group's one choice of spec ([`joint::Choice`]), which every member's
+    // line follows.
+    let mut choice: BTreeMap<String, joint::Choice> = BTreeMap::new();
     let mut joints: Vec<JointReport> = Vec::new();
     let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
@@ -262,8 +265,14 @@ pub fn check_with(
             .as_ref()
             .and_then(|l| l.example_box(&l.point(&grp, &traced)?));
         let multi = grp.roots.len() > 1 || grp.members.len() > 1;
+        let chosen = lk
+            .as_ref()
+            .and_then(|l| l.choice(&grp, &traced, through.as_ref()));
         for m in &grp.members {
             alias.insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
+            if let Some(c) = &chosen {
+                choice.insert(m.name.clone(), c.clone());
+            }
             if multi {
                 linked.insert(
                     m.name.clone(),
@@ -441,18 +450,18 @@ pub fn check_with(
                         dict.entry(i.input.clone()).or_default().push((i.index, e));
                     }
                     None => {
-                        // Linked: one Dim shared with its partner (when that holds the traced
-                        // size), else its side of a box through the traced sizes (when the
-                        // largest box leaves them out), else of the largest sound box.
-                        if let Some(s) = d
-                            .sides
-                            .shared_side
-                            .as_ref()
-                            .filter(|s| d.example.is_none_or(|x| s.progression().contains(x)))
-                            .or(d.sides.example_box_side.as_ref())
-                            .or(d.sides.box_side.as_ref())
-                            .or(d.suggestions.first())
-                        {
+                        // Linked: its side of the group's one choice (a Dim shared with its
+                        // partner, a box through the traced sizes, the largest sound box), so
+                        // that the members' lines are sound together; else (not linked, or no
+                        // box passes) its best suggestion, which passes with every value of
+                        // the others.
+                        let side = match choice.get(&i.source) {
+                            Some(joint::Choice::Shared(_)) => d.sides.shared_side.as_ref(),
+                            Some(joint::Choice::Example(_)) => d.sides.example_box_side.as_ref(),
+                            Some(joint::Choice::Largest(_)) => d.sides.box_side.as_ref(),
+                            None => None,
+                        };
+                        if let Some(s) = side.or(d.suggestions.first()) {
                             block.code(&s.code);
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }

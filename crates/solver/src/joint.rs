@@ -624,7 +624,57 @@ pub struct Linked {
     pub joint: JointSet,
 }
 
+/// The spec a linked group takes, chosen once for the whole group ([`Linked::choice`]): every
+/// member's line (named or not) comes from the same answer, so the lines are sound together.
+/// One member under a shared `Dim` and another on its side of a box would not be: for
+/// `|x - y| <= 1` and `x + y <= 21` traced at (10, 11), `x` in 2..10 (the shared `Dim`) and `y`
+/// in 9..11 (the box through the traced sizes) admit (2, 11).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// One `Dim` both roots take at once (over the roots), when it admits more than the largest
+    /// box and holds the traced sizes.
+    Shared(Progression),
+    /// A sound box through the traced sizes (one side per root, in level order), when the
+    /// largest box leaves them out: torch refuses a spec that excludes its example inputs.
+    Example(Vec<Progression>),
+    /// The largest sound box (one side per root, in level order).
+    Largest(Vec<Progression>),
+}
+
 impl Linked {
+    /// The group's [`Choice`]: one shared `Dim` when there is one and it holds every traced size
+    /// (`traced`, by size) at one value of the roots, else the box through the traced sizes when
+    /// the largest box leaves them out (`example`, [`Linked::example_box`]), else the largest
+    /// box; `None` when no box passes.
+    pub fn choice(
+        &self,
+        grp: &Group,
+        traced: &dyn Fn(&str) -> Option<i128>,
+        example: Option<&LargestBox>,
+    ) -> Option<Choice> {
+        if let Some(p) = &self.shared {
+            // Each traced member's root value: the shared Dim holds them when they are one
+            // value of `p` (the roots are equal under it).
+            let roots: Option<Vec<i128>> = grp
+                .members
+                .iter()
+                .filter_map(|m| {
+                    let v = traced(&m.name)? - m.offset;
+                    Some((v % m.coef == 0).then(|| v / m.coef))
+                })
+                .collect();
+            if roots.is_some_and(|r| r.iter().all(|&v| p.contains(v) && v == r[0])) {
+                return Some(Choice::Shared(*p));
+            }
+        }
+        if let Some(b) = example {
+            return Some(Choice::Example(b.sides.clone()));
+        }
+        self.largest
+            .as_ref()
+            .map(|b| Choice::Largest(b.sides.clone()))
+    }
+
     /// For a group of two sizes whose diagonal beats the largest box: `member`'s spec under one
     /// shared `Dim`: the shared progression (mapped to the member), and for every member but
     /// the first root the first root, which it is written from (`member.coef * first +

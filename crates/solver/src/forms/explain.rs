@@ -6,14 +6,13 @@ use crate::diagnose::JointGroup;
 use crate::diagnose::{conclude, example_for, Options, UNDECIDED_ADVICE, WITHHELD};
 use crate::expr::Value;
 use crate::forms::Form;
-use crate::joint::{self, Prover};
-use crate::linked::LargestBox;
+use crate::joint::{self, Choice, Prover};
 use crate::message::{DimEntry, Message};
 use crate::report::{
     Certificate, DimReport, Feasible, GuardMethod, JointGuard, LinkedGroup, Proof, Report,
     RuntimeReport, Status,
 };
-use crate::types::{DimSet, Expr, Progression};
+use crate::types::{DimSet, Expr};
 use std::collections::BTreeMap;
 
 /// Fills the report's origins, joint guards and run-time explanation.
@@ -109,7 +108,7 @@ pub(crate) fn link_dims(
         let choice = j
             .linked
             .as_ref()
-            .and_then(|l| group_choice(j, l, &traced, example_box.as_ref()));
+            .and_then(|l| l.choice(&j.grp, &traced, example_box.as_ref()));
         for m in &j.grp.members {
             let Some(di) = msg.dims.iter().position(|d| d.var() == m.name) else {
                 continue;
@@ -251,51 +250,6 @@ pub(crate) fn link_dims(
         choices.push(choice);
     }
     choices
-}
-
-/// The spec a linked group takes, chosen once for the whole group: every member's
-/// line (named in the text or not) comes from the same answer, so the lines are sound together.
-pub(crate) enum Choice {
-    /// One `Dim` both roots take at once (over the roots), when it admits more than the largest
-    /// box and holds the traced sizes.
-    Shared(Progression),
-    /// A sound box through the traced sizes (one side per root, in level order), when the
-    /// largest box leaves them out: torch refuses a spec that excludes its example inputs.
-    Example(Vec<Progression>),
-    /// The largest sound box (one side per root, in level order).
-    Largest(Vec<Progression>),
-}
-
-/// The group's [`Choice`]: one shared `Dim` when there is one and it holds every traced size
-/// (`traced`, by size), else the box through the traced sizes when the largest box leaves them
-/// out (`example`, [`joint::Linked::example_box`]), else the largest box; `None` when no box
-/// passes.
-fn group_choice(
-    j: &JointGroup,
-    l: &joint::Linked,
-    traced: &dyn Fn(&str) -> Option<i128>,
-    example: Option<&LargestBox>,
-) -> Option<Choice> {
-    if let Some(p) = &l.shared {
-        // Each traced member's root value: the shared Dim holds them when they are one value
-        // of `p` (the roots are equal under it).
-        let roots: Option<Vec<i128>> = j
-            .grp
-            .members
-            .iter()
-            .filter_map(|m| {
-                let v = traced(&m.name)? - m.offset;
-                Some((v % m.coef == 0).then(|| v / m.coef))
-            })
-            .collect();
-        if roots.is_some_and(|r| r.iter().all(|&v| p.contains(v) && v == r[0])) {
-            return Some(Choice::Shared(*p));
-        }
-    }
-    if let Some(b) = example {
-        return Some(Choice::Example(b.sides.clone()));
-    }
-    l.largest.as_ref().map(|b| Choice::Largest(b.sides.clone()))
 }
 
 /// A size that a linked group's guards name but the text gives no dimension (torch listed the
