@@ -8,7 +8,7 @@ use dimguard_solver::expr::Value;
 use dimguard_solver::joint;
 use dimguard_solver::linked::{solve_joint, Budget};
 use dimguard_solver::message::Message;
-use dimguard_solver::python::dim_code;
+use dimguard_solver::python::{self, dim_code};
 use dimguard_solver::report::{
     Certificate, GuardFate, GuardUse, JointCheck, VerifyDim, VerifyReport,
 };
@@ -489,7 +489,10 @@ fn joint_groups(
     };
     let mut out = Vec::new();
     for grp in joint::group(&all, &sizes) {
-        if grp.roots.len() < 2 {
+        // One root: sizes the spec ties (`h = 16*_r`, `w = 16*_r + 1`) solved through it, for
+        // their maximal lines only (their guards' uses are listed below, as joint).
+        let tied = grp.roots.len() == 1;
+        if tied && grp.members.len() < 2 {
             continue;
         }
         // A size the spec does not cover (or makes static) has no known values: the group is
@@ -505,11 +508,11 @@ fn joint_groups(
             continue;
         }
         let solved = joint::solve_group_with(&grp, &ranges, &budget, Some(&z3));
-        for (k, &o) in grp.origin.iter().enumerate() {
+        for (k, &o) in grp.origin.iter().enumerate().filter(|_| !tied) {
             let (fate, reason) = solved.fates[k].label();
             uses.extend(joint_use(o, fate, reason));
         }
-        for &o in &grp.relations {
+        for &o in grp.relations.iter().filter(|_| !tied) {
             uses.extend(joint_use(o, GuardFate::Relation, None));
         }
         let spec_name = |v: &str| spec_of(guards, spec, v).map_or(name_of(v), |d| d.name.clone());
@@ -517,24 +520,44 @@ fn joint_groups(
             let (lo, hi) = joint::root_range(&grp, v, &ranges);
             DimSet::interval(lo, hi).count()
         });
+        // Each root's maximal side: of the largest sound box when the linking guards reject
+        // some combination, else the largest progression of the values that pass with every
+        // value of the others.
+        let root_side = |root: &str| match &linked {
+            Some(l) if l.restricts() => {
+                let b = l.largest.as_ref()?;
+                Some(b.sides[l.joint.level(root)?])
+            }
+            _ => rank(solved.accepted.get(root)?, None, 1)
+                .progressions
+                .first()
+                .copied(),
+        };
         for d in dims.iter_mut() {
             let var = d.source.clone().unwrap_or_else(|| d.name.clone());
             let Some(m) = grp.members.iter().find(|m| m.name == var) else {
                 continue;
             };
             let name = spec_of(guards, spec, &var).map_or(d.name.clone(), |sd| sd.name.clone());
-            d.maximal_spec = match (&solved.undecided, &linked) {
-                (Some(why), _) => {
+            d.maximal_spec = match &solved.undecided {
+                Some(why) => {
                     d.note.get_or_insert_with(|| format!("joint guards: {why}"));
                     None
                 }
-                (None, Some(l)) if l.restricts() => l.side(m).map(|p| dim_code(&name, &p)),
-                _ => solved.accepted.get(&m.root).and_then(|acc| {
-                    let acc = m.image(acc).ok()?;
-                    rank(&acc, None, 1)
-                        .progressions
-                        .first()
-                        .map(|p| dim_code(&name, p))
+                // A size derived from a root is written from the root's line, as the spec
+                // writes it: two sizes of one root given Dims of their own would no longer
+                // move together, and a linking guard could fail between them.
+                None => root_side(&m.root).map(|p| {
+                    if m.root == m.name {
+                        dim_code(&name, &p)
+                    } else {
+                        let root = spec_name(&m.root);
+                        format!(
+                            "{}\n{}",
+                            dim_code(&root, &p),
+                            python::alias(&name, &root, m.coef, m.offset)
+                        )
+                    }
                 }),
             };
         }
@@ -942,6 +965,47 @@ mod tests {
                 proptest::prop_assert!((lo..=hi).any(|r| c1 * r + o1 == vx && c2 * r + o2 == vy), "{:?}", ce);
                 proptest::prop_assert!(!(lo..=hi).filter(|r| c1 * r + o1 == vx).all(holds));
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(60))]
+        /// Dims derived from one root: the maximal lines of all of them, pasted together, are a
+        /// sound spec (brute force over the root's values) and, for a linking guard whose
+        /// passing roots form an interval, hold exactly those roots. Before, each size's
+        /// maximal line was a Dim of its own over its own guards (`h = Dim('h', min=32,
+        /// max=1024)` beside `w = Dim('w', ...)`), and a linking guard failed between them.
+        #[test]
+        fn the_maximal_lines_of_tied_dims_are_sound_together(
+            c1 in 1i128..5, o1 in 0i128..4, c2 in 1i128..5, o2 in 0i128..4,
+            lo in 2i128..20, span in 1i128..30, a in 1i128..4, n in 10i128..400,
+        ) {
+            let hi = lo + span;
+            let (x, y) = ("L['x'].size()[2]", "L['x'].size()[3]");
+            let holds = |vx: i128, vy: i128| a * vx + vy <= n;
+            let g = GuardSet::read(&format!("{a}*{x} + {y} <= {n}\n")).unwrap();
+            let text = format!(
+                "_r = Dim('_r', min={lo}, max={hi})\nh = {c1}*_r + {o1}\nw = {c2}*_r + {o2}\ndynamic_shapes = {{'x': {{2: h, 3: w}}}}\n"
+            );
+            let r = verify(&g, &spec::read(&text).unwrap(), 5_000);
+            let passing: Vec<i128> = (lo..=hi).filter(|&r| holds(c1 * r + o1, c2 * r + o2)).collect();
+            let lines: Vec<&str> = r.dims.iter().filter_map(|d| d.maximal_spec.as_deref()).collect();
+            if passing.is_empty() {
+                proptest::prop_assert!(lines.is_empty(), "{:?}", lines);
+                return Ok(());
+            }
+            proptest::prop_assert_eq!(lines.len(), 2, "{:?}", r.dims);
+            let pasted = format!("{}\n{}\ndynamic_shapes = {{'x': {{2: h, 3: w}}}}\n", lines[0], lines[1]);
+            let maximal = spec::read(&pasted).unwrap();
+            // Every pair the pasted spec admits, by its root, passes.
+            let hs = maximal.lookup("h", Some(x)).and_then(|d| d.admitted.clone()).unwrap();
+            let ws = maximal.lookup("w", Some(y)).and_then(|d| d.admitted.clone()).unwrap();
+            let roots: Vec<i128> = hs.iter().map(|v| (v - o1) / c1).collect();
+            proptest::prop_assert_eq!(ws.iter().map(|v| (v - o2) / c2).collect::<Vec<_>>(), roots.clone());
+            proptest::prop_assert!(roots.iter().all(|&r| holds(c1 * r + o1, c2 * r + o2)), "{}", pasted);
+            // The passing roots are an interval here (the guard is monotone): all of them.
+            proptest::prop_assert_eq!(roots, passing);
+            proptest::prop_assert_eq!(verify(&g, &maximal, 5_000).sound, Some(true), "{}", pasted);
         }
     }
 

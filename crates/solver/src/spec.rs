@@ -166,8 +166,15 @@ pub fn read(text: &str) -> Result<Spec, Error> {
         }
         match read_fix(line) {
             Some(f) => {
-                if let FixKind::Dim { min, max } = f.kind {
-                    roots.insert(f.name.clone(), (min.unwrap_or(0), max.unwrap_or(SIZE_MAX)));
+                // A root: a Dim, or an int (`w = 7; h = 4*w - 6` is Python too: `h` is 22).
+                match f.kind {
+                    FixKind::Dim { min, max } => {
+                        roots.insert(f.name.clone(), (min.unwrap_or(0), max.unwrap_or(SIZE_MAX)));
+                    }
+                    FixKind::Const(v) => {
+                        roots.insert(f.name.clone(), (v, v));
+                    }
+                    _ => {}
                 }
                 defs.push((*no, f.name, f.text, f.kind));
             }
@@ -185,7 +192,7 @@ pub fn read(text: &str) -> Result<Spec, Error> {
     defs.reverse();
     roots.retain(|r, _| {
         defs.iter()
-            .any(|(_, n, _, k)| n == r && matches!(k, FixKind::Dim { .. }))
+            .any(|(_, n, _, k)| n == r && matches!(k, FixKind::Dim { .. } | FixKind::Const(_)))
     });
     for (no, name, code, kind) in &defs {
         if let Some(reason) = definition_error(kind, &roots, code) {
@@ -582,6 +589,19 @@ mod tests {
         let s = read("h = Dim.AUTO\nw = Dim.STATIC\n").unwrap();
         assert_eq!(s.dims[0].admitted, Some(DimSet::interval(2, SIZE_MAX)));
         assert_eq!(s.dims[1].admitted, None);
+    }
+
+    #[test]
+    fn a_size_derived_from_an_int_is_that_int() {
+        // Python: `w = 7; h = 4*w - 6` makes `h` 22 (static in torch). dimguard prints such
+        // lines for a root whose sound side is one value; before, reading them back failed
+        // with "`w` is not defined as a Dim".
+        let s = read("w = 7\nh = 4*w - 6\n").unwrap();
+        let h = s.dims.iter().find(|d| d.name == "h").unwrap();
+        assert_eq!(h.admitted, Some(DimSet::interval(22, 22)));
+        assert_eq!(h.derived.as_ref().map(|d| d.root_range), Some((7, 7)));
+        // An undefined root is still an error.
+        assert!(read("h = 4*v - 6\n").is_err());
     }
 
     #[test]
