@@ -574,9 +574,11 @@ fn sweep_cluster(
     // positions, and the sweep has at most two per segment (no ragged run ends that split one
     // pattern into thousands of small pieces for `canonical` to merge back).
     let mut events = Vec::with_capacity(2 * (*work - before) as usize);
+    // The deadline, every 2^16 events built (a million-class cluster takes tens of ms).
+    let mut check_at = 0;
     for &(k, seg) in cluster {
         let (start, end) = (seg.lo, seg.hi.saturating_add(1));
-        let mut class = |res: i128| {
+        let class = |events: &mut Vec<(i128, i128, i32)>, res: i128| {
             // Encode the operand in the residue key: key = res * n + k.
             let key = res * n as i128 + k as i128;
             events.push((start, key, 1));
@@ -584,6 +586,10 @@ fn sweep_cluster(
         };
         let lift = (l / seg.modulus) as u128;
         for &r in &seg.residues {
+            if events.len() >= check_at {
+                crate::budget::check()?;
+                check_at = events.len() + (1 << 16);
+            }
             if class_count(seg.lo, seg.hi, seg.modulus, r) < lift {
                 // Fewer members than classes: the segment is shorter than `l`, so each member is
                 // alone in its class modulo `l`. (Stepping by the modulus: a segment with a copy
@@ -591,14 +597,14 @@ fn sweep_cluster(
                 // budget on a fuzzer input.)
                 let mut x = seg.lo.checked_add((r - seg.lo).rem_euclid(seg.modulus));
                 while let Some(v) = x.filter(|&v| v <= seg.hi) {
-                    class(v.mod_floor(&l));
+                    class(&mut events, v.mod_floor(&l));
                     x = v.checked_add(seg.modulus);
                 }
             } else {
                 // At least `l / modulus` consecutive members: one in every class `≡ r`.
                 let mut res = r;
                 while res < l {
-                    class(res);
+                    class(&mut events, res);
                     res += seg.modulus;
                 }
             }
@@ -671,8 +677,21 @@ fn sweep(
             Ok(())
         }
     };
-    expired()?;
-    events.sort_unstable();
+    // Near the deadline, sorted in runs of 2^16 with the deadline checked between them, then
+    // merged (the merge sort finds the runs): the longest step that cannot stop at the deadline
+    // is then the merge, a few passes, where one sort of two million events ran 100 ms past a
+    // 100 ms budget (fuzzer seed 1795476574, execution 707990). Otherwise one sort, 6% faster.
+    let near = crate::budget::remaining().is_some_and(|r| r < std::time::Duration::from_secs(2));
+    if deadline && near && events.len() > 1 << 16 {
+        for chunk in events.chunks_mut(1 << 16) {
+            expired()?;
+            chunk.sort_unstable();
+        }
+        expired()?;
+        events.sort();
+    } else {
+        events.sort_unstable();
+    }
     expired()?;
     let ni = n as i128;
     let mut counts: BTreeMap<i128, Vec<u32>> = BTreeMap::new();
