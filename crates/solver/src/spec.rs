@@ -190,6 +190,49 @@ pub fn read(text: &str) -> Result<Spec, Error> {
         first
     });
     defs.reverse();
+    // Roots used only by derived dims are not dims themselves.
+    let used_as_root: Vec<String> = defs
+        .iter()
+        .filter_map(|(_, _, _, k)| {
+            if let FixKind::Derived { root, .. } = k {
+                Some(root.clone())
+            } else {
+                None
+            }
+        })
+        .collect();
+    // A size derived from a derived size (`_r = 3*__r + 2; h = 16*_r`, which torch composes
+    // to `48*__r + 32`) is read from the base root; the lines between are kept for its code.
+    let derived_of: BTreeMap<String, (String, i128, i128, String)> = defs
+        .iter()
+        .filter_map(|(_, n, t, k)| match k {
+            FixKind::Derived { root, coef, offset } => {
+                Some((n.clone(), (root.clone(), *coef, *offset, t.clone())))
+            }
+            _ => None,
+        })
+        .collect();
+    let mut chains: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (_, name, _, kind) in defs.iter_mut() {
+        let FixKind::Derived { root, coef, offset } = kind else {
+            continue;
+        };
+        let mut lines: Vec<String> = Vec::new();
+        while let Some((r2, c2, o2, t2)) = derived_of.get(root.as_str()) {
+            // A cycle (`a = 2*b; b = 2*a`) or an overflow stays as written: an error below.
+            let composed = coef
+                .checked_mul(*c2)
+                .zip(coef.checked_mul(*o2).and_then(|v| v.checked_add(*offset)));
+            let Some((c, o)) = composed.filter(|_| lines.len() < 16 && r2 != name) else {
+                break;
+            };
+            lines.insert(0, format!("{root} = {t2}"));
+            (*root, *coef, *offset) = (r2.clone(), c, o);
+        }
+        if !lines.is_empty() {
+            chains.insert(name.clone(), lines);
+        }
+    }
     roots.retain(|r, _| {
         defs.iter()
             .any(|(_, n, _, k)| n == r && matches!(k, FixKind::Dim { .. } | FixKind::Const(_)))
@@ -209,17 +252,6 @@ pub fn read(text: &str) -> Result<Spec, Error> {
             });
         }
     }
-    // Roots used only by derived dims are not dims themselves.
-    let used_as_root: Vec<String> = defs
-        .iter()
-        .filter_map(|(_, _, _, k)| {
-            if let FixKind::Derived { root, .. } = k {
-                Some(root.clone())
-            } else {
-                None
-            }
-        })
-        .collect();
     let whole: String = joined.iter().map(|(_, l)| format!("{l}\n")).collect();
     // ...unless the dict names the root itself (`y_2 = h` beside `"x": {2: h}`).
     let entries = dict.as_deref().map(dict_entries);
@@ -232,8 +264,14 @@ pub fn read(text: &str) -> Result<Spec, Error> {
             Some(adm) => {
                 let code = match &kind {
                     FixKind::Derived { root, .. } => {
+                        let between: String = chains
+                            .get(&name)
+                            .into_iter()
+                            .flatten()
+                            .map(|l| format!("{l}\n"))
+                            .collect();
                         format!(
-                            "{root} = {}\n{name} = {text}",
+                            "{root} = {}\n{between}{name} = {text}",
                             root_text(&whole, root).unwrap_or_default()
                         )
                     }
@@ -602,6 +640,28 @@ mod tests {
         assert_eq!(h.derived.as_ref().map(|d| d.root_range), Some((7, 7)));
         // An undefined root is still an error.
         assert!(read("h = 4*v - 6\n").is_err());
+    }
+
+    #[test]
+    fn a_size_derived_from_a_derived_size_is_composed() {
+        // torch composes `_r = 3*__r + 2; h = 16*_r` to `48*__r + 32`; dimguard prints such
+        // chains for a root whose sound side is a progression. Before, "`_r` is not defined
+        // as a Dim".
+        let s = read("__r = Dim('__r', min=0, max=20)\n_r = 3*__r + 2\nh = 16*_r\n").unwrap();
+        let h = s.dims.iter().find(|d| d.name == "h").unwrap();
+        assert_eq!(h.admitted, Some(DimSet::progression(32, 992, 48, 32)));
+        let d = h.derived.as_ref().unwrap();
+        assert_eq!((d.root.as_str(), d.coef, d.offset), ("__r", 48, 32));
+        assert_eq!(
+            h.code,
+            "__r = Dim('__r', min=0, max=20)\n_r = 3*__r + 2\nh = 16*_r"
+        );
+        assert!(
+            s.dims.iter().all(|d| d.name != "_r"),
+            "only a step of the chain"
+        );
+        // A cycle is an error, not a hang.
+        assert!(read("a = 2*b\nb = 2*a\n").is_err());
     }
 
     #[test]
