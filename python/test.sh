@@ -44,6 +44,13 @@ echo "== building the wheel in a fresh venv (pip's PEP 517 build: what \`pip ins
 "$WORK/build/bin/python" -m pip wheel -q --no-deps -w "$WORK/wheels" .
 WHEEL=$(ls "$WORK"/wheels/dimguard-*.whl)
 echo "wheel: $(basename "$WHEEL"), $(du -k "$WHEEL" | cut -f1) KiB"
+# The wheel is built without the facade's `cuda` feature: no GPU code (cudarc, NVRTC) inside.
+if "$PY" -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+sys.exit(0 if any(b"nvrtcCompileProgram" in z.read(n) for n in z.namelist() if ".so" in n) else 1)' "$WHEEL"; then
+  echo "FAILED: the wheel ships the CUDA kernels' loader (nvrtcCompileProgram); build it without the cuda feature"
+  exit 1
+fi
 
 echo "== installing it into a fresh venv"
 "$PY" -m venv "$WORK/test"

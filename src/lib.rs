@@ -9,7 +9,7 @@
 //! * [`trt`] — TensorRT optimization profiles.
 //! * [`html`] — the self-contained HTML page of a report.
 //! * [`api`], [`profiles`] — the pipelines behind the commands, shared with the Python package.
-//! * [`norm`] — normalization layers and their GPU kernels.
+//! * `norm` (feature `cuda`, on by default) — normalization layers and their GPU kernels.
 
 pub mod api;
 /// The `--html` page of any report (diagnose, check, `dimguard.export`), drawn from its JSON
@@ -20,6 +20,7 @@ pub mod html;
 pub mod profiles;
 
 pub use dimguard_graph as graph;
+#[cfg(feature = "cuda")]
 pub use dimguard_norm as norm;
 pub use dimguard_prove as prove;
 pub use dimguard_solver as solver;

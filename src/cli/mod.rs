@@ -181,6 +181,22 @@ enum Command {
     },
 }
 
+/// `dimguard norm-bench`: the GPU normalization benchmark (docs/NORM.md).
+#[cfg(feature = "cuda")]
+fn norm_bench(iters: usize, samples: usize, json: Option<&std::path::Path>) -> Result<(), Failure> {
+    dimguard::norm::bench::print_table(iters, samples, json)
+        .map_err(|e| bad_input(format!("{e} (norm-bench needs an NVIDIA GPU)")))
+}
+
+/// Without the `cuda` feature the binary has no GPU code: say how to get it.
+#[cfg(not(feature = "cuda"))]
+fn norm_bench(_: usize, _: usize, _: Option<&std::path::Path>) -> Result<(), Failure> {
+    Err(bad_input(
+        "this dimguard was built without the `cuda` feature, so it has no GPU kernels \
+         (norm-bench needs an NVIDIA GPU and a build with `--features cuda`, the default)",
+    ))
+}
+
 /// Runs the command line.
 pub fn run(cli: Cli) -> Result<(), Failure> {
     if !(cli.time_budget > 0.0 && cli.time_budget.is_finite()) {
@@ -206,8 +222,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             iters,
             samples,
             json,
-        } => dimguard::norm::bench::print_table(iters, samples, json.as_deref())
-            .map_err(|e| bad_input(format!("{e} (norm-bench needs an NVIDIA GPU)"))),
+        } => norm_bench(iters, samples, json.as_deref()),
         Command::Profile {
             source,
             dim,
