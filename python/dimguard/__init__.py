@@ -5,7 +5,8 @@
 * :func:`verify` checks a ``dynamic_shapes`` spec against guards (Z3 proof or counterexamples).
 * :func:`check` audits an exported program: which input sizes it really accepts.
 * :func:`profile` builds TensorRT optimization profiles whose every shape the program accepts.
-* :func:`export` runs the whole loop: export, diagnose, merge into your spec, re-export, audit.
+* :func:`export` runs the whole loop: export, diagnose, merge into your spec, re-export, audit;
+  with ``cover=True``, several programs behind one callable (:class:`Dispatch`, :func:`load`).
 
 Nothing here imports torch except :func:`export` and :func:`check` given an ``ExportedProgram``.
 """
@@ -27,6 +28,9 @@ __all__ = [
     "check",
     "profile",
     "export",
+    "load",
+    "Dispatch",
+    "DispatchError",
     "ExportReport",
     "ExportError",
     "Diagnosis",
@@ -229,4 +233,5 @@ def profile(
     return Profiles(json.loads(out)) if format == "json" else out
 
 
+from .cover import Dispatch, DispatchError, load  # noqa: E402
 from .export import ExportError, ExportReport, export  # noqa: E402

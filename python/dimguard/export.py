@@ -360,14 +360,21 @@ def export(
     strict: bool = False,
     max_rounds: int = 4,
     verbose: bool = True,
+    cover: bool = False,
+    max_programs: int = 4,
     **export_kwargs: Any,
-) -> Tuple[Any, ExportReport]:
+) -> Any:
     """``torch.export.export`` with dimguard in the loop. Returns ``(ExportedProgram, report)``.
 
     ``dynamic_shapes`` is your spec (a dict by argument name or a tuple in argument order, of
     ``{index: Dim}`` or tuples; plain, derived and shared ``Dim``s, ``Dim.AUTO``/``STATIC``/
     ``DYNAMIC`` and ints). At most ``max_rounds`` exports run; one progress line per round goes
     to stderr unless ``verbose=False``. Other keyword arguments go to ``torch.export.export``.
+
+    ``cover=True`` returns a :class:`dimguard.Dispatch` instead: up to ``max_programs`` exported
+    programs chosen greedily by how many sizes of your box they add (the loop's program, one
+    with ``Dim.AUTO`` inside your bounds, one per remaining progression of the diagnosis), one
+    callable routing each call by its input sizes (docs/PYTHON.md, "Covering every valid size").
 
     Raises :class:`ExportError` (with ``.report``) when no round produces a program; errors that
     are not about dynamic shapes are re-raised as the cause of that ``ExportError``.
@@ -382,6 +389,9 @@ def export(
     shapes = [(n, [int(s) for s in v.shape]) for n, v in top if isinstance(v, torch.Tensor)]
     layout = _Layout(dynamic_shapes, names)
     sheet = layout.sheet()
+    if cover and not (isinstance(max_programs, int) and max_programs >= 1):
+        raise ValueError(f"max_programs must be a positive int, got {max_programs!r}")
+    user_sheet = json.loads(json.dumps(sheet))
     tensor_inputs = [n for n, v in top if isinstance(v, torch.Tensor)]
     rounds: List[Dict[str, Any]] = []
     best: Optional[Tuple[Any, Dict[str, Any], Dict[str, Any], Dict[str, Any]]] = None
@@ -494,4 +504,8 @@ def export(
             rep,
         ) from last_error
     ep, audit, _, exported_sheet = best
+    if cover:
+        from .cover import build
+
+        return build(export, model, top, kwargs, layout, user_sheet, (ep, report(True, audit, exported_sheet)), max_programs, verbose, export_kwargs)
     return ep, report(True, audit, exported_sheet)
