@@ -24,6 +24,29 @@ pub struct Examples {
 /// Reads a message (or a `TORCH_TRACE`), diagnoses it (preferring the traced sizes), and certifies the answers with
 /// Z3 per `z3` (`None`: enumeration only). With `spec` (the user's own spec), the report's
 /// `dynamic_shapes` block becomes the merged spec ([`merge::merge`]), returned beside it.
+/// The traced size of each of the report's dimensions that `examples` gives (by name, for every
+/// dimension, or through an input's traced shape), for [`dimguard_solver::cover::cover`].
+pub fn traced(report: &Report, examples: &Examples) -> Vec<(String, i128)> {
+    let mut out = Vec::new();
+    for d in &report.dims {
+        let by_name = examples
+            .by_name
+            .iter()
+            .rev()
+            .find(|(n, _)| n.as_deref().is_none_or(|n| n == d.name))
+            .map(|(_, v)| *v);
+        let by_shape = || {
+            let (input, i) = d.source.as_deref().and_then(source_input)?;
+            let (_, shape) = examples.shapes.iter().find(|(n, _)| *n == input)?;
+            shape.get(i).copied()
+        };
+        if let Some(v) = by_name.or_else(by_shape) {
+            out.push((d.name.clone(), v));
+        }
+    }
+    out
+}
+
 pub fn diagnose_text(
     text: &str,
     examples: &Examples,

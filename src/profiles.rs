@@ -263,6 +263,19 @@ pub fn intermediate(path: &std::path::Path) -> Option<Vec<serde_json::Value>> {
 }
 
 /// Profiles in the requested format (JSON gains `intermediate` sizes for a program).
+/// The profiles of `specs`: `k` buckets per dynamic dimension (at most 64), or with `cover`,
+/// one profile per piece of a cover of at most `cover` pieces (at most 64).
+pub fn build(
+    specs: &[InputSpec],
+    k: usize,
+    cover: Option<usize>,
+) -> Result<ProfileSet, crate::trt::profile::Error> {
+    match cover {
+        Some(n) => ProfileSet::cover(specs, n.clamp(1, 64)),
+        None => ProfileSet::build(specs, k.clamp(1, 64)),
+    }
+}
+
 pub fn render(set: &ProfileSet, format: &str, program: Option<&std::path::Path>) -> String {
     match format {
         "trtexec" => crate::trt::emit::trtexec(set) + "\n",

@@ -500,3 +500,86 @@ fn failing_tuples_name_their_order() {
         "{out}"
     );
 }
+
+/// `diagnose --cover N`: the specs are disjoint, each inside the sizes at which the message's
+/// guard holds (evaluated value by value with Python's floor semantics, not by the solver), and
+/// together they hold every such size once N is large enough; the text prints one paste block
+/// per spec.
+#[test]
+fn diagnose_cover_specs_are_disjoint_and_cover_the_guard() {
+    let valid = |h: i128| ((h - 1).div_euclid(4) - 1).rem_euclid(2) == 0;
+    let truth: Vec<i128> = (135..=2160).filter(|&h| valid(h)).collect();
+    for n in [1usize, 2, 4, 6] {
+        let (code, out, err) = run(
+            &[
+                "diagnose",
+                &data("seed_raft_sympy_syntax.txt"),
+                "--json",
+                "--example",
+                "520",
+                "--cover",
+                &n.to_string(),
+            ],
+            None,
+        );
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let c = &v["cover"];
+        let pieces = c["pieces"].as_array().unwrap();
+        assert_eq!(pieces.len(), n.min(4), "four residue classes");
+        let mut seen = std::collections::BTreeSet::new();
+        for p in pieces {
+            let s = &p["sides"][0];
+            let (lo, hi, m) = (
+                s["lo"].as_i64().unwrap() as i128,
+                s["hi"].as_i64().unwrap() as i128,
+                s["modulus"].as_i64().unwrap() as i128,
+            );
+            let members: Vec<i128> = (lo..=hi).step_by(m as usize).collect();
+            assert_eq!(members.len() as u64, p["count"].as_u64().unwrap());
+            for h in members {
+                assert!(valid(h), "{h} admitted by a cover spec fails the guard");
+                assert!(seen.insert(h), "{h} in two specs");
+            }
+            assert!(p["code"]
+                .as_str()
+                .unwrap()
+                .contains("dynamic_shapes = {\"image1\": {2: _2}}"));
+        }
+        assert_eq!(c["covered"].as_u64().unwrap() as usize, seen.len());
+        assert_eq!(c["valid"].as_u64().unwrap() as usize, truth.len());
+        assert_eq!(c["in_range"].as_u64().unwrap(), 2026);
+        if n >= 4 {
+            assert_eq!(seen.into_iter().collect::<Vec<_>>(), truth);
+        }
+        assert!(pieces[0]["sides"][0]["lo"].as_i64().unwrap() <= 520);
+    }
+    let (code, out, _) = run(
+        &[
+            "diagnose",
+            &data("seed_raft_sympy_syntax.txt"),
+            "--cover",
+            "4",
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    assert!(
+        out.contains(
+            "Cover: 1014 of 1014 valid sizes (2026 in the range) in 4 specs; one Dim: 254"
+        ),
+        "{out}"
+    );
+    assert_eq!(out.matches("Spec ").count(), 4);
+    let (code, _, err) = run(
+        &[
+            "diagnose",
+            &data("seed_raft_sympy_syntax.txt"),
+            "--cover",
+            "0",
+        ],
+        None,
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("--cover must be at least 1"), "{err}");
+}

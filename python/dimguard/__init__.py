@@ -117,6 +117,7 @@ def diagnose(
     ranges: Optional[Mapping[str, Tuple[int, int]]] = None,
     z3: str = "auto",
     z3_timeout_ms: int = 10_000,
+    cover: Optional[int] = None,
 ) -> Diagnosis:
     """Diagnoses a ``torch.export`` dynamic-shape error.
 
@@ -128,13 +129,15 @@ def diagnose(
     answer merged in (every input and dimension kept, shared ``Dim``s shared). ``ranges``:
     ``{"h": (64, 1024)}`` for dimensions whose range the text does not state (PyTorch 2.15's
     solver crash prints the guard but no range). ``z3``: ``"auto"``, ``"always"`` or ``"never"``.
+    ``cover=N``: also up to N specs that together accept every valid size (``.cover``: each
+    piece's ``code`` to paste, ``covered``/``valid``/``one_dim`` counts), one export each.
 
     Raises ``ValueError`` (with the position) when the text holds no dynamic-shape error.
     """
     by_name, shapes = _examples(examples)
     sheet = _native.read_spec(spec) if spec is not None else None
     rng = [(str(k), (int(v[0]), int(v[1]))) for k, v in (ranges or {}).items()]
-    out = _native.diagnose(_text(error_or_text), by_name, shapes, sheet, z3, z3_timeout_ms, rng)
+    out = _native.diagnose(_text(error_or_text), by_name, shapes, sheet, z3, z3_timeout_ms, rng, cover)
     return Diagnosis(json.loads(out))
 
 
@@ -183,6 +186,7 @@ def profile(
     format: str = "json",
     profiles: int = 1,
     spec: Optional[str] = None,
+    cover: Optional[int] = None,
 ) -> Union[Profiles, str]:
     """TensorRT optimization profiles whose every min/opt/max shape the program accepts.
 
@@ -192,7 +196,8 @@ def profile(
     given here is covered. ``format``: ``"json"`` (a :class:`Profiles`), or ``"trtexec"``,
     ``"polygraphy"``, ``"torch-tensorrt"`` (the text). ``spec``: your ``dynamic_shapes`` Python,
     so inputs a message does not name (a second image sharing the first one's ``Dim``s) are
-    covered too.
+    covered too. ``cover=N``: instead of buckets, one profile per piece of a cover (up to N, each
+    one progression of accepted sizes per dimension, every corner accepted).
     """
     ex: List[str] = []
     if isinstance(examples, Mapping):
@@ -223,13 +228,13 @@ def profile(
             f.write(program_json(source, full=False))
             path = f.name
         try:
-            return profile(path, dims=dims, examples=ex, format=format, profiles=profiles, spec=spec)
+            return profile(path, dims=dims, examples=ex, format=format, profiles=profiles, spec=spec, cover=cover)
         finally:
             os.unlink(path)
     else:
         raise TypeError(f"profile() cannot read a {type(source).__name__}")
     sheet = _native.read_spec(spec) if spec is not None else None
-    out = _native.profile(data, path, list(dims), ex, format, profiles, sheet)
+    out = _native.profile(data, path, list(dims), ex, format, profiles, sheet, cover)
     return Profiles(json.loads(out)) if format == "json" else out
 
 

@@ -209,3 +209,40 @@ def test_union_count_equals_brute_force():
                     n *= len(set.intersection(*(b[k] for b in sub)))
                 want += n if r % 2 else -n
         assert union_count(boxes, dims) == want, (case, boxes)
+
+
+def test_diagnose_cover_specs_reexport_and_run():
+    """``dimguard.diagnose(error, cover=4)`` on torch's own ConstraintViolationError: every printed
+    spec exports in torch 2.15 and the program runs at its range ends and middle (equal to the
+    model), and the specs together hold exactly the sizes at which the model runs."""
+    torch.manual_seed(0)
+    m = StrideSkip().eval()
+    x = torch.randn(1, 3, 128, 40)
+    try:
+        torch.export.export(m, (x,), dynamic_shapes={"x": {2: Dim("h", min=96, max=300)}})
+        raise AssertionError("torch accepted a range the model does not run at")
+    except Exception as e:  # noqa: BLE001 - torch's ConstraintViolationError (a UserError)
+        err = e
+    d = dimguard.diagnose(err, {"x": x}, cover=4)
+    truth = {h for h in range(96, 301) if eager_runs(m, torch.randn(1, 3, h, 40))}
+    cover = d.cover.to_dict()
+    assert cover["valid"] == len(truth) and cover["covered"] == len(truth)
+    held = set()
+    for p in cover["pieces"]:
+        ns = {}
+        exec(p["code"], ns)  # noqa: S102 - dimguard's own printed spec, real torch Dim
+        ep = torch.export.export(m, (torch.randn(1, 3, next(iter(_members(p["sides"][0]))), 40),), dynamic_shapes=ns["dynamic_shapes"])
+        members = _members(p["sides"][0])
+        held |= set(members)
+        for h in (members[0], members[len(members) // 2], members[-1]):
+            xh = torch.randn(1, 3, h, 40)
+            with torch.no_grad():
+                assert torch.allclose(ep.module()(xh), m(xh), atol=1e-5), h
+        outside = next(h for h in range(96, 301) if h not in members)
+        with pytest.raises(Exception):
+            ep.module()(torch.randn(1, 3, outside, 40))
+    assert held == truth
+
+
+def _members(side):
+    return list(range(side["lo"], side["hi"] + 1, side["modulus"]))

@@ -104,6 +104,11 @@ enum Command {
         /// dimensions narrowed, every other input and dimension kept, shared Dims still shared.
         #[arg(long, value_name = "FILE")]
         spec: Option<PathBuf>,
+        /// Also print up to N specs that together accept every valid size (one `Dim` holds one
+        /// progression; the valid sizes are often a union of them): one export, or one
+        /// TensorRT profile, per spec. JSON: `cover`.
+        #[arg(long, value_name = "N")]
+        cover: Option<usize>,
     },
     /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
     /// versus what it claims, a corrected spec, and shape-propagation findings.
@@ -148,6 +153,12 @@ enum Command {
         /// is covered (a second image sharing the first one's Dims, which the message never names).
         #[arg(long, value_name = "FILE")]
         spec: Option<PathBuf>,
+        /// Instead of buckets, one profile per piece of a cover: up to N profiles, each holding
+        /// one progression of accepted sizes per dynamic dimension (as `diagnose --cover N`),
+        /// together serving as many accepted sizes as N progressions can; `--select` sends a
+        /// shape to the profile whose piece holds it.
+        #[arg(long, value_name = "N", conflicts_with = "profiles")]
+        cover: Option<usize>,
     },
     /// Benchmark the GPU normalization kernels (needs an NVIDIA GPU): time and share of the
     /// device's copy bandwidth for each layer, shape, type and parameter kind, timed through CUDA
@@ -231,14 +242,18 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             profiles,
             select,
             spec,
+            cover,
         } => {
+            if cover == Some(0) {
+                return Err(bad_input("--cover must be at least 1"));
+            }
             let sheet = spec.as_ref().map(read_spec).transpose()?;
             profile(
                 source.as_ref(),
                 &dim,
                 &example,
                 &format,
-                profiles,
+                Buckets { k: profiles, cover },
                 &select,
                 sheet.as_ref(),
             )
@@ -265,7 +280,11 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             range,
             html,
             spec,
+            cover,
         } => {
+            if cover == Some(0) {
+                return Err(bad_input("--cover must be at least 1"));
+            }
             let text = read_input(file.as_ref())?;
             let sheet = spec.as_ref().map(read_spec).transpose()?;
             let ranges = range
@@ -288,7 +307,12 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                     .map_err(|e| solver(&e))?;
             let input = file.unwrap_or_else(|| PathBuf::from("standard input"));
             write_html(&report, html.as_ref(), &input)?;
-            print_report(&report, json, render::human)
+            let traced = dimguard::api::traced(&report, &examples);
+            let covered = render::Covered {
+                cover: cover.map(|n| dimguard::solver::cover::cover(&report, &traced, n)),
+                report,
+            };
+            print_report(&covered, json, render::covered)
         }
     }
 }
@@ -312,12 +336,18 @@ fn check(
     print_report(&report, json, render::check)
 }
 
+/// How `profile` splits accepted sets: `k` buckets per dimension, or a cover of `N` pieces.
+struct Buckets {
+    k: usize,
+    cover: Option<usize>,
+}
+
 fn profile(
     source: Option<&PathBuf>,
     dims: &[String],
     examples: &[String],
     format: &str,
-    k: usize,
+    buckets: Buckets,
     select: &[String],
     spec: Option<&dimguard::solver::merge::Sheet>,
 ) -> Result<(), Failure> {
@@ -338,7 +368,7 @@ fn profile(
         spec,
     )
     .map_err(bad_input)?;
-    let set = dimguard::trt::ProfileSet::build(&specs, k.clamp(1, 64)).map_err(bad_input)?;
+    let set = dimguard::profiles::build(&specs, buckets.k, buckets.cover).map_err(bad_input)?;
     if select.is_empty() {
         return emit(&dimguard::profiles::render(
             &set,

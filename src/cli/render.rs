@@ -44,6 +44,55 @@ fn num(v: i128) -> String {
     }
 }
 
+/// A diagnosis with the specs of `--cover N` (JSON: the report's fields, then `cover`).
+#[derive(serde::Serialize)]
+pub struct Covered {
+    /// The diagnosis.
+    #[serde(flatten)]
+    pub report: Report,
+    /// The cover, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cover: Option<dimguard::solver::report::CoverReport>,
+}
+
+/// [`human`], then the cover's specs.
+pub fn covered(c: &Covered, color: bool) -> String {
+    let mut out = human(&c.report, color);
+    let Some(cover) = &c.cover else {
+        return out;
+    };
+    let _ = writeln!(out, "\nCover: {}", cover.summary);
+    for note in &cover.left_out {
+        let _ = writeln!(out, "  left as above: {note}");
+    }
+    for (i, p) in cover.pieces.iter().enumerate() {
+        let sides: Vec<String> = p
+            .sides
+            .iter()
+            .map(|s| {
+                let step = if s.modulus > 1 {
+                    format!(" ≡ {} (mod {})", s.residue, s.modulus)
+                } else {
+                    String::new()
+                };
+                format!("{} in {}..{}{step}", s.name, s.lo, s.hi)
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "\nSpec {} of {}: {} ({} sizes)\n",
+            i + 1,
+            cover.pieces.len(),
+            sides.join(", "),
+            p.count
+        );
+        for line in p.code.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    out
+}
+
 /// Renders a report for a person.
 pub fn human(r: &Report, color: bool) -> String {
     let st = Style { on: color };

@@ -69,7 +69,7 @@ fn mode(z3: &str) -> Result<Option<Mode>, String> {
 #[pyfunction]
 // Python keyword arguments, one per CLI flag.
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (text, examples=Vec::new(), shapes=Vec::new(), spec=None, z3="auto", z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS, ranges=Vec::new()))]
+#[pyo3(signature = (text, examples=Vec::new(), shapes=Vec::new(), spec=None, z3="auto", z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS, ranges=Vec::new(), cover=None))]
 fn diagnose(
     py: Python<'_>,
     text: String,
@@ -79,8 +79,12 @@ fn diagnose(
     z3: &str,
     z3_timeout_ms: u32,
     ranges: Vec<(String, (i64, i64))>,
+    cover: Option<usize>,
 ) -> PyResult<String> {
     let z3 = mode(z3).map_err(PyValueError::new_err)?;
+    if cover == Some(0) {
+        return Err(PyValueError::new_err("cover must be at least 1"));
+    }
     run(py, move || {
         let sheet: Option<Sheet> = spec
             .map(|s| serde_json::from_str(&s).map_err(|e| format!("spec: {e}")))
@@ -103,6 +107,10 @@ fn diagnose(
             api::diagnose_text(&text, &examples, z3, z3_timeout_ms, sheet.as_ref())
                 .map_err(|e| e.to_string())?;
         let mut v = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+        if let Some(n) = cover {
+            let c = dimguard::solver::cover::cover(&report, &api::traced(&report, &examples), n);
+            v["cover"] = serde_json::to_value(&c).map_err(|e| e.to_string())?;
+        }
         if let Some(m) = merged {
             v["spec"] = serde_json::to_value(&m).map_err(|e| e.to_string())?;
             v["spec"]["code"] = m.code().into();
@@ -202,7 +210,7 @@ fn check(py: Python<'_>, data: Vec<u8>, label: &str, sizes: bool) -> PyResult<St
 #[pyfunction]
 // Python keyword arguments, one per CLI flag.
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (source=None, path=None, dims=Vec::new(), examples=Vec::new(), format="json", profiles=1, spec=None))]
+#[pyo3(signature = (source=None, path=None, dims=Vec::new(), examples=Vec::new(), format="json", profiles=1, spec=None, cover=None))]
 fn profile(
     py: Python<'_>,
     source: Option<Vec<u8>>,
@@ -212,6 +220,7 @@ fn profile(
     format: &str,
     profiles: usize,
     spec: Option<String>,
+    cover: Option<usize>,
 ) -> PyResult<String> {
     let format = format.to_string();
     run(py, move || {
@@ -226,8 +235,7 @@ fn profile(
             &examples,
             sheet.as_ref(),
         )?;
-        let set = dimguard::trt::ProfileSet::build(&specs, profiles.clamp(1, 64))
-            .map_err(|e| e.to_string())?;
+        let set = dimguard::profiles::build(&specs, profiles, cover).map_err(|e| e.to_string())?;
         Ok(dimguard::profiles::render(&set, &format, path.as_deref()))
     })
 }

@@ -26,6 +26,7 @@
 //! | [`engine`] | exact solution set of one guard (periodic method, enumeration fallback) |
 //! | [`set`] | set algebra on [`DimSet`] |
 //! | [`suggest`] | maximal sound progressions |
+//! | [`cover`] | several specs that together accept every valid size (`diagnose --cover N`) |
 //! | [`python`] | every piece of Python dimguard prints (`Dim` code, `dynamic_shapes`) |
 //! | [`diagnose`] | the whole diagnosis of a message |
 //! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
@@ -34,6 +35,7 @@
 pub mod algebra;
 pub mod budget;
 pub mod compiled;
+pub mod cover;
 pub mod diagnose;
 pub mod engine;
 pub mod error;

@@ -1044,3 +1044,53 @@ pub struct SizeRange {
     /// The value at the traced example.
     pub example: Option<i128>,
 }
+
+/// `diagnose --cover N`: several specs that together accept every valid size
+/// ([`crate::cover::cover`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CoverReport {
+    /// The dimensions covered (independent, decided, dynamic), by name.
+    pub dims: Vec<String>,
+    /// The specs, largest first; pairwise disjoint.
+    pub pieces: Vec<CoverPiece>,
+    /// Tuples of sizes the specs accept together.
+    pub covered: u128,
+    /// Valid tuples of sizes (the product of the dimensions' feasible counts).
+    pub valid: u128,
+    /// Tuples in the dimensions' ranges, valid or not.
+    pub in_range: u128,
+    /// Tuples the first suggestions (one `Dim` per dimension) accept.
+    pub one_dim: u128,
+    /// `"1014 of 1014 valid sizes (2026 in the range) in 4 specs; one Dim: 254"`.
+    pub summary: String,
+    /// Dimensions the cover leaves as the diagnosis prints them, and why (linked, undecided).
+    pub left_out: Vec<String>,
+}
+
+/// One spec of a cover: a progression per dimension.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CoverPiece {
+    /// One progression per covered dimension, in [`CoverReport::dims`] order.
+    pub sides: Vec<CoverSide>,
+    /// Tuples it accepts (the product of its sides' counts).
+    pub count: u128,
+    /// Python to paste: the `Dim`s and the `dynamic_shapes` dict.
+    pub code: String,
+}
+
+/// One dimension's progression in a [`CoverPiece`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CoverSide {
+    /// Dimension name.
+    pub name: String,
+    /// First value.
+    pub lo: i128,
+    /// Last value.
+    pub hi: i128,
+    /// Step.
+    pub modulus: i128,
+    /// `lo % modulus`.
+    pub residue: i128,
+    /// Number of values.
+    pub count: u128,
+}

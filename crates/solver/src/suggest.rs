@@ -104,6 +104,38 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
     }
 }
 
+/// Disjoint progressions covering as much of `f` as `n` of them can, chosen greedily: each is
+/// the largest progression inside what the previous ones left (the first of [`rank`] on the
+/// rest, so the example's run is preferred among equally large ones). Fewer than `n` when they
+/// already cover `f`. Each is one `Dim` (plain or derived): `n` exports, or `n` TensorRT
+/// profiles, that together accept every size they list.
+///
+/// ```
+/// use dimguard_solver::{suggest, DimSet};
+/// // Four residue classes mod 8 (RAFT's guard over 135..2160): no one Dim holds them.
+/// let f = DimSet::from_values((135..=2160).filter(|h| [0, 5, 6, 7].contains(&(h % 8))));
+/// let pieces = suggest::cover(&f, Some(520), 8);
+/// assert_eq!(pieces.len(), 4);
+/// assert_eq!(pieces.iter().map(|p| p.count()).sum::<u128>(), f.count());
+/// assert!(pieces[0].contains(520));
+/// ```
+pub fn cover(f: &DimSet, example: Option<i128>, n: usize) -> Vec<Progression> {
+    let mut left = f.clone();
+    let mut out: Vec<Progression> = Vec::new();
+    while out.len() < n && !left.is_empty() {
+        let example = example.filter(|e| left.contains(*e));
+        let Some(best) = rank(&left, example, 1).progressions.first().copied() else {
+            break;
+        };
+        match left.difference(&best.to_set()) {
+            Ok(rest) => left = rest,
+            Err(_) => break,
+        }
+        out.push(best);
+    }
+    out
+}
+
 /// The progression `lo..=hi` step `m`, written with step 1 when it holds one value.
 pub(crate) fn normalized(lo: i128, hi: i128, m: i128) -> Progression {
     if lo == hi {
@@ -476,6 +508,25 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
+        /// `cover`: inside `f`, pairwise disjoint, each as large as any progression inside what
+        /// the previous ones left (brute force), and it covers `f` when the budget of pieces
+        /// is not what stopped it.
+        #[test]
+        fn cover_is_disjoint_greedy_and_inside(f in arb_set(), ex in 0i128..1000, n in 1usize..6) {
+            let pieces = cover(&f, Some(ex), n);
+            let mut left = f.clone();
+            for p in &pieces {
+                let set = p.to_set();
+                prop_assert!(set.is_subset(&left).unwrap(), "{:?} not inside what was left", p);
+                prop_assert_eq!(p.count(), brute_best(&left));
+                left = left.difference(&set).unwrap();
+            }
+            prop_assert!(pieces.len() <= n);
+            if pieces.len() < n {
+                prop_assert!(left.is_empty());
+            }
+        }
+
         #[test]
         fn first_suggestion_is_sound_and_maximal(f in arb_set(), ex in 0i128..1000) {
             prop_assume!(!f.is_empty());

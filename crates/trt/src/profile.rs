@@ -62,6 +62,10 @@ pub struct ProfileSet {
     pub profiles: Vec<Profile>,
     /// The inputs they were built from (for [`ProfileSet::select`]).
     pub inputs: Vec<InputSpec>,
+    /// Per profile of a cover ([`ProfileSet::cover`]): the sizes of each dynamic dimension
+    /// `(input index, dimension)` it serves, one progression each. Empty otherwise: every
+    /// profile serves the whole accepted set inside its box.
+    pub pieces: Vec<Vec<((usize, usize), DimSet)>>,
 }
 
 /// Why profiles could not be built, or a shape has none.
@@ -292,6 +296,74 @@ impl ProfileSet {
                 .flat_map(|c| (0..bs.len()).map(move |b| [c.clone(), vec![b]].concat()))
                 .collect();
         }
+        Self::assemble(inputs, &axes, &combos, Vec::new())
+    }
+
+    /// One profile per piece of a cover: each dynamic dimension's accepted set split into
+    /// disjoint progressions ([`dimguard_solver::suggest::cover`], largest first), combined
+    /// across dimensions, the `n` largest combinations kept. Every size a profile lists is
+    /// accepted, its corners included, and [`ProfileSet::select`] sends a shape to the profile
+    /// whose pieces hold it. Together they serve as many accepted sizes as `n` progressions can.
+    pub fn cover(inputs: &[InputSpec], n: usize) -> Result<ProfileSet, Error> {
+        let n = n.max(1);
+        let mut axes: Vec<Axis> = Vec::new();
+        let mut sets: Vec<Vec<DimSet>> = Vec::new();
+        for (ii, inp) in inputs.iter().enumerate() {
+            for (d, kind) in inp.dims.iter().enumerate() {
+                if let DimKind::Dynamic { accepted, example } = kind {
+                    let pieces = dimguard_solver::suggest::cover(accepted, *example, n);
+                    if pieces.is_empty() {
+                        return Err(Error::EmptyDim {
+                            input: inp.name.clone(),
+                            index: d,
+                        });
+                    }
+                    let pieces: Vec<DimSet> = pieces.iter().map(|p| p.to_set()).collect();
+                    axes.push((
+                        (ii, d),
+                        pieces.iter().map(|b| corners(b, *example)).collect(),
+                    ));
+                    sets.push(pieces);
+                }
+            }
+        }
+        Self::build(inputs, 1)?; // the links and ranks, checked as for any profile set
+                                 // The largest combinations first (disjoint pieces: a combination's count is the
+                                 // product of its pieces').
+        let mut combos: Vec<(u128, Vec<usize>)> = vec![(1, vec![])];
+        for pieces in &sets {
+            let mut next = Vec::new();
+            for (count, combo) in &combos {
+                for (i, p) in pieces.iter().enumerate() {
+                    let mut c = combo.clone();
+                    c.push(i);
+                    next.push((count.saturating_mul(p.count()), c));
+                }
+            }
+            next.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            next.truncate(n);
+            combos = next;
+        }
+        let chosen: Vec<Vec<usize>> = combos.into_iter().map(|(_, c)| c).collect();
+        let pieces = chosen
+            .iter()
+            .map(|combo| {
+                axes.iter()
+                    .zip(combo)
+                    .zip(&sets)
+                    .map(|(((key, _), &i), s)| (*key, s[i].clone()))
+                    .collect()
+            })
+            .collect();
+        Self::assemble(inputs, &axes, &chosen, pieces)
+    }
+
+    fn assemble(
+        inputs: &[InputSpec],
+        axes: &[Axis],
+        combos: &[Vec<usize>],
+        pieces: Vec<Vec<((usize, usize), DimSet)>>,
+    ) -> Result<ProfileSet, Error> {
         let value = |ii: usize, d: usize, combo: &[usize], which: usize| -> i128 {
             let lookup = |ii: usize, d: usize| -> i128 {
                 match &inputs[ii].dims[d] {
@@ -344,6 +416,7 @@ impl ProfileSet {
         let set = ProfileSet {
             profiles,
             inputs: inputs.to_vec(),
+            pieces,
         };
         set.validate()?;
         Ok(set)
@@ -458,7 +531,30 @@ impl ProfileSet {
                     })
             })
         };
-        self.profiles.iter().position(inside).ok_or_else(|| Error::Shape {
+        // A cover's profile serves only its pieces.
+        let in_pieces = |pi: usize| {
+            self.pieces.get(pi).is_none_or(|ps| {
+                ps.iter().all(|((ii, d), set)| {
+                    shapes
+                        .iter()
+                        .find(|(n, _)| *n == self.inputs[*ii].name)
+                        .and_then(|(_, shape)| shape.get(*d))
+                        .is_none_or(|v| set.contains(*v))
+                })
+            })
+        };
+        let found =
+            (0..self.profiles.len()).find(|&pi| inside(&self.profiles[pi]) && in_pieces(pi));
+        if found.is_none() && !self.pieces.is_empty() {
+            return Err(Error::Shape {
+                input: shapes.first().map_or(String::new(), |s| s.0.to_string()),
+                message: format!(
+                    "every size is accepted but none of the cover's {} profiles holds this combination; build with a larger --cover",
+                    self.profiles.len()
+                ),
+            });
+        }
+        found.ok_or_else(|| Error::Shape {
             input: shapes.first().map_or(String::new(), |s| s.0.to_string()),
             message: "every size is accepted but no profile's box holds this combination; build with more profiles (--profiles)".into(),
         })
@@ -581,6 +677,56 @@ mod tests {
             // Every accepted size selects a profile.
             for v in set.iter().take(200) {
                 prop_assert!(p.select(&[("x", vec![2, v])]).is_ok());
+            }
+        }
+
+        /// A cover: every corner of every profile lies in that profile's piece and is
+        /// accepted; pieces of different profiles are disjoint; a pair of sizes selects a
+        /// profile exactly when some profile's pieces hold it (brute force over both axes),
+        /// and that profile's pieces hold it.
+        #[test]
+        fn cover_profiles_serve_exactly_their_pieces(
+            a in prop::collection::vec((0i128..200, 0i128..120, 1i128..9, prop::collection::vec(0i128..8, 1..4)), 1..3),
+            b in prop::collection::vec((0i128..200, 0i128..120, 1i128..9, prop::collection::vec(0i128..8, 1..4)), 1..3),
+            n in 1usize..7, ex in 0i128..300,
+        ) {
+            let set = |segs: Vec<(i128, i128, i128, Vec<i128>)>| DimSet::from_segments(segs.into_iter().map(|(lo, w, m, rs)| Segment { lo, hi: lo + w, modulus: m, residues: rs }).collect()).unwrap();
+            let (h, w) = (set(a), set(b));
+            prop_assume!(!h.is_empty() && !w.is_empty());
+            let inputs = vec![InputSpec { name: "x".into(), dims: vec![
+                DimKind::Static(1),
+                DimKind::Dynamic { accepted: h.clone(), example: Some(ex) },
+                DimKind::Dynamic { accepted: w.clone(), example: None },
+            ] }];
+            let p = ProfileSet::cover(&inputs, n).unwrap();
+            prop_assert!(!p.profiles.is_empty());
+            prop_assert!(p.profiles.len() <= n);
+            prop_assert_eq!(p.pieces.len(), p.profiles.len());
+            for (prof, pieces) in p.profiles.iter().zip(&p.pieces) {
+                let t = &prof.inputs[0].1;
+                for ((_, d), piece) in pieces {
+                    let whole = if *d == 1 { &h } else { &w };
+                    prop_assert!(piece.is_subset(whole).unwrap());
+                    for v in [t.min[*d], t.opt[*d], t.max[*d]] {
+                        prop_assert!(piece.contains(v), "corner {} outside its piece", v);
+                    }
+                }
+            }
+            let holds = |pi: usize, x: i128, y: i128| p.pieces[pi][0].1.contains(x) && p.pieces[pi][1].1.contains(y);
+            for i in 0..p.pieces.len() {
+                for j in i + 1..p.pieces.len() {
+                    let disjoint = p.pieces[i].iter().zip(&p.pieces[j]).any(|((_, s), (_, t))| s.intersect(t).unwrap().is_empty());
+                    prop_assert!(disjoint, "profiles {} and {} overlap", i, j);
+                }
+            }
+            for x in 0..=330 {
+                for y in 0..=330 {
+                    let served = (0..p.pieces.len()).find(|&pi| holds(pi, x, y));
+                    match p.select(&[("x", vec![1, x, y])]) {
+                        Ok(pi) => prop_assert!(holds(pi, x, y), "({}, {}) sent to profile {}", x, y, pi),
+                        Err(_) => prop_assert!(served.is_none(), "({}, {}) refused but profile {:?} serves it", x, y, served),
+                    }
+                }
             }
         }
 
