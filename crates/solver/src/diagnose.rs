@@ -107,7 +107,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent
         .iter()
-        .map(|g| data_dependent(g, opts))
+        .map(|g| crate::forms::datadep::report(g, msg, opts))
         .collect();
     // The names the block gives before the groups' partners get theirs.
     let mut taken: BTreeSet<String> = msg
@@ -569,22 +569,6 @@ fn linked_groups(
         });
     }
     out
-}
-
-fn data_dependent(g: &crate::message::Guard, opts: &Options) -> DataDependent {
-    let sizes: Vec<String> = g.expr.atoms().iter().map(|a| a.to_string()).collect();
-    let holds = match sizes.as_slice() {
-        [u] => engine::solve(&g.expr, u, &DimSet::interval(0, SIZE_MAX), &opts.limits)
-            .set()
-            .map(|s| describe(s, 0, SIZE_MAX, u)),
-        _ => None,
-    };
-    DataDependent {
-        guard: g.text.clone(),
-        sizes,
-        holds,
-        torch_check: python::torch_check(&g.expr.torch_python()),
-    }
 }
 
 /// The example size given for `name` (by name, else the bare `--example N`).
@@ -1106,6 +1090,10 @@ fn dynamic_shapes_block(
     specs: &[crate::forms::explain::GroupSpec],
     dd: &[DataDependent],
 ) -> String {
+    if msg.datadep.shapes_spec && msg.dims.is_empty() && !dd.is_empty() {
+        // torch 2.15's ShapesSpec: what it needs are assumptions, in the user's names.
+        return python::shapes_spec_block(dd);
+    }
     let mut block = python::SpecBlock::new();
     // The names the block defines (Python names), so far.
     let mut defined: BTreeSet<String> = BTreeSet::new();
