@@ -139,3 +139,25 @@ def test_a_derived_slot_without_its_bare_var_is_refused_before_export():
     spec = ShapesSpec({"x": TensorSpec([B, 3, 32 * Hk, W])})
     with pytest.raises(Exception, match="bare"):
         torch.export.export(Stem().eval(), (torch.randn(2, 3, 224, 224),), dynamic_shapes=spec)
+
+
+def test_printed_blocks_export_in_torch():
+    """The paste blocks of ``diagnose`` (your ShapesSpec given, or not) are taken by torch: the
+    expression of the message is decided, and the export goes on to the next one (W's)."""
+    text = (ROOT / "tests/data/forms/shapesspec/cnn.exception.txt").read_text()
+    args = (torch.randn(2, 3, 224, 224),)
+    spec = (
+        "from torch.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, TensorSpec\n"
+        'B = ShapeVar("B", min=1, max=8)\nH = ShapeVar("H", min=96, max=1024)\nW = ShapeVar("W", min=96, max=1024)\n'
+        'dynamic_shapes = ShapesSpec({"x": TensorSpec([B, 3, H, W])})\n'
+    )
+    r = dimguard.diagnose(text, 224, spec=spec)
+    with pytest.raises(Exception, match=r"data-dependent expression .*u2"):
+        reexport(Stem().eval(), args, r.dynamic_shapes)
+    r2 = dimguard.diagnose(text, 224, ranges={"u1": (96, 1024)})
+    ns = {}
+    exec(r2.dynamic_shapes, ns)  # noqa: S102 - the block dimguard printed
+    B, _, W = image_vars(96)
+    full = ShapesSpec({"x": TensorSpec([B, 3, ns["x_2"], W])}, assumptions=ns["assumptions"])
+    with pytest.raises(Exception, match=r"data-dependent expression .*u2"):
+        torch.export.export(Stem().eval(), args, dynamic_shapes=full)
