@@ -198,3 +198,31 @@ fn readable_expressions() {
         }
     }
 }
+
+#[test]
+fn wide_ranges_are_exact_and_proved_by_z3() {
+    let text = load("cnn.exception.txt");
+    let examples = Examples {
+        by_name: vec![],
+        shapes: vec![],
+        ranges: vec![("u1".into(), (96, 1 << 62))],
+    };
+    let (r, _) = diagnose_with_spec(
+        &text,
+        &examples,
+        Some(dimguard::prove::Mode::Auto),
+        10_000,
+        None,
+        None,
+    )
+    .unwrap();
+    let d = &r.data_dependent[0];
+    assert_eq!(d.always, Some(false));
+    assert_eq!(d.certificate.as_str(), "z3");
+    assert_eq!(d.when_false.as_ref().unwrap().count, (1u128 << 62) - 95);
+    // Spot checks far out, by the evaluator.
+    let e = dimguard::solver::syntax::parse_guard(&d.guard).unwrap();
+    for x in [1i128 << 40, (1 << 62) - 1, 123_456_789_012_345] {
+        assert!(!e.truth_at("u1", x).unwrap());
+    }
+}

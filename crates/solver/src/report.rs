@@ -387,7 +387,8 @@ pub struct DataDependent {
     /// removes nothing (null when both branches occur, or undecided).
     pub always: Option<bool>,
     /// How `always` / the sets are known: `"enumeration"` (every size of the range evaluated),
-    /// or `"none"` (the exact periodic method alone; too many sizes to evaluate).
+    /// `"z3"` (Z3 proved the `always` branch over the range), or `"none"` (the exact periodic
+    /// method alone).
     pub certificate: Certificate,
     /// The traced example's size (`--example`), when given.
     pub example: Option<i128>,
