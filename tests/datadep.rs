@@ -226,3 +226,19 @@ fn wide_ranges_are_exact_and_proved_by_z3() {
         assert!(!e.truth_at("u1", x).unwrap());
     }
 }
+
+#[test]
+fn a_trace_gives_the_ranges_and_says_the_failure_is_not_in_it() {
+    let r = run(&load("cnn.trace.log"), &[], &[], None);
+    assert!(
+        r.data_dependent.is_empty(),
+        "the spec's bounds are no failures"
+    );
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("u1 in 96..1024") && n.contains("no data-dependent failure")),
+        "{:?}",
+        r.notes
+    );
+}

@@ -65,7 +65,9 @@ pub fn read(text: &str, opts: &mut Options) -> Result<Message, Error> {
         let mut examples = t.examples();
         examples.append(&mut opts.examples);
         opts.examples = examples;
-        return Ok(t.to_message());
+        let mut msg = t.to_message();
+        crate::forms::datadep::trace_bounds(&mut msg);
+        return Ok(msg);
     }
     crate::forms::read(text)
 }

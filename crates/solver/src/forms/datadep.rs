@@ -264,6 +264,40 @@ pub(crate) fn read(lines: &[clean::Line], msg: &mut Message) {
     }
 }
 
+/// A structured trace's data-dependent guards recorded while torch wired a `ShapesSpec`'s own
+/// bounds (`u1 >= 96` under `_fakify_one_leaf`): they are the sizes' ranges, not failures.
+pub(crate) fn trace_bounds(msg: &mut Message) {
+    let mut bounds = Vec::new();
+    for g in &msg.data_dependent {
+        let wired = g.provenance.as_ref().is_some_and(|p| {
+            p.stack.iter().any(|f| f.function == "_fakify_one_leaf")
+                || p.function == "_fakify_one_leaf"
+        });
+        if wired {
+            bounds.push(g.text.clone());
+        }
+    }
+    for b in &bounds {
+        spec_bound(b, msg);
+    }
+    msg.data_dependent.retain(|g| !bounds.contains(&g.text));
+    if !bounds.is_empty() {
+        msg.datadep.shapes_spec = true;
+        if msg.data_dependent.is_empty() && msg.dims.is_empty() {
+            let sizes: Vec<String> = msg
+                .datadep
+                .unbacked
+                .iter()
+                .filter_map(|u| u.range.map(|(a, b)| format!("{} in {a}..{b}", u.symbol)))
+                .collect();
+            msg.notes.push(format!(
+                "this trace holds a ShapesSpec's sizes ({}) but no data-dependent failure (torch 2.15 does not record it in TORCH_TRACE): paste the exception text, or the output of the export run with TORCH_LOGS=\"+dynamic\"",
+                sizes.join(", ")
+            ));
+        }
+    }
+}
+
 /// The text after `key`, when the line holds it.
 fn after<'a>(t: &'a str, key: &str) -> Option<&'a str> {
     t.find(key).map(|i| &t[i + key.len()..])

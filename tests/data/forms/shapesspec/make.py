@@ -3,7 +3,8 @@
 Run with the test venv's python (torch 2.15, torchvision), from this folder:
 
     python make.py            # *.exception.txt: the traceback a user pastes
-    TORCH_LOGS=+dynamic python make.py cnn 2> cnn.log.txt   # the log form (see below)
+    TORCH_LOGS=+dynamic python make.py cnn 2> cnn.log.txt   # the log form
+    TORCH_TRACE=DIR python make.py cnn                       # DIR/*.log is cnn.trace.log
 
 Each model is exported under a ShapesSpec whose sizes are unbacked (u0, u1, ...); what torch
 cannot decide stops the export with GuardOnDataDependentSymNode.
