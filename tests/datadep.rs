@@ -242,3 +242,60 @@ fn a_trace_gives_the_ranges_and_says_the_failure_is_not_in_it() {
         r.notes
     );
 }
+
+#[test]
+fn a_branch_on_two_inputs_is_counted_over_the_box() {
+    let spec = "from torch.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, TensorSpec\nB = ShapeVar(\"B\", min=1, max=8)\nN = ShapeVar(\"N\", min=2, max=64)\nM = ShapeVar(\"M\", min=1, max=64)\ndynamic_shapes = ShapesSpec({\"x\": TensorSpec([B, N]), \"y\": TensorSpec([B, M])})\n";
+    let examples = Examples {
+        by_name: vec![],
+        shapes: vec![("x".into(), vec![2, 17]), ("y".into(), vec![2, 16])],
+        ranges: vec![],
+    };
+    let s = ShapesSpec::read(spec).unwrap();
+    let (r, _) = diagnose_with_spec(
+        &load("two.exception.txt"),
+        &examples,
+        None,
+        1000,
+        None,
+        Some(&s),
+    )
+    .unwrap();
+    let d = &r.data_dependent[0];
+    let names: Vec<(&str, Option<&str>)> = d
+        .symbols
+        .iter()
+        .map(|s| (s.name.as_str(), s.source.as_deref()))
+        .collect();
+    assert_eq!(
+        names,
+        [("N", Some("x.shape[1]")), ("M", Some("y.shape[1]"))]
+    );
+    // Brute force over the box N in 2..64, M in 1..64, by the evaluator on the text.
+    let e = dimguard::solver::syntax::parse_guard(&d.guard).unwrap();
+    let (mut t, mut f) = (0u128, 0u128);
+    for n in 2..=64 {
+        for m in 1..=64 {
+            let env = |a: &str| match a {
+                "u1" => Some(n),
+                "u3" => Some(m),
+                _ => None,
+            };
+            if e.truth(&env).unwrap() {
+                t += 1
+            } else {
+                f += 1
+            }
+        }
+    }
+    assert_eq!(d.example_branch, Some(17 >= 2 * 16));
+    assert_eq!(d.always, None);
+    assert_eq!(d.removes, Some(t));
+    assert!(d
+        .holds
+        .as_deref()
+        .unwrap()
+        .contains(&format!("true at {t} and false at {f}")));
+    assert_eq!(d.assumption.as_deref(), Some("N < 2*M"));
+    assert_eq!(d.certificate.as_str(), "enumeration");
+}

@@ -79,6 +79,19 @@ class ExportReport(Record):
             if shape is not None and a.get("kept") is not None and len(shape) > a["index"]:
                 if int(shape[a["index"]]) not in SizeSet(a["kept"]):
                     return False
+            elif a.get("kept") is None and a.get("sizes"):
+                # Over several sizes: the assumption itself, evaluated at the given sizes.
+                env: Dict[str, Any] = {}
+                for name, at in a["sizes"].items():
+                    dims = shapes.get(at[0]) if at else None
+                    if dims is None or len(dims) <= at[1]:
+                        break
+                    env[name] = int(dims[at[1]])
+                else:
+                    import torch
+
+                    if not eval(a["code"], {"torch": torch}, env):  # noqa: S307 - dimguard's printed assumption
+                        return False
         return CheckReport({"dims": self._data.get("dims", []), "joint": self._data.get("joint", [])}).accepts(shapes)
 
     def __repr__(self) -> str:
@@ -536,6 +549,9 @@ def _is_data_dependent(e: BaseException) -> bool:
 
 def _cost(d: Mapping[str, Any]) -> str:
     """What an assumption costs, in words."""
+    if d.get("range") is None:  # several sizes: combinations of their ranges
+        k = d.get("removes")
+        return f"{d['guard']} is {d.get('holds') or 'not counted'}; the traced sizes take this branch" + (f": this removes {k} combinations" if k is not None else "")
     lo, hi = d["range"]
     total = hi - lo + 1
     k = d["removes"]
@@ -649,7 +665,9 @@ def _export_shapes_spec(
                     "code": d["assumption"],
                     "input": at[0] if at else None,
                     "index": at[1] if at else None,
-                    "kept": d["when_true"] if branch else d["when_false"],
+                    "kept": (d["when_true"] if branch else d["when_false"]) if at else None,
+                    # Every size it names, by the name it is written with: (input, index).
+                    "sizes": {s["name"]: _input_dim(s.get("source") or "") for s in d["symbols"]},
                 }
             )
         entry["dimguard_seconds"] = time.perf_counter() - t1

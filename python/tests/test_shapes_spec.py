@@ -15,7 +15,7 @@ import dimguard
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "data" / "forms" / "shapesspec"))
-from make import Checked, Stem, Swin  # noqa: E402  (the fixtures' models)
+from make import Checked, Stem, Swin, TwoInputs  # noqa: E402  (the fixtures' models)
 
 
 def image_vars(lo):
@@ -161,3 +161,27 @@ def test_printed_blocks_export_in_torch():
     full = ShapesSpec({"x": TensorSpec([B, 3, ns["x_2"], W])}, assumptions=ns["assumptions"])
     with pytest.raises(Exception, match=r"data-dependent expression .*u2"):
         torch.export.export(Stem().eval(), args, dynamic_shapes=full)
+
+
+def test_a_branch_on_two_inputs():
+    B, N, M = ShapeVar("B", min=1, max=8), ShapeVar("N", min=2, max=64), ShapeVar("M", min=1, max=64)
+    args = (torch.randn(2, 17), torch.randn(2, 16))
+    spec = ShapesSpec({"x": TensorSpec([B, N]), "y": TensorSpec([B, M])})
+    ep, rep = dimguard.export(TwoInputs(), args, dynamic_shapes=spec, verbose=False)
+    assert [a["code"] for a in rep.assumptions] == ["N < 2*M"]
+    d = rep.rounds[0]["diagnosis"]["data_dependent"][0]
+    # Brute force over the box: the traced (17, 16) takes the false branch, which removes the
+    # combinations where N >= 2*M.
+    assert d["removes"] == sum(1 for n in range(2, 65) for m in range(1, 65) if n >= 2 * m) == 1024
+    for n in range(2, 20):
+        for m in range(1, 12):
+            shapes = {"x": [2, n], "y": [2, m]}
+            try:
+                ep.module()(torch.randn(2, n), torch.randn(2, m))
+                ran = True
+            except Exception:  # noqa: BLE001 - the program's run-time assert
+                ran = False
+            assert ran == (n < 2 * m) == rep.accepts(shapes), (n, m)
+    again = reexport(TwoInputs(), args, rep.spec)
+    again.module()(torch.randn(1, 2), torch.randn(1, 64))
+    again.module()(torch.randn(8, 64), torch.randn(8, 64))

@@ -187,27 +187,37 @@ fn data_dependent(out: &mut String, d: &DataDependent, st: &Style) {
         let _ = writeln!(out, "  {:<11} {u}", st.red("undecided"));
         return;
     }
-    let Some(range) = d.range else { return };
-    let var = d.symbols.first().map_or("x", |s| s.name.as_str());
-    let _ = writeln!(
-        out,
-        "  {:<11} {}..{}",
-        st.dim("range"),
-        num(range[0]),
-        num(range[1])
-    );
-    let _ = writeln!(
-        out,
-        "  {:<11} {}",
-        st.dim("true at"),
-        branch_text(d.when_true.as_ref(), range, var)
-    );
-    let _ = writeln!(
-        out,
-        "  {:<11} {}",
-        st.dim("false at"),
-        branch_text(d.when_false.as_ref(), range, var)
-    );
+    match d.range {
+        Some(range) => {
+            let var = d.symbols.first().map_or("x", |s| s.name.as_str());
+            let _ = writeln!(
+                out,
+                "  {:<11} {}..{}",
+                st.dim("range"),
+                num(range[0]),
+                num(range[1])
+            );
+            let _ = writeln!(
+                out,
+                "  {:<11} {}",
+                st.dim("true at"),
+                branch_text(d.when_true.as_ref(), range, var)
+            );
+            let _ = writeln!(
+                out,
+                "  {:<11} {}",
+                st.dim("false at"),
+                branch_text(d.when_false.as_ref(), range, var)
+            );
+        }
+        // Several sizes: how many combinations of their ranges take each branch.
+        None => match &d.holds {
+            Some(h) => {
+                let _ = writeln!(out, "  {:<11} {h}", st.dim("sizes"));
+            }
+            None => return,
+        },
+    }
     if let Some(b) = d.always {
         let _ = writeln!(
             out,
@@ -222,6 +232,13 @@ fn data_dependent(out: &mut String, d: &DataDependent, st: &Style) {
         );
     }
     match (d.example, d.example_branch) {
+        (None, Some(b)) => {
+            let _ = writeln!(
+                out,
+                "  {:<11} the traced sizes take the {b} branch",
+                st.dim("example")
+            );
+        }
         (Some(x), Some(b)) => {
             let _ = writeln!(out, "  {:<11} {x} takes the {b} branch", st.dim("example"));
         }
@@ -243,8 +260,13 @@ fn data_dependent(out: &mut String, d: &DataDependent, st: &Style) {
                 "removes no size".to_string()
             } else {
                 format!(
-                    "removes {} size{}",
+                    "removes {} {}{}",
                     count_text(k),
+                    if d.range.is_none() {
+                        "combination"
+                    } else {
+                        "size"
+                    },
                     if k == 1 { "" } else { "s" }
                 )
             }

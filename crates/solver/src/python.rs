@@ -301,6 +301,11 @@ pub fn assumptions(dd: &[crate::report::DataDependent]) -> (Vec<(String, String)
                         "torch cannot decide `{}`; it is {b} at every size of {range}: this removes nothing",
                         d.guard
                     ),
+                    None if d.range.is_none() => format!(
+                        "`{}` is {}; the traced sizes take this branch: this removes {k} combinations",
+                        d.guard,
+                        d.holds.as_deref().unwrap_or("decided"),
+                    ),
                     None => format!(
                         "`{}` is true at {} and false at {} of the {total} sizes of {range}; the traced size {} takes this branch: this removes {k}",
                         d.guard,

@@ -431,16 +431,12 @@ pub(crate) fn report(
         provenance: g.provenance.clone(),
         undecided: None,
     };
+    if atoms.len() > 1 {
+        several(&mut r, g, msg, opts, &named);
+        return r;
+    }
     let [u] = atoms.as_slice() else {
-        r.undecided = Some(if atoms.is_empty() {
-            "the expression names no size".into()
-        } else {
-            format!(
-                "the expression links {} sizes ({}); dimguard decides data-dependent expressions over one size",
-                atoms.len(),
-                atoms.join(", ")
-            )
-        });
+        r.undecided = Some("the expression names no size".into());
         return r;
     };
     let full = DimSet::interval(0, crate::message::SIZE_MAX);
@@ -508,6 +504,129 @@ pub(crate) fn report(
     r
 }
 
+/// An expression over several sizes (`u1 >= 2*u3`): over the box of their ranges, evaluated
+/// combination by combination when the box holds at most [`ENUMERATE`] of them (how many pass
+/// each branch, whether one holds everywhere); the example's branch from every size's traced
+/// value. `when_true` / `when_false` stay null (they are sets of one size); `removes` counts
+/// combinations.
+fn several(
+    r: &mut crate::report::DataDependent,
+    g: &crate::message::Guard,
+    msg: &Message,
+    opts: &crate::diagnose::Options,
+    named: &crate::types::Expr,
+) {
+    use crate::report::Certificate;
+    let syms: Vec<(String, Option<(i128, i128)>)> = r
+        .symbols
+        .iter()
+        .map(|s| {
+            (
+                s.symbol.clone(),
+                msg.datadep.symbol(&s.symbol).and_then(|u| u.range),
+            )
+        })
+        .collect();
+    let examples: Option<Vec<i128>> = r
+        .symbols
+        .iter()
+        .map(|s| {
+            crate::diagnose::example_for(opts, &s.symbol)
+                .filter(|_| {
+                    opts.examples
+                        .iter()
+                        .any(|(n, _)| n.as_deref() == Some(&s.symbol))
+                })
+                .or_else(|| {
+                    opts.examples
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| n.as_deref() == Some(s.name.as_str()))
+                        .map(|e| e.1)
+                })
+        })
+        .collect();
+    if let Some(xs) = &examples {
+        let env = |a: &str| r.symbols.iter().position(|s| s.symbol == a).map(|i| xs[i]);
+        r.example_branch = g.expr.truth(&env).ok();
+    }
+    let ranges: Option<Vec<(i128, i128)>> = syms.iter().map(|(_, r)| *r).collect();
+    let total = ranges.as_ref().map(|rs| {
+        rs.iter()
+            .map(|(a, b)| (b - a + 1) as u128)
+            .try_fold(1u128, |acc, n| acc.checked_mul(n))
+    });
+    match (ranges, total) {
+        (Some(rs), Some(Some(n))) if n <= ENUMERATE => {
+            let (mut t, mut f) = (0u128, 0u128);
+            let mut at: Vec<i128> = rs.iter().map(|(a, _)| *a).collect();
+            loop {
+                let env = |a: &str| syms.iter().position(|(s, _)| s == a).map(|i| at[i]);
+                match g.expr.truth(&env) {
+                    Ok(true) => t += 1,
+                    Ok(false) => f += 1,
+                    Err(_) => {}
+                }
+                // The next combination, the last size fastest.
+                let mut k = at.len();
+                loop {
+                    if k == 0 {
+                        break;
+                    }
+                    k -= 1;
+                    if at[k] < rs[k].1 {
+                        at[k] += 1;
+                        break;
+                    }
+                    at[k] = rs[k].0;
+                    if k == 0 {
+                        k = usize::MAX;
+                        break;
+                    }
+                }
+                if k == usize::MAX {
+                    break;
+                }
+            }
+            r.certificate = Certificate::Enumeration;
+            let boxed: Vec<String> = r
+                .symbols
+                .iter()
+                .zip(&rs)
+                .map(|(s, (a, b))| format!("{} in {a}..{b}", s.name))
+                .collect();
+            r.holds = Some(format!(
+                "true at {t} and false at {f} of the {n} combinations of {}",
+                boxed.join(" × ")
+            ));
+            r.always = if f == 0 && t > 0 {
+                Some(true)
+            } else if t == 0 && f > 0 {
+                Some(false)
+            } else {
+                None
+            };
+            if let Some(b) = r.always.or(r.example_branch) {
+                r.assumption = Some(assumption(named, b));
+                r.removes = Some(if b { f } else { t });
+            }
+            r.undecided = None;
+        }
+        (ranges, _) => {
+            if let Some(b) = r.example_branch {
+                r.assumption = Some(assumption(named, b));
+            }
+            r.undecided = Some(if ranges.is_none() {
+                "over several sizes, one of which has no range: give it (--range) to count what each branch removes".into()
+            } else {
+                format!(
+                    "over several sizes whose box has more than {ENUMERATE} combinations: what each branch removes is not counted"
+                )
+            });
+        }
+    }
+}
+
 /// The branch `b` of `e` as a `ShapesSpec` assumption: the expression, or its negation with the
 /// comparison turned (`x < y`, not `torch.sym_not(x >= y)`).
 pub fn assumption(e: &crate::types::Expr, b: bool) -> String {
@@ -536,7 +655,7 @@ pub fn assumption(e: &crate::types::Expr, b: bool) -> String {
 /// whose source is an input's bare `ShapeVar` slot gets the variable's name and (unless
 /// `--range` gave one) its range. A symbol the text gives no source for is placed by torch's
 /// numbering when the spec allows no doubt: torch makes one unbacked symbol per dynamic slot, in
-/// order (`u0` the first), so when every dynamic slot is a variable used once, `uK` is the K-th.
+/// order (`u0` the first), so when every dynamic slot is a bare variable, `uK` is the K-th.
 pub fn apply_spec(msg: &mut Message, spec: &crate::spec::shapes::ShapesSpec) {
     msg.datadep.shapes_spec = true;
     let slots: Vec<(String, usize, String)> = spec
@@ -552,12 +671,11 @@ pub fn apply_spec(msg: &mut Message, spec: &crate::spec::shapes::ShapesSpec) {
                 .map(move |(k, t)| (input.clone(), k, t.clone()))
         })
         .collect();
+    // torch numbers every bare dynamic slot, a variable used twice included (measured with
+    // torch 2.15: `x: [B, N], y: [B, M]` gives u0, u1, u2, u3); a derived slot may not get one.
     let plain = slots
         .iter()
-        .all(|(_, _, t)| spec.vars.iter().any(|v| v.name == *t))
-        && slots
-            .iter()
-            .all(|(_, _, t)| slots.iter().filter(|(_, _, u)| u == t).count() == 1);
+        .all(|(_, _, t)| spec.vars.iter().any(|v| v.name == *t));
     let mut placed: Vec<String> = Vec::new();
     for u in &mut msg.datadep.unbacked {
         if u.source.is_none() && plain {

@@ -58,6 +58,15 @@ class Checked(nn.Module):
         return y.mean(1)
 
 
+class TwoInputs(nn.Module):
+    """A branch on two inputs' sizes at once."""
+
+    def forward(self, x, y):
+        if x.shape[1] >= 2 * y.shape[1]:
+            return x[:, : y.shape[1]] * 2
+        return x.sum(1, keepdim=True) + y
+
+
 def image_spec(lo):
     B = ShapeVar("B", min=1, max=8)
     H = ShapeVar("H", min=lo, max=1024)
@@ -71,6 +80,9 @@ def cases():
     B = ShapeVar("B", min=1, max=8)
     N = ShapeVar("N", min=8, max=512)
     yield "check", Checked(), (torch.randn(2, 64),), ShapesSpec({"x": TensorSpec([B, N])})
+    N, M = ShapeVar("N", min=2, max=64), ShapeVar("M", min=1, max=64)
+    spec = ShapesSpec({"x": TensorSpec([B, N]), "y": TensorSpec([B, M])})
+    yield "two", TwoInputs(), (torch.randn(2, 17), torch.randn(2, 16)), spec
 
 
 def main():
