@@ -591,3 +591,32 @@ fn data_dependent_shapes_spec_failures() {
     let _ = std::fs::remove_file(&spec);
     let _ = std::fs::remove_file(&guards);
 }
+
+#[test]
+fn format_shapesspec_for_dim_guards() {
+    let (code, out, err) = run(
+        &[
+            "diagnose",
+            "--json",
+            "--format",
+            "shapesspec",
+            &data("seed_raft_sympy_syntax.txt"),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let block = v["dynamic_shapes"].as_str().unwrap();
+    let d = &v["dims"][0]["suggestions"][0];
+    assert!(
+        block.contains(&format!(
+            "_2 = ShapeVar(\"_2\", min={}, max={})",
+            d["lo"], d["hi"]
+        )),
+        "{block}"
+    );
+    assert!(
+        block.contains(&format!("_2 % {} == {},", d["modulus"], d["residue"])),
+        "{block}"
+    );
+}

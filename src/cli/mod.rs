@@ -311,6 +311,10 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                     report.dynamic_shapes =
                         dimguard::solver::python::shapes_spec_block(&report.data_dependent);
                 }
+                Some("shapesspec") if shapes.is_none() && !report.dims.is_empty() => {
+                    report.dynamic_shapes =
+                        dimguard::solver::python::shapes_spec_from_dims(&report.dims);
+                }
                 Some("dim") if !report.data_dependent.is_empty() && report.dims.is_empty() => {
                     report.dynamic_shapes = format!(
                         "# A data-dependent failure: no Dim decides it. Assert the branch in the model:\n{}",

@@ -375,6 +375,52 @@ pub fn shapes_spec_block(dd: &[crate::report::DataDependent]) -> String {
     out
 }
 
+/// The `ShapesSpec` form of a diagnosis of `Dim` guards (`--format shapesspec`): a `ShapeVar`
+/// per dimension over its best suggestion's range, and a step other than 1 as an assumption
+/// (`h % 64 == 8`: torch 2.15 refuses a derived slot such as `64*k + 8` unless `k` is a bare
+/// slot too). A dimension without a suggestion is left out, with a comment.
+pub fn shapes_spec_from_dims(dims: &[crate::report::DimReport]) -> String {
+    let mut out = format!("{SHAPES_IMPORT}\n\n");
+    let mut assumptions: Vec<String> = Vec::new();
+    for d in dims {
+        let name = py_name(&d.name);
+        let src = d
+            .source
+            .as_ref()
+            .map_or_else(String::new, |s| format!("  # {s}"));
+        match d.suggestions.first() {
+            Some(p) => {
+                let max = if p.hi == SIZE_MAX {
+                    String::new()
+                } else {
+                    format!(", max={}", p.hi)
+                };
+                out.push_str(&format!(
+                    "{name} = ShapeVar(\"{name}\", min={}{max}){src}\n",
+                    p.lo
+                ));
+                if p.modulus > 1 {
+                    assumptions.push(format!("{name} % {} == {}", p.modulus, p.residue));
+                }
+            }
+            None => out.push_str(&format!(
+                "# {name}: no size to admit ({src}){}\n",
+                d.undecided
+                    .as_deref()
+                    .map(|u| format!(": {u}"))
+                    .unwrap_or_default()
+            )),
+        }
+    }
+    out.push_str("# Write each size as above in your TensorSpecs, and pass assumptions=assumptions to ShapesSpec:\n");
+    out.push_str("assumptions = [\n");
+    for a in &assumptions {
+        out.push_str(&format!("    {a},\n"));
+    }
+    out.push(']');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
