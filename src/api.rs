@@ -7,6 +7,7 @@ use crate::solver::diagnose::{self, Options};
 use crate::solver::merge::{self, Sheet};
 use crate::solver::python::source_input;
 use crate::solver::report::Report;
+use crate::solver::spec::shapes::ShapesSpec;
 use crate::solver::Error;
 
 /// Traced sizes for a diagnosis.
@@ -54,13 +55,44 @@ pub fn diagnose_text(
     z3_timeout_ms: u32,
     spec: Option<&Sheet>,
 ) -> Result<(Report, Option<Sheet>), Error> {
+    diagnose_with_spec(text, examples, z3, z3_timeout_ms, spec, None)
+}
+
+/// [`diagnose_text`], with the user's `ShapesSpec` (torch 2.15) when the export used one: its
+/// names and ranges for the data-dependent expressions' sizes, and the report's paste block is
+/// that `ShapesSpec` with the assumptions added, every input and dimension kept.
+pub fn diagnose_with_spec(
+    text: &str,
+    examples: &Examples,
+    z3: Option<Mode>,
+    z3_timeout_ms: u32,
+    spec: Option<&Sheet>,
+    shapes: Option<&ShapesSpec>,
+) -> Result<(Report, Option<Sheet>), Error> {
     let mut opts = Options {
         examples: examples.by_name.clone(),
         ..Options::default()
     };
     let mut msg = diagnose::read(text, &mut opts)?;
+    if let Some(s) = shapes {
+        crate::solver::forms::datadep::apply_spec(&mut msg, s);
+    }
     crate::solver::forms::apply_ranges(&mut msg, &examples.ranges)?;
     let mut named = std::mem::take(&mut opts.examples);
+    // The traced size of each unbacked size, from its input's shape.
+    for u in &msg.datadep.unbacked {
+        let traced = u
+            .source
+            .as_deref()
+            .and_then(crate::solver::forms::datadep::input_dim)
+            .and_then(|(input, i)| {
+                let (_, shape) = examples.shapes.iter().find(|(n, _)| *n == input)?;
+                shape.get(i).copied()
+            });
+        if let Some(v) = traced {
+            named.push((Some(u.symbol.clone()), v));
+        }
+    }
     for d in &msg.dims {
         let traced = d
             .source
@@ -89,6 +121,14 @@ pub fn diagnose_text(
         } else {
             format!("{}\n\n{}", notes.join("\n"), m.code())
         };
+    }
+    if let Some(s) = shapes {
+        let (items, open) = crate::solver::python::assumptions(&report.data_dependent);
+        let mut code = s.code(&items);
+        for o in open {
+            code.push_str(&format!("\n# {o}"));
+        }
+        report.dynamic_shapes = code;
     }
     Ok((report, merged))
 }

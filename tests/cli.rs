@@ -583,3 +583,123 @@ fn diagnose_cover_specs_are_disjoint_and_cover_the_guard() {
     assert_eq!(code, 2);
     assert!(err.contains("--cover must be at least 1"), "{err}");
 }
+
+#[test]
+fn data_dependent_shapes_spec_failures() {
+    let dir = format!("{}/tests/data/forms/shapesspec", env!("CARGO_MANIFEST_DIR"));
+    let cnn = format!("{dir}/cnn.exception.txt");
+    // `--range` by torch's symbol (refused before), JSON in the contract's set form.
+    let (code, out, err) = run(
+        &[
+            "diagnose",
+            "--json",
+            "--range",
+            "u1=96..1024",
+            "--example",
+            "224",
+            &cnn,
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["form"], "data_dependent");
+    let d = &v["data_dependent"][0];
+    assert_eq!(d["source"], "x.shape[2]");
+    assert_eq!(d["when_true"]["count"], 0);
+    assert_eq!(d["when_false"]["count"], 929);
+    assert_eq!(d["always"], false);
+    assert_eq!(d["certificate"], "enumeration");
+    assert_eq!(d["example_branch"], false);
+    assert_eq!(d["removes"], 0);
+    // The human report says data-dependent, never constraint_violation or "0 dimensions".
+    let (_, human, _) = run(&["diagnose", "--range", "u1=96..1024", &cnn], None);
+    assert!(human.contains("data-dependent expression over"), "{human}");
+    assert!(!human.contains("constraint_violation") && !human.contains("0 dimensions"));
+    // --spec with the user's ShapesSpec: their names, their spec back whole.
+    let spec = std::env::temp_dir().join(format!("dimguard-cli-spec-{}.py", std::process::id()));
+    std::fs::write(
+        &spec,
+        "from torch.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, TensorSpec\nB = ShapeVar(\"B\", min=1, max=8)\nH = ShapeVar(\"H\", min=96, max=1024)\nW = ShapeVar(\"W\", min=96, max=1024)\ndynamic_shapes = ShapesSpec({\"x\": TensorSpec([B, 3, H, W])})\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(
+        &["diagnose", "--json", "--spec", spec.to_str().unwrap(), &cnn],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let block = v["dynamic_shapes"].as_str().unwrap();
+    assert!(block.contains("TensorSpec([B, 3, H, W])"), "{block}");
+    assert!(
+        block.contains("2*(((H - 3) // 2 - 1) // 2) < (H - 3) // 2 + 1,"),
+        "{block}"
+    );
+    // --format dim gives torch._check lines instead; a bad --format is refused.
+    let (_, out, _) = run(
+        &[
+            "diagnose",
+            "--format",
+            "dim",
+            "--range",
+            "u1=96..1024",
+            &cnn,
+        ],
+        None,
+    );
+    assert!(out.contains("torch._check(torch.sym_not("), "{out}");
+    let (code, _, err) = run(&["diagnose", "--format", "yaml", &cnn], None);
+    assert_eq!(code, 2, "{err}");
+    // verify takes a ShapesSpec file (its assumptions narrow its sizes).
+    let guards = std::env::temp_dir().join(format!("dimguard-cli-g-{}.txt", std::process::id()));
+    std::fs::write(&guards, "Eq(Mod(L['x'].size()[2], 2), 0)\n").unwrap();
+    let (_, out, _) = run(
+        &["verify", guards.to_str().unwrap(), spec.to_str().unwrap()],
+        None,
+    );
+    assert!(
+        out.contains("UNSOUND: 464 of 929"),
+        "H odd fails the guard: {out}"
+    );
+    let even = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("W])})", "W])}, assumptions=[H % 2 == 0])");
+    std::fs::write(&spec, even).unwrap();
+    let (code, out, err) = run(
+        &["verify", guards.to_str().unwrap(), spec.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("sound: all 465 admitted values pass"), "{out}");
+    let _ = std::fs::remove_file(&spec);
+    let _ = std::fs::remove_file(&guards);
+}
+
+#[test]
+fn format_shapesspec_for_dim_guards() {
+    let (code, out, err) = run(
+        &[
+            "diagnose",
+            "--json",
+            "--format",
+            "shapesspec",
+            &data("seed_raft_sympy_syntax.txt"),
+        ],
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let block = v["dynamic_shapes"].as_str().unwrap();
+    let d = &v["dims"][0]["suggestions"][0];
+    assert!(
+        block.contains(&format!(
+            "_2 = ShapeVar(\"_2\", min={}, max={})",
+            d["lo"], d["hi"]
+        )),
+        "{block}"
+    );
+    assert!(
+        block.contains(&format!("_2 % {} == {},", d["modulus"], d["residue"])),
+        "{block}"
+    );
+}

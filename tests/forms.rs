@@ -105,7 +105,7 @@ fn every_fixture_is_read_as_its_form_and_matches_brute_force() {
         ("product_reshape.log.txt", Form::TorchLogs),
         ("specialize.exception.txt", Form::ConstraintViolation),
         ("specialize.log.txt", Form::TorchLogs),
-        ("data_dependent.exception.txt", Form::ConstraintViolation),
+        ("data_dependent.exception.txt", Form::DataDependent),
         ("real/pytorch_140011.log.txt", Form::TorchLogs),
         ("real/pytorch_126607.log.txt", Form::TorchLogs),
         ("real/pytorch_181097.guard_failed.txt", Form::GuardFailed),

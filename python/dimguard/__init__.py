@@ -126,7 +126,9 @@ def diagnose(
     large suggestions: an int for every dimension, ``{"h": 520}`` by dimension name, or
     ``{"image1": x}`` / ``{"image1": (1, 3, 520, 960)}`` by input. ``spec``: your own
     ``dynamic_shapes`` Python; the returned ``dynamic_shapes`` block is then your spec with the
-    answer merged in (every input and dimension kept, shared ``Dim``s shared). ``ranges``:
+    answer merged in (every input and dimension kept, shared ``Dim``s shared); a torch 2.15
+    ``ShapesSpec`` (the object, or its Python) names and bounds the sizes of a data-dependent
+    failure, and the block is then that ``ShapesSpec`` with the assumptions added. ``ranges``:
     ``{"h": (64, 1024)}`` for dimensions whose range the text does not state (PyTorch 2.15's
     solver crash prints the guard but no range). ``z3``: ``"auto"``, ``"always"`` or ``"never"``.
     ``cover=N``: also up to N specs that together accept every valid size (``.cover``: each
@@ -135,9 +137,16 @@ def diagnose(
     Raises ``ValueError`` (with the position) when the text holds no dynamic-shape error.
     """
     by_name, shapes = _examples(examples)
+    shapes_spec = None
+    if spec is not None and not isinstance(spec, str):
+        from ._shapes_spec import Spec  # a torch 2.15 ShapesSpec / ParamsSpec object
+
+        spec = Spec(spec).code(with_comments=False)
+    if spec is not None and any(k in spec for k in ("ShapesSpec(", "TensorSpec(", "ShapeVar(")):
+        shapes_spec, spec = spec, None
     sheet = _native.read_spec(spec) if spec is not None else None
     rng = [(str(k), (int(v[0]), int(v[1]))) for k, v in (ranges or {}).items()]
-    out = _native.diagnose(_text(error_or_text), by_name, shapes, sheet, z3, z3_timeout_ms, rng, cover)
+    out = _native.diagnose(_text(error_or_text), by_name, shapes, sheet, z3, z3_timeout_ms, rng, shapes_spec, cover)
     return Diagnosis(json.loads(out))
 
 

@@ -73,6 +73,25 @@ class ExportReport(Record):
             shape = shapes.get(s["input"])
             if shape is not None and (len(shape) <= s["index"] or int(shape[s["index"]]) != s["size"]):
                 return False
+        # A ShapesSpec's assumptions dimguard added: the program asserts each at run time.
+        for a in self._data.get("assumptions") or []:
+            shape = shapes.get(a.get("input"))
+            if shape is not None and a.get("kept") is not None and len(shape) > a["index"]:
+                if int(shape[a["index"]]) not in SizeSet(a["kept"]):
+                    return False
+            elif a.get("kept") is None and a.get("sizes"):
+                # Over several sizes: the assumption itself, evaluated at the given sizes.
+                env: Dict[str, Any] = {}
+                for name, at in a["sizes"].items():
+                    dims = shapes.get(at[0]) if at else None
+                    if dims is None or len(dims) <= at[1]:
+                        break
+                    env[name] = int(dims[at[1]])
+                else:
+                    import torch
+
+                    if not eval(a["code"], {"torch": torch}, env):  # noqa: S307 - dimguard's printed assumption
+                        return False
         return CheckReport({"dims": self._data.get("dims", []), "joint": self._data.get("joint", [])}).accepts(shapes)
 
     def __repr__(self) -> str:
@@ -356,7 +375,7 @@ def export(
     args: Any,
     kwargs: Optional[Mapping[str, Any]] = None,
     *,
-    dynamic_shapes: Any,
+    dynamic_shapes: Any = None,
     strict: bool = False,
     max_rounds: int = 4,
     verbose: bool = True,
@@ -376,10 +395,19 @@ def export(
     with ``Dim.AUTO`` inside your bounds, one per remaining progression of the diagnosis), one
     callable routing each call by its input sizes (docs/PYTHON.md, "Covering every valid size").
 
+    torch 2.15's ``ShapesSpec`` (or a ``ParamsSpec``, a dict of ``TensorSpec``, or a model whose
+    ``forward`` carries ``@dynamic_spec``, with ``dynamic_shapes`` left out) is taken too: each
+    data-dependent failure (``GuardOnDataDependentSymNode``) is diagnosed and the branch that
+    holds at every size of the range (else the branch the traced example takes) is added as an
+    assumption in your ``ShapeVar`` names, until the export succeeds; ``report.spec`` is the final
+    ``ShapesSpec``.
+
     Raises :class:`ExportError` (with ``.report``) when no round produces a program; errors that
     are not about dynamic shapes are re-raised as the cause of that ``ExportError``.
     """
     import torch
+
+    from ._shapes_spec import spec_from
 
     if not isinstance(args, tuple):
         args = tuple(args) if isinstance(args, list) else (args,)
@@ -387,6 +415,14 @@ def export(
     top = _top_level(model, args, kwargs)
     names = [n for n, _ in top]
     shapes = [(n, [int(s) for s in v.shape]) for n, v in top if isinstance(v, torch.Tensor)]
+    shapes_spec = spec_from(model, dynamic_shapes)
+    if shapes_spec is not None:
+        if cover:
+            raise ValueError(
+                "cover=True takes a Dim spec (dict or tuple of Dims); with a ShapesSpec, export once per "
+                "branch region by hand for now (dimguard.diagnose reports each region's sizes)"
+            )
+        return _export_shapes_spec(model, args, kwargs, shapes_spec, top, shapes, strict, max_rounds, verbose, export_kwargs)
     layout = _Layout(dynamic_shapes, names)
     sheet = layout.sheet()
     if cover and not (isinstance(max_programs, int) and max_programs >= 1):
@@ -509,3 +545,154 @@ def export(
 
         return build(export, model, top, kwargs, layout, user_sheet, (ep, report(True, audit, exported_sheet)), max_programs, verbose, export_kwargs)
     return ep, report(True, audit, exported_sheet)
+
+
+def _input_dim(src: str) -> Optional[Tuple[str, int]]:
+    """``x.shape[2]`` / ``L['x'].size()[2]`` -> ``("x", 2)``."""
+    m = re.fullmatch(r"(\w+)\.(?:shape\[|size\(\)\[)(\d+)\]", src.replace(" ", "")) or re.fullmatch(
+        r"L\['(?:kwargs'\]\[')?(\w+)'\]\.size\(\)\[(\d+)\]", src.replace(" ", "")
+    )
+    return (m.group(1), int(m.group(2))) if m else None
+
+
+def _is_data_dependent(e: BaseException) -> bool:
+    cur: Optional[BaseException] = e
+    seen = set()
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if type(cur).__name__ == "GuardOnDataDependentSymNode" or "Could not guard on data-dependent expression" in str(cur):
+            return True
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
+def _cost(d: Mapping[str, Any]) -> str:
+    """What an assumption costs, in words."""
+    if d.get("range") is None:  # several sizes: combinations of their ranges
+        k = d.get("removes")
+        return f"{d['guard']} is {d.get('holds') or 'not counted'}; the traced sizes take this branch" + (f": this removes {k} combinations" if k is not None else "")
+    lo, hi = d["range"]
+    total = hi - lo + 1
+    k = d["removes"]
+    if d.get("always") is not None:
+        return f"{d['guard']} is {str(d['always']).lower()} at every size of {lo}..{hi}: this removes nothing"
+    return f"the traced size {d['example']} takes this branch: this removes {k} of the {total} sizes of {lo}..{hi}"
+
+
+def _export_shapes_spec(
+    model: Any,
+    args: Tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    spec: Any,
+    top: List[Tuple[str, Any]],
+    shapes: List[Tuple[str, List[int]]],
+    strict: bool,
+    max_rounds: int,
+    verbose: bool,
+    export_kwargs: Mapping[str, Any],
+) -> Tuple[Any, ExportReport]:
+    """The loop for a ``ShapesSpec``: export; on a data-dependent failure add the assumption
+    dimguard chooses (see :func:`export`); audit the program that exports."""
+    import torch
+
+    from . import _text
+    from ._shapes_spec import detached
+
+    tensor_inputs = [n for n, v in top if isinstance(v, torch.Tensor)]
+    rounds: List[Dict[str, Any]] = []
+    last_error: Optional[BaseException] = None
+    # Per added assumption: the input size it is over and the sizes it keeps (the program's
+    # run-time assert rejects the others).
+    kept: List[Dict[str, Any]] = []
+
+    def report(exported: bool, audit: Optional[Dict[str, Any]]) -> ExportReport:
+        torch_s = sum(r["torch_seconds"] for r in rounds)
+        ours = sum(r["dimguard_seconds"] for r in rounds)
+        return ExportReport(
+            {
+                "exported": exported,
+                "rounds": rounds,
+                "spec": spec.code(),
+                "sheet": None,
+                "assumptions": [{"code": c, "note": m, **{k: v for k, v in k_.items() if k != "code"}} for (_, (c, m)), k_ in zip(spec.added, kept)],
+                "dims": (audit or {}).get("dims", []),
+                "joint": (audit or {}).get("joint", []),
+                "static": _static(shapes, audit),
+                "torch_seconds": torch_s,
+                "dimguard_seconds": ours,
+                "overhead": (ours / torch_s) if torch_s else None,
+            }
+        )
+
+    for n in range(1, max_rounds + 1):
+        code = spec.code()
+        t0 = time.perf_counter()
+        ep, err = None, None
+        try:
+            with detached(model), sys.modules[__name__].round_context(n):
+                ep = torch.export.export(model, args, dict(kwargs), dynamic_shapes=spec.torch_spec(), strict=strict, **export_kwargs)
+        except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
+            err = e
+        t_torch = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        entry: Dict[str, Any] = {"round": n, "spec": code, "torch_seconds": t_torch, "notes": [], "lines": [], "guards": []}
+        rounds.append(entry)
+        if err is None:
+            entry["outcome"] = "exported"
+            placeholders = list(ep.graph_signature.user_inputs)
+            mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
+            audit: Optional[Dict[str, Any]] = None
+            try:
+                audit = _audit(ep, mapping)
+            except ValueError as ae:
+                entry["notes"].append(f"the program could not be audited ({ae})")
+            entry["dimguard_seconds"] = time.perf_counter() - t1
+            added = len(spec.added)
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported" + (f" with {added} assumption{'s' if added != 1 else ''} added" if added else ""))
+            return ep, report(True, audit)
+        last_error = err
+        kind = "data_dependent" if _is_data_dependent(err) else _classify(err)
+        entry["outcome"] = kind
+        entry["error"] = _first_line(err)
+        if kind != "data_dependent":
+            entry["dimguard_seconds"] = time.perf_counter() - t1
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; not a data-dependent failure")
+            break
+        try:
+            out = json.loads(_native.diagnose(_text(err), [], shapes, None, "never", 10_000, [], spec.code(with_comments=False)))
+        except ValueError as de:
+            entry["notes"].append(f"dimguard could not read the error ({de})")
+            entry["dimguard_seconds"] = time.perf_counter() - t1
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; dimguard could not read it ({de})")
+            break
+        entry["diagnosis"] = {k: out[k] for k in ("data_dependent", "notes", "form")}
+        new = [d for d in out["data_dependent"] if d.get("assumption") and d["assumption"] not in spec.assumption_codes()]
+        if not new:
+            why = "; ".join(d.get("undecided") or f"{d['guard']}: no branch known (both occur and the traced size is unknown)" for d in out["data_dependent"])
+            entry["notes"].append(f"no assumption to add: {why}")
+            entry["dimguard_seconds"] = time.perf_counter() - t1
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; no assumption to add ({why})")
+            break
+        for d in new:
+            cost = _cost(d)
+            spec.add(d["assumption"], cost)
+            entry["notes"].append(f"assuming {d['assumption']}: {cost}")
+            branch = d["always"] if d.get("always") is not None else d["example_branch"]
+            at = _input_dim(d.get("source") or "")
+            kept.append(
+                {
+                    "code": d["assumption"],
+                    "input": at[0] if at else None,
+                    "index": at[1] if at else None,
+                    "kept": (d["when_true"] if branch else d["when_false"]) if at else None,
+                    # Every size it names, by the name it is written with: (input, index).
+                    "sizes": {s["name"]: _input_dim(s.get("source") or "") for s in d["symbols"]},
+                }
+            )
+        entry["dimguard_seconds"] = time.perf_counter() - t1
+        _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; " + "; ".join(entry["notes"]))
+    rep = report(False, None)
+    raise ExportError(
+        f"dimguard.export: no round produced a program ({len(rounds)} rounds; last: {rounds[-1].get('error')})",
+        rep,
+    ) from last_error

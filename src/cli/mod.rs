@@ -109,6 +109,11 @@ enum Command {
         /// TensorRT profile, per spec. JSON: `cover`.
         #[arg(long, value_name = "N")]
         cover: Option<usize>,
+        /// The paste block's form: `dim` (`Dim`s and a `dynamic_shapes` dict) or `shapesspec`
+        /// (torch 2.15's `ShapesSpec` with `assumptions=[...]`). Default: `shapesspec` when the
+        /// text is a ShapesSpec failure or `--spec` is a ShapesSpec, else `dim`.
+        #[arg(long, value_name = "dim|shapesspec")]
+        format: Option<String>,
     },
     /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
     /// versus what it claims, a corrected spec, and shape-propagation findings.
@@ -281,12 +286,36 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             html,
             spec,
             cover,
+            format,
         } => {
             if cover == Some(0) {
                 return Err(bad_input("--cover must be at least 1"));
             }
             let text = read_input(file.as_ref())?;
-            let sheet = spec.as_ref().map(read_spec).transpose()?;
+            let spec_text = spec.as_ref().map(|p| read_input(Some(p))).transpose()?;
+            let shapes = match &spec_text {
+                Some(t) if dimguard::solver::spec::shapes::is_shapes_spec(t) => Some(
+                    dimguard::solver::spec::shapes::ShapesSpec::read(t).map_err(|e| {
+                        bad_input(format!(
+                            "--spec {}: {e}",
+                            spec.as_ref().expect("given").display()
+                        ))
+                    })?,
+                ),
+                _ => None,
+            };
+            let sheet = match (&spec, &shapes) {
+                (Some(p), None) => Some(read_spec(p)?),
+                _ => None,
+            };
+            let shapes = match format.as_deref() {
+                None | Some("dim") | Some("shapesspec") => shapes,
+                Some(other) => {
+                    return Err(bad_input(format!(
+                        "--format {other}: expected `dim` or `shapesspec`"
+                    )))
+                }
+            };
             let ranges = range
                 .iter()
                 .map(|r| dimguard::solver::forms::parse_range_arg(r))
@@ -302,9 +331,38 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 Z3Mode::Always => Some(dimguard::prove::Mode::Always),
                 Z3Mode::Never => None,
             };
-            let (report, _) =
-                dimguard::api::diagnose_text(&text, &examples, mode, z3_timeout_ms, sheet.as_ref())
-                    .map_err(|e| solver(&e))?;
+            let (mut report, _) = dimguard::api::diagnose_with_spec(
+                &text,
+                &examples,
+                mode,
+                z3_timeout_ms,
+                sheet.as_ref(),
+                shapes.as_ref(),
+            )
+            .map_err(|e| solver(&e))?;
+            match format.as_deref() {
+                Some("shapesspec") if shapes.is_none() && !report.data_dependent.is_empty() => {
+                    report.dynamic_shapes =
+                        dimguard::solver::python::shapes_spec_block(&report.data_dependent);
+                }
+                Some("shapesspec") if shapes.is_none() && !report.dims.is_empty() => {
+                    report.dynamic_shapes =
+                        dimguard::solver::python::shapes_spec_from_dims(&report.dims);
+                }
+                Some("dim") if !report.data_dependent.is_empty() && report.dims.is_empty() => {
+                    report.dynamic_shapes = format!(
+                        "# A data-dependent failure: no Dim decides it. Assert the branch in the model:\n{}",
+                        report
+                            .data_dependent
+                            .iter()
+                            .filter_map(|d| d.example_branch.or(d.always).map(|b| (d, b)))
+                            .map(|(d, b)| d.torch_check[usize::from(!b)].clone())
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    );
+                }
+                _ => {}
+            }
             let input = file.unwrap_or_else(|| PathBuf::from("standard input"));
             write_html(&report, html.as_ref(), &input)?;
             let traced = dimguard::api::traced(&report, &examples);

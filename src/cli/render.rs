@@ -1,10 +1,13 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
+use dimguard::solver::diagnose::describe;
 use dimguard::solver::linked::count_text;
 use dimguard::solver::report::{
-    CheckReport, DimReport, GuardFate, GuardUse, JointReport, Report, Status, VerifyReport,
+    CheckReport, DataDependent, DimReport, Feasible, GuardFate, GuardUse, JointReport, Report,
+    Status, VerifyReport,
 };
+use dimguard::solver::types::DimSet;
 use std::fmt::Write;
 
 struct Style {
@@ -98,12 +101,31 @@ pub fn human(r: &Report, color: bool) -> String {
     let st = Style { on: color };
     let mut out = String::new();
     let n = r.dims.len();
+    let dd = r.data_dependent.len();
+    let what = if n == 0 && dd > 0 {
+        let mut sizes: Vec<String> = Vec::new();
+        for s in r.data_dependent.iter().flat_map(|d| &d.symbols) {
+            let t = match &s.source {
+                Some(src) if s.name != s.symbol => format!("{} = {src}", s.name),
+                Some(src) => format!("{} = {src}", s.symbol),
+                None => s.name.clone(),
+            };
+            if !sizes.contains(&t) {
+                sizes.push(t);
+            }
+        }
+        format!(
+            "{dd} data-dependent expression{} over {}",
+            if dd == 1 { "" } else { "s" },
+            sizes.join(", ")
+        )
+    } else {
+        format!("{n} dimension{}", if n == 1 { "" } else { "s" })
+    };
     let _ = writeln!(
         out,
-        "{} {} dimension{}  {}",
+        "{} {what}  {}",
         st.bold("dimguard diagnose:"),
-        n,
-        if n == 1 { "" } else { "s" },
         st.dim(&format!("(read as {})", r.form.name()))
     );
     for note in &r.notes {
@@ -142,6 +164,9 @@ pub fn human(r: &Report, color: bool) -> String {
     for u in &r.unrecognized {
         let _ = writeln!(out, "\n{} not understood: {u}", st.yellow("note"));
     }
+    for d in &r.data_dependent {
+        data_dependent(&mut out, d, &st);
+    }
     lines(&mut out, r, &st);
     forms_sections(&mut out, r, &st);
     joint_sets(&mut out, &r.joint_sets, &st);
@@ -155,6 +180,147 @@ pub fn human(r: &Report, color: bool) -> String {
         let _ = writeln!(out, "    {line}");
     }
     out
+}
+
+/// The sizes of a data-dependent expression's range where one branch holds, in plain terms.
+fn branch_text(f: Option<&Feasible>, range: [i128; 2], var: &str) -> String {
+    let Some(f) = f else {
+        return "undecided".into();
+    };
+    let of = (range[1] - range[0] + 1) as u128;
+    if f.count == 0 {
+        return format!("none of the {} sizes", count_text(of));
+    }
+    if f.count == of {
+        return format!("all {} sizes", count_text(of));
+    }
+    let plain = DimSet::from_segments(f.segments.clone())
+        .map(|s| describe(&s, range[0], range[1], var))
+        .unwrap_or_default();
+    format!(
+        "{} of {} sizes: {plain}",
+        count_text(f.count),
+        count_text(of)
+    )
+}
+
+/// One data-dependent expression: its input size, both branches over the range, the example's
+/// branch and the assumption to add.
+fn data_dependent(out: &mut String, d: &DataDependent, st: &Style) {
+    let _ = writeln!(out, "\n{} {}", st.yellow("data-dependent"), d.guard);
+    for s in &d.symbols {
+        let _ = writeln!(
+            out,
+            "  {:<11} {}{}{}",
+            st.dim("size"),
+            s.symbol,
+            s.source
+                .as_ref()
+                .map(|src| format!(" = {src}"))
+                .unwrap_or_else(|| " (the text does not say which input size)".into()),
+            if s.name != s.symbol && s.source.as_ref().is_none_or(|src| *src != s.name) {
+                format!(", written {}", s.name)
+            } else {
+                String::new()
+            }
+        );
+    }
+    if let Some(p) = &d.provenance {
+        let mut from = p.origin();
+        if let Some(op) = p.op.as_ref().filter(|op| **op != p.function) {
+            from.push_str(&format!(" (in torch's {op})"));
+        }
+        let _ = writeln!(out, "  {:<11} {from}", st.dim("from"));
+    }
+    if let Some(u) = &d.undecided {
+        let _ = writeln!(out, "  {:<11} {u}", st.red("undecided"));
+        return;
+    }
+    match d.range {
+        Some(range) => {
+            let var = d.symbols.first().map_or("x", |s| s.name.as_str());
+            let _ = writeln!(
+                out,
+                "  {:<11} {}..{}",
+                st.dim("range"),
+                num(range[0]),
+                num(range[1])
+            );
+            let _ = writeln!(
+                out,
+                "  {:<11} {}",
+                st.dim("true at"),
+                branch_text(d.when_true.as_ref(), range, var)
+            );
+            let _ = writeln!(
+                out,
+                "  {:<11} {}",
+                st.dim("false at"),
+                branch_text(d.when_false.as_ref(), range, var)
+            );
+        }
+        // Several sizes: how many combinations of their ranges take each branch.
+        None => match &d.holds {
+            Some(h) => {
+                let _ = writeln!(out, "  {:<11} {h}", st.dim("sizes"));
+            }
+            None => return,
+        },
+    }
+    if let Some(b) = d.always {
+        let _ = writeln!(
+            out,
+            "  {:<11} {} at every size of the range ({}): assuming it removes nothing; torch cannot decide it, dimguard can",
+            st.green("always"),
+            if b { "true" } else { "false" },
+            match d.certificate.as_str() {
+                "enumeration" => "checked size by size",
+                "z3" => "proved by Z3",
+                _ => "exact periodic method",
+            }
+        );
+    }
+    match (d.example, d.example_branch) {
+        (None, Some(b)) => {
+            let _ = writeln!(
+                out,
+                "  {:<11} the traced sizes take the {b} branch",
+                st.dim("example")
+            );
+        }
+        (Some(x), Some(b)) => {
+            let _ = writeln!(out, "  {:<11} {x} takes the {b} branch", st.dim("example"));
+        }
+        _ if d.always.is_none() => {
+            let _ = writeln!(
+                out,
+                "  {:<11} both branches occur: give the traced size (--example NAME=N) to pick the one the model takes",
+                st.dim("example")
+            );
+        }
+        _ => {}
+    }
+    if let (Some(a), Some(k)) = (&d.assumption, d.removes) {
+        let _ = writeln!(
+            out,
+            "  {:<11} {a}  ({})",
+            st.bold("assume"),
+            if k == 0 {
+                "removes no size".to_string()
+            } else {
+                format!(
+                    "removes {} {}{}",
+                    count_text(k),
+                    if d.range.is_none() {
+                        "combination"
+                    } else {
+                        "size"
+                    },
+                    if k == 1 { "" } else { "s" }
+                )
+            }
+        );
+    }
 }
 
 /// Guards over several sizes, a run-time failure explained, and where guards came from when the

@@ -24,6 +24,34 @@ pub enum Mode {
 /// torch's fixes independently. A suggestion Z3 refutes would be a dimguard bug: it is withheld
 /// and the report says so. `unknown` keeps the existing certificate and records Z3's reason.
 pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) {
+    // A data-dependent expression one branch of which holds over a range too wide to evaluate
+    // size by size: Z3 proves it over the whole range.
+    for (d, g) in report.data_dependent.iter_mut().zip(&msg.data_dependent) {
+        let (Some(b), Some([lo, hi]), [u]) = (d.always, d.range, d.sizes.as_slice()) else {
+            continue;
+        };
+        if mode == Mode::Auto && d.certificate != Certificate::None {
+            continue;
+        }
+        let branch = if b {
+            g.expr.clone()
+        } else {
+            Expr::Not(Box::new(g.expr.clone()))
+        };
+        let set = DimSet::interval(lo, hi);
+        match check_set(&[&branch], u, &set, 1, timeout_ms) {
+            Verdict::Proved => d.certificate = Certificate::Z3,
+            Verdict::Refuted(at) => {
+                d.always = None;
+                d.assumption = None;
+                d.removes = None;
+                d.undecided = Some(format!(
+                    "internal error: Z3 found {at:?}, where the branch said to hold everywhere does not; withheld"
+                ));
+            }
+            Verdict::Unknown(_) => {}
+        }
+    }
     for g in &mut report.linked {
         let Some(p) = g.progression else { continue };
         if mode == Mode::Auto && g.certificate != Certificate::None {

@@ -65,11 +65,13 @@ fn mode(z3: &str) -> Result<Option<Mode>, String> {
 /// Diagnoses an error text; returns the report's JSON. `shapes` maps input names to their traced
 /// shapes; `spec` is a spec sheet's JSON to merge the answer into (then the report carries the
 /// merged sheet as `"spec"`); `ranges` gives `NAME -> (lo, hi)` for dims whose range the text
-/// does not state (`--range`).
+/// does not state (`--range`); `shapes_spec` is the text of a torch 2.15 `ShapesSpec` the
+/// export used (its names and ranges for data-dependent expressions; the report's
+/// `dynamic_shapes` is then that spec with the assumptions added).
 #[pyfunction]
 // Python keyword arguments, one per CLI flag.
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (text, examples=Vec::new(), shapes=Vec::new(), spec=None, z3="auto", z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS, ranges=Vec::new(), cover=None))]
+#[pyo3(signature = (text, examples=Vec::new(), shapes=Vec::new(), spec=None, z3="auto", z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS, ranges=Vec::new(), shapes_spec=None, cover=None))]
 fn diagnose(
     py: Python<'_>,
     text: String,
@@ -79,6 +81,7 @@ fn diagnose(
     z3: &str,
     z3_timeout_ms: u32,
     ranges: Vec<(String, (i64, i64))>,
+    shapes_spec: Option<String>,
     cover: Option<usize>,
 ) -> PyResult<String> {
     let z3 = mode(z3).map_err(PyValueError::new_err)?;
@@ -86,6 +89,10 @@ fn diagnose(
         return Err(PyValueError::new_err("cover must be at least 1"));
     }
     run(py, move || {
+        let shapes_spec = shapes_spec
+            .map(|t| dimguard::solver::spec::shapes::ShapesSpec::read(&t))
+            .transpose()
+            .map_err(|e| format!("shapes_spec: {e}"))?;
         let sheet: Option<Sheet> = spec
             .map(|s| serde_json::from_str(&s).map_err(|e| format!("spec: {e}")))
             .transpose()?;
@@ -103,9 +110,15 @@ fn diagnose(
                 .map(|(n, (lo, hi))| (n, (i128::from(lo), i128::from(hi))))
                 .collect(),
         };
-        let (report, merged) =
-            api::diagnose_text(&text, &examples, z3, z3_timeout_ms, sheet.as_ref())
-                .map_err(|e| e.to_string())?;
+        let (report, merged) = api::diagnose_with_spec(
+            &text,
+            &examples,
+            z3,
+            z3_timeout_ms,
+            sheet.as_ref(),
+            shapes_spec.as_ref(),
+        )
+        .map_err(|e| e.to_string())?;
         let mut v = serde_json::to_value(&report).map_err(|e| e.to_string())?;
         if let Some(n) = cover {
             let c = dimguard::solver::cover::cover(&report, &api::traced(&report, &examples), n);
@@ -273,6 +286,18 @@ fn z3_version() -> &'static str {
 }
 
 /// The extension module.
+/// A guard or size expression (torch's printing: `Mod(x, 2)`, `((x - 3)//2)`) as readable
+/// Python over symbolic sizes (`(x - 3) // 2`), the form of `ShapesSpec` assumptions.
+#[pyfunction]
+fn readable(py: Python<'_>, text: String) -> PyResult<String> {
+    run(py, move || {
+        let e = dimguard::solver::syntax::parse_guard(&text)
+            .or_else(|_| dimguard::solver::syntax::parse_expr(&text))
+            .map_err(|e| e.to_string())?;
+        Ok(e.torch_python())
+    })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(diagnose, m)?)?;
@@ -285,6 +310,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(z3_version, m)?)?;
     m.add_function(wrap_pyfunction!(set_budget, m)?)?;
     m.add_function(wrap_pyfunction!(html, m)?)?;
+    m.add_function(wrap_pyfunction!(readable, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

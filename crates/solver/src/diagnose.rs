@@ -65,7 +65,9 @@ pub fn read(text: &str, opts: &mut Options) -> Result<Message, Error> {
         let mut examples = t.examples();
         examples.append(&mut opts.examples);
         opts.examples = examples;
-        return Ok(t.to_message());
+        let mut msg = t.to_message();
+        crate::forms::datadep::trace_bounds(&mut msg);
+        return Ok(msg);
     }
     crate::forms::read(text)
 }
@@ -107,7 +109,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent
         .iter()
-        .map(|g| data_dependent(g, opts))
+        .map(|g| crate::forms::datadep::report(g, msg, opts))
         .collect();
     // The names the block gives before the groups' partners get theirs.
     let mut taken: BTreeSet<String> = msg
@@ -569,22 +571,6 @@ fn linked_groups(
         });
     }
     out
-}
-
-fn data_dependent(g: &crate::message::Guard, opts: &Options) -> DataDependent {
-    let sizes: Vec<String> = g.expr.atoms().iter().map(|a| a.to_string()).collect();
-    let holds = match sizes.as_slice() {
-        [u] => engine::solve(&g.expr, u, &DimSet::interval(0, SIZE_MAX), &opts.limits)
-            .set()
-            .map(|s| describe(s, 0, SIZE_MAX, u)),
-        _ => None,
-    };
-    DataDependent {
-        guard: g.text.clone(),
-        sizes,
-        holds,
-        torch_check: python::torch_check(&g.expr.torch_python()),
-    }
 }
 
 /// The example size given for `name` (by name, else the bare `--example N`).
@@ -1106,6 +1092,10 @@ fn dynamic_shapes_block(
     specs: &[crate::forms::explain::GroupSpec],
     dd: &[DataDependent],
 ) -> String {
+    if msg.datadep.shapes_spec && msg.dims.is_empty() && !dd.is_empty() {
+        // torch 2.15's ShapesSpec: what it needs are assumptions, in the user's names.
+        return python::shapes_spec_block(dd);
+    }
     let mut block = python::SpecBlock::new();
     // The names the block defines (Python names), so far.
     let mut defined: BTreeSet<String> = BTreeSet::new();

@@ -581,6 +581,11 @@ struct Python<'a> {
 impl fmt::Display for Python<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let torch = self.torch;
+        if torch {
+            let mut out = String::new();
+            readable(self.e, 0, &mut out);
+            return f.write_str(&out);
+        }
         let p = |e: &Expr| -> String { Python { e, torch }.to_string() };
         let join = |f: &mut fmt::Formatter<'_>, sep: &str, v: &[Expr], wrap: bool| -> fmt::Result {
             write!(f, "(")?;
@@ -597,23 +602,14 @@ impl fmt::Display for Python<'_> {
             write!(f, ")")
         };
         let minmax = |f: &mut fmt::Formatter<'_>, name: &str, v: &[Expr]| -> fmt::Result {
-            if torch {
-                // torch.sym_min takes two arguments: nest.
-                for e in &v[..v.len() - 1] {
-                    write!(f, "torch.sym_{name}({}, ", p(e))?;
+            write!(f, "{name}(")?;
+            for (i, e) in v.iter().enumerate() {
+                if i > 0 {
+                    write!(f, ", ")?;
                 }
-                write!(f, "{}", p(&v[v.len() - 1]))?;
-                write!(f, "{}", ")".repeat(v.len() - 1))
-            } else {
-                write!(f, "{name}(")?;
-                for (i, e) in v.iter().enumerate() {
-                    if i > 0 {
-                        write!(f, ", ")?;
-                    }
-                    write!(f, "{}", p(e))?;
-                }
-                write!(f, ")")
+                write!(f, "{}", p(e))?;
             }
+            write!(f, ")")
         };
         match self.e {
             Expr::Const(c) if c.is_integer() => {
@@ -639,14 +635,195 @@ impl fmt::Display for Python<'_> {
             Expr::Max(v) => minmax(f, "max", v),
             Expr::Abs(a) => write!(f, "abs({})", p(a)),
             Expr::Cmp(op, a, b) => write!(f, "{} {} {}", p(a), op.symbol(), p(b)),
-            Expr::And(v) if torch => join(f, " & ", v, true),
-            Expr::Or(v) if torch => join(f, " | ", v, true),
-            Expr::Not(a) if torch => write!(f, "torch.sym_not({})", p(a)),
-            Expr::Ite(c, a, b) if torch => write!(f, "torch.sym_ite({}, {}, {})", p(c), p(a), p(b)),
             Expr::And(v) => join(f, " and ", v, false),
             Expr::Or(v) => join(f, " or ", v, false),
             Expr::Not(a) => write!(f, "(not {})", p(a)),
             Expr::Ite(c, a, b) => write!(f, "({} if {} else {})", p(a), p(c), p(b)),
         }
+    }
+}
+
+/// Python operator precedence, loosest first, as [`readable`] uses it.
+mod prec {
+    pub const CMP: u8 = 3;
+    pub const OR: u8 = 4;
+    pub const AND: u8 = 5;
+    pub const ADD: u8 = 6;
+    pub const MUL: u8 = 7;
+    pub const UNARY: u8 = 8;
+    pub const POW: u8 = 9;
+    pub const ATOM: u8 = 10;
+}
+
+/// A term of a sum that prints as `- term`: a negative constant, or a product whose leading
+/// constant is negative; with the term's magnitude.
+fn negated_term(e: &Expr) -> Option<Expr> {
+    match e {
+        Expr::Const(c) if c.is_negative() => Some(Expr::Const(-*c)),
+        Expr::Mul(v) => match v.first() {
+            Some(Expr::Const(c)) if c.is_negative() => {
+                let k = -*c;
+                let rest: Vec<Expr> = v[1..].to_vec();
+                Some(if k == num::q(1) {
+                    if rest.len() == 1 {
+                        rest.into_iter().next().expect("one factor")
+                    } else {
+                        Expr::Mul(rest)
+                    }
+                } else {
+                    Expr::Mul(std::iter::once(Expr::Const(k)).chain(rest).collect())
+                })
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Readable Python for model code and ShapesSpec assumptions over symbolic sizes: the fewest
+/// parentheses Python's precedence allows, `x - 3` rather than `x + (-3)`, and `torch.sym_min`,
+/// `torch.sym_max`, `torch.sym_not`, `torch.sym_ite`, `&`/`|` (each side parenthesized), which
+/// keep symbolic sizes symbolic. Writes `e` into `out`, in parentheses when its precedence is
+/// below `min`.
+fn readable(e: &Expr, min: u8, out: &mut String) {
+    let own = match e {
+        Expr::Const(c) if c.is_negative() => prec::UNARY,
+        Expr::Const(c) if !c.is_integer() => prec::ATOM,
+        Expr::Const(_) | Expr::Inf(true) | Expr::Bool(_) | Expr::Sym(_) => prec::ATOM,
+        Expr::Inf(false) => prec::UNARY,
+        Expr::Add(_) => prec::ADD,
+        Expr::Mul(v) => match v.first() {
+            Some(Expr::Const(c)) if *c == num::q(-1) && v.len() == 2 => prec::UNARY,
+            _ => prec::MUL,
+        },
+        Expr::TrueDiv(..) | Expr::FloorDiv(..) | Expr::Mod(..) => prec::MUL,
+        Expr::Pow(..) => prec::POW,
+        Expr::Cmp(..) => prec::CMP,
+        Expr::And(_) => prec::AND,
+        Expr::Or(_) => prec::OR,
+        Expr::Round(..)
+        | Expr::Min(_)
+        | Expr::Max(_)
+        | Expr::Abs(_)
+        | Expr::Not(_)
+        | Expr::Ite(..) => prec::ATOM,
+    };
+    let wrap = own < min;
+    if wrap {
+        out.push('(');
+    }
+    let call = |out: &mut String, name: &str, args: &[&Expr]| {
+        out.push_str(name);
+        out.push('(');
+        for (i, a) in args.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            readable(a, 0, out);
+        }
+        out.push(')');
+    };
+    let binary = |out: &mut String, a: &Expr, op: &str, b: &Expr, p: u8| {
+        readable(a, p, out);
+        out.push_str(op);
+        readable(b, p + 1, out);
+    };
+    match e {
+        Expr::Const(c) if c.is_integer() => out.push_str(&c.numer().to_string()),
+        Expr::Const(c) => out.push_str(&format!("({}/{})", c.numer(), c.denom())),
+        Expr::Inf(true) => out.push_str("int_oo"),
+        Expr::Inf(false) => out.push_str("-int_oo"),
+        Expr::Bool(b) => out.push_str(if *b { "True" } else { "False" }),
+        Expr::Sym(a) => out.push_str(a),
+        Expr::Add(v) => {
+            // Positive terms first (`x - 1`, not `-1 + x`), then the rest with `-`.
+            let (neg, pos): (Vec<&Expr>, Vec<&Expr>) =
+                v.iter().partition(|t| negated_term(t).is_some());
+            let mut first = true;
+            for t in pos.iter().chain(neg.iter()) {
+                match negated_term(t) {
+                    Some(m) if !first => {
+                        out.push_str(" - ");
+                        readable(&m, prec::MUL, out);
+                    }
+                    _ => {
+                        if !first {
+                            out.push_str(" + ");
+                        }
+                        readable(t, if first { prec::ADD } else { prec::MUL }, out);
+                    }
+                }
+                first = false;
+            }
+        }
+        Expr::Mul(v) => {
+            if let [Expr::Const(c), x] = &v[..] {
+                if *c == num::q(-1) {
+                    out.push('-');
+                    readable(x, prec::UNARY, out);
+                    if wrap {
+                        out.push(')');
+                    }
+                    return;
+                }
+            }
+            for (i, x) in v.iter().enumerate() {
+                if i > 0 {
+                    out.push('*');
+                }
+                readable(x, if i == 0 { prec::MUL } else { prec::MUL + 1 }, out);
+            }
+        }
+        Expr::Pow(a, b) => {
+            readable(a, prec::ATOM, out);
+            out.push_str("**");
+            readable(b, prec::POW, out);
+        }
+        Expr::TrueDiv(a, b) => binary(out, a, " / ", b, prec::MUL),
+        Expr::FloorDiv(a, b) => binary(out, a, " // ", b, prec::MUL),
+        Expr::Mod(a, b) => binary(out, a, " % ", b, prec::MUL),
+        Expr::Round(k, a) => call(out, k.python(), &[a]),
+        Expr::Min(v) | Expr::Max(v) => {
+            // torch.sym_min takes two arguments: nest.
+            let name = if matches!(e, Expr::Min(_)) {
+                "torch.sym_min("
+            } else {
+                "torch.sym_max("
+            };
+            for x in &v[..v.len() - 1] {
+                out.push_str(name);
+                readable(x, 0, out);
+                out.push_str(", ");
+            }
+            readable(&v[v.len() - 1], 0, out);
+            out.push_str(&")".repeat(v.len() - 1));
+        }
+        Expr::Abs(a) => call(out, "abs", &[a]),
+        Expr::Cmp(op, a, b) => {
+            readable(a, prec::CMP + 1, out);
+            out.push(' ');
+            out.push_str(op.symbol());
+            out.push(' ');
+            readable(b, prec::CMP + 1, out);
+        }
+        Expr::And(v) | Expr::Or(v) => {
+            let sep = if matches!(e, Expr::And(_)) {
+                " & "
+            } else {
+                " | "
+            };
+            for (i, x) in v.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(sep);
+                }
+                // `&` and `|` bind tighter than comparisons: every side in parentheses.
+                readable(x, prec::ATOM, out);
+            }
+        }
+        Expr::Not(a) => call(out, "torch.sym_not", &[a]),
+        Expr::Ite(c, a, b) => call(out, "torch.sym_ite", &[c, a, b]),
+    }
+    if wrap {
+        out.push(')');
     }
 }

@@ -60,6 +60,9 @@ pub struct Message {
     pub unreadable: Vec<Unreadable>,
     /// For a run-time failure (`Guard failed`, an input check): what failed.
     pub runtime: Option<Runtime>,
+    /// For data-dependent expressions: the input size each unbacked symbol stands for, and
+    /// whether the export used a `ShapesSpec`.
+    pub datadep: crate::forms::datadep::Info,
 }
 
 /// What failed when an exported program ran.
@@ -217,6 +220,7 @@ impl Message {
             notes: vec![],
             unreadable: vec![],
             runtime: None,
+            datadep: Default::default(),
         }
     }
 

@@ -268,6 +268,159 @@ pub fn input_source(input: &str, index: usize) -> String {
     format!("L['{input}'].size()[{index}]")
 }
 
+/// The imports a printed `ShapesSpec` starts with.
+pub const SHAPES_IMPORT: &str =
+    "import torch\nfrom torch.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, TensorSpec";
+
+/// The assumptions a diagnosis asks for, each as `(code, comment)`: the branch of each
+/// data-dependent expression that holds over the whole range (it removes nothing), else the
+/// branch the traced example takes (and how many sizes it removes). An expression with neither
+/// gives no assumption: its comment says what to choose between.
+pub fn assumptions(dd: &[crate::report::DataDependent]) -> (Vec<(String, String)>, Vec<String>) {
+    let mut items: Vec<(String, String)> = Vec::new();
+    let mut open: Vec<String> = Vec::new();
+    for d in dd {
+        let range = d
+            .range
+            .map(|[a, b]| {
+                format!(
+                    "{a}..{}",
+                    if b == SIZE_MAX {
+                        "unbounded".to_string()
+                    } else {
+                        b.to_string()
+                    }
+                )
+            })
+            .unwrap_or_default();
+        let total = d.range.map(|[a, b]| (b - a + 1) as u128).unwrap_or(0);
+        match (&d.assumption, d.removes) {
+            (Some(code), Some(k)) => {
+                let comment = match d.always {
+                    Some(b) => format!(
+                        "torch cannot decide `{}`; it is {b} at every size of {range}: this removes nothing",
+                        d.guard
+                    ),
+                    None if d.range.is_none() => format!(
+                        "`{}` is {}; the traced sizes take this branch: this removes {k} combinations",
+                        d.guard,
+                        d.holds.as_deref().unwrap_or("decided"),
+                    ),
+                    None => format!(
+                        "`{}` is true at {} and false at {} of the {total} sizes of {range}; the traced size {} takes this branch: this removes {k}",
+                        d.guard,
+                        d.when_true.as_ref().map_or(0, |f| f.count),
+                        d.when_false.as_ref().map_or(0, |f| f.count),
+                        d.example.map_or_else(|| "?".into(), |x| x.to_string()),
+                    ),
+                };
+                if !items.iter().any(|(c, _)| c == code) {
+                    items.push((code.clone(), comment));
+                }
+            }
+            _ => open.push(match &d.undecided {
+                Some(u) => format!("`{}`: {u}", d.guard),
+                None => format!(
+                    "`{}` is true at {} and false at {} of the {total} sizes of {range}: give the traced size (--example) to choose the branch your model takes",
+                    d.guard,
+                    d.when_true.as_ref().map_or(0, |f| f.count),
+                    d.when_false.as_ref().map_or(0, |f| f.count),
+                ),
+            }),
+        }
+    }
+    (items, open)
+}
+
+/// The `ShapesSpec` block when the user's spec is not given: a `ShapeVar` for each size the
+/// data-dependent expressions name, and the assumptions to add to the user's `ShapesSpec`.
+pub fn shapes_spec_block(dd: &[crate::report::DataDependent]) -> String {
+    let mut out = format!("{SHAPES_IMPORT}\n\n");
+    let mut seen: Vec<String> = Vec::new();
+    for s in dd.iter().flat_map(|d| &d.symbols) {
+        if seen.contains(&s.name) {
+            continue;
+        }
+        seen.push(s.name.clone());
+        let (lo, hi) = s.range.map_or((0, SIZE_MAX), |[a, b]| (a, b));
+        let max = if hi == SIZE_MAX {
+            String::new()
+        } else {
+            format!(", max={hi}")
+        };
+        let src = s.source.as_ref().map_or_else(
+            || format!("  # {}", s.symbol),
+            |x| format!("  # {x} ({})", s.symbol),
+        );
+        out.push_str(&format!(
+            "{} = ShapeVar(\"{}\", min={lo}{max}){src}\n",
+            s.name, s.name
+        ));
+    }
+    let (items, open) = assumptions(dd);
+    out.push_str(
+        "# Add to your ShapesSpec(..., assumptions=assumptions), each size written as above\n",
+    );
+    out.push_str("# (pass your ShapesSpec as --spec to get it back whole):\nassumptions = [\n");
+    for (code, comment) in &items {
+        for l in comment.lines() {
+            out.push_str(&format!("    # {l}\n"));
+        }
+        out.push_str(&format!("    {code},\n"));
+    }
+    out.push(']');
+    for o in &open {
+        out.push_str(&format!("\n# {o}"));
+    }
+    out
+}
+
+/// The `ShapesSpec` form of a diagnosis of `Dim` guards (`--format shapesspec`): a `ShapeVar`
+/// per dimension over its best suggestion's range, and a step other than 1 as an assumption
+/// (`h % 64 == 8`: torch 2.15 refuses a derived slot such as `64*k + 8` unless `k` is a bare
+/// slot too). A dimension without a suggestion is left out, with a comment.
+pub fn shapes_spec_from_dims(dims: &[crate::report::DimReport]) -> String {
+    let mut out = format!("{SHAPES_IMPORT}\n\n");
+    let mut assumptions: Vec<String> = Vec::new();
+    for d in dims {
+        let name = py_name(&d.name);
+        let src = d
+            .source
+            .as_ref()
+            .map_or_else(String::new, |s| format!("  # {s}"));
+        match d.suggestions.first() {
+            Some(p) => {
+                let max = if p.hi == SIZE_MAX {
+                    String::new()
+                } else {
+                    format!(", max={}", p.hi)
+                };
+                out.push_str(&format!(
+                    "{name} = ShapeVar(\"{name}\", min={}{max}){src}\n",
+                    p.lo
+                ));
+                if p.modulus > 1 {
+                    assumptions.push(format!("{name} % {} == {}", p.modulus, p.residue));
+                }
+            }
+            None => out.push_str(&format!(
+                "# {name}: no size to admit ({src}){}\n",
+                d.undecided
+                    .as_deref()
+                    .map(|u| format!(": {u}"))
+                    .unwrap_or_default()
+            )),
+        }
+    }
+    out.push_str("# Write each size as above in your TensorSpecs, and pass assumptions=assumptions to ShapesSpec:\n");
+    out.push_str("assumptions = [\n");
+    for a in &assumptions {
+        out.push_str(&format!("    {a},\n"));
+    }
+    out.push(']');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

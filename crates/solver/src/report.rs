@@ -371,6 +371,52 @@ pub struct DataDependent {
     pub holds: Option<String>,
     /// `torch._check` lines: assert the guard, or its negation, before the code that branches.
     pub torch_check: [String; 2],
+    /// The input size the expression's one symbol stands for (`x.shape[2]`), when known (from
+    /// the text, `--spec` or `--range`).
+    pub source: Option<String>,
+    /// Every unbacked symbol the expression names, with its input size, name and range.
+    pub symbols: Vec<UnbackedSize>,
+    /// The range the expression is decided over (its one symbol's): the exported range.
+    pub range: Option<[i128; 2]>,
+    /// The exact sizes of `range` at which the expression is true (the contract's set form;
+    /// null when undecided or over several sizes).
+    pub when_true: Option<Feasible>,
+    /// The exact sizes of `range` at which it is false.
+    pub when_false: Option<Feasible>,
+    /// `true` or `false` when that branch holds at every size of the range: assuming it then
+    /// removes nothing (null when both branches occur, or undecided).
+    pub always: Option<bool>,
+    /// How `always` / the sets are known: `"enumeration"` (every size of the range evaluated),
+    /// `"z3"` (Z3 proved the `always` branch over the range), or `"none"` (the exact periodic
+    /// method alone).
+    pub certificate: Certificate,
+    /// The traced example's size (`--example`), when given.
+    pub example: Option<i128>,
+    /// The branch the traced example takes.
+    pub example_branch: Option<bool>,
+    /// The branch to assume, in the user's names, as a `ShapesSpec` assumption: the branch that
+    /// holds over the whole range when there is one, else the example's (null when neither is
+    /// known).
+    pub assumption: Option<String>,
+    /// How many sizes of the range the assumption removes.
+    pub removes: Option<u128>,
+    /// Where the expression comes from (the user's call, torch's frame).
+    pub provenance: Option<crate::provenance::Provenance>,
+    /// Why the sets are not given.
+    pub undecided: Option<String>,
+}
+
+/// An unbacked symbol of a data-dependent expression and the input size it stands for.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnbackedSize {
+    /// `u1`.
+    pub symbol: String,
+    /// The input size as the text (or spec) writes it: `x.shape[2]`.
+    pub source: Option<String>,
+    /// The name it is written with in assumptions (the user's `ShapeVar` name when known).
+    pub name: String,
+    /// Its range.
+    pub range: Option<[i128; 2]>,
 }
 
 /// A relation between two dimensions.
@@ -578,6 +624,9 @@ pub enum Form {
     Guards,
     /// An exported program.
     Program,
+    /// A data-dependent failure (`GuardOnDataDependentSymNode: Could not guard on
+    /// data-dependent expression ...`; torch 2.15's `ShapesSpec` exports stop with it).
+    DataDependent,
 }
 
 impl Form {
@@ -593,6 +642,7 @@ impl Form {
             Form::TorchTrace => "torch_trace",
             Form::Guards => "guards",
             Form::Program => "program",
+            Form::DataDependent => "data_dependent",
         }
     }
 }

@@ -12,6 +12,8 @@
 //! an optional `dynamic_shapes = {...}` dict maps inputs' dimensions (`L['x'].size()[2]`) to
 //! names or inline values.
 
+pub mod shapes;
+
 use crate::error::{Error, ParseError};
 use crate::merge::{Entry, Root, Sheet, Value};
 use crate::message::{fix_kind, read_fix, FixKind, DEFAULT_MIN, SIZE_MAX};
@@ -150,6 +152,12 @@ fn definition_error(
 /// is not positive or an undefined root, an unclosed bracket — is an [`Error::Spec`] naming the
 /// spec line, with a caret and the reason.
 pub fn read(text: &str) -> Result<Spec, Error> {
+    if shapes::is_shapes_spec(text) {
+        let s = shapes::ShapesSpec::read(text)?;
+        let mut spec = read(&s.to_dims())?;
+        s.restrict(&mut spec);
+        return Ok(spec);
+    }
     let mut spec = Spec::default();
     let mut roots: BTreeMap<String, (i128, i128)> = BTreeMap::new();
     let mut defs: Vec<(usize, String, String, FixKind)> = Vec::new();
@@ -297,6 +305,10 @@ pub fn read(text: &str) -> Result<Spec, Error> {
 /// Reads a spec as data ([`Sheet`]): its root `Dim`s and, from the `dynamic_shapes` dict, one
 /// entry per `(input, index)`. Errors name the line that is not understood.
 pub fn sheet(text: &str) -> Result<Sheet, String> {
+    if shapes::is_shapes_spec(text) {
+        let s = shapes::ShapesSpec::read(text).map_err(|e| e.to_string())?;
+        return sheet(&s.to_dims());
+    }
     let joined = join_brackets(text).map_err(|e| e.to_string())?;
     let mut out = Sheet::default();
     let mut named: BTreeMap<String, Value> = BTreeMap::new();

@@ -440,6 +440,7 @@ impl Trace {
             notes: vec![],
             unreadable: vec![],
             runtime: None,
+            datadep: Default::default(),
         };
         // Guards over the sizes' sources (as torch's messages print them).
         let over_sources = |e: &Expr| {

@@ -8,6 +8,7 @@
 //! | `guard_failed` | [`runtime`] | `Guard failed: ...` from calling an exported program |
 //! | `input_check` | [`runtime`] | `Expected input at *args[0].shape[2] to be ...` |
 //! | `solver_crash` | [`crash`] | PyTorch 2.15's `Expected op to be '==', got < for ...` |
+//! | `data_dependent` | [`crate::message`], [`datadep`] | `GuardOnDataDependentSymNode` (torch 2.15's `ShapesSpec` failures too) |
 //!
 //! Every reader works on the same cleaned lines ([`clean`]: log prefixes, `> `/`# ` quote markers,
 //! Markdown backticks and colour codes removed, line numbers kept) and returns a
@@ -16,6 +17,7 @@
 
 pub mod clean;
 pub mod crash;
+pub mod datadep;
 pub mod draft;
 pub mod explain;
 pub mod logs;
@@ -73,6 +75,13 @@ pub fn read(text: &str) -> Result<Message, Error> {
         if msg.form != Form::SolverCrash {
             msg.notes.extend(c.notes);
         }
+    }
+    datadep::read(&lines, &mut msg);
+    if msg.form == Form::ConstraintViolation
+        && msg.dims.is_empty()
+        && !msg.data_dependent.is_empty()
+    {
+        msg.form = Form::DataDependent;
     }
     Ok(msg)
 }
@@ -179,13 +188,27 @@ pub fn apply_ranges(msg: &mut Message, ranges: &[(String, (i128, i128))]) -> Res
                 "--range {name}={lo}..{hi}: the lower bound is above the upper bound"
             )));
         }
+        if msg.datadep.find_mut(name).is_some() && !msg.dims.iter().any(|d| d.name == *name) {
+            // An unbacked size: by symbol (`u1`), source (`x.shape[2]`) or name.
+            let u = msg.datadep.find_mut(name).expect("found above");
+            u.range = Some((*lo, *hi));
+            continue;
+        }
         let key = normalize_source(name);
         let Some(d) = msg.dims.iter_mut().find(|d| {
             d.name == *name
                 || d.symbol.as_deref() == Some(name.as_str())
                 || d.source.as_deref().map(normalize_source) == Some(key.clone())
         }) else {
-            let known: Vec<String> = msg.dims.iter().map(|d| d.name.clone()).collect();
+            let known: Vec<String> = msg
+                .dims
+                .iter()
+                .map(|d| d.name.clone())
+                .chain(msg.datadep.unbacked.iter().map(|u| match &u.source {
+                    Some(s) => format!("{} ({s})", u.symbol),
+                    None => u.symbol.clone(),
+                }))
+                .collect();
             return Err(Error::Message(format!(
                 "--range {name}=...: the text names no size `{name}`; its sizes are: {}",
                 if known.is_empty() {
@@ -196,6 +219,28 @@ pub fn apply_ranges(msg: &mut Message, ranges: &[(String, (i128, i128))]) -> Res
             )));
         };
         d.range = Some((*lo, *hi));
+    }
+    let open: Vec<String> = msg
+        .datadep
+        .unbacked
+        .iter()
+        .filter(|u| u.range.is_none())
+        .filter(|u| {
+            msg.data_dependent
+                .iter()
+                .any(|g| g.expr.atoms().iter().any(|a| **a == *u.symbol))
+        })
+        .map(|u| match &u.source {
+            Some(s) => format!("{} ({s})", u.symbol),
+            None => u.symbol.clone(),
+        })
+        .collect();
+    if !open.is_empty() {
+        msg.notes.push(format!(
+            "the text gives no range for {}: decided over 0..{SIZE_MAX} (a size-like symbol); give the range you export with as --range {}=LO..HI, or your ShapesSpec as --spec",
+            open.join(", "),
+            msg.datadep.unbacked.iter().find(|u| u.range.is_none()).map_or("u0", |u| &u.symbol)
+        ));
     }
     if msg.form == Form::ConstraintViolation {
         return Ok(());

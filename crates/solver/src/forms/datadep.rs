@@ -1,0 +1,755 @@
+//! Data-dependent failures: what torch could not decide about unbacked sizes (`u0`, `u1`).
+//!
+//! torch 2.15's `ShapesSpec` makes every dynamic input size unbacked, so a branch on a size
+//! stops the export with `GuardOnDataDependentSymNode: Could not guard on data-dependent
+//! expression ...`. The expression itself is read by [`crate::message`] (and by the log reader);
+//! this module reads what says which input size each `u` symbol stands for, and where the
+//! expression comes from:
+//!
+//! * `(These suggested fixes were derived by replacing `u1` with x.shape[2] in ...)` and the
+//!   `torch._check(... x.shape[2] ...)` lines above it: the symbol's input size;
+//! * `Size-like symbols: u1`;
+//! * `Caused by: (_meta_registrations.py:5162 in pooling_output_shape_pad_lr)`: the torch frame;
+//! * `The following call raised this error:` with the user's `File "...", line N, in fn` and
+//!   its code;
+//! * `The ShapesSpec/ParamsSpec dynamic-shapes API is in use`: the export used a `ShapesSpec`;
+//! * `TORCH_LOGS="+dynamic"` lines: `create_unbacked_symint u1 [-int_oo, int_oo]
+//!   L['x'].size()[2]` (the source) and the spec's own bounds, `runtime_assert u1 >= 96 [guard
+//!   added] (... in _fakify_one_leaf)` (the range; these are not data-dependent guards).
+//!
+//! What the input does not say comes from `--spec` (a `ShapesSpec` names each input's sizes) or
+//! `--range` by symbol, source or name ([`crate::forms::apply_ranges`]).
+
+use crate::forms::clean;
+use crate::message::Message;
+use crate::provenance::{Frame, Provenance};
+
+/// What a data-dependent failure says about its unbacked sizes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Info {
+    /// The export used torch 2.15's `ShapesSpec` / `ParamsSpec` API (the text says so, or the
+    /// spec given is one).
+    pub shapes_spec: bool,
+    /// Each unbacked symbol the text names, in order of first mention.
+    pub unbacked: Vec<Unbacked>,
+}
+
+/// One unbacked symbol and the input size it stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unbacked {
+    /// `u1`.
+    pub symbol: String,
+    /// The input size as the text writes it (`x.shape[2]`, `L['x'].size()[2]`).
+    pub source: Option<String>,
+    /// The user's name for the size (a `ShapeVar`'s variable, from `--spec` or `--range`).
+    pub name: Option<String>,
+    /// The range the size is exported with.
+    pub range: Option<(i128, i128)>,
+    /// torch calls it size-like (`>= 0`).
+    pub size_like: bool,
+}
+
+impl Info {
+    /// The entry for `symbol`, made if missing.
+    pub fn symbol_mut(&mut self, symbol: &str) -> &mut Unbacked {
+        let i = match self.unbacked.iter().position(|u| u.symbol == symbol) {
+            Some(i) => i,
+            None => {
+                self.unbacked.push(Unbacked {
+                    symbol: symbol.to_string(),
+                    source: None,
+                    name: None,
+                    range: None,
+                    size_like: false,
+                });
+                self.unbacked.len() - 1
+            }
+        };
+        &mut self.unbacked[i]
+    }
+
+    /// The entry for `symbol`.
+    pub fn symbol(&self, symbol: &str) -> Option<&Unbacked> {
+        self.unbacked.iter().find(|u| u.symbol == symbol)
+    }
+
+    /// The entry a `--range` key names: a symbol, a name, or a source in any spelling
+    /// (`x.shape[2]`, `L['x'].size()[2]`).
+    pub fn find_mut(&mut self, key: &str) -> Option<&mut Unbacked> {
+        let at = input_dim(key);
+        self.unbacked.iter_mut().find(|u| {
+            u.symbol == key
+                || u.name.as_deref() == Some(key)
+                || (at.is_some() && u.source.as_deref().and_then(input_dim) == at)
+        })
+    }
+}
+
+impl Unbacked {
+    /// The name the size is written with in assumptions and reports: the user's name, else
+    /// one made from its source (`x.shape[2]` → `x_2`), else the symbol.
+    pub fn label(&self) -> String {
+        if let Some(n) = &self.name {
+            return n.clone();
+        }
+        match self.source.as_deref().and_then(input_dim) {
+            Some((input, k)) => crate::python::py_name(&format!("{input}_{k}")),
+            None => self.symbol.clone(),
+        }
+    }
+}
+
+/// The input and dimension a size source names, in the spellings torch prints:
+/// `x.shape[2]`, `x.size()[2]`, `x.size(2)`, `L['x'].size()[2]`, `L['kwargs']['x'].size()[2]`.
+pub fn input_dim(src: &str) -> Option<(String, usize)> {
+    let s: String = src.chars().filter(|c| !c.is_whitespace()).collect();
+    if let Some(at) = crate::python::source_input(&s) {
+        return Some(at);
+    }
+    let (base, k) = if let Some((b, k)) = s.rsplit_once(".shape[") {
+        (b, k.strip_suffix(']')?)
+    } else if let Some((b, k)) = s.rsplit_once(".size()[") {
+        (b, k.strip_suffix(']')?)
+    } else if let Some((b, k)) = s.rsplit_once(".size(") {
+        (b, k.strip_suffix(')')?)
+    } else {
+        return None;
+    };
+    let k: usize = k.parse().ok()?;
+    let ok = base.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && base.chars().all(|c| c.is_alphanumeric() || c == '_');
+    ok.then(|| (base.to_string(), k))
+}
+
+/// Whether `s` is an unbacked symbol's name (`u0`, `u17`).
+pub fn is_unbacked(s: &str) -> bool {
+    s.len() > 1 && s.starts_with('u') && s[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Reads what the text says about its unbacked sizes into `msg.datadep`, the provenance of its
+/// data-dependent expressions, and drops the spec's own bounds from the data-dependent guards
+/// of a log (they are the range, not a failure).
+pub(crate) fn read(lines: &[clean::Line], msg: &mut Message) {
+    let mut caused: Option<(String, u32, String)> = None;
+    let mut user: Option<Frame> = None;
+    let mut bounds: Vec<String> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.text.trim();
+        if t.contains("The ShapesSpec/ParamsSpec dynamic-shapes API is in use") {
+            msg.datadep.shapes_spec = true;
+        }
+        if let Some(rest) = after(t, "Size-like symbols:") {
+            for s in rest.trim_end_matches(')').split(',') {
+                let s = s.trim();
+                if is_unbacked(s) {
+                    msg.datadep.symbol_mut(s).size_like = true;
+                }
+            }
+        }
+        if let Some(rest) = after(t, "Caused by: (") {
+            caused = frame_in_parens(rest.trim_end_matches(')'));
+        }
+        if t.starts_with("The following call raised this error") {
+            user = lines[i + 1..]
+                .iter()
+                .map(|l| l.text.trim())
+                .find(|l| !l.is_empty())
+                .and_then(file_line)
+                .map(|mut f| {
+                    f.code = lines[i + 1..]
+                        .iter()
+                        .skip_while(|l| !l.text.trim().starts_with("File \""))
+                        .nth(1)
+                        .map(|l| l.text.trim().to_string())
+                        .filter(|c| !c.is_empty() && !c.starts_with("To fix"));
+                    f
+                });
+        }
+        if t.contains("These suggested fixes were derived by replacing") {
+            // The sentence may be wrapped: join it up to its closing parenthesis.
+            let mut s = t.to_string();
+            for l in &lines[i + 1..] {
+                if s.trim_end().ends_with(".)") || l.text.trim().is_empty() {
+                    break;
+                }
+                s.push(' ');
+                s.push_str(l.text.trim());
+            }
+            replaced(&s, msg);
+        }
+        if let Some(rest) = after(t, "create_unbacked_symint ") {
+            // `u1 [-int_oo, int_oo] L['x'].size()[2]` (a `(file:line in fn)` is no source).
+            let mut parts = rest.splitn(2, ' ');
+            let sym = parts.next().unwrap_or("");
+            let tail = parts.next().unwrap_or("");
+            if is_unbacked(sym) {
+                let src = tail
+                    .split_once(']')
+                    .map(|(_, s)| s.trim())
+                    .filter(|s| !s.is_empty() && !s.starts_with('('));
+                let u = msg.datadep.symbol_mut(sym);
+                if let Some(src) = src {
+                    u.source.get_or_insert_with(|| src.to_string());
+                }
+            }
+        }
+        if let Some(rest) = after(t, "runtime_assert ") {
+            // The spec's bounds: `u1 >= 96 [guard added] (_export/non_strict_utils.py:498 in
+            // _fakify_one_leaf)`.
+            if t.contains("_fakify_one_leaf") {
+                if let Some((g, _)) = rest.split_once(" [guard added]") {
+                    spec_bound(g.trim(), msg);
+                    bounds.push(g.trim().to_string());
+                }
+            }
+        }
+    }
+    msg.data_dependent.retain(|g| !bounds.contains(&g.text));
+    if lines
+        .iter()
+        .any(|l| l.text.contains("insert one of the following checks"))
+    {
+        // torch's suggested `torch._check(...)` lines (numbered, so read as bullets): they are
+        // the expression over the input's sizes, read above.
+        msg.unrecognized
+            .retain(|u| !u.trim_start().starts_with("torch._check("));
+    }
+    let caused_frame = caused.as_ref().map(|(file, line, function)| Frame {
+        file: file.clone(),
+        line: *line,
+        function: function.clone(),
+        code: None,
+    });
+    let provenance = match (&user, &caused_frame) {
+        (Some(u), _) => Some(Provenance {
+            file: u.file.clone(),
+            line: u.line,
+            function: u.function.clone(),
+            code: u.code.clone(),
+            op: caused.as_ref().map(|c| c.2.clone()),
+            user: true,
+            stack: std::iter::once(u.clone())
+                .chain(caused_frame.clone())
+                .collect(),
+        }),
+        (None, Some(c)) => Some(Provenance {
+            file: c.file.clone(),
+            line: c.line,
+            function: c.function.clone(),
+            code: None,
+            op: Some(c.function.clone()),
+            user: !crate::provenance::is_library(&c.file),
+            stack: vec![c.clone()],
+        }),
+        (None, None) => None,
+    };
+    if let Some(p) = provenance {
+        // The exception's frames are those of its one expression (the first, in a log that
+        // ends with it: the one that stopped the export).
+        if let Some(g) = msg
+            .data_dependent
+            .iter_mut()
+            .rev()
+            .find(|g| g.provenance.is_none())
+        {
+            g.provenance = Some(p);
+        }
+    }
+    for g in &msg.data_dependent {
+        for a in g.expr.atoms() {
+            if is_unbacked(&a) {
+                msg.datadep.symbol_mut(&a);
+            }
+        }
+    }
+}
+
+/// A structured trace's data-dependent guards recorded while torch wired a `ShapesSpec`'s own
+/// bounds (`u1 >= 96` under `_fakify_one_leaf`): they are the sizes' ranges, not failures.
+pub(crate) fn trace_bounds(msg: &mut Message) {
+    let mut bounds = Vec::new();
+    for g in &msg.data_dependent {
+        let wired = g.provenance.as_ref().is_some_and(|p| {
+            p.stack.iter().any(|f| f.function == "_fakify_one_leaf")
+                || p.function == "_fakify_one_leaf"
+        });
+        if wired {
+            bounds.push(g.text.clone());
+        }
+    }
+    for b in &bounds {
+        spec_bound(b, msg);
+    }
+    msg.data_dependent.retain(|g| !bounds.contains(&g.text));
+    if !bounds.is_empty() {
+        msg.datadep.shapes_spec = true;
+        if msg.data_dependent.is_empty() && msg.dims.is_empty() {
+            let sizes: Vec<String> = msg
+                .datadep
+                .unbacked
+                .iter()
+                .filter_map(|u| u.range.map(|(a, b)| format!("{} in {a}..{b}", u.symbol)))
+                .collect();
+            msg.notes.push(format!(
+                "this trace holds a ShapesSpec's sizes ({}) but no data-dependent failure (torch 2.15 does not record it in TORCH_TRACE): paste the exception text, or the output of the export run with TORCH_LOGS=\"+dynamic\"",
+                sizes.join(", ")
+            ));
+        }
+    }
+}
+
+/// The text after `key`, when the line holds it.
+fn after<'a>(t: &'a str, key: &str) -> Option<&'a str> {
+    t.find(key).map(|i| &t[i + key.len()..])
+}
+
+/// `_meta_registrations.py:5162 in pooling_output_shape_pad_lr`.
+fn frame_in_parens(s: &str) -> Option<(String, u32, String)> {
+    let (loc, function) = s.split_once(" in ")?;
+    let (file, line) = loc.rsplit_once(':')?;
+    Some((
+        file.trim().to_string(),
+        line.trim().parse().ok()?,
+        function.trim().to_string(),
+    ))
+}
+
+/// `File "/m/model.py", line 10, in forward`.
+fn file_line(t: &str) -> Option<Frame> {
+    let rest = t.strip_prefix("File \"")?;
+    let (file, rest) = rest.split_once('"')?;
+    let rest = rest.trim_start_matches(',').trim();
+    let rest = rest.strip_prefix("line ")?;
+    let (line, rest) = rest.split_once(',')?;
+    let function = rest.trim().strip_prefix("in ")?.trim();
+    Some(Frame {
+        file: file.to_string(),
+        line: line.trim().parse().ok()?,
+        function: function.to_string(),
+        code: None,
+    })
+}
+
+/// `(These suggested fixes were derived by replacing `u1` with x.shape[2], `u2` with
+/// y.shape[0] or z.shape[1] in EXPR and its negation.)`: each symbol's first source.
+fn replaced(s: &str, msg: &mut Message) {
+    let Some(rest) = after(s, "replacing ") else {
+        return;
+    };
+    let mut rest = rest;
+    while let Some(r) = rest.strip_prefix('`') {
+        let Some((sym, tail)) = r.split_once('`') else {
+            return;
+        };
+        let Some(tail) = tail.strip_prefix(" with ") else {
+            return;
+        };
+        // The sources run to the next `, \`` or to ` in `.
+        let end = [tail.find(", `"), tail.find(" in ")]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(tail.len());
+        let first = tail[..end].split(" or ").next().unwrap_or("").trim();
+        if is_unbacked(sym) && !first.is_empty() {
+            let u = msg.datadep.symbol_mut(sym);
+            if u.source.is_none() {
+                u.source = Some(first.to_string());
+            }
+        }
+        rest = tail[end..].trim_start_matches(", ");
+    }
+}
+
+/// A bound of the spec: `u1 >= 96`, `u1 <= 1024`.
+fn spec_bound(g: &str, msg: &mut Message) {
+    let mut parts = g.split_whitespace();
+    let (Some(sym), Some(op), Some(v), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return;
+    };
+    let Ok(v) = v.parse::<i128>() else { return };
+    if !is_unbacked(sym) {
+        return;
+    }
+    let u = msg.datadep.symbol_mut(sym);
+    let (lo, hi) = u.range.unwrap_or((0, crate::message::SIZE_MAX));
+    u.range = match op {
+        ">=" => Some((v, hi)),
+        "<=" => Some((lo, v)),
+        ">" => Some((v + 1, hi)),
+        "<" => Some((lo, v - 1)),
+        _ => u.range,
+    };
+}
+
+/// Sizes evaluated one by one to certify a data-dependent expression's sets.
+const ENUMERATE: u128 = 1_000_000;
+
+/// The `data_dependent` entry of one expression: its sets over the exported range, the branch
+/// that holds everywhere (if one does), the example's branch, and the assumption to add.
+pub(crate) fn report(
+    g: &crate::message::Guard,
+    msg: &Message,
+    opts: &crate::diagnose::Options,
+) -> crate::report::DataDependent {
+    use crate::engine;
+    use crate::report::{Certificate, DataDependent, Feasible, UnbackedSize};
+    use crate::types::{DimSet, Expr};
+    let atoms: Vec<String> = g.expr.atoms().iter().map(|a| a.to_string()).collect();
+    let info = |a: &str| msg.datadep.symbol(a);
+    let symbols: Vec<UnbackedSize> = atoms
+        .iter()
+        .map(|a| UnbackedSize {
+            symbol: a.clone(),
+            source: info(a).and_then(|u| u.source.clone()),
+            name: info(a).map_or_else(|| a.clone(), Unbacked::label),
+            range: info(a).and_then(|u| u.range).map(|(l, h)| [l, h]),
+        })
+        .collect();
+    // The expression in the user's names.
+    let named = symbols.iter().fold(g.expr.clone(), |e, s| {
+        e.substitute(&s.symbol, &Expr::sym(&s.name))
+    });
+    let mut r = DataDependent {
+        guard: g.text.clone(),
+        sizes: atoms.clone(),
+        holds: None,
+        torch_check: crate::python::torch_check(&g.expr.torch_python()),
+        source: None,
+        symbols,
+        range: None,
+        when_true: None,
+        when_false: None,
+        always: None,
+        certificate: Certificate::None,
+        example: None,
+        example_branch: None,
+        assumption: None,
+        removes: None,
+        provenance: g.provenance.clone(),
+        undecided: None,
+    };
+    if atoms.len() > 1 {
+        several(&mut r, g, msg, opts, &named);
+        return r;
+    }
+    let [u] = atoms.as_slice() else {
+        r.undecided = Some("the expression names no size".into());
+        return r;
+    };
+    let full = DimSet::interval(0, crate::message::SIZE_MAX);
+    r.holds = engine::solve(&g.expr, u, &full, &opts.limits)
+        .set()
+        .map(|s| crate::diagnose::describe(s, 0, crate::message::SIZE_MAX, u));
+    let sym = &r.symbols[0];
+    r.source = sym.source.clone();
+    let (lo, hi) = info(u)
+        .and_then(|x| x.range)
+        .unwrap_or((0, crate::message::SIZE_MAX));
+    r.range = Some([lo, hi]);
+    let name = sym.name.clone();
+    let domain = DimSet::interval(lo, hi);
+    let t = engine::solve(&g.expr, u, &domain, &opts.limits);
+    let f = engine::solve(
+        &Expr::Not(Box::new(g.expr.clone())),
+        u,
+        &domain,
+        &opts.limits,
+    );
+    let (Some(t), Some(f)) = (t.set(), f.set()) else {
+        r.undecided = Some(match (&t, &f) {
+            (engine::Outcome::Undecided { reason }, _)
+            | (_, engine::Outcome::Undecided { reason }) => reason.to_string(),
+            _ => "undecided".into(),
+        });
+        return r;
+    };
+    if domain.count() <= ENUMERATE {
+        let agrees = domain.iter().all(|x| match g.expr.truth_at(u, x) {
+            Ok(true) => t.contains(x) && !f.contains(x),
+            Ok(false) => f.contains(x) && !t.contains(x),
+            Err(_) => !t.contains(x) && !f.contains(x),
+        });
+        if agrees {
+            r.certificate = Certificate::Enumeration;
+        } else {
+            r.undecided = Some("the exact sets disagree with evaluating the expression size by size (a dimguard bug: please report it)".into());
+            return r;
+        }
+    }
+    r.always = if f.is_empty() && !t.is_empty() {
+        Some(true)
+    } else if t.is_empty() && !f.is_empty() {
+        Some(false)
+    } else {
+        None
+    };
+    r.example = crate::diagnose::example_for(opts, &name)
+        .or_else(|| crate::diagnose::example_for(opts, u))
+        .or_else(|| {
+            r.source
+                .as_deref()
+                .and_then(|s| crate::diagnose::example_for(opts, s))
+        });
+    r.example_branch = r.example.and_then(|x| g.expr.truth_at(u, x).ok());
+    let branch = r.always.or(r.example_branch);
+    if let Some(b) = branch {
+        r.assumption = Some(assumption(&named, b));
+        r.removes = Some(if b { f.count() } else { t.count() });
+    }
+    r.when_true = Some(Feasible::from(t));
+    r.when_false = Some(Feasible::from(f));
+    r
+}
+
+/// An expression over several sizes (`u1 >= 2*u3`): over the box of their ranges, evaluated
+/// combination by combination when the box holds at most [`ENUMERATE`] of them (how many pass
+/// each branch, whether one holds everywhere); the example's branch from every size's traced
+/// value. `when_true` / `when_false` stay null (they are sets of one size); `removes` counts
+/// combinations.
+fn several(
+    r: &mut crate::report::DataDependent,
+    g: &crate::message::Guard,
+    msg: &Message,
+    opts: &crate::diagnose::Options,
+    named: &crate::types::Expr,
+) {
+    use crate::report::Certificate;
+    let syms: Vec<(String, Option<(i128, i128)>)> = r
+        .symbols
+        .iter()
+        .map(|s| {
+            (
+                s.symbol.clone(),
+                msg.datadep.symbol(&s.symbol).and_then(|u| u.range),
+            )
+        })
+        .collect();
+    let examples: Option<Vec<i128>> = r
+        .symbols
+        .iter()
+        .map(|s| {
+            crate::diagnose::example_for(opts, &s.symbol)
+                .filter(|_| {
+                    opts.examples
+                        .iter()
+                        .any(|(n, _)| n.as_deref() == Some(&s.symbol))
+                })
+                .or_else(|| {
+                    opts.examples
+                        .iter()
+                        .rev()
+                        .find(|(n, _)| n.as_deref() == Some(s.name.as_str()))
+                        .map(|e| e.1)
+                })
+        })
+        .collect();
+    if let Some(xs) = &examples {
+        let env = |a: &str| r.symbols.iter().position(|s| s.symbol == a).map(|i| xs[i]);
+        r.example_branch = g.expr.truth(&env).ok();
+    }
+    let ranges: Option<Vec<(i128, i128)>> = syms.iter().map(|(_, r)| *r).collect();
+    let total = ranges.as_ref().map(|rs| {
+        rs.iter()
+            .map(|(a, b)| (b - a + 1) as u128)
+            .try_fold(1u128, |acc, n| acc.checked_mul(n))
+    });
+    match (ranges, total) {
+        (Some(rs), Some(Some(n))) if n <= ENUMERATE => {
+            let (mut t, mut f) = (0u128, 0u128);
+            let mut at: Vec<i128> = rs.iter().map(|(a, _)| *a).collect();
+            loop {
+                let env = |a: &str| syms.iter().position(|(s, _)| s == a).map(|i| at[i]);
+                match g.expr.truth(&env) {
+                    Ok(true) => t += 1,
+                    Ok(false) => f += 1,
+                    Err(_) => {}
+                }
+                // The next combination, the last size fastest.
+                let mut k = at.len();
+                loop {
+                    if k == 0 {
+                        break;
+                    }
+                    k -= 1;
+                    if at[k] < rs[k].1 {
+                        at[k] += 1;
+                        break;
+                    }
+                    at[k] = rs[k].0;
+                    if k == 0 {
+                        k = usize::MAX;
+                        break;
+                    }
+                }
+                if k == usize::MAX {
+                    break;
+                }
+            }
+            r.certificate = Certificate::Enumeration;
+            let boxed: Vec<String> = r
+                .symbols
+                .iter()
+                .zip(&rs)
+                .map(|(s, (a, b))| format!("{} in {a}..{b}", s.name))
+                .collect();
+            r.holds = Some(format!(
+                "true at {t} and false at {f} of the {n} combinations of {}",
+                boxed.join(" × ")
+            ));
+            r.always = if f == 0 && t > 0 {
+                Some(true)
+            } else if t == 0 && f > 0 {
+                Some(false)
+            } else {
+                None
+            };
+            if let Some(b) = r.always.or(r.example_branch) {
+                r.assumption = Some(assumption(named, b));
+                r.removes = Some(if b { f } else { t });
+            }
+            r.undecided = None;
+        }
+        (ranges, _) => {
+            if let Some(b) = r.example_branch {
+                r.assumption = Some(assumption(named, b));
+            }
+            r.undecided = Some(if ranges.is_none() {
+                "over several sizes, one of which has no range: give it (--range) to count what each branch removes".into()
+            } else {
+                format!(
+                    "over several sizes whose box has more than {ENUMERATE} combinations: what each branch removes is not counted"
+                )
+            });
+        }
+    }
+}
+
+/// The branch `b` of `e` as a `ShapesSpec` assumption: the expression, or its negation with the
+/// comparison turned (`x < y`, not `torch.sym_not(x >= y)`).
+pub fn assumption(e: &crate::types::Expr, b: bool) -> String {
+    use crate::types::{CmpOp, Expr};
+    if b {
+        return e.torch_python();
+    }
+    match e {
+        Expr::Cmp(op, a, c) => {
+            let op = match op {
+                CmpOp::Eq => CmpOp::Ne,
+                CmpOp::Ne => CmpOp::Eq,
+                CmpOp::Lt => CmpOp::Ge,
+                CmpOp::Le => CmpOp::Gt,
+                CmpOp::Gt => CmpOp::Le,
+                CmpOp::Ge => CmpOp::Lt,
+            };
+            Expr::Cmp(op, a.clone(), c.clone()).torch_python()
+        }
+        Expr::Not(a) => a.torch_python(),
+        _ => Expr::Not(Box::new(e.clone())).torch_python(),
+    }
+}
+
+/// Takes the user's names and ranges from their `ShapesSpec` (`--spec`): each unbacked symbol
+/// whose source is an input's bare `ShapeVar` slot gets the variable's name and (unless
+/// `--range` gave one) its range. A symbol the text gives no source for is placed by torch's
+/// numbering when the spec allows no doubt: torch makes one unbacked symbol per dynamic slot, in
+/// order (`u0` the first), so when every dynamic slot is a bare variable, `uK` is the K-th.
+pub fn apply_spec(msg: &mut Message, spec: &crate::spec::shapes::ShapesSpec) {
+    msg.datadep.shapes_spec = true;
+    let slots: Vec<(String, usize, String)> = spec
+        .inputs
+        .iter()
+        .flat_map(|(input, slots)| {
+            slots
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| {
+                    !matches!(t.as_str(), "None" | "STATIC") && t.parse::<i128>().is_err()
+                })
+                .map(move |(k, t)| (input.clone(), k, t.clone()))
+        })
+        .collect();
+    // torch numbers every bare dynamic slot, a variable used twice included (measured with
+    // torch 2.15: `x: [B, N], y: [B, M]` gives u0, u1, u2, u3); a derived slot may not get one.
+    let plain = slots
+        .iter()
+        .all(|(_, _, t)| spec.vars.iter().any(|v| v.name == *t));
+    let mut placed: Vec<String> = Vec::new();
+    for u in &mut msg.datadep.unbacked {
+        if u.source.is_none() && plain {
+            let k: usize = u.symbol[1..].parse().unwrap_or(usize::MAX);
+            if let Some((input, i, _)) = slots.get(k) {
+                u.source = Some(format!("{input}.shape[{i}]"));
+                placed.push(format!("{} as {input}.shape[{i}]", u.symbol));
+            }
+        }
+        let Some((input, k)) = u.source.as_deref().and_then(input_dim) else {
+            continue;
+        };
+        if let Some(v) = spec.var_at(&input, k) {
+            u.name = Some(v.name.clone());
+            if u.range.is_none() {
+                u.range = Some(v.range());
+            }
+        }
+    }
+    if !placed.is_empty() {
+        msg.notes.push(format!(
+            "the text does not say which input size each symbol is: read {} (torch numbers a ShapesSpec's dynamic slots in order)",
+            placed.join(", ")
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_in_every_spelling() {
+        for s in [
+            "x.shape[2]",
+            "x.size()[2]",
+            "x.size(2)",
+            "L['x'].size()[2]",
+            "L['kwargs']['x'].size()[2]",
+        ] {
+            assert_eq!(input_dim(s), Some(("x".into(), 2)), "{s}");
+        }
+        assert_eq!(input_dim("u1"), None);
+        assert_eq!(input_dim("f(x).shape[1]"), None);
+    }
+
+    #[test]
+    fn replaced_symbols() {
+        let mut m = Message::empty(crate::report::Form::DataDependent);
+        replaced("(These suggested fixes were derived by replacing `u1` with x.shape[2] or y.shape[2], `u2` with x.shape[3] in Eq(u1, u2) and its negation.)", &mut m);
+        assert_eq!(
+            m.datadep.symbol("u1").unwrap().source.as_deref(),
+            Some("x.shape[2]")
+        );
+        assert_eq!(
+            m.datadep.symbol("u2").unwrap().source.as_deref(),
+            Some("x.shape[3]")
+        );
+    }
+
+    #[test]
+    fn frames() {
+        let f = file_line("File \"/tmp/m.py\", line 10, in forward").unwrap();
+        assert_eq!(
+            (f.file.as_str(), f.line, f.function.as_str()),
+            ("/tmp/m.py", 10, "forward")
+        );
+        assert_eq!(
+            frame_in_parens("_meta_registrations.py:5162 in pooling_output_shape_pad_lr"),
+            Some((
+                "_meta_registrations.py".into(),
+                5162,
+                "pooling_output_shape_pad_lr".into()
+            ))
+        );
+    }
+}
