@@ -49,7 +49,9 @@ class ExportReport(Record):
     paste-able Python), ``dims`` (the audit of the returned program: per input dimension
     ``claimed`` and ``accepted`` sets, as ``dimguard check``), ``joint`` (per group of linked
     sizes: the exact joint set as boxes, its largest sound box and a summary, as ``dimguard
-    check``), ``static`` (the dimensions the program fixes at their traced size: ``input``,
+    check``), ``runtime`` (the program's run-time asserts and the limits its graph implies, each
+    with the sizes it rejects, as ``dimguard check``: part of ``dims``' accepted sets),
+    ``static`` (the dimensions the program fixes at their traced size: ``input``,
     ``index``, ``size``), ``exported`` (whether a program
     was produced), and ``overhead`` (dimguard's seconds over torch's).
     """
@@ -398,6 +400,7 @@ def export(
                 "sheet": final,
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
+                "runtime": (audit or {}).get("runtime", []),
                 "static": _static(shapes, audit),
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,

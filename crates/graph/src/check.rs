@@ -902,6 +902,7 @@ fn size_table(
     let symints: Vec<(String, Vec<Expr>)> = pg
         .symints
         .iter()
+        .filter(|(_, v)| !v.is_bool())
         .map(|(k, v)| (k.clone(), vec![v.clone()]))
         .collect();
     for (tensor, sizes) in pg

@@ -21,9 +21,10 @@ struct Truth {
 }
 
 fn truth(name: &str) -> Truth {
-    let t: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(data(&format!("{name}.truth.json"))).unwrap())
-            .unwrap();
+    let t: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data(&format!("{name}.truth.json"))).unwrap(),
+    )
+    .unwrap();
     let c = t["claimed"].as_array().unwrap();
     Truth {
         lo: c[0].as_i64().unwrap() as i128,
@@ -53,11 +54,26 @@ fn agrees(name: &str) -> dimguard_solver::report::CheckReport {
         .collect();
     let (cmin, cmax) = (d.claimed.min.unwrap(), d.claimed.max.unwrap());
     // Sizes outside the claimed range are refused when the program is called.
-    let runs: BTreeSet<i128> = t.runs.iter().copied().filter(|v| (cmin..=cmax).contains(v)).collect();
-    assert_eq!(runs.len(), t.runs.len(), "{name}: runs outside its claimed range");
-    assert!(t.lo <= cmin && cmax <= t.hi, "{name}: the truth covers the claimed range");
+    let runs: BTreeSet<i128> = t
+        .runs
+        .iter()
+        .copied()
+        .filter(|v| (cmin..=cmax).contains(v))
+        .collect();
+    assert_eq!(
+        runs.len(),
+        t.runs.len(),
+        "{name}: runs outside its claimed range"
+    );
+    assert!(
+        t.lo <= cmin && cmax <= t.hi,
+        "{name}: the truth covers the claimed range"
+    );
     let wrong: Vec<_> = accepted.symmetric_difference(&runs).take(10).collect();
-    assert!(wrong.is_empty(), "{name}: accepted differs from running the program at {wrong:?}");
+    assert!(
+        wrong.is_empty(),
+        "{name}: accepted differs from running the program at {wrong:?}"
+    );
     assert_eq!(a.count as usize, runs.len(), "{name}");
     r
 }
