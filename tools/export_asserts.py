@@ -16,6 +16,14 @@ Models:
   Eq(u0, Min(128, u0)) | Eq(Min(128, u0), 1).
 - gpt2_positions: `wpe(arange(seq))` with a 128-row table, exported with plain
   Dim('seq', min=2, max=512): no guard, an IndexError at every seq above 128.
+- relpos_derived: a relative-position bias `table[arange(n)[:, None] - arange(n)[None, :] + 63]`
+  over a 127-row table, plain Dim('seq', min=2, max=160): no guard, an IndexError above 64. The
+  index is computed from sizes through `sub`, which dimguard does not follow: `check` must say
+  undecided, never accepted.
+- square_positions: `embedding(table[1024, d], arange(n) * arange(n))`, plain
+  Dim('seq', min=2, max=64): an IndexError above 32. The index is computed from sizes through
+  an elementwise `mul`, which dimguard does not follow: `check` must say undecided, never
+  accepted.
 - own_check: a conv model whose forward says `torch._check(x.shape[2] % 4 == 0)` and
   `torch._check(x.shape[2] <= 200)`; ShapesSpec H in 32..256.
 """
@@ -105,6 +113,39 @@ class OwnCheck(nn.Module):
         return self.conv(x).view(x.shape[0], 4, x.shape[2] // 4, 4, x.shape[3]).sum(3)
 
 
+class RelPos(nn.Module):
+    def __init__(self, positions=64, d=8):
+        super().__init__()
+        self.positions = positions
+        self.table = nn.Parameter(torch.randn(2 * positions - 1, d))
+
+    def forward(self, x):
+        n = x.shape[1]
+        r = torch.arange(n, device=x.device)
+        bias = self.table[r[:, None] - r[None, :] + (self.positions - 1)]
+        return x + bias.sum(1)[None]
+
+
+def relpos():
+    spec = {"x": {1: Dim("seq", min=2, max=160)}}
+    return RelPos(), (torch.randn(1, 16, 8),), spec, (2, 160), lambda n: (torch.randn(1, n, 8),)
+
+
+class SquarePositions(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.table = nn.Embedding(1024, d)
+
+    def forward(self, x):
+        r = torch.arange(x.shape[1], device=x.device)
+        return x + self.table(r * r)[None]
+
+
+def square():
+    spec = {"x": {1: Dim("seq", min=2, max=64)}}
+    return SquarePositions(), (torch.randn(1, 16, 8),), spec, (2, 64), lambda n: (torch.randn(1, n, 8),)
+
+
 def fpn():
     h = ShapeVar("H", min=96, max=1024)
     spec = ShapesSpec({"x": TensorSpec([1, 3, h, 160])})
@@ -128,7 +169,7 @@ def own_check():
     return OwnCheck(), (torch.randn(1, 3, 64, 20),), spec, (32, 256), lambda n: (torch.randn(1, 3, n, 20),)
 
 
-MODELS = {"fpn_assert": fpn, "bert_positions": bert, "gpt2_positions": gpt2, "own_check": own_check}
+MODELS = {"fpn_assert": fpn, "bert_positions": bert, "gpt2_positions": gpt2, "own_check": own_check, "relpos_derived": relpos, "square_positions": square}
 
 
 def runs(mod, args):

@@ -20,7 +20,7 @@ use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
     CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, LinkedSides,
-    NeededBy, Proof, RuntimeCheck, SizeRange, UndecidedSet,
+    NeededBy, Proof, RuntimeCheck, RuntimeKind, SizeRange, UndecidedSet,
 };
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
@@ -634,7 +634,11 @@ fn runtime_checks(
             };
         match &f.condition {
             Err(why) => {
-                r.condition = "?".into();
+                r.condition = match f.kind {
+                    RuntimeKind::ImpliedLimit => "its index values lie inside the table (not read)",
+                    RuntimeKind::RuntimeAssert => "its condition (not read)",
+                }
+                .into();
                 undecided(&mut r, why.clone(), &mut forced);
             }
             Ok(c) => {

@@ -427,16 +427,63 @@ impl Indices {
             count: s.count.clone(),
         };
         let other = arg("other", 1).and_then(|v| v.get("as_int").and_then(Value::as_i64));
+        let other_t = arg("other", 1).and_then(tensor_name);
+        // `a ± b` of two index spans whose every pair of elements meets (an outer sum or
+        // difference, `r[:, None] - r[None, :]`): the result spans the sums or differences of
+        // the ends, and is empty when either is.
+        let outer = match (first, other_t) {
+            (Some(x), Some(y)) if matches!(op, "add" | "sub") && arg("alpha", 2).is_none() => {
+                match (self.known.get(x), self.known.get(y)) {
+                    (Some(Values::Span(a)), Some(Values::Span(b)))
+                        if meets_every_pair(pg, x, y, outs.first(), ranges) =>
+                    {
+                        Some(match op {
+                            "add" => Span {
+                                lo: a.lo.clone() + b.lo.clone(),
+                                hi: a.hi.clone() + b.hi.clone(),
+                                count: a.count.clone() * b.count.clone(),
+                            },
+                            _ => Span {
+                                lo: a.lo.clone() + Expr::int(-1) * b.hi.clone(),
+                                hi: a.hi.clone() + Expr::int(-1) * b.lo.clone(),
+                                count: a.count.clone() * b.count.clone(),
+                            },
+                        })
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         let v = match (&from_self, op) {
+            _ if outer.is_some() => Values::Span(outer.clone().expect("checked")),
             (Some(Values::Span(s)), o) if KEEPS_VALUES.contains(&o) => Values::Span(s.clone()),
             (Some(Values::Span(s)), "add") if other.is_some() && tracked.len() == 1 => {
                 Values::Span(shift(s, Expr::int(other.unwrap_or(0) as i128)))
+            }
+            (Some(Values::Span(s)), "mul")
+                if other.is_some_and(|k| k > 0) && tracked.len() == 1 =>
+            {
+                let k = Expr::int(other.unwrap_or(1) as i128);
+                Values::Span(Span {
+                    lo: s.lo.clone() * k.clone(),
+                    hi: s.hi.clone() * k,
+                    count: s.count.clone(),
+                })
             }
             (Some(Values::Span(s)), "sub") if other.is_some() && tracked.len() == 1 => {
                 Values::Span(shift(s, Expr::int(-(other.unwrap_or(0) as i128))))
             }
             _ => {
                 let mut syms = BTreeSet::new();
+                // The first operator not followed names the value from then on.
+                let via = tracked
+                    .iter()
+                    .find_map(|t| match t {
+                        Values::Derived(via, _) => Some(via.clone()),
+                        Values::Span(_) => None,
+                    })
+                    .unwrap_or_else(|| op.to_string());
                 for t in &tracked {
                     match t {
                         Values::Span(s) => {
@@ -445,7 +492,7 @@ impl Indices {
                         Values::Derived(_, s) => syms.extend(s.iter().cloned()),
                     }
                 }
-                Values::Derived(op.to_string(), syms)
+                Values::Derived(via, syms)
             }
         };
         for o in outs {
@@ -453,6 +500,44 @@ impl Indices {
         }
         found
     }
+}
+
+/// Whether `out = x ± y` holds every pair of an element of `x` and one of `y`: its element
+/// count is the product of theirs (tried at the claimed ranges' ends and 20 points between, for
+/// sizes of one symbol).
+fn meets_every_pair(
+    pg: &ProgramGraph,
+    x: &str,
+    y: &str,
+    out: Option<&String>,
+    ranges: &SymbolRanges,
+) -> bool {
+    let numel = |t: &str| -> Option<Expr> {
+        let s = pg.sizes.get(t)?;
+        Some(s.iter().cloned().fold(Expr::int(1), |a, b| a * b))
+    };
+    let (Some(a), Some(b), Some(o)) = (numel(x), numel(y), out.and_then(|o| numel(o))) else {
+        return false;
+    };
+    let prod = a * b;
+    let atoms: BTreeSet<String> = prod
+        .atoms()
+        .iter()
+        .chain(o.atoms().iter())
+        .map(|s| s.to_string())
+        .collect();
+    let [s] = &atoms.iter().collect::<Vec<_>>()[..] else {
+        return atoms.is_empty() && prod.eval(&|_| None).ok() == o.eval(&|_| None).ok();
+    };
+    let Some(&(lo, hi)) = ranges.get(*s) else {
+        return false;
+    };
+    let hi = hi.min(lo + 1_000_000);
+    (0..=21).all(|k| {
+        let v = lo + (hi - lo) * k / 21;
+        let env = |n: &str| (n == s.as_str()).then_some(v);
+        matches!((prod.eval(&env), o.eval(&env)), (Ok(p), Ok(q)) if p == q)
+    })
 }
 
 /// `count <= 0 or (lo >= 0 and hi <= n - 1)` (`lo >= -n` where negative indices wrap),
@@ -478,13 +563,44 @@ fn inside(s: &Span, n: &Expr, negative: bool, ranges: &SymbolRanges) -> Expr {
         _ => cmp(CmpOp::Le, s.hi.clone(), n.clone() + Expr::int(-1)),
     };
     parts.push(hi_ok);
-    let inside = and(parts);
+    let inside = and(parts.into_iter().map(tidy).collect());
     let empty = cmp(CmpOp::Le, s.count.clone(), Expr::int(0));
     if never(&empty, ranges) {
         inside
     } else {
         Expr::Or(vec![empty, inside])
     }
+}
+
+/// `l op r` with both sides affine in one symbol, written `k*s op c` (`s27 <= 64`, not
+/// `((s27 + (-1)) + 63) <= 126`); anything else as it is.
+fn tidy(c: Expr) -> Expr {
+    let Expr::Cmp(op, l, r) = &c else { return c };
+    let (Some((lc, l0)), Some((rc, r0))) = (l.affine(), r.affine()) else {
+        return c;
+    };
+    let mut coefs = lc;
+    for (s, k) in rc {
+        let e = coefs
+            .entry(s)
+            .or_insert_with(|| dimguard_solver::num::Q::from_integer(0));
+        *e -= k;
+    }
+    coefs.retain(|_, k| *k.numer() != 0);
+    let c0 = r0 - l0;
+    let [(s, k)] = &coefs.iter().collect::<Vec<_>>()[..] else {
+        return c;
+    };
+    if !(k.is_integer() && c0.is_integer()) {
+        return c;
+    }
+    let (k, c0) = (*k.numer(), *c0.numer());
+    let side = if k == 1 {
+        Expr::sym(s)
+    } else {
+        Expr::int(k) * Expr::sym(s)
+    };
+    Expr::Cmp(*op, Box::new(side), Box::new(Expr::int(c0)))
 }
 
 /// A condition on at most one symbol that holds at every value of its range (tried value by

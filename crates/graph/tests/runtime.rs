@@ -137,3 +137,42 @@ fn own_check_is_a_run_time_assert() {
         .iter()
         .any(|c| c.on_inputs.as_deref() == Some("(L['x'].size()[2] % 4) == 0")));
 }
+
+#[test]
+fn relative_position_index_from_an_outer_difference() {
+    // table[arange(n)[:, None] - arange(n)[None, :] + 63] over 127 rows: negative indices wrap,
+    // so only the upper end limits n.
+    let r = agrees("relpos_derived");
+    let (l,) = match &r.runtime[..] {
+        [l] => (l,),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(l.kind, RuntimeKind::ImpliedLimit);
+    assert_eq!(l.target, "torch.ops.aten.index.Tensor");
+    assert_eq!(l.condition, "s27 <= 64");
+    assert_eq!(r.dims[0].accepted.as_ref().unwrap().max, Some(64));
+}
+
+#[test]
+fn an_index_not_followed_is_undecided_never_accepted() {
+    // embedding(table[1024], arange(n) * arange(n)): raises above 32; dimguard does not follow
+    // an elementwise product of indices, so every claimed size is undecided.
+    let p = load(&data("square_positions.pt2")).unwrap();
+    let r = check(&p, false).unwrap();
+    let t = truth("square_positions");
+    let d = &r.dims[0];
+    assert_eq!(d.accepted.as_ref().unwrap().count, 0);
+    let u = d.undecided.as_ref().unwrap();
+    assert_eq!(u.count, d.claimed.count);
+    assert!(u.reason.contains("`mul`"), "{}", u.reason);
+    assert!(
+        t.runs.len() < d.claimed.count as usize,
+        "some sizes really fail"
+    );
+    let l = &r.runtime[0];
+    assert_eq!(
+        (l.kind, l.fate),
+        (RuntimeKind::ImpliedLimit, GuardFate::Undecided)
+    );
+    assert!(l.on_inputs.is_none());
+}
