@@ -24,6 +24,9 @@ Models:
   Dim('seq', min=2, max=64): an IndexError above 32. The index is computed from sizes through
   an elementwise `mul`, which dimguard does not follow: `check` must say undecided, never
   accepted.
+- data_assert: `n = k.item()` with `torch._check_is_size(n)` and `torch._check(n <= x.shape[1])`,
+  plain Dim('n', min=2, max=64) (truth with k = 3): the asserts name a value computed from data,
+  so `check` must call the sizes undecided.
 - own_check: a conv model whose forward says `torch._check(x.shape[2] % 4 == 0)` and
   `torch._check(x.shape[2] <= 200)`; ShapesSpec H in 32..256.
 """
@@ -146,6 +149,19 @@ def square():
     return SquarePositions(), (torch.randn(1, 16, 8),), spec, (2, 64), lambda n: (torch.randn(1, n, 8),)
 
 
+class DataAssert(nn.Module):
+    def forward(self, x, k):
+        n = k.item()
+        torch._check_is_size(n)
+        torch._check(n <= x.shape[1])
+        return x[:, :n].sum(1)
+
+
+def data_assert():
+    spec = {"x": {1: Dim("n", min=2, max=64)}, "k": None}
+    return DataAssert(), (torch.randn(2, 16), torch.tensor(3)), spec, (2, 64), lambda n: (torch.randn(2, n), torch.tensor(3))
+
+
 def fpn():
     h = ShapeVar("H", min=96, max=1024)
     spec = ShapesSpec({"x": TensorSpec([1, 3, h, 160])})
@@ -169,7 +185,7 @@ def own_check():
     return OwnCheck(), (torch.randn(1, 3, 64, 20),), spec, (32, 256), lambda n: (torch.randn(1, 3, n, 20),)
 
 
-MODELS = {"fpn_assert": fpn, "bert_positions": bert, "gpt2_positions": gpt2, "own_check": own_check, "relpos_derived": relpos, "square_positions": square}
+MODELS = {"fpn_assert": fpn, "bert_positions": bert, "gpt2_positions": gpt2, "own_check": own_check, "relpos_derived": relpos, "square_positions": square, "data_assert": data_assert}
 
 
 def runs(mod, args):

@@ -625,7 +625,10 @@ fn runtime_checks(
                     forced.entry(s.clone()).or_insert_with(|| {
                         format!(
                             "the graph's {} at `{}` is undecided: {why}",
-                            r.kind.as_str().replace('_', " "),
+                            match r.kind {
+                                RuntimeKind::RuntimeAssert => "run-time assert",
+                                RuntimeKind::ImpliedLimit => "implied limit",
+                            },
                             r.node
                         )
                     });

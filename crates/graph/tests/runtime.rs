@@ -176,3 +176,19 @@ fn an_index_not_followed_is_undecided_never_accepted() {
     );
     assert!(l.on_inputs.is_none());
 }
+
+#[test]
+fn an_assert_on_a_value_from_data_makes_the_sizes_it_names_undecided() {
+    // `n = k.item()`, `torch._check(n <= x.shape[1])`: whether a size runs depends on `k`.
+    let p = load(&data("data_assert.pt2")).unwrap();
+    let r = check(&p, false).unwrap();
+    let d = &r.dims[0];
+    assert_eq!(d.accepted.as_ref().unwrap().count, 0);
+    assert_eq!(d.undecided.as_ref().unwrap().count, d.claimed.count);
+    let on_x: Vec<_> = r.runtime.iter().filter(|c| !c.sizes.is_empty()).collect();
+    assert_eq!(on_x.len(), 1, "{:?}", r.runtime);
+    assert!(on_x[0].reason.as_deref().unwrap().contains("no input size"));
+    assert!(r.runtime.iter().all(|c| c.fate == GuardFate::Undecided));
+    // With k = 3 the program ran at every size but 2: sizes do not decide it.
+    assert_eq!(truth("data_assert").runs.len(), 62);
+}
