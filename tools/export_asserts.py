@@ -27,6 +27,9 @@ Models:
 - data_assert: `n = k.item()` with `torch._check_is_size(n)` and `torch._check(n <= x.shape[1])`,
   plain Dim('n', min=2, max=64) (truth with k = 3): the asserts name a value computed from data,
   so `check` must call the sizes undecided.
+- hf_bert_positions, hf_gpt2_positions: transformers' BertModel (ShapesSpec seq 2..512) and
+  GPT2Model (plain Dim, use_cache=False) built from small configs with 128 positions (no
+  weights, no hub; transformers is imported only for these two).
 - own_check: a conv model whose forward says `torch._check(x.shape[2] % 4 == 0)` and
   `torch._check(x.shape[2] <= 200)`; ShapesSpec H in 32..256.
 """
@@ -162,6 +165,26 @@ def data_assert():
     return DataAssert(), (torch.randn(2, 16), torch.tensor(3)), spec, (2, 64), lambda n: (torch.randn(2, n), torch.tensor(3))
 
 
+def hf_bert():
+    from transformers import BertConfig, BertModel
+
+    cfg = BertConfig(
+        vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=128,
+    )
+    s = ShapeVar("seq", min=2, max=512)
+    spec = ShapesSpec({"input_ids": TensorSpec([1, s])})
+    return BertModel(cfg), (torch.randint(0, 100, (1, 16)),), spec, (2, 512), lambda n: (torch.randint(0, 100, (1, n)),)
+
+
+def hf_gpt2():
+    from transformers import GPT2Config, GPT2Model
+
+    cfg = GPT2Config(vocab_size=100, n_embd=32, n_layer=1, n_head=2, n_positions=128, use_cache=False)
+    spec = {"input_ids": {1: Dim("seq", min=2, max=512)}}
+    return GPT2Model(cfg), (torch.randint(0, 100, (1, 16)),), spec, (2, 512), lambda n: (torch.randint(0, 100, (1, n)),)
+
+
 def fpn():
     h = ShapeVar("H", min=96, max=1024)
     spec = ShapesSpec({"x": TensorSpec([1, 3, h, 160])})
@@ -185,7 +208,17 @@ def own_check():
     return OwnCheck(), (torch.randn(1, 3, 64, 20),), spec, (32, 256), lambda n: (torch.randn(1, 3, n, 20),)
 
 
-MODELS = {"fpn_assert": fpn, "bert_positions": bert, "gpt2_positions": gpt2, "own_check": own_check, "relpos_derived": relpos, "square_positions": square, "data_assert": data_assert}
+MODELS = {
+    "fpn_assert": fpn,
+    "bert_positions": bert,
+    "gpt2_positions": gpt2,
+    "own_check": own_check,
+    "relpos_derived": relpos,
+    "square_positions": square,
+    "data_assert": data_assert,
+    "hf_bert_positions": hf_bert,
+    "hf_gpt2_positions": hf_gpt2,
+}
 
 
 def runs(mod, args):
@@ -228,6 +261,8 @@ def main(names):
             "errors": errors,
             "seconds": round(time.time() - t, 1),
         }
+        if "transformers" in sys.modules:
+            truth["transformers"] = sys.modules["transformers"].__version__
         (OUT / f"{name}.truth.json").write_text(json.dumps(truth) + "\n")
         print(name, len(accepted), "of", hi - lo + 1, "run;", errors, f"{truth['seconds']} s")
 

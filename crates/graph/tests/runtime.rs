@@ -192,3 +192,26 @@ fn an_assert_on_a_value_from_data_makes_the_sizes_it_names_undecided() {
     // With k = 3 the program ran at every size but 2: sizes do not decide it.
     assert_eq!(truth("data_assert").runs.len(), 62);
 }
+
+#[test]
+fn transformers_bert_and_gpt2_built_from_configs() {
+    // BertModel under ShapesSpec: the position embeddings' broadcast asserts; GPT2Model under
+    // plain Dim: wpe(position_ids) with no guard. 128 positions each.
+    for (name, kind) in [
+        ("hf_bert_positions", RuntimeKind::RuntimeAssert),
+        ("hf_gpt2_positions", RuntimeKind::ImpliedLimit),
+    ] {
+        let r = agrees(name);
+        assert_eq!(
+            r.dims[0].accepted.as_ref().unwrap().max,
+            Some(128),
+            "{name}"
+        );
+        let c = r
+            .runtime
+            .iter()
+            .find(|c| c.rejects == Some(384))
+            .unwrap_or_else(|| panic!("{name}: {:?}", r.runtime));
+        assert_eq!(c.kind, kind, "{name}");
+    }
+}
