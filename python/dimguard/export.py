@@ -25,7 +25,7 @@ import traceback
 from typing import Any, ContextManager, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
-from ._results import CheckReport, Record, SizeSet, _audit_rows, _lines
+from ._results import CheckReport, Record, SizeSet, _audit_rows, _lines, _runtime_rows
 from .trace import capture, provenance
 
 __all__ = ["export", "ExportReport", "ExportError", "round_context"]
@@ -350,6 +350,9 @@ def _shortfall(audit: Mapping[str, Any], notes: List[str]) -> Tuple[List[Dict[st
             if d.get("suggestions"):
                 s = d["suggestions"][0]
                 short.append({"input": d["input"], "index": d["index"], "name": name, **{k: s[k] for k in ("lo", "hi", "modulus", "residue")}})
+    if short or not exact:
+        # Why, when the graph says so: its run-time asserts and implied limits that reject sizes.
+        notes.extend(_runtime_rows(audit))
     return short, exact and not short
 
 
