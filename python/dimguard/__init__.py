@@ -168,7 +168,8 @@ def check(path_or_program: Any, *, sizes: bool = False, full: bool = True) -> Ch
 
     ``path_or_program``: a ``.pt2`` archive or ``model.json`` path, their bytes, or an
     ``ExportedProgram`` in memory. For a program in memory, ``full=False`` reads only its inputs,
-    ranges and guards (what ``dimguard.export`` uses: much faster, same accepted sets);
+    ranges and guards, and the whole graph only when it holds run-time asserts or an ``arange``
+    (what ``dimguard.export`` uses: much faster, same accepted sets);
     ``full=True`` serializes the whole graph so shape propagation is checked too.
     ``sizes=True`` also lists every symbolic intermediate size.
     """

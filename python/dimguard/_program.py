@@ -31,13 +31,30 @@ def _size(s: Any) -> Dict[str, Any]:
     return {"as_expr": out}
 
 
+# Operators whose conditions decide sizes while the program runs: run-time asserts (torch 2.15's
+# ShapesSpec programs hold one per condition torch could not decide) and `arange`, whose values
+# may index a table of fixed length. A graph holding one is serialized whole, so the audit reads
+# them (``dimguard check``'s `runtime` entries).
+_RUNTIME_OPS = ("_assert_scalar", "sym_constrain_range", "_assert_async", "arange")
+
+
+def needs_graph(ep: Any) -> bool:
+    """Whether the program's graph holds run-time asserts or an ``arange`` (see ``_RUNTIME_OPS``)."""
+    for n in ep.graph.nodes:
+        if n.op == "call_function" and any(k in str(n.target) for k in _RUNTIME_OPS):
+            return True
+    return False
+
+
 def program_json(ep: Any, *, full: bool) -> bytes:
     """The program's JSON. ``full=False`` writes only what the audit needs (user inputs with their
     symbolic sizes, ``range_constraints``, ``guards_code``): torch's serializer prints every
     intermediate size with sympy, which costs as much as a quarter of the export itself.
-    ``full=True`` (or a program without ``_guards_code``) uses torch's own serializer."""
+    ``full=True``, a program without ``_guards_code``, or one whose graph holds run-time asserts
+    or an ``arange`` (:func:`needs_graph`: the audit reads them from the graph) uses torch's own
+    serializer."""
     guards = getattr(ep, "_guards_code", None)
-    if full or guards is None:
+    if full or guards is None or needs_graph(ep):
         from torch._export.serde.serialize import serialize
 
         return serialize(ep).exported_program

@@ -227,6 +227,26 @@ def _audit_rows(data: Mapping[str, Any], exprs: bool = True) -> List[str]:
         expr = f" = {d.get('expr')}" if exprs else ""
         rows.append(f"{d['input']}[{d['index']}]{expr}: claims {c.get('count')} sizes in {c.get('min')}..{c.get('max')}, accepts {acc}")
     rows.extend(j["summary"] for j in data.get("joint") or [] if j.get("summary"))
+    rows.extend(_runtime_rows(data))
+    return rows
+
+
+def _runtime_rows(data: Mapping[str, Any]) -> List[str]:
+    """One line per run-time check (``runtime``: a run-time assert or an implied limit) that
+    rejects a claimed size or is undecided, in the inputs' names."""
+    names = {d.get("source"): f"{d['input']}[{d['index']}]" for d in data.get("dims", [])}
+    rows = []
+    for c in data.get("runtime") or []:
+        kind = "run-time assert" if c.get("kind") == "runtime_assert" else "implied limit"
+        cond = c.get("on_inputs") or c.get("condition", "")
+        for source, name in names.items():
+            if source:
+                cond = cond.replace(source, name)
+        if c.get("fate") == "undecided":
+            rows.append(f"{kind} at {c.get('node')}: undecided ({c.get('reason')})")
+        elif c.get("rejects"):
+            ex = ", ".join(str(v) for v in c.get("rejected_examples", []))
+            rows.append(f"{kind} {cond} (at {c.get('node')}) rejects {c['rejects']} claimed sizes, e.g. {ex}")
     return rows
 
 

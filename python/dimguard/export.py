@@ -25,7 +25,7 @@ import traceback
 from typing import Any, ContextManager, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
-from ._results import CheckReport, Record, SizeSet, _audit_rows, _lines
+from ._results import CheckReport, Record, SizeSet, _audit_rows, _lines, _runtime_rows
 from .trace import capture, provenance
 
 __all__ = ["export", "ExportReport", "ExportError", "round_context"]
@@ -49,7 +49,9 @@ class ExportReport(Record):
     paste-able Python), ``dims`` (the audit of the returned program: per input dimension
     ``claimed`` and ``accepted`` sets, as ``dimguard check``), ``joint`` (per group of linked
     sizes: the exact joint set as boxes, its largest sound box and a summary, as ``dimguard
-    check``), ``static`` (the dimensions the program fixes at their traced size: ``input``,
+    check``), ``runtime`` (the program's run-time asserts and the limits its graph implies, each
+    with the sizes it rejects, as ``dimguard check``: part of ``dims``' accepted sets),
+    ``static`` (the dimensions the program fixes at their traced size: ``input``,
     ``index``, ``size``), ``exported`` (whether a program
     was produced), and ``overhead`` (dimguard's seconds over torch's).
     """
@@ -367,6 +369,9 @@ def _shortfall(audit: Mapping[str, Any], notes: List[str]) -> Tuple[List[Dict[st
             if d.get("suggestions"):
                 s = d["suggestions"][0]
                 short.append({"input": d["input"], "index": d["index"], "name": name, **{k: s[k] for k in ("lo", "hi", "modulus", "residue")}})
+    if short or not exact:
+        # Why, when the graph says so: its run-time asserts and implied limits that reject sizes.
+        notes.extend(_runtime_rows(audit))
     return short, exact and not short
 
 
@@ -444,6 +449,7 @@ def export(
                 "sheet": final,
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
+                "runtime": (audit or {}).get("runtime", []),
                 "static": _static(shapes, audit),
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,

@@ -5,7 +5,7 @@ use dimguard::solver::diagnose::describe;
 use dimguard::solver::linked::count_text;
 use dimguard::solver::report::{
     CheckReport, DataDependent, DimReport, Feasible, GuardFate, GuardUse, JointReport, Report,
-    Status, VerifyReport,
+    RuntimeKind, Status, VerifyReport,
 };
 use dimguard::solver::types::DimSet;
 use std::fmt::Write;
@@ -804,8 +804,19 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                         Some(n) => format!("{} of them with every partner, {n} with some", a.count),
                         None => format!("{} of them", a.count),
                     };
+                    // Run-time checks that reject sizes of this dimension (they raise mid-run),
+                    // and guards on it (checked when the program is called).
+                    let mid_run = r
+                        .runtime
+                        .iter()
+                        .any(|c| c.sizes.contains(&d.source) && c.rejects.unwrap_or(0) > 0);
+                    let guarded = r.guards.iter().any(|g| g.sizes.contains(&d.source));
                     let fail = if some.is_some() {
                         "fail with every partner"
+                    } else if mid_run && guarded {
+                        "fail a guard or raise mid-run"
+                    } else if mid_run {
+                        "raise mid-run"
                     } else {
                         "raise Guard failed"
                     };
@@ -853,6 +864,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
     }
     joint_sets(&mut out, &r.joint, &st);
     guard_fates(&mut out, &r.guards, "in the program", &st);
+    runtime_checks(&mut out, r, &st);
     let p = &r.propagation;
     let _ = writeln!(
         out,
@@ -1016,6 +1028,114 @@ fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
             );
         }
     }
+}
+
+/// `check`'s run-time conditions: counts beside the guards', then each one that rejects a claimed
+/// size or is undecided, in the inputs' names, with the user's line.
+fn runtime_checks(out: &mut String, r: &CheckReport, st: &Style) {
+    if r.runtime.is_empty() {
+        return;
+    }
+    let n = |k: RuntimeKind| r.runtime.iter().filter(|c| c.kind == k).count();
+    let plural =
+        |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    let _ = writeln!(
+        out,
+        "\n{} {} (checked when the program is called), {} (raise mid-run), {} (an operator fails; no check states them)",
+        st.bold("checks:"),
+        plural(r.guards.len(), "guard", "guards"),
+        plural(
+            n(RuntimeKind::RuntimeAssert),
+            "run-time assert",
+            "run-time asserts"
+        ),
+        plural(
+            n(RuntimeKind::ImpliedLimit),
+            "implied limit",
+            "implied limits"
+        ),
+    );
+    let label = |text: &str| {
+        r.dims.iter().fold(text.to_string(), |t, d| {
+            t.replace(&d.source, &format!("{}[{}]", d.input, d.index))
+        })
+    };
+    let quiet = r
+        .runtime
+        .iter()
+        .filter(|c| c.rejects == Some(0) && c.fate != GuardFate::Undecided)
+        .count();
+    for c in &r.runtime {
+        if c.rejects == Some(0) && c.fate != GuardFate::Undecided {
+            continue;
+        }
+        let what = match c.kind {
+            RuntimeKind::RuntimeAssert => "assert",
+            RuntimeKind::ImpliedLimit => "limit",
+        };
+        let cond = c.on_inputs.as_deref().map_or(c.condition.clone(), label);
+        row(out, what, &abbreviate(&cond, 160), st);
+        let verdict = match (c.rejects, c.fate) {
+            (_, GuardFate::Undecided) => st.yellow(&format!(
+                "undecided: {}",
+                c.reason.as_deref().unwrap_or("?")
+            )),
+            (Some(k), _) => st.red(&format!(
+                "rejects {k} claimed size{}, e.g. {}",
+                if k == 1 { "" } else { "s" },
+                c.rejected_examples
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            (None, _) => "with other sizes (see the accepted sets)".to_string(),
+        };
+        row(out, "", &verdict, st);
+        let op = |t: &str| t.trim_start_matches("torch.ops.").to_string();
+        let mut at = format!("{} ({})", c.node, op(&c.target));
+        let mut trace = c.stack_trace.as_deref();
+        if let Some(nb) = &c.needed_by {
+            let _ = write!(at, ", needed by {} ({})", nb.node, op(&nb.target));
+            trace = nb.stack_trace.as_deref();
+        }
+        row(out, "", &format!("at {at}"), st);
+        if let Some(l) = trace.and_then(user_line) {
+            row(out, "", &l, st);
+        }
+    }
+    if quiet > 0 {
+        row(
+            out,
+            "",
+            &st.green(&format!(
+                "{} more hold at every claimed size (all in --json)",
+                quiet
+            )),
+            st,
+        );
+    }
+}
+
+/// The user's line in a stack trace: its last frame outside torch, as `file:line in fn: code`.
+fn user_line(trace: &str) -> Option<String> {
+    let lines: Vec<&str> = trace.lines().collect();
+    let (k, frame) = lines.iter().enumerate().rev().find(|(_, l)| {
+        let l = l.trim_start();
+        l.starts_with("File \"") && !l.contains("torch/")
+    })?;
+    // `File "/path/x.py", line 93, in forward`
+    let rest = frame.trim_start().strip_prefix("File \"")?;
+    let (path, rest) = rest.split_once('"')?;
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let rest = rest.trim_start_matches(',').trim();
+    let line = rest
+        .strip_prefix("line ")
+        .map(|r| r.split(',').next().unwrap_or(r))
+        .unwrap_or("?");
+    let func = rest.rsplit_once("in ").map_or("", |(_, f)| f);
+    let code = lines.get(k + 1).map_or("", |c| c.trim());
+    Some(format!("{file}:{line} in {func}: {code}"))
 }
 
 /// What became of every guard (`guards` of `check`, `diagnose` and `verify`): counts per fate,

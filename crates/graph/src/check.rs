@@ -19,8 +19,8 @@ use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, LinkedSides, Proof,
-    SizeRange, UndecidedSet,
+    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, LinkedSides,
+    NeededBy, Proof, RuntimeCheck, RuntimeKind, SizeRange, UndecidedSet,
 };
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
@@ -152,6 +152,18 @@ pub fn check_with(
             }
         }
     }
+    // Run-time asserts and implied limits: conditions over the input sizes, solved with the
+    // guards (for each, its index in `guards` -> its entry in `runtime`).
+    let mut to_source: BTreeMap<String, Expr> = BTreeMap::new();
+    for i in &ins {
+        if let Some((sym, e)) = source_of_symbol(&i.expr, &i.source) {
+            to_source.entry(sym).or_insert(e);
+        }
+    }
+    let n_code = guards.len();
+    let found = crate::runtime::find(p, &pg, &ranges);
+    let (mut runtime, forced) = runtime_checks(&found, &to_source, &mut guards, &mut never);
+    let rt_of: BTreeMap<usize, usize> = runtime_slots(&runtime, n_code);
     // Claimed progressions become guards too (the program only claims those sizes), then all
     // guards are grouped and solved.
     let mut all = guards.clone();
@@ -234,15 +246,22 @@ pub fn check_with(
         };
         let solved = joint::solve_group_with(&grp, &bounds, &budget, prover);
         for (k, &o) in grp.origin.iter().enumerate() {
-            let Some(&u) = use_of.get(o) else { continue };
             let (fate, reason) = solved.fates[k].label();
-            uses[u].fate = fate;
-            uses[u].reason = reason;
+            if let Some(&u) = use_of.get(o) {
+                uses[u].fate = fate;
+                uses[u].reason = reason;
+            } else if let Some(&r) = rt_of.get(&o) {
+                runtime[r].fate = fate;
+                runtime[r].reason = reason;
+            }
         }
         for &o in &grp.relations {
             if let Some(&u) = use_of.get(o) {
                 uses[u].fate = GuardFate::Relation;
                 uses[u].reason = None;
+            } else if let Some(&r) = rt_of.get(&o) {
+                runtime[r].fate = GuardFate::Relation;
+                runtime[r].reason = None;
             }
         }
         let reason = solved
@@ -313,6 +332,18 @@ pub fn check_with(
                     example_side.insert(m.name.clone(), m.side(&b.sides[lv]));
                 }
             }
+        }
+    }
+    // Sizes a condition the graph cannot decide depends on: what passes everything else is
+    // undecided, never accepted.
+    for (source, why) in &forced {
+        if let Some(Ok(a)) = accepted.get(source).cloned() {
+            let u = match unsure.get(source) {
+                Some((u, _)) => a.union(u).unwrap_or(a),
+                None => a,
+            };
+            unsure.insert(source.clone(), (u, why.clone()));
+            accepted.insert(source.clone(), Ok(DimSet::empty()));
         }
     }
     if let Some(why) = &never {
@@ -516,6 +547,9 @@ pub fn check_with(
         vec![]
     };
     let propagation = on_accepted(pg.report.clone(), &ins_points(&ins_forms, &dims, &joints));
+    for (&g, &r) in &rt_of {
+        rejected_by(&mut runtime[r], &guards[g], &claimed_of, &limits);
+    }
     Ok(CheckReport {
         dims,
         guards: uses,
@@ -524,7 +558,167 @@ pub fn check_with(
         dynamic_shapes: block.finish(),
         torch_version: p.torch_version.clone(),
         joint: joints,
+        runtime,
     })
+}
+
+/// The symbol of an input size `k*s + o` and `s` written over the size's source
+/// (`(source - o) // k`; the claimed sizes are exactly that progression).
+fn source_of_symbol(e: &Expr, source: &str) -> Option<(String, Expr)> {
+    let (coefs, c0) = e.affine()?;
+    let (s, k) = coefs.iter().next().filter(|_| coefs.len() == 1)?;
+    if !(k.is_integer() && c0.is_integer()) || *k.numer() <= 0 {
+        return None;
+    }
+    let (k, o) = (*k.numer(), *c0.numer());
+    let src = Expr::sym(source);
+    let e = match (k, o) {
+        (1, 0) => src,
+        _ => Expr::FloorDiv(Box::new(src + Expr::int(-o)), Box::new(Expr::int(k))),
+    };
+    Some((s.to_string(), e))
+}
+
+/// The run-time conditions as report entries; each readable one over input sizes is appended
+/// to `guards` (solved with them). Returns the entries and, per input size that an unreadable
+/// condition depends on, why its sizes are undecided. A condition on no size that is false
+/// makes every size fail (`never`).
+fn runtime_checks(
+    found: &[crate::runtime::Found],
+    to_source: &BTreeMap<String, Expr>,
+    guards: &mut Vec<Expr>,
+    never: &mut Option<String>,
+) -> (Vec<RuntimeCheck>, BTreeMap<String, String>) {
+    let mut out = Vec::new();
+    let mut forced: BTreeMap<String, String> = BTreeMap::new();
+    let sources_of = |syms: &mut dyn Iterator<Item = &String>| -> Vec<String> {
+        let mut v: Vec<String> = syms
+            .filter_map(|s| to_source.get(s))
+            .flat_map(|e| e.atoms().into_iter().map(|a| a.to_string()))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    for f in found {
+        let mut r = RuntimeCheck {
+            kind: f.kind,
+            node: f.node.clone(),
+            target: f.target.clone(),
+            condition: String::new(),
+            on_inputs: None,
+            sizes: sources_of(&mut f.symbols.iter()),
+            fate: GuardFate::Undecided,
+            reason: Some("not reached".into()),
+            rejects: None,
+            rejected_examples: vec![],
+            stack_trace: f.stack_trace.clone(),
+            needed_by: f.needed_by.as_ref().map(|n| NeededBy {
+                node: n.node.clone(),
+                target: n.target.clone(),
+                stack_trace: n.stack_trace.clone(),
+            }),
+        };
+        let undecided =
+            |r: &mut RuntimeCheck, why: String, forced: &mut BTreeMap<String, String>| {
+                for s in &r.sizes {
+                    forced.entry(s.clone()).or_insert_with(|| {
+                        format!(
+                            "the graph's {} at `{}` is undecided: {why}",
+                            match r.kind {
+                                RuntimeKind::RuntimeAssert => "run-time assert",
+                                RuntimeKind::ImpliedLimit => "implied limit",
+                            },
+                            r.node
+                        )
+                    });
+                }
+                r.reason = Some(why);
+            };
+        match &f.condition {
+            Err(why) => {
+                r.condition = match f.kind {
+                    RuntimeKind::ImpliedLimit => "its index values lie inside the table (not read)",
+                    RuntimeKind::RuntimeAssert => "its condition (not read)",
+                }
+                .into();
+                undecided(&mut r, why.clone(), &mut forced);
+            }
+            Ok(c) => {
+                r.condition = c.to_string();
+                let strange: Vec<String> = c
+                    .atoms()
+                    .iter()
+                    .map(|a| a.to_string())
+                    .filter(|a| !to_source.contains_key(a))
+                    .collect();
+                if !strange.is_empty() {
+                    undecided(
+                        &mut r,
+                        format!(
+                            "it names {}, which is no input size (a value computed from data)",
+                            strange.join(", ")
+                        ),
+                        &mut forced,
+                    );
+                } else {
+                    let mut e = c.clone();
+                    for (s, with) in to_source {
+                        e = e.substitute(s, with);
+                    }
+                    r.on_inputs = Some(e.to_string());
+                    if e.atoms().is_empty() {
+                        r.fate = GuardFate::Periodic;
+                        r.reason = None;
+                        let holds = matches!(
+                            e.eval(&|_| None),
+                            Ok(dimguard_solver::expr::Value::Bool(true))
+                        );
+                        if !holds {
+                            *never = Some(format!(
+                                "the run-time check `{}` at `{}` is false for every size",
+                                r.condition, r.node
+                            ));
+                        }
+                    }
+                    guards.push(e);
+                }
+            }
+        }
+        out.push(r);
+    }
+    (out, forced)
+}
+
+/// For each entry of `runtime` appended to the guards (in order from `first`): its index in
+/// the guards -> its index in `runtime`.
+fn runtime_slots(runtime: &[RuntimeCheck], first: usize) -> BTreeMap<usize, usize> {
+    runtime
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.on_inputs.is_some())
+        .enumerate()
+        .map(|(k, (r, _))| (first + k, r))
+        .collect()
+}
+
+/// For a condition on one size: how many claimed sizes it rejects, and a few of them.
+fn rejected_by(
+    r: &mut RuntimeCheck,
+    e: &Expr,
+    claimed: &BTreeMap<String, DimSet>,
+    limits: &Limits,
+) {
+    let [size] = &r.sizes[..] else { return };
+    let Some(domain) = claimed.get(size) else {
+        return;
+    };
+    if let Some(set) = dimguard_solver::engine::solve(e, size, domain, limits).set() {
+        if let Ok(no) = domain.difference(set) {
+            r.rejects = Some(no.count());
+            r.rejected_examples = no.iter().take(5).collect();
+        }
+    }
 }
 
 /// Accepted inputs at which shape disagreements are re-tested.
@@ -715,6 +909,7 @@ fn size_table(
     let symints: Vec<(String, Vec<Expr>)> = pg
         .symints
         .iter()
+        .filter(|(_, v)| !v.is_bool())
         .map(|(k, v)| (k.clone(), vec![v.clone()]))
         .collect();
     for (tensor, sizes) in pg

@@ -34,6 +34,22 @@ pub struct ProgramGraph {
     pub symints: BTreeMap<String, Expr>,
     /// What propagation found.
     pub report: Propagation,
+    /// The conditions each operator's shape rule needs (broadcast and `cat` sizes agree), in
+    /// program order: where a run-time assert of torch raises.
+    pub requires: Vec<Requirement>,
+}
+
+/// A condition an operator needs of its input sizes (from its shape rule).
+#[derive(Debug, Clone)]
+pub struct Requirement {
+    /// The node.
+    pub node: String,
+    /// Its operator.
+    pub target: String,
+    /// Its stack trace, when recorded.
+    pub stack_trace: Option<String>,
+    /// The condition, over the program's symbols.
+    pub condition: Expr,
 }
 
 /// Symbol -> (lo, hi) used to compare expressions (from `range_constraints`).
@@ -130,6 +146,7 @@ impl ProgramGraph {
         let mut symints: BTreeMap<String, Expr> = BTreeMap::new();
         let mut report = Propagation::default();
         let mut guards_seen = BTreeSet::new();
+        let mut requires = Vec::new();
         for node in &g.nodes {
             let vname = node.name.clone().unwrap_or_else(|| node.target.clone());
             let v = graph.add_node(Vertex {
@@ -168,6 +185,16 @@ impl ProgramGraph {
                 Some(inf) => {
                     report.checked += 1;
                     for gd in inf.guards {
+                        requires.push(Requirement {
+                            node: vname.clone(),
+                            target: node.target.clone(),
+                            stack_trace: node
+                                .metadata
+                                .get("stack_trace")
+                                .and_then(|s| s.as_str())
+                                .map(String::from),
+                            condition: gd.clone(),
+                        });
                         let t = gd.to_string();
                         if guards_seen.insert(t.clone()) {
                             report.guards.push(t);
@@ -246,6 +273,7 @@ impl ProgramGraph {
             sizes,
             symints,
             report,
+            requires,
         })
     }
 
@@ -312,6 +340,13 @@ fn referenced(v: &serde_json::Value) -> Vec<String> {
         out.push(n.to_string());
     }
     if let Some(n) = crate::program::sym_int_name(v) {
+        out.push(n.to_string());
+    }
+    if let Some(n) = v
+        .get("as_sym_bool")
+        .and_then(|b| b.get("as_name"))
+        .and_then(|n| n.as_str())
+    {
         out.push(n.to_string());
     }
     if let Some(ts) = v.get("as_tensors").and_then(|t| t.as_array()) {

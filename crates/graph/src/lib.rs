@@ -9,11 +9,13 @@
 //! | [`program`] | the archive and its serde types |
 //! | [`shapes`] | shape rules: a short dispatch and one module per operator family |
 //! | [`graph`] | the petgraph graph, propagation, comparison with recorded sizes, DOT |
+//! | [`runtime`] | run-time asserts in the graph and limits it implies without a check |
 //! | [`check`] | claimed versus accepted sizes, corrected spec, ranges of every size |
 
 pub mod check;
 pub mod graph;
 pub mod program;
+pub mod runtime;
 pub mod shapes;
 
 pub use check::{check, check_with, BoxProver};

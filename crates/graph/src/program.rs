@@ -125,6 +125,9 @@ pub struct Graph {
     /// SymInt values by name.
     #[serde(default)]
     pub sym_int_values: BTreeMap<String, Value>,
+    /// SymBool values by name (the conditions of run-time asserts).
+    #[serde(default)]
+    pub sym_bool_values: BTreeMap<String, Value>,
 }
 
 /// One operator call.

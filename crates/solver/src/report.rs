@@ -865,6 +865,82 @@ pub struct CheckReport {
     /// sound box, real failing tuples.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub joint: Vec<JointReport>,
+    /// Conditions checked while the program runs, beside the guards (checked when it is
+    /// called): torch's run-time asserts and limits the graph implies without any check. Every
+    /// one is part of `accepted`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runtime: Vec<RuntimeCheck>,
+}
+
+/// What kind of condition a [`RuntimeCheck`] is (`kind` in the JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeKind {
+    /// A run-time assert in the graph (`aten._assert_scalar`, `sym_constrain_range`,
+    /// `_assert_async`): the program raises mid-run where it is false.
+    RuntimeAssert,
+    /// A limit no check states: an operator fails where it is false (an index from
+    /// `arange(seq)` into a table of fixed length raises `IndexError`).
+    ImpliedLimit,
+}
+
+impl RuntimeKind {
+    /// The JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuntimeKind::RuntimeAssert => "runtime_assert",
+            RuntimeKind::ImpliedLimit => "implied_limit",
+        }
+    }
+}
+
+/// A condition on the input sizes that the program checks (or needs) while it runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct RuntimeCheck {
+    /// A run-time assert or an implied limit.
+    pub kind: RuntimeKind,
+    /// The graph node that checks it (or that needs it).
+    pub node: String,
+    /// Its operator (`torch.ops.aten._assert_scalar.default`, `torch.ops.aten.embedding.default`).
+    pub target: String,
+    /// The condition in the program's own symbols (`Eq(u0, Min(128, u0))`, `s27 <= 128`).
+    pub condition: String,
+    /// The condition over the input sizes (`L['ids'].size()[1] <= 128`), when every symbol is
+    /// one; absent when the condition names a value that is no input size.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_inputs: Option<String>,
+    /// The input sizes it mentions.
+    pub sizes: Vec<String>,
+    /// What became of it (as for guards).
+    pub fate: GuardFate,
+    /// Why it is undecided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// For a condition on one size: how many claimed sizes it rejects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejects: Option<u128>,
+    /// For a condition on one size: a few claimed sizes it rejects.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub rejected_examples: Vec<i128>,
+    /// The node's stack trace (the user's line), when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack_trace: Option<String>,
+    /// For a run-time assert torch placed at the start of the graph: the operator whose sizes
+    /// need the condition (it is where the model's code asks for it), with its stack trace.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub needed_by: Option<NeededBy>,
+}
+
+/// The operator that needs a run-time assert's condition.
+#[derive(Debug, Clone, Serialize)]
+pub struct NeededBy {
+    /// The node.
+    pub node: String,
+    /// Its operator.
+    pub target: String,
+    /// Its stack trace, when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack_trace: Option<String>,
 }
 
 /// Values neither proven to pass nor to fail, with the reason (beside `accepted`, which then

@@ -3,11 +3,17 @@
 
 use super::{Args, Inferred, Rule};
 use crate::program::Node;
-use dimguard_solver::types::{Expr, RoundKind};
+use dimguard_solver::types::{CmpOp, Expr, RoundKind};
 use serde_json::Value;
 
 pub(super) fn operator_rule(op: &str) -> Option<Rule> {
-    matches!(op, "add" | "sub" | "mul" | "floordiv" | "mod" | "neg").then_some(arith as Rule)
+    match op {
+        "add" | "sub" | "mul" | "floordiv" | "mod" | "neg" => Some(arith as Rule),
+        "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "and" | "or" | "not" | "truth" => {
+            Some(logic as Rule)
+        }
+        _ => None,
+    }
 }
 
 pub(super) fn rule(op: &str) -> Option<Rule> {
@@ -15,6 +21,8 @@ pub(super) fn rule(op: &str) -> Option<Rule> {
         "sym_size" => sym_size,
         "linspace" | "logspace" => linspace,
         "arange" => arange,
+        "sym_min" | "sym_max" => min_max,
+        "sym_not" => logic,
         // Assertions produce nothing to check.
         "_assert_tensor_metadata" | "_assert_scalar" | "sym_constrain_range_for_size" => {
             |_| Some(Inferred::default())
@@ -26,9 +34,58 @@ pub(super) fn rule(op: &str) -> Option<Rule> {
 fn output_name(node: &Node) -> Option<String> {
     let o = node.outputs.first()?;
     o.get("as_sym_int")
+        .or_else(|| o.get("as_sym_bool"))
         .and_then(|s| s.get("as_name"))
         .and_then(Value::as_str)
         .map(String::from)
+}
+
+/// A SymInt or SymBool argument's value: a constant, or a value computed before (SymBools are
+/// kept beside SymInts, as boolean expressions).
+fn scalar(a: &Args, v: &Value) -> Option<Expr> {
+    if let Some(b) = v.get("as_bool").and_then(Value::as_bool) {
+        return Some(Expr::Bool(b));
+    }
+    if let Some(n) = v.get("as_int").and_then(Value::as_i64) {
+        return Some(Expr::int(n as i128));
+    }
+    let named = v.get("as_sym_int").or_else(|| v.get("as_sym_bool"))?;
+    a.symint_value(named)
+}
+
+/// Comparisons and logic on SymInts (`_operator.ge`, `_operator.and_`, `torch.sym_not`): the
+/// conditions torch asserts at run time (`aten._assert_scalar`).
+fn logic(a: &Args) -> Option<Inferred> {
+    let x = scalar(a, &a.node.inputs.first()?.arg)?;
+    let y = a.node.inputs.get(1).and_then(|i| scalar(a, &i.arg));
+    let cmp = |op| Some(Expr::Cmp(op, Box::new(x.clone()), Box::new(y.clone()?)));
+    let v = match a.op {
+        "eq" => cmp(CmpOp::Eq),
+        "ne" => cmp(CmpOp::Ne),
+        "lt" => cmp(CmpOp::Lt),
+        "le" => cmp(CmpOp::Le),
+        "gt" => cmp(CmpOp::Gt),
+        "ge" => cmp(CmpOp::Ge),
+        "and" => Some(Expr::And(vec![x.clone(), y.clone()?])),
+        "or" => Some(Expr::Or(vec![x.clone(), y.clone()?])),
+        "not" | "sym_not" => Some(Expr::Not(Box::new(x.clone()))),
+        "truth" => Some(x.clone()),
+        _ => None,
+    }?;
+    symint(a.node, v)
+}
+
+/// `torch.sym_min` / `torch.sym_max` of two SymInts.
+fn min_max(a: &Args) -> Option<Inferred> {
+    let x = scalar(a, &a.node.inputs.first()?.arg)?;
+    let y = scalar(a, &a.node.inputs.get(1)?.arg)?;
+    symint(
+        a.node,
+        match a.op {
+            "sym_min" => Expr::Min(vec![x, y]),
+            _ => Expr::Max(vec![x, y]),
+        },
+    )
 }
 
 fn symint(node: &Node, v: Expr) -> Option<Inferred> {

@@ -1,0 +1,663 @@
+//! Conditions a program checks, or needs, while it runs: beside the guards (checked when the
+//! program is called), torch puts *run-time asserts* in the graph (`aten._assert_scalar` over
+//! SymInt arithmetic, `sym_constrain_range`, `_assert_async`; with torch 2.15's `ShapesSpec`
+//! every condition torch could not decide at export becomes one), and some operators fail on
+//! sizes no check mentions: an index made by `arange(seq)` into a table of fixed length
+//! (`embedding(wpe[128, d], arange(seq))` raises `IndexError` at every `seq > 128`).
+//!
+//! [`find`] reads both as conditions over the program's symbols (`u0`, `s27`), each with the
+//! node that checks or needs it and its stack trace. What cannot be read as a condition (an
+//! index computed from sizes through an operator not followed here, an assert on a tensor's
+//! value) is returned as such, with the reason: `check` reports it undecided, never passing.
+
+use crate::graph::{ProgramGraph, Requirement, SymbolRanges};
+use crate::program::{sym_int_name, tensor_name, Node, Program};
+use dimguard_solver::parse_expr;
+use dimguard_solver::report::RuntimeKind;
+use dimguard_solver::types::{CmpOp, Expr};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A condition found in the graph.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// A run-time assert or an implied limit.
+    pub kind: RuntimeKind,
+    /// The node that checks (or needs) it.
+    pub node: String,
+    /// Its operator.
+    pub target: String,
+    /// The condition over the program's symbols, or why it cannot be read as one.
+    pub condition: Result<Expr, String>,
+    /// The program symbols it depends on.
+    pub symbols: BTreeSet<String>,
+    /// The node's stack trace.
+    pub stack_trace: Option<String>,
+    /// For an assert torch placed at the start of the graph (no user frame): the first
+    /// operator whose shape rule fails where the assert does.
+    pub needed_by: Option<Requirement>,
+}
+
+/// Every run-time assert and implied limit of the program, in program order.
+pub fn find(p: &Program, pg: &ProgramGraph, ranges: &SymbolRanges) -> Vec<Found> {
+    let g = &p.graph_module.graph;
+    let mut out = Vec::new();
+    let mut index = Indices::default();
+    for node in &g.nodes {
+        let op = crate::shapes::op_name(&node.target).trim_end_matches('_');
+        let name = node.name.clone().unwrap_or_else(|| node.target.clone());
+        let trace = node
+            .metadata
+            .get("stack_trace")
+            .and_then(Value::as_str)
+            .map(String::from);
+        let mut push = |kind, condition: Result<Expr, String>, symbols: BTreeSet<String>| {
+            let symbols = match &condition {
+                Ok(e) => e.atoms().iter().map(|a| a.to_string()).collect(),
+                Err(_) => symbols,
+            };
+            out.push(Found {
+                kind,
+                node: name.clone(),
+                target: node.target.clone(),
+                condition,
+                symbols,
+                stack_trace: trace.clone(),
+                needed_by: None,
+            })
+        };
+        match op {
+            "_assert_scalar" => {
+                let arg = node.inputs.first().map(|a| &a.arg);
+                if arg.and_then(|a| a.get("as_bool")).and_then(Value::as_bool) == Some(true) {
+                    continue;
+                }
+                let c = arg
+                    .and_then(|a| scalar(p, pg, a))
+                    .or_else(|| message_expr(node))
+                    .ok_or_else(|| "its condition is not recorded in the program".to_string());
+                push(RuntimeKind::RuntimeAssert, c, BTreeSet::new());
+            }
+            "sym_constrain_range" | "sym_constrain_range_for_size" => {
+                let arg = |n: &str, pos: usize| {
+                    node.inputs
+                        .iter()
+                        .find(|a| a.name == n)
+                        .or_else(|| node.inputs.get(pos))
+                        .map(|a| &a.arg)
+                        .filter(|v| v.get("as_none").is_none())
+                };
+                let size = arg("size", 0).and_then(|v| scalar(p, pg, v));
+                let min = arg("min", 1)
+                    .and_then(|v| v.get("as_int"))
+                    .and_then(Value::as_i64)
+                    .or((op == "sym_constrain_range_for_size").then_some(0));
+                let max = arg("max", 2)
+                    .and_then(|v| v.get("as_int"))
+                    .and_then(Value::as_i64);
+                let c = size
+                    .map(|s| {
+                        let mut parts = Vec::new();
+                        if let Some(lo) = min {
+                            parts.push(cmp(CmpOp::Ge, s.clone(), Expr::int(lo as i128)));
+                        }
+                        if let Some(hi) = max {
+                            parts.push(cmp(CmpOp::Le, s, Expr::int(hi as i128)));
+                        }
+                        and(parts)
+                    })
+                    .ok_or_else(|| "its size is not recorded in the program".to_string());
+                push(RuntimeKind::RuntimeAssert, c, BTreeSet::new());
+            }
+            "_assert_async" => {
+                let t = node.inputs.first().and_then(|a| tensor_name(&a.arg));
+                let c = t
+                    .and_then(|t| producer(p, t))
+                    .filter(|n| crate::shapes::op_name(&n.target) == "scalar_tensor")
+                    .and_then(|n| n.inputs.first())
+                    .and_then(|a| scalar(p, pg, &a.arg))
+                    .map(|v| {
+                        if v.is_bool() {
+                            v
+                        } else {
+                            cmp(CmpOp::Ne, v, Expr::int(0))
+                        }
+                    })
+                    .ok_or_else(|| {
+                        "it asserts a tensor's value, which the sizes do not decide".to_string()
+                    });
+                push(RuntimeKind::RuntimeAssert, c, BTreeSet::new());
+            }
+            _ => {}
+        }
+        for (condition, symbols) in index.visit(node, op, pg, p, ranges) {
+            push(RuntimeKind::ImpliedLimit, condition, symbols);
+        }
+    }
+    for f in &mut out {
+        if f.kind == RuntimeKind::RuntimeAssert && !user_frame(f.stack_trace.as_deref()) {
+            if let Ok(c) = &f.condition {
+                f.needed_by = needed_by(c, &pg.requires, ranges);
+            }
+        }
+    }
+    out
+}
+
+/// Whether a stack trace names a line outside torch (the user's code).
+fn user_frame(trace: Option<&str>) -> bool {
+    trace.is_some_and(|t| {
+        t.lines()
+            .any(|l| l.trim_start().starts_with("File") && !l.contains("torch/"))
+    })
+}
+
+/// The first operator whose shape rule fails at the first claimed value where `cond` fails (a
+/// condition on one symbol; values tried in order, at most 100,000).
+fn needed_by(cond: &Expr, requires: &[Requirement], ranges: &SymbolRanges) -> Option<Requirement> {
+    let atoms = cond.atoms();
+    let [s] = atoms.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let (lo, hi) = ranges.get(&s.to_string()).copied()?;
+    let holds = |e: &Expr, v: i128| {
+        !matches!(
+            e.eval(&|n| (n == &**s).then_some(v)),
+            Ok(dimguard_solver::expr::Value::Bool(false))
+        )
+    };
+    let v = (lo..=hi.min(lo + 100_000)).find(|&v| !holds(cond, v))?;
+    requires
+        .iter()
+        .filter(|r| r.condition.atoms().iter().all(|a| a == s))
+        .find(|r| !holds(&r.condition, v))
+        .cloned()
+}
+
+fn cmp(op: CmpOp, a: Expr, b: Expr) -> Expr {
+    Expr::Cmp(op, Box::new(a), Box::new(b))
+}
+
+fn and(mut parts: Vec<Expr>) -> Expr {
+    match parts.len() {
+        0 => Expr::Bool(true),
+        1 => parts.remove(0),
+        _ => Expr::And(parts),
+    }
+}
+
+/// A SymInt / SymBool argument's value: a constant; torch's own expression of the value
+/// (`sym_bool_values` / `sym_int_values`, sympy `srepr`); else the value propagated through
+/// the graph's SymInt arithmetic.
+fn scalar(p: &Program, pg: &ProgramGraph, v: &Value) -> Option<Expr> {
+    if let Some(b) = v.get("as_bool").and_then(Value::as_bool) {
+        return Some(Expr::Bool(b));
+    }
+    if let Some(n) = v.get("as_int").and_then(Value::as_i64) {
+        return Some(Expr::int(n as i128));
+    }
+    let g = &p.graph_module.graph;
+    let (name, table) = match sym_int_name(v) {
+        Some(n) => (n, &g.sym_int_values),
+        None => (
+            v.get("as_sym_bool")?.get("as_name")?.as_str()?,
+            &g.sym_bool_values,
+        ),
+    };
+    table
+        .get(name)
+        .and_then(|e| e.get("as_expr")?.get("expr_str")?.as_str())
+        .and_then(|t| parse_expr(t).ok())
+        .or_else(|| pg.symints.get(name).cloned())
+}
+
+/// The expression in `_assert_scalar`'s message: `Runtime assertion failed for expression
+/// Eq(u0, Min(128, u0)) on node 'eq'`.
+fn message_expr(node: &Node) -> Option<Expr> {
+    let msg = node
+        .inputs
+        .iter()
+        .find_map(|a| a.arg.get("as_string").and_then(Value::as_str))?;
+    let rest = msg.split_once("for expression ")?.1;
+    let text = rest.rsplit_once(" on node ").map_or(rest, |(e, _)| e);
+    parse_expr(text).ok()
+}
+
+/// The node whose output is the tensor `name`.
+fn producer<'a>(p: &'a Program, name: &str) -> Option<&'a Node> {
+    p.graph_module
+        .graph
+        .nodes
+        .iter()
+        .find(|n| n.outputs.iter().any(|o| tensor_name(o) == Some(name)))
+}
+
+/// The values of an index tensor made from sizes: every value lies in `lo..=hi` and there are
+/// `count` of them along the `arange` (none when `count <= 0`).
+#[derive(Debug, Clone)]
+struct Span {
+    lo: Expr,
+    hi: Expr,
+    count: Expr,
+}
+
+/// What is known of a tensor's values: exactly an `arange` span (reshaped, expanded or shifted
+/// by a constant), or computed from sizes through an operator not followed (named).
+#[derive(Debug, Clone)]
+enum Values {
+    Span(Span),
+    Derived(String, BTreeSet<String>),
+}
+
+/// Index tensors made from sizes, followed through the graph.
+#[derive(Default)]
+struct Indices {
+    known: BTreeMap<String, Values>,
+}
+
+/// Operators that keep a tensor's values (and only rearrange, repeat or convert them).
+const KEEPS_VALUES: [&str; 17] = [
+    "unsqueeze",
+    "view",
+    "reshape",
+    "_unsafe_view",
+    "expand",
+    "clone",
+    "contiguous",
+    "_to_copy",
+    "to",
+    "alias",
+    "detach",
+    "lift_fresh_copy",
+    "permute",
+    "transpose",
+    "t",
+    "flatten",
+    "squeeze",
+];
+
+impl Indices {
+    /// Follows index values through `node`; returns the limits its indexing implies.
+    fn visit(
+        &mut self,
+        node: &Node,
+        op: &str,
+        pg: &ProgramGraph,
+        p: &Program,
+        ranges: &SymbolRanges,
+    ) -> Vec<(Result<Expr, String>, BTreeSet<String>)> {
+        let args: Vec<(&str, &Value)> = node
+            .inputs
+            .iter()
+            .map(|a| (a.name.as_str(), &a.arg))
+            .collect();
+        let arg = |n: &str, pos: usize| {
+            args.iter()
+                .find(|(k, _)| *k == n)
+                .or_else(|| args.get(pos))
+                .map(|(_, v)| *v)
+                .filter(|v| v.get("as_none").is_none())
+        };
+        let int = |n: &str, pos: usize| -> Option<Expr> {
+            let v = arg(n, pos)?;
+            if let Some(k) = v.get("as_int").and_then(Value::as_i64) {
+                return Some(Expr::int(k as i128));
+            }
+            sym_int_name(v).and_then(|s| pg.symints.get(s).cloned())
+        };
+        let outs: Vec<String> = node
+            .outputs
+            .iter()
+            .filter_map(tensor_name)
+            .map(String::from)
+            .collect();
+        let mut found = Vec::new();
+        if op == "arange" {
+            let has_start = args.iter().any(|(k, _)| *k == "start");
+            let (start, end) = if has_start {
+                (int("start", 0), int("end", 1))
+            } else {
+                (Some(Expr::int(0)), int("end", 0))
+            };
+            let step = if has_start {
+                arg("step", 2).map_or(Some(1), |v| v.get("as_int").and_then(Value::as_i64))
+            } else {
+                Some(1)
+            };
+            let (Some(start), Some(end)) = (start, end) else {
+                return found;
+            };
+            if start.atoms().is_empty() && end.atoms().is_empty() {
+                return found;
+            }
+            let v = match step {
+                Some(1) => Values::Span(Span {
+                    hi: end.clone() + Expr::int(-1),
+                    count: end + Expr::int(-1) * start.clone(),
+                    lo: start,
+                }),
+                _ => Values::Derived(
+                    "arange with a step".into(),
+                    start
+                        .atoms()
+                        .iter()
+                        .chain(end.atoms().iter())
+                        .map(|a| a.to_string())
+                        .collect(),
+                ),
+            };
+            for o in outs {
+                self.known.insert(o, v.clone());
+            }
+            return found;
+        }
+        let first = arg("self", 0).and_then(tensor_name);
+        // Index consumers: the index's values must lie inside the table's length.
+        let table =
+            |t: Option<&str>, dim: usize| -> Option<Expr> { pg.sizes.get(t?)?.get(dim).cloned() };
+        let mut check = |index: Option<&str>, len: Option<Expr>, negative: bool| {
+            let Some(values) = index.and_then(|i| self.known.get(i)) else {
+                return;
+            };
+            if index.is_some_and(|i| is_bool(p, i)) {
+                return;
+            }
+            match (values, len) {
+                (Values::Span(s), Some(n)) => {
+                    found.push((Ok(inside(s, &n, negative, ranges)), BTreeSet::new()));
+                }
+                (Values::Span(s), None) => found.push((
+                    Err(format!("the length of the table `{op}` indexes is not recorded")),
+                    s.count.atoms().iter().map(|a| a.to_string()).collect(),
+                )),
+                (Values::Derived(via, syms), _) => found.push((
+                    Err(format!(
+                        "its index values are computed from sizes through `{via}`, which dimguard does not follow"
+                    )),
+                    syms.clone(),
+                )),
+            }
+        };
+        match op {
+            "embedding" => {
+                let w = arg("weight", 0).and_then(tensor_name);
+                let i = arg("indices", 1).and_then(tensor_name);
+                check(i, table(w, 0), false);
+            }
+            "index_select" | "gather" => {
+                let dim = arg("dim", 1)
+                    .and_then(|v| v.get("as_int"))
+                    .and_then(Value::as_i64);
+                let rank = first.and_then(|t| pg.sizes.get(t)).map_or(0, Vec::len) as i64;
+                let dim = dim.map(|d| if d < 0 { d + rank } else { d });
+                let i = arg("index", 2).and_then(tensor_name);
+                let len = dim
+                    .filter(|d| (0..rank).contains(d))
+                    .and_then(|d| table(first, d as usize));
+                check(i, len, false);
+            }
+            "index" => {
+                let list = arg("indices", 1)
+                    .and_then(|v| v.get("as_optional_tensors").or_else(|| v.get("as_tensors")))
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                for (k, entry) in list.iter().enumerate() {
+                    let i = tensor_name(entry)
+                        .or_else(|| entry.get("name").and_then(Value::as_str))
+                        .map(String::from);
+                    check(i.as_deref(), table(first, k), true);
+                }
+            }
+            _ => {}
+        }
+        // Propagate what is known of values to this node's outputs.
+        let tracked: Vec<&Values> = args
+            .iter()
+            .flat_map(|(_, v)| referenced(v))
+            .filter_map(|n| self.known.get(&n))
+            .collect();
+        if tracked.is_empty() || outs.is_empty() {
+            return found;
+        }
+        let from_self = first.and_then(|t| self.known.get(t)).cloned();
+        let shift = |s: &Span, k: Expr| Span {
+            lo: s.lo.clone() + k.clone(),
+            hi: s.hi.clone() + k,
+            count: s.count.clone(),
+        };
+        let other = arg("other", 1).and_then(|v| v.get("as_int").and_then(Value::as_i64));
+        let other_t = arg("other", 1).and_then(tensor_name);
+        // `a ± b` of two index spans whose every pair of elements meets (an outer sum or
+        // difference, `r[:, None] - r[None, :]`): the result spans the sums or differences of
+        // the ends, and is empty when either is.
+        let outer = match (first, other_t) {
+            (Some(x), Some(y)) if matches!(op, "add" | "sub") && arg("alpha", 2).is_none() => {
+                match (self.known.get(x), self.known.get(y)) {
+                    (Some(Values::Span(a)), Some(Values::Span(b)))
+                        if meets_every_pair(pg, x, y, outs.first(), ranges) =>
+                    {
+                        Some(match op {
+                            "add" => Span {
+                                lo: a.lo.clone() + b.lo.clone(),
+                                hi: a.hi.clone() + b.hi.clone(),
+                                count: a.count.clone() * b.count.clone(),
+                            },
+                            _ => Span {
+                                lo: a.lo.clone() + Expr::int(-1) * b.hi.clone(),
+                                hi: a.hi.clone() + Expr::int(-1) * b.lo.clone(),
+                                count: a.count.clone() * b.count.clone(),
+                            },
+                        })
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        let v = match (&from_self, op) {
+            _ if outer.is_some() => Values::Span(outer.clone().expect("checked")),
+            (Some(Values::Span(s)), o) if KEEPS_VALUES.contains(&o) => Values::Span(s.clone()),
+            (Some(Values::Span(s)), "add") if other.is_some() && tracked.len() == 1 => {
+                Values::Span(shift(s, Expr::int(other.unwrap_or(0) as i128)))
+            }
+            (Some(Values::Span(s)), "mul")
+                if other.is_some_and(|k| k > 0) && tracked.len() == 1 =>
+            {
+                let k = Expr::int(other.unwrap_or(1) as i128);
+                Values::Span(Span {
+                    lo: s.lo.clone() * k.clone(),
+                    hi: s.hi.clone() * k,
+                    count: s.count.clone(),
+                })
+            }
+            (Some(Values::Span(s)), "sub") if other.is_some() && tracked.len() == 1 => {
+                Values::Span(shift(s, Expr::int(-(other.unwrap_or(0) as i128))))
+            }
+            _ => {
+                let mut syms = BTreeSet::new();
+                // The first operator not followed names the value from then on.
+                let via = tracked
+                    .iter()
+                    .find_map(|t| match t {
+                        Values::Derived(via, _) => Some(via.clone()),
+                        Values::Span(_) => None,
+                    })
+                    .unwrap_or_else(|| op.to_string());
+                for t in &tracked {
+                    match t {
+                        Values::Span(s) => {
+                            syms.extend(s.count.atoms().iter().map(|a| a.to_string()))
+                        }
+                        Values::Derived(_, s) => syms.extend(s.iter().cloned()),
+                    }
+                }
+                Values::Derived(via, syms)
+            }
+        };
+        for o in outs {
+            self.known.insert(o, v.clone());
+        }
+        found
+    }
+}
+
+/// Whether `out = x ± y` holds every pair of an element of `x` and one of `y`: its element
+/// count is the product of theirs (tried at the claimed ranges' ends and 20 points between, for
+/// sizes of one symbol).
+fn meets_every_pair(
+    pg: &ProgramGraph,
+    x: &str,
+    y: &str,
+    out: Option<&String>,
+    ranges: &SymbolRanges,
+) -> bool {
+    let numel = |t: &str| -> Option<Expr> {
+        let s = pg.sizes.get(t)?;
+        Some(s.iter().cloned().fold(Expr::int(1), |a, b| a * b))
+    };
+    let (Some(a), Some(b), Some(o)) = (numel(x), numel(y), out.and_then(|o| numel(o))) else {
+        return false;
+    };
+    let prod = a * b;
+    let atoms: BTreeSet<String> = prod
+        .atoms()
+        .iter()
+        .chain(o.atoms().iter())
+        .map(|s| s.to_string())
+        .collect();
+    let [s] = &atoms.iter().collect::<Vec<_>>()[..] else {
+        return atoms.is_empty() && prod.eval(&|_| None).ok() == o.eval(&|_| None).ok();
+    };
+    let Some(&(lo, hi)) = ranges.get(*s) else {
+        return false;
+    };
+    let hi = hi.min(lo + 1_000_000);
+    (0..=21).all(|k| {
+        let v = lo + (hi - lo) * k / 21;
+        let env = |n: &str| (n == s.as_str()).then_some(v);
+        matches!((prod.eval(&env), o.eval(&env)), (Ok(p), Ok(q)) if p == q)
+    })
+}
+
+/// `count <= 0 or (lo >= 0 and hi <= n - 1)` (`lo >= -n` where negative indices wrap),
+/// without the parts the claimed ranges decide: `seq <= 128` for `arange(seq)` over a
+/// 128-row table when `seq >= 1`.
+fn inside(s: &Span, n: &Expr, negative: bool, ranges: &SymbolRanges) -> Expr {
+    let lower = if negative {
+        Expr::int(-1) * n.clone()
+    } else {
+        Expr::int(0)
+    };
+    let mut parts = Vec::new();
+    let lo_ok = cmp(CmpOp::Ge, s.lo.clone(), lower);
+    if !always(&lo_ok, ranges) {
+        parts.push(lo_ok);
+    }
+    let hi_ok = match (&s.hi, n) {
+        // `end - 1 <= n - 1` read as `end <= n`.
+        (Expr::Add(xs), _) if xs.contains(&Expr::int(-1)) && xs.len() == 2 => {
+            let end = xs.iter().find(|x| **x != Expr::int(-1)).cloned();
+            cmp(CmpOp::Le, end.unwrap_or(s.hi.clone()), n.clone())
+        }
+        _ => cmp(CmpOp::Le, s.hi.clone(), n.clone() + Expr::int(-1)),
+    };
+    parts.push(hi_ok);
+    let inside = and(parts.into_iter().map(tidy).collect());
+    let empty = cmp(CmpOp::Le, s.count.clone(), Expr::int(0));
+    if never(&empty, ranges) {
+        inside
+    } else {
+        Expr::Or(vec![empty, inside])
+    }
+}
+
+/// `l op r` with both sides affine in one symbol, written `k*s op c` (`s27 <= 64`, not
+/// `((s27 + (-1)) + 63) <= 126`); anything else as it is.
+fn tidy(c: Expr) -> Expr {
+    let Expr::Cmp(op, l, r) = &c else { return c };
+    let (Some((lc, l0)), Some((rc, r0))) = (l.affine(), r.affine()) else {
+        return c;
+    };
+    let mut coefs = lc;
+    for (s, k) in rc {
+        let e = coefs
+            .entry(s)
+            .or_insert_with(|| dimguard_solver::num::Q::from_integer(0));
+        *e -= k;
+    }
+    coefs.retain(|_, k| *k.numer() != 0);
+    let c0 = r0 - l0;
+    let [(s, k)] = &coefs.iter().collect::<Vec<_>>()[..] else {
+        return c;
+    };
+    if !(k.is_integer() && c0.is_integer()) {
+        return c;
+    }
+    let (k, c0) = (*k.numer(), *c0.numer());
+    let side = if k == 1 {
+        Expr::sym(s)
+    } else {
+        Expr::int(k) * Expr::sym(s)
+    };
+    Expr::Cmp(*op, Box::new(side), Box::new(Expr::int(c0)))
+}
+
+/// A condition on at most one symbol that holds at every value of its range (tried value by
+/// value up to 100,000 values; `false` when not shown).
+fn always(c: &Expr, ranges: &SymbolRanges) -> bool {
+    each(c, ranges, true)
+}
+
+/// A condition on at most one symbol false at every value of its range.
+fn never(c: &Expr, ranges: &SymbolRanges) -> bool {
+    each(c, ranges, false)
+}
+
+fn each(c: &Expr, ranges: &SymbolRanges, want: bool) -> bool {
+    let atoms = c.atoms();
+    let vals: Vec<(String, i128)> = match atoms.iter().collect::<Vec<_>>()[..] {
+        [] => vec![(String::new(), 0)],
+        [s] => match ranges.get(&s.to_string()) {
+            Some(&(lo, hi)) if hi - lo <= 100_000 => {
+                (lo..=hi).map(|v| (s.to_string(), v)).collect()
+            }
+            _ => return false,
+        },
+        _ => return false,
+    };
+    vals.iter().all(|(s, v)| {
+        matches!(
+            c.eval(&|n| (n == s).then_some(*v)),
+            Ok(dimguard_solver::expr::Value::Bool(b)) if b == want
+        )
+    })
+}
+
+/// Whether the tensor `name` holds booleans (a mask, not indices): dtype 12 in torch's
+/// serialized `ScalarType`.
+fn is_bool(p: &Program, name: &str) -> bool {
+    p.graph_module
+        .graph
+        .tensor_values
+        .get(name)
+        .and_then(|m| m.dtype)
+        == Some(12)
+}
+
+/// Tensor names an argument refers to.
+fn referenced(v: &Value) -> Vec<String> {
+    let mut out: Vec<String> = tensor_name(v).map(String::from).into_iter().collect();
+    for key in ["as_tensors", "as_optional_tensors"] {
+        if let Some(ts) = v.get(key).and_then(Value::as_array) {
+            out.extend(
+                ts.iter()
+                    .filter_map(|t| {
+                        tensor_name(t).or_else(|| t.get("name").and_then(Value::as_str))
+                    })
+                    .map(String::from),
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,217 @@
+//! Run-time asserts and implied limits (torch 2.15 programs made by `tools/export_asserts.py`):
+//! `check`'s accepted set equals the sizes at which the exported program really runs, found by
+//! running `ep.module()` at every size of the range (`<name>.truth.json`).
+
+use dimguard_graph::{check, load};
+use dimguard_solver::report::{GuardFate, RuntimeKind};
+use dimguard_solver::types::DimSet;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn data(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/pt2")
+        .join(file)
+}
+
+struct Truth {
+    lo: i128,
+    hi: i128,
+    runs: BTreeSet<i128>,
+}
+
+fn truth(name: &str) -> Truth {
+    let t: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(data(&format!("{name}.truth.json"))).unwrap(),
+    )
+    .unwrap();
+    let c = t["claimed"].as_array().unwrap();
+    Truth {
+        lo: c[0].as_i64().unwrap() as i128,
+        hi: c[1].as_i64().unwrap() as i128,
+        runs: t["accepted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap() as i128)
+            .collect(),
+    }
+}
+
+/// Checks the program, compares its one dynamic size's accepted set with the truth over the
+/// whole range it was run at, and returns the report.
+fn agrees(name: &str) -> dimguard_solver::report::CheckReport {
+    let p = load(&data(&format!("{name}.pt2"))).unwrap();
+    let r = check(&p, false).unwrap();
+    let t = truth(name);
+    assert_eq!(r.dims.len(), 1, "{name}");
+    let d = &r.dims[0];
+    assert!(d.undecided.is_none(), "{name}: {:?}", d.undecided);
+    let a = d.accepted.as_ref().unwrap();
+    let accepted: BTreeSet<i128> = DimSet::from_segments(a.segments.clone())
+        .unwrap()
+        .iter()
+        .collect();
+    let (cmin, cmax) = (d.claimed.min.unwrap(), d.claimed.max.unwrap());
+    // Sizes outside the claimed range are refused when the program is called.
+    let runs: BTreeSet<i128> = t
+        .runs
+        .iter()
+        .copied()
+        .filter(|v| (cmin..=cmax).contains(v))
+        .collect();
+    assert_eq!(
+        runs.len(),
+        t.runs.len(),
+        "{name}: runs outside its claimed range"
+    );
+    assert!(
+        t.lo <= cmin && cmax <= t.hi,
+        "{name}: the truth covers the claimed range"
+    );
+    let wrong: Vec<_> = accepted.symmetric_difference(&runs).take(10).collect();
+    assert!(
+        wrong.is_empty(),
+        "{name}: accepted differs from running the program at {wrong:?}"
+    );
+    assert_eq!(a.count as usize, runs.len(), "{name}");
+    r
+}
+
+#[test]
+fn fpn_assert_accepts_exactly_where_the_program_runs() {
+    let r = agrees("fpn_assert");
+    // torch's range asserts and the FPN's: 465 of 929 run.
+    assert_eq!(r.dims[0].claimed.count, 929);
+    assert_eq!(r.dims[0].accepted.as_ref().unwrap().count, 465);
+    let asserts: Vec<_> = r
+        .runtime
+        .iter()
+        .filter(|c| c.kind == RuntimeKind::RuntimeAssert)
+        .collect();
+    assert_eq!(asserts.len(), 3);
+    let fpn = asserts.iter().find(|c| c.rejects == Some(464)).unwrap();
+    assert!(fpn.condition.contains("// 8"), "{}", fpn.condition);
+    assert_eq!(fpn.fate, GuardFate::Periodic);
+    // torch placed the assert at the start of the graph: the operator that needs it is the add
+    // of the two maps, with the model's line.
+    let n = fpn.needed_by.as_ref().unwrap();
+    assert_eq!(n.target, "torch.ops.aten.add.Tensor");
+    assert!(n.stack_trace.as_deref().unwrap().contains("in forward"));
+}
+
+#[test]
+fn bert_positions_assert_min_of_the_table() {
+    let r = agrees("bert_positions");
+    assert_eq!(r.dims[0].accepted.as_ref().unwrap().max, Some(128));
+    assert!(r
+        .runtime
+        .iter()
+        .any(|c| c.condition.contains("min(128") && c.rejects == Some(384)));
+}
+
+#[test]
+fn gpt2_positions_limit_no_guard_states() {
+    let p = load(&data("gpt2_positions.pt2")).unwrap();
+    assert!(p.guards_code.is_empty());
+    let r = agrees("gpt2_positions");
+    let limits: Vec<_> = r
+        .runtime
+        .iter()
+        .filter(|c| c.kind == RuntimeKind::ImpliedLimit)
+        .collect();
+    assert_eq!(limits.len(), 1, "{:?}", r.runtime);
+    let l = limits[0];
+    assert_eq!(l.target, "torch.ops.aten.embedding.default");
+    assert_eq!(l.condition, "s27 <= 128");
+    assert_eq!(l.on_inputs.as_deref(), Some("L['ids'].size()[1] <= 128"));
+    assert_eq!(l.rejects, Some(384));
+    assert!(l.stack_trace.as_deref().unwrap().contains("wpe(pos)"));
+}
+
+#[test]
+fn own_check_is_a_run_time_assert() {
+    let r = agrees("own_check");
+    assert!(r
+        .runtime
+        .iter()
+        .any(|c| c.on_inputs.as_deref() == Some("(L['x'].size()[2] % 4) == 0")));
+}
+
+#[test]
+fn relative_position_index_from_an_outer_difference() {
+    // table[arange(n)[:, None] - arange(n)[None, :] + 63] over 127 rows: negative indices wrap,
+    // so only the upper end limits n.
+    let r = agrees("relpos_derived");
+    let (l,) = match &r.runtime[..] {
+        [l] => (l,),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(l.kind, RuntimeKind::ImpliedLimit);
+    assert_eq!(l.target, "torch.ops.aten.index.Tensor");
+    assert_eq!(l.condition, "s27 <= 64");
+    assert_eq!(r.dims[0].accepted.as_ref().unwrap().max, Some(64));
+}
+
+#[test]
+fn an_index_not_followed_is_undecided_never_accepted() {
+    // embedding(table[1024], arange(n) * arange(n)): raises above 32; dimguard does not follow
+    // an elementwise product of indices, so every claimed size is undecided.
+    let p = load(&data("square_positions.pt2")).unwrap();
+    let r = check(&p, false).unwrap();
+    let t = truth("square_positions");
+    let d = &r.dims[0];
+    assert_eq!(d.accepted.as_ref().unwrap().count, 0);
+    let u = d.undecided.as_ref().unwrap();
+    assert_eq!(u.count, d.claimed.count);
+    assert!(u.reason.contains("`mul`"), "{}", u.reason);
+    assert!(
+        t.runs.len() < d.claimed.count as usize,
+        "some sizes really fail"
+    );
+    let l = &r.runtime[0];
+    assert_eq!(
+        (l.kind, l.fate),
+        (RuntimeKind::ImpliedLimit, GuardFate::Undecided)
+    );
+    assert!(l.on_inputs.is_none());
+}
+
+#[test]
+fn an_assert_on_a_value_from_data_makes_the_sizes_it_names_undecided() {
+    // `n = k.item()`, `torch._check(n <= x.shape[1])`: whether a size runs depends on `k`.
+    let p = load(&data("data_assert.pt2")).unwrap();
+    let r = check(&p, false).unwrap();
+    let d = &r.dims[0];
+    assert_eq!(d.accepted.as_ref().unwrap().count, 0);
+    assert_eq!(d.undecided.as_ref().unwrap().count, d.claimed.count);
+    let on_x: Vec<_> = r.runtime.iter().filter(|c| !c.sizes.is_empty()).collect();
+    assert_eq!(on_x.len(), 1, "{:?}", r.runtime);
+    assert!(on_x[0].reason.as_deref().unwrap().contains("no input size"));
+    assert!(r.runtime.iter().all(|c| c.fate == GuardFate::Undecided));
+    // With k = 3 the program ran at every size but 2: sizes do not decide it.
+    assert_eq!(truth("data_assert").runs.len(), 62);
+}
+
+#[test]
+fn transformers_bert_and_gpt2_built_from_configs() {
+    // BertModel under ShapesSpec: the position embeddings' broadcast asserts; GPT2Model under
+    // plain Dim: wpe(position_ids) with no guard. 128 positions each.
+    for (name, kind) in [
+        ("hf_bert_positions", RuntimeKind::RuntimeAssert),
+        ("hf_gpt2_positions", RuntimeKind::ImpliedLimit),
+    ] {
+        let r = agrees(name);
+        assert_eq!(
+            r.dims[0].accepted.as_ref().unwrap().max,
+            Some(128),
+            "{name}"
+        );
+        let c = r
+            .runtime
+            .iter()
+            .find(|c| c.rejects == Some(384))
+            .unwrap_or_else(|| panic!("{name}: {:?}", r.runtime));
+        assert_eq!(c.kind, kind, "{name}");
+    }
+}
