@@ -18,7 +18,7 @@ use crate::message::{Message, Unreadable};
 use crate::provenance::{attribute, Frame, Provenance};
 use crate::syntax::parse_guard;
 use crate::types::Expr;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Whether the lines hold `TORCH_LOGS="+dynamic"` output.
 pub fn is_log(lines: &[Line]) -> bool {
@@ -54,8 +54,9 @@ pub fn read(lines: &[Line]) -> Message {
     let mut suppressed = 0usize;
     let mut constant_sources: Vec<(String, i128, (i128, i128))> = Vec::new();
     let mut assumed: Vec<String> = Vec::new();
-    let sym = |name: &str, order: &mut Vec<String>| {
-        if !order.iter().any(|s| s == name) {
+    let mut ordered: HashSet<String> = HashSet::new();
+    let mut sym = |name: &str, order: &mut Vec<String>| {
+        if ordered.insert(name.to_string()) {
             order.push(name.to_string());
         }
     };
@@ -151,9 +152,7 @@ pub fn read(lines: &[Line]) -> Message {
             });
         } else if let Some(rest) = t.strip_prefix("could not evaluate ") {
             if let Some((e, _)) = rest.split_once(" due to data dependency") {
-                if !assumed.iter().any(|a| a == e) {
-                    assumed.push(e.to_string());
-                }
+                assumed.push(e.to_string());
             }
         }
     }
@@ -193,18 +192,33 @@ pub fn read(lines: &[Line]) -> Message {
     }
     // One dimension per backed symbol with a source, in the order the log created them, named
     // from its source (`x_2`) as for a structured trace; guards keep torch's symbols (`s53`).
+    let mut names: HashMap<String, usize> = msg
+        .dims
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.name.clone(), i))
+        .collect();
     for name in &order {
         let s = &syms[name];
         if s.unbacked || s.source.is_none() {
             continue;
         }
         let dim_name = super::runtime::size_name(s.source.as_deref().unwrap_or(name));
-        let dim_name = if msg.dims.iter().any(|d| d.name == dim_name) {
+        let dim_name = if names.contains_key(&dim_name) {
             format!("{dim_name}_{name}")
         } else {
             dim_name
         };
-        let d = msg.dim_mut(&dim_name, s.source.clone());
+        let i = match names.get(&dim_name) {
+            Some(&i) => i,
+            None => {
+                msg.dims.push(crate::message::DimEntry::new(&dim_name));
+                names.insert(dim_name.clone(), msg.dims.len() - 1);
+                msg.dims.len() - 1
+            }
+        };
+        let d = &mut msg.dims[i];
+        d.source = d.source.take().or_else(|| s.source.clone());
         d.symbol = Some(name.clone());
         d.range = s.range;
         // A log lists every guard torch added.
@@ -214,24 +228,25 @@ pub fn read(lines: &[Line]) -> Message {
             d.specialized_reason = (!why.is_empty()).then(|| why.clone());
         }
     }
-    let dim_of = |msg: &Message, sym: &str| {
-        msg.dims
-            .iter()
-            .find(|d| d.symbol.as_deref() == Some(sym))
-            .map(|d| d.name.clone())
-    };
+    let mut by_symbol: HashMap<String, String> = HashMap::new();
+    for d in &msg.dims {
+        if let Some(s) = &d.symbol {
+            by_symbol.entry(s.clone()).or_insert_with(|| d.name.clone());
+        }
+    }
+    let dim_of = |sym: &str| by_symbol.get(sym).cloned();
     for (a, rhs, _) in &replaced {
-        let Some(an) = dim_of(&msg, a) else { continue };
+        let Some(an) = dim_of(a) else { continue };
         if is_symbol(rhs) {
-            if let Some(bn) = dim_of(&msg, rhs) {
+            if let Some(bn) = dim_of(rhs) {
                 msg.equalities.push((bn, an));
             }
         } else if int_bound(rhs).is_none() {
             // `s1 = 2*s0 + 1`: the right-hand side over the dimensions' names.
-            let Some(other) = first_symbol(rhs).and_then(|o| dim_of(&msg, &o)) else {
+            let Some(other) = first_symbol(rhs).and_then(|o| dim_of(&o)) else {
                 continue;
             };
-            let expr = rename_words(rhs, &|w: &str| dim_of(&msg, w));
+            let expr = rename_words(rhs, &|w: &str| dim_of(w));
             msg.relations.push(crate::message::Relation {
                 name: an,
                 other,
@@ -240,17 +255,17 @@ pub fn read(lines: &[Line]) -> Message {
         }
     }
     let source_of = |a: &str| syms.get(a).and_then(|s| s.source.clone());
-    for g in guards {
-        place_guard(&mut msg, g, &source_of, &|a: &str| {
-            syms.get(a).is_some_and(|s| s.unbacked) || is_unbacked_name(a)
-        });
-    }
+    place_guards(&mut msg, guards, &source_of, &|a: &str| {
+        syms.get(a).is_some_and(|s| s.unbacked) || is_unbacked_name(a)
+    });
     if suppressed > 0 {
         msg.notes.push(format!(
             "{suppressed} guard line(s) marked [guard suppressed] were skipped: torch did not keep them"
         ));
     }
     if !assumed.is_empty() {
+        let mut seen = HashSet::new();
+        assumed.retain(|a| seen.insert(a.clone()));
         msg.notes.push(format!(
             "torch could not evaluate {} because of data dependency and assumed each False, with no run-time check",
             assumed.join(", ")
@@ -259,13 +274,53 @@ pub fn read(lines: &[Line]) -> Message {
     msg
 }
 
-/// Files a guard under its size, the joint guards, or the data-dependent guards; a guard that
-/// does not parse, or names a symbol without a source, is kept as unreadable with the reason.
-pub(super) fn place_guard(
+/// Files each guard under its size, the joint guards, or the data-dependent guards; a guard
+/// that does not parse, or names a symbol without a source, is kept as unreadable with the
+/// reason. A guard already filed (same text, same place) is not filed again. Linear in the
+/// number of guards: sizes are found through maps built once.
+pub(super) fn place_guards(
+    msg: &mut Message,
+    guards: Vec<RawGuard>,
+    source_of: &dyn Fn(&str) -> Option<String>,
+    unbacked: &dyn Fn(&str) -> bool,
+) {
+    // Sizes by symbol, by source and by name (the first of each, as a search would find).
+    let mut by_symbol: HashMap<String, usize> = HashMap::new();
+    let mut by_source: HashMap<String, usize> = HashMap::new();
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    for (i, d) in msg.dims.iter().enumerate() {
+        if let Some(s) = &d.symbol {
+            by_symbol.entry(s.clone()).or_insert(i);
+        }
+        if let Some(s) = &d.source {
+            by_source.entry(s.clone()).or_insert(i);
+        }
+        by_name.entry(d.name.clone()).or_insert(i);
+    }
+    for g in guards {
+        place_one(
+            msg,
+            g,
+            source_of,
+            unbacked,
+            (&mut by_symbol, &mut by_source, &mut by_name),
+        );
+    }
+    msg.dedup_guards();
+}
+
+type Maps<'a> = (
+    &'a mut HashMap<String, usize>,
+    &'a mut HashMap<String, usize>,
+    &'a mut HashMap<String, usize>,
+);
+
+fn place_one(
     msg: &mut Message,
     g: RawGuard,
     source_of: &dyn Fn(&str) -> Option<String>,
     unbacked: &dyn Fn(&str) -> bool,
+    (by_symbol, by_source, by_name): Maps,
 ) {
     let parsed = parse_guard(&g.text).or_else(|first| {
         // `Ne(Mod(s0, 8), 0) == False`: the guard is the negation.
@@ -292,9 +347,7 @@ pub(super) fn place_guard(
         provenance: g.provenance.clone(),
     };
     if atoms.iter().any(|a| unbacked(a)) {
-        if !msg.data_dependent.iter().any(|d| d.text == g.text) {
-            msg.data_dependent.push(guard(expr));
-        }
+        msg.data_dependent.push(guard(expr));
         return;
     }
     let mut over_sources = expr.clone();
@@ -303,7 +356,11 @@ pub(super) fn place_guard(
             Some(src) => {
                 over_sources = over_sources.substitute(a, &Expr::sym(&src));
             }
-            None if atoms.len() == 1 && msg.dims.iter().any(|d| d.name == *a) => {}
+            // A size known by its name only (a symbol the text never maps to an input).
+            None if (atoms.len() == 1 && by_name.contains_key(a))
+                || by_name
+                    .get(a)
+                    .is_some_and(|&i| msg.dims[i].source.is_none()) => {}
             None => {
                 msg.unreadable.push(Unreadable {
                     line: g.line,
@@ -320,24 +377,29 @@ pub(super) fn place_guard(
         [] => {}
         [one] => {
             let source = source_of(one);
-            let name = msg
-                .dims
-                .iter()
-                .find(|d| {
-                    d.symbol.as_deref() == Some(one.as_str())
-                        || (source.is_some() && d.source == source)
-                })
-                .map_or_else(|| one.clone(), |d| d.name.clone());
-            let d = msg.dim_mut(&name, source);
-            if !d.guards.iter().any(|x| x.text == g.text) {
-                d.guards.push(guard(over_sources));
+            let found = by_symbol
+                .get(one.as_str())
+                .or_else(|| source.as_ref().and_then(|s| by_source.get(s)))
+                .copied();
+            let i = match found.or_else(|| by_name.get(one.as_str()).copied()) {
+                Some(i) => i,
+                None => {
+                    msg.dims.push(crate::message::DimEntry::new(one));
+                    let i = msg.dims.len() - 1;
+                    by_name.insert(one.clone(), i);
+                    i
+                }
+            };
+            let d = &mut msg.dims[i];
+            if d.source.is_none() {
+                d.source = source;
+                if let Some(s) = &d.source {
+                    by_source.entry(s.clone()).or_insert(i);
+                }
             }
+            d.guards.push(guard(over_sources));
         }
-        _ => {
-            if !msg.joint.iter().any(|x| x.text == g.text) {
-                msg.joint.push(guard(over_sources));
-            }
-        }
+        _ => msg.joint.push(guard(over_sources)),
     }
 }
 
