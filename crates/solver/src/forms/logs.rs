@@ -30,6 +30,8 @@ pub fn is_log(lines: &[Line]) -> bool {
             || (t.starts_with("runtime_assert ") && t.contains("[guard added]"))
             || t.starts_with("set_replacement ")
             || t.starts_with("track_symint ")
+            || t.starts_with("Ignored guard ")
+            || t.starts_with("Summary of dimension constraints")
     })
 }
 
@@ -54,6 +56,7 @@ pub fn read(lines: &[Line]) -> Message {
     let mut suppressed = 0usize;
     let mut constant_sources: Vec<(String, i128, (i128, i128))> = Vec::new();
     let mut assumed: Vec<String> = Vec::new();
+    let mut prose: Vec<(usize, String)> = Vec::new();
     let mut ordered: HashSet<String> = HashSet::new();
     let mut sym = |name: &str, order: &mut Vec<String>| {
         if ordered.insert(name.to_string()) {
@@ -136,11 +139,23 @@ pub fn read(lines: &[Line]) -> Message {
                 provenance: provenance(tail),
             });
         } else if let Some(rest) = t.strip_prefix("Ignored guard ") {
-            let g = rest.split(", this could").next().unwrap_or(rest);
+            // `Ignored guard Eq(s0*s1, 16) == True, this could result in accuracy problems`:
+            // torch's shape environment was frozen, so the guard was not installed. It is read
+            // as a guard: the answer is where it holds; elsewhere the program runs unchecked.
+            let g = rest.split(", this could").next().unwrap_or(rest).trim();
             msg.notes.push(format!(
-                "line {}: torch ignored the guard {g} (it does not hold at run time either; torch may be wrong about accuracy)",
+                "line {}: torch ignored the guard {g} (added after its shape environment was frozen): no check is installed, so sizes where it fails run unchecked and may compute wrong results; the answer below is where it holds",
                 line.no
             ));
+            guards.push(RawGuard {
+                line: line.no,
+                text: fact(g).to_string(),
+                provenance: None,
+            });
+        } else if let Some(found) = quoted_guards(t) {
+            // Prose quoting a guard (`The guard it reports is Eq(2048*s0, 2000896) and ...`):
+            // kept aside, read below when it names only the log's symbols.
+            prose.extend(found.into_iter().map(|g| (line.no, g)));
         } else if let Some(i) = t.find("failed during evaluate_expr(") {
             let rest = &t[i + "failed during evaluate_expr(".len()..];
             let expr = rest.split(", hint=").next().unwrap_or(rest).trim();
@@ -156,6 +171,25 @@ pub fn read(lines: &[Line]) -> Message {
             }
         }
     }
+    // Guards quoted in prose: those over the log's symbols only. The text is then an excerpt
+    // (not every guard torch added is in it).
+    let mut excerpt = false;
+    for (no, g) in prose {
+        let Ok(e) = parse_guard(&g) else { continue };
+        let atoms = e.atoms();
+        if !atoms.is_empty() && atoms.iter().all(|a| syms.contains_key(&a.to_string())) {
+            msg.notes.push(format!(
+                "line {no}: read the guard {g} quoted in the text (not a log record): the text is an excerpt, so other guards torch added may be missing"
+            ));
+            guards.push(RawGuard {
+                line: no,
+                text: g,
+                provenance: None,
+            });
+            excerpt = true;
+        }
+    }
+    specializations_summary(lines, &mut msg);
     // Replacements: a constant specializes the symbol (a symbol or affine expression relates
     // it: below, once the dimensions have names).
     for (a, rhs, reason) in &replaced {
@@ -221,12 +255,54 @@ pub fn read(lines: &[Line]) -> Message {
         d.source = d.source.take().or_else(|| s.source.clone());
         d.symbol = Some(name.clone());
         d.range = s.range;
-        // A log lists every guard torch added.
-        d.every_guard = true;
+        // A log lists every guard torch added (an excerpt quoting a guard does not).
+        d.every_guard = !excerpt;
         if let Some((v, why)) = &s.constant {
             d.specialized = Some(*v);
             d.specialized_reason = (!why.is_empty()).then(|| why.clone());
         }
+    }
+    // Symbols the text uses but never maps to an input (no create_symbol line): each is a size of
+    // its own, named by the symbol, so the answer is in torch's symbols; the note says what to add.
+    let mut unmapped: Vec<String> = Vec::new();
+    let mut seen_unmapped: HashSet<String> = HashSet::new();
+    let words = guards.iter().map(|g| g.text.as_str()).chain(
+        replaced
+            .iter()
+            .flat_map(|(a, rhs, _)| [a.as_str(), rhs.as_str()]),
+    );
+    for text in words {
+        for w in text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+            let mapped = syms
+                .get(w)
+                .is_some_and(|s| s.source.is_some() || s.unbacked);
+            if w.starts_with('s') && is_symbol(w) && !mapped && seen_unmapped.insert(w.to_string())
+            {
+                unmapped.push(w.to_string());
+            }
+        }
+    }
+    unmapped.sort_by_key(|w| w[1..].parse::<u64>().unwrap_or(u64::MAX));
+    for w in &unmapped {
+        if names.contains_key(w) {
+            continue;
+        }
+        let mut d = crate::message::DimEntry::new(w);
+        d.symbol = Some(w.clone());
+        d.range = syms.get(w).and_then(|s| s.range);
+        if let Some((v, why)) = syms.get(w).and_then(|s| s.constant.clone()) {
+            d.specialized = Some(v);
+            d.specialized_reason = (!why.is_empty()).then_some(why);
+        }
+        names.insert(w.clone(), msg.dims.len());
+        msg.dims.push(d);
+    }
+    if !unmapped.is_empty() {
+        msg.notes.push(format!(
+            "the text never says which input sizes {} are (no `create_symbol {} = ... for L['x'].size()[..]` line): the answer is over torch's symbols. Add the create_symbol lines (run the export with TORCH_LOGS=\"+dynamic\" and paste its whole output) to get it over your inputs",
+            unmapped.join(", "),
+            unmapped[0]
+        ));
     }
     let mut by_symbol: HashMap<String, String> = HashMap::new();
     for d in &msg.dims {
@@ -496,6 +572,90 @@ fn frame(s: &str) -> Option<Frame> {
         function: function.trim().to_string(),
         code: None,
     })
+}
+
+/// Sympy-style guards quoted inside a line of prose (`... is Eq(2048*s0, 2000896) and ...`):
+/// each `Eq(`/`Ne(`/`Lt(`/`Le(`/`Gt(`/`Ge(` with its balanced parentheses. `None` when there is
+/// none.
+fn quoted_guards(t: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = ["Eq(", "Ne(", "Lt(", "Le(", "Gt(", "Ge("]
+        .iter()
+        .filter_map(|k| t[from..].find(k).map(|i| from + i))
+        .min()
+    {
+        let word_start =
+            i == 0 || !t[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let mut depth = 0i64;
+        let mut end = None;
+        for (j, c) in t[i + 2..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i + 2 + j + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { break };
+        if word_start {
+            out.push(t[i..end].to_string());
+        }
+        from = end;
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// torch 2.1's `Summary of dimension constraints` (logged by dynamo's export): the sizes under
+/// `def specializations(x):` (`assert x.size()[0] == 1`, or `return (x0.size()[0] == 8 and
+/// ...)`) are specialized to their value.
+fn specializations_summary(lines: &[Line], msg: &mut Message) {
+    let Some(start) = lines
+        .iter()
+        .position(|l| l.text.trim_start().starts_with("def specializations("))
+    else {
+        return;
+    };
+    for l in &lines[start + 1..] {
+        let t = l.text.trim();
+        if t.starts_with("```") || t.starts_with("def ") || t.is_empty() {
+            break;
+        }
+        let body = t
+            .trim_start_matches("assert ")
+            .trim_start_matches("return ")
+            .trim_start_matches('(')
+            .trim_end_matches(" and")
+            .trim_end_matches(')');
+        for part in body.split(" and ") {
+            let Some((lhs, v)) = part.split_once(" == ") else {
+                continue;
+            };
+            let Some(v) = int_bound(v.trim().trim_end_matches(')')) else {
+                continue;
+            };
+            let lhs = lhs.trim();
+            let Some((arg, idx)) = lhs.split_once(".size()[") else {
+                continue;
+            };
+            let Some(idx) = idx.strip_suffix(']') else {
+                continue;
+            };
+            let source = format!("L['{arg}'].size()[{idx}]");
+            let name = super::runtime::size_name(&source);
+            let d = msg.dim_mut(&name, Some(source));
+            d.specialized = Some(v);
+            d.specialized_reason = Some(
+                "listed under `def specializations` in torch's summary of dimension constraints"
+                    .into(),
+            );
+        }
+    }
 }
 
 #[cfg(test)]
