@@ -738,3 +738,128 @@ fn diagnose_asks_z3_before_calling_a_guard_undecided() {
     let set = dimguard::solver::DimSet::from_segments(f.segments.clone()).unwrap();
     assert!((64..20_000).all(|h| set.contains(h) == g.holds_at(&var, h)));
 }
+
+/// Counts the pairs of `lo..=hi` x `lo..=hi` at which `g` holds over `a` and `b` (the oracle
+/// evaluator, pair by pair).
+fn pairs(g: &dimguard::solver::Expr, a: &str, b: &str, lo: i128, hi: i128) -> u128 {
+    use dimguard::solver::expr::Value;
+    let mut n = 0;
+    for x in lo..=hi {
+        for y in lo..=hi {
+            let env = |s: &str| (s == a).then_some(x).or((s == b).then_some(y));
+            if matches!(g.eval(&env), Ok(Value::Bool(true))) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn texts_users_paste_from_public_issues_are_read() {
+    // A relation message wrapped over indented lines, with and without the exception's name.
+    for f in [
+        "pasted/relation_wrapped.txt",
+        "pasted/relation_wrapped_bare.txt",
+    ] {
+        let m = read(&load(f), &[]);
+        assert_eq!(
+            m.equalities,
+            vec![("img_ids_1".to_string(), "hidden_states_1".to_string())],
+            "{f}"
+        );
+        assert_eq!(
+            m.dims[1].source.as_deref(),
+            Some("L['hidden_states'].size()[1]")
+        );
+    }
+    // `Ignored guard Eq(s0*s1, 16) == True` alone: read as a guard over torch's symbols, with
+    // what torch did and what is missing said.
+    let m = read(
+        &load("pasted/ignored_guard.log.txt"),
+        &[("s0", (2, 64)), ("s1", (2, 64))],
+    );
+    assert_eq!(m.form, Form::TorchLogs);
+    let names: Vec<&str> = m.dims.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["s0", "s1"]);
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("torch ignored the guard Eq(s0*s1, 16)")));
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("never says which input sizes s0, s1")));
+    let r = report(&m, &[]);
+    let j = &r.joint_sets[0];
+    assert_eq!(j.accepted, pairs(&m.joint[0].expr, "s0", "s1", 2, 64));
+    assert_eq!(j.accepted, 3); // 2x8, 4x4, 8x2
+                               // A TORCH_LOGS excerpt without create_symbol lines: the sizes are torch's symbols, the
+                               // replacement an equality, the guard's line kept; the note says what to add.
+    let m = read(
+        &load("pasted/no_create_symbol.log.txt"),
+        &[("s0", (2, 40)), ("s1", (2, 40)), ("s3", (2, 40))],
+    );
+    let names: Vec<&str> = m.dims.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["s0", "s1", "s3"]);
+    assert_eq!(m.equalities, vec![("s1".to_string(), "s3".to_string())]);
+    assert_eq!(m.joint[0].text, "Eq(Mod(3584*s0, 512*s1), 0)");
+    let p = m.joint[0].provenance.as_ref().unwrap();
+    assert_eq!((p.file.as_str(), p.line), ("model.py", 77));
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("s0, s1, s3") && n.contains("create_symbol")));
+    let r = report(&m, &[]);
+    let j = r
+        .joint_sets
+        .iter()
+        .find(|j| j.dims.iter().any(|d| d == "s0"))
+        .expect("the joint set of s0 and s1");
+    assert_eq!(
+        j.accepted,
+        pairs(&m.joint[0].expr, "s0", "s1", 2, 40),
+        "{:?}",
+        j.dims
+    );
+    // torch 2.1's summary of dimension constraints behind log prefixes: a specialization.
+    let m = read(&load("pasted/specializations_torch21.log.txt"), &[]);
+    assert_eq!(m.dims.len(), 1);
+    assert_eq!(m.dims[0].source.as_deref(), Some("L['x'].size()[0]"));
+    assert_eq!(m.dims[0].specialized, Some(1));
+    // Prose quoting a guard beside its create_symbol line: s0 must be 977 (brute force over a
+    // window around it; the range is 2..2^63-2).
+    let m = read(&load("pasted/prose_create_symbol.txt"), &[]);
+    assert_eq!(m.dims[0].range, Some((2, 9223372036854775806)));
+    assert!(
+        !m.dims[0].every_guard,
+        "an excerpt does not list every guard"
+    );
+    let r = report(&m, &[]);
+    let g = &m.dims[0].guards[0];
+    let want: Vec<i128> = (2..100_000)
+        .filter(|&x| g.expr.holds_at("L['x'].size()[1]", x))
+        .collect();
+    assert_eq!(want, [977]);
+    assert_eq!(members(&r, 0), want);
+}
+
+#[test]
+fn torchs_fix_is_judged_over_the_users_range() {
+    // torch 2.15 on a BERT-like embedding (tests/data/forms/bert_position.py): seq in 2..512,
+    // a 128-entry position table. torch suggests Dim('seq', max=128), which admits 0 and 1; the
+    // user's range excludes them, so the fix is sound where it was asked to work.
+    let m = read(&load("bert_position.exception.txt"), &[]);
+    assert_eq!(m.dims[0].range, Some((2, 512)));
+    let r = report(&m, &[]);
+    let fx = r.dims[0].torch_fix.as_ref().expect("torch's fix checked");
+    let g = &m.dims[0].guards[0];
+    let failing = (2..=128)
+        .filter(|&x| !g.expr.holds_at("L['ids'].size()[1]", x))
+        .count();
+    assert_eq!(failing, 0);
+    assert!(fx.sound, "{fx:?}");
+    assert_eq!((fx.admitted, fx.failing, fx.outside_range), (127, 0, 2));
+    assert_eq!(fx.judged_over, Some([2, 512]));
+    assert!(!fx.range_is_default);
+}

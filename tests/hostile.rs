@@ -841,3 +841,76 @@ Suggested fixes:
     });
     assert_eq!(r.dims.len(), 3);
 }
+
+#[test]
+fn ten_megabytes_of_garbage_are_answered_in_under_two_seconds() {
+    // Issue 25: 1 MB of empty bullets (`  - ` lines, as a chat client pastes a list) took 83 s:
+    // every wrapped line re-scanned the line joined so far. Reading is linear now; each kind of
+    // garbage below, 10 MB, is answered (an error saying what to paste, or a report) in under
+    // 2 s of CPU time in the test profile (opt-level 2).
+    const MB10: usize = 10 << 20;
+    let fill = |line: &dyn Fn(usize) -> String| {
+        let mut s = String::with_capacity(MB10 + 256);
+        let mut k = 0;
+        while s.len() < MB10 {
+            s.push_str(&line(k));
+            k += 1;
+        }
+        s
+    };
+    // Random bytes (a xorshift stream), read lossily as a file is.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let bytes: Vec<u8> = (0..MB10)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let kinds: Vec<(&str, String)> = vec![
+        ("bullets", fill(&|_| "  - \n".to_string())),
+        ("random bytes", String::from_utf8_lossy(&bytes).into_owned()),
+        ("one huge line", "Eq(Mod(".repeat(MB10 / 7)),
+        ("open brackets", "(".repeat(MB10)),
+        (
+            "guard-like bullets",
+            fill(&|k| {
+                format!("  - Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 64 satisfy the generated guard Eq(Mod(L['x'].size()[2], {k}), 0) and (\n")
+            }),
+        ),
+        (
+            "guard-like log lines",
+            fill(&|k| {
+                format!("I1123 07:53:01.463000 6430 torch/fx/experimental/symbolic_shapes.py:6064] [0/0] eval Eq(Mod(s{k}, {k}), 0 [guard added] at m.py:1 in f\n")
+            }),
+        ),
+        (
+            "data-dependent sentences",
+            fill(&|k| {
+                format!("Could not guard on data-dependent expression Eq(u{k}, ( ( ( {k} while tracing x y z\n")
+            }),
+        ),
+        (
+            "draft_export lines",
+            fill(&|k| format!("Specifically, this guard was added: Eq(s{k}, ( {k}\n")),
+        ),
+    ];
+    for (what, text) in &kinds {
+        let (c0, t0) = (thread_cpu(), Instant::now());
+        let out = diagnose_text(text, &Options::default());
+        let (cpu, wall) = (thread_cpu(), t0.elapsed());
+        let used = match (c0, cpu) {
+            (Some(a), Some(b)) => b - a,
+            _ => wall,
+        };
+        assert!(
+            used < Duration::from_secs(2),
+            "{what}: {used:?} of CPU time ({wall:?} wall)"
+        );
+        // An answer: a report, or an error that says what to paste.
+        if let Err(e) = out {
+            assert!(!e.to_string().is_empty(), "{what}");
+        }
+    }
+}

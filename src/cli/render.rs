@@ -645,7 +645,22 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
                 ex.join(", ")
             ))
         };
-        row(out, "torch fix", &format!("{}\n{verdict}", fx.code), st);
+        let over = match fx.judged_over {
+            Some([lo, hi]) if fx.range_is_default => format!(
+                "\njudged over {lo}..{hi}, torch's default range (the text gives none; pass --range)"
+            ),
+            Some([lo, hi]) if fx.outside_range > 0 => format!(
+                "\njudged over {lo}..{hi}, the range asked for ({} admitted values outside it not judged)",
+                fx.outside_range
+            ),
+            _ => String::new(),
+        };
+        row(
+            out,
+            "torch fix",
+            &format!("{}\n{verdict}{over}", fx.code),
+            st,
+        );
     }
     if let Some(u) = &d.undecided {
         row(out, "undecided", u, st);

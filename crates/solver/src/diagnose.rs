@@ -9,7 +9,7 @@ use crate::compiled::{recheck, RECHECK_LIMIT};
 use crate::engine::{self, Limits};
 use crate::error::Error;
 use crate::joint;
-use crate::message::{self, DimEntry, FixKind, Message, SIZE_MAX};
+use crate::message::{self, DimEntry, FixKind, Message, DEFAULT_MIN, SIZE_MAX};
 use crate::python::{self, dim_code, py_name};
 use crate::report::{
     Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardFate, GuardMethod, GuardReport,
@@ -638,7 +638,7 @@ fn dim_report(
                 &d.name, v, why, d,
             ));
         }
-        r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), opts);
+        r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), false, opts);
         return r;
     }
     let (lo, hi) = d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX));
@@ -814,7 +814,7 @@ pub(crate) fn conclude(
     }
     r.advice.extend(advice(r, feasible, lo, hi));
     let guards: Vec<&Expr> = d.guards.iter().map(|g| &g.expr).collect();
-    r.torch_fix = check_fix(msg, &d.name, &guards, &var, feasible, (lo, hi), opts);
+    r.torch_fix = check_fix(msg, &d.name, &guards, &var, feasible, (lo, hi), true, opts);
 }
 
 fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {
@@ -1022,7 +1022,10 @@ fn advice(r: &DimReport, feasible: &DimSet, lo: i128, hi: i128) -> Vec<String> {
     out
 }
 
-/// Checks torch's suggested fix for `name`, if it printed one.
+/// Checks torch's suggested fix for `name`, if it printed one. With `within`, only over
+/// `range` (the sizes the user asked for): a fix is not unsound because of sizes outside the
+/// user's range (torch's `Dim('seq', max=128)` admits 0 and 1, which a range 2..512 excludes).
+#[allow(clippy::too_many_arguments)]
 fn check_fix(
     msg: &Message,
     name: &str,
@@ -1030,6 +1033,7 @@ fn check_fix(
     var: &str,
     feasible_on_range: &DimSet,
     range: (i128, i128),
+    within: bool,
     opts: &Options,
 ) -> Option<FixCheck> {
     let fix = msg.fixes.iter().find(|f| f.name == name)?;
@@ -1054,9 +1058,20 @@ fn check_fix(
         }
         _ => return None,
     };
+    let (admitted, outside_range) = if within {
+        let inside = admitted
+            .intersect(&DimSet::interval(range.0, range.1))
+            .ok()?;
+        let outside = admitted.count() - inside.count();
+        (inside, outside)
+    } else {
+        (admitted, 0)
+    };
     // The guards hold or fail wherever they are evaluated; a specialization admits one value.
     // Inside the range the feasible set already answers; outside it, solve again.
-    let inside = guards.is_empty() || (admitted.min()? >= range.0 && admitted.max()? <= range.1);
+    let inside = guards.is_empty()
+        || admitted.is_empty()
+        || (admitted.min()? >= range.0 && admitted.max()? <= range.1);
     let passing = if inside {
         admitted.intersect(feasible_on_range).ok()?
     } else {
@@ -1079,6 +1094,9 @@ fn check_fix(
             Certificate::None
         },
         admitted_set: admitted,
+        judged_over: within.then_some([range.0, range.1]),
+        range_is_default: within && range == (DEFAULT_MIN, SIZE_MAX),
+        outside_range,
     })
 }
 

@@ -106,6 +106,22 @@ pub struct DimEntry {
 }
 
 impl DimEntry {
+    /// A dimension named `name` with nothing else known yet.
+    pub fn new(name: &str) -> DimEntry {
+        DimEntry {
+            name: name.to_string(),
+            source: None,
+            range: None,
+            guards: vec![],
+            specialized: None,
+            inferred_equal: None,
+            forced: false,
+            specialized_reason: None,
+            symbol: None,
+            every_guard: false,
+        }
+    }
+
     /// The variable its guards are written in: the source when printed, else the name.
     pub fn var(&self) -> &str {
         self.source.as_deref().unwrap_or(&self.name)
@@ -187,9 +203,11 @@ pub fn read_lines(cleaned: &[clean::Line]) -> Result<Message, Error> {
     let mut msg = Message::empty(Form::ConstraintViolation);
     read_data_dependent(&lines, &mut msg)?;
     let (items, fix_lines) = items(&lines);
+    let mut index = Index::default();
     for item in &items {
-        read_item(item, &mut msg)?;
+        read_item(item, &mut msg, &mut index)?;
     }
+    msg.dedup_guards();
     for line in fix_lines {
         if let Some(f) = read_fix(&line) {
             msg.fixes.push(f);
@@ -224,6 +242,21 @@ impl Message {
         }
     }
 
+    /// Removes repeated guards (the same text under one dimension, among the joint guards, among
+    /// the data-dependent ones), keeping the first: readers push guards as they find them and
+    /// call this once, so reading stays linear however many guards a text repeats.
+    pub fn dedup_guards(&mut self) {
+        fn dedup(guards: &mut Vec<Guard>) {
+            let mut seen = std::collections::HashSet::new();
+            guards.retain(|g| seen.insert(g.text.clone()));
+        }
+        for d in &mut self.dims {
+            dedup(&mut d.guards);
+        }
+        dedup(&mut self.joint);
+        dedup(&mut self.data_dependent);
+    }
+
     /// The dimension named `name`, created (with `source`) if the message has none yet; a
     /// source fills in a missing one.
     pub fn dim_mut(&mut self, name: &str, source: Option<String>) -> &mut DimEntry {
@@ -235,23 +268,41 @@ impl Message {
 /// symbols: u0)`: the expression, once per distinct text.
 fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error> {
     const KEY: &str = "Could not guard on data-dependent expression ";
+    let mut seen: std::collections::HashSet<String> =
+        msg.data_dependent.iter().map(|g| g.text.clone()).collect();
     for (no, line) in lines.iter().enumerate() {
         let Some(i) = line.find(KEY) else { continue };
         let rest = &line[i + KEY.len()..];
         let end = rest.find(" (unhinted").unwrap_or(rest.len());
         let text = rest[..end].trim().trim_end_matches('.').trim();
-        if text.is_empty() || msg.data_dependent.iter().any(|g| g.text == text) {
+        if text.is_empty() || seen.contains(text) {
             continue;
         }
         // Inside a sentence (`... expression Eq(u0, 0) while tracing`): the longest leading run
         // of words that parses.
-        let words: Vec<&str> = text.split(' ').collect();
-        let parsed = (1..=words.len()).rev().find_map(|n| {
-            let t = words[..n].join(" ");
-            parse_guard(t.trim_end_matches(['.', ',', ';']))
-                .ok()
-                .map(|e| (t, e))
-        });
+        // The whole text first; then the prefixes ending at a word boundary at or before where
+        // the whole text stopped parsing, longest first, at most `TRIES` of them (linear time).
+        const TRIES: usize = 32;
+        let whole = parse_guard(text.trim_end_matches(['.', ',', ';']));
+        let parsed = match whole {
+            Ok(e) => Some((text.to_string(), e)),
+            Err(ref first) => {
+                let stop = first.offset.min(text.len());
+                text.char_indices()
+                    .filter(|&(i, c)| c == ' ' && i <= stop)
+                    .map(|(i, _)| i)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .take(TRIES)
+                    .find_map(|end| {
+                        let t = &text[..end];
+                        parse_guard(t.trim_end_matches(['.', ',', ';']))
+                            .ok()
+                            .map(|e| (t.to_string(), e))
+                    })
+            }
+        };
         let (text, expr) = match parsed {
             Some((t, e)) => (t.trim_end_matches(['.', ',', ';']).to_string(), e),
             None => {
@@ -262,7 +313,7 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
                 })
             }
         };
-        if msg.data_dependent.iter().any(|g| g.text == text) {
+        if !seen.insert(text.clone()) {
             continue;
         }
         msg.data_dependent.push(Guard {
@@ -418,21 +469,30 @@ fn joined(item: &Item, sep: &str) -> String {
     item.1.join(sep)
 }
 
-fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
+/// Where each dimension read so far is in `Message::dims`, by name: reading is linear in the
+/// number of items, however many dimensions the text names.
+type Index = std::collections::HashMap<String, usize>;
+
+fn read_item(item: &Item, msg: &mut Message, index: &mut Index) -> Result<(), Error> {
     let text = joined(item, " ");
     if text.starts_with("Constraints violated")
         || text.starts_with("Specializations unexpectedly required")
     {
-        return Ok(());
+        // A header whose sentence follows it, wrapped over indented lines (`Constraints violated
+        // (a)! The values of` / `a = L['a'].size()[1] and` / `b = ... must always be equal.`).
+        return match find_sentence(&text) {
+            Some(i) => read_item(&(item.0, vec![text[i..].to_string()]), msg, index),
+            None => Ok(()),
+        };
     }
     if let Some(rest) = text.strip_prefix("Not all values of ") {
-        return read_not_all_values(item, rest, msg);
+        return read_not_all_values(item, rest, msg, index);
     }
     if let Some(rest) = text.strip_prefix("You marked ") {
         // NAME as dynamic but your code specialized it to be a constant (V).
         if let Some((name, tail)) = rest.split_once(" as dynamic") {
             let v = paren_int(tail);
-            dim_mut(msg, name.trim(), None).specialized = v;
+            dim_at(msg, index, name.trim(), None).specialized = v;
             return Ok(());
         }
     }
@@ -442,8 +502,8 @@ fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
             if let Some(b) = b.strip_suffix(" must always be equal") {
                 let (an, asrc) = name_source(a);
                 let (bn, bsrc) = name_source(b);
-                dim_mut(msg, &an, asrc);
-                dim_mut(msg, &bn, bsrc);
+                dim_at(msg, index, &an, asrc);
+                dim_at(msg, index, &bn, bsrc);
                 msg.equalities.push((an, bn));
                 return Ok(());
             }
@@ -452,8 +512,8 @@ fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
             if let Some((b, rel)) = rest.split_once(" by ") {
                 let (an, asrc) = name_source(a);
                 let (bn, bsrc) = name_source(b);
-                dim_mut(msg, &an, asrc);
-                dim_mut(msg, &bn, bsrc);
+                dim_at(msg, index, &an, asrc);
+                dim_at(msg, index, &bn, bsrc);
                 let expr = rel
                     .split_once(" = ")
                     .map_or(rel, |(_, e)| e)
@@ -472,7 +532,7 @@ fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
         if let Some((name, tail)) = rest.split_once(" resulted in a specialized value of ") {
             let v = tail.trim_end_matches('.').trim().parse().ok();
             let (name, source) = name_source(name);
-            let d = dim_mut(msg, &name, source);
+            let d = dim_at(msg, index, &name, source);
             d.specialized = v;
             d.forced = true;
             return Ok(());
@@ -483,14 +543,19 @@ fn read_item(item: &Item, msg: &mut Message) -> Result<(), Error> {
             .split_whitespace()
             .next()
             .and_then(|s| s.trim_end_matches('.').parse().ok());
-        dim_mut(msg, name.trim(), None).specialized = v;
+        dim_at(msg, index, name.trim(), None).specialized = v;
         return Ok(());
     }
     msg.unrecognized.push(text);
     Ok(())
 }
 
-fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(), Error> {
+fn read_not_all_values(
+    item: &Item,
+    rest: &str,
+    msg: &mut Message,
+    index: &mut Index,
+) -> Result<(), Error> {
     // RelaxedUnspecConstraint(L['x'].size()[0]) are valid because ...
     let (name, source, range_and_tail) =
         if let Some(r) = rest.strip_prefix("RelaxedUnspecConstraint(") {
@@ -517,15 +582,14 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
                 error: Box::new(first),
             })?,
         };
-        let d = dim_mut(msg, &name, source);
+        let d = dim_at(msg, index, &name, source);
         d.range = d.range.or(Some(range));
-        if !d.guards.iter().any(|g| g.text == guard_text) {
-            d.guards.push(Guard {
-                text: guard_text.to_string(),
-                expr,
-                provenance: None,
-            });
-        }
+        // Repeated guards are removed once reading is done ([`Message::dedup_guards`]).
+        d.guards.push(Guard {
+            text: guard_text.to_string(),
+            expr,
+            provenance: None,
+        });
         return Ok(());
     }
     if let Some((range_text, why)) = range_and_tail.split_once(" are valid because ") {
@@ -534,7 +598,7 @@ fn read_not_all_values(item: &Item, rest: &str, msg: &mut Message) -> Result<(),
         } else {
             Some(parse_range(range_text, &name).map_err(|e| range_error(&name, item, e))?)
         };
-        let d = dim_mut(msg, &name, source);
+        let d = dim_at(msg, index, &name, source);
         d.range = d.range.or(range);
         if let Some(tail) = why
             .split_once(" was inferred to be a constant")
@@ -710,22 +774,33 @@ fn parse_range(text: &str, name: &str) -> Result<(i128, i128), ParseError> {
     Ok((lo, hi))
 }
 
+/// [`dim_mut`] through `index` (kept up to date).
+fn dim_at<'a>(
+    msg: &'a mut Message,
+    index: &mut Index,
+    name: &str,
+    source: Option<String>,
+) -> &'a mut DimEntry {
+    let i = match index.get(name) {
+        Some(&i) => i,
+        None => {
+            msg.dims.push(DimEntry::new(name));
+            index.insert(name.to_string(), msg.dims.len() - 1);
+            msg.dims.len() - 1
+        }
+    };
+    let d = &mut msg.dims[i];
+    if d.source.is_none() {
+        d.source = source;
+    }
+    d
+}
+
 fn dim_mut<'a>(msg: &'a mut Message, name: &str, source: Option<String>) -> &'a mut DimEntry {
     let i = match msg.dims.iter().position(|d| d.name == name) {
         Some(i) => i,
         None => {
-            msg.dims.push(DimEntry {
-                name: name.to_string(),
-                source: None,
-                range: None,
-                guards: vec![],
-                specialized: None,
-                inferred_equal: None,
-                forced: false,
-                specialized_reason: None,
-                symbol: None,
-                every_guard: false,
-            });
+            msg.dims.push(DimEntry::new(name));
             msg.dims.len() - 1
         }
     };

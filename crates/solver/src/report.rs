@@ -728,6 +728,14 @@ pub struct FixCheck {
     /// The admitted set (for independent checks).
     #[serde(skip)]
     pub admitted_set: DimSet,
+    /// The range the fix was judged over: the range the user asked for (or torch's default
+    /// when the text gives none, see `range_is_default`). Values the fix admits outside it are
+    /// not counted in `admitted` or `failing`: the user never asked for them.
+    pub judged_over: Option<[i128; 2]>,
+    /// True when `judged_over` is torch's default range (2..2^63-1), as the text gives none.
+    pub range_is_default: bool,
+    /// Values the fix admits outside `judged_over` (not judged).
+    pub outside_range: u128,
 }
 // ---- `dimguard verify --json` ----
 

@@ -190,16 +190,12 @@ pub fn read(text: &str) -> Result<Spec, Error> {
         }
     }
     // A name bound twice is the last binding, as in Python.
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<String> = Default::default();
     defs.reverse();
-    defs.retain(|(_, name, _, _)| {
-        let first = !seen.contains(name);
-        seen.push(name.clone());
-        first
-    });
+    defs.retain(|(_, name, _, _)| seen.insert(name.clone()));
     defs.reverse();
     // Roots used only by derived dims are not dims themselves.
-    let used_as_root: Vec<String> = defs
+    let used_as_root: std::collections::HashSet<String> = defs
         .iter()
         .filter_map(|(_, _, _, k)| {
             if let FixKind::Derived { root, .. } = k {
@@ -241,10 +237,12 @@ pub fn read(text: &str) -> Result<Spec, Error> {
             chains.insert(name.clone(), lines);
         }
     }
-    roots.retain(|r, _| {
-        defs.iter()
-            .any(|(_, n, _, k)| n == r && matches!(k, FixKind::Dim { .. } | FixKind::Const(_)))
-    });
+    let bound: std::collections::HashSet<&str> = defs
+        .iter()
+        .filter(|(_, _, _, k)| matches!(k, FixKind::Dim { .. } | FixKind::Const(_)))
+        .map(|(_, n, _, _)| n.as_str())
+        .collect();
+    roots.retain(|r, _| bound.contains(r.as_str()));
     for (no, name, code, kind) in &defs {
         if let Some(reason) = definition_error(kind, &roots, code) {
             let raw = &joined.iter().find(|(n, _)| n == no).expect("own line").1;
@@ -260,10 +258,22 @@ pub fn read(text: &str) -> Result<Spec, Error> {
             });
         }
     }
-    let whole: String = joined.iter().map(|(_, l)| format!("{l}\n")).collect();
+    // Each root's definition as written (the first line binding it), found once.
+    let mut root_texts: std::collections::HashMap<String, String> = Default::default();
+    for (_, l) in &joined {
+        for l in l.lines() {
+            if let Some((n, r)) = l.split_once(" = ") {
+                root_texts
+                    .entry(n.trim().to_string())
+                    .or_insert_with(|| r.trim().to_string());
+            }
+        }
+    }
     // ...unless the dict names the root itself (`y_2 = h` beside `"x": {2: h}`).
     let entries = dict.as_deref().map(dict_entries);
-    let in_dict = |name: &str| entries.iter().flatten().any(|(_, v)| v == name);
+    let in_dict_names: std::collections::HashSet<&str> =
+        entries.iter().flatten().map(|(_, v)| v.as_str()).collect();
+    let in_dict = |name: &str| in_dict_names.contains(name);
     for (_, name, text, kind) in defs {
         if used_as_root.contains(&name) && !in_dict(&name) {
             continue;
@@ -280,7 +290,7 @@ pub fn read(text: &str) -> Result<Spec, Error> {
                             .collect();
                         format!(
                             "{root} = {}\n{between}{name} = {text}",
-                            root_text(&whole, root).unwrap_or_default()
+                            root_texts.get(root.as_str()).cloned().unwrap_or_default()
                         )
                     }
                     _ => format!("{name} = {text}"),
@@ -422,13 +432,6 @@ pub fn sheet(text: &str) -> Result<Sheet, String> {
         }
     }
     Ok(out)
-}
-
-fn root_text(text: &str, root: &str) -> Option<String> {
-    text.lines().find_map(|l| {
-        let (n, r) = l.split_once(" = ")?;
-        (n.trim() == root).then(|| r.trim().to_string())
-    })
 }
 
 /// Joins lines inside brackets so a multi-line dict reads as one line; each joined line keeps

@@ -125,7 +125,10 @@ const RECORDS: [&str; 9] = [
 pub fn read(text: &str) -> Result<Trace, Error> {
     let mut strs: HashMap<i64, String> = HashMap::new();
     let mut t = Trace::default();
-    let mut seen_guards: Vec<String> = vec![];
+    // Sets beside the lists, so that reading is linear in the number of records.
+    let mut seen_guards: std::collections::HashSet<String> = Default::default();
+    let mut seen_symbols: std::collections::HashSet<String> = Default::default();
+    let mut seen_unbacked: std::collections::HashSet<String> = Default::default();
     let mut any = false;
     let mut payload_of_version = false;
     let mut version_payload = String::new();
@@ -174,7 +177,7 @@ pub fn read(text: &str) -> Result<Trace, Error> {
             "create_symbol" => {
                 any = true;
                 let symbol = str_field(body, "symbol");
-                if t.symbols.iter().any(|s| s.symbol == symbol) {
+                if !seen_symbols.insert(symbol.clone()) {
                     // The same symbol again: a new export starts.
                     let version = t.torch_version.take();
                     let exports = t.exports;
@@ -184,6 +187,9 @@ pub fn read(text: &str) -> Result<Trace, Error> {
                         ..Trace::default()
                     };
                     seen_guards.clear();
+                    seen_symbols.clear();
+                    seen_symbols.insert(symbol.clone());
+                    seen_unbacked.clear();
                 }
                 if t.symbols.is_empty() && t.guards.is_empty() {
                     t.exports += 1;
@@ -209,17 +215,16 @@ pub fn read(text: &str) -> Result<Trace, Error> {
             "create_unbacked_symbol" => {
                 any = true;
                 let s = str_field(body, "symbol");
-                if !t.unbacked.contains(&s) {
+                if seen_unbacked.insert(s.clone()) {
                     t.unbacked.push(s);
                 }
             }
             "guard_added" | "guard_added_fast" | "guard_on_data_dependent_error" => {
                 any = true;
                 let text = str_field(body, "expr");
-                if text.is_empty() || seen_guards.contains(&text) {
+                if text.is_empty() || !seen_guards.insert(text.clone()) {
                     continue;
                 }
-                seen_guards.push(text.clone());
                 let expr = match parse_guard(&text) {
                     Ok(e) => e,
                     Err(e) => {
@@ -238,7 +243,7 @@ pub fn read(text: &str) -> Result<Trace, Error> {
                 let data_dependent = key == "guard_on_data_dependent_error"
                     || g.expr.atoms().iter().any(|a| {
                         let a = a.to_string();
-                        t.unbacked.contains(&a) || is_unbacked_name(&a)
+                        seen_unbacked.contains(&a) || is_unbacked_name(&a)
                     });
                 if data_dependent {
                     t.data_dependent.push(g);
@@ -365,7 +370,7 @@ impl Trace {
     /// The symbol's dimension name.
     fn names(&self) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
-        let mut used: Vec<String> = vec![];
+        let mut used: std::collections::HashSet<String> = Default::default();
         for s in &self.symbols {
             let mut n = s
                 .source
@@ -375,7 +380,7 @@ impl Trace {
             if used.contains(&n) {
                 n = format!("{n}_{}", s.symbol);
             }
-            used.push(n.clone());
+            used.insert(n.clone());
             out.insert(s.symbol.clone(), n);
         }
         out
@@ -397,6 +402,15 @@ impl Trace {
     pub fn to_message(&self) -> Message {
         let names = self.names();
         let var = |s: &Symbol| s.source.clone().unwrap_or_else(|| names[&s.symbol].clone());
+        // Symbols by name (the first of each), so that each guard costs its own atoms only.
+        let mut pos: HashMap<&str, usize> = HashMap::new();
+        for (i, s) in self.symbols.iter().enumerate() {
+            pos.entry(s.symbol.as_str()).or_insert(i);
+        }
+        let mut specialized: HashMap<&str, i128> = HashMap::new();
+        for p in &self.specializations {
+            specialized.entry(p.symbol.as_str()).or_insert(p.value);
+        }
         let mut msg = Message {
             dims: self
                 .symbols
@@ -406,11 +420,7 @@ impl Trace {
                     source: s.source.clone(),
                     range: Some(s.range),
                     guards: vec![],
-                    specialized: self
-                        .specializations
-                        .iter()
-                        .find(|p| p.symbol == s.symbol)
-                        .map(|p| p.value),
+                    specialized: specialized.get(s.symbol.as_str()).copied(),
                     inferred_equal: None,
                     forced: false,
                     specialized_reason: None,
@@ -444,15 +454,20 @@ impl Trace {
         };
         // Guards over the sizes' sources (as torch's messages print them).
         let over_sources = |e: &Expr| {
-            self.symbols.iter().fold(e.clone(), |acc, s| {
-                acc.substitute(&s.symbol, &Expr::sym(&var(s)))
-            })
+            e.atoms()
+                .iter()
+                .fold(e.clone(), |acc, a| match pos.get(a.to_string().as_str()) {
+                    Some(&i) => {
+                        acc.substitute(&self.symbols[i].symbol, &Expr::sym(&var(&self.symbols[i])))
+                    }
+                    None => acc,
+                })
         };
         for g in &self.guards {
             let atoms: Vec<String> = g.expr.atoms().iter().map(|a| a.to_string()).collect();
             let mut idx: Vec<usize> = atoms
                 .iter()
-                .filter_map(|a| self.symbols.iter().position(|s| &s.symbol == a))
+                .filter_map(|a| pos.get(a.as_str()).copied())
                 .collect();
             idx.dedup();
             let guard = Guard {

@@ -16,25 +16,27 @@ pub struct Line {
 /// line (a terminal, an e-mail or a narrow comment breaks a long line at a space and indents the
 /// rest) is joined back: an indented line continues the one before it when that one is not
 /// complete on its own (see [`continues`]). The joined line keeps the number of its first part.
+///
+/// Linear in the size of `text`: what [`continues`] asks of the line so far is kept as it grows
+/// ([`Open`]), never recomputed over the joined text, and each line is cleaned once.
 pub fn lines(text: &str) -> Vec<Line> {
     let quoted = quote_style(text);
     let mut out: Vec<Line> = Vec::new();
-    let mut last = String::new();
+    let mut open: Option<Open> = None;
     for (i, l) in text.lines().enumerate() {
         let raw = unquote(l, quoted);
-        if !out.is_empty() && continues(&last, &raw) {
-            last = format!("{} {}", last.trim_end(), raw.trim_start());
-            if let Some(prev) = out.last_mut() {
-                prev.text = clean(&last);
+        if let Some(o) = open.as_mut() {
+            if o.continued_by(&raw) {
+                o.join(&raw);
+                continue;
             }
-            continue;
         }
-        out.push(Line {
-            no: i + 1,
-            text: clean(&raw),
-        });
-        last = raw;
+        if let Some(o) = open.take() {
+            out.push(o.finish());
+        }
+        open = Some(Open::new(i + 1, raw));
     }
+    out.extend(open.map(Open::finish));
     out
 }
 
@@ -44,41 +46,132 @@ pub fn lines(text: &str) -> Vec<Line> {
 /// log line
 /// followed by an indented line without a prefix of its own (log messages are one line each).
 pub fn continues(prev: &str, line: &str) -> bool {
-    if !line.starts_with([' ', '\t']) || line.trim().is_empty() || prev.trim().is_empty() {
+    Open::new(1, prev.to_string()).continued_by(line)
+}
+
+/// How long the start of a line may be for its prefixes (test, log, exception) to be looked
+/// for again after a join: every prefix torch and its runners print is far shorter.
+const HEAD: usize = 512;
+
+/// A line being read, possibly joined from several wrapped lines, with what [`continues`] asks
+/// of it: kept up to date as parts are appended, so joining is linear in the text.
+struct Open {
+    no: usize,
+    text: String,
+    /// Brackets left open (from the start of the line, after a test prefix).
+    depth: i64,
+    /// What the start of the line says (recomputed while it is short, see [`HEAD`]).
+    head: Head,
+}
+
+/// What the start of a line says.
+#[derive(Clone, Copy)]
+struct Head {
+    /// Nothing but blanks.
+    empty: bool,
+    /// A log prefix.
+    prefix: bool,
+    /// An exception line (`RuntimeError: ...`).
+    exception: bool,
+    /// A glog prefix cut before its `] `.
+    cut_prefix: bool,
+}
+
+impl Head {
+    fn of(prev: &str) -> Head {
+        let t = strip_test_prefix(prev).trim_start();
+        Head {
+            empty: prev.trim().is_empty(),
+            prefix: has_prefix(t),
+            exception: is_exception(t),
+            cut_prefix: cut_glog_prefix(t),
+        }
+    }
+}
+
+impl Open {
+    fn new(no: usize, text: String) -> Open {
+        let head = Head::of(&text);
+        let depth = bracket_depth(strip_test_prefix(&text));
+        Open {
+            no,
+            text,
+            depth,
+            head,
+        }
+    }
+
+    /// Whether `line` continues this one (see [`continues`]).
+    fn continued_by(&self, line: &str) -> bool {
+        if !line.starts_with([' ', '\t']) || line.trim().is_empty() || self.head.empty {
+            return false;
+        }
+        let t = self.text.trim_end();
+        // An expression cut after an operator (`... == 2 + 2 *`) is not complete either.
+        let dangling = [
+            "+", "-", "*", "/", "%", "=", "<", ">", ",", " and", " or", " not",
+        ]
+        .iter()
+        .any(|op| t.ends_with(op));
+        // The last line of a traceback (`RuntimeError: Expected input ... but`) continued by an
+        // indented line that is not a bullet of its own (`  - Not all values ...`).
+        let bullet = {
+            let c = line.trim_start();
+            c.starts_with("- ") || c.starts_with("* ")
+        };
+        self.depth > 0
+            || dangling
+            || (self.head.exception && !bullet)
+            || self.head.cut_prefix
+            || (self.head.prefix && !has_prefix(line.trim_start()))
+    }
+
+    /// Appends the wrapped rest `raw`.
+    fn join(&mut self, raw: &str) {
+        let rest = raw.trim_start();
+        let keep = self.text.trim_end().len();
+        self.text.truncate(keep);
+        self.text.push(' ');
+        self.text.push_str(rest);
+        self.depth += bracket_depth(rest);
+        if self.text.len() <= HEAD {
+            self.head = Head::of(&self.text);
+        }
+    }
+
+    fn finish(self) -> Line {
+        Line {
+            no: self.no,
+            text: clean(&self.text),
+        }
+    }
+}
+
+/// Brackets opened minus brackets closed.
+fn bracket_depth(s: &str) -> i64 {
+    s.bytes().fold(0i64, |n, c| match c {
+        b'(' | b'[' | b'{' => n + 1,
+        b')' | b']' | b'}' => n - 1,
+        _ => n,
+    })
+}
+
+fn has_prefix(s: &str) -> bool {
+    glog_prefix(s).is_some() || logging_prefix(s).is_some()
+}
+
+/// `RuntimeError: ...`, `torch._dynamo.exc.UserError: ...`: a dotted name whose last part is
+/// a class name, then `: `. Looks only at the name (the scan stops at the first other character).
+fn is_exception(t: &str) -> bool {
+    let end = t
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(t.len());
+    if !t[end..].starts_with(": ") {
         return false;
     }
-    let t = strip_test_prefix(prev).trim_start();
-    let has_prefix = |s: &str| glog_prefix(s).is_some() || logging_prefix(s).is_some();
-    let open = t.chars().fold(0i64, |n, c| match c {
-        '(' | '[' | '{' => n + 1,
-        ')' | ']' | '}' => n - 1,
-        _ => n,
-    });
-    // An expression cut after an operator (`... == 2 + 2 *`) is not complete either.
-    let dangling = [
-        "+", "-", "*", "/", "%", "=", "<", ">", ",", " and", " or", " not",
-    ]
-    .iter()
-    .any(|op| t.trim_end().ends_with(op));
-    // The last line of a traceback (`RuntimeError: Expected input ... but`) continued by an
-    // indented line that is not a bullet of its own (`  - Not all values ...`).
-    let bullet = {
-        let c = line.trim_start();
-        c.starts_with("- ") || c.starts_with("* ")
-    };
-    let exception = t.split_once(": ").is_some_and(|(head, _)| {
-        let class = head.rsplit('.').next().unwrap_or(head);
-        class.starts_with(|c: char| c.is_ascii_uppercase())
-            && class.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            && head
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-    });
-    open > 0
-        || dangling
-        || (exception && !bullet)
-        || cut_glog_prefix(t)
-        || (has_prefix(t) && !has_prefix(line.trim_start()))
+    let head = &t[..end];
+    let class = head.rsplit('.').next().unwrap_or(head);
+    class.starts_with(|c: char| c.is_ascii_uppercase())
 }
 
 /// The start of a glog prefix without its end: `I1123 07:53:01.463000 6430` (the wrap fell

@@ -16,7 +16,7 @@
 //! torch's), and the suggested `dynamic_shapes` gives the ranges.
 
 use super::clean::Line;
-use super::logs::place_guard;
+use super::logs::place_guards;
 use super::{Form, RawGuard};
 use crate::message::Message;
 use crate::provenance::{attribute, is_library, Frame, Provenance};
@@ -76,9 +76,7 @@ pub fn read(lines: &[Line]) -> Message {
         d.range = d.range.or(range);
     }
     let source_of = |a: &str| sources.get(a).cloned();
-    for g in guards {
-        place_guard(&mut msg, g, &source_of, &|a: &str| a.starts_with('u'));
-    }
+    place_guards(&mut msg, guards, &source_of, &|a: &str| a.starts_with('u'));
     msg
 }
 

@@ -18,7 +18,7 @@ use crate::message::{Message, Unreadable};
 use crate::provenance::{attribute, Frame, Provenance};
 use crate::syntax::parse_guard;
 use crate::types::Expr;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Whether the lines hold `TORCH_LOGS="+dynamic"` output.
 pub fn is_log(lines: &[Line]) -> bool {
@@ -30,6 +30,8 @@ pub fn is_log(lines: &[Line]) -> bool {
             || (t.starts_with("runtime_assert ") && t.contains("[guard added]"))
             || t.starts_with("set_replacement ")
             || t.starts_with("track_symint ")
+            || t.starts_with("Ignored guard ")
+            || t.starts_with("Summary of dimension constraints")
     })
 }
 
@@ -54,8 +56,10 @@ pub fn read(lines: &[Line]) -> Message {
     let mut suppressed = 0usize;
     let mut constant_sources: Vec<(String, i128, (i128, i128))> = Vec::new();
     let mut assumed: Vec<String> = Vec::new();
-    let sym = |name: &str, order: &mut Vec<String>| {
-        if !order.iter().any(|s| s == name) {
+    let mut prose: Vec<(usize, String)> = Vec::new();
+    let mut ordered: HashSet<String> = HashSet::new();
+    let mut sym = |name: &str, order: &mut Vec<String>| {
+        if ordered.insert(name.to_string()) {
             order.push(name.to_string());
         }
     };
@@ -135,11 +139,23 @@ pub fn read(lines: &[Line]) -> Message {
                 provenance: provenance(tail),
             });
         } else if let Some(rest) = t.strip_prefix("Ignored guard ") {
-            let g = rest.split(", this could").next().unwrap_or(rest);
+            // `Ignored guard Eq(s0*s1, 16) == True, this could result in accuracy problems`:
+            // torch's shape environment was frozen, so the guard was not installed. It is read
+            // as a guard: the answer is where it holds; elsewhere the program runs unchecked.
+            let g = rest.split(", this could").next().unwrap_or(rest).trim();
             msg.notes.push(format!(
-                "line {}: torch ignored the guard {g} (it does not hold at run time either; torch may be wrong about accuracy)",
+                "line {}: torch ignored the guard {g} (added after its shape environment was frozen): no check is installed, so sizes where it fails run unchecked and may compute wrong results; the answer below is where it holds",
                 line.no
             ));
+            guards.push(RawGuard {
+                line: line.no,
+                text: fact(g).to_string(),
+                provenance: None,
+            });
+        } else if let Some(found) = quoted_guards(t) {
+            // Prose quoting a guard (`The guard it reports is Eq(2048*s0, 2000896) and ...`):
+            // kept aside, read below when it names only the log's symbols.
+            prose.extend(found.into_iter().map(|g| (line.no, g)));
         } else if let Some(i) = t.find("failed during evaluate_expr(") {
             let rest = &t[i + "failed during evaluate_expr(".len()..];
             let expr = rest.split(", hint=").next().unwrap_or(rest).trim();
@@ -151,12 +167,29 @@ pub fn read(lines: &[Line]) -> Message {
             });
         } else if let Some(rest) = t.strip_prefix("could not evaluate ") {
             if let Some((e, _)) = rest.split_once(" due to data dependency") {
-                if !assumed.iter().any(|a| a == e) {
-                    assumed.push(e.to_string());
-                }
+                assumed.push(e.to_string());
             }
         }
     }
+    // Guards quoted in prose: those over the log's symbols only. The text is then an excerpt
+    // (not every guard torch added is in it).
+    let mut excerpt = false;
+    for (no, g) in prose {
+        let Ok(e) = parse_guard(&g) else { continue };
+        let atoms = e.atoms();
+        if !atoms.is_empty() && atoms.iter().all(|a| syms.contains_key(&a.to_string())) {
+            msg.notes.push(format!(
+                "line {no}: read the guard {g} quoted in the text (not a log record): the text is an excerpt, so other guards torch added may be missing"
+            ));
+            guards.push(RawGuard {
+                line: no,
+                text: g,
+                provenance: None,
+            });
+            excerpt = true;
+        }
+    }
+    specializations_summary(lines, &mut msg);
     // Replacements: a constant specializes the symbol (a symbol or affine expression relates
     // it: below, once the dimensions have names).
     for (a, rhs, reason) in &replaced {
@@ -193,45 +226,103 @@ pub fn read(lines: &[Line]) -> Message {
     }
     // One dimension per backed symbol with a source, in the order the log created them, named
     // from its source (`x_2`) as for a structured trace; guards keep torch's symbols (`s53`).
+    let mut names: HashMap<String, usize> = msg
+        .dims
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.name.clone(), i))
+        .collect();
     for name in &order {
         let s = &syms[name];
         if s.unbacked || s.source.is_none() {
             continue;
         }
         let dim_name = super::runtime::size_name(s.source.as_deref().unwrap_or(name));
-        let dim_name = if msg.dims.iter().any(|d| d.name == dim_name) {
+        let dim_name = if names.contains_key(&dim_name) {
             format!("{dim_name}_{name}")
         } else {
             dim_name
         };
-        let d = msg.dim_mut(&dim_name, s.source.clone());
+        let i = match names.get(&dim_name) {
+            Some(&i) => i,
+            None => {
+                msg.dims.push(crate::message::DimEntry::new(&dim_name));
+                names.insert(dim_name.clone(), msg.dims.len() - 1);
+                msg.dims.len() - 1
+            }
+        };
+        let d = &mut msg.dims[i];
+        d.source = d.source.take().or_else(|| s.source.clone());
         d.symbol = Some(name.clone());
         d.range = s.range;
-        // A log lists every guard torch added.
-        d.every_guard = true;
+        // A log lists every guard torch added (an excerpt quoting a guard does not).
+        d.every_guard = !excerpt;
         if let Some((v, why)) = &s.constant {
             d.specialized = Some(*v);
             d.specialized_reason = (!why.is_empty()).then(|| why.clone());
         }
     }
-    let dim_of = |msg: &Message, sym: &str| {
-        msg.dims
+    // Symbols the text uses but never maps to an input (no create_symbol line): each is a size of
+    // its own, named by the symbol, so the answer is in torch's symbols; the note says what to add.
+    let mut unmapped: Vec<String> = Vec::new();
+    let mut seen_unmapped: HashSet<String> = HashSet::new();
+    let words = guards.iter().map(|g| g.text.as_str()).chain(
+        replaced
             .iter()
-            .find(|d| d.symbol.as_deref() == Some(sym))
-            .map(|d| d.name.clone())
-    };
+            .flat_map(|(a, rhs, _)| [a.as_str(), rhs.as_str()]),
+    );
+    for text in words {
+        for w in text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+            let mapped = syms
+                .get(w)
+                .is_some_and(|s| s.source.is_some() || s.unbacked);
+            if w.starts_with('s') && is_symbol(w) && !mapped && seen_unmapped.insert(w.to_string())
+            {
+                unmapped.push(w.to_string());
+            }
+        }
+    }
+    unmapped.sort_by_key(|w| w[1..].parse::<u64>().unwrap_or(u64::MAX));
+    for w in &unmapped {
+        if names.contains_key(w) {
+            continue;
+        }
+        let mut d = crate::message::DimEntry::new(w);
+        d.symbol = Some(w.clone());
+        d.range = syms.get(w).and_then(|s| s.range);
+        if let Some((v, why)) = syms.get(w).and_then(|s| s.constant.clone()) {
+            d.specialized = Some(v);
+            d.specialized_reason = (!why.is_empty()).then_some(why);
+        }
+        names.insert(w.clone(), msg.dims.len());
+        msg.dims.push(d);
+    }
+    if !unmapped.is_empty() {
+        msg.notes.push(format!(
+            "the text never says which input sizes {} are (no `create_symbol {} = ... for L['x'].size()[..]` line): the answer is over torch's symbols. Add the create_symbol lines (run the export with TORCH_LOGS=\"+dynamic\" and paste its whole output) to get it over your inputs",
+            unmapped.join(", "),
+            unmapped[0]
+        ));
+    }
+    let mut by_symbol: HashMap<String, String> = HashMap::new();
+    for d in &msg.dims {
+        if let Some(s) = &d.symbol {
+            by_symbol.entry(s.clone()).or_insert_with(|| d.name.clone());
+        }
+    }
+    let dim_of = |sym: &str| by_symbol.get(sym).cloned();
     for (a, rhs, _) in &replaced {
-        let Some(an) = dim_of(&msg, a) else { continue };
+        let Some(an) = dim_of(a) else { continue };
         if is_symbol(rhs) {
-            if let Some(bn) = dim_of(&msg, rhs) {
+            if let Some(bn) = dim_of(rhs) {
                 msg.equalities.push((bn, an));
             }
         } else if int_bound(rhs).is_none() {
             // `s1 = 2*s0 + 1`: the right-hand side over the dimensions' names.
-            let Some(other) = first_symbol(rhs).and_then(|o| dim_of(&msg, &o)) else {
+            let Some(other) = first_symbol(rhs).and_then(|o| dim_of(&o)) else {
                 continue;
             };
-            let expr = rename_words(rhs, &|w: &str| dim_of(&msg, w));
+            let expr = rename_words(rhs, &|w: &str| dim_of(w));
             msg.relations.push(crate::message::Relation {
                 name: an,
                 other,
@@ -240,17 +331,17 @@ pub fn read(lines: &[Line]) -> Message {
         }
     }
     let source_of = |a: &str| syms.get(a).and_then(|s| s.source.clone());
-    for g in guards {
-        place_guard(&mut msg, g, &source_of, &|a: &str| {
-            syms.get(a).is_some_and(|s| s.unbacked) || is_unbacked_name(a)
-        });
-    }
+    place_guards(&mut msg, guards, &source_of, &|a: &str| {
+        syms.get(a).is_some_and(|s| s.unbacked) || is_unbacked_name(a)
+    });
     if suppressed > 0 {
         msg.notes.push(format!(
             "{suppressed} guard line(s) marked [guard suppressed] were skipped: torch did not keep them"
         ));
     }
     if !assumed.is_empty() {
+        let mut seen = HashSet::new();
+        assumed.retain(|a| seen.insert(a.clone()));
         msg.notes.push(format!(
             "torch could not evaluate {} because of data dependency and assumed each False, with no run-time check",
             assumed.join(", ")
@@ -259,13 +350,53 @@ pub fn read(lines: &[Line]) -> Message {
     msg
 }
 
-/// Files a guard under its size, the joint guards, or the data-dependent guards; a guard that
-/// does not parse, or names a symbol without a source, is kept as unreadable with the reason.
-pub(super) fn place_guard(
+/// Files each guard under its size, the joint guards, or the data-dependent guards; a guard
+/// that does not parse, or names a symbol without a source, is kept as unreadable with the
+/// reason. A guard already filed (same text, same place) is not filed again. Linear in the
+/// number of guards: sizes are found through maps built once.
+pub(super) fn place_guards(
+    msg: &mut Message,
+    guards: Vec<RawGuard>,
+    source_of: &dyn Fn(&str) -> Option<String>,
+    unbacked: &dyn Fn(&str) -> bool,
+) {
+    // Sizes by symbol, by source and by name (the first of each, as a search would find).
+    let mut by_symbol: HashMap<String, usize> = HashMap::new();
+    let mut by_source: HashMap<String, usize> = HashMap::new();
+    let mut by_name: HashMap<String, usize> = HashMap::new();
+    for (i, d) in msg.dims.iter().enumerate() {
+        if let Some(s) = &d.symbol {
+            by_symbol.entry(s.clone()).or_insert(i);
+        }
+        if let Some(s) = &d.source {
+            by_source.entry(s.clone()).or_insert(i);
+        }
+        by_name.entry(d.name.clone()).or_insert(i);
+    }
+    for g in guards {
+        place_one(
+            msg,
+            g,
+            source_of,
+            unbacked,
+            (&mut by_symbol, &mut by_source, &mut by_name),
+        );
+    }
+    msg.dedup_guards();
+}
+
+type Maps<'a> = (
+    &'a mut HashMap<String, usize>,
+    &'a mut HashMap<String, usize>,
+    &'a mut HashMap<String, usize>,
+);
+
+fn place_one(
     msg: &mut Message,
     g: RawGuard,
     source_of: &dyn Fn(&str) -> Option<String>,
     unbacked: &dyn Fn(&str) -> bool,
+    (by_symbol, by_source, by_name): Maps,
 ) {
     let parsed = parse_guard(&g.text).or_else(|first| {
         // `Ne(Mod(s0, 8), 0) == False`: the guard is the negation.
@@ -292,9 +423,7 @@ pub(super) fn place_guard(
         provenance: g.provenance.clone(),
     };
     if atoms.iter().any(|a| unbacked(a)) {
-        if !msg.data_dependent.iter().any(|d| d.text == g.text) {
-            msg.data_dependent.push(guard(expr));
-        }
+        msg.data_dependent.push(guard(expr));
         return;
     }
     let mut over_sources = expr.clone();
@@ -303,7 +432,11 @@ pub(super) fn place_guard(
             Some(src) => {
                 over_sources = over_sources.substitute(a, &Expr::sym(&src));
             }
-            None if atoms.len() == 1 && msg.dims.iter().any(|d| d.name == *a) => {}
+            // A size known by its name only (a symbol the text never maps to an input).
+            None if (atoms.len() == 1 && by_name.contains_key(a))
+                || by_name
+                    .get(a)
+                    .is_some_and(|&i| msg.dims[i].source.is_none()) => {}
             None => {
                 msg.unreadable.push(Unreadable {
                     line: g.line,
@@ -320,24 +453,29 @@ pub(super) fn place_guard(
         [] => {}
         [one] => {
             let source = source_of(one);
-            let name = msg
-                .dims
-                .iter()
-                .find(|d| {
-                    d.symbol.as_deref() == Some(one.as_str())
-                        || (source.is_some() && d.source == source)
-                })
-                .map_or_else(|| one.clone(), |d| d.name.clone());
-            let d = msg.dim_mut(&name, source);
-            if !d.guards.iter().any(|x| x.text == g.text) {
-                d.guards.push(guard(over_sources));
+            let found = by_symbol
+                .get(one.as_str())
+                .or_else(|| source.as_ref().and_then(|s| by_source.get(s)))
+                .copied();
+            let i = match found.or_else(|| by_name.get(one.as_str()).copied()) {
+                Some(i) => i,
+                None => {
+                    msg.dims.push(crate::message::DimEntry::new(one));
+                    let i = msg.dims.len() - 1;
+                    by_name.insert(one.clone(), i);
+                    i
+                }
+            };
+            let d = &mut msg.dims[i];
+            if d.source.is_none() {
+                d.source = source;
+                if let Some(s) = &d.source {
+                    by_source.entry(s.clone()).or_insert(i);
+                }
             }
+            d.guards.push(guard(over_sources));
         }
-        _ => {
-            if !msg.joint.iter().any(|x| x.text == g.text) {
-                msg.joint.push(guard(over_sources));
-            }
-        }
+        _ => msg.joint.push(guard(over_sources)),
     }
 }
 
@@ -434,6 +572,90 @@ fn frame(s: &str) -> Option<Frame> {
         function: function.trim().to_string(),
         code: None,
     })
+}
+
+/// Sympy-style guards quoted inside a line of prose (`... is Eq(2048*s0, 2000896) and ...`):
+/// each `Eq(`/`Ne(`/`Lt(`/`Le(`/`Gt(`/`Ge(` with its balanced parentheses. `None` when there is
+/// none.
+fn quoted_guards(t: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = ["Eq(", "Ne(", "Lt(", "Le(", "Gt(", "Ge("]
+        .iter()
+        .filter_map(|k| t[from..].find(k).map(|i| from + i))
+        .min()
+    {
+        let word_start =
+            i == 0 || !t[..i].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let mut depth = 0i64;
+        let mut end = None;
+        for (j, c) in t[i + 2..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(i + 2 + j + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else { break };
+        if word_start {
+            out.push(t[i..end].to_string());
+        }
+        from = end;
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// torch 2.1's `Summary of dimension constraints` (logged by dynamo's export): the sizes under
+/// `def specializations(x):` (`assert x.size()[0] == 1`, or `return (x0.size()[0] == 8 and
+/// ...)`) are specialized to their value.
+fn specializations_summary(lines: &[Line], msg: &mut Message) {
+    let Some(start) = lines
+        .iter()
+        .position(|l| l.text.trim_start().starts_with("def specializations("))
+    else {
+        return;
+    };
+    for l in &lines[start + 1..] {
+        let t = l.text.trim();
+        if t.starts_with("```") || t.starts_with("def ") || t.is_empty() {
+            break;
+        }
+        let body = t
+            .trim_start_matches("assert ")
+            .trim_start_matches("return ")
+            .trim_start_matches('(')
+            .trim_end_matches(" and")
+            .trim_end_matches(')');
+        for part in body.split(" and ") {
+            let Some((lhs, v)) = part.split_once(" == ") else {
+                continue;
+            };
+            let Some(v) = int_bound(v.trim().trim_end_matches(')')) else {
+                continue;
+            };
+            let lhs = lhs.trim();
+            let Some((arg, idx)) = lhs.split_once(".size()[") else {
+                continue;
+            };
+            let Some(idx) = idx.strip_suffix(']') else {
+                continue;
+            };
+            let source = format!("L['{arg}'].size()[{idx}]");
+            let name = super::runtime::size_name(&source);
+            let d = msg.dim_mut(&name, Some(source));
+            d.specialized = Some(v);
+            d.specialized_reason = Some(
+                "listed under `def specializations` in torch's summary of dimension constraints"
+                    .into(),
+            );
+        }
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //! which.
 
 use super::clean::Line;
-use super::logs::place_guard;
+use super::logs::place_guards;
 use super::{Form, RawGuard};
 use crate::error::Error;
 use crate::message::{Message, Runtime, Unreadable};
@@ -61,13 +61,13 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
         for a in expr.atoms() {
             msg.dim_mut(&a, Some(a.to_string()));
         }
-        place_guard(
+        place_guards(
             &mut msg,
-            RawGuard {
+            vec![RawGuard {
                 line: line.no,
                 text: text.to_string(),
                 provenance: None,
-            },
+            }],
             &|a: &str| Some(a.to_string()),
             &|_| false,
         );
