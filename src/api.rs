@@ -133,6 +133,90 @@ pub fn diagnose_with_spec(
     Ok((report, merged))
 }
 
+/// `dimguard check` of a `dimguard.Dispatch` archive's programs (`(entry name, .pt2 bytes)`, as
+/// [`graph::program::dispatch_programs`] reads them): each program checked, and per input size
+/// the union of what the programs accept.
+pub fn check_dispatch(
+    programs: Vec<(String, Vec<u8>)>,
+    label: &str,
+    sizes: bool,
+) -> Result<dimguard_solver::report::DispatchReport, graph::Error> {
+    use dimguard_solver::report::{DispatchProgram, DispatchReport, Feasible, UnionDim};
+    let mut checked = Vec::new();
+    for (file, bytes) in programs {
+        let program = graph::load_bytes(bytes, &format!("{label}: {file}"))?;
+        checked.push(DispatchProgram {
+            check: check_program(&program, sizes)?,
+            file,
+        });
+    }
+    let mut union: Vec<(UnionDim, Option<crate::solver::DimSet>)> = Vec::new();
+    for (i, p) in checked.iter().enumerate() {
+        for d in &p.check.dims {
+            let set = d
+                .accepted
+                .as_ref()
+                .and_then(|f| crate::solver::DimSet::from_segments(f.segments.clone()).ok())
+                .filter(|s| Some(s.count()) == d.accepted.as_ref().map(|f| f.count));
+            let at = union
+                .iter()
+                .position(|(u, _)| u.input == d.input && u.index == d.index);
+            match at {
+                Some(k) => {
+                    let (u, acc) = &mut union[k];
+                    u.dynamic_in.push(i);
+                    *acc = match (acc.take(), set) {
+                        (Some(a), Some(b)) => a.union(&b).ok(),
+                        _ => None,
+                    };
+                }
+                None => union.push((
+                    UnionDim {
+                        input: d.input.clone(),
+                        index: d.index,
+                        accepted: None,
+                        dynamic_in: vec![i],
+                    },
+                    set,
+                )),
+            }
+        }
+    }
+    let union: Vec<UnionDim> = union
+        .into_iter()
+        .map(|(mut u, acc)| {
+            u.accepted = acc.as_ref().map(Feasible::from);
+            u
+        })
+        .collect();
+    let parts: Vec<String> = union
+        .iter()
+        .map(|u| match &u.accepted {
+            Some(f) => format!(
+                "{}[{}]: {} sizes accepted by some program{}",
+                u.input,
+                u.index,
+                f.count,
+                match (f.min, f.max) {
+                    (Some(a), Some(b)) => format!(" ({a}..{b})"),
+                    _ => String::new(),
+                }
+            ),
+            None => format!("{}[{}]: undecided in some program", u.input, u.index),
+        })
+        .collect();
+    let n = checked.len();
+    Ok(DispatchReport {
+        summary: format!(
+            "{n} program{}; {}",
+            if n == 1 { "" } else { "s" },
+            parts.join("; ")
+        ),
+        programs: checked,
+        union,
+    })
+}
+
 /// `dimguard check` on a program already read, with Z3 deciding linked groups too wide to
 /// enumerate.
 pub fn check_program(program: &Program, sizes: bool) -> Result<CheckReport, graph::Error> {

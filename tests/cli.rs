@@ -703,3 +703,66 @@ fn format_shapesspec_for_dim_guards() {
         "{block}"
     );
 }
+
+/// `check` of a `dimguard.Dispatch` archive (tools/export_dispatch.py): every program checked
+/// from its own graph, and the union of what they accept equals the heights at which the model
+/// itself runs (eager, one call per size, inside the box the archive was made for).
+#[test]
+fn check_reads_a_dispatch_archive() {
+    let dir = format!("{}/tests/data/pt2", env!("CARGO_MANIFEST_DIR"));
+    let truth: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{dir}/branchy.dispatch.truth.json")).unwrap(),
+    )
+    .unwrap();
+    let runs: Vec<i64> = truth["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_i64().unwrap())
+        .collect();
+    let archive = format!("{dir}/branchy.dispatch");
+    let (code, out, err) = run(&["check", &archive, "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["programs"].as_array().unwrap().len() as u64,
+        truth["programs"].as_u64().unwrap()
+    );
+    let u = &v["union"][0];
+    assert_eq!(
+        (u["input"].as_str(), u["index"].as_u64()),
+        (Some("x"), Some(2))
+    );
+    let member = |h: i64| {
+        u["accepted"]["segments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| {
+                let (lo, hi, m) = (
+                    s["lo"].as_i64().unwrap(),
+                    s["hi"].as_i64().unwrap(),
+                    s["modulus"].as_i64().unwrap(),
+                );
+                lo <= h
+                    && h <= hi
+                    && s["residues"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|r| r.as_i64() == Some(h.rem_euclid(m)))
+            })
+    };
+    let got: Vec<i64> = (96..=300).filter(|&h| member(h)).collect();
+    assert_eq!(got, runs);
+    let (code, text, _) = run(&["check", &archive], None);
+    assert_eq!(code, 0);
+    assert!(
+        text.starts_with("dimguard check: a dimguard.Dispatch archive: 2 programs"),
+        "{text}"
+    );
+    assert!(text.contains("== program 1 (programs/1.pt2)"), "{text}");
+    let (code, _, err) = run(&["check", &archive, "--dot", "/tmp/x.dot"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("--dot and --html draw one program"), "{err}");
+}

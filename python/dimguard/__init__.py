@@ -171,7 +171,9 @@ def check(path_or_program: Any, *, sizes: bool = False, full: bool = True) -> Ch
     ranges and guards, and the whole graph only when it holds run-time asserts or an ``arange``
     (what ``dimguard.export`` uses: much faster, same accepted sets);
     ``full=True`` serializes the whole graph so shape propagation is checked too.
-    ``sizes=True`` also lists every symbolic intermediate size.
+    ``sizes=True`` also lists every symbolic intermediate size. A ``dimguard.Dispatch`` archive
+    (``Dispatch.save``) gives a :class:`Record` with each program's check (``programs``) and, per
+    input size, the sizes some program accepts (``union``).
     """
     if isinstance(path_or_program, (bytes, bytearray, memoryview)):
         data, label = bytes(path_or_program), "<bytes>"
@@ -185,7 +187,10 @@ def check(path_or_program: Any, *, sizes: bool = False, full: bool = True) -> Ch
         raise TypeError(
             f"check() expects a path, bytes, or a torch.export.ExportedProgram, got {type(path_or_program).__name__}"
         )
-    return CheckReport(json.loads(_native.check(data, label, sizes)))
+    out = json.loads(_native.check(data, label, sizes))
+    if "union" in out:  # a dimguard.Dispatch archive: each program's check, and the union
+        return Record(out)
+    return CheckReport(out)
 
 
 def profile(

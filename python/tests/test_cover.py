@@ -153,6 +153,13 @@ torch.save(out, {str(tmp_path / 'out.pt')!r})
 sd = [p.program.state_dict for p in d.pieces]
 print(json.dumps({{"summary": d.coverage.summary, "shared": all(sd[0][k] is s[k] for s in sd[1:] for k in s if k in sd[0])}}))
 """
+    # dimguard check reads the archive's programs themselves (not the manifest): the union is
+    # exactly the sizes the dispatcher accepts.
+    rep = dimguard.check(path)
+    (u,) = rep.to_dict()["union"]
+    assert (u["input"], u["index"]) == ("x", 2) and len(u["dynamic_in"]) == len(d.pieces)
+    accepted = {h for h in range(90, 310) if dimguard.SizeSet(u["accepted"]).__contains__(h)}
+    assert accepted == {h for h in range(90, 310) if d.accepts({"x": [1, 3, h, 16]})}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     info = json.loads(res.stdout.strip().splitlines()[-1])
     assert info["summary"] == d.coverage.summary

@@ -382,7 +382,21 @@ fn check(
     sizes: bool,
     html: Option<&PathBuf>,
 ) -> Result<(), Failure> {
-    let program = dimguard::graph::load(model).map_err(bad_input)?;
+    let label = model.display().to_string();
+    let bytes =
+        std::fs::read(model).map_err(|e| io(format!("cannot read {}: {e}", model.display())))?;
+    if let Some(programs) =
+        dimguard::graph::program::dispatch_programs(&bytes, &label).map_err(bad_input)?
+    {
+        if dot.is_some() || html.is_some() {
+            return Err(bad_input(
+                "--dot and --html draw one program: check a dispatch archive's programs one at a time",
+            ));
+        }
+        let report = dimguard::api::check_dispatch(programs, &label, sizes).map_err(bad_input)?;
+        return print_report(&report, json, render::dispatch);
+    }
+    let program = dimguard::graph::load_bytes(bytes, &label).map_err(bad_input)?;
     if let Some(path) = dot {
         let g = dimguard::graph::ProgramGraph::build(&program).map_err(bad_input)?;
         std::fs::write(path, g.dot())

@@ -47,6 +47,62 @@ fn num(v: i128) -> String {
     }
 }
 
+/// A set's first four segments (`96..296 mod 8 ∈ {0, 5, 6, 7}`), and how many more.
+fn segments_text(f: &Feasible) -> String {
+    let segs: Vec<String> = f
+        .segments
+        .iter()
+        .take(4)
+        .map(|s| {
+            let pat = if s.modulus == 1 {
+                String::new()
+            } else {
+                let r: Vec<String> = s.residues.iter().map(|r| r.to_string()).collect();
+                format!(" mod {} ∈ {{{}}}", s.modulus, r.join(", "))
+            };
+            format!("{}..{}{pat}", num(s.lo), num(s.hi))
+        })
+        .collect();
+    let more = if f.segments.len() > 4 {
+        format!(" (+{} more)", f.segments.len() - 4)
+    } else {
+        String::new()
+    };
+    format!("{}{more}", segs.join(", "))
+}
+
+/// `dimguard check` of a `dimguard.Dispatch` archive: the union, then each program's check.
+pub fn dispatch(r: &dimguard::solver::report::DispatchReport, color: bool) -> String {
+    let mut out = format!(
+        "dimguard check: a dimguard.Dispatch archive: {}\n",
+        r.summary
+    );
+    for u in &r.union {
+        let acc = match &u.accepted {
+            Some(f) => format!("{} sizes, {}", f.count, segments_text(f)),
+            None => "undecided in some program".into(),
+        };
+        let progs: Vec<String> = u.dynamic_in.iter().map(|i| i.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "  {}[{}]  accepted by some program: {acc}  (dynamic in program{} {})",
+            u.input,
+            u.index,
+            if progs.len() == 1 { "" } else { "s" },
+            progs.join(", ")
+        );
+    }
+    for (i, p) in r.programs.iter().enumerate() {
+        let _ = write!(
+            out,
+            "\n== program {i} ({})\n{}",
+            p.file,
+            check(&p.check, color)
+        );
+    }
+    out
+}
+
 /// A diagnosis with the specs of `--cover N` (JSON: the report's fields, then `cover`).
 #[derive(serde::Serialize)]
 pub struct Covered {
@@ -498,26 +554,7 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
     row(out, "status", &detail, st);
     if let Some(f) = &d.feasible {
         if d.status == Status::Constrained {
-            let segs: Vec<String> = f
-                .segments
-                .iter()
-                .take(4)
-                .map(|s| {
-                    let pat = if s.modulus == 1 {
-                        String::new()
-                    } else {
-                        let r: Vec<String> = s.residues.iter().map(|r| r.to_string()).collect();
-                        format!(" mod {} ∈ {{{}}}", s.modulus, r.join(", "))
-                    };
-                    format!("{}..{}{pat}", num(s.lo), num(s.hi))
-                })
-                .collect();
-            let more = if f.segments.len() > 4 {
-                format!(" (+{} more)", f.segments.len() - 4)
-            } else {
-                String::new()
-            };
-            row(out, "feasible", &format!("{}{more}", segs.join(", ")), st);
+            row(out, "feasible", &segments_text(f), st);
         }
     }
     for (i, g) in d.guards.iter().enumerate() {

@@ -229,6 +229,67 @@ pub fn parse(json: &[u8], path: &str) -> Result<Program, Error> {
     Ok(program)
 }
 
+/// The manifest of a `dimguard.Dispatch` archive (`python/dimguard/cover.py`): several exported
+/// programs behind one callable.
+pub const DISPATCH_MANIFEST: &str = "dimguard-dispatch.json";
+
+/// One program of a `dimguard.Dispatch` archive: its entry name and its `.pt2` bytes.
+pub type Member = (String, Vec<u8>);
+
+/// The programs of a `dimguard.Dispatch` archive, in the manifest's order, as `(entry name, the
+/// program's .pt2 bytes)`; `None` when `bytes` is not such an archive. The manifest's own claims
+/// (each program's accepted set) are not read: `check` decides them from the programs.
+pub fn dispatch_programs(bytes: &[u8], path: &str) -> Result<Option<Vec<Member>>, Error> {
+    if !bytes.starts_with(b"PK") {
+        return Ok(None);
+    }
+    let zip_err = |e: zip::result::ZipError| Error::Zip {
+        path: path.into(),
+        message: e.to_string(),
+    };
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(zip_err)?;
+    let manifest: Value = match zip.by_name(DISPATCH_MANIFEST) {
+        Ok(mut f) => {
+            let mut buf = Vec::new();
+            f.read_to_end(&mut buf).map_err(|e| Error::Zip {
+                path: path.into(),
+                message: e.to_string(),
+            })?;
+            serde_json::from_slice(&buf).map_err(|e| Error::NotAProgram {
+                path: format!("{path}: {DISPATCH_MANIFEST}"),
+                message: e.to_string(),
+            })?
+        }
+        Err(_) => return Ok(None),
+    };
+    let files: Vec<String> = manifest
+        .get("pieces")
+        .and_then(Value::as_array)
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| p.get("file").and_then(Value::as_str).map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    if files.is_empty() {
+        return Err(Error::NoProgram {
+            path: path.into(),
+            entries: format!("{DISPATCH_MANIFEST} lists no program"),
+        });
+    }
+    let mut out = Vec::new();
+    for name in files {
+        let mut f = zip.by_name(&name).map_err(zip_err)?;
+        let mut buf = Vec::new();
+        f.read_to_end(&mut buf).map_err(|e| Error::Zip {
+            path: format!("{path}: {name}"),
+            message: e.to_string(),
+        })?;
+        out.push((name, buf));
+    }
+    Ok(Some(out))
+}
+
 fn program_json_from_zip(bytes: &[u8], path: &str) -> Result<Vec<u8>, Error> {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| Error::Zip {
         path: path.into(),

@@ -204,12 +204,19 @@ fn verify(py: Python<'_>, guards: String, spec: String, z3_timeout_ms: u32) -> P
     })
 }
 
-/// Checks a program given as the bytes of a `.pt2` archive or of its `model.json`.
+/// Checks a program given as the bytes of a `.pt2` archive or of its `model.json`; a
+/// `dimguard.Dispatch` archive gives the dispatch report (each program, and the union).
 #[pyfunction]
 #[pyo3(signature = (data, label="<program>", sizes=false))]
 fn check(py: Python<'_>, data: Vec<u8>, label: &str, sizes: bool) -> PyResult<String> {
     let label = label.to_string();
     run(py, move || {
+        if let Some(programs) =
+            dimguard::graph::program::dispatch_programs(&data, &label).map_err(|e| e.to_string())?
+        {
+            let report = api::check_dispatch(programs, &label, sizes).map_err(|e| e.to_string())?;
+            return to_json(&report);
+        }
         let program = dimguard::graph::load_bytes(data, &label).map_err(|e| e.to_string())?;
         let report = api::check_program(&program, sizes).map_err(|e| e.to_string())?;
         to_json(&report)

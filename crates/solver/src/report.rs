@@ -1228,3 +1228,39 @@ pub struct CoverSide {
     /// Number of values.
     pub count: u128,
 }
+
+/// `dimguard check` of a `dimguard.Dispatch` archive: each program's check, and per input size
+/// the sizes some program accepts.
+#[derive(Debug, Clone, Serialize)]
+pub struct DispatchReport {
+    /// Each program of the archive, in the manifest's order.
+    pub programs: Vec<DispatchProgram>,
+    /// Per dynamic input size of any program: the union of the programs' accepted sets.
+    pub union: Vec<UnionDim>,
+    /// `"3 programs; x[2]: 205 sizes accepted by some program (96..300)"`.
+    pub summary: String,
+}
+
+/// One program of a [`DispatchReport`].
+#[derive(Debug, Clone, Serialize)]
+pub struct DispatchProgram {
+    /// Its entry in the archive (`programs/0.pt2`).
+    pub file: String,
+    /// What `check` says of it.
+    pub check: CheckReport,
+}
+
+/// One input size of a [`DispatchReport`]: the sizes some program accepts.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnionDim {
+    /// Input name.
+    pub input: String,
+    /// Dimension.
+    pub index: usize,
+    /// The union of the accepted sets of the programs where it is dynamic (null when one of them
+    /// left it undecided: the union is then not known exactly).
+    pub accepted: Option<Feasible>,
+    /// The programs in which it is dynamic (indices into `programs`); in the others it is fixed
+    /// at their traced size.
+    pub dynamic_in: Vec<usize>,
+}
