@@ -287,3 +287,20 @@ fn sym_constrain_range_for_size_bounds_the_size() {
         .collect();
     assert_eq!(accepted_of(&v), (want, None));
 }
+
+#[test]
+fn index_select_and_gather_limits() {
+    let r = agrees("select_gather");
+    let limits: Vec<(&str, &str)> = r
+        .runtime
+        .iter()
+        .map(|c| (c.target.as_str(), c.condition.as_str()))
+        .collect();
+    assert_eq!(
+        limits,
+        [
+            ("torch.ops.aten.index_select.default", "s27 <= 100"),
+            ("torch.ops.aten.gather.default", "s27 <= 90")
+        ]
+    );
+}
