@@ -32,6 +32,8 @@ Models:
   weights, no hub; transformers is imported only for these two).
 - select_gather: `index_select(table[100, 8], 0, arange(n))` and `gather(g[1, 90], 1,
   arange(n)[None])`, plain Dim('seq', min=2, max=128): no guard, an error above 90.
+- assert_async: `torch._assert_async(torch.scalar_tensor(x.shape[1] % 3 == 0))`, plain
+  Dim('n', min=2, max=64): the graph's `_assert_async` of a `scalar_tensor` of the condition.
 - own_check: a conv model whose forward says `torch._check(x.shape[2] % 4 == 0)` and
   `torch._check(x.shape[2] <= 200)`; ShapesSpec H in 32..256.
 """
@@ -205,6 +207,17 @@ def select_gather():
     return SelectGather(), (torch.randn(1, 16, 8),), spec, (2, 128), lambda n: (torch.randn(1, n, 8),)
 
 
+class AssertAsync(nn.Module):
+    def forward(self, x):
+        torch._assert_async(torch.scalar_tensor(x.shape[1] % 3 == 0))
+        return x * 2
+
+
+def assert_async():
+    spec = {"x": {1: Dim("n", min=2, max=64)}}
+    return AssertAsync(), (torch.randn(1, 12),), spec, (2, 64), lambda n: (torch.randn(1, n),)
+
+
 def fpn():
     h = ShapeVar("H", min=96, max=1024)
     spec = ShapesSpec({"x": TensorSpec([1, 3, h, 160])})
@@ -237,6 +250,7 @@ MODELS = {
     "square_positions": square,
     "data_assert": data_assert,
     "select_gather": select_gather,
+    "assert_async": assert_async,
     "hf_bert_positions": hf_bert,
     "hf_gpt2_positions": hf_gpt2,
 }

@@ -304,3 +304,16 @@ fn index_select_and_gather_limits() {
         ]
     );
 }
+
+#[test]
+fn assert_async_of_a_scalar_tensor() {
+    let r = agrees("assert_async");
+    let c = &r.runtime[0];
+    assert_eq!(c.target, "torch.ops.aten._assert_async.default");
+    assert_eq!(c.on_inputs.as_deref(), Some("(L['x'].size()[1] % 3) == 0"));
+    assert!(
+        r.propagation.unchecked.is_empty(),
+        "{:?}",
+        r.propagation.unchecked
+    );
+}
