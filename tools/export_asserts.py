@@ -30,6 +30,10 @@ Models:
 - hf_bert_positions, hf_gpt2_positions: transformers' BertModel (ShapesSpec seq 2..512) and
   GPT2Model (plain Dim, use_cache=False) built from small configs with 128 positions (no
   weights, no hub; transformers is imported only for these two).
+- select_gather: `index_select(table[100, 8], 0, arange(n))` and `gather(g[1, 90], 1,
+  arange(n)[None])`, plain Dim('seq', min=2, max=128): no guard, an error above 90.
+- assert_async: `torch._assert_async(torch.scalar_tensor(x.shape[1] % 3 == 0))`, plain
+  Dim('n', min=2, max=64): the graph's `_assert_async` of a `scalar_tensor` of the condition.
 - own_check: a conv model whose forward says `torch._check(x.shape[2] % 4 == 0)` and
   `torch._check(x.shape[2] <= 200)`; ShapesSpec H in 32..256.
 """
@@ -185,6 +189,35 @@ def hf_gpt2():
     return GPT2Model(cfg), (torch.randint(0, 100, (1, 16)),), spec, (2, 512), lambda n: (torch.randint(0, 100, (1, n)),)
 
 
+class SelectGather(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(100, 8))
+        self.g = nn.Parameter(torch.randn(1, 90))
+
+    def forward(self, x):
+        r = torch.arange(x.shape[1], device=x.device)
+        a = torch.index_select(self.table, 0, r)
+        b = torch.gather(self.g, 1, r[None])
+        return x + a[None] + b[..., None]
+
+
+def select_gather():
+    spec = {"x": {1: Dim("seq", min=2, max=128)}}
+    return SelectGather(), (torch.randn(1, 16, 8),), spec, (2, 128), lambda n: (torch.randn(1, n, 8),)
+
+
+class AssertAsync(nn.Module):
+    def forward(self, x):
+        torch._assert_async(torch.scalar_tensor(x.shape[1] % 3 == 0))
+        return x * 2
+
+
+def assert_async():
+    spec = {"x": {1: Dim("n", min=2, max=64)}}
+    return AssertAsync(), (torch.randn(1, 12),), spec, (2, 64), lambda n: (torch.randn(1, n),)
+
+
 def fpn():
     h = ShapeVar("H", min=96, max=1024)
     spec = ShapesSpec({"x": TensorSpec([1, 3, h, 160])})
@@ -216,6 +249,8 @@ MODELS = {
     "relpos_derived": relpos,
     "square_positions": square,
     "data_assert": data_assert,
+    "select_gather": select_gather,
+    "assert_async": assert_async,
     "hf_bert_positions": hf_bert,
     "hf_gpt2_positions": hf_gpt2,
 }

@@ -76,7 +76,12 @@ pub fn find(p: &Program, pg: &ProgramGraph, ranges: &SymbolRanges) -> Vec<Found>
                     .and_then(|a| scalar(p, pg, a))
                     .or_else(|| message_expr(node))
                     .ok_or_else(|| "its condition is not recorded in the program".to_string());
-                push(RuntimeKind::RuntimeAssert, c, BTreeSet::new());
+                // Unread, it may depend on any size.
+                push(
+                    RuntimeKind::RuntimeAssert,
+                    c,
+                    ranges.keys().cloned().collect(),
+                );
             }
             "sym_constrain_range" | "sym_constrain_range_for_size" => {
                 let arg = |n: &str, pos: usize| {
@@ -152,25 +157,40 @@ fn user_frame(trace: Option<&str>) -> bool {
     })
 }
 
-/// The first operator whose shape rule fails at the first claimed value where `cond` fails (a
-/// condition on one symbol; values tried in order, at most 100,000).
+/// The first operator whose shape rule needs exactly `cond`: a condition on one symbol, true at
+/// the same values as `cond` over the symbol's range (every value, at most 100,000 tried), and
+/// false at one of them. An assert that is no operator's need (a `ShapesSpec` assumption, a
+/// `torch._check`) has none.
 fn needed_by(cond: &Expr, requires: &[Requirement], ranges: &SymbolRanges) -> Option<Requirement> {
     let atoms = cond.atoms();
     let [s] = atoms.iter().collect::<Vec<_>>()[..] else {
         return None;
     };
     let (lo, hi) = ranges.get(&s.to_string()).copied()?;
-    let holds = |e: &Expr, v: i128| {
+    let truth = |e: &Expr, v: i128| {
         !matches!(
             e.eval(&|n| (n == &**s).then_some(v)),
             Ok(dimguard_solver::expr::Value::Bool(false))
         )
     };
-    let v = (lo..=hi.min(lo + 100_000)).find(|&v| !holds(cond, v))?;
+    let values: Vec<i128> = (lo..=hi.min(lo + 100_000)).collect();
+    let want: Vec<bool> = values.iter().map(|&v| truth(cond, v)).collect();
+    // The first value where it fails: only operators failing there are candidates.
+    let first = values
+        .iter()
+        .zip(&want)
+        .find(|(_, &w)| !w)
+        .map(|(&v, _)| v)?;
     requires
         .iter()
         .filter(|r| r.condition.atoms().iter().all(|a| a == s))
-        .find(|r| !holds(&r.condition, v))
+        .filter(|r| !truth(&r.condition, first))
+        .find(|r| {
+            values
+                .iter()
+                .zip(&want)
+                .all(|(&v, &w)| truth(&r.condition, v) == w)
+        })
         .cloned()
 }
 
@@ -179,6 +199,10 @@ fn cmp(op: CmpOp, a: Expr, b: Expr) -> Expr {
 }
 
 fn and(mut parts: Vec<Expr>) -> Expr {
+    parts.retain(|p| *p != Expr::Bool(true));
+    if parts.contains(&Expr::Bool(false)) {
+        return Expr::Bool(false);
+    }
     match parts.len() {
         0 => Expr::Bool(true),
         1 => parts.remove(0),
@@ -364,7 +388,11 @@ impl Indices {
             }
             match (values, len) {
                 (Values::Span(s), Some(n)) => {
-                    found.push((Ok(inside(s, &n, negative, ranges)), BTreeSet::new()));
+                    let c = inside(s, &n, negative, ranges);
+                    // An index that always lies inside (`arange(n)` into a length-`n` dim).
+                    if c != Expr::Bool(true) {
+                        found.push((Ok(c), BTreeSet::new()));
+                    }
                 }
                 (Values::Span(s), None) => found.push((
                     Err(format!("the length of the table `{op}` indexes is not recorded")),
@@ -564,6 +592,9 @@ fn inside(s: &Span, n: &Expr, negative: bool, ranges: &SymbolRanges) -> Expr {
     };
     parts.push(hi_ok);
     let inside = and(parts.into_iter().map(tidy).collect());
+    if inside == Expr::Bool(true) {
+        return inside;
+    }
     let empty = cmp(CmpOp::Le, s.count.clone(), Expr::int(0));
     if never(&empty, ranges) {
         inside
@@ -588,6 +619,15 @@ fn tidy(c: Expr) -> Expr {
     }
     coefs.retain(|_, k| *k.numer() != 0);
     let c0 = r0 - l0;
+    if coefs.is_empty() {
+        // `0 op c0`: decided (`s70 <= s70` is true).
+        return match Expr::Cmp(*op, Box::new(Expr::int(0)), Box::new(Expr::Const(c0)))
+            .eval(&|_| None)
+        {
+            Ok(dimguard_solver::expr::Value::Bool(b)) => Expr::Bool(b),
+            _ => c,
+        };
+    }
     let [(s, k)] = &coefs.iter().collect::<Vec<_>>()[..] else {
         return c;
     };

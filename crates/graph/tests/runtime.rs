@@ -215,3 +215,105 @@ fn transformers_bert_and_gpt2_built_from_configs() {
         assert_eq!(c.kind, kind, "{name}");
     }
 }
+
+/// The program JSON inside a fixture's archive.
+fn model_json(name: &str) -> serde_json::Value {
+    let bytes = std::fs::read(data(&format!("{name}.pt2"))).unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let entry = format!("{name}/models/model.json");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut zip.by_name(&entry).unwrap(), &mut text).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn accepted_of(v: &serde_json::Value) -> (BTreeSet<i128>, Option<u128>) {
+    let p = dimguard_graph::load_bytes(serde_json::to_vec(v).unwrap(), "edited").unwrap();
+    let r = check(&p, false).unwrap();
+    let d = &r.dims[0];
+    let a = DimSet::from_segments(d.accepted.as_ref().unwrap().segments.clone())
+        .unwrap()
+        .iter()
+        .collect();
+    (a, d.undecided.as_ref().map(|u| u.count))
+}
+
+fn nodes(v: &mut serde_json::Value) -> &mut Vec<serde_json::Value> {
+    v["graph_module"]["graph"]["nodes"].as_array_mut().unwrap()
+}
+
+#[test]
+fn an_assert_is_read_from_its_node_chain_and_from_its_message() {
+    let truth: BTreeSet<i128> = truth("fpn_assert").runs;
+    let mut v = model_json("fpn_assert");
+    // Without torch's expressions: the chain of SymInt nodes.
+    v["graph_module"]["graph"]["sym_bool_values"] = serde_json::json!({});
+    assert_eq!(accepted_of(&v), (truth.clone(), None));
+    // Without the chain's last step either: the assert's message.
+    for n in nodes(&mut v) {
+        if n["name"] == "eq" {
+            n["target"] = "_operator.not_an_operator".into();
+        }
+    }
+    assert_eq!(accepted_of(&v), (truth.clone(), None));
+    // Without the message too: undecided, every claimed size.
+    for n in nodes(&mut v) {
+        if n["name"] == "_assert_scalar_default_2" {
+            n["inputs"].as_array_mut().unwrap().truncate(1);
+        }
+    }
+    let (a, u) = accepted_of(&v);
+    assert!(a.is_empty());
+    assert_eq!(u, Some(929));
+}
+
+#[test]
+fn sym_constrain_range_for_size_bounds_the_size() {
+    // The FPN's `u0 <= 1024` assert replaced by sym_constrain_range_for_size(u0, 96, 500).
+    let mut v = model_json("fpn_assert");
+    for n in nodes(&mut v) {
+        if n["name"] == "_assert_scalar_default_1" {
+            n["target"] = "torch.ops.aten.sym_constrain_range_for_size.default".into();
+            n["inputs"] = serde_json::json!([
+                {"name": "size", "arg": {"as_sym_int": {"as_name": "sym_size_int"}}},
+                {"name": "min", "arg": {"as_int": 96}},
+                {"name": "max", "arg": {"as_int": 500}},
+            ]);
+        }
+    }
+    let want: BTreeSet<i128> = truth("fpn_assert")
+        .runs
+        .into_iter()
+        .filter(|&h| h <= 500)
+        .collect();
+    assert_eq!(accepted_of(&v), (want, None));
+}
+
+#[test]
+fn index_select_and_gather_limits() {
+    let r = agrees("select_gather");
+    let limits: Vec<(&str, &str)> = r
+        .runtime
+        .iter()
+        .map(|c| (c.target.as_str(), c.condition.as_str()))
+        .collect();
+    assert_eq!(
+        limits,
+        [
+            ("torch.ops.aten.index_select.default", "s27 <= 100"),
+            ("torch.ops.aten.gather.default", "s27 <= 90")
+        ]
+    );
+}
+
+#[test]
+fn assert_async_of_a_scalar_tensor() {
+    let r = agrees("assert_async");
+    let c = &r.runtime[0];
+    assert_eq!(c.target, "torch.ops.aten._assert_async.default");
+    assert_eq!(c.on_inputs.as_deref(), Some("(L['x'].size()[1] % 3) == 0"));
+    assert!(
+        r.propagation.unchecked.is_empty(),
+        "{:?}",
+        r.propagation.unchecked
+    );
+}

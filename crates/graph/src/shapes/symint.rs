@@ -24,9 +24,13 @@ pub(super) fn rule(op: &str) -> Option<Rule> {
         "sym_min" | "sym_max" => min_max,
         "sym_not" => logic,
         // Assertions produce nothing to check.
-        "_assert_tensor_metadata" | "_assert_scalar" | "sym_constrain_range_for_size" => {
-            |_| Some(Inferred::default())
-        }
+        "_assert_tensor_metadata"
+        | "_assert_scalar"
+        | "_assert_async"
+        | "sym_constrain_range"
+        | "sym_constrain_range_for_size" => |_| Some(Inferred::default()),
+        // A 0-dimensional tensor holding a scalar.
+        "scalar_tensor" => |_| Some(Inferred::one(vec![])),
         _ => return None,
     })
 }
