@@ -376,3 +376,69 @@ pub fn truth(e: &Expr, env: &BTreeMap<&str, Bounds>) -> Tri {
         _ => Tri::Unknown,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::parse_guard;
+    use proptest::prelude::*;
+
+    /// A random term over `h` and `w` of the shapes torch writes.
+    fn term(k: u8, a: i128, b: i128) -> String {
+        let t = [
+            format!("(h // {a})"),
+            format!("(1 + ((h - 1) // {a}))*(1 + ((w - 1) // {b}))"),
+            format!("(h // {a})*max(1, w // {b})"),
+            format!("(h + w) % {a}"),
+            format!("min(h, w) // {b} - {a}"),
+            format!("abs(h - {a}*w)"),
+            format!("(h * w) // (1 + (w // {b}))"),
+            format!("((h // {a}) % (1 + (w // {b})))"),
+            format!("(h - {a})**2 - w"),
+        ];
+        t[k as usize % t.len()].clone()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        /// What the bounds decide over a box holds at every point of it (evaluated exactly).
+        #[test]
+        fn a_decided_box_agrees_with_every_point(
+            k in 0u8..9, a in 1i128..9, b in 1i128..9, c in -20i128..60, op in 0usize..6,
+            hl in 0i128..40, hw in 0i128..12, wl in 0i128..40, ww in 0i128..12,
+        ) {
+            let ops = ["==", "!=", "<", "<=", ">", ">="];
+            let guard = format!("{} {} {c}", term(k, a, b), ops[op]);
+            let g = parse_guard(&guard).unwrap();
+            let env = BTreeMap::from([
+                ("h", Bounds::range(hl, hl + hw)),
+                ("w", Bounds::range(wl, wl + ww)),
+            ]);
+            let t = truth(&g, &env);
+            if t != Tri::Unknown {
+                for h in hl..=hl + hw {
+                    for w in wl..=wl + ww {
+                        let at = |s: &str| match s { "h" => Some(h), "w" => Some(w), _ => None };
+                        let v = g.truth(&at);
+                        match t {
+                            Tri::True => prop_assert_eq!(v, Ok(true), "{} at {:?}", guard, (h, w)),
+                            _ => prop_assert!(!matches!(v, Ok(true)), "{} at {:?}", guard, (h, w)),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_tail_past_the_corner_is_decided() {
+        let g = parse_guard("((1 + (((-1) + w) // 2))*(1 + (((-1) + h) // 2))) != 1").unwrap();
+        let big = i64::MAX as i128;
+        let env = BTreeMap::from([("h", Bounds::range(3, big)), ("w", Bounds::range(2, big))]);
+        assert_eq!(truth(&g, &env), Tri::True);
+        let env = BTreeMap::from([("h", Bounds::range(2, 2)), ("w", Bounds::range(2, 2))]);
+        assert_eq!(truth(&g, &env), Tri::False);
+        let env = BTreeMap::from([("h", Bounds::range(2, big)), ("w", Bounds::range(2, big))]);
+        assert_eq!(truth(&g, &env), Tri::Unknown);
+    }
+}
