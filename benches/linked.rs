@@ -121,5 +121,40 @@ fn bench(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench);
+/// `check` (load, propagate, solve; no Z3) on programs exported with `Dim.AUTO` and no bounds:
+/// every dynamic size claimed up to `2^63 - 1`. Target: under 1 s each. The joint answer of each
+/// is asserted: decided (resnet18_auto, densenet121_auto: products of stride-2 floor terms that
+/// hold past a small corner), or not without Z3 (patch16_unbounded: identities such as
+/// `(h//16) % ((w//16)*(h//16)) != 0`, which `dimguard check` proves with Z3; two_stem_unbounded: a
+/// staircase `(h1-1)//4 == (h2-1)//4`, not a finite union of boxes), reported undecided quickly.
+fn unbounded(c: &mut Criterion) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pt2");
+    let mut g = c.benchmark_group("linked/unbounded check");
+    g.sample_size(10);
+    for (file, decided) in [
+        ("resnet18_auto.model.json", true),
+        ("densenet121_auto.model.json", true),
+        ("patch16_unbounded.pt2", false),
+        ("two_stem_unbounded.pt2", false),
+    ] {
+        let path = dir.join(file);
+        let run = || {
+            let p = dimguard::graph::load(&path).unwrap();
+            dimguard::graph::check(&p, false).unwrap()
+        };
+        let r = run();
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            !text.contains("\"undecided\":{"),
+            decided,
+            "{file}: decided {decided}"
+        );
+        g.bench_function(file.split('.').next().unwrap(), |b| {
+            b.iter(|| black_box(run()))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, unbounded);
 criterion_main!(benches);

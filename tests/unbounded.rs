@@ -1,0 +1,187 @@
+//! Programs exported by PyTorch 2.15 with `Dim.AUTO` and no bounds (sizes claimed up to
+//! `2^63 - 1`), made by `tools/export_unbounded.py` in every form dimguard reads: the saved
+//! program (`check`), the `TORCH_LOGS="+dynamic"` log and the `TORCH_TRACE` of the same export
+//! (`diagnose`). Checked against the program itself (`<name>_unbounded.runs.json`: the exported
+//! program run at sizes near the small corner and at larger ones), and the forms against each
+//! other.
+
+use serde_json::Value;
+use std::process::Command;
+
+fn root(rel: &str) -> String {
+    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
+        .args(args)
+        .output()
+        .expect("dimguard runs");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+/// The linked group of each form (`check` on the program, `diagnose` on the log and the
+/// trace), and the least claimed value of each size (by source, from `check`).
+#[allow(clippy::type_complexity)]
+fn forms(name: &str) -> (Vec<(&'static str, Value)>, Vec<(String, i64)>) {
+    let pt2 = root(&format!("tests/data/pt2/{name}_unbounded.pt2"));
+    let log = root(&format!("tests/data/forms/{name}_unbounded.log.txt"));
+    let trace = root(&format!("tests/data/traces/{name}_unbounded.log"));
+    let budget = ["--time-budget", "10"];
+    let c = run(&[&budget[..], &["check", "--json", &pt2]].concat());
+    let l = run(&[&budget[..], &["diagnose", "--json", &log]].concat());
+    let t = run(&[&budget[..], &["diagnose", "--json", &trace]].concat());
+    let mins = c["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["source"].as_str().unwrap().to_string(),
+                d["claimed"]["min"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    (
+        vec![
+            ("check", c["joint"][0].clone()),
+            ("torch_logs", l["joint_sets"][0].clone()),
+            ("torch_trace", t["joint_sets"][0].clone()),
+        ],
+        mins,
+    )
+}
+
+fn member(side: &Value, x: i64) -> bool {
+    side["segments"].as_array().unwrap().iter().any(|s| {
+        let (lo, hi, m) = (
+            s["lo"].as_i64().unwrap(),
+            s["hi"].as_i64().unwrap(),
+            s["modulus"].as_i64().unwrap(),
+        );
+        lo <= x
+            && x <= hi
+            && s["residues"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r.as_i64() == Some(x.rem_euclid(m)))
+    })
+}
+
+/// The value of the size `source` (`L['x'].size()[2]`) in a run's shapes.
+fn value_of(source: &str, inputs: &[String], shapes: &Value) -> i64 {
+    let name = source.split('\'').nth(1).unwrap();
+    let dim: usize = source
+        .rsplit('[')
+        .next()
+        .unwrap()
+        .trim_end_matches(']')
+        .parse()
+        .unwrap();
+    let i = inputs.iter().position(|n| n == name).unwrap();
+    shapes[i][dim].as_i64().unwrap()
+}
+
+/// Every run of the program that dimguard's joint set says passes really ran; when the joint
+/// set is decided, every run it says fails really raised.
+/// Sizes below their claimed range are not judged (torch runs some of them, dimguard answers
+/// for the claimed range).
+fn agrees_with_the_program(
+    name: &str,
+    joint: &Value,
+    form: &str,
+    mins: &[(String, i64)],
+) -> (usize, usize) {
+    let runs: Value = serde_json::from_str(
+        &std::fs::read_to_string(root(&format!("tests/data/pt2/{name}_unbounded.runs.json")))
+            .unwrap(),
+    )
+    .unwrap();
+    let inputs: Vec<String> = runs["inputs"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let sources: Vec<&str> = joint["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    let decided = joint.get("undecided").is_none_or(Value::is_null);
+    assert!(
+        joint["boxes_complete"].as_bool().unwrap(),
+        "{name} {form}: more boxes than listed"
+    );
+    let (mut pass, mut fail) = (0, 0);
+    for r in runs["runs"].as_array().unwrap() {
+        let (shapes, ran) = (&r[0], r[1].as_bool().unwrap());
+        let t: Vec<i64> = sources
+            .iter()
+            .map(|s| value_of(s, &inputs, shapes))
+            .collect();
+        let claimed = sources.iter().zip(&t).all(|(s, &v)| {
+            mins.iter()
+                .find(|(src, _)| src == s)
+                .is_none_or(|&(_, lo)| v >= lo)
+        });
+        if !claimed {
+            continue;
+        }
+        let inside = joint["boxes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| (0..t.len()).all(|l| member(&b[l], t[l])));
+        if inside {
+            assert!(ran, "{name} {form}: {t:?} said to pass, the program raises");
+            pass += 1;
+        } else if decided {
+            // Outside the joint set: a guard fails (or a size is outside its own accepted set).
+            assert!(!ran, "{name} {form}: {t:?} said to fail, the program runs");
+            fail += 1;
+        }
+    }
+    (pass, fail)
+}
+
+#[test]
+fn a_patch_grid_is_decided_in_every_form_and_agrees_with_the_program() {
+    let (all, mins) = forms("patch16");
+    for (form, j) in &all {
+        assert!(
+            j.get("undecided").is_none_or(Value::is_null),
+            "patch16 {form}: {j}"
+        );
+        let (pass, fail) = agrees_with_the_program("patch16", j, form, &mins);
+        // The runs near the small corner hold both passing and failing sizes.
+        assert!(
+            pass > 5 && fail > 5,
+            "patch16 {form}: {pass} pass, {fail} fail"
+        );
+    }
+    // Every form gives the same joint set.
+    let boxes: Vec<&Value> = all.iter().map(|(_, j)| &j["boxes"]).collect();
+    assert_eq!(boxes[0], boxes[1], "check and TORCH_LOGS differ");
+    assert_eq!(boxes[0], boxes[2], "check and TORCH_TRACE differ");
+}
+
+#[test]
+fn what_is_decided_of_unbounded_linked_programs_agrees_with_the_program() {
+    for name in ["two_stem", "window7"] {
+        let (all, mins) = forms(name);
+        for (form, j) in all {
+            // A form whose search ran out of time before any group was reported claims nothing.
+            if !j.is_null() {
+                agrees_with_the_program(name, &j, form, &mins);
+            }
+        }
+    }
+}
