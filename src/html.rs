@@ -48,6 +48,41 @@ pub fn render(report: &Value, title: &str) -> String {
         }
         body.push_str("</section>");
     }
+    let dd: Vec<&Value> = report["data_dependent"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["when_true"].is_object())
+        .collect();
+    if !dd.is_empty() {
+        body.push_str(
+            "<section aria-labelledby=\"h-dd\"><h2 id=\"h-dd\">Data-dependent expressions</h2>",
+        );
+        body.push_str(
+            "<p class=\"note\">Each mark is one size of the range; coloured marks are the sizes \
+             the assumption keeps (the branch that holds everywhere, or the traced size's), pale \
+             marks the sizes it removes.</p>",
+        );
+        for (i, d) in dd.iter().enumerate() {
+            let branch = d["always"].as_bool().or(d["example_branch"].as_bool());
+            let kept = match branch {
+                Some(false) => &d["when_false"],
+                _ => &d["when_true"],
+            };
+            let name = match d["assumption"].as_str() {
+                Some(a) => format!("{}: assume {a}", d["guard"].as_str().unwrap_or("?")),
+                None => format!("{} (where it is true)", d["guard"].as_str().unwrap_or("?")),
+            };
+            let as_dim = serde_json::json!({
+                "name": name,
+                "source": d["source"],
+                "range": d["range"],
+                "feasible": kept,
+            });
+            body.push_str(&strip(&as_dim, dims.len() + i));
+        }
+        body.push_str("</section>");
+    }
     let groups = linked_groups(report);
     if !groups.is_empty() {
         body.push_str(
@@ -166,6 +201,7 @@ fn summary(report: &Value, dims: &[Value]) -> String {
             "solver_crash" => "torch's solver crash",
             "guards" => "guard lines",
             "program" => "an exported program",
+            "data_dependent" => "a data-dependent failure (GuardOnDataDependentSymNode)",
             other => other,
         };
         parts.push(format!("read from {what}"));
@@ -925,6 +961,19 @@ mod tests {
         assert!(page.contains("dimguard: t&lt;1&gt;"));
         assert!(!page.contains("http://") && !page.contains("https://"));
         assert!(page.contains("≡ 5 (mod 8)"));
+    }
+
+    #[test]
+    fn data_dependent_expressions_show_the_sizes_the_assumption_keeps() {
+        let r = json!({"form": "data_dependent", "dims": [], "data_dependent": [{
+            "guard": "u1 <= 31", "source": "x.shape[2]", "range": [16, 1024],
+            "when_true": {"count": 16, "segments": [{"lo": 16, "hi": 31, "modulus": 1, "residues": [0]}]},
+            "when_false": {"count": 993, "segments": [{"lo": 32, "hi": 1024, "modulus": 1, "residues": [0]}]},
+            "always": null, "example_branch": false, "assumption": "H > 31"}]});
+        let page = render(&r, "swin");
+        assert!(page.contains("Data-dependent expressions"));
+        assert!(page.contains("assume H &gt; 31"));
+        assert_eq!(page.matches("class=\"acc\"").count(), 993);
     }
 
     #[test]

@@ -178,7 +178,19 @@ class Diagnosis(Record):
                 what += f": {f['count']} of {rng[1] - rng[0] + 1} sizes in {rng[0]}..{rng[1]} pass"
             best = d["suggestions"][0]["code"].replace("\n", "; ") if d.get("suggestions") else "-"
             rows.append(f"{d['name']} = {d.get('source') or '?'}  {what}; best: {best}")
-        return _lines(f"Diagnosis({len(rows)} dims)", rows, self._data.get("dynamic_shapes"))
+        dd = self._data.get("data_dependent") or []
+        for d in dd:
+            sizes = ", ".join(f"{s['symbol']} = {s.get('source') or '?'}" for s in d.get("symbols", []))
+            if d.get("always") is not None:
+                what = f"{str(d['always']).lower()} at every size of {d['range'][0]}..{d['range'][1]}" if d.get("range") else f"always {str(d['always']).lower()}"
+            elif d.get("when_true") is not None:
+                what = f"true at {d['when_true']['count']}, false at {d['when_false']['count']} sizes"
+            else:
+                what = d.get("holds") or d.get("undecided") or "undecided"
+            assume = f"; assume {d['assumption']} (removes {d['removes']})" if d.get("assumption") else ""
+            rows.append(f"data-dependent {d['guard']} ({sizes}): {what}{assume}")
+        head = f"Diagnosis({len(self._data['dims'])} dims" + (f", {len(dd)} data-dependent)" if dd else ")")
+        return _lines(head, rows, self._data.get("dynamic_shapes"))
 
 
 class Verification(Record):

@@ -131,6 +131,7 @@ def test_diagnose_reads_the_shapes_spec_failure():
     d = r.data_dependent[0]
     assert r.form == "data_dependent" and d["source"] == "x.shape[2]" and d["always"] is False
     assert "ShapesSpec" in r.dynamic_shapes and "assumptions = [" in r.dynamic_shapes
+    assert "1 data-dependent" in repr(r) and "false at every size of 96..1024" in repr(r)
 
 
 def test_a_derived_slot_without_its_bare_var_is_refused_before_export():

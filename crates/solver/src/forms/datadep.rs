@@ -150,13 +150,15 @@ pub(crate) fn read(lines: &[clean::Line], msg: &mut Message) {
             caused = frame_in_parens(rest.trim_end_matches(')'));
         }
         if t.starts_with("The following call raised this error") {
-            user = lines[i + 1..]
+            // The frame is on the next lines (a few, so that reading stays linear).
+            let next = &lines[i + 1..lines.len().min(i + 6)];
+            user = next
                 .iter()
                 .map(|l| l.text.trim())
                 .find(|l| !l.is_empty())
                 .and_then(file_line)
                 .map(|mut f| {
-                    f.code = lines[i + 1..]
+                    f.code = next
                         .iter()
                         .skip_while(|l| !l.text.trim().starts_with("File \""))
                         .nth(1)
@@ -168,7 +170,7 @@ pub(crate) fn read(lines: &[clean::Line], msg: &mut Message) {
         if t.contains("These suggested fixes were derived by replacing") {
             // The sentence may be wrapped: join it up to its closing parenthesis.
             let mut s = t.to_string();
-            for l in &lines[i + 1..] {
+            for l in lines[i + 1..].iter().take(64) {
                 if s.trim_end().ends_with(".)") || l.text.trim().is_empty() {
                     break;
                 }
@@ -351,7 +353,7 @@ fn replaced(s: &str, msg: &mut Message) {
             .min()
             .unwrap_or(tail.len());
         let first = tail[..end].split(" or ").next().unwrap_or("").trim();
-        if is_unbacked(sym) && !first.is_empty() {
+        if is_unbacked(sym) && input_dim(first).is_some() {
             let u = msg.datadep.symbol_mut(sym);
             if u.source.is_none() {
                 u.source = Some(first.to_string());

@@ -265,12 +265,25 @@ impl ShapesSpec {
             let Some(d) = spec.dims.iter_mut().find(|d| d.name == *v) else {
                 continue;
             };
-            let Some(adm) = &d.admitted else { continue };
+            let Some(adm) = d.admitted.clone() else {
+                continue;
+            };
             let limits = crate::engine::Limits::default();
-            match crate::engine::solve(&e, v, adm, &limits).set() {
+            match crate::engine::solve(&e, v, &adm, &limits).set() {
                 Some(set) => {
+                    let set = set.clone();
                     d.admitted = Some(set.clone());
                     d.code.push_str(&format!("  # assumption: {t}"));
+                    // Slots derived from it (`2*H + 1`) take the narrowed values too.
+                    for d in spec.dims.iter_mut() {
+                        let Some(der) = d.derived.as_ref().filter(|x| x.root == *v) else {
+                            continue;
+                        };
+                        if let Ok(img) = set.affine_image(der.coef, der.offset) {
+                            d.admitted = Some(img);
+                            d.code.push_str(&format!("  # assumption: {t}"));
+                        }
+                    }
                 }
                 None => spec
                     .unrecognized
@@ -466,6 +479,21 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("`K`"));
+    }
+
+    #[test]
+    fn assumptions_narrow_the_variable_and_its_derived_slots() {
+        let text = "H = ShapeVar(\"H\", min=8, max=64)\nds = ShapesSpec({\"x\": TensorSpec([1, H, 2*H + 1])}, assumptions=[H % 4 == 0])\n";
+        let spec = crate::spec::read(text).unwrap();
+        let want: Vec<i128> = (8..=64).filter(|h| h % 4 == 0).collect();
+        let h = spec.dims.iter().find(|d| d.name == "H").unwrap();
+        assert_eq!(
+            h.admitted.as_ref().unwrap().iter().collect::<Vec<_>>(),
+            want
+        );
+        let d = spec.lookup("", Some("L['x'].size()[2]")).unwrap();
+        let got: Vec<i128> = d.admitted.as_ref().unwrap().iter().collect();
+        assert_eq!(got, want.iter().map(|h| 2 * h + 1).collect::<Vec<_>>());
     }
 
     #[test]
