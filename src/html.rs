@@ -104,6 +104,9 @@ pub fn render(report: &Value, title: &str) -> String {
     } else if report["rounds"].is_null() {
         body.push_str(&guard_list(&dims, &report["guards"]));
     }
+    if let Some(checks) = report["runtime"].as_array().filter(|r| !r.is_empty()) {
+        body.push_str(&runtime_section(checks));
+    }
     if let Some(rounds) = report["rounds"].as_array().filter(|r| !r.is_empty()) {
         body.push_str(&rounds_section(rounds));
     }
@@ -878,6 +881,76 @@ fn rounds_section(rounds: &[Value]) -> String {
 
 /// Without provenance: the guards per size, with what each requires (a `check` report lists
 /// them once, with the sizes each mentions).
+/// `check`'s run-time checks: asserts inside the graph (they raise mid-run, not when the program
+/// is called) and limits the graph implies without any check, each with what it rejects and the
+/// user's line.
+fn runtime_section(checks: &[Value]) -> String {
+    let mut out = String::from(
+        "<section aria-labelledby=\"h-runtime\"><h2 id=\"h-runtime\">Run-time asserts and implied limits</h2>\
+         <p class=\"note\">Guards are checked when the program is called; these are not: a run-time \
+         assert raises mid-run, an implied limit (an index into a fixed-length table) fails inside \
+         an operator. The accepted sizes above include them.</p><ul>",
+    );
+    for c in checks {
+        let kind = match c["kind"].as_str() {
+            Some("implied_limit") => "implied limit",
+            Some("runtime_assert") => "run-time assert",
+            Some(k) => k,
+            None => "check",
+        };
+        let cond = c["on_inputs"]
+            .as_str()
+            .or(c["condition"].as_str())
+            .unwrap_or("");
+        let rejects = match c["rejects"].as_u64() {
+            Some(0) => " — rejects no claimed size".to_string(),
+            Some(n) => {
+                let ex: Vec<String> = c["rejected_examples"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .take(3)
+                    .map(|v| v.to_string())
+                    .collect();
+                format!(
+                    " — <span class=\"bad\">rejects {n} claimed size{}</span>{}",
+                    if n == 1 { "" } else { "s" },
+                    if ex.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", e.g. {}", ex.join(", "))
+                    }
+                )
+            }
+            None => c["reason"]
+                .as_str()
+                .map(|r| format!(" — {}", esc(r)))
+                .unwrap_or_default(),
+        };
+        let at = c["needed_by"]["target"]
+            .as_str()
+            .or(c["target"].as_str())
+            .unwrap_or("");
+        let line = c["stack_trace"]
+            .as_str()
+            .or(c["needed_by"]["stack_trace"].as_str())
+            .and_then(|t| {
+                t.lines()
+                    .find(|l| l.contains("File ") && !l.contains("site-packages"))
+            })
+            .map(|l| format!("<br><span class=\"ops\">{}</span>", esc(l.trim())))
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "<li>{kind}: <code>{}</code> (at <code>{}</code>){rejects}{line}</li>",
+            esc(cond),
+            esc(at)
+        );
+    }
+    out.push_str("</ul></section>");
+    out
+}
+
 fn guard_list(dims: &[Value], top: &Value) -> String {
     let mut out = String::new();
     if let Some(gs) = top.as_array().filter(|g| !g.is_empty()) {
@@ -961,6 +1034,35 @@ mod tests {
         assert!(page.contains("dimguard: t&lt;1&gt;"));
         assert!(!page.contains("http://") && !page.contains("https://"));
         assert!(page.contains("≡ 5 (mod 8)"));
+    }
+
+    #[test]
+    fn run_time_checks_are_listed_apart_from_guards() {
+        let r = json!({"dims": [], "guards": [], "runtime": [
+            {"kind": "implied_limit", "node": "embedding_1", "target": "torch.ops.aten.embedding.default",
+             "condition": "s27 <= 128", "on_inputs": "L['ids'].size()[1] <= 128", "sizes": [],
+             "fate": "periodic", "rejects": 384, "rejected_examples": [129, 130, 131, 132],
+             "stack_trace": "File \"m.py\", line 7, in forward\n    x = self.wpe(pos)\n  File \"/v/site-packages/torch/nn/sparse.py\", line 1"},
+            {"kind": "runtime_assert", "node": "_assert_scalar", "target": "torch.ops.aten._assert_scalar.default",
+             "condition": "Eq(u0, 1) & <b>", "sizes": [], "fate": "periodic", "rejects": 0}
+        ]});
+        let page = render(&r, "t");
+        assert!(page.contains("Run-time asserts and implied limits"));
+        assert!(
+            page.contains("implied limit: <code>L[&#39;ids&#39;].size()[1] &lt;= 128</code>"),
+            "{page}"
+        );
+        assert!(page.contains("rejects 384 claimed sizes</span>, e.g. 129, 130, 131"));
+        assert!(
+            page.contains("File &quot;m.py&quot;, line 7, in forward"),
+            "{page}"
+        );
+        assert!(!page.contains("sparse.py"), "the user's frame, not torch's");
+        assert!(
+            page.contains("run-time assert: <code>Eq(u0, 1) &amp; &lt;b&gt;</code>"),
+            "{page}"
+        );
+        assert!(page.contains("rejects no claimed size"));
     }
 
     #[test]
