@@ -104,6 +104,9 @@ pub fn render(report: &Value, title: &str) -> String {
     } else if report["rounds"].is_null() {
         body.push_str(&guard_list(&dims, &report["guards"]));
     }
+    if report["cover"].is_object() {
+        body.push_str(&cover_section(&report["cover"]));
+    }
     if let Some(checks) = report["runtime"].as_array().filter(|r| !r.is_empty()) {
         body.push_str(&runtime_section(checks));
     }
@@ -881,6 +884,68 @@ fn rounds_section(rounds: &[Value]) -> String {
 
 /// Without provenance: the guards per size, with what each requires (a `check` report lists
 /// them once, with the sizes each mentions).
+/// A cover (`diagnose --cover N`, or a `dimguard.Dispatch`): the summary, then each piece's
+/// spec with what it holds.
+fn cover_section(c: &Value) -> String {
+    let mut out = format!(
+        "<section aria-labelledby=\"h-cover\"><h2 id=\"h-cover\">Several specs that cover every valid size</h2>\
+         <p>{}</p>",
+        esc(c["summary"].as_str().unwrap_or(""))
+    );
+    let notes: Vec<&str> = strs(&c["left_out"])
+        .into_iter()
+        .chain(strs(&c["notes"]))
+        .collect();
+    if !notes.is_empty() {
+        out.push_str("<ul class=\"note\">");
+        for n in notes {
+            let _ = write!(out, "<li>{}</li>", esc(n));
+        }
+        out.push_str("</ul>");
+    }
+    for (i, p) in c["pieces"].as_array().into_iter().flatten().enumerate() {
+        let label = p["label"].as_str().unwrap_or("").to_string();
+        let sides: Vec<String> = p["sides"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                let step = match int(&s["modulus"]) {
+                    Some(m) if m > 1 => {
+                        format!(" ≡ {} (mod {m})", int(&s["residue"]).unwrap_or(0))
+                    }
+                    _ => String::new(),
+                };
+                format!(
+                    "{} in {}..{}{step}",
+                    s["name"].as_str().unwrap_or("?"),
+                    int(&s["lo"]).unwrap_or(0),
+                    int(&s["hi"]).unwrap_or(0)
+                )
+            })
+            .collect();
+        let what = [label, sides.join(", ")]
+            .into_iter()
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join(": ");
+        let held = p["count"]
+            .as_u64()
+            .map(|n| format!(" ({n} sizes)"))
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "<h3>Spec {} of {}: {}{held}</h3><pre tabindex=\"0\"><code>{}</code></pre>",
+            i + 1,
+            c["pieces"].as_array().map_or(0, Vec::len),
+            esc(&what),
+            esc(p["code"].as_str().unwrap_or(""))
+        );
+    }
+    out.push_str("</section>");
+    out
+}
+
 /// `check`'s run-time checks: asserts inside the graph (they raise mid-run, not when the program
 /// is called) and limits the graph implies without any check, each with what it rejects and the
 /// user's line.
@@ -1034,6 +1099,30 @@ mod tests {
         assert!(page.contains("dimguard: t&lt;1&gt;"));
         assert!(!page.contains("http://") && !page.contains("https://"));
         assert!(page.contains("≡ 5 (mod 8)"));
+    }
+
+    #[test]
+    fn a_cover_lists_each_spec() {
+        let r = json!({"dims": [], "cover": {"summary": "1014 of 1014 valid sizes in 2 specs", "left_out": ["w: linked"],
+        "pieces": [
+            {"sides": [{"name": "_2", "lo": 136, "hi": 2160, "modulus": 8, "residue": 0, "count": 254}], "count": 254, "code": "_2 = 8*__2  # <x>"},
+            {"label": "program 1 (Dim.AUTO)", "count": 101, "code": "x = Dim('x')"}
+        ]}});
+        let page = render(&r, "t");
+        assert!(
+            page.contains("<p>1014 of 1014 valid sizes in 2 specs</p>"),
+            "{page}"
+        );
+        assert!(page.contains("<li>w: linked</li>"));
+        assert!(
+            page.contains("Spec 1 of 2: _2 in 136..2160 ≡ 0 (mod 8) (254 sizes)"),
+            "{page}"
+        );
+        assert!(page.contains("<code>_2 = 8*__2  # &lt;x&gt;</code>"));
+        assert!(
+            page.contains("Spec 2 of 2: program 1 (Dim.AUTO) (101 sizes)"),
+            "{page}"
+        );
     }
 
     #[test]

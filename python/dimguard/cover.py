@@ -394,6 +394,42 @@ class Dispatch:
                 manifest["pieces"].append({"file": name, "spec": p.spec, "how": p.how, "audit": p.audit})
             z.writestr(MANIFEST, json.dumps(manifest, indent=1))
 
+    def html(self, path: Any = None, title: str = "dimguard dispatch") -> str:
+        """The coverage as one self-contained HTML page: per program and dimension a strip of
+        the sizes it accepts in your box, then each program's spec; written to ``path`` when
+        given."""
+        from . import _native
+
+        dims = []
+        for i, p in enumerate(self.pieces):
+            for k in sorted(self.target):
+                lo, hi = self.target[k]
+                segs: Segs = []
+                for b in p.boxes({k: (lo, hi)}) or []:
+                    segs.extend(b[k])
+                count = union_count([{k: segs}], [k]) if segs else 0
+                dims.append({
+                    "name": f"program {i}: {k[0]}[{k[1]}]",
+                    "range": [lo, hi],
+                    "feasible": {"count": count, "segments": sorted(segs, key=lambda s: s["lo"])},
+                })
+        cov = self.coverage.to_dict()
+        page = _native.html(json.dumps({
+            "dims": dims,
+            "cover": {
+                "summary": cov["summary"],
+                "notes": self.notes,
+                "pieces": [
+                    {"label": f"program {i} ({p['how']})", "count": p["accepts"], "code": p["spec"]}
+                    for i, p in enumerate(cov["pieces"])
+                ],
+            },
+        }), title)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(page)
+        return page
+
     def __repr__(self) -> str:
         rows = [self.coverage.summary]
         for i, p in enumerate(self.coverage.to_dict()["pieces"]):

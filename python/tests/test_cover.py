@@ -106,6 +106,10 @@ def test_branch_regions_get_a_program_each():
         x = torch.randn(1, 3, h, 16)
         with torch.no_grad():
             assert torch.allclose(d(x), m(x), atol=1e-5), h
+    page = d.html()
+    assert "205 of 205 sizes in 2 programs" in page
+    assert page.count("<h3 id=\"dim-") == 2 and "<h3 id=\"dim-1\">program 1: x[2]</h3>" in page
+    assert "Spec 2 of 2: program 1" in page
     # One copy of the weights: every program reads the model's own tensors.
     ptrs = {p.module.c.weight.data_ptr() for p in d.pieces}
     assert ptrs == {m.c.weight.data_ptr()}

@@ -364,12 +364,12 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 _ => {}
             }
             let input = file.unwrap_or_else(|| PathBuf::from("standard input"));
-            write_html(&report, html.as_ref(), &input)?;
             let traced = dimguard::api::traced(&report, &examples);
             let covered = render::Covered {
                 cover: cover.map(|n| dimguard::solver::cover::cover(&report, &traced, n)),
                 report,
             };
+            write_html(&covered, html.as_ref(), &input)?;
             print_report(&covered, json, render::covered)
         }
     }
