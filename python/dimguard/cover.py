@@ -148,6 +148,21 @@ def union_count(boxes: Sequence[Box], dims: Sequence[Key]) -> int:
     return go(0, tuple(range(len(boxes))))
 
 
+def _intersect_by_values(a: Segs, b: Segs) -> Segs:
+    """``a`` ∩ ``b`` for periodic segments, one lcm-period residue set per overlap."""
+    out = []
+    for x in a:
+        for y in b:
+            lo, hi = max(x["lo"], y["lo"]), min(x["hi"], y["hi"])
+            if lo > hi:
+                continue
+            m = x["modulus"] * y["modulus"] // math.gcd(x["modulus"], y["modulus"])
+            res = [r for r in range(m) if r % x["modulus"] in x["residues"] and r % y["modulus"] in y["residues"]]
+            if res:
+                out.append({"lo": lo, "hi": hi, "modulus": m, "residues": res})
+    return out
+
+
 def _nearest(segs: Segs, x: int) -> Tuple[Optional[int], Optional[int]]:
     below: Optional[int] = None
     above: Optional[int] = None
@@ -180,7 +195,7 @@ class Piece:
 
     def __init__(self, program: Any, audit: Mapping[str, Any], spec: str, how: str):
         self.program = program
-        self.audit = {k: audit.get(k) or [] for k in ("dims", "joint", "static")}
+        self.audit = {k: audit.get(k) or [] for k in ("dims", "joint", "static", "assumptions")}
         self.spec = spec
         self.how = how
         self.adds = 0
@@ -227,6 +242,20 @@ class Piece:
                 base[k] = _clip(_single(static[k]), lo, hi)
             else:
                 base[k] = _interval(lo, hi)  # not a tensor dim the program fixes or reads
+        # A ShapesSpec's added assumptions: the program asserts each at run time.
+        for a in self.audit["assumptions"]:
+            k = (a.get("input"), a.get("index"))
+            if a.get("kept") is None:
+                return None  # over several sizes: not counted
+            if k in base:
+                inside = a["kept"]["segments"]
+                base[k] = [
+                    {**x, "lo": lo, "hi": hi}
+                    for x in base[k]
+                    for y in inside
+                    for lo, hi in [(max(x["lo"], y["lo"]), min(x["hi"], y["hi"]))]
+                    if lo <= hi and y["modulus"] == 1
+                ] if all(y["modulus"] == 1 for y in inside) else _intersect_by_values(base[k], inside)
         out = [dict(base)]
         for alts in groups:
             out = [{**b, **{k: _clip(v, *target[k]) if k in target else v for k, v in a.items()}} for b in out for a in alts]
@@ -580,6 +609,92 @@ def target_box(sheet: Mapping[str, Any], shapes: Mapping[str, Sequence[int]]) ->
         elif v["kind"] == "auto":
             out[k] = (v.get("min") or 0, v.get("max") if v.get("max") is not None else top)
     return out
+
+
+def build_shapes_spec(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Mapping[str, Any], spec: Any, first: Tuple[Any, Any], max_programs: int, verbose: bool, export_kwargs: Mapping[str, Any]) -> Dispatch:
+    """The cover for a ``ShapesSpec``: the loop's program holds the branch the traced example
+    takes of every data-dependent expression; for each assumption that removed sizes, the same
+    ``ShapesSpec`` is exported again at an example re-sized into the sizes it removed (the
+    other branch), and pieces are chosen greedily as for ``Dim`` specs."""
+    import torch
+
+    shapes = {n: [int(s) for s in v.shape] for n, v in top if isinstance(v, torch.Tensor)}
+    target: Dict[Key, Tuple[int, int]] = {}
+    top_size = (1 << 63) - 1
+    for name, leaf in spec._leaves():
+        if isinstance(leaf, spec.ds.TensorSpec):
+            for i, d in enumerate(leaf):
+                if isinstance(d, spec.ds.IntVar):
+                    target[(name, i)] = (max(d.min or 0, 0), d.max if d.max is not None else top_size)
+    dims = sorted(target)
+    ep0, rep0 = first
+    candidates: List[Piece] = [Piece(ep0, rep0.to_dict(), rep0.spec, "the export loop's program")]
+    notes: List[str] = []
+
+    def say(msg: str) -> None:
+        if verbose:
+            print(f"dimguard.export (cover): {msg}", file=sys.stderr, flush=True)
+
+    queue = list(rep0.to_dict().get("assumptions") or [])
+    tried: set = set()
+    while queue and len(candidates) < 2 * max_programs + 1:
+        a = queue.pop(0)
+        k = (a.get("input"), a.get("index"))
+        if a.get("kept") is None or k not in target:
+            continue
+        lo, hi = target[k]
+        kept = a["kept"]["segments"]
+        traced = shapes[k[0]][k[1]]
+        # The size of the removed region nearest the traced one.
+        outside = [x for x in range(max(lo, traced - 4096), min(hi, traced + 4096) + 1) if not _member(kept, x)]
+        if not outside:
+            continue
+        x = min(outside, key=lambda v: (abs(v - traced), v))
+        if (k, x) in tried or any(p.accepts({**shapes, k[0]: [x if j == k[1] else s for j, s in enumerate(shapes[k[0]])]}) for p in candidates):
+            continue
+        tried.add((k, x))
+        args, _ = resized(top, {k: x})
+        t0 = time.perf_counter()
+        try:
+            ep, rep = export_fn(model, args, dict(kwargs), dynamic_shapes=spec.ds.ShapesSpec(spec.params, assumptions=spec.user_assumptions), verbose=False, **export_kwargs)
+        except Exception as e:  # noqa: BLE001 - a region that does not export is said, not a piece
+            notes.append(f"{k[0]}[{k[1]}]={x} (the other branch of {a['code']}): did not export ({type(e).__name__})")
+            continue
+        say(f"the other branch of {a['code']}, traced at {k[0]}[{k[1]}]={x}: exported ({time.perf_counter() - t0:.1f} s)")
+        piece = Piece(ep, rep.to_dict(), rep.spec, f"traced at {k[0]}[{k[1]}]={x}")
+        candidates.append(piece)
+        queue.extend(rep.to_dict().get("assumptions") or [])
+    chosen: List[Piece] = []
+    counted: Optional[int] = 0
+    while len(chosen) < max_programs:
+        best, gain = None, 0
+        for p in candidates:
+            if p in chosen:
+                continue
+            boxes = [b for q in chosen + [p] for b in (q.boxes(target) or [])]
+            try:
+                c = union_count(boxes, dims)
+            except _TooMuch:
+                continue
+            if c - (counted or 0) > gain:
+                best, gain = p, c - (counted or 0)
+        if best is None:
+            break
+        best.adds = gain
+        chosen.append(best)
+        counted = (counted or 0) + gain
+    if not chosen:
+        chosen = candidates[:1]
+    one_dim = None
+    b0 = candidates[0].boxes(target)
+    if b0 is not None:
+        try:
+            one_dim = union_count(b0, dims)
+        except _TooMuch:
+            one_dim = None
+    d = Dispatch(chosen, [n for n, _ in top], target, one_dim, notes)
+    say(d.coverage.summary)
+    return d
 
 
 def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Mapping[str, Any], layout: Any, user_sheet: Mapping[str, Any], first: Tuple[Any, Any], max_programs: int, verbose: bool, export_kwargs: Mapping[str, Any]) -> Dispatch:

@@ -423,10 +423,12 @@ def export(
     shapes_spec = spec_from(model, dynamic_shapes)
     if shapes_spec is not None:
         if cover:
-            raise ValueError(
-                "cover=True takes a Dim spec (dict or tuple of Dims); with a ShapesSpec, export once per "
-                "branch region by hand for now (dimguard.diagnose reports each region's sizes)"
-            )
+            if not (isinstance(max_programs, int) and max_programs >= 1):
+                raise ValueError(f"max_programs must be a positive int, got {max_programs!r}")
+            from .cover import build_shapes_spec
+
+            first = _export_shapes_spec(model, args, kwargs, shapes_spec, top, shapes, strict, max_rounds, verbose, export_kwargs)
+            return build_shapes_spec(export, model, top, kwargs, shapes_spec, first, max_programs, verbose, {"strict": strict, "max_rounds": max_rounds, **export_kwargs})
         return _export_shapes_spec(model, args, kwargs, shapes_spec, top, shapes, strict, max_rounds, verbose, export_kwargs)
     layout = _Layout(dynamic_shapes, names)
     sheet = layout.sheet()
