@@ -34,6 +34,21 @@ pub struct Cli {
     /// lists (counts, min and max stay), saying so in `budget`.
     #[arg(long, global = true, default_value_t = 16 << 20, value_name = "BYTES")]
     output_budget: usize,
+    /// Memory budget: bytes the process may hold (`1G`, `512M` or a number). Past it, the work
+    /// that grows sets and enumerations stops and what is left is reported undecided with the
+    /// reason, as for the time budget.
+    #[arg(long, global = true, default_value = "1G", value_name = "BYTES", value_parser = parse_memory)]
+    memory_budget: usize,
+}
+
+fn parse_memory(s: &str) -> Result<usize, String> {
+    match dimguard::solver::budget::parse_bytes(s) {
+        Some(n) if n >= 16 << 20 => Ok(n),
+        Some(_) => Err("the memory budget must be at least 16M".into()),
+        None => Err(format!(
+            "`{s}` is not a byte count (a number, or one with K, M or G: `512M`, `2G`)"
+        )),
+    }
 }
 
 impl Cli {
@@ -54,6 +69,7 @@ impl Cli {
 struct Limits {
     time: f64,
     output: usize,
+    memory: usize,
 }
 
 static LIMITS: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
@@ -194,12 +210,14 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     let limits = Limits {
         time: cli.time_budget,
         output: cli.output_budget,
+        memory: cli.memory_budget,
     };
     let _ = LIMITS.set(limits);
     let _budget = dimguard::solver::budget::enter(dimguard::solver::budget::Budget {
         time: Some(std::time::Duration::from_secs_f64(limits.time)),
         // A piece prints as about 80 bytes of JSON.
         pieces: (limits.output / 80).max(1000),
+        memory: limits.memory,
     });
     match cli.command {
         Command::NormBench {
@@ -398,6 +416,7 @@ fn print_report<R: serde::Serialize>(
     let limits = LIMITS.get().copied().unwrap_or(Limits {
         time: 60.0,
         output: 16 << 20,
+        memory: dimguard::solver::budget::DEFAULT_MEMORY,
     });
     let exhausted = dimguard::solver::budget::exhausted();
     if json {
@@ -415,6 +434,7 @@ fn print_report<R: serde::Serialize>(
         let budget = serde_json::json!({
             "time_s": limits.time,
             "output_bytes": limits.output,
+            "memory_bytes": limits.memory,
             "exhausted": exhausted.map(|e| serde_json::json!({"kind": e.kind(), "reason": e.reason()})),
             "truncated": truncated,
         });
