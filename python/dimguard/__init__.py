@@ -48,7 +48,7 @@ def z3_version() -> str:
     return _native.z3_version()
 
 
-def set_budget(time: float = 60.0, output: int = 16 << 20, memory: int = 1 << 30) -> None:
+def set_budget(time: float = 20.0, output: int = 16 << 20, memory: int = 1 << 30) -> None:
     """Bounds every later call (``diagnose``, ``verify``, ``check``, ``profile`` and the audits of
     ``export``): ``time`` seconds of work, ``output`` bytes for the printed form of any one
     set and ``memory`` bytes the work may hold — the CLI's ``--time-budget``,

@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 /// The budget every call works within: `(seconds, output bytes)`, set by `set_budget`. The same
 /// defaults as the CLI's `--time-budget` and `--output-budget`.
 static BUDGET: std::sync::Mutex<(f64, usize, usize)> =
-    std::sync::Mutex::new((60.0, 16 << 20, dimguard::solver::budget::DEFAULT_MEMORY));
+    std::sync::Mutex::new((20.0, 16 << 20, dimguard::solver::budget::DEFAULT_MEMORY));
 
 /// Every byte the extension's work holds is counted, for the memory term of the budget.
 #[global_allocator]

@@ -84,6 +84,22 @@ impl Counting {
     }
 }
 
+static STEP: std::sync::Mutex<Option<(String, u64, u64)>> = std::sync::Mutex::new(None);
+
+/// Says what the work is doing: `step` (`"solving dimension h"`), `done` of `total` items (a
+/// total of 0: no count). A command's progress line (the CLI prints it on stderr once the
+/// command runs past about two seconds) reads it with [`current_step`].
+pub fn progress(step: impl Into<String>, done: u64, total: u64) {
+    if let Ok(mut s) = STEP.lock() {
+        *s = Some((step.into(), done, total));
+    }
+}
+
+/// The last [`progress`]: (step, done, total).
+pub fn current_step() -> Option<(String, u64, u64)> {
+    STEP.lock().ok().and_then(|s| s.clone())
+}
+
 /// Bytes the process holds, when [`Counting`] is installed and active.
 pub fn memory_held() -> Option<usize> {
     COUNTING
