@@ -5,7 +5,13 @@ mod cli;
 use clap::Parser;
 use std::process::ExitCode;
 
+/// Every byte the process holds is counted, for the memory term of the budget
+/// (`--memory-budget`).
+#[global_allocator]
+static ALLOC: dimguard::solver::budget::Counting = dimguard::solver::budget::Counting;
+
 fn main() -> ExitCode {
+    dimguard::solver::budget::Counting::activate();
     let args = cli::Cli::parse();
     let json = args.json();
     // Deeply nested guards recurse; give the work a roomy stack.

@@ -52,13 +52,14 @@ def z3_version() -> str:
     return _native.z3_version()
 
 
-def set_budget(time: float = 60.0, output: int = 16 << 20) -> None:
+def set_budget(time: float = 20.0, output: int = 16 << 20, memory: int = 1 << 30) -> None:
     """Bounds every later call (``diagnose``, ``verify``, ``check``, ``profile`` and the audits of
-    ``export``): ``time`` seconds of work and ``output`` bytes for the printed form of any one
-    set — the CLI's ``--time-budget`` and ``--output-budget``, with the same defaults. Past a
-    budget the answer is partial and says so, as data (an ``undecided`` reason naming the budget).
+    ``export``): ``time`` seconds of work, ``output`` bytes for the printed form of any one
+    set and ``memory`` bytes the work may hold — the CLI's ``--time-budget``,
+    ``--output-budget`` and ``--memory-budget``, with the same defaults. Past a budget the
+    answer is partial and says so, as data (an ``undecided`` reason naming the budget).
     """
-    _native.set_budget(float(time), int(output))
+    _native.set_budget(float(time), int(output), int(memory))
 
 
 def _text(error_or_text: Union[str, BaseException]) -> str:

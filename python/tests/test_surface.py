@@ -292,3 +292,23 @@ def test_a_budget_bounds_every_call_and_the_answer_says_so():
     r = dimguard.diagnose(text, ranges={"x_0": (2, 2000)}, z3="never")
     want = [v for v in range(2, 2001) if (v * v) // 1000 % 2 == 0]
     assert list(r.dims[0].feasible) == want
+
+
+def test_the_memory_budget_is_set_from_python_and_bounds_the_work():
+    """`set_budget(memory=...)`: below 16 MiB is refused; a budget the work runs into makes the
+    answer partial, naming the memory budget (10,000 non-periodic guards over 2..100,000)."""
+    with pytest.raises(ValueError, match="16 MiB"):
+        dimguard.set_budget(memory=1 << 20)
+    x = "L['x'].size()[2]"
+    text = "".join(
+        f"  - Not all values of h = {x} in the specified range 2 <= h <= 100000 satisfy the generated guard ({x} * {x}) % {k + 7} != {k % 5}.\n"
+        for k in range(10_000)
+    )
+    dimguard.set_budget(time=30, memory=64 << 20)
+    try:
+        r = dimguard.diagnose(text, z3="never")
+    finally:
+        dimguard.set_budget()
+    [d] = r.dims
+    assert d.status == "undecided"
+    assert "memory budget" in d.undecided and "set_budget(memory=" in d.undecided, d.undecided

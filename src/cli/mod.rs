@@ -27,13 +27,35 @@ pub struct Cli {
     command: Command,
     /// Time budget of the whole command, in seconds. Past it, what is left is reported
     /// undecided with the reason (a partial answer, said so in the text and in JSON's `budget`).
-    #[arg(long, global = true, default_value_t = 60.0, value_name = "SECONDS")]
+    /// 20 s by default: what a user at a terminal waits for (most answers take well under a
+    /// second; raise it for a partial answer you want completed).
+    #[arg(long, global = true, default_value_t = 20.0, value_name = "SECONDS")]
     time_budget: f64,
+    /// Print progress on stderr (what the command is doing, how far, how much of the time
+    /// budget is spent) every two seconds once it runs past two seconds. On by default when
+    /// stderr is a terminal and the output is not JSON.
+    #[arg(long, global = true)]
+    progress: bool,
     /// Output budget in bytes. No computed set may have more pieces than this budget can print
     /// (so memory stays bounded); past it, text is cut with a note and JSON drops `segments`
     /// lists (counts, min and max stay), saying so in `budget`.
     #[arg(long, global = true, default_value_t = 16 << 20, value_name = "BYTES")]
     output_budget: usize,
+    /// Memory budget: bytes the process may hold (`1G`, `512M` or a number). Past it, the work
+    /// that grows sets and enumerations stops and what is left is reported undecided with the
+    /// reason, as for the time budget.
+    #[arg(long, global = true, default_value = "1G", value_name = "BYTES", value_parser = parse_memory)]
+    memory_budget: usize,
+}
+
+fn parse_memory(s: &str) -> Result<usize, String> {
+    match dimguard::solver::budget::parse_bytes(s) {
+        Some(n) if n >= 16 << 20 => Ok(n),
+        Some(_) => Err("the memory budget must be at least 16M".into()),
+        None => Err(format!(
+            "`{s}` is not a byte count (a number, or one with K, M or G: `512M`, `2G`)"
+        )),
+    }
 }
 
 impl Cli {
@@ -54,9 +76,54 @@ impl Cli {
 struct Limits {
     time: f64,
     output: usize,
+    memory: usize,
 }
 
 static LIMITS: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
+
+/// Progress lines on stderr while a command runs past two seconds; stops when dropped.
+struct Progress {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Progress {
+    fn start(budget_s: f64) -> Progress {
+        use std::sync::atomic::Ordering;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = done.clone();
+        dimguard::solver::budget::progress("reading the input", 0, 0);
+        let t0 = std::time::Instant::now();
+        std::thread::spawn(move || {
+            let mut next = std::time::Duration::from_secs(2);
+            while !flag.load(Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                if t0.elapsed() < next || flag.load(Ordering::Relaxed) {
+                    continue;
+                }
+                next += std::time::Duration::from_secs(2);
+                let Some((step, k, n)) = dimguard::solver::budget::current_step() else {
+                    continue;
+                };
+                let how_far = if n > 0 {
+                    format!(" ({} of {n})", k + 1)
+                } else {
+                    String::new()
+                };
+                eprintln!(
+                    "dimguard: {step}{how_far}; {:.0} s of the {budget_s} s time budget",
+                    t0.elapsed().as_secs_f64()
+                );
+            }
+        });
+        Progress { done }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
 
 /// When Z3 certifies answers.
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -226,12 +293,17 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     let limits = Limits {
         time: cli.time_budget,
         output: cli.output_budget,
+        memory: cli.memory_budget,
     };
     let _ = LIMITS.set(limits);
+    let _progress = (cli.progress
+        || (!cli.json() && std::io::IsTerminal::is_terminal(&std::io::stderr())))
+    .then(|| Progress::start(limits.time));
     let _budget = dimguard::solver::budget::enter(dimguard::solver::budget::Budget {
         time: Some(std::time::Duration::from_secs_f64(limits.time)),
         // A piece prints as about 80 bytes of JSON.
         pieces: (limits.output / 80).max(1000),
+        memory: limits.memory,
     });
     match cli.command {
         Command::NormBench {
@@ -513,8 +585,9 @@ fn print_report<R: serde::Serialize>(
     human: fn(&R, bool) -> String,
 ) -> Result<(), Failure> {
     let limits = LIMITS.get().copied().unwrap_or(Limits {
-        time: 60.0,
+        time: 20.0,
         output: 16 << 20,
+        memory: dimguard::solver::budget::DEFAULT_MEMORY,
     });
     let exhausted = dimguard::solver::budget::exhausted();
     if json {
@@ -532,6 +605,7 @@ fn print_report<R: serde::Serialize>(
         let budget = serde_json::json!({
             "time_s": limits.time,
             "output_bytes": limits.output,
+            "memory_bytes": limits.memory,
             "exhausted": exhausted.map(|e| serde_json::json!({"kind": e.kind(), "reason": e.reason()})),
             "truncated": truncated,
         });

@@ -18,6 +18,8 @@ static CURRENT: Mutex<String> = Mutex::new(String::new());
 static NOTE: Mutex<String> = Mutex::new(String::new());
 
 fn grow(n: usize) {
+    // The library's memory budget sees the same bytes.
+    dimguard_solver::budget::Counting::allocated(n);
     let now = LIVE.fetch_add(n, Ordering::Relaxed) + n;
     // A plain load/store, not `fetch_max` (a compare-and-swap loop on every allocation): the
     // harness allocates from one thread, so the peak is exact there.
@@ -48,6 +50,7 @@ unsafe impl GlobalAlloc for Counting {
 
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        dimguard_solver::budget::Counting::freed(l.size());
         System.dealloc(p, l)
     }
 
@@ -56,6 +59,7 @@ unsafe impl GlobalAlloc for Counting {
             grow(new - l.size());
         } else {
             LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
+            dimguard_solver::budget::Counting::freed(l.size() - new);
         }
         System.realloc(p, l, new)
     }
@@ -69,6 +73,11 @@ pub fn set_limit(bytes: usize) {
 /// Starts a new execution's peak.
 pub fn reset_peak() {
     PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+}
+
+/// Live bytes now.
+pub fn live() -> usize {
+    LIVE.load(Ordering::Relaxed)
 }
 
 /// The peak of live bytes since [`reset_peak`].

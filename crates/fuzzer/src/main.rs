@@ -12,6 +12,9 @@
 //! * runs past its time budget plus a grace period in CPU time, or ten times that in wall-clock
 //!   time (a watchdog thread aborts a real hang),
 //! * allocates past the memory limit (a counting global allocator aborts, printing the input),
+//! * holds more memory in one execution than its memory budget (`--mem-budget-mb`, given to the
+//!   library as `Budget::memory`) plus an allowance of a quarter of it: the budget must bound
+//!   the memory, with the partial answer as data (an OVER MEMORY finding),
 //! * or answers differently from the brute-force oracle: the exact evaluator run value by value
 //!   over every range small enough (feasible sets, suggestions, `verify` verdicts and
 //!   counterexamples, `check`'s accepted sets).
@@ -47,6 +50,7 @@ struct Opts {
     grace_ms: u64,
     overrun_ms: Option<u64>,
     mem_mb: usize,
+    mem_budget_mb: usize,
     findings: PathBuf,
     root: PathBuf,
     progress: u64,
@@ -56,7 +60,7 @@ struct Opts {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: dimguard-fuzzer [--execs N] [--seed S] [--from N] [--time-ms T] [--overrun-ms D] [--grace-ms G] [--mem-mb M] [--findings DIR] [--root REPO] [--progress N] [--slow-ms N] [--print]\n\
+        "usage: dimguard-fuzzer [--execs N] [--seed S] [--from N] [--time-ms T] [--overrun-ms D] [--grace-ms G] [--mem-mb M] [--mem-budget-mb B] [--findings DIR] [--root REPO] [--progress N] [--slow-ms N] [--print]\n\
          Runs N executions (default 10000) of seed S (default: the current time) under a per-execution\n\
          time budget of T ms (default 500) and a memory limit of M MiB (default 1024). An execution whose\n\
          library calls take more than T + D ms of CPU time is a finding (D default max(T, 100)); one past\n\
@@ -77,6 +81,7 @@ fn parse_opts() -> Opts {
         grace_ms: 5000,
         overrun_ms: None,
         mem_mb: 1024,
+        mem_budget_mb: 256,
         findings: PathBuf::from("target/fuzz-findings"),
         root: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
         progress: 0,
@@ -100,6 +105,7 @@ fn parse_opts() -> Opts {
             "--grace-ms" => o.grace_ms = num(val()),
             "--overrun-ms" => o.overrun_ms = Some(num(val())),
             "--mem-mb" => o.mem_mb = num(val()) as usize,
+            "--mem-budget-mb" => o.mem_budget_mb = num(val()) as usize,
             "--progress" => o.progress = num(val()),
             "--slow-ms" => o.slow_ms = num(val()),
             "--print" => {
@@ -192,6 +198,7 @@ fn main() {
         alloc::note(&format!("{info}"));
     }));
     alloc::set_limit(opts.mem_mb << 20);
+    dimguard_solver::budget::Counting::activate();
     let t0 = Instant::now();
     let hang = Duration::from_millis(opts.time_ms + opts.grace_ms);
     std::thread::spawn(move || watchdog(t0, hang));
@@ -271,6 +278,7 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
             input.describe()
         ));
         alloc::reset_peak();
+        let live_before = alloc::live();
         cpu::take_library();
         EXEC_CPU_START.store(clock.now().as_micros() as u64, Ordering::Relaxed);
         EXEC_START.store(t0.elapsed().as_millis().max(1) as u64, Ordering::Relaxed);
@@ -278,6 +286,7 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let _b = budget::enter(Budget {
                 time: Some(Duration::from_millis(opts.time_ms)),
+                memory: live_before + (opts.mem_budget_mb << 20),
                 ..Budget::default()
             });
             oracle::check(&input, opts.time_ms as u32)
@@ -305,6 +314,17 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
             Ok(Err(wrong)) => Some(format!("WRONG ANSWER: {wrong}")),
             Err(_) => Some(format!("PANIC: {}", alloc::take_note())),
         };
+        let held = alloc::peak().saturating_sub(live_before);
+        let allowed = (opts.mem_budget_mb << 20) + (opts.mem_budget_mb << 18);
+        let finding = finding.or_else(|| {
+            (held > allowed).then(|| {
+                format!(
+                    "OVER MEMORY: the execution held {} MiB at its peak, past the memory budget of {} MiB plus a quarter",
+                    held >> 20,
+                    opts.mem_budget_mb
+                )
+            })
+        });
         let finding = finding.or_else(|| {
             (library > overrun).then(|| {
                 format!(

@@ -15,17 +15,24 @@ use pyo3::prelude::*;
 /// Runs `work` on a thread with a 256 MiB stack, without the GIL.
 /// The budget every call works within: `(seconds, output bytes)`, set by `set_budget`. The same
 /// defaults as the CLI's `--time-budget` and `--output-budget`.
-static BUDGET: std::sync::Mutex<(f64, usize)> = std::sync::Mutex::new((60.0, 16 << 20));
+static BUDGET: std::sync::Mutex<(f64, usize, usize)> =
+    std::sync::Mutex::new((20.0, 16 << 20, dimguard::solver::budget::DEFAULT_MEMORY));
+
+/// Every byte the extension's work holds is counted, for the memory term of the budget.
+#[global_allocator]
+static ALLOC: dimguard::solver::budget::Counting = dimguard::solver::budget::Counting;
 
 fn run<T: Send + 'static>(
     py: Python<'_>,
     work: impl FnOnce() -> Result<T, String> + Send + 'static,
 ) -> PyResult<T> {
-    let (time, output) = *BUDGET.lock().unwrap_or_else(|e| e.into_inner());
+    let (time, output, memory) = *BUDGET.lock().unwrap_or_else(|e| e.into_inner());
+    dimguard::solver::budget::Counting::activate();
     let budget = dimguard::solver::budget::Budget {
         time: Some(std::time::Duration::from_secs_f64(time)),
         // A piece prints as about 80 bytes of JSON (as in the CLI).
         pieces: (output / 80).max(1000),
+        memory,
     };
     let out = py.detach(move || {
         std::thread::Builder::new()
@@ -261,9 +268,11 @@ fn profile(
 }
 
 /// Sets the budget of every later call: `time` seconds of work (past it the answer is partial
-/// and says so, as data) and `output` bytes for any one set's printed form.
+/// and says so, as data), `output` bytes for any one set's printed form and `memory` bytes the
+/// work may hold.
 #[pyfunction]
-fn set_budget(time: f64, output: usize) -> PyResult<()> {
+#[pyo3(signature = (time, output, memory = dimguard::solver::budget::DEFAULT_MEMORY))]
+fn set_budget(time: f64, output: usize, memory: usize) -> PyResult<()> {
     if !(time.is_finite() && time > 0.0) {
         return Err(PyValueError::new_err(
             "time must be a positive number of seconds",
@@ -272,7 +281,10 @@ fn set_budget(time: f64, output: usize) -> PyResult<()> {
     if output < 4096 {
         return Err(PyValueError::new_err("output must be at least 4096 bytes"));
     }
-    *BUDGET.lock().unwrap_or_else(|e| e.into_inner()) = (time, output);
+    if memory < 16 << 20 {
+        return Err(PyValueError::new_err("memory must be at least 16 MiB"));
+    }
+    *BUDGET.lock().unwrap_or_else(|e| e.into_inner()) = (time, output, memory);
     Ok(())
 }
 

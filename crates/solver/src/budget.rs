@@ -7,13 +7,105 @@
 //! than [`Budget::pieces`] is never built: memory stays bounded by the budget, not by the width
 //! of a range.
 //!
+//! Memory: a program that installs [`Counting`] as its global allocator (the CLI and the
+//! Python extension do) has every byte it holds counted; past [`Budget::memory`] bytes,
+//! [`expired`] and [`check`] report [`Exhausted::Memory`] at the same points where they watch
+//! the deadline (every set operation, enumeration step and joint-search step), so the work that
+//! grows sets stops there and the answer is partial, as for time. Without the allocator the
+//! memory term is not enforced.
+//!
 //! Without [`enter`], there is no deadline and the piece bound is [`DEFAULT_PIECES`].
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// The piece bound when no budget was entered.
 pub const DEFAULT_PIECES: usize = 20_000;
+
+/// The default memory budget: 1 GiB, well under a laptop's memory.
+pub const DEFAULT_MEMORY: usize = 1 << 30;
+
+static HELD: AtomicUsize = AtomicUsize::new(0);
+static COUNTING: AtomicBool = AtomicBool::new(false);
+
+/// A global allocator that counts the bytes the process holds (the system allocator
+/// underneath), for the memory term of the budget:
+/// `#[global_allocator] static A: dimguard_solver::budget::Counting = dimguard_solver::budget::Counting;`
+pub struct Counting;
+
+// SAFETY: every call is forwarded to the system allocator unchanged; only a counter is updated.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            HELD.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            HELD.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            HELD.fetch_add(new_size, Ordering::Relaxed);
+            HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+impl Counting {
+    /// Turns the memory term on: call once at start where [`Counting`] is the global allocator
+    /// (or where another allocator reports to [`Counting::allocated`] and [`Counting::freed`]).
+    pub fn activate() {
+        COUNTING.store(true, Ordering::Relaxed);
+    }
+
+    /// Counts `bytes` allocated, for a global allocator of its own that forwards its counts
+    /// here (the fuzzer's).
+    pub fn allocated(bytes: usize) {
+        HELD.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Counts `bytes` freed (see [`Counting::allocated`]).
+    pub fn freed(bytes: usize) {
+        HELD.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+static STEP: std::sync::Mutex<Option<(String, u64, u64)>> = std::sync::Mutex::new(None);
+
+/// Says what the work is doing: `step` (`"solving dimension h"`), `done` of `total` items (a
+/// total of 0: no count). A command's progress line (the CLI prints it on stderr once the
+/// command runs past about two seconds) reads it with [`current_step`].
+pub fn progress(step: impl Into<String>, done: u64, total: u64) {
+    if let Ok(mut s) = STEP.lock() {
+        *s = Some((step.into(), done, total));
+    }
+}
+
+/// The last [`progress`]: (step, done, total).
+pub fn current_step() -> Option<(String, u64, u64)> {
+    STEP.lock().ok().and_then(|s| s.clone())
+}
+
+/// Bytes the process holds, when [`Counting`] is installed and active.
+pub fn memory_held() -> Option<usize> {
+    COUNTING
+        .load(Ordering::Relaxed)
+        .then(|| HELD.load(Ordering::Relaxed))
+}
 
 /// The limits one command works within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,6 +114,9 @@ pub struct Budget {
     pub time: Option<Duration>,
     /// Largest number of segments (or runs) a single computed set may have.
     pub pieces: usize,
+    /// Bytes the process may hold while the work runs (enforced where [`Counting`] is the
+    /// global allocator).
+    pub memory: usize,
 }
 
 impl Default for Budget {
@@ -29,6 +124,7 @@ impl Default for Budget {
         Budget {
             time: None,
             pieces: DEFAULT_PIECES,
+            memory: DEFAULT_MEMORY,
         }
     }
 }
@@ -50,15 +146,18 @@ pub enum Exhausted {
     },
     /// A set would have held more than this many pieces.
     Pieces(usize),
+    /// The process held more than this many bytes.
+    Memory(usize),
 }
 
 impl Exhausted {
     /// Short machine-readable name: `"time"` (the deadline passed, or a step used its share of
-    /// the time) or `"pieces"`.
+    /// the time), `"pieces"` or `"memory"`.
     pub fn kind(&self) -> &'static str {
         match self {
             Exhausted::Time(_) | Exhausted::Share { .. } => "time",
             Exhausted::Pieces(_) => "pieces",
+            Exhausted::Memory(_) => "memory",
         }
     }
 
@@ -80,8 +179,38 @@ impl Exhausted {
             Exhausted::Pieces(n) => format!(
                 "the exact set has more than {n} pieces, more than the output budget allows (raise it with --output-budget, or dimguard.set_budget in Python)"
             ),
+            Exhausted::Memory(n) => format!(
+                "the memory budget of {} ran out before this was decided (raise it with --memory-budget, or dimguard.set_budget(memory=...) in Python)",
+                human_bytes(*n)
+            ),
         }
     }
+}
+
+/// `1 GiB`, `512 MiB`, `1000 bytes`.
+pub fn human_bytes(n: usize) -> String {
+    if n >= 1 << 30 && n % (1 << 30) == 0 {
+        format!("{} GiB", n >> 30)
+    } else if n >= 1 << 20 && n % (1 << 20) == 0 {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// Parses a byte count: `1073741824`, `1G`/`1GiB`, `512M`/`512MiB`, `64K`.
+pub fn parse_bytes(s: &str) -> Option<usize> {
+    let t = s.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: usize = t[..digits].parse().ok()?;
+    let shift = match t[digits..].trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 0,
+        "K" | "KB" | "KIB" => 10,
+        "M" | "MB" | "MIB" => 20,
+        "G" | "GB" | "GIB" => 30,
+        _ => return None,
+    };
+    n.checked_mul(1usize << shift)
 }
 
 fn human_duration(t: Duration) -> String {
@@ -142,12 +271,29 @@ pub fn pieces() -> usize {
     with(|s| s.map_or(DEFAULT_PIECES, |s| s.budget.pieces))
 }
 
-/// Whether the deadline has passed (recording it when it has).
+/// Whether the deadline has passed or the memory budget is spent (recording it when so).
 pub fn expired() -> Option<Exhausted> {
+    if let Some(e) = over_memory() {
+        return Some(e);
+    }
     if Instant::now() < with(|s| s.as_ref().and_then(|st| st.deadline))? {
         return None;
     }
     reach_deadline()
+}
+
+/// The memory budget, when the process holds more than it (recorded).
+fn over_memory() -> Option<Exhausted> {
+    let held = memory_held()?;
+    with(|s| {
+        let st = s.as_mut()?;
+        if held <= st.budget.memory {
+            return None;
+        }
+        let e = Exhausted::Memory(st.budget.memory);
+        st.exhausted.get_or_insert(e);
+        Some(e)
+    })
 }
 
 /// Records that the deadline has been reached as another clock measured it, and returns the
@@ -263,6 +409,7 @@ mod tests {
             let _outer = enter(Budget {
                 time: Some(Duration::ZERO),
                 pieces: 10,
+                ..Budget::default()
             });
             assert_eq!(pieces(), 10);
             assert_eq!(expired(), Some(Exhausted::Time(Duration::ZERO)));
@@ -276,5 +423,14 @@ mod tests {
         }
         assert!(exhausted().is_none());
         assert_eq!(pieces(), DEFAULT_PIECES);
+    }
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("1G"), Some(1 << 30));
+        assert_eq!(parse_bytes("512MiB"), Some(512 << 20));
+        assert_eq!(parse_bytes("4096"), Some(4096));
+        assert_eq!(parse_bytes("1T"), None);
+        assert_eq!(human_bytes(1 << 30), "1 GiB");
     }
 }

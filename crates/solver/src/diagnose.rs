@@ -84,7 +84,15 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
     let mut dims: Vec<DimReport> = msg
         .dims
         .iter()
-        .map(|d| dim_report(d, msg, opts, prover))
+        .enumerate()
+        .map(|(i, d)| {
+            crate::budget::progress(
+                format!("solving dimension {}", d.name),
+                i as u64,
+                msg.dims.len() as u64,
+            );
+            dim_report(d, msg, opts, prover)
+        })
         .collect();
     let sized = size_guards(msg);
     let sizes: Vec<String> = msg.dims.iter().map(|d| d.var().to_string()).collect();
@@ -298,7 +306,20 @@ fn joint_groups(
         ..Default::default()
     };
     let mut out = Vec::new();
-    for grp in groups.iter().filter(|g| g.roots.len() > 1) {
+    let linked_groups = groups.iter().filter(|g| g.roots.len() > 1).count() as u64;
+    for (k, grp) in groups.iter().filter(|g| g.roots.len() > 1).enumerate() {
+        crate::budget::progress(
+            format!(
+                "solving linked sizes {}",
+                grp.roots
+                    .iter()
+                    .map(|r| r.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            k as u64,
+            linked_groups,
+        );
         let solved = joint::solve_group_with(grp, &ranges, &budget, prover);
         record_fates(grp, &solved, fates);
         let linked = joint::linked(
