@@ -611,6 +611,50 @@ def target_box(sheet: Mapping[str, Any], shapes: Mapping[str, Sequence[int]]) ->
     return out
 
 
+def _say(verbose: bool, msg: str) -> None:
+    if verbose:
+        print(f"dimguard.export (cover): {msg}", file=sys.stderr, flush=True)
+
+
+def _count(pieces: Sequence[Piece], target: Mapping[Key, Tuple[int, int]], dims: Sequence[Key]) -> Optional[int]:
+    """The tuples of the box that some piece accepts (pieces with an undecided size count
+    nothing); None past the union count's work bound."""
+    boxes: List[Box] = [b for p in pieces for b in (p.boxes(target) or [])]
+    try:
+        return union_count(boxes, dims) if dims else (1 if boxes else 0)
+    except _TooMuch:
+        return None
+
+
+def _greedy(pool: Sequence[Piece], chosen: Sequence[Piece], target: Mapping[Key, Tuple[int, int]], dims: Sequence[Key], max_programs: int) -> List[Piece]:
+    """``chosen`` extended, up to ``max_programs``, each time by the piece of ``pool`` that adds
+    the most tuples of the box (its ``adds``)."""
+    chosen = list(chosen)
+    base = _count(chosen, target, dims) or 0
+    while len(chosen) < max_programs:
+        best, gain = None, 0
+        for p in pool:
+            if p in chosen:
+                continue
+            c = _count(chosen + [p], target, dims)
+            if c is not None and c - base > gain:
+                best, gain = p, c - base
+        if best is None:
+            break
+        best.adds = gain
+        chosen.append(best)
+        base += gain
+    return chosen
+
+
+def _finish(candidates: Sequence[Piece], chosen: List[Piece], top: Sequence[Tuple[str, Any]], target: Mapping[Key, Tuple[int, int]], dims: Sequence[Key], notes: List[str], verbose: bool) -> Dispatch:
+    """The dispatch of the chosen pieces; "one Dim" is what the loop's own program accepts."""
+    one_dim = _count(candidates[:1], target, dims) if candidates[0].boxes(target) is not None else None
+    d = Dispatch(chosen or list(candidates[:1]), [n for n, _ in top], target, one_dim, notes)
+    _say(verbose, d.coverage.summary)
+    return d
+
+
 def build_shapes_spec(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Mapping[str, Any], spec: Any, first: Tuple[Any, Any], max_programs: int, verbose: bool, export_kwargs: Mapping[str, Any]) -> Dispatch:
     """The cover for a ``ShapesSpec``: the loop's program holds the branch the traced example
     takes of every data-dependent expression; for each assumption that removed sizes, the same
@@ -630,10 +674,6 @@ def build_shapes_spec(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]]
     ep0, rep0 = first
     candidates: List[Piece] = [Piece(ep0, rep0.to_dict(), rep0.spec, "the export loop's program")]
     notes: List[str] = []
-
-    def say(msg: str) -> None:
-        if verbose:
-            print(f"dimguard.export (cover): {msg}", file=sys.stderr, flush=True)
 
     queue = list(rep0.to_dict().get("assumptions") or [])
     tried: set = set()
@@ -660,41 +700,12 @@ def build_shapes_spec(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]]
         except Exception as e:  # noqa: BLE001 - a region that does not export is said, not a piece
             notes.append(f"{k[0]}[{k[1]}]={x} (the other branch of {a['code']}): did not export ({type(e).__name__})")
             continue
-        say(f"the other branch of {a['code']}, traced at {k[0]}[{k[1]}]={x}: exported ({time.perf_counter() - t0:.1f} s)")
+        _say(verbose, f"the other branch of {a['code']}, traced at {k[0]}[{k[1]}]={x}: exported ({time.perf_counter() - t0:.1f} s)")
         piece = Piece(ep, rep.to_dict(), rep.spec, f"traced at {k[0]}[{k[1]}]={x}")
         candidates.append(piece)
         queue.extend(rep.to_dict().get("assumptions") or [])
-    chosen: List[Piece] = []
-    counted: Optional[int] = 0
-    while len(chosen) < max_programs:
-        best, gain = None, 0
-        for p in candidates:
-            if p in chosen:
-                continue
-            boxes = [b for q in chosen + [p] for b in (q.boxes(target) or [])]
-            try:
-                c = union_count(boxes, dims)
-            except _TooMuch:
-                continue
-            if c - (counted or 0) > gain:
-                best, gain = p, c - (counted or 0)
-        if best is None:
-            break
-        best.adds = gain
-        chosen.append(best)
-        counted = (counted or 0) + gain
-    if not chosen:
-        chosen = candidates[:1]
-    one_dim = None
-    b0 = candidates[0].boxes(target)
-    if b0 is not None:
-        try:
-            one_dim = union_count(b0, dims)
-        except _TooMuch:
-            one_dim = None
-    d = Dispatch(chosen, [n for n, _ in top], target, one_dim, notes)
-    say(d.coverage.summary)
-    return d
+    chosen = _greedy(candidates, [], target, dims, max_programs)
+    return _finish(candidates, chosen, top, target, dims, notes, verbose)
 
 
 def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Mapping[str, Any], layout: Any, user_sheet: Mapping[str, Any], first: Tuple[Any, Any], max_programs: int, verbose: bool, export_kwargs: Mapping[str, Any]) -> Dispatch:
@@ -710,10 +721,6 @@ def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Ma
     ep0, rep0 = first
     candidates: List[Piece] = [Piece(ep0, rep0.to_dict(), rep0.spec, "the export loop's program")]
     notes: List[str] = []
-
-    def say(msg: str) -> None:
-        if verbose:
-            print(f"dimguard.export (cover): {msg}", file=sys.stderr, flush=True)
 
     def attempt(sheet: Mapping[str, Any], how: str, point: Optional[Mapping[Key, int]], raw: bool = False) -> None:
         args = tuple(v for _, v in top)
@@ -734,47 +741,17 @@ def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Ma
                 audit, spec = rep.to_dict(), rep.spec
         except Exception as e:  # noqa: BLE001 - a candidate that does not export is skipped, said
             notes.append(f"{how}: did not export ({type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''})")
-            say(f"{how}: did not export ({time.perf_counter() - t0:.1f} s)")
+            _say(verbose, f"{how}: did not export ({time.perf_counter() - t0:.1f} s)")
             return
         candidates.append(Piece(ep, audit, spec, how))
-        say(f"{how}: exported ({time.perf_counter() - t0:.1f} s)")
+        _say(verbose, f"{how}: exported ({time.perf_counter() - t0:.1f} s)")
 
     # One program with Dim.AUTO inside the user's bounds: its guards are checked at call time.
     if any(e["value"]["kind"] == "dim" for e in user_sheet["entries"]):
         auto = _auto(user_sheet, None)
         attempt({"roots": auto["roots"], "entries": auto["entries"], "notes": []}, "Dim.AUTO inside your bounds", None, raw=True)
 
-    def chosen_count(pieces: List[Piece]) -> Optional[int]:
-        boxes: List[Box] = []
-        for p in pieces:
-            b = p.boxes(target)
-            if b is None:
-                continue
-            boxes.extend(b)
-        try:
-            return union_count(boxes, dims) if dims else (1 if boxes else 0)
-        except _TooMuch:
-            return None
-
-    def greedy(pool: List[Piece], chosen: List[Piece]) -> List[Piece]:
-        chosen = list(chosen)
-        base = chosen_count(chosen) or 0
-        while len(chosen) < max_programs:
-            best, gain = None, 0
-            for p in pool:
-                if p in chosen:
-                    continue
-                c = chosen_count(chosen + [p])
-                if c is not None and c - base > gain:
-                    best, gain = p, c - base
-            if best is None:
-                break
-            best.adds = gain
-            chosen.append(best)
-            base += gain
-        return chosen
-
-    chosen = greedy(candidates, [])
+    chosen = _greedy(candidates, [], target, dims, max_programs)
     # The remaining progressions of the first diagnosis, each exported at a re-sized example.
     if len(chosen) < max_programs:
         for item in progressions(rep0.to_dict()):
@@ -788,7 +765,7 @@ def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Ma
             sheet = {"roots": narrowed["roots"], "entries": narrowed["entries"], "notes": []}
             desc = f"{item['input']}[{item['index']}] in {item['lo']}..{item['hi']}" + (f" ≡ {item['residue']} (mod {item['modulus']})" if item["modulus"] > 1 else "")
             attempt(sheet, desc, example_point(sheet, shapes))
-            chosen = greedy(candidates, chosen)
+            chosen = _greedy(candidates, chosen, target, dims, max_programs)
     # Branch regions: sizes of the box no chosen program accepts but the model itself runs at
     # (a size-dependent branch, a different trace) get a program traced there.
     tried: set = set()
@@ -813,20 +790,12 @@ def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Ma
             attempt({"roots": auto["roots"], "entries": auto["entries"], "notes": []}, f"Dim.AUTO traced at {where}", probe, raw=True)
             if len(candidates) == before:
                 continue
-            chosen = greedy(candidates, chosen)
+            chosen = _greedy(candidates, chosen, target, dims, max_programs)
         else:
             break
     if refused:
         notes.append("sizes no program accepts where the model itself raises (probed): " + ", ".join(refused))
-    one_dim = None
-    if candidates[0].boxes(target) is not None:
-        try:
-            one_dim = union_count(candidates[0].boxes(target) or [], dims) if dims else 1
-        except _TooMuch:
-            one_dim = None
-    d = Dispatch(chosen, [n for n, _ in top], target, one_dim, notes)
-    say(d.coverage.summary)
-    return d
+    return _finish(candidates, chosen, top, target, dims, notes, verbose)
 
 
 def _probes(chosen: Sequence[Piece], target: Mapping[Key, Tuple[int, int]], k: Key, sheet: Mapping[str, Any], shapes: Mapping[str, Sequence[int]]) -> List[Dict[Key, int]]:

@@ -8,6 +8,7 @@ and the export time of a cover against the export loop alone.
 Interleaved rounds (direct, dispatched) so a loaded machine slows both alike; the median of each.
 """
 
+import os
 import statistics
 import sys
 import time
@@ -17,17 +18,8 @@ from torch.export import Dim
 
 import dimguard
 
-
-class Branchy(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.c = torch.nn.Conv2d(3, 4, 3, padding=1)
-        self.d = torch.nn.Conv2d(3, 4, 3, stride=2, padding=1)
-
-    def forward(self, x):
-        if x.shape[2] >= 200:
-            return torch.nn.functional.interpolate(self.d(x), size=(x.shape[2], x.shape[3]))
-        return self.c(x)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python", "tests"))
+from test_cover import Branchy  # noqa: E402  (the tests' model)
 
 
 def main():

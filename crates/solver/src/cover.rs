@@ -12,9 +12,6 @@ use crate::python::{dim_code, source_input, SpecBlock};
 use crate::report::{CoverPiece, CoverReport, CoverSide, Report, Status};
 use crate::types::Progression;
 
-/// Most combinations examined across dimensions before the largest `n` are kept.
-const COMBOS: usize = 1 << 16;
-
 /// At most `n` specs covering the report's independent dimensions, largest first
 /// (`examples`: traced sizes by dimension name, preferred among equally large pieces).
 ///
@@ -78,23 +75,12 @@ pub fn cover(report: &Report, examples: &[(String, i128)], n: usize) -> CoverRep
         one_dim = one_dim.saturating_mul(d.suggestions.first().map_or(0, |s| s.count));
         axes.push((d.name.as_str(), d.source.as_deref(), pieces));
     }
-    // Every combination of one piece per dimension, largest first (disjoint boxes: a
-    // combination's count is the product of its pieces').
-    let mut combos: Vec<(u128, Vec<usize>)> = vec![(1, vec![])];
-    for (_, _, pieces) in &axes {
-        let mut next = Vec::new();
-        for (count, combo) in &combos {
-            for (i, p) in pieces.iter().enumerate() {
-                let mut c = combo.clone();
-                c.push(i);
-                next.push((count.saturating_mul(p.count()), c));
-            }
-        }
-        next.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        next.truncate(COMBOS.max(n));
-        combos = next;
-    }
-    combos.truncate(n);
+    // Disjoint boxes: a combination's count is the product of its pieces'.
+    let counts: Vec<Vec<u128>> = axes
+        .iter()
+        .map(|(_, _, pieces)| pieces.iter().map(|p| p.count()).collect())
+        .collect();
+    let combos = largest_combinations(&counts, n);
     let pieces: Vec<CoverPiece> = if axes.is_empty() {
         vec![]
     } else {
@@ -123,6 +109,35 @@ pub fn cover(report: &Report, examples: &[(String, i128)], n: usize) -> CoverRep
         summary,
         left_out,
     }
+}
+
+/// The `n` largest combinations of one piece per axis (`counts[axis][piece]`), largest first,
+/// as `(product of the pieces' counts, the piece of each axis)`; ties in index order. Keeping
+/// only the `n` largest prefixes after each axis is exact: a prefix outside them has `n` prefixes
+/// at least as large, each of which extends with the same piece to a combination at least as
+/// large. `diagnose --cover` and `profile --cover` both choose their pieces here.
+///
+/// ```
+/// use dimguard_solver::cover::largest_combinations;
+/// let c = largest_combinations(&[vec![5, 3], vec![4, 1]], 3);
+/// assert_eq!(c, vec![(20, vec![0, 0]), (12, vec![1, 0]), (5, vec![0, 1])]);
+/// ```
+pub fn largest_combinations(counts: &[Vec<u128>], n: usize) -> Vec<(u128, Vec<usize>)> {
+    let mut combos: Vec<(u128, Vec<usize>)> = vec![(1, vec![])];
+    for axis in counts {
+        let mut next = Vec::with_capacity(combos.len() * axis.len());
+        for (count, combo) in &combos {
+            for (i, c) in axis.iter().enumerate() {
+                let mut v = combo.clone();
+                v.push(i);
+                next.push((count.saturating_mul(*c), v));
+            }
+        }
+        next.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        next.truncate(n);
+        combos = next;
+    }
+    combos
 }
 
 fn piece(

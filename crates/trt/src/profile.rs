@@ -330,20 +330,11 @@ impl ProfileSet {
         Self::build(inputs, 1)?; // the links and ranks, checked as for any profile set
                                  // The largest combinations first (disjoint pieces: a combination's count is the
                                  // product of its pieces').
-        let mut combos: Vec<(u128, Vec<usize>)> = vec![(1, vec![])];
-        for pieces in &sets {
-            let mut next = Vec::new();
-            for (count, combo) in &combos {
-                for (i, p) in pieces.iter().enumerate() {
-                    let mut c = combo.clone();
-                    c.push(i);
-                    next.push((count.saturating_mul(p.count()), c));
-                }
-            }
-            next.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-            next.truncate(n);
-            combos = next;
-        }
+        let counts: Vec<Vec<u128>> = sets
+            .iter()
+            .map(|pieces| pieces.iter().map(DimSet::count).collect())
+            .collect();
+        let combos = dimguard_solver::cover::largest_combinations(&counts, n);
         let chosen: Vec<Vec<usize>> = combos.into_iter().map(|(_, c)| c).collect();
         let pieces = chosen
             .iter()
