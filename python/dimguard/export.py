@@ -59,13 +59,22 @@ class ExportReport(Record):
     __slots__ = ()
 
     def accepted(self, input: str, index: int) -> SizeSet:
-        """The exact sizes the returned program accepts for one dimension."""
+        """The exact sizes the returned program accepts for one dimension. A size linked to
+        others by guards: the sizes that pass with some partner (which tuples pass together is
+        ``report.joint``; :meth:`accepts` decides a whole shape). A dimension the program fixes:
+        its one size."""
         for d in self._data.get("dims", []):
             if d["input"] == input and d["index"] == index:
+                if d.get("linked_with") and d.get("with_some_partner") is not None:
+                    return SizeSet(d["with_some_partner"])
                 if d.get("accepted") is None:
                     raise ValueError(f"{input}[{index}]: undecided ({d.get('undecided')})")
                 return SizeSet(d["accepted"])
-        raise KeyError(f"{input}[{index}] is not a dynamic dimension of the returned program")
+        for st in self._data.get("static", []):
+            if st["input"] == input and st["index"] == index:
+                v = st["size"]
+                return SizeSet({"count": 1, "min": v, "max": v, "segments": [{"lo": v, "hi": v, "modulus": 1, "residues": [0]}]})
+        raise KeyError(f"{input}[{index}] is not a dimension of the returned program's tensor inputs")
 
     def accepts(self, shapes: Mapping[str, Sequence[int]]) -> bool:
         """Whether the returned program accepts inputs of these shapes (input name -> shape):
@@ -105,6 +114,10 @@ class ExportReport(Record):
             )
             rows.extend(f"    {n}" for n in r.get("notes", []))
         rows.extend(_audit_rows(self._data, exprs=False))
+        static: Dict[str, List[str]] = {}
+        for st in self._data.get("static", []):
+            static.setdefault(st["input"], []).append(f"[{st['index']}]={st['size']}")
+        rows.extend(f"{inp}: static {' '.join(v)}" for inp, v in static.items())
         return _lines(f"ExportReport(exported={self._data['exported']}, {len(self._data['rounds'])} rounds)", rows, self._data.get("spec"))
 
 

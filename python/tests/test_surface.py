@@ -312,3 +312,26 @@ def test_the_memory_budget_is_set_from_python_and_bounds_the_work():
     [d] = r.dims
     assert d.status == "undecided"
     assert "memory budget" in d.undecided and "set_budget(memory=" in d.undecided, d.undecided
+
+
+def test_export_report_accepted_for_linked_and_static_sizes():
+    """``ExportReport.accepted`` gives a linked size the sizes that pass with some partner (not
+    its empty own set), a fixed size its one value, and ``print(report)`` lists the fixed sizes."""
+    from dimguard import ExportReport
+
+    seg = lambda lo, hi: {"count": hi - lo + 1, "min": lo, "max": hi, "segments": [{"lo": lo, "hi": hi, "modulus": 1, "residues": [0]}]}  # noqa: E731
+    rep = ExportReport({
+        "exported": True, "rounds": [], "spec": "",
+        "dims": [
+            {"input": "x", "index": 2, "claimed": seg(8, 40), "accepted": {"count": 0, "min": None, "max": None, "segments": []},
+             "linked_with": ["L['x'].size()[3]"], "with_some_partner": seg(8, 32), "source": "L['x'].size()[2]"},
+            {"input": "x", "index": 0, "claimed": seg(1, 8), "accepted": seg(1, 8), "source": "L['x'].size()[0]"},
+        ],
+        "joint": [], "static": [{"input": "x", "index": 1, "size": 3}],
+    })
+    assert list(rep.accepted("x", 2)) == list(range(8, 33))
+    assert list(rep.accepted("x", 0)) == list(range(1, 9))
+    assert list(rep.accepted("x", 1)) == [3]
+    with pytest.raises(KeyError):
+        rep.accepted("x", 5)
+    assert "x: static [1]=3" in repr(rep)
