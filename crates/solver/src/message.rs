@@ -873,19 +873,9 @@ pub fn fix_kind(code: &str) -> Option<FixKind> {
     let node = parse::parse(code).ok()?;
     if let Node::Call { func, kwargs, .. } = &node.node {
         if func == "Dim" || func.ends_with(".Dim") {
-            let int_of = |n: &parse::Spanned| match parse_expr(&code[n.span.0..n.span.1]) {
-                Ok(Expr::Const(c)) if c.is_integer() => Some(*c.numer()),
-                _ => None,
-            };
-            let kw = |k: &str| {
-                kwargs
-                    .iter()
-                    .find(|(n, _)| n == k)
-                    .and_then(|(_, v)| int_of(v))
-            };
             return Some(FixKind::Dim {
-                min: kw("min"),
-                max: kw("max"),
+                min: crate::syntax::int_kwarg(code, kwargs, "min"),
+                max: crate::syntax::int_kwarg(code, kwargs, "max"),
             });
         }
     }

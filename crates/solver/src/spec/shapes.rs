@@ -12,11 +12,11 @@
 //! [`crate::spec`] reads (one spec model); [`ShapesSpec::code`] prints it back with assumptions
 //! added, every input and dimension kept.
 
+use super::{is_ident, matching};
 use crate::error::Error;
 use crate::message::SIZE_MAX;
 use crate::parse::{self, Node};
 use crate::syntax::{parse_expr, parse_guard};
-use crate::types::Expr;
 
 /// A `ShapeVar` / `IntVar`.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,16 +85,7 @@ impl ShapesSpec {
                 {
                     let f = func.rsplit('.').next().unwrap_or(func);
                     if f.ends_with("Var") || f.ends_with("VAR") {
-                        let int = |n: &parse::Spanned| match parse_expr(&rhs[n.span.0..n.span.1]) {
-                            Ok(Expr::Const(c)) if c.is_integer() => Some(*c.numer()),
-                            _ => None,
-                        };
-                        let kw = |k: &str| {
-                            kwargs
-                                .iter()
-                                .find(|(n, _)| n == k)
-                                .and_then(|(_, v)| int(v))
-                        };
+                        let kw = |k: &str| crate::syntax::int_kwarg(rhs, kwargs, k);
                         let label = match args.first().map(|a| &a.node) {
                             Some(Node::Str(l)) => Some(l.clone()),
                             _ => None,
@@ -131,7 +122,7 @@ impl ShapesSpec {
                     let close = if list.starts_with('[') { ']' } else { ')' };
                     let open = if close == ']' { '[' } else { '(' };
                     let n = matching(list, open, close)?;
-                    Some(split_top(&l[..n - 1]))
+                    Some(split_items(&l[..n - 1]))
                 });
             match (input, slots) {
                 (Some(input), Some(slots)) => s.inputs.push((input, slots)),
@@ -150,7 +141,7 @@ impl ShapesSpec {
                     let n = matching(list, '[', ']').ok_or_else(|| {
                         Error::Message("the ShapesSpec's assumptions list is not closed".into())
                     })?;
-                    s.assumptions = split_top(&list[1..n]);
+                    s.assumptions = split_items(&list[1..n]);
                 }
             }
         }
@@ -373,12 +364,6 @@ fn norm(s: &str) -> String {
     s.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
-fn is_ident(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !s.starts_with(|c: char| c.is_ascii_digit())
-}
-
 /// Logical statements: lines joined while a bracket is open.
 fn statements(code: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -405,42 +390,14 @@ fn statements(code: &str) -> Vec<String> {
     out
 }
 
-/// The byte index of the bracket closing the one `s` starts with.
-fn matching(s: &str, open: char, close: char) -> Option<usize> {
-    let mut depth = 0;
-    for (i, c) in s.char_indices() {
-        if c == open {
-            depth += 1;
-        } else if c == close {
-            depth -= 1;
-            if depth == 0 {
-                return Some(i);
-            }
-        }
-    }
-    None
-}
-
-/// Splits at top-level commas; items trimmed, empty ones dropped.
-fn split_top(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut depth = 0;
-    let mut cur = String::new();
-    for c in s.chars() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(std::mem::take(&mut cur).trim().to_string());
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    out.push(cur.trim().to_string());
-    out.retain(|s| !s.is_empty());
-    out
+/// Splits at top-level commas (the spec reader's [`split_top`](super::split_top)); items
+/// trimmed, empty ones dropped.
+fn split_items(s: &str) -> Vec<String> {
+    super::split_top(s)
+        .into_iter()
+        .map(|item| item.trim().to_string())
+        .filter(|item| !item.is_empty())
+        .collect()
 }
 
 #[cfg(test)]
