@@ -148,7 +148,7 @@ def union_count(boxes: Sequence[Box], dims: Sequence[Key]) -> int:
     return go(0, tuple(range(len(boxes))))
 
 
-def _intersect_by_values(a: Segs, b: Segs) -> Segs:
+def _intersect(a: Segs, b: Segs) -> Segs:
     """``a`` ∩ ``b`` for periodic segments, one lcm-period residue set per overlap."""
     out = []
     for x in a:
@@ -248,14 +248,7 @@ class Piece:
             if a.get("kept") is None:
                 return None  # over several sizes: not counted
             if k in base:
-                inside = a["kept"]["segments"]
-                base[k] = [
-                    {**x, "lo": lo, "hi": hi}
-                    for x in base[k]
-                    for y in inside
-                    for lo, hi in [(max(x["lo"], y["lo"]), min(x["hi"], y["hi"]))]
-                    if lo <= hi and y["modulus"] == 1
-                ] if all(y["modulus"] == 1 for y in inside) else _intersect_by_values(base[k], inside)
+                base[k] = _intersect(base[k], a["kept"]["segments"])
         out = [dict(base)]
         for alts in groups:
             out = [{**b, **{k: _clip(v, *target[k]) if k in target else v for k, v in a.items()}} for b in out for a in alts]
