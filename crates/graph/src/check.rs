@@ -11,6 +11,7 @@
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
+use dimguard_solver::analyze::{analyze, Problem};
 use dimguard_solver::diagnose::{suggestions, unchecked_suggestion};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
@@ -196,141 +197,56 @@ pub fn check_with(
             ));
         }
     }
-    let sources: Vec<String> = ins.iter().map(|i| i.source.clone()).collect();
-    let bounds: BTreeMap<String, (i128, i128)> = ins
-        .iter()
-        .filter_map(|i| {
-            i.claimed
-                .as_ref()
-                .and_then(|c| Some((i.source.clone(), (c.min()?, c.max()?))))
-        })
-        .collect();
-    let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
-    // Per size: values neither proven to pass nor to fail, and why.
-    let mut unsure: BTreeMap<String, (DimSet, String)> = BTreeMap::new();
-    // Per linked size: the values that pass with some value of the others.
-    let mut some: BTreeMap<String, DimSet> = BTreeMap::new();
-    // Per linked size: its side of the group's largest box.
-    let mut box_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
-    // Per linked size: its side of a sound box through the traced sizes, when the largest box
-    // leaves them out (torch refuses a spec that excludes its example inputs).
-    let mut example_side: BTreeMap<String, dimguard_solver::Progression> = BTreeMap::new();
-    // Per size of a pair that works when equal: its spec under one shared Dim (the second's
-    // code writes it as the first), when that admits more than the largest box.
-    type Shared = (
-        dimguard_solver::Progression,
-        Option<String>,
-        Option<dimguard_solver::report::Certificate>,
-    );
-    let mut shared_side: BTreeMap<String, Shared> = BTreeMap::new();
-    // Per linked size: its group's one choice of spec ([`joint::Choice`]), which every member's
-    // line follows.
-    let mut choice: BTreeMap<String, joint::Choice> = BTreeMap::new();
-    let mut joints: Vec<JointReport> = Vec::new();
-    let mut linked: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    // Size -> (root size, coef, offset): equal sizes share one Dim, related ones derive from it.
-    let mut alias: BTreeMap<String, (String, i128, i128)> = BTreeMap::new();
-    let dim_name = |source: &str| {
-        ins.iter()
-            .find(|x| x.source == source)
-            .map_or(source.to_string(), |x| format!("{}_{}", x.input, x.index))
+    // The analysis stage: every guard, solved per group of linked sizes.
+    let problem = Problem {
+        sizes: ins
+            .iter()
+            .map(|i| {
+                let name = format!("{}_{}", i.input, i.index);
+                dimguard_solver::analyze::Size {
+                    var: i.source.clone(),
+                    label: label(&name),
+                    name,
+                    range: i.claimed.as_ref().and_then(|c| Some((c.min()?, c.max()?))),
+                    count: Some(i.claimed.as_ref().map_or(0, DimSet::count)),
+                    example: i.hint,
+                }
+            })
+            .collect(),
+        guards: all,
+        extra_ranges: BTreeMap::new(),
     };
+    let budget = Budget {
+        limits,
+        ..Default::default()
+    };
+    let analysis = analyze(&problem, &budget, prover, &|_| true);
+    for (&o, (fate, reason)) in &analysis.fates {
+        if let Some(&u) = use_of.get(o) {
+            uses[u].fate = *fate;
+            uses[u].reason = reason.clone();
+        } else if let Some(&r) = rt_of.get(&o) {
+            runtime[r].fate = *fate;
+            runtime[r].reason = reason.clone();
+        }
+    }
+    let mut joints: Vec<JointReport> = analysis
+        .groups
+        .iter()
+        .filter_map(|g| g.linked.as_ref().map(|l| l.report.clone()))
+        .collect();
+    let alias = analysis.aliases();
     let claimed_of: BTreeMap<String, DimSet> = ins
         .iter()
         .filter_map(|i| Some((i.source.clone(), i.claimed.clone()?)))
         .collect();
-    for grp in joint::group(&all, &sources) {
-        let budget = Budget {
-            limits,
-            ..Default::default()
-        };
-        let solved = joint::solve_group_with(&grp, &bounds, &budget, prover);
-        for (k, &o) in grp.origin.iter().enumerate() {
-            let (fate, reason) = solved.fates[k].label();
-            if let Some(&u) = use_of.get(o) {
-                uses[u].fate = fate;
-                uses[u].reason = reason;
-            } else if let Some(&r) = rt_of.get(&o) {
-                runtime[r].fate = fate;
-                runtime[r].reason = reason;
-            }
-        }
-        for &o in &grp.relations {
-            if let Some(&u) = use_of.get(o) {
-                uses[u].fate = GuardFate::Relation;
-                uses[u].reason = None;
-            } else if let Some(&r) = rt_of.get(&o) {
-                runtime[r].fate = GuardFate::Relation;
-                runtime[r].reason = None;
-            }
-        }
-        let reason = solved
-            .undecided
-            .as_ref()
-            .map_or_else(String::new, |u| u.to_string());
-        let lk = joint::linked(
-            &solved,
-            &grp,
-            &budget,
-            &dim_name,
-            &|s| label(&dim_name(s)),
-            &|s| claimed_of.get(s).map_or(0, DimSet::count),
-        );
-        if let Some(l) = &lk {
-            joints.push(l.report.clone());
-        }
-        let traced = |s: &str| ins.iter().find(|i| i.source == s)?.hint;
-        let through = lk
-            .as_ref()
-            .and_then(|l| l.example_box(&l.point(&grp, &traced)?));
-        let multi = grp.roots.len() > 1 || grp.members.len() > 1;
-        let chosen = lk
-            .as_ref()
-            .and_then(|l| l.choice(&grp, &traced, through.as_ref()));
-        for m in &grp.members {
-            alias.insert(m.name.clone(), (m.root.clone(), m.coef, m.offset));
-            if let Some(c) = &chosen {
-                choice.insert(m.name.clone(), c.clone());
-            }
-            if multi {
-                linked.insert(
-                    m.name.clone(),
-                    grp.members
-                        .iter()
-                        .filter(|o| o.name != m.name)
-                        .map(|o| o.name.clone())
-                        .collect(),
-                );
-            }
-            let image = |s: &DimSet| m.image(s).map_err(|e| e.to_string());
-            // Per the contract: for a linked size, the values that pass with every value of
-            // the others (any product of suggestions is then sound).
-            let r = match solved.accepted.get(&m.root) {
-                Some(set) => image(set),
-                None => Err("not solved".into()),
-            };
-            accepted.insert(m.name.clone(), r);
-            if let Some(set) = solved.unsure.get(&m.root) {
-                if let Ok(set) = image(set) {
-                    unsure.insert(m.name.clone(), (set, reason.clone()));
-                }
-            }
-            if let Some(l) = &lk {
-                if let Ok(set) = l.joint.projection(&m.root).and_then(|p| m.image(&p)) {
-                    some.insert(m.name.clone(), set);
-                }
-                if let Some(p) = l.side(m) {
-                    box_side.insert(m.name.clone(), p);
-                }
-                if let Some((p, alias)) = l.shared_side(m) {
-                    let code = alias
-                        .map(|a| python::alias(&dim_name(&m.name), &dim_name(a), m.coef, m.offset));
-                    let cert = l.report.shared.as_ref().map(|s| s.side.certificate);
-                    shared_side.insert(m.name.clone(), (p, code, cert));
-                }
-                if let (Some(b), Some(lv)) = (&through, l.joint.level(&m.root)) {
-                    example_side.insert(m.name.clone(), m.side(&b.sides[lv]));
-                }
+    let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
+    let mut unsure: BTreeMap<String, (DimSet, String)> = BTreeMap::new();
+    for i in &ins {
+        if let Some((_, m)) = analysis.member(&i.source) {
+            accepted.insert(i.source.clone(), m.accepted);
+            if let Some(u) = m.unsure {
+                unsure.insert(i.source.clone(), u);
             }
         }
     }
@@ -372,6 +288,11 @@ pub fn check_with(
             (_, None) => Err("not solved".to_string()),
         };
         let name = format!("{}_{}", i.input, i.index);
+        let found = analysis.member(&i.source);
+        let m = found.as_ref().map(|(_, m)| m);
+        let group = found.as_ref().map(|(g, _)| *g);
+        let some = m.and_then(|m| m.some.clone());
+        let dim_name = |v: &str| problem.name_of(v);
         let mut d = CheckDim {
             input: i.input.clone(),
             index: i.index,
@@ -392,31 +313,32 @@ pub fn check_with(
             suggestions: vec![],
             source: i.source.clone(),
             rejected_examples: vec![],
-            linked_with: linked.get(&i.source).cloned().unwrap_or_default(),
+            linked_with: m.map(|m| m.linked_with.clone()).unwrap_or_default(),
             undecided: None,
             sides: LinkedSides {
                 with_some_partner: some
-                    .get(&i.source)
+                    .as_ref()
                     .and_then(|f| match &claimed {
                         Some(c) => f.intersect(c).ok(),
                         None => Some(f.clone()),
                     })
                     .map(|f| Feasible::from(&f)),
-                box_side: box_side
-                    .get(&i.source)
+                box_side: m
+                    .and_then(|m| m.box_side.as_ref())
                     .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
-                shared_side: shared_side.get(&i.source).map(|(p, code, cert)| {
+                shared_side: m.and_then(|m| m.shared_side.as_ref()).map(|(p, a)| {
                     let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
-                    if let Some(c) = code {
-                        s.code = c.clone();
+                    if let (Some(a), Some(m)) = (a, m) {
+                        s.code = python::alias(&name, &dim_name(a), m.member.coef, m.member.offset);
                     }
-                    if let Some(c) = cert {
-                        s.certificate = *c;
+                    if let Some(sh) = group.and_then(|g| g.linked.as_ref()?.report.shared.as_ref())
+                    {
+                        s.certificate = sh.side.certificate;
                     }
                     s
                 }),
-                example_box_side: example_side
-                    .get(&i.source)
+                example_box_side: m
+                    .and_then(|m| m.example_side.as_ref())
                     .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
             },
             same_as: alias
@@ -438,7 +360,7 @@ pub fn check_with(
                 if let Some(c) = &claimed {
                     // Only sizes that fail with every partner, never an undecided one: a linked
                     // size whose projection is not known lists none.
-                    let passes = match some.get(&i.source) {
+                    let passes = match some.as_ref() {
                         Some(p) => Some(p),
                         None if d.linked_with.is_empty() => Some(&a),
                         None => None,
@@ -486,7 +408,7 @@ pub fn check_with(
                         // that the members' lines are sound together; else (not linked, or no
                         // box passes) its best suggestion, which passes with every value of
                         // the others.
-                        let side = match choice.get(&i.source) {
+                        let side = match group.and_then(|g| g.choice.as_ref()) {
                             Some(joint::Choice::Shared(_)) => d.sides.shared_side.as_ref(),
                             Some(joint::Choice::Example(_)) => d.sides.example_box_side.as_ref(),
                             Some(joint::Choice::Largest(_)) => d.sides.box_side.as_ref(),

@@ -33,6 +33,7 @@
 //! | [`merge`] | a diagnosis merged into the user's own `dynamic_shapes` spec |
 
 pub mod algebra;
+pub mod analyze;
 pub mod bounds;
 pub mod budget;
 pub mod compiled;

@@ -1,0 +1,310 @@
+//! The one analysis stage: guards over named sizes in, exact answers out.
+//!
+//! Every command reaches its answer here. A front end turns its input into a [`Problem`]:
+//! `diagnose` from any text form (the message's dimensions, their guards, equalities and
+//! relations), `check` from a program (its input sizes and claimed ranges, `guards_code`, the
+//! run-time asserts and implied limits found in the graph), `verify` from guards and a user's
+//! spec (the spec's sets as ranges, the sizes it ties as equalities). [`analyze`] groups the
+//! guards by the sizes they link ([`crate::joint::group`]), solves each group exactly (the
+//! periodic engine, enumeration, the joint search, then the prover for what is left), and
+//! chooses each linked group's spec once ([`crate::joint::Choice`]). The front end then reads
+//! the same facts for every size ([`GroupAnswer::member`]) and renders its report: the answers
+//! never depend on the input form, only the wording does.
+//!
+//! ```
+//! use dimguard_solver::analyze::{analyze, Problem, Size};
+//! use dimguard_solver::parse_guard;
+//!
+//! let mut p = Problem::default();
+//! for (v, n) in [("h", "h"), ("w", "w")] {
+//!     p.sizes.push(Size::new(v, n, Some((2, 64))));
+//! }
+//! // Linked: a `h*w <= 256` token budget.
+//! p.guards.push(parse_guard("h*w <= 256").unwrap());
+//! let a = analyze(&p, &Default::default(), None, &|_| true);
+//! let g = &a.groups[0];
+//! let h = g.member("h").unwrap();
+//! assert_eq!(h.linked_with, vec!["w".to_string()]);
+//! // Some partner passes with every h of 2..64 (w = 2), but no single Dim of h is sound alone.
+//! assert_eq!(h.some.unwrap().count(), 63);
+//! assert!(g.linked.as_ref().unwrap().restricts());
+//! ```
+
+use crate::joint::{self, Choice, Group, Member, Prover, Solved};
+use crate::linked::{Budget, LargestBox};
+use crate::report::GuardFate;
+use crate::types::{DimSet, Expr, Progression};
+use std::collections::BTreeMap;
+
+/// One size of a [`Problem`]: a variable the guards name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Size {
+    /// The variable the guards use (`L['x'].size()[2]`, `s16`).
+    pub var: String,
+    /// The name reports give it (`h`, `x_2`).
+    pub name: String,
+    /// The name summaries use (defaults to `name`).
+    pub label: String,
+    /// The values it may take (`None`: torch's default, 2..2^63-1).
+    pub range: Option<(i128, i128)>,
+    /// How many values it is claimed to take (a program's claimed progression; defaults to the
+    /// range's count).
+    pub count: Option<u128>,
+    /// The traced (example) value, when known.
+    pub example: Option<i128>,
+}
+
+impl Size {
+    /// A size with a range and no traced value.
+    pub fn new(var: &str, name: &str, range: Option<(i128, i128)>) -> Size {
+        Size {
+            var: var.into(),
+            name: name.into(),
+            label: name.into(),
+            range,
+            count: None,
+            example: None,
+        }
+    }
+}
+
+/// What goes into the stage: the sizes and every guard over them. A guard's origin is its index
+/// in `guards`: the front end keeps, per index, where the guard came from (a line of the
+/// message, a run-time assert, a claim, an equality), and reads each guard's fate back by it.
+#[derive(Debug, Clone, Default)]
+pub struct Problem {
+    /// The sizes, in the order reports list them.
+    pub sizes: Vec<Size>,
+    /// Every guard, over the sizes' variables (equalities and relations as `==` guards).
+    pub guards: Vec<Expr>,
+    /// Ranges of variables no size stands for (a root of sizes a spec ties together).
+    pub extra_ranges: BTreeMap<String, (i128, i128)>,
+}
+
+impl Problem {
+    /// The size a variable stands for.
+    pub fn size(&self, var: &str) -> Option<&Size> {
+        self.sizes.iter().find(|s| s.var == var)
+    }
+
+    /// The report name of a variable (its size's name, else the variable).
+    pub fn name_of(&self, var: &str) -> String {
+        self.size(var)
+            .map_or_else(|| var.to_string(), |s| s.name.clone())
+    }
+
+    /// Every variable's range: its size's range, torch's default for a size the guards name
+    /// without one, and the extra ranges.
+    pub fn ranges(&self) -> BTreeMap<String, (i128, i128)> {
+        let mut r: BTreeMap<String, (i128, i128)> = self
+            .sizes
+            .iter()
+            .map(|s| {
+                (
+                    s.var.clone(),
+                    s.range
+                        .unwrap_or((crate::message::DEFAULT_MIN, crate::message::SIZE_MAX)),
+                )
+            })
+            .collect();
+        r.extend(self.extra_ranges.iter().map(|(k, v)| (k.clone(), *v)));
+        for g in &self.guards {
+            for a in g.atoms() {
+                // A size named only inside a guard (`x.size()[3]`) has torch's default range:
+                // it is dynamic (0 and 1 would have been specialized), never negative.
+                if a.contains(".size()[") || a.contains(".shape[") {
+                    r.entry(a.to_string())
+                        .or_insert((crate::message::DEFAULT_MIN, crate::message::SIZE_MAX));
+                }
+            }
+        }
+        r
+    }
+}
+
+/// One group of sizes the guards link, solved.
+#[derive(Debug, Clone)]
+pub struct GroupAnswer {
+    /// The group: its members (each `coef*root + offset`), roots, guards and their origins.
+    pub grp: Group,
+    /// Its solution: per root the values that pass with every value of the others, the joint
+    /// set, each guard's fate.
+    pub solved: Solved,
+    /// Its joint set as reported, with the largest sound box (groups of several roots whose
+    /// own guards were decided).
+    pub linked: Option<joint::Linked>,
+    /// A sound box through the traced sizes, when the largest box leaves them out.
+    pub example_box: Option<LargestBox>,
+    /// The group's one choice of spec, which every member's line follows.
+    pub choice: Option<Choice>,
+}
+
+/// What the stage knows about one size of a group ([`GroupAnswer::member`]).
+#[derive(Debug, Clone)]
+pub struct MemberAnswer<'a> {
+    /// The member (`coef*root + offset`).
+    pub member: &'a Member,
+    /// The values that pass with every value of the others (an error when not solved).
+    pub accepted: Result<DimSet, String>,
+    /// Values neither proven to pass nor to fail, with why.
+    pub unsure: Option<(DimSet, String)>,
+    /// For a linked size: the values that pass with some value of the others.
+    pub some: Option<DimSet>,
+    /// Its side of the largest sound box.
+    pub box_side: Option<Progression>,
+    /// Its side under one `Dim` shared with its partner, and the size it is written from.
+    pub shared_side: Option<(Progression, Option<String>)>,
+    /// Its side of the box through the traced sizes.
+    pub example_side: Option<Progression>,
+    /// The other members' variables (empty for a size alone).
+    pub linked_with: Vec<String>,
+}
+
+impl GroupAnswer {
+    /// Whether the group links several sizes (several roots, or sizes derived from one root).
+    pub fn is_multi(&self) -> bool {
+        self.grp.roots.len() > 1 || self.grp.members.len() > 1
+    }
+
+    /// Why the group has no answer, when it has none.
+    pub fn undecided(&self) -> Option<String> {
+        self.solved.undecided.as_ref().map(|u| u.to_string())
+    }
+
+    /// What the stage knows about the size `var`, when it is a member.
+    pub fn member(&self, var: &str) -> Option<MemberAnswer<'_>> {
+        let m = self.grp.members.iter().find(|m| m.name == var)?;
+        let image = |s: &DimSet| m.image(s).map_err(|e| e.to_string());
+        let accepted = match self.solved.accepted.get(&m.root) {
+            Some(set) => image(set),
+            None => Err("not solved".into()),
+        };
+        let reason = self.undecided().unwrap_or_default();
+        let unsure = self
+            .solved
+            .unsure
+            .get(&m.root)
+            .and_then(|s| image(s).ok())
+            .map(|s| (s, reason));
+        let l = self.linked.as_ref();
+        let some = l.and_then(|l| l.joint.projection(&m.root).and_then(|p| m.image(&p)).ok());
+        let example_side = self
+            .example_box
+            .as_ref()
+            .zip(l.and_then(|l| l.joint.level(&m.root)))
+            .map(|(b, lv)| m.side(&b.sides[lv]));
+        let linked_with = if self.is_multi() {
+            self.grp
+                .members
+                .iter()
+                .filter(|o| o.name != m.name)
+                .map(|o| o.name.clone())
+                .collect()
+        } else {
+            vec![]
+        };
+        Some(MemberAnswer {
+            member: m,
+            accepted,
+            unsure,
+            some,
+            box_side: l.and_then(|l| l.side(m)),
+            shared_side: l
+                .and_then(|l| l.shared_side(m))
+                .map(|(p, a)| (p, a.map(str::to_string))),
+            example_side,
+            linked_with,
+        })
+    }
+}
+
+/// What comes out of the stage.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    /// Every group the selection kept, solved.
+    pub groups: Vec<GroupAnswer>,
+    /// Each guard's fate (and, undecided, why), by its index in [`Problem::guards`]; a guard
+    /// that states a relation between sizes is [`GuardFate::Relation`].
+    pub fates: BTreeMap<usize, (GuardFate, Option<String>)>,
+}
+
+impl Analysis {
+    /// The group a size belongs to, and what it knows about the size.
+    pub fn member(&self, var: &str) -> Option<(&GroupAnswer, MemberAnswer<'_>)> {
+        self.groups
+            .iter()
+            .find_map(|g| g.member(var).map(|m| (g, m)))
+    }
+
+    /// The members a size is derived from: size -> (root, coef, offset), for every member of
+    /// every group.
+    pub fn aliases(&self) -> BTreeMap<String, (String, i128, i128)> {
+        self.groups
+            .iter()
+            .flat_map(|g| &g.grp.members)
+            .map(|m| (m.name.clone(), (m.root.clone(), m.coef, m.offset)))
+            .collect()
+    }
+}
+
+/// Solves `problem`: groups its guards by the sizes they link, solves every group `select`
+/// keeps within `budget` (asking `prover`, when given, before calling a guard undecided), and
+/// chooses each linked group's spec through the traced sizes.
+pub fn analyze(
+    problem: &Problem,
+    budget: &Budget,
+    prover: Option<Prover>,
+    select: &dyn Fn(&Group) -> bool,
+) -> Analysis {
+    let vars: Vec<String> = problem.sizes.iter().map(|s| s.var.clone()).collect();
+    let ranges = problem.ranges();
+    let groups: Vec<Group> = joint::group(&problem.guards, &vars)
+        .into_iter()
+        .filter(|g| select(g))
+        .collect();
+    let multi = groups.iter().filter(|g| g.roots.len() > 1).count() as u64;
+    let mut out = Analysis::default();
+    let mut k = 0;
+    for grp in groups {
+        if grp.roots.len() > 1 {
+            crate::budget::progress(
+                format!("solving linked sizes {}", grp.roots.join(", ")),
+                k,
+                multi,
+            );
+            k += 1;
+        }
+        let solved = joint::solve_group_with(&grp, &ranges, budget, prover);
+        for (i, &o) in grp.origin.iter().enumerate() {
+            out.fates.insert(o, solved.fates[i].label());
+        }
+        for &o in &grp.relations {
+            out.fates.insert(o, (GuardFate::Relation, None));
+        }
+        let name = |v: &str| problem.name_of(v);
+        let label = |v: &str| problem.size(v).map_or(v.to_string(), |s| s.label.clone());
+        let count = |v: &str| match problem.size(v).and_then(|s| s.count) {
+            Some(c) => c,
+            None => {
+                let (lo, hi) = joint::root_range(&grp, v, &ranges);
+                DimSet::interval(lo, hi).count()
+            }
+        };
+        let linked = joint::linked(&solved, &grp, budget, &name, &label, &count);
+        let traced = |v: &str| problem.size(v)?.example;
+        let example_box = linked
+            .as_ref()
+            .and_then(|l| l.example_box(&l.point(&grp, &traced)?));
+        let choice = linked
+            .as_ref()
+            .and_then(|l| l.choice(&grp, &traced, example_box.as_ref()));
+        out.groups.push(GroupAnswer {
+            grp,
+            solved,
+            linked,
+            example_box,
+            choice,
+        });
+    }
+    out
+}
