@@ -2,6 +2,7 @@
 //! counterexamples, and what is the maximal sound spec?
 
 use crate::{box_prover, check_box, check_set, JointVerdict, Verdict};
+use dimguard_solver::analyze::{analyze, Problem, Size};
 use dimguard_solver::compiled::RECHECK_LIMIT;
 use dimguard_solver::engine::{solve, Limits, Method, Outcome};
 use dimguard_solver::expr::Value;
@@ -475,6 +476,7 @@ fn joint_groups(
             .find(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
             .map_or(v.to_string(), |(n, _, _)| n.clone())
     };
+    let spec_name = |v: &str| spec_of(guards, spec, v).map_or(name_of(v), |d| d.name.clone());
     // The use of guard `o` (an index in `all`) when it is one of the guards over several sizes
     // (one-size guards keep their own, over the spec's set).
     let joint_use = |o: usize, fate: GuardFate, reason: Option<String>| {
@@ -487,43 +489,51 @@ fn joint_groups(
             reason,
         })
     };
+    // The analysis stage, over the spec's sets. One root: sizes the spec ties (`h = 16*_r`,
+    // `w = 16*_r + 1`) solved through it, for their maximal lines only (their guards' uses are
+    // listed below, as joint). A size the spec does not cover (or makes static) has no known
+    // values: its group is not solved over every integer (negative sizes included).
+    let problem = Problem {
+        sizes: sizes
+            .iter()
+            .map(|v| Size::new(v, &spec_name(v), ranges.get(v).copied()))
+            .collect(),
+        guards: all,
+        extra_ranges: BTreeMap::new(),
+    };
+    let covered = |g: &joint::Group| g.members.iter().all(|m| ranges.contains_key(&m.name));
+    let analysis = analyze(&problem, &budget, Some(&z3), &|g| {
+        !(g.roots.len() == 1 && g.members.len() < 2) && covered(g)
+    });
+    for grp in analysis.skipped.iter().filter(|g| !covered(g)) {
+        let m = grp
+            .members
+            .iter()
+            .find(|m| !ranges.contains_key(&m.name))
+            .expect("an uncovered member");
+        let why = format!("the spec does not cover `{}`", name_of(&m.name));
+        uses.extend(
+            grp.origin
+                .iter()
+                .chain(&grp.relations)
+                .filter_map(|&o| joint_use(o, GuardFate::Undecided, Some(why.clone()))),
+        );
+    }
     let mut out = Vec::new();
-    for grp in joint::group(&all, &sizes) {
-        // One root: sizes the spec ties (`h = 16*_r`, `w = 16*_r + 1`) solved through it, for
-        // their maximal lines only (their guards' uses are listed below, as joint).
+    for g in &analysis.groups {
+        let (grp, solved, linked) = (&g.grp, &g.solved, &g.linked);
         let tied = grp.roots.len() == 1;
-        if tied && grp.members.len() < 2 {
-            continue;
+        if !tied {
+            for &o in grp.origin.iter().chain(&grp.relations) {
+                if let Some((fate, reason)) = analysis.fates.get(&o) {
+                    uses.extend(joint_use(o, *fate, reason.clone()));
+                }
+            }
         }
-        // A size the spec does not cover (or makes static) has no known values: the group is
-        // not solved over every integer (negative sizes included); its guards are undecided.
-        if let Some(m) = grp.members.iter().find(|m| !ranges.contains_key(&m.name)) {
-            let why = format!("the spec does not cover `{}`", name_of(&m.name));
-            uses.extend(
-                grp.origin
-                    .iter()
-                    .chain(&grp.relations)
-                    .filter_map(|&o| joint_use(o, GuardFate::Undecided, Some(why.clone()))),
-            );
-            continue;
-        }
-        let solved = joint::solve_group_with(&grp, &ranges, &budget, Some(&z3));
-        for (k, &o) in grp.origin.iter().enumerate().filter(|_| !tied) {
-            let (fate, reason) = solved.fates[k].label();
-            uses.extend(joint_use(o, fate, reason));
-        }
-        for &o in grp.relations.iter().filter(|_| !tied) {
-            uses.extend(joint_use(o, GuardFate::Relation, None));
-        }
-        let spec_name = |v: &str| spec_of(guards, spec, v).map_or(name_of(v), |d| d.name.clone());
-        let linked = joint::linked(&solved, &grp, &budget, &spec_name, &spec_name, &|v| {
-            let (lo, hi) = joint::root_range(&grp, v, &ranges);
-            DimSet::interval(lo, hi).count()
-        });
         // Each root's maximal side: of the largest sound box when the linking guards reject
         // some combination, else the largest progression of the values that pass with every
         // value of the others.
-        let root_side = |root: &str| match &linked {
+        let root_side = |root: &str| match linked {
             Some(l) if l.restricts() => {
                 let b = l.largest.as_ref()?;
                 Some(b.sides[l.joint.level(root)?])
@@ -562,7 +572,7 @@ fn joint_groups(
             };
         }
         if let Some(l) = linked {
-            out.push(l.report);
+            out.push(l.report.clone());
         }
     }
     // Linking guards of groups that reduced to one size (equal sizes).

@@ -223,6 +223,8 @@ impl GroupAnswer {
 pub struct Analysis {
     /// Every group the selection kept, solved.
     pub groups: Vec<GroupAnswer>,
+    /// The groups the selection left out, unsolved (their guards have no fate here).
+    pub skipped: Vec<Group>,
     /// Each guard's fate (and, undecided, why), by its index in [`Problem::guards`]; a guard
     /// that states a relation between sizes is [`GuardFate::Relation`].
     pub fates: BTreeMap<usize, (GuardFate, Option<String>)>,
@@ -258,12 +260,14 @@ pub fn analyze(
 ) -> Analysis {
     let vars: Vec<String> = problem.sizes.iter().map(|s| s.var.clone()).collect();
     let ranges = problem.ranges();
-    let groups: Vec<Group> = joint::group(&problem.guards, &vars)
+    let (groups, skipped): (Vec<Group>, Vec<Group>) = joint::group(&problem.guards, &vars)
         .into_iter()
-        .filter(|g| select(g))
-        .collect();
+        .partition(|g| select(g));
     let multi = groups.iter().filter(|g| g.roots.len() > 1).count() as u64;
-    let mut out = Analysis::default();
+    let mut out = Analysis {
+        skipped,
+        ..Default::default()
+    };
     let mut k = 0;
     for grp in groups {
         if grp.roots.len() > 1 {

@@ -5,6 +5,7 @@
 //! The report's types are in [`report`](crate::report); the Python it prints comes from
 //! [`python`](crate::python).
 
+use crate::analyze::{analyze, Analysis, GroupAnswer, Problem, Size};
 use crate::compiled::{recheck, RECHECK_LIMIT};
 use crate::engine::{self, Limits};
 use crate::error::Error;
@@ -95,22 +96,34 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
         })
         .collect();
     let sized = size_guards(msg);
-    let sizes: Vec<String> = msg.dims.iter().map(|d| d.var().to_string()).collect();
     // A guard listed under one size that names another links them too (a constraint
     // violation lists it under each).
     let linking = sized.guards.iter().any(|g| g.atoms().len() > 1);
-    let groups = if !linking
+    let analysis = if !linking
         && msg.joint.is_empty()
         && msg.equalities.is_empty()
         && msg.relations.is_empty()
     {
-        vec![]
+        Analysis::default()
     } else {
-        joint::group(&sized.guards, &sizes)
+        // The one stage, over the groups of several sizes (each size's own guards are solved
+        // guard by guard above, for the per-guard lines).
+        let budget = crate::linked::Budget {
+            limits: opts.limits,
+            ..Default::default()
+        };
+        analyze(&problem(msg, opts, &sized), &budget, prover, &|g| {
+            g.members.len() > 1 || g.roots.len() > 1
+        })
     };
-    let mut fates = Fates::new();
-    let linked = linked_groups(msg, opts, &groups, &mut fates);
-    let solved = joint_groups(msg, opts, prover, &groups, &mut fates);
+    let fates: Fates = analysis.fates.clone();
+    let linked = linked_groups(msg, opts, &analysis);
+    let groups: Vec<joint::Group> = analysis.groups.iter().map(|g| g.grp.clone()).collect();
+    let solved: Vec<JointGroup> = analysis
+        .groups
+        .into_iter()
+        .filter(|g| g.grp.roots.len() > 1)
+        .collect();
     let joint = crate::forms::explain::joint_guards(&linked, &groups, &solved, msg);
     let choices = crate::forms::explain::link_dims(&mut dims, &solved, msg, opts, prover);
     let guards = accounting(msg, &dims, &sized, &fates);
@@ -261,16 +274,25 @@ pub fn relation_guard(
 /// Each size guard's fate (`fate`, reason), by its index in [`Sized`]'s list.
 type Fates = BTreeMap<usize, (GuardFate, Option<String>)>;
 
-/// A group of independent sizes linked by guards, solved jointly.
-#[derive(Debug, Clone)]
-pub(crate) struct JointGroup {
-    /// The group.
-    pub grp: joint::Group,
-    /// Its solution.
-    pub solved: joint::Solved,
-    /// Its joint set as reported, with the largest box (absent when a size's own guard was
-    /// undecided, so the search never ran).
-    pub linked: Option<joint::Linked>,
+/// A group of independent sizes linked by guards, solved jointly by the analysis stage.
+pub(crate) type JointGroup = GroupAnswer;
+
+/// The message as the analysis stage's [`Problem`]: its dimensions (range, traced value from
+/// `--example`) and every guard over their sizes ([`Sized`], in its order: a guard's origin is
+/// its index there).
+fn problem(msg: &Message, opts: &Options, sized: &Sized) -> Problem {
+    Problem {
+        sizes: msg
+            .dims
+            .iter()
+            .map(|d| Size {
+                example: example_for(opts, &d.name),
+                ..Size::new(d.var(), &d.name, d.range)
+            })
+            .collect(),
+        guards: sized.guards.clone(),
+        extra_ranges: Default::default(),
+    }
 }
 
 /// The dimension name of a size (its source, or its name), for reports.
@@ -279,90 +301,6 @@ pub(crate) fn name_of(msg: &Message, v: &str) -> String {
         .iter()
         .find(|d| d.var() == v)
         .map_or(v.to_string(), |d| d.name.clone())
-}
-
-/// Solves every group of several independent sizes with the joint engine (within the default
-/// budget, asking `prover` before calling a guard undecided), and records each guard's fate.
-fn joint_groups(
-    msg: &Message,
-    opts: &Options,
-    prover: Option<joint::Prover>,
-    groups: &[joint::Group],
-    fates: &mut Fates,
-) -> Vec<JointGroup> {
-    let mut ranges: BTreeMap<String, (i128, i128)> = msg
-        .dims
-        .iter()
-        .map(|d| {
-            (
-                d.var().to_string(),
-                d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX)),
-            )
-        })
-        .collect();
-    partner_ranges(groups, &mut ranges);
-    let budget = crate::linked::Budget {
-        limits: opts.limits,
-        ..Default::default()
-    };
-    let mut out = Vec::new();
-    let linked_groups = groups.iter().filter(|g| g.roots.len() > 1).count() as u64;
-    for (k, grp) in groups.iter().filter(|g| g.roots.len() > 1).enumerate() {
-        crate::budget::progress(
-            format!(
-                "solving linked sizes {}",
-                grp.roots
-                    .iter()
-                    .map(|r| r.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-            k as u64,
-            linked_groups,
-        );
-        let solved = joint::solve_group_with(grp, &ranges, &budget, prover);
-        record_fates(grp, &solved, fates);
-        let linked = joint::linked(
-            &solved,
-            grp,
-            &budget,
-            &|v| name_of(msg, v),
-            &|v| name_of(msg, v),
-            &|v| {
-                let (lo, hi) = joint::root_range(grp, v, &ranges);
-                DimSet::interval(lo, hi).count()
-            },
-        );
-        out.push(JointGroup {
-            grp: grp.clone(),
-            solved,
-            linked,
-        });
-    }
-    out
-}
-
-/// A size the text names only inside a guard has torch's default range: it is a dynamic size
-/// (0 and 1 would have been specialized), never negative. Adds it to `ranges` for every such
-/// size of `groups`.
-fn partner_ranges(groups: &[joint::Group], ranges: &mut BTreeMap<String, (i128, i128)>) {
-    for m in groups.iter().flat_map(|g| &g.members) {
-        if m.name.contains(".size()[") || m.name.contains(".shape[") {
-            ranges
-                .entry(m.name.clone())
-                .or_insert((message::DEFAULT_MIN, SIZE_MAX));
-        }
-    }
-}
-
-/// Each guard's fate in a solved group, by its index in the message's size guards.
-fn record_fates(grp: &joint::Group, solved: &joint::Solved, fates: &mut Fates) {
-    for (k, &o) in grp.origin.iter().enumerate() {
-        fates.insert(o, solved.fates[k].label());
-    }
-    for &o in &grp.relations {
-        fates.insert(o, (GuardFate::Relation, None));
-    }
 }
 
 /// Every guard of the message and what became of it.
@@ -528,27 +466,15 @@ fn in_relation(msg: &Message, name: &str) -> bool {
 
 /// Groups of sizes that reduce to one root (equalities, relations): one `Dim` for the root,
 /// derived dims for the others.
-fn linked_groups(
-    msg: &Message,
-    opts: &Options,
-    groups: &[joint::Group],
-    fates: &mut Fates,
-) -> Vec<LinkedGroup> {
-    let mut ranges: BTreeMap<String, (i128, i128)> = msg
-        .dims
-        .iter()
-        .filter_map(|d| d.range.map(|r| (d.var().to_string(), r)))
-        .collect();
-    partner_ranges(groups, &mut ranges);
+fn linked_groups(msg: &Message, opts: &Options, analysis: &Analysis) -> Vec<LinkedGroup> {
     let name_of = |v: &str| name_of(msg, v);
     let mut out = Vec::new();
-    for grp in groups {
+    for g in &analysis.groups {
+        let (grp, solved) = (&g.grp, &g.solved);
         if grp.members.len() < 2 || grp.roots.len() != 1 {
             continue;
         }
         let root = grp.roots[0].clone();
-        let solved = joint::solve_group(grp, &ranges, &opts.limits);
-        record_fates(grp, &solved, fates);
         let members: Vec<[String; 2]> = grp
             .members
             .iter()
@@ -585,7 +511,7 @@ fn linked_groups(
             feasible: feasible.map(Feasible::from),
             code,
             certificate,
-            undecided: solved.undecided.map(|u| u.to_string()),
+            undecided: g.undecided(),
             root_var: root.clone(),
             guards: grp.guards.clone(),
             progression: best,

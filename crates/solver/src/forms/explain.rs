@@ -94,21 +94,11 @@ pub(crate) fn link_dims(
     prover: Option<Prover>,
 ) -> Vec<Option<Choice>> {
     let mut choices = Vec::new();
-    // The traced size of a size (by its variable), from `--example`.
-    let traced = |v: &str| {
-        let d = msg.dims.iter().find(|d| d.var() == v)?;
-        example_for(opts, &d.name)
-    };
     for j in solved {
-        // A sound box through the traced sizes when the largest box leaves them out.
-        let example_box = j
-            .linked
-            .as_ref()
-            .and_then(|l| l.example_box(&l.point(&j.grp, &traced)?));
-        let choice = j
-            .linked
-            .as_ref()
-            .and_then(|l| l.choice(&j.grp, &traced, example_box.as_ref()));
+        // Chosen once by the analysis stage: a sound box through the traced sizes when the
+        // largest box leaves them out, and the group's one choice of spec.
+        let example_box = j.example_box.as_ref();
+        let choice = j.choice.clone();
         for m in &j.grp.members {
             let Some(di) = msg.dims.iter().position(|d| d.var() == m.name) else {
                 continue;
