@@ -1,7 +1,7 @@
 //! Human-readable output of `dimguard diagnose`: aligned, colored on a terminal, ending with the
 //! code to paste.
 
-use dimguard::solver::diagnose::describe;
+use dimguard::solver::analyze::describe;
 use dimguard::solver::linked::count_text;
 use dimguard::solver::report::{
     CheckReport, DataDependent, DimReport, Feasible, GuardFate, GuardUse, JointReport, Report,

@@ -11,8 +11,8 @@
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
+use dimguard_solver::analyze::suggestions;
 use dimguard_solver::analyze::{analyze, Problem};
-use dimguard_solver::diagnose::{suggestions, unchecked_suggestion};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
 use dimguard_solver::linked::Budget;
@@ -23,6 +23,7 @@ use dimguard_solver::report::{
     CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, LinkedSides,
     NeededBy, Proof, RuntimeCheck, RuntimeKind, SizeRange, UndecidedSet,
 };
+use dimguard_solver::suggest::unchecked_suggestion;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
 

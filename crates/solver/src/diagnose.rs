@@ -5,33 +5,22 @@
 //! The report's types are in [`report`](crate::report); the Python it prints comes from
 //! [`python`](crate::python).
 
-use crate::analyze::{analyze, Analysis, GroupAnswer, Problem, Size};
-use crate::compiled::{recheck, RECHECK_LIMIT};
-use crate::engine::{self, Limits};
+pub use crate::analyze::Options;
+use crate::analyze::{
+    analyze, describe, dim_report, example_for, Analysis, GroupAnswer, Problem, Size,
+};
+use crate::compiled::recheck;
 use crate::error::Error;
 use crate::joint;
-use crate::message::{self, DimEntry, FixKind, Message, DEFAULT_MIN, SIZE_MAX};
+use crate::message::{self, Message, SIZE_MAX};
 use crate::python::{self, dim_code, py_name};
 use crate::report::{
-    Certificate, DataDependent, DimReport, Feasible, FixCheck, GuardFate, GuardMethod, GuardReport,
-    GuardUse, LineDim, LineReport, LinkedGroup, LinkedSides, Padding, Proof, RelationReport,
-    Report, Status, Suggestion,
+    Certificate, DataDependent, DimReport, Feasible, GuardFate, GuardMethod, GuardUse, LineDim,
+    LineReport, LinkedGroup, RelationReport, Report, Status,
 };
-use crate::suggest::{self, Maximality};
-use crate::types::{CmpOp, DimSet, Expr, Progression};
+use crate::suggest;
+use crate::types::{CmpOp, DimSet, Expr};
 use std::collections::{BTreeMap, BTreeSet};
-
-/// How many failing values of torch's fixes are listed.
-const COUNTEREXAMPLES: usize = 5;
-
-/// Options of a diagnosis.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// Traced sizes: `(None, n)` for every dimension, `(Some(name), n)` for one.
-    pub examples: Vec<(Option<String>, i128)>,
-    /// Solver limits.
-    pub limits: Limits,
-}
 
 /// Reads any input ([`read`]: an error message, a log, a draft_export report, a run-time
 /// failure, a structured trace) and diagnoses it.
@@ -124,8 +113,8 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
         .into_iter()
         .filter(|g| g.grp.roots.len() > 1)
         .collect();
-    let joint = crate::forms::explain::joint_guards(&linked, &groups, &solved, msg);
-    let choices = crate::forms::explain::link_dims(&mut dims, &solved, msg, opts, prover);
+    let joint = crate::analyze::joint_guards(&linked, &groups, &solved, msg);
+    let choices = crate::analyze::link_dims(&mut dims, &solved, msg, opts, prover);
     let guards = accounting(msg, &dims, &sized, &fates);
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent
@@ -146,7 +135,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
         )
         .map(py_name)
         .collect();
-    let specs = crate::forms::explain::group_specs(&solved, &choices, msg, &mut taken);
+    let specs = crate::analyze::group_specs(&solved, &choices, msg, &mut taken);
     let dynamic_shapes = dynamic_shapes_block(msg, &dims, &linked, &specs, &data_dependent);
     let lines = line_reports(msg, &dims);
     let mut report = Report {
@@ -181,7 +170,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
             .collect(),
         guards,
     };
-    crate::forms::explain::complete(&mut report, msg, opts);
+    crate::analyze::complete(&mut report, msg, opts);
     report
 }
 
@@ -455,15 +444,6 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
     out
 }
 
-/// Whether a dimension takes part in an equality or relation (then the group answers for it).
-fn in_relation(msg: &Message, name: &str) -> bool {
-    msg.equalities.iter().any(|(a, b)| a == name || b == name)
-        || msg
-            .relations
-            .iter()
-            .any(|r| r.name == name || r.other == name)
-}
-
 /// Groups of sizes that reduce to one root (equalities, relations): one `Dim` for the root,
 /// derived dims for the others.
 fn linked_groups(msg: &Message, opts: &Options, analysis: &Analysis) -> Vec<LinkedGroup> {
@@ -520,541 +500,14 @@ fn linked_groups(msg: &Message, opts: &Options, analysis: &Analysis) -> Vec<Link
     out
 }
 
-/// The example size given for `name` (by name, else the bare `--example N`).
-pub(crate) fn example_for(opts: &Options, name: &str) -> Option<i128> {
-    opts.examples
-        .iter()
-        .rev()
-        .find(|(n, _)| n.as_deref() == Some(name))
-        .or_else(|| opts.examples.iter().rev().find(|(n, _)| n.is_none()))
-        .map(|e| e.1)
-}
-
-fn dim_report(
-    d: &DimEntry,
-    msg: &Message,
-    opts: &Options,
-    prover: Option<joint::Prover>,
-) -> DimReport {
-    let var = d.var().to_string();
-    let mut r = DimReport {
-        name: d.name.clone(),
-        source: d.source.clone(),
-        range: d.range.map(|(a, b)| [a, b]),
-        status: Status::Unconstrained,
-        feasible: None,
-        suggestions: vec![],
-        maximality: "proven".into(),
-        guards: vec![],
-        specialized: d.specialized,
-        coverage: None,
-        padding: None,
-        torch_fix: None,
-        undecided: None,
-        advice: vec![],
-        linked_with: vec![],
-        sides: LinkedSides::default(),
-    };
-    if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
-        r.advice.push(format!(
-            "torch could not solve the guards for {} and forced it to {v}; dimguard solved them exactly (below). \
-             torch may force the same specialization for the suggested Dim, since its solver cannot reason \
-             about these guards: then export with Dim.AUTO, or one program per size you need",
-            d.name
-        ));
-    } else if let Some(v) = d.specialized {
-        r.status = Status::Specialized;
-        let set = DimSet::interval(v, v);
-        r.feasible = Some(Feasible::from(&set));
-        let p = Progression {
-            lo: v,
-            hi: v,
-            modulus: 1,
-            residue: 0,
-        };
-        r.suggestions
-            .extend(suggestion(&p, Some(&[]), &var, &d.name, Proof::Enumeration));
-        r.advice.push(format!(
-            "the model's code fixes {} to {v} (it branches on the value or uses it as a constant); \
-             use `{} = {v}` (or Dim.STATIC), or change the code so the size stays symbolic",
-            d.name,
-            py_name(&d.name)
-        ));
-        if let Some(why) = &d.specialized_reason {
-            r.advice.push(crate::forms::explain::specialization_reason(
-                &d.name, v, why, d,
-            ));
-        }
-        r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), false, opts);
-        return r;
-    }
-    let (lo, hi) = d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX));
-    let domain = DimSet::interval(lo, hi);
-    if d.guards.is_empty() {
-        if let Some(e) = &d.inferred_equal {
-            r.advice.push(format!(
-                "torch inferred {} to equal {e}: express it as that derived dim",
-                d.name
-            ));
-        }
-        if d.every_guard && d.range.is_some() && !in_relation(msg, &d.name) {
-            // The input lists every guard (a trace): with none, every value of the range passes.
-            r.feasible = Some(Feasible::from(&domain));
-            let p = Progression {
-                lo,
-                hi,
-                modulus: 1,
-                residue: 0,
-            };
-            r.suggestions
-                .extend(suggestion(&p, Some(&[]), &var, &d.name, Proof::Periodic));
-            r.advice.push(format!(
-                "no guard restricts {}: every size in {lo}..{hi} passes",
-                d.name
-            ));
-        }
-        return r;
-    }
-    // Solve each guard on the range.
-    let guards: Vec<&crate::types::Expr> = d.guards.iter().map(|g| &g.expr).collect();
-    let mut sets: Vec<Option<DimSet>> = Vec::new();
-    let mut all_periodic = true;
-    for g in &d.guards {
-        // The engine, else Z3 (when given) before the guard is called undecided.
-        let out = joint::decide(&g.expr, &var, &domain, &opts.limits, prover);
-        let method = match &out.fate {
-            joint::Fate::Solved(GuardFate::Periodic) => GuardMethod::Periodic,
-            joint::Fate::Solved(_) => {
-                all_periodic = false;
-                GuardMethod::Enumeration
-            }
-            joint::Fate::Proved => {
-                all_periodic = false;
-                GuardMethod::Z3
-            }
-            joint::Fate::Undecided(reason) => {
-                r.undecided.get_or_insert_with(|| reason.to_string());
-                GuardMethod::Undecided
-            }
-        };
-        let period = out.period;
-        let set = out.set;
-        r.guards.push(GuardReport {
-            text: g.text.clone(),
-            requires: set
-                .as_ref()
-                .map_or_else(|| "not decided".into(), |s| describe(s, lo, hi, &d.name)),
-            removes: set.as_ref().map(|s| domain.count() - s.count()),
-            redundant: false,
-            method,
-            period,
-            provenance: g.provenance.clone(),
-            set: set.clone(),
-        });
-        sets.push(set);
-    }
-    if r.undecided.is_some() {
-        r.status = Status::Undecided;
-        r.advice.push(UNDECIDED_ADVICE.into());
-        return r;
-    }
-    let sets: Vec<DimSet> = sets.into_iter().flatten().collect();
-    let feasible = match intersect_all(&sets, &domain) {
-        Ok(f) => f,
-        Err(e) => {
-            r.status = Status::Undecided;
-            r.undecided = Some(e.to_string());
-            return r;
-        }
-    };
-    // Redundancy: the other guards already imply this one. rest_i = prefix_i ∩ suffix_i. Past
-    // the deadline it is not examined (every guard stays `redundant: false`, and the budget
-    // says the answer is partial).
-    if sets.len() > 1 && crate::budget::expired().is_none() {
-        let mut prefix = vec![domain.clone()];
-        for s in &sets {
-            let next = prefix
-                .last()
-                .and_then(|p| p.intersect(s).ok())
-                .unwrap_or_else(|| domain.clone());
-            prefix.push(next);
-        }
-        let mut suffix = domain.clone();
-        for i in (0..sets.len()).rev() {
-            if let Ok(rest) = prefix[i].intersect(&suffix) {
-                r.guards[i].redundant = rest.is_subset(&sets[i]).unwrap_or(false);
-            }
-            suffix = suffix
-                .intersect(&sets[i])
-                .unwrap_or_else(|_| domain.clone());
-        }
-    }
-    let proof = if all_periodic {
-        Proof::Periodic
-    } else {
-        Proof::Enumeration
-    };
-    // Re-checked value by value against the guards over this size alone: a guard that names
-    // another size was decided for every value of it (the engine or Z3 above) and cannot be
-    // evaluated with this size alone.
-    let own: Vec<&Expr> = guards
-        .iter()
-        .copied()
-        .filter(|g| g.atoms().iter().all(|a| **a == *var))
-        .collect();
-    conclude(&mut r, d, &feasible, Some(&own), proof, msg, opts);
-    r
-}
-
-/// A dimension's answer from its exact accepted set `feasible` (inside its range): status,
-/// ranked suggestions re-checked against `recheck` ([`suggestions`]), coverage, padding, advice,
-/// and torch's fix checked against every guard listed under it.
-pub(crate) fn conclude(
-    r: &mut DimReport,
-    d: &DimEntry,
-    feasible: &DimSet,
-    recheck: Option<&[&Expr]>,
-    proof: Proof,
-    msg: &Message,
-    opts: &Options,
-) {
-    let var = d.var().to_string();
-    let (lo, hi) = d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX));
-    let domain = DimSet::interval(lo, hi);
-    r.feasible = Some(Feasible::from(feasible));
-    r.status = if feasible.is_empty() {
-        Status::Unsatisfiable
-    } else if feasible.count() == domain.count() {
-        Status::Spurious
-    } else {
-        Status::Constrained
-    };
-    let ranking = suggestions(
-        feasible,
-        example_for(opts, &d.name),
-        8,
-        recheck,
-        &var,
-        &d.name,
-        proof,
-    );
-    if let Maximality::AmongSteps { max_step } = ranking.maximality {
-        r.maximality = format!("steps<={max_step}");
-    }
-    r.suggestions = ranking.suggestions;
-    if ranking.withheld > 0 {
-        r.advice.push(WITHHELD.into());
-    }
-    if let Some(best) = ranking.progressions.first() {
-        r.coverage = Some(format!(
-            "holds {} of {} valid values ({} in the range)",
-            best.count(),
-            feasible.count(),
-            domain.count()
-        ));
-        let pad_best = suggest::max_padding(&best.to_set(), lo.min(best.lo)).unwrap_or(0);
-        r.padding = Some(Padding {
-            formula: python::padding_formula(best),
-            max_for_suggestion: pad_best,
-            max_for_feasible: suggest::max_padding(feasible, lo),
-        });
-    }
-    r.advice.extend(advice(r, feasible, lo, hi));
-    let guards: Vec<&Expr> = d.guards.iter().map(|g| &g.expr).collect();
-    r.torch_fix = check_fix(msg, &d.name, &guards, &var, feasible, (lo, hi), true, opts);
-}
-
-fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {
-    sets.iter()
-        .try_fold(domain.clone(), |acc, s| acc.intersect(s))
-}
-
-/// What a dimension's advice says when a guard over its range is undecided.
-pub(crate) const UNDECIDED_ADVICE: &str = "dimguard could not decide every guard over this range; narrow the range (enumeration handles up to 20,000,000 values) or check the guard by hand";
-
-/// What a report says when a candidate failed the independent re-check.
-pub const WITHHELD: &str = "internal error: a candidate failed dimguard's independent re-check and was withheld; please report this message";
-
-/// Ranked suggestions inside a set, the last step of every pipeline (`diagnose`, `check`).
-#[derive(Debug, Clone)]
-pub struct Ranked {
-    /// The progressions ranked by [`suggest::rank`], best first.
-    pub progressions: Vec<Progression>,
-    /// Their suggestions, minus any that failed the re-check.
-    pub suggestions: Vec<Suggestion>,
-    /// Whether the first progression is proven maximal.
-    pub maximality: Maximality,
-    /// How many candidates failed the re-check (a bug in the engine): withheld, never printed.
-    pub withheld: usize,
-}
-
-/// The `limit` best progressions inside `set` as suggestions for the dimension `name`
-/// (`example`: prefer one holding the traced size). With `guards`, each is re-checked
-/// independently of the engine: every guard is evaluated at every value, in the size `var`
-/// (when there are at most [`RECHECK_LIMIT`]), giving `certificate: "enumeration"`; a failing
-/// candidate is withheld rather than printed unsound. Without guards nothing is re-checked
-/// (`certificate: "none"`; the caller certifies).
-pub fn suggestions(
-    set: &DimSet,
-    example: Option<i128>,
-    limit: usize,
-    guards: Option<&[&Expr]>,
-    var: &str,
-    name: &str,
-    proof: Proof,
-) -> Ranked {
-    let ranking = suggest::rank(set, example, limit);
-    let suggestions: Vec<Suggestion> = ranking
-        .progressions
-        .iter()
-        .filter_map(|p| suggestion(p, guards, var, name, proof))
-        .collect();
-    Ranked {
-        withheld: ranking.progressions.len() - suggestions.len(),
-        progressions: ranking.progressions,
-        suggestions,
-        maximality: ranking.maximality,
-    }
-}
-
-/// One suggestion, re-checked against `guards` as [`suggestions`] says; `None` when it fails.
-fn suggestion(
-    p: &Progression,
-    guards: Option<&[&Expr]>,
-    var: &str,
-    name: &str,
-    proof: Proof,
-) -> Option<Suggestion> {
-    let certificate = match guards.and_then(|g| recheck(g, var, &p.to_set())) {
-        Some(false) => return None,
-        Some(true) => Certificate::Enumeration,
-        None => Certificate::None,
-    };
-    Some(Suggestion {
-        certificate,
-        ..unchecked_suggestion(name, p, proof)
-    })
-}
-
-/// A suggestion for `name` without dimguard's value-by-value re-check (`certificate: "none"`),
-/// for callers that certify it themselves.
-pub fn unchecked_suggestion(name: &str, p: &Progression, proof: Proof) -> Suggestion {
-    Suggestion {
-        lo: p.lo,
-        hi: p.hi,
-        modulus: p.modulus,
-        residue: p.residue,
-        count: p.count(),
-        code: dim_code(name, p),
-        certificate: Certificate::None,
-        proof,
-        certificate_note: None,
-    }
-}
-
-/// Most residues a guard's description lists.
-const LISTED_RESIDUES: usize = 64;
-
-/// A set described in plain terms relative to the range `[lo, hi]`.
-pub fn describe(s: &DimSet, lo: i128, hi: i128, v: &str) -> String {
-    let total = DimSet::interval(lo, hi).count();
-    if s.count() == total {
-        return "always true on the range".into();
-    }
-    if s.is_empty() {
-        return "never true on the range".into();
-    }
-    if s.count() == 1 {
-        return format!("{v} = {}", s.min().unwrap_or_default());
-    }
-    let pattern = |seg: &crate::types::Segment| -> Option<String> {
-        let (m, res) = (seg.modulus, &seg.residues);
-        if m == 1 {
-            return None;
-        }
-        let list = |v: &[i128]| v.iter().map(i128::to_string).collect::<Vec<_>>().join(", ");
-        Some(match res.len() {
-            1 => format!("{v} ≡ {} (mod {m})", res[0]),
-            n if n as i128 == m - 1 => {
-                // Residues are sorted: the missing one is where the count breaks (one pass;
-                // a search per candidate cost 660 ms at m = 64,000, fuzzer seed 1795455210
-                // execution 540114).
-                let missing = (0i128..)
-                    .zip(res.iter())
-                    .find(|(i, r)| *i != **r)
-                    .map_or(m - 1, |(i, _)| i);
-                format!("{v} mod {m} ≠ {missing}")
-            }
-            n if n > LISTED_RESIDUES => format!(
-                "{v} mod {m} ∈ {{{}, ...}} ({n} residues)",
-                list(&res[..LISTED_RESIDUES])
-            ),
-            _ => format!("{v} mod {m} ∈ {{{}}}", list(res)),
-        })
-    };
-    let segs = s.segments();
-    if let [seg] = segs {
-        let mut parts: Vec<String> = pattern(seg).into_iter().collect();
-        // Bounds only where the pattern alone would admit values outside.
-        let below = crate::types::Segment {
-            lo,
-            hi: seg.lo - 1,
-            ..seg.clone()
-        };
-        if seg.lo > lo && below.next_at_least(lo).is_some() {
-            parts.push(format!("{v} >= {}", seg.lo));
-        }
-        let above = crate::types::Segment {
-            lo: seg.hi + 1,
-            hi,
-            ..seg.clone()
-        };
-        if seg.hi < hi && above.next_at_least(seg.hi + 1).is_some() {
-            parts.push(format!("{v} <= {}", seg.hi));
-        }
-        return parts.join(" and ");
-    }
-    let mut pieces: Vec<String> = segs
-        .iter()
-        .take(3)
-        .map(|seg| {
-            let range = if seg.lo == seg.hi {
-                format!("{v} = {}", seg.lo)
-            } else {
-                format!("{} <= {v} <= {}", seg.lo, seg.hi)
-            };
-            match pattern(seg) {
-                Some(p) if seg.lo != seg.hi => format!("{range} with {p}"),
-                _ => range,
-            }
-        })
-        .collect();
-    if segs.len() > 3 {
-        pieces.push(format!("{} more pieces", segs.len() - 3));
-    }
-    pieces.join("; or ")
-}
-
-fn advice(r: &DimReport, feasible: &DimSet, lo: i128, hi: i128) -> Vec<String> {
-    let name = &r.name;
-    let mut out = Vec::new();
-    match r.status {
-        Status::Spurious => out.push(format!(
-            "every value in {lo}..{hi} satisfies every guard listed: torch could not prove it symbolically, so the violation is spurious. \
-             Export with `{} = Dim.AUTO` (torch keeps the guard as a run-time check that no size in the range fails), \
-             or rewrite the model code that produces the guard",
-            py_name(name)
-        )),
-        Status::Unsatisfiable => out.push(format!(
-            "no value in {lo}..{hi} satisfies the guards: widen the range, or make {name} static"
-        )),
-        Status::Constrained => {
-            if let (Some(best), Some(f)) = (r.suggestions.first(), &r.feasible) {
-                if best.count < f.count {
-                    out.push(format!(
-                        "no single Dim holds every valid value: the first suggestion holds {} of {}; the others are the remaining residue classes. \
-                         To accept every valid size, export once per class or pad inputs to the suggested progression",
-                        best.count, f.count
-                    ));
-                }
-            }
-            if let Some(max) = feasible.max() {
-                if max < hi {
-                    out.push(format!("no valid value above {max}: sizes {}..{hi} cannot be accepted", max + 1));
-                }
-            }
-        }
-        _ => {}
-    }
-    out
-}
-
-/// Checks torch's suggested fix for `name`, if it printed one. With `within`, only over
-/// `range` (the sizes the user asked for): a fix is not unsound because of sizes outside the
-/// user's range (torch's `Dim('seq', max=128)` admits 0 and 1, which a range 2..512 excludes).
-#[allow(clippy::too_many_arguments)]
-fn check_fix(
-    msg: &Message,
-    name: &str,
-    guards: &[&crate::types::Expr],
-    var: &str,
-    feasible_on_range: &DimSet,
-    range: (i128, i128),
-    within: bool,
-    opts: &Options,
-) -> Option<FixCheck> {
-    let fix = msg.fixes.iter().find(|f| f.name == name)?;
-    let (admitted, code) = match &fix.kind {
-        FixKind::Const(v) => (DimSet::interval(*v, *v), format!("{name} = {}", fix.text)),
-        FixKind::Dim { min, max } => (
-            DimSet::interval(min.unwrap_or(0), max.unwrap_or(SIZE_MAX)),
-            format!("{name} = {}", fix.text),
-        ),
-        FixKind::Derived { root, coef, offset } if *coef > 0 => {
-            let root_fix = msg.fixes.iter().find(|f| &f.name == root)?;
-            let FixKind::Dim { min, max } = root_fix.kind else {
-                return None;
-            };
-            let (kmin, kmax) = (min.unwrap_or(0), max.unwrap_or((SIZE_MAX - offset) / coef));
-            let set =
-                DimSet::progression(coef * kmin + offset, coef * kmax + offset, *coef, *offset);
-            (
-                set,
-                format!("{root} = {}\n{name} = {}", root_fix.text, fix.text),
-            )
-        }
-        _ => return None,
-    };
-    let (admitted, outside_range) = if within {
-        let inside = admitted
-            .intersect(&DimSet::interval(range.0, range.1))
-            .ok()?;
-        let outside = admitted.count() - inside.count();
-        (inside, outside)
-    } else {
-        (admitted, 0)
-    };
-    // The guards hold or fail wherever they are evaluated; a specialization admits one value.
-    // Inside the range the feasible set already answers; outside it, solve again.
-    let inside = guards.is_empty()
-        || admitted.is_empty()
-        || (admitted.min()? >= range.0 && admitted.max()? <= range.1);
-    let passing = if inside {
-        admitted.intersect(feasible_on_range).ok()?
-    } else {
-        guards.iter().try_fold(admitted.clone(), |acc, g| {
-            engine::solve(g, var, &acc, &opts.limits)
-                .set()
-                .and_then(|s| acc.intersect(s).ok())
-        })?
-    };
-    let failing = admitted.difference(&passing).ok()?;
-    Some(FixCheck {
-        code,
-        sound: failing.is_empty(),
-        admitted: admitted.count(),
-        failing: failing.count(),
-        counterexamples: failing.iter().take(COUNTEREXAMPLES).collect(),
-        certificate: if admitted.count() <= RECHECK_LIMIT {
-            Certificate::Enumeration
-        } else {
-            Certificate::None
-        },
-        admitted_set: admitted,
-        judged_over: within.then_some([range.0, range.1]),
-        range_is_default: within && range == (DEFAULT_MIN, SIZE_MAX),
-        outside_range,
-    })
-}
-
 /// The `dynamic_shapes` block: every dimension's best sound spec (a linked group's lines all
-/// from its one answer, [`crate::forms::explain::group_specs`]), then the dict, which names only
+/// from its one answer, [`crate::analyze::group_specs`]), then the dict, which names only
 /// what the block defines.
 fn dynamic_shapes_block(
     msg: &Message,
     dims: &[DimReport],
     linked: &[LinkedGroup],
-    specs: &[crate::forms::explain::GroupSpec],
+    specs: &[crate::analyze::GroupSpec],
     dd: &[DataDependent],
 ) -> String {
     if msg.datadep.shapes_spec && msg.dims.is_empty() && !dd.is_empty() {
@@ -1178,21 +631,4 @@ fn dynamic_shapes_block(
         block.dict(inputs);
     }
     block.finish()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn describes_in_plain_terms() {
-        let s = DimSet::progression(136, 2120, 64, 8);
-        assert_eq!(describe(&s, 135, 2160, "h"), "h ≡ 8 (mod 64)");
-        let s = DimSet::interval(192, 2160);
-        assert_eq!(describe(&s, 135, 2160, "h"), "h >= 192");
-        let s = DimSet::progression(136, 1000, 8, 0);
-        assert_eq!(describe(&s, 135, 2160, "h"), "h ≡ 0 (mod 8) and h <= 1000");
-        let s = DimSet::interval(135, 2160);
-        assert_eq!(describe(&s, 135, 2160, "h"), "always true on the range");
-    }
 }

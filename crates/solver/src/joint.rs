@@ -14,7 +14,6 @@
 //!
 //! Every guard ends with a [`Fate`]: solved, proved by Z3, or undecided with its reason.
 
-use crate::diagnose::unchecked_suggestion;
 use crate::engine::{solve, Limits, Method, Outcome};
 use crate::expr::Value;
 use crate::linked::{box_through, largest_box, solve_joint, Budget, JointSet, LargestBox, Tree};
@@ -24,6 +23,7 @@ use crate::report::{
     SharedReport, Undecided,
 };
 use crate::suggest::rank;
+use crate::suggest::unchecked_suggestion;
 use crate::types::{CmpOp, DimSet, Expr, Progression};
 use num_traits::{Signed, Zero};
 use std::collections::BTreeMap;

@@ -28,10 +28,7 @@ pub use crate::report::Unreadable;
 use crate::syntax::{parse_expr, parse_guard};
 use crate::types::Expr;
 
-/// Largest size: PyTorch sizes are int64.
-pub const SIZE_MAX: i128 = i64::MAX as i128;
-/// Lower bound PyTorch omits from a printed range (its default minimum for dynamic sizes).
-pub const DEFAULT_MIN: i128 = 2;
+pub use crate::types::{DEFAULT_MIN, SIZE_MAX};
 
 /// Everything read from one message.
 #[derive(Debug, Clone, PartialEq)]

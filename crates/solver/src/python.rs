@@ -18,9 +18,9 @@
 //! );
 //! ```
 
-use crate::message::SIZE_MAX;
 use crate::num::{q, Q};
 use crate::types::Progression;
+use crate::types::SIZE_MAX;
 
 /// The import every printed spec starts with.
 pub const IMPORT: &str = "from torch.export import Dim";

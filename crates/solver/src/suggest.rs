@@ -418,6 +418,26 @@ pub fn max_padding(f: &DimSet, from: i128) -> Option<i128> {
     Some(worst)
 }
 
+/// A suggestion for `name` without dimguard's value-by-value re-check (`certificate: "none"`),
+/// for callers that certify it themselves.
+pub fn unchecked_suggestion(
+    name: &str,
+    p: &Progression,
+    proof: crate::report::Proof,
+) -> crate::report::Suggestion {
+    crate::report::Suggestion {
+        lo: p.lo,
+        hi: p.hi,
+        modulus: p.modulus,
+        residue: p.residue,
+        count: p.count(),
+        code: crate::python::dim_code(name, p),
+        certificate: crate::report::Certificate::None,
+        proof,
+        certificate_note: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

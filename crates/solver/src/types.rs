@@ -13,6 +13,11 @@ use crate::num::Q;
 use serde::Serialize;
 use std::sync::Arc;
 
+/// Largest size: PyTorch sizes are int64.
+pub const SIZE_MAX: i128 = i64::MAX as i128;
+/// Lower bound PyTorch omits from a printed range (its default minimum for dynamic sizes).
+pub const DEFAULT_MIN: i128 = 2;
+
 /// A symbolic size: the text PyTorch printed for it, whitespace removed.
 ///
 /// `L['x'].size()[2]`, `L['args'][0].size()[1]`, `x.size()[2]`, `s0` (backed symbol),

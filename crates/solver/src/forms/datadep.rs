@@ -394,7 +394,7 @@ const ENUMERATE: u128 = 1_000_000;
 pub(crate) fn report(
     g: &crate::message::Guard,
     msg: &Message,
-    opts: &crate::diagnose::Options,
+    opts: &crate::analyze::Options,
 ) -> crate::report::DataDependent {
     use crate::engine;
     use crate::report::{Certificate, DataDependent, Feasible, UnbackedSize};
@@ -444,7 +444,7 @@ pub(crate) fn report(
     let full = DimSet::interval(0, crate::message::SIZE_MAX);
     r.holds = engine::solve(&g.expr, u, &full, &opts.limits)
         .set()
-        .map(|s| crate::diagnose::describe(s, 0, crate::message::SIZE_MAX, u));
+        .map(|s| crate::analyze::describe(s, 0, crate::message::SIZE_MAX, u));
     let sym = &r.symbols[0];
     r.source = sym.source.clone();
     let (lo, hi) = info(u)
@@ -488,12 +488,12 @@ pub(crate) fn report(
     } else {
         None
     };
-    r.example = crate::diagnose::example_for(opts, &name)
-        .or_else(|| crate::diagnose::example_for(opts, u))
+    r.example = crate::analyze::example_for(opts, &name)
+        .or_else(|| crate::analyze::example_for(opts, u))
         .or_else(|| {
             r.source
                 .as_deref()
-                .and_then(|s| crate::diagnose::example_for(opts, s))
+                .and_then(|s| crate::analyze::example_for(opts, s))
         });
     r.example_branch = r.example.and_then(|x| g.expr.truth_at(u, x).ok());
     let branch = r.always.or(r.example_branch);
@@ -515,7 +515,7 @@ fn several(
     r: &mut crate::report::DataDependent,
     g: &crate::message::Guard,
     msg: &Message,
-    opts: &crate::diagnose::Options,
+    opts: &crate::analyze::Options,
     named: &crate::types::Expr,
 ) {
     use crate::report::Certificate;
@@ -533,7 +533,7 @@ fn several(
         .symbols
         .iter()
         .map(|s| {
-            crate::diagnose::example_for(opts, &s.symbol)
+            crate::analyze::example_for(opts, &s.symbol)
                 .filter(|_| {
                     opts.examples
                         .iter()

@@ -19,7 +19,6 @@ pub mod clean;
 pub mod crash;
 pub mod datadep;
 pub mod draft;
-pub mod explain;
 pub mod logs;
 pub mod runtime;
 

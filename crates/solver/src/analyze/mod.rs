@@ -30,11 +30,30 @@
 //! assert!(g.linked.as_ref().unwrap().restricts());
 //! ```
 
+mod explain;
+mod size;
+
+pub(crate) use explain::{
+    complete, group_specs, joint_guards, link_dims, specialization_reason, GroupSpec,
+};
+pub(crate) use size::{conclude, dim_report, UNDECIDED_ADVICE};
+pub use size::{describe, example_for, suggestions, Ranked, WITHHELD};
+
+use crate::engine::Limits;
 use crate::joint::{self, Choice, Group, Member, Prover, Solved};
 use crate::linked::{Budget, LargestBox};
 use crate::report::GuardFate;
 use crate::types::{DimSet, Expr, Progression};
 use std::collections::BTreeMap;
+
+/// Options of an analysis (every command's).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Traced sizes: `(None, n)` for every dimension, `(Some(name), n)` for one.
+    pub examples: Vec<(Option<String>, i128)>,
+    /// Solver limits.
+    pub limits: Limits,
+}
 
 /// One size of a [`Problem`]: a variable the guards name.
 #[derive(Debug, Clone, PartialEq)]

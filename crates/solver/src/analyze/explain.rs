@@ -2,8 +2,9 @@
 //! guards grouped by origin, guards over several sizes, and the explanation of a `Guard failed`
 //! or input check at the size the user ran.
 
-use crate::diagnose::JointGroup;
-use crate::diagnose::{conclude, example_for, Options, UNDECIDED_ADVICE, WITHHELD};
+use super::{
+    conclude, example_for, GroupAnswer as JointGroup, Options, UNDECIDED_ADVICE, WITHHELD,
+};
 use crate::expr::Value;
 use crate::forms::Form;
 use crate::joint::{self, Choice, Prover};
@@ -166,7 +167,7 @@ pub(crate) fn link_dims(
                         });
                         d.sides.box_side = side.map(|p| {
                             let mut s =
-                                crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
+                                crate::suggest::unchecked_suggestion(&d.name, &p, Proof::Periodic);
                             if let Some((c, note)) = checked.clone() {
                                 s.certificate = c;
                                 s.certificate_note = note;
@@ -175,7 +176,7 @@ pub(crate) fn link_dims(
                         });
                         d.sides.example_box_side =
                             example_box.as_ref().zip(level).map(|(b, lv)| {
-                                crate::diagnose::unchecked_suggestion(
+                                crate::suggest::unchecked_suggestion(
                                     &d.name,
                                     &m.side(&b.sides[lv]),
                                     Proof::Periodic,
@@ -183,7 +184,7 @@ pub(crate) fn link_dims(
                             });
                         d.sides.shared_side = l.shared_side(m).map(|(p, alias)| {
                             let mut s =
-                                crate::diagnose::unchecked_suggestion(&d.name, &p, Proof::Periodic);
+                                crate::suggest::unchecked_suggestion(&d.name, &p, Proof::Periodic);
                             if let Some(sh) = &l.report.shared {
                                 s.certificate = sh.side.certificate;
                             }
