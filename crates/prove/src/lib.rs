@@ -140,7 +140,7 @@ pub fn check_box(guards: &[&Expr], sets: &[(&str, &DimSet)], timeout_ms: u32) ->
         let sets: Vec<(&str, &DimSet)> = sets.iter().map(|(n, s)| (n.as_str(), s)).collect();
         check_box_here(&guards, &sets, timeout_ms)
     })
-    .unwrap_or_else(JointVerdict::Unknown)
+    .unwrap_or_else(|why| JointVerdict::Unknown(why.to_string()))
 }
 
 fn check_box_here(guards: &[&Expr], sets: &[(&str, &DimSet)], timeout_ms: u32) -> JointVerdict {
@@ -257,7 +257,7 @@ pub fn check_set(
     .unwrap_or_else(|why| {
         let found = found.lock().map(|f| f.clone()).unwrap_or_default();
         if found.is_empty() {
-            Verdict::Unknown(why)
+            Verdict::Unknown(why.to_string())
         } else {
             Verdict::Refuted(found)
         }

@@ -84,9 +84,23 @@ fn submit(job: Job) {
     }
 }
 
+/// Why a Z3 worker gave no answer ([`bounded`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unanswered {
+    /// The deadline (plus [`GRACE`]) passed first; with the budget's reason when it has one.
+    #[error("{0}")]
+    Deadline(String),
+    /// The worker thread ended without sending an answer.
+    #[error("Z3's worker thread ended without an answer")]
+    WorkerGone,
+}
+
 /// Runs `query` on a Z3 worker under the calling thread's budget and returns its answer, or
-/// why there is none: the deadline (plus [`GRACE`]) passed first, or the query panicked.
-pub fn bounded<T: Send + 'static>(query: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+/// why there is none: the deadline (plus [`GRACE`]) passed first, or the worker ended. A panic
+/// of the query is resumed on the calling thread.
+pub fn bounded<T: Send + 'static>(
+    query: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Unanswered> {
     let carried = budget::carry();
     let wait = budget::remaining().map(|r| r + GRACE);
     let (tx, rx) = channel();
@@ -119,10 +133,10 @@ pub fn bounded<T: Send + 'static>(query: impl FnOnce() -> T + Send + 'static) ->
             budget::expired();
             Ok(out)
         }
-        Err(true) => Err(budget::expired().map_or_else(
+        Err(true) => Err(Unanswered::Deadline(budget::expired().map_or_else(
             || "Z3 did not answer before the deadline".to_string(),
             |e| e.reason(),
-        )),
-        Err(false) => Err("Z3's worker thread ended without an answer".into()),
+        ))),
+        Err(false) => Err(Unanswered::WorkerGone),
     }
 }

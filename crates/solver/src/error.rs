@@ -37,6 +37,10 @@ pub enum Error {
         /// What is wrong, with a caret under it.
         error: Box<ParseError>,
     },
+    /// Reading a user's spec as data (`dimguard.export`'s merge, `profile --spec`) failed: the
+    /// part not understood, quoted.
+    #[error("reading the spec: {0}")]
+    Sheet(String),
     /// A pasted text contains no PyTorch dynamic-shape error that dimguard understands.
     #[error("reading the message: {0}")]
     Message(String),

@@ -314,11 +314,16 @@ pub fn read(text: &str) -> Result<Spec, Error> {
 
 /// Reads a spec as data ([`Sheet`]): its root `Dim`s and, from the `dynamic_shapes` dict, one
 /// entry per `(input, index)`. Errors name the line that is not understood.
-pub fn sheet(text: &str) -> Result<Sheet, String> {
+pub fn sheet(text: &str) -> Result<Sheet, Error> {
     if shapes::is_shapes_spec(text) {
-        let s = shapes::ShapesSpec::read(text).map_err(|e| e.to_string())?;
+        let s = shapes::ShapesSpec::read(text)?;
         return sheet(&s.to_dims());
     }
+    sheet_of_dims(text).map_err(Error::Sheet)
+}
+
+/// [`sheet`] of a spec written with `Dim`s: what is not understood, quoted.
+fn sheet_of_dims(text: &str) -> Result<Sheet, String> {
     let joined = join_brackets(text).map_err(|e| e.to_string())?;
     let mut out = Sheet::default();
     let mut named: BTreeMap<String, Value> = BTreeMap::new();
