@@ -70,7 +70,7 @@ pub fn read(lines: &[Line]) -> Message {
     for sym in &order {
         let src = sources[sym].clone();
         let range = ranges.iter().find(|(s, _)| *s == src).map(|(_, r)| *r);
-        let name = super::runtime::size_name(&src);
+        let name = super::logs::size_name(&src);
         let d = msg.dim_mut(&name, Some(src));
         d.symbol = Some(sym.clone());
         d.range = d.range.or(range);

@@ -217,7 +217,7 @@ pub fn read(lines: &[Line]) -> Message {
                 s.range = Some(*range);
             }
             _ => {
-                let name = super::runtime::size_name(source);
+                let name = size_name(source);
                 let d = msg.dim_mut(&name, Some(source.clone()));
                 d.range = Some(*range);
                 d.specialized = Some(*v);
@@ -237,7 +237,7 @@ pub fn read(lines: &[Line]) -> Message {
         if s.unbacked || s.source.is_none() {
             continue;
         }
-        let dim_name = super::runtime::size_name(s.source.as_deref().unwrap_or(name));
+        let dim_name = size_name(s.source.as_deref().unwrap_or(name));
         let dim_name = if names.contains_key(&dim_name) {
             format!("{dim_name}_{name}")
         } else {
@@ -348,6 +348,11 @@ pub fn read(lines: &[Line]) -> Message {
         ));
     }
     msg
+}
+
+/// A readable name for a size: `x.size()[2]` → `x_2`, `*args[0].shape[2]` → `args_0_2`.
+pub fn size_name(source: &str) -> String {
+    crate::trace::name_from_source(source).unwrap_or_else(|| crate::python::py_name(source))
 }
 
 /// Files each guard under its size, the joint guards, or the data-dependent guards; a guard
@@ -647,7 +652,7 @@ fn specializations_summary(lines: &[Line], msg: &mut Message) {
                 continue;
             };
             let source = format!("L['{arg}'].size()[{idx}]");
-            let name = super::runtime::size_name(&source);
+            let name = size_name(&source);
             let d = msg.dim_mut(&name, Some(source));
             d.specialized = Some(v);
             d.specialized_reason = Some(

@@ -9,7 +9,7 @@
 //! which.
 
 use super::clean::Line;
-use super::logs::place_guards;
+use super::logs::{place_guards, size_name};
 use super::{Form, RawGuard};
 use crate::error::Error;
 use crate::message::{Message, Runtime, Unreadable};
@@ -25,11 +25,6 @@ pub fn read(lines: &[Line]) -> Result<Option<Message>, Error> {
         return Ok(Some(m));
     }
     Ok(input_check(lines))
-}
-
-/// A readable name for a size: `x.size()[2]` → `x_2`, `*args[0].shape[2]` → `args_0_2`.
-pub fn size_name(source: &str) -> String {
-    crate::trace::name_from_source(source).unwrap_or_else(|| crate::python::py_name(source))
 }
 
 fn guard_failed(lines: &[Line]) -> Option<Message> {
