@@ -32,7 +32,7 @@
 //! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
 //! | [`merge`] | a diagnosis merged into the user's own `dynamic_shapes` spec |
 
-pub mod algebra;
+mod algebra;
 pub mod analyze;
 pub mod bounds;
 pub mod budget;
@@ -52,11 +52,11 @@ mod parse;
 pub mod provenance;
 pub mod python;
 pub mod report;
-pub mod set;
+mod set;
 pub mod spec;
 pub mod suggest;
 pub mod syntax;
-pub mod trace;
+mod trace;
 pub mod types;
 
 pub use engine::{solve, Limits, Method, Outcome};
