@@ -217,7 +217,7 @@ impl fmt::Display for Undecided {
                 f,
                 "the guards linking {} were decided for part of the sizes only: {limit} ({} combinations left undecided)",
                 sizes.join(", "),
-                crate::linked::count_text(*combinations)
+                count_text(*combinations)
             ),
             Undecided::PerSize { sizes, error } => write!(
                 f,
@@ -1263,4 +1263,14 @@ pub struct UnionDim {
     /// The programs in which it is dynamic (indices into `programs`); in the others it is fixed
     /// at their traced size.
     pub dynamic_in: Vec<usize>,
+}
+
+/// A count of values or combinations for people: the number, or "more than 3.4e38" when it
+/// saturated at `u128::MAX` (ranges of sizes with no bound, multiplied).
+pub fn count_text(n: u128) -> String {
+    if n == u128::MAX {
+        "more than 3.4e38".to_string()
+    } else {
+        n.to_string()
+    }
 }
