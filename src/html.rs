@@ -575,13 +575,9 @@ impl Joint<'_> {
             .filter(|b: &Vec<Vec<DimSet>>| {
                 !b.is_empty() && b.iter().all(|s| s.len() == names.len())
             });
-        let independent = (0..names.len())
-            .map(|k| {
-                boxes
-                    .as_ref()
-                    .is_some_and(|b| b.iter().all(|s| s[k] == b[0][k]))
-            })
-            .collect();
+        let independent = boxes
+            .as_deref()
+            .map_or_else(|| vec![false; names.len()], crate::api::independent);
         Some(Joint {
             v,
             names,
