@@ -221,6 +221,16 @@ fn int(v: &Value) -> Option<i128> {
         .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i128))
 }
 
+/// A count as the report carries it: exact when it fits 64 bits, else (read back as a float)
+/// rounded, and said so.
+fn count_text(v: &Value) -> String {
+    match (v.as_u64(), v.as_f64()) {
+        (Some(n), _) => n.to_string(),
+        (None, Some(f)) => format!("about {f:.3e}"),
+        _ => "?".into(),
+    }
+}
+
 fn summary(report: &Value, dims: &[Value]) -> String {
     let mut parts = vec![format!(
         "{} size{}",
@@ -392,6 +402,15 @@ fn strip(d: &Value, i: usize, free: bool) -> String {
         }
     );
     let _ = write!(out, "<p class=\"note\">{}</p>", esc(&summary));
+    // `check`'s values neither proven to pass nor to fail (drawn pale, said here).
+    if let Some(u) = d["undecided"].as_object() {
+        let _ = write!(
+            out,
+            "<p class=\"bad\">{} values not decided: {}</p>",
+            count_text(u.get("count").unwrap_or(&Value::Null)),
+            esc(u.get("reason").and_then(Value::as_str).unwrap_or(""))
+        );
+    }
     if period > 1 && classes.len() <= 32 {
         out.push_str("<ul class=\"legend\" aria-label=\"residue classes\">");
         for c in &classes {
@@ -729,8 +748,8 @@ fn joint_section(report: &Value, dims: &[Value]) -> String {
         let _ = write!(
             out,
             "<li>accepts {} of the {} claimed combinations ({nboxes} box{}{})</li>",
-            j.v["accepted"],
-            j.v["claimed"],
+            count_text(&j.v["accepted"]),
+            count_text(&j.v["claimed"]),
             if nboxes == 1 { "" } else { "es" },
             if j.boxes.is_some() { "" } else { " or more" }
         );
@@ -745,7 +764,7 @@ fn joint_section(report: &Value, dims: &[Value]) -> String {
                 out,
                 "<li>largest sound box: {} ({} combinations{})</li>",
                 esc(&text.join(", ")),
-                j.v["largest_box"]["count"],
+                count_text(&j.v["largest_box"]["count"]),
                 if j.v["largest_box"]["maximal"] == true {
                     ", maximal"
                 } else {
@@ -807,7 +826,7 @@ fn joint_section(report: &Value, dims: &[Value]) -> String {
             let _ = write!(
                 out,
                 "<li class=\"bad\">{} combinations not decided: {}</li>",
-                u.get("count").cloned().unwrap_or_default(),
+                count_text(u.get("count").unwrap_or(&Value::Null)),
                 esc(u.get("reason").and_then(Value::as_str).unwrap_or(""))
             );
         }
@@ -841,8 +860,8 @@ fn joint_section(report: &Value, dims: &[Value]) -> String {
                 plot += 1;
             }
             None => out.push_str(
-                "<p class=\"note\">Too many tuples to draw one by one (or not every box is \
-                 listed): the numbers above are exact.</p>",
+                "<p class=\"note\">Not drawn: too many tuples to draw one by one, or not \
+                 every box is listed.</p>",
             ),
         }
     }
@@ -1304,12 +1323,23 @@ fn guard_list(dims: &[Value], top: &Value) -> String {
             .filter(|g| matches!(g["fate"].as_str(), Some("undecided" | "unparsed")))
             .collect();
         if !open.is_empty() {
+            // The first few open; the rest (often the same reason) folded.
+            let rest = &open[open.len().min(5)..];
             let _ = write!(
                 out,
-                "<p class=\"bad\">{} guard{} not decided or not read:</p><ul>{}</ul>",
+                "<p class=\"bad\">{} guard{} not decided or not read:</p><ul>{}</ul>{}",
                 open.len(),
                 if open.len() == 1 { "" } else { "s" },
-                open.iter().map(|g| item(g)).collect::<String>()
+                open.iter().take(5).map(|g| item(g)).collect::<String>(),
+                if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "<details><summary>{} more not decided or not read</summary><ul>{}</ul></details>",
+                        rest.len(),
+                        rest.iter().take(MAX_GUARDS).map(|g| item(g)).collect::<String>()
+                    )
+                }
             );
         }
         let kinds: [(&str, &str); 2] = [
@@ -1609,5 +1639,23 @@ mod tests {
         // Linked sizes' strips mark the values that pass with some partner.
         assert_eq!(page.matches("class=\"acc\"").count(), 8 + 4);
         assert!(page.contains("<summary>1 guard over several sizes"));
+    }
+
+    #[test]
+    fn counts_past_64_bits_are_said_rounded() {
+        // What `--html` reads back for an unbounded linked group (its counts became floats).
+        let r: Value = serde_json::from_str(
+            r#"{"dims": [], "joint": [{"dims": ["a", "b"], "sources": ["a", "b"],
+            "claimed": 340282366920938463463374607431768211455, "accepted": 0, "boxes": [],
+            "boxes_complete": true, "summary": "s",
+            "undecided": {"count": 340282366920938463463374607431768211455, "reason": "r"}}]}"#,
+        )
+        .unwrap();
+        let page = render(&r, "x");
+        assert!(
+            page.contains("accepts 0 of the about 3.403e38 claimed"),
+            "{page}"
+        );
+        assert!(page.contains("about 3.403e38 combinations not decided: r"));
     }
 }

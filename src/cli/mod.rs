@@ -563,7 +563,11 @@ fn write_html<R: serde::Serialize>(
     input: &Path,
 ) -> Result<(), Failure> {
     let Some(path) = path else { return Ok(()) };
-    let value = serde_json::to_value(report).map_err(|e| io(format!("report to JSON: {e}")))?;
+    // Through text: `to_value` refuses integers past 64 bits (the claimed combinations of
+    // unbounded linked sizes); read back, they are floats, which the page says are rounded.
+    let text = serde_json::to_string(report).map_err(|e| io(format!("report to JSON: {e}")))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| io(format!("report to JSON: {e}")))?;
     let title = input.file_name().map_or_else(
         || input.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
