@@ -223,3 +223,21 @@ pub fn check_program(program: &Program, sizes: bool) -> Result<CheckReport, grap
     let z3 = prove::box_prover(TIMEOUT_MS);
     graph::check_with(program, sizes, Some(&z3))
 }
+
+/// Per size of a joint set given as its disjoint boxes (one set per size, every box listed):
+/// whether the size is independent of the others — every box has the same side for it, so the
+/// joint set is that side times the rest and the link excludes none of its values. All false
+/// when `boxes` is empty.
+///
+/// ```
+/// use dimguard::solver::DimSet;
+/// let b = |h: (i128, i128), n: (i128, i128)| vec![DimSet::interval(h.0, h.1), DimSet::interval(n.0, n.1)];
+/// // (h, batch): h in 8..8 or 13..16, batch 1..32 with each.
+/// assert_eq!(dimguard::api::independent(&[b((8, 8), (1, 32)), b((13, 16), (1, 32))]), [false, true]);
+/// ```
+pub fn independent(boxes: &[Vec<crate::solver::DimSet>]) -> Vec<bool> {
+    let n = boxes.first().map_or(0, Vec::len);
+    (0..n)
+        .map(|k| boxes.iter().all(|b| b.len() == n && b[k] == boxes[0][k]))
+        .collect()
+}

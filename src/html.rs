@@ -12,11 +12,15 @@
 //! Colours are the Okabe–Ito palette (distinguishable with colour-blindness), text contrast is at
 //! least 4.5:1, every plot has a text alternative, and the button is reachable by keyboard.
 
+use crate::solver::{parse_expr, DimSet, Segment};
 use serde_json::Value;
 use std::fmt::Write;
 
 /// The most values a strip or a 2-D plot draws one by one.
 pub const MAX_MARKS: u128 = 20_000;
+
+/// The most solved guards a folded list shows (the JSON report lists every one).
+const MAX_GUARDS: usize = 100;
 
 /// Okabe–Ito colours (without yellow, too pale on white), for residue classes.
 const PALETTE: [&str; 7] = [
@@ -35,16 +39,36 @@ pub fn render(report: &Value, title: &str) -> String {
         esc(&summary(report, &dims))
     );
     body.push_str("<main>");
+    // Linked sizes: the joint answer first (each size's own strip cannot say it).
+    body.push_str(&joint_section(report, &dims));
     if !dims.is_empty() {
         body.push_str(
             "<section aria-labelledby=\"h-sizes\"><h2 id=\"h-sizes\">Accepted sizes</h2>",
         );
         body.push_str(
             "<p class=\"note\">Each mark is one size of the range; coloured marks pass every guard \
-             (one colour per residue class), pale marks fail.</p>",
+             (for a linked size: with some value of the sizes it is linked to; one colour per \
+             residue class), pale marks fail.</p>",
         );
+        // Sizes a link leaves free (independent of the others in their joint set).
+        let free: Vec<String> = report["joint"]
+            .as_array()
+            .into_iter()
+            .chain(report["joint_sets"].as_array())
+            .flatten()
+            .filter_map(Joint::read)
+            .flat_map(|j| {
+                (0..j.names.len())
+                    .filter(|k| j.independent[*k])
+                    .filter_map(|k| j.sources.get(k).cloned())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
         for (i, d) in dims.iter().enumerate() {
-            body.push_str(&strip(d, i));
+            let linked_free = d["source"]
+                .as_str()
+                .is_some_and(|s| free.iter().any(|f| f == s));
+            body.push_str(&strip(d, i, linked_free));
         }
         body.push_str("</section>");
     }
@@ -79,17 +103,7 @@ pub fn render(report: &Value, title: &str) -> String {
                 "range": d["range"],
                 "feasible": kept,
             });
-            body.push_str(&strip(&as_dim, dims.len() + i));
-        }
-        body.push_str("</section>");
-    }
-    let groups = linked_groups(report);
-    if !groups.is_empty() {
-        body.push_str(
-            "<section aria-labelledby=\"h-linked\"><h2 id=\"h-linked\">Linked sizes</h2>",
-        );
-        for (i, g) in groups.iter().enumerate() {
-            body.push_str(&pairs(g, i));
+            body.push_str(&strip(&as_dim, dims.len() + i, false));
         }
         body.push_str("</section>");
     }
@@ -97,8 +111,25 @@ pub fn render(report: &Value, title: &str) -> String {
         body.push_str(
             "<section aria-labelledby=\"h-lines\"><h2 id=\"h-lines\">Where the guards come from</h2>",
         );
-        for l in lines {
+        // Lines whose guards remove nothing (and link nothing) are folded into one line.
+        let idle = |l: &Value| {
+            strs(&l["links"]).is_empty()
+                && l["dims"]
+                    .as_array()
+                    .is_some_and(|ds| ds.iter().all(|d| d["removes"].as_u64() == Some(0)))
+        };
+        for l in lines.iter().filter(|l| !idle(l)) {
             body.push_str(&line_card(l));
+        }
+        let folded: Vec<&Value> = lines.iter().filter(|l| idle(l)).collect();
+        if !folded.is_empty() {
+            let _ = write!(
+                body,
+                "<details><summary>{} more line{} recorded guards that remove no size</summary>{}</details>",
+                folded.len(),
+                if folded.len() == 1 { "" } else { "s" },
+                folded.iter().map(|l| line_card(l)).collect::<String>()
+            );
         }
         body.push_str("</section>");
     } else if report["rounds"].is_null() {
@@ -190,6 +221,16 @@ fn int(v: &Value) -> Option<i128> {
         .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i128))
 }
 
+/// A count as the report carries it: exact when it fits 64 bits, else (read back as a float)
+/// rounded, and said so.
+fn count_text(v: &Value) -> String {
+    match (v.as_u64(), v.as_f64()) {
+        (Some(n), _) => n.to_string(),
+        (None, Some(f)) => format!("about {f:.3e}"),
+        _ => "?".into(),
+    }
+}
+
 fn summary(report: &Value, dims: &[Value]) -> String {
     let mut parts = vec![format!(
         "{} size{}",
@@ -218,61 +259,43 @@ fn summary(report: &Value, dims: &[Value]) -> String {
     parts.join(" · ")
 }
 
-/// One segment of an accepted set.
-struct Seg {
-    lo: i128,
-    hi: i128,
-    modulus: i128,
-    residues: Vec<i128>,
-}
-
-/// The set a dimension's report carries (`feasible` for diagnose, `accepted` for check), or
-/// `None` when undecided.
-fn accepted(d: &Value) -> Option<Vec<Seg>> {
-    let set = if d["feasible"].is_object() {
-        &d["feasible"]
-    } else {
-        &d["accepted"]
-    };
-    let segs = set["segments"].as_array()?;
-    Some(
-        segs.iter()
-            .filter_map(|s| {
-                Some(Seg {
-                    lo: int(&s["lo"])?,
-                    hi: int(&s["hi"])?,
-                    modulus: int(&s["modulus"])?.max(1),
-                    residues: s["residues"].as_array()?.iter().filter_map(int).collect(),
-                })
+/// A `feasible`-form set (`{count, min, max, segments}`) as the exact set it stands for, or
+/// `None` when it is not one (null, undecided, or segments dropped by the output budget).
+fn set_of(v: &Value) -> Option<DimSet> {
+    let segments = v["segments"]
+        .as_array()?
+        .iter()
+        .map(|s| {
+            Some(Segment {
+                lo: int(&s["lo"])?,
+                hi: int(&s["hi"])?,
+                modulus: int(&s["modulus"])?,
+                residues: s["residues"].as_array()?.iter().filter_map(int).collect(),
             })
-            .collect(),
-    )
+        })
+        .collect::<Option<Vec<_>>>()?;
+    DimSet::from_segments(segments).ok()
 }
 
-fn count(d: &Value) -> Option<u128> {
-    let set = if d["feasible"].is_object() {
+/// The set a dimension's strip shows: for a linked size, the values that pass with some
+/// partner (`with_some_partner`); else `feasible` (diagnose) or `accepted` (check). `None` when
+/// undecided.
+fn shown_set(d: &Value) -> Option<DimSet> {
+    set_of(shown_value(d))
+}
+
+fn shown_value(d: &Value) -> &Value {
+    if d["with_some_partner"].is_object() {
+        &d["with_some_partner"]
+    } else if d["feasible"].is_object() {
         &d["feasible"]
     } else {
         &d["accepted"]
-    };
-    set["count"].as_u64().map(u128::from)
-}
-
-fn contains(segs: &[Seg], x: i128) -> bool {
-    segs.iter()
-        .any(|s| s.lo <= x && x <= s.hi && s.residues.contains(&x.rem_euclid(s.modulus)))
-}
-
-fn gcd(a: i128, b: i128) -> i128 {
-    if b == 0 {
-        a.abs()
-    } else {
-        gcd(b, a % b)
     }
 }
 
 /// The range a dimension's values are drawn over.
-fn range_of(d: &Value, segs: &[Seg]) -> Option<(i128, i128)> {
+fn range_of(d: &Value, set: &DimSet) -> Option<(i128, i128)> {
     if let Some([a, b]) = d["range"].as_array().map(Vec::as_slice) {
         return Some((int(a)?, int(b)?));
     }
@@ -280,7 +303,7 @@ fn range_of(d: &Value, segs: &[Seg]) -> Option<(i128, i128)> {
     if let (Some(a), Some(b)) = (int(&c["min"]), int(&c["max"])) {
         return Some((a, b));
     }
-    Some((segs.first()?.lo, segs.last()?.hi))
+    Some((set.min()?, set.max()?))
 }
 
 fn dim_label(d: &Value) -> String {
@@ -301,52 +324,56 @@ fn dim_label(d: &Value) -> String {
 
 /// A strip of the range's values, wrapped into rows whose width is a multiple of the set's period
 /// so each residue class forms a column.
-fn strip(d: &Value, i: usize) -> String {
+/// `free`: the size is linked, but its joint set is its side times the rest (the link excludes
+/// none of its values).
+fn strip(d: &Value, i: usize, free: bool) -> String {
     let label = dim_label(d);
     let mut out = format!("<h3 id=\"dim-{i}\">{}</h3>", esc(&label));
-    if d["status"] == "linked" {
+    let linked = !strs(&d["linked_with"]).is_empty();
+    if linked && free {
+        let _ = write!(
+            out,
+            "<p>Guards link it to {}, but the link excludes none of its values: each value \
+             marked passes with every accepted value of those (see the joint answer above).</p>",
+            esc(&strs(&d["linked_with"]).join(", "))
+        );
+    } else if linked {
         let _ = write!(
             out,
             "<p>Linked to {} by guards over several sizes: which of its values pass depends on \
-             them (see Linked sizes). The strip shows the values that pass its own guards.</p>",
+             them (see the joint answer above). The marks are the values that pass with some \
+             value of those.</p>",
             esc(&strs(&d["linked_with"]).join(", "))
         );
     }
-    let Some(segs) = accepted(d) else {
+    let Some(set) = shown_set(d) else {
         match (d["status"].as_str(), d["undecided"].as_str()) {
             (_, Some(why)) => {
                 let _ = write!(out, "<p class=\"bad\">Not decided: {}</p>", esc(why));
             }
             (Some("unconstrained"), _) => out.push_str(
                 "<p>No guard names this size alone (when it is linked to another size, see \
-                 Linked sizes).</p>",
+                 the joint answer).</p>",
             ),
             _ => out
                 .push_str("<p class=\"bad\">The report carries no accepted set for this size.</p>"),
         }
         return out;
     };
-    let Some((lo, hi)) = range_of(d, &segs) else {
+    let Some((lo, hi)) = range_of(d, &set) else {
         out.push_str("<p>No range.</p>");
         return out;
     };
     let n = (hi - lo + 1).max(0) as u128;
-    let acc = count(d).unwrap_or(0);
-    let period = segs
-        .iter()
-        .fold(1i128, |p, s| {
-            (p / gcd(p, s.modulus)).saturating_mul(s.modulus)
+    let acc = set.count();
+    let period = set.period().clamp(1, 1 << 20);
+    let classes: Vec<i128> = (0..period.min(4096))
+        .filter(|r| {
+            set.segments()
+                .iter()
+                .any(|s| s.residues.contains(&r.rem_euclid(s.modulus)))
         })
-        .clamp(1, 1 << 20);
-    let mut classes: Vec<i128> = vec![];
-    for s in &segs {
-        for r in 0..period.min(4096) {
-            if s.residues.contains(&r.rem_euclid(s.modulus)) && !classes.contains(&r) {
-                classes.push(r);
-            }
-        }
-    }
-    classes.sort_unstable();
+        .collect();
     let colour = |x: i128| {
         let k = classes
             .iter()
@@ -355,7 +382,12 @@ fn strip(d: &Value, i: usize) -> String {
         PALETTE[k % PALETTE.len()]
     };
     let summary = format!(
-        "{label}: {acc} of {n} values in {lo}..{hi} pass every guard{}",
+        "{label}: {acc} of {n} values in {lo}..{hi} pass {}{}",
+        if linked {
+            "with some partner"
+        } else {
+            "every guard"
+        },
         if period > 1 {
             format!(
                 "; accepted residues mod {period}: {}",
@@ -370,6 +402,15 @@ fn strip(d: &Value, i: usize) -> String {
         }
     );
     let _ = write!(out, "<p class=\"note\">{}</p>", esc(&summary));
+    // `check`'s values neither proven to pass nor to fail (drawn pale, said here).
+    if let Some(u) = d["undecided"].as_object() {
+        let _ = write!(
+            out,
+            "<p class=\"bad\">{} values not decided: {}</p>",
+            count_text(u.get("count").unwrap_or(&Value::Null)),
+            esc(u.get("reason").and_then(Value::as_str).unwrap_or(""))
+        );
+    }
     if period > 1 && classes.len() <= 32 {
         out.push_str("<ul class=\"legend\" aria-label=\"residue classes\">");
         for c in &classes {
@@ -390,11 +431,11 @@ fn strip(d: &Value, i: usize) -> String {
         let _ = write!(
             out,
             "<svg class=\"strip\" data-marks=\"{}\" data-aggregated=\"true\" viewBox=\"0 0 {w} 40\" role=\"img\" tabindex=\"0\" aria-label=\"{}\"><title>{}</title><rect class=\"rej\" x=\"0\" y=\"8\" width=\"{w}\" height=\"18\"/>",
-            segs.len(),
+            set.segments().len(),
             esc(&summary),
             esc(&summary)
         );
-        for s in &segs {
+        for s in set.segments() {
             let x0 = (s.lo - lo) as f64 / span * w;
             let x1 = ((s.hi - lo) as f64 / span * w).max(x0 + 1.0);
             let _ = write!(
@@ -412,7 +453,7 @@ fn strip(d: &Value, i: usize) -> String {
             "<text class=\"axis\" x=\"0\" y=\"38\">{lo}</text><text class=\"axis\" x=\"{w}\" y=\"38\" text-anchor=\"end\">{hi}</text></svg>\
              <p class=\"note\">{} values: drawn as {} band(s), one per segment.</p>",
             n,
-            segs.len()
+            set.segments().len()
         );
         return out;
     }
@@ -456,7 +497,7 @@ fn strip(d: &Value, i: usize) -> String {
     let side = cell - 1;
     for k in 0..n as i128 {
         let x = lo + k;
-        if contains(&segs, x) {
+        if set.contains(x) {
             let _ = write!(
                 out,
                 "<rect class=\"acc\" x=\"{}\" y=\"{}\" width=\"{side}\" height=\"{side}\" fill=\"{}\"><title>{x}</title></rect>",
@@ -470,16 +511,17 @@ fn strip(d: &Value, i: usize) -> String {
     let _ = write!(
         out,
         "<details><summary>The accepted values as text</summary><p>{}</p></details>",
-        esc(&segments_text(&segs))
+        esc(&segments_text(&set))
     );
     out
 }
 
-fn segments_text(segs: &[Seg]) -> String {
-    if segs.is_empty() {
+fn segments_text(set: &DimSet) -> String {
+    if set.is_empty() {
         return "none".into();
     }
-    segs.iter()
+    set.segments()
+        .iter()
         .map(|s| {
             if s.modulus == 1 {
                 format!("{}..{}", s.lo, s.hi)
@@ -501,129 +543,361 @@ fn segments_text(segs: &[Seg]) -> String {
         .join("; ")
 }
 
-/// A group of linked sizes as the report carries it: names, and the accepted tuples.
+/// A group of linked sizes as the page plots it: the sizes drawn, and the accepted tuples over
+/// them.
 struct Group {
     names: Vec<String>,
     tuples: Vec<Vec<i128>>,
-    /// The largest sound box, per size `[lo, hi]`, when the report carries one.
+    /// The largest sound box over the sizes drawn, per size `[lo, hi]`, when the report carries
+    /// one.
     sound_box: Option<Vec<(i128, i128)>>,
     note: String,
 }
 
-/// `k*r + o` forms of a member of a diagnose `linked` group.
-fn affine_member(expr: &str, root: &str) -> Option<(i128, i128)> {
-    let e = expr.replace(' ', "");
-    let (k, rest) = match e.split_once('*') {
-        Some((k, rest)) => (k.parse().ok()?, rest.to_string()),
-        None => (1, e.clone()),
-    };
-    let py_root = crate::solver::python::py_name(root);
-    let tail = rest
-        .strip_prefix(&py_root)
-        .or_else(|| rest.strip_prefix(root))?;
-    let o = if tail.is_empty() {
-        0
-    } else {
-        tail.parse().ok()?
-    };
-    Some((k, o))
+/// A joint set (`check`'s `joint`, `diagnose`'s and `verify`'s `joint_sets`), read: its sizes,
+/// its boxes as exact sets (when every box is listed and readable), and which sizes are
+/// independent of the others.
+struct Joint<'a> {
+    v: &'a Value,
+    names: Vec<String>,
+    sources: Vec<String>,
+    boxes: Option<Vec<Vec<DimSet>>>,
+    /// Per size: the joint set is its side times the rest (every box has the same side), so the
+    /// link excludes none of its values.
+    independent: Vec<bool>,
 }
 
-/// Every value of a `feasible`-form set, when it has at most `limit`.
-fn values(set: &Value, limit: u128) -> Option<Vec<i128>> {
-    if set["count"].as_u64().is_none_or(|c| u128::from(c) > limit) {
-        return None;
+impl Joint<'_> {
+    /// `None` for entries that are no joint set (diagnose's `joint` holds single guards).
+    fn read(v: &Value) -> Option<Joint<'_>> {
+        if !v["boxes"].is_array() {
+            return None;
+        }
+        let names: Vec<String> = strs(&v["dims"]).into_iter().map(str::to_string).collect();
+        if names.len() < 2 {
+            return None;
+        }
+        let sources = strs(&v["sources"])
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let boxes: Option<Vec<Vec<DimSet>>> = v["boxes_complete"]
+            .as_bool()
+            .filter(|c| *c)
+            .and_then(|_| {
+                v["boxes"]
+                    .as_array()?
+                    .iter()
+                    .map(|b| b.as_array()?.iter().map(set_of).collect::<Option<Vec<_>>>())
+                    .collect()
+            })
+            .filter(|b: &Vec<Vec<DimSet>>| {
+                !b.is_empty() && b.iter().all(|s| s.len() == names.len())
+            });
+        let independent = boxes
+            .as_deref()
+            .map_or_else(|| vec![false; names.len()], crate::api::independent);
+        Some(Joint {
+            v,
+            names,
+            sources,
+            boxes,
+            independent,
+        })
     }
-    let segs = accepted(&serde_json::json!({ "feasible": set }))?;
-    let mut out = vec![];
-    for s in &segs {
-        out.extend((s.lo..=s.hi).filter(|x| s.residues.contains(&x.rem_euclid(s.modulus))));
-    }
-    Some(out)
-}
 
-/// A joint set as the report carries it (`joint`: the sizes, the accepted tuples as disjoint
-/// boxes of `feasible` sets, the largest sound box of progressions), when every box is listed
-/// and the tuples are few enough to draw.
-fn joint_group(j: &Value) -> Option<Group> {
-    let names: Vec<String> = strs(&j["dims"]).into_iter().map(str::to_string).collect();
-    if names.len() < 2 || !j["boxes_complete"].as_bool().unwrap_or(false) {
-        return None;
+    /// The sizes the plot draws: those not independent of the others, completed with
+    /// independent ones (in the group's order) to at least two.
+    fn plotted(&self) -> Vec<usize> {
+        let mut out: Vec<usize> = (0..self.names.len())
+            .filter(|k| !self.independent[*k])
+            .collect();
+        for k in 0..self.names.len() {
+            if out.len() >= 2 {
+                break;
+            }
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+        out.sort_unstable();
+        out
     }
-    if j["accepted"]
-        .as_u64()
-        .is_none_or(|c| u128::from(c) > MAX_MARKS)
-    {
-        return None;
-    }
-    let mut tuples: Vec<Vec<i128>> = vec![];
-    for b in j["boxes"].as_array()? {
-        let sides: Vec<Vec<i128>> = b
-            .as_array()?
-            .iter()
-            .map(|side| values(side, MAX_MARKS))
-            .collect::<Option<_>>()?;
-        // The product of the sides, size by size.
-        let mut part: Vec<Vec<i128>> = vec![vec![]];
-        for side in &sides {
-            part = part
-                .iter()
-                .flat_map(|t| {
-                    side.iter().map(move |v| {
-                        let mut t = t.clone();
-                        t.push(*v);
-                        t
+
+    /// The 2-D plot's group: the accepted tuples over the plotted sizes (each once), when they
+    /// are few enough to draw.
+    fn group(&self) -> Option<Group> {
+        let boxes = self.boxes.as_ref()?;
+        let keep = self.plotted();
+        let mut tuples: std::collections::BTreeSet<Vec<i128>> = Default::default();
+        for b in boxes {
+            let mut part: Vec<Vec<i128>> = vec![vec![]];
+            for &k in &keep {
+                if b[k].count() > MAX_MARKS {
+                    return None;
+                }
+                let side: Vec<i128> = b[k].iter().collect();
+                part = part
+                    .iter()
+                    .flat_map(|t| {
+                        side.iter().map(move |v| {
+                            let mut t = t.clone();
+                            t.push(*v);
+                            t
+                        })
                     })
-                })
-                .collect();
-            if part.len() as u128 > MAX_MARKS {
+                    .collect();
+                if part.len() as u128 > MAX_MARKS {
+                    return None;
+                }
+            }
+            tuples.extend(part);
+            if tuples.len() as u128 > MAX_MARKS {
                 return None;
             }
         }
-        tuples.extend(part);
+        let sound_box = self.v["largest_box"]["sides"].as_array().and_then(|sides| {
+            keep.iter()
+                .map(|&k| {
+                    let p = sides.get(k)?;
+                    Some((int(&p["lo"])?, int(&p["hi"])?))
+                })
+                .collect::<Option<Vec<_>>>()
+        });
+        let collapsed: Vec<&str> = (0..self.names.len())
+            .filter(|k| !keep.contains(k))
+            .map(|k| self.names[k].as_str())
+            .collect();
+        let note = if collapsed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "Drawn once: {} {} independent of the others (every value of {} passes with \
+                 every tuple drawn).",
+                collapsed.join(", "),
+                if collapsed.len() == 1 { "is" } else { "are" },
+                if collapsed.len() == 1 { "it" } else { "them" }
+            )
+        };
+        Some(Group {
+            names: keep.iter().map(|&k| self.names[k].clone()).collect(),
+            tuples: tuples.into_iter().collect(),
+            sound_box,
+            note,
+        })
     }
-    let sound_box = j["largest_box"]["sides"].as_array().and_then(|sides| {
-        sides
-            .iter()
-            .map(|p| Some((int(&p["lo"])?, int(&p["hi"])?)))
-            .collect::<Option<Vec<_>>>()
-    });
-    let note = j["summary"].as_str().unwrap_or_default().to_string();
-    Some(Group {
-        names,
-        tuples,
-        sound_box,
-        note,
-    })
 }
 
-fn linked_groups(report: &Value) -> Vec<Group> {
-    // `check`'s `joint`, `diagnose`'s and `verify`'s `joint_sets` (the same shape; diagnose's
-    // `joint` entries, single guards, are not joint sets and are skipped by `joint_group`).
-    let mut out: Vec<Group> = report["joint"]
+/// A set in a few words: `224..227`, `64..512 step 32`, or its segments.
+fn set_text(set: &DimSet) -> String {
+    match set.as_progression() {
+        Some(p) if p.lo == p.hi => p.lo.to_string(),
+        Some(p) if p.modulus == 1 => format!("{}..{}", p.lo, p.hi),
+        Some(p) => format!("{}..{} step {}", p.lo, p.hi, p.modulus),
+        None => segments_text(set),
+    }
+}
+
+/// A progression side (`{lo, hi, modulus}`) in a few words.
+fn side_text(p: &Value) -> String {
+    match (int(&p["lo"]), int(&p["hi"]), int(&p["modulus"])) {
+        (Some(a), Some(b), _) if a == b => a.to_string(),
+        (Some(a), Some(b), Some(m)) if m > 1 => format!("{a}..{b} step {m}"),
+        (Some(a), Some(b), _) => format!("{a}..{b}"),
+        _ => "?".into(),
+    }
+}
+
+/// The joint answer, first on the page: per group of linked sizes, the answer in a sentence,
+/// how many tuples pass, the largest sound box (and the box through the traced sizes that the
+/// spec uses, when it differs), which sizes the link leaves free, and one plot of the accepted
+/// tuples.
+fn joint_section(report: &Value, dims: &[Value]) -> String {
+    let joints: Vec<Joint> = report["joint"]
         .as_array()
         .into_iter()
         .chain(report["joint_sets"].as_array())
         .flatten()
-        .filter_map(joint_group)
+        .filter_map(Joint::read)
         .collect();
-    let dims = report["dims"].as_array().cloned().unwrap_or_default();
+    let derived = derived_groups(report, dims);
+    if joints.is_empty() && derived.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<section aria-labelledby=\"h-joint\"><h2 id=\"h-joint\">Joint answer: linked sizes</h2>",
+    );
+    let mut plot = 0;
+    for j in &joints {
+        let what: Vec<String> = j
+            .names
+            .iter()
+            .zip(j.sources.iter().map(Some).chain(std::iter::repeat(None)))
+            .map(|(n, s)| match s {
+                Some(s) => format!("{n} = {s}"),
+                None => n.clone(),
+            })
+            .collect();
+        let _ = write!(
+            out,
+            "<h3>{}</h3><p><strong>{}</strong></p><ul>",
+            esc(&what.join(", ")),
+            esc(j.v["summary"].as_str().unwrap_or(""))
+        );
+        let nboxes = j.v["boxes"].as_array().map_or(0, Vec::len);
+        let _ = write!(
+            out,
+            "<li>accepts {} of the {} claimed combinations ({nboxes} box{}{})</li>",
+            count_text(&j.v["accepted"]),
+            count_text(&j.v["claimed"]),
+            if nboxes == 1 { "" } else { "es" },
+            if j.boxes.is_some() { "" } else { " or more" }
+        );
+        if let Some(sides) = j.v["largest_box"]["sides"].as_array() {
+            let text: Vec<String> = j
+                .names
+                .iter()
+                .zip(sides)
+                .map(|(n, p)| format!("{n} in {}", side_text(p)))
+                .collect();
+            let _ = write!(
+                out,
+                "<li>largest sound box: {} ({} combinations{})</li>",
+                esc(&text.join(", ")),
+                count_text(&j.v["largest_box"]["count"]),
+                if j.v["largest_box"]["maximal"] == true {
+                    ", maximal"
+                } else {
+                    ""
+                }
+            );
+        }
+        // The box through the traced sizes, when the spec uses it instead.
+        let through: Vec<String> = j
+            .sources
+            .iter()
+            .zip(&j.names)
+            .filter_map(|(src, n)| {
+                let d = dims.iter().find(|d| d["source"].as_str() == Some(src))?;
+                d["example_box_side"]
+                    .is_object()
+                    .then(|| format!("{n} in {}", side_text(&d["example_box_side"])))
+            })
+            .collect();
+        if !through.is_empty() {
+            let _ = write!(
+                out,
+                "<li>the spec below uses the sound box through the traced sizes: {}</li>",
+                esc(&through.join(", "))
+            );
+        }
+        if let Some(boxes) = &j.boxes {
+            if j.independent.iter().all(|i| *i) {
+                out.push_str(
+                    "<li>the link excludes nothing: every combination of the sizes' accepted \
+                     values passes</li>",
+                );
+            } else {
+                for (k, n) in j
+                    .names
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| j.independent[*k])
+                {
+                    let others: Vec<&str> = j
+                        .names
+                        .iter()
+                        .enumerate()
+                        .filter(|(o, _)| *o != k)
+                        .map(|(_, o)| o.as_str())
+                        .collect();
+                    let _ = write!(
+                        out,
+                        "<li>{n} is independent of {}: every {n} in {} passes with every \
+                         accepted ({}); the link excludes nothing for it</li>",
+                        esc(&others.join(", ")),
+                        esc(&set_text(&boxes[0][k])),
+                        esc(&others.join(", "))
+                    );
+                }
+            }
+        }
+        if let Some(u) = j.v["undecided"].as_object() {
+            let _ = write!(
+                out,
+                "<li class=\"bad\">{} combinations not decided: {}</li>",
+                count_text(u.get("count").unwrap_or(&Value::Null)),
+                esc(u.get("reason").and_then(Value::as_str).unwrap_or(""))
+            );
+        }
+        let fails: Vec<String> = j.v["rejected_examples"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .take(3)
+            .map(|t| {
+                let vals: Vec<String> = t
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(Value::to_string)
+                    .collect();
+                format!("({})", vals.join(", "))
+            })
+            .collect();
+        if !fails.is_empty() {
+            let _ = write!(
+                out,
+                "<li>fail, e.g. ({}) = {}</li>",
+                esc(&j.names.join(", ")),
+                esc(&fails.join(", "))
+            );
+        }
+        out.push_str("</ul>");
+        match j.group() {
+            Some(g) => {
+                out.push_str(&pairs(&g, plot));
+                plot += 1;
+            }
+            None => out.push_str(
+                "<p class=\"note\">Not drawn: too many tuples to draw one by one, or not \
+                 every box is listed.</p>",
+            ),
+        }
+    }
+    for g in &derived {
+        let _ = write!(out, "<h3>{}</h3>", esc(&g.names.join(", ")));
+        out.push_str(&pairs(g, plot));
+        plot += 1;
+    }
+    out.push_str("</section>");
+    out
+}
+
+/// `diagnose`'s groups of a root and members derived from it (`linked`): one tuple per accepted
+/// root value, each member's value from its expression of the root.
+fn derived_groups(report: &Value, dims: &[Value]) -> Vec<Group> {
+    let mut out = vec![];
     for g in report["linked"].as_array().into_iter().flatten() {
         let Some(root) = g["root"].as_str() else {
             continue;
         };
-        let Some(segs) = accepted(&serde_json::json!({"feasible": g["feasible"]})) else {
+        let Some(set) = set_of(&g["feasible"]) else {
             continue;
         };
+        if set.count() > MAX_MARKS {
+            continue;
+        }
+        let root_var = crate::solver::python::py_name(root);
         let mut names = vec![root.to_string()];
-        let mut maps = vec![];
+        let mut members = vec![];
         for m in g["members"].as_array().into_iter().flatten() {
             let (Some(n), Some(e)) = (m[0].as_str(), m[1].as_str()) else {
                 continue;
             };
-            if let Some(km) = affine_member(e, root) {
+            if let Ok(expr) = parse_expr(e) {
                 names.push(n.to_string());
-                maps.push(km);
+                members.push(expr);
             }
         }
         if names.len() < 2 {
@@ -632,19 +906,24 @@ fn linked_groups(report: &Value) -> Vec<Group> {
         let (lo, hi) = dims
             .iter()
             .find(|d| d["name"] == root)
-            .and_then(|d| range_of(d, &segs))
-            .or_else(|| Some((segs.first()?.lo, segs.last()?.hi)))
+            .and_then(|d| range_of(d, &set))
+            .or_else(|| Some((set.min()?, set.max()?)))
             .unwrap_or((0, -1));
-        let total: u128 = g["feasible"]["count"].as_u64().map_or(0, u128::from);
-        if total > MAX_MARKS {
-            continue;
-        }
-        let tuples: Vec<Vec<i128>> = (lo..=hi)
-            .filter(|x| contains(&segs, *x))
-            .map(|x| {
-                std::iter::once(x)
-                    .chain(maps.iter().map(|(k, o)| k * x + o))
-                    .collect()
+        let tuples: Vec<Vec<i128>> = set
+            .clip(lo, hi)
+            .iter()
+            .filter_map(|x| {
+                let mut t = vec![x];
+                for e in &members {
+                    let v = e
+                        .eval(&|a| (a == root || a == root_var).then_some(x))
+                        .ok()?;
+                    match v {
+                        crate::solver::expr::Value::Num(q) if q.is_integer() => t.push(*q.numer()),
+                        _ => return None,
+                    }
+                }
+                Some(t)
             })
             .collect();
         out.push(Group {
@@ -1018,22 +1297,90 @@ fn runtime_section(checks: &[Value]) -> String {
 
 fn guard_list(dims: &[Value], top: &Value) -> String {
     let mut out = String::new();
+    let item = |g: &Value| {
+        let sizes: Vec<&str> = strs(&g["sizes"]);
+        format!(
+            "<li><code>{}</code>{}{}</li>",
+            esc(g["guard"].as_str().unwrap_or("")),
+            if sizes.is_empty() {
+                String::new()
+            } else {
+                format!(" — on {}", esc(&sizes.join(", ")))
+            },
+            match (g["reason"].as_str(), g["error"].as_str()) {
+                (_, Some(e)) => format!(" — <span class=\"bad\">not read: {}</span>", esc(e)),
+                (Some(r), _) => format!(" — <span class=\"bad\">{}</span>", esc(r)),
+                _ => String::new(),
+            }
+        )
+    };
     if let Some(gs) = top.as_array().filter(|g| !g.is_empty()) {
-        out.push_str("<section aria-labelledby=\"h-guards\"><h2 id=\"h-guards\">Guards</h2><ul>");
-        for g in gs {
-            let sizes: Vec<&str> = strs(&g["sizes"]);
+        // `check`: the guards a person must look at (undecided, unread) one by one; those
+        // solved (one size at a time, or jointly) folded, one line per kind.
+        out.push_str("<section aria-labelledby=\"h-guards\"><h2 id=\"h-guards\">Guards</h2>");
+        let open: Vec<&Value> = gs
+            .iter()
+            .filter(|g| matches!(g["fate"].as_str(), Some("undecided" | "unparsed")))
+            .collect();
+        if !open.is_empty() {
+            // The first few open; the rest (often the same reason) folded.
+            let rest = &open[open.len().min(5)..];
             let _ = write!(
                 out,
-                "<li><code>{}</code>{}</li>",
-                esc(g["guard"].as_str().unwrap_or("")),
-                if sizes.is_empty() {
+                "<p class=\"bad\">{} guard{} not decided or not read:</p><ul>{}</ul>{}",
+                open.len(),
+                if open.len() == 1 { "" } else { "s" },
+                open.iter().take(5).map(|g| item(g)).collect::<String>(),
+                if rest.is_empty() {
                     String::new()
                 } else {
-                    format!(" — on {}", esc(&sizes.join(", ")))
+                    format!(
+                        "<details><summary>{} more not decided or not read</summary><ul>{}</ul></details>",
+                        rest.len(),
+                        rest.iter().take(MAX_GUARDS).map(|g| item(g)).collect::<String>()
+                    )
                 }
             );
         }
-        out.push_str("</ul></section>");
+        let kinds: [(&str, &str); 2] = [
+            (
+                "joint",
+                "over several sizes, solved together (the joint answer above)",
+            ),
+            (
+                "",
+                "on one size each or none, solved exactly (the strips above)",
+            ),
+        ];
+        for (fate, what) in kinds {
+            let these: Vec<&Value> = gs
+                .iter()
+                .filter(|g| !open.iter().any(|o| std::ptr::eq(*o, *g)))
+                .filter(|g| (g["fate"] == "joint") == (fate == "joint"))
+                .collect();
+            if these.is_empty() {
+                continue;
+            }
+            // At most [`MAX_GUARDS`] listed (the page stays small; `--json` lists every one).
+            let more = these.len().saturating_sub(MAX_GUARDS);
+            let _ = write!(
+                out,
+                "<details><summary>{} guard{} {what}</summary><ul>{}{}</ul></details>",
+                these.len(),
+                if these.len() == 1 { "" } else { "s" },
+                these
+                    .iter()
+                    .take(MAX_GUARDS)
+                    .map(|g| item(g))
+                    .collect::<String>(),
+                if more > 0 {
+                    format!("<li>and {more} more (<code>--json</code> lists every guard)</li>")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        out.push_str("</section>");
         return out;
     }
     for d in dims {
@@ -1045,21 +1392,35 @@ fn guard_list(dims: &[Value], top: &Value) -> String {
             out.push_str("<section aria-labelledby=\"h-guards\"><h2 id=\"h-guards\">Guards</h2>");
         }
         let _ = write!(out, "<h3>{}</h3><ul>", esc(&dim_label(d)));
-        for g in guards {
-            let text = g["text"].as_str().or(g.as_str()).unwrap_or("");
+        let text = |g: &Value| {
             let req = g["requires"].as_str().unwrap_or("");
-            let _ = write!(
-                out,
+            format!(
                 "<li><code>{}</code>{}</li>",
-                esc(text),
+                esc(g["text"].as_str().or(g.as_str()).unwrap_or("")),
                 if req.is_empty() {
                     String::new()
                 } else {
                     format!(" — requires {}", esc(req))
                 }
-            );
+            )
+        };
+        // Guards the others already imply remove nothing beyond them: one folded line.
+        let (implied, kept): (Vec<&Value>, Vec<&Value>) =
+            guards.into_iter().partition(|g| g["redundant"] == true);
+        for g in &kept {
+            out.push_str(&text(g));
         }
         out.push_str("</ul>");
+        if !implied.is_empty() {
+            let _ = write!(
+                out,
+                "<details><summary>{} more guard{} remove{} nothing beyond the others</summary><ul>{}</ul></details>",
+                implied.len(),
+                if implied.len() == 1 { "" } else { "s" },
+                if implied.len() == 1 { "s" } else { "" },
+                implied.iter().map(|g| text(g)).collect::<String>()
+            );
+        }
     }
     if !out.is_empty() {
         out.push_str("</section>");
@@ -1248,10 +1609,53 @@ mod tests {
     }
 
     #[test]
-    fn affine_members() {
-        assert_eq!(affine_member("2*a + 1", "a"), Some((2, 1)));
-        assert_eq!(affine_member("a - 3", "a"), Some((1, -3)));
-        assert_eq!(affine_member("a", "a"), Some((1, 0)));
-        assert_eq!(affine_member("a*a", "a"), None);
+    fn an_independent_size_is_drawn_once_and_the_joint_answer_leads() {
+        // (h, w) linked, batch b free: two boxes with the same side of b.
+        let seg = |lo: i64, hi: i64| json!({"count": hi - lo + 1, "segments": [{"lo": lo, "hi": hi, "modulus": 1, "residues": [0]}]});
+        let r = json!({"dims": [
+            {"input": "x", "index": 0, "source": "L['x'].size()[0]", "linked_with": ["L['x'].size()[2]"],
+             "accepted": {"count": 0, "segments": []}, "with_some_partner": seg(1, 8), "claimed": {"count": 8, "min": 1, "max": 8}},
+            {"input": "x", "index": 2, "source": "L['x'].size()[2]", "linked_with": ["L['x'].size()[0]"],
+             "accepted": {"count": 0, "segments": []}, "with_some_partner": seg(4, 7), "claimed": {"count": 10, "min": 1, "max": 10}}],
+            "guards": [{"guard": "a", "sizes": [], "fate": "joint"}, {"guard": "b", "sizes": [], "fate": "periodic"}],
+            "joint": [{
+            "dims": ["x_2", "x_3", "x_0"], "sources": ["L['x'].size()[2]", "L['x'].size()[3]", "L['x'].size()[0]"],
+            "claimed": 800, "accepted": 48, "boxes_complete": true,
+            "boxes": [[seg(4, 5), seg(4, 4), seg(1, 8)], [seg(6, 7), seg(6, 6), seg(1, 8)]],
+            "summary": "joint summary", "rejected_examples": [[1, 1, 1]]}]});
+        let page = render(&r, "free");
+        assert_eq!(
+            page.matches("<svg class=\"pairs\"").count(),
+            1,
+            "one (h, w) plot"
+        );
+        assert_eq!(page.matches("class=\"tup\"").count(), 4);
+        assert!(page.contains("x_0 is independent of x_2, x_3: every x_0 in 1..8 passes"));
+        assert!(page.find("joint summary") < page.find("Accepted sizes"));
+        assert!(
+            page.contains("the link excludes none of its values"),
+            "{page}"
+        );
+        // Linked sizes' strips mark the values that pass with some partner.
+        assert_eq!(page.matches("class=\"acc\"").count(), 8 + 4);
+        assert!(page.contains("<summary>1 guard over several sizes"));
+    }
+
+    #[test]
+    fn counts_past_64_bits_are_said_rounded() {
+        // What `--html` reads back for an unbounded linked group (its counts became floats).
+        let r: Value = serde_json::from_str(
+            r#"{"dims": [], "joint": [{"dims": ["a", "b"], "sources": ["a", "b"],
+            "claimed": 340282366920938463463374607431768211455, "accepted": 0, "boxes": [],
+            "boxes_complete": true, "summary": "s",
+            "undecided": {"count": 340282366920938463463374607431768211455, "reason": "r"}}]}"#,
+        )
+        .unwrap();
+        let page = render(&r, "x");
+        assert!(
+            page.contains("accepts 0 of the about 3.403e38 claimed"),
+            "{page}"
+        );
+        assert!(page.contains("about 3.403e38 combinations not decided: r"));
     }
 }

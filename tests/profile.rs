@@ -267,3 +267,107 @@ fn torch_tensorrt_rule_versus_exact_profiles() {
         (1985, 32)
     );
 }
+
+/// A program whose (H, W) are linked (`relative_position`, torch 2.15, traced at 32 x 32):
+/// its profiles take the box of the joint set that holds the traced sizes (the largest box,
+/// 61..64 x 13..16, leaves them out), every corner is a tuple the brute-force oracle (each guard
+/// evaluated in Python at every (batch, H, W)) accepts, and each intermediate size's min, max
+/// and count are its values over the accepted tuples of the box, enumerated here from the
+/// oracle (they read `count 0` and null before).
+#[test]
+fn a_linked_program_profiles_the_box_of_its_traced_sizes() {
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let program = format!("{dir}/tests/data/pt2/relative_position.model.json");
+    let oracle: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!(
+            "{dir}/tests/data/pt2/relative_position.oracle.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let pairs: std::collections::BTreeSet<(i128, i128)> = oracle["hw_pairs_all"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p[0].as_i64().unwrap() as i128,
+                p[1].as_i64().unwrap() as i128,
+            )
+        })
+        .collect();
+    let batches: Vec<i128> = oracle["batch_values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_i64().unwrap() as i128)
+        .collect();
+    let (code, out, err) = dimguard(&["profile", &program, "--format", "json"], None);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let x = &v["profiles"][0]["inputs"]["x"];
+    let get = |k: &str, i: usize| x[k][i].as_i64().unwrap() as i128;
+    // The traced 32 x 32 is inside the box, and is the opt.
+    assert!(get("min", 2) <= 32 && 32 <= get("max", 2), "{x}");
+    assert!(get("min", 3) <= 32 && 32 <= get("max", 3), "{x}");
+    assert_eq!((get("opt", 2), get("opt", 3)), (32, 32));
+    // Every corner (and every tuple of the box) passes, by the oracle.
+    let tuples: Vec<(i128, i128, i128)> = (get("min", 0)..=get("max", 0))
+        .flat_map(|b| {
+            (get("min", 2)..=get("max", 2))
+                .flat_map(move |h| (get("min", 3)..=get("max", 3)).map(move |w| (b, h, w)))
+        })
+        .collect();
+    for (b, h, w) in &tuples {
+        assert!(
+            batches.contains(b) && pairs.contains(&(*h, *w)),
+            "({b}, {h}, {w}) fails"
+        );
+    }
+    // The symbols of batch, H and W, from the program's check.
+    let (code, out, err) = dimguard(&["check", &program, "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    let c: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let sym = |i: u64| {
+        c["dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["index"] == i)
+            .unwrap()["symbol"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let (sb, sh, sw) = (sym(0), sym(2), sym(3));
+    let sizes = v["intermediate"].as_array().unwrap();
+    assert!(sizes.len() > 30, "{sizes:?}");
+    for s in sizes {
+        let e = dimguard::solver::parse_expr(s["expr"].as_str().unwrap()).unwrap();
+        let vals: std::collections::BTreeSet<i128> = tuples
+            .iter()
+            .map(|(b, h, w)| {
+                let env = |n: &str| {
+                    [(&sb, *b), (&sh, *h), (&sw, *w)]
+                        .iter()
+                        .find(|(k, _)| k.as_str() == n)
+                        .map(|(_, v)| *v)
+                };
+                match e.eval(&env).unwrap() {
+                    dimguard::solver::expr::Value::Num(q) => *q.numer(),
+                    other => panic!("{other:?}"),
+                }
+            })
+            .collect();
+        let n = |k: &str| s[k].as_i64().map(i128::from);
+        assert_eq!(
+            (n("min"), n("max"), s["count"].as_u64().map(|c| c as usize)),
+            (
+                vals.first().copied(),
+                vals.last().copied(),
+                Some(vals.len())
+            ),
+            "{s}"
+        );
+    }
+}

@@ -62,6 +62,8 @@ impl fmt::Display for Failure {
     }
 }
 
+impl std::error::Error for Failure {}
+
 /// `.map_err(io)`: a failure to read or write.
 pub fn io(e: impl fmt::Display) -> Failure {
     Failure::Io(e.to_string())

@@ -48,13 +48,13 @@ pub struct Cli {
     memory_budget: usize,
 }
 
-fn parse_memory(s: &str) -> Result<usize, String> {
+fn parse_memory(s: &str) -> Result<usize, Failure> {
     match dimguard::solver::budget::parse_bytes(s) {
         Some(n) if n >= 16 << 20 => Ok(n),
-        Some(_) => Err("the memory budget must be at least 16M".into()),
-        None => Err(format!(
+        Some(_) => Err(bad_input("the memory budget must be at least 16M")),
+        None => Err(bad_input(format!(
             "`{s}` is not a byte count (a number, or one with K, M or G: `512M`, `2G`)"
-        )),
+        ))),
     }
 }
 
@@ -391,7 +391,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             let ranges = range
                 .iter()
                 .map(|r| dimguard::solver::forms::parse_range_arg(r))
-                .collect::<Result<Vec<_>, String>>()
+                .collect::<Result<Vec<_>, _>>()
                 .map_err(Failure::Input)?;
             let examples = dimguard::api::Examples {
                 by_name: parse_examples(&example)?,
@@ -504,7 +504,7 @@ fn profile(
         ),
         None => None,
     };
-    let specs = dimguard::profiles::inputs(
+    let inputs = dimguard::profiles::inputs(
         text.as_deref(),
         source.map(|p| p.as_path()),
         dims,
@@ -512,18 +512,15 @@ fn profile(
         spec,
     )
     .map_err(bad_input)?;
-    let set = dimguard::profiles::build(&specs, buckets.k, buckets.cover).map_err(bad_input)?;
+    let set =
+        dimguard::profiles::build(&inputs.specs, buckets.k, buckets.cover).map_err(bad_input)?;
     if select.is_empty() {
-        return emit(&dimguard::profiles::render(
-            &set,
-            format,
-            source.map(|p| p.as_path()),
-        ));
+        return emit(&dimguard::profiles::render(&set, format, &inputs));
     }
     let shapes = select
         .iter()
         .map(|s| dimguard::profiles::parse_shape(s))
-        .collect::<Result<Vec<(String, Vec<i128>)>, String>>()
+        .collect::<Result<Vec<(String, Vec<i128>)>, _>>()
         .map_err(bad_input)?;
     let refs: Vec<(&str, Vec<i128>)> = shapes
         .iter()
@@ -566,7 +563,11 @@ fn write_html<R: serde::Serialize>(
     input: &Path,
 ) -> Result<(), Failure> {
     let Some(path) = path else { return Ok(()) };
-    let value = serde_json::to_value(report).map_err(|e| io(format!("report to JSON: {e}")))?;
+    // Through text: `to_value` refuses integers past 64 bits (the claimed combinations of
+    // unbounded linked sizes); read back, they are floats, which the page says are rounded.
+    let text = serde_json::to_string(report).map_err(|e| io(format!("report to JSON: {e}")))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| io(format!("report to JSON: {e}")))?;
     let title = input.file_name().map_or_else(
         || input.display().to_string(),
         |n| n.to_string_lossy().into_owned(),

@@ -197,6 +197,13 @@ pub fn human(r: &Report, color: bool) -> String {
             u.reason
         );
     }
+    // Linked sizes: the joint answer first (each size's own lines cannot say it).
+    let through = |src: &str| {
+        let d = r.dims.iter().find(|d| d.source.as_deref() == Some(src))?;
+        let p = d.sides.example_box_side.as_ref()?;
+        Some(progression(p.lo, p.hi, p.modulus))
+    };
+    joint_sets(&mut out, &r.joint_sets, &through, &st);
     for d in &r.dims {
         out.push('\n');
         dim(&mut out, d, &st);
@@ -225,7 +232,6 @@ pub fn human(r: &Report, color: bool) -> String {
     }
     lines(&mut out, r, &st);
     forms_sections(&mut out, r, &st);
-    joint_sets(&mut out, &r.joint_sets, &st);
     guard_fates(&mut out, &r.guards, "in the text", &st);
     let _ = writeln!(
         out,
@@ -497,6 +503,49 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
     }
 }
 
+/// Which of a size's guards the text lists: every guard unless all are decided; then those the
+/// others do not imply, plus (in order) implied ones until the guards listed intersect to
+/// exactly the size's set, so that the guards folded remove nothing beyond those listed.
+fn shown_guards(d: &DimReport) -> Vec<bool> {
+    let all = vec![true; d.guards.len()];
+    let (Some([lo, hi]), Some(f)) = (d.range, &d.feasible) else {
+        return all;
+    };
+    let Ok(feasible) = DimSet::from_segments(f.segments.clone()) else {
+        return all;
+    };
+    let Some(sets) = d
+        .guards
+        .iter()
+        .map(|g| g.set.as_ref())
+        .collect::<Option<Vec<_>>>()
+    else {
+        return all;
+    };
+    let mut shown: Vec<bool> = d.guards.iter().map(|g| !g.redundant).collect();
+    let meet = |shown: &[bool]| -> Option<DimSet> {
+        let mut acc = DimSet::interval(lo, hi);
+        for (s, _) in sets.iter().zip(shown).filter(|(_, k)| **k) {
+            acc = acc.intersect(s).ok()?;
+        }
+        Some(acc)
+    };
+    loop {
+        let m = match meet(&shown) {
+            Some(m) if m == feasible => return shown,
+            Some(m) => m,
+            None => return all,
+        };
+        // Add the first implied guard that removes something from what the listed ones keep.
+        let next = (0..d.guards.len())
+            .find(|&k| !shown[k] && m.intersect(sets[k]).is_ok_and(|n| n.count() < m.count()));
+        match next {
+            Some(k) => shown[k] = true,
+            None => return all,
+        }
+    }
+}
+
 fn row(out: &mut String, label: &str, text: &str, st: &Style) {
     let mut lines = text.lines();
     let _ = writeln!(
@@ -557,7 +606,11 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             row(out, "feasible", &segments_text(f), st);
         }
     }
+    let shown = shown_guards(d);
     for (i, g) in d.guards.iter().enumerate() {
+        if !shown[i] {
+            continue;
+        }
         row(out, &format!("guard {}", i + 1), &g.text, st);
         let removes = g
             .removes
@@ -590,6 +643,29 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
                 st,
             );
         }
+    }
+    let folded: Vec<String> = (0..d.guards.len())
+        .filter(|i| !shown[*i])
+        .map(|i| (i + 1).to_string())
+        .collect();
+    if !folded.is_empty() {
+        row(
+            out,
+            "",
+            &st.dim(&format!(
+                "guard{} {} remove{} {} (--json lists {})",
+                if folded.len() == 1 { "" } else { "s" },
+                folded.join(", "),
+                if folded.len() == 1 { "s" } else { "" },
+                if shown.iter().any(|s| *s) {
+                    "nothing beyond the guards above"
+                } else {
+                    "no value of the range"
+                },
+                if folded.len() == 1 { "it" } else { "them" }
+            )),
+            st,
+        );
     }
     if let Some(best) = d.suggestions.first() {
         let what = if best.count == 1 {
@@ -794,7 +870,7 @@ pub fn verify(r: &VerifyReport, color: bool) -> String {
             &st,
         );
     }
-    joint_sets(&mut out, &r.joint_sets, &st);
+    joint_sets(&mut out, &r.joint_sets, &|_| None, &st);
     guard_fates(&mut out, &r.guards, "checked", &st);
     for u in &r.unrecognized {
         let _ = writeln!(out, "\n{} spec line not understood: {u}", st.yellow("note"));
@@ -816,6 +892,13 @@ pub fn check(r: &CheckReport, color: bool) -> String {
             .as_ref()
             .map_or(String::new(), |v| format!(" (exported by PyTorch {v})"))
     );
+    // Linked sizes: the joint answer first (each size's own lines cannot say it).
+    let through = |src: &str| {
+        let d = r.dims.iter().find(|d| d.source == src)?;
+        let p = d.sides.example_box_side.as_ref()?;
+        Some(progression(p.lo, p.hi, p.modulus))
+    };
+    joint_sets(&mut out, &r.joint, &through, &st);
     for d in &r.dims {
         out.push('\n');
         let _ = writeln!(
@@ -845,7 +928,24 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                     Some(n) => d.claimed.count.saturating_sub(n + unsure),
                     None => rejected,
                 };
-                let verdict = if rejected == 0 && unsure == 0 && some.is_none() {
+                // Linked, but the link excludes none of its values: its values that pass, pass
+                // with every accepted value of the others.
+                let free = some.is_some() && free_in(&r.joint, &d.source);
+                let verdict = if free {
+                    let n = d.sides.with_some_partner.as_ref().map_or(0, |f| f.count);
+                    let ex: Vec<String> =
+                        d.rejected_examples.iter().map(|v| v.to_string()).collect();
+                    let each = "each with every accepted value of the sizes it is linked to";
+                    if n == d.claimed.count {
+                        st.green(&format!("all {n} claimed sizes, {each}"))
+                    } else {
+                        st.red(&format!(
+                            "{n} of them, {each}; {} fail with every partner, e.g. {}",
+                            d.claimed.count.saturating_sub(n + unsure),
+                            ex.join(", ")
+                        ))
+                    }
+                } else if rejected == 0 && unsure == 0 && some.is_none() {
                     st.green(&format!("all {} claimed sizes", a.count))
                 } else if rejected == 0 && some.is_none() {
                     st.yellow(&format!("{} of them proven", a.count))
@@ -895,6 +995,9 @@ pub fn check(r: &CheckReport, color: bool) -> String {
         }
         if !d.linked_with.is_empty() {
             let every = match (&d.sides.with_some_partner, &d.accepted) {
+                (Some(_), _) if free_in(&r.joint, &d.source) => {
+                    "; the link excludes none of its values".to_string()
+                }
                 (Some(f), Some(a)) if f.count == a.count => {
                     "; each accepted size passes with every accepted size of those".to_string()
                 }
@@ -910,11 +1013,19 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                 &st,
             );
         }
-        if let Some(s) = d.sides.box_side.as_ref().or(d.suggestions.first()) {
+        // The size's line of the corrected spec: its side of the box through the traced sizes,
+        // else of the shared Dim, else of the largest box.
+        if let Some(s) = d
+            .sides
+            .example_box_side
+            .as_ref()
+            .or(d.sides.shared_side.as_ref())
+            .or(d.sides.box_side.as_ref())
+            .or(d.suggestions.first())
+        {
             row(&mut out, "spec", &s.code, &st);
         }
     }
-    joint_sets(&mut out, &r.joint, &st);
     guard_fates(&mut out, &r.guards, "in the program", &st);
     runtime_checks(&mut out, r, &st);
     let p = &r.propagation;
@@ -1005,7 +1116,48 @@ pub fn check(r: &CheckReport, color: bool) -> String {
 
 /// Every joint set (`check`'s `joint`, `diagnose`'s and `verify`'s `joint_sets`): the answer in
 /// a sentence, the accepted combinations, the largest sound box, real failing tuples.
-fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
+/// The boxes of a joint set as exact sets, when every box is listed.
+fn joint_boxes(j: &JointReport) -> Option<Vec<Vec<DimSet>>> {
+    if !j.boxes_complete || j.boxes.is_empty() {
+        return None;
+    }
+    j.boxes
+        .iter()
+        .map(|b| {
+            b.iter()
+                .map(|f| DimSet::from_segments(f.segments.clone()).ok())
+                .collect::<Option<Vec<_>>>()
+        })
+        .collect()
+}
+
+/// Whether the size with this source is linked but independent of the others in its joint set
+/// (the link excludes none of its values).
+fn free_in(joints: &[JointReport], source: &str) -> bool {
+    joints.iter().any(|j| {
+        let Some(k) = j.sources.iter().position(|s| s == source) else {
+            return false;
+        };
+        joint_boxes(j).is_some_and(|b| dimguard::api::independent(&b)[k])
+    })
+}
+
+/// A set in a few words: `224..227`, `64..512 step 32`, or its first segments.
+fn set_words(s: &DimSet) -> String {
+    match s.as_progression() {
+        Some(p) => progression(p.lo, p.hi, p.modulus),
+        None => segments_text(&Feasible::from(s)),
+    }
+}
+
+/// `side(source)`: a size's side of the sound box through the traced sizes, when the spec uses
+/// one.
+fn joint_sets(
+    out: &mut String,
+    joints: &[JointReport],
+    side: &dyn Fn(&str) -> Option<String>,
+    st: &Style,
+) {
     for j in joints {
         out.push('\n');
         let _ = writeln!(out, "{} {}", st.bold("linked:"), j.dims.join(", "));
@@ -1042,6 +1194,70 @@ fn joint_sets(out: &mut String, joints: &[JointReport], st: &Style) {
                 ),
                 st,
             );
+        }
+        let through: Vec<String> = j
+            .dims
+            .iter()
+            .zip(&j.sources)
+            .filter_map(|(n, src)| side(src).map(|t| format!("{n} {t}")))
+            .collect();
+        if through.len() == j.dims.len() {
+            row(
+                out,
+                "spec box",
+                &format!(
+                    "{} (holds the traced sizes; the corrected spec uses it)",
+                    through.join(", ")
+                ),
+                st,
+            );
+        }
+        if let Some(boxes) = joint_boxes(j) {
+            let free = dimguard::api::independent(&boxes);
+            if free.iter().all(|f| *f) {
+                row(
+                    out,
+                    "link",
+                    "excludes nothing: every combination of the sizes' accepted values passes",
+                    st,
+                );
+            } else {
+                for (k, n) in j.dims.iter().enumerate().filter(|(k, _)| free[*k]) {
+                    let others: Vec<&str> = j
+                        .dims
+                        .iter()
+                        .enumerate()
+                        .filter(|(o, _)| *o != k)
+                        .map(|(_, o)| o.as_str())
+                        .collect();
+                    row(
+                        out,
+                        "free",
+                        &format!(
+                            "{n}: every {n} in {} passes with every accepted ({}); the link excludes none of its values",
+                            set_words(&boxes[0][k]),
+                            others.join(", ")
+                        ),
+                        st,
+                    );
+                }
+                // The grid of the other sizes, each box once (at most 8).
+                let keep: Vec<usize> = (0..j.dims.len()).filter(|k| !free[*k]).collect();
+                let mut grid: Vec<String> = Vec::new();
+                for b in &boxes {
+                    let t = keep
+                        .iter()
+                        .map(|&k| format!("{} {}", j.dims[k], set_words(&b[k])))
+                        .collect::<Vec<_>>()
+                        .join(" × ");
+                    if !grid.contains(&t) {
+                        grid.push(t);
+                    }
+                }
+                if grid.len() <= 8 {
+                    row(out, "boxes", &grid.join("\n"), st);
+                }
+            }
         }
         if !j.rejected_examples.is_empty() {
             let ex: Vec<String> = j

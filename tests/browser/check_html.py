@@ -7,6 +7,8 @@ loaded from disk (file://) with every network request refused and recorded, and 
 * every strip has one mark per accepted value, and every 2-D plot one mark per accepted tuple,
   as the report's JSON says (counted from the JSON, not from the page);
 * the page is under 1 MB;
+* a linked program's page opens with its joint answer and stays within ten screens of 1000 px
+  (its full-page screenshot's height);
 * the copy button is reachable with the keyboard and says it copied;
 * every plot has a text alternative (role=img with aria-label);
 * a full-page screenshot is kept in OUT_DIR (the test's artifact).
@@ -25,6 +27,9 @@ CHROMIUM = os.environ.get("DIMGUARD_CHROMIUM", "/usr/bin/chromium")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRACES = os.path.join(ROOT, "tests", "data", "traces")
 LIMIT = 1_000_000
+# A page with a joint answer: at most ten screens of 1000 px.
+SCREEN = 1000
+MAX_SCREENS = 10
 
 # (name, dimguard arguments before --html/--json)
 REPORTS = [
@@ -41,6 +46,12 @@ REPORTS = [
     # The largest page of any fixture (checked against the 1 MB limit).
     ("check_mobilenet_v3", ["check", os.path.join(ROOT, "tests", "data", "pt2", "mobilenet_v3_small_dims.model.json")]),
     ("captured_fpn", ["diagnose", os.path.join(TRACES, "captured_fpn.log")]),
+    # Linked programs (torch 2.15): a torchvision Swin with 669 guards (the batch independent of
+    # the linked (H, W)), and a relative-position model with five boxes.
+    ("check_swin_t", ["check", os.path.join(ROOT, "tests", "data", "pt2", "swin_t_auto.pt2")]),
+    ("check_relative_position", ["check", os.path.join(ROOT, "tests", "data", "pt2", "relative_position.model.json")]),
+    # Dim.AUTO (unbounded): counts past 64 bits (the page was refused: "number out of range").
+    ("check_two_stem_unbounded", ["check", os.path.join(ROOT, "tests", "data", "pt2", "two_stem_unbounded.pt2")]),
     # Other forms with provenance (TORCH_LOGS, draft_export).
     ("forms_fpn_log", ["diagnose", os.path.join(ROOT, "tests", "data", "forms", "fpn.log.txt")]),
     ("forms_window_attention_log", ["diagnose", os.path.join(ROOT, "tests", "data", "forms", "window_attention.log.txt")]),
@@ -52,9 +63,13 @@ def expected_marks(report):
     """Accepted values per strip and tuples per 2-D plot, from the report's JSON."""
     strips = []
     for d in report.get("dims", []):
-        s = d.get("feasible") if isinstance(d.get("feasible"), dict) else d.get("accepted")
+        # A linked size's strip marks the values that pass with some partner.
+        s = next((d[k] for k in ("with_some_partner", "feasible", "accepted") if isinstance(d.get(k), dict)), None)
         if isinstance(s, dict) and s.get("segments") is not None:
-            strips.append(s["count"])
+            # A range past 20000 values is drawn as bands (-1), whatever it accepts.
+            r = d.get("range") or [d.get("claimed", {}).get("min"), d.get("claimed", {}).get("max")]
+            wide = None not in r and r[1] - r[0] + 1 > 20000
+            strips.append(-1 if wide else s["count"])
     pairs = []
     # Joint sets (groups of linked sizes): every accepted tuple, when every box is listed; with
     # three sizes or more, the panels of the first six values of the third size.
@@ -63,15 +78,27 @@ def expected_marks(report):
     for j in (report.get("joint", []) or []) + (report.get("joint_sets", []) or []):
         if not isinstance(j, dict) or not j.get("boxes_complete") or len(j.get("dims", [])) < 2:
             continue
-        if j["accepted"] > 20000:
+        # No box (nothing accepted, or nothing decided): no plot.
+        if not j["boxes"] or any(side["count"] > 20000 for b in j["boxes"] for side in b):
             continue
-        if len(j["dims"]) == 2:
-            pairs.append(j["accepted"])
+        sides = [[values(side) for side in b] for b in j["boxes"]]
+        n = len(j["dims"])
+        # A size whose side is the same in every box is independent of the others: the page
+        # draws the tuples of the others once (keeping at least two sizes).
+        free = [all(b[k] == sides[0][k] for b in sides) for k in range(n)]
+        keep = [k for k in range(n) if not free[k]]
+        keep = sorted(keep + [k for k in range(n) if free[k]][: max(0, 2 - len(keep))])
+        tuples = set()
+        for b in sides:
+            part = [()]
+            for k in keep:
+                part = [t + (v,) for t in part for v in b[k]]
+            tuples.update(part)
+        if len(tuples) > 20000:
+            continue
+        if len(keep) == 2:
+            pairs.append(len(tuples))
         else:
-            tuples = []
-            for b in j["boxes"]:
-                vals = [values(side) for side in b]
-                tuples.extend((x, y, z) for x in vals[0] for y in vals[1] for z in vals[2])
             for c in sorted({t[2] for t in tuples})[:6]:
                 pairs.append(sum(1 for t in tuples if t[2] == c))
     # Groups of a root and members derived from it: one tuple per accepted root value.
@@ -182,7 +209,23 @@ def main():
                     clip = page.evaluate("navigator.clipboard.readText()")
                     if clip.strip() != report["dynamic_shapes"].strip():
                         problems.append("the clipboard does not hold the spec")
-            page.screenshot(path=os.path.join(out_dir, name + ".png"), full_page=True)
+            shot = os.path.join(out_dir, name + ".png")
+            page.screenshot(path=shot, full_page=True)
+            joint = [j for j in (report.get("joint", []) or []) + (report.get("joint_sets", []) or [])
+                     if isinstance(j, dict) and "boxes" in j]
+            if joint:
+                # The screenshot's own height (PNG header), and the joint answer first.
+                with open(shot, "rb") as f:
+                    height = int.from_bytes(f.read(24)[20:24], "big")
+                if height > MAX_SCREENS * SCREEN:
+                    problems.append(f"the page is {height} px tall (limit {MAX_SCREENS} screens of {SCREEN} px)")
+                first = page.eval_on_selector("main section h2", "e => e.id")
+                if first != "h-joint":
+                    problems.append(f"the page opens with {first}, not the joint answer")
+                j_sum = joint[0].get("summary", "")
+                if j_sum not in page.inner_text("section[aria-labelledby=h-joint]"):
+                    problems.append("the joint answer's sentence is not in its section")
+                print(f"   {name}: {height} px tall")
             if errors:
                 problems.append(f"console errors: {errors}")
             if requests:

@@ -255,15 +255,17 @@ fn profile(
             .map(|s| serde_json::from_str(&s).map_err(|e| format!("spec: {e}")))
             .transpose()?;
         let text = source.map(|b| String::from_utf8_lossy(&b).into_owned());
-        let specs = dimguard::profiles::inputs(
+        let inputs = dimguard::profiles::inputs(
             text.as_deref(),
             path.as_deref(),
             &dims,
             &examples,
             sheet.as_ref(),
-        )?;
-        let set = dimguard::profiles::build(&specs, profiles, cover).map_err(|e| e.to_string())?;
-        Ok(dimguard::profiles::render(&set, &format, path.as_deref()))
+        )
+        .map_err(|e| e.to_string())?;
+        let set =
+            dimguard::profiles::build(&inputs.specs, profiles, cover).map_err(|e| e.to_string())?;
+        Ok(dimguard::profiles::render(&set, &format, &inputs))
     })
 }
 
