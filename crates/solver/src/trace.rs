@@ -397,8 +397,8 @@ impl Trace {
 
     /// The trace as a [`Message`]: one dimension per backed size (named from its source, with its
     /// range and specialization), each guard over one size attached to it with its provenance,
-    /// guards over several sizes in [`Message::joint`] and, unless they are linear equalities
-    /// (then `equalities` / `relations`), in each size's guards too.
+    /// guards over several sizes in [`Message::joint`] (a linear equality also in `equalities` /
+    /// `relations`), as the log reader files them.
     pub fn to_message(&self) -> Message {
         let names = self.names();
         let var = |s: &Symbol| s.source.clone().unwrap_or_else(|| names[&s.symbol].clone());
@@ -503,13 +503,10 @@ impl Trace {
                                 expr: rhs,
                             });
                         }
-                    } else {
-                        // Also each size's own guard: its answer then depends on the other
-                        // size, and is never claimed from its own guards alone.
-                        for i in idx {
-                            msg.dims[i].guards.push(guard.clone());
-                        }
                     }
+                    // Only in the joint guards, as the log reader files it (`forms::logs`):
+                    // filed under each size too, each size's own solve tried it and ran out of
+                    // time on guards the joint search decides (issue 23's cross-form test).
                     msg.joint.push(guard);
                 }
             }
@@ -578,6 +575,34 @@ mod tests {
         assert_eq!(m.relations[0].expr, "2*x_2 + 1");
         assert_eq!(m.joint.len(), 1);
         assert_eq!(t.examples()[0], (Some("x_2".into()), 256));
+    }
+
+    #[test]
+    fn a_guard_over_two_sizes_is_filed_as_the_log_files_it() {
+        // Two stems that must agree (issue 23's cross-form test): the guard names both sizes and
+        // is no linear relation. As a trace and as a `TORCH_LOGS` log, the same message: the
+        // guard in the joint guards only, no size with a guard of its own.
+        let guard = "Eq((((s5 - 1)//4)) + 1, (((s6 - 1)//4)) + 1)";
+        let trace = [
+            rec(r#"{"create_symbol": {"symbol": "s5", "val": "64", "vr": "[32, 256]", "source": "L['a'].size()[2]", "stack": []}}"#),
+            rec(r#"{"create_symbol": {"symbol": "s6", "val": "64", "vr": "[32, 256]", "source": "L['b'].size()[2]", "stack": []}}"#),
+            rec(&format!(r#"{{"guard_added_fast": {{"expr": "{guard}", "stack": []}}}}"#)),
+        ]
+        .concat();
+        let log = format!(
+            "I1123 10:34:54.290000 1 torch/fx/experimental/symbolic_shapes.py:6064] [0/0] create_symbol s5 = 64 for L['a'].size()[2] [32, 256] (x.py:1 in f)\n\
+             I1123 10:34:54.290000 1 torch/fx/experimental/symbolic_shapes.py:6064] [0/0] create_symbol s6 = 64 for L['b'].size()[2] [32, 256] (x.py:1 in f)\n\
+             I1123 10:34:54.327000 1 torch/fx/experimental/symbolic_shapes.py:8661] [0/0] eval {guard} [guard added] (x.py:2 in f)\n"
+        );
+        let from_log = crate::forms::read(&log).unwrap();
+        assert_eq!(from_log.form, crate::forms::Form::TorchLogs);
+        for m in [read(&trace).unwrap().to_message(), from_log] {
+            assert_eq!(m.dims.len(), 2);
+            assert!(m.dims.iter().all(|d| d.guards.is_empty()), "{:?}", m.form);
+            assert_eq!(m.joint.len(), 1);
+            assert_eq!(m.joint[0].text, guard);
+            assert!(m.equalities.is_empty() && m.relations.is_empty());
+        }
     }
 
     #[test]
