@@ -563,7 +563,7 @@ struct Joint<'a> {
     sources: Vec<String>,
     boxes: Option<Vec<Vec<DimSet>>>,
     /// Per size: the joint set is its side times the rest (every box has the same side), so the
-    /// link excludes none of its values.
+    /// link excludes none of its values. All false unless `boxes` is the whole joint set.
     independent: Vec<bool>,
 }
 
@@ -581,9 +581,10 @@ impl Joint<'_> {
             .into_iter()
             .map(str::to_string)
             .collect();
+        // The whole joint set: every box listed, nothing undecided.
         let boxes: Option<Vec<Vec<DimSet>>> = v["boxes_complete"]
             .as_bool()
-            .filter(|c| *c)
+            .filter(|c| *c && v["undecided"].is_null())
             .and_then(|_| {
                 v["boxes"]
                     .as_array()?

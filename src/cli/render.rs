@@ -459,7 +459,11 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
         return;
     }
     let _ = writeln!(out, "\n{}", st.bold("Where the guards come from:"));
-    for l in &r.lines {
+    // Lines whose guards remove no value and link no sizes: one line at the end.
+    let idle = |l: &&dimguard::solver::report::LineReport| {
+        l.links.is_empty() && !l.dims.is_empty() && l.dims.iter().all(|d| d.removes == Some(0))
+    };
+    for l in r.lines.iter().filter(|l| !idle(l)) {
         let ops = if l.ops.is_empty() {
             String::new()
         } else {
@@ -500,6 +504,30 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
         for g in &l.links {
             let _ = writeln!(out, "      links sizes: {g}");
         }
+    }
+    let folded: Vec<String> = r
+        .lines
+        .iter()
+        .filter(idle)
+        .map(|l| {
+            format!(
+                "{}:{}",
+                dimguard::solver::provenance::short_file(&l.file),
+                l.line
+            )
+        })
+        .collect();
+    if !folded.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n  {}",
+            st.dim(&format!(
+                "{} more line{} recorded guards that remove no size: {}",
+                folded.len(),
+                if folded.len() == 1 { "" } else { "s" },
+                folded.join(", ")
+            ))
+        );
     }
 }
 
@@ -1002,7 +1030,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                     "; each accepted size passes with every accepted size of those".to_string()
                 }
                 (Some(_), _) => {
-                    "; `accepts` counts the sizes that pass with every value of those".to_string()
+                    "; `accepts` counts the sizes that pass with every value of those; the joint answer is under `linked:` above".to_string()
                 }
                 _ => String::new(),
             };
@@ -1116,9 +1144,10 @@ pub fn check(r: &CheckReport, color: bool) -> String {
 
 /// Every joint set (`check`'s `joint`, `diagnose`'s and `verify`'s `joint_sets`): the answer in
 /// a sentence, the accepted combinations, the largest sound box, real failing tuples.
-/// The boxes of a joint set as exact sets, when every box is listed.
+/// The boxes of a joint set as exact sets, when every box is listed and nothing is left
+/// undecided (they are then the whole joint set).
 fn joint_boxes(j: &JointReport) -> Option<Vec<Vec<DimSet>>> {
-    if !j.boxes_complete || j.boxes.is_empty() {
+    if !j.boxes_complete || j.boxes.is_empty() || j.undecided.is_some() {
         return None;
     }
     j.boxes

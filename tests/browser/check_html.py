@@ -78,8 +78,8 @@ def expected_marks(report):
     for j in (report.get("joint", []) or []) + (report.get("joint_sets", []) or []):
         if not isinstance(j, dict) or not j.get("boxes_complete") or len(j.get("dims", [])) < 2:
             continue
-        # No box (nothing accepted, or nothing decided): no plot.
-        if not j["boxes"] or any(side["count"] > 20000 for b in j["boxes"] for side in b):
+        # No box (nothing accepted, or nothing decided), or a part undecided: no plot.
+        if not j["boxes"] or j.get("undecided") or any(side["count"] > 20000 for b in j["boxes"] for side in b):
             continue
         sides = [[values(side) for side in b] for b in j["boxes"]]
         n = len(j["dims"])
