@@ -220,8 +220,17 @@ pub fn check_dispatch(
 /// `dimguard check` on a program already read, with Z3 deciding linked groups too wide to
 /// enumerate.
 pub fn check_program(program: &Program, sizes: bool) -> Result<CheckReport, graph::Error> {
+    check_program_graph(program, &graph::ProgramGraph::build(program)?, sizes)
+}
+
+/// [`check_program`] on the program's graph already built (`check --dot` draws it too).
+pub fn check_program_graph(
+    program: &Program,
+    pg: &graph::ProgramGraph,
+    sizes: bool,
+) -> Result<CheckReport, graph::Error> {
     let z3 = prove::box_prover(TIMEOUT_MS);
-    graph::check_with(program, sizes, Some(&z3))
+    graph::check_graph(program, pg, sizes, Some(&z3))
 }
 
 /// Per size of a joint set given as its disjoint boxes (one set per size, every box listed):

@@ -109,9 +109,11 @@ pub fn inputs(
     // The program, loaded and checked once.
     let program = path.and_then(|p| graph::load(p).ok());
     let program_loaded = program.is_some();
+    // Its graph, built once for the check and the intermediate sizes.
+    let built = program.as_ref().map(ProgramGraph::build).transpose()?;
     let mut checked: Option<CheckReport> = None;
-    if let Some(program) = &program {
-        let report = graph::check(program, false)?;
+    if let (Some(program), Some(pg)) = (&program, &built) {
+        let report = graph::check_graph(program, pg, false, None)?;
         let boxes = chosen_boxes(&report, &examples);
         for input in program.user_inputs() {
             let sizes = program.sizes(&input)?.unwrap_or_default();
@@ -236,8 +238,9 @@ pub fn inputs(
     // A program's intermediate sizes, over the sizes the profiles serve.
     let intermediate = program
         .as_ref()
-        .zip(checked.as_ref())
-        .map(|(p, _)| intermediate(p, &specs))
+        .zip(built.as_ref())
+        .filter(|_| checked.is_some())
+        .map(|(p, pg)| intermediate(p, pg, &specs))
         .transpose()?;
     Ok(Inputs {
         specs,
@@ -379,8 +382,11 @@ const MAX_TUPLES: u128 = 1 << 20;
 /// serve (each input symbol ranging over the values its dimension takes there; the symbols of a
 /// box independently), `opt` at the traced sizes: JSON objects `{tensor, index, expr, min, opt,
 /// max, count}`, for each size whose symbols take at most [`MAX_TUPLES`] tuples.
-fn intermediate(program: &Program, specs: &[InputSpec]) -> Result<Vec<serde_json::Value>, Error> {
-    let pg = ProgramGraph::build(program)?;
+fn intermediate(
+    program: &Program,
+    pg: &ProgramGraph,
+    specs: &[InputSpec],
+) -> Result<Vec<serde_json::Value>, Error> {
     // Symbol -> the values it takes in the box, and its traced value.
     let mut sym_sets: BTreeMap<String, DimSet> = BTreeMap::new();
     let mut hints: BTreeMap<String, i128> = BTreeMap::new();

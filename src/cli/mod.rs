@@ -469,13 +469,14 @@ fn check(
         return print_report(&report, json, render::dispatch);
     }
     let program = dimguard::graph::load_bytes(bytes, &label).map_err(bad_input)?;
+    // One graph for the drawing and the check. Z3 decides linked groups too wide to
+    // enumerate (products of unbounded sizes).
+    let g = dimguard::graph::ProgramGraph::build(&program).map_err(bad_input)?;
     if let Some(path) = dot {
-        let g = dimguard::graph::ProgramGraph::build(&program).map_err(bad_input)?;
         std::fs::write(path, g.dot())
             .map_err(|e| io(format!("cannot write {}: {e}", path.display())))?;
     }
-    // Z3 decides linked groups too wide to enumerate (products of unbounded sizes).
-    let report = dimguard::api::check_program(&program, sizes).map_err(bad_input)?;
+    let report = dimguard::api::check_program_graph(&program, &g, sizes).map_err(bad_input)?;
     write_html(&report, html, model)?;
     print_report(&report, json, render::check)
 }

@@ -83,7 +83,16 @@ pub fn check_with(
     with_sizes: bool,
     prover: Option<BoxProver>,
 ) -> Result<CheckReport, Error> {
-    let pg = ProgramGraph::build(p)?;
+    check_graph(p, &ProgramGraph::build(p)?, with_sizes, prover)
+}
+
+/// [`check_with`] on the program's graph already built (`check --dot` draws the same graph).
+pub fn check_graph(
+    p: &Program,
+    pg: &ProgramGraph,
+    with_sizes: bool,
+    prover: Option<BoxProver>,
+) -> Result<CheckReport, Error> {
     let ranges = symbol_ranges(p);
     let limits = Limits::default();
     // Parse the guards.
@@ -163,7 +172,7 @@ pub fn check_with(
         }
     }
     let n_code = guards.len();
-    let found = crate::runtime::find(p, &pg, &ranges);
+    let found = crate::runtime::find(p, pg, &ranges);
     let (mut runtime, forced) = runtime_checks(&found, &to_source, &mut guards, &mut never);
     let rt_of: BTreeMap<usize, usize> = runtime_slots(&runtime, n_code);
     // Claimed progressions become guards too (the program only claims those sizes), then all
@@ -459,7 +468,7 @@ pub fn check_with(
         .collect();
     let sizes = if with_sizes {
         size_table(
-            &pg,
+            pg,
             &ins.iter()
                 .map(|i| (i.expr.clone(), i.source.clone()))
                 .collect::<Vec<_>>(),

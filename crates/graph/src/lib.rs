@@ -18,7 +18,7 @@ pub mod program;
 pub mod runtime;
 pub mod shapes;
 
-pub use check::{check, check_with, BoxProver};
+pub use check::{check, check_graph, check_with, BoxProver};
 pub use dimguard_solver::report::CheckReport;
 pub use graph::ProgramGraph;
 pub use program::{load, load_bytes, Error, Program};
