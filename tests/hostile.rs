@@ -275,7 +275,7 @@ fn a_set_past_the_piece_budget_is_undecided_and_memory_stays_bounded() {
 
 #[test]
 fn a_nul_byte_in_a_size_name_reaches_z3_without_panicking() {
-    use dimguard::solver::message;
+    use dimguard::solver::forms::violation as message;
     let text = "  - The values of a = L['y'].size()[0] and b = L['x'].size()[1]\0 must always be equal.\n\
                 - Not all values of a = L['y'].size()[0] in the specified range 2 <= a <= 4611686018427387904 satisfy the generated guard L['y'].size()[0] % 4 == 0.\n";
     let msg = message::read(text).unwrap();

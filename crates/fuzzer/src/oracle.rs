@@ -7,7 +7,7 @@ use dimguard_prove::verify::{verify, GuardSet};
 use dimguard_solver::diagnose::{diagnose, Options};
 use dimguard_solver::expr::EvalError;
 use dimguard_solver::num::ArithError;
-use dimguard_solver::{message, spec, Expr};
+use dimguard_solver::{spec, Expr};
 use std::collections::BTreeSet;
 
 /// Largest range the oracle enumerates.
@@ -82,7 +82,7 @@ fn only_in(guards: &[&Expr], var: &str) -> bool {
 }
 
 fn check_message(text: &str) -> Result<(), String> {
-    let msg = match library(|| message::read(text)) {
+    let msg = match library(|| dimguard_solver::forms::violation::read(text)) {
         Ok(m) => m,
         Err(e) => {
             // Rendering the error (carets included) must not panic either.

@@ -15,8 +15,8 @@
 pub mod shapes;
 
 use crate::error::{Error, ParseError};
-use crate::merge::{Entry, Root, Sheet, Value};
-use crate::message::{fix_kind, read_fix, FixKind, DEFAULT_MIN, SIZE_MAX};
+use crate::merge::{dim_label, fix_kind, read_fix, Entry, Root, Sheet, Value};
+use crate::message::{FixKind, DEFAULT_MIN, SIZE_MAX};
 use crate::types::DimSet;
 use std::collections::BTreeMap;
 
@@ -333,7 +333,7 @@ fn sheet_of_dims(text: &str) -> Result<Sheet, String> {
             FixKind::Dim { min, max } => {
                 out.roots.push(Root {
                     name: name.to_string(),
-                    label: crate::message::dim_label(text).filter(|l| l != name),
+                    label: dim_label(text).filter(|l| l != name),
                     min,
                     max,
                 });
@@ -711,11 +711,8 @@ mod tests {
             assert!(code.contains(line), "{line} not in\n{code}");
         }
         // A label that is not an identifier is not carried.
-        assert_eq!(crate::message::dim_label("Dim('a b')"), None);
-        assert_eq!(
-            crate::message::dim_label("Dim(\"w\", min=2)"),
-            Some("w".into())
-        );
+        assert_eq!(dim_label("Dim('a b')"), None);
+        assert_eq!(dim_label("Dim(\"w\", min=2)"), Some("w".into()));
     }
 
     #[test]

@@ -653,7 +653,7 @@ mod tests {
         assert_eq!(d.feasible.as_ref().unwrap().count, 929);
         assert_eq!((d.suggestions[0].lo, d.suggestions[0].hi), (96, 1024));
         // An error message lists only failing guards: there, no guard claims nothing.
-        let m = crate::message::read(
+        let m = crate::forms::violation::read(
             "  - You marked h as dynamic but your code specialized it to be a constant (16).",
         );
         assert!(m.map_or(true, |m| m.dims.iter().all(|d| !d.every_guard)));

@@ -4,7 +4,7 @@
 //! the hand derivations written next to each case.
 
 use dimguard_solver::diagnose::{diagnose_text, Options};
-use dimguard_solver::message;
+use dimguard_solver::forms::violation as message;
 use dimguard_solver::report::{Certificate, GuardMethod, Status};
 use std::path::Path;
 

@@ -22,32 +22,8 @@
 
 use crate::forms::clean;
 use crate::message::Message;
+pub use crate::message::{Info, Unbacked};
 use crate::provenance::{Frame, Provenance};
-
-/// What a data-dependent failure says about its unbacked sizes.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Info {
-    /// The export used torch 2.15's `ShapesSpec` / `ParamsSpec` API (the text says so, or the
-    /// spec given is one).
-    pub shapes_spec: bool,
-    /// Each unbacked symbol the text names, in order of first mention.
-    pub unbacked: Vec<Unbacked>,
-}
-
-/// One unbacked symbol and the input size it stands for.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Unbacked {
-    /// `u1`.
-    pub symbol: String,
-    /// The input size as the text writes it (`x.shape[2]`, `L['x'].size()[2]`).
-    pub source: Option<String>,
-    /// The user's name for the size (a `ShapeVar`'s variable, from `--spec` or `--range`).
-    pub name: Option<String>,
-    /// The range the size is exported with.
-    pub range: Option<(i128, i128)>,
-    /// torch calls it size-like (`>= 0`).
-    pub size_like: bool,
-}
 
 impl Info {
     /// The entry for `symbol`, made if missing.

@@ -2,13 +2,13 @@
 //!
 //! | form | reader | what it is |
 //! |---|---|---|
-//! | `constraint_violation` | [`crate::message`] | `torch.export`'s `ConstraintViolationError` / `UserError` |
+//! | `constraint_violation` | [`violation`] | `torch.export`'s `ConstraintViolationError` / `UserError` |
 //! | `torch_logs` | [`logs`] | `TORCH_LOGS="+dynamic"` output (either prefix format) |
 //! | `draft_export` | [`draft`] | `print(ep._report)` of `torch.export.draft_export` |
 //! | `guard_failed` | [`runtime`] | `Guard failed: ...` from calling an exported program |
 //! | `input_check` | [`runtime`] | `Expected input at *args[0].shape[2] to be ...` |
 //! | `solver_crash` | [`crash`] | PyTorch 2.15's `Expected op to be '==', got < for ...` |
-//! | `data_dependent` | [`crate::message`], [`datadep`] | `GuardOnDataDependentSymNode` (torch 2.15's `ShapesSpec` failures too) |
+//! | `data_dependent` | [`violation`], [`datadep`] | `GuardOnDataDependentSymNode` (torch 2.15's `ShapesSpec` failures too) |
 //!
 //! Every reader works on the same cleaned lines ([`clean`]: log prefixes, `> `/`# ` quote markers,
 //! Markdown backticks and colour codes removed, line numbers kept) and returns a
@@ -21,9 +21,10 @@ pub mod datadep;
 pub mod draft;
 pub mod logs;
 pub mod runtime;
+pub mod violation;
 
 use crate::error::Error;
-use crate::message::{self, Message, DEFAULT_MIN, SIZE_MAX};
+use crate::message::{Message, DEFAULT_MIN, SIZE_MAX};
 use crate::provenance::Provenance;
 pub use crate::report::Form;
 
@@ -48,7 +49,7 @@ pub(crate) fn int_bound(s: &str) -> Option<i128> {
 /// names, ranges, specializations and suggested fixes are added to them.
 pub fn read(text: &str) -> Result<Message, Error> {
     let lines = clean::lines(text);
-    let exception = message::read_lines(&lines);
+    let exception = violation::read_lines(&lines);
     let crash = crash::read(&lines);
     let mut msg = if logs::is_log(&lines) {
         let mut m = logs::read(&lines);
