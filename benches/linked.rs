@@ -124,9 +124,12 @@ fn bench(c: &mut Criterion) {
 /// `check` (load, propagate, solve; no Z3) on programs exported with `Dim.AUTO` and no bounds:
 /// every dynamic size claimed up to `2^63 - 1`. Target: under 1 s each. The joint answer of each
 /// is asserted: decided (resnet18_auto, densenet121_auto: products of stride-2 floor terms that
-/// hold past a small corner), or not without Z3 (patch16_unbounded: identities such as
-/// `(h//16) % ((w//16)*(h//16)) != 0`, which `dimguard check` proves with Z3; two_stem_unbounded: a
-/// staircase `(h1-1)//4 == (h2-1)//4`, not a finite union of boxes), reported undecided quickly.
+/// hold past a small corner; two_stem_unbounded: a staircase `(h1-1)//4 == (h2-1)//4`, not a
+/// finite union of boxes, decided in closed form as the report's `tied` answer), or not without
+/// Z3 (patch16_unbounded: identities such as `(h//16) % ((w//16)*(h//16)) != 0`, which
+/// `dimguard check` proves with Z3; window7_unbounded: identities of window padding such as
+/// `16*b*Pw*Ph == 784*b*(Pw//7)*(Ph//7)` left after torch's own equalities are substituted),
+/// reported undecided quickly.
 fn unbounded(c: &mut Criterion) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pt2");
     let mut g = c.benchmark_group("linked/unbounded check");
@@ -135,7 +138,8 @@ fn unbounded(c: &mut Criterion) {
         ("resnet18_auto.model.json", true),
         ("densenet121_auto.model.json", true),
         ("patch16_unbounded.pt2", false),
-        ("two_stem_unbounded.pt2", false),
+        ("two_stem_unbounded.pt2", true),
+        ("window7_unbounded.pt2", false),
     ] {
         let path = dir.join(file);
         let run = || {
@@ -145,7 +149,7 @@ fn unbounded(c: &mut Criterion) {
         let r = run();
         let text = serde_json::to_string(&r).unwrap();
         assert_eq!(
-            !text.contains("\"undecided\":{"),
+            !text.contains("\"undecided\":{") || text.contains("\"tied\":{"),
             decided,
             "{file}: decided {decided}"
         );
@@ -156,5 +160,40 @@ fn unbounded(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, unbounded);
+/// The same joint solve (`solve_group_with`, no Z3) over sizes claimed `2..2^63-1` and over
+/// `96..1024`, in one run: the unbounded answer should cost about what the bounded one does.
+/// two_stem_unbounded: its guards (a staircase per spatial size, decided in closed form as
+/// the group's `tied` answer, both ways).
+fn unbounded_vs_bounded(c: &mut Criterion) {
+    let gs = guards("two_stem_unbounded.pt2");
+    let mut sizes: Vec<String> = Vec::new();
+    for g in &gs {
+        for a in g.atoms() {
+            if !sizes.contains(&a.to_string()) {
+                sizes.push(a.to_string());
+            }
+        }
+    }
+    let grp = group(&gs, &sizes)
+        .into_iter()
+        .find(|g| g.roots.len() > 1)
+        .unwrap();
+    let mut g = c.benchmark_group("linked/two_stem tied");
+    g.sample_size(10);
+    for (label, range) in [
+        ("2..2^63-1", (2, i64::MAX as i128)),
+        ("96..1024", (96, 1024)),
+    ] {
+        let ranges: BTreeMap<String, (i128, i128)> =
+            sizes.iter().map(|s| (s.clone(), range)).collect();
+        let solve = || solve_group_with(&grp, &ranges, &Budget::default(), None);
+        let s = solve();
+        let tied = s.tied.as_ref().expect("decided in closed form");
+        assert!(tied.count().is_some(), "{label}");
+        g.bench_function(label, |b| b.iter(|| black_box(solve())));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, unbounded, unbounded_vs_bounded);
 criterion_main!(benches);

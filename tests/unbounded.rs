@@ -185,3 +185,117 @@ fn what_is_decided_of_unbounded_linked_programs_agrees_with_the_program() {
         }
     }
 }
+
+/// Whether `t` (in the tied report's `sources` order) is in the tied joint set: its first sizes in
+/// one box of the reduced set, each tied size in its range and in its partner's block.
+fn in_tied(tied: &Value, t: &[i64]) -> bool {
+    let boxed = tied["boxes"].as_array().unwrap().iter().any(|b| {
+        b.as_array()
+            .unwrap()
+            .iter()
+            .enumerate()
+            .all(|(l, side)| member(side, t[l]))
+    });
+    let tied_ok = tied["ties"].as_array().unwrap().iter().all(|tie| {
+        let dims: Vec<&str> = tie["dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_str().unwrap())
+            .collect();
+        let names: Vec<&str> = tied["dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_str().unwrap())
+            .collect();
+        let at = |n: &str| t[names.iter().position(|x| *x == n).unwrap()];
+        let (d, c) = (
+            tie["block"].as_i64().unwrap(),
+            tie["offset"].as_i64().unwrap(),
+        );
+        let (lo, hi) = (
+            tie["range"][0].as_i64().unwrap(),
+            tie["range"][1].as_i64().unwrap(),
+        );
+        let b = at(dims[1]);
+        (lo..=hi).contains(&b) && (at(dims[0]) + c).div_euclid(d) == (b + c).div_euclid(d)
+    });
+    boxed && tied_ok
+}
+
+/// Two images through stride-4 stems (`(h1-1)//4 == (h2-1)//4`), claimed 2..2^63-1: the joint
+/// set is a union of diagonal blocks, decided in closed form in every form (the program, its
+/// TORCH_LOGS log, its TORCH_TRACE), with the same answer, and every run of the program near the
+/// small corner and at larger sizes agrees with it: those it says pass ran, those it says fail
+/// raised. Its examples are re-checked, and each tied pair may share one Dim.
+#[test]
+fn two_stems_are_decided_in_closed_form_in_every_form_and_agree_with_the_program() {
+    let (all, mins) = forms("two_stem");
+    let runs: Value = serde_json::from_str(
+        &std::fs::read_to_string(root("tests/data/pt2/two_stem_unbounded.runs.json")).unwrap(),
+    )
+    .unwrap();
+    let inputs: Vec<String> = runs["inputs"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let mut answers = Vec::new();
+    for (form, j) in &all {
+        let tied = &j["tied"];
+        assert!(tied.is_object(), "two_stem {form}: no closed form: {j}");
+        assert!(!tied["accepted_examples"].as_array().unwrap().is_empty());
+        assert!(!tied["rejected_examples"].as_array().unwrap().is_empty());
+        assert!(tied["ties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["shared_dim"] == true));
+        let sources: Vec<&str> = tied["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        let (mut pass, mut fail) = (0, 0);
+        for r in runs["runs"].as_array().unwrap() {
+            let (shapes, ran) = (&r[0], r[1].as_bool().unwrap());
+            let t: Vec<i64> = sources
+                .iter()
+                .map(|s| value_of(s, &inputs, shapes))
+                .collect();
+            let claimed = sources.iter().zip(&t).all(|(s, &v)| {
+                mins.iter()
+                    .find(|(src, _)| src == s)
+                    .is_none_or(|&(_, lo)| v >= lo)
+            });
+            if !claimed {
+                continue;
+            }
+            let inside = in_tied(tied, &t);
+            assert_eq!(inside, ran, "two_stem {form}: {t:?}");
+            if inside {
+                pass += 1;
+            } else {
+                fail += 1;
+            }
+        }
+        assert!(
+            pass > 5 && fail > 5,
+            "two_stem {form}: {pass} pass, {fail} fail"
+        );
+        // The forms may order the sizes differently: the count and the ties' blocks and ranges.
+        let mut ties: Vec<String> = tied["ties"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| format!("{} {} {}", t["block"], t["offset"], t["range"]))
+            .collect();
+        ties.sort();
+        answers.push((tied["accepted"].clone(), ties));
+    }
+    assert_eq!(answers[0], answers[1], "check and TORCH_LOGS differ");
+    assert_eq!(answers[0], answers[2], "check and TORCH_TRACE differ");
+}

@@ -16,11 +16,13 @@
 
 use crate::engine::{solve, Limits, Method, Outcome};
 use crate::expr::Value;
-use crate::linked::{box_through, largest_box, solve_joint, Budget, JointSet, LargestBox, Tree};
+use crate::linked::{
+    box_through, largest_box, solve_joint, solve_tied, Budget, JointSet, LargestBox, TiedSet, Tree,
+};
 use crate::num::{self, Q};
 use crate::report::{
     BoxReport, Certificate, Feasible, GuardFate, JointReport, JointSearch, JointUndecided, Proof,
-    SharedReport, Undecided,
+    SharedReport, TieReport, TiedReport, Undecided,
 };
 use crate::suggest::rank;
 use crate::suggest::unchecked_suggestion;
@@ -128,6 +130,10 @@ pub struct Solved {
     pub joint: Option<JointSet>,
     /// What happened to each guard of the group (parallel to [`Group::guards`]).
     pub fates: Vec<Fate>,
+    /// When the joint search left tuples undecided and guards tie sizes (`F(a) == F(b)`): the
+    /// joint set decided in closed form ([`solve_tied`]). The pipeline may take it as the answer;
+    /// `joint` stays the search's own (undecided) result.
+    pub tied: Option<TiedSet>,
 }
 
 /// For `lhs == rhs` linear in exactly two sizes, `(dependent, root, coef, offset)` with
@@ -424,6 +430,7 @@ pub fn solve_group_with(
         unsure: BTreeMap::new(),
         joint: None,
         fates: vec![Fate::Solved(GuardFate::Joint); grp.guards.len()],
+        tied: None,
     };
     let mut linking: Vec<Expr> = Vec::new();
     let mut linking_idx: Vec<usize> = Vec::new();
@@ -485,7 +492,12 @@ pub fn solve_group_with(
     }
     let domains: Vec<DimSet> = grp.roots.iter().map(|r| out.accepted[r].clone()).collect();
     let mut js = solve_joint(&grp.roots, &domains, &linking, budget);
-    if let (Some(u), Some(p)) = (&js.undecided, prover) {
+    if js.undecided.is_some() {
+        // Sizes tied by `F(a) == F(b)` over ranges no enumeration covers: in closed form.
+        out.tied = solve_tied(&grp.roots, &domains, &linking, budget)
+            .filter(|t| t.reduced.undecided.is_none() && t.count().is_some());
+    }
+    if let (Some(u), Some(p), None) = (&js.undecided, prover, &out.tied) {
         // Past the budget: Z3 may still prove that every combination passes.
         let refs: Vec<&Expr> = linking.iter().collect();
         let sets: Vec<(&str, &DimSet)> =
@@ -562,6 +574,88 @@ pub fn solve_group_with(
     }
     out.joint = Some(js);
     out
+}
+
+/// The report of a joint set with tied sizes: its examples re-checked against every guard of
+/// the group (a failing "accepted" or passing "rejected" tuple is dropped, never shown).
+fn tied_report(
+    t: &TiedSet,
+    grp: &Group,
+    name: &dyn Fn(&str) -> String,
+    label: &dyn Fn(&str) -> String,
+) -> Option<TiedReport> {
+    let sources = t.sizes();
+    let passes = |tuple: &[i128]| {
+        let env = |a: &str| sources.iter().position(|s| s == a).map(|i| tuple[i]);
+        grp.guards
+            .iter()
+            .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
+    };
+    let accepted = t.count()?;
+    let shared: Vec<&str> = t.shared().iter().map(|x| x.b.as_str()).collect();
+    let ties: Vec<TieReport> = t
+        .ties
+        .iter()
+        .map(|(x, (lo, hi))| TieReport {
+            dims: [name(&x.a), name(&x.b)],
+            block: x.d,
+            offset: x.c,
+            range: [*lo, *hi],
+            shared_dim: shared.contains(&x.b.as_str()),
+        })
+        .collect();
+    let words: Vec<String> = t
+        .ties
+        .iter()
+        .map(|(x, _)| {
+            let same = if x.d == 1 {
+                format!("{} equals {}", label(&x.b), label(&x.a))
+            } else {
+                format!(
+                    "{} lies in the block of {} values holding {} (blocks start at {} mod {})",
+                    label(&x.b),
+                    x.d,
+                    label(&x.a),
+                    (-x.c).rem_euclid(x.d),
+                    x.d
+                )
+            };
+            if shared.contains(&x.b.as_str()) {
+                format!("{same}; one Dim for both is sound")
+            } else {
+                same
+            }
+        })
+        .collect();
+    let (boxes, complete) = t.reduced.tree.boxes(100);
+    if !complete {
+        return None;
+    }
+    Some(TiedReport {
+        boxes: boxes
+            .iter()
+            .map(|b| b.iter().map(Feasible::from).collect())
+            .collect(),
+        dims: sources.iter().map(|s| name(s)).collect(),
+        sources: sources.clone(),
+        accepted,
+        accepted_examples: t
+            .accepted_examples(5)
+            .into_iter()
+            .filter(|x| passes(x))
+            .collect(),
+        rejected_examples: t
+            .rejected_examples(5)
+            .into_iter()
+            .filter(|x| !passes(x))
+            .collect(),
+        summary: format!(
+            "decided in closed form: {} tuples pass; {}",
+            crate::report::count_text(accepted),
+            words.join("; ")
+        ),
+        ties,
+    })
 }
 
 /// Tuples of a largest box above which it is re-checked at a sample only.
@@ -950,6 +1044,10 @@ pub fn linked(
             periodic_solves: j.stats.periodic_solves,
             shared_nodes: j.stats.shared_nodes,
         },
+        tied: solved
+            .tied
+            .as_ref()
+            .and_then(|t| tied_report(t, grp, name, label)),
     };
     Some(Linked {
         report,

@@ -1007,6 +1007,50 @@ pub struct JointReport {
     pub summary: String,
     /// How the search went.
     pub search: JointSearch,
+    /// The joint set in closed form when guards tie sizes (`(h1-1)//4 == (h2-1)//4`: a union of
+    /// diagonal blocks no finite list of boxes holds), decided without enumeration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tied: Option<TiedReport>,
+}
+
+/// A joint set with tied sizes ([`crate::linked::TiedSet`]), in closed form.
+#[derive(Debug, Clone, Serialize)]
+pub struct TiedReport {
+    /// The sizes' names, in the order of every tuple below.
+    pub dims: Vec<String>,
+    /// Their sources in guards.
+    pub sources: Vec<String>,
+    /// Tuples that pass every guard (saturating at `u128::MAX`: "more than 3.4e38").
+    pub accepted: u128,
+    /// Each tie: the tied size lies in the block of its partner.
+    pub ties: Vec<TieReport>,
+    /// The joint set of the sizes no tie binds (the first `boxes[i].len()` of `dims`), as a
+    /// union of disjoint boxes; a tuple passes when its first sizes lie in one box and every tie
+    /// holds.
+    pub boxes: Vec<Vec<Feasible>>,
+    /// A few accepted tuples (each re-checked against every guard).
+    pub accepted_examples: Vec<Vec<i128>>,
+    /// A few tuples that fail (each re-checked: it really fails).
+    pub rejected_examples: Vec<Vec<i128>>,
+    /// The answer in one sentence.
+    pub summary: String,
+}
+
+/// Two sizes tied by `F(a) == F(b)`, `F(x) = k*((x + offset)//block) + e` non-decreasing.
+#[derive(Debug, Clone, Serialize)]
+pub struct TieReport {
+    /// The partner and the tied size (names).
+    pub dims: [String; 2],
+    /// Block length: `b` passes with `a` when both lie in one block `[q*block - offset,
+    /// q*block - offset + block - 1]`.
+    pub block: i128,
+    /// The blocks' offset.
+    pub offset: i128,
+    /// The tied size's own accepted range (inclusive).
+    pub range: [i128; 2],
+    /// Whether one `Dim` for both (the tied size written as its partner) is sound: every value the
+    /// partner accepts lies in the tied size's own range.
+    pub shared_dim: bool,
 }
 
 /// The undecided part of a joint set.

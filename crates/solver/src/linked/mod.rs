@@ -37,6 +37,8 @@
 //!
 //! | file | concept |
 //! |---|---|
+//! | `equalities.rs` | equalities with a constant substituted into the other guards before solving |
+//! | `ties.rs` | sizes tied by `F(a) == F(b)` (same block of a floor map), in closed form |
 //! | `tree.rs` | the tuple-set [`Tree`], its set operations, the [`JointSet`] a search returns |
 //! | `machine.rs` | the guards, compiled once ([`crate::compiled`]), evaluated with per-level memoization |
 //! | `search.rs` | the plan and the exact search ([`solve_joint`]) |
@@ -79,17 +81,21 @@ impl Default for Budget {
     }
 }
 
+mod equalities;
 mod largest;
 mod machine;
 mod search;
 mod summary;
 #[cfg(test)]
 mod tests;
+mod ties;
 mod tree;
 mod wide;
 
 pub use crate::report::count_text;
+pub use equalities::substitute_equalities;
 pub use largest::{box_through, largest_box, LargestBox};
 pub use search::solve_joint;
 pub use summary::{brief, tuples};
+pub use ties::{solve_tied, Tie, TiedSet};
 pub use tree::{Exact, JointSet, Stats, Tree, Undecided};
