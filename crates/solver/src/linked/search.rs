@@ -409,7 +409,8 @@ pub(super) fn search(
     }
     let (order, cost) = plan(n, domains, &gs, budget);
     if cost > budget.work && wide {
-        if let Some(js) = solve_wide(names, domains, guards, budget) {
+        let exact = |n: &[String], d: &[DimSet], g: &[Expr], b: &Budget| search(n, d, g, b, false);
+        if let Some(js) = solve_wide(names, domains, guards, budget, &exact) {
             return js;
         }
     }

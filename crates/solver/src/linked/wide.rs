@@ -1,7 +1,6 @@
 //! Joint sets of boxes too wide to enumerate (sizes claimed up to `2^63 - 1`), decided by
 //! bounds over boxes and the exact search on small ones.
 
-use super::search::search;
 use super::tree::{from_boxes, minus, union};
 use super::{Budget, JointSet, Stats, Tree, Undecided};
 use crate::types::{DimSet, Expr};
@@ -30,12 +29,14 @@ const WIDE_EXACT: u128 = 512;
 /// `2..2^63-1` costs about what `96..1024` costs. Past [`WIDE_BOXES`] boxes or the budget's
 /// time, the boxes left are reported undecided (the first size's values they hold, with every
 /// value of the others); what was decided stays exact. `None` when nothing could be decided
-/// (the caller reports the whole box undecided).
+/// (the caller reports the whole box undecided). `exact` is the exact search a small box is
+/// handed to (the search calls this function past its work limit, and passes itself).
 pub(super) fn solve_wide(
     names: &[String],
     domains: &[DimSet],
     guards: &[Expr],
     budget: &Budget,
+    exact: &dyn Fn(&[String], &[DimSet], &[Expr], &Budget) -> JointSet,
 ) -> Option<JointSet> {
     use crate::bounds::{truth, Bounds, Tri};
     let start = Instant::now();
@@ -198,7 +199,7 @@ pub(super) fn solve_wide(
                 .is_none_or(|(score, ..)| *score == 0 || work <= 16)
         {
             let sub: Vec<Expr> = left.iter().map(|&g| guards[g].clone()).collect();
-            let js = search(names, &sides, &sub, budget, false);
+            let js = exact(names, &sides, &sub, budget);
             stats.periodic_solves += js.stats.periodic_solves;
             stats.points += js.stats.points;
             let (boxes, complete) = js.tree.boxes(WIDE_BOXES);
