@@ -2,8 +2,8 @@
 //! suggestions, what each guard requires and removes, a check of torch's own suggested fixes, and
 //! a paste-ready `dynamic_shapes` block.
 //!
-//! The report's types are in [`report`](crate::report); the Python it prints comes from
-//! [`python`](crate::python).
+//! The report's types are in [`report`]; the Python it prints comes from
+//! [`python`].
 
 pub use crate::analyze::Options;
 use crate::analyze::{

@@ -15,22 +15,26 @@
 //! assert_eq!(set.segments()[0].residues, vec![0, 5, 6, 7]);
 //! ```
 //!
-//! Module map (a guard flows top to bottom):
+//! Module map, by wing. A module imports only modules of its own wing or the wings above it in
+//! this table (`tests/layers.rs` fails on any import circle). Every command reaches its answer
+//! through one stage, [`analyze`]: a front end (the text forms' [`diagnose`], `dimguard-graph`'s
+//! `check`, `dimguard-prove`'s `verify`) builds an [`analyze::Problem`] and renders the
+//! [`analyze::Analysis`].
 //!
-//! | module | concept |
-//! |---|---|
-//! | [`types`] | the data types: [`Expr`], [`DimSet`], [`Progression`] |
-//! | `parse` / [`syntax`] | Python-expression parser; each guard syntax's vocabulary |
-//! | [`message`] | reading a pasted PyTorch error message |
-//! | [`trace`] / [`provenance`] | reading a `TORCH_TRACE` structured trace; the user line of a guard |
-//! | [`engine`] | exact solution set of one guard (periodic method, enumeration fallback) |
-//! | [`set`] | set algebra on [`DimSet`] |
-//! | [`suggest`] | maximal sound progressions |
-//! | [`cover`] | several specs that together accept every valid size (`diagnose --cover N`) |
-//! | [`python`] | every piece of Python dimguard prints (`Dim` code, `dynamic_shapes`) |
-//! | [`diagnose`] | the whole diagnosis of a message |
-//! | [`report`] | the JSON contract's types (`Report`, `Certificate`, ...) |
-//! | [`merge`] | a diagnosis merged into the user's own `dynamic_shapes` spec |
+//! | wing | module | concept |
+//! |---|---|---|
+//! | core | [`num`], [`types`], [`expr`], `algebra`, [`compiled`], `set`, [`bounds`], [`budget`], [`error`] | exact arithmetic with Python's floor semantics; [`Expr`], [`DimSet`], [`Progression`]; evaluation and the one compiler of `Expr` to `i128` code; set algebra; interval bounds over boxes; time and memory budgets |
+//! | guards | `parse`, [`syntax`] | the Python grammar with spans; each guard syntax's vocabulary |
+//! | contract | [`report`], [`python`] | the JSON contract's types; every piece of Python dimguard prints |
+//! | solve | [`engine`], [`linked`], [`joint`], [`suggest`], [`cover`] | one guard in one size; joint sets of tuples; groups of linked sizes; maximal progressions; several specs covering every valid size |
+//! | read | [`message`], [`forms`], `trace`, [`provenance`] | the model of a text, one reader per input form, the user line of a guard |
+//! | spec | [`spec`], [`merge`] | a user's `dynamic_shapes` or ShapesSpec; the spec as data and a diagnosis merged into it |
+//! | analyze | [`analyze`] | the stage (`Problem` → `Analysis`), one size's answer, explanations |
+//! | front end | [`diagnose`] | any text form → `Problem` → [`report::Report`] |
+//!
+//! Where a new thing goes: a new input form is a reader in [`forms`] that fills a
+//! [`message::Message`]; a new kind of answer is computed once in [`analyze`] and added to the
+//! contract in [`report`].
 
 mod algebra;
 pub mod analyze;

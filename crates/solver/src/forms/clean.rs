@@ -18,7 +18,7 @@ pub struct Line {
 /// complete on its own (see [`continues`]). The joined line keeps the number of its first part.
 ///
 /// Linear in the size of `text`: what [`continues`] asks of the line so far is kept as it grows
-/// ([`Open`]), never recomputed over the joined text, and each line is cleaned once.
+/// (`Open`), never recomputed over the joined text, and each line is cleaned once.
 pub fn lines(text: &str) -> Vec<Line> {
     let quoted = quote_style(text);
     let mut out: Vec<Line> = Vec::new();

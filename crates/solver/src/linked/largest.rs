@@ -23,7 +23,7 @@ pub struct LargestBox {
 /// is in the joint set, and it is maximal by inclusion: no side can take one more value (the
 /// next of its progression at either end; for a side of one value, any other value) and stay
 /// inside. Built side by side from the point: each side is the longest progression through the
-/// point's value inside the values that fit with the sides chosen so far ([`fits`]); the sides
+/// point's value inside the values that fit with the sides chosen so far (`fits`); the sides
 /// chosen later only narrow what fits, so no side can grow at the end. Every order of the
 /// levels is tried (the first and reverse order past three levels) and the box with the most
 /// tuples kept. `None` when the point is not in the tree. Not claimed largest (`maximal: false`):

@@ -10,7 +10,7 @@
 //!
 //! A [`Tree`] over the sizes in a chosen order: at each level, the values of that level's size
 //! are grouped by the sub-tree they lead to (values with identical continuations share one
-//! [`DimSet`]); the last level is a [`DimSet`] of the last size. Every path is a box whose sides
+//! [`DimSet`](crate::DimSet)); the last level is a [`DimSet`](crate::DimSet) of the last size. Every path is a box whose sides
 //! are the periodic sets the one-size engine produces, so the joint set is a union of disjoint
 //! boxes ([`Tree::boxes`]), with an exact [`Tree::count`], projections ([`Tree::projection`])
 //! and membership ([`Tree::contains`]).

@@ -34,8 +34,8 @@ impl JointSet {
     }
 
     /// The joint set in one sentence, with `labels` naming each size (by name) and sizes listed
-    /// in the order of `labels`: "x[2] and x[3] are linked: this program accepts 1 (x[2], x[3])
-    /// pair, 224x224, for x[0] in 1..32: export it static".
+    /// in the order of `labels`: "`x[2]` and `x[3]` are linked: this program accepts 1 (`x[2]`, `x[3]`)
+    /// pair, 224x224, for `x[0]` in 1..32: export it static".
     pub fn summary(&self, labels: &[(String, String)]) -> String {
         let label = |l: usize| {
             labels

@@ -353,7 +353,7 @@ pub struct Stats {
     /// Guards evaluated by the exact evaluator (outside the `i128` graph).
     pub exact_guards: usize,
     /// Last-level sets taken from an earlier combination of the other sizes that gave its
-    /// guards the same values ([`Reuse`]).
+    /// guards the same values (`Reuse`).
     pub reused: u64,
 }
 
