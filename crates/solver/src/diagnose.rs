@@ -1,8 +1,9 @@
-//! The whole diagnosis of a message: per dimension, the exact feasible set, ranked sound
+//! The text-form front end: any text (an error message, a log, a trace, a draft report) read into a
+//! [`Message`], turned into the analysis stage's problem, and the whole diagnosis: per dimension, the exact feasible set, ranked sound
 //! suggestions, what each guard requires and removes, a check of torch's own suggested fixes, and
 //! a paste-ready `dynamic_shapes` block.
 //!
-//! The report's types are in [`report`]; the Python it prints comes from
+//! The report's types are in [`report`](crate::report); the Python it prints comes from
 //! [`python`].
 
 pub use crate::analyze::Options;
