@@ -75,7 +75,7 @@ pub fn diagnose_with_spec(
     };
     let mut msg = diagnose::read(text, &mut opts)?;
     if let Some(s) = shapes {
-        crate::solver::forms::datadep::apply_spec(&mut msg, s);
+        crate::solver::spec::shapes::apply_spec(&mut msg, s);
     }
     crate::solver::forms::apply_ranges(&mut msg, &examples.ranges)?;
     let mut named = std::mem::take(&mut opts.examples);

@@ -144,7 +144,7 @@ fn diagnose(
 #[pyfunction]
 fn read_spec(py: Python<'_>, text: String) -> PyResult<String> {
     run(py, move || {
-        let sheet = dimguard::solver::spec::sheet(&text)?;
+        let sheet = dimguard::solver::spec::sheet(&text).map_err(|e| e.to_string())?;
         to_json(&sheet)
     })
 }

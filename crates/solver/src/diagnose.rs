@@ -120,7 +120,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent
         .iter()
-        .map(|g| crate::forms::datadep::report(g, msg, opts))
+        .map(|g| crate::analyze::data_dependent(g, msg, opts))
         .collect();
     // The names the block gives before the groups' partners get theirs.
     let mut taken: BTreeSet<String> = msg
@@ -285,22 +285,10 @@ fn problem(msg: &Message, opts: &Options, sized: &Sized) -> Problem {
     }
 }
 
-/// The dimension name of a size (its source, or its name), for reports.
-pub(crate) fn name_of(msg: &Message, v: &str) -> String {
-    msg.dims
-        .iter()
-        .find(|d| d.var() == v)
-        .map_or(v.to_string(), |d| d.name.clone())
-}
-
 /// Every guard of the message and what became of it.
 fn accounting(msg: &Message, dims: &[DimReport], sized: &Sized, fates: &Fates) -> Vec<GuardUse> {
-    let names = |e: &Expr| -> Vec<String> {
-        e.atoms()
-            .iter()
-            .map(|a| name_of(msg, a))
-            .collect::<Vec<_>>()
-    };
+    let names =
+        |e: &Expr| -> Vec<String> { e.atoms().iter().map(|a| msg.name_of(a)).collect::<Vec<_>>() };
     let mut out = Vec::new();
     for (i, o) in sized.origin.iter().enumerate() {
         let (guard, sizes) = match *o {
@@ -448,7 +436,7 @@ fn line_reports(msg: &Message, dims: &[DimReport]) -> Vec<LineReport> {
 /// Groups of sizes that reduce to one root (equalities, relations): one `Dim` for the root,
 /// derived dims for the others.
 fn linked_groups(msg: &Message, opts: &Options, analysis: &Analysis) -> Vec<LinkedGroup> {
-    let name_of = |v: &str| name_of(msg, v);
+    let name_of = |v: &str| msg.name_of(v);
     let mut out = Vec::new();
     for g in &analysis.groups {
         let (grp, solved) = (&g.grp, &g.solved);

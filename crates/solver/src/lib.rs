@@ -16,7 +16,7 @@
 //! ```
 //!
 //! Module map, by wing. A module imports only modules of its own wing or the wings above it in
-//! this table (`tests/layers.rs` fails on any import circle). Every command reaches its answer
+//! this table (`tests/layers.rs` fails on any import circle or import of a later wing). Every command reaches its answer
 //! through one stage, [`analyze`]: a front end (the text forms' [`diagnose`], `dimguard-graph`'s
 //! `check`, `dimguard-prove`'s `verify`) builds an [`analyze::Problem`] and renders the
 //! [`analyze::Analysis`].
@@ -25,9 +25,9 @@
 //! |---|---|---|
 //! | core | [`num`], [`types`], [`expr`], `algebra`, [`compiled`], `set`, [`bounds`], [`budget`], [`error`] | exact arithmetic with Python's floor semantics; [`Expr`], [`DimSet`], [`Progression`]; evaluation and the one compiler of `Expr` to `i128` code; set algebra; interval bounds over boxes; time and memory budgets |
 //! | guards | `parse`, [`syntax`] | the Python grammar with spans; each guard syntax's vocabulary |
-//! | contract | [`report`], [`python`] | the JSON contract's types; every piece of Python dimguard prints |
+//! | contract | [`report`], [`python`], [`provenance`] | the JSON contract's types; every piece of Python dimguard prints; the user line of a guard |
 //! | solve | [`engine`], [`linked`], [`joint`], [`suggest`], [`cover`] | one guard in one size; joint sets of tuples; groups of linked sizes; maximal progressions; several specs covering every valid size |
-//! | read | [`message`], [`forms`], `trace`, [`provenance`] | the model of a text, one reader per input form, the user line of a guard |
+//! | read | [`message`], [`forms`], `trace` | the model of a text; one reader per input form |
 //! | spec | [`spec`], [`merge`] | a user's `dynamic_shapes` or ShapesSpec; the spec as data and a diagnosis merged into it |
 //! | analyze | [`analyze`] | the stage (`Problem` → `Analysis`), one size's answer, explanations |
 //! | front end | [`diagnose`] | any text form → `Problem` → [`report::Report`] |

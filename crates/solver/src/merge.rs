@@ -7,13 +7,12 @@
 //! `Dim.STATIC` or an integer. Narrowing an entry to a progression rewrites its *root*, so every
 //! other entry that used the same `Dim` follows (they are equal sizes by the user's own spec).
 
-use crate::message::{Fix, FixKind};
+use crate::forms::fixes::fix_kind;
+use crate::message::FixKind;
 use crate::num::{int_ceildiv, int_floordiv};
-use crate::parse::{self, Node};
 use crate::python::{self, py_name, source_input, SpecBlock};
 use crate::report::{DimReport, Report, Status};
-use crate::syntax::parse_expr;
-use crate::types::{Expr, Progression};
+use crate::types::Progression;
 use serde::{Deserialize, Serialize};
 
 /// A `dynamic_shapes` spec as data.
@@ -588,97 +587,6 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
         }
     }
     sheet
-}
-
-/// One line of "Suggested fixes", or of a user's spec: `NAME = RHS`.
-pub fn read_fix(line: &str) -> Option<Fix> {
-    let (name, rhs) = line.split_once(" = ")?;
-    let name = name.trim().to_string();
-    if name.contains(' ') {
-        return None;
-    }
-    // `dim = None  # 3` means "make it static; the traced value is 3".
-    let (code, comment) = match rhs.split_once('#') {
-        Some((c, m)) => (c.trim(), Some(m.trim())),
-        None => (rhs.trim(), None),
-    };
-    let kind = if code == "None" {
-        comment
-            .and_then(|c| c.parse().ok())
-            .map_or(FixKind::Other, FixKind::Const)
-    } else {
-        fix_kind(code).unwrap_or(FixKind::Other)
-    };
-    Some(Fix {
-        name,
-        text: rhs.trim().to_string(),
-        kind,
-    })
-}
-/// The name a `Dim('name', ...)` call gives its dimension (its first argument, a string that is a
-/// Python identifier, as torch requires).
-pub fn dim_label(code: &str) -> Option<String> {
-    let node = parse::parse(code.trim()).ok()?;
-    let Node::Call { func, args, .. } = &node.node else {
-        return None;
-    };
-    if func != "Dim" && !func.ends_with(".Dim") {
-        return None;
-    }
-    match &args.first()?.node {
-        Node::Str(s)
-            if s.chars()
-                .next()
-                .is_some_and(|c| c.is_alphabetic() || c == '_')
-                && s.chars().all(|c| c.is_alphanumeric() || c == '_') =>
-        {
-            Some(s.clone())
-        }
-        _ => None,
-    }
-}
-/// The meaning of the right-hand side of a spec assignment (`Dim(...)`, `8*_h + 1`, `224`,
-/// `Dim.AUTO`, `Dim.STATIC`).
-pub fn fix_kind(code: &str) -> Option<FixKind> {
-    match code.trim() {
-        "Dim.AUTO" | "Dim.DYNAMIC" | "torch.export.Dim.AUTO" | "torch.export.Dim.DYNAMIC" => {
-            return Some(FixKind::Auto)
-        }
-        "Dim.STATIC" | "torch.export.Dim.STATIC" | "None" => return Some(FixKind::Static),
-        _ => {}
-    }
-    let node = parse::parse(code).ok()?;
-    if let Node::Call { func, kwargs, .. } = &node.node {
-        if func == "Dim" || func.ends_with(".Dim") {
-            return Some(FixKind::Dim {
-                min: crate::syntax::int_kwarg(code, kwargs, "min"),
-                max: crate::syntax::int_kwarg(code, kwargs, "max"),
-            });
-        }
-    }
-    let e = parse_expr(code).ok()?;
-    if let Expr::Const(c) = &e {
-        return c.is_integer().then(|| FixKind::Const(*c.numer()));
-    }
-    let atoms = e.atoms();
-    let [root] = atoms.iter().collect::<Vec<_>>()[..] else {
-        return None;
-    };
-    let at = |x: i128| -> Option<i128> {
-        let v = e.eval(&|a: &str| (a == &**root).then_some(x)).ok()?;
-        match v {
-            crate::expr::Value::Num(q) if q.is_integer() => Some(*q.numer()),
-            _ => None,
-        }
-    };
-    let (b0, b1, b2) = (at(0)?, at(1)?, at(2)?);
-    let coef = b1 - b0;
-    // Affine check on a third point; torch only prints affine relations.
-    (b2 - b1 == coef).then(|| FixKind::Derived {
-        root: root.to_string(),
-        coef,
-        offset: b0,
-    })
 }
 
 #[cfg(test)]

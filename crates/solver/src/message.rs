@@ -202,6 +202,15 @@ impl Message {
         dedup(&mut self.data_dependent);
     }
 
+    /// The dimension name of a size variable (its dimension's name, else the variable), for
+    /// reports.
+    pub fn name_of(&self, var: &str) -> String {
+        self.dims
+            .iter()
+            .find(|d| d.var() == var)
+            .map_or(var.to_string(), |d| d.name.clone())
+    }
+
     /// The dimension named `name`, created (with `source`) if the message has none yet; a
     /// source fills in a missing one.
     pub fn dim_mut(&mut self, name: &str, source: Option<String>) -> &mut DimEntry {

@@ -15,7 +15,8 @@
 pub mod shapes;
 
 use crate::error::{Error, ParseError};
-use crate::merge::{dim_label, fix_kind, read_fix, Entry, Root, Sheet, Value};
+use crate::forms::fixes::{dim_label, fix_kind, read_fix};
+use crate::merge::{Entry, Root, Sheet, Value};
 use crate::message::{FixKind, DEFAULT_MIN, SIZE_MAX};
 use crate::types::DimSet;
 use std::collections::BTreeMap;

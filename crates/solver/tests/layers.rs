@@ -225,3 +225,56 @@ fn no_module_imports_a_module_that_imports_it_back() {
         .collect();
     assert!(found.is_empty(), "import circles:\n{}", shown.join("\n"));
 }
+
+/// The wings of `lib.rs`'s module map, lowest first: a module imports only modules of its own
+/// wing or of wings before it.
+const WINGS: &[(&str, &[&str])] = &[
+    (
+        "core",
+        &[
+            "num", "types", "expr", "algebra", "compiled", "set", "bounds", "budget", "error",
+        ],
+    ),
+    ("guards", &["parse", "syntax"]),
+    ("contract", &["report", "python", "provenance"]),
+    ("solve", &["engine", "linked", "joint", "suggest", "cover"]),
+    ("read", &["message", "forms", "trace"]),
+    ("spec", &["spec", "merge"]),
+    ("analyze", &["analyze"]),
+    ("front end", &["diagnose"]),
+];
+
+fn wing(module: &str) -> Option<usize> {
+    let top = module.split("::").next()?;
+    WINGS.iter().position(|(_, ms)| ms.contains(&top))
+}
+
+#[test]
+fn every_module_has_a_wing_and_imports_no_later_wing() {
+    let mut known = BTreeMap::new();
+    modules(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        "",
+        &mut known,
+    );
+    let g = edges(&known);
+    let mut wrong = Vec::new();
+    for (m, to) in &g {
+        let Some(w) = wing(m) else {
+            wrong.push(format!(
+                "{m} is in no wing (add it to WINGS and lib.rs's map)"
+            ));
+            continue;
+        };
+        for t in to {
+            if wing(t).is_some_and(|tw| tw > w) {
+                wrong.push(format!(
+                    "{m} ({}) imports {t} ({})",
+                    WINGS[w].0,
+                    WINGS[wing(t).unwrap()].0
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

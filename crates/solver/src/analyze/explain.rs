@@ -110,7 +110,7 @@ pub(crate) fn link_dims(
                 .members
                 .iter()
                 .filter(|o| o.name != m.name)
-                .map(|o| crate::diagnose::name_of(msg, &o.name))
+                .map(|o| msg.name_of(&o.name))
                 .collect();
             let d = &mut dims[di];
             d.linked_with = others.clone();
@@ -307,7 +307,7 @@ pub(crate) fn group_specs(
                 names.insert(&m.name, py_name(&d.name));
                 continue;
             }
-            let source = crate::diagnose::name_of(msg, &m.name);
+            let source = msg.name_of(&m.name);
             let base =
                 py_name(&source_input(&source).map_or(source.clone(), |(i, k)| format!("{i}_{k}")));
             let free = |n: &String| !taken.contains(n) && !taken.contains(&format!("_{n}"));

@@ -30,8 +30,12 @@
 //! assert!(g.linked.as_ref().unwrap().restricts());
 //! ```
 
+mod datadep;
 mod explain;
 mod size;
+
+pub use datadep::assumption;
+pub(crate) use datadep::report as data_dependent;
 
 pub(crate) use explain::{
     complete, group_specs, joint_guards, link_dims, specialization_reason, GroupSpec,

@@ -19,6 +19,7 @@ pub mod clean;
 pub mod crash;
 pub mod datadep;
 pub mod draft;
+pub mod fixes;
 pub mod logs;
 pub mod runtime;
 pub mod violation;

@@ -20,9 +20,9 @@
 //!   `NAME must be specialized to V because the guards generated for it are too complex.`
 //!   (under "Specializations unexpectedly required")
 
+use super::fixes::read_fix;
 use crate::error::{Error, ParseError};
 use crate::forms::clean;
-use crate::merge::read_fix;
 use crate::message::{DimEntry, Guard, Message, Relation, DEFAULT_MIN, SIZE_MAX};
 use crate::report::Form;
 use crate::syntax::parse_guard;

@@ -19,6 +19,9 @@ const WIDE_TIME: Duration = Duration::from_millis(1500);
 /// its sides' counts but the widest, which the periodic engine solves) is searched exactly.
 const WIDE_EXACT: u128 = 512;
 
+/// The exact joint search a small box is handed to: names, domains, guards, budget.
+pub(super) type ExactSearch<'a> = &'a dyn Fn(&[String], &[DimSet], &[Expr], &Budget) -> JointSet;
+
 /// The joint set of a box too wide to enumerate (sizes claimed up to `2^63 - 1`), decided by
 /// bounds: each guard's interval over a box ([`crate::bounds`]) says it holds at every point
 /// (dropped for the box), fails at every point (the box is empty), or neither. A box with
@@ -36,7 +39,7 @@ pub(super) fn solve_wide(
     domains: &[DimSet],
     guards: &[Expr],
     budget: &Budget,
-    exact: &dyn Fn(&[String], &[DimSet], &[Expr], &Budget) -> JointSet,
+    exact: ExactSearch,
 ) -> Option<JointSet> {
     use crate::bounds::{truth, Bounds, Tri};
     let start = Instant::now();

@@ -14,7 +14,8 @@
 
 use super::{is_ident, matching};
 use crate::error::Error;
-use crate::message::SIZE_MAX;
+use crate::forms::datadep::input_dim;
+use crate::message::{Message, SIZE_MAX};
 use crate::parse::{self, Node};
 use crate::syntax::{parse_expr, parse_guard};
 
@@ -398,6 +399,58 @@ fn split_items(s: &str) -> Vec<String> {
         .map(|item| item.trim().to_string())
         .filter(|item| !item.is_empty())
         .collect()
+}
+
+/// Takes the user's names and ranges from their `ShapesSpec` (`--spec`): each unbacked symbol
+/// whose source is an input's bare `ShapeVar` slot gets the variable's name and (unless
+/// `--range` gave one) its range. A symbol the text gives no source for is placed by torch's
+/// numbering when the spec allows no doubt: torch makes one unbacked symbol per dynamic slot, in
+/// order (`u0` the first), so when every dynamic slot is a bare variable, `uK` is the K-th.
+pub fn apply_spec(msg: &mut Message, spec: &ShapesSpec) {
+    msg.datadep.shapes_spec = true;
+    let slots: Vec<(String, usize, String)> = spec
+        .inputs
+        .iter()
+        .flat_map(|(input, slots)| {
+            slots
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| {
+                    !matches!(t.as_str(), "None" | "STATIC") && t.parse::<i128>().is_err()
+                })
+                .map(move |(k, t)| (input.clone(), k, t.clone()))
+        })
+        .collect();
+    // torch numbers every bare dynamic slot, a variable used twice included (measured with
+    // torch 2.15: `x: [B, N], y: [B, M]` gives u0, u1, u2, u3); a derived slot may not get one.
+    let plain = slots
+        .iter()
+        .all(|(_, _, t)| spec.vars.iter().any(|v| v.name == *t));
+    let mut placed: Vec<String> = Vec::new();
+    for u in &mut msg.datadep.unbacked {
+        if u.source.is_none() && plain {
+            let k: usize = u.symbol[1..].parse().unwrap_or(usize::MAX);
+            if let Some((input, i, _)) = slots.get(k) {
+                u.source = Some(format!("{input}.shape[{i}]"));
+                placed.push(format!("{} as {input}.shape[{i}]", u.symbol));
+            }
+        }
+        let Some((input, k)) = u.source.as_deref().and_then(input_dim) else {
+            continue;
+        };
+        if let Some(v) = spec.var_at(&input, k) {
+            u.name = Some(v.name.clone());
+            if u.range.is_none() {
+                u.range = Some(v.range());
+            }
+        }
+    }
+    if !placed.is_empty() {
+        msg.notes.push(format!(
+            "the text does not say which input size each symbol is: read {} (torch numbers a ShapesSpec's dynamic slots in order)",
+            placed.join(", ")
+        ));
+    }
 }
 
 #[cfg(test)]
