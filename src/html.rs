@@ -12,7 +12,8 @@
 //! Colours are the Okabe–Ito palette (distinguishable with colour-blindness), text contrast is at
 //! least 4.5:1, every plot has a text alternative, and the button is reachable by keyboard.
 
-use crate::solver::{parse_expr, DimSet, Segment};
+use crate::solver::report::Feasible;
+use crate::solver::{parse_expr, DimSet};
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -262,19 +263,10 @@ fn summary(report: &Value, dims: &[Value]) -> String {
 /// A `feasible`-form set (`{count, min, max, segments}`) as the exact set it stands for, or
 /// `None` when it is not one (null, undecided, or segments dropped by the output budget).
 fn set_of(v: &Value) -> Option<DimSet> {
-    let segments = v["segments"]
-        .as_array()?
-        .iter()
-        .map(|s| {
-            Some(Segment {
-                lo: int(&s["lo"])?,
-                hi: int(&s["hi"])?,
-                modulus: int(&s["modulus"])?,
-                residues: s["residues"].as_array()?.iter().filter_map(int).collect(),
-            })
-        })
-        .collect::<Option<Vec<_>>>()?;
-    DimSet::from_segments(segments).ok()
+    serde_json::from_value::<Feasible>(v.clone())
+        .ok()?
+        .set()
+        .ok()
 }
 
 /// The set a dimension's strip shows: for a linked size, the values that pass with some

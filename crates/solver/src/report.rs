@@ -23,7 +23,7 @@
 use crate::error::Error;
 use crate::num::ArithError;
 use crate::types::{DimSet, Expr, Progression};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -516,8 +516,8 @@ pub struct LinkedSides {
     pub example_box_side: Option<Suggestion>,
 }
 
-/// The contract's `feasible` form.
-#[derive(Debug, Clone, Serialize)]
+/// The contract's `feasible` form (read back by the `--html` page: [`Feasible::set`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Feasible {
     /// Number of values.
     pub count: u128,
@@ -527,6 +527,14 @@ pub struct Feasible {
     pub max: Option<i128>,
     /// Disjoint, sorted segments.
     pub segments: Vec<crate::types::Segment>,
+}
+
+impl Feasible {
+    /// The exact set this form stands for (an error when its segments break [`DimSet`]'s
+    /// invariants: a hand-edited report).
+    pub fn set(&self) -> Result<DimSet, crate::Error> {
+        DimSet::from_segments(self.segments.clone())
+    }
 }
 
 impl From<&DimSet> for Feasible {

@@ -10,7 +10,7 @@
 //!   exactly what a single `torch.export.Dim` (plain or derived) can express.
 
 use crate::num::Q;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// Largest size: PyTorch sizes are int64.
@@ -120,7 +120,7 @@ pub enum Expr {
 ///
 /// Invariants kept by every constructor in `set.rs`: `lo` and `hi` are members, `modulus >= 1`,
 /// `residues` is sorted, non-empty and within `0..modulus`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Segment {
     /// Smallest member.
     pub lo: i128,
