@@ -98,3 +98,85 @@ class NearDiagonal(nn.Module):
         if a - b <= 1 and b - a <= 1 and a + b <= 21:
             return torch.cat([x, y]).sum(0)
         return x.sum(0)
+
+
+def _patches(x, p=2):
+    """MobileViT's unfold into p x p patches (timm's ``MobileVitBlock``): a size that is not a
+    multiple of ``p`` is first interpolated up to the next one, then the map is cut into patches
+    and folded back."""
+    B, C, H, W = x.shape
+    nh, nw = -(-H // p) * p, -(-W // p) * p
+    if nh != H or nw != W:
+        x = F.interpolate(x, size=(nh, nw), mode="bilinear", align_corners=False)
+    t = x.reshape(B, C, nh // p, p, nw // p, p).permute(0, 3, 5, 2, 4, 1).reshape(B, p * p, -1, C)
+    t = t + t.mean(dim=2, keepdim=True)  # the attention over each patch position, reduced
+    return t.reshape(B, p, p, nh // p, nw // p, C).permute(0, 5, 3, 1, 4, 2).reshape(B, C, nh, nw)
+
+
+class MobileVitLike(nn.Module):
+    """timm's mobilevit structure: a stride-8 stem, then three stages of 2x2 patches, each after a
+    stride-2 conv: torch records that each map must be even (h mod 64 in {57..63, 0})."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(conv(3, 8, 2), conv(8, 8, 2), conv(8, 8, 2))
+        self.down = nn.ModuleList([nn.Identity(), conv(8, 8, 2), conv(8, 8, 2)])
+
+    def forward(self, x):
+        x = self.stem(x)
+        for d in self.down:
+            x = _patches(d(x))
+        return x.mean((2, 3))
+
+
+class SwinLike(nn.Module):
+    """transformers' Swin structure: a stride-4 patch embedding (the input padded to a multiple
+    of 4), windows of 7 (the map padded to a multiple of 7), and patch merging (an odd map padded
+    to even), twice."""
+
+    def __init__(self, window=7):
+        super().__init__()
+        self.window = window
+        self.embed = nn.Conv2d(3, 8, 4, stride=4)
+        self.merge = nn.Linear(32, 8)
+
+    def _windows(self, x):
+        B, H, W, C = x.shape
+        w = self.window
+        pad_b, pad_r = (w - H % w) % w, (w - W % w) % w
+        x = F.pad(x, (0, 0, 0, pad_r, 0, pad_b))
+        Hp, Wp = H + pad_b, W + pad_r
+        t = x.view(B, Hp // w, w, Wp // w, w, C).permute(0, 1, 3, 2, 4, 5).reshape(-1, w * w, C)
+        t = t + t.mean(dim=1, keepdim=True)
+        x = t.view(B, Hp // w, Wp // w, w, w, C).permute(0, 1, 3, 2, 4, 5).reshape(B, Hp, Wp, C)
+        return x[:, :H, :W, :]
+
+    def _merge(self, x):
+        B, H, W, C = x.shape
+        if H % 2 == 1 or W % 2 == 1:
+            x = F.pad(x, (0, 0, 0, W % 2, 0, H % 2))
+        x = torch.cat([x[:, 0::2, 0::2], x[:, 1::2, 0::2], x[:, 0::2, 1::2], x[:, 1::2, 1::2]], -1)
+        return self.merge(x)
+
+    def forward(self, x):
+        _, _, H, W = x.shape
+        if W % 4 != 0:
+            x = F.pad(x, (0, 4 - W % 4))
+        if H % 4 != 0:
+            x = F.pad(x, (0, 0, 0, 4 - H % 4))
+        x = self.embed(x).permute(0, 2, 3, 1)
+        for _ in range(2):
+            x = self._merge(self._windows(x))
+        return x.mean((1, 2))
+
+
+class OddTiles(nn.Module):
+    """Takes tiles of 16 columns and needs an odd number of them: W % 32 == 16, whose sound spec
+    is the derived ``32*_w + 16`` (torch refuses it when traced at 48, the root's 1)."""
+
+    def forward(self, x):
+        B, C, H, W = x.shape
+        if W % 32 != 16:
+            raise ValueError("needs an odd number of 16-column tiles")
+        t = x.reshape(B, C, H, W // 16, 16)
+        return t[:, :, :, ::2].sum(-1)
