@@ -43,7 +43,10 @@ class ExportReport(Record):
 
     Fields: ``rounds`` (per round: ``round``, ``spec`` as Python, ``outcome`` — ``"exported"``,
     ``"constraint_violation"``, ``"solver_crash"`` or ``"error"`` —, ``error``, ``notes``,
-    ``torch_seconds``, ``dimguard_seconds``, and from the structured trace captured in-process during
+    ``torch_seconds``, ``dimguard_seconds`` (of which ``provenance_seconds`` reading the round's
+    trace), ``example`` (the shapes the round traced at: the given ones, or re-sized into the
+    round's spec where it leaves them out or torch would specialize them; the notes say why), and
+    from the structured trace captured in-process during
     the round: ``lines``, the guards grouped by the line of your code that made torch record them,
     with what each line removes, and ``guards``, each with its ``provenance``), ``spec`` (the final ``dynamic_shapes`` as
     paste-able Python), ``dims`` (the audit of the returned program: per input dimension
