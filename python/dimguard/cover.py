@@ -515,9 +515,13 @@ def _resize(t: Any, dim: int, n: int) -> Any:
     if n == size:
         return t
     if n < size:
-        return t.narrow(dim, 0, n).contiguous()
-    reps = -(-n // max(size, 1))
-    return torch.cat([t] * reps, dim=dim).narrow(dim, 0, n).contiguous()
+        out = t.narrow(dim, 0, n).contiguous()
+    else:
+        reps = -(-n // max(size, 1))
+        out = torch.cat([t] * reps, dim=dim).narrow(dim, 0, n).contiguous()
+    # A view (``narrow`` of the whole tensor stays one) is traced with its base's sizes too
+    # (``L['x']._base.size()[0]``): the example must be a tensor of its own.
+    return out.clone() if out._base is not None else out
 
 
 def example_point(sheet: Mapping[str, Any], shapes: Mapping[str, Sequence[int]]) -> Dict[Key, int]:

@@ -43,7 +43,10 @@ class ExportReport(Record):
 
     Fields: ``rounds`` (per round: ``round``, ``spec`` as Python, ``outcome`` — ``"exported"``,
     ``"constraint_violation"``, ``"solver_crash"`` or ``"error"`` —, ``error``, ``notes``,
-    ``torch_seconds``, ``dimguard_seconds``, and from the structured trace captured in-process during
+    ``torch_seconds``, ``dimguard_seconds`` (of which ``provenance_seconds`` reading the round's
+    trace), ``example`` (the shapes the round traced at: the given ones, or re-sized into the
+    round's spec where it leaves them out or torch would specialize them; the notes say why), and
+    from the structured trace captured in-process during
     the round: ``lines``, the guards grouped by the line of your code that made torch record them,
     with what each line removes, and ``guards``, each with its ``provenance``), ``spec`` (the final ``dynamic_shapes`` as
     paste-able Python), ``dims`` (the audit of the returned program: per input dimension
@@ -270,6 +273,111 @@ def _auto(sheet: Mapping[str, Any], roots: Optional[Sequence[str]]) -> Dict[str,
     return {"roots": kept, "entries": entries, "notes": notes}
 
 
+Key = Tuple[str, int]
+
+
+def _choose_point(sheet: Mapping[str, Any], traced: Mapping[str, Sequence[int]]) -> Tuple[Dict[Key, int], List[str]]:
+    """Example sizes for one export with ``sheet``: the traced size wherever the spec takes it,
+    else the nearest size that it takes; and, for every dynamic entry, a size torch keeps
+    dynamic: never 0 or 1 (torch specializes those), and, for a ``Dim`` some entry derives from
+    (``32*_w + 16``), a root value of 2 or more (torch specializes the root at 0 or 1, so
+    ``32*_w + 16`` traced at 48, on its bound ``_w = 1``, fails: pytorch#176349). Returns the
+    sizes of every entry and, per size moved, why."""
+    roots = {r["name"]: r for r in sheet["roots"]}
+    at = lambda e: (traced.get(e["input"]) or [])  # noqa: E731
+    point: Dict[Key, int] = {}
+    notes: List[str] = []
+    by_root: Dict[str, List[Mapping[str, Any]]] = {}
+    for e in sheet["entries"]:
+        v = e["value"]
+        k = (e["input"], int(e["index"]))
+        t = at(e)[k[1]] if k[1] < len(at(e)) else None
+        if v["kind"] == "dim":
+            by_root.setdefault(v["root"], []).append(e)
+        elif v["kind"] == "int":
+            point[k] = int(v["value"])
+        elif v["kind"] == "auto" and t is not None:
+            lo = max(v.get("min") or 0, 2)
+            hi = v.get("max")
+            want = t if t >= lo and (hi is None or t <= hi) else (lo if t < lo else hi)
+            point[k] = want
+        elif t is not None:
+            point[k] = t
+    for name, entries in by_root.items():
+        r = roots[name]
+        lin = [(int(e["value"]["coef"]), int(e["value"]["offset"])) for e in entries]
+        kmin = r.get("min") if r.get("min") is not None else 0
+        kmax = r.get("max") if r.get("max") is not None else (1 << 62)
+        # Every entry's size at least 2.
+        floor_k = max(-((o - 2) // c) for c, o in lin)
+        lo_ok, hi_ok = max(kmin, floor_k), kmax
+        derived = any((c, o) != (1, 0) for c, o in lin)
+        if derived:
+            lo_ok = max(lo_ok, 2)
+        if lo_ok > hi_ok:  # no such size: the spec's own range decides
+            lo_ok, hi_ok = kmin, kmax
+        first = entries[0]
+        t = at(first)[first["index"]] if first["index"] < len(at(first)) else None
+        c0, o0 = lin[0]
+        k0 = None if t is None else (t - o0) // c0 if (t - o0) % c0 == 0 else round((t - o0) / c0)
+        if k0 is None:
+            k = lo_ok
+        else:
+            k = min(max(k0, lo_ok), hi_ok)
+        for e, (c, o) in zip(entries, lin):
+            key = (e["input"], int(e["index"]))
+            point[key] = c * k + o
+            was = at(e)[key[1]] if key[1] < len(at(e)) else None
+            if was is not None and was != point[key]:
+                why = (
+                    "torch specializes a size of 0 or 1"
+                    if was in (0, 1) and point[key] >= 2
+                    else "the spec does not take it"
+                    if k0 is None or k0 < kmin or k0 > kmax or (t - o0) % c0 != 0
+                    else f"{name} would be {k0} there, and torch specializes a Dim at 0 or 1 (a size derived from it then fails to export)"
+                )
+                notes.append(f"{key[0]}[{key[1]}]: traced at {point[key]}, not {was}: {why}")
+    return point, notes
+
+
+def _torch_form(sheet: Mapping[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
+    """``sheet`` in a form torch exports: a ``Dim`` some size derives from is taken by torch at 2
+    or more only (``32*_w + 16`` with ``_w = Dim('_w', min=1)`` exports with ``_w`` from 2, so
+    the program leaves out 48, and traced at 48 it does not export at all: pytorch#176349). Such
+    a root is shifted to start at 2, its entries' offsets following (``32*_w - 16`` with ``_w``
+    from 2): the same sizes, in a form torch keeps whole. Returns the new sheet and notes."""
+    out = json.loads(json.dumps(sheet))
+    notes: List[str] = []
+    for r in out["roots"]:
+        uses = [e for e in out["entries"] if e["value"]["kind"] == "dim" and e["value"]["root"] == r["name"]]
+        if not any((e["value"]["coef"], e["value"]["offset"]) != (1, 0) for e in uses):
+            continue
+        lo = r.get("min") if r.get("min") is not None else 0
+        if lo >= 2:
+            continue
+        shift = 2 - lo
+        r["min"] = 2
+        if r.get("max") is not None:
+            r["max"] = r["max"] + shift
+        for e in uses:
+            v = e["value"]
+            if (v["coef"], v["offset"]) == (1, 0) and not v.get("name"):
+                v["name"] = r["name"] + "_"
+            v["offset"] -= v["coef"] * shift
+        notes.append(f"{r['name']}: shifted to start at 2 (torch takes a Dim that sizes derive from at 2 or more; the sizes are the same)")
+    return out, notes
+
+
+def _shapes_at(shapes: Sequence[Tuple[str, List[int]]], point: Mapping[Key, int]) -> List[Tuple[str, List[int]]]:
+    return [(n, [point.get((n, i), s) for i, s in enumerate(shape)]) for n, shape in shapes]
+
+
+def _range_error(text: str) -> Optional[Tuple[int, int, int]]:
+    """torch's refusal of an example outside the spec: ``256 not in range [121, 128]``."""
+    m = re.search(r"(-?\d+) not in range \[(-?\d+), (-?\d+)\]", text)
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
+
+
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return a["roots"] == b["roots"] and a["entries"] == b["entries"]
 
@@ -344,7 +452,23 @@ def _static(shapes: Sequence[Tuple[str, List[int]]], audit: Optional[Mapping[str
     return [{"input": n, "index": i, "size": s} for n, shape in shapes for i, s in enumerate(shape) if (n, i) not in dynamic]
 
 
-def _shortfall(audit: Mapping[str, Any], notes: List[str]) -> Tuple[List[Dict[str, Any]], bool]:
+def _user_names(sheet: Mapping[str, Any]) -> Dict[Key, str]:
+    """The name the user's spec gives each dimension: its ``Dim``'s (a derived one's own name
+    when it has one)."""
+    out: Dict[Key, str] = {}
+    for e in sheet["entries"]:
+        v = e["value"]
+        if v["kind"] == "dim":
+            out[(e["input"], int(e["index"]))] = v.get("name") or v["root"]
+    return out
+
+
+def _named_roots(sheet: Mapping[str, Any], text: str) -> List[str]:
+    """The roots of ``sheet`` that ``text`` names (torch names a ``Dim`` by its name)."""
+    return [r["name"] for r in sheet["roots"] if re.search(rf"(?<![\w']){re.escape(r['name'])}(?![\w'])", text)]
+
+
+def _shortfall(audit: Mapping[str, Any], notes: List[str], names: Optional[Mapping[Key, str]] = None) -> Tuple[List[Dict[str, Any]], bool]:
     """What to narrow after an audit: per dimension the progression to narrow it to (a size that
     is not linked: its best suggestion; a linked size: its side of the group's largest sound box),
     and whether the program accepts exactly what it claims. Notes say what falls short."""
@@ -361,7 +485,7 @@ def _shortfall(audit: Mapping[str, Any], notes: List[str]) -> Tuple[List[Dict[st
     for d in audit["dims"]:
         c, a = d.get("claimed") or {}, d.get("accepted")
         here = f"{d['input']}[{d['index']}]"
-        name = d.get("symbol") or f"{d['input']}_{d['index']}"
+        name = (names or {}).get((d["input"], d["index"])) or d.get("symbol") or f"{d['input']}_{d['index']}"
         if d.get("linked_with"):
             if d.get("source") in full_groups:
                 continue
@@ -465,33 +589,50 @@ def export(
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
                 "runtime": (audit or {}).get("runtime", []),
-                "static": _static(shapes, audit),
+                "static": _static(best[4] if best is not None else shapes, audit),
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
                 "overhead": (ours / torch_s) if torch_s else None,
             }
         )
 
+    traced = dict(shapes)
+    # The user's name for each dimension of their spec: a size dimguard narrows keeps it.
+    user_names = _user_names(user_sheet)
     for n in range(1, max_rounds + 1):
+        t1 = time.perf_counter()
+        sheet, shifted = _torch_form(sheet)
         spec_code = _native.spec_code(json.dumps(sheet))
         ds = layout.to_torch(sheet)
+        # Example sizes inside this round's spec, where torch keeps them dynamic.
+        point, moved = _choose_point(sheet, traced)
+        round_shapes = _shapes_at(shapes, point)
+        r_args, r_kwargs = args, kwargs
+        if moved:
+            from .cover import resized
+
+            r_args, r_kwargs = resized(top, point)
+        t_ours = time.perf_counter() - t1
         t0 = time.perf_counter()
         ep, err = None, None
         try:
             with capture() as trace, sys.modules[__name__].round_context(n):
-                ep = torch.export.export(model, args, kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
+                ep = torch.export.export(model, r_args, r_kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
         except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
             err = e
         t_torch = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": []}
+        t1 = time.perf_counter() - t_ours
+        entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": shifted + moved}
+        entry["example"] = {k: list(v) for k, v in round_shapes}
         rounds.append(entry)
         # Where this round's guards come from (the trace captured in-process during the round).
+        t_p = time.perf_counter()
         try:
-            entry.update(provenance(trace, shapes))
+            entry.update(provenance(trace, round_shapes))
         except ValueError as pe:
             entry.update({"lines": [], "guards": []})
             entry["notes"].append(f"the round's trace could not be read ({pe})")
+        entry["provenance_seconds"] = time.perf_counter() - t_p
         if err is not None:
             last_error = err
             kind = _classify(err)
@@ -508,7 +649,7 @@ def export(
                 try:
                     from . import _text
 
-                    out = json.loads(_native.diagnose(_text(err), [], shapes, json.dumps(sheet), "auto", 10_000))
+                    out = json.loads(_native.diagnose(_text(err), [], round_shapes, json.dumps(sheet), "auto", 10_000))
                     entry["diagnosis"] = {k: v for k, v in out.items() if k != "spec"}
                     new = out["spec"]
                     if _same(new, sheet):
@@ -516,12 +657,19 @@ def export(
                         new = _auto(sheet, [r["name"] for r in sheet["roots"] if r["name"] in named] or None)
                         new["notes"].insert(0, "the diagnosis does not change the spec (torch keeps specializing): Dim.AUTO")
                 except ValueError as de:
-                    entry["notes"].append(f"dimguard could not read the error ({de}); Dim.AUTO for every dim")
-                    new = _auto(sheet, None)
+                    rng = _range_error(str(err))
+                    if rng is not None:
+                        # torch refused the example itself; _choose_point keeps examples inside
+                        # the spec, so this is dimguard's mistake: say so, change nothing.
+                        entry["notes"].append(f"torch refused the example: {rng[0]} is outside the spec's range {rng[1]}..{rng[2]}")
+                        new = None
+                    else:
+                        named = _named_roots(sheet, str(err))
+                        entry["notes"].append(f"dimguard could not read the error ({de}); Dim.AUTO for " + (", ".join(named) if named else "every dim"))
+                        new = _auto(sheet, named or None)
             elif kind == "solver_crash":
                 text = str(err)
-                named = [r["name"] for r in sheet["roots"] if re.search(rf"(?<![\w']){re.escape(r['name'])}(?![\w'])", text)]
-                new = _auto(sheet, named or None)
+                new = _auto(sheet, _named_roots(sheet, text) or None)
                 new["notes"].insert(0, "torch's solver crashed instead of reporting guards")
             if new is None or _same(new, sheet):
                 entry["dimguard_seconds"] = time.perf_counter() - t1
@@ -537,8 +685,8 @@ def export(
         mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
         audit = _audit(ep, mapping)
         entry["outcome"] = "exported"
-        best = (ep, audit, entry, sheet)
-        short, exact = _shortfall(audit, entry["notes"])
+        best = (ep, audit, entry, sheet, round_shapes)
+        short, exact = _shortfall(audit, entry["notes"], user_names)
         if not short:
             entry["dimguard_seconds"] = time.perf_counter() - t1
             if exact:
@@ -560,7 +708,7 @@ def export(
             f"dimguard.export: no round produced a program ({len(rounds)} rounds; last: {rounds[-1].get('error')})",
             rep,
         ) from last_error
-    ep, audit, _, exported_sheet = best
+    ep, audit, _, exported_sheet, final_shapes = best
     if cover:
         from .cover import build
 

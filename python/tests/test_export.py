@@ -16,7 +16,7 @@ except ImportError as e:  # never a skip: the suite fails, saying why
     ) from e
 
 import dimguard
-from models import ConvStack, Decoder, FlowNet, NearDiagonal, UNet
+from models import ConvStack, Decoder, FlowNet, NearDiagonal, OddTiles, UNet
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
 from export_linked import ConvAttention, RelativePosition  # noqa: E402  (the fixtures' models)
@@ -135,14 +135,17 @@ def test_unet_pixel_shuffle_interpolate():
     ds = {"x": {0: Dim("batch", min=1, max=8), 2: Dim("h", min=16, max=512), 3: Dim("w", min=16, max=512)}}
     ep, rep = dimguard.export(m, (x,), dynamic_shapes=ds)
     assert rep.exported
-    # Traced with batch 1: torch specializes it; the spec says so instead of failing.
-    assert "0: Dim.STATIC" in rep.spec
-    assert any("trace with a size of 2 or more" in n for r in rep.rounds for n in r.notes)
+    # Given batch 1, which torch would specialize: dimguard traces at batch 2, and the batch
+    # keeps the user's 1..8.
+    assert "batch = Dim('batch', min=1, max=8)" in rep.spec, rep.spec
+    assert any("x[0]: traced at 2, not 1" in n for r in rep.rounds for n in r.notes)
+    assert list(rep.accepted("x", 0)) == list(range(1, 9))
     hs, ws = rep.accepted("x", 2), rep.accepted("x", 3)
     assert set(hs) == {v for v in range(16, 513) if v % 4 == 0}
     check_sizes(ep, rep, lambda v: (torch.randn(1, 3, v, 128),), ends(hs) + [100], [18, 98, 516])
     check_sizes(ep, rep, lambda v: (torch.randn(1, 3, 96, v),), ends(ws), [126, 516])
-    assert not runs(ep, torch.randn(2, 3, 96, 128)), "batch is static"
+    assert runs(ep, torch.randn(8, 3, 96, 128)) and runs(ep, x)
+    assert not runs(ep, torch.randn(9, 3, 96, 128))
 
 
 def test_decoder_sequence_plus_one():
@@ -272,3 +275,62 @@ def test_a_linked_group_takes_one_spec_for_all_its_sizes():
         assert rep.accepts({"x": (a, 3), "y": (b, 3)})
     again = torch.export.export(NearDiagonal(), args, dynamic_shapes=spec)
     assert runs(again, *args)
+
+
+def reexport(model, args, spec_code):
+    """Executes a printed spec and exports with it in torch (raises when torch refuses it)."""
+    ns = {}
+    exec(spec_code, ns)
+    return torch.export.export(model, args, dynamic_shapes=ns["dynamic_shapes"])
+
+
+def test_a_derived_spec_torch_would_specialize_is_written_so_it_exports():
+    """W % 32 == 16: the sound spec is 32*_w + 16, which torch refuses when traced at 48 (its
+    root would be 1: "You marked 32*_w + 16 as dynamic but your code specialized it to be a
+    constant (48)", pytorch#176349). dimguard writes the same sizes as 32*_w - 16 with _w from 2:
+    the traced 48 stays in, the batch the user gave stays 1..16, the printed spec re-exports, and
+    the program runs at every size it accepts and raises at the others (brute force, 16..200)."""
+    m = OddTiles().eval()
+    x = torch.randn(2, 3, 4, 48)
+    ds = {"x": {0: Dim("batch", min=1, max=16), 3: Dim("w", min=16, max=512)}}
+    # What torch does with the plain form of the same sizes.
+    with pytest.raises(Exception, match="specialized it to be a constant"):
+        torch.export.export(m, (x,), dynamic_shapes={"x": {0: Dim("batch", min=1, max=16), 3: 32 * Dim("_w", min=1, max=15) + 16}})
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes=ds)
+    assert rep.rounds[-1].outcome == "exported"
+    assert "32*_w - 16" in rep.spec and "batch = Dim('batch', min=1, max=16)" in rep.spec, rep.spec
+    ws = rep.accepted("x", 3)
+    assert 48 in ws and ws.min == 48 and ws.max == 496
+    assert list(rep.accepted("x", 0)) == list(range(1, 17))
+    for w in range(16, 201):
+        ok = w % 32 == 16 and w >= 48
+        assert rep.accepts({"x": (2, 3, 4, w)}) == ok, w
+        assert runs(ep, torch.randn(2, 3, 4, w)) == ok, w
+    assert runs(ep, torch.randn(1, 3, 4, 48)) and runs(ep, torch.randn(16, 3, 4, 496))
+    again = reexport(m, (x,), rep.spec)
+    assert runs(again, x) and runs(again, torch.randn(1, 3, 4, 80))
+
+
+def test_a_batch_traced_at_1_stays_dynamic_and_the_program_takes_its_example():
+    """Traced at batch 1, torch specializes the batch (0/1 specialization) and the spec 1..16
+    used to become static. dimguard traces at batch 2 instead: the batch keeps the user's 1..16,
+    the user's own example runs on the returned program, and the spec re-exports."""
+    m = ConvStack().eval()
+    x = torch.randn(1, 3, 64, 48)
+    ds = {"x": {0: Dim("batch", min=1, max=16), 2: Dim("h", min=32, max=512), 3: Dim("w", min=32, max=512)}}
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes=ds)
+    assert any("x[0]: traced at 2, not 1" in n for r in rep.rounds for n in r.notes)
+    assert "batch = Dim('batch', min=1, max=16)" in rep.spec, rep.spec
+    assert list(rep.accepted("x", 0)) == list(range(1, 17))
+    assert runs(ep, x) and rep.accepts({"x": tuple(x.shape)})
+    assert runs(ep, torch.randn(16, 3, 64, 48))
+    hs = rep.accepted("x", 2)
+    for h in range(32, 100):
+        if h in hs:
+            assert runs(ep, torch.randn(1, 3, h, 48)), h
+    assert not any("could not be read" in n for r in rep.rounds for n in r.notes), rep
+    # Re-exported at the program's own example (batch 2: torch refuses any dynamic batch traced at 1).
+    own = ep.example_inputs[0]
+    assert tuple(own[0].shape) == (2, 3, 64, 48)
+    again = reexport(m, own, rep.spec)
+    assert runs(again, x) and runs(again, *own)

@@ -301,8 +301,11 @@ impl Sheet {
     /// changed; when no size of the entry can meet `p`, the entry becomes `Dim.STATIC`.
     pub fn narrow_to(&mut self, input: &str, index: usize, name: &str, p: &Progression) {
         let here = format!("{input}[{index}]");
+        let before = (self.roots.clone(), self.entries.clone());
         if self.narrow(input, index, name, p) {
-            if p.count() == 1 {
+            if (&self.roots, &self.entries) == (&before.0, &before.1) {
+                // Every size the spec gives already passes: nothing narrowed, nothing to say.
+            } else if p.count() == 1 {
                 self.notes
                     .push(format!("{here}: only {} works: static", p.lo));
             } else {

@@ -65,6 +65,14 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
     } else {
         structured(f, example, &mut found)
     };
+    // The largest progression through the example: among equally large ones it comes first
+    // (each step's search keeps one longest run per class, which may not be the example's), and
+    // when every largest one leaves the example out it is listed too (torch refuses a spec that
+    // excludes the traced size, so `dimguard.export` traces elsewhere or takes this one).
+    let through = example
+        .filter(|e| f.contains(*e))
+        .and_then(|e| best_through(f, e));
+    found.extend(through);
     let key = |p: &Progression| {
         let holds = example.is_some_and(|e| p.contains(e));
         (std::cmp::Reverse(p.count()), !holds, p.modulus, p.lo)
@@ -78,6 +86,9 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
         };
     };
     let mut out = vec![best];
+    if let Some(t) = through.filter(|t| t.count() < best.count()) {
+        out.push(t);
+    }
     // The other residue classes of the winning step, then the longest interval.
     let mut others: Vec<Progression> = found
         .iter()
@@ -97,6 +108,13 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
             out.push(*iv);
         }
     }
+    // The example's progression (second) may also be one of the others: listed once.
+    let mut listed: Vec<Progression> = Vec::with_capacity(out.len());
+    out.retain(|p| {
+        let fresh = !listed.contains(p);
+        listed.push(*p);
+        fresh
+    });
     out.truncate(limit.max(1));
     Ranking {
         progressions: out,
@@ -386,6 +404,68 @@ fn structured(f: &DimSet, example: Option<i128>, out: &mut Vec<Progression>) -> 
     Maximality::Proven
 }
 
+/// The largest progression inside `f` that holds `e` (a member of `f`), over every step up to
+/// [`STEP_LIMIT`] that could beat the best found (a progression of `c` terms and step `m` spans
+/// `m*(c-1)`); the smallest step wins ties. None past the time budget.
+fn best_through(f: &DimSet, e: i128) -> Option<Progression> {
+    let (lo, hi) = (f.min()?, f.max()?);
+    let mut best = Progression {
+        lo: e,
+        hi: e,
+        modulus: 1,
+        residue: 0,
+    };
+    let mut m: i128 = 1;
+    while m <= STEP_LIMIT && (best.count() <= 1 || m <= (hi - lo) / (best.count() as i128 - 1)) {
+        if crate::budget::expired().is_some() {
+            return None;
+        }
+        let up = run_end(f, e, m);
+        let down = run_end(f, e, -m);
+        let c = ((up - down) / m) as u128 + 1;
+        if c > best.count() {
+            best = normalized(down, up, m);
+        }
+        m += 1;
+    }
+    Some(best)
+}
+
+/// The last term of `e, e+step, e+2*step, ...` (`step` may be negative) before the first one
+/// outside `f`; `e` is in `f`. Inside one segment (modulus `M`) membership along the run repeats
+/// every `M / gcd(step, M)` terms, so a segment costs at most that many membership tests.
+fn run_end(f: &DimSet, e: i128, step: i128) -> i128 {
+    let mut x = e;
+    loop {
+        let segs = f.segments();
+        let Some(s) = segs
+            .get(segs.partition_point(|s| s.hi < x))
+            .filter(|s| s.lo <= x)
+        else {
+            return x;
+        };
+        let t = s.modulus / step.abs().gcd(&s.modulus);
+        let has = |y: i128| {
+            s.lo <= y && y <= s.hi && s.residues.binary_search(&y.mod_floor(&s.modulus)).is_ok()
+        };
+        let mut j = 0i128;
+        while j < t && has(x + step) {
+            x += step;
+            j += 1;
+        }
+        if j == t {
+            // Every class along the run is in the segment: the run reaches the segment's end.
+            let room = if step > 0 { s.hi - x } else { x - s.lo };
+            x += step * (room / step.abs());
+        }
+        let next = x + step;
+        if !f.contains(next) {
+            return x;
+        }
+        x = next;
+    }
+}
+
 /// The most padding any size in `[from, max F]` needs to reach a member of `f`.
 pub fn max_padding(f: &DimSet, from: i128) -> Option<i128> {
     let first = f.next_at_least(from)?;
@@ -563,6 +643,33 @@ mod tests {
                         // the set's moduli exceeds what set operations take).
                         prop_assert!(p.to_set().iter().all(|x| f.contains(x)), "{:?} is not inside the set", p);
                     }
+                }
+            }
+        }
+
+        #[test]
+        fn a_suggestion_holds_the_example_when_one_can(f in arb_set(), ex in 0i128..1000) {
+            prop_assume!(f.contains(ex));
+            // The longest progression through ex, by brute force.
+            let v: Vec<i128> = f.iter().collect();
+            let mut want = 1u128;
+            for &b in &v {
+                if b == ex { continue; }
+                let step = (b - ex).abs();
+                let (mut c, mut x) = (1u128, ex);
+                while f.contains(x + step) { x += step; c += 1; }
+                x = ex;
+                while f.contains(x - step) { x -= step; c += 1; }
+                want = want.max(c);
+            }
+            for small in [0, SMALL_SET] {
+                let r = rank_with(&f, Some(ex), 8, small);
+                let held: Vec<&Progression> = r.progressions.iter().filter(|p| p.contains(ex)).collect();
+                prop_assert!(!held.is_empty(), "no suggestion holds {}: {:?}", ex, r.progressions);
+                prop_assert_eq!(held[0].count(), want);
+                // Among equally large ones, the first holds the example.
+                if r.progressions[0].count() == want {
+                    prop_assert!(r.progressions[0].contains(ex));
                 }
             }
         }
