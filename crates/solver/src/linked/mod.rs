@@ -42,7 +42,7 @@
 //! | `tree.rs` | the tuple-set [`Tree`], its set operations, the [`JointSet`] a search returns |
 //! | `machine.rs` | the guards, compiled once ([`crate::compiled`]), evaluated with per-level memoization |
 //! | `search.rs` | the plan and the exact search ([`solve_joint`]) |
-//! | `wide.rs` | boxes too wide to enumerate, decided by bounds ([`crate::bounds`]) |
+//! | `wide.rs` | boxes too wide to enumerate, decided by bounds (`bounds`) |
 //! | `summary.rs` | the joint set in one sentence ([`JointSet::summary`]) |
 //! | `largest.rs` | the largest box ([`largest_box`]) and the box through a point ([`box_through`]) |
 
