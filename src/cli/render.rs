@@ -1021,6 +1021,19 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                 &st,
             );
         }
+        if let Some((input, index)) = &d.same_as {
+            // Equal to another input's size on every accepted tuple: the spec writes it as that
+            // size's Dim.
+            row(
+                &mut out,
+                "linked",
+                &format!(
+                    "equal to {input}[{index}] in every accepted combination; the spec gives it that size's Dim"
+                ),
+                &st,
+            );
+            continue;
+        }
         if !d.linked_with.is_empty() {
             let every = match (&d.sides.with_some_partner, &d.accepted) {
                 (Some(_), _) if free_in(&r.joint, &d.source) => {
@@ -1241,9 +1254,28 @@ fn joint_sets(
                 st,
             );
         }
+        if !j.equal.is_empty() {
+            let pairs: Vec<String> = j.equal.iter().map(|[b, a]| format!("{b} = {a}")).collect();
+            row(
+                out,
+                "equal",
+                &format!(
+                    "{} in every accepted combination (the program fails otherwise); the answer above is over the others, and the spec writes each as its partner",
+                    pairs.join(", ")
+                ),
+                st,
+            );
+        }
         if let Some(boxes) = joint_boxes(j) {
             let free = dimguard::api::independent(&boxes);
-            if free.iter().all(|f| *f) {
+            if free.iter().all(|f| *f) && !j.equal.is_empty() {
+                row(
+                    out,
+                    "link",
+                    "with those equal, every combination of the others' accepted values passes",
+                    st,
+                );
+            } else if free.iter().all(|f| *f) {
                 row(
                     out,
                     "link",

@@ -1048,6 +1048,7 @@ pub fn linked(
             .tied
             .as_ref()
             .and_then(|t| tied_report(t, grp, name, label)),
+        equal: vec![],
     };
     Some(Linked {
         report,

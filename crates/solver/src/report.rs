@@ -1019,6 +1019,12 @@ pub struct JointReport {
     /// diagonal blocks no finite list of boxes holds), decided without enumeration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tied: Option<TiedReport>,
+    /// Sizes equal in every accepted tuple though the program gives them symbols of their own
+    /// (`[b, a]`: `b` equals `a`; two inputs that must agree): solved with `b` written as `a`,
+    /// so `dims`, `boxes` and the largest box are over the others, and `claimed` still counts
+    /// `b`'s own claimed values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub equal: Vec<[String; 2]>,
 }
 
 /// A joint set with tied sizes ([`crate::linked::TiedSet`]), in closed form.

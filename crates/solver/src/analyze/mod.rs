@@ -248,6 +248,9 @@ pub struct Analysis {
     pub groups: Vec<GroupAnswer>,
     /// The groups the selection left out, unsolved (their guards have no fate here).
     pub skipped: Vec<Group>,
+    /// Equalities `(a, b)` between sizes that every accepted tuple satisfies, stated before the
+    /// groups were solved again ([`analyze`]): `b` is written as `a`.
+    pub implied: Vec<(String, String)>,
     /// Each guard's fate (and, undecided, why), by its index in [`Problem::guards`]; a guard
     /// that states a relation between sizes is [`GuardFate::Relation`].
     pub fates: BTreeMap<usize, (GuardFate, Option<String>)>,
@@ -275,15 +278,121 @@ impl Analysis {
 /// Solves `problem`: groups its guards by the sizes they link, solves every group `select`
 /// keeps within `budget` (asking `prover`, when given, before calling a guard undecided), and
 /// chooses each linked group's spec through the traced sizes.
+///
+/// A group of more than two sizes whose joint set lies on `a == b` for two of them (a program
+/// whose two inputs must be equal, through guards no linear relation states: `8 + 8*((w1 -
+/// 1)//8) == w2`) is solved again with that equality stated: the joint set is the same (the
+/// equality is implied), but `b` becomes a size derived from `a`, so the spec writes `b` as `a`
+/// instead of fixing both to one box (no box holds a diagonal). Re-checked: the second answer is
+/// kept only when every group it changed accepts exactly as many tuples as before.
 pub fn analyze(
     problem: &Problem,
     budget: &Budget,
     prover: Option<Prover>,
     select: &dyn Fn(&Group) -> bool,
 ) -> Analysis {
+    let first = solve_all(problem, &problem.guards, &[], budget, prover, select);
+    let implied: Vec<(String, String)> = first.groups.iter().flat_map(implied_equalities).collect();
+    if implied.is_empty() {
+        return first;
+    }
+    let mut guards = problem.guards.clone();
+    guards.extend(implied.iter().map(|(a, b)| {
+        Expr::Cmp(
+            crate::types::CmpOp::Eq,
+            Box::new(Expr::sym(b)),
+            Box::new(Expr::sym(a)),
+        )
+    }));
+    let mut second = solve_all(problem, &guards, &implied, budget, prover, select);
+    // The joint sets must be unchanged: the total number of accepted tuples of the groups that
+    // hold an implied equality, before and after.
+    let tuples = |a: &Analysis| -> Option<u128> {
+        a.groups
+            .iter()
+            .filter(|g| {
+                implied
+                    .iter()
+                    .any(|(x, _)| g.grp.members.iter().any(|m| &m.name == x))
+            })
+            .map(|g| {
+                let l = g.linked.as_ref()?;
+                (g.solved.undecided.is_none()).then_some(l.report.accepted)
+            })
+            .sum()
+    };
+    match (tuples(&first), tuples(&second)) {
+        (Some(x), Some(y)) if x == y => {
+            second.fates.retain(|&o, _| o < problem.guards.len());
+            for g in &mut second.groups {
+                let Some(l) = g.linked.as_mut() else { continue };
+                for (a, b) in &implied {
+                    if g.grp.members.iter().any(|m| &m.name == a) {
+                        l.report
+                            .equal
+                            .push([problem.name_of(b), problem.name_of(a)]);
+                    }
+                }
+            }
+            second.implied = implied;
+            second
+        }
+        _ => first,
+    }
+}
+
+/// Pairs of roots `(a, b)` of a decided group of more than two roots on which every accepted
+/// tuple has `a == b` (every box of its joint set, listed in full, has the same one value on
+/// both sides).
+fn implied_equalities(g: &GroupAnswer) -> Vec<(String, String)> {
+    const BOXES: usize = 100_000;
+    let Some(l) = g.linked.as_ref() else {
+        return vec![];
+    };
+    if g.grp.roots.len() <= 2 || g.solved.undecided.is_some() || l.joint.undecided.is_some() {
+        return vec![];
+    }
+    let (boxes, complete) = l.joint.tree.boxes(BOXES);
+    if !complete || boxes.is_empty() {
+        return vec![];
+    }
+    let n = l.joint.sizes.len();
+    let mut out = Vec::new();
+    let mut taken: Vec<bool> = vec![false; n];
+    for i in 0..n {
+        for j in i + 1..n {
+            if taken[j] || taken[i] {
+                continue;
+            }
+            let equal = boxes.iter().all(|b| {
+                let (x, y) = (&b[i], &b[j]);
+                x.count() == 1 && y.count() == 1 && x.min() == y.min()
+            });
+            // A diagonal of one point is already a box (both sizes static): nothing to state.
+            let values: std::collections::BTreeSet<Option<i128>> =
+                boxes.iter().map(|b| b[i].min()).collect();
+            if equal && values.len() > 1 {
+                taken[j] = true;
+                out.push((l.joint.sizes[i].clone(), l.joint.sizes[j].clone()));
+            }
+        }
+    }
+    out
+}
+
+/// [`analyze`] over `guards` (the problem's, and the `implied` equalities after them: a size
+/// they write as another still counts its own claimed values among the claimed combinations).
+fn solve_all(
+    problem: &Problem,
+    guards: &[Expr],
+    implied: &[(String, String)],
+    budget: &Budget,
+    prover: Option<Prover>,
+    select: &dyn Fn(&Group) -> bool,
+) -> Analysis {
     let vars: Vec<String> = problem.sizes.iter().map(|s| s.var.clone()).collect();
     let ranges = problem.ranges();
-    let (groups, skipped): (Vec<Group>, Vec<Group>) = joint::group(&problem.guards, &vars)
+    let (groups, skipped): (Vec<Group>, Vec<Group>) = joint::group(guards, &vars)
         .into_iter()
         .partition(|g| select(g));
     let multi = groups.iter().filter(|g| g.roots.len() > 1).count() as u64;
@@ -310,12 +419,18 @@ pub fn analyze(
         }
         let name = |v: &str| problem.name_of(v);
         let label = |v: &str| problem.size(v).map_or(v.to_string(), |s| s.label.clone());
-        let count = |v: &str| match problem.size(v).and_then(|s| s.count) {
+        let own = |v: &str| match problem.size(v).and_then(|s| s.count) {
             Some(c) => c,
             None => {
                 let (lo, hi) = joint::root_range(&grp, v, &ranges);
                 DimSet::interval(lo, hi).count()
             }
+        };
+        let count = |v: &str| {
+            implied
+                .iter()
+                .filter(|(a, _)| a == v)
+                .fold(own(v), |c, (_, b)| c.saturating_mul(own(b)))
         };
         let linked = joint::linked(&solved, &grp, budget, &name, &label, &count);
         let traced = |v: &str| problem.size(v)?.example;
