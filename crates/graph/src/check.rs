@@ -250,13 +250,15 @@ pub fn check_graph(
         .iter()
         .filter_map(|i| Some((i.source.clone(), i.claimed.clone()?)))
         .collect();
+    // What the stage knows about each input size, read once (parallel to `ins`).
+    let answers: Vec<_> = ins.iter().map(|i| analysis.member(&i.source)).collect();
     let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
     let mut unsure: BTreeMap<String, (DimSet, String)> = BTreeMap::new();
-    for i in &ins {
-        if let Some((_, m)) = analysis.member(&i.source) {
-            accepted.insert(i.source.clone(), m.accepted);
-            if let Some(u) = m.unsure {
-                unsure.insert(i.source.clone(), u);
+    for (i, found) in ins.iter().zip(&answers) {
+        if let Some((_, m)) = found {
+            accepted.insert(i.source.clone(), m.accepted.clone());
+            if let Some(u) = &m.unsure {
+                unsure.insert(i.source.clone(), u.clone());
             }
         }
     }
@@ -285,7 +287,7 @@ pub fn check_graph(
     let mut dims = Vec::new();
     let mut block = python::SpecBlock::new();
     let mut dict: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
-    for i in &ins {
+    for (i, found) in ins.iter().zip(&answers) {
         let claimed = i.claimed.clone();
         let acc = match (&claimed, accepted.get(&i.source)) {
             // Past the deadline a set operation is an error: then no answer, never the
@@ -298,7 +300,6 @@ pub fn check_graph(
             (_, None) => Err("not solved".to_string()),
         };
         let name = format!("{}_{}", i.input, i.index);
-        let found = analysis.member(&i.source);
         let m = found.as_ref().map(|(_, m)| m);
         let group = found.as_ref().map(|(g, _)| *g);
         let some = m.and_then(|m| m.some.clone());

@@ -85,17 +85,25 @@ impl Expr {
 
     /// Replaces every occurrence of the size `name` by `with`.
     pub fn substitute(&self, name: &str, with: &Expr) -> Expr {
-        let sub = |x: &Expr| x.substitute(name, with);
-        let bx = |x: &Expr| Box::new(x.substitute(name, with));
         match self {
             Expr::Sym(a) if &**a == name => with.clone(),
+            _ => self.map_children(&|x| x.substitute(name, with)),
+        }
+    }
+
+    /// The same node with `f` applied to each direct child (a leaf is returned as it is): the
+    /// one tree walk that rewrites build on ([`Expr::substitute`], replacing a sub-expression).
+    pub fn map_children(&self, f: &dyn Fn(&Expr) -> Expr) -> Expr {
+        let bx = |x: &Expr| Box::new(f(x));
+        let all = |v: &[Expr]| v.iter().map(f).collect();
+        match self {
             Expr::Const(_) | Expr::Inf(_) | Expr::Bool(_) | Expr::Sym(_) => self.clone(),
-            Expr::Add(v) => Expr::Add(v.iter().map(sub).collect()),
-            Expr::Mul(v) => Expr::Mul(v.iter().map(sub).collect()),
-            Expr::Min(v) => Expr::Min(v.iter().map(sub).collect()),
-            Expr::Max(v) => Expr::Max(v.iter().map(sub).collect()),
-            Expr::And(v) => Expr::And(v.iter().map(sub).collect()),
-            Expr::Or(v) => Expr::Or(v.iter().map(sub).collect()),
+            Expr::Add(v) => Expr::Add(all(v)),
+            Expr::Mul(v) => Expr::Mul(all(v)),
+            Expr::Min(v) => Expr::Min(all(v)),
+            Expr::Max(v) => Expr::Max(all(v)),
+            Expr::And(v) => Expr::And(all(v)),
+            Expr::Or(v) => Expr::Or(all(v)),
             Expr::Pow(a, b) => Expr::Pow(bx(a), bx(b)),
             Expr::TrueDiv(a, b) => Expr::TrueDiv(bx(a), bx(b)),
             Expr::FloorDiv(a, b) => Expr::FloorDiv(bx(a), bx(b)),

@@ -109,6 +109,18 @@ fn edges(known: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>>
     out
 }
 
+/// The solver's modules and the edges between them.
+fn graph() -> (BTreeMap<String, String>, BTreeMap<String, BTreeSet<String>>) {
+    let mut known = BTreeMap::new();
+    modules(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        "",
+        &mut known,
+    );
+    let g = edges(&known);
+    (known, g)
+}
+
 /// Strongly connected components of more than one module (Tarjan).
 fn circles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     struct T<'a> {
@@ -171,16 +183,10 @@ fn circles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
 
 #[test]
 fn the_reader_sees_every_module_and_its_imports() {
-    let mut known = BTreeMap::new();
-    modules(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        "",
-        &mut known,
-    );
+    let (known, g) = graph();
     for m in ["analyze", "analyze::size", "joint", "forms::logs", "types"] {
         assert!(known.contains_key(m), "module {m} not found");
     }
-    let g = edges(&known);
     assert!(g["analyze"].contains("joint"), "{:?}", g["analyze"]);
     assert!(
         g["analyze::size"].contains("analyze"),
@@ -198,13 +204,7 @@ fn the_reader_sees_every_module_and_its_imports() {
 
 #[test]
 fn no_module_imports_a_module_that_imports_it_back() {
-    let mut known = BTreeMap::new();
-    modules(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        "",
-        &mut known,
-    );
-    let g = edges(&known);
+    let (_, g) = graph();
     let found = circles(&g);
     let shown: Vec<String> = found
         .iter()
@@ -251,13 +251,7 @@ fn wing(module: &str) -> Option<usize> {
 
 #[test]
 fn every_module_has_a_wing_and_imports_no_later_wing() {
-    let mut known = BTreeMap::new();
-    modules(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        "",
-        &mut known,
-    );
-    let g = edges(&known);
+    let (_, g) = graph();
     let mut wrong = Vec::new();
     for (m, to) in &g {
         let Some(w) = wing(m) else {

@@ -55,26 +55,7 @@ pub(super) fn replace(e: &Expr, from: &Expr, to: &Expr) -> Expr {
     if e == from {
         return to.clone();
     }
-    let r = |x: &Expr| replace(x, from, to);
-    let bx = |x: &Expr| Box::new(replace(x, from, to));
-    match e {
-        Expr::Const(_) | Expr::Inf(_) | Expr::Bool(_) | Expr::Sym(_) => e.clone(),
-        Expr::Add(v) => Expr::Add(v.iter().map(r).collect()),
-        Expr::Mul(v) => Expr::Mul(v.iter().map(r).collect()),
-        Expr::Min(v) => Expr::Min(v.iter().map(r).collect()),
-        Expr::Max(v) => Expr::Max(v.iter().map(r).collect()),
-        Expr::And(v) => Expr::And(v.iter().map(r).collect()),
-        Expr::Or(v) => Expr::Or(v.iter().map(r).collect()),
-        Expr::Pow(a, b) => Expr::Pow(bx(a), bx(b)),
-        Expr::TrueDiv(a, b) => Expr::TrueDiv(bx(a), bx(b)),
-        Expr::FloorDiv(a, b) => Expr::FloorDiv(bx(a), bx(b)),
-        Expr::Mod(a, b) => Expr::Mod(bx(a), bx(b)),
-        Expr::Cmp(op, a, b) => Expr::Cmp(*op, bx(a), bx(b)),
-        Expr::Round(k, a) => Expr::Round(*k, bx(a)),
-        Expr::Abs(a) => Expr::Abs(bx(a)),
-        Expr::Not(a) => Expr::Not(bx(a)),
-        Expr::Ite(c, a, b) => Expr::Ite(bx(c), bx(a), bx(b)),
-    }
+    e.map_children(&|x| replace(x, from, to))
 }
 
 #[cfg(test)]
