@@ -545,7 +545,7 @@ fn verify(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Result<
     let s = read_input(Some(spec))?;
     let guard_set = dimguard::prove::verify::GuardSet::read(&g).map_err(|e| solver(&e))?;
     let spec = dimguard::solver::spec::read(&s).map_err(|e| solver(&e))?;
-    if spec.dims.is_empty() {
+    if spec.is_empty() {
         return Err(bad_input(
             "the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`",
         ));

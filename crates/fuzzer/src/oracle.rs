@@ -184,7 +184,7 @@ fn check_verify(text: &str, spec_text: &str, z3_ms: u32) -> Result<(), String> {
         };
         let Some(admitted) = spec
             .lookup(name, source.as_deref())
-            .and_then(|s| s.admitted.clone())
+            .and_then(|s| s.admitted)
         else {
             continue;
         };

@@ -13,7 +13,7 @@ use dimguard_solver::python::{self, dim_code};
 use dimguard_solver::report::{
     Certificate, GuardFate, GuardUse, JointCheck, VerifyDim, VerifyReport,
 };
-use dimguard_solver::spec::{Spec, SpecDim};
+use dimguard_solver::spec::{Given, Sheet};
 use dimguard_solver::suggest::rank;
 use dimguard_solver::types::{CmpOp, DimSet, Expr};
 use dimguard_solver::{parse_guard, Error, ParseError};
@@ -136,14 +136,14 @@ impl GuardSet {
 }
 
 /// Verifies `spec` against `guards`.
-pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
+pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport {
     let limits = Limits::default();
     let mut dims = Vec::new();
     let mut uses: Vec<GuardUse> = Vec::new();
     for (name, source, gs) in &guards.dims {
         let var = source.clone().unwrap_or_else(|| name.clone());
         let sd = spec.lookup(name, source.as_deref());
-        let Some(admitted) = sd.and_then(|d| d.admitted.as_ref()) else {
+        let Some(admitted) = sd.as_ref().and_then(|d| d.admitted.as_ref()) else {
             let why = match sd {
                 Some(_) => "the spec makes this size static (Dim.STATIC): its traced value is not known here",
                 None => "the spec does not cover this size",
@@ -157,7 +157,7 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
             }));
             continue;
         };
-        let sd = sd.expect("admitted implies a spec entry");
+        let sd = sd.as_ref().expect("admitted implies a spec entry");
         uses.extend(
             gs.iter()
                 .map(|g| guard_use(g, name, &var, admitted, &limits, timeout_ms)),
@@ -179,7 +179,7 @@ pub fn verify(guards: &GuardSet, spec: &Spec, timeout_ms: u32) -> VerifyReport {
             counterexamples: vec![],
             certificate: Certificate::None,
             source: source.clone(),
-            spec: sd.code.clone(),
+            spec: spec.definition(sd),
             maximal_spec: None,
             note: None,
         };
@@ -318,20 +318,22 @@ struct Ties {
 /// size the root maps to, or the root itself (a symbol over its range, when two sizes derive
 /// from it and none maps to it) — never a size itself tied. Sizes the spec makes static take no
 /// part.
-fn ties(guards: &GuardSet, spec: &Spec, sizes: &[String]) -> Ties {
-    let dims_of: Vec<Option<&SpecDim>> = sizes
+fn ties(guards: &GuardSet, spec: &Sheet, sizes: &[String]) -> Ties {
+    let dims_of: Vec<Option<Given>> = sizes
         .iter()
         .map(|a| spec_of(guards, spec, a).filter(|d| d.admitted.is_some()))
         .collect();
-    let first_of =
-        |name: &str| (0..sizes.len()).find(|&j| dims_of[j].is_some_and(|d| d.name == name));
+    // Each size given as `coef*root + offset`.
+    let use_of = |j: usize| dims_of[j].as_ref().and_then(Given::derived);
     let mut out = Ties {
         of: vec![None; sizes.len()],
         roots: Vec::new(),
     };
     for i in 0..sizes.len() {
-        let Some(di) = dims_of[i] else { continue };
-        if let Some(j) = first_of(&di.name).filter(|&j| j < i) {
+        let Some((root, coef, offset)) = use_of(i) else {
+            continue;
+        };
+        if let Some(j) = (0..i).find(|&j| use_of(j) == Some((root, coef, offset))) {
             // The same value as size `j`: written as `j` is.
             out.of[i] = Some(out.of[j].clone().unwrap_or_else(|| Tie {
                 target: sizes[j].clone(),
@@ -340,28 +342,28 @@ fn ties(guards: &GuardSet, spec: &Spec, sizes: &[String]) -> Ties {
             }));
             continue;
         }
-        let Some(d) = &di.derived else { continue };
-        let siblings = dims_of
-            .iter()
-            .filter(|o| {
-                o.and_then(|o| o.derived.as_ref())
-                    .is_some_and(|o| o.root == d.root)
-            })
-            .count();
-        let target = match first_of(&d.root) {
+        if (coef, offset) == (1, 0) {
+            continue;
+        }
+        let derived_from =
+            |j: &usize| use_of(*j).is_some_and(|(r, c, o)| r == root && (c, o) != (1, 0));
+        let siblings = (0..sizes.len()).filter(derived_from).count();
+        let plain = (0..sizes.len()).find(|&j| use_of(j) == Some((root, 1, 0)));
+        let target = match plain {
             Some(j) => sizes[j].clone(),
             None if siblings >= 2 => {
-                if !out.roots.iter().any(|(r, _)| *r == d.root) {
-                    out.roots.push((d.root.clone(), d.root_range));
+                if !out.roots.iter().any(|(r, _)| r == root) {
+                    let range = spec.root(root).map_or((0, 0), |r| r.range());
+                    out.roots.push((root.to_string(), range));
                 }
-                d.root.clone()
+                root.to_string()
             }
             None => continue,
         };
         out.of[i] = Some(Tie {
             target,
-            coef: d.coef,
-            offset: d.offset,
+            coef,
+            offset,
         });
     }
     out
@@ -370,7 +372,7 @@ fn ties(guards: &GuardSet, spec: &Spec, sizes: &[String]) -> Ties {
 /// Whether the spec speaks of some size of the guards (a dimension's, or one named only inside
 /// a guard over several sizes). When it does not, there is nothing to verify: the spec's names
 /// and the guards' sizes do not meet.
-pub fn covers_any(guards: &GuardSet, spec: &Spec) -> bool {
+pub fn covers_any(guards: &GuardSet, spec: &Sheet) -> bool {
     guards
         .dims
         .iter()
@@ -385,7 +387,7 @@ pub fn covers_any(guards: &GuardSet, spec: &Spec) -> bool {
 }
 
 /// The spec's entry for a size of the guards (a dimension's source or name).
-fn spec_of<'a>(guards: &GuardSet, spec: &'a Spec, size: &str) -> Option<&'a SpecDim> {
+fn spec_of(guards: &GuardSet, spec: &Sheet, size: &str) -> Option<Given> {
     match guards
         .dims
         .iter()
@@ -403,7 +405,7 @@ fn spec_of<'a>(guards: &GuardSet, spec: &'a Spec, size: &str) -> Option<&'a Spec
 /// that pass with every value of the others.
 fn joint_groups(
     guards: &GuardSet,
-    spec: &Spec,
+    spec: &Sheet,
     dims: &mut [VerifyDim],
     uses: &mut Vec<GuardUse>,
     timeout_ms: u32,
@@ -449,10 +451,9 @@ fn joint_groups(
     }
     // What the spec admits: its range, its progression as a guard.
     for size in &sizes {
-        let Some(sd) = spec_of(guards, spec, size) else {
+        let Some(set) = spec_of(guards, spec, size).and_then(|d| d.admitted) else {
             continue;
         };
-        let Some(set) = &sd.admitted else { continue };
         if let (Some(lo), Some(hi)) = (set.min(), set.max()) {
             ranges.insert(size.clone(), (lo, hi));
         }
@@ -476,7 +477,7 @@ fn joint_groups(
             .find(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
             .map_or(v.to_string(), |(n, _, _)| n.clone())
     };
-    let spec_name = |v: &str| spec_of(guards, spec, v).map_or(name_of(v), |d| d.name.clone());
+    let spec_name = |v: &str| spec_of(guards, spec, v).map_or(name_of(v), |d| d.name);
     // The use of guard `o` (an index in `all`) when it is one of the guards over several sizes
     // (one-size guards keep their own, over the spec's set).
     let joint_use = |o: usize, fate: GuardFate, reason: Option<String>| {
@@ -548,7 +549,7 @@ fn joint_groups(
             let Some(m) = grp.members.iter().find(|m| m.name == var) else {
                 continue;
             };
-            let name = spec_of(guards, spec, &var).map_or(d.name.clone(), |sd| sd.name.clone());
+            let name = spec_of(guards, spec, &var).map_or(d.name.clone(), |sd| sd.name);
             d.maximal_spec = match &solved.undecided {
                 Some(why) => {
                     d.note.get_or_insert_with(|| format!("joint guards: {why}"));
@@ -613,7 +614,7 @@ fn joint_check(
     text: &str,
     g: &Expr,
     guards: &GuardSet,
-    spec: &Spec,
+    spec: &Sheet,
     timeout_ms: u32,
 ) -> JointCheck {
     let mut out = JointCheck {
@@ -627,7 +628,7 @@ fn joint_check(
     let atoms: Vec<String> = g.atoms().iter().map(|a| a.to_string()).collect();
     let mut sets = Vec::new();
     for a in &atoms {
-        match spec_of(guards, spec, a).and_then(|d| d.admitted.clone()) {
+        match spec_of(guards, spec, a).and_then(|d| d.admitted) {
             Some(s) => sets.push(s),
             None => {
                 out.note = Some(format!("the spec does not cover `{a}`"));
@@ -1066,7 +1067,7 @@ mod tests {
         let msg = "  - Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 1024 satisfy the generated guard Or(Eq(L['x'].size()[2], L['y'].size()[2]), Eq(L['y'].size()[2], 1)).";
         let g = GuardSet::read(msg).unwrap();
         let s = spec::read("h = Dim('h', min=2, max=1024)\ny_2 = h  # must always be equal\ndynamic_shapes = {'x': {2: h}, 'y': {2: y_2}}\n").unwrap();
-        assert!(s.dims.iter().any(|d| d.name == "h"), "{s:?}");
+        assert!(s.lookup("h", None).is_some(), "{s:?}");
         let r = verify(&g, &s, 5_000);
         assert_eq!(r.sound, Some(true), "{r:?}");
     }
@@ -1088,9 +1089,8 @@ mod tests {
         // Without a dict, names still match.
         let s = spec::read("h = Dim('h', min=32, max=64)\n").unwrap();
         assert_eq!(
-            s.lookup("h", Some("L['x'].size()[2]"))
-                .map(|d| d.name.as_str()),
-            Some("h")
+            s.lookup("h", Some("L['x'].size()[2]")).map(|d| d.name),
+            Some("h".to_string())
         );
     }
 
@@ -1113,7 +1113,7 @@ mod tests {
         // Python keeps the last binding: `h` admits 2..5000, and 101 fails `h <= 100`.
         let g = GuardSet::read("L['x'].size()[2] <= 100\n").unwrap();
         let s = spec::read("h = Dim('h', min=2, max=50)\nh = Dim('h', min=2, max=5000)\ndynamic_shapes = {'x': {2: h}}\n").unwrap();
-        assert_eq!(s.dims.iter().filter(|d| d.name == "h").count(), 1);
+        assert_eq!(s.roots.iter().filter(|r| r.name == "h").count(), 1);
         assert_eq!(verify(&g, &s, 5_000).sound, Some(false));
     }
 

@@ -200,7 +200,7 @@ fn verify(py: Python<'_>, guards: String, spec: String, z3_timeout_ms: u32) -> P
         let guard_set =
             dimguard::prove::verify::GuardSet::read(&guards).map_err(|e| e.to_string())?;
         let spec = dimguard::solver::spec::read(&spec).map_err(|e| e.to_string())?;
-        if spec.dims.is_empty() {
+        if spec.is_empty() {
             return Err("the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`".into());
         }
         let report = dimguard::prove::verify::verify(&guard_set, &spec, z3_timeout_ms);

@@ -2,184 +2,24 @@
 //! that `dimguard.export` exports with) keeps every input and every dimension the user gave, with
 //! shared `Dim`s still shared, and narrows exactly the dimensions the diagnosis constrains.
 //!
-//! A [`Sheet`] is a spec as data: root `Dim`s with their bounds, and one [`Entry`] per
-//! `(input, index)` whose [`Value`] is an affine use of a root (`8*_h + 5`), `Dim.AUTO`,
-//! `Dim.STATIC` or an integer. Narrowing an entry to a progression rewrites its *root*, so every
-//! other entry that used the same `Dim` follows (they are equal sizes by the user's own spec).
+//! The spec is the one model, [`Sheet`] ([`crate::spec`]). Narrowing an entry to a progression
+//! rewrites its *root*, so every other entry that used the same `Dim` follows (they are equal
+//! sizes by the user's own spec).
 
 use crate::forms::fixes::fix_kind;
 use crate::message::FixKind;
 use crate::num::{int_ceildiv, int_floordiv};
-use crate::python::{self, py_name, source_input, SpecBlock};
+use crate::python::{py_name, source_input};
 use crate::report::{DimReport, Report, Status};
+pub use crate::spec::{Entry, Root, Sheet, Value};
 use crate::types::Progression;
-use serde::{Deserialize, Serialize};
-
-/// A `dynamic_shapes` spec as data.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Sheet {
-    /// Root `Dim`s, in order of definition.
-    pub roots: Vec<Root>,
-    /// One entry per `(input, index)` the spec mentions, in the user's order.
-    pub entries: Vec<Entry>,
-    /// What a merge changed, in sentences (empty for a spec as read).
-    #[serde(default)]
-    pub notes: Vec<String>,
-}
-
-/// A root `Dim('name', min=.., max=..)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Root {
-    /// Its name (a Python identifier): the variable the spec assigns it to.
-    pub name: String,
-    /// The name given to `Dim(...)` itself when it differs from the variable's
-    /// (`b = Dim('batch')`); printed back as written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub label: Option<String>,
-    /// `min=`, when given.
-    pub min: Option<i128>,
-    /// `max=`, when given.
-    pub max: Option<i128>,
-}
-
-/// One dimension of one input.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Entry {
-    /// The input's name (a `forward` parameter).
-    pub input: String,
-    /// The dimension's index.
-    pub index: usize,
-    /// What the spec says about it.
-    pub value: Value,
-}
-
-/// What a spec says about one dimension. JSON: `{"kind": "dim", "root": "h", "coef": 8,
-/// "offset": 5, "name": "w"}`, `{"kind": "auto", "min": 2, "max": 9}`, `{"kind": "static"}`,
-/// `{"kind": "int", "value": 3}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "Wire", try_from = "Wire")]
-pub enum Value {
-    /// `coef*root + offset` (a plain `Dim` is `coef` 1, `offset` 0); `name` names a derived dim.
-    Dim {
-        /// The root's name.
-        root: String,
-        /// Multiplier (positive).
-        coef: i128,
-        /// Offset.
-        offset: i128,
-        /// The name a derived dim is printed under.
-        #[serde(default)]
-        name: Option<String>,
-    },
-    /// `Dim.AUTO`, optionally bounded.
-    Auto {
-        /// `min=`.
-        min: Option<i128>,
-        /// `max=`.
-        max: Option<i128>,
-    },
-    /// `Dim.STATIC` (the traced size).
-    Static,
-    /// A fixed size.
-    Int {
-        /// The size.
-        value: i128,
-    },
-}
-
-/// [`Value`]'s JSON as one flat object (serde's internally tagged enums cannot hold `i128`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-struct Wire {
-    kind: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    root: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    coef: Option<i128>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    offset: Option<i128>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    min: Option<i128>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    max: Option<i128>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    value: Option<i128>,
-}
-
-impl From<Value> for Wire {
-    fn from(v: Value) -> Wire {
-        match v {
-            Value::Dim {
-                root,
-                coef,
-                offset,
-                name,
-            } => Wire {
-                kind: "dim".into(),
-                root: Some(root),
-                coef: Some(coef),
-                offset: Some(offset),
-                name,
-                ..Wire::default()
-            },
-            Value::Auto { min, max } => Wire {
-                kind: "auto".into(),
-                min,
-                max,
-                ..Wire::default()
-            },
-            Value::Static => Wire {
-                kind: "static".into(),
-                ..Wire::default()
-            },
-            Value::Int { value } => Wire {
-                kind: "int".into(),
-                value: Some(value),
-                ..Wire::default()
-            },
-        }
-    }
-}
-
-impl TryFrom<Wire> for Value {
-    type Error = String;
-    fn try_from(w: Wire) -> Result<Value, String> {
-        Ok(match w.kind.as_str() {
-            "dim" => Value::Dim {
-                root: w.root.ok_or("a dim value needs `root`")?,
-                coef: w.coef.unwrap_or(1),
-                offset: w.offset.unwrap_or(0),
-                name: w.name,
-            },
-            "auto" => Value::Auto {
-                min: w.min,
-                max: w.max,
-            },
-            "static" => Value::Static,
-            "int" => Value::Int {
-                value: w.value.ok_or("an int value needs `value`")?,
-            },
-            other => return Err(format!("unknown kind `{other}` (dim, auto, static, int)")),
-        })
-    }
-}
 
 impl Sheet {
-    fn entry_mut(&mut self, input: &str, index: usize) -> Option<&mut Entry> {
-        self.entries
-            .iter_mut()
-            .find(|e| e.input == input && e.index == index)
-    }
-
-    fn root(&self, name: &str) -> Option<&Root> {
-        self.roots.iter().find(|r| r.name == name)
-    }
-
     fn fresh(&self, base: &str) -> String {
         let mut name = format!("_{base}");
         while self.root(&name).is_some()
             || self.entries.iter().any(|e| e.derived_name() == Some(&name))
+            || self.names.iter().any(|n| n.name == name)
         {
             name.insert(0, '_');
         }
@@ -189,11 +29,15 @@ impl Sheet {
     /// Sets one entry (adding it when the spec did not mention the dimension).
     fn set(&mut self, input: &str, index: usize, value: Value) {
         match self.entry_mut(input, index) {
-            Some(e) => e.value = value,
+            Some(e) => {
+                e.value = value;
+                e.name = None;
+            }
             None => self.entries.push(Entry {
                 input: input.to_string(),
                 index,
                 value,
+                name: None,
             }),
         }
     }
@@ -214,12 +58,7 @@ impl Sheet {
                 } else {
                     name
                 };
-                self.roots.push(Root {
-                    name: name.clone(),
-                    label: None,
-                    min: None,
-                    max: None,
-                });
+                self.roots.push(Root::new(&name, None, None));
                 self.set(
                     input,
                     index,
@@ -261,6 +100,7 @@ impl Sheet {
                 .expect("root");
             r.min = Some(klo);
             r.max = Some(khi);
+            r.narrowed = None;
             return true;
         }
         // k = step*j + k0: a new root j; every use of the old root becomes derived from it.
@@ -270,19 +110,14 @@ impl Sheet {
             .iter()
             .position(|x| x.name == root)
             .expect("root");
-        self.roots[pos] = Root {
-            name: new.clone(),
-            label: None,
-            min: Some(jlo),
-            max: Some(jhi),
-        };
-        for e in &mut self.entries {
+        self.roots[pos] = Root::new(&new, Some(jlo), Some(jhi));
+        for v in self.values_mut() {
             if let Value::Dim {
                 root: er,
                 coef: c,
                 offset: o,
                 name,
-            } = &mut e.value
+            } = v
             {
                 if *er == root {
                     *o += *c * k0;
@@ -330,6 +165,38 @@ impl Sheet {
         }
     }
 
+    /// Every use of `root` (`coef*root + offset`) becomes `value(coef, offset)`; an entry that
+    /// gave a derived dim by its name keeps the name (still defined, now as that value).
+    fn unroot(&mut self, root: &str, value: impl Fn(i128, i128) -> Value) {
+        for e in &mut self.entries {
+            if let Value::Dim {
+                root: r,
+                coef,
+                offset,
+                name,
+            } = &e.value
+            {
+                if r == root {
+                    e.name = name.clone();
+                    e.value = value(*coef, *offset);
+                }
+            }
+        }
+        for n in &mut self.names {
+            if let Value::Dim {
+                root: r,
+                coef,
+                offset,
+                ..
+            } = &n.value
+            {
+                if r == root {
+                    n.value = value(*coef, *offset);
+                }
+            }
+        }
+    }
+
     /// A root narrowed to one value is no dimension at all (torch refuses a `Dim` whose min is
     /// its max): every entry on it becomes that fixed size, and the root goes.
     fn pin_singletons(&mut self) {
@@ -342,90 +209,10 @@ impl Sheet {
             })
             .collect();
         for (root, v) in &pinned {
-            for e in &mut self.entries {
-                if let Value::Dim {
-                    root: er,
-                    coef,
-                    offset,
-                    ..
-                } = &e.value
-                {
-                    if er == root {
-                        e.value = Value::Int {
-                            value: coef * v + offset,
-                        };
-                    }
-                }
-            }
+            self.unroot(root, |coef, offset| Value::Int {
+                value: coef * v + offset,
+            });
             self.roots.retain(|r| &r.name != root);
-        }
-    }
-
-    /// Python to paste: the `Dim` definitions, then `dynamic_shapes = {...}` with every entry.
-    pub fn code(&self) -> String {
-        let mut block = SpecBlock::new();
-        for r in &self.roots {
-            block.code(&python::root_dim(&r.name, r.label.as_deref(), r.min, r.max));
-        }
-        let mut derived: Vec<String> = Vec::new();
-        for e in &self.entries {
-            if let (Some(n), Value::Dim { .. }) = (e.derived_name(), &e.value) {
-                let def = python::assign(n, &e.value.expr());
-                if !derived.contains(&def) {
-                    derived.push(def);
-                }
-            }
-        }
-        for d in &derived {
-            block.code(d);
-        }
-        let mut inputs: Vec<(&str, Vec<(usize, String)>)> = Vec::new();
-        for e in &self.entries {
-            let item = (e.index, e.value.reference());
-            match inputs.iter_mut().find(|(i, _)| *i == e.input) {
-                Some((_, items)) => items.push(item),
-                None => inputs.push((&e.input, vec![item])),
-            }
-        }
-        for (_, items) in &mut inputs {
-            items.sort_by_key(|(k, _)| *k);
-        }
-        block.dict(inputs);
-        block.finish()
-    }
-}
-
-impl Entry {
-    fn derived_name(&self) -> Option<&String> {
-        match &self.value {
-            Value::Dim {
-                coef, offset, name, ..
-            } if (*coef, *offset) != (1, 0) => name.as_ref(),
-            _ => None,
-        }
-    }
-}
-
-impl Value {
-    /// `8*_h + 5`, `h`, `Dim.AUTO(min=2, max=9)`, `Dim.STATIC`, `224`.
-    fn expr(&self) -> String {
-        match self {
-            Value::Dim {
-                root, coef, offset, ..
-            } => python::derived(root, *coef, *offset),
-            Value::Auto { min, max } => python::auto_hint(*min, *max),
-            Value::Static => python::STATIC.into(),
-            Value::Int { value } => value.to_string(),
-        }
-    }
-
-    /// How the dict refers to it: a derived dim by its name, everything else inline.
-    fn reference(&self) -> String {
-        match self {
-            Value::Dim {
-                coef, offset, name, ..
-            } if (*coef, *offset) != (1, 0) => name.clone().unwrap_or_else(|| self.expr()),
-            _ => self.expr(),
         }
     }
 }
@@ -509,19 +296,11 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
                     Some(Value::Dim { root, .. }) => Some(root.clone()),
                     _ => None,
                 };
-                for e in &mut sheet.entries {
-                    let same =
-                        matches!(&e.value, Value::Dim { root: r, .. } if Some(r) == root.as_ref());
-                    if same || (e.input == input && e.index == index) {
-                        e.value = Value::Static;
-                    }
+                if let Some(root) = &root {
+                    sheet.unroot(root, |_, _| Value::Static);
+                    sheet.roots.retain(|r| r.name != *root);
                 }
-                sheet.roots.retain(|r| Some(&r.name) != root.as_ref());
-                if !sheet
-                    .entries
-                    .iter()
-                    .any(|e| e.input == input && e.index == index)
-                {
+                if sheet.entry(&input, index).map(|e| &e.value) != Some(&Value::Static) {
                     sheet.set(&input, index, Value::Static);
                 }
                 let hint = match d.specialized {
@@ -596,31 +375,14 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
 mod tests {
     use super::*;
 
-    fn plain(input: &str, index: usize, root: &str) -> Entry {
-        Entry {
-            input: input.into(),
-            index,
-            value: Value::Dim {
-                root: root.into(),
-                coef: 1,
-                offset: 0,
-                name: None,
-            },
-        }
+    fn read(text: &str) -> Sheet {
+        crate::spec::read(text).unwrap()
     }
 
     #[test]
     fn narrowing_a_shared_root_rewrites_every_use() {
-        let mut s = Sheet {
-            roots: vec![Root {
-                name: "h".into(),
-                label: None,
-                min: Some(135),
-                max: Some(2160),
-            }],
-            entries: vec![plain("image1", 2, "h"), plain("image2", 2, "h")],
-            notes: vec![],
-        };
+        let mut s =
+            read("h = Dim('h', min=135, max=2160)\ndynamic_shapes = {'image1': {2: h}, 'image2': {2: h}}\n");
         let p = Progression {
             lo: 136,
             hi: 2120,
@@ -641,33 +403,8 @@ mod tests {
     #[test]
     fn narrowing_to_one_value_pins_every_use_of_the_root() {
         // h = 32*_h shared by two inputs; only 224 works: both become 224 and `_h` goes
-        // (torch refuses a Dim whose min is its max).
-        let derived = |input: &str| Entry {
-            input: input.into(),
-            index: 2,
-            value: Value::Dim {
-                root: "_h".into(),
-                coef: 32,
-                offset: 0,
-                name: Some("h".into()),
-            },
-        };
-        let mut s = Sheet {
-            roots: vec![Root {
-                name: "_h".into(),
-                label: None,
-                min: Some(1),
-                max: Some(16),
-            }],
-            entries: vec![derived("a"), derived("b"), plain("a", 0, "batch")],
-            notes: vec![],
-        };
-        s.roots.push(Root {
-            name: "batch".into(),
-            label: None,
-            min: Some(1),
-            max: Some(32),
-        });
+        // (torch refuses a Dim whose min is its max). The dict still gives them as `h`.
+        let mut s = read("_h = Dim('_h', min=1, max=16)\nh = 32*_h\nbatch = Dim('batch', min=1, max=32)\ndynamic_shapes = {'a': {2: h, 0: batch}, 'b': {2: h}}\n");
         s.narrow_to(
             "a",
             2,
@@ -680,7 +417,7 @@ mod tests {
             },
         );
         assert!(s.roots.iter().all(|r| r.name != "_h"), "{:?}", s.roots);
-        for e in &s.entries[..2] {
+        for e in s.entries.iter().filter(|e| e.index == 2) {
             assert!(
                 matches!(e.value, Value::Int { value: 224 }),
                 "{:?}",
@@ -690,32 +427,15 @@ mod tests {
         assert_eq!(s.notes, ["a[2]: only 224 works: static"]);
         assert_eq!(
             s.code(),
-            "from torch.export import Dim\n\nbatch = Dim('batch', min=1, max=32)\n\ndynamic_shapes = {\"a\": {0: batch, 2: 224}, \"b\": {2: 224}}"
+            "from torch.export import Dim\n\nbatch = Dim('batch', min=1, max=32)\nh = 224\n\ndynamic_shapes = {\"a\": {0: batch, 2: h}, \"b\": {2: h}}"
         );
     }
 
     #[test]
     fn narrowing_a_derived_entry_solves_the_congruence() {
         // x = 2*k + 1, k in 1..100; want x ≡ 3 (mod 4) in 10..150.
-        let mut s = Sheet {
-            roots: vec![Root {
-                name: "k".into(),
-                label: None,
-                min: Some(1),
-                max: Some(100),
-            }],
-            entries: vec![Entry {
-                input: "x".into(),
-                index: 1,
-                value: Value::Dim {
-                    root: "k".into(),
-                    coef: 2,
-                    offset: 1,
-                    name: Some("s".into()),
-                },
-            }],
-            notes: vec![],
-        };
+        let mut s =
+            read("k = Dim('k', min=1, max=100)\ns = 2*k + 1\ndynamic_shapes = {'x': {1: s}}\n");
         let p = Progression {
             lo: 10,
             hi: 150,

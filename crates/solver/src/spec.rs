@@ -1,5 +1,5 @@
-//! Reading a `dynamic_shapes` spec as users write it, into the set of sizes it admits per
-//! dimension.
+//! A user's `dynamic_shapes` spec: the one model ([`Sheet`], with what it admits per size and
+//! its printer), its reader ([`read`]) and `ShapesSpec` ([`shapes`]).
 //!
 //! ```python
 //! _h = Dim('_h', min=17, max=270)
@@ -10,117 +10,19 @@
 //!
 //! Assignments define names (plain `Dim`, derived `m*_h + r`, an int, `Dim.AUTO`, `Dim.STATIC`);
 //! an optional `dynamic_shapes = {...}` dict maps inputs' dimensions (`L['x'].size()[2]`) to
-//! names or inline values.
+//! names or inline values. Each line is read by [`crate::forms::fixes`] (the one reader of
+//! `Dim(...)` lines, shared with torch's "Suggested fixes").
 
+mod model;
 pub mod shapes;
+
+pub use model::{Entry, Given, Named, Root, Sheet, Value};
 
 use crate::error::{Error, ParseError};
 use crate::forms::fixes::{dim_label, fix_kind, read_fix};
-use crate::merge::{Entry, Root, Sheet, Value};
-use crate::message::{FixKind, DEFAULT_MIN, SIZE_MAX};
-use crate::types::DimSet;
+use crate::message::{FixKind, SIZE_MAX};
+use crate::python::py_name;
 use std::collections::BTreeMap;
-
-/// What a spec says about one name.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SpecDim {
-    /// The name (`h`), or the source when given inline in the dict.
-    pub name: String,
-    /// The spec's text for it.
-    pub code: String,
-    /// The sizes it admits; `None` for `Dim.STATIC` (the traced size, unknown here).
-    pub admitted: Option<DimSet>,
-    /// For a derived dim (`h = 8*_h + 1`, `w = h`): its root, multiplier and offset, and the
-    /// root's own range. Two dims derived from one root are tied (`8*_h` and `8*_h + 1` move
-    /// together); `admitted` alone does not say so.
-    pub derived: Option<Derived>,
-}
-
-/// A derived dim's relation to its root: `coef * root + offset`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Derived {
-    /// The root `Dim`'s name.
-    pub root: String,
-    /// The multiplier (positive).
-    pub coef: i128,
-    /// The offset.
-    pub offset: i128,
-    /// The root's range, `min..=max`.
-    pub root_range: (i128, i128),
-}
-
-/// A parsed spec.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Spec {
-    /// Named dims in order of definition (roots of derived dims excluded).
-    pub dims: Vec<SpecDim>,
-    /// Size sources from the `dynamic_shapes` dict, mapped to names in `dims`.
-    pub sources: BTreeMap<String, String>,
-    /// Lines that were not understood.
-    pub unrecognized: Vec<String>,
-    /// Whether the spec has a `dynamic_shapes` dict: a size with an input's source is then
-    /// found by that source only (a dimension the dict leaves out, or gives `None`, is static
-    /// in torch, whatever its name).
-    pub dict: bool,
-}
-
-impl Spec {
-    /// The spec entry for a dimension, by name or by source.
-    pub fn lookup(&self, name: &str, source: Option<&str>) -> Option<&SpecDim> {
-        let at = source.and_then(crate::python::source_input);
-        let mapped = source
-            .and_then(|s| self.sources.get(s))
-            .or_else(|| {
-                // The same input's dimension written another way (`L['kwargs']['x']`).
-                let at = at.as_ref()?;
-                self.sources
-                    .iter()
-                    .find(|(s, _)| crate::python::source_input(s).as_ref() == Some(at))
-                    .map(|(_, n)| n)
-            })
-            .and_then(|n| self.dims.iter().find(|d| &d.name == n));
-        if mapped.is_some() || (self.dict && at.is_some()) {
-            return mapped;
-        }
-        self.dims
-            .iter()
-            .find(|d| d.name == name || Some(d.name.as_str()) == source)
-    }
-}
-
-fn admitted(kind: &FixKind, roots: &BTreeMap<String, (i128, i128)>) -> Option<Option<DimSet>> {
-    Some(match kind {
-        FixKind::Dim { min, max } => {
-            Some(DimSet::interval(min.unwrap_or(0), max.unwrap_or(SIZE_MAX)))
-        }
-        FixKind::Const(v) => Some(DimSet::interval(*v, *v)),
-        FixKind::Auto => Some(DimSet::interval(DEFAULT_MIN, SIZE_MAX)),
-        FixKind::Static => None,
-        FixKind::Derived { root, coef, offset } if *coef > 0 => {
-            let (kmin, kmax) = *roots.get(root)?;
-            let kmax = kmax.min((SIZE_MAX - offset) / coef);
-            Some(DimSet::progression(
-                coef * kmin + offset,
-                coef * kmax + offset,
-                *coef,
-                *offset,
-            ))
-        }
-        FixKind::Derived { .. } | FixKind::Other => return None,
-    })
-}
-
-fn derived(kind: &FixKind, roots: &BTreeMap<String, (i128, i128)>) -> Option<Derived> {
-    match kind {
-        FixKind::Derived { root, coef, offset } => Some(Derived {
-            root: root.clone(),
-            coef: *coef,
-            offset: *offset,
-            root_range: *roots.get(root)?,
-        }),
-        _ => None,
-    }
-}
 
 /// Why a spec line defining a dimension cannot be used, if it cannot.
 fn definition_error(
@@ -146,20 +48,24 @@ fn definition_error(
     }
 }
 
-/// Reads a spec.
+/// Reads a spec (`Dim` lines and a `dynamic_shapes` dict, or a `ShapesSpec`) into the one
+/// model, [`Sheet`].
 ///
-/// Lines that define nothing (imports, other Python) are kept in `unrecognized`; a line that
-/// defines a dimension wrongly — a `Dim` with `min > max`, a derived dim with a multiplier that
-/// is not positive or an undefined root, an unclosed bracket — is an [`Error::Spec`] naming the
-/// spec line, with a caret and the reason.
-pub fn read(text: &str) -> Result<Spec, Error> {
+/// Lines that define nothing (imports, other Python) are kept in `unrecognized`, with dict
+/// items that name nothing defined; a line that defines a dimension wrongly — a `Dim` with
+/// `min > max`, a derived dim with a multiplier that is not positive or an undefined root, an
+/// unclosed bracket — is an [`Error::Spec`] naming the spec line, with a caret and the reason.
+/// A `ShapesSpec` is read as the same spec written with `Dim`s
+/// ([`shapes::ShapesSpec::to_dims`]), its assumptions over one variable narrowing that
+/// variable's root.
+pub fn read(text: &str) -> Result<Sheet, Error> {
     if shapes::is_shapes_spec(text) {
         let s = shapes::ShapesSpec::read(text)?;
-        let mut spec = read(&s.to_dims())?;
-        s.restrict(&mut spec);
-        return Ok(spec);
+        let mut sheet = read(&s.to_dims())?;
+        s.restrict(&mut sheet);
+        return Ok(sheet);
     }
-    let mut spec = Spec::default();
+    let mut sheet = Sheet::default();
     let mut roots: BTreeMap<String, (i128, i128)> = BTreeMap::new();
     let mut defs: Vec<(usize, String, String, FixKind)> = Vec::new();
     let joined = join_brackets(text)?;
@@ -187,7 +93,7 @@ pub fn read(text: &str) -> Result<Spec, Error> {
                 }
                 defs.push((*no, f.name, f.text, f.kind));
             }
-            None => spec.unrecognized.push(line.to_string()),
+            None => sheet.unrecognized.push(line.to_string()),
         }
     }
     // A name bound twice is the last binding, as in Python.
@@ -195,47 +101,32 @@ pub fn read(text: &str) -> Result<Spec, Error> {
     defs.reverse();
     defs.retain(|(_, name, _, _)| seen.insert(name.clone()));
     defs.reverse();
-    // Roots used only by derived dims are not dims themselves.
-    let used_as_root: std::collections::HashSet<String> = defs
-        .iter()
-        .filter_map(|(_, _, _, k)| {
-            if let FixKind::Derived { root, .. } = k {
-                Some(root.clone())
-            } else {
-                None
-            }
-        })
-        .collect();
     // A size derived from a derived size (`_r = 3*__r + 2; h = 16*_r`, which torch composes
-    // to `48*__r + 32`) is read from the base root; the lines between are kept for its code.
-    let derived_of: BTreeMap<String, (String, i128, i128, String)> = defs
+    // to `48*__r + 32`) is read from the base root.
+    let derived_of: BTreeMap<String, (String, i128, i128)> = defs
         .iter()
-        .filter_map(|(_, n, t, k)| match k {
+        .filter_map(|(_, n, _, k)| match k {
             FixKind::Derived { root, coef, offset } => {
-                Some((n.clone(), (root.clone(), *coef, *offset, t.clone())))
+                Some((n.clone(), (root.clone(), *coef, *offset)))
             }
             _ => None,
         })
         .collect();
-    let mut chains: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (_, name, _, kind) in defs.iter_mut() {
         let FixKind::Derived { root, coef, offset } = kind else {
             continue;
         };
-        let mut lines: Vec<String> = Vec::new();
-        while let Some((r2, c2, o2, t2)) = derived_of.get(root.as_str()) {
+        let mut steps = 0;
+        while let Some((r2, c2, o2)) = derived_of.get(root.as_str()) {
             // A cycle (`a = 2*b; b = 2*a`) or an overflow stays as written: an error below.
             let composed = coef
                 .checked_mul(*c2)
                 .zip(coef.checked_mul(*o2).and_then(|v| v.checked_add(*offset)));
-            let Some((c, o)) = composed.filter(|_| lines.len() < 16 && r2 != name) else {
+            let Some((c, o)) = composed.filter(|_| steps < 16 && r2 != name) else {
                 break;
             };
-            lines.insert(0, format!("{root} = {t2}"));
+            steps += 1;
             (*root, *coef, *offset) = (r2.clone(), c, o);
-        }
-        if !lines.is_empty() {
-            chains.insert(name.clone(), lines);
         }
     }
     let bound: std::collections::HashSet<&str> = defs
@@ -259,185 +150,78 @@ pub fn read(text: &str) -> Result<Spec, Error> {
             });
         }
     }
-    // Each root's definition as written (the first line binding it), found once.
-    let mut root_texts: std::collections::HashMap<String, String> = Default::default();
-    for (_, l) in &joined {
-        for l in l.lines() {
-            if let Some((n, r)) = l.split_once(" = ") {
-                root_texts
-                    .entry(n.trim().to_string())
-                    .or_insert_with(|| r.trim().to_string());
-            }
-        }
-    }
-    // ...unless the dict names the root itself (`y_2 = h` beside `"x": {2: h}`).
-    let entries = dict.as_deref().map(dict_entries);
-    let in_dict_names: std::collections::HashSet<&str> =
-        entries.iter().flatten().map(|(_, v)| v.as_str()).collect();
-    let in_dict = |name: &str| in_dict_names.contains(name);
-    for (_, name, text, kind) in defs {
-        if used_as_root.contains(&name) && !in_dict(&name) {
+    let consts: BTreeMap<String, i128> = defs
+        .iter()
+        .filter_map(|(_, n, _, k)| match k {
+            FixKind::Const(v) => Some((n.clone(), *v)),
+            _ => None,
+        })
+        .collect();
+    for (_, name, text, kind) in &defs {
+        if let FixKind::Dim { min, max } = kind {
+            sheet.roots.push(Root {
+                label: dim_label(text).filter(|l| l != name),
+                ..Root::new(name, *min, *max)
+            });
             continue;
         }
-        match admitted(&kind, &roots) {
-            Some(adm) => {
-                let code = match &kind {
-                    FixKind::Derived { root, .. } => {
-                        let between: String = chains
-                            .get(&name)
-                            .into_iter()
-                            .flatten()
-                            .map(|l| format!("{l}\n"))
-                            .collect();
-                        format!(
-                            "{root} = {}\n{between}{name} = {text}",
-                            root_texts.get(root.as_str()).cloned().unwrap_or_default()
-                        )
-                    }
-                    _ => format!("{name} = {text}"),
-                };
-                spec.dims.push(SpecDim {
-                    name,
-                    code,
-                    admitted: adm,
-                    derived: derived(&kind, &roots),
-                })
-            }
-            None => spec.unrecognized.push(format!("{name} = {text}")),
+        match value_of(kind, name, &consts) {
+            Some(value) => sheet.names.push(Named {
+                name: name.clone(),
+                value,
+            }),
+            None => sheet.unrecognized.push(format!("{name} = {text}")),
         }
     }
-    if let Some(entries) = entries {
-        read_dict(entries, &mut spec, &roots);
-        spec.dict = true;
+    if let Some(d) = dict {
+        read_dict(&d, &mut sheet, &consts);
+        sheet.dict = true;
     }
-    Ok(spec)
+    Ok(sheet)
 }
 
-/// Reads a spec as data ([`Sheet`]): its root `Dim`s and, from the `dynamic_shapes` dict, one
-/// entry per `(input, index)`. Errors name the line that is not understood.
-pub fn sheet(text: &str) -> Result<Sheet, Error> {
-    if shapes::is_shapes_spec(text) {
-        let s = shapes::ShapesSpec::read(text)?;
-        return sheet(&s.to_dims());
-    }
-    sheet_of_dims(text).map_err(Error::Sheet)
-}
-
-/// [`sheet`] of a spec written with `Dim`s: what is not understood, quoted.
-fn sheet_of_dims(text: &str) -> Result<Sheet, String> {
-    let joined = join_brackets(text).map_err(|e| e.to_string())?;
-    let mut out = Sheet::default();
-    let mut named: BTreeMap<String, Value> = BTreeMap::new();
-    let mut dict: Option<String> = None;
-    let value_of = |kind: FixKind, name: &str, text: &str, out: &mut Sheet| -> Option<Value> {
-        Some(match kind {
-            FixKind::Dim { min, max } => {
-                out.roots.push(Root {
-                    name: name.to_string(),
-                    label: dim_label(text).filter(|l| l != name),
-                    min,
-                    max,
-                });
-                Value::Dim {
-                    root: name.to_string(),
-                    coef: 1,
-                    offset: 0,
-                    name: None,
-                }
-            }
-            FixKind::Const(v) => Value::Int { value: v },
-            FixKind::Auto => Value::Auto {
-                min: None,
-                max: None,
+/// What a definition that is no root `Dim` says: a derived dim of a root (of an int: that
+/// int's image), an int, `Dim.AUTO`, `Dim.STATIC`.
+fn value_of(kind: &FixKind, name: &str, consts: &BTreeMap<String, i128>) -> Option<Value> {
+    Some(match kind {
+        FixKind::Derived { root, coef, offset } => match consts.get(root) {
+            Some(c) => Value::Int {
+                value: coef.checked_mul(*c)?.checked_add(*offset)?,
             },
-            FixKind::Static => Value::Static,
-            FixKind::Derived { root, coef, offset } if coef > 0 => Value::Dim {
-                root,
-                coef,
-                offset,
+            None => Value::Dim {
+                root: root.clone(),
+                coef: *coef,
+                offset: *offset,
                 name: Some(name.to_string()),
             },
-            FixKind::Derived { .. } | FixKind::Other => return None,
-        })
-    };
-    for (_, raw) in &joined {
-        let line = raw.split('#').next().unwrap_or("").trim();
-        if line.is_empty() || line.starts_with("from ") || line.starts_with("import ") {
-            continue;
-        }
-        if let Some(rest) = line.strip_prefix("dynamic_shapes") {
-            dict = Some(rest.trim_start().trim_start_matches('=').trim().to_string());
-            continue;
-        }
-        let fix = read_fix(line).ok_or_else(|| format!("not a spec line: `{line}`"))?;
-        let v = value_of(fix.kind, &fix.name, &fix.text, &mut out).ok_or_else(|| {
-            format!("`{line}`: expected Dim(...), m*root + r, an int, Dim.AUTO or Dim.STATIC")
-        })?;
-        // A Dim's own name refers to its root; a derived dim to its expression.
-        named.insert(fix.name, v);
-    }
-    let dict = dict.ok_or("the spec has no `dynamic_shapes = {...}` dict naming the inputs")?;
-    let t = dict.trim();
-    let body = t
-        .strip_prefix('{')
-        .and_then(|b| b.strip_suffix('}'))
-        .ok_or_else(|| {
-            format!("`dynamic_shapes = {t}`: expected a dict {{\"input\": {{index: dim}}}}")
-        })?;
-    for item in split_top(body) {
-        let (key, val) = item
-            .split_once(':')
-            .ok_or_else(|| format!("`{}`: expected \"input\": {{...}}", item.trim()))?;
-        let input = key.trim().trim_matches(['"', '\'']).to_string();
-        let val = val.trim();
-        let (open, close) = match val.chars().next() {
-            Some('{') => ('{', '}'),
-            Some('(') => ('(', ')'),
-            Some('[') => ('[', ']'),
-            _ if val == "None" => continue,
-            _ => {
-                return Err(format!(
-                    "`{input}`: expected {{index: dim}} or a tuple, got `{val}`"
-                ))
-            }
-        };
-        let len =
-            matching(val, open, close).ok_or_else(|| format!("`{input}`: unbalanced `{open}`"))?;
-        for (i, it) in split_top(&val[1..len]).iter().enumerate() {
-            let (idx, v) = if open == '{' {
-                let (k, v) = it
-                    .split_once(':')
-                    .ok_or_else(|| format!("`{}`: expected index: dim", it.trim()))?;
-                let k = k
-                    .trim()
-                    .parse::<usize>()
-                    .map_err(|_| format!("`{}`: the index must be an integer", k.trim()))?;
-                (k, v.trim())
-            } else {
-                (i, it.trim())
-            };
-            if v.is_empty() || v == "None" {
-                continue;
-            }
-            let value = match named.get(v) {
-                Some(value) => value.clone(),
-                None => {
-                    let kind = fix_kind(v).ok_or_else(|| {
-                        format!("`{input}`[{idx}] = `{v}`: not a name defined above nor a Dim")
-                    })?;
-                    let name = crate::python::py_name(&format!("{input}_{idx}"));
-                    value_of(kind, &name, v, &mut out)
-                        .ok_or_else(|| format!("`{input}`[{idx}] = `{v}`: not understood"))?
-                }
-            };
-            out.entries.push(Entry {
-                input: input.clone(),
-                index: idx,
-                value,
-            });
+        },
+        FixKind::Const(v) => Value::Int { value: *v },
+        FixKind::Auto => Value::Auto {
+            min: None,
+            max: None,
+        },
+        FixKind::Static => Value::Static,
+        FixKind::Dim { .. } | FixKind::Other => return None,
+    })
+}
+
+/// Reads a spec as data for a merge (`dimguard.export`, `--spec`): [`read`], then every line
+/// must be understood and the spec must have a `dynamic_shapes` dict naming the inputs.
+pub fn sheet(text: &str) -> Result<Sheet, Error> {
+    let sheet = read(text)?;
+    if !shapes::is_shapes_spec(text) {
+        if let Some(line) = sheet.unrecognized.first() {
+            return Err(Error::Sheet(format!(
+                "not understood: `{line}` (expected Dim(...), m*root + r, an int, Dim.AUTO or Dim.STATIC, and a dynamic_shapes dict)"
+            )));
         }
     }
-    Ok(out)
+    if !sheet.dict {
+        return Err(Error::Sheet(
+            "the spec has no `dynamic_shapes = {...}` dict naming the inputs".into(),
+        ));
+    }
+    Ok(sheet)
 }
 
 /// Joins lines inside brackets so a multi-line dict reads as one line; each joined line keeps
@@ -499,76 +283,154 @@ fn bracket_error(line: usize, text: &str, col: usize, message: String) -> Error 
     }
 }
 
-/// `{"x": {2: h, 3: Dim('w', min=2)}, "y": (None, h)}`
-/// The dict's entries as `(source, value)`: `{"x": {2: h}}` → `("L['x'].size()[2]", "h")`
-/// (positional tuples and lists by index; `None` and empty values left out).
-fn dict_entries(text: &str) -> Vec<(String, String)> {
+/// The dict's items as `(input, index, value)`: `{"x": {2: h}, "y": (None, h)}` →
+/// `("x", 2, "h")`, `("y", 1, "h")` (positional tuples and lists by index; `None` and empty
+/// values left out), and what could not be read, quoted.
+fn dict_items(text: &str) -> (Vec<(String, usize, String)>, Vec<String>) {
+    let (mut out, mut bad) = (Vec::new(), Vec::new());
     let t = text.trim();
-    let body = t
-        .strip_prefix('{')
-        .and_then(|b| b.strip_suffix('}'))
-        .unwrap_or(t);
-    let mut out = Vec::new();
-    let mut rest = body;
-    while let Some(q) = rest.find(['"', '\'']) {
-        let quote = rest.as_bytes()[q] as char;
-        let after = &rest[q + 1..];
-        let Some(end) = after.find(quote) else { break };
-        let input = &after[..end];
-        let tail = after[end + 1..]
-            .trim_start()
-            .trim_start_matches(':')
-            .trim_start();
-        let (open, close) = match tail.chars().next() {
+    let Some(body) = t.strip_prefix('{').and_then(|b| b.strip_suffix('}')) else {
+        bad.push(format!(
+            "dynamic_shapes = {t}: expected a dict {{\"input\": {{index: dim}}}}"
+        ));
+        return (out, bad);
+    };
+    for item in split_top(body) {
+        let Some((key, val)) = item.split_once(':') else {
+            bad.push(format!("`{}`: expected \"input\": {{...}}", item.trim()));
+            continue;
+        };
+        let input = key.trim().trim_matches(['"', '\'']).to_string();
+        let val = val.trim();
+        let (open, close) = match val.chars().next() {
             Some('{') => ('{', '}'),
             Some('(') => ('(', ')'),
             Some('[') => ('[', ']'),
-            _ => break,
-        };
-        let Some(len) = matching(tail, open, close) else {
-            break;
-        };
-        let inner = &tail[1..len];
-        for (i, item) in split_top(inner).iter().enumerate() {
-            let (idx, value) = if open == '{' {
-                match item.split_once(':') {
-                    Some((k, v)) => (k.trim().parse::<usize>().ok(), v.trim()),
-                    None => (None, ""),
-                }
-            } else {
-                (Some(i), item.trim())
-            };
-            let Some(idx) = idx else { continue };
-            if value.is_empty() || value == "None" {
+            _ if val == "None" => continue,
+            _ => {
+                bad.push(format!(
+                    "`{input}`: expected {{index: dim}} or a tuple, got `{val}`"
+                ));
                 continue;
             }
-            out.push((format!("L['{input}'].size()[{idx}]"), value.to_string()));
-        }
-        rest = &tail[len + 1..];
-    }
-    out
-}
-
-fn read_dict(
-    entries: Vec<(String, String)>,
-    spec: &mut Spec,
-    roots: &BTreeMap<String, (i128, i128)>,
-) {
-    for (source, value) in entries {
-        if spec.dims.iter().any(|d| d.name == value) || is_ident(&value) {
-            spec.sources.insert(source, value);
-        } else if let Some(kind) = fix_kind(&value) {
-            if let Some(adm) = admitted(&kind, roots) {
-                spec.dims.push(SpecDim {
-                    name: source.clone(),
-                    code: value,
-                    admitted: adm,
-                    derived: derived(&kind, roots),
-                });
-                spec.sources.insert(source.clone(), source);
+        };
+        let Some(len) = matching(val, open, close) else {
+            bad.push(format!("`{input}`: unbalanced `{open}`"));
+            continue;
+        };
+        for (i, it) in split_top(&val[1..len]).iter().enumerate() {
+            let (idx, v) = if open == '{' {
+                let Some((k, v)) = it.split_once(':') else {
+                    bad.push(format!("`{}`: expected index: dim", it.trim()));
+                    continue;
+                };
+                let Ok(k) = k.trim().parse::<usize>() else {
+                    bad.push(format!("`{}`: the index must be an integer", k.trim()));
+                    continue;
+                };
+                (k, v.trim())
+            } else {
+                (i, it.trim())
+            };
+            if !v.is_empty() && v != "None" {
+                out.push((input.clone(), idx, v.to_string()));
             }
         }
     }
+    (out, bad)
+}
+
+/// Reads the dict into `sheet`'s entries: a name defined above is that name's value; a value
+/// written inline is read in place (a `Dim` becomes a root, a derived dim a name, both called
+/// after the input's dimension: `x_3`). What names nothing is kept in `unrecognized`.
+fn read_dict(text: &str, sheet: &mut Sheet, consts: &BTreeMap<String, i128>) {
+    let (items, bad) = dict_items(text);
+    sheet.unrecognized.extend(bad);
+    for (input, index, v) in items {
+        let (value, name) = if sheet.root(&v).is_some() {
+            let value = Value::Dim {
+                root: v,
+                coef: 1,
+                offset: 0,
+                name: None,
+            };
+            (value, None)
+        } else if let Some(n) = sheet.names.iter().find(|n| n.name == v) {
+            match &n.value {
+                Value::Dim { .. } => (n.value.clone(), None),
+                other => (other.clone(), Some(v)),
+            }
+        } else {
+            let Some(value) = inline(sheet, &input, index, &v, consts) else {
+                sheet.unrecognized.push(format!(
+                    "`{input}`[{index}] = `{v}`: not a name defined above nor a Dim"
+                ));
+                continue;
+            };
+            (value, None)
+        };
+        if sheet.entry(&input, index).is_none() {
+            sheet.entries.push(Entry {
+                input,
+                index,
+                value,
+                name,
+            });
+        }
+    }
+}
+
+/// A value written inline in the dict (`Dim('w', min=2)`, `2*H + 1`, `224`, `Dim.AUTO`); a
+/// `Dim` becomes a root and a derived dim a name, called after the input's dimension.
+fn inline(
+    sheet: &mut Sheet,
+    input: &str,
+    index: usize,
+    v: &str,
+    consts: &BTreeMap<String, i128>,
+) -> Option<Value> {
+    if is_ident(v) {
+        return None;
+    }
+    let kind = fix_kind(v)?;
+    let here = fresh(sheet, &py_name(&format!("{input}_{index}")));
+    match &kind {
+        FixKind::Dim { min, max } => {
+            sheet.roots.push(Root {
+                label: dim_label(v).filter(|l| *l != here),
+                ..Root::new(&here, *min, *max)
+            });
+            Some(Value::Dim {
+                root: here,
+                coef: 1,
+                offset: 0,
+                name: None,
+            })
+        }
+        FixKind::Derived { root, coef, .. }
+            if *coef > 0 && (sheet.root(root).is_some() || consts.contains_key(root)) =>
+        {
+            let value = value_of(&kind, &here, consts)?;
+            if let Value::Dim { .. } = value {
+                sheet.names.push(Named {
+                    name: here,
+                    value: value.clone(),
+                });
+            }
+            Some(value)
+        }
+        FixKind::Derived { .. } => None,
+        k => value_of(k, &here, consts),
+    }
+}
+
+/// `base`, or `_base`, `__base`, ... when a root or name of `sheet` is called so.
+fn fresh(sheet: &Sheet, base: &str) -> String {
+    let mut name = base.to_string();
+    while sheet.root(&name).is_some() || sheet.names.iter().any(|n| n.name == name) {
+        name.insert(0, '_');
+    }
+    name
 }
 
 fn is_ident(s: &str) -> bool {
@@ -617,6 +479,12 @@ fn split_top(s: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::DimSet;
+
+    fn at(s: &Sheet, input: &str, index: usize) -> Given {
+        s.lookup("", Some(&crate::python::input_source(input, index)))
+            .unwrap()
+    }
 
     #[test]
     fn reads_derived_plain_static_and_dict() {
@@ -625,29 +493,56 @@ mod tests {
              dynamic_shapes = {\n  \"image1\": {0: b, 2: h, 3: w},\n  'image2': (None, None, h, Dim('w2', min=2, max=9)),\n}\n",
         )
         .unwrap();
-        let names: Vec<&str> = s.dims.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, ["h", "w", "b", "L['image2'].size()[3]"]);
-        let h = &s.dims[0];
+        let h = at(&s, "image1", 2);
+        assert_eq!(h.name, "h");
         assert_eq!(h.admitted, Some(DimSet::progression(136, 2160, 8, 0)));
-        assert_eq!(h.code, "_h = Dim('_h', min=17, max=270)\nh = 8*_h");
+        assert_eq!(h.derived(), Some(("_h", 8, 0)));
         assert_eq!(
-            s.sources.get("L['image1'].size()[2]").map(String::as_str),
-            Some("h")
+            s.definition(&h),
+            "_h = Dim('_h', min=17, max=270)\nh = 8*_h"
         );
-        assert_eq!(
-            s.sources.get("L['image2'].size()[2]").map(String::as_str),
-            Some("h")
-        );
+        assert_eq!(at(&s, "image2", 2), h);
         assert_eq!(
             s.lookup("dim_2", Some("L['image1'].size()[3]"))
                 .unwrap()
                 .name,
             "w"
         );
-        assert_eq!(s.dims[2].admitted, Some(DimSet::interval(1, 1)));
+        let b = at(&s, "image1", 0);
+        assert_eq!(
+            (b.name.as_str(), b.admitted),
+            ("b", Some(DimSet::interval(1, 1)))
+        );
+        let w2 = at(&s, "image2", 3);
+        assert_eq!(w2.name, "image2_3");
+        assert_eq!(w2.admitted, Some(DimSet::interval(2, 9)));
+        assert_eq!(s.root("image2_3").unwrap().label.as_deref(), Some("w2"));
+        // A dimension the dict leaves out (or gives None) is static: found by no name.
+        assert_eq!(s.lookup("h", Some("L['image2'].size()[1]")), None);
         let s = read("h = Dim.AUTO\nw = Dim.STATIC\n").unwrap();
-        assert_eq!(s.dims[0].admitted, Some(DimSet::interval(2, SIZE_MAX)));
-        assert_eq!(s.dims[1].admitted, None);
+        assert_eq!(
+            s.lookup("h", None).unwrap().admitted,
+            Some(DimSet::interval(2, SIZE_MAX))
+        );
+        assert_eq!(s.lookup("w", None).unwrap().admitted, None);
+        assert!(!s.dict && s.entries.is_empty());
+    }
+
+    #[test]
+    fn what_is_not_understood_is_kept() {
+        let s = read("import torch\nmodel = Net()\nh = Dim('h', min=2, max=9)\ndynamic_shapes = {'x': {0: h, 1: g}}\n").unwrap();
+        assert_eq!(
+            s.unrecognized,
+            [
+                "model = Net()",
+                "`x`[1] = `g`: not a name defined above nor a Dim"
+            ]
+        );
+        // As data for a merge, that is an error; without a dict too.
+        let e = sheet("model = Net()\nh = Dim('h')\ndynamic_shapes = {'x': {0: h}}\n").unwrap_err();
+        assert!(e.to_string().contains("`model = Net()`"), "{e}");
+        let e = sheet("h = Dim('h')\n").unwrap_err();
+        assert!(e.to_string().contains("no `dynamic_shapes"), "{e}");
     }
 
     #[test]
@@ -656,9 +551,8 @@ mod tests {
         // lines for a root whose sound side is one value; before, reading them back failed
         // with "`w` is not defined as a Dim".
         let s = read("w = 7\nh = 4*w - 6\n").unwrap();
-        let h = s.dims.iter().find(|d| d.name == "h").unwrap();
+        let h = s.lookup("h", None).unwrap();
         assert_eq!(h.admitted, Some(DimSet::interval(22, 22)));
-        assert_eq!(h.derived.as_ref().map(|d| d.root_range), Some((7, 7)));
         // An undefined root is still an error.
         assert!(read("h = 4*v - 6\n").is_err());
     }
@@ -669,18 +563,15 @@ mod tests {
         // chains for a root whose sound side is a progression. Before, "`_r` is not defined
         // as a Dim".
         let s = read("__r = Dim('__r', min=0, max=20)\n_r = 3*__r + 2\nh = 16*_r\n").unwrap();
-        let h = s.dims.iter().find(|d| d.name == "h").unwrap();
+        let h = s.lookup("h", None).unwrap();
         assert_eq!(h.admitted, Some(DimSet::progression(32, 992, 48, 32)));
-        let d = h.derived.as_ref().unwrap();
-        assert_eq!((d.root.as_str(), d.coef, d.offset), ("__r", 48, 32));
+        assert_eq!(h.derived(), Some(("__r", 48, 32)));
         assert_eq!(
-            h.code,
-            "__r = Dim('__r', min=0, max=20)\n_r = 3*__r + 2\nh = 16*_r"
+            s.definition(&h),
+            "__r = Dim('__r', min=0, max=20)\nh = 48*__r + 32"
         );
-        assert!(
-            s.dims.iter().all(|d| d.name != "_r"),
-            "only a step of the chain"
-        );
+        // A root only derived dims use is not a size by its own name.
+        assert_eq!(s.lookup("__r", None), None);
         // A cycle is an error, not a hang.
         assert!(read("a = 2*b\nb = 2*a\n").is_err());
     }
@@ -742,14 +633,123 @@ mod tests {
             ),
             ("h = Dim('h', min=2, max=9))\n", 1, "unmatched `)`"),
         ] {
-            match read(text) {
-                Err(Error::Spec { line: l, error }) => {
-                    assert_eq!(l, line, "{text}");
-                    assert!(error.message.contains(what), "{text}: {error}");
-                    assert!(error.to_string().contains('^'), "{error}");
+            for r in [read(text), sheet(text)] {
+                match r {
+                    Err(Error::Spec { line: l, error }) => {
+                        assert_eq!(l, line, "{text}");
+                        assert!(error.message.contains(what), "{text}: {error}");
+                        assert!(error.to_string().contains('^'), "{error}");
+                    }
+                    other => panic!("{text}: expected a spec error, got {other:?}"),
                 }
-                other => panic!("{text}: expected a spec error, got {other:?}"),
             }
         }
+    }
+
+    /// One dimension of a random spec: its text in the dict, the lines that define it, and the
+    /// sizes it admits by brute force (`None`: static; `Some(None)`: `Dim.AUTO`).
+    type Case = (String, Vec<String>, Option<Option<Vec<i128>>>);
+
+    fn case(j: usize, kind: u8, roots: &[(i128, i128)], a: i128, b: i128) -> Case {
+        let i = (a as usize) % roots.len();
+        let (lo, hi) = roots[i];
+        let root = format!("r{i}");
+        match kind {
+            0 => (root, vec![], Some(Some((lo..=hi).collect()))),
+            1 => {
+                let (c, o) = (a % 5 + 1, b % 7);
+                let def = format!("h{j} = {}", crate::python::derived(&root, c, o));
+                let set = (lo..=hi).map(|k| c * k + o).collect();
+                (format!("h{j}"), vec![def], Some(Some(set)))
+            }
+            2 => ("Dim.AUTO".into(), vec![], Some(None)),
+            3 => (
+                format!("a{j}"),
+                vec![format!("a{j} = Dim.AUTO")],
+                Some(None),
+            ),
+            4 => (b.to_string(), vec![], Some(Some(vec![b]))),
+            5 => (
+                format!("b{j}"),
+                vec![format!("b{j} = {b}")],
+                Some(Some(vec![b])),
+            ),
+            6 => (format!("s{j}"), vec![format!("s{j} = Dim.STATIC")], None),
+            7 => {
+                let (lo, hi) = (a.min(b), a.max(b));
+                let text = format!("Dim('w{j}', min={lo}, max={hi})");
+                (text, vec![], Some(Some((lo..=hi).collect())))
+            }
+            _ => {
+                // Derived from a constant: that constant's image.
+                let def = format!("k{j} = {b}\nd{j} = 3*k{j} + 1");
+                (format!("d{j}"), vec![def], Some(Some(vec![3 * b + 1])))
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// The sizes the one model admits for each dimension of a random spec (plain, derived,
+        /// `Dim.AUTO`, int, static, inline `Dim`) are those brute force gives; and printing the
+        /// model and reading it again gives the same model.
+        #[test]
+        fn admitted_sets_match_brute_force_and_the_printed_spec_reads_back(
+            roots in proptest::collection::vec((0i128..30, 0i128..25), 1..3),
+            dims in proptest::collection::vec((0u8..9, 0i128..40, 0i128..40), 1..6),
+        ) {
+            let roots: Vec<(i128, i128)> = roots.iter().map(|&(lo, s)| (lo, lo + s)).collect();
+            let mut text = String::from("from torch.export import Dim\n");
+            for (i, (lo, hi)) in roots.iter().enumerate() {
+                text.push_str(&format!("r{i} = Dim('r{i}', min={lo}, max={hi})\n"));
+            }
+            let cases: Vec<Case> = dims
+                .iter()
+                .enumerate()
+                .map(|(j, &(k, a, b))| case(j, k, &roots, a, b))
+                .collect();
+            for (_, defs, _) in &cases {
+                for d in defs {
+                    text.push_str(&format!("{d}\n"));
+                }
+            }
+            let items: Vec<String> = cases
+                .iter()
+                .enumerate()
+                .map(|(j, (v, _, _))| format!("{j}: {v}"))
+                .collect();
+            text.push_str(&format!("dynamic_shapes = {{\"x\": {{{}}}}}\n", items.join(", ")));
+            let s = read(&text).unwrap();
+            proptest::prop_assert!(s.unrecognized.is_empty(), "{:?}\n{}", s.unrecognized, text);
+            for (j, (_, _, want)) in cases.iter().enumerate() {
+                let got = at(&s, "x", j).admitted;
+                match want {
+                    None => proptest::prop_assert_eq!(got, None),
+                    Some(None) => proptest::prop_assert_eq!(got, Some(DimSet::interval(2, SIZE_MAX))),
+                    Some(Some(v)) => {
+                        let got: Vec<i128> = got.expect("admitted").iter().collect();
+                        proptest::prop_assert_eq!(&got, v, "x[{}] of\n{}", j, text);
+                    }
+                }
+            }
+            let printed = s.code();
+            let again = read(&printed).unwrap();
+            proptest::prop_assert_eq!(&again, &s, "{}\nprinted as\n{}", text, printed);
+            proptest::prop_assert_eq!(again.code(), printed);
+            // Through JSON (the Python package's form) too.
+            let json = serde_json::to_string(&s).unwrap();
+            proptest::prop_assert_eq!(serde_json::from_str::<Sheet>(&json).unwrap(), s);
+        }
+    }
+
+    #[test]
+    fn a_spec_without_dict_reads_back_by_name() {
+        let text = "from torch.export import Dim\n_dim_2 = Dim('_dim_2', min=17, max=270)\ndim_2 = 8*_dim_2\nb = 3\nw = Dim.AUTO\n";
+        let s = read(text).unwrap();
+        let d = s.lookup("dim_2", Some("L['x'].size()[2]")).unwrap();
+        assert_eq!(d.admitted, Some(DimSet::progression(136, 2160, 8, 0)));
+        let printed = s.code();
+        assert!(!printed.contains("dynamic_shapes"), "{printed}");
+        assert_eq!(read(&printed).unwrap(), s);
     }
 }

@@ -242,44 +242,27 @@ impl ShapesSpec {
         out
     }
 
-    /// Narrows `spec` (read from [`ShapesSpec::to_dims`]) by the assumptions over one bare
-    /// variable: its sizes are those of its range where the assumption holds. An assumption
-    /// over several variables is kept in `unrecognized` (not applied).
-    pub fn restrict(&self, spec: &mut crate::spec::Spec) {
+    /// Narrows `sheet` (read from [`ShapesSpec::to_dims`]) by the assumptions over one bare
+    /// variable: its root's sizes are those of its range where the assumption holds, and the
+    /// slots derived from it (`2*H + 1`) follow. An assumption over several variables, or one
+    /// the engine cannot decide, is kept in `unrecognized` (not applied).
+    pub fn restrict(&self, sheet: &mut crate::spec::Sheet) {
         for t in &self.assumptions {
             let Ok(e) = parse_guard(t) else { continue };
             let atoms: Vec<String> = e.atoms().iter().map(|a| a.to_string()).collect();
             let [v] = atoms.as_slice() else {
-                spec.unrecognized
+                sheet
+                    .unrecognized
                     .push(format!("assumption {t}: over several sizes, not applied"));
                 continue;
             };
-            let Some(d) = spec.dims.iter_mut().find(|d| d.name == *v) else {
+            let Some(root) = sheet.roots.iter_mut().find(|r| r.name == *v) else {
                 continue;
             };
-            let Some(adm) = d.admitted.clone() else {
-                continue;
-            };
-            let limits = crate::engine::Limits::default();
-            match crate::engine::solve(&e, v, &adm, &limits).set() {
-                Some(set) => {
-                    let set = set.clone();
-                    d.admitted = Some(set.clone());
-                    d.code.push_str(&format!("  # assumption: {t}"));
-                    // Slots derived from it (`2*H + 1`) take the narrowed values too.
-                    for d in spec.dims.iter_mut() {
-                        let Some(der) = d.derived.as_ref().filter(|x| x.root == *v) else {
-                            continue;
-                        };
-                        if let Ok(img) = set.affine_image(der.coef, der.offset) {
-                            d.admitted = Some(img);
-                            d.code.push_str(&format!("  # assumption: {t}"));
-                        }
-                    }
-                }
-                None => spec
+            if !root.assume(t) {
+                sheet
                     .unrecognized
-                    .push(format!("assumption {t}: undecided, not applied")),
+                    .push(format!("assumption {t}: undecided, not applied"));
             }
         }
     }
@@ -496,11 +479,20 @@ mod tests {
         let text = "H = ShapeVar(\"H\", min=8, max=64)\nds = ShapesSpec({\"x\": TensorSpec([1, H, 2*H + 1])}, assumptions=[H % 4 == 0])\n";
         let spec = crate::spec::read(text).unwrap();
         let want: Vec<i128> = (8..=64).filter(|h| h % 4 == 0).collect();
-        let h = spec.dims.iter().find(|d| d.name == "H").unwrap();
+        let h = spec.lookup("", Some("L['x'].size()[1]")).unwrap();
+        assert_eq!(h.name, "H");
         assert_eq!(
             h.admitted.as_ref().unwrap().iter().collect::<Vec<_>>(),
             want
         );
+        assert_eq!(
+            spec.definition(&h),
+            "H = Dim('H', min=8, max=64)  # assumption: H % 4 == 0"
+        );
+        // Through JSON the assumption is kept, and solved again.
+        let json: crate::spec::Sheet =
+            serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(json.lookup("", Some("L['x'].size()[1]")), Some(h));
         let d = spec.lookup("", Some("L['x'].size()[2]")).unwrap();
         let got: Vec<i128> = d.admitted.as_ref().unwrap().iter().collect();
         assert_eq!(got, want.iter().map(|h| 2 * h + 1).collect::<Vec<_>>());
