@@ -20,16 +20,12 @@ pub use model::{Entry, Given, Named, Root, Sheet, Value};
 
 use crate::error::{Error, ParseError};
 use crate::forms::fixes::{dim_label, fix_kind, read_fix};
-use crate::message::{FixKind, SIZE_MAX};
+use crate::message::FixKind;
 use crate::python::py_name;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 /// Why a spec line defining a dimension cannot be used, if it cannot.
-fn definition_error(
-    kind: &FixKind,
-    roots: &BTreeMap<String, (i128, i128)>,
-    code: &str,
-) -> Option<String> {
+fn definition_error(kind: &FixKind, roots: &HashSet<&str>, code: &str) -> Option<String> {
     match kind {
         FixKind::Dim {
             min: Some(lo),
@@ -38,7 +34,7 @@ fn definition_error(
         FixKind::Derived { root, coef, .. } if *coef <= 0 => Some(format!(
             "a derived dim needs a positive multiplier of its root `{root}` (here {coef}); torch.export rejects it"
         )),
-        FixKind::Derived { root, .. } if !roots.contains_key(root) => Some(format!(
+        FixKind::Derived { root, .. } if !roots.contains(root.as_str()) => Some(format!(
             "`{root}` is not defined as a Dim (define it first: `{root} = Dim('{root}', min=.., max=..)`)"
         )),
         FixKind::Other if code.contains("Dim") => Some(
@@ -66,7 +62,6 @@ pub fn read(text: &str) -> Result<Sheet, Error> {
         return Ok(sheet);
     }
     let mut sheet = Sheet::default();
-    let mut roots: BTreeMap<String, (i128, i128)> = BTreeMap::new();
     let mut defs: Vec<(usize, String, String, FixKind)> = Vec::new();
     let joined = join_brackets(text)?;
     let mut dict: Option<String> = None;
@@ -80,24 +75,12 @@ pub fn read(text: &str) -> Result<Sheet, Error> {
             continue;
         }
         match read_fix(line) {
-            Some(f) => {
-                // A root: a Dim, or an int (`w = 7; h = 4*w - 6` is Python too: `h` is 22).
-                match f.kind {
-                    FixKind::Dim { min, max } => {
-                        roots.insert(f.name.clone(), (min.unwrap_or(0), max.unwrap_or(SIZE_MAX)));
-                    }
-                    FixKind::Const(v) => {
-                        roots.insert(f.name.clone(), (v, v));
-                    }
-                    _ => {}
-                }
-                defs.push((*no, f.name, f.text, f.kind));
-            }
+            Some(f) => defs.push((*no, f.name, f.text, f.kind)),
             None => sheet.unrecognized.push(line.to_string()),
         }
     }
     // A name bound twice is the last binding, as in Python.
-    let mut seen: std::collections::HashSet<String> = Default::default();
+    let mut seen: HashSet<String> = Default::default();
     defs.reverse();
     defs.retain(|(_, name, _, _)| seen.insert(name.clone()));
     defs.reverse();
@@ -129,12 +112,12 @@ pub fn read(text: &str) -> Result<Sheet, Error> {
             (*root, *coef, *offset) = (r2.clone(), c, o);
         }
     }
-    let bound: std::collections::HashSet<&str> = defs
+    // A root: a Dim, or an int (`w = 7; h = 4*w - 6` is Python too: `h` is 22).
+    let roots: HashSet<&str> = defs
         .iter()
         .filter(|(_, _, _, k)| matches!(k, FixKind::Dim { .. } | FixKind::Const(_)))
         .map(|(_, n, _, _)| n.as_str())
         .collect();
-    roots.retain(|r, _| bound.contains(r.as_str()));
     for (no, name, code, kind) in &defs {
         if let Some(reason) = definition_error(kind, &roots, code) {
             let raw = &joined.iter().find(|(n, _)| n == no).expect("own line").1;
@@ -479,7 +462,7 @@ fn split_top(s: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::DimSet;
+    use crate::types::{DimSet, SIZE_MAX};
 
     fn at(s: &Sheet, input: &str, index: usize) -> Given {
         s.lookup("", Some(&crate::python::input_source(input, index)))

@@ -1,7 +1,7 @@
 //! One line of a spec as torch prints it in "Suggested fixes" and users write it: `h = Dim('h',
 //! min=2, max=64)`, `w = 8*_w + 5`, `b = 1`, `Dim.AUTO`: read into a [`FixKind`]. The reader of
-//! `ConstraintViolationError`'s fixes, `verify`'s spec reader and the spec-as-data reader
-//! (`merge`) all read `Dim(...)` through these.
+//! `ConstraintViolationError`'s fixes and the spec reader ([`crate::spec::read`]) both read
+//! `Dim(...)` through these.
 
 use crate::message::{Fix, FixKind};
 use crate::parse::{self, Node};

@@ -208,9 +208,9 @@ pub struct Given {
 }
 
 impl Given {
-    /// For a derived dim (`h = 8*_h + 1`; `w = h` beside `h` given by its root's name): its
-    /// root, multiplier and offset. Two sizes derived from one root are tied (`8*_h` and
-    /// `8*_h + 1` move together); `admitted` alone does not say so.
+    /// For a size given as a use of a root `Dim` (`h` itself, `h = 8*_h + 1`, `w = h`): the
+    /// root, multiplier and offset. Two sizes of one root are tied (`8*_h` and `8*_h + 1`
+    /// move together); `admitted` alone does not say so.
     pub fn derived(&self) -> Option<(&str, i128, i128)> {
         match &self.value {
             Value::Dim {
