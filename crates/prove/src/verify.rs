@@ -1109,6 +1109,22 @@ mod tests {
     }
 
     #[test]
+    fn two_uses_of_one_auto_name_are_not_tied() {
+        // `a = Dim.AUTO` used twice is two independent sizes in torch (AUTO is a hint, not a
+        // Dim object); one `Dim` used twice is one size. Before, both were tied by name, and a
+        // guard equating them was called sound over the diagonal only.
+        let g = GuardSet::read("L['x'].size()[0] == L['x'].size()[1]\n").unwrap();
+        let auto = spec::read("a = Dim.AUTO\ndynamic_shapes = {'x': {0: a, 1: a}}\n").unwrap();
+        let r = verify(&g, &auto, 5_000);
+        assert_eq!(r.joint[0].sound, Some(false), "{r:?}");
+        let ce = r.joint[0].counterexample.as_ref().unwrap();
+        assert_ne!(ce["L['x'].size()[0]"], ce["L['x'].size()[1]"]);
+        let one = spec::read("a = Dim('a', min=2, max=64)\ndynamic_shapes = {'x': {0: a, 1: a}}\n")
+            .unwrap();
+        assert_eq!(verify(&g, &one, 5_000).joint[0].sound, Some(true));
+    }
+
+    #[test]
     fn a_name_bound_twice_is_its_last_binding() {
         // Python keeps the last binding: `h` admits 2..5000, and 101 fails `h <= 100`.
         let g = GuardSet::read("L['x'].size()[2] <= 100\n").unwrap();
