@@ -37,7 +37,7 @@ pub struct Sheet {
 }
 
 /// A root `Dim('name', min=.., max=..)`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Root {
     /// Its name (a Python identifier): the variable the spec assigns it to.
     pub name: String,
@@ -218,6 +218,19 @@ impl Given {
             } => Some((root.as_str(), *coef, *offset)),
             _ => None,
         }
+    }
+}
+
+/// Equal roots say the same (the solved `narrowed` is a cache).
+impl PartialEq for Root {
+    fn eq(&self, o: &Root) -> bool {
+        (
+            &self.name,
+            &self.label,
+            self.min,
+            self.max,
+            &self.assumptions,
+        ) == (&o.name, &o.label, o.min, o.max, &o.assumptions)
     }
 }
 

@@ -492,6 +492,7 @@ mod tests {
         // Through JSON the assumption is kept, and solved again.
         let json: crate::spec::Sheet =
             serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(json, spec);
         assert_eq!(json.lookup("", Some("L['x'].size()[1]")), Some(h));
         let d = spec.lookup("", Some("L['x'].size()[2]")).unwrap();
         let got: Vec<i128> = d.admitted.as_ref().unwrap().iter().collect();
