@@ -295,9 +295,7 @@ fn set_budget(time: f64, output: usize, memory: usize) -> PyResult<()> {
 #[pyfunction]
 fn html(py: Python<'_>, report: String, title: String) -> PyResult<String> {
     run(py, move || {
-        let v: serde_json::Value =
-            serde_json::from_str(&report).map_err(|e| format!("report: {e}"))?;
-        Ok(dimguard::html::render(&v, &title))
+        dimguard::html::render_json(&report, &title).map_err(|e| e.to_string())
     })
 }
 
