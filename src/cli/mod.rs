@@ -392,7 +392,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 .iter()
                 .map(|r| dimguard::solver::forms::parse_range_arg(r))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(Failure::Input)?;
+                .map_err(|e| Failure::Input(e.to_string()))?;
             let examples = dimguard::api::Examples {
                 by_name: parse_examples(&example)?,
                 shapes: Vec::new(),

@@ -13,7 +13,9 @@ use std::collections::BTreeSet;
 /// Largest range the oracle enumerates.
 const ORACLE_MAX: i128 = 1000;
 
-/// Runs the input; `Err` describes an answer that disagrees with the oracle.
+/// Runs the input; `Err` describes an answer that disagrees with the oracle. A finding in words
+/// (the fuzzer prints and saves it with the input), not an error of the oracle: it stays a
+/// `String`, as do the helpers' below.
 pub fn check(input: &Input, z3_ms: u32) -> Result<(), String> {
     match input {
         Input::Message(text, _) => check_message(text),

@@ -27,7 +27,9 @@ pub struct Found {
     pub node: String,
     /// Its operator.
     pub target: String,
-    /// The condition over the program's symbols, or why it cannot be read as one.
+    /// The condition over the program's symbols, or why it cannot be read as one. Data, not an
+    /// error: an unreadable condition is reported (its reason becomes the check's `reason`) and
+    /// the rest of the program is still checked.
     pub condition: Result<Expr, String>,
     /// The program symbols it depends on.
     pub symbols: BTreeSet<String>,
