@@ -1325,7 +1325,7 @@ fn pairs(g: &Group, i: usize) -> String {
 }
 
 fn line_card(l: &LineReport) -> String {
-    let short = crate::solver::provenance::short_file(&l.file);
+    let short = crate::solver::short_file(&l.file);
     let mut out = format!(
         "<div class=\"card{}\"><p><span class=\"loc\" title=\"{}\">{}:{}</span> in <code>{}</code>{}{}</p>",
         if l.user { "" } else { " lib" },

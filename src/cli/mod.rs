@@ -438,7 +438,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             let input = file.unwrap_or_else(|| PathBuf::from("standard input"));
             let traced = dimguard::api::traced(&report, &examples);
             let covered = render::Covered {
-                cover: cover.map(|n| dimguard::solver::cover::cover(&report, &traced, n)),
+                cover: cover.map(|n| dimguard::solver::cover(&report, &traced, n)),
                 report,
             };
             write_html(
@@ -498,7 +498,7 @@ fn profile(
     format: &str,
     buckets: Buckets,
     select: &[String],
-    spec: Option<&dimguard::solver::merge::Sheet>,
+    spec: Option<&dimguard::solver::Sheet>,
 ) -> Result<(), Failure> {
     let text = match source {
         Some(p) => Some(
@@ -538,7 +538,7 @@ fn profile(
 }
 
 /// Reads `--spec FILE`: the user's own `dynamic_shapes` Python.
-fn read_spec(path: &PathBuf) -> Result<dimguard::solver::merge::Sheet, Failure> {
+fn read_spec(path: &PathBuf) -> Result<dimguard::solver::Sheet, Failure> {
     let text = read_input(Some(path))?;
     dimguard::solver::spec::sheet(&text)
         .map_err(|e| bad_input(format!("--spec {}: {e}", path.display())))

@@ -6,7 +6,7 @@ use crate::Input;
 use dimguard_prove::verify::{verify, GuardSet};
 use dimguard_solver::diagnose::{diagnose, Options};
 use dimguard_solver::expr::EvalError;
-use dimguard_solver::num::ArithError;
+use dimguard_solver::ArithError;
 use dimguard_solver::{spec, Expr};
 use std::collections::BTreeSet;
 

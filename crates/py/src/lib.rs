@@ -8,7 +8,7 @@
 
 use dimguard::api::{self, Examples};
 use dimguard::prove::Mode;
-use dimguard::solver::merge::Sheet;
+use dimguard::solver::Sheet;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -175,7 +175,7 @@ fn diagnose(
         )?;
         let mut v = to_value(&report)?;
         if let Some(n) = cover {
-            let c = dimguard::solver::cover::cover(&report, &api::traced(&report, &examples), n);
+            let c = dimguard::solver::cover(&report, &api::traced(&report, &examples), n);
             v["cover"] = to_value(&c)?;
         }
         if let Some(m) = merged {
@@ -350,8 +350,8 @@ fn z3_version() -> &'static str {
 #[pyfunction]
 fn readable(py: Python<'_>, text: String) -> PyResult<String> {
     run(py, move || {
-        let e = dimguard::solver::syntax::parse_guard(&text)
-            .or_else(|_| dimguard::solver::syntax::parse_expr(&text))?;
+        let e = dimguard::solver::parse_guard(&text)
+            .or_else(|_| dimguard::solver::parse_expr(&text))?;
         Ok(e.torch_python())
     })
 }
