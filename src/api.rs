@@ -4,11 +4,11 @@
 use crate::graph::{self, CheckReport, Program};
 use crate::prove::{self, certify::TIMEOUT_MS, Mode};
 use crate::solver::diagnose::{self, Options};
-use crate::solver::merge::{self, Sheet};
 use crate::solver::python::source_input;
 use crate::solver::report::Report;
 use crate::solver::spec::shapes::ShapesSpec;
 use crate::solver::Error;
+use crate::solver::{merge, Sheet};
 
 /// Traced sizes for a diagnosis.
 #[derive(Debug, Clone, Default)]
@@ -24,9 +24,9 @@ pub struct Examples {
 
 /// Reads a message (or a `TORCH_TRACE`), diagnoses it (preferring the traced sizes), and certifies the answers with
 /// Z3 per `z3` (`None`: enumeration only). With `spec` (the user's own spec), the report's
-/// `dynamic_shapes` block becomes the merged spec ([`merge::merge`]), returned beside it.
+/// `dynamic_shapes` block becomes the merged spec ([`merge`]), returned beside it.
 /// The traced size of each of the report's dimensions that `examples` gives (by name, for every
-/// dimension, or through an input's traced shape), for [`dimguard_solver::cover::cover`].
+/// dimension, or through an input's traced shape), for [`dimguard_solver::cover`].
 pub fn traced(report: &Report, examples: &Examples) -> Vec<(String, i128)> {
     let mut out = Vec::new();
     for d in &report.dims {
@@ -48,6 +48,8 @@ pub fn traced(report: &Report, examples: &Examples) -> Vec<(String, i128)> {
     out
 }
 
+/// [`diagnose_with_spec`] without a `ShapesSpec`: a text diagnosed, merged into `spec` when
+/// given.
 pub fn diagnose_text(
     text: &str,
     examples: &Examples,
@@ -113,7 +115,7 @@ pub fn diagnose_with_spec(
     if let Some(mode) = z3 {
         prove::certify(&mut report, &msg, mode, z3_timeout_ms);
     }
-    let merged = spec.map(|s| merge::merge(s, &report));
+    let merged = spec.map(|s| merge(s, &report));
     if let Some(m) = &merged {
         let notes: Vec<String> = m.notes.iter().map(|n| format!("# {n}")).collect();
         report.dynamic_shapes = if notes.is_empty() {

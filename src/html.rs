@@ -1,6 +1,8 @@
 //! `--html FILE`: one self-contained page (no server, no network: inline CSS, inline SVG, a few
-//! lines of inline script for the copy button) drawn from a report's JSON, so it serves
-//! `diagnose`, `check` and `dimguard.export` reports alike.
+//! lines of inline script for the copy button) drawn from a report, so it serves `diagnose`,
+//! `check` and `dimguard.export` reports alike. The page reads the report's typed structs
+//! ([`Page`]): the CLI builds it from the reports themselves, the Python package hands it a
+//! report's JSON ([`Page::from_json`]), read back into the same types.
 //!
 //! The page shows, per size, a strip of the values of its range: every accepted value is one
 //! mark (`<rect class="acc">`) coloured by its residue class, rejected values are pale (one bar
@@ -12,9 +14,16 @@
 //! Colours are the Okabe–Ito palette (distinguishable with colour-blindness), text contrast is at
 //! least 4.5:1, every plot has a text alternative, and the button is reachable by keyboard.
 
-use crate::solver::report::Feasible;
+use crate::solver::expr::Value;
+use crate::solver::report::{
+    count_text, CheckDim, CheckReport, CoverReport, CoverSide, DataDependent, DimReport, Feasible,
+    Form, GuardFate, GuardReport, GuardUse, JointGuard, JointReport, LineReport, LinkedGroup,
+    LinkedSides, Report, RuntimeCheck, RuntimeKind, Status, Suggestion,
+};
 use crate::solver::{parse_expr, DimSet};
-use serde_json::Value;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::fmt::Write;
 
 /// The most values a strip or a 2-D plot draws one by one.
@@ -28,20 +37,336 @@ const PALETTE: [&str; 7] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
 ];
 
-/// Renders a report (`diagnose`, `check` or `dimguard.export` JSON) as a page. `title` names the
-/// input (a file name).
-pub fn render(report: &Value, title: &str) -> String {
+/// A report as the page draws it: the fields of a `diagnose`, `check` or `dimguard.export`
+/// report, in the contract's types (each report fills the fields it has).
+#[derive(Debug, Default)]
+pub struct Page {
+    /// `diagnose`: the input form read.
+    pub form: Option<Form>,
+    /// `check`: the PyTorch version that wrote the program.
+    pub torch_version: Option<String>,
+    /// One entry per size.
+    pub dims: Vec<PageDim>,
+    /// The joint sets of linked sizes (`check`'s `joint`; `diagnose`'s and `verify`'s
+    /// `joint_sets`).
+    pub joint: Vec<JointReport>,
+    /// `diagnose`: groups of a root and sizes derived from it.
+    pub linked: Vec<LinkedGroup>,
+    /// `diagnose`: data-dependent expressions.
+    pub data_dependent: Vec<DataDependent>,
+    /// `diagnose`: the guards grouped by the line of code they come from.
+    pub lines: Vec<LineReport>,
+    /// What became of each guard.
+    pub guards: Vec<GuardUse>,
+    /// Several specs that cover every valid size (`diagnose --cover N`, `dimguard.Dispatch`).
+    pub cover: Option<PageCover>,
+    /// `check`: run-time asserts and implied limits.
+    pub runtime: Vec<RuntimeCheck>,
+    /// `dimguard.export`: its rounds (`None`: not an export report).
+    pub rounds: Option<Vec<Round>>,
+    /// The paste-able spec (`dynamic_shapes` of diagnose and check, `spec` of an export).
+    pub spec: Option<String>,
+}
+
+/// One size of a [`Page`].
+#[derive(Debug)]
+pub enum PageDim {
+    /// `check` (and `dimguard.export`'s audit): an input dimension of a program.
+    Check(Box<CheckDim>),
+    /// `diagnose`: a named size.
+    Diagnose(Box<DimReport>),
+    /// Any other size with a set to draw (`dimguard.Dispatch`'s pages: per program and
+    /// dimension, the sizes it accepts).
+    Drawn(DrawnDim),
+}
+
+/// A size with a name, its range and its accepted set (what [`PageDim::Drawn`] reads).
+#[derive(Debug, Deserialize)]
+pub struct DrawnDim {
+    /// What the strip is called.
+    pub name: String,
+    /// The input dimension, when known.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The range drawn.
+    #[serde(default)]
+    pub range: Option<[i128; 2]>,
+    /// The accepted values (`None`: not decided).
+    #[serde(default)]
+    pub feasible: Option<Feasible>,
+}
+
+/// A cover as the page lists it: `diagnose --cover N`'s [`CoverReport`], or the programs of a
+/// `dimguard.Dispatch` (each with a label and the sizes it accepts).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PageCover {
+    /// The cover in a sentence.
+    pub summary: String,
+    /// Sizes the cover leaves as the single spec has them.
+    pub left_out: Vec<String>,
+    /// Further notes.
+    pub notes: Vec<String>,
+    /// One spec each.
+    pub pieces: Vec<PagePiece>,
+}
+
+/// One spec of a [`PageCover`].
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PagePiece {
+    /// What the spec is (a `Dispatch` program), when no sides say it.
+    pub label: Option<String>,
+    /// The progression each size takes.
+    pub sides: Vec<CoverSide>,
+    /// How many sizes (or tuples) it holds, when known.
+    pub count: Option<u128>,
+    /// The spec's code.
+    pub code: String,
+}
+
+/// One round of `dimguard.export` (the Python package writes it).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Round {
+    /// Its number, from 1.
+    pub round: u32,
+    /// `exported`, `constraint_violation`, `solver_crash` or `error`.
+    pub outcome: String,
+    /// torch's error, first line.
+    pub error: Option<String>,
+    /// What the round changed, and why.
+    pub notes: Vec<String>,
+    /// The round's spec as Python.
+    pub spec: Option<String>,
+    /// The guards the round recorded, by source line.
+    pub lines: Vec<LineReport>,
+}
+
+/// A report's JSON as read: the fields whose entries take one of several shapes are kept as
+/// text until their shape is known.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawPage {
+    form: Option<Form>,
+    torch_version: Option<String>,
+    dims: Vec<Box<RawValue>>,
+    joint: Vec<Box<RawValue>>,
+    joint_sets: Vec<JointReport>,
+    linked: Vec<LinkedGroup>,
+    data_dependent: Vec<DataDependent>,
+    lines: Vec<LineReport>,
+    guards: Vec<GuardUse>,
+    cover: Option<PageCover>,
+    runtime: Option<Box<RawValue>>,
+    rounds: Option<Vec<Round>>,
+    dynamic_shapes: Option<String>,
+    spec: Option<String>,
+}
+
+/// The keys that tell which shape an entry of `dims` has.
+#[derive(Deserialize)]
+struct DimKeys {
+    input: Option<serde::de::IgnoredAny>,
+    status: Option<serde::de::IgnoredAny>,
+}
+
+/// A report's JSON that the page cannot read.
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    /// Not JSON, or a field of the wrong type.
+    #[error("report: {0}")]
+    Json(#[from] serde_json::Error),
+    /// An entry of `dims` or `joint` that does not read as the shape the contract gives it.
+    #[error("report: {field}[{index}] is no {what}: {errors}")]
+    Entry {
+        /// `dims` or `joint`.
+        field: &'static str,
+        /// Its position.
+        index: usize,
+        /// The shape (or shapes) tried.
+        what: &'static str,
+        /// Why it did not fit.
+        errors: String,
+    },
+}
+
+/// `text` read as `A`, else as `B`; both errors when neither fits.
+fn either<A: DeserializeOwned, B: DeserializeOwned>(
+    text: &str,
+) -> Result<Result<A, B>, [serde_json::Error; 2]> {
+    match serde_json::from_str(text) {
+        Ok(a) => Ok(Ok(a)),
+        Err(ea) => match serde_json::from_str(text) {
+            Ok(b) => Ok(Err(b)),
+            Err(eb) => Err([ea, eb]),
+        },
+    }
+}
+
+impl Page {
+    /// A report's JSON (any of `diagnose`, `check`, `dimguard.export`), read into the
+    /// contract's types. Integers past 64 bits (the counts of unbounded linked sizes) stay exact.
+    pub fn from_json(text: &str) -> Result<Page, PageError> {
+        let raw: RawPage = serde_json::from_str(text)?;
+        let mut dims = Vec::with_capacity(raw.dims.len());
+        for (index, d) in raw.dims.iter().enumerate() {
+            // The shape is told by its keys: `input` (check), `status` (diagnose), else a name
+            // and a set.
+            let keys: DimKeys = serde_json::from_str(d.get())?;
+            // `sides` (flattened in the JSON) is read apart from the rest.
+            let sides = || serde_json::from_str::<LinkedSides>(d.get());
+            let (read, what) = if keys.input.is_some() {
+                let c = serde_json::from_str(d.get()).and_then(|c: CheckDim| {
+                    Ok(PageDim::Check(Box::new(CheckDim {
+                        sides: sides()?,
+                        ..c
+                    })))
+                });
+                (c, "check dimension")
+            } else if keys.status.is_some() {
+                let r = serde_json::from_str(d.get()).and_then(|r: DimReport| {
+                    Ok(PageDim::Diagnose(Box::new(DimReport {
+                        sides: sides()?,
+                        ..r
+                    })))
+                });
+                (r, "diagnosed size")
+            } else {
+                (
+                    serde_json::from_str(d.get()).map(PageDim::Drawn),
+                    "named set",
+                )
+            };
+            dims.push(read.map_err(|e| PageError::Entry {
+                field: "dims",
+                index,
+                what,
+                errors: e.to_string(),
+            })?);
+        }
+        // `check`'s joint sets, or `diagnose`'s single joint guards (drawn by `joint_sets`).
+        let mut joint = Vec::new();
+        for (index, j) in raw.joint.iter().enumerate() {
+            match either::<JointReport, JointGuard>(j.get()) {
+                Ok(Ok(set)) => joint.push(set),
+                Ok(Err(_)) => {}
+                Err([es, eg]) => {
+                    return Err(PageError::Entry {
+                        field: "joint",
+                        index,
+                        what: "joint set or joint guard",
+                        errors: format!("{es}; {eg}"),
+                    })
+                }
+            }
+        }
+        joint.extend(raw.joint_sets);
+        // `check`'s run-time checks (a list); `diagnose`'s `runtime` (one object) is not drawn.
+        let runtime = match &raw.runtime {
+            Some(r) if r.get().trim_start().starts_with('[') => serde_json::from_str(r.get())?,
+            _ => Vec::new(),
+        };
+        Ok(Page {
+            form: raw.form,
+            torch_version: raw.torch_version,
+            dims,
+            joint,
+            linked: raw.linked,
+            data_dependent: raw.data_dependent,
+            lines: raw.lines,
+            guards: raw.guards,
+            cover: raw.cover,
+            runtime,
+            rounds: raw.rounds,
+            spec: raw.dynamic_shapes.or(raw.spec),
+        })
+    }
+
+    /// A diagnosis, with the specs of `--cover N` when asked for.
+    pub fn diagnosis(report: &Report, cover: Option<&CoverReport>) -> Page {
+        Page {
+            form: Some(report.form),
+            torch_version: None,
+            dims: report
+                .dims
+                .iter()
+                .map(|d| PageDim::Diagnose(Box::new(d.clone())))
+                .collect(),
+            joint: report.joint_sets.clone(),
+            linked: report.linked.clone(),
+            data_dependent: report.data_dependent.clone(),
+            lines: report.lines.clone(),
+            guards: report.guards.clone(),
+            cover: cover.map(PageCover::from),
+            runtime: Vec::new(),
+            rounds: None,
+            spec: Some(report.dynamic_shapes.clone()),
+        }
+    }
+
+    /// A `check` report.
+    pub fn check(report: &CheckReport) -> Page {
+        Page {
+            form: None,
+            torch_version: report.torch_version.clone(),
+            dims: report
+                .dims
+                .iter()
+                .map(|d| PageDim::Check(Box::new(d.clone())))
+                .collect(),
+            joint: report.joint.clone(),
+            linked: Vec::new(),
+            data_dependent: Vec::new(),
+            lines: Vec::new(),
+            guards: report.guards.clone(),
+            cover: None,
+            runtime: report.runtime.clone(),
+            rounds: None,
+            spec: Some(report.dynamic_shapes.clone()),
+        }
+    }
+}
+
+impl From<&CoverReport> for PageCover {
+    fn from(c: &CoverReport) -> PageCover {
+        PageCover {
+            summary: c.summary.clone(),
+            left_out: c.left_out.clone(),
+            notes: Vec::new(),
+            pieces: c
+                .pieces
+                .iter()
+                .map(|p| PagePiece {
+                    label: None,
+                    sides: p.sides.clone(),
+                    count: Some(p.count),
+                    code: p.code.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A report's JSON as a page ([`Page::from_json`], then [`render`]).
+pub fn render_json(text: &str, title: &str) -> Result<String, PageError> {
+    Ok(render(&Page::from_json(text)?, title))
+}
+
+/// Renders a report as a page. `title` names the input (a file name).
+pub fn render(report: &Page, title: &str) -> String {
     let mut body = String::new();
-    let dims = report["dims"].as_array().cloned().unwrap_or_default();
+    let dims = &report.dims;
     let _ = writeln!(
         body,
         "<header><h1>dimguard: {}</h1><p class=\"sub\">{}</p></header>",
         esc(title),
-        esc(&summary(report, &dims))
+        esc(&summary(report))
     );
     body.push_str("<main>");
+    let joints: Vec<Joint> = report.joint.iter().filter_map(Joint::read).collect();
     // Linked sizes: the joint answer first (each size's own strip cannot say it).
-    body.push_str(&joint_section(report, &dims));
+    body.push_str(&joint_section(report, &joints));
     if !dims.is_empty() {
         body.push_str(
             "<section aria-labelledby=\"h-sizes\"><h2 id=\"h-sizes\">Accepted sizes</h2>",
@@ -52,32 +377,25 @@ pub fn render(report: &Value, title: &str) -> String {
              residue class), pale marks fail.</p>",
         );
         // Sizes a link leaves free (independent of the others in their joint set).
-        let free: Vec<String> = report["joint"]
-            .as_array()
-            .into_iter()
-            .chain(report["joint_sets"].as_array())
-            .flatten()
-            .filter_map(Joint::read)
+        let free: Vec<&str> = joints
+            .iter()
             .flat_map(|j| {
                 (0..j.names.len())
                     .filter(|k| j.independent[*k])
-                    .filter_map(|k| j.sources.get(k).cloned())
+                    .filter_map(|k| j.v.sources.get(k).map(String::as_str))
                     .collect::<Vec<_>>()
             })
             .collect();
         for (i, d) in dims.iter().enumerate() {
-            let linked_free = d["source"]
-                .as_str()
-                .is_some_and(|s| free.iter().any(|f| f == s));
-            body.push_str(&strip(d, i, linked_free));
+            let linked_free = d.source().is_some_and(|s| free.contains(&s));
+            body.push_str(&strip(&d.strip(), i, linked_free));
         }
         body.push_str("</section>");
     }
-    let dd: Vec<&Value> = report["data_dependent"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|d| d["when_true"].is_object())
+    let dd: Vec<&DataDependent> = report
+        .data_dependent
+        .iter()
+        .filter(|d| d.when_true.is_some())
         .collect();
     if !dd.is_empty() {
         body.push_str(
@@ -89,40 +407,38 @@ pub fn render(report: &Value, title: &str) -> String {
              marks the sizes it removes.</p>",
         );
         for (i, d) in dd.iter().enumerate() {
-            let branch = d["always"].as_bool().or(d["example_branch"].as_bool());
-            let kept = match branch {
-                Some(false) => &d["when_false"],
-                _ => &d["when_true"],
+            let kept = match d.always.or(d.example_branch) {
+                Some(false) => d.when_false.as_ref(),
+                _ => d.when_true.as_ref(),
             };
-            let name = match d["assumption"].as_str() {
-                Some(a) => format!("{}: assume {a}", d["guard"].as_str().unwrap_or("?")),
-                None => format!("{} (where it is true)", d["guard"].as_str().unwrap_or("?")),
+            let label = match &d.assumption {
+                Some(a) => format!("{}: assume {a}", d.guard),
+                None => format!("{} (where it is true)", d.guard),
             };
-            let as_dim = serde_json::json!({
-                "name": name,
-                "source": d["source"],
-                "range": d["range"],
-                "feasible": kept,
-            });
-            body.push_str(&strip(&as_dim, dims.len() + i, false));
+            let view = StripDim {
+                label: match &d.source {
+                    Some(s) => format!("{label} = {s}"),
+                    None => label,
+                },
+                set: kept,
+                range: d.range.map(|[a, b]| (a, b)),
+                ..StripDim::default()
+            };
+            body.push_str(&strip(&view, dims.len() + i, false));
         }
         body.push_str("</section>");
     }
-    if let Some(lines) = report["lines"].as_array().filter(|l| !l.is_empty()) {
+    if !report.lines.is_empty() {
         body.push_str(
             "<section aria-labelledby=\"h-lines\"><h2 id=\"h-lines\">Where the guards come from</h2>",
         );
         // Lines whose guards remove nothing (and link nothing) are folded into one line.
-        let idle = |l: &Value| {
-            strs(&l["links"]).is_empty()
-                && l["dims"]
-                    .as_array()
-                    .is_some_and(|ds| ds.iter().all(|d| d["removes"].as_u64() == Some(0)))
-        };
-        for l in lines.iter().filter(|l| !idle(l)) {
+        let idle =
+            |l: &LineReport| l.links.is_empty() && l.dims.iter().all(|d| d.removes == Some(0));
+        for l in report.lines.iter().filter(|l| !idle(l)) {
             body.push_str(&line_card(l));
         }
-        let folded: Vec<&Value> = lines.iter().filter(|l| idle(l)).collect();
+        let folded: Vec<&LineReport> = report.lines.iter().filter(|l| idle(l)).collect();
         if !folded.is_empty() {
             let _ = write!(
                 body,
@@ -133,23 +449,19 @@ pub fn render(report: &Value, title: &str) -> String {
             );
         }
         body.push_str("</section>");
-    } else if report["rounds"].is_null() {
-        body.push_str(&guard_list(&dims, &report["guards"]));
+    } else if report.rounds.is_none() {
+        body.push_str(&guard_list(dims, &report.guards));
     }
-    if report["cover"].is_object() {
-        body.push_str(&cover_section(&report["cover"]));
+    if let Some(c) = &report.cover {
+        body.push_str(&cover_section(c));
     }
-    if let Some(checks) = report["runtime"].as_array().filter(|r| !r.is_empty()) {
-        body.push_str(&runtime_section(checks));
+    if !report.runtime.is_empty() {
+        body.push_str(&runtime_section(&report.runtime));
     }
-    if let Some(rounds) = report["rounds"].as_array().filter(|r| !r.is_empty()) {
+    if let Some(rounds) = report.rounds.as_ref().filter(|r| !r.is_empty()) {
         body.push_str(&rounds_section(rounds));
     }
-    // `dynamic_shapes` for diagnose and check; `spec` for `dimguard.export` reports.
-    let spec = report["dynamic_shapes"]
-        .as_str()
-        .or_else(|| report["spec"].as_str());
-    if let Some(spec) = spec.filter(|s| !s.is_empty()) {
+    if let Some(spec) = report.spec.as_deref().filter(|s| !s.is_empty()) {
         let _ = write!(
             body,
             "<section aria-labelledby=\"h-spec\"><h2 id=\"h-spec\">Paste in front of your export call</h2>\
@@ -205,112 +517,116 @@ fn esc(s: &str) -> String {
     o
 }
 
-/// The strings of a JSON array (none when it is not one).
-fn strs(v: &Value) -> Vec<&str> {
-    v.as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect()
-}
-
-fn int(v: &Value) -> Option<i128> {
-    v.as_i64()
-        .map(i128::from)
-        .or_else(|| v.as_u64().map(i128::from))
-        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-        .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i128))
-}
-
-/// A count as the report carries it: exact when it fits 64 bits, else (read back as a float)
-/// rounded, and said so.
-fn count_text(v: &Value) -> String {
-    match (v.as_u64(), v.as_f64()) {
-        (Some(n), _) => n.to_string(),
-        (None, Some(f)) => format!("about {f:.3e}"),
-        _ => "?".into(),
-    }
-}
-
-fn summary(report: &Value, dims: &[Value]) -> String {
-    let mut parts = vec![format!(
-        "{} size{}",
-        dims.len(),
-        if dims.len() == 1 { "" } else { "s" }
-    )];
-    if let Some(f) = report["form"].as_str() {
+fn summary(report: &Page) -> String {
+    let n = report.dims.len();
+    let mut parts = vec![format!("{n} size{}", if n == 1 { "" } else { "s" })];
+    if let Some(f) = report.form {
         let what = match f {
-            "torch_trace" => "a structured trace (TORCH_TRACE)",
-            "torch_logs" => "TORCH_LOGS output",
-            "constraint_violation" => "a torch.export constraint error",
-            "draft_export" => "a draft_export report",
-            "guard_failed" => "a Guard failed error",
-            "input_check" => "an input check error",
-            "solver_crash" => "torch's solver crash",
-            "guards" => "guard lines",
-            "program" => "an exported program",
-            "data_dependent" => "a data-dependent failure (GuardOnDataDependentSymNode)",
-            other => other,
+            Form::TorchTrace => "a structured trace (TORCH_TRACE)",
+            Form::TorchLogs => "TORCH_LOGS output",
+            Form::ConstraintViolation => "a torch.export constraint error",
+            Form::DraftExport => "a draft_export report",
+            Form::GuardFailed => "a Guard failed error",
+            Form::InputCheck => "an input check error",
+            Form::SolverCrash => "torch's solver crash",
+            Form::Guards => "guard lines",
+            Form::Program => "an exported program",
+            Form::DataDependent => "a data-dependent failure (GuardOnDataDependentSymNode)",
         };
         parts.push(format!("read from {what}"));
     }
-    if let Some(v) = report["torch_version"].as_str() {
+    if let Some(v) = &report.torch_version {
         parts.push(format!("PyTorch {v}"));
     }
     parts.join(" · ")
 }
 
-/// A `feasible`-form set (`{count, min, max, segments}`) as the exact set it stands for, or
-/// `None` when it is not one (null, undecided, or segments dropped by the output budget).
-fn set_of(v: &Value) -> Option<DimSet> {
-    serde_json::from_value::<Feasible>(v.clone())
-        .ok()?
-        .set()
-        .ok()
+/// What a size's strip shows: its label, the sizes it is linked to, the set drawn and the
+/// range it is drawn over.
+#[derive(Default)]
+struct StripDim<'a> {
+    label: String,
+    linked_with: &'a [String],
+    /// For a linked size, the values that pass with some partner; else its accepted values.
+    /// `None` when undecided.
+    set: Option<&'a Feasible>,
+    range: Option<(i128, i128)>,
+    /// `diagnose`: no guard names the size alone.
+    unconstrained: bool,
+    /// `diagnose`: why the size is not decided.
+    undecided: Option<&'a str>,
+    /// `check`: how many values are not decided, and why.
+    undecided_part: Option<(u128, &'a str)>,
 }
 
-/// The set a dimension's strip shows: for a linked size, the values that pass with some
-/// partner (`with_some_partner`); else `feasible` (diagnose) or `accepted` (check). `None` when
-/// undecided.
-fn shown_set(d: &Value) -> Option<DimSet> {
-    set_of(shown_value(d))
-}
-
-fn shown_value(d: &Value) -> &Value {
-    if d["with_some_partner"].is_object() {
-        &d["with_some_partner"]
-    } else if d["feasible"].is_object() {
-        &d["feasible"]
-    } else {
-        &d["accepted"]
+impl PageDim {
+    /// The input dimension, when known.
+    pub fn source(&self) -> Option<&str> {
+        match self {
+            PageDim::Check(c) => Some(&c.source),
+            PageDim::Diagnose(d) => d.source.as_deref(),
+            PageDim::Drawn(d) => d.source.as_deref(),
+        }
     }
-}
 
-/// The range a dimension's values are drawn over.
-fn range_of(d: &Value, set: &DimSet) -> Option<(i128, i128)> {
-    if let Some([a, b]) = d["range"].as_array().map(Vec::as_slice) {
-        return Some((int(a)?, int(b)?));
+    /// Its name in `diagnose`'s groups.
+    fn name(&self) -> Option<&str> {
+        match self {
+            PageDim::Check(_) => None,
+            PageDim::Diagnose(d) => Some(&d.name),
+            PageDim::Drawn(d) => Some(&d.name),
+        }
     }
-    let c = &d["claimed"];
-    if let (Some(a), Some(b)) = (int(&c["min"]), int(&c["max"])) {
-        return Some((a, b));
-    }
-    Some((set.min()?, set.max()?))
-}
 
-fn dim_label(d: &Value) -> String {
-    if let Some(n) = d["name"].as_str() {
-        return match d["source"].as_str() {
+    fn sides(&self) -> Option<&LinkedSides> {
+        match self {
+            PageDim::Check(c) => Some(&c.sides),
+            PageDim::Diagnose(d) => Some(&d.sides),
+            PageDim::Drawn(_) => None,
+        }
+    }
+
+    /// The range its values are drawn over (without the set's bounds).
+    fn range(&self) -> Option<(i128, i128)> {
+        match self {
+            PageDim::Check(c) => Some((c.claimed.min?, c.claimed.max?)),
+            PageDim::Diagnose(d) => d.range.map(|[a, b]| (a, b)),
+            PageDim::Drawn(d) => d.range.map(|[a, b]| (a, b)),
+        }
+    }
+
+    fn strip(&self) -> StripDim<'_> {
+        let named = |n: &str, s: Option<&str>| match s {
             Some(s) => format!("{n} = {s}"),
             None => n.to_string(),
         };
-    }
-    match (d["input"].as_str(), d["index"].as_u64()) {
-        (Some(i), Some(k)) => format!(
-            "{i}.size({k}) = {}",
-            d["expr"].as_str().or(d["symbol"].as_str()).unwrap_or("?")
-        ),
-        _ => "size".into(),
+        let partner = self.sides().and_then(|s| s.with_some_partner.as_ref());
+        let range = self.range();
+        match self {
+            PageDim::Check(c) => StripDim {
+                label: format!("{}.size({}) = {}", c.input, c.index, c.expr),
+                linked_with: &c.linked_with,
+                set: partner.or(c.accepted.as_ref()),
+                range,
+                undecided_part: c.undecided.as_ref().map(|u| (u.count, u.reason.as_str())),
+                ..StripDim::default()
+            },
+            PageDim::Diagnose(d) => StripDim {
+                label: named(&d.name, d.source.as_deref()),
+                linked_with: &d.linked_with,
+                set: partner.or(d.feasible.as_ref()),
+                range,
+                unconstrained: d.status == Status::Unconstrained,
+                undecided: d.undecided.as_deref(),
+                ..StripDim::default()
+            },
+            PageDim::Drawn(d) => StripDim {
+                label: named(&d.name, d.source.as_deref()),
+                set: d.feasible.as_ref(),
+                range,
+                ..StripDim::default()
+            },
+        }
     }
 }
 
@@ -318,16 +634,16 @@ fn dim_label(d: &Value) -> String {
 /// so each residue class forms a column.
 /// `free`: the size is linked, but its joint set is its side times the rest (the link excludes
 /// none of its values).
-fn strip(d: &Value, i: usize, free: bool) -> String {
-    let label = dim_label(d);
-    let mut out = format!("<h3 id=\"dim-{i}\">{}</h3>", esc(&label));
-    let linked = !strs(&d["linked_with"]).is_empty();
+fn strip(d: &StripDim, i: usize, free: bool) -> String {
+    let label = &d.label;
+    let mut out = format!("<h3 id=\"dim-{i}\">{}</h3>", esc(label));
+    let linked = !d.linked_with.is_empty();
     if linked && free {
         let _ = write!(
             out,
             "<p>Guards link it to {}, but the link excludes none of its values: each value \
              marked passes with every accepted value of those (see the joint answer above).</p>",
-            esc(&strs(&d["linked_with"]).join(", "))
+            esc(&d.linked_with.join(", "))
         );
     } else if linked {
         let _ = write!(
@@ -335,24 +651,24 @@ fn strip(d: &Value, i: usize, free: bool) -> String {
             "<p>Linked to {} by guards over several sizes: which of its values pass depends on \
              them (see the joint answer above). The marks are the values that pass with some \
              value of those.</p>",
-            esc(&strs(&d["linked_with"]).join(", "))
+            esc(&d.linked_with.join(", "))
         );
     }
-    let Some(set) = shown_set(d) else {
-        match (d["status"].as_str(), d["undecided"].as_str()) {
-            (_, Some(why)) => {
-                let _ = write!(out, "<p class=\"bad\">Not decided: {}</p>", esc(why));
-            }
-            (Some("unconstrained"), _) => out.push_str(
+    // Null, undecided, or segments dropped by the output budget: no set to draw.
+    let Some(set) = d.set.and_then(|f| f.set().ok()) else {
+        if let Some(why) = d.undecided {
+            let _ = write!(out, "<p class=\"bad\">Not decided: {}</p>", esc(why));
+        } else if d.unconstrained {
+            out.push_str(
                 "<p>No guard names this size alone (when it is linked to another size, see \
                  the joint answer).</p>",
-            ),
-            _ => out
-                .push_str("<p class=\"bad\">The report carries no accepted set for this size.</p>"),
+            );
+        } else {
+            out.push_str("<p class=\"bad\">The report carries no accepted set for this size.</p>");
         }
         return out;
     };
-    let Some((lo, hi)) = range_of(d, &set) else {
+    let Some((lo, hi)) = d.range.or_else(|| Some((set.min()?, set.max()?))) else {
         out.push_str("<p>No range.</p>");
         return out;
     };
@@ -395,12 +711,11 @@ fn strip(d: &Value, i: usize, free: bool) -> String {
     );
     let _ = write!(out, "<p class=\"note\">{}</p>", esc(&summary));
     // `check`'s values neither proven to pass nor to fail (drawn pale, said here).
-    if let Some(u) = d["undecided"].as_object() {
+    if let Some((count, reason)) = d.undecided_part {
         let _ = write!(
             out,
-            "<p class=\"bad\">{} values not decided: {}</p>",
-            count_text(u.get("count").unwrap_or(&Value::Null)),
-            esc(u.get("reason").and_then(Value::as_str).unwrap_or(""))
+            "<p class=\"bad\">{count} values not decided: {}</p>",
+            esc(reason)
         );
     }
     if period > 1 && classes.len() <= 32 {
@@ -550,9 +865,8 @@ struct Group {
 /// its boxes as exact sets (when every box is listed and readable), and which sizes are
 /// independent of the others.
 struct Joint<'a> {
-    v: &'a Value,
-    names: Vec<String>,
-    sources: Vec<String>,
+    v: &'a JointReport,
+    names: &'a [String],
     boxes: Option<Vec<Vec<DimSet>>>,
     /// Per size: the joint set is its side times the rest (every box has the same side), so the
     /// link excludes none of its values. All false unless `boxes` is the whole joint set.
@@ -560,40 +874,28 @@ struct Joint<'a> {
 }
 
 impl Joint<'_> {
-    /// `None` for entries that are no joint set (diagnose's `joint` holds single guards).
-    fn read(v: &Value) -> Option<Joint<'_>> {
-        if !v["boxes"].is_array() {
-            return None;
-        }
-        let names: Vec<String> = strs(&v["dims"]).into_iter().map(str::to_string).collect();
+    /// `None` for a group of fewer than two sizes.
+    fn read(v: &JointReport) -> Option<Joint<'_>> {
+        let names = &v.dims[..];
         if names.len() < 2 {
             return None;
         }
-        let sources = strs(&v["sources"])
-            .into_iter()
-            .map(str::to_string)
-            .collect();
-        // The whole joint set: every box listed, nothing undecided.
-        let boxes: Option<Vec<Vec<DimSet>>> = v["boxes_complete"]
-            .as_bool()
-            .filter(|c| *c && v["undecided"].is_null())
-            .and_then(|_| {
-                v["boxes"]
-                    .as_array()?
+        // The whole joint set: every box listed and readable, nothing undecided.
+        let boxes: Option<Vec<Vec<DimSet>>> = (v.boxes_complete && v.undecided.is_none())
+            .then(|| {
+                v.boxes
                     .iter()
-                    .map(|b| b.as_array()?.iter().map(set_of).collect::<Option<Vec<_>>>())
-                    .collect()
+                    .map(|b| b.iter().map(|f| f.set().ok()).collect::<Option<Vec<_>>>())
+                    .collect::<Option<Vec<_>>>()
             })
-            .filter(|b: &Vec<Vec<DimSet>>| {
-                !b.is_empty() && b.iter().all(|s| s.len() == names.len())
-            });
+            .flatten()
+            .filter(|b| !b.is_empty() && b.iter().all(|s| s.len() == names.len()));
         let independent = boxes
             .as_deref()
             .map_or_else(|| vec![false; names.len()], crate::api::independent);
         Some(Joint {
             v,
             names,
-            sources,
             boxes,
             independent,
         })
@@ -649,12 +951,9 @@ impl Joint<'_> {
                 return None;
             }
         }
-        let sound_box = self.v["largest_box"]["sides"].as_array().and_then(|sides| {
+        let sound_box = self.v.largest_box.as_ref().and_then(|lb| {
             keep.iter()
-                .map(|&k| {
-                    let p = sides.get(k)?;
-                    Some((int(&p["lo"])?, int(&p["hi"])?))
-                })
+                .map(|&k| lb.sides.get(k).map(|p| (p.lo, p.hi)))
                 .collect::<Option<Vec<_>>>()
         });
         let collapsed: Vec<&str> = (0..self.names.len())
@@ -691,13 +990,12 @@ fn set_text(set: &DimSet) -> String {
     }
 }
 
-/// A progression side (`{lo, hi, modulus}`) in a few words.
-fn side_text(p: &Value) -> String {
-    match (int(&p["lo"]), int(&p["hi"]), int(&p["modulus"])) {
-        (Some(a), Some(b), _) if a == b => a.to_string(),
-        (Some(a), Some(b), Some(m)) if m > 1 => format!("{a}..{b} step {m}"),
-        (Some(a), Some(b), _) => format!("{a}..{b}"),
-        _ => "?".into(),
+/// A progression side in a few words.
+fn side_text(p: &Suggestion) -> String {
+    match (p.lo, p.hi, p.modulus) {
+        (a, b, _) if a == b => a.to_string(),
+        (a, b, m) if m > 1 => format!("{a}..{b} step {m}"),
+        (a, b, _) => format!("{a}..{b}"),
     }
 }
 
@@ -705,15 +1003,8 @@ fn side_text(p: &Value) -> String {
 /// how many tuples pass, the largest sound box (and the box through the traced sizes that the
 /// spec uses, when it differs), which sizes the link leaves free, and one plot of the accepted
 /// tuples.
-fn joint_section(report: &Value, dims: &[Value]) -> String {
-    let joints: Vec<Joint> = report["joint"]
-        .as_array()
-        .into_iter()
-        .chain(report["joint_sets"].as_array())
-        .flatten()
-        .filter_map(Joint::read)
-        .collect();
-    let derived = derived_groups(report, dims);
+fn joint_section(report: &Page, joints: &[Joint]) -> String {
+    let derived = derived_groups(report);
     if joints.is_empty() && derived.is_empty() {
         return String::new();
     }
@@ -721,11 +1012,11 @@ fn joint_section(report: &Value, dims: &[Value]) -> String {
         "<section aria-labelledby=\"h-joint\"><h2 id=\"h-joint\">Joint answer: linked sizes</h2>",
     );
     let mut plot = 0;
-    for j in &joints {
+    for j in joints {
         let what: Vec<String> = j
             .names
             .iter()
-            .zip(j.sources.iter().map(Some).chain(std::iter::repeat(None)))
+            .zip(j.v.sources.iter().map(Some).chain(std::iter::repeat(None)))
             .map(|(n, s)| match s {
                 Some(s) => format!("{n} = {s}"),
                 None => n.clone(),
@@ -735,48 +1026,43 @@ fn joint_section(report: &Value, dims: &[Value]) -> String {
             out,
             "<h3>{}</h3><p><strong>{}</strong></p><ul>",
             esc(&what.join(", ")),
-            esc(j.v["summary"].as_str().unwrap_or(""))
+            esc(&j.v.summary)
         );
-        let nboxes = j.v["boxes"].as_array().map_or(0, Vec::len);
+        let nboxes = j.v.boxes.len();
         let _ = write!(
             out,
             "<li>accepts {} of the {} claimed combinations ({nboxes} box{}{})</li>",
-            count_text(&j.v["accepted"]),
-            count_text(&j.v["claimed"]),
+            count_text(j.v.accepted),
+            count_text(j.v.claimed),
             if nboxes == 1 { "" } else { "es" },
             if j.boxes.is_some() { "" } else { " or more" }
         );
-        if let Some(sides) = j.v["largest_box"]["sides"].as_array() {
+        if let Some(lb) = &j.v.largest_box {
             let text: Vec<String> = j
                 .names
                 .iter()
-                .zip(sides)
+                .zip(&lb.sides)
                 .map(|(n, p)| format!("{n} in {}", side_text(p)))
                 .collect();
             let _ = write!(
                 out,
                 "<li>largest sound box: {} ({} combinations{})</li>",
                 esc(&text.join(", ")),
-                count_text(&j.v["largest_box"]["count"]),
-                if j.v["largest_box"]["maximal"] == true {
-                    ", maximal"
-                } else {
-                    ""
-                }
+                count_text(lb.count),
+                if lb.maximal { ", maximal" } else { "" }
             );
         }
         // The box through the traced sizes, when the spec uses it instead.
-        let through: Vec<String> = j
-            .sources
-            .iter()
-            .zip(&j.names)
-            .filter_map(|(src, n)| {
-                let d = dims.iter().find(|d| d["source"].as_str() == Some(src))?;
-                d["example_box_side"]
-                    .is_object()
-                    .then(|| format!("{n} in {}", side_text(&d["example_box_side"])))
-            })
-            .collect();
+        let through: Vec<String> =
+            j.v.sources
+                .iter()
+                .zip(j.names)
+                .filter_map(|(src, n)| {
+                    let d = report.dims.iter().find(|d| d.source() == Some(src))?;
+                    let side = d.sides()?.example_box_side.as_ref()?;
+                    Some(format!("{n} in {}", side_text(side)))
+                })
+                .collect();
         if !through.is_empty() {
             let _ = write!(
                 out,
@@ -815,29 +1101,23 @@ fn joint_section(report: &Value, dims: &[Value]) -> String {
                 }
             }
         }
-        if let Some(u) = j.v["undecided"].as_object() {
+        if let Some(u) = &j.v.undecided {
             let _ = write!(
                 out,
                 "<li class=\"bad\">{} combinations not decided: {}</li>",
-                count_text(u.get("count").unwrap_or(&Value::Null)),
-                esc(u.get("reason").and_then(Value::as_str).unwrap_or(""))
+                count_text(u.count),
+                esc(&u.reason)
             );
         }
-        let fails: Vec<String> = j.v["rejected_examples"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .take(3)
-            .map(|t| {
-                let vals: Vec<String> = t
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(Value::to_string)
-                    .collect();
-                format!("({})", vals.join(", "))
-            })
-            .collect();
+        let fails: Vec<String> =
+            j.v.rejected_examples
+                .iter()
+                .take(3)
+                .map(|t| {
+                    let vals: Vec<String> = t.iter().map(i128::to_string).collect();
+                    format!("({})", vals.join(", "))
+                })
+                .collect();
         if !fails.is_empty() {
             let _ = write!(
                 out,
@@ -869,13 +1149,11 @@ fn joint_section(report: &Value, dims: &[Value]) -> String {
 
 /// `diagnose`'s groups of a root and members derived from it (`linked`): one tuple per accepted
 /// root value, each member's value from its expression of the root.
-fn derived_groups(report: &Value, dims: &[Value]) -> Vec<Group> {
+fn derived_groups(report: &Page) -> Vec<Group> {
     let mut out = vec![];
-    for g in report["linked"].as_array().into_iter().flatten() {
-        let Some(root) = g["root"].as_str() else {
-            continue;
-        };
-        let Some(set) = set_of(&g["feasible"]) else {
+    for g in &report.linked {
+        let root = g.root.as_str();
+        let Some(set) = g.feasible.as_ref().and_then(|f| f.set().ok()) else {
             continue;
         };
         if set.count() > MAX_MARKS {
@@ -884,22 +1162,20 @@ fn derived_groups(report: &Value, dims: &[Value]) -> Vec<Group> {
         let root_var = crate::solver::python::py_name(root);
         let mut names = vec![root.to_string()];
         let mut members = vec![];
-        for m in g["members"].as_array().into_iter().flatten() {
-            let (Some(n), Some(e)) = (m[0].as_str(), m[1].as_str()) else {
-                continue;
-            };
+        for [n, e] in &g.members {
             if let Ok(expr) = parse_expr(e) {
-                names.push(n.to_string());
+                names.push(n.clone());
                 members.push(expr);
             }
         }
         if names.len() < 2 {
             continue;
         }
-        let (lo, hi) = dims
+        let (lo, hi) = report
+            .dims
             .iter()
-            .find(|d| d["name"] == root)
-            .and_then(|d| range_of(d, &set))
+            .find(|d| d.name() == Some(root))
+            .and_then(PageDim::range)
             .or_else(|| Some((set.min()?, set.max()?)))
             .unwrap_or((0, -1));
         let tuples: Vec<Vec<i128>> = set
@@ -912,7 +1188,7 @@ fn derived_groups(report: &Value, dims: &[Value]) -> Vec<Group> {
                         .eval(&|a| (a == root || a == root_var).then_some(x))
                         .ok()?;
                     match v {
-                        crate::solver::expr::Value::Num(q) if q.is_integer() => t.push(*q.numer()),
+                        Value::Num(q) if q.is_integer() => t.push(*q.numer()),
                         _ => return None,
                     }
                 }
@@ -1048,63 +1324,54 @@ fn pairs(g: &Group, i: usize) -> String {
     out
 }
 
-fn line_card(l: &Value) -> String {
-    let file = l["file"].as_str().unwrap_or("?");
-    let short = crate::solver::provenance::short_file(file);
-    let user = l["user"].as_bool().unwrap_or(false);
-    let ops: Vec<&str> = strs(&l["ops"]);
+fn line_card(l: &LineReport) -> String {
+    let short = crate::solver::short_file(&l.file);
     let mut out = format!(
         "<div class=\"card{}\"><p><span class=\"loc\" title=\"{}\">{}:{}</span> in <code>{}</code>{}{}</p>",
-        if user { "" } else { " lib" },
-        esc(file),
+        if l.user { "" } else { " lib" },
+        esc(&l.file),
         esc(short),
-        l["line"],
-        esc(l["function"].as_str().unwrap_or("?")),
-        if ops.is_empty() {
+        l.line,
+        esc(&l.function),
+        if l.ops.is_empty() {
             String::new()
         } else {
-            format!(" <span class=\"ops\">(torch: {})</span>", esc(&ops.join(", ")))
+            format!(" <span class=\"ops\">(torch: {})</span>", esc(&l.ops.join(", ")))
         },
-        if user {
+        if l.user {
             ""
         } else {
             " <span class=\"ops\">— no user frame was recorded; this is torch's frame</span>"
         }
     );
-    if let Some(c) = l["code"].as_str() {
+    if let Some(c) = &l.code {
         let _ = write!(out, "<pre><code>{}</code></pre>", esc(c));
     }
-    let dims: Vec<&Value> = l["dims"].as_array().into_iter().flatten().collect();
-    if !dims.is_empty() {
+    if !l.dims.is_empty() {
         out.push_str("<table><thead><tr><th scope=\"col\">size</th><th scope=\"col\">this line requires</th><th scope=\"col\">removes</th></tr></thead><tbody>");
-        for d in dims {
+        for d in &l.dims {
             let _ = write!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(d["name"].as_str().unwrap_or("?")),
-                esc(d["requires"].as_str().unwrap_or("?")),
-                match (d["removes"].as_u64(), d["of"].as_u64()) {
-                    (Some(r), Some(o)) => format!("{r} of {o}"),
-                    _ => "not decided".into(),
+                esc(&d.name),
+                esc(&d.requires),
+                match d.removes {
+                    Some(r) => format!("{r} of {}", d.of),
+                    None => "not decided".into(),
                 }
             );
         }
         out.push_str("</tbody></table>");
     }
-    for g in l["links"].as_array().into_iter().flatten() {
-        let _ = write!(
-            out,
-            "<p>Links sizes: <code>{}</code></p>",
-            esc(g.as_str().unwrap_or(""))
-        );
+    for g in &l.links {
+        let _ = write!(out, "<p>Links sizes: <code>{}</code></p>", esc(g));
     }
-    let guards: Vec<&str> = strs(&l["guards"]);
     let _ = write!(
         out,
         "<details><summary>{} guard{} recorded at this line</summary><ul>{}</ul></details></div>",
-        guards.len(),
-        if guards.len() == 1 { "" } else { "s" },
-        guards
+        l.guards.len(),
+        if l.guards.len() == 1 { "" } else { "s" },
+        l.guards
             .iter()
             .map(|g| format!("<li><code>{}</code></li>", esc(g)))
             .collect::<String>()
@@ -1114,7 +1381,7 @@ fn line_card(l: &Value) -> String {
 
 /// The rounds of a `dimguard.export` report: each round's outcome, notes, and the guards it
 /// recorded grouped by source line (`lines`, from the trace captured during the round).
-fn rounds_section(rounds: &[Value]) -> String {
+fn rounds_section(rounds: &[Round]) -> String {
     let mut out = String::from(
         "<section aria-labelledby=\"h-rounds\"><h2 id=\"h-rounds\">Export rounds</h2>",
     );
@@ -1122,31 +1389,30 @@ fn rounds_section(rounds: &[Value]) -> String {
         let _ = write!(
             out,
             "<h3>Round {}: {}</h3>",
-            r["round"],
-            esc(&r["outcome"].as_str().unwrap_or("?").replace('_', " "))
+            r.round,
+            esc(&r.outcome.replace('_', " "))
         );
-        if let Some(e) = r["error"].as_str().filter(|e| !e.is_empty()) {
+        if let Some(e) = r.error.as_deref().filter(|e| !e.is_empty()) {
             let _ = write!(out, "<p class=\"bad\">{}</p>", esc(e));
         }
-        let notes = strs(&r["notes"]);
-        if !notes.is_empty() {
+        if !r.notes.is_empty() {
             let _ = write!(
                 out,
                 "<ul>{}</ul>",
-                notes
+                r.notes
                     .iter()
                     .map(|n| format!("<li>{}</li>", esc(n)))
                     .collect::<String>()
             );
         }
-        if let Some(spec) = r["spec"].as_str() {
+        if let Some(spec) = &r.spec {
             let _ = write!(
                 out,
                 "<details><summary>The spec of this round</summary><pre><code>{}</code></pre></details>",
                 esc(spec)
             );
         }
-        for l in r["lines"].as_array().into_iter().flatten() {
+        for l in &r.lines {
             out.push_str(&line_card(l));
         }
     }
@@ -1154,64 +1420,47 @@ fn rounds_section(rounds: &[Value]) -> String {
     out
 }
 
-/// Without provenance: the guards per size, with what each requires (a `check` report lists
-/// them once, with the sizes each mentions).
 /// A cover (`diagnose --cover N`, or a `dimguard.Dispatch`): the summary, then each piece's
 /// spec with what it holds.
-fn cover_section(c: &Value) -> String {
+fn cover_section(c: &PageCover) -> String {
     let mut out = format!(
         "<section aria-labelledby=\"h-cover\"><h2 id=\"h-cover\">Several specs that cover every valid size</h2>\
          <p>{}</p>",
-        esc(c["summary"].as_str().unwrap_or(""))
+        esc(&c.summary)
     );
-    let notes: Vec<&str> = strs(&c["left_out"])
-        .into_iter()
-        .chain(strs(&c["notes"]))
-        .collect();
-    if !notes.is_empty() {
+    if !(c.left_out.is_empty() && c.notes.is_empty()) {
         out.push_str("<ul class=\"note\">");
-        for n in notes {
+        for n in c.left_out.iter().chain(&c.notes) {
             let _ = write!(out, "<li>{}</li>", esc(n));
         }
         out.push_str("</ul>");
     }
-    for (i, p) in c["pieces"].as_array().into_iter().flatten().enumerate() {
-        let label = p["label"].as_str().unwrap_or("").to_string();
-        let sides: Vec<String> = p["sides"]
-            .as_array()
-            .into_iter()
-            .flatten()
+    for (i, p) in c.pieces.iter().enumerate() {
+        let sides: Vec<String> = p
+            .sides
+            .iter()
             .map(|s| {
-                let step = match int(&s["modulus"]) {
-                    Some(m) if m > 1 => {
-                        format!(" ≡ {} (mod {m})", int(&s["residue"]).unwrap_or(0))
-                    }
-                    _ => String::new(),
+                let step = if s.modulus > 1 {
+                    format!(" ≡ {} (mod {})", s.residue, s.modulus)
+                } else {
+                    String::new()
                 };
-                format!(
-                    "{} in {}..{}{step}",
-                    s["name"].as_str().unwrap_or("?"),
-                    int(&s["lo"]).unwrap_or(0),
-                    int(&s["hi"]).unwrap_or(0)
-                )
+                format!("{} in {}..{}{step}", s.name, s.lo, s.hi)
             })
             .collect();
-        let what = [label, sides.join(", ")]
+        let what = [p.label.clone().unwrap_or_default(), sides.join(", ")]
             .into_iter()
             .filter(|t| !t.is_empty())
             .collect::<Vec<_>>()
             .join(": ");
-        let held = p["count"]
-            .as_u64()
-            .map(|n| format!(" ({n} sizes)"))
-            .unwrap_or_default();
+        let held = p.count.map(|n| format!(" ({n} sizes)")).unwrap_or_default();
         let _ = write!(
             out,
             "<h3>Spec {} of {}: {}{held}</h3><pre tabindex=\"0\"><code>{}</code></pre>",
             i + 1,
-            c["pieces"].as_array().map_or(0, Vec::len),
+            c.pieces.len(),
             esc(&what),
-            esc(p["code"].as_str().unwrap_or(""))
+            esc(&p.code)
         );
     }
     out.push_str("</section>");
@@ -1221,7 +1470,7 @@ fn cover_section(c: &Value) -> String {
 /// `check`'s run-time checks: asserts inside the graph (they raise mid-run, not when the program
 /// is called) and limits the graph implies without any check, each with what it rejects and the
 /// user's line.
-fn runtime_section(checks: &[Value]) -> String {
+fn runtime_section(checks: &[RuntimeCheck]) -> String {
     let mut out = String::from(
         "<section aria-labelledby=\"h-runtime\"><h2 id=\"h-runtime\">Run-time asserts and implied limits</h2>\
          <p class=\"note\">Guards are checked when the program is called; these are not: a run-time \
@@ -1229,25 +1478,19 @@ fn runtime_section(checks: &[Value]) -> String {
          an operator. The accepted sizes above include them.</p><ul>",
     );
     for c in checks {
-        let kind = match c["kind"].as_str() {
-            Some("implied_limit") => "implied limit",
-            Some("runtime_assert") => "run-time assert",
-            Some(k) => k,
-            None => "check",
+        let kind = match c.kind {
+            RuntimeKind::ImpliedLimit => "implied limit",
+            RuntimeKind::RuntimeAssert => "run-time assert",
         };
-        let cond = c["on_inputs"]
-            .as_str()
-            .or(c["condition"].as_str())
-            .unwrap_or("");
-        let rejects = match c["rejects"].as_u64() {
+        let cond = c.on_inputs.as_deref().unwrap_or(&c.condition);
+        let rejects = match c.rejects {
             Some(0) => " — rejects no claimed size".to_string(),
             Some(n) => {
-                let ex: Vec<String> = c["rejected_examples"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
+                let ex: Vec<String> = c
+                    .rejected_examples
+                    .iter()
                     .take(3)
-                    .map(|v| v.to_string())
+                    .map(i128::to_string)
                     .collect();
                 format!(
                     " — <span class=\"bad\">rejects {n} claimed size{}</span>{}",
@@ -1259,18 +1502,17 @@ fn runtime_section(checks: &[Value]) -> String {
                     }
                 )
             }
-            None => c["reason"]
-                .as_str()
+            None => c
+                .reason
+                .as_deref()
                 .map(|r| format!(" — {}", esc(r)))
                 .unwrap_or_default(),
         };
-        let at = c["needed_by"]["target"]
-            .as_str()
-            .or(c["target"].as_str())
-            .unwrap_or("");
-        let line = c["stack_trace"]
-            .as_str()
-            .or(c["needed_by"]["stack_trace"].as_str())
+        let at = c.needed_by.as_ref().map_or(&c.target, |n| &n.target);
+        let line = c
+            .stack_trace
+            .as_deref()
+            .or(c.needed_by.as_ref().and_then(|n| n.stack_trace.as_deref()))
             .and_then(|t| {
                 t.lines()
                     .find(|l| l.contains("File ") && !l.contains("site-packages"))
@@ -1288,33 +1530,32 @@ fn runtime_section(checks: &[Value]) -> String {
     out
 }
 
-fn guard_list(dims: &[Value], top: &Value) -> String {
+/// The guards: a `check` report lists them once, with the sizes each mentions; without that
+/// list, a diagnosis's guards per size, with what each requires.
+fn guard_list(dims: &[PageDim], top: &[GuardUse]) -> String {
     let mut out = String::new();
-    let item = |g: &Value| {
-        let sizes: Vec<&str> = strs(&g["sizes"]);
+    let item = |g: &GuardUse| {
         format!(
             "<li><code>{}</code>{}{}</li>",
-            esc(g["guard"].as_str().unwrap_or("")),
-            if sizes.is_empty() {
+            esc(&g.guard),
+            if g.sizes.is_empty() {
                 String::new()
             } else {
-                format!(" — on {}", esc(&sizes.join(", ")))
+                format!(" — on {}", esc(&g.sizes.join(", ")))
             },
-            match (g["reason"].as_str(), g["error"].as_str()) {
+            match (&g.reason, &g.error) {
                 (_, Some(e)) => format!(" — <span class=\"bad\">not read: {}</span>", esc(e)),
                 (Some(r), _) => format!(" — <span class=\"bad\">{}</span>", esc(r)),
                 _ => String::new(),
             }
         )
     };
-    if let Some(gs) = top.as_array().filter(|g| !g.is_empty()) {
+    if !top.is_empty() {
         // `check`: the guards a person must look at (undecided, unread) one by one; those
         // solved (one size at a time, or jointly) folded, one line per kind.
         out.push_str("<section aria-labelledby=\"h-guards\"><h2 id=\"h-guards\">Guards</h2>");
-        let open: Vec<&Value> = gs
-            .iter()
-            .filter(|g| matches!(g["fate"].as_str(), Some("undecided" | "unparsed")))
-            .collect();
+        let is_open = |g: &GuardUse| matches!(g.fate, GuardFate::Undecided | GuardFate::Unparsed);
+        let open: Vec<&GuardUse> = top.iter().filter(|g| is_open(g)).collect();
         if !open.is_empty() {
             // The first few open; the rest (often the same reason) folded.
             let rest = &open[open.len().min(5)..];
@@ -1335,21 +1576,21 @@ fn guard_list(dims: &[Value], top: &Value) -> String {
                 }
             );
         }
-        let kinds: [(&str, &str); 2] = [
+        let kinds: [(bool, &str); 2] = [
             (
-                "joint",
+                true,
                 "over several sizes, solved together (the joint answer above)",
             ),
             (
-                "",
+                false,
                 "on one size each or none, solved exactly (the strips above)",
             ),
         ];
-        for (fate, what) in kinds {
-            let these: Vec<&Value> = gs
+        for (joint, what) in kinds {
+            let these: Vec<&GuardUse> = top
                 .iter()
-                .filter(|g| !open.iter().any(|o| std::ptr::eq(*o, *g)))
-                .filter(|g| (g["fate"] == "joint") == (fate == "joint"))
+                .filter(|g| !is_open(g))
+                .filter(|g| (g.fate == GuardFate::Joint) == joint)
                 .collect();
             if these.is_empty() {
                 continue;
@@ -1377,29 +1618,28 @@ fn guard_list(dims: &[Value], top: &Value) -> String {
         return out;
     }
     for d in dims {
-        let guards: Vec<&Value> = d["guards"].as_array().into_iter().flatten().collect();
-        if guards.is_empty() {
+        let PageDim::Diagnose(r) = d else { continue };
+        if r.guards.is_empty() {
             continue;
         }
         if out.is_empty() {
             out.push_str("<section aria-labelledby=\"h-guards\"><h2 id=\"h-guards\">Guards</h2>");
         }
-        let _ = write!(out, "<h3>{}</h3><ul>", esc(&dim_label(d)));
-        let text = |g: &Value| {
-            let req = g["requires"].as_str().unwrap_or("");
+        let _ = write!(out, "<h3>{}</h3><ul>", esc(&d.strip().label));
+        let text = |g: &GuardReport| {
             format!(
                 "<li><code>{}</code>{}</li>",
-                esc(g["text"].as_str().or(g.as_str()).unwrap_or("")),
-                if req.is_empty() {
+                esc(&g.text),
+                if g.requires.is_empty() {
                     String::new()
                 } else {
-                    format!(" — requires {}", esc(req))
+                    format!(" — requires {}", esc(&g.requires))
                 }
             )
         };
         // Guards the others already imply remove nothing beyond them: one folded line.
-        let (implied, kept): (Vec<&Value>, Vec<&Value>) =
-            guards.into_iter().partition(|g| g["redundant"] == true);
+        let (implied, kept): (Vec<&GuardReport>, Vec<&GuardReport>) =
+            r.guards.iter().partition(|g| g.redundant);
         for g in &kept {
             out.push_str(&text(g));
         }
@@ -1426,21 +1666,57 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The page of a report's JSON (as the Python package hands it over).
+    fn draw(r: &serde_json::Value, title: &str) -> String {
+        render_json(&r.to_string(), title).unwrap()
+    }
+
+    /// A diagnosed size (`diagnose`'s `dims[]`) with the fields the contract requires.
+    fn diagnosed(
+        name: &str,
+        range: [i64; 2],
+        feasible: serde_json::Value,
+        status: &str,
+    ) -> serde_json::Value {
+        json!({"name": name, "source": null, "range": range, "status": status, "feasible": feasible,
+               "suggestions": [], "maximality": "", "guards": [], "specialized": null,
+               "coverage": null, "padding": null, "torch_fix": null, "undecided": null, "advice": []})
+    }
+
+    /// A program's input dimension (`check`'s `dims[]`) with the fields the contract requires.
+    fn checked(input: &str, index: usize, source: &str, claimed: [i64; 2]) -> serde_json::Value {
+        json!({"input": input, "index": index, "symbol": "s0", "expr": "s0", "source": source,
+               "claimed": {"count": claimed[1] - claimed[0] + 1, "min": claimed[0], "max": claimed[1]},
+               "accepted": null, "suggestions": [], "rejected_examples": []})
+    }
+
+    /// A joint set (`check`'s `joint[]`) with the fields the contract requires.
+    fn joint(
+        dims: &[&str],
+        claimed: u128,
+        accepted: u128,
+        boxes: serde_json::Value,
+    ) -> serde_json::Value {
+        json!({"dims": dims, "sources": dims, "claimed": claimed, "accepted": accepted,
+               "boxes": boxes, "boxes_complete": true, "accepted_examples": [],
+               "rejected_examples": [], "summary": "",
+               "search": {"points": 0, "periodic_solves": 0, "shared_nodes": 0}})
+    }
+
     #[test]
     fn marks_match_accepted_values_and_text_is_escaped() {
         let r = json!({
             "form": "torch_trace",
             "dims": [{"name": "h", "source": "L['x'].size()[2]", "range": [96, 1024],
-                      "feasible": {"count": 465, "segments": [{"lo": 96, "hi": 1024, "modulus": 8, "residues": [0, 5, 6, 7]}]},
-                      "guards": []}],
+                      "feasible": {"count": 465, "segments": [{"lo": 96, "hi": 1024, "modulus": 8, "residues": [0, 5, 6, 7]}]}}],
             "lines": [{"file": "/m/model.py", "line": 17, "function": "forward", "code": "f = a < b",
                        "user": true, "ops": ["infer_size"], "guards": ["Eq(s0, 1)"],
                        "dims": [{"name": "h", "requires": "h mod 8", "removes": 464, "of": 929}], "links": []}],
             "dynamic_shapes": "h = Dim('h')",
-            "linked": [{"root": "a", "members": [["b", "2*a + 1"]],
+            "linked": [{"root": "a", "members": [["b", "2*a + 1"]], "certificate": "enumeration",
                         "feasible": {"count": 3, "segments": [{"lo": 2, "hi": 4, "modulus": 1, "residues": [0]}]}}]
         });
-        let page = render(&r, "t<1>");
+        let page = draw(&r, "t<1>");
         assert_eq!(page.matches("class=\"acc\"").count(), 465);
         // Rows of 64 values: the pale bar of each row shows the values that fail.
         assert_eq!(
@@ -1462,7 +1738,7 @@ mod tests {
             {"sides": [{"name": "_2", "lo": 136, "hi": 2160, "modulus": 8, "residue": 0, "count": 254}], "count": 254, "code": "_2 = 8*__2  # <x>"},
             {"label": "program 1 (Dim.AUTO)", "count": 101, "code": "x = Dim('x')"}
         ]}});
-        let page = render(&r, "t");
+        let page = draw(&r, "t");
         assert!(
             page.contains("<p>1014 of 1014 valid sizes in 2 specs</p>"),
             "{page}"
@@ -1489,7 +1765,7 @@ mod tests {
             {"kind": "runtime_assert", "node": "_assert_scalar", "target": "torch.ops.aten._assert_scalar.default",
              "condition": "Eq(u0, 1) & <b>", "sizes": [], "fate": "periodic", "rejects": 0}
         ]});
-        let page = render(&r, "t");
+        let page = draw(&r, "t");
         assert!(page.contains("Run-time asserts and implied limits"));
         assert!(
             page.contains("implied limit: <code>L[&#39;ids&#39;].size()[1] &lt;= 128</code>"),
@@ -1511,11 +1787,12 @@ mod tests {
     #[test]
     fn data_dependent_expressions_show_the_sizes_the_assumption_keeps() {
         let r = json!({"form": "data_dependent", "dims": [], "data_dependent": [{
-            "guard": "u1 <= 31", "source": "x.shape[2]", "range": [16, 1024],
+            "guard": "u1 <= 31", "sizes": ["u1"], "torch_check": ["", ""], "symbols": [],
+            "certificate": "enumeration", "source": "x.shape[2]", "range": [16, 1024],
             "when_true": {"count": 16, "segments": [{"lo": 16, "hi": 31, "modulus": 1, "residues": [0]}]},
             "when_false": {"count": 993, "segments": [{"lo": 32, "hi": 1024, "modulus": 1, "residues": [0]}]},
             "always": null, "example_branch": false, "assumption": "H > 31"}]});
-        let page = render(&r, "swin");
+        let page = draw(&r, "swin");
         assert!(page.contains("Data-dependent expressions"));
         assert!(page.contains("assume H &gt; 31"));
         assert_eq!(page.matches("class=\"acc\"").count(), 993);
@@ -1523,11 +1800,14 @@ mod tests {
 
     #[test]
     fn huge_ranges_are_bands_and_undecided_says_so() {
+        let mut w = diagnosed("w", [2, 10], json!(null), "undecided");
+        w["undecided"] = json!("too wide");
         let r = json!({"dims": [
-            {"name": "h", "range": [2, 9223372036854775807i64],
-             "feasible": {"count": 1, "segments": [{"lo": 2, "hi": 9223372036854775807i64, "modulus": 2, "residues": [0]}]}},
-            {"name": "w", "range": [2, 10], "feasible": null, "undecided": "too wide"}]});
-        let page = render(&r, "x");
+            diagnosed("h", [2, 9223372036854775807i64],
+                json!({"count": 4611686018427387903i64, "segments": [{"lo": 2, "hi": 9223372036854775806i64, "modulus": 2, "residues": [0]}]}),
+                "constrained"),
+            w]});
+        let page = draw(&r, "x");
         assert!(page.contains("data-aggregated=\"true\""));
         assert!(page.contains("Not decided: too wide"));
         assert!(page.len() < 20_000);
@@ -1543,11 +1823,13 @@ mod tests {
             "rounds": [{"round": 1, "outcome": "constraint_violation", "spec": "h = Dim('h')", "notes": ["narrowed"],
                         "lines": [line]},
                        {"round": 2, "outcome": "exported", "spec": "x_0 = 4*_x_0", "notes": [], "lines": []}],
-            "dims": [{"input": "x", "index": 0, "symbol": "s0", "expr": "4*s0",
-                      "claimed": {"count": 2, "min": 4, "max": 8},
-                      "accepted": {"count": 2, "min": 4, "max": 8, "segments": [{"lo": 4, "hi": 8, "modulus": 4, "residues": [0]}]}}]
+            "dims": [checked("x", 0, "L['x'].size()[0]", [4, 8])]
         });
-        let page = render(&r, "export");
+        let mut r = r;
+        r["dims"][0]["expr"] = json!("4*s0");
+        r["dims"][0]["claimed"]["count"] = json!(2);
+        r["dims"][0]["accepted"] = json!({"count": 2, "min": 4, "max": 8, "segments": [{"lo": 4, "hi": 8, "modulus": 4, "residues": [0]}]});
+        let page = draw(&r, "export");
         assert!(page.contains("Round 1: constraint violation"));
         assert!(page.contains("y = x.view(-1, 4)"));
         assert!(
@@ -1564,15 +1846,24 @@ mod tests {
             let n = (lo..=hi).filter(|x| r.contains(&x.rem_euclid(m))).count();
             json!({"count": n, "segments": [{"lo": lo, "hi": hi, "modulus": m, "residues": r}]})
         };
-        let r = json!({"dims": [], "joint": [{
-            "dims": ["a", "b", "c"], "accepted": 6, "boxes_complete": true,
-            "boxes": [[seg(2, 5, 2, &[0]), seg(4, 5, 1, &[0]), seg(1, 1, 1, &[0])],
-                      [seg(3, 3, 1, &[0]), seg(2, 3, 1, &[0]), seg(2, 2, 1, &[0])]],
-            "largest_box": {"count": 4, "sides": [{"lo": 2, "hi": 4, "modulus": 2, "residue": 0},
-                                                  {"lo": 4, "hi": 5, "modulus": 1, "residue": 0},
-                                                  {"lo": 1, "hi": 1, "modulus": 1, "residue": 0}]},
-            "summary": "6 of 64 tuples pass"}]});
-        let page = render(&r, "three");
+        let side = |lo: i64, hi: i64, m: i64| {
+            json!({"lo": lo, "hi": hi, "modulus": m, "residue": lo % m, "count": (hi - lo) / m + 1,
+                   "code": "", "certificate": "enumeration", "proof": "enumeration"})
+        };
+        let mut j = joint(
+            &["a", "b", "c"],
+            64,
+            6,
+            json!([
+                [seg(2, 5, 2, &[0]), seg(4, 5, 1, &[0]), seg(1, 1, 1, &[0])],
+                [seg(3, 3, 1, &[0]), seg(2, 3, 1, &[0]), seg(2, 2, 1, &[0])]
+            ]),
+        );
+        j["largest_box"] = json!({"count": 4, "maximal": true,
+                                  "sides": [side(2, 4, 2), side(4, 5, 1), side(1, 1, 1)]});
+        j["summary"] = json!("6 of 64 tuples pass");
+        let r = json!({"dims": [], "joint": [j]});
+        let page = draw(&r, "three");
         assert_eq!(
             page.matches("<svg class=\"pairs\"").count(),
             2,
@@ -1585,7 +1876,7 @@ mod tests {
         // Incomplete box lists are not drawn as if complete.
         let mut r2 = r.clone();
         r2["joint"][0]["boxes_complete"] = json!(false);
-        assert!(!render(&r2, "x").contains("class=\"tup\""));
+        assert!(!draw(&r2, "x").contains("class=\"tup\""));
     }
 
     #[test]
@@ -1595,7 +1886,26 @@ mod tests {
         let text = include_str!("../tests/data/forms/two_input.log.txt");
         let report = crate::solver::diagnose::diagnose_text(text, &Default::default()).unwrap();
         assert_eq!(report.joint_sets.len(), 2);
-        let page = render(&serde_json::to_value(&report).unwrap(), "shared");
+        let page = render(&Page::diagnosis(&report, None), "shared");
+        // The report's JSON, read back into the same types, draws the same page.
+        let text = serde_json::to_string(&report).unwrap();
+        let read = render_json(&text, "shared").unwrap();
+        let at = read
+            .bytes()
+            .zip(page.bytes())
+            .take_while(|(a, b)| a == b)
+            .count();
+        assert_eq!(
+            read.len(),
+            page.len(),
+            "{}",
+            &read[at.saturating_sub(200)..(at + 200).min(read.len())]
+        );
+        assert!(
+            read == page,
+            "{}",
+            &read[at.saturating_sub(200)..(at + 200).min(read.len())]
+        );
         assert_eq!(page.matches("<svg class=\"pairs\"").count(), 2);
         assert!(page.contains(&report.joint_sets[0].summary));
         assert!(page.contains("Linked to image2_2 by guards over several sizes"));
@@ -1605,18 +1915,31 @@ mod tests {
     fn an_independent_size_is_drawn_once_and_the_joint_answer_leads() {
         // (h, w) linked, batch b free: two boxes with the same side of b.
         let seg = |lo: i64, hi: i64| json!({"count": hi - lo + 1, "segments": [{"lo": lo, "hi": hi, "modulus": 1, "residues": [0]}]});
+        let linked = |index: usize, with: &str, claimed: [i64; 2], partner: serde_json::Value| {
+            let mut d = checked("x", index, &format!("L['x'].size()[{index}]"), claimed);
+            d["linked_with"] = json!([with]);
+            d["accepted"] = json!({"count": 0, "segments": []});
+            d["with_some_partner"] = partner;
+            d
+        };
+        let mut j = joint(
+            &["x_2", "x_3", "x_0"],
+            800,
+            48,
+            json!([
+                [seg(4, 5), seg(4, 4), seg(1, 8)],
+                [seg(6, 7), seg(6, 6), seg(1, 8)]
+            ]),
+        );
+        j["sources"] = json!(["L['x'].size()[2]", "L['x'].size()[3]", "L['x'].size()[0]"]);
+        j["summary"] = json!("joint summary");
+        j["rejected_examples"] = json!([[1, 1, 1]]);
         let r = json!({"dims": [
-            {"input": "x", "index": 0, "source": "L['x'].size()[0]", "linked_with": ["L['x'].size()[2]"],
-             "accepted": {"count": 0, "segments": []}, "with_some_partner": seg(1, 8), "claimed": {"count": 8, "min": 1, "max": 8}},
-            {"input": "x", "index": 2, "source": "L['x'].size()[2]", "linked_with": ["L['x'].size()[0]"],
-             "accepted": {"count": 0, "segments": []}, "with_some_partner": seg(4, 7), "claimed": {"count": 10, "min": 1, "max": 10}}],
+            linked(0, "L['x'].size()[2]", [1, 8], seg(1, 8)),
+            linked(2, "L['x'].size()[0]", [1, 10], seg(4, 7))],
             "guards": [{"guard": "a", "sizes": [], "fate": "joint"}, {"guard": "b", "sizes": [], "fate": "periodic"}],
-            "joint": [{
-            "dims": ["x_2", "x_3", "x_0"], "sources": ["L['x'].size()[2]", "L['x'].size()[3]", "L['x'].size()[0]"],
-            "claimed": 800, "accepted": 48, "boxes_complete": true,
-            "boxes": [[seg(4, 5), seg(4, 4), seg(1, 8)], [seg(6, 7), seg(6, 6), seg(1, 8)]],
-            "summary": "joint summary", "rejected_examples": [[1, 1, 1]]}]});
-        let page = render(&r, "free");
+            "joint": [j]});
+        let page = draw(&r, "free");
         assert_eq!(
             page.matches("<svg class=\"pairs\"").count(),
             1,
@@ -1635,20 +1958,54 @@ mod tests {
     }
 
     #[test]
-    fn counts_past_64_bits_are_said_rounded() {
-        // What `--html` reads back for an unbounded linked group (its counts became floats).
-        let r: Value = serde_json::from_str(
-            r#"{"dims": [], "joint": [{"dims": ["a", "b"], "sources": ["a", "b"],
-            "claimed": 340282366920938463463374607431768211455, "accepted": 0, "boxes": [],
-            "boxes_complete": true, "summary": "s",
-            "undecided": {"count": 340282366920938463463374607431768211455, "reason": "r"}}]}"#,
-        )
-        .unwrap();
-        let page = render(&r, "x");
+    fn check_reports_read_back_from_json_draw_the_same_page() {
+        // What the Python package hands over (a `check` report's JSON, the audit of
+        // `dimguard.export`), read back into the contract's types: the CLI's page, byte for byte.
+        for file in [
+            "relative_position.model.json",
+            "raft_small_torchfix.model.json",
+            "two_stem_unbounded.pt2",
+        ] {
+            let path = format!("{}/tests/data/pt2/{file}", env!("CARGO_MANIFEST_DIR"));
+            let bytes = std::fs::read(&path).unwrap();
+            let program = crate::graph::load_bytes(bytes, &path).unwrap();
+            let report = crate::api::check_program(&program, false).unwrap();
+            let page = render(&Page::check(&report), file);
+            let text = serde_json::to_string(&report).unwrap();
+            assert!(render_json(&text, file).unwrap() == page, "{file}");
+            assert!(page.contains("Joint answer: linked sizes"), "{file}");
+        }
+    }
+
+    #[test]
+    fn counts_past_64_bits_are_read_exactly() {
+        // An unbounded linked group: its counts saturate at u128::MAX ("more than 3.4e38").
+        let text = r#"{"dims": [], "joint": [{"dims": ["a", "b"], "sources": ["a", "b"],
+            "claimed": 1180591620717411303424, "accepted": 0, "boxes": [],
+            "boxes_complete": true, "summary": "s", "accepted_examples": [], "rejected_examples": [],
+            "search": {"points": 0, "periodic_solves": 0, "shared_nodes": 0},
+            "undecided": {"count": 340282366920938463463374607431768211455, "reason": "r"}}]}"#;
+        let page = render_json(text, "x").unwrap();
         assert!(
-            page.contains("accepts 0 of the about 3.403e38 claimed"),
+            page.contains("accepts 0 of the 1180591620717411303424 claimed"),
             "{page}"
         );
-        assert!(page.contains("about 3.403e38 combinations not decided: r"));
+        assert!(page.contains("more than 3.4e38 combinations not decided: r"));
+    }
+
+    #[test]
+    fn a_report_of_no_known_shape_is_an_error() {
+        let e = render_json(r#"{"dims": [{"size": 3}]}"#, "x").unwrap_err();
+        assert!(
+            e.to_string().starts_with("report: dims[0] is no named set"),
+            "{e}"
+        );
+        let e = render_json(r#"{"dims": [{"input": "x", "index": 0}]}"#, "x").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("report: dims[0] is no check dimension: missing field"),
+            "{e}"
+        );
+        assert!(render_json("[1]", "x").is_err());
     }
 }

@@ -6,10 +6,10 @@
 
 use crate::graph::{self, CheckReport, Program, ProgramGraph};
 use crate::solver::diagnose::{self, Options};
-use crate::solver::merge::{Sheet, Value};
 use crate::solver::python::source_input;
 use crate::solver::report::{Feasible, Status};
 use crate::solver::{DimSet, Expr};
+use crate::solver::{Sheet, SheetValue};
 use crate::trt::{DimKind, InputSpec, ProfileSet};
 use std::collections::BTreeMap;
 
@@ -278,11 +278,11 @@ fn cover_examples(
             let twin = sheet.entries.iter().find(|o| {
                 o.value == e.value
                     && named.contains(&o.input)
-                    && matches!(o.value, Value::Dim { .. })
+                    && matches!(o.value, SheetValue::Dim { .. })
             });
             match (&e.value, twin) {
                 (_, Some(o)) => *slot = DimKind::Same(o.input.clone(), o.index),
-                (Value::Static | Value::Int { .. }, _) => {}
+                (SheetValue::Static | SheetValue::Int { .. }, _) => {}
                 _ => {
                     return Err(Error::Missing(format!(
                         "`{input}` dimension {}: the message says nothing about it and it shares no Dim with an input it names; give --dim {input}:{}=LO..HI",

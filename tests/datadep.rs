@@ -33,7 +33,7 @@ fn run(text: &str, ranges: &[(&str, (i128, i128))], shape: &[i128], spec: Option
 /// `when_true` and `when_false` are exactly the sizes of the range where the expression (read
 /// from the text) is true and false, evaluated one by one.
 fn brute_force(d: &DataDependent) {
-    let text = dimguard::solver::syntax::parse_guard(&d.guard).unwrap();
+    let text = dimguard::solver::parse_guard(&d.guard).unwrap();
     let u = &d.sizes[0];
     let [lo, hi] = d.range.unwrap();
     let t = DimSet::from_segments(d.when_true.as_ref().unwrap().segments.clone()).unwrap();
@@ -161,10 +161,8 @@ fn own_torch_check_and_the_log_form() {
 
 #[test]
 fn readable_expressions() {
-    let e = dimguard::solver::syntax::parse_guard(
-        "2*((((((u1 - 3)//2)) - 1)//2)) >= (((u1 - 3)//2)) + 1",
-    )
-    .unwrap();
+    let e = dimguard::solver::parse_guard("2*((((((u1 - 3)//2)) - 1)//2)) >= (((u1 - 3)//2)) + 1")
+        .unwrap();
     assert_eq!(
         e.torch_python(),
         "2*(((u1 - 3) // 2 - 1) // 2) >= (u1 - 3) // 2 + 1"
@@ -176,12 +174,11 @@ fn readable_expressions() {
         ("s0 // (2*s1) != 1", "s0 // (2*s1) != 1"),
         ("Max(1, s0 - 3) < 4", "torch.sym_max(1, s0 - 3) < 4"),
     ] {
-        let e = dimguard::solver::syntax::parse_guard(g).unwrap();
+        let e = dimguard::solver::parse_guard(g).unwrap();
         let p = e.torch_python();
         assert_eq!(p, want, "{g}");
         // Same value everywhere as the guard.
-        let back =
-            dimguard::solver::syntax::parse_guard(&p.replace("torch.sym_max", "Max")).unwrap();
+        let back = dimguard::solver::parse_guard(&p.replace("torch.sym_max", "Max")).unwrap();
         for s0 in 0..20 {
             for s1 in 1..6 {
                 let env = |a: &str| match a {
@@ -221,7 +218,7 @@ fn wide_ranges_are_exact_and_proved_by_z3() {
     assert_eq!(d.certificate.as_str(), "z3");
     assert_eq!(d.when_false.as_ref().unwrap().count, (1u128 << 62) - 95);
     // Spot checks far out, by the evaluator.
-    let e = dimguard::solver::syntax::parse_guard(&d.guard).unwrap();
+    let e = dimguard::solver::parse_guard(&d.guard).unwrap();
     for x in [1i128 << 40, (1 << 62) - 1, 123_456_789_012_345] {
         assert!(!e.truth_at("u1", x).unwrap());
     }
@@ -272,7 +269,7 @@ fn a_branch_on_two_inputs_is_counted_over_the_box() {
         [("N", Some("x.shape[1]")), ("M", Some("y.shape[1]"))]
     );
     // Brute force over the box N in 2..64, M in 1..64, by the evaluator on the text.
-    let e = dimguard::solver::syntax::parse_guard(&d.guard).unwrap();
+    let e = dimguard::solver::parse_guard(&d.guard).unwrap();
     let (mut t, mut f) = (0u128, 0u128);
     for n in 2..=64 {
         for m in 1..=64 {

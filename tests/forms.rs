@@ -6,8 +6,8 @@
 
 use dimguard::solver::diagnose::{diagnose, Options};
 use dimguard::solver::forms::{self, Form};
-use dimguard::solver::message::Message;
 use dimguard::solver::report::{Report, Status};
+use dimguard::solver::Message;
 use std::path::Path;
 
 fn load(name: &str) -> String {

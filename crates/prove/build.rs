@@ -31,13 +31,43 @@ fn main() {
     println!("cargo:lib={}", lib.display());
 }
 
-fn ensure(dist: &Path) -> Result<(), String> {
+/// Why Z3 could not be fetched: the step that failed.
+#[derive(Debug)]
+enum Fetch {
+    /// A step that could not run (`creating DIR`, `running python3 -m pip`, ...).
+    Io {
+        step: String,
+        source: std::io::Error,
+    },
+    /// A command that ran and failed.
+    Failed {
+        command: String,
+        status: std::process::ExitStatus,
+    },
+}
+
+impl std::fmt::Display for Fetch {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Fetch::Io { step, source } => write!(f, "{step}: {source}"),
+            Fetch::Failed { command, status } => write!(f, "`{command}` failed ({status})"),
+        }
+    }
+}
+
+/// `step` failed with `source`.
+fn io(step: impl Into<String>) -> impl FnOnce(std::io::Error) -> Fetch {
+    let step = step.into();
+    move |source| Fetch::Io { step, source }
+}
+
+fn ensure(dist: &Path) -> Result<(), Fetch> {
     if dist.join("lib/libz3.so.5.3").exists() && dist.join("include/z3.h").exists() {
         return Ok(());
     }
     let tmp = dist.with_file_name(format!("dist.tmp.{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(|e| format!("creating {}: {e}", tmp.display()))?;
+    std::fs::create_dir_all(&tmp).map_err(io(format!("creating {}", tmp.display())))?;
     let status = Command::new("python3")
         .args([
             "-m",
@@ -57,11 +87,12 @@ fn ensure(dist: &Path) -> Result<(), String> {
         .arg("-d")
         .arg(&tmp)
         .status()
-        .map_err(|e| format!("running python3 -m pip: {e}"))?;
+        .map_err(io("running python3 -m pip"))?;
     if !status.success() {
-        return Err(format!(
-            "`python3 -m pip download {WHEEL}` failed ({status})"
-        ));
+        return Err(Fetch::Failed {
+            command: format!("python3 -m pip download {WHEEL}"),
+            status,
+        });
     }
     // Unpack lib/ and include/ with Python's zipfile (no unzip needed).
     let script = r#"
@@ -80,14 +111,17 @@ with zipfile.ZipFile(os.path.join(tmp, whl)) as z:
         .args(["-c", script])
         .arg(&tmp)
         .status()
-        .map_err(|e| format!("unpacking the wheel: {e}"))?;
+        .map_err(io("unpacking the wheel"))?;
     if !status.success() {
-        return Err("unpacking the wheel failed".into());
+        return Err(Fetch::Failed {
+            command: "python3 -c <unpack the wheel>".into(),
+            status,
+        });
     }
     // Another build may have finished first; either copy is the same file.
     let _ = std::fs::remove_dir_all(dist);
     std::fs::rename(tmp.join("dist"), dist)
-        .map_err(|e| format!("moving into {}: {e}", dist.display()))?;
+        .map_err(io(format!("moving into {}", dist.display())))?;
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
 }

@@ -392,7 +392,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 .iter()
                 .map(|r| dimguard::solver::forms::parse_range_arg(r))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(Failure::Input)?;
+                .map_err(|e| Failure::Input(e.to_string()))?;
             let examples = dimguard::api::Examples {
                 by_name: parse_examples(&example)?,
                 shapes: Vec::new(),
@@ -438,10 +438,14 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             let input = file.unwrap_or_else(|| PathBuf::from("standard input"));
             let traced = dimguard::api::traced(&report, &examples);
             let covered = render::Covered {
-                cover: cover.map(|n| dimguard::solver::cover::cover(&report, &traced, n)),
+                cover: cover.map(|n| dimguard::solver::cover(&report, &traced, n)),
                 report,
             };
-            write_html(&covered, html.as_ref(), &input)?;
+            write_html(
+                || dimguard::html::Page::diagnosis(&covered.report, covered.cover.as_ref()),
+                html.as_ref(),
+                &input,
+            )?;
             print_report(&covered, json, render::covered)
         }
     }
@@ -477,7 +481,7 @@ fn check(
             .map_err(|e| io(format!("cannot write {}: {e}", path.display())))?;
     }
     let report = dimguard::api::check_program_graph(&program, &g, sizes).map_err(bad_input)?;
-    write_html(&report, html, model)?;
+    write_html(|| dimguard::html::Page::check(&report), html, model)?;
     print_report(&report, json, render::check)
 }
 
@@ -494,7 +498,7 @@ fn profile(
     format: &str,
     buckets: Buckets,
     select: &[String],
-    spec: Option<&dimguard::solver::merge::Sheet>,
+    spec: Option<&dimguard::solver::Sheet>,
 ) -> Result<(), Failure> {
     let text = match source {
         Some(p) => Some(
@@ -534,7 +538,7 @@ fn profile(
 }
 
 /// Reads `--spec FILE`: the user's own `dynamic_shapes` Python.
-fn read_spec(path: &PathBuf) -> Result<dimguard::solver::merge::Sheet, Failure> {
+fn read_spec(path: &PathBuf) -> Result<dimguard::solver::Sheet, Failure> {
     let text = read_input(Some(path))?;
     dimguard::solver::spec::sheet(&text)
         .map_err(|e| bad_input(format!("--spec {}: {e}", path.display())))
@@ -557,23 +561,19 @@ fn verify(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Result<
     print_report(&report, json, render::verify)
 }
 
-/// Writes `report` as an HTML page to `path`, when given; `input` names what was read.
-fn write_html<R: serde::Serialize>(
-    report: &R,
+/// Writes the page of a report (`page` makes it) to `path`, when given; `input` names what was
+/// read.
+fn write_html(
+    page: impl FnOnce() -> dimguard::html::Page,
     path: Option<&PathBuf>,
     input: &Path,
 ) -> Result<(), Failure> {
     let Some(path) = path else { return Ok(()) };
-    // Through text: `to_value` refuses integers past 64 bits (the claimed combinations of
-    // unbounded linked sizes); read back, they are floats, which the page says are rounded.
-    let text = serde_json::to_string(report).map_err(|e| io(format!("report to JSON: {e}")))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| io(format!("report to JSON: {e}")))?;
     let title = input.file_name().map_or_else(
         || input.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    std::fs::write(path, dimguard::html::render(&value, &title))
+    std::fs::write(path, dimguard::html::render(&page(), &title))
         .map_err(|e| io(format!("cannot write {}: {e}", path.display())))
 }
 

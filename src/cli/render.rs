@@ -7,7 +7,7 @@ use dimguard::solver::report::{
     CheckReport, DataDependent, DimReport, Feasible, GuardFate, GuardUse, JointReport, Report,
     RuntimeKind, Status, VerifyReport,
 };
-use dimguard::solver::types::DimSet;
+use dimguard::solver::DimSet;
 use std::fmt::Write;
 
 struct Style {
@@ -470,7 +470,7 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
             let described: Vec<String> = l
                 .ops
                 .iter()
-                .map(|op| match dimguard::solver::provenance::describe_op(op) {
+                .map(|op| match dimguard::solver::describe_op(op) {
                     Some(what) => format!("{op}: {what}"),
                     None => op.clone(),
                 })
@@ -487,7 +487,7 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
             "\n  {} in {}{ops}{whose}",
             st.bold(&format!(
                 "{}:{}",
-                dimguard::solver::provenance::short_file(&l.file),
+                dimguard::solver::short_file(&l.file),
                 l.line
             )),
             l.function
@@ -509,13 +509,7 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
         .lines
         .iter()
         .filter(idle)
-        .map(|l| {
-            format!(
-                "{}:{}",
-                dimguard::solver::provenance::short_file(&l.file),
-                l.line
-            )
-        })
+        .map(|l| format!("{}:{}", dimguard::solver::short_file(&l.file), l.line))
         .collect();
     if !folded.is_empty() {
         let _ = writeln!(

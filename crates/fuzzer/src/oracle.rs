@@ -6,14 +6,16 @@ use crate::Input;
 use dimguard_prove::verify::{verify, GuardSet};
 use dimguard_solver::diagnose::{diagnose, Options};
 use dimguard_solver::expr::EvalError;
-use dimguard_solver::num::ArithError;
+use dimguard_solver::ArithError;
 use dimguard_solver::{spec, Expr};
 use std::collections::BTreeSet;
 
 /// Largest range the oracle enumerates.
 const ORACLE_MAX: i128 = 1000;
 
-/// Runs the input; `Err` describes an answer that disagrees with the oracle.
+/// Runs the input; `Err` describes an answer that disagrees with the oracle. A finding in words
+/// (the fuzzer prints and saves it with the input), not an error of the oracle: it stays a
+/// `String`, as do the helpers' below.
 pub fn check(input: &Input, z3_ms: u32) -> Result<(), String> {
     match input {
         Input::Message(text, _) => check_message(text),

@@ -16,15 +16,15 @@ use dimguard_solver::analyze::{analyze, Problem};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
 use dimguard_solver::linked::Budget;
-use dimguard_solver::message::SIZE_MAX;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
     CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, LinkedSides,
     NeededBy, Proof, RuntimeCheck, RuntimeKind, SizeRange, UndecidedSet,
 };
-use dimguard_solver::suggest::unchecked_suggestion;
-use dimguard_solver::types::{CmpOp, DimSet, Expr};
+use dimguard_solver::unchecked_suggestion;
+use dimguard_solver::SIZE_MAX;
+use dimguard_solver::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
 
 fn claimed_set(e: &Expr, ranges: &crate::graph::SymbolRanges) -> Option<DimSet> {

@@ -3,7 +3,7 @@
 use crate::program::{tensor_name, Error, Program, Size};
 use crate::shapes::{self, Env};
 use dimguard_solver::report::{Disagreement, Propagation};
-use dimguard_solver::types::Expr;
+use dimguard_solver::Expr;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 use std::collections::{BTreeMap, BTreeSet};
@@ -62,9 +62,7 @@ pub fn symbol_ranges(p: &Program) -> SymbolRanges {
         .filter(|(k, _)| k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
         .map(|(k, r)| {
             let lo = r.min_val.unwrap_or(0) as i128;
-            let hi = r
-                .max_val
-                .map_or(dimguard_solver::message::SIZE_MAX, |v| v as i128);
+            let hi = r.max_val.map_or(dimguard_solver::SIZE_MAX, |v| v as i128);
             (k.clone(), (lo, hi))
         })
         .collect()

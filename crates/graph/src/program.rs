@@ -4,7 +4,7 @@
 //! PyTorch versions read as long as these parts keep their meaning. Arguments stay JSON values
 //! (`{"as_tensor": {"name": ...}}`, `{"as_ints": [...]}`, ...) read through small accessors.
 
-use dimguard_solver::types::Expr;
+use dimguard_solver::Expr;
 use dimguard_solver::{parse_expr, ParseError};
 use serde::Deserialize;
 use serde_json::Value;

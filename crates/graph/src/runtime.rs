@@ -14,7 +14,7 @@ use crate::graph::{ProgramGraph, Requirement, SymbolRanges};
 use crate::program::{sym_int_name, tensor_name, Node, Program};
 use dimguard_solver::parse_expr;
 use dimguard_solver::report::RuntimeKind;
-use dimguard_solver::types::{CmpOp, Expr};
+use dimguard_solver::{CmpOp, Expr};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -27,7 +27,9 @@ pub struct Found {
     pub node: String,
     /// Its operator.
     pub target: String,
-    /// The condition over the program's symbols, or why it cannot be read as one.
+    /// The condition over the program's symbols, or why it cannot be read as one. Data, not an
+    /// error: an unreadable condition is reported (its reason becomes the check's `reason`) and
+    /// the rest of the program is still checked.
     pub condition: Result<Expr, String>,
     /// The program symbols it depends on.
     pub symbols: BTreeSet<String>,
@@ -614,7 +616,7 @@ fn tidy(c: Expr) -> Expr {
     for (s, k) in rc {
         let e = coefs
             .entry(s)
-            .or_insert_with(|| dimguard_solver::num::Q::from_integer(0));
+            .or_insert_with(|| dimguard_solver::Q::from_integer(0));
         *e -= k;
     }
     coefs.retain(|_, k| *k.numer() != 0);

@@ -3,7 +3,7 @@
 
 use dimguard_graph::{check, load, Error, ProgramGraph};
 use dimguard_solver::parse_guard;
-use dimguard_solver::types::Expr;
+use dimguard_solver::Expr;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};

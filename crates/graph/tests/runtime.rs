@@ -4,7 +4,7 @@
 
 use dimguard_graph::{check, load};
 use dimguard_solver::report::{GuardFate, RuntimeKind};
-use dimguard_solver::types::DimSet;
+use dimguard_solver::DimSet;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -294,10 +294,10 @@ pub fn print_table(
     use std::io::Write;
     let g = Gpu::get()?;
     let mut out = match json {
-        Some(p) => Some(
-            std::fs::File::create(p)
-                .map_err(|e| NormError::NoGpu(format!("cannot write {}: {e}", p.display())))?,
-        ),
+        Some(p) => Some(std::fs::File::create(p).map_err(|source| NormError::Write {
+            path: p.to_path_buf(),
+            source,
+        })?),
         None => None,
     };
     println!("{} ({} multiprocessors)", g.name(), g.sm_count());

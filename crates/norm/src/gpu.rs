@@ -22,7 +22,7 @@
 //!   holds: **three passes** (partial statistics, combine, normalize; per-element parameters
 //!   applied in column order, each read once), which reads the tensor twice.
 
-use crate::{half, invalid, DType, Layer, NormError, Param, Plan};
+use crate::{half, invalid, DType, Layer, NoGpu, NormError, Param, Plan};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUstreamCaptureMode};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
@@ -149,30 +149,33 @@ pub struct Gpu {
     kernels: Mutex<[Option<Arc<Kernels>>; 3]>,
 }
 
-fn no_gpu(what: &str, e: impl std::fmt::Display) -> String {
-    format!("{what}: {e}")
+fn no_gpu(what: &'static str, e: impl std::fmt::Display) -> NoGpu {
+    NoGpu::Driver {
+        what,
+        message: e.to_string(),
+    }
 }
 
 impl Gpu {
     /// The process's GPU 0, or why there is none (never a panic: the driver and NVRTC libraries
     /// are looked for before cudarc touches them).
     pub fn get() -> Result<&'static Gpu, NormError> {
-        static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+        static GPU: OnceLock<Result<Gpu, NoGpu>> = OnceLock::new();
         GPU.get_or_init(Gpu::open)
             .as_ref()
             .map_err(|e| NormError::NoGpu(e.clone()))
     }
 
-    fn open() -> Result<Gpu, String> {
+    fn open() -> Result<Gpu, NoGpu> {
         // SAFETY: these only try to open the shared libraries; no CUDA call is made.
         let driver = unsafe { cudarc::driver::sys::is_culib_present() };
         // SAFETY: as above.
         let nvrtc = unsafe { cudarc::nvrtc::sys::is_culib_present() };
         if !driver {
-            return Err("the CUDA driver library (libcuda) was not found".into());
+            return Err(NoGpu::NoDriver);
         }
         if !nvrtc {
-            return Err("NVRTC (libnvrtc) was not found".into());
+            return Err(NoGpu::NoNvrtc);
         }
         let ctx = CudaContext::new(0).map_err(|e| no_gpu("no usable CUDA device", e))?;
         // SAFETY: every buffer of this crate is made, used and freed on the one stream created
@@ -195,9 +198,7 @@ impl Gpu {
         let major = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
         let minor = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         if major < 7 {
-            return Err(format!(
-                "compute capability {major}.{minor} is too old (7.0 or newer is needed)"
-            ));
+            return Err(NoGpu::TooOld { major, minor });
         }
         let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         Ok(Gpu {
@@ -971,7 +972,7 @@ impl Gpu {
         let captured = (0..reps.max(1)).try_for_each(|_| f());
         let graph = s.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
         captured?;
-        let graph = graph?.ok_or_else(|| NormError::NoGpu("the captured graph is empty".into()))?;
+        let graph = graph?.ok_or(NormError::EmptyGraph)?;
         graph.launch()?;
         let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let mut times = Vec::with_capacity(samples.max(1));

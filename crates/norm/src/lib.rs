@@ -42,7 +42,18 @@ pub enum NormError {
     },
     /// No usable GPU: no driver, no NVRTC, or no device.
     #[error("no GPU available: {0}")]
-    NoGpu(String),
+    NoGpu(#[from] NoGpu),
+    /// A captured CUDA graph held no work to time.
+    #[error("the captured CUDA graph is empty")]
+    EmptyGraph,
+    /// A results file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA driver: {0}")]
     Driver(#[from] cudarc::driver::DriverError),
@@ -52,6 +63,33 @@ pub enum NormError {
     /// The input shape fits no optimization profile (what to do is in the message).
     #[error(transparent)]
     Profile(#[from] dimguard_trt::profile::Error),
+}
+
+/// Why there is no usable GPU (kept for the process: [`gpu::Gpu::get`] looks once).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum NoGpu {
+    /// The CUDA driver library is not installed.
+    #[error("the CUDA driver library (libcuda) was not found")]
+    NoDriver,
+    /// NVRTC is not installed.
+    #[error("NVRTC (libnvrtc) was not found")]
+    NoNvrtc,
+    /// A driver call while opening the device failed.
+    #[error("{what}: {message}")]
+    Driver {
+        /// The step: `no usable CUDA device`, `cannot create a stream`, ...
+        what: &'static str,
+        /// The driver's error.
+        message: String,
+    },
+    /// The device is older than the kernels need.
+    #[error("compute capability {major}.{minor} is too old (7.0 or newer is needed)")]
+    TooOld {
+        /// Compute capability, major.
+        major: i32,
+        /// Compute capability, minor.
+        minor: i32,
+    },
 }
 
 /// Storage type of the tensors (statistics always accumulate in fp32).
@@ -131,8 +169,16 @@ impl Param {
         matches!(self, Param::Absent)
     }
 
-    /// Value `i` of constants (`default` when absent). Run-time values come from `bound`.
-    fn value(&self, i: usize, default: f32, bound: &[(&str, &[f32])]) -> Result<f32, String> {
+    /// Value `i` of constants (`default` when absent). Run-time values come from `bound`;
+    /// one it lacks is an error of `layer` at input `shape`.
+    fn value(
+        &self,
+        i: usize,
+        default: f32,
+        bound: &[(&str, &[f32])],
+        layer: &str,
+        shape: &[usize],
+    ) -> Result<f32, NormError> {
         match self {
             Param::Absent => Ok(default),
             Param::Const(v) => Ok(v[i]),
@@ -140,7 +186,13 @@ impl Param {
                 .iter()
                 .find(|(n, _)| n == name)
                 .map(|(_, v)| v[i])
-                .ok_or_else(|| format!("the run-time tensor `{name}` was not bound")),
+                .ok_or_else(|| {
+                    invalid(
+                        layer,
+                        shape,
+                        format!("the run-time tensor `{name}` was not bound"),
+                    )
+                }),
         }
     }
 }
@@ -575,9 +627,7 @@ pub fn reference(
         }
     }
     let get = |p: &Param, i: usize, d: f32| -> Result<f64, NormError> {
-        p.value(i, d, bound)
-            .map(|v| v as f64)
-            .map_err(|m| invalid(name, shape, m))
+        p.value(i, d, bound, name, shape).map(f64::from)
     };
     match layer {
         Layer::Batch(bn) => {

@@ -1,10 +1,10 @@
 //! Z3 certificates for a diagnosis.
 
 use crate::{check_set, Verdict};
-use dimguard_solver::compiled::RECHECK_LIMIT;
-use dimguard_solver::message::Message;
 use dimguard_solver::report::{Certificate, Report};
-use dimguard_solver::types::{DimSet, Expr};
+use dimguard_solver::Message;
+use dimguard_solver::RECHECK_LIMIT;
+use dimguard_solver::{DimSet, Expr};
 
 /// Default time limit for one Z3 query, in milliseconds.
 pub const TIMEOUT_MS: u32 = 5_000;
@@ -13,7 +13,7 @@ pub const TIMEOUT_MS: u32 = 5_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Only what value-by-value re-checking cannot cover (more than
-    /// [`RECHECK_LIMIT`](dimguard_solver::compiled::RECHECK_LIMIT) values): small answers keep
+    /// [`RECHECK_LIMIT`](dimguard_solver::RECHECK_LIMIT) values): small answers keep
     /// their `enumeration` certificate and no Z3 start-up is paid.
     Auto,
     /// Every suggestion and every torch fix.
@@ -76,8 +76,7 @@ pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) 
         // A guard listed under the size that names another: a one-size question would let the
         // other take any integer. Such a size's answer comes from its group's joint set, and its
         // suggestions were checked with the rest of it when the diagnosis made them.
-        let linking =
-            |g: &dimguard_solver::message::Guard| g.expr.atoms().iter().any(|a| **a != *var);
+        let linking = |g: &dimguard_solver::Guard| g.expr.atoms().iter().any(|a| **a != *var);
         if entry.guards.is_empty() || entry.guards.iter().any(linking) {
             continue;
         }

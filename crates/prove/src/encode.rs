@@ -10,8 +10,8 @@
 //! is not; counterexamples are therefore re-checked with dimguard's exact evaluator before they
 //! are reported, and a proof (`unsat`) is unaffected.
 
-use dimguard_solver::num::Q;
-use dimguard_solver::types::{CmpOp, Expr, RoundKind};
+use dimguard_solver::Q;
+use dimguard_solver::{CmpOp, Expr, RoundKind};
 use std::collections::BTreeMap;
 use z3::ast::{Bool, Int, Real};
 

@@ -31,9 +31,9 @@ pub mod encode;
 pub mod verify;
 pub mod worker;
 
-use dimguard_solver::compiled::Compiled;
 use dimguard_solver::joint::BoxAnswer;
-use dimguard_solver::types::{DimSet, Expr};
+use dimguard_solver::Compiled;
+use dimguard_solver::{DimSet, Expr};
 use encode::Encoder;
 use std::sync::{Arc, Mutex};
 use z3::ast::{Bool, Int};

@@ -3,20 +3,20 @@
 
 use crate::{box_prover, check_box, check_set, JointVerdict, Verdict};
 use dimguard_solver::analyze::{analyze, Problem, Size};
-use dimguard_solver::compiled::RECHECK_LIMIT;
 use dimguard_solver::engine::{solve, Limits, Method, Outcome};
 use dimguard_solver::expr::Value;
 use dimguard_solver::joint;
 use dimguard_solver::linked::{solve_joint, Budget};
-use dimguard_solver::message::Message;
 use dimguard_solver::python::{self, dim_code};
+use dimguard_solver::rank;
 use dimguard_solver::report::{
     Certificate, GuardFate, GuardUse, JointCheck, VerifyDim, VerifyReport,
 };
 use dimguard_solver::spec::{Given, Sheet};
-use dimguard_solver::suggest::rank;
-use dimguard_solver::types::{CmpOp, DimSet, Expr};
+use dimguard_solver::Message;
+use dimguard_solver::RECHECK_LIMIT;
 use dimguard_solver::{parse_guard, Error, ParseError};
+use dimguard_solver::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
 
 /// The guards to verify against: from an error message, or one guard per line.

@@ -8,7 +8,7 @@
 
 use dimguard::api::{self, Examples};
 use dimguard::prove::Mode;
-use dimguard::solver::merge::Sheet;
+use dimguard::solver::Sheet;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -22,9 +22,54 @@ static BUDGET: std::sync::Mutex<(f64, usize, usize)> =
 #[global_allocator]
 static ALLOC: dimguard::solver::budget::Counting = dimguard::solver::budget::Counting;
 
+/// Why a call of the extension failed: raised as `ValueError` with this message.
+#[derive(Debug, thiserror::Error)]
+enum CallError {
+    /// The solver refused an input (a message, a guard, a spec).
+    #[error(transparent)]
+    Solver(#[from] dimguard::solver::Error),
+    /// A guard or size expression that does not parse.
+    #[error(transparent)]
+    Parse(#[from] dimguard::solver::ParseError),
+    /// A program that could not be read or checked.
+    #[error(transparent)]
+    Graph(#[from] dimguard::graph::Error),
+    /// Profiles that could not be built.
+    #[error(transparent)]
+    Profiles(#[from] dimguard::profiles::Error),
+    /// A report's JSON that the page cannot draw.
+    #[error(transparent)]
+    Page(#[from] dimguard::html::PageError),
+    /// An argument in JSON (`what` names it) that does not read.
+    #[error("{what}: {source}")]
+    Json {
+        /// The argument.
+        what: &'static str,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// A report that does not print as JSON.
+    #[error("serializing the report: {0}")]
+    Report(serde_json::Error),
+    /// A `ShapesSpec` that does not read.
+    #[error("shapes_spec: {0}")]
+    ShapesSpec(dimguard::solver::Error),
+    /// Arguments that leave nothing to do (the message says what to pass).
+    #[error("{0}")]
+    Arguments(&'static str),
+}
+
+/// `text`, an argument in JSON named `what`, read.
+fn from_json<T: serde::de::DeserializeOwned>(
+    what: &'static str,
+    text: &str,
+) -> Result<T, CallError> {
+    serde_json::from_str(text).map_err(|source| CallError::Json { what, source })
+}
+
 fn run<T: Send + 'static>(
     py: Python<'_>,
-    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+    work: impl FnOnce() -> Result<T, CallError> + Send + 'static,
 ) -> PyResult<T> {
     let (time, output, memory) = *BUDGET.lock().unwrap_or_else(|e| e.into_inner());
     dimguard::solver::budget::Counting::activate();
@@ -46,7 +91,7 @@ fn run<T: Send + 'static>(
     });
     match out {
         Ok(Ok(Ok(v))) => Ok(v),
-        Ok(Ok(Err(msg))) => Err(PyValueError::new_err(msg)),
+        Ok(Ok(Err(e))) => Err(PyValueError::new_err(e.to_string())),
         Ok(Err(_)) => Err(PyRuntimeError::new_err(
             "dimguard: internal error (please report the input that caused it)",
         )),
@@ -54,18 +99,23 @@ fn run<T: Send + 'static>(
     }
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Result<String, String> {
-    serde_json::to_string(v).map_err(|e| format!("serializing the report: {e}"))
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String, CallError> {
+    serde_json::to_string(v).map_err(CallError::Report)
 }
 
-fn mode(z3: &str) -> Result<Option<Mode>, String> {
+fn to_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, CallError> {
+    serde_json::to_value(v).map_err(CallError::Report)
+}
+
+/// The `z3` argument read.
+fn mode(z3: &str) -> PyResult<Option<Mode>> {
     match z3 {
         "auto" => Ok(Some(Mode::Auto)),
         "always" => Ok(Some(Mode::Always)),
         "never" => Ok(None),
-        other => Err(format!(
+        other => Err(PyValueError::new_err(format!(
             "z3 must be \"auto\", \"always\" or \"never\", got {other:?}"
-        )),
+        ))),
     }
 }
 
@@ -91,7 +141,7 @@ fn diagnose(
     shapes_spec: Option<String>,
     cover: Option<usize>,
 ) -> PyResult<String> {
-    let z3 = mode(z3).map_err(PyValueError::new_err)?;
+    let z3 = mode(z3)?;
     if cover == Some(0) {
         return Err(PyValueError::new_err("cover must be at least 1"));
     }
@@ -99,10 +149,8 @@ fn diagnose(
         let shapes_spec = shapes_spec
             .map(|t| dimguard::solver::spec::shapes::ShapesSpec::read(&t))
             .transpose()
-            .map_err(|e| format!("shapes_spec: {e}"))?;
-        let sheet: Option<Sheet> = spec
-            .map(|s| serde_json::from_str(&s).map_err(|e| format!("spec: {e}")))
-            .transpose()?;
+            .map_err(CallError::ShapesSpec)?;
+        let sheet: Option<Sheet> = spec.map(|s| from_json("spec", &s)).transpose()?;
         let examples = Examples {
             by_name: examples
                 .into_iter()
@@ -124,15 +172,14 @@ fn diagnose(
             z3_timeout_ms,
             sheet.as_ref(),
             shapes_spec.as_ref(),
-        )
-        .map_err(|e| e.to_string())?;
-        let mut v = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+        )?;
+        let mut v = to_value(&report)?;
         if let Some(n) = cover {
-            let c = dimguard::solver::cover::cover(&report, &api::traced(&report, &examples), n);
-            v["cover"] = serde_json::to_value(&c).map_err(|e| e.to_string())?;
+            let c = dimguard::solver::cover(&report, &api::traced(&report, &examples), n);
+            v["cover"] = to_value(&c)?;
         }
         if let Some(m) = merged {
-            v["spec"] = serde_json::to_value(&m).map_err(|e| e.to_string())?;
+            v["spec"] = to_value(&m)?;
             v["spec"]["code"] = m.code().into();
         }
         to_json(&v)
@@ -144,7 +191,7 @@ fn diagnose(
 #[pyfunction]
 fn read_spec(py: Python<'_>, text: String) -> PyResult<String> {
     run(py, move || {
-        let sheet = dimguard::solver::spec::sheet(&text).map_err(|e| e.to_string())?;
+        let sheet = dimguard::solver::spec::sheet(&text)?;
         to_json(&sheet)
     })
 }
@@ -153,7 +200,7 @@ fn read_spec(py: Python<'_>, text: String) -> PyResult<String> {
 #[pyfunction]
 fn spec_code(py: Python<'_>, sheet: String) -> PyResult<String> {
     run(py, move || {
-        let sheet: Sheet = serde_json::from_str(&sheet).map_err(|e| format!("sheet: {e}"))?;
+        let sheet: Sheet = from_json("sheet", &sheet)?;
         Ok(sheet.code())
     })
 }
@@ -174,8 +221,8 @@ fn narrow(py: Python<'_>, sheet: String, items: String) -> PyResult<String> {
         residue: i128,
     }
     run(py, move || {
-        let mut sheet: Sheet = serde_json::from_str(&sheet).map_err(|e| format!("sheet: {e}"))?;
-        let items: Vec<Item> = serde_json::from_str(&items).map_err(|e| format!("items: {e}"))?;
+        let mut sheet: Sheet = from_json("sheet", &sheet)?;
+        let items: Vec<Item> = from_json("items", &items)?;
         sheet.notes.clear();
         for it in items {
             let p = dimguard::solver::Progression {
@@ -186,7 +233,7 @@ fn narrow(py: Python<'_>, sheet: String, items: String) -> PyResult<String> {
             };
             sheet.narrow_to(&it.input, it.index, &it.name, &p);
         }
-        let mut v = serde_json::to_value(&sheet).map_err(|e| e.to_string())?;
+        let mut v = to_value(&sheet)?;
         v["code"] = sheet.code().into();
         to_json(&v)
     })
@@ -197,15 +244,14 @@ fn narrow(py: Python<'_>, sheet: String, items: String) -> PyResult<String> {
 #[pyo3(signature = (guards, spec, z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS))]
 fn verify(py: Python<'_>, guards: String, spec: String, z3_timeout_ms: u32) -> PyResult<String> {
     run(py, move || {
-        let guard_set =
-            dimguard::prove::verify::GuardSet::read(&guards).map_err(|e| e.to_string())?;
-        let spec = dimguard::solver::spec::read(&spec).map_err(|e| e.to_string())?;
+        let guard_set = dimguard::prove::verify::GuardSet::read(&guards)?;
+        let spec = dimguard::solver::spec::read(&spec)?;
         if spec.is_empty() {
-            return Err("the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`".into());
+            return Err(CallError::Arguments("the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`"));
         }
         let report = dimguard::prove::verify::verify(&guard_set, &spec, z3_timeout_ms);
         if !dimguard::prove::verify::covers_any(&guard_set, &spec) {
-            return Err("no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {...})".into());
+            return Err(CallError::Arguments("no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {...})"));
         }
         to_json(&report)
     })
@@ -218,14 +264,12 @@ fn verify(py: Python<'_>, guards: String, spec: String, z3_timeout_ms: u32) -> P
 fn check(py: Python<'_>, data: Vec<u8>, label: &str, sizes: bool) -> PyResult<String> {
     let label = label.to_string();
     run(py, move || {
-        if let Some(programs) =
-            dimguard::graph::program::dispatch_programs(&data, &label).map_err(|e| e.to_string())?
-        {
-            let report = api::check_dispatch(programs, &label, sizes).map_err(|e| e.to_string())?;
+        if let Some(programs) = dimguard::graph::program::dispatch_programs(&data, &label)? {
+            let report = api::check_dispatch(programs, &label, sizes)?;
             return to_json(&report);
         }
-        let program = dimguard::graph::load_bytes(data, &label).map_err(|e| e.to_string())?;
-        let report = api::check_program(&program, sizes).map_err(|e| e.to_string())?;
+        let program = dimguard::graph::load_bytes(data, &label)?;
+        let report = api::check_program(&program, sizes)?;
         to_json(&report)
     })
 }
@@ -251,9 +295,7 @@ fn profile(
 ) -> PyResult<String> {
     let format = format.to_string();
     run(py, move || {
-        let sheet: Option<Sheet> = spec
-            .map(|s| serde_json::from_str(&s).map_err(|e| format!("spec: {e}")))
-            .transpose()?;
+        let sheet: Option<Sheet> = spec.map(|s| from_json("spec", &s)).transpose()?;
         let text = source.map(|b| String::from_utf8_lossy(&b).into_owned());
         let inputs = dimguard::profiles::inputs(
             text.as_deref(),
@@ -261,10 +303,8 @@ fn profile(
             &dims,
             &examples,
             sheet.as_ref(),
-        )
-        .map_err(|e| e.to_string())?;
-        let set =
-            dimguard::profiles::build(&inputs.specs, profiles, cover).map_err(|e| e.to_string())?;
+        )?;
+        let set = dimguard::profiles::build(&inputs.specs, profiles, cover)?;
         Ok(dimguard::profiles::render(&set, &format, &inputs))
     })
 }
@@ -295,9 +335,7 @@ fn set_budget(time: f64, output: usize, memory: usize) -> PyResult<()> {
 #[pyfunction]
 fn html(py: Python<'_>, report: String, title: String) -> PyResult<String> {
     run(py, move || {
-        let v: serde_json::Value =
-            serde_json::from_str(&report).map_err(|e| format!("report: {e}"))?;
-        Ok(dimguard::html::render(&v, &title))
+        Ok(dimguard::html::render_json(&report, &title)?)
     })
 }
 
@@ -312,9 +350,8 @@ fn z3_version() -> &'static str {
 #[pyfunction]
 fn readable(py: Python<'_>, text: String) -> PyResult<String> {
     run(py, move || {
-        let e = dimguard::solver::syntax::parse_guard(&text)
-            .or_else(|_| dimguard::solver::syntax::parse_expr(&text))
-            .map_err(|e| e.to_string())?;
+        let e = dimguard::solver::parse_guard(&text)
+            .or_else(|_| dimguard::solver::parse_expr(&text))?;
         Ok(e.torch_python())
     })
 }

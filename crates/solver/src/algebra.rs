@@ -5,7 +5,7 @@
 //! rewritten expression has the value the operation says it has, at every point.
 //!
 //! ```
-//! use dimguard_solver::{num::q, Expr};
+//! use dimguard_solver::{q, Expr};
 //!
 //! let h = Expr::sym("s0");
 //! // (s0 + (-1)) // 4 + 1: the output size of a stride-4 window.

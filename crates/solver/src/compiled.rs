@@ -20,7 +20,7 @@ pub const RECHECK_LIMIT: u128 = 10_000_000;
 /// the time budget ran out first (not checked; never a guess).
 ///
 /// ```
-/// use dimguard_solver::compiled::recheck;
+/// use dimguard_solver::recheck;
 /// use dimguard_solver::{parse_guard, DimSet};
 ///
 /// let g = parse_guard("Eq(Mod(s0, 8), 0)").unwrap();

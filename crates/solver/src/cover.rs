@@ -17,7 +17,7 @@ use crate::types::Progression;
 ///
 /// ```
 /// use dimguard_solver::diagnose::{diagnose_text, Options};
-/// use dimguard_solver::cover::cover;
+/// use dimguard_solver::cover;
 ///
 /// let text = "Constraints violated (_2)!\n  - Not all values of _2 = L['image1'].size()[2] in the \
 ///     specified range 135 <= _2 <= 2160 satisfy the generated guard \
@@ -118,7 +118,7 @@ pub fn cover(report: &Report, examples: &[(String, i128)], n: usize) -> CoverRep
 /// large. `diagnose --cover` and `profile --cover` both choose their pieces here.
 ///
 /// ```
-/// use dimguard_solver::cover::largest_combinations;
+/// use dimguard_solver::largest_combinations;
 /// let c = largest_combinations(&[vec![5, 3], vec![4, 1]], 3);
 /// assert_eq!(c, vec![(20, vec![0, 0]), (12, vec![1, 0]), (5, vec![0, 1])]);
 /// ```

@@ -44,6 +44,17 @@ pub enum Error {
     /// A pasted text contains no PyTorch dynamic-shape error that dimguard understands.
     #[error("reading the message: {0}")]
     Message(String),
+    /// A `--range NAME=LO..HI` argument that does not read (the argument as given).
+    #[error("--range expects NAME=LO..HI with integers LO <= HI, got `{0}`")]
+    RangeArg(String),
+    /// A value range of a structured trace (`"vr": "[96, 1024]"`) that does not read.
+    #[error("range `{text}` {problem}")]
+    ValueRange {
+        /// The range as the trace wrote it.
+        text: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// Exact arithmetic failed where no fallback exists.
     #[error("arithmetic: {0}")]
     Arith(#[from] ArithError),

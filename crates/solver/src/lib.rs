@@ -23,47 +23,82 @@
 //!
 //! | wing | module | concept |
 //! |---|---|---|
-//! | core | [`num`], [`types`], [`expr`], `algebra`, [`compiled`], `set`, `bounds`, [`budget`], [`error`] | exact arithmetic with Python's floor semantics; [`Expr`], [`DimSet`], [`Progression`]; evaluation and the one compiler of `Expr` to `i128` code; set algebra; interval bounds over boxes; time and memory budgets |
-//! | guards | `parse`, [`syntax`] | the Python grammar with spans; each guard syntax's vocabulary |
-//! | contract | [`report`], [`python`], [`provenance`] | the JSON contract's types; every piece of Python dimguard prints; the user line of a guard |
-//! | solve | [`engine`], [`linked`], [`joint`], [`suggest`], [`cover`] | one guard in one size; joint sets of tuples; groups of linked sizes; maximal progressions; several specs covering every valid size |
-//! | read | [`message`], [`forms`], `trace` | the model of a text; one reader per input form |
-//! | spec | [`spec`], [`merge`] | a user's `dynamic_shapes` or ShapesSpec; the spec as data and a diagnosis merged into it |
+//! | core | `num`, `types`, [`expr`], `algebra`, `compiled`, `set`, `bounds`, [`budget`], `error` | exact arithmetic with Python's floor semantics; [`Expr`], [`DimSet`], [`Progression`]; evaluation and the one compiler of `Expr` to `i128` code; set algebra; interval bounds over boxes; time and memory budgets |
+//! | guards | `parse`, `syntax` | the Python grammar with spans; each guard syntax's vocabulary |
+//! | contract | [`report`], [`python`], `provenance` | the JSON contract's types; every piece of Python dimguard prints; the user line of a guard |
+//! | solve | [`engine`], [`linked`], [`joint`], `suggest`, `cover` | one guard in one size; joint sets of tuples; groups of linked sizes; maximal progressions; several specs covering every valid size |
+//! | read | `message`, [`forms`], `trace` | the model of a text; one reader per input form |
+//! | spec | [`spec`], `merge` | a user's `dynamic_shapes` or ShapesSpec; the spec as data and a diagnosis merged into it |
 //! | analyze | [`analyze`] | the stage (`Problem` → `Analysis`), one size's answer, explanations |
 //! | front end | [`diagnose`] | any text form → `Problem` → [`report::Report`] |
 //!
+//! Modules in links are public namespaces; the others are private, and what other crates need
+//! of them is re-exported at the root, grouped by wing below (`DimSet`, `parse_guard`,
+//! `Message`, `Sheet`, ...).
+//!
 //! Where a new thing goes: a new input form is a reader in [`forms`] that fills a
-//! [`message::Message`]; a new kind of answer is computed once in [`analyze`] and added to the
+//! [`Message`]; a new kind of answer is computed once in [`analyze`] and added to the
 //! contract in [`report`].
 
+// The modules, private unless named below as a namespace of the public face.
 mod algebra;
-pub mod analyze;
 mod bounds;
-pub mod budget;
-pub mod compiled;
-pub mod cover;
-pub mod diagnose;
-pub mod engine;
-pub mod error;
-pub mod expr;
-pub mod forms;
-pub mod joint;
-pub mod linked;
-pub mod merge;
-pub mod message;
-pub mod num;
+mod compiled;
+mod cover;
+mod error;
+mod merge;
+mod message;
+mod num;
 mod parse;
-pub mod provenance;
+mod provenance;
+mod set;
+mod suggest;
+mod syntax;
+mod trace;
+mod types;
+
+// The public face, by wing (as the module map). Namespaces where a wing has many items or
+// names that would clash at the root; the rest re-exported at the root.
+
+// core: exact arithmetic, expressions, sets, budgets, errors.
+pub mod budget;
+pub mod expr;
+pub use compiled::{recheck, Compiled, RECHECK_LIMIT};
+pub use error::{Error, ParseError};
+pub use expr::{EvalError, Value};
+pub use num::{f64_exact, float_literal, q, ArithError, Q};
+pub use types::{
+    Atom, CmpOp, DimSet, Expr, Progression, RoundKind, Segment, DEFAULT_MIN, SIZE_MAX,
+};
+
+// guards: the guard syntaxes.
+pub use syntax::{parse_expr, parse_guard};
+
+// contract: the JSON contract's types, the Python dimguard prints, where a guard comes from.
 pub mod python;
 pub mod report;
-mod set;
-pub mod spec;
-pub mod suggest;
-pub mod syntax;
-mod trace;
-pub mod types;
+pub use provenance::{describe_op, short_file, Frame, Provenance};
 
+// solve: one guard in one size, joint sets, linked groups, progressions, covers.
+pub mod engine;
+pub mod joint;
+pub mod linked;
+pub use cover::{cover, largest_combinations};
 pub use engine::{solve, Limits, Method, Outcome};
-pub use error::{Error, ParseError};
-pub use syntax::{parse_expr, parse_guard};
-pub use types::{Atom, CmpOp, DimSet, Expr, Progression, RoundKind, Segment};
+pub use suggest::{
+    cover as progression_cover, max_padding, rank, unchecked_suggestion, Maximality, Ranking,
+};
+
+// read: the model of a text and one reader per input form.
+pub mod forms;
+pub use message::{DimEntry, Fix, FixKind, Guard, Info, Message, Relation, Runtime, Unbacked};
+
+// spec: a user's spec, and a diagnosis merged into it.
+pub mod spec;
+pub use merge::{merge, Entry, Root, Sheet, Value as SheetValue};
+
+// analyze: the stage.
+pub mod analyze;
+
+// front end: any text form to a report.
+pub mod diagnose;

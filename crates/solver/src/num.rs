@@ -7,7 +7,7 @@
 
 use num_integer::Integer;
 use num_rational::Ratio;
-use num_traits::{CheckedAdd, CheckedDiv, CheckedMul, CheckedSub, Signed, ToPrimitive, Zero};
+use num_traits::{CheckedAdd, CheckedDiv, CheckedMul, CheckedSub, Signed, Zero};
 
 /// An exact rational number. Integers are rationals with denominator 1.
 pub type Q = Ratio<i128>;
@@ -225,15 +225,6 @@ pub fn f64_exact(v: f64) -> Option<Q> {
             return None;
         }
         Some(Q::new(sign * m, 1i128 << s))
-    }
-}
-
-/// Converts to `i64` when the value is an integer in range.
-pub fn to_i64(a: &Q) -> Option<i64> {
-    if a.is_integer() {
-        a.numer().to_i64()
-    } else {
-        None
     }
 }
 

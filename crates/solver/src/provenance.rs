@@ -9,10 +9,10 @@
 //! The JSON shape is the one agreed in COORD.md (`provenance` per guard):
 //! `{"file", "line", "function", "code", "op", "user", "stack": [{"file", "line", "function"}]}`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One frame of a stack.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Frame {
     /// The file as recorded (a full path, or `<string>`).
     pub file: String,
@@ -26,7 +26,7 @@ pub struct Frame {
 }
 
 /// Where one guard comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Provenance {
     /// The file of the attributed frame.
     pub file: String,

@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// How the soundness of an answer is known (the contract's `certificate`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Certificate {
     /// Z3 proved it over the whole set (or verified a counterexample).
@@ -57,7 +57,7 @@ impl fmt::Display for Certificate {
 }
 
 /// How an exact set was computed (a suggestion's `proof`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Proof {
     /// The periodic method: exact over the whole range in closed form.
@@ -67,7 +67,7 @@ pub enum Proof {
 }
 
 /// How one guard was solved (a guard's `method`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GuardMethod {
     /// The periodic method.
@@ -256,7 +256,7 @@ impl Undecided {
 // ---- `dimguard diagnose --json` ----
 
 /// The diagnosis of one message.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     /// One entry per dimension, in the order the message first names them.
     pub dims: Vec<DimReport>,
@@ -276,7 +276,7 @@ pub struct Report {
     pub unrecognized: Vec<String>,
     /// The guards grouped by the line of the user's code they come from (inputs that say where
     /// guards come from: structured traces), with what each line requires of each size.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<LineReport>,
     /// The form the input was read as (`"constraint_violation"`, `"torch_logs"`,
     /// `"draft_export"`, `"guard_failed"`, `"input_check"`, `"solver_crash"`, `"torch_trace"`).
@@ -291,7 +291,7 @@ pub struct Report {
     pub runtime: Option<RuntimeReport>,
     /// Every group of independent sizes linked by guards, solved jointly: the exact set of
     /// tuples that pass, the largest sound box, real failing tuples (`check`'s `joint` shape).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub joint_sets: Vec<JointReport>,
     /// Every guard of the text and what became of it (`check`'s `guards` shape; `sizes` are
     /// dimension names).
@@ -299,7 +299,7 @@ pub struct Report {
 }
 
 /// The guards one line of the user's code added, and what they remove.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LineReport {
     /// The file (as recorded).
     pub file: String,
@@ -322,7 +322,7 @@ pub struct LineReport {
 }
 
 /// What one line's guards require of one size.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LineDim {
     /// The dimension.
     pub name: String,
@@ -335,7 +335,7 @@ pub struct LineDim {
 }
 
 /// Dimensions solved together.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LinkedGroup {
     /// The root dimension (its own `Dim`).
     pub root: String,
@@ -361,7 +361,7 @@ pub struct LinkedGroup {
 }
 
 /// A guard torch could not decide because it depends on data (`u0` from `.item()`, `nonzero`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DataDependent {
     /// The guard as printed.
     pub guard: String,
@@ -407,7 +407,7 @@ pub struct DataDependent {
 }
 
 /// An unbacked symbol of a data-dependent expression and the input size it stands for.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UnbackedSize {
     /// `u1`.
     pub symbol: String,
@@ -420,7 +420,7 @@ pub struct UnbackedSize {
 }
 
 /// A relation between two dimensions.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RelationReport {
     /// The dependent dimension.
     pub name: String,
@@ -431,7 +431,7 @@ pub struct RelationReport {
 }
 
 /// What the diagnosis found for one dimension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     /// Some values of the range fail a guard.
@@ -453,7 +453,7 @@ pub enum Status {
 }
 
 /// One dimension's diagnosis.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DimReport {
     /// Debug name.
     pub name: String,
@@ -484,16 +484,18 @@ pub struct DimReport {
     /// What to do, in sentences.
     pub advice: Vec<String>,
     /// The dimensions linked to this one by guards over several sizes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub linked_with: Vec<String>,
-    /// For a dimension linked to others: what the joint set says of it.
-    #[serde(flatten)]
+    /// For a dimension linked to others: what the joint set says of it. Read back apart (as a
+    /// [`LinkedSides`] from the same object): serde cannot read 128-bit integers in a struct
+    /// with a flattened field.
+    #[serde(flatten, skip_deserializing)]
     pub sides: LinkedSides,
 }
 
 /// What the joint set of a group says of one of its sizes (`diagnose`'s `dims[]` and `check`'s
 /// `dims[]` carry these keys in place, each only when present).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct LinkedSides {
     /// The values that pass every guard with **some** value of the others (the size's own
     /// answer, `feasible` or `accepted`, holds those that pass with every value of the others'
@@ -549,7 +551,7 @@ impl From<&DimSet> for Feasible {
 }
 
 /// One suggestion (contract form plus extras).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Suggestion {
     /// First value.
     pub lo: i128,
@@ -586,7 +588,7 @@ impl Suggestion {
 }
 
 /// What one guard requires.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GuardReport {
     /// As printed.
     pub text: String,
@@ -611,7 +613,7 @@ pub struct GuardReport {
 // ---- where guards come from, and the forms of input ----
 
 /// The form of an input text (the contract's `form`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Form {
     /// A `ConstraintViolationError` / `UserError` from `torch.export`.
@@ -656,7 +658,7 @@ impl Form {
 }
 
 /// A guard-looking line that could not be read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unreadable {
     /// 1-based line in the input.
     pub line: usize,
@@ -667,7 +669,7 @@ pub struct Unreadable {
 }
 
 /// A guard over several sizes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JointGuard {
     /// As printed.
     pub text: String,
@@ -688,7 +690,7 @@ pub struct JointGuard {
 }
 
 /// A run-time failure explained.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RuntimeReport {
     /// `guard_failed` or `input_check`.
     pub kind: Form,
@@ -707,7 +709,7 @@ pub struct RuntimeReport {
 }
 
 /// Padding advice for one dimension.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Padding {
     /// Python giving the next size the first suggestion admits, for an input size `x`.
     pub formula: String,
@@ -718,7 +720,7 @@ pub struct Padding {
 }
 
 /// A check of one of torch's suggested fixes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FixCheck {
     /// The fix as torch printed it (several lines for derived dims).
     pub code: String,
@@ -748,7 +750,7 @@ pub struct FixCheck {
 // ---- `dimguard verify --json` ----
 
 /// The verdict for a spec.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VerifyReport {
     /// True only when no value any dimension's spec admits fails a guard; null when undecided.
     pub sound: Option<bool>,
@@ -761,14 +763,14 @@ pub struct VerifyReport {
     /// Every group of sizes linked by guards, solved jointly over the spec's sets: the exact set
     /// of tuples that pass, the largest sound box, real failing tuples (`check`'s `joint`
     /// shape).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub joint_sets: Vec<JointReport>,
     /// Every guard and what became of it (`check`'s `guards` shape).
     pub guards: Vec<GuardUse>,
 }
 
 /// The verdict for one dimension (contract fields first).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VerifyDim {
     /// The dimension's name in the guards.
     pub name: String,
@@ -794,7 +796,7 @@ pub struct VerifyDim {
 }
 
 /// A guard over several sizes, checked over the product of what the spec admits for each.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JointCheck {
     /// The guard as written.
     pub guard: String,
@@ -811,7 +813,7 @@ pub struct JointCheck {
 // ---- `dimguard check --json` ----
 
 /// Findings of the propagation.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Propagation {
     /// Operators whose outputs were computed and compared.
     pub checked: usize,
@@ -826,12 +828,12 @@ pub struct Propagation {
     /// Outputs whose computed sizes differ from the recorded ones only at inputs the guards
     /// reject: equal as functions on the accepted inputs (not disagreements), with how that was
     /// established.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub equal_on_accepted: Vec<EqualOnAccepted>,
 }
 
 /// Recorded and computed sizes equal on every accepted input tested.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EqualOnAccepted {
     /// The node.
     pub node: String,
@@ -844,7 +846,7 @@ pub struct EqualOnAccepted {
 }
 
 /// A computed size that differs from the recorded one.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Disagreement {
     /// The node.
     pub node: String,
@@ -862,7 +864,7 @@ pub struct Disagreement {
     pub stack_trace: Option<String>,
 }
 /// The report of `dimguard check` (contract fields first in each entry).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckReport {
     /// One entry per dynamic dimension of every user input, in input order.
     pub dims: Vec<CheckDim>,
@@ -871,7 +873,7 @@ pub struct CheckReport {
     /// Shape propagation findings.
     pub propagation: Propagation,
     /// Every symbolic intermediate size with its exact range (when asked for).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sizes: Vec<SizeRange>,
     /// Paste-ready corrected `dynamic_shapes`.
     pub dynamic_shapes: String,
@@ -879,17 +881,17 @@ pub struct CheckReport {
     pub torch_version: Option<String>,
     /// Every group of sizes linked by guards: the exact set of tuples that pass, the largest
     /// sound box, real failing tuples.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub joint: Vec<JointReport>,
     /// Conditions checked while the program runs, beside the guards (checked when it is
     /// called): torch's run-time asserts and limits the graph implies without any check. Every
     /// one is part of `accepted`.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runtime: Vec<RuntimeCheck>,
 }
 
 /// What kind of condition a [`RuntimeCheck`] is (`kind` in the JSON).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RuntimeKind {
     /// A run-time assert in the graph (`aten._assert_scalar`, `sym_constrain_range`,
@@ -911,7 +913,7 @@ impl RuntimeKind {
 }
 
 /// A condition on the input sizes that the program checks (or needs) while it runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RuntimeCheck {
     /// A run-time assert or an implied limit.
     pub kind: RuntimeKind,
@@ -936,7 +938,7 @@ pub struct RuntimeCheck {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rejects: Option<u128>,
     /// For a condition on one size: a few claimed sizes it rejects.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rejected_examples: Vec<i128>,
     /// The node's stack trace (the user's line), when recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -948,7 +950,7 @@ pub struct RuntimeCheck {
 }
 
 /// The operator that needs a run-time assert's condition.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NeededBy {
     /// The node.
     pub node: String,
@@ -961,7 +963,7 @@ pub struct NeededBy {
 
 /// Values neither proven to pass nor to fail, with the reason (beside `accepted`, which then
 /// holds only the values proven to pass).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UndecidedSet {
     /// How many values.
     pub count: u128,
@@ -983,7 +985,7 @@ impl UndecidedSet {
 }
 
 /// A group of sizes linked by guards, solved jointly.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JointReport {
     /// The sizes' names (`x_2`), in the order of every tuple below.
     pub dims: Vec<String>,
@@ -1028,7 +1030,7 @@ pub struct JointReport {
 }
 
 /// A joint set with tied sizes ([`crate::linked::TiedSet`]), in closed form.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TiedReport {
     /// The sizes' names, in the order of every tuple below.
     pub dims: Vec<String>,
@@ -1051,7 +1053,7 @@ pub struct TiedReport {
 }
 
 /// Two sizes tied by `F(a) == F(b)`, `F(x) = k*((x + offset)//block) + e` non-decreasing.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TieReport {
     /// The partner and the tied size (names).
     pub dims: [String; 2],
@@ -1068,7 +1070,7 @@ pub struct TieReport {
 }
 
 /// The undecided part of a joint set.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JointUndecided {
     /// Tuples not decided.
     pub count: u128,
@@ -1077,7 +1079,7 @@ pub struct JointUndecided {
 }
 
 /// One `Dim` shared by the two sizes of a group: the values `v` for which `(v, v)` passes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SharedReport {
     /// Pairs it admits (one per value).
     pub count: u128,
@@ -1089,7 +1091,7 @@ pub struct SharedReport {
 }
 
 /// The largest sound box of a group.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BoxReport {
     /// Tuples in the box.
     pub count: u128,
@@ -1100,7 +1102,7 @@ pub struct BoxReport {
 }
 
 /// Work done by the joint search.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JointSearch {
     /// Partial and whole tuples evaluated.
     pub points: u64,
@@ -1111,7 +1113,7 @@ pub struct JointSearch {
 }
 
 /// One input dimension.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckDim {
     /// User input name.
     pub input: String,
@@ -1133,14 +1135,16 @@ pub struct CheckDim {
     pub rejected_examples: Vec<i128>,
     /// Guards linking this size with others, if any: `accepted` then assumes the other sizes
     /// range over their own accepted sets.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub linked_with: Vec<String>,
     /// Values neither proven to pass nor to fail (then `accepted` holds the values proven to
     /// pass, possibly none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub undecided: Option<UndecidedSet>,
-    /// For a size linked to others: what the joint set says of it.
-    #[serde(flatten)]
+    /// For a size linked to others: what the joint set says of it. Read back apart (as a
+    /// [`LinkedSides`] from the same object): serde cannot read 128-bit integers in a struct
+    /// with a flattened field.
+    #[serde(flatten, skip_deserializing)]
     pub sides: LinkedSides,
     /// `(input, index)` of the dimension this one always equals, when a guard ties them.
     #[serde(skip)]
@@ -1151,7 +1155,7 @@ pub struct CheckDim {
 }
 
 /// Claimed sizes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Claimed {
     /// Number of sizes.
     pub count: u128,
@@ -1162,7 +1166,7 @@ pub struct Claimed {
 }
 
 /// A guard of `guards_code`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GuardUse {
     /// As written.
     pub guard: String,
@@ -1179,7 +1183,7 @@ pub struct GuardUse {
 }
 
 /// What became of one guard (`fate` in the JSON, written in lower case: `"periodic"`, ...).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GuardFate {
     /// Solved exactly over one size by the periodic engine.
@@ -1223,7 +1227,7 @@ impl GuardFate {
 }
 
 /// An intermediate size and its exact values.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SizeRange {
     /// Tensor name.
     pub tensor: String,
@@ -1239,7 +1243,7 @@ pub struct SizeRange {
 
 /// `diagnose --cover N`: several specs that together accept every valid size
 /// ([`crate::cover::cover`]).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoverReport {
     /// The dimensions covered (independent, decided, dynamic), by name.
     pub dims: Vec<String>,
@@ -1260,7 +1264,7 @@ pub struct CoverReport {
 }
 
 /// One spec of a cover: a progression per dimension.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoverPiece {
     /// One progression per covered dimension, in [`CoverReport::dims`] order.
     pub sides: Vec<CoverSide>,
@@ -1271,7 +1275,7 @@ pub struct CoverPiece {
 }
 
 /// One dimension's progression in a [`CoverPiece`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CoverSide {
     /// Dimension name.
     pub name: String,
@@ -1289,7 +1293,7 @@ pub struct CoverSide {
 
 /// `dimguard check` of a `dimguard.Dispatch` archive: each program's check, and per input size
 /// the sizes some program accepts.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DispatchReport {
     /// Each program of the archive, in the manifest's order.
     pub programs: Vec<DispatchProgram>,
@@ -1300,7 +1304,7 @@ pub struct DispatchReport {
 }
 
 /// One program of a [`DispatchReport`].
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DispatchProgram {
     /// Its entry in the archive (`programs/0.pt2`).
     pub file: String,
@@ -1309,7 +1313,7 @@ pub struct DispatchProgram {
 }
 
 /// One input size of a [`DispatchReport`]: the sizes some program accepts.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct UnionDim {
     /// Input name.
     pub input: String,

@@ -129,10 +129,10 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
 /// profiles, that together accept every size they list.
 ///
 /// ```
-/// use dimguard_solver::{suggest, DimSet};
+/// use dimguard_solver::{progression_cover, DimSet};
 /// // Four residue classes mod 8 (RAFT's guard over 135..2160): no one Dim holds them.
 /// let f = DimSet::from_values((135..=2160).filter(|h| [0, 5, 6, 7].contains(&(h % 8))));
-/// let pieces = suggest::cover(&f, Some(520), 8);
+/// let pieces = progression_cover(&f, Some(520), 8);
 /// assert_eq!(pieces.len(), 4);
 /// assert_eq!(pieces.iter().map(|p| p.count()).sum::<u128>(), f.count());
 /// assert!(pieces[0].contains(520));

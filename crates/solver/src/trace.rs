@@ -308,24 +308,28 @@ fn str_field(v: &Value, k: &str) -> String {
 }
 
 /// `"[96, 1024]"`, `"[2, int_oo]"`.
-fn parse_vr(s: &str) -> Result<(i128, i128), String> {
+fn parse_vr(s: &str) -> Result<(i128, i128), Error> {
+    let bad = |problem: String| Error::ValueRange {
+        text: s.to_string(),
+        problem,
+    };
     let inner = s.trim().trim_start_matches('[').trim_end_matches(']');
     let (a, b) = inner
         .split_once(',')
-        .ok_or_else(|| format!("range `{s}` is not `[lo, hi]`"))?;
-    let bound = |x: &str, hi: bool| -> Result<i128, String> {
+        .ok_or_else(|| bad("is not `[lo, hi]`".into()))?;
+    let bound = |x: &str, hi: bool| -> Result<i128, Error> {
         match x.trim() {
             "int_oo" | "oo" => Ok(if hi { SIZE_MAX } else { -SIZE_MAX }),
             "-int_oo" | "-oo" => Ok(if hi { SIZE_MAX } else { 0 }),
             v => v
                 .parse::<i128>()
                 .map(|v| v.clamp(0, SIZE_MAX))
-                .map_err(|_| format!("range bound `{v}` in `{s}` is not an integer")),
+                .map_err(|_| bad(format!("has a bound `{v}` that is not an integer"))),
         }
     };
     let (lo, hi) = (bound(a, false)?, bound(b, true)?);
     if lo > hi {
-        return Err(format!("range `{s}` is empty (lo > hi)"));
+        return Err(bad("is empty (lo > hi)".into()));
     }
     Ok((lo, hi))
 }

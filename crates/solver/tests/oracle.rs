@@ -5,11 +5,11 @@
 
 use dimguard_solver::engine::{solve, Limits, Method, Outcome};
 use dimguard_solver::expr::EvalError;
-use dimguard_solver::num::ArithError;
+use dimguard_solver::rank;
 use dimguard_solver::report::NotPeriodic;
-use dimguard_solver::suggest::rank;
-use dimguard_solver::types::{CmpOp, DimSet, Expr, RoundKind};
-use dimguard_solver::{num, parse_guard};
+use dimguard_solver::ArithError;
+use dimguard_solver::{float_literal, parse_guard, Q};
+use dimguard_solver::{CmpOp, DimSet, Expr, RoundKind};
 use proptest::prelude::*;
 
 const X: &str = "L['x'].size()[2]";
@@ -147,5 +147,5 @@ fn float_literals_follow_python_doubles() {
     let g = parse_guard("0.1 * torch.sym_float(L['x'].size()[2]) > 3").unwrap();
     assert!(!g.holds_at(X, 29));
     assert!(g.holds_at(X, 30));
-    assert!(num::float_literal("0.1").unwrap() > num::Q::new(1, 10));
+    assert!(float_literal("0.1").unwrap() > Q::new(1, 10));
 }

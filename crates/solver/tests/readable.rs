@@ -2,7 +2,7 @@
 //! lines) keeps every expression's meaning: random expressions over two sizes, printed with the
 //! fewest parentheses and read back, take the same value at every point of a small grid.
 
-use dimguard_solver::num::q;
+use dimguard_solver::q;
 use dimguard_solver::{parse_expr, parse_guard, CmpOp, Expr};
 use proptest::prelude::*;
 

@@ -8,7 +8,7 @@
 //! [`ProfileSet::select`] then turns a shape into its profile, or into an error that says what
 //! to do — the actionable version of TensorRT's "does not satisfy any optimization profile".
 
-use dimguard_solver::types::DimSet;
+use dimguard_solver::DimSet;
 use serde::Serialize;
 use std::fmt;
 
@@ -300,7 +300,7 @@ impl ProfileSet {
     }
 
     /// One profile per piece of a cover: each dynamic dimension's accepted set split into
-    /// disjoint progressions ([`dimguard_solver::suggest::cover`], largest first), combined
+    /// disjoint progressions ([`dimguard_solver::progression_cover`], largest first), combined
     /// across dimensions, the `n` largest combinations kept. Every size a profile lists is
     /// accepted, its corners included, and [`ProfileSet::select`] sends a shape to the profile
     /// whose pieces hold it. Together they serve as many accepted sizes as `n` progressions can.
@@ -311,7 +311,7 @@ impl ProfileSet {
         for (ii, inp) in inputs.iter().enumerate() {
             for (d, kind) in inp.dims.iter().enumerate() {
                 if let DimKind::Dynamic { accepted, example } = kind {
-                    let pieces = dimguard_solver::suggest::cover(accepted, *example, n);
+                    let pieces = dimguard_solver::progression_cover(accepted, *example, n);
                     if pieces.is_empty() {
                         return Err(Error::EmptyDim {
                             input: inp.name.clone(),
@@ -334,7 +334,7 @@ impl ProfileSet {
             .iter()
             .map(|pieces| pieces.iter().map(DimSet::count).collect())
             .collect();
-        let combos = dimguard_solver::cover::largest_combinations(&counts, n);
+        let combos = dimguard_solver::largest_combinations(&counts, n);
         let chosen: Vec<Vec<usize>> = combos.into_iter().map(|(_, c)| c).collect();
         let pieces = chosen
             .iter()
@@ -555,7 +555,7 @@ impl ProfileSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dimguard_solver::types::Segment;
+    use dimguard_solver::Segment;
     use proptest::prelude::*;
 
     fn raft() -> Vec<InputSpec> {

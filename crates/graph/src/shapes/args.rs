@@ -5,8 +5,8 @@
 
 use super::Env;
 use crate::program::{sym_int_name, tensor_name, Node};
-use dimguard_solver::num::{self, Q};
-use dimguard_solver::types::Expr;
+use dimguard_solver::Expr;
+use dimguard_solver::{f64_exact, q, Q};
 use serde_json::Value;
 use std::cell::RefCell;
 
@@ -173,8 +173,8 @@ impl<'a> Args<'a> {
     /// A number in a list of floats, exactly.
     pub(crate) fn float(&self, v: &Value) -> Option<Q> {
         v.as_f64()
-            .and_then(num::f64_exact)
-            .or_else(|| v.as_i64().map(|n| num::q(n as i128)))
+            .and_then(f64_exact)
+            .or_else(|| v.as_i64().map(|n| q(n as i128)))
     }
 
     /// A boolean argument.

@@ -4,7 +4,7 @@
 
 use super::symint::ceil_div;
 use super::{norm_dim, Args, Inferred, Rule};
-use dimguard_solver::types::{CmpOp, Expr};
+use dimguard_solver::{CmpOp, Expr};
 use serde_json::Value;
 
 pub(super) fn rule(op: &str) -> Option<Rule> {

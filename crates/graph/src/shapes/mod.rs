@@ -27,7 +27,7 @@ mod window;
 
 use crate::program::Node;
 use args::Args;
-use dimguard_solver::types::{CmpOp, Expr};
+use dimguard_solver::{CmpOp, Expr};
 use std::collections::BTreeMap;
 
 /// Known values while propagating.

@@ -3,7 +3,7 @@
 
 use super::{broadcast, Args, Inferred, Rule};
 use crate::program::tensor_name;
-use dimguard_solver::types::Expr;
+use dimguard_solver::Expr;
 
 /// Operators whose first output has the input's shape.
 const SAME_SHAPE: &[&str] = &[

@@ -2,7 +2,7 @@
 //! `addmm`.
 
 use super::{broadcast, norm_dim, Args, Inferred, Rule};
-use dimguard_solver::types::Expr;
+use dimguard_solver::Expr;
 
 pub(super) fn rule(op: &str) -> Option<Rule> {
     Some(match op {

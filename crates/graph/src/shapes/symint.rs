@@ -3,7 +3,7 @@
 
 use super::{Args, Inferred, Rule};
 use crate::program::Node;
-use dimguard_solver::types::{CmpOp, Expr, RoundKind};
+use dimguard_solver::{CmpOp, Expr, RoundKind};
 use serde_json::Value;
 
 pub(super) fn operator_rule(op: &str) -> Option<Rule> {

@@ -2,7 +2,7 @@
 
 use super::window::window;
 use super::*;
-use dimguard_solver::num;
+use dimguard_solver::q;
 
 fn int(n: i128) -> Expr {
     Expr::int(n)
@@ -14,10 +14,7 @@ fn window_matches_pytorch_formula() {
     let e = window(&x, 3, 2, 1, 1, false);
     for h in 2..100 {
         let v = e.eval(&|_| Some(h)).unwrap();
-        assert_eq!(
-            v,
-            dimguard_solver::expr::Value::Num(num::q((h + 2 - 3) / 2 + 1))
-        );
+        assert_eq!(v, dimguard_solver::expr::Value::Num(q((h + 2 - 3) / 2 + 1)));
     }
     // ceil_mode: ResNet-style max pool 3/2/1 with ceil.
     let e = window(&x, 3, 2, 0, 1, true);
@@ -28,7 +25,7 @@ fn window_matches_pytorch_formula() {
         }
         assert_eq!(
             e.eval(&|_| Some(h)).unwrap(),
-            dimguard_solver::expr::Value::Num(num::q(out)),
+            dimguard_solver::expr::Value::Num(q(out)),
             "h={h}"
         );
     }
@@ -42,7 +39,7 @@ fn a_zero_stride_is_an_error_not_a_size() {
     let e = window(&Expr::int(32), 3, 2, 1, 1, false);
     assert_eq!(
         e.eval(&|_| None).unwrap(),
-        dimguard_solver::expr::Value::Num(num::q(16))
+        dimguard_solver::expr::Value::Num(q(16))
     );
 }
 

@@ -2,7 +2,7 @@
 //! adaptive pooling, upsampling, `pixel_shuffle` / `pixel_unshuffle`, `grid_sampler`.
 
 use super::{Args, Inferred, Rule};
-use dimguard_solver::types::{CmpOp, Expr, RoundKind};
+use dimguard_solver::{CmpOp, Expr, RoundKind};
 
 pub(super) fn rule(op: &str) -> Option<Rule> {
     Some(match op {

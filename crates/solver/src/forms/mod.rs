@@ -264,8 +264,8 @@ pub fn apply_ranges(msg: &mut Message, ranges: &[(String, (i128, i128))]) -> Res
 }
 
 /// Parses `NAME=LO..HI` (also `NAME=LO-HI` is refused with the reason).
-pub fn parse_range_arg(arg: &str) -> Result<(String, (i128, i128)), String> {
-    let err = || format!("--range expects NAME=LO..HI with integers LO <= HI, got `{arg}`");
+pub fn parse_range_arg(arg: &str) -> Result<(String, (i128, i128)), Error> {
+    let err = || Error::RangeArg(arg.to_string());
     let (name, r) = arg.rsplit_once('=').ok_or_else(err)?;
     let (lo, hi) = r.split_once("..").ok_or_else(err)?;
     let lo: i128 = lo.trim().parse().map_err(|_| err())?;
