@@ -17,11 +17,10 @@
 use crate::solver::expr::Value;
 use crate::solver::report::{
     count_text, CheckDim, CheckReport, CoverReport, CoverSide, DataDependent, DimReport, Feasible,
-    Form, GuardFate, GuardReport, GuardUse, JointGuard, JointReport, LineReport, LinkedGroup,
-    LinkedSides, Report, RuntimeCheck, RuntimeKind, Status, Suggestion,
+    Form, GuardFate, GuardReport, GuardUse, JointReport, LineReport, LinkedGroup, LinkedSides,
+    Report, RuntimeCheck, RuntimeKind, Status, Suggestion,
 };
 use crate::solver::{parse_expr, DimSet};
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::fmt::Write;
@@ -161,7 +160,22 @@ struct RawPage {
     runtime: Option<Box<RawValue>>,
     rounds: Option<Vec<Round>>,
     dynamic_shapes: Option<String>,
-    spec: Option<String>,
+    spec: Option<SpecField>,
+}
+
+/// A report's `spec`: the final spec's code (`dimguard.export`), or the spec sheet a diagnosis
+/// was merged into (the Python package's `diagnose`), with its code.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SpecField {
+    Code(String),
+    Sheet { code: Option<String> },
+}
+
+/// The key that tells a joint set (`boxes`) from the other entries a `joint` list holds.
+#[derive(Deserialize)]
+struct JointKeys {
+    boxes: Option<serde::de::IgnoredAny>,
 }
 
 /// The keys that tell which shape an entry of `dims` has.
@@ -189,19 +203,6 @@ pub enum PageError {
         /// Why it did not fit.
         errors: String,
     },
-}
-
-/// `text` read as `A`, else as `B`; both errors when neither fits.
-fn either<A: DeserializeOwned, B: DeserializeOwned>(
-    text: &str,
-) -> Result<Result<A, B>, [serde_json::Error; 2]> {
-    match serde_json::from_str(text) {
-        Ok(a) => Ok(Ok(a)),
-        Err(ea) => match serde_json::from_str(text) {
-            Ok(b) => Ok(Err(b)),
-            Err(eb) => Err([ea, eb]),
-        },
-    }
 }
 
 impl Page {
@@ -245,21 +246,20 @@ impl Page {
                 errors: e.to_string(),
             })?);
         }
-        // `check`'s joint sets, or `diagnose`'s single joint guards (drawn by `joint_sets`).
+        // `check`'s joint sets; `diagnose`'s single joint guards and `verify`'s joint checks
+        // (no `boxes`) are not drawn here (diagnose's joint sets come in `joint_sets`).
         let mut joint = Vec::new();
         for (index, j) in raw.joint.iter().enumerate() {
-            match either::<JointReport, JointGuard>(j.get()) {
-                Ok(Ok(set)) => joint.push(set),
-                Ok(Err(_)) => {}
-                Err([es, eg]) => {
-                    return Err(PageError::Entry {
-                        field: "joint",
-                        index,
-                        what: "joint set or joint guard",
-                        errors: format!("{es}; {eg}"),
-                    })
-                }
+            let keys: JointKeys = serde_json::from_str(j.get())?;
+            if keys.boxes.is_none() {
+                continue;
             }
+            joint.push(serde_json::from_str(j.get()).map_err(|e| PageError::Entry {
+                field: "joint",
+                index,
+                what: "joint set",
+                errors: e.to_string(),
+            })?);
         }
         joint.extend(raw.joint_sets);
         // `check`'s run-time checks (a list); `diagnose`'s `runtime` (one object) is not drawn.
@@ -279,7 +279,14 @@ impl Page {
             cover: raw.cover,
             runtime,
             rounds: raw.rounds,
-            spec: raw.dynamic_shapes.or(raw.spec),
+            spec: raw
+                .dynamic_shapes
+                .filter(|d| !d.is_empty())
+                .or(match raw.spec {
+                    Some(SpecField::Code(c)) => Some(c),
+                    Some(SpecField::Sheet { code }) => code,
+                    None => None,
+                }),
         })
     }
 
@@ -1975,6 +1982,32 @@ mod tests {
             assert!(render_json(&text, file).unwrap() == page, "{file}");
             assert!(page.contains("Joint answer: linked sizes"), "{file}");
         }
+    }
+
+    #[test]
+    fn python_diagnose_and_verify_reports_draw() {
+        // The Python package's diagnosis carries the merged spec sheet (an object with its
+        // code) as `spec`; `verify`'s `joint` holds checks of joint guards, not joint sets.
+        let text = include_str!("../tests/data/forms/two_input.log.txt");
+        let report = crate::solver::diagnose::diagnose_text(text, &Default::default()).unwrap();
+        let mut v = serde_json::to_value(&report).unwrap();
+        v["dynamic_shapes"] = json!("");
+        v["spec"] = json!({"roots": [], "entries": [], "code": "h = Dim('h')"});
+        let page = draw(&v, "merged");
+        assert!(page.contains("<code>h = Dim(&#39;h&#39;)</code>"), "{page}");
+        let verify = json!({"sound": false, "unrecognized": [], "guards": [],
+            "dims": [{"name": "h", "sound": true, "admitted": 3, "failing": 0, "counterexamples": [],
+                      "certificate": "enumeration", "source": null, "spec": "h = Dim('h')", "maximal_spec": null}],
+            "joint": [{"guard": "Eq(a, b)", "sound": false, "counterexample": {"a": 1, "b": 2}, "certificate": "z3"}]});
+        let page = draw(&verify, "verify");
+        assert!(page.contains("The report carries no accepted set for this size."));
+        // A joint set that does not read is named.
+        let e = render_json(r#"{"joint": [{"boxes": []}]}"#, "x").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("report: joint[0] is no joint set: missing field"),
+            "{e}"
+        );
     }
 
     #[test]
