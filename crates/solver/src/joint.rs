@@ -17,7 +17,8 @@
 use crate::engine::{solve, Limits, Method, Outcome};
 use crate::expr::Value;
 use crate::linked::{
-    box_through, largest_box, solve_joint, solve_tied, Budget, JointSet, LargestBox, TiedSet, Tree,
+    box_through, largest_box, solve_joint, solve_tied, Budget, JointSet, LargestBox, TiedSet,
+    TiedSpec, Tree,
 };
 use crate::num::{self, Q};
 use crate::report::{
@@ -131,8 +132,9 @@ pub struct Solved {
     /// What happened to each guard of the group (parallel to [`Group::guards`]).
     pub fates: Vec<Fate>,
     /// When the joint search left tuples undecided and guards tie sizes (`F(a) == F(b)`): the
-    /// joint set decided in closed form ([`solve_tied`]). The pipeline may take it as the answer;
-    /// `joint` stays the search's own (undecided) result.
+    /// joint set decided in closed form ([`solve_tied`]), which is then the group's answer
+    /// (`accepted` comes from it, nothing is undecided); `joint` stays the search's own
+    /// (undecided) result.
     pub tied: Option<TiedSet>,
 }
 
@@ -525,6 +527,29 @@ pub fn solve_group_with(
             }
         }
     }
+    if let Some(t) = &out.tied {
+        // The closed form is the answer: every tuple decided. Each size's values that pass with
+        // every value of the others, from the tied set.
+        let own: BTreeMap<&str, &DimSet> =
+            grp.roots.iter().map(String::as_str).zip(&domains).collect();
+        let domain = |n: &str| own.get(n).map(|d| (*d).clone());
+        let mut sets = Vec::new();
+        for r in &grp.roots {
+            match t.for_all(r, &domain) {
+                Ok(set) => sets.push(set),
+                Err(_) => break,
+            }
+        }
+        if sets.len() == grp.roots.len() {
+            for (r, set) in grp.roots.iter().zip(sets) {
+                out.accepted.insert(r.clone(), set);
+            }
+            out.joint_count = Some((t.count().unwrap_or(u128::MAX), js.box_count()));
+            out.joint = Some(js);
+            return out;
+        }
+        out.tied = None;
+    }
     out.joint_count = Some((js.count(), js.box_count()));
     if let Some(u) = &js.undecided {
         let why = Undecided::Budget {
@@ -716,6 +741,9 @@ pub struct Linked {
     pub shared: Option<Progression>,
     /// The joint set (in root names).
     pub joint: JointSet,
+    /// The group's answer in closed form when guards tie sizes ([`Solved::tied`]), with the
+    /// largest box of its reduced set.
+    pub tied: Option<(TiedSet, Option<LargestBox>)>,
 }
 
 /// The spec a linked group takes, chosen once for the whole group ([`Linked::choice`]): every
@@ -733,6 +761,10 @@ pub enum Choice {
     Example(Vec<Progression>),
     /// The largest sound box (one side per root, in level order).
     Largest(Vec<Progression>),
+    /// For a tied group ([`Linked::tied`]): a sound box of the sizes no tie binds, each tied
+    /// size written from its partner (`b = a`, or `a` plus the traced difference inside one
+    /// block), re-checked at its corners and at tuples spread over it.
+    Tied(TiedSpec),
 }
 
 impl Linked {
@@ -746,6 +778,9 @@ impl Linked {
         traced: &dyn Fn(&str) -> Option<i128>,
         example: Option<&LargestBox>,
     ) -> Option<Choice> {
+        if let Some((t, lb)) = &self.tied {
+            return tied_choice(t, lb.as_ref(), grp, traced).map(Choice::Tied);
+        }
         if let Some(p) = &self.shared {
             // Each traced member's root value: the shared Dim holds them when they are one
             // value of `p` (the roots are equal under it).
@@ -780,6 +815,30 @@ impl Linked {
         Some((member.side(p), alias))
     }
 
+    /// The values of `member` that pass with some value of the others (from the tied set when
+    /// the group is tied).
+    pub fn some(&self, member: &Member) -> Result<DimSet, crate::Error> {
+        let p = match &self.tied {
+            Some((t, _)) => t.projection(&member.root)?,
+            None => self.joint.projection(&member.root)?,
+        };
+        member.image(&p)
+    }
+
+    /// `member`'s side under a tied choice ([`Choice::Tied`]), and for a tied root the root
+    /// it is written from and the offset.
+    pub fn tied_side(
+        &self,
+        choice: Option<&Choice>,
+        member: &Member,
+    ) -> Option<(Progression, Option<(String, i128)>)> {
+        let (Some((t, _)), Some(Choice::Tied(spec))) = (&self.tied, choice) else {
+            return None;
+        };
+        let (p, from) = spec.side(t, &member.root)?;
+        Some((member.side(&p), from.filter(|_| member.name == member.root)))
+    }
+
     /// The side of the largest box for `member` (a root or a size derived from one).
     pub fn side(&self, member: &Member) -> Option<Progression> {
         let b = self.largest.as_ref()?;
@@ -792,6 +851,10 @@ impl Linked {
     /// largest box holds the point or the point is not in the joint set. Torch refuses a spec
     /// that excludes its example inputs, so this is the box a spec for that export must use.
     pub fn example_box(&self, point: &[i128]) -> Option<LargestBox> {
+        if self.tied.is_some() {
+            // The tied choice finds its own box through the traced sizes.
+            return None;
+        }
         let holds = |b: &LargestBox| b.sides.iter().zip(point).all(|(s, &x)| s.contains(x));
         if self.largest.as_ref().is_some_and(holds) {
             return None;
@@ -926,6 +989,9 @@ pub fn linked(
     claimed: &dyn Fn(&str) -> u128,
 ) -> Option<Linked> {
     let j = solved.joint.as_ref().filter(|_| grp.roots.len() > 1)?;
+    if let Some(t) = &solved.tied {
+        return tied_linked(t, j, grp, budget, name, label, claimed);
+    }
     let lb = largest_box(&j.tree, budget);
     let dims: Vec<String> = j.sizes.iter().map(|s| name(s)).collect();
     let claimed_count = j
@@ -1055,7 +1121,120 @@ pub fn linked(
         largest: lb,
         shared: shared.map(|(p, _)| p),
         joint: j.clone(),
+        tied: None,
     })
+}
+
+/// [`linked`] for a group decided in closed form ([`Solved::tied`]): the report over the tied
+/// set's sizes ([`TiedSet::sizes`]): its count, its first boxes (one per block, so never all
+/// of them over an unbounded range), its re-checked examples, no largest box (the spec is the
+/// tied choice, [`Choice::Tied`]), nothing undecided.
+fn tied_linked(
+    t: &TiedSet,
+    j: &JointSet,
+    grp: &Group,
+    budget: &Budget,
+    name: &dyn Fn(&str) -> String,
+    label: &dyn Fn(&str) -> String,
+    claimed: &dyn Fn(&str) -> u128,
+) -> Option<Linked> {
+    let tr = tied_report(t, grp, name, label)?;
+    let sources = t.sizes();
+    let (boxes, complete) = t.boxes(100);
+    let report = JointReport {
+        dims: sources.iter().map(|s| name(s)).collect(),
+        sources: sources.clone(),
+        claimed: sources
+            .iter()
+            .map(|s| claimed(s))
+            .fold(1u128, |a, c| a.saturating_mul(c)),
+        accepted: tr.accepted,
+        boxes: boxes
+            .iter()
+            .map(|b| b.iter().map(Feasible::from).collect())
+            .collect(),
+        boxes_complete: complete,
+        largest_box: None,
+        shared: None,
+        accepted_examples: tr.accepted_examples.clone(),
+        rejected_examples: tr.rejected_examples.clone(),
+        undecided: None,
+        summary: tr.summary.clone(),
+        search: JointSearch {
+            points: j.stats.points,
+            periodic_solves: j.stats.periodic_solves,
+            shared_nodes: j.stats.shared_nodes,
+        },
+        tied: Some(tr),
+        equal: vec![],
+    };
+    Some(Linked {
+        report,
+        largest: None,
+        shared: None,
+        joint: j.clone(),
+        tied: Some((t.clone(), largest_box(&t.reduced.tree, budget))),
+    })
+}
+
+/// The spec line of a tied size `b` written from its partner `a` (`b = a`, or `b = a + delta`),
+/// saying why it is not a plain equality: every size of `a`'s block of `block` values passes.
+pub fn tied_alias(b: &str, a: &str, delta: i128, block: i128) -> String {
+    use crate::python::{assign, linear, py_name};
+    let rhs = linear(crate::num::q(1), &py_name(a), delta);
+    let taken = if delta == 0 {
+        "this spec takes the same size"
+    } else {
+        "this spec keeps the traced offset"
+    };
+    format!(
+        "{}  # any size in {}'s block of {block} passes; {taken}",
+        assign(b, &rhs),
+        py_name(a)
+    )
+}
+
+/// Tuples of a tied spec re-checked with the exact evaluator.
+const TIED_RECHECK: usize = 256;
+
+/// The tied choice ([`Choice::Tied`]): from the largest box of the reduced set, or the box
+/// through the traced sizes when it leaves them out ([`box_through`]); every corner and tuples
+/// spread over the spec re-checked against every guard of the group (a failing spec is
+/// dropped, never printed).
+fn tied_choice(
+    t: &TiedSet,
+    lb: Option<&LargestBox>,
+    grp: &Group,
+    traced: &dyn Fn(&str) -> Option<i128>,
+) -> Option<TiedSpec> {
+    // Each root's traced value, from a member whose traced size is known.
+    let root = |r: &str| {
+        grp.members.iter().filter(|m| m.root == r).find_map(|m| {
+            let v = traced(&m.name)? - m.offset;
+            (v % m.coef == 0).then(|| v / m.coef)
+        })
+    };
+    let point: Option<Vec<i128>> = t.reduced.sizes.iter().map(|r| root(r)).collect();
+    let holds = |b: &LargestBox, p: &[i128]| b.sides.iter().zip(p).all(|(s, &x)| s.contains(x));
+    let bx = match (lb, &point) {
+        (Some(b), Some(p)) if holds(b, p) => b.clone(),
+        (_, Some(p)) => box_through(&t.reduced.tree, p)?,
+        (Some(b), None) => b.clone(),
+        (None, None) => return None,
+    };
+    let spec = t.spec(&bx, &root)?;
+    let sizes = t.sizes();
+    for tuple in spec.sample(t, TIED_RECHECK) {
+        let env = |a: &str| sizes.iter().position(|s| s == a).map(|i| tuple[i]);
+        if !grp
+            .guards
+            .iter()
+            .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
+        {
+            return None;
+        }
+    }
+    Some(spec)
 }
 
 /// Diagonals up to this many values are searched for a shared `Dim`.

@@ -97,5 +97,5 @@ pub use equalities::substitute_equalities;
 pub use largest::{box_through, largest_box, LargestBox};
 pub use search::solve_joint;
 pub use summary::{brief, tuples};
-pub use ties::{solve_tied, Tie, TiedSet};
+pub use ties::{solve_tied, Tie, TiedSet, TiedSpec, DILATE_BLOCK};
 pub use tree::{Exact, JointSet, Stats, Tree, Undecided};
