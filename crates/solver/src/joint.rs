@@ -17,8 +17,8 @@
 use crate::engine::{solve, Limits, Method, Outcome};
 use crate::expr::Value;
 use crate::linked::{
-    box_through, largest_box, solve_joint, solve_tied, Budget, JointSet, LargestBox, TiedSet,
-    TiedSpec, Tree,
+    box_through, largest_box, normalize, normalize_one, solve_joint, solve_tied, Budget, JointSet,
+    LargestBox, TiedSet, TiedSpec, Tree,
 };
 use crate::num::{self, Q};
 use crate::report::{
@@ -454,7 +454,13 @@ pub fn solve_group_with(
             {
                 continue;
             }
-            let d = decide(g, root, &set, limits, prover);
+            // Outside the engine's methods as written (`Pw % (Pw//7) == 0`): in normal form
+            // over the values left, before Z3 is asked.
+            let normal = match solve(g, root, &set, limits) {
+                Outcome::Undecided { .. } => Some(normalize_one(g, root, &set, limits)),
+                Outcome::Solved { .. } => None,
+            };
+            let d = decide(normal.as_ref().unwrap_or(g), root, &set, limits, prover);
             match d.set {
                 Some(s) => set = s,
                 None => {
@@ -493,6 +499,18 @@ pub fn solve_group_with(
         return out;
     }
     let domains: Vec<DimSet> = grp.roots.iter().map(|r| out.accepted[r].clone()).collect();
+    // The linking guards in normal form over the sizes' accepted sets (identities of the
+    // program's code seen as such): each holds at exactly the tuples the original one does.
+    let own: Vec<Expr> = grp
+        .guards
+        .iter()
+        .filter(|g| g.atoms().len() == 1)
+        .cloned()
+        .collect();
+    // Each guard holds at exactly the tuples of the narrowed box (`domains`) the original one
+    // does, and every tuple outside it fails a guard: a guard left over one size narrowed it.
+    let own_domains = domains;
+    let (linking, domains) = normalize(&linking, &own, &grp.roots, &own_domains, limits);
     let mut js = solve_joint(&grp.roots, &domains, &linking, budget);
     if js.undecided.is_some() {
         // Sizes tied by `F(a) == F(b)` over ranges no enumeration covers: in closed form.
@@ -527,14 +545,34 @@ pub fn solve_group_with(
             }
         }
     }
+    // The joint set over the sizes' own accepted sets (what `for_all` and the failing
+    // examples are relative to): the tuples outside the narrowed box fail.
+    for (l, name) in js.sizes.iter().enumerate() {
+        if let Some(i) = grp.roots.iter().position(|r| r == name) {
+            js.domains[l] = own_domains[i].clone();
+        }
+    }
     if let Some(t) = &out.tied {
         // The closed form is the answer: every tuple decided. Each size's values that pass with
-        // every value of the others, from the tied set.
+        // every value of the others, from the tied set (solved over the narrowed box: when a
+        // size was narrowed, a value of it outside fails with everything, so no other size has
+        // a value passing with every partner).
         let own: BTreeMap<&str, &DimSet> =
             grp.roots.iter().map(String::as_str).zip(&domains).collect();
         let domain = |n: &str| own.get(n).map(|d| (*d).clone());
+        let narrowed: Vec<&String> = grp
+            .roots
+            .iter()
+            .zip(domains.iter().zip(&own_domains))
+            .filter(|(_, (a, b))| a != b)
+            .map(|(r, _)| r)
+            .collect();
         let mut sets = Vec::new();
         for r in &grp.roots {
+            if narrowed.iter().any(|n| *n != r) {
+                sets.push(DimSet::empty());
+                continue;
+            }
             match t.for_all(r, &domain) {
                 Ok(set) => sets.push(set),
                 Err(_) => break,
