@@ -358,7 +358,7 @@ fn two_stems_print_one_tied_spec_in_every_form() {
 }
 
 /// The Swin-style window attention (4x4 patches, padded to a multiple of the 7x7 window),
-/// exported with `Dim.AUTO` and no bounds: 106 guards, identities of the padding
+/// exported with `Dim.AUTO` and no bounds: 115 guards, identities of the padding
 /// (`16*b*Pw*Ph == 784*b*(Pw//7)*(Ph//7)`) among them. Decided without Z3 (the guards in normal
 /// form, `linked::normalize`), and exact: near the small corner, at 2^20 and at 2^40, every
 /// tuple is in the joint set exactly when every guard of the program holds there.

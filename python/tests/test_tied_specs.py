@@ -88,3 +88,67 @@ def test_a_tied_spec_exports_and_runs_at_its_corners():
         assert _runs(ep, *at(t)), t
     for t in joint["rejected_examples"]:
         assert not _runs(ep, *at(t)), t
+
+
+class Window7(nn.Module):
+    """4x4 patch embed, pad to a multiple of the 7x7 window, attention per window (as
+    tools/export_unbounded.py's window7)."""
+
+    def __init__(self, c=16, win=7):
+        super().__init__()
+        self.win = win
+        self.embed = nn.Conv2d(3, c, 4, 4)
+        self.qkv = nn.Linear(c, 3 * c)
+
+    def forward(self, x):
+        x = self.embed(x)
+        b, c, h, w = x.shape
+        ws = self.win
+        ph = (ws - h % ws) % ws
+        pw = (ws - w % ws) % ws
+        x = torch.nn.functional.pad(x, (0, pw, 0, ph))
+        hp, wp = h + ph, w + pw
+        x = x.permute(0, 2, 3, 1)
+        x = x.reshape(b, hp // ws, ws, wp // ws, ws, c).permute(0, 1, 3, 2, 4, 5)
+        x = x.reshape(-1, ws * ws, c)
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        a = torch.softmax(q @ k.transpose(-1, -2), dim=-1)
+        x = (a @ v).reshape(b, hp // ws, wp // ws, ws, ws, c).permute(0, 1, 3, 2, 4, 5)
+        x = x.reshape(b, hp, wp, c)[:, :h, :w]
+        return x.mean(dim=(1, 2))
+
+
+def _runs1(ep, b, h, w):
+    try:
+        with torch.no_grad():
+            ep.module()(torch.randn(b, 3, h, w))
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def test_window_padding_is_decided_and_its_spec_exports():
+    """Window attention with padding, ``Dim.AUTO`` and no bounds: the padding identities are
+    decided (no size undecided), the printed spec (H, W multiples of 28 from 56 on, the batch
+    from 2 on) re-exports in torch 2.15, both programs run at its corners and beyond, and a size
+    the program rejects (H = 60: 15 patches, padded) raises."""
+    torch.manual_seed(0)
+    m = Window7().eval()
+    args = (torch.randn(2, 3, 224, 224),)
+    auto = {"x": {0: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO}}
+    ep = torch.export.export(m, args, dynamic_shapes=auto)
+    data = dimguard.check(ep)._data
+    assert all(not d.get("undecided") for d in data["dims"]), data["dims"]
+    code = data["dynamic_shapes"]
+    ns = {}
+    exec(code, ns)
+    spec = ns["dynamic_shapes"]
+    assert set(spec["x"]) == {0, 2, 3}, code
+    ep2 = torch.export.export(m, args, dynamic_shapes=spec)
+    bmin, hmin, wmin = spec["x"][0].min, spec["x"][2].min, spec["x"][3].min
+    for b, h, w in [(bmin, hmin, wmin), (bmin, hmin, 28 * 20), (5, 28 * 20, wmin), (3, 224, 252)]:
+        assert _runs1(ep2, b, h, w), (b, h, w)
+        assert _runs1(ep, b, h, w), (b, h, w)
+    # Rejected by the program: 15 patches need padding, which the trace at 224 never had.
+    assert not _runs1(ep, 2, 60, 224)
+    assert not _runs1(ep, 2, 224, 60)
