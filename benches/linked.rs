@@ -125,11 +125,11 @@ fn bench(c: &mut Criterion) {
 /// every dynamic size claimed up to `2^63 - 1`. Target: under 1 s each. The joint answer of each
 /// is asserted: decided (resnet18_auto, densenet121_auto: products of stride-2 floor terms that
 /// hold past a small corner; two_stem_unbounded: a staircase `(h1-1)//4 == (h2-1)//4`, not a
-/// finite union of boxes, decided in closed form as the report's `tied` answer), or not without
-/// Z3 (patch16_unbounded: identities such as `(h//16) % ((w//16)*(h//16)) != 0`, which
-/// `dimguard check` proves with Z3; window7_unbounded: identities of window padding such as
-/// `16*b*Pw*Ph == 784*b*(Pw//7)*(Ph//7)` left after torch's own equalities are substituted),
-/// reported undecided quickly.
+/// finite union of boxes, decided in closed form as the report's `tied` answer;
+/// window7_unbounded and window_attention_auto: identities of window padding such as
+/// `16*b*Pw*Ph == 784*b*(Pw//7)*(Ph//7)`, decided once the guards are in normal form,
+/// `linked::normalize`), or not without Z3 (patch16_unbounded: `(h//16) % ((w//16)*(h//16)) !=
+/// 0`, which `dimguard check` proves with Z3), reported undecided quickly.
 fn unbounded(c: &mut Criterion) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pt2");
     let mut g = c.benchmark_group("linked/unbounded check");
@@ -139,7 +139,8 @@ fn unbounded(c: &mut Criterion) {
         ("densenet121_auto.model.json", true),
         ("patch16_unbounded.pt2", false),
         ("two_stem_unbounded.pt2", true),
-        ("window7_unbounded.pt2", false),
+        ("window7_unbounded.pt2", true),
+        ("window_attention_auto.model.json", true),
     ] {
         let path = dir.join(file);
         let run = || {

@@ -337,7 +337,26 @@ pub fn check_graph(
                 box_side: m
                     .and_then(|m| m.box_side.as_ref())
                     .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
-                shared_side: m.and_then(|m| m.shared_side.as_ref()).map(|(p, a)| {
+                // A tied group's spec: each tied size written from its partner.
+                shared_side: m
+                    .and_then(|m| m.tied_side.as_ref())
+                    .map(|(p, from)| {
+                        let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
+                        s.certificate_note = Some(
+                            "re-checked at the spec's corners and tuples spread over it; exact by the closed form (see joint)".into(),
+                        );
+                        if let Some((a, delta)) = from {
+                            let block = group
+                                .and_then(|g| g.linked.as_ref()?.tied.as_ref())
+                                .and_then(|(t, _)| {
+                                    t.ties.iter().find(|(x, _)| x.b == i.source).map(|(x, _)| x.d)
+                                });
+                            s.code =
+                                joint::tied_alias(&name, &dim_name(a), *delta, block.unwrap_or(1));
+                        }
+                        s
+                    })
+                    .or_else(|| m.and_then(|m| m.shared_side.as_ref()).map(|(p, a)| {
                     let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
                     if let (Some(a), Some(m)) = (a, m) {
                         s.code = python::alias(&name, &dim_name(a), m.member.coef, m.member.offset);
@@ -347,7 +366,7 @@ pub fn check_graph(
                         s.certificate = sh.side.certificate;
                     }
                     s
-                }),
+                })),
                 example_box_side: m
                     .and_then(|m| m.example_side.as_ref())
                     .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
@@ -420,7 +439,9 @@ pub fn check_graph(
                         // box passes) its best suggestion, which passes with every value of
                         // the others.
                         let side = match group.and_then(|g| g.choice.as_ref()) {
-                            Some(joint::Choice::Shared(_)) => d.sides.shared_side.as_ref(),
+                            Some(joint::Choice::Shared(_) | joint::Choice::Tied(_)) => {
+                                d.sides.shared_side.as_ref()
+                            }
                             Some(joint::Choice::Example(_)) => d.sides.example_box_side.as_ref(),
                             Some(joint::Choice::Largest(_)) => d.sides.box_side.as_ref(),
                             None => None,

@@ -17,7 +17,8 @@
 use crate::engine::{solve, Limits, Method, Outcome};
 use crate::expr::Value;
 use crate::linked::{
-    box_through, largest_box, solve_joint, solve_tied, Budget, JointSet, LargestBox, TiedSet, Tree,
+    box_through, largest_box, normalize, normalize_one, solve_joint, solve_tied, Budget, JointSet,
+    LargestBox, TiedSet, TiedSpec, Tree,
 };
 use crate::num::{self, Q};
 use crate::report::{
@@ -131,8 +132,9 @@ pub struct Solved {
     /// What happened to each guard of the group (parallel to [`Group::guards`]).
     pub fates: Vec<Fate>,
     /// When the joint search left tuples undecided and guards tie sizes (`F(a) == F(b)`): the
-    /// joint set decided in closed form ([`solve_tied`]). The pipeline may take it as the answer;
-    /// `joint` stays the search's own (undecided) result.
+    /// joint set decided in closed form ([`solve_tied`]), which is then the group's answer
+    /// (`accepted` comes from it, nothing is undecided); `joint` stays the search's own
+    /// (undecided) result.
     pub tied: Option<TiedSet>,
 }
 
@@ -452,7 +454,13 @@ pub fn solve_group_with(
             {
                 continue;
             }
-            let d = decide(g, root, &set, limits, prover);
+            // Outside the engine's methods as written (`Pw % (Pw//7) == 0`): in normal form
+            // over the values left, before Z3 is asked.
+            let normal = match solve(g, root, &set, limits) {
+                Outcome::Undecided { .. } => Some(normalize_one(g, root, &set, limits)),
+                Outcome::Solved { .. } => None,
+            };
+            let d = decide(normal.as_ref().unwrap_or(g), root, &set, limits, prover);
             match d.set {
                 Some(s) => set = s,
                 None => {
@@ -491,6 +499,18 @@ pub fn solve_group_with(
         return out;
     }
     let domains: Vec<DimSet> = grp.roots.iter().map(|r| out.accepted[r].clone()).collect();
+    // The linking guards in normal form over the sizes' accepted sets (identities of the
+    // program's code seen as such): each holds at exactly the tuples the original one does.
+    let own: Vec<Expr> = grp
+        .guards
+        .iter()
+        .filter(|g| g.atoms().len() == 1)
+        .cloned()
+        .collect();
+    // Each guard holds at exactly the tuples of the narrowed box (`domains`) the original one
+    // does, and every tuple outside it fails a guard: a guard left over one size narrowed it.
+    let own_domains = domains;
+    let (linking, domains) = normalize(&linking, &own, &grp.roots, &own_domains, limits);
     let mut js = solve_joint(&grp.roots, &domains, &linking, budget);
     if js.undecided.is_some() {
         // Sizes tied by `F(a) == F(b)` over ranges no enumeration covers: in closed form.
@@ -524,6 +544,49 @@ pub fn solve_group_with(
                 js.undecided.as_mut().expect("undecided").reason = why;
             }
         }
+    }
+    // The joint set over the sizes' own accepted sets (what `for_all` and the failing
+    // examples are relative to): the tuples outside the narrowed box fail.
+    for (l, name) in js.sizes.iter().enumerate() {
+        if let Some(i) = grp.roots.iter().position(|r| r == name) {
+            js.domains[l] = own_domains[i].clone();
+        }
+    }
+    if let Some(t) = &out.tied {
+        // The closed form is the answer: every tuple decided. Each size's values that pass with
+        // every value of the others, from the tied set (solved over the narrowed box: when a
+        // size was narrowed, a value of it outside fails with everything, so no other size has
+        // a value passing with every partner).
+        let own: BTreeMap<&str, &DimSet> =
+            grp.roots.iter().map(String::as_str).zip(&domains).collect();
+        let domain = |n: &str| own.get(n).map(|d| (*d).clone());
+        let narrowed: Vec<&String> = grp
+            .roots
+            .iter()
+            .zip(domains.iter().zip(&own_domains))
+            .filter(|(_, (a, b))| a != b)
+            .map(|(r, _)| r)
+            .collect();
+        let mut sets = Vec::new();
+        for r in &grp.roots {
+            if narrowed.iter().any(|n| *n != r) {
+                sets.push(DimSet::empty());
+                continue;
+            }
+            match t.for_all(r, &domain) {
+                Ok(set) => sets.push(set),
+                Err(_) => break,
+            }
+        }
+        if sets.len() == grp.roots.len() {
+            for (r, set) in grp.roots.iter().zip(sets) {
+                out.accepted.insert(r.clone(), set);
+            }
+            out.joint_count = Some((t.count().unwrap_or(u128::MAX), js.box_count()));
+            out.joint = Some(js);
+            return out;
+        }
+        out.tied = None;
     }
     out.joint_count = Some((js.count(), js.box_count()));
     if let Some(u) = &js.undecided {
@@ -716,6 +779,9 @@ pub struct Linked {
     pub shared: Option<Progression>,
     /// The joint set (in root names).
     pub joint: JointSet,
+    /// The group's answer in closed form when guards tie sizes ([`Solved::tied`]), with the
+    /// largest box of its reduced set.
+    pub tied: Option<(TiedSet, Option<LargestBox>)>,
 }
 
 /// The spec a linked group takes, chosen once for the whole group ([`Linked::choice`]): every
@@ -733,6 +799,10 @@ pub enum Choice {
     Example(Vec<Progression>),
     /// The largest sound box (one side per root, in level order).
     Largest(Vec<Progression>),
+    /// For a tied group ([`Linked::tied`]): a sound box of the sizes no tie binds, each tied
+    /// size written from its partner (`b = a`, or `a` plus the traced difference inside one
+    /// block), re-checked at its corners and at tuples spread over it.
+    Tied(TiedSpec),
 }
 
 impl Linked {
@@ -746,6 +816,9 @@ impl Linked {
         traced: &dyn Fn(&str) -> Option<i128>,
         example: Option<&LargestBox>,
     ) -> Option<Choice> {
+        if let Some((t, lb)) = &self.tied {
+            return tied_choice(t, lb.as_ref(), grp, traced).map(Choice::Tied);
+        }
         if let Some(p) = &self.shared {
             // Each traced member's root value: the shared Dim holds them when they are one
             // value of `p` (the roots are equal under it).
@@ -780,6 +853,30 @@ impl Linked {
         Some((member.side(p), alias))
     }
 
+    /// The values of `member` that pass with some value of the others (from the tied set when
+    /// the group is tied).
+    pub fn some(&self, member: &Member) -> Result<DimSet, crate::Error> {
+        let p = match &self.tied {
+            Some((t, _)) => t.projection(&member.root)?,
+            None => self.joint.projection(&member.root)?,
+        };
+        member.image(&p)
+    }
+
+    /// `member`'s side under a tied choice ([`Choice::Tied`]), and for a tied root the root
+    /// it is written from and the offset.
+    pub fn tied_side(
+        &self,
+        choice: Option<&Choice>,
+        member: &Member,
+    ) -> Option<(Progression, Option<(String, i128)>)> {
+        let (Some((t, _)), Some(Choice::Tied(spec))) = (&self.tied, choice) else {
+            return None;
+        };
+        let (p, from) = spec.side(t, &member.root)?;
+        Some((member.side(&p), from.filter(|_| member.name == member.root)))
+    }
+
     /// The side of the largest box for `member` (a root or a size derived from one).
     pub fn side(&self, member: &Member) -> Option<Progression> {
         let b = self.largest.as_ref()?;
@@ -792,6 +889,10 @@ impl Linked {
     /// largest box holds the point or the point is not in the joint set. Torch refuses a spec
     /// that excludes its example inputs, so this is the box a spec for that export must use.
     pub fn example_box(&self, point: &[i128]) -> Option<LargestBox> {
+        if self.tied.is_some() {
+            // The tied choice finds its own box through the traced sizes.
+            return None;
+        }
         let holds = |b: &LargestBox| b.sides.iter().zip(point).all(|(s, &x)| s.contains(x));
         if self.largest.as_ref().is_some_and(holds) {
             return None;
@@ -926,6 +1027,9 @@ pub fn linked(
     claimed: &dyn Fn(&str) -> u128,
 ) -> Option<Linked> {
     let j = solved.joint.as_ref().filter(|_| grp.roots.len() > 1)?;
+    if let Some(t) = &solved.tied {
+        return tied_linked(t, j, grp, budget, name, label, claimed);
+    }
     let lb = largest_box(&j.tree, budget);
     let dims: Vec<String> = j.sizes.iter().map(|s| name(s)).collect();
     let claimed_count = j
@@ -1055,7 +1159,120 @@ pub fn linked(
         largest: lb,
         shared: shared.map(|(p, _)| p),
         joint: j.clone(),
+        tied: None,
     })
+}
+
+/// [`linked`] for a group decided in closed form ([`Solved::tied`]): the report over the tied
+/// set's sizes ([`TiedSet::sizes`]): its count, its first boxes (one per block, so never all
+/// of them over an unbounded range), its re-checked examples, no largest box (the spec is the
+/// tied choice, [`Choice::Tied`]), nothing undecided.
+fn tied_linked(
+    t: &TiedSet,
+    j: &JointSet,
+    grp: &Group,
+    budget: &Budget,
+    name: &dyn Fn(&str) -> String,
+    label: &dyn Fn(&str) -> String,
+    claimed: &dyn Fn(&str) -> u128,
+) -> Option<Linked> {
+    let tr = tied_report(t, grp, name, label)?;
+    let sources = t.sizes();
+    let (boxes, complete) = t.boxes(100);
+    let report = JointReport {
+        dims: sources.iter().map(|s| name(s)).collect(),
+        sources: sources.clone(),
+        claimed: sources
+            .iter()
+            .map(|s| claimed(s))
+            .fold(1u128, |a, c| a.saturating_mul(c)),
+        accepted: tr.accepted,
+        boxes: boxes
+            .iter()
+            .map(|b| b.iter().map(Feasible::from).collect())
+            .collect(),
+        boxes_complete: complete,
+        largest_box: None,
+        shared: None,
+        accepted_examples: tr.accepted_examples.clone(),
+        rejected_examples: tr.rejected_examples.clone(),
+        undecided: None,
+        summary: tr.summary.clone(),
+        search: JointSearch {
+            points: j.stats.points,
+            periodic_solves: j.stats.periodic_solves,
+            shared_nodes: j.stats.shared_nodes,
+        },
+        tied: Some(tr),
+        equal: vec![],
+    };
+    Some(Linked {
+        report,
+        largest: None,
+        shared: None,
+        joint: j.clone(),
+        tied: Some((t.clone(), largest_box(&t.reduced.tree, budget))),
+    })
+}
+
+/// The spec line of a tied size `b` written from its partner `a` (`b = a`, or `b = a + delta`),
+/// saying why it is not a plain equality: every size of `a`'s block of `block` values passes.
+pub fn tied_alias(b: &str, a: &str, delta: i128, block: i128) -> String {
+    use crate::python::{assign, linear, py_name};
+    let rhs = linear(crate::num::q(1), &py_name(a), delta);
+    let taken = if delta == 0 {
+        "this spec takes the same size"
+    } else {
+        "this spec keeps the traced offset"
+    };
+    format!(
+        "{}  # any size in {}'s block of {block} passes; {taken}",
+        assign(b, &rhs),
+        py_name(a)
+    )
+}
+
+/// Tuples of a tied spec re-checked with the exact evaluator.
+const TIED_RECHECK: usize = 256;
+
+/// The tied choice ([`Choice::Tied`]): from the largest box of the reduced set, or the box
+/// through the traced sizes when it leaves them out ([`box_through`]); every corner and tuples
+/// spread over the spec re-checked against every guard of the group (a failing spec is
+/// dropped, never printed).
+fn tied_choice(
+    t: &TiedSet,
+    lb: Option<&LargestBox>,
+    grp: &Group,
+    traced: &dyn Fn(&str) -> Option<i128>,
+) -> Option<TiedSpec> {
+    // Each root's traced value, from a member whose traced size is known.
+    let root = |r: &str| {
+        grp.members.iter().filter(|m| m.root == r).find_map(|m| {
+            let v = traced(&m.name)? - m.offset;
+            (v % m.coef == 0).then(|| v / m.coef)
+        })
+    };
+    let point: Option<Vec<i128>> = t.reduced.sizes.iter().map(|r| root(r)).collect();
+    let holds = |b: &LargestBox, p: &[i128]| b.sides.iter().zip(p).all(|(s, &x)| s.contains(x));
+    let bx = match (lb, &point) {
+        (Some(b), Some(p)) if holds(b, p) => b.clone(),
+        (_, Some(p)) => box_through(&t.reduced.tree, p)?,
+        (Some(b), None) => b.clone(),
+        (None, None) => return None,
+    };
+    let spec = t.spec(&bx, &root)?;
+    let sizes = t.sizes();
+    for tuple in spec.sample(t, TIED_RECHECK) {
+        let env = |a: &str| sizes.iter().position(|s| s == a).map(|i| tuple[i]);
+        if !grp
+            .guards
+            .iter()
+            .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
+        {
+            return None;
+        }
+    }
+    Some(spec)
 }
 
 /// Diagonals up to this many values are searched for a shared `Dim`.

@@ -122,7 +122,7 @@ pub(crate) fn link_dims(
                 )),
                 (None, None) => Some(format!("linked to {}: not solved", others.join(", "))),
                 (None, Some(l)) => {
-                    let set = l.joint.projection(&m.root).and_then(|p| m.image(&p));
+                    let set = l.some(m);
                     let set = match (&range, set) {
                         (Some(r), Ok(set)) => set.intersect(r),
                         (None, set) => set,
@@ -134,11 +134,12 @@ pub(crate) fn link_dims(
                     }
                     // A size whose every accepted value goes with every accepted combination
                     // of the others keeps its own answer.
-                    let free = l.joint.level(&m.root).is_some_and(|lv| {
-                        l.joint.free_levels()[lv]
-                            && l.joint.tree.projection(lv).ok().as_ref()
-                                == Some(&l.joint.domains[lv])
-                    });
+                    let free = l.tied.is_none()
+                        && l.joint.level(&m.root).is_some_and(|lv| {
+                            l.joint.free_levels()[lv]
+                                && l.joint.tree.projection(lv).ok().as_ref()
+                                    == Some(&l.joint.domains[lv])
+                        });
                     if !l.restricts() || free {
                         if let Some(set) = decided_jointly(d, &msg.dims[di], &m.name, &set) {
                             let entry = &msg.dims[di];
@@ -182,17 +183,41 @@ pub(crate) fn link_dims(
                                     Proof::Periodic,
                                 )
                             });
-                        d.sides.shared_side = l.shared_side(m).map(|(p, alias)| {
+                        let tied = l.tied_side(choice.as_ref(), m).map(|(p, from)| {
                             let mut s =
                                 crate::suggest::unchecked_suggestion(&d.name, &p, Proof::Periodic);
-                            if let Some(sh) = &l.report.shared {
-                                s.certificate = sh.side.certificate;
-                            }
-                            if let Some(a) = alias {
-                                let first = l.joint.level(a).map_or(a, |lv| &l.report.dims[lv]);
-                                s.code = crate::python::alias(&d.name, first, m.coef, m.offset);
+                            s.certificate_note = Some(
+                                "re-checked at the spec's corners and tuples spread over it; exact by the closed form (see linked)".into(),
+                            );
+                            if let Some((a, delta)) = from {
+                                let block = l.tied.as_ref().and_then(|(t, _)| {
+                                    t.ties.iter().find(|(x, _)| x.b == m.root).map(|(x, _)| x.d)
+                                });
+                                s.code = joint::tied_alias(
+                                    &d.name,
+                                    &msg.name_of(&a),
+                                    delta,
+                                    block.unwrap_or(1),
+                                );
                             }
                             s
+                        });
+                        d.sides.shared_side = tied.or_else(|| {
+                            l.shared_side(m).map(|(p, alias)| {
+                                let mut s = crate::suggest::unchecked_suggestion(
+                                    &d.name,
+                                    &p,
+                                    Proof::Periodic,
+                                );
+                                if let Some(sh) = &l.report.shared {
+                                    s.certificate = sh.side.certificate;
+                                }
+                                if let Some(a) = alias {
+                                    let first = l.joint.level(a).map_or(a, |lv| &l.report.dims[lv]);
+                                    s.code = crate::python::alias(&d.name, first, m.coef, m.offset);
+                                }
+                                s
+                            })
                         });
                         d.status = Status::Linked;
                         d.suggestions.clear();
@@ -206,7 +231,25 @@ pub(crate) fn link_dims(
                                 format!("decided jointly with {} (see linked)", others.join(", "));
                         }
                         d.advice = vec![l.report.summary.clone()];
+                        let tied_pairs = l.report.tied.as_ref().map(|t| {
+                            t.ties
+                                .iter()
+                                .map(|x| format!("{} from {}", x.dims[1], x.dims[0]))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        });
                         d.advice.push(match &d.sides.box_side {
+                            _ if matches!(choice, Some(Choice::Tied(_))) => format!(
+                                "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below writes each tied size from its partner ({}), which admits more than any box (see linked)",
+                                d.name,
+                                others.join(", "),
+                                tied_pairs.unwrap_or_default()
+                            ),
+                            None if l.tied.is_some() => format!(
+                                "no Dim of {} alone is sound: which of its values pass depends on {}, and no spec through the traced sizes was found sound (see linked)",
+                                d.name,
+                                others.join(", ")
+                            ),
                             Some(_) if matches!(choice, Some(Choice::Shared(_))) => format!(
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below is one Dim shared with {}, which admits more than any box (see linked)",
                                 d.name,
@@ -328,7 +371,13 @@ pub(crate) fn group_specs(
                 ));
             }
         };
-        for (lv, root) in l.joint.sizes.iter().enumerate() {
+        // The roots in the order their lines are written: a tied group's reduced sizes, then
+        // each tied size (written from its partner, defined above it).
+        let order: Vec<String> = match (choice, &l.tied) {
+            (Choice::Tied(_), Some((t, _))) => t.sizes(),
+            _ => l.joint.sizes.clone(),
+        };
+        for (lv, root) in order.iter().enumerate() {
             let Some(rm) = j.grp.members.iter().find(|m| &m.name == root) else {
                 continue;
             };
@@ -339,6 +388,22 @@ pub(crate) fn group_specs(
                 Choice::Shared(p) => dim_code(&names[root.as_str()], p),
                 Choice::Example(sides) | Choice::Largest(sides) => {
                     dim_code(&names[root.as_str()], &sides[lv])
+                }
+                Choice::Tied(spec) => {
+                    let Some((t, _)) = &l.tied else { continue };
+                    match spec.side(t, root) {
+                        Some((_, Some((a, delta)))) => {
+                            let block = t.ties.iter().find(|(x, _)| x.b == *root);
+                            joint::tied_alias(
+                                &names[root.as_str()],
+                                &names[a.as_str()],
+                                delta,
+                                block.map_or(1, |(x, _)| x.d),
+                            )
+                        }
+                        Some((p, None)) => dim_code(&names[root.as_str()], &p),
+                        None => continue,
+                    }
                 }
             });
             for m in j

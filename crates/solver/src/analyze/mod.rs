@@ -179,6 +179,9 @@ pub struct MemberAnswer<'a> {
     pub shared_side: Option<(Progression, Option<String>)>,
     /// Its side of the box through the traced sizes.
     pub example_side: Option<Progression>,
+    /// Its side under the group's tied choice ([`Choice::Tied`]), and for a tied size the size
+    /// it is written from and the offset (`b = a + delta`).
+    pub tied_side: Option<(Progression, Option<(String, i128)>)>,
     /// The other members' variables (empty for a size alone).
     pub linked_with: Vec<String>,
 }
@@ -210,7 +213,7 @@ impl GroupAnswer {
             .and_then(|s| image(s).ok())
             .map(|s| (s, reason));
         let l = self.linked.as_ref();
-        let some = l.and_then(|l| l.joint.projection(&m.root).and_then(|p| m.image(&p)).ok());
+        let some = l.and_then(|l| l.some(m).ok());
         let example_side = self
             .example_box
             .as_ref()
@@ -236,6 +239,7 @@ impl GroupAnswer {
                 .and_then(|l| l.shared_side(m))
                 .map(|(p, a)| (p, a.map(str::to_string))),
             example_side,
+            tied_side: l.and_then(|l| l.tied_side(self.choice.as_ref(), m)),
             linked_with,
         })
     }

@@ -38,6 +38,7 @@
 //! | file | concept |
 //! |---|---|
 //! | `equalities.rs` | equalities with a constant substituted into the other guards before solving |
+//! | `normal.rs` | guards in a normal form (torch's equalities substituted, multiples written out, polynomials expanded) before solving |
 //! | `ties.rs` | sizes tied by `F(a) == F(b)` (same block of a floor map), in closed form |
 //! | `tree.rs` | the tuple-set [`Tree`], its set operations, the [`JointSet`] a search returns |
 //! | `machine.rs` | the guards, compiled once ([`crate::compiled`]), evaluated with per-level memoization |
@@ -84,6 +85,7 @@ impl Default for Budget {
 mod equalities;
 mod largest;
 mod machine;
+mod normal;
 mod search;
 mod summary;
 #[cfg(test)]
@@ -95,7 +97,8 @@ mod wide;
 pub use crate::report::count_text;
 pub use equalities::substitute_equalities;
 pub use largest::{box_through, largest_box, LargestBox};
+pub use normal::{normalize, normalize_one};
 pub use search::solve_joint;
 pub use summary::{brief, tuples};
-pub use ties::{solve_tied, Tie, TiedSet};
+pub use ties::{solve_tied, Tie, TiedSet, TiedSpec, DILATE_BLOCK};
 pub use tree::{Exact, JointSet, Stats, Tree, Undecided};

@@ -7,11 +7,14 @@
 //! block of its partner.
 
 use super::equalities::replace;
+use super::largest::LargestBox;
 use super::search::solve_joint;
+use super::tree::{inter, union, Exact};
 use super::{Budget, JointSet};
 use crate::compiled::fdiv;
+use crate::error::Error;
 use crate::expr::Val;
-use crate::types::{CmpOp, DimSet, Expr};
+use crate::types::{CmpOp, DimSet, Expr, Progression};
 
 /// `F(a) == F(b)` where `F(x) = k * ((x + c) // d) + e`, `k > 0`, `d > 0`: `a` and `b` lie in the
 /// same block `[q*d - c, q*d - c + d - 1]` (`d == 1`: `a == b`).
@@ -160,6 +163,77 @@ impl Tie {
         self.block(a) == self.block(b)
     }
 
+    /// The values whose block meets `s`: `y` with some `x` of `s` and `F(x) == F(y)`. Exact, by
+    /// set operations: `y`'s block starts at `g(y) = d*((y + c)//d) - c`, which must be some
+    /// `x - j` (`x` in `s`, `0 <= j < d`), so the answer is the block starts of `s - j`
+    /// (`j` in `0..d`) widened by `0..d` (at most [`DILATE_BLOCK`] values per block, else an
+    /// error).
+    pub fn dilate(&self, s: &DimSet) -> Exact<DimSet> {
+        if self.d == 1 || s.is_empty() {
+            return Ok(s.clone());
+        }
+        let (Some(lo), Some(hi)) = (s.min(), s.max()) else {
+            return Ok(DimSet::empty());
+        };
+        if self.d > DILATE_BLOCK {
+            return Err(Error::PeriodTooLarge {
+                needed: self.d,
+                limit: DILATE_BLOCK,
+            });
+        }
+        // Block starts: congruent to -c mod d, within the blocks of lo and hi.
+        let (first, last) = (self.block(lo).0, self.block(hi).0);
+        let starts = DimSet::progression(first, last, self.d, (-self.c).rem_euclid(self.d));
+        let mut shifted = DimSet::empty();
+        for j in 0..self.d {
+            shifted = union(&shifted, &s.affine_image(1, -j)?)?;
+        }
+        let hit = inter(&shifted, &starts)?;
+        let mut out = DimSet::empty();
+        for j in 0..self.d {
+            out = union(&out, &hit.affine_image(1, j)?)?;
+        }
+        Ok(out)
+    }
+
+    /// Number of pairs `(a, b)` with `a` in `side` and `b` in the interval `bs` that pass,
+    /// without enumeration: each `a` whose block lies inside `bs` pairs with `d` values, the
+    /// few in the two blocks cut by `bs`'s ends are counted one by one (saturating).
+    pub fn count_set(&self, side: &DimSet, (b0, b1): (i128, i128)) -> u128 {
+        if side.is_empty() || b0 > b1 {
+            return 0;
+        }
+        let (first, last) = (self.block(b0), self.block(b1));
+        // Blocks wholly inside bs.
+        let inner_lo = if first.0 == b0 {
+            first.0
+        } else {
+            first.1.saturating_add(1)
+        };
+        let inner_hi = if last.1 == b1 {
+            last.1
+        } else {
+            last.0.saturating_sub(1)
+        };
+        let mut total = if inner_lo <= inner_hi {
+            side.clip(inner_lo, inner_hi)
+                .count()
+                .saturating_mul(self.d as u128)
+        } else {
+            0
+        };
+        let mut edges = vec![first, last];
+        edges.dedup();
+        for (lo, hi) in edges {
+            if lo >= b0 && hi <= b1 {
+                continue; // a whole block, counted above
+            }
+            let inside = (hi.min(b1) - lo.max(b0) + 1).max(0) as u128;
+            total = total.saturating_add(side.clip(lo, hi).count().saturating_mul(inside));
+        }
+        total
+    }
+
     /// Number of pairs of the box `as x bs` (intervals, inclusive) that pass, without
     /// enumeration: full blocks count `d^2` each, the few cut by the box's edges exactly
     /// (saturating at `u128::MAX`).
@@ -193,6 +267,95 @@ impl Tie {
     }
 }
 
+/// Longest block [`Tie::dilate`] widens a set by (one set operation per value of a block).
+pub const DILATE_BLOCK: i128 = 4096;
+
+/// A spec for a tied joint set ([`TiedSet::spec`]): one `Dim` per size of the reduced set (its
+/// side of a sound box) and each tied size written from its partner's (`b = a + delta`, in the
+/// partner's block at every value the side admits).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TiedSpec {
+    /// Per size of the reduced set (in its level order), its side.
+    pub sides: Vec<Progression>,
+    /// Per tie (parallel to [`TiedSet::ties`]): the tied size is its partner plus this.
+    pub deltas: Vec<i128>,
+    /// Tuples the spec admits (saturating).
+    pub count: u128,
+}
+
+impl TiedSpec {
+    /// The side of the size `name` of `t`, and for a tied size the partner it is written from
+    /// and the offset (`b = a + delta`).
+    pub fn side(&self, t: &TiedSet, name: &str) -> Option<(Progression, Option<(String, i128)>)> {
+        if let Some(l) = t.reduced.level(name) {
+            return Some((*self.sides.get(l)?, None));
+        }
+        let i = t.ties.iter().position(|(x, _)| x.b == name)?;
+        let (tie, _) = &t.ties[i];
+        let p = *self.sides.get(t.reduced.level(&tie.a)?)?;
+        let delta = self.deltas[i];
+        let shifted = Progression {
+            lo: p.lo + delta,
+            hi: p.hi + delta,
+            modulus: p.modulus,
+            residue: (p.residue + delta).rem_euclid(p.modulus),
+        };
+        Some((shifted, Some((tie.a.clone(), delta))))
+    }
+
+    /// Up to about `n` tuples the spec admits (in [`TiedSet::sizes`] order): every corner of
+    /// the reduced sides and tuples spread evenly over them, each tied size at its partner plus
+    /// its delta.
+    pub fn sample(&self, t: &TiedSet, n: usize) -> Vec<Vec<i128>> {
+        let k = self.sides.len();
+        let mut reduced: Vec<Vec<i128>> = Vec::new();
+        for mask in 0..(1u32 << k.min(12)) {
+            let c: Vec<i128> = self
+                .sides
+                .iter()
+                .enumerate()
+                .map(|(l, p)| if mask >> l & 1 == 1 { p.hi } else { p.lo })
+                .collect();
+            if !reduced.contains(&c) {
+                reduced.push(c);
+            }
+        }
+        let per = (n.max(1) as f64)
+            .powf(1.0 / k.max(1) as f64)
+            .floor()
+            .max(2.0) as u128;
+        for i in 0..(per.saturating_pow(k as u32)).min(n as u128) {
+            let mut rest = i;
+            let c: Vec<i128> = self
+                .sides
+                .iter()
+                .map(|p| {
+                    let j = rest % per;
+                    rest /= per;
+                    let cnt = p.count().max(1);
+                    // Spread over the side: the j-th of `per` points, near its start.
+                    let step = (cnt / per).max(1);
+                    let idx = (j * step + j).min(cnt - 1);
+                    p.lo + idx as i128 * p.modulus
+                })
+                .collect();
+            if !reduced.contains(&c) {
+                reduced.push(c);
+            }
+        }
+        reduced
+            .into_iter()
+            .filter_map(|mut c| {
+                for (i, (tie, _)) in t.ties.iter().enumerate() {
+                    let a = c[t.reduced.level(&tie.a)?];
+                    c.push(a + self.deltas[i]);
+                }
+                Some(c)
+            })
+            .collect()
+    }
+}
+
 /// A joint set with tied sizes: the joint set of the other sizes ([`TiedSet::reduced`]) and,
 /// for each tie, the tied size in its partner's block (within its own domain).
 #[derive(Debug, Clone, PartialEq)]
@@ -219,7 +382,10 @@ impl TiedSet {
                 let name = &self.reduced.sizes[l];
                 // At most one tie per size ([`solve_tied`]).
                 let factor = match self.ties.iter().find(|(t, _)| t.a == *name) {
-                    Some((t, dom)) => t.count(interval(side)?, *dom),
+                    Some((t, dom)) => match interval(side) {
+                        Some(iv) => t.count(iv, *dom),
+                        None => t.count_set(side, *dom),
+                    },
                     None => side.count(),
                 };
                 n = n.saturating_mul(factor);
@@ -295,6 +461,177 @@ impl TiedSet {
             }
         }
         out
+    }
+
+    /// Values of `name` that pass with some value of the others: the reduced set's projection,
+    /// or, for a tied size, the blocks its partner's projection meets, within its range.
+    pub fn projection(&self, name: &str) -> Exact<DimSet> {
+        if self.reduced.level(name).is_some() {
+            return self.reduced.projection(name);
+        }
+        let Some((t, (lo, hi))) = self.ties.iter().find(|(t, _)| t.b == name) else {
+            return Ok(DimSet::empty());
+        };
+        Ok(t.dilate(&self.reduced.projection(&t.a)?)?.clip(*lo, *hi))
+    }
+
+    /// Values of `name` that pass with **every** value of the others (each over `domain(size)`,
+    /// its accepted set before the joint solve): a tie that fails for some pair of its sizes'
+    /// domains leaves nothing for the sizes outside it, and for its own sizes only values whose
+    /// block holds the whole domain of the other.
+    pub fn for_all(&self, name: &str, domain: &dyn Fn(&str) -> Option<DimSet>) -> Exact<DimSet> {
+        // The block holding every value of a set, when there is one.
+        let one_block = |t: &Tie, s: &DimSet| -> Option<(i128, i128)> {
+            let (lo, hi) = (s.min()?, s.max()?);
+            (t.block(lo) == t.block(hi)).then(|| t.block(lo))
+        };
+        let dom = |n: &str| domain(n).unwrap_or_default();
+        let total = |t: &Tie| {
+            dom(&t.a)
+                .union(&dom(&t.b))
+                .ok()
+                .is_some_and(|u| u.is_empty() || one_block(t, &u).is_some())
+        };
+        // Every other tie must hold for every pair.
+        if self
+            .ties
+            .iter()
+            .any(|(t, _)| t.a != name && t.b != name && !total(t))
+        {
+            return Ok(DimSet::empty());
+        }
+        if let Some((t, _)) = self.ties.iter().find(|(t, _)| t.b == name) {
+            // Every tuple of the others must pass: the reduced set is their whole box.
+            if self.reduced.count() != self.reduced.box_count() || self.reduced.undecided.is_some()
+            {
+                return Ok(DimSet::empty());
+            }
+            return Ok(match one_block(t, &dom(&t.a)) {
+                Some((lo, hi)) => dom(name).clip(lo, hi),
+                None => DimSet::empty(),
+            });
+        }
+        let mut out = self.reduced.for_all(name)?;
+        for (t, _) in self.ties.iter().filter(|(t, _)| t.a == name) {
+            out = match one_block(t, &dom(&t.b)) {
+                Some((lo, hi)) => out.clip(lo, hi),
+                None => DimSet::empty(),
+            };
+        }
+        Ok(out)
+    }
+
+    /// The joint set as disjoint boxes over [`TiedSet::sizes`]: per box of the reduced set, one
+    /// box per block of each tie (the partner's side and the tied size's range, each cut to the
+    /// block), the first blocks of each tie first; at most `limit`, and whether that is all.
+    pub fn boxes(&self, limit: usize) -> (Vec<Vec<DimSet>>, bool) {
+        let (reduced, mut complete) = self.reduced.tree.boxes(limit.max(1));
+        let n = self.ties.len().max(1) as f64;
+        // Blocks listed per tie, so that their product stays within the limit.
+        let per = ((limit.max(1) as f64).powf(1.0 / n).floor() as usize).max(1);
+        let mut out = Vec::new();
+        for b in reduced {
+            // Per tie: its blocks (a's side and b's range cut to each), the first `per`.
+            let mut choices: Vec<Vec<(DimSet, DimSet)>> = Vec::new();
+            for (t, (lo, hi)) in &self.ties {
+                let Some(l) = self.reduced.level(&t.a) else {
+                    return (out, false);
+                };
+                let side = &b[l];
+                let mut blocks = Vec::new();
+                let mut at = side.min();
+                // Scanning stops after a bounded number of empty blocks.
+                let mut misses = 0;
+                while let Some(x) = at {
+                    if blocks.len() == per || misses > 4096 {
+                        complete = false;
+                        break;
+                    }
+                    let (blo, bhi) = t.block(x);
+                    let bside = DimSet::interval(blo.max(*lo), bhi.min(*hi));
+                    let aside = side.clip(blo, bhi);
+                    if bside.is_empty() || aside.is_empty() {
+                        misses += 1;
+                    } else {
+                        blocks.push((aside, bside));
+                    }
+                    at = bhi.checked_add(1).and_then(|y| side.next_at_least(y));
+                }
+                choices.push(blocks);
+            }
+            let total: usize = choices.iter().map(Vec::len).product();
+            for k in 0..total {
+                if out.len() >= limit {
+                    return (out, false);
+                }
+                let mut row = b.clone();
+                let mut tied = Vec::new();
+                let mut rest = k;
+                for (i, (t, _)) in self.ties.iter().enumerate() {
+                    let (aside, bside) = &choices[i][rest % choices[i].len()];
+                    rest /= choices[i].len();
+                    if let Some(l) = self.reduced.level(&t.a) {
+                        row[l] = aside.clone();
+                    }
+                    tied.push(bside.clone());
+                }
+                row.extend(tied);
+                out.push(row);
+            }
+        }
+        (out, complete)
+    }
+
+    /// A spec over the sizes (see [`TiedSpec`]) from a sound box of the reduced set (`lb`, in
+    /// its level order): each tied size written as its partner (`b = a`), or, when the traced
+    /// sizes (`traced`, by size) differ inside one block, as its partner plus their difference,
+    /// its partner's side then kept to the traced value's place in its block. Each side is cut
+    /// so that the tied size stays within its own range. `None` when a side becomes empty.
+    pub fn spec(&self, lb: &LargestBox, traced: &dyn Fn(&str) -> Option<i128>) -> Option<TiedSpec> {
+        let mut sides = lb.sides.clone();
+        let mut deltas = Vec::new();
+        for (t, (lo, hi)) in &self.ties {
+            let l = self.reduced.level(&t.a)?;
+            let p = sides[l];
+            let (ta, tb) = (traced(&t.a), traced(&t.b));
+            let delta = match (ta, tb) {
+                (Some(a), Some(b)) if t.holds(a, b) && p.contains(a) => b - a,
+                _ => 0,
+            };
+            let mut q = p;
+            if delta != 0 {
+                // Every value at `a`'s place in its block: x ≡ a (mod lcm(modulus, d)).
+                let a = ta?;
+                let m = num_integer::lcm(p.modulus, t.d);
+                q = Progression {
+                    lo: p.lo + (a - p.lo).rem_euclid(m),
+                    hi: p.hi - (p.hi - a).rem_euclid(m),
+                    modulus: m,
+                    residue: a.rem_euclid(m),
+                };
+            }
+            // `a + delta` within the tied size's range.
+            let (from, to) = (lo.saturating_sub(delta), hi.saturating_sub(delta));
+            let first = q.lo.max(from);
+            let first = first + (q.residue - first).rem_euclid(q.modulus);
+            let last = q.hi.min(to);
+            let last = last - (last - q.residue).rem_euclid(q.modulus);
+            if first > last {
+                return None;
+            }
+            sides[l] = Progression {
+                lo: first,
+                hi: last,
+                ..q
+            };
+            deltas.push(delta);
+        }
+        let count = sides.iter().fold(1u128, |a, p| a.saturating_mul(p.count()));
+        Some(TiedSpec {
+            sides,
+            deltas,
+            count,
+        })
     }
 
     /// The ties whose diagonal is inside the set: with `b` written as `a` (one shared `Dim`),
@@ -451,6 +788,113 @@ mod tests {
         }
     }
 
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(120))]
+        /// A tie beside a guard linking its partner to a third size, over small boxes: the
+        /// projections, the values that pass with every partner, the listed boxes and every
+        /// tuple a spec admits (with the traced sizes anywhere in the set) against brute force.
+        #[test]
+        fn tied_answers_and_specs_match_brute_force(
+            c in -3i128..4, d in 1i128..5, m in 2i128..5, r in 0i128..5,
+            a0 in 2i128..12, wa in 0i128..10, b0 in 2i128..12, wb in 0i128..10,
+            z0 in 2i128..6, wz in 0i128..4, pick in 0usize..1000,
+        ) {
+            let guards = vec![
+                g(&format!("(a + {c}) // {d} == (b + {c}) // {d}")),
+                g(&format!("(a + z) % {m} != {}", r % m)),
+            ];
+            let names: Vec<String> = ["a", "b", "z"].map(String::from).to_vec();
+            let (a1, b1, z1) = (a0 + wa, b0 + wb, z0 + wz);
+            let doms = vec![
+                DimSet::interval(a0, a1),
+                DimSet::interval(b0, b1),
+                DimSet::interval(z0, z1),
+            ];
+            let Some(ts) = solve_tied(&names, &doms, &guards, &Budget::default()) else {
+                return Err(TestCaseError::fail("no tie"));
+            };
+            let passes = |a: i128, b: i128, z: i128| {
+                let env = |s: &str| match s { "a" => Some(a), "b" => Some(b), "z" => Some(z), _ => None };
+                guards.iter().all(|g| g.truth(&env) == Ok(true))
+            };
+            let mut all = Vec::new();
+            for a in a0..=a1 {
+                for b in b0..=b1 {
+                    for z in z0..=z1 {
+                        if passes(a, b, z) {
+                            all.push([a, b, z]);
+                        }
+                    }
+                }
+            }
+            prop_assert_eq!(ts.count(), Some(all.len() as u128));
+            // Projections and values passing with every partner.
+            for (i, n) in names.iter().enumerate() {
+                let some: Vec<i128> = (doms[i].min().unwrap()..=doms[i].max().unwrap())
+                    .filter(|&x| all.iter().any(|t| t[i] == x))
+                    .collect();
+                let got: Vec<i128> = ts.projection(n).unwrap().iter().collect();
+                prop_assert_eq!(&got, &some, "projection of {}", n);
+                let every: Vec<i128> = (doms[i].min().unwrap()..=doms[i].max().unwrap())
+                    .filter(|&x| {
+                        let others = |k: usize| doms[k].min().unwrap()..=doms[k].max().unwrap();
+                        let (j, k) = match i { 0 => (1, 2), 1 => (0, 2), _ => (0, 1) };
+                        others(j).all(|y| others(k).all(|w| {
+                            let mut t = [0; 3];
+                            t[i] = x;
+                            t[j] = y;
+                            t[k] = w;
+                            passes(t[0], t[1], t[2])
+                        }))
+                    })
+                    .collect();
+                let domain = |s: &str| names.iter().position(|x| x == s).map(|k| doms[k].clone());
+                let got: Vec<i128> = ts.for_all(n, &domain).unwrap().iter().collect();
+                prop_assert_eq!(&got, &every, "for every partner: {}", n);
+            }
+            // The listed boxes are the whole set, disjoint.
+            let (boxes, complete) = ts.boxes(10_000);
+            prop_assert!(complete);
+            let order = ts.sizes();
+            let idx = |n: &str| order.iter().position(|x| x == n).unwrap();
+            let mut listed = 0u128;
+            for bx in &boxes {
+                for t in crate::linked::tuples(bx) {
+                    prop_assert!(passes(t[idx("a")], t[idx("b")], t[idx("z")]), "{:?}", t);
+                    listed += 1;
+                }
+            }
+            prop_assert_eq!(listed, all.len() as u128);
+            // A spec through an accepted tuple (the traced sizes) admits only accepted tuples,
+            // and holds the traced tuple.
+            if all.is_empty() {
+                return Ok(());
+            }
+            let traced = all[pick % all.len()];
+            let at = |s: &str| names.iter().position(|x| x == s).map(|k| traced[k]);
+            let point: Vec<i128> = ts.reduced.sizes.iter().map(|s| at(s).unwrap()).collect();
+            let bx = crate::linked::box_through(&ts.reduced.tree, &point).unwrap();
+            if let Some(spec) = ts.spec(&bx, &at) {
+                let sides: Vec<DimSet> = ts
+                    .sizes()
+                    .iter()
+                    .map(|n| spec.side(&ts, n).unwrap().0.to_set())
+                    .collect();
+                let mut held = false;
+                for t in crate::linked::tuples(&sides[..ts.reduced.sizes.len()]) {
+                    let mut full = t.clone();
+                    for (i, (tie, _)) in ts.ties.iter().enumerate() {
+                        full.push(t[ts.reduced.level(&tie.a).unwrap()] + spec.deltas[i]);
+                    }
+                    prop_assert!(passes(full[idx("a")], full[idx("b")], full[idx("z")]), "{:?}", full);
+                    held |= [full[idx("a")], full[idx("b")], full[idx("z")]] == traced;
+                }
+                prop_assert!(held, "the spec holds the traced {:?}", traced);
+                prop_assert_eq!(spec.count, crate::linked::tuples(&sides[..ts.reduced.sizes.len()]).len() as u128);
+            }
+        }
+    }
+
     /// The two-stem program's guards over small boxes and at large sizes: the tied answer's
     /// count is brute force's, its examples pass and fail as said.
     #[test]
@@ -522,6 +966,49 @@ mod tests {
         assert_eq!(st.count(), Some(u128::MAX));
         // More tuples than a u128 holds: said as such.
         assert_eq!(ts.count(), Some(u128::MAX));
+        // The spec from the largest box of the reduced set: image2's sizes written as image1's,
+        // every size from 5 on; each tuple it admits near 5, 2^20 and 2^40 passes (brute force).
+        let lb = super::super::largest_box(&ts.reduced.tree, &Budget::default()).unwrap();
+        let spec = ts.spec(&lb, &|_| None).unwrap();
+        assert_eq!(spec.deltas, vec![0, 0]);
+        assert!(spec
+            .sides
+            .iter()
+            .all(|p| (p.lo, p.hi, p.modulus) == (5, top, 1)));
+        let order = ts.sizes();
+        for lo in [5i128, 1 << 20, 1 << 40] {
+            for x in lo..lo + 12 {
+                for y in lo..lo + 12 {
+                    let mut t = vec![0; 4];
+                    t[ts.reduced.level("h1").unwrap()] = x;
+                    t[ts.reduced.level("w1").unwrap()] = y;
+                    t[order.iter().position(|n| n == "h2").unwrap()] = x;
+                    t[order.iter().position(|n| n == "w2").unwrap()] = y;
+                    assert!(passes(&t, &order), "{t:?}");
+                }
+            }
+        }
+        // Traced sizes that differ inside one block (65 and 68): image2's height is image1's
+        // plus 3, image1's kept to its place in the block (65 mod 4).
+        let traced = |n: &str| match n {
+            "h1" => Some(65),
+            "h2" => Some(68),
+            "w1" | "w2" => Some(97),
+            _ => None,
+        };
+        let spec = ts.spec(&lb, &traced).unwrap();
+        let (p, from) = spec.side(&ts, "h2").unwrap();
+        assert_eq!(from, Some(("h1".to_string(), 3)));
+        assert_eq!((p.lo, p.modulus, p.residue), (8, 4, 0));
+        for k in [1i128, 2, 16, 1 << 20, 1 << 40] {
+            let h1 = 4 * k + 1;
+            let mut t = vec![0; 4];
+            t[ts.reduced.level("h1").unwrap()] = h1;
+            t[ts.reduced.level("w1").unwrap()] = 97;
+            t[order.iter().position(|n| n == "h2").unwrap()] = h1 + 3;
+            t[order.iter().position(|n| n == "w2").unwrap()] = 97;
+            assert!(passes(&t, &order), "{t:?}");
+        }
         // One tie over 5..2^63-1: full blocks 5..8, 9..12, ... and the last cut to 3 values.
         let t = &ts.ties[0].0;
         assert_eq!(t.count((5, top), (5, top)), 4 * (top - 7) as u128 + 9);
