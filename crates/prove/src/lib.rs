@@ -406,7 +406,12 @@ mod tests {
         let s = solve_group_with(&groups[0], &ranges, &Budget::default(), Some(&prover));
         assert_eq!(groups[0].guards, guards);
         let fate = |i: usize| s.fates[i].clone();
-        assert_eq!(fate(0), Fate::Proved, "{:?}", s.fates);
+        // Proved by Z3, or (since linked::normalize reads `a = 7*(a//7)`) solved exactly.
+        assert!(
+            matches!(fate(0), Fate::Proved | Fate::Solved(_)),
+            "{:?}",
+            s.fates
+        );
         assert_eq!(
             fate(1),
             Fate::Solved(dimguard_solver::report::GuardFate::Periodic)
