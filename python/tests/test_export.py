@@ -334,3 +334,43 @@ def test_a_batch_traced_at_1_stays_dynamic_and_the_program_takes_its_example():
     assert tuple(own[0].shape) == (2, 3, 64, 48)
     again = reexport(m, own, rep.spec)
     assert runs(again, x) and runs(again, *own)
+
+
+def test_a_derived_size_torch_specializes_at_the_bound_is_traced_inside_and_nothing_else_changes(monkeypatch):
+    """torch's "You marked 32*_w + 16 as dynamic but your code specialized it to be a constant
+    (48)" (pytorch#176349: the example sits on the bound of the root). The loop normally never
+    traces there (the root is written to start at 2); here that step is switched off and the first
+    round traces at the user's 48, so torch raises it for real. dimguard reads it: the spec stays
+    (no Dim.AUTO, the batch the user gave stays Dim('batch', 1..16)), the next round traces
+    inside the root's range, and where the program claims less than the spec the report says so."""
+    ex = sys.modules["dimguard.export"]
+    choose = ex._choose_point
+
+    def on_the_bound(sheet, traced, inside=()):
+        if inside:
+            return choose(sheet, traced, inside)
+        point, _ = choose(sheet, traced)
+        return {k: traced[k[0]][k[1]] for k in point}, []
+
+    monkeypatch.setattr(ex, "_torch_form", lambda s: (s, []))
+    monkeypatch.setattr(ex, "_choose_point", on_the_bound)
+    m = OddTiles().eval()
+    x = torch.randn(2, 3, 4, 48)
+    ds = {"x": {0: Dim("batch", min=1, max=16), 3: 32 * Dim("_w", min=1, max=15) + 16}}
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes=ds)
+    first, last = rep.rounds[0], rep.rounds[-1]
+    assert first.outcome == "constraint_violation", first
+    assert any("torch specialized 32*_w + 16 at 48" in n and "bound of _w" in n for n in first.notes), first.notes
+    assert last.outcome == "exported" and len(rep.rounds) == 2
+    w_traced = last.example["x"][3]
+    assert w_traced > 80 and w_traced % 32 == 16, last.example
+    assert "Dim.AUTO" not in rep.spec and "batch = Dim('batch', min=1, max=16)" in rep.spec and "32*_w + 16" in rep.spec, rep.spec
+    assert list(rep.accepted("x", 0)) == list(range(1, 17))
+    # torch's program starts _w at 2: the spec's 48 is not claimed, and the report says so.
+    ws = rep.accepted("x", 3)
+    assert 48 not in ws and ws.min == 80 and ws.max == 496
+    assert any(line.startswith("x[3]: the spec takes 15 sizes in 48..496") for line in rep.spec_vs_program), rep.spec_vs_program
+    # (At 48 the program runs although its range_constraints start _w at 2: torch does not
+    # check that bound at run time; the report goes by what the program claims.)
+    for w in (80, 81, 112, 496, 497):
+        assert runs(ep, torch.randn(1, 3, 4, w)) == (w in ws), w
