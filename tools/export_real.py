@@ -74,11 +74,12 @@ def main():
     print(rep)
     print(f"wall {wall:.1f} s; torch {d['torch_seconds']:.2f} s; dimguard {d['dimguard_seconds']:.3f} s ({100 * d['overhead']:.1f}%)")
     rounds = [
-        {k: r.get(k) for k in ("round", "outcome", "error", "notes", "example", "torch_seconds", "dimguard_seconds", "provenance_seconds", "spec")}
+        {k: r.get(k) for k in ("round", "outcome", "error", "notes", "example", "torch_seconds", "dimguard_seconds", "provenance_seconds", "example_seconds", "diagnose_seconds", "audit_seconds", "spec")}
         for r in d["rounds"]
     ]
     for r in rounds:
-        print(f"round {r['round']}: {r['outcome']}: torch {r['torch_seconds']:.2f} s, dimguard {r['dimguard_seconds']:.3f} s (trace {r.get('provenance_seconds') or 0:.3f} s)")
+        parts = ", ".join(f"{k.split('_')[0]} {r[k]:.3f} s" for k in ("provenance_seconds", "example_seconds", "diagnose_seconds", "audit_seconds") if r.get(k) is not None)
+        print(f"round {r['round']}: {r['outcome']}: torch {r['torch_seconds']:.2f} s, dimguard {r['dimguard_seconds']:.3f} s ({parts})")
     # What the returned program does, checked by running it.
     x = args[0]
     own = tuple(x.shape)
@@ -120,6 +121,7 @@ def main():
         "example": list(own),
         "rounds": rounds,
         "spec": spec,
+        "spec_vs_program": d.get("spec_vs_program"),
         "spec_names": names,
         "accepted": {str(i): _set(rep, inp, i) for i in range(len(own))},
         "static": d.get("static"),

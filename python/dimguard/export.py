@@ -44,7 +44,9 @@ class ExportReport(Record):
     Fields: ``rounds`` (per round: ``round``, ``spec`` as Python, ``outcome`` — ``"exported"``,
     ``"constraint_violation"``, ``"solver_crash"`` or ``"error"`` —, ``error``, ``notes``,
     ``torch_seconds``, ``dimguard_seconds`` (of which ``provenance_seconds`` reading the round's
-    trace), ``example`` (the shapes the round traced at: the given ones, or re-sized into the
+    trace; ``example_seconds`` choosing the example sizes and re-sizing the inputs,
+    ``diagnose_seconds`` diagnosing torch's error and merging the answer into the spec,
+    ``audit_seconds`` auditing an exported program), ``example`` (the shapes the round traced at: the given ones, or re-sized into the
     round's spec where it leaves them out or torch would specialize them; the notes say why), and
     from the structured trace captured in-process during
     the round: ``lines``, the guards grouped by the line of your code that made torch record them,
@@ -55,7 +57,9 @@ class ExportReport(Record):
     check``), ``runtime`` (the program's run-time asserts and the limits its graph implies, each
     with the sizes it rejects, as ``dimguard check``: part of ``dims``' accepted sets),
     ``static`` (the dimensions the program fixes at their traced size: ``input``,
-    ``index``, ``size``), ``exported`` (whether a program
+    ``index``, ``size``), ``spec_vs_program`` (one line per dimension whose range in ``spec``
+    differs from the one the program claims: torch raised a minimum or dropped sizes; the
+    program's accepted sets are ``dims``), ``exported`` (whether a program
     was produced), and ``overhead`` (dimguard's seconds over torch's).
     """
 
@@ -691,6 +695,7 @@ def export(
         t1 = time.perf_counter() - t_ours
         entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": shifted + moved}
         entry["example"] = {k: list(v) for k, v in round_shapes}
+        entry["example_seconds"] = t_ours
         rounds.append(entry)
         # Where this round's guards come from (the trace captured in-process during the round).
         t_p = time.perf_counter()
@@ -729,7 +734,9 @@ def export(
                 try:
                     from . import _text
 
+                    t_d = time.perf_counter()
                     out = json.loads(_native.diagnose(_text(err), [], round_shapes, json.dumps(sheet), "auto", 10_000))
+                    entry["diagnose_seconds"] = time.perf_counter() - t_d
                     entry["diagnosis"] = {k: v for k, v in out.items() if k != "spec"}
                     new = out["spec"]
                     if _same(new, sheet):
@@ -775,7 +782,9 @@ def export(
         # Exported: audit the program in memory.
         placeholders = list(ep.graph_signature.user_inputs)
         mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
+        t_a = time.perf_counter()
         audit = _audit(ep, mapping)
+        entry["audit_seconds"] = time.perf_counter() - t_a
         entry["outcome"] = "exported"
         best = (ep, audit, entry, sheet, round_shapes)
         short, exact = _shortfall(audit, entry["notes"], user_names)
