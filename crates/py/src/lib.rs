@@ -58,6 +58,24 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String, String> {
     serde_json::to_string(v).map_err(|e| format!("serializing the report: {e}"))
 }
 
+/// `object` (a serialized JSON object) with `extra` keys appended: a key it already has is
+/// given again, and JSON readers keep the last. Spliced as text because a report may hold counts
+/// beyond 64 bits (`joint_count` of two unbounded sizes), which `serde_json::Value` cannot.
+fn with_keys(mut object: String, extra: &[(&str, String)]) -> String {
+    if extra.is_empty() || !object.ends_with('}') {
+        return object;
+    }
+    object.pop();
+    for (k, v) in extra {
+        if !object.ends_with('{') {
+            object.push(',');
+        }
+        object.push_str(&format!("{k:?}:{v}"));
+    }
+    object.push('}');
+    object
+}
+
 fn mode(z3: &str) -> Result<Option<Mode>, String> {
     match z3 {
         "auto" => Ok(Some(Mode::Auto)),
@@ -126,16 +144,17 @@ fn diagnose(
             shapes_spec.as_ref(),
         )
         .map_err(|e| e.to_string())?;
-        let mut v = serde_json::to_value(&report).map_err(|e| e.to_string())?;
+        let mut extra = Vec::new();
         if let Some(n) = cover {
             let c = dimguard::solver::cover::cover(&report, &api::traced(&report, &examples), n);
-            v["cover"] = serde_json::to_value(&c).map_err(|e| e.to_string())?;
+            extra.push(("cover", to_json(&c)?));
         }
         if let Some(m) = merged {
-            v["spec"] = serde_json::to_value(&m).map_err(|e| e.to_string())?;
-            v["spec"]["code"] = m.code().into();
+            let mut spec = serde_json::to_value(&m).map_err(|e| e.to_string())?;
+            spec["code"] = m.code().into();
+            extra.push(("spec", to_json(&spec)?));
         }
-        to_json(&v)
+        Ok(with_keys(to_json(&report)?, &extra))
     })
 }
 
