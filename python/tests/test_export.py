@@ -374,3 +374,27 @@ def test_a_derived_size_torch_specializes_at_the_bound_is_traced_inside_and_noth
     # check that bound at run time; the report goes by what the program claims.)
     for w in (80, 81, 112, 496, 497):
         assert runs(ep, torch.randn(1, 3, 4, w)) == (w in ws), w
+
+
+def test_the_dims_torch_names_are_found_by_dim_name_derived_root_or_source():
+    """When dimguard cannot act on an error it turns the dims torch names into Dim.AUTO, never
+    every dim. torch names a derived size by its expression (`32*_w + 16`, no Dim of that name)
+    or by its source: both lead to the root `_w`, and the batch torch did not name is not in it."""
+    ex = sys.modules["dimguard.export"]
+    m = OddTiles().eval()
+    x = torch.randn(2, 3, 4, 48)
+    ds = {"x": {0: Dim("batch", min=1, max=16), 3: 32 * Dim("_w", min=1, max=15) + 16}}
+    with pytest.raises(Exception) as info:
+        torch.export.export(m, (x,), dynamic_shapes=ds)
+    text = dimguard._text(info.value)
+    assert "You marked 32*_w + 16 as dynamic" in text, text
+    sheet = ex._Layout(ds, ["x"]).sheet()
+    assert ex._named_roots(sheet, text) == ["_w"]
+    assert ex._marked_constant(text) == [("32*_w + 16", 48)]
+    assert ex._named_roots(sheet, "Not all values of L['x'].size()[3] satisfy") == ["_w"]
+    assert ex._named_roots(sheet, "Could not guard on L['x'].size()[0]") == ["batch"]
+    assert ex._named_roots(sheet, "Constraints violated! something else") == []
+    # The fallback keeps what torch did not name.
+    auto = ex._auto(sheet, ex._named_roots(sheet, text))
+    kinds = {(e["input"], e["index"]): e["value"]["kind"] for e in auto["entries"]}
+    assert kinds == {("x", 0): "dim", ("x", 3): "auto"}
