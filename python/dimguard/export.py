@@ -810,11 +810,20 @@ def export(
             rep,
         ) from last_error
     ep, audit, _, exported_sheet, final_shapes = best
+    rep = report(True, audit, exported_sheet)
+    if not rep.accepts(dict(shapes)):
+        # Never silently: the program was traced at other sizes, and torch's guards there
+        # leave the user's own example out.
+        own = ", ".join(f"{n}={tuple(s)}" for n, s in shapes)
+        why = f"the returned program does not accept your example inputs ({own}); it was traced at " + ", ".join(f"{n}={tuple(s)}" for n, s in final_shapes)
+        rounds[-1]["notes"].append(why)
+        _progress(verbose, why)
+        rep = report(True, audit, exported_sheet)
     if cover:
         from .cover import build
 
-        return build(export, model, top, kwargs, layout, user_sheet, (ep, report(True, audit, exported_sheet)), max_programs, verbose, export_kwargs)
-    return ep, report(True, audit, exported_sheet)
+        return build(export, model, top, kwargs, layout, user_sheet, (ep, rep), max_programs, verbose, export_kwargs)
+    return ep, rep
 
 
 def _input_dim(src: str) -> Optional[Tuple[str, int]]:
