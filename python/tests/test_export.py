@@ -2,6 +2,7 @@
 at sizes the report accepts (min and max included) and raises at sizes it rejects."""
 
 import pathlib
+import re
 import sys
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 try:
     import torch
     import torchvision
+    from torch import nn
     from torch.export import Dim
 except ImportError as e:  # never a skip: the suite fails, saying why
     raise RuntimeError(
@@ -401,3 +403,52 @@ def test_the_dims_torch_names_are_found_by_dim_name_derived_root_or_source():
     auto = ex._auto(sheet, ex._named_roots(sheet, text))
     kinds = {(e["input"], e["index"]): e["value"]["kind"] for e in auto["entries"]}
     assert kinds == {("x", 0): "dim", ("x", 3): "auto"}
+
+
+class PatchStages(nn.Module):
+    """mobilevit's shape rule in small: stride-2 convs (padding 1: ceil(H/2) each), each of the
+    last two followed by a split into 2x2 patches, which needs an even size there. Valid H:
+    ceil(H/4) and ceil(H/8) even, i.e. H mod 16 in {9..15, 0}: 7 of every 16 sizes, in runs
+    that end on a multiple of 16 (timm's mobilevit_xxs: H mod 64 in {57..63, 0})."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(3 if i == 0 else 4, 4, 3, stride=2, padding=1) for i in range(3))
+
+    def forward(self, x):
+        for i, c in enumerate(self.convs):
+            x = c(x)
+            if i >= 1:
+                B, C, H, W = x.shape
+                x = x.reshape(B, C, H // 2, 2, W // 2, 2).permute(0, 1, 3, 5, 2, 4).reshape(B, C, H, W)
+        return x.mean((2, 3))
+
+
+def test_a_patch_model_keeps_the_traced_size_the_batch_and_the_names():
+    """The mobilevit case of issue 24 in small (timm's real run: tests/data/export_real/mvit.json).
+    dimguard narrows H and W to sound sets that hold the traced 64, keeps the batch the user gave
+    (traced at 1: the round traces at 2 and the batch stays 1..16) and the names h, w; the program
+    runs its own example and the user's, and at every H of 32..128 it runs where the report
+    accepts and never where the model cannot (brute force)."""
+    nn_ = PatchStages().eval()
+    x = torch.randn(1, 3, 64, 64)
+    ds = {"x": {0: Dim("batch", min=1, max=16), 2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}}
+    ep, rep = dimguard.export(nn_, (x,), dynamic_shapes=ds)
+    assert rep.rounds[-1].outcome == "exported"
+    assert "batch = Dim('batch', min=1, max=16)" in rep.spec and "Dim.AUTO" not in rep.spec, rep.spec
+    assert re.search(r"^h = ", rep.spec, re.M) and re.search(r"^w = ", rep.spec, re.M), rep.spec
+    assert not re.search(r"\bs\d+\b", rep.spec), rep.spec
+    assert runs(ep, x) and rep.accepts({"x": (1, 3, 64, 64)})
+    assert runs(ep, *ep.example_inputs[0])
+    valid = {h for h in range(32, 129) if h % 16 in set(range(9, 16)) | {0}}
+    hs = rep.accepted("x", 2)
+    assert 64 in hs and set(hs) <= valid, sorted(hs)
+    for h in range(32, 129):
+        ran = runs(ep, torch.randn(1, 3, h, 64))
+        assert rep.accepts({"x": (1, 3, h, 64)}) == (h in hs), h
+        # Sound: what the report accepts runs, and no size the model cannot take runs. (A valid
+        # size outside the derived spec, 61 with h = 16*_h, runs too: torch does not check the
+        # divisibility at run time.)
+        assert ran if h in hs else (ran <= (h in valid)), h
+    assert list(rep.accepted("x", 0)) == list(range(1, 17))
+    assert runs(ep, torch.randn(16, 3, 64, 64))
