@@ -44,7 +44,9 @@ class ExportReport(Record):
     Fields: ``rounds`` (per round: ``round``, ``spec`` as Python, ``outcome`` — ``"exported"``,
     ``"constraint_violation"``, ``"solver_crash"`` or ``"error"`` —, ``error``, ``notes``,
     ``torch_seconds``, ``dimguard_seconds`` (of which ``provenance_seconds`` reading the round's
-    trace), ``example`` (the shapes the round traced at: the given ones, or re-sized into the
+    trace; ``example_seconds`` choosing the example sizes and re-sizing the inputs,
+    ``diagnose_seconds`` diagnosing torch's error and merging the answer into the spec,
+    ``audit_seconds`` auditing an exported program), ``example`` (the shapes the round traced at: the given ones, or re-sized into the
     round's spec where it leaves them out or torch would specialize them; the notes say why), and
     from the structured trace captured in-process during
     the round: ``lines``, the guards grouped by the line of your code that made torch record them,
@@ -55,7 +57,9 @@ class ExportReport(Record):
     check``), ``runtime`` (the program's run-time asserts and the limits its graph implies, each
     with the sizes it rejects, as ``dimguard check``: part of ``dims``' accepted sets),
     ``static`` (the dimensions the program fixes at their traced size: ``input``,
-    ``index``, ``size``), ``exported`` (whether a program
+    ``index``, ``size``), ``spec_vs_program`` (one line per dimension whose range in ``spec``
+    differs from the one the program claims: torch raised a minimum or dropped sizes; the
+    program's accepted sets are ``dims``), ``exported`` (whether a program
     was produced), and ``overhead`` (dimguard's seconds over torch's).
     """
 
@@ -121,6 +125,7 @@ class ExportReport(Record):
         for st in self._data.get("static", []):
             static.setdefault(st["input"], []).append(f"[{st['index']}]={st['size']}")
         rows.extend(f"{inp}: static {' '.join(v)}" for inp, v in static.items())
+        rows.extend(self._data.get("spec_vs_program") or [])
         return _lines(f"ExportReport(exported={self._data['exported']}, {len(self._data['rounds'])} rounds)", rows, self._data.get("spec"))
 
 
@@ -276,13 +281,14 @@ def _auto(sheet: Mapping[str, Any], roots: Optional[Sequence[str]]) -> Dict[str,
 Key = Tuple[str, int]
 
 
-def _choose_point(sheet: Mapping[str, Any], traced: Mapping[str, Sequence[int]]) -> Tuple[Dict[Key, int], List[str]]:
+def _choose_point(sheet: Mapping[str, Any], traced: Mapping[str, Sequence[int]], inside: Sequence[str] = ()) -> Tuple[Dict[Key, int], List[str]]:
     """Example sizes for one export with ``sheet``: the traced size wherever the spec takes it,
     else the nearest size that it takes; and, for every dynamic entry, a size torch keeps
     dynamic: never 0 or 1 (torch specializes those), and, for a ``Dim`` some entry derives from
     (``32*_w + 16``), a root value of 2 or more (torch specializes the root at 0 or 1, so
     ``32*_w + 16`` traced at 48, on its bound ``_w = 1``, fails: pytorch#176349). Returns the
-    sizes of every entry and, per size moved, why."""
+    sizes of every entry and, per size moved, why. A root in ``inside`` (torch specialized a size
+    derived from it at its bound) is taken strictly inside its range where it has an inside."""
     roots = {r["name"]: r for r in sheet["roots"]}
     at = lambda e: (traced.get(e["input"]) or [])  # noqa: E731
     point: Dict[Key, int] = {}
@@ -324,13 +330,18 @@ def _choose_point(sheet: Mapping[str, Any], traced: Mapping[str, Sequence[int]])
             k = lo_ok
         else:
             k = min(max(k0, lo_ok), hi_ok)
+        pushed = name in inside and hi_ok - lo_ok >= 2 and k in (lo_ok, hi_ok)
+        if pushed:
+            k = lo_ok + 1 if k == lo_ok else hi_ok - 1
         for e, (c, o) in zip(entries, lin):
             key = (e["input"], int(e["index"]))
             point[key] = c * k + o
             was = at(e)[key[1]] if key[1] < len(at(e)) else None
             if was is not None and was != point[key]:
                 why = (
-                    "torch specializes a size of 0 or 1"
+                    f"torch specialized a size derived from {name} at its bound: traced inside (pytorch#176349)"
+                    if pushed
+                    else "torch specializes a size of 0 or 1"
                     if was in (0, 1) and point[key] >= 2
                     else "the spec does not take it"
                     if k0 is None or k0 < kmin or k0 > kmax or (t - o0) % c0 != 0
@@ -370,6 +381,26 @@ def _torch_form(sheet: Mapping[str, Any]) -> Tuple[Dict[str, Any], List[str]]:
 
 def _shapes_at(shapes: Sequence[Tuple[str, List[int]]], point: Mapping[Key, int]) -> List[Tuple[str, List[int]]]:
     return [(n, [point.get((n, i), s) for i, s in enumerate(shape)]) for n, shape in shapes]
+
+
+def _marked_constant(text: str) -> List[Tuple[str, int]]:
+    """torch's "You marked 32*_w + 16 as dynamic but your code specialized it to be a constant
+    (48)": each (expression, value)."""
+    found = re.finditer(r"You marked (.+?) as dynamic but your code specialized it to be a constant \((-?\d+)\)", text)
+    return list(dict.fromkeys((m.group(1).strip(), int(m.group(2))) for m in found))
+
+
+def _is_root(sheet: Mapping[str, Any], expr: str) -> bool:
+    return any(r["name"] == expr for r in sheet["roots"])
+
+
+def _text_of(err: BaseException) -> str:
+    from . import _text
+
+    try:
+        return _text(err)
+    except Exception:  # noqa: BLE001 - only read for a message
+        return str(err)
 
 
 def _range_error(text: str) -> Optional[Tuple[int, int, int]]:
@@ -452,6 +483,35 @@ def _static(shapes: Sequence[Tuple[str, List[int]]], audit: Optional[Mapping[str
     return [{"input": n, "index": i, "size": s} for n, shape in shapes for i, s in enumerate(shape) if (n, i) not in dynamic]
 
 
+def _spec_vs_program(sheet: Mapping[str, Any], audit: Optional[Mapping[str, Any]]) -> List[str]:
+    """Where the spec's range of a dimension is not the one the returned program claims (torch
+    raised a root's minimum, or dropped a size): one line per dimension, so ``report.spec`` never
+    claims more than the program without saying so."""
+    if audit is None:
+        return []
+    roots = {r["name"]: r for r in sheet["roots"]}
+    claimed = {(d["input"], d["index"]): d.get("claimed") or {} for d in audit.get("dims", [])}
+    out = []
+    for e in sheet["entries"]:
+        v = e["value"]
+        key = (e["input"], int(e["index"]))
+        if v["kind"] != "dim" or key not in claimed:
+            continue
+        r = roots.get(v["root"], {})
+        if r.get("min") is None or r.get("max") is None:
+            continue
+        c, o = int(v["coef"]), int(v["offset"])
+        lo, hi, count = c * r["min"] + o, c * r["max"] + o, r["max"] - r["min"] + 1
+        got = claimed[key]
+        if got.get("count") is not None and (got.get("count"), got.get("min"), got.get("max")) != (count, lo, hi):
+            step = f" step {c}" if c != 1 else ""
+            out.append(
+                f"{key[0]}[{key[1]}]: the spec takes {count} sizes in {lo}..{hi}{step}; the program claims {got.get('count')} "
+                f"in {got.get('min')}..{got.get('max')} (report.accepted says which it accepts)"
+            )
+    return out
+
+
 def _user_names(sheet: Mapping[str, Any]) -> Dict[Key, str]:
     """The name the user's spec gives each dimension: its ``Dim``'s (a derived one's own name
     when it has one)."""
@@ -464,8 +524,15 @@ def _user_names(sheet: Mapping[str, Any]) -> Dict[Key, str]:
 
 
 def _named_roots(sheet: Mapping[str, Any], text: str) -> List[str]:
-    """The roots of ``sheet`` that ``text`` names (torch names a ``Dim`` by its name)."""
-    return [r["name"] for r in sheet["roots"] if re.search(rf"(?<![\w']){re.escape(r['name'])}(?![\w'])", text)]
+    """The roots of ``sheet`` that ``text`` names: by a ``Dim``'s name (``32*_w + 16`` names
+    ``_w``), or by the source of an entry on it (``L['x'].size()[2]``)."""
+    named = [r["name"] for r in sheet["roots"] if re.search(rf"(?<![\w']){re.escape(r['name'])}(?![\w'])", text)]
+    sources = {(m.group(1), int(m.group(2))) for m in re.finditer(r"L\['(?:kwargs'\]\[')?(\w+)'\]\.size\(\)\[(\d+)\]", text)}
+    for e in sheet["entries"]:
+        v = e["value"]
+        if v["kind"] == "dim" and (e["input"], int(e["index"])) in sources and v["root"] not in named:
+            named.append(v["root"])
+    return named
 
 
 def _shortfall(audit: Mapping[str, Any], notes: List[str], names: Optional[Mapping[Key, str]] = None) -> Tuple[List[Dict[str, Any]], bool]:
@@ -590,6 +657,7 @@ def export(
                 "joint": (audit or {}).get("joint", []),
                 "runtime": (audit or {}).get("runtime", []),
                 "static": _static(best[4] if best is not None else shapes, audit),
+                "spec_vs_program": _spec_vs_program(final, audit),
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
                 "overhead": (ours / torch_s) if torch_s else None,
@@ -597,6 +665,9 @@ def export(
         )
 
     traced = dict(shapes)
+    # Roots a derived size of which torch specialized at the example ("You marked 32*_w + 16 as
+    # dynamic but your code specialized it to be a constant (48)"): traced inside from then on.
+    inside: List[str] = []
     # The user's name for each dimension of their spec: a size dimguard narrows keeps it.
     user_names = _user_names(user_sheet)
     for n in range(1, max_rounds + 1):
@@ -605,7 +676,7 @@ def export(
         spec_code = _native.spec_code(json.dumps(sheet))
         ds = layout.to_torch(sheet)
         # Example sizes inside this round's spec, where torch keeps them dynamic.
-        point, moved = _choose_point(sheet, traced)
+        point, moved = _choose_point(sheet, traced, inside)
         round_shapes = _shapes_at(shapes, point)
         r_args, r_kwargs = args, kwargs
         if moved:
@@ -624,6 +695,7 @@ def export(
         t1 = time.perf_counter() - t_ours
         entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": shifted + moved}
         entry["example"] = {k: list(v) for k, v in round_shapes}
+        entry["example_seconds"] = t_ours
         rounds.append(entry)
         # Where this round's guards come from (the trace captured in-process during the round).
         t_p = time.perf_counter()
@@ -645,17 +717,39 @@ def export(
                 _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; keeping round {best[2]['round']}'s program")
                 break
             new = None
+            marked = _marked_constant(_text_of(err))
+            fresh = [r for r in _named_roots(sheet, " ".join(e for e, _ in marked)) if r not in inside]
+            if kind == "constraint_violation" and fresh and all(not _is_root(sheet, e) for e, _ in marked):
+                # A derived size specialized at the example: its root sat on a bound of the
+                # spec (pytorch#176349). The spec stays; the next round traces inside it.
+                inside.extend(fresh)
+                entry["notes"].append(
+                    "; ".join(f"torch specialized {e} at {v}" for e, v in marked)
+                    + f": the example sat on a bound of {', '.join(fresh)}; tracing inside its range"
+                )
+                entry["dimguard_seconds"] = time.perf_counter() - t1
+                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: constraint violation; " + entry["notes"][-1])
+                continue
             if kind == "constraint_violation":
                 try:
                     from . import _text
 
+                    t_d = time.perf_counter()
                     out = json.loads(_native.diagnose(_text(err), [], round_shapes, json.dumps(sheet), "auto", 10_000))
+                    entry["diagnose_seconds"] = time.perf_counter() - t_d
                     entry["diagnosis"] = {k: v for k, v in out.items() if k != "spec"}
                     new = out["spec"]
                     if _same(new, sheet):
-                        named = [d["name"] for d in out["dims"]]
-                        new = _auto(sheet, [r["name"] for r in sheet["roots"] if r["name"] in named] or None)
-                        new["notes"].insert(0, "the diagnosis does not change the spec (torch keeps specializing): Dim.AUTO")
+                        # The dims torch complained about, by name (a derived one, ``32*_w + 16``,
+                        # names its root) or source; never every dim.
+                        said = " ".join(f"{d['name']} {d.get('source') or ''}" for d in out["dims"])
+                        named = _named_roots(sheet, said) or _named_roots(sheet, _text(err))
+                        if named:
+                            new = _auto(sheet, named)
+                            new["notes"].insert(0, "the diagnosis does not change the spec (torch keeps specializing): Dim.AUTO")
+                        else:
+                            entry["notes"].append("the diagnosis does not change the spec, and torch names no dimension of it: nothing to change")
+                            new = None
                 except ValueError as de:
                     rng = _range_error(str(err))
                     if rng is not None:
@@ -665,8 +759,13 @@ def export(
                         new = None
                     else:
                         named = _named_roots(sheet, str(err))
-                        entry["notes"].append(f"dimguard could not read the error ({de}); Dim.AUTO for " + (", ".join(named) if named else "every dim"))
-                        new = _auto(sheet, named or None)
+                        if named:
+                            entry["notes"].append(f"dimguard could not read the error ({de}); Dim.AUTO for " + ", ".join(named))
+                            new = _auto(sheet, named)
+                        else:
+                            # Never every dim: the ones torch did not complain about stay as given.
+                            entry["notes"].append(f"dimguard could not read the error ({de}), and it names no dimension of the spec: nothing to change")
+                            new = None
             elif kind == "solver_crash":
                 text = str(err)
                 new = _auto(sheet, _named_roots(sheet, text) or None)
@@ -683,7 +782,9 @@ def export(
         # Exported: audit the program in memory.
         placeholders = list(ep.graph_signature.user_inputs)
         mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
+        t_a = time.perf_counter()
         audit = _audit(ep, mapping)
+        entry["audit_seconds"] = time.perf_counter() - t_a
         entry["outcome"] = "exported"
         best = (ep, audit, entry, sheet, round_shapes)
         short, exact = _shortfall(audit, entry["notes"], user_names)
@@ -709,11 +810,20 @@ def export(
             rep,
         ) from last_error
     ep, audit, _, exported_sheet, final_shapes = best
+    rep = report(True, audit, exported_sheet)
+    if not rep.accepts(dict(shapes)):
+        # Never silently: the program was traced at other sizes, and torch's guards there
+        # leave the user's own example out.
+        own = ", ".join(f"{n}={tuple(s)}" for n, s in shapes)
+        why = f"the returned program does not accept your example inputs ({own}); it was traced at " + ", ".join(f"{n}={tuple(s)}" for n, s in final_shapes)
+        rounds[-1]["notes"].append(why)
+        _progress(verbose, why)
+        rep = report(True, audit, exported_sheet)
     if cover:
         from .cover import build
 
-        return build(export, model, top, kwargs, layout, user_sheet, (ep, report(True, audit, exported_sheet)), max_programs, verbose, export_kwargs)
-    return ep, report(True, audit, exported_sheet)
+        return build(export, model, top, kwargs, layout, user_sheet, (ep, rep), max_programs, verbose, export_kwargs)
+    return ep, rep
 
 
 def _input_dim(src: str) -> Optional[Tuple[str, int]]:

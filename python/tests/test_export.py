@@ -2,6 +2,7 @@
 at sizes the report accepts (min and max included) and raises at sizes it rejects."""
 
 import pathlib
+import re
 import sys
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 try:
     import torch
     import torchvision
+    from torch import nn
     from torch.export import Dim
 except ImportError as e:  # never a skip: the suite fails, saying why
     raise RuntimeError(
@@ -334,3 +336,119 @@ def test_a_batch_traced_at_1_stays_dynamic_and_the_program_takes_its_example():
     assert tuple(own[0].shape) == (2, 3, 64, 48)
     again = reexport(m, own, rep.spec)
     assert runs(again, x) and runs(again, *own)
+
+
+def test_a_derived_size_torch_specializes_at_the_bound_is_traced_inside_and_nothing_else_changes(monkeypatch):
+    """torch's "You marked 32*_w + 16 as dynamic but your code specialized it to be a constant
+    (48)" (pytorch#176349: the example sits on the bound of the root). The loop normally never
+    traces there (the root is written to start at 2); here that step is switched off and the first
+    round traces at the user's 48, so torch raises it for real. dimguard reads it: the spec stays
+    (no Dim.AUTO, the batch the user gave stays Dim('batch', 1..16)), the next round traces
+    inside the root's range, and where the program claims less than the spec the report says so."""
+    ex = sys.modules["dimguard.export"]
+    choose = ex._choose_point
+
+    def on_the_bound(sheet, traced, inside=()):
+        if inside:
+            return choose(sheet, traced, inside)
+        point, _ = choose(sheet, traced)
+        return {k: traced[k[0]][k[1]] for k in point}, []
+
+    monkeypatch.setattr(ex, "_torch_form", lambda s: (s, []))
+    monkeypatch.setattr(ex, "_choose_point", on_the_bound)
+    m = OddTiles().eval()
+    x = torch.randn(2, 3, 4, 48)
+    ds = {"x": {0: Dim("batch", min=1, max=16), 3: 32 * Dim("_w", min=1, max=15) + 16}}
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes=ds)
+    first, last = rep.rounds[0], rep.rounds[-1]
+    assert first.outcome == "constraint_violation", first
+    assert any("torch specialized 32*_w + 16 at 48" in n and "bound of _w" in n for n in first.notes), first.notes
+    assert last.outcome == "exported" and len(rep.rounds) == 2
+    w_traced = last.example["x"][3]
+    assert w_traced > 80 and w_traced % 32 == 16, last.example
+    assert "Dim.AUTO" not in rep.spec and "batch = Dim('batch', min=1, max=16)" in rep.spec and "32*_w + 16" in rep.spec, rep.spec
+    assert list(rep.accepted("x", 0)) == list(range(1, 17))
+    # torch's program starts _w at 2: the spec's 48 is not claimed, and the report says so.
+    ws = rep.accepted("x", 3)
+    assert 48 not in ws and ws.min == 80 and ws.max == 496
+    assert any(line.startswith("x[3]: the spec takes 15 sizes in 48..496") for line in rep.spec_vs_program), rep.spec_vs_program
+    # The user's own 48 is out of what the program claims: said, never silently.
+    assert not rep.accepts({"x": (2, 3, 4, 48)})
+    assert any(n.startswith("the returned program does not accept your example inputs (x=(2, 3, 4, 48))") for n in last.notes), last.notes
+    # (At 48 the program runs although its range_constraints start _w at 2: torch does not
+    # check that bound at run time; the report goes by what the program claims.)
+    for w in (80, 81, 112, 496, 497):
+        assert runs(ep, torch.randn(1, 3, 4, w)) == (w in ws), w
+
+
+def test_the_dims_torch_names_are_found_by_dim_name_derived_root_or_source():
+    """When dimguard cannot act on an error it turns the dims torch names into Dim.AUTO, never
+    every dim. torch names a derived size by its expression (`32*_w + 16`, no Dim of that name)
+    or by its source: both lead to the root `_w`, and the batch torch did not name is not in it."""
+    ex = sys.modules["dimguard.export"]
+    m = OddTiles().eval()
+    x = torch.randn(2, 3, 4, 48)
+    ds = {"x": {0: Dim("batch", min=1, max=16), 3: 32 * Dim("_w", min=1, max=15) + 16}}
+    with pytest.raises(Exception) as info:
+        torch.export.export(m, (x,), dynamic_shapes=ds)
+    text = dimguard._text(info.value)
+    assert "You marked 32*_w + 16 as dynamic" in text, text
+    sheet = ex._Layout(ds, ["x"]).sheet()
+    assert ex._named_roots(sheet, text) == ["_w"]
+    assert ex._marked_constant(text) == [("32*_w + 16", 48)]
+    assert ex._named_roots(sheet, "Not all values of L['x'].size()[3] satisfy") == ["_w"]
+    assert ex._named_roots(sheet, "Could not guard on L['x'].size()[0]") == ["batch"]
+    assert ex._named_roots(sheet, "Constraints violated! something else") == []
+    # The fallback keeps what torch did not name.
+    auto = ex._auto(sheet, ex._named_roots(sheet, text))
+    kinds = {(e["input"], e["index"]): e["value"]["kind"] for e in auto["entries"]}
+    assert kinds == {("x", 0): "dim", ("x", 3): "auto"}
+
+
+class PatchStages(nn.Module):
+    """mobilevit's shape rule in small: stride-2 convs (padding 1: ceil(H/2) each), each of the
+    last two followed by a split into 2x2 patches, which needs an even size there. Valid H:
+    ceil(H/4) and ceil(H/8) even, i.e. H mod 16 in {9..15, 0}: 7 of every 16 sizes, in runs
+    that end on a multiple of 16 (timm's mobilevit_xxs: H mod 64 in {57..63, 0})."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.ModuleList(nn.Conv2d(3 if i == 0 else 4, 4, 3, stride=2, padding=1) for i in range(3))
+
+    def forward(self, x):
+        for i, c in enumerate(self.convs):
+            x = c(x)
+            if i >= 1:
+                B, C, H, W = x.shape
+                x = x.reshape(B, C, H // 2, 2, W // 2, 2).permute(0, 1, 3, 5, 2, 4).reshape(B, C, H, W)
+        return x.mean((2, 3))
+
+
+def test_a_patch_model_keeps_the_traced_size_the_batch_and_the_names():
+    """The mobilevit case of issue 24 in small (timm's real run: tests/data/export_real/mvit.json).
+    dimguard narrows H and W to sound sets that hold the traced 64, keeps the batch the user gave
+    (traced at 1: the round traces at 2 and the batch stays 1..16) and the names h, w; the program
+    runs its own example and the user's, and at every H of 32..128 it runs where the report
+    accepts and never where the model cannot (brute force)."""
+    nn_ = PatchStages().eval()
+    x = torch.randn(1, 3, 64, 64)
+    ds = {"x": {0: Dim("batch", min=1, max=16), 2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}}
+    ep, rep = dimguard.export(nn_, (x,), dynamic_shapes=ds)
+    assert rep.rounds[-1].outcome == "exported"
+    assert "batch = Dim('batch', min=1, max=16)" in rep.spec and "Dim.AUTO" not in rep.spec, rep.spec
+    assert re.search(r"^h = ", rep.spec, re.M) and re.search(r"^w = ", rep.spec, re.M), rep.spec
+    assert not re.search(r"\bs\d+\b", rep.spec), rep.spec
+    assert runs(ep, x) and rep.accepts({"x": (1, 3, 64, 64)})
+    assert runs(ep, *ep.example_inputs[0])
+    valid = {h for h in range(32, 129) if h % 16 in set(range(9, 16)) | {0}}
+    hs = rep.accepted("x", 2)
+    assert 64 in hs and set(hs) <= valid, sorted(hs)
+    for h in range(32, 129):
+        ran = runs(ep, torch.randn(1, 3, h, 64))
+        assert rep.accepts({"x": (1, 3, h, 64)}) == (h in hs), h
+        # Sound: what the report accepts runs, and no size the model cannot take runs. (A valid
+        # size outside the derived spec, 61 with h = 16*_h, runs too: torch does not check the
+        # divisibility at run time.)
+        assert ran if h in hs else (ran <= (h in valid)), h
+    assert list(rep.accepted("x", 0)) == list(range(1, 17))
+    assert runs(ep, torch.randn(16, 3, 64, 64))

@@ -115,3 +115,33 @@ def test_export_rounds_carry_provenance_without_setting_anything(tmp_path, monke
     page = report.html(tmp_path / "export.html", title="FPN")
     assert "Round 1: constraint violation" in page and "# THE LINE" in page
     assert (tmp_path / "export.html").read_text() == page
+
+
+@pytest.mark.parametrize("name", ["two_stem", "patch16"])
+def test_a_trace_of_unbounded_linked_sizes_is_read_in_python(name):
+    """The structured trace of a ``Dim.AUTO`` export with no bounds (torch 2.15, committed by
+    tools/export_unbounded.py): its joint counts exceed 64 bits (two sizes up to 2^63 each).
+    The Python binding used to fail on them with "number out of range" (serde_json's Value
+    holds no such integer), so ``dimguard.export`` logged "the round's trace could not be read";
+    the report now comes back with the counts exact."""
+    import pathlib
+
+    from dimguard import _native
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "traces" / f"{name}_unbounded.log"
+    out = json.loads(_native.diagnose(path.read_text(), [], [], None, "never", 10_000))
+    assert out["dims"], out
+    big = [v for v in _ints(out) if v >= 1 << 64]
+    assert big, "expected a count beyond 64 bits"
+    assert all(isinstance(v, int) for v in big)
+
+
+def _ints(v):
+    if isinstance(v, dict):
+        for x in v.values():
+            yield from _ints(x)
+    elif isinstance(v, list):
+        for x in v:
+            yield from _ints(x)
+    elif isinstance(v, int) and not isinstance(v, bool):
+        yield v

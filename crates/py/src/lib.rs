@@ -107,6 +107,24 @@ fn to_value<T: serde::Serialize>(v: &T) -> Result<serde_json::Value, CallError> 
     serde_json::to_value(v).map_err(CallError::Report)
 }
 
+/// `object` (a serialized JSON object) with `extra` keys appended: a key it already has is
+/// given again, and JSON readers keep the last. Spliced as text because a report may hold counts
+/// beyond 64 bits (`joint_count` of two unbounded sizes), which `serde_json::Value` cannot.
+fn with_keys(mut object: String, extra: &[(&str, String)]) -> String {
+    if extra.is_empty() || !object.ends_with('}') {
+        return object;
+    }
+    object.pop();
+    for (k, v) in extra {
+        if !object.ends_with('{') {
+            object.push(',');
+        }
+        object.push_str(&format!("{k:?}:{v}"));
+    }
+    object.push('}');
+    object
+}
+
 /// The `z3` argument read.
 fn mode(z3: &str) -> PyResult<Option<Mode>> {
     match z3 {
@@ -173,16 +191,17 @@ fn diagnose(
             sheet.as_ref(),
             shapes_spec.as_ref(),
         )?;
-        let mut v = to_value(&report)?;
+        let mut extra = Vec::new();
         if let Some(n) = cover {
             let c = dimguard::solver::cover(&report, &api::traced(&report, &examples), n);
-            v["cover"] = to_value(&c)?;
+            extra.push(("cover", to_json(&c)?));
         }
         if let Some(m) = merged {
-            v["spec"] = to_value(&m)?;
-            v["spec"]["code"] = m.code().into();
+            let mut spec = to_value(&m)?;
+            spec["code"] = m.code().into();
+            extra.push(("spec", to_json(&spec)?));
         }
-        to_json(&v)
+        Ok(with_keys(to_json(&report)?, &extra))
     })
 }
 
