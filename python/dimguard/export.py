@@ -573,10 +573,31 @@ def _shortfall(audit: Mapping[str, Any], notes: List[str], names: Optional[Mappi
             if d.get("suggestions"):
                 s = d["suggestions"][0]
                 short.append({"input": d["input"], "index": d["index"], "name": name, **{k: s[k] for k in ("lo", "hi", "modulus", "residue")}})
+    short = _defer_linked_to_static(audit, short, notes)
     if short or not exact:
         # Why, when the graph says so: its run-time asserts and implied limits that reject sizes.
         notes.extend(_runtime_rows(audit))
     return short, exact and not short
+
+
+def _defer_linked_to_static(audit: Mapping[str, Any], short: List[Dict[str, Any]], notes: List[str]) -> List[Dict[str, Any]]:
+    """A linked size whose partners all become static this round is not narrowed yet: the link
+    was a guard of this program over the partners' dynamic sizes, and the next program, traced
+    with them static, has guards of its own (a Swin's batch was tied to H, W through a guard that
+    ruled out batch 1 at 224x224; with H, W static that guard is gone and batch 1 runs). The next
+    round's audit says what that program accepts, and narrows then if it must."""
+    static = {(e["input"], int(e["index"])) for e in short if e["lo"] == e["hi"]}
+    at = {d.get("source"): (d["input"], int(d["index"])) for d in audit.get("dims", [])}
+    keep: List[Dict[str, Any]] = []
+    for e in short:
+        key = (e["input"], int(e["index"]))
+        d = next((d for d in audit.get("dims", []) if (d["input"], int(d["index"])) == key), None)
+        partners = [at.get(s) for s in (d or {}).get("linked_with", [])]
+        if key not in static and partners and all(p in static for p in partners):
+            notes.append(f"{key[0]}[{key[1]}]: not narrowed this round: the sizes it is linked with become static, and the next program's own guards decide it")
+            continue
+        keep.append(e)
+    return keep
 
 
 def export(

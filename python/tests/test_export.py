@@ -452,3 +452,60 @@ def test_a_patch_model_keeps_the_traced_size_the_batch_and_the_names():
         assert ran if h in hs else (ran <= (h in valid)), h
     assert list(rep.accepted("x", 0)) == list(range(1, 17))
     assert runs(ep, torch.randn(16, 3, 64, 64))
+
+
+def test_a_size_linked_only_to_sizes_that_become_static_is_not_narrowed_that_round():
+    """A Swin (transformers, tools/export_real.py) exported with H, W in {224, 448}: the audit
+    linked the batch to H, W through a guard that ruled out batch 1 at 224x224, and the loop
+    narrowed the user's batch 1..16 to 2..16 while making H, W static, although the next program
+    (H, W static) runs at batch 1. The batch now waits for the next round's audit; H, W still go
+    static, and a size linked to a partner that stays dynamic is still narrowed."""
+    from dimguard.export import _defer_linked_to_static
+
+    def dim(i, linked):
+        return {"input": "x", "index": i, "source": f"L['x'].size()[{i}]", "linked_with": [f"L['x'].size()[{j}]" for j in linked]}
+
+    def narrow(i, lo, hi):
+        return {"input": "x", "index": i, "name": f"x_{i}", "lo": lo, "hi": hi, "modulus": 1, "residue": 0}
+
+    audit = {"dims": [dim(0, [2, 3]), dim(2, [0, 3]), dim(3, [0, 2])]}
+    notes = []
+    short = [narrow(0, 2, 16), narrow(2, 224, 224), narrow(3, 224, 224)]
+    kept = _defer_linked_to_static(audit, short, notes)
+    assert [e["index"] for e in kept] == [2, 3], kept
+    assert any("x[0]: not narrowed this round" in n for n in notes), notes
+    # H stays dynamic (224..448): the batch's narrowing stands.
+    notes = []
+    short = [narrow(0, 2, 16), narrow(2, 224, 448), narrow(3, 224, 224)]
+    assert _defer_linked_to_static(audit, short, notes) == short and not notes
+
+
+class BatchTiedAttention(ConvAttention):
+    """ConvAttention with a branch on `batch * h * w == 49` (one image of 7x7 tokens; both
+    branches compute the same): traced at batch 2, torch records a guard linking the batch to
+    H and W that rules out batch 1 at 224x224, and drops it once H and W are static."""
+
+    def forward(self, x):
+        y = self.stem(x)
+        b, _, h, w = y.shape
+        if b * h * w == 49:
+            y = y + 0.0
+        t = y.flatten(2).transpose(1, 2) + self.pos
+        t, _ = self.attn(t, t, t)
+        return t.mean(1)
+
+
+def test_a_batch_linked_to_sizes_that_become_static_keeps_the_users_range():
+    """Only 224x224 runs, and the first program's guards tie the batch to H and W: H and W go
+    static, the batch keeps the user's 1..32 (it was narrowed to 2..32 before), and the final
+    program runs at batch 1 and 32 with the eager model's results."""
+    torch.manual_seed(0)
+    model = BatchTiedAttention().eval()
+    ds = {"x": {0: Dim("batch", min=1, max=32), 2: 32 * Dim("_h", min=1, max=16), 3: 32 * Dim("_w", min=1, max=16)}}
+    ep, rep = dimguard.export(model, (torch.randn(2, 3, 224, 224),), dynamic_shapes=ds)
+    assert "2: 224, 3: 224" in rep.spec, rep.spec
+    assert "batch = Dim('batch', min=1, max=32)" in rep.spec, rep.spec
+    for b in (1, 2, 32):
+        x = torch.randn(b, 3, 224, 224)
+        assert rep.accepts({"x": tuple(x.shape)}), b
+        assert torch.allclose(ep.module()(x), model(x), atol=1e-5), b
