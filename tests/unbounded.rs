@@ -435,3 +435,30 @@ fn window7_is_decided_without_z3_and_exact_by_brute_force() {
         r.dynamic_shapes
     );
 }
+
+/// window7's corrected spec is the same in every form (the program, its TORCH_LOGS log, its
+/// TORCH_TRACE), and no size is left undecided in any of them.
+#[test]
+fn window7_prints_one_spec_in_every_form() {
+    let budget = ["--time-budget", "20"];
+    let pt2 = root("tests/data/pt2/window7_unbounded.pt2");
+    let log = root("tests/data/forms/window7_unbounded.log.txt");
+    let trace = root("tests/data/traces/window7_unbounded.log");
+    let forms = [
+        run(&[&budget[..], &["check", "--json", &pt2]].concat()),
+        run(&[&budget[..], &["diagnose", "--json", &log]].concat()),
+        run(&[&budget[..], &["diagnose", "--json", &trace]].concat()),
+    ];
+    let specs: Vec<&str> = forms
+        .iter()
+        .map(|v| v["dynamic_shapes"].as_str().unwrap())
+        .collect();
+    assert!(specs[0].contains("x_2 = 28*_x_2"), "{}", specs[0]);
+    assert_eq!(specs[0], specs[1], "check and TORCH_LOGS differ");
+    assert_eq!(specs[0], specs[2], "check and TORCH_TRACE differ");
+    for v in &forms {
+        for d in v["dims"].as_array().unwrap() {
+            assert!(d["undecided"].is_null(), "{d}");
+        }
+    }
+}

@@ -334,7 +334,19 @@ pub fn decide(
     limits: &Limits,
     prover: Option<Prover>,
 ) -> Decision {
-    let reason = match solve(g, var, set, limits) {
+    // Outside the engine's methods as written (`Pw % (Pw//7) == 0`): in normal form over
+    // `set` (the same values pass), before Z3 is asked.
+    let outcome = match solve(g, var, set, limits) {
+        Outcome::Undecided { reason } => {
+            let normal = normalize_one(g, var, set, limits);
+            match solve(&normal, var, set, limits) {
+                solved @ Outcome::Solved { .. } if normal != *g => solved,
+                _ => Outcome::Undecided { reason },
+            }
+        }
+        solved => solved,
+    };
+    let reason = match outcome {
         Outcome::Solved { set: s, method } => {
             let (fate, period) = match method {
                 Method::Periodic { period } => (GuardFate::Periodic, Some(period)),
@@ -454,13 +466,7 @@ pub fn solve_group_with(
             {
                 continue;
             }
-            // Outside the engine's methods as written (`Pw % (Pw//7) == 0`): in normal form
-            // over the values left, before Z3 is asked.
-            let normal = match solve(g, root, &set, limits) {
-                Outcome::Undecided { .. } => Some(normalize_one(g, root, &set, limits)),
-                Outcome::Solved { .. } => None,
-            };
-            let d = decide(normal.as_ref().unwrap_or(g), root, &set, limits, prover);
+            let d = decide(g, root, &set, limits, prover);
             match d.set {
                 Some(s) => set = s,
                 None => {
@@ -510,11 +516,14 @@ pub fn solve_group_with(
     // Each guard holds at exactly the tuples of the narrowed box (`domains`) the original one
     // does, and every tuple outside it fails a guard: a guard left over one size narrowed it.
     let own_domains = domains;
-    let (linking, domains) = normalize(&linking, &own, &grp.roots, &own_domains, limits);
+    let printed = linking;
+    let (linking, domains) = normalize(&printed, &own, &grp.roots, &own_domains, limits);
     let mut js = solve_joint(&grp.roots, &domains, &linking, budget);
     if js.undecided.is_some() {
         // Sizes tied by `F(a) == F(b)` over ranges no enumeration covers: in closed form.
-        out.tied = solve_tied(&grp.roots, &domains, &linking, budget)
+        // Over the guards as printed (the ties' own normal form reads them) and the sizes'
+        // own accepted sets.
+        out.tied = solve_tied(&grp.roots, &own_domains, &printed, budget)
             .filter(|t| t.reduced.undecided.is_none() && t.count().is_some());
     }
     if let (Some(u), Some(p), None) = (&js.undecided, prover, &out.tied) {
@@ -554,25 +563,16 @@ pub fn solve_group_with(
     }
     if let Some(t) = &out.tied {
         // The closed form is the answer: every tuple decided. Each size's values that pass with
-        // every value of the others, from the tied set (solved over the narrowed box: when a
-        // size was narrowed, a value of it outside fails with everything, so no other size has
-        // a value passing with every partner).
-        let own: BTreeMap<&str, &DimSet> =
-            grp.roots.iter().map(String::as_str).zip(&domains).collect();
-        let domain = |n: &str| own.get(n).map(|d| (*d).clone());
-        let narrowed: Vec<&String> = grp
+        // every value of the others, from the tied set (over the sizes' own accepted sets).
+        let own: BTreeMap<&str, &DimSet> = grp
             .roots
             .iter()
-            .zip(domains.iter().zip(&own_domains))
-            .filter(|(_, (a, b))| a != b)
-            .map(|(r, _)| r)
+            .map(String::as_str)
+            .zip(&own_domains)
             .collect();
+        let domain = |n: &str| own.get(n).map(|d| (*d).clone());
         let mut sets = Vec::new();
         for r in &grp.roots {
-            if narrowed.iter().any(|n| *n != r) {
-                sets.push(DimSet::empty());
-                continue;
-            }
             match t.for_all(r, &domain) {
                 Ok(set) => sets.push(set),
                 Err(_) => break,

@@ -142,8 +142,9 @@ fn rewrite(guards: &[Expr], names: &[String], domains: &[DimSet], limits: &Limit
         names,
         domains,
         limits,
+        side: Default::default(),
     };
-    out = out.iter().map(|g| simplify(g, &ctx)).collect();
+    out = out.iter().map(|g| with_conditions(g, &ctx)).collect();
     // One-size terms proportional over their size's values (`w//4 == 7*(Pw//7)` once `w`'s
     // values need no padding): the larger written as a multiple of the smaller.
     let mut terms: Vec<Expr> = Vec::new();
@@ -188,7 +189,7 @@ fn rewrite(guards: &[Expr], names: &[String], domains: &[DimSet], limits: &Limit
     for (from, to) in &rules {
         out = out
             .iter()
-            .map(|g| simplify(&super::equalities::replace(g, from, to), &ctx))
+            .map(|g| with_conditions(&super::equalities::replace(g, from, to), &ctx))
             .collect();
     }
     out
@@ -407,6 +408,9 @@ struct Ctx<'a> {
     names: &'a [String],
     domains: &'a [DimSet],
     limits: &'a Limits,
+    /// Divisors a rewrite assumed at least 1 where they may be 0 (the original raises there,
+    /// so the guard fails): conjoined to a comparison guard ([`with_conditions`]).
+    side: std::cell::RefCell<Vec<Expr>>,
 }
 
 impl Ctx<'_> {
@@ -429,6 +433,36 @@ impl Ctx<'_> {
     }
 }
 
+/// `g` simplified ([`simplify`]); a rewrite that assumed a divisor at least 1 where it may be
+/// 0 is kept only for a comparison (no `and`, `or`, `not` or condition inside, so a raise
+/// fails the whole guard), with the divisor's condition conjoined: where the divisor is 0 the
+/// original raises and fails, and so does the rewritten guard.
+fn with_conditions(g: &Expr, ctx: &Ctx) -> Expr {
+    ctx.side.borrow_mut().clear();
+    let out = simplify(g, ctx);
+    let side: Vec<Expr> = std::mem::take(&mut *ctx.side.borrow_mut());
+    if side.is_empty() {
+        return out;
+    }
+    if !matches!(g, Expr::Cmp(..)) || has_connective(g) {
+        return g.clone();
+    }
+    let mut all: Vec<Expr> = side.iter().map(|c| simplify(c, ctx)).collect();
+    ctx.side.borrow_mut().clear();
+    if out != Expr::Bool(true) {
+        all.push(out);
+    }
+    match all.len() {
+        1 => all.pop().expect("one"),
+        _ => Expr::And(all),
+    }
+}
+
+fn has_connective(e: &Expr) -> bool {
+    matches!(e, Expr::And(_) | Expr::Or(_) | Expr::Not(_) | Expr::Ite(..))
+        || children(e).into_iter().any(has_connective)
+}
+
 /// `e` simplified bottom-up over the box of `ctx`.
 fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
     let env = &ctx.env;
@@ -442,7 +476,15 @@ fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
             };
             // A constant multiple of a divisor >= 1.
             if let Some(c) = ratio(&pa, &pb).filter(|c| c.is_integer()) {
-                if ctx.at_least(b, 1) {
+                let positive = ctx.at_least(b, 1);
+                if positive || ctx.at_least(b, 0) {
+                    if !positive {
+                        ctx.side.borrow_mut().push(Expr::Cmp(
+                            CmpOp::Ge,
+                            b.clone(),
+                            Box::new(Expr::int(1)),
+                        ));
+                    }
                     return if is_div { Expr::Const(c) } else { Expr::int(0) };
                 }
             }
