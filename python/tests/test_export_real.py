@@ -43,3 +43,14 @@ def test_mobilevit_keeps_h_w_and_the_batch_and_the_report_matches_every_run():
     assert [c for c in r["checks"] if c["accepts"] != c["runs"]] == []
     # h mod 64 in {57..63, 0} around the traced 256: the largest run of it holding 256.
     assert r["accepted"]["2"]["min"] == 249 and r["accepted"]["2"]["max"] == 256
+
+
+def test_swin_keeps_the_users_batch_and_the_report_matches_every_run():
+    """Round 2's program linked the batch to H, W (batch 1 excluded at 224x224); H, W went static
+    and the batch was narrowed to 2..16 with them, though the final program runs at batch 1. The
+    batch now keeps the user's 1..16, and report.accepts agrees with every probed run."""
+    r = load("swin")
+    assert r["spec_names"] == ["batch"], r["spec"]
+    assert "batch = Dim('batch', min=1, max=16)" in r["spec"], r["spec"]
+    assert [c for c in r["checks"] if c["accepts"] != c["runs"]] == []
+    assert any(c["shape"][0] == 1 and c["accepts"] and c["runs"] for c in r["checks"])
