@@ -464,6 +464,15 @@ fn has_connective(e: &Expr) -> bool {
 }
 
 /// `e` simplified bottom-up over the box of `ctx`.
+/// `d op 0` decided, when the difference `d` is a constant.
+fn constant_comparison(d: &Poly, op: CmpOp) -> Option<Expr> {
+    if !d.keys().all(Vec::is_empty) {
+        return None;
+    }
+    let c = d.get(&vec![]).copied().unwrap_or_else(Q::zero);
+    Some(Expr::Bool(op.holds(c.cmp(&Q::zero()))))
+}
+
 fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
     let env = &ctx.env;
     let e = e.map_children(&|c| simplify(c, ctx));
@@ -602,17 +611,8 @@ fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
             let Some(d) = add(&pl, &pr, true) else {
                 return e;
             };
-            if d.keys().all(Vec::is_empty) {
-                let c = d.get(&vec![]).copied().unwrap_or_else(Q::zero);
-                let z = Q::zero();
-                return Expr::Bool(match op {
-                    CmpOp::Eq => c == z,
-                    CmpOp::Ne => c != z,
-                    CmpOp::Lt => c < z,
-                    CmpOp::Le => c <= z,
-                    CmpOp::Gt => c > z,
-                    CmpOp::Ge => c >= z,
-                });
+            if let Some(b) = constant_comparison(&d, *op) {
+                return b;
             }
             // A factor common to every term that is >= 1 over the box, and the coefficients'
             // common divisor, divide out (the sign of the difference is theirs).
@@ -648,17 +648,8 @@ fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
                     }
                 }
             }
-            if d.keys().all(Vec::is_empty) {
-                let c = d.get(&vec![]).copied().unwrap_or_else(Q::zero);
-                let z = Q::zero();
-                return Expr::Bool(match op {
-                    CmpOp::Eq => c == z,
-                    CmpOp::Ne => c != z,
-                    CmpOp::Lt => c < z,
-                    CmpOp::Le => c <= z,
-                    CmpOp::Gt => c > z,
-                    CmpOp::Ge => c >= z,
-                });
+            if let Some(b) = constant_comparison(&d, *op) {
+                return b;
             }
             // Positive terms on the left, the others on the right.
             let (mut left, mut right) = (Poly::new(), Poly::new());
