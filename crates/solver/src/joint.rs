@@ -18,7 +18,7 @@ use crate::engine::{solve, Limits, Method, Outcome};
 use crate::expr::Value;
 use crate::linked::{
     box_through, largest_box, normalize, normalize_one, solve_joint, solve_tied, Budget, JointSet,
-    LargestBox, TiedSet, TiedSpec, Tree,
+    LargestBox, TiedSet, TiedSpec, Tree, TupleCheck,
 };
 use crate::num::{self, Q};
 use crate::report::{
@@ -524,7 +524,24 @@ pub fn solve_group_with(
             .filter(|g| g.atoms().len() == 1)
             .cloned()
             .collect();
-        let (linking, domains) = normalize(&printed, &own, &grp.roots, &own_domains, limits);
+        // Only the guards over a size too wide to enumerate: the others the search enumerates
+        // as printed (a Swin-T's batch, claimed to 2^63-1, is in 160 of its 519 linking guards,
+        // H and W in 116..227 in all of them).
+        let wide = |g: &Expr| {
+            g.atoms().iter().any(|a| {
+                grp.roots
+                    .iter()
+                    .position(|r| **r == **a)
+                    .is_some_and(|i| own_domains[i].count() > ENUMERABLE)
+            })
+        };
+        let (to_normal, as_printed): (Vec<Expr>, Vec<Expr>) = if printed.iter().any(wide) {
+            printed.iter().cloned().partition(|g| wide(g))
+        } else {
+            (printed.clone(), Vec::new())
+        };
+        let (mut linking, domains) = normalize(&to_normal, &own, &grp.roots, &own_domains, limits);
+        linking.extend(as_printed);
         js = solve_joint(&grp.roots, &domains, &linking, budget);
         (linking, domains)
     };
@@ -775,6 +792,10 @@ fn box_sample(sides: &[Progression], count: u128, guards: usize) -> Vec<Vec<i128
     }
     out
 }
+
+/// Most values a size may take for the joint search to enumerate it as its guards are printed,
+/// without their normal form ([`normalize`]).
+const ENUMERABLE: u128 = 1 << 16;
 
 /// A group's joint set as the reports carry it (`check`'s `joint`, `diagnose`'s and `verify`'s
 /// `joint_sets`), and its largest sound box.
@@ -1047,12 +1068,8 @@ pub fn linked(
         .map(|s| claimed(s))
         .fold(1u128, |a, c| a.saturating_mul(c));
     let (boxes, complete) = j.tree.boxes(100);
-    let holds = |t: &[i128]| {
-        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
-        grp.guards
-            .iter()
-            .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
-    };
+    let check = TupleCheck::new(&j.sizes, &grp.guards);
+    let holds = |t: &[i128]| check.holds(t);
     let largest_box = lb.as_ref().map(|b| {
         let mut sides: Vec<_> = b
             .sides

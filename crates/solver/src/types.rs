@@ -74,7 +74,7 @@ pub enum RoundKind {
 /// assert!(a.holds_at("L['x'].size()[2]", 136)); // (135 // 4) - 1 = 32, even
 /// assert!(!a.holds_at("L['x'].size()[2]", 140)); // (139 // 4) - 1 = 33, odd
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Expr {
     /// An exact constant (integer literals, `Rational(1, 2)`, float literals such as `0.5`).
     Const(Q),

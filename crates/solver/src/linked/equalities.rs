@@ -3,6 +3,7 @@
 //! guard is read with that expression replaced by the constant before it is solved.
 
 use crate::types::{CmpOp, Expr};
+use std::collections::HashMap;
 
 /// The guards of `guards` with every sub-expression `E` that some guard equates to a constant
 /// (`E == c`, `c == E`) replaced by that constant, in the guards that are not such equalities
@@ -20,7 +21,11 @@ use crate::types::{CmpOp, Expr};
 /// assert_eq!(out[1], g("h * 7 > 49"));
 /// ```
 pub fn substitute_equalities(guards: &[Expr]) -> Vec<Expr> {
-    let rules: Vec<(&Expr, &Expr)> = guards.iter().filter_map(rule).collect();
+    let mut rules: HashMap<Expr, Expr> = HashMap::new();
+    for (from, to) in guards.iter().filter_map(rule) {
+        // Two constants for one expression: no tuple passes both, and either one is exact.
+        rules.entry(from.clone()).or_insert_with(|| to.clone());
+    }
     if rules.is_empty() {
         return guards.to_vec();
     }
@@ -30,9 +35,7 @@ pub fn substitute_equalities(guards: &[Expr]) -> Vec<Expr> {
             if rule(g).is_some() {
                 return g.clone();
             }
-            rules
-                .iter()
-                .fold(g.clone(), |acc, (from, to)| replace(&acc, from, to))
+            replace_all(g, &rules)
         })
         .collect()
 }
@@ -56,6 +59,15 @@ pub(super) fn replace(e: &Expr, from: &Expr, to: &Expr) -> Expr {
         return to.clone();
     }
     e.map_children(&|x| replace(x, from, to))
+}
+
+/// `e` with every occurrence of a key of `rules` replaced by its value, outermost first, in one
+/// pass (a replacement is not read again).
+pub(super) fn replace_all(e: &Expr, rules: &HashMap<Expr, Expr>) -> Expr {
+    if let Some(to) = rules.get(e) {
+        return to.clone();
+    }
+    e.map_children(&|x| replace_all(x, rules))
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ pub use crate::report::count_text;
 pub use equalities::substitute_equalities;
 pub use largest::{box_through, largest_box, LargestBox};
 pub use normal::{normalize, normalize_one};
-pub use search::solve_joint;
+pub use search::{solve_joint, TupleCheck};
 pub use summary::{brief, tuples};
 pub use ties::{solve_tied, Tie, TiedSet, TiedSpec, DILATE_BLOCK};
 pub use tree::{Exact, JointSet, Stats, Tree, Undecided};

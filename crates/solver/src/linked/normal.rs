@@ -24,16 +24,17 @@
 //! Every rewrite is an identity over the box (checked by brute force in the tests against the
 //! guards as torch printed them), and a rewrite that cannot be shown to be one is not made.
 
-use super::equalities::substitute_equalities;
+use super::equalities::{replace, replace_all, substitute_equalities};
 use crate::bounds::{Bounds, B};
 use crate::engine::{solve, Limits};
 use crate::num::{self, Q};
 use crate::types::{CmpOp, DimSet, Expr};
 use num_traits::{One, Signed, Zero};
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-/// A monomial: the keys of its opaque terms, sorted, with repetition.
-type Mono = Vec<String>;
+/// A monomial: the ids of its opaque terms (in [`Terms`]), sorted, with repetition.
+type Mono = Vec<u32>;
 
 /// A polynomial over opaque terms.
 type Poly = BTreeMap<Mono, Q>;
@@ -106,17 +107,14 @@ const ROUNDS: usize = 4;
 /// One round of [`normalize`]'s rewriting over the box of `domains`.
 fn rewrite(guards: &[Expr], names: &[String], domains: &[DimSet], limits: &Limits) -> Vec<Expr> {
     let mut out = guards.to_vec();
-    let env: BTreeMap<&str, Bounds> = names
-        .iter()
-        .zip(domains)
-        .filter_map(|(n, d)| Some((n.as_str(), Bounds::range(d.min()?, d.max()?))))
-        .collect();
     let domain = |x: &str| names.iter().position(|n| n == x).map(|i| &domains[i]);
-    // One-size terms each size's values make a multiple of k.
-    let mut multiples: Vec<(Expr, i128)> = Vec::new();
+    // One-size terms each size's values make a multiple of k (each term and k tried once:
+    // torch's guards repeat their terms many times over).
+    let mut tried: HashSet<(Expr, i128)> = HashSet::new();
+    let mut multiples: HashSet<(Expr, i128)> = HashSet::new();
     for g in &out {
         collect_divisions(g, &mut |e, k| {
-            if multiples.iter().any(|(f, j)| f == e && *j == k) || matches!(e, Expr::Sym(_)) {
+            if matches!(e, Expr::Sym(_)) || !tried.insert((e.clone(), k)) {
                 return;
             }
             let atoms = e.atoms();
@@ -130,20 +128,23 @@ fn rewrite(guards: &[Expr], names: &[String], domains: &[DimSet], limits: &Limit
                 Box::new(Expr::int(0)),
             );
             if solve(&test, x, d, limits).set() == Some(d) {
-                multiples.push((e.clone(), k));
+                multiples.insert((e.clone(), k));
             }
         });
     }
-    for (e, k) in &multiples {
-        out = out.iter().map(|g| as_multiple(g, e, *k)).collect();
+    if !multiples.is_empty() {
+        // Each term written as a multiple of its largest k (a multiple of every other).
+        let mut largest: HashMap<Expr, i128> = HashMap::new();
+        for (e, k) in &multiples {
+            let j = largest.entry(e.clone()).or_insert(*k);
+            *j = (*j).max(*k);
+        }
+        out = out
+            .iter()
+            .map(|g| as_multiple(g, &multiples, &largest))
+            .collect();
     }
-    let ctx = Ctx {
-        env,
-        names,
-        domains,
-        limits,
-        side: Default::default(),
-    };
+    let ctx = Ctx::new(names, domains, limits);
     out = out.iter().map(|g| with_conditions(g, &ctx)).collect();
     // One-size terms proportional over their size's values (`w//4 == 7*(Pw//7)` once `w`'s
     // values need no padding): the larger written as a multiple of the smaller.
@@ -151,24 +152,34 @@ fn rewrite(guards: &[Expr], names: &[String], domains: &[DimSet], limits: &Limit
     for g in &out {
         collect_terms(g, &mut terms);
     }
+    // Each term's size and value at that size's smallest value, once.
+    let at_min: Vec<Option<(String, i128)>> = terms
+        .iter()
+        .map(|t| {
+            let atoms = t.atoms();
+            let [x] = atoms.iter().collect::<Vec<_>>()[..] else {
+                return None;
+            };
+            let x0 = domain(x)?.min()?;
+            match t.eval(&|_| Some(x0)) {
+                Ok(crate::expr::Value::Num(q)) if q.is_integer() => {
+                    Some((x.to_string(), *q.numer()))
+                }
+                _ => None,
+            }
+        })
+        .collect();
     let mut rules: Vec<(Expr, Expr)> = Vec::new();
     for (i, a) in terms.iter().enumerate() {
-        for b in &terms[i + 1..] {
-            let atoms = a.atoms();
-            if atoms != b.atoms() || atoms.len() != 1 {
+        for (j, b) in terms.iter().enumerate().skip(i + 1) {
+            let (Some((x, va)), Some((y, vb))) = (&at_min[i], &at_min[j]) else {
+                continue;
+            };
+            if x != y {
                 continue;
             }
-            let x = atoms.iter().next().expect("one size").to_string();
-            let Some(d) = domain(&x) else { continue };
-            let Some(x0) = d.min() else { continue };
-            let at = |e: &Expr| match e.eval(&|_| Some(x0)) {
-                Ok(crate::expr::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
-                _ => None,
-            };
-            let (Some(va), Some(vb)) = (at(a), at(b)) else {
-                continue;
-            };
-            let (small, big, c) = match (va, vb) {
+            let Some(d) = domain(x) else { continue };
+            let (small, big, c) = match (*va, *vb) {
                 (va, vb) if va > 0 && vb % va == 0 => (a, b, vb / va),
                 (va, vb) if vb > 0 && va % vb == 0 => (b, a, va / vb),
                 _ => continue,
@@ -181,18 +192,27 @@ fn rewrite(guards: &[Expr], names: &[String], domains: &[DimSet], limits: &Limit
                 Box::new(big.clone()),
                 Box::new(Expr::Mul(vec![Expr::int(c), small.clone()])),
             );
-            if solve(&test, &x, d, limits).set() == Some(d) {
+            if solve(&test, x, d, limits).set() == Some(d) {
                 rules.push((big.clone(), Expr::Mul(vec![Expr::int(c), small.clone()])));
             }
         }
     }
-    for (from, to) in &rules {
-        out = out
-            .iter()
-            .map(|g| with_conditions(&super::equalities::replace(g, from, to), &ctx))
-            .collect();
+    if rules.is_empty() {
+        return out;
     }
-    out
+    // The rules in one pass over each guard, outermost first; each rule's target with the later
+    // rules applied to it (a rule's `small` may be a later rule's `big`; no rule's `small` is
+    // an earlier rule's `big`, so this ends).
+    let mut table: HashMap<Expr, Expr> = HashMap::new();
+    for (i, (from, to)) in rules.iter().enumerate() {
+        let to = rules[i + 1..]
+            .iter()
+            .fold(to.clone(), |acc, (f, t)| replace(&acc, f, t));
+        table.insert(from.clone(), to);
+    }
+    out.iter()
+        .map(|g| with_conditions(&replace_all(g, &table), &ctx))
+        .collect()
 }
 
 /// The opaque one-size terms of `e` that are no size itself (floor divisions, remainders...).
@@ -241,20 +261,23 @@ fn children(e: &Expr) -> Vec<&Expr> {
     }
 }
 
-/// `e` with every `E` not already divided by `k` written `k*(E//k)`.
-fn as_multiple(g: &Expr, e: &Expr, k: i128) -> Expr {
+/// `g` with every term `E` of `largest` not already divided by one of its `k` (`multiples`)
+/// written `k*(E//k)`, `k` its largest: outermost first, in one pass.
+fn as_multiple(g: &Expr, multiples: &HashSet<(Expr, i128)>, largest: &HashMap<Expr, i128>) -> Expr {
     if let Expr::FloorDiv(a, b) = g {
-        if **a == *e && int(b) == Some(k) {
-            return g.clone();
+        if let Some(k) = int(b) {
+            if largest.contains_key(&**a) && multiples.contains(&((**a).clone(), k)) {
+                return g.clone();
+            }
         }
     }
-    if g == e {
+    if let Some(&k) = largest.get(g) {
         return Expr::Mul(vec![
             Expr::int(k),
-            Expr::FloorDiv(Box::new(e.clone()), Box::new(Expr::int(k))),
+            Expr::FloorDiv(Box::new(g.clone()), Box::new(Expr::int(k))),
         ]);
     }
-    g.map_children(&|c| as_multiple(c, e, k))
+    g.map_children(&|c| as_multiple(c, multiples, largest))
 }
 
 fn int(e: &Expr) -> Option<i128> {
@@ -264,9 +287,39 @@ fn int(e: &Expr) -> Option<i128> {
     }
 }
 
-/// The polynomial of an integer-valued term, its opaque terms recorded in `atoms` (by their
-/// text); `None` for a term outside it (a rational, a condition, too many monomials).
-fn poly(e: &Expr, atoms: &mut BTreeMap<String, Expr>) -> Option<Poly> {
+/// The opaque terms of one rewrite's polynomials, interned: a term's id is its place in `list`,
+/// found by structural hash and equality. (Keyed by their text before, which rebuilt the text
+/// of every term at every level of a guard's nesting: a Swin-T's 519 linking guards, nested
+/// 20 deep, took 10 s.)
+#[derive(Default)]
+struct Terms {
+    ids: HashMap<Expr, u32>,
+    list: Vec<Expr>,
+}
+
+impl Terms {
+    /// The id of `e`, interned on first sight.
+    fn id(&mut self, e: &Expr) -> u32 {
+        if let Some(&i) = self.ids.get(e) {
+            return i;
+        }
+        let i = u32::try_from(self.list.len()).expect("fewer than 2^32 terms");
+        self.list.push(e.clone());
+        self.ids.insert(e.clone(), i);
+        i
+    }
+}
+
+impl std::ops::Index<u32> for Terms {
+    type Output = Expr;
+    fn index(&self, i: u32) -> &Expr {
+        &self.list[i as usize]
+    }
+}
+
+/// The polynomial of an integer-valued term, its opaque terms interned in `atoms`; `None` for
+/// a term outside it (a rational, a condition, too many monomials).
+fn poly(e: &Expr, atoms: &mut Terms) -> Option<Poly> {
     match e {
         Expr::Const(c) if c.is_integer() => {
             let mut p = Poly::new();
@@ -294,11 +347,7 @@ fn poly(e: &Expr, atoms: &mut BTreeMap<String, Expr>) -> Option<Poly> {
         | Expr::Mod(..)
         | Expr::Min(_)
         | Expr::Max(_)
-        | Expr::Abs(_) => {
-            let key = e.to_string();
-            atoms.insert(key.clone(), e.clone());
-            Some([(vec![key], Q::one())].into_iter().collect())
-        }
+        | Expr::Abs(_) => Some([(vec![atoms.id(e)], Q::one())].into_iter().collect()),
         _ => None,
     }
 }
@@ -337,7 +386,7 @@ fn mul(a: &Poly, b: &Poly) -> Option<Poly> {
 }
 
 /// The expression of a polynomial (terms in a fixed order).
-fn expr(p: &Poly, atoms: &BTreeMap<String, Expr>) -> Expr {
+fn expr(p: &Poly, atoms: &Terms) -> Expr {
     let terms: Vec<Expr> = p
         .iter()
         .map(|(m, c)| {
@@ -345,7 +394,7 @@ fn expr(p: &Poly, atoms: &BTreeMap<String, Expr>) -> Expr {
             if !c.is_one() || m.is_empty() {
                 f.push(Expr::Const(*c));
             }
-            f.extend(m.iter().map(|k| atoms[k].clone()));
+            f.extend(m.iter().map(|&k| atoms[k].clone()));
             if f.len() == 1 {
                 f.pop().expect("one factor")
             } else {
@@ -374,24 +423,27 @@ fn ratio(a: &Poly, b: &Poly) -> Option<Q> {
 }
 
 /// `(M, c)` with `b == a * c*M` for one monomial `M` (not constant) and `c >= 1` an integer.
+/// `a`'s last monomial times `M` is one of `b`'s (multiplying by a monomial maps distinct
+/// monomials to distinct ones, so nothing cancels): each of `b`'s that holds it is tried.
 fn monomial_factor(a: &Poly, b: &Poly) -> Option<(Mono, Q)> {
     let (ma, ca) = a.iter().next_back()?;
-    let (mb, cb) = b.iter().next_back()?;
-    // M: the atoms of b's last monomial beyond a's (as multisets).
-    let mut rest = mb.clone();
-    for x in ma {
-        let i = rest.iter().position(|y| y == x)?;
-        rest.remove(i);
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let c = num::div(cb, ca).ok()?;
-    if !c.is_integer() || *c.numer() < 1 {
-        return None;
-    }
-    let m: Poly = [(rest.clone(), c)].into_iter().collect();
-    (mul(a, &m)? == *b).then_some((rest, c))
+    b.iter().find_map(|(mb, cb)| {
+        // M: the atoms of this monomial of b beyond a's last (as multisets).
+        let mut rest = mb.clone();
+        for x in ma {
+            let i = rest.iter().position(|y| y == x)?;
+            rest.remove(i);
+        }
+        if rest.is_empty() {
+            return None;
+        }
+        let c = num::div(cb, ca).ok()?;
+        if !c.is_integer() || *c.numer() < 1 {
+            return None;
+        }
+        let m: Poly = [(rest.clone(), c)].into_iter().collect();
+        (mul(a, &m)? == *b).then_some((rest, c))
+    })
 }
 
 fn lower(b: Bounds) -> Option<i128> {
@@ -410,13 +462,51 @@ struct Ctx<'a> {
     limits: &'a Limits,
     /// Divisors a rewrite assumed at least 1 where they may be 0 (the original raises there,
     /// so the guard fails): conjoined to a comparison guard ([`with_conditions`]).
-    side: std::cell::RefCell<Vec<Expr>>,
+    side: RefCell<Vec<Expr>>,
+    /// The opaque terms of the polynomials.
+    terms: RefCell<Terms>,
+    /// Each term simplified so far, with the divisor conditions its simplification assumed:
+    /// torch's guards repeat their subterms many times over (a Swin-T guard of 15,689
+    /// characters holds a few dozen distinct ones).
+    memo: RefCell<HashMap<Expr, (Expr, Vec<Expr>)>>,
+    /// [`Ctx::at_least`]'s answers so far.
+    known: RefCell<HashMap<(Expr, i128), bool>>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(names: &'a [String], domains: &'a [DimSet], limits: &'a Limits) -> Self {
+        let env = names
+            .iter()
+            .zip(domains)
+            .filter_map(|(n, d)| Some((n.as_str(), Bounds::range(d.min()?, d.max()?))))
+            .collect();
+        Ctx {
+            env,
+            names,
+            domains,
+            limits,
+            side: RefCell::default(),
+            terms: RefCell::default(),
+            memo: RefCell::default(),
+            known: RefCell::default(),
+        }
+    }
 }
 
 impl Ctx<'_> {
     /// Whether `e >= k` at every point of the box: by bounds, else (a term over one size) by
     /// the engine over that size's values.
     fn at_least(&self, e: &Expr, k: i128) -> bool {
+        let key = (e.clone(), k);
+        if let Some(&b) = self.known.borrow().get(&key) {
+            return b;
+        }
+        let b = self.at_least_uncached(e, k);
+        self.known.borrow_mut().insert(key, b);
+        b
+    }
+
+    fn at_least_uncached(&self, e: &Expr, k: i128) -> bool {
         if lower(Bounds::of(e, &self.env)).is_some_and(|lo| lo >= k) {
             return true;
         }
@@ -440,7 +530,12 @@ impl Ctx<'_> {
 fn with_conditions(g: &Expr, ctx: &Ctx) -> Expr {
     ctx.side.borrow_mut().clear();
     let out = simplify(g, ctx);
-    let side: Vec<Expr> = std::mem::take(&mut *ctx.side.borrow_mut());
+    let mut side: Vec<Expr> = Vec::new();
+    for c in std::mem::take(&mut *ctx.side.borrow_mut()) {
+        if !side.contains(&c) {
+            side.push(c);
+        }
+    }
     if side.is_empty() {
         return out;
     }
@@ -463,7 +558,6 @@ fn has_connective(e: &Expr) -> bool {
         || children(e).into_iter().any(has_connective)
 }
 
-/// `e` simplified bottom-up over the box of `ctx`.
 /// `d op 0` decided, when the difference `d` is a constant.
 fn constant_comparison(d: &Poly, op: CmpOp) -> Option<Expr> {
     if !d.keys().all(Vec::is_empty) {
@@ -473,14 +567,28 @@ fn constant_comparison(d: &Poly, op: CmpOp) -> Option<Expr> {
     Some(Expr::Bool(op.holds(c.cmp(&Q::zero()))))
 }
 
+/// `e` simplified bottom-up over the box of `ctx` (each distinct term once: the divisor
+/// conditions a memoized answer assumed are assumed again).
 fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
+    if let Some((out, side)) = ctx.memo.borrow().get(e) {
+        ctx.side.borrow_mut().extend(side.iter().cloned());
+        return out.clone();
+    }
+    let before = ctx.side.borrow().len();
+    let out = simplify_node(e.map_children(&|c| simplify(c, ctx)), ctx);
+    let side = ctx.side.borrow()[before..].to_vec();
+    ctx.memo.borrow_mut().insert(e.clone(), (out.clone(), side));
+    out
+}
+
+/// `e` (its children simplified) simplified at its root.
+fn simplify_node(e: Expr, ctx: &Ctx) -> Expr {
     let env = &ctx.env;
-    let e = e.map_children(&|c| simplify(c, ctx));
-    let mut atoms = BTreeMap::new();
+    let atoms = &mut *ctx.terms.borrow_mut();
     match &e {
         Expr::FloorDiv(a, b) | Expr::Mod(a, b) => {
             let is_div = matches!(e, Expr::FloorDiv(..));
-            let (Some(pa), Some(pb)) = (poly(a, &mut atoms), poly(b, &mut atoms)) else {
+            let (Some(pa), Some(pb)) = (poly(a, atoms), poly(b, atoms)) else {
                 return e;
             };
             // A constant multiple of a divisor >= 1.
@@ -510,13 +618,13 @@ fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
             // A // (A*M) (A >= 1) is 1 when M == 1 and 0 after, written max(0, 2 - M).
             if let Some((m, c)) = monomial_factor(&pa, &pb) {
                 let mut mp: Poly = [(m, c)].into_iter().collect();
-                let me = expr(&mp, &atoms);
+                let me = expr(&mp, atoms);
                 if ctx.at_least(b, 1) && ctx.at_least(&me, 1) {
                     if !is_div && ctx.at_least(a, 0) {
                         mp.insert(vec![], Q::from(-1));
                         return Expr::Mul(vec![
                             (**a).clone(),
-                            Expr::Min(vec![Expr::int(1), expr(&mp, &atoms)]),
+                            Expr::Min(vec![Expr::int(1), expr(&mp, atoms)]),
                         ]);
                     }
                     if is_div && ctx.at_least(a, 1) {
@@ -525,7 +633,7 @@ fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
                             .map(|(k, v)| (k.clone(), num::neg(v).unwrap_or(*v)))
                             .chain([(vec![], Q::from(2))])
                             .collect();
-                        return Expr::Max(vec![Expr::int(0), expr(&neg, &atoms)]);
+                        return Expr::Max(vec![Expr::int(0), expr(&neg, atoms)]);
                     }
                 }
             }
@@ -544,7 +652,7 @@ fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
                     for c in p.values_mut() {
                         *c = Q::from(c.numer() / k);
                     }
-                    return expr(&p, &atoms);
+                    return expr(&p, atoms);
                 }
             }
             e
@@ -605,7 +713,7 @@ fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
             e
         }
         Expr::Cmp(op, l, r) => {
-            let (Some(pl), Some(pr)) = (poly(l, &mut atoms), poly(r, &mut atoms)) else {
+            let (Some(pl), Some(pr)) = (poly(l, atoms), poly(r, atoms)) else {
                 return e;
             };
             let Some(d) = add(&pl, &pr, true) else {
@@ -623,7 +731,7 @@ fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
                     common.retain(|x| m.contains(x));
                 }
                 common.dedup();
-                common.retain(|k| ctx.at_least(&atoms[k], 1));
+                common.retain(|&k| ctx.at_least(&atoms[k], 1));
                 if !common.is_empty() {
                     d = d
                         .into_iter()
@@ -662,8 +770,8 @@ fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
             }
             Expr::Cmp(
                 *op,
-                Box::new(expr(&left, &atoms)),
-                Box::new(expr(&right, &atoms)),
+                Box::new(expr(&left, atoms)),
+                Box::new(expr(&right, atoms)),
             )
         }
         _ => e,
