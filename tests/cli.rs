@@ -189,6 +189,52 @@ fn named_examples() {
     assert_eq!(w["suggestions"][0]["residue"], 0);
 }
 
+/// A message does not say which size was traced, and torch refuses a spec that leaves it out:
+/// without `--example`, a size whose valid values no one Dim holds says so and how to give it;
+/// with it, the note is gone and the spec holds the traced size (timm's mobilevit_xxs, torch
+/// 2.15: 56 valid heights in 96..512, traced 256).
+#[test]
+fn a_split_size_asks_for_the_traced_size_until_it_is_given() {
+    let msg = format!(
+        "{}/python/tests/fixtures/mobilevit_xxs_215.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let advice = |extra: &[&str]| -> (Vec<String>, String) {
+        let (code, out, err) = run(&[&["diagnose", "--json", &msg], extra].concat(), None);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let h = v["dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == "h")
+            .unwrap()
+            .clone();
+        let advice = h["advice"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .collect();
+        (advice, v["dynamic_shapes"].as_str().unwrap().to_string())
+    };
+    let (without, spec) = advice(&[]);
+    assert!(
+        without
+            .iter()
+            .any(|a| a.contains("the size you traced is not in this text")
+                && a.contains("--example h=N")),
+        "{without:?}"
+    );
+    assert!(spec.contains("h = Dim('h', min=121, max=128)"), "{spec}");
+    let (with, spec) = advice(&["--example", "h=256", "--example", "w=256"]);
+    assert!(
+        !with.iter().any(|a| a.contains("the size you traced")),
+        "{with:?}"
+    );
+    assert!(spec.contains("h = Dim('h', min=249, max=256)"), "{spec}");
+}
+
 #[test]
 fn diagnose_certifies_with_z3() {
     let (code, out, _) = run(

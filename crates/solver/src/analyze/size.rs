@@ -267,7 +267,8 @@ pub(crate) fn conclude(
             max_for_feasible: suggest::max_padding(feasible, lo),
         });
     }
-    r.advice.extend(advice(r, feasible, lo, hi));
+    r.advice
+        .extend(advice(r, feasible, lo, hi, example_for(opts, &d.name)));
     let guards: Vec<&Expr> = d.guards.iter().map(|g| &g.expr).collect();
     r.torch_fix = check_fix(msg, &d.name, &guards, &var, feasible, (lo, hi), true, opts);
 }
@@ -427,7 +428,14 @@ pub fn describe(s: &DimSet, lo: i128, hi: i128, v: &str) -> String {
     pieces.join("; or ")
 }
 
-fn advice(r: &DimReport, feasible: &DimSet, lo: i128, hi: i128) -> Vec<String> {
+/// What to do about the answer, in words. `example`: the traced size, when known.
+fn advice(
+    r: &DimReport,
+    feasible: &DimSet,
+    lo: i128,
+    hi: i128,
+    example: Option<i128>,
+) -> Vec<String> {
     let name = &r.name;
     let mut out = Vec::new();
     match r.status {
@@ -448,6 +456,23 @@ fn advice(r: &DimReport, feasible: &DimSet, lo: i128, hi: i128) -> Vec<String> {
                          To accept every valid size, export once per class or pad inputs to the suggested progression",
                         best.count, f.count
                     ));
+                    if example.is_none() {
+                        // torch refuses a spec that leaves out its example inputs ("256 not in
+                        // range [121, 128]"), and this text does not say which size was traced.
+                        out.push(format!(
+                            "the size you traced is not in this text: torch refuses a spec that leaves it out, so if it is not one of the first suggestion's \
+                             {} values ({}..{}{}), give it (--example {}=N) and dimguard suggests the piece that holds it",
+                            best.count,
+                            best.lo,
+                            best.hi,
+                            if best.modulus > 1 {
+                                format!(" ≡ {} (mod {})", best.residue, best.modulus)
+                            } else {
+                                String::new()
+                            },
+                            py_name(name)
+                        ));
+                    }
                 }
             }
             if let Some(max) = feasible.max() {
