@@ -51,8 +51,9 @@ pub fn py_name(name: &str) -> String {
 /// Python that defines `name` as the progression, to paste before `dynamic_shapes`.
 ///
 /// `Dim('h', min=.., max=..)` for a step of 1, `_h = Dim('_h', ...)` and `h = m*_h + r` for a
-/// larger step (with `0 <= r < m`, so every value, the root's included, stays `>= 0`), and a
-/// plain integer for a single value. A maximum of [`SIZE_MAX`] is left out (unbounded).
+/// larger step (the root from 2 at least, which torch never specializes: `r` is the residue, or
+/// below it by a multiple of `m` when the least size is under `2*m`), and a plain integer for a
+/// single value. A maximum of [`SIZE_MAX`] is left out (unbounded).
 pub fn dim_code(name: &str, p: &Progression) -> String {
     let name = py_name(name);
     if p.count() == 1 {
@@ -74,12 +75,16 @@ pub fn dim_code(name: &str, p: &Progression) -> String {
         );
     }
     let root = format!("_{name}");
+    // The root starts at 2 at least: torch specializes a root traced at 0 or 1 ("You marked
+    // 32*_w + 16 as dynamic but your code specialized it to be a constant (48)", pytorch#176349),
+    // so the same sizes are written `32*_w - 16` with `_w` from 2, whatever size is traced.
     let kmin = (p.lo - p.residue) / p.modulus;
-    let kmax = (p.hi - p.residue) / p.modulus;
+    let shift = (2 - kmin).max(0);
+    let (kmin, kmax) = (kmin + shift, (p.hi - p.residue) / p.modulus + shift);
     format!(
         "{root} = Dim('{root}', min={kmin}{})\n{name} = {}",
         max(kmax, unbounded),
-        derived(&root, p.modulus, p.residue)
+        derived(&root, p.modulus, p.residue - shift * p.modulus)
     )
 }
 
@@ -449,7 +454,13 @@ mod tests {
         assert_eq!(code("h", 224, 224, 1, 0), "h = 224");
         assert_eq!(
             code("w", 8, SIZE_MAX - 7, 8, 0),
-            "_w = Dim('_w', min=1)\nw = 8*_w"
+            "_w = Dim('_w', min=2)\nw = 8*_w - 8"
+        );
+        // The root never starts at 0 or 1 (torch specializes it there): 48..496 step 32 is
+        // 32*_w - 16 with _w from 2, not 32*_w + 16 from 1.
+        assert_eq!(
+            code("w", 48, 496, 32, 16),
+            "_w = Dim('_w', min=2, max=16)\nw = 32*_w - 16"
         );
         assert_eq!(py_name("L['x'].size()[0]"), "L_x_size_0");
         assert_eq!(py_name("_2"), "_2");

@@ -278,7 +278,7 @@ fn related_dims_are_solved_together() {
     );
     assert_eq!(
         g.code.as_deref(),
-        Some("_dx = Dim('_dx', min=1, max=16)\ndx = 6*_dx + 2\ndy = dx + 1")
+        Some("_dx = Dim('_dx', min=2, max=17)\ndx = 6*_dx - 4\ndy = dx + 1")
     );
     assert_eq!(g.certificate, Certificate::Enumeration);
     assert!(r.dynamic_shapes.contains("dy = dx + 1"));
