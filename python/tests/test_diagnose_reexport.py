@@ -276,3 +276,27 @@ def test_two_frames_the_spec_runs_at_every_corner():
     m, d, spec, mod = flow_spec()
     for sizes in corners(spec):
         assert runs(mod, FLOW, sizes), (sizes, d.dynamic_shapes)
+
+
+def test_two_frames_check_of_the_reexported_program_ties_them_and_its_spec_runs_at_every_corner():
+    """The way out of the gap above: ``dimguard.check`` on the program the diagnosed spec gave
+    finds the link and prints image2's sizes as image1's; that spec exports, runs at every corner,
+    and the report rejects the frames that differ, as the program does."""
+    m, d, spec, mod = flow_spec()
+    report = dimguard.check(exported(m, FLOW, spec))
+    code = report._data["dynamic_shapes"]
+    ns = {}
+    exec(code, ns)  # noqa: S102
+    tied = ns["dynamic_shapes"]
+    assert tied["image2"][2] is tied["image1"][2] and tied["image2"][3] is tied["image1"][3], code
+    mod2 = exported(m, FLOW, tied).module()
+    n = 0
+    for sizes in corners(tied):
+        shapes = {k: [1, 3, sizes[(k, 2)], sizes[(k, 3)]] for k in ("image1", "image2")}
+        assert report.accepts(shapes) and runs(mod2, FLOW, sizes), (sizes, code)
+        n += 1
+    assert n == 4
+    h1 = spec["image1"][2]
+    differ = {("image1", 2): h1.min, ("image1", 3): 64, ("image2", 2): h1.max, ("image2", 3): 64}
+    assert not report.accepts({"image1": [1, 3, h1.min, 64], "image2": [1, 3, h1.max, 64]})
+    assert not runs(mod, FLOW, differ) and not runs(mod2, FLOW, differ)
