@@ -1,0 +1,153 @@
+"""The spec ``dimguard.check`` prints for tests/data/pt2/patch16_unbounded.pt2 (tools/export_unbounded.py's
+Patch16, exported by torch 2.15 with ``Dim.AUTO`` and no bounds: batch, H and W claim 2.., 32..
+and 16.. up to int_oo) re-exports in torch 2.15, and the program runs at its corners (issue 24):
+the smallest sizes, sizes far up the unbounded ranges, and every combination of the two; one
+below each minimum raises. The same model exported here again with ``Dim.AUTO`` is the oracle:
+it agrees with ``report.accepts`` at every size of a box around the small corner."""
+
+import pathlib
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch._dynamo.exc import UserError
+from torch.export import Dim
+from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+import dimguard
+from reexport import corners, entries, roots, runs
+
+PT2 = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "pt2" / "patch16_unbounded.pt2"
+
+
+class Patch16(nn.Module):
+    """16x16 conv patches, flattened to tokens, mixed, and reshaped back to the grid (a copy of
+    tools/export_unbounded.py's Patch16, which lives there as the source text of a subprocess)."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.embed = nn.Conv2d(3, c, 16, 16)
+        self.mix = nn.Linear(c, c)
+
+    def forward(self, x):
+        x = self.embed(x)
+        b, c, h, w = x.shape
+        t = self.mix(x.flatten(2).transpose(1, 2))
+        g = t.transpose(1, 2).reshape(b, c, h, w)
+        return F.avg_pool2d(g, 2, ceil_mode=True).flatten(1).sum(1)
+
+
+SHAPES = [("x", (2, 3, 224, 224))]
+
+
+def _export(dynamic_shapes):
+    torch.manual_seed(0)
+    m = Patch16().eval()
+    return torch.export.export(m, (torch.randn(*SHAPES[0][1]),), dynamic_shapes=dynamic_shapes)
+
+
+def _shape(sizes):
+    s = list(SHAPES[0][1])
+    for (_, i), v in sizes.items():
+        s[i] = v
+    return s
+
+
+def _check_spec():
+    report = dimguard.check(PT2)
+    data = report._data
+    assert all(not d.get("undecided") for d in data["dims"]), data["dims"]
+    assert all(not j.get("undecided") for j in data.get("joint") or []), data["joint"]
+    code = data["dynamic_shapes"]
+    ns = {}
+    exec(code, ns)  # noqa: S102
+    spec = ns["dynamic_shapes"]
+    # Batch, H and W stay dynamic (torch exported all three dynamic).
+    assert {i for _, i, _ in entries(spec)} == {0, 2, 3}, code
+    return report, code, spec
+
+
+def _runs_at_the_corners(report, code, spec, mod):
+    """``mod`` (the program re-exported with ``spec``) and the ``Dim.AUTO`` oracle run at every
+    corner of the spec, and raise one below each minimum, where ``report`` says so too."""
+    auto = _export({"x": {0: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO}})
+    # The archive is this model's program: exported here again, it gets the same spec.
+    assert dimguard.check(auto)._data["dynamic_shapes"] == code
+    oracle = auto.module()
+    # Every corner: each size at its minimum and far up its range (unbounded: batch 9, H and W
+    # 1041, 8 combinations), then each alone much further (2^14 + 7 for H or W, 2^9 for batch).
+    tops = {0: 9, 2: 1041, 3: 1041}
+
+    def top(root):
+        (i,) = {i for _, i, v in entries(spec) if getattr(v, "root", v) is root}
+        return tops[i]
+
+    n = 0
+    for sizes in corners(spec, top):
+        assert report.accepts({"x": _shape(sizes)}), sizes
+        assert runs(mod, SHAPES, sizes), (sizes, code)
+        assert runs(oracle, SHAPES, sizes), sizes
+        n += 1
+    assert n == 2 ** len(roots(spec)) == 8
+    lows = {i: int(v.min) for _, i, v in entries(spec)}
+    for i, far in ((2, (1 << 14) + 7), (3, (1 << 14) + 7), (0, 1 << 9)):
+        sizes = {("x", j): lows[j] for j in lows}
+        sizes[("x", i)] = far
+        assert report.accepts({"x": _shape(sizes)}), sizes
+        assert runs(mod, SHAPES, sizes), (sizes, code)
+    # One below each minimum of H and W (the others at theirs), and batch 0: dimguard says it
+    # fails, both programs raise. (Batch 1, below the claimed 2, runs: see the xfail below.)
+    assert lows[0] == 2, code
+    for i, below in ((2, lows[2] - 1), (3, lows[3] - 1), (0, 0)):
+        sizes = {("x", j): lows[j] for j in lows}
+        sizes[("x", i)] = below
+        assert not report.accepts({"x": _shape(sizes)}), sizes
+        assert not runs(mod, SHAPES, sizes), (sizes, code)
+        assert not runs(oracle, SHAPES, sizes), sizes
+    # Exact near the small corner: the Dim.AUTO program runs at (H, W) exactly where the report
+    # accepts it, every size of 16..72 x {16, 31, 47, 48, 49, 64} (batch 2).
+    for h in range(16, 73):
+        for w in (16, 31, 47, 48, 49, 64):
+            sizes = {("x", 0): 2, ("x", 2): h, ("x", 3): w}
+            assert runs(oracle, SHAPES, sizes) == report.accepts({"x": _shape(sizes)}), sizes
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=(UserError, ConstraintViolationError),
+    reason="torch 2.15 refuses Dim('x_2', min=48): it cannot prove its own guard "
+    "2*((x_2//16 - 1)//2) < x_2//16, true at every size; Dim.DYNAMIC(min=48) exports",
+)
+def test_the_patch16_spec_check_prints_reexports_and_runs_at_its_corners():
+    report, code, spec = _check_spec()
+    # torch 2.15 re-exports the printed spec at the traced input.
+    mod = _export(spec).module()
+    _runs_at_the_corners(report, code, spec, mod)
+
+
+def test_the_patch16_ranges_check_prints_export_as_dim_dynamic_and_run_at_their_corners():
+    """The printed spec with H and W (the sizes torch refuses as ``Dim``) each written
+    ``Dim.DYNAMIC(min=.., max=..)``, the form torch 2.15 takes for a size its own solver cannot
+    decide, and the batch as printed: exported, the program runs at every corner."""
+    report, code, spec = _check_spec()
+    assert all(not hasattr(v, "root") for _, _, v in entries(spec)), code  # plain Dims only
+    dynamic = {"x": dict(spec["x"])}
+    for i in (2, 3):
+        v = spec["x"][i]
+        dynamic["x"][i] = Dim.DYNAMIC(min=int(v.min), max=None if v.max > 1 << 40 else int(v.max))
+    mod = _export(dynamic).module()
+    _runs_at_the_corners(report, code, spec, mod)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="torch claims batch 2.. (its 0/1 convention) but the program runs at batch 1, which check "
+    "reports as rejected",
+)
+def test_a_batch_of_1_is_reported_as_the_program_runs_it():
+    report, code, spec = _check_spec()
+    oracle = _export({"x": {0: Dim.AUTO, 2: Dim.AUTO, 3: Dim.AUTO}}).module()
+    sizes = {("x", 0): 1, ("x", 2): 48, ("x", 3): 48}
+    assert runs(oracle, SHAPES, sizes) == report.accepts({"x": _shape(sizes)}), sizes
