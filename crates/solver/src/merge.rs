@@ -104,13 +104,18 @@ impl Sheet {
             return true;
         }
         // k = step*j + k0: a new root j; every use of the old root becomes derived from it.
+        // The new root starts at 2 at least: torch specializes a root traced at 0 or 1 ("You
+        // marked 32*_w + 16 as dynamic but your code specialized it to be a constant (48)"),
+        // so j is shifted and k0 with it (as `python::dim_code` writes a progression).
+        let shift = (2 - jlo).max(0);
+        let k0 = k0 - step * shift;
         let new = self.fresh(&root);
         let pos = self
             .roots
             .iter()
             .position(|x| x.name == root)
             .expect("root");
-        self.roots[pos] = Root::new(&new, Some(jlo), Some(jhi));
+        self.roots[pos] = Root::new(&new, Some(jlo + shift), Some(jhi + shift));
         for v in self.values_mut() {
             if let Value::Dim {
                 root: er,
