@@ -371,3 +371,322 @@ fn a_linked_program_profiles_the_box_of_its_traced_sizes() {
         );
     }
 }
+
+/// Shapes by input name.
+type Shapes = std::collections::BTreeMap<String, Vec<i128>>;
+
+/// An unbounded program's profile (`dimguard profile NAME.pt2 --format json`), its guards
+/// (`guards_code`, parsed here), and each dynamic input size's symbol and traced value, read
+/// from the program with the library (not from the profile).
+struct Unbounded {
+    profile: serde_json::Value,
+    guards: Vec<dimguard::solver::Expr>,
+    /// `(input, index) -> (symbol, traced)`.
+    sizes: std::collections::BTreeMap<(String, usize), (String, i128)>,
+}
+
+fn unbounded(name: &str, extra: &[&str]) -> Unbounded {
+    use dimguard::graph::program::Size;
+    let dir = env!("CARGO_MANIFEST_DIR");
+    let path = format!("{dir}/tests/data/pt2/{name}");
+    let (code, out, err) = dimguard(
+        &[&["profile", &path, "--format", "json"], extra].concat(),
+        None,
+    );
+    assert_eq!(code, 0, "{err}");
+    let p = dimguard::graph::load(path.as_ref()).unwrap();
+    let guards = p
+        .guards_code
+        .iter()
+        .map(|g| dimguard::solver::parse_guard(g).unwrap())
+        .collect();
+    let mut sizes = std::collections::BTreeMap::new();
+    for input in p.user_inputs() {
+        for (i, s) in p.sizes(&input).unwrap().unwrap().iter().enumerate() {
+            if let Size::Expr(e, Some(t)) = s {
+                assert_eq!(e.atoms().len(), 1, "{e}");
+                sizes.insert((input.clone(), i), (e.to_string(), *t));
+            }
+        }
+    }
+    Unbounded {
+        profile: serde_json::from_str(&out).unwrap(),
+        guards,
+        sizes,
+    }
+}
+
+impl Unbounded {
+    /// Whether every guard holds at the shapes `shape(input)` (each guard evaluated).
+    fn passes(&self, shape: &dyn Fn(&str) -> Vec<i128>) -> bool {
+        let env = |source: &str| {
+            let (input, index) = dimguard::solver::python::source_input(source)?;
+            shape(&input).get(index).copied()
+        };
+        self.guards.iter().all(|g| g.truth(&env) == Ok(true))
+    }
+
+    /// A corner (`min`, `opt`, `max`) of profile `k`, by input.
+    fn corner(&self, k: usize, which: &str) -> Shapes {
+        self.profile["profiles"][k]["inputs"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(n, t)| {
+                let v = t[which]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_i64().unwrap() as i128)
+                    .collect();
+                (n.clone(), v)
+            })
+            .collect()
+    }
+
+    /// Every corner of every profile passes every guard, holds no size past 2^62, and the
+    /// `opt` corner is the traced shape.
+    fn corners_pass(&self) {
+        let n = self.profile["profiles"].as_array().unwrap().len();
+        assert!(n >= 1);
+        for k in 0..n {
+            for which in ["min", "opt", "max"] {
+                let c = self.corner(k, which);
+                assert!(
+                    self.passes(&|i| c[i].clone()),
+                    "profile {k} {which} {c:?} fails a guard"
+                );
+                assert!(c.values().flatten().all(|&v| v < 1 << 62), "{c:?}");
+            }
+            let opt = self.corner(k, "opt");
+            for ((input, i), (_, t)) in &self.sizes {
+                assert_eq!(opt[input][*i], *t, "{input}[{i}]");
+            }
+        }
+    }
+
+    /// The value of `expr` with the input sizes `shape`.
+    fn eval(&self, expr: &str, shape: &dyn Fn(&str) -> Vec<i128>) -> i128 {
+        let e = dimguard::solver::parse_expr(expr).unwrap();
+        let env = |s: &str| {
+            self.sizes
+                .iter()
+                .find(|(_, (sym, _))| sym == s)
+                .map(|((input, i), _)| shape(input)[*i])
+        };
+        match e.eval(&env).unwrap() {
+            dimguard::solver::expr::Value::Num(q) => *q.numer(),
+            other => panic!("{expr}: {other:?}"),
+        }
+    }
+
+    /// The intermediate sizes: present, finite, and at every shape of `accepted` (each passes
+    /// every guard) between their `min` and `max`; an exact entry over one symbol has the
+    /// `min`, `max` and `count` of its values at `line` (shapes varying that size alone).
+    fn intermediate_holds(&self, accepted: &[Shapes], line: &dyn Fn(&str) -> Vec<Shapes>) {
+        let sizes = self.profile["intermediate"].as_array().unwrap();
+        assert!(sizes.len() >= 10, "{sizes:?}");
+        for s in sizes {
+            let expr = s["expr"].as_str().unwrap();
+            let (lo, hi) = (
+                s["min"].as_i64().expect("finite min") as i128,
+                s["max"].as_i64().expect("finite max") as i128,
+            );
+            for shape in accepted {
+                let v = self.eval(expr, &|i| shape[i].clone());
+                assert!(lo <= v && v <= hi, "{s}: {v} at {shape:?}");
+            }
+            let atoms = dimguard::solver::parse_expr(expr).unwrap().atoms();
+            if s["exact"] == true && atoms.len() == 1 {
+                let sym = atoms.iter().next().unwrap().to_string();
+                let vals: std::collections::BTreeSet<i128> = line(&sym)
+                    .iter()
+                    .map(|shape| self.eval(expr, &|i| shape[i].clone()))
+                    .collect();
+                let n = |k: &str| s[k].as_i64().map(i128::from);
+                assert_eq!(
+                    (n("min"), n("max"), s["count"].as_u64().map(|c| c as usize)),
+                    (
+                        vals.first().copied(),
+                        vals.last().copied(),
+                        Some(vals.len())
+                    ),
+                    "{s}"
+                );
+            }
+        }
+    }
+}
+
+/// Two inputs tied after a stride-4 stem (`(h1-1)//4 == (h2-1)//4`), exported with `Dim.AUTO`
+/// and no bounds (torch 2.15): the group is decided in closed form as a tied set, which no box
+/// of accepted sizes holds (it exited 2, "no size passes", before). The profile takes the tied
+/// choice (image2's H and W equal image1's), a finite max chosen for the unbounded sizes and
+/// said so (`chosen`), every corner passes every guard, and so does every diagonal shape
+/// (image2 = image1) of the box, evaluated guard by guard; intermediate sizes are finite and
+/// exact.
+#[test]
+fn a_tied_unbounded_program_profiles_its_tied_choice() {
+    let u = unbounded("two_stem_unbounded.pt2", &[]);
+    u.corners_pass();
+    let (min, max) = (u.corner(0, "min"), u.corner(0, "max"));
+    for which in ["min", "opt", "max"] {
+        let c = u.corner(0, which);
+        assert_eq!(c["image1"][2..], c["image2"][2..], "{which}: {c:?}");
+    }
+    // Finite, chosen, and said so: a multiple of the traced size at most.
+    let chosen = u.profile["chosen"].as_array().unwrap();
+    assert_eq!(chosen.len(), 2, "{chosen:?}");
+    for c in chosen {
+        assert_eq!(c["input"], "image1");
+        let i = c["index"].as_u64().unwrap() as usize;
+        let traced = u.sizes[&("image1".to_string(), i)].1;
+        assert_eq!(c["max"].as_i64().unwrap() as i128, max["image1"][i]);
+        assert!(max["image1"][i] <= 8 * traced && max["image1"][i] >= traced);
+        assert!(c["note"].as_str().unwrap().contains("was chosen"), "{c}");
+    }
+    // Every diagonal shape of the box (H, W each at 24 points spread over their range, and at
+    // both ends) passes.
+    let spread = |lo: i128, hi: i128| -> Vec<i128> {
+        let mut v: Vec<i128> = (0..24).map(|k| lo + (hi - lo) * k / 23).collect();
+        v.extend([lo + 1, hi - 1]);
+        v
+    };
+    let shape = |h: i128, w: i128| {
+        let s = vec![1, 3, h, w];
+        std::collections::BTreeMap::from([("image1".to_string(), s.clone()), ("image2".into(), s)])
+    };
+    let mut accepted = vec![];
+    for h in spread(min["image1"][2], max["image1"][2]) {
+        for w in spread(min["image1"][3], max["image1"][3]) {
+            let s = shape(h, w);
+            assert!(u.passes(&|i| s[i].clone()), "{s:?}");
+            accepted.push(s);
+        }
+    }
+    // A shape that leaves the tie (image2 one block past image1) fails: the guards bite.
+    let off = {
+        let mut s = shape(64, 96);
+        s.get_mut("image2").unwrap()[2] = 68;
+        s
+    };
+    assert!(!u.passes(&|i| off[i].clone()));
+    let line = |sym: &str| -> Vec<Shapes> {
+        let ((_, i), _) = u.sizes.iter().find(|(_, (s, _))| s == sym).unwrap();
+        (min["image1"][*i]..=max["image1"][*i])
+            .map(|v| {
+                let mut s = shape(64, 96);
+                for x in s.values_mut() {
+                    x[*i] = v;
+                }
+                s
+            })
+            .collect()
+    };
+    u.intermediate_holds(&accepted, &line);
+    assert!(u.profile["intermediate"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["exact"] == true));
+}
+
+/// The Swin-style window attention exported with `Dim.AUTO` (batch, H and W claimed up to
+/// 2^63 - 1; H and W accepted in residues 0..3 mod 28 from 56 on): the profile holds the traced
+/// 2 x 3 x 224 x 224, a finite max chosen for each size and said so, every corner passes every
+/// guard; intermediate sizes (0 entries before, each over more than 2^20 tuples) come from the
+/// chosen box: each is finite, holds the values at accepted shapes spread over the box (guards
+/// evaluated one by one), and one of a single size is exact. `--dim` narrows a size inside
+/// what the program accepts and is not re-chosen.
+#[test]
+fn an_unbounded_linked_program_profiles_a_finite_box_with_its_intermediate_sizes() {
+    let u = unbounded("window7_unbounded.pt2", &[]);
+    u.corners_pass();
+    let (min, max) = (&u.corner(0, "min")["x"], &u.corner(0, "max")["x"]);
+    let chosen = u.profile["chosen"].as_array().unwrap();
+    assert_eq!(chosen.len(), 3, "{chosen:?}");
+    for i in [0, 2, 3] {
+        let traced = u.sizes[&("x".to_string(), i)].1;
+        assert!(traced <= max[i] && max[i] <= 8 * traced, "{max:?}");
+    }
+    // The accepted values of each size inside the box: every guard evaluated with the others
+    // at their traced sizes.
+    let traced = |i: usize| u.sizes[&("x".to_string(), i)].1;
+    let base = vec![traced(0), 3, traced(2), traced(3)];
+    let at = |i: usize, v: i128| {
+        let mut s = base.clone();
+        s[i] = v;
+        std::collections::BTreeMap::from([("x".to_string(), s)])
+    };
+    let side = |i: usize| -> Vec<i128> {
+        (min[i]..=max[i])
+            .filter(|&v| u.passes(&|_| at(i, v)["x"].clone()))
+            .collect()
+    };
+    let (b, h, w) = (side(0), side(2), side(3));
+    assert_eq!((b.first(), b.last()), (Some(&min[0]), Some(&max[0])));
+    assert_eq!((h.first(), h.last()), (Some(&min[2]), Some(&max[2])));
+    assert!(h.len() > 100 && h.iter().all(|v| v % 28 < 4), "{h:?}");
+    // Shapes spread over the box (ends included) pass every guard together.
+    let pick = |v: &Vec<i128>| -> Vec<i128> {
+        let mut p: Vec<i128> = (0..9).map(|k| v[(v.len() - 1) * k / 8]).collect();
+        p.dedup();
+        p
+    };
+    let mut accepted = vec![];
+    for &bb in &pick(&b) {
+        for &hh in &pick(&h) {
+            for &ww in &pick(&w) {
+                let s = std::collections::BTreeMap::from([("x".to_string(), vec![bb, 3, hh, ww])]);
+                assert!(u.passes(&|_| s["x"].clone()), "{s:?}");
+                accepted.push(s);
+            }
+        }
+    }
+    let line = |sym: &str| -> Vec<Shapes> {
+        let ((_, i), _) = u.sizes.iter().find(|(_, (s, _))| s == sym).unwrap();
+        [&b, &h, &h, &w][*i].iter().map(|&v| at(*i, v)).collect()
+    };
+    u.intermediate_holds(&accepted, &line);
+    let sizes = u.profile["intermediate"].as_array().unwrap();
+    assert!(sizes.iter().any(|s| s["exact"] == true));
+    assert!(sizes.iter().any(|s| s["exact"] == false));
+
+    // --dim: H inside 56..300, as the program accepts it; the others still chosen.
+    let n = unbounded("window7_unbounded.pt2", &["--dim", "x:2=60..300"]);
+    n.corners_pass();
+    let (lo, hi) = (n.corner(0, "min")["x"][2], n.corner(0, "max")["x"][2]);
+    assert_eq!((lo, hi), (84, 283), "the accepted ends inside 60..300");
+    assert_eq!(n.profile["chosen"].as_array().unwrap().len(), 2);
+}
+
+/// `profiles::build` re-checks every corner against the program's guards: a set of sizes that
+/// does not match the guards (here by hand: 50..200 against `H <= 100`) is an error naming the
+/// corner and the guard, never a printed profile.
+#[test]
+fn a_corner_that_fails_a_guard_is_an_error() {
+    let inputs = dimguard::profiles::Inputs {
+        specs: vec![InputSpec {
+            name: "x".into(),
+            dims: vec![
+                DimKind::Static(1),
+                DimKind::Dynamic {
+                    accepted: DimSet::interval(50, 200),
+                    example: Some(64),
+                },
+            ],
+        }],
+        intermediate: None,
+        chosen: vec![],
+        guards: vec![dimguard::solver::parse_guard("L['x'].size()[1] <= 100").unwrap()],
+    };
+    let err = dimguard::profiles::build(&inputs, 1, None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("max") && err.contains("x:1x200"), "{err}");
+    let fine = dimguard::profiles::Inputs {
+        guards: vec![dimguard::solver::parse_guard("L['x'].size()[1] <= 200").unwrap()],
+        ..inputs
+    };
+    assert!(dimguard::profiles::build(&fine, 1, None).is_ok());
+}

@@ -517,9 +517,13 @@ fn profile(
         spec,
     )
     .map_err(bad_input)?;
-    let set =
-        dimguard::profiles::build(&inputs.specs, buckets.k, buckets.cover).map_err(bad_input)?;
+    let set = dimguard::profiles::build(&inputs, buckets.k, buckets.cover).map_err(bad_input)?;
     if select.is_empty() {
+        if matches!(format, "trtexec" | "polygraphy") {
+            for n in dimguard::profiles::notes(&inputs) {
+                eprintln!("dimguard: note: {n}");
+            }
+        }
         return emit(&dimguard::profiles::render(&set, format, &inputs));
     }
     let shapes = select
