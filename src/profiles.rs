@@ -177,7 +177,8 @@ pub fn inputs(
     let mut shifted: Vec<Shift> = Vec::new();
     let mut guards: Vec<Expr> = Vec::new();
     if let (Some(program), Some(pg)) = (&program, &built) {
-        let report = graph::check_graph(program, pg, false, None)?;
+        // As `dimguard check` does (Z3 decides linked groups too wide to enumerate).
+        let report = crate::api::check_program_graph(program, pg, false)?;
         let (boxes, ties) = chosen_boxes(&report, &examples);
         let place = |source: &str| {
             report
@@ -737,6 +738,31 @@ fn intermediate(
     Ok(out)
 }
 
+/// The most sub-boxes the values of one size are bounded over (when not enumerated).
+const MAX_PIECES: usize = 1 << 12;
+
+/// `set` as at most `parts` intervals holding it: its runs of consecutive values (read value by
+/// value when it has at most [`MAX_TUPLES`] x 4 of them; else its hull), neighbours grouped.
+fn runs(set: &DimSet, parts: usize) -> Vec<(i128, i128)> {
+    let (Some(lo), Some(hi)) = (set.min(), set.max()) else {
+        return vec![];
+    };
+    if set.count() > MAX_TUPLES * 4 {
+        return vec![(lo, hi)];
+    }
+    let mut runs: Vec<(i128, i128)> = Vec::new();
+    for v in set.iter() {
+        match runs.last_mut() {
+            Some(r) if r.1 + 1 == v => r.1 = v,
+            _ => runs.push((v, v)),
+        }
+    }
+    let per = runs.len().div_ceil(parts.max(1)).max(1);
+    runs.chunks(per)
+        .map(|c| (c[0].0, c[c.len() - 1].1))
+        .collect()
+}
+
 /// The values of an intermediate size over the box: exact (`count` known), or interval bounds.
 #[derive(Debug, Clone)]
 struct Range {
@@ -773,22 +799,48 @@ fn range_over(
         .try_fold(1u128, |acc, s| acc.checked_mul(s.count()));
     let enumerable = tuples.filter(|&t| t <= MAX_TUPLES && *evals + t <= MAX_EVALS);
     let Some(tuples) = enumerable else {
-        // Interval bounds over the hull of each set (each aliased symbol at its offset).
-        let hull = |a: &String| {
-            let (r, d) = root(a);
-            let s = sets.get(&r)?;
-            Some((s.min()?.checked_add(d)?, s.max()?.checked_add(d)?))
-        };
-        let ranges: BTreeMap<&str, (i128, i128)> = atoms
-            .iter()
-            .map(|a| Some((a.as_str(), hull(a)?)))
-            .collect::<Option<_>>()?;
-        let (lo, hi) = crate::solver::value_range(e, &ranges)?;
-        return Some(Range {
-            min: Some(lo),
-            max: Some(hi),
-            count: None,
-        });
+        // Interval bounds over sub-boxes: each root's set cut into runs of consecutive values
+        // (grouped so that the sub-boxes number at most MAX_PIECES); every tuple lies in one.
+        let parts = (1..=MAX_PIECES)
+            .take_while(|p| {
+                p.checked_pow(roots.len() as u32)
+                    .is_some_and(|n| n <= MAX_PIECES)
+            })
+            .last()
+            .unwrap_or(1);
+        let pieces: Vec<Vec<(i128, i128)>> = sides.iter().map(|s| runs(s, parts)).collect();
+        let (mut lo, mut hi) = (i128::MAX, i128::MIN);
+        let mut at = vec![0usize; pieces.len()];
+        loop {
+            let ranges: BTreeMap<&str, (i128, i128)> = atoms
+                .iter()
+                .map(|a| {
+                    let (r, d) = root(a);
+                    let k = roots.iter().position(|x| *x == r)?;
+                    let (l, h) = pieces[k][at[k]];
+                    Some((a.as_str(), (l.checked_add(d)?, h.checked_add(d)?)))
+                })
+                .collect::<Option<_>>()?;
+            let (l, h) = crate::solver::value_range(e, &ranges)?;
+            (lo, hi) = (lo.min(l), hi.max(h));
+            // The next sub-box (odometer order).
+            let mut k = 0;
+            loop {
+                if k == pieces.len() {
+                    return Some(Range {
+                        min: Some(lo),
+                        max: Some(hi),
+                        count: None,
+                    });
+                }
+                at[k] += 1;
+                if at[k] < pieces[k].len() {
+                    break;
+                }
+                at[k] = 0;
+                k += 1;
+            }
+        }
     };
     *evals += tuples;
     let lists: Vec<Vec<i128>> = sides.iter().map(|s| s.iter().collect()).collect();

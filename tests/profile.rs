@@ -482,7 +482,8 @@ impl Unbounded {
 
     /// The intermediate sizes: present, finite, and at every shape of `accepted` (each passes
     /// every guard) between their `min` and `max`; an exact entry over one symbol has the
-    /// `min`, `max` and `count` of its values at `line` (shapes varying that size alone).
+    /// `min`, `max` and `count` of its values at `line` (shapes varying that size alone; none:
+    /// not checked).
     fn intermediate_holds(&self, accepted: &[Shapes], line: &dyn Fn(&str) -> Vec<Shapes>) {
         let sizes = self.profile["intermediate"].as_array().unwrap();
         assert!(sizes.len() >= 10, "{sizes:?}");
@@ -497,9 +498,13 @@ impl Unbounded {
                 assert!(lo <= v && v <= hi, "{s}: {v} at {shape:?}");
             }
             let atoms = dimguard::solver::parse_expr(expr).unwrap().atoms();
-            if s["exact"] == true && atoms.len() == 1 {
-                let sym = atoms.iter().next().unwrap().to_string();
-                let vals: std::collections::BTreeSet<i128> = line(&sym)
+            let along = if s["exact"] == true && atoms.len() == 1 {
+                line(atoms.iter().next().unwrap().as_ref())
+            } else {
+                vec![]
+            };
+            if !along.is_empty() {
+                let vals: std::collections::BTreeSet<i128> = along
                     .iter()
                     .map(|shape| self.eval(expr, &|i| shape[i].clone()))
                     .collect();
@@ -689,4 +694,20 @@ fn a_corner_that_fails_a_guard_is_an_error() {
         ..inputs
     };
     assert!(dimguard::profiles::build(&fine, 1, None).is_ok());
+}
+
+/// A 16x16 patch grid exported with `Dim.AUTO`: its group needs Z3 (the whole box is too wide
+/// to enumerate), which `profile` now asks as `check` does (it exited 2, "decided for part of
+/// the sizes only", before). Every corner passes every guard; intermediate sizes are finite and
+/// hold the values at the corners.
+#[test]
+fn an_unbounded_patch_grid_profiles_as_check_decides_it() {
+    let u = unbounded("patch16_unbounded.pt2", &[]);
+    u.corners_pass();
+    assert_eq!(u.profile["chosen"].as_array().unwrap().len(), 3);
+    let corners: Vec<Shapes> = ["min", "opt", "max"]
+        .iter()
+        .map(|w| u.corner(0, w))
+        .collect();
+    u.intermediate_holds(&corners, &|_| vec![]);
 }
