@@ -301,7 +301,7 @@ pub fn inputs(
     let mut given: BTreeSet<Slot> = BTreeSet::new();
     for d in dims {
         let (input, index, lo, hi) = parse_dim(d)?;
-        let known = specs.iter().any(|s| s.name == input) && source.is_some();
+        let known = specs.iter().any(|s| s.name == input) && (program_loaded || source.is_some());
         let shape = match examples.get(&input) {
             Some(e) => e.clone(),
             None if known => vec![],
