@@ -96,6 +96,8 @@ pub struct Chosen {
     pub traced: bool,
     /// The largest size the dimension accepts.
     pub accepted_max: i128,
+    /// Every size the dimension accepts (before the cut), for [`select`].
+    pub accepted: DimSet,
 }
 
 impl Chosen {
@@ -409,7 +411,6 @@ fn choose_max(specs: &mut [InputSpec], given: &BTreeSet<Slot>, shifted: &[Shift]
             let base = traced.unwrap_or(lo);
             let cut = accepted.clip(lo, base.saturating_mul(MAX_FACTOR).max(base));
             let Some(max) = cut.max() else { continue };
-            *accepted = cut;
             chosen.push(Chosen {
                 input: spec.name.clone(),
                 index,
@@ -417,6 +418,7 @@ fn choose_max(specs: &mut [InputSpec], given: &BTreeSet<Slot>, shifted: &[Shift]
                 base,
                 traced: traced.is_some(),
                 accepted_max: hi,
+                accepted: std::mem::replace(accepted, cut),
             });
         }
     }
@@ -965,6 +967,55 @@ pub fn render(set: &ProfileSet, format: &str, inputs: &Inputs) -> String {
             serde_json::to_string_pretty(&v).expect("json") + "\n"
         }
     }
+}
+
+/// The profile of `set` that serves `shapes` (`--select`), or what to do ([`ProfileSet::select`]).
+/// A size past a `max` dimguard chose ([`Chosen`]) is said as such, with the nearest sizes the
+/// program accepts, never as a size the program rejects.
+pub fn select(
+    set: &ProfileSet,
+    inputs: &Inputs,
+    shapes: &[(&str, Vec<i128>)],
+) -> Result<usize, String> {
+    use crate::trt::profile::Error as E;
+    let n = match set.select(shapes) {
+        Ok(i) => return Ok(i),
+        Err(E::NoProfile(n)) => n,
+        Err(e) => return Err(e.to_string()),
+    };
+    let Some(c) = inputs
+        .chosen
+        .iter()
+        .find(|c| c.input == n.input && c.index == n.index)
+    else {
+        return Err(E::NoProfile(n).to_string());
+    };
+    let past = |v: i128| {
+        format!(
+            "{v} is past the max {} chosen for these profiles (the program accepts sizes up to {}): give --dim {}:{}=LO..HI holding it",
+            c.max, c.accepted_max, c.input, c.index
+        )
+    };
+    if c.accepted.contains(n.value) {
+        return Err(format!(
+            "input `{}` dimension {} = {} is a size the program accepts, but {}",
+            n.input,
+            n.index,
+            n.value,
+            past(n.value)
+        ));
+    }
+    let n = crate::trt::profile::NoProfile {
+        below: c.accepted.prev_at_most(n.value),
+        above: c.accepted.next_at_least(n.value),
+        ..n
+    };
+    let above = n.above.filter(|&a| a > c.max);
+    let mut text = E::NoProfile(n).to_string();
+    if let Some(a) = above {
+        text += &format!("; {}", past(a));
+    }
+    Err(text)
 }
 
 /// What the user should know beside the profiles: each `max` dimguard chose ([`Chosen`]).

@@ -711,3 +711,48 @@ fn an_unbounded_patch_grid_profiles_as_check_decides_it() {
         .collect();
     u.intermediate_holds(&corners, &|_| vec![]);
 }
+
+/// `--select` past a `max` dimguard chose: a size the program accepts is said as such (it was
+/// "not a size the program accepts; the largest accepted size is 1792" before), and for one it
+/// rejects, the nearest accepted sizes come from everything the program accepts: each checked
+/// here against every guard (they pass, and every size between them fails).
+#[test]
+fn select_past_a_chosen_max_says_what_the_program_accepts() {
+    let u = unbounded("window7_unbounded.pt2", &[]);
+    let path = format!(
+        "{}/tests/data/pt2/window7_unbounded.pt2",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let at = |h: i128| vec![2, 3, h, 224];
+    let max = u.corner(0, "max")["x"][2];
+    for h in [max + 1, max + 3, max + 4, max + 20, 2800, 2805, 100_000] {
+        let (code, _, err) = dimguard(
+            &["profile", &path, "--select", &format!("x:2x3x{h}x224")],
+            None,
+        );
+        assert_eq!(code, 3, "{err}");
+        if u.passes(&|_| at(h)) {
+            assert!(
+                err.contains(&format!("= {h} is a size the program accepts, but")),
+                "{err}"
+            );
+            assert!(err.contains("--dim x:2=LO..HI"), "{err}");
+            continue;
+        }
+        let num = |key: &str| -> i128 {
+            let i = err.find(key).unwrap_or_else(|| panic!("{key}: {err}"));
+            let head = err[..i].trim_end();
+            head[head.rfind(' ').unwrap() + 1..].parse().unwrap()
+        };
+        let (below, above) = (num(" below"), num(" above"));
+        assert!(
+            u.passes(&|_| at(below)) && u.passes(&|_| at(above)),
+            "{err}"
+        );
+        assert!((below + 1..above).all(|v| !u.passes(&|_| at(v))), "{err}");
+        assert!(
+            err.contains(&format!("{above} is past the max {max} chosen")),
+            "{err}"
+        );
+    }
+}

@@ -535,9 +535,7 @@ fn profile(
         .iter()
         .map(|(n, v)| (n.as_str(), v.clone()))
         .collect();
-    let i = set
-        .select(&refs)
-        .map_err(|e| Failure::NoProfile(e.to_string()))?;
+    let i = dimguard::profiles::select(&set, &inputs, &refs).map_err(Failure::NoProfile)?;
     emit(&format!("profile {i}\n"))
 }
 
