@@ -756,3 +756,90 @@ fn select_past_a_chosen_max_says_what_the_program_accepts() {
         );
     }
 }
+
+/// The two stems traced with image2 smaller than image1 inside one stride-4 block (64 x 96 and
+/// 62 x 95; made by tools/export_profile_offset.py): the tied spec writes image2 at the traced
+/// offset (`image2_2 = image1_2 - 2`), and so does the profile: at every corner image2's H and W
+/// sit at that offset from image1's, every corner passes every guard, and each corner the
+/// program was run at (`two_stem_offset_unbounded.runs.json`, H1 in 5..24, H2 in 3..26) ran.
+#[test]
+fn a_tied_program_traced_at_an_offset_profiles_at_that_offset() {
+    let u = unbounded("two_stem_offset_unbounded.pt2", &[]);
+    u.corners_pass();
+    let t = |input: &str, i: usize| u.sizes[&(input.to_string(), i)].1;
+    let delta = [
+        0,
+        0,
+        t("image2", 2) - t("image1", 2),
+        t("image2", 3) - t("image1", 3),
+    ];
+    assert_eq!((delta[2], delta[3]), (-2, -1));
+    let runs: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(format!(
+            "{}/tests/data/pt2/two_stem_offset_unbounded.runs.json",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let ran = |h1: i128, h2: i128| {
+        runs["runs"].as_array().unwrap().iter().find_map(|r| {
+            (r[0].as_i64()? as i128 == h1 && r[1].as_i64()? as i128 == h2).then(|| r[2] == true)
+        })
+    };
+    let mut checked_by_runs = 0;
+    for which in ["min", "opt", "max"] {
+        let c = u.corner(0, which);
+        for i in [2, 3] {
+            assert_eq!(c["image2"][i] - c["image1"][i], delta[i], "{which}: {c:?}");
+        }
+        if let Some(ok) = ran(c["image1"][2], c["image2"][2]) {
+            assert!(ok, "{which} {c:?} did not run");
+            checked_by_runs += 1;
+        }
+    }
+    assert!(checked_by_runs >= 1, "the min corner lies in the runs");
+    let chosen = u.profile["chosen"].as_array().unwrap();
+    assert!(chosen.iter().all(|c| c["input"] == "image1") && chosen.len() == 2);
+    // Intermediate sizes: finite, and exact ones equal to their values along each size, over
+    // what the profile serves: image1's side of the check's tied spec (`shared_side`, here
+    // multiples of 4: its tied choice), image2 at the offset, each shape passing every guard.
+    let path = format!(
+        "{}/tests/data/pt2/two_stem_offset_unbounded.pt2",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, out, err) = dimguard(&["check", &path, "--json"], None);
+    assert_eq!(code, 0, "{err}");
+    let check: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let spec = |i: usize| {
+        let d = check["dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["input"] == "image1" && d["index"] == i as u64)
+            .unwrap();
+        let n = |k: &str| d["shared_side"][k].as_i64().unwrap() as i128;
+        (n("modulus"), n("residue"))
+    };
+    let (min, max) = (u.corner(0, "min"), u.corner(0, "max"));
+    let at = |i: usize, v: i128| {
+        let mut s = u.corner(0, "opt");
+        s.get_mut("image1").unwrap()[i] = v;
+        s.get_mut("image2").unwrap()[i] = v + delta[i];
+        s
+    };
+    let line = |sym: &str| -> Vec<Shapes> {
+        let ((_, i), _) = u.sizes.iter().find(|(_, (s, _))| s == sym).unwrap();
+        let (m, r) = spec(*i);
+        (min["image1"][*i]..=max["image1"][*i])
+            .filter(|v| v.rem_euclid(m) == r)
+            .map(|v| at(*i, v))
+            .inspect(|s| assert!(u.passes(&|n| s[n].clone()), "{s:?}"))
+            .collect()
+    };
+    let corners: Vec<Shapes> = ["min", "opt", "max"]
+        .iter()
+        .map(|w| u.corner(0, w))
+        .collect();
+    u.intermediate_holds(&corners, &line);
+}
