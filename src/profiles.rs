@@ -624,7 +624,7 @@ fn chosen_boxes(
 
 /// The most tuples of symbol values one intermediate size is evaluated at; past it, its
 /// values are bounded instead ([`crate::solver::value_range`]: `count` null, `exact` false).
-const MAX_TUPLES: u128 = 1 << 14;
+const MAX_TUPLES: u128 = 1 << 18;
 
 /// The most evaluations all intermediate sizes take together; past it, the rest are bounded.
 const MAX_EVALS: u128 = 1 << 21;
