@@ -517,9 +517,13 @@ fn profile(
         spec,
     )
     .map_err(bad_input)?;
-    let set =
-        dimguard::profiles::build(&inputs.specs, buckets.k, buckets.cover).map_err(bad_input)?;
+    let set = dimguard::profiles::build(&inputs, buckets.k, buckets.cover).map_err(bad_input)?;
     if select.is_empty() {
+        if matches!(format, "trtexec" | "polygraphy") {
+            for n in dimguard::profiles::notes(&inputs) {
+                eprintln!("dimguard: note: {n}");
+            }
+        }
         return emit(&dimguard::profiles::render(&set, format, &inputs));
     }
     let shapes = select
@@ -531,9 +535,7 @@ fn profile(
         .iter()
         .map(|(n, v)| (n.as_str(), v.clone()))
         .collect();
-    let i = set
-        .select(&refs)
-        .map_err(|e| Failure::NoProfile(e.to_string()))?;
+    let i = dimguard::profiles::select(&set, &inputs, &refs).map_err(Failure::NoProfile)?;
     emit(&format!("profile {i}\n"))
 }
 

@@ -323,7 +323,7 @@ fn profile(
             &examples,
             sheet.as_ref(),
         )?;
-        let set = dimguard::profiles::build(&inputs.specs, profiles, cover)?;
+        let set = dimguard::profiles::build(&inputs, profiles, cover)?;
         Ok(dimguard::profiles::render(&set, &format, &inputs))
     })
 }

@@ -305,6 +305,23 @@ fn neg(a: Bounds) -> Bounds {
     })
 }
 
+/// Finite bounds `(lo, hi)` on every value the term `e` takes when each symbol ranges over
+/// `ranges` (inclusive): `lo` is at most, `hi` at least, every value (exact where each rule is
+/// exact, see the module); `None` when a bound is infinite or no rule applies.
+pub fn value_range(e: &Expr, ranges: &BTreeMap<&str, (i128, i128)>) -> Option<(i128, i128)> {
+    let env = ranges
+        .iter()
+        .map(|(k, &(lo, hi))| (*k, Bounds::range(lo, hi)))
+        .collect();
+    match Bounds::of(e, &env) {
+        Bounds {
+            lo: B::Fin(lo),
+            hi: B::Fin(hi),
+        } => Some((lo, hi)),
+        _ => None,
+    }
+}
+
 /// Whether the condition `e` holds at every point of the box `env`, fails at every point, or
 /// neither (see the module's rules; anything without one is [`Tri::Unknown`]).
 pub fn truth(e: &Expr, env: &BTreeMap<&str, Bounds>) -> Tri {
