@@ -525,49 +525,6 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
     }
 }
 
-/// Which of a size's guards the text lists: every guard unless all are decided; then those the
-/// others do not imply, plus (in order) implied ones until the guards listed intersect to
-/// exactly the size's set, so that the guards folded remove nothing beyond those listed.
-fn shown_guards(d: &DimReport) -> Vec<bool> {
-    let all = vec![true; d.guards.len()];
-    let (Some([lo, hi]), Some(f)) = (d.range, &d.feasible) else {
-        return all;
-    };
-    let Ok(feasible) = DimSet::from_segments(f.segments.clone()) else {
-        return all;
-    };
-    let Some(sets) = d
-        .guards
-        .iter()
-        .map(|g| g.set.as_ref())
-        .collect::<Option<Vec<_>>>()
-    else {
-        return all;
-    };
-    let mut shown: Vec<bool> = d.guards.iter().map(|g| !g.redundant).collect();
-    let meet = |shown: &[bool]| -> Option<DimSet> {
-        let mut acc = DimSet::interval(lo, hi);
-        for (s, _) in sets.iter().zip(shown).filter(|(_, k)| **k) {
-            acc = acc.intersect(s).ok()?;
-        }
-        Some(acc)
-    };
-    loop {
-        let m = match meet(&shown) {
-            Some(m) if m == feasible => return shown,
-            Some(m) => m,
-            None => return all,
-        };
-        // Add the first implied guard that removes something from what the listed ones keep.
-        let next = (0..d.guards.len())
-            .find(|&k| !shown[k] && m.intersect(sets[k]).is_ok_and(|n| n.count() < m.count()));
-        match next {
-            Some(k) => shown[k] = true,
-            None => return all,
-        }
-    }
-}
-
 fn row(out: &mut String, label: &str, text: &str, st: &Style) {
     let mut lines = text.lines();
     let _ = writeln!(
@@ -628,7 +585,7 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             row(out, "feasible", &segments_text(f), st);
         }
     }
-    let shown = shown_guards(d);
+    let shown: Vec<bool> = d.guards.iter().map(|g| !g.folded).collect();
     for (i, g) in d.guards.iter().enumerate() {
         if !shown[i] {
             continue;
@@ -642,7 +599,22 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             None => g.method.to_string(),
         };
         let red = if g.redundant {
-            format!(" {}", st.dim("(redundant)"))
+            // Implied by guards that require exactly the same values: say which, so that a
+            // guard listed (and needed among those listed) does not read as one to drop.
+            let twins: Vec<String> = match &g.set {
+                Some(s) => (0..d.guards.len())
+                    .filter(|&k| k != i)
+                    .filter(|&k| d.guards[k].set.as_ref().is_some_and(|t| s.same_members(t)))
+                    .map(|k| (k + 1).to_string())
+                    .collect(),
+                None => vec![],
+            };
+            let why = match twins.as_slice() {
+                [] => "(redundant)".to_string(),
+                [k] => format!("(redundant: guard {k} requires the same)"),
+                _ => format!("(redundant: guards {} require the same)", twins.join(", ")),
+            };
+            format!(" {}", st.dim(&why))
         } else {
             String::new()
         };
