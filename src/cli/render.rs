@@ -924,7 +924,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                 };
                 // Linked, but the link excludes none of its values: its values that pass, pass
                 // with every accepted value of the others.
-                let free = some.is_some() && free_in(&r.joint, &d.source);
+                let free = some.is_some() && d.sides.link_excludes_none == Some(true);
                 let verdict = if free {
                     let n = d.sides.with_some_partner.as_ref().map_or(0, |f| f.count);
                     let ex: Vec<String> =
@@ -1002,7 +1002,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
         }
         if !d.linked_with.is_empty() {
             let every = match (&d.sides.with_some_partner, &d.accepted) {
-                (Some(_), _) if free_in(&r.joint, &d.source) => {
+                (Some(_), _) if d.sides.link_excludes_none == Some(true) => {
                     "; the link excludes none of its values".to_string()
                 }
                 (Some(f), Some(a)) if f.count == a.count => {
@@ -1123,33 +1123,6 @@ pub fn check(r: &CheckReport, color: bool) -> String {
 
 /// Every joint set (`check`'s `joint`, `diagnose`'s and `verify`'s `joint_sets`): the answer in
 /// a sentence, the accepted combinations, the largest sound box, real failing tuples.
-/// The boxes of a joint set as exact sets, when every box is listed and nothing is left
-/// undecided (they are then the whole joint set).
-fn joint_boxes(j: &JointReport) -> Option<Vec<Vec<DimSet>>> {
-    if !j.boxes_complete || j.boxes.is_empty() || j.undecided.is_some() {
-        return None;
-    }
-    j.boxes
-        .iter()
-        .map(|b| {
-            b.iter()
-                .map(|f| DimSet::from_segments(f.segments.clone()).ok())
-                .collect::<Option<Vec<_>>>()
-        })
-        .collect()
-}
-
-/// Whether the size with this source is linked but independent of the others in its joint set
-/// (the link excludes none of its values).
-fn free_in(joints: &[JointReport], source: &str) -> bool {
-    joints.iter().any(|j| {
-        let Some(k) = j.sources.iter().position(|s| s == source) else {
-            return false;
-        };
-        joint_boxes(j).is_some_and(|b| dimguard::api::independent(&b)[k])
-    })
-}
-
 /// A set in a few words: `224..227`, `64..512 step 32`, or its first segments.
 fn set_words(s: &DimSet) -> String {
     match s.as_progression() {
@@ -1232,7 +1205,7 @@ fn joint_sets(
                 st,
             );
         }
-        if let Some(boxes) = joint_boxes(j) {
+        if let Some(boxes) = dimguard::api::joint_boxes(j) {
             let free = dimguard::api::independent(&boxes);
             if free.iter().all(|f| *f) && !j.equal.is_empty() {
                 row(

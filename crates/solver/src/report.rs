@@ -516,6 +516,11 @@ pub struct LinkedSides {
     /// (torch refuses a spec that excludes its example inputs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub example_box_side: Option<Suggestion>,
+    /// `check`'s `dims[]`, for a linked size whose group lists every box of its joint set:
+    /// whether the link excludes none of its values (the joint set is its side times the
+    /// others': each of its values that passes, passes with every accepted combination of theirs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_excludes_none: Option<bool>,
 }
 
 /// The contract's `feasible` form (read back by the `--html` page: [`Feasible::set`]).
