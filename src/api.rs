@@ -5,7 +5,7 @@ use crate::graph::{self, CheckReport, Program};
 use crate::prove::{self, certify::TIMEOUT_MS, Mode};
 use crate::solver::diagnose::{self, Options};
 use crate::solver::python::source_input;
-use crate::solver::report::Report;
+use crate::solver::report::{JointReport, Report};
 use crate::solver::spec::shapes::ShapesSpec;
 use crate::solver::Error;
 use crate::solver::{merge, Sheet};
@@ -232,7 +232,37 @@ pub fn check_program_graph(
     sizes: bool,
 ) -> Result<CheckReport, graph::Error> {
     let z3 = prove::box_prover(TIMEOUT_MS);
-    graph::check_graph(program, pg, sizes, Some(&z3))
+    let mut report = graph::check_graph(program, pg, sizes, Some(&z3))?;
+    for d in report.dims.iter_mut().filter(|d| !d.linked_with.is_empty()) {
+        d.sides.link_excludes_none = link_excludes_none(&report.joint, &d.source);
+    }
+    Ok(report)
+}
+
+/// For a linked size (by its source): whether the link excludes none of its values, that is,
+/// whether its group's joint set is its side times the others' ([`independent`]). `None` when
+/// no group with every box listed holds it.
+pub fn link_excludes_none(joints: &[JointReport], source: &str) -> Option<bool> {
+    joints.iter().find_map(|j| {
+        let k = j.sources.iter().position(|s| s == source)?;
+        joint_boxes(j).map(|b| independent(&b)[k])
+    })
+}
+
+/// The boxes of a joint set as exact sets, when every box is listed and nothing is left
+/// undecided (they are then the whole joint set).
+pub fn joint_boxes(j: &JointReport) -> Option<Vec<Vec<crate::solver::DimSet>>> {
+    if !j.boxes_complete || j.boxes.is_empty() || j.undecided.is_some() {
+        return None;
+    }
+    j.boxes
+        .iter()
+        .map(|b| {
+            b.iter()
+                .map(|f| crate::solver::DimSet::from_segments(f.segments.clone()).ok())
+                .collect::<Option<Vec<_>>>()
+        })
+        .collect()
 }
 
 /// Per size of a joint set given as its disjoint boxes (one set per size, every box listed):
@@ -249,6 +279,10 @@ pub fn check_program_graph(
 pub fn independent(boxes: &[Vec<crate::solver::DimSet>]) -> Vec<bool> {
     let n = boxes.first().map_or(0, Vec::len);
     (0..n)
-        .map(|k| boxes.iter().all(|b| b.len() == n && b[k] == boxes[0][k]))
+        .map(|k| {
+            boxes
+                .iter()
+                .all(|b| b.len() == n && b[k].same_members(&boxes[0][k]))
+        })
         .collect()
 }

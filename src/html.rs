@@ -1644,9 +1644,10 @@ fn guard_list(dims: &[PageDim], top: &[GuardUse]) -> String {
                 }
             )
         };
-        // Guards the others already imply remove nothing beyond them: one folded line.
+        // Guards that remove nothing beyond those listed: one folded line (`folded`: the listed
+        // ones keep exactly the size's accepted values).
         let (implied, kept): (Vec<&GuardReport>, Vec<&GuardReport>) =
-            r.guards.iter().partition(|g| g.redundant);
+            r.guards.iter().partition(|g| g.folded);
         for g in &kept {
             out.push_str(&text(g));
         }
@@ -1884,6 +1885,25 @@ mod tests {
         let mut r2 = r.clone();
         r2["joint"][0]["boxes_complete"] = json!(false);
         assert!(!draw(&r2, "x").contains("class=\"tup\""));
+    }
+
+    #[test]
+    fn guards_folded_are_those_that_remove_nothing_beyond_the_listed_ones() {
+        // timm's mobilevit_xxs (torch 2.15): every guard of h has an exact twin, so all 33 are
+        // redundant, yet together they keep 56 of 417 heights: three are listed, 30 folded.
+        let text = include_str!("../tests/data/messages/mobilevit_xxs_215.txt");
+        let report = crate::solver::diagnose::diagnose_text(text, &Default::default()).unwrap();
+        let h = report.dims.iter().find(|d| d.name == "h").unwrap();
+        assert!(h.guards.iter().all(|g| g.redundant));
+        // Without the report's own list of guards (`guards`), the page lists them per size.
+        let mut v = serde_json::to_value(&report).unwrap();
+        v["guards"] = json!([]);
+        let page = draw(&v, "mobilevit");
+        assert!(
+            page.contains("<summary>30 more guards remove nothing beyond the others</summary>"),
+            "{page}"
+        );
+        assert!(page.contains("<summary>29 more guards remove nothing beyond the others</summary>"));
     }
 
     #[test]

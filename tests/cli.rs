@@ -815,3 +815,87 @@ fn check_reads_a_dispatch_archive() {
     assert_eq!(code, 2);
     assert!(err.contains("--dot and --html draw one program"), "{err}");
 }
+
+/// timm's `mobilevit_xxs` under torch 2.15 (H, W in 96..512): each of h's and w's guards has an
+/// exact twin, so every guard is implied by the others (`redundant`, checked here value by
+/// value), and most remove no value at all. The text lists guards that together keep exactly the
+/// accepted sizes and folds the rest into one line, each of them removing nothing beyond those
+/// listed (checked value by value, with torch's guards parsed from the JSON).
+#[test]
+fn guards_that_remove_nothing_beyond_the_others_fold_into_one_line() {
+    let file = data("mobilevit_xxs_215.txt");
+    let (code, json, err) = run(&["diagnose", "--json", &file], None);
+    assert_eq!(code, 0, "{err}");
+    let (code, text, err) = run(&["diagnose", &file], None);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    for name in ["h", "w"] {
+        let d = v["dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name)
+            .unwrap();
+        let var = d["source"].as_str().unwrap();
+        let (lo, hi) = (
+            d["range"][0].as_i64().unwrap() as i128,
+            d["range"][1].as_i64().unwrap() as i128,
+        );
+        let guards: Vec<_> = d["guards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| dimguard::solver::parse_guard(g["text"].as_str().unwrap()).unwrap())
+            .collect();
+        let n = guards.len();
+        let holds = |i: usize, x: i128| guards[i].holds_at(var, x);
+        let passes_all = |x: i128| (0..n).all(|i| holds(i, x));
+        for i in 0..n {
+            let implied = (lo..=hi).all(|x| holds(i, x) || (0..n).any(|k| k != i && !holds(k, x)));
+            assert_eq!(
+                d["guards"][i]["redundant"],
+                implied,
+                "{name} guard {}",
+                i + 1
+            );
+        }
+        // The size's block of the text: its listed guards and the folded line.
+        let block: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with(&format!("{name} = ")))
+            .take_while(|l| !l.is_empty())
+            .collect();
+        let listed: Vec<usize> = block
+            .iter()
+            .filter_map(|l| l.trim_start().strip_prefix("guard "))
+            .filter_map(|l| l.split_whitespace().next()?.parse::<usize>().ok())
+            .map(|k| k - 1)
+            .collect();
+        let folded_line = block
+            .iter()
+            .find(|l| l.contains("remove nothing beyond the guards above"))
+            .unwrap_or_else(|| panic!("{name}: no folded line in\n{}", block.join("\n")));
+        let folded: Vec<usize> = folded_line
+            .trim_start()
+            .strip_prefix("guards ")
+            .unwrap()
+            .split(" remove")
+            .next()
+            .unwrap()
+            .split(", ")
+            .map(|k| k.parse::<usize>().unwrap() - 1)
+            .collect();
+        assert_eq!(listed.len() + folded.len(), n, "{name}");
+        assert!(listed.len() < n / 4, "{name}: {listed:?} listed");
+        // The listed guards keep exactly the sizes every guard keeps: 56 of 417.
+        let kept = (lo..=hi)
+            .filter(|&x| {
+                let all = passes_all(x);
+                assert_eq!(listed.iter().all(|&i| holds(i, x)), all, "{name} = {x}");
+                all
+            })
+            .count();
+        assert_eq!(kept as u64, d["feasible"]["count"].as_u64().unwrap());
+        assert_eq!(kept, 56);
+    }
+}

@@ -235,7 +235,13 @@ def _audit_rows(data: Mapping[str, Any], exprs: bool = True) -> List[str]:
         c, a = d.get("claimed") or {}, d.get("accepted")
         acc = "undecided" if a is None else ("every claimed size" if a["count"] == c.get("count") else repr(SizeSet(a)))
         if d.get("linked_with") and d.get("with_some_partner"):
-            acc = f"{SizeSet(d['with_some_partner']).count} sizes with some partner (linked)"
+            some = SizeSet(d["with_some_partner"])
+            if d.get("link_excludes_none"):
+                # Every value that passes, passes with every accepted value of the others.
+                kept = "every claimed size" if some.count == c.get("count") else repr(some)
+                acc = f"{kept}, each with every accepted value of the sizes it is linked to; the link excludes none of its values"
+            else:
+                acc = f"{some.count} sizes with some partner (linked)"
         expr = f" = {d.get('expr')}" if exprs else ""
         rows.append(f"{d['input']}[{d['index']}]{expr}: claims {c.get('count')} sizes in {c.get('min')}..{c.get('max')}, accepts {acc}")
     rows.extend(j["summary"] for j in data.get("joint") or [] if j.get("summary"))

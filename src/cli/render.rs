@@ -525,49 +525,6 @@ fn lines(out: &mut String, r: &Report, st: &Style) {
     }
 }
 
-/// Which of a size's guards the text lists: every guard unless all are decided; then those the
-/// others do not imply, plus (in order) implied ones until the guards listed intersect to
-/// exactly the size's set, so that the guards folded remove nothing beyond those listed.
-fn shown_guards(d: &DimReport) -> Vec<bool> {
-    let all = vec![true; d.guards.len()];
-    let (Some([lo, hi]), Some(f)) = (d.range, &d.feasible) else {
-        return all;
-    };
-    let Ok(feasible) = DimSet::from_segments(f.segments.clone()) else {
-        return all;
-    };
-    let Some(sets) = d
-        .guards
-        .iter()
-        .map(|g| g.set.as_ref())
-        .collect::<Option<Vec<_>>>()
-    else {
-        return all;
-    };
-    let mut shown: Vec<bool> = d.guards.iter().map(|g| !g.redundant).collect();
-    let meet = |shown: &[bool]| -> Option<DimSet> {
-        let mut acc = DimSet::interval(lo, hi);
-        for (s, _) in sets.iter().zip(shown).filter(|(_, k)| **k) {
-            acc = acc.intersect(s).ok()?;
-        }
-        Some(acc)
-    };
-    loop {
-        let m = match meet(&shown) {
-            Some(m) if m == feasible => return shown,
-            Some(m) => m,
-            None => return all,
-        };
-        // Add the first implied guard that removes something from what the listed ones keep.
-        let next = (0..d.guards.len())
-            .find(|&k| !shown[k] && m.intersect(sets[k]).is_ok_and(|n| n.count() < m.count()));
-        match next {
-            Some(k) => shown[k] = true,
-            None => return all,
-        }
-    }
-}
-
 fn row(out: &mut String, label: &str, text: &str, st: &Style) {
     let mut lines = text.lines();
     let _ = writeln!(
@@ -628,7 +585,7 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             row(out, "feasible", &segments_text(f), st);
         }
     }
-    let shown = shown_guards(d);
+    let shown: Vec<bool> = d.guards.iter().map(|g| !g.folded).collect();
     for (i, g) in d.guards.iter().enumerate() {
         if !shown[i] {
             continue;
@@ -642,7 +599,22 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             None => g.method.to_string(),
         };
         let red = if g.redundant {
-            format!(" {}", st.dim("(redundant)"))
+            // Implied by guards that require exactly the same values: say which, so that a
+            // guard listed (and needed among those listed) does not read as one to drop.
+            let twins: Vec<String> = match &g.set {
+                Some(s) => (0..d.guards.len())
+                    .filter(|&k| k != i)
+                    .filter(|&k| d.guards[k].set.as_ref().is_some_and(|t| s.same_members(t)))
+                    .map(|k| (k + 1).to_string())
+                    .collect(),
+                None => vec![],
+            };
+            let why = match twins.as_slice() {
+                [] => "(redundant)".to_string(),
+                [k] => format!("(redundant: guard {k} requires the same)"),
+                _ => format!("(redundant: guards {} require the same)", twins.join(", ")),
+            };
+            format!(" {}", st.dim(&why))
         } else {
             String::new()
         };
@@ -952,7 +924,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                 };
                 // Linked, but the link excludes none of its values: its values that pass, pass
                 // with every accepted value of the others.
-                let free = some.is_some() && free_in(&r.joint, &d.source);
+                let free = some.is_some() && d.sides.link_excludes_none == Some(true);
                 let verdict = if free {
                     let n = d.sides.with_some_partner.as_ref().map_or(0, |f| f.count);
                     let ex: Vec<String> =
@@ -1030,7 +1002,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
         }
         if !d.linked_with.is_empty() {
             let every = match (&d.sides.with_some_partner, &d.accepted) {
-                (Some(_), _) if free_in(&r.joint, &d.source) => {
+                (Some(_), _) if d.sides.link_excludes_none == Some(true) => {
                     "; the link excludes none of its values".to_string()
                 }
                 (Some(f), Some(a)) if f.count == a.count => {
@@ -1151,33 +1123,6 @@ pub fn check(r: &CheckReport, color: bool) -> String {
 
 /// Every joint set (`check`'s `joint`, `diagnose`'s and `verify`'s `joint_sets`): the answer in
 /// a sentence, the accepted combinations, the largest sound box, real failing tuples.
-/// The boxes of a joint set as exact sets, when every box is listed and nothing is left
-/// undecided (they are then the whole joint set).
-fn joint_boxes(j: &JointReport) -> Option<Vec<Vec<DimSet>>> {
-    if !j.boxes_complete || j.boxes.is_empty() || j.undecided.is_some() {
-        return None;
-    }
-    j.boxes
-        .iter()
-        .map(|b| {
-            b.iter()
-                .map(|f| DimSet::from_segments(f.segments.clone()).ok())
-                .collect::<Option<Vec<_>>>()
-        })
-        .collect()
-}
-
-/// Whether the size with this source is linked but independent of the others in its joint set
-/// (the link excludes none of its values).
-fn free_in(joints: &[JointReport], source: &str) -> bool {
-    joints.iter().any(|j| {
-        let Some(k) = j.sources.iter().position(|s| s == source) else {
-            return false;
-        };
-        joint_boxes(j).is_some_and(|b| dimguard::api::independent(&b)[k])
-    })
-}
-
 /// A set in a few words: `224..227`, `64..512 step 32`, or its first segments.
 fn set_words(s: &DimSet) -> String {
     match s.as_progression() {
@@ -1260,7 +1205,7 @@ fn joint_sets(
                 st,
             );
         }
-        if let Some(boxes) = joint_boxes(j) {
+        if let Some(boxes) = dimguard::api::joint_boxes(j) {
             let free = dimguard::api::independent(&boxes);
             if free.iter().all(|f| *f) && !j.equal.is_empty() {
                 row(

@@ -370,6 +370,8 @@ pub fn check_graph(
                 example_box_side: m
                     .and_then(|m| m.example_side.as_ref())
                     .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
+                // Filled by `dimguard::api::check_program` from the joint boxes.
+                link_excludes_none: None,
             },
             same_as: alias
                 .get(&i.source)

@@ -142,8 +142,15 @@ impl Sheet {
     pub fn narrow_to(&mut self, input: &str, index: usize, name: &str, p: &Progression) {
         let here = format!("{input}[{index}]");
         let before = (self.roots.clone(), self.entries.clone());
+        let sizes = |s: &Sheet| s.entry(input, index).and_then(|e| s.admitted(&e.value));
+        let sizes_before = sizes(self);
         if self.narrow(input, index, name, p) {
-            if (&self.roots, &self.entries) == (&before.0, &before.1) {
+            // The same sizes in another form (`Dim.AUTO(min=96, max=512)` become a `Dim` of
+            // 96..512): a guard that removes none of them narrows nothing.
+            let same_sizes = sizes_before
+                .zip(sizes(self))
+                .is_some_and(|(a, b)| a.same_members(&b));
+            if same_sizes || (&self.roots, &self.entries) == (&before.0, &before.1) {
                 // Every size the spec gives already passes: nothing narrowed, nothing to say.
             } else if p.count() == 1 {
                 self.notes
@@ -379,6 +386,7 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::DimSet;
 
     fn read(text: &str) -> Sheet {
         crate::spec::read(text).unwrap()
@@ -433,6 +441,44 @@ mod tests {
         assert_eq!(
             s.code(),
             "from torch.export import Dim\n\nbatch = Dim('batch', min=1, max=32)\nh = 224\n\ndynamic_shapes = {\"a\": {0: batch, 2: h}, \"b\": {2: h}}"
+        );
+    }
+
+    #[test]
+    fn a_progression_holding_every_size_of_the_entry_is_not_called_narrowing() {
+        // Dim.AUTO over 96..512 and every size passes (a guard true on the whole range): the
+        // entry becomes a Dim of the same sizes, with no "narrowed to 417 values" note.
+        let mut s = read("dynamic_shapes = {'x': {2: Dim.AUTO}}\n");
+        s.entries[0].value = Value::Auto {
+            min: Some(96),
+            max: Some(512),
+        };
+        let all = Progression {
+            lo: 96,
+            hi: 512,
+            modulus: 1,
+            residue: 0,
+        };
+        s.narrow_to("x", 2, "h", &all);
+        let e = s.entry("x", 2).unwrap();
+        let admitted = s.admitted(&e.value).unwrap();
+        assert!(admitted.same_members(&DimSet::interval(96, 512)), "{e:?}");
+        assert!(s.notes.is_empty(), "{:?}", s.notes);
+        // A progression that removes sizes still says so.
+        s.narrow_to(
+            "x",
+            2,
+            "h",
+            &Progression {
+                lo: 96,
+                hi: 512,
+                modulus: 8,
+                residue: 0,
+            },
+        );
+        assert_eq!(
+            s.notes,
+            ["x[2]: narrowed to 53 values in 96..512 ≡ 0 (mod 8)"]
         );
     }
 

@@ -516,6 +516,11 @@ pub struct LinkedSides {
     /// (torch refuses a spec that excludes its example inputs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub example_box_side: Option<Suggestion>,
+    /// `check`'s `dims[]`, for a linked size whose group lists every box of its joint set:
+    /// whether the link excludes none of its values (the joint set is its side times the
+    /// others': each of its values that passes, passes with every accepted combination of theirs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_excludes_none: Option<bool>,
 }
 
 /// The contract's `feasible` form (read back by the `--html` page: [`Feasible::set`]).
@@ -596,8 +601,16 @@ pub struct GuardReport {
     pub requires: String,
     /// How many values of the range it removes.
     pub removes: Option<u128>,
-    /// Whether the other guards already imply it.
+    /// Whether the other guards already imply it (two guards that require the same values are
+    /// both redundant: each is implied by the other).
     pub redundant: bool,
+    /// Whether the text and the page fold it into one line: the guards of its size that are not
+    /// folded keep exactly the size's accepted values, so it removes nothing beyond them. Those
+    /// listed are the guards no other implies, then, in order, implied ones that narrow what the
+    /// listed ones keep. Present (true) only when folded; never when a guard of the size is
+    /// undecided or decided jointly.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub folded: bool,
     /// `"periodic"`, `"enumeration"`, `"z3"` or `"undecided"`.
     pub method: GuardMethod,
     /// The period used by the periodic method.

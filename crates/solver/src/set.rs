@@ -458,6 +458,23 @@ impl DimSet {
         DimSet::interval(lo, hi).difference(self)
     }
 
+    /// Whether the two sets have the same members. `==` compares representations, which are not
+    /// unique, so it may call two equal sets different:
+    ///
+    /// ```
+    /// use dimguard_solver::DimSet;
+    /// let blocks = DimSet::from_values((121..=512).filter(|h| matches!(h % 64, 0 | 57..=63)));
+    /// let periodic = DimSet::progression(121, 512, 64, 57)
+    ///     .union(&DimSet::progression(121, 512, 64, 58)).unwrap();
+    /// let periodic = (59..=64).try_fold(periodic, |s, r| s.union(&DimSet::progression(121, 512, 64, r))).unwrap();
+    /// assert!(blocks.same_members(&periodic));
+    /// assert!(!blocks.same_members(&DimSet::interval(121, 128)));
+    /// ```
+    /// A set operation that fails (past the budget) answers false.
+    pub fn same_members(&self, other: &DimSet) -> bool {
+        self.count() == other.count() && self.is_subset(other).unwrap_or(false)
+    }
+
     /// Whether every member of `self` is a member of `other`.
     pub fn is_subset(&self, other: &DimSet) -> Result<bool, Error> {
         Ok(self.difference(other)?.is_empty())

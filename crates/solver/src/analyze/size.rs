@@ -154,6 +154,7 @@ pub(crate) fn dim_report(
                 .map_or_else(|| "not decided".into(), |s| describe(s, lo, hi, &d.name)),
             removes: set.as_ref().map(|s| domain.count() - s.count()),
             redundant: false,
+            folded: false,
             method,
             period,
             provenance: g.provenance.clone(),
@@ -211,7 +212,49 @@ pub(crate) fn dim_report(
         .filter(|g| g.atoms().iter().all(|a| **a == *var))
         .collect();
     conclude(&mut r, d, &feasible, Some(&own), proof, msg, opts);
+    fold(&mut r, &domain, &feasible);
     r
+}
+
+/// Marks the guards that remove nothing beyond the others ([`GuardReport::folded`]): lists those
+/// the others do not imply, then (in order) implied ones that narrow what the listed ones keep,
+/// until the listed guards keep exactly `feasible`; folds the rest. Folds nothing when a guard is
+/// undecided (no set) or a set operation fails.
+fn fold(r: &mut DimReport, domain: &DimSet, feasible: &DimSet) {
+    let Some(sets) = r
+        .guards
+        .iter()
+        .map(|g| g.set.as_ref())
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    let mut listed: Vec<bool> = r.guards.iter().map(|g| !g.redundant).collect();
+    loop {
+        let mut kept = domain.clone();
+        for (s, _) in sets.iter().zip(&listed).filter(|(_, l)| **l) {
+            match kept.intersect(s) {
+                Ok(k) => kept = k,
+                Err(_) => return,
+            }
+        }
+        if kept.same_members(feasible) {
+            break;
+        }
+        let next = (0..sets.len()).find(|&k| {
+            !listed[k]
+                && kept
+                    .intersect(sets[k])
+                    .is_ok_and(|n| n.count() < kept.count())
+        });
+        match next {
+            Some(k) => listed[k] = true,
+            None => return,
+        }
+    }
+    for (g, l) in r.guards.iter_mut().zip(listed) {
+        g.folded = !l;
+    }
 }
 
 /// A dimension's answer from its exact accepted set `feasible` (inside its range): status,
