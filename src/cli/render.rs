@@ -1259,28 +1259,24 @@ fn joint_sets(
                 }
             }
         }
-        if !j.rejected_examples.is_empty() {
-            let ex: Vec<String> = j
-                .rejected_examples
+        // Concrete tuples of the joint set and outside it (the failing ones re-checked against
+        // every guard). The tuples name their order (the summary may list the sizes otherwise).
+        let order = format!("({})", j.dims.join(", "));
+        let tuples = |ts: &[Vec<i128>]| -> String {
+            let ex: Vec<String> = ts
                 .iter()
                 .map(|t| {
-                    format!(
-                        "({})",
-                        t.iter()
-                            .map(|x| x.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
+                    let v: Vec<String> = t.iter().map(|x| x.to_string()).collect();
+                    format!("({})", v.join(", "))
                 })
                 .collect();
-            // The tuples name their order (the summary above may list the sizes otherwise).
-            let order = format!("({})", j.dims.join(", "));
-            row(
-                out,
-                "fail",
-                &st.red(&format!("{order} e.g. {}", ex.join(", "))),
-                st,
-            );
+            format!("{order} e.g. {}", ex.join(", "))
+        };
+        if !j.accepted_examples.is_empty() {
+            row(out, "pass", &st.green(&tuples(&j.accepted_examples)), st);
+        }
+        if !j.rejected_examples.is_empty() {
+            row(out, "fail", &st.red(&tuples(&j.rejected_examples)), st);
         }
         if let Some(u) = &j.undecided {
             row(
