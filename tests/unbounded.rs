@@ -363,15 +363,40 @@ fn two_stems_print_one_tied_spec_in_every_form() {
     assert_eq!(specs[0], specs[2], "check and TORCH_TRACE differ");
 }
 
-/// The Swin-style window attention (4x4 patches, padded to a multiple of the 7x7 window),
-/// exported with `Dim.AUTO` and no bounds: 115 guards, identities of the padding
-/// (`16*b*Pw*Ph == 784*b*(Pw//7)*(Ph//7)`) among them. Decided without Z3 (the guards in normal
-/// form, `linked::normalize`), and exact: near the small corner, at 2^20 and at 2^40, every
-/// tuple is in the joint set exactly when every guard of the program holds there.
-#[test]
-fn window7_is_decided_without_z3_and_exact_by_brute_force() {
-    use dimguard::solver::{parse_guard, DimSet, Expr};
-    let p = dimguard::graph::load(root("tests/data/pt2/window7_unbounded.pt2").as_ref()).unwrap();
+/// A program's one linked group over `x`'s batch, H and W, by `check` without Z3 (asserted
+/// decided, its boxes complete), and the program's guards to judge it by.
+struct Brute {
+    boxes: Vec<Vec<dimguard::solver::DimSet>>,
+    guards: Vec<dimguard::solver::Expr>,
+    /// Where the batch, H and W sit in a tuple of the joint set.
+    at: [usize; 3],
+}
+
+impl Brute {
+    /// Whether every guard of the program holds at (b, h, w), the exact evaluator's answer,
+    /// after asserting that the joint set says the same.
+    fn agrees_at(&self, b: i128, h: i128, w: i128) -> bool {
+        let mut t = vec![0; 3];
+        (t[self.at[0]], t[self.at[1]], t[self.at[2]]) = (b, h, w);
+        let env = |s: &str| match s {
+            "L['x'].size()[0]" => Some(b),
+            "L['x'].size()[2]" => Some(h),
+            "L['x'].size()[3]" => Some(w),
+            _ => None,
+        };
+        let truth = self.guards.iter().all(|g| g.truth(&env) == Ok(true));
+        let said = self
+            .boxes
+            .iter()
+            .any(|bx| bx.iter().zip(&t).all(|(s, &v)| s.contains(v)));
+        assert_eq!(said, truth, "(b, h, w) = ({b}, {h}, {w})");
+        truth
+    }
+}
+
+fn decided_without_z3(rel: &str) -> (dimguard::graph::CheckReport, Brute) {
+    use dimguard::solver::{parse_guard, DimSet};
+    let p = dimguard::graph::load(root(rel).as_ref()).unwrap();
     let r = dimguard::graph::check(&p, false).unwrap();
     assert_eq!(
         r.joint.len(),
@@ -382,7 +407,7 @@ fn window7_is_decided_without_z3_and_exact_by_brute_force() {
     let j = &r.joint[0];
     assert!(j.undecided.is_none(), "{:?}", j.undecided);
     assert!(j.boxes_complete);
-    let boxes: Vec<Vec<DimSet>> = j
+    let boxes = j
         .boxes
         .iter()
         .map(|b| {
@@ -391,17 +416,28 @@ fn window7_is_decided_without_z3_and_exact_by_brute_force() {
                 .collect()
         })
         .collect();
-    let guards: Vec<Expr> = p
+    let guards = p
         .guards_code
         .iter()
         .map(|g| parse_guard(g).unwrap())
         .collect();
     let at = |s: &str| j.sources.iter().position(|x| x == s).unwrap();
-    let (ib, ih, iw) = (
+    let at = [
         at("L['x'].size()[0]"),
         at("L['x'].size()[2]"),
         at("L['x'].size()[3]"),
-    );
+    ];
+    (r, Brute { boxes, guards, at })
+}
+
+/// The Swin-style window attention (4x4 patches, padded to a multiple of the 7x7 window),
+/// exported with `Dim.AUTO` and no bounds: 115 guards, identities of the padding
+/// (`16*b*Pw*Ph == 784*b*(Pw//7)*(Ph//7)`) among them. Decided without Z3 (the guards in normal
+/// form, `linked::normalize`), and exact: near the small corner, at 2^20 and at 2^40, every
+/// tuple is in the joint set exactly when every guard of the program holds there.
+#[test]
+fn window7_is_decided_without_z3_and_exact_by_brute_force() {
+    let (r, brute) = decided_without_z3("tests/data/pt2/window7_unbounded.pt2");
     let (mut pass, mut fail) = (0, 0);
     for (b0, h0, w0, n) in [
         (2i128, 4i128, 4i128, 64i128),
@@ -411,20 +447,7 @@ fn window7_is_decided_without_z3_and_exact_by_brute_force() {
         for b in [b0, b0 + 1] {
             for h in h0..h0 + n {
                 for w in w0..w0 + n {
-                    let mut t = vec![0; 3];
-                    (t[ib], t[ih], t[iw]) = (b, h, w);
-                    let env = |s: &str| match s {
-                        "L['x'].size()[0]" => Some(b),
-                        "L['x'].size()[2]" => Some(h),
-                        "L['x'].size()[3]" => Some(w),
-                        _ => None,
-                    };
-                    let truth = guards.iter().all(|g| g.truth(&env) == Ok(true));
-                    let said = boxes
-                        .iter()
-                        .any(|bx| bx.iter().zip(&t).all(|(s, &v)| s.contains(v)));
-                    assert_eq!(said, truth, "(b, h, w) = ({b}, {h}, {w})");
-                    if truth {
+                    if brute.agrees_at(b, h, w) {
                         pass += 1;
                     } else {
                         fail += 1;
@@ -477,52 +500,13 @@ fn window7_prints_one_spec_in_every_form() {
 /// exact evaluator), and every run of the program agrees.
 #[test]
 fn swin_t_unbounded_is_decided_without_z3_exact_and_agrees_with_the_program() {
-    use dimguard::solver::{parse_guard, DimSet, Expr};
     let pt2 = root("tests/data/pt2/swin_t_unbounded.pt2");
-    let p = dimguard::graph::load(pt2.as_ref()).unwrap();
-    let r = dimguard::graph::check(&p, false).unwrap();
-    assert_eq!(r.joint.len(), 1);
-    let j = &r.joint[0];
-    assert!(j.undecided.is_none(), "{:?}", j.undecided);
-    assert!(j.boxes_complete);
-    let boxes: Vec<Vec<DimSet>> = j
-        .boxes
-        .iter()
-        .map(|b| {
-            b.iter()
-                .map(|f| DimSet::from_segments(f.segments.clone()).unwrap())
-                .collect()
-        })
-        .collect();
-    let guards: Vec<Expr> = p
-        .guards_code
-        .iter()
-        .map(|g| parse_guard(g).unwrap())
-        .collect();
-    let at = |s: &str| j.sources.iter().position(|x| x == s).unwrap();
-    let (ib, ih, iw) = (
-        at("L['x'].size()[0]"),
-        at("L['x'].size()[2]"),
-        at("L['x'].size()[3]"),
-    );
+    let (r, brute) = decided_without_z3("tests/data/pt2/swin_t_unbounded.pt2");
     let (mut pass, mut fail) = (0, 0);
     for b in [2i128, 3, 1 << 20, 1 << 40] {
         for h in 220..=230 {
             for w in [223, 224, 225, 227, 228, 231] {
-                let mut t = vec![0; 3];
-                (t[ib], t[ih], t[iw]) = (b, h, w);
-                let env = |s: &str| match s {
-                    "L['x'].size()[0]" => Some(b),
-                    "L['x'].size()[2]" => Some(h),
-                    "L['x'].size()[3]" => Some(w),
-                    _ => None,
-                };
-                let truth = guards.iter().all(|g| g.truth(&env) == Ok(true));
-                let said = boxes
-                    .iter()
-                    .any(|bx| bx.iter().zip(&t).all(|(s, &v)| s.contains(v)));
-                assert_eq!(said, truth, "(b, h, w) = ({b}, {h}, {w})");
-                if truth {
+                if brute.agrees_at(b, h, w) {
                     pass += 1;
                 } else {
                     fail += 1;

@@ -143,8 +143,9 @@ def test_the_patch16_ranges_check_prints_export_as_dim_dynamic_and_run_at_their_
 @pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
-    reason="torch claims batch 2.. (its 0/1 convention) but the program runs at batch 1, which check "
-    "reports as rejected",
+    reason="torch claims batch 2.. (its 0/1 convention: a program traced at 2 or more may have "
+    "assumed no broadcasting) and does not check that minimum at run time, so the program runs at "
+    "batch 1; check answers for the claimed range and reports batch 1 as outside it",
 )
 def test_a_batch_of_1_is_reported_as_the_program_runs_it():
     report, code, spec = _check_spec()
