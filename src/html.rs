@@ -1116,8 +1116,12 @@ fn joint_section(report: &Page, joints: &[Joint]) -> String {
                 esc(&u.reason)
             );
         }
-        let fails: Vec<String> =
-            j.v.rejected_examples
+        // A few tuples of the joint set and outside it (as the text's `pass` and `fail` rows).
+        for (word, ts) in [
+            ("pass", &j.v.accepted_examples),
+            ("fail", &j.v.rejected_examples),
+        ] {
+            let shown: Vec<String> = ts
                 .iter()
                 .take(3)
                 .map(|t| {
@@ -1125,13 +1129,14 @@ fn joint_section(report: &Page, joints: &[Joint]) -> String {
                     format!("({})", vals.join(", "))
                 })
                 .collect();
-        if !fails.is_empty() {
-            let _ = write!(
-                out,
-                "<li>fail, e.g. ({}) = {}</li>",
-                esc(&j.names.join(", ")),
-                esc(&fails.join(", "))
-            );
+            if !shown.is_empty() {
+                let _ = write!(
+                    out,
+                    "<li>{word}, e.g. ({}) = {}</li>",
+                    esc(&j.names.join(", ")),
+                    esc(&shown.join(", "))
+                );
+            }
         }
         out.push_str("</ul>");
         match j.group() {
@@ -1961,6 +1966,7 @@ mod tests {
         j["sources"] = json!(["L['x'].size()[2]", "L['x'].size()[3]", "L['x'].size()[0]"]);
         j["summary"] = json!("joint summary");
         j["rejected_examples"] = json!([[1, 1, 1]]);
+        j["accepted_examples"] = json!([[4, 4, 1], [5, 4, 2]]);
         let r = json!({"dims": [
             linked(0, "L['x'].size()[2]", [1, 8], seg(1, 8)),
             linked(2, "L['x'].size()[0]", [1, 10], seg(4, 7))],
@@ -1982,6 +1988,9 @@ mod tests {
         // Linked sizes' strips mark the values that pass with some partner.
         assert_eq!(page.matches("class=\"acc\"").count(), 8 + 4);
         assert!(page.contains("<summary>1 guard over several sizes"));
+        // Tuples that pass beside those that fail, in the joint set's order.
+        assert!(page.contains("<li>pass, e.g. (x_2, x_3, x_0) = (4, 4, 1), (5, 4, 2)</li>"));
+        assert!(page.contains("<li>fail, e.g. (x_2, x_3, x_0) = (1, 1, 1)</li>"));
     }
 
     #[test]
