@@ -449,7 +449,31 @@ pub fn check_graph(
                             None => None,
                         };
                         if let Some(s) = side.or(d.suggestions.first()) {
-                            block.code(&s.code);
+                            // A plain range over which a guard of this size alone holds at
+                            // every size but value ranges cannot show it: torch refuses a
+                            // `Dim` there ("Not all values ... satisfy the generated guard"),
+                            // and takes the same range as `Dim.DYNAMIC(min=.., max=..)`.
+                            let hi = (s.hi < dimguard_solver::SIZE_MAX).then_some(s.hi);
+                            let ranges = BTreeMap::from([(
+                                i.source.as_str(),
+                                (s.lo, hi.unwrap_or(dimguard_solver::SIZE_MAX)),
+                            )]);
+                            let undecidable = s.modulus == 1
+                                && s.count > 1
+                                && guards.iter().any(|g| {
+                                    let atoms = g.atoms();
+                                    atoms.len() == 1
+                                        && atoms.iter().all(|a| **a == *i.source)
+                                        && !dimguard_solver::shown_true(g, &ranges)
+                                });
+                            if undecidable {
+                                block.code(&format!(
+                                    "{py} = {}",
+                                    python::dynamic_hint(Some(s.lo), hi)
+                                ));
+                            } else {
+                                block.code(&s.code);
+                            }
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }
                     }

@@ -322,6 +322,17 @@ pub fn value_range(e: &Expr, ranges: &BTreeMap<&str, (i128, i128)>) -> Option<(i
     }
 }
 
+/// Whether interval bounds show the condition `e` true at every point of the box `ranges`
+/// (inclusive). torch decides the guards of a `Dim`'s range the same way (value ranges), so a
+/// guard true at every size that this cannot show is one torch refuses a `Dim` for.
+pub fn shown_true(e: &Expr, ranges: &BTreeMap<&str, (i128, i128)>) -> bool {
+    let env = ranges
+        .iter()
+        .map(|(k, &(lo, hi))| (*k, Bounds::range(lo, hi)))
+        .collect();
+    matches!(truth(e, &env), Tri::True)
+}
+
 /// Whether the condition `e` holds at every point of the box `env`, fails at every point, or
 /// neither (see the module's rules; anything without one is [`Tri::Unknown`]).
 pub fn truth(e: &Expr, env: &BTreeMap<&str, Bounds>) -> Tri {

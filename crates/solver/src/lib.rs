@@ -63,7 +63,7 @@ mod types;
 // core: exact arithmetic, expressions, sets, budgets, errors.
 pub mod budget;
 pub mod expr;
-pub use bounds::value_range;
+pub use bounds::{shown_true, value_range};
 pub use compiled::{recheck, Compiled, RECHECK_LIMIT};
 pub use error::{Error, ParseError};
 pub use expr::{EvalError, Value};

@@ -161,6 +161,12 @@ pub fn auto_hint(min: Option<i128>, max: Option<i128>) -> String {
     }
 }
 
+/// `Dim.DYNAMIC(min=.., max=..)`: a size torch keeps dynamic over the range and checks at run
+/// time where its solver cannot decide a guard (where it refuses a `Dim`).
+pub fn dynamic_hint(min: Option<i128>, max: Option<i128>) -> String {
+    auto_hint(min, max).replacen("Dim.AUTO", "Dim.DYNAMIC", 1)
+}
+
 /// `Dim.STATIC`.
 pub const STATIC: &str = "Dim.STATIC";
 

@@ -37,8 +37,8 @@ fn definition_error(kind: &FixKind, roots: &HashSet<&str>, code: &str) -> Option
         FixKind::Derived { root, .. } if !roots.contains(root.as_str()) => Some(format!(
             "`{root}` is not defined as a Dim (define it first: `{root} = Dim('{root}', min=.., max=..)`)"
         )),
-        FixKind::Other if code.contains("Dim") => Some(
-            "not a Dim dimguard understands: expected `Dim('h', min=LO, max=HI)`, `M*_h + R`, an int, `Dim.AUTO` or `Dim.STATIC`".into(),
+        FixKind::Other if code.contains("Dim") && bounded_hint(code).is_none() => Some(
+            "not a Dim dimguard understands: expected `Dim('h', min=LO, max=HI)`, `M*_h + R`, an int, `Dim.AUTO(min=.., max=..)`, `Dim.DYNAMIC(min=.., max=..)` or `Dim.STATIC`".into(),
         ),
         _ => None,
     }
@@ -148,7 +148,7 @@ pub fn read(text: &str) -> Result<Sheet, Error> {
             });
             continue;
         }
-        match value_of(kind, name, &consts) {
+        match value_of(kind, name, &consts).or_else(|| bounded_hint(text)) {
             Some(value) => sheet.names.push(Named {
                 name: name.clone(),
                 value,
@@ -161,6 +161,22 @@ pub fn read(text: &str) -> Result<Sheet, Error> {
         sheet.dict = true;
     }
     Ok(sheet)
+}
+
+/// `Dim.AUTO(min=.., max=..)` or `Dim.DYNAMIC(min=.., max=..)` (what `check` prints for a size
+/// whose guards torch cannot decide over a `Dim`'s range): the hint's bounds.
+fn bounded_hint(code: &str) -> Option<Value> {
+    let node = crate::parse::parse(code).ok()?;
+    let crate::parse::Node::Call { func, kwargs, .. } = &node.node else {
+        return None;
+    };
+    let hint = ["Dim.AUTO", "Dim.DYNAMIC"]
+        .iter()
+        .any(|h| func == h || func.ends_with(&format!(".{h}")));
+    hint.then(|| Value::Auto {
+        min: crate::syntax::int_kwarg(code, kwargs, "min"),
+        max: crate::syntax::int_kwarg(code, kwargs, "max"),
+    })
 }
 
 /// What a definition that is no root `Dim` says: a derived dim of a root (of an int: that
@@ -509,6 +525,17 @@ mod tests {
         );
         assert_eq!(s.lookup("w", None).unwrap().admitted, None);
         assert!(!s.dict && s.entries.is_empty());
+        // The bounded hints `check` prints where torch refuses a Dim.
+        let s = read("h = Dim.DYNAMIC(min=48)\nw = torch.export.Dim.AUTO(min=4, max=9)\n").unwrap();
+        assert_eq!(
+            s.lookup("h", None).unwrap().admitted,
+            Some(DimSet::interval(48, SIZE_MAX))
+        );
+        assert_eq!(
+            s.lookup("w", None).unwrap().admitted,
+            Some(DimSet::interval(4, 9))
+        );
+        assert!(s.unrecognized.is_empty(), "{:?}", s.unrecognized);
     }
 
     #[test]
