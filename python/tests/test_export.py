@@ -509,3 +509,20 @@ def test_a_batch_linked_to_sizes_that_become_static_keeps_the_users_range():
         x = torch.randn(b, 3, 224, 224)
         assert rep.accepts({"x": tuple(x.shape)}), b
         assert torch.allclose(ep.module()(x), model(x), atol=1e-5), b
+
+
+def test_torch_refusing_the_example_itself_is_read_as_that():
+    """torch 2.15's refusal of an example outside the spec it was given ("256 not in range [121,
+    128]", raised here for real) is read as the example's size and the spec's range (the loop then
+    says so and changes nothing), not as an error it cannot read."""
+    ex = sys.modules["dimguard.export"]
+
+    class Double(nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    with pytest.raises(Exception) as info:
+        torch.export.export(Double(), (torch.randn(1, 3, 256, 8),), dynamic_shapes={"x": {2: Dim("h", min=121, max=128)}})
+    text = dimguard._text(info.value)
+    assert ex._range_error(text) == (256, 121, 128), text
+    assert ex._range_error("Not all values of h = L['x'].size()[2] in the specified range satisfy") is None
