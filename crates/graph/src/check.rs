@@ -454,18 +454,18 @@ pub fn check_graph(
                             // `Dim` there ("Not all values ... satisfy the generated guard"),
                             // and takes the same range as `Dim.DYNAMIC(min=.., max=..)`.
                             let hi = (s.hi < dimguard_solver::SIZE_MAX).then_some(s.hi);
-                            let ranges = BTreeMap::from([(
-                                i.source.as_str(),
-                                (s.lo, hi.unwrap_or(dimguard_solver::SIZE_MAX)),
-                            )]);
-                            let undecidable = s.modulus == 1
-                                && s.count > 1
-                                && guards.iter().any(|g| {
+                            let undecidable = s.modulus == 1 && s.count > 1 && {
+                                let ranges = BTreeMap::from([(
+                                    i.source.as_str(),
+                                    (s.lo, hi.unwrap_or(dimguard_solver::SIZE_MAX)),
+                                )]);
+                                guards.iter().any(|g| {
                                     let atoms = g.atoms();
                                     atoms.len() == 1
                                         && atoms.iter().all(|a| **a == *i.source)
                                         && !dimguard_solver::shown_true(g, &ranges)
-                                });
+                                })
+                            };
                             if undecidable {
                                 block.code(&format!(
                                     "{py} = {}",

@@ -41,8 +41,10 @@ struct G<'e> {
     pass: f64,
 }
 
-fn truth(m: &mut Machine, g: &G, names: &[String]) -> bool {
-    if let Some(n) = g.node {
+/// Whether the guard `expr` (compiled at `node`, when it compiles) holds at the machine's
+/// values: the graph where it decides, else the exact evaluator.
+fn truth(m: &mut Machine, node: Option<u32>, expr: &Expr, names: &[String]) -> bool {
+    if let Some(n) = node {
         match m.eval(n) {
             Ok(v) => return v != 0,
             Err(Fail::Raises) => return false,
@@ -51,7 +53,7 @@ fn truth(m: &mut Machine, g: &G, names: &[String]) -> bool {
     }
     let vars = &m.vars;
     let env = |a: &str| names.iter().position(|n| n == a).map(|i| vars[i]);
-    matches!(g.expr.eval(&env).and_then(Value::truth), Ok(true))
+    matches!(expr.eval(&env).and_then(Value::truth), Ok(true))
 }
 
 /// Every guard of a group evaluated at tuples of its sizes (the re-checks of a joint answer:
@@ -83,15 +85,9 @@ impl<'e> TupleCheck<'e> {
         for (i, &v) in t.iter().enumerate() {
             m.set(i, i, v);
         }
-        self.guards.iter().all(|&(expr, node)| {
-            let g = G {
-                expr,
-                node,
-                mask: 0,
-                pass: 0.0,
-            };
-            truth(&mut m, &g, &self.names)
-        })
+        self.guards
+            .iter()
+            .all(|&(expr, node)| truth(&mut m, node, expr, &self.names))
     }
 }
 
@@ -239,7 +235,7 @@ impl Search<'_, '_> {
 
     fn pass(&mut self, level: usize) -> bool {
         for g in &self.at_level[level] {
-            if !truth(&mut self.m, g, self.names) {
+            if !truth(&mut self.m, g.node, g.expr, self.names) {
                 return false;
             }
         }
@@ -435,7 +431,7 @@ pub(super) fn search(
                 m.set(i, i, v);
             }
             for (j, g) in gs.iter().enumerate() {
-                if g.node.is_some() && truth(&mut m, g, names) {
+                if g.node.is_some() && truth(&mut m, g.node, g.expr, names) {
                     passed[j] += 1;
                 }
             }
