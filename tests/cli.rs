@@ -899,3 +899,32 @@ fn guards_that_remove_nothing_beyond_the_others_fold_into_one_line() {
         assert_eq!(kept, 56);
     }
 }
+
+/// `check --at`: the program's verdict on a shape, in text and JSON; a bad shape is an input
+/// error (exit 2) that says the form it wants.
+#[test]
+fn check_at_gives_the_programs_verdict() {
+    let program = format!(
+        "{}/tests/data/pt2/assert_async.pt2",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let verdict = |shape: &str| {
+        let (code, out, err) = run(&["check", &program, "--at", shape, "--json"], None);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<Value>(&out).unwrap()
+    };
+    // x is [1, s] with a run-time assert s % 3 == 0 (s in 2..64).
+    for s in 2..=64 {
+        let v = verdict(&format!("x:1x{s}"));
+        assert_eq!(v["accepted"], Value::Bool(s % 3 == 0), "{s}: {v}");
+    }
+    let v = verdict("x:2x30");
+    assert_eq!(v["accepted"], Value::Bool(false));
+    assert!(v["reason"].as_str().unwrap().contains("fixed at 1"), "{v}");
+    let (code, out, _) = run(&["check", &program, "--at", "x:1x31"], None);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("rejected: the run-time assert"), "{out}");
+    let (code, _, err) = run(&["check", &program, "--at", "x=1,31"], None);
+    assert_eq!(code, 2);
+    assert!(err.contains("NAME:1x3x520x960"), "{err}");
+}

@@ -18,7 +18,7 @@ import os
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
-from ._results import CheckReport, Diagnosis, Profiles, Record, SizeSet, Verification
+from ._results import CheckReport, Diagnosis, Profiles, Record, SizeSet, Undecided, Verification
 
 __version__: str = _native.__version__
 
@@ -39,6 +39,7 @@ __all__ = [
     "Profiles",
     "Record",
     "SizeSet",
+    "Undecided",
     "z3_version",
     "set_budget",
 ]

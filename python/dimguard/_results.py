@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence
 
+from . import _native
+
 __all__ = [
     "Record",
     "SizeSet",
@@ -13,6 +15,7 @@ __all__ = [
     "Verification",
     "CheckReport",
     "Profiles",
+    "Undecided",
 ]
 
 
@@ -216,11 +219,17 @@ class CheckReport(Record):
     __slots__ = ()
 
     def accepts(self, shapes: Mapping[str, Sequence[int]]) -> bool:
-        """Whether the program accepts inputs of these shapes (input name -> shape). A size that
-        is not linked must lie in its accepted set; linked sizes are looked up together in their
-        group's joint set (its exact union of boxes; when the search could not list every box,
-        only the per-size sets, which are sound, decide)."""
-        return _accepts(self._data.get("dims", []), self._data.get("joint") or [], shapes)
+        """Whether the program accepts inputs of these shapes (input name -> shape; inputs left
+        out are not checked): the program's own answer, from every condition it checks (fixed
+        sizes, sizes sharing a symbol, derived sizes, its ranges, its guards, its run-time
+        asserts) evaluated at these sizes. Raises :class:`Undecided` when the shapes alone cannot
+        decide it (:meth:`verdict` says why without raising)."""
+        return _decided(self.verdict(shapes))
+
+    def verdict(self, shapes: Mapping[str, Sequence[int]]) -> "Record":
+        """The contract's ``Verdict`` for these shapes: ``accepted`` (True, False, or None when
+        undecided) and ``reason`` (the first condition that fails, or why it is undecided)."""
+        return _verdict(self._data, shapes)
 
     def __repr__(self) -> str:
         rows = _audit_rows(self._data)
@@ -268,29 +277,29 @@ def _runtime_rows(data: Mapping[str, Any]) -> List[str]:
     return rows
 
 
-def _accepts(dims: Sequence[Mapping[str, Any]], joint: Sequence[Mapping[str, Any]], shapes: Mapping[str, Sequence[int]]) -> bool:
-    """See :meth:`CheckReport.accepts`."""
-    at = {d.get("source"): d for d in dims}
-    decided = set()
-    for j in joint:
-        members = [at.get(s) for s in j.get("sources", [])]
-        if not j.get("boxes_complete") or any(m is None for m in members):
-            continue
-        if any(m["input"] not in shapes for m in members):
-            continue
-        point = [int(shapes[m["input"]][m["index"]]) for m in members]
-        if not any(all(v in SizeSet(side) for v, side in zip(point, box)) for box in j.get("boxes", [])):
-            return False
-        decided.update(id(m) for m in members)
-    for d in dims:
-        shape = shapes.get(d["input"])
-        if shape is None or id(d) in decided:
-            continue
-        acc = d.get("accepted")
-        if acc is None or int(shape[d["index"]]) not in SizeSet(acc):
-            return False
-    return True
+class Undecided(ValueError):
+    """``accepts`` could not decide: a condition of the program depends on something the shapes
+    do not fix (a value computed from data, an input left out, a guard dimguard could not read).
+    The message says which."""
 
+
+#: The keys of a check report that decide whether a shape is accepted.
+FACT_KEYS = ("inputs", "symbols", "guards", "runtime")
+
+
+def _verdict(data: Mapping[str, Any], shapes: Mapping[str, Sequence[int]]) -> Record:
+    """See :meth:`CheckReport.verdict`: evaluated by the native ``verdict`` (one home, in Rust)."""
+    if not data.get("inputs"):
+        return Record({"accepted": None, "reason": "this report holds no program inputs (written by an older dimguard, or no program was exported): check the program again"})
+    facts = json.dumps({k: data.get(k) or [] for k in FACT_KEYS})
+    given = json.dumps({str(n): [int(v) for v in s] for n, s in shapes.items()})
+    return Record(json.loads(_native.verdict(facts, given)))
+
+
+def _decided(v: Record) -> bool:
+    if v["accepted"] is None:
+        raise Undecided(v["reason"] if "reason" in v else "undecided")
+    return bool(v["accepted"])
 
 
 class Profiles(Record):

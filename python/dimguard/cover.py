@@ -32,7 +32,7 @@ import time
 import zipfile
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ._results import Record, _lines
+from ._results import FACT_KEYS, Record, _lines
 
 __all__ = ["Dispatch", "DispatchError", "load"]
 
@@ -195,7 +195,7 @@ class Piece:
 
     def __init__(self, program: Any, audit: Mapping[str, Any], spec: str, how: str):
         self.program = program
-        self.audit = {k: audit.get(k) or [] for k in ("dims", "joint", "static", "assumptions")}
+        self.audit = {k: audit.get(k) or [] for k in ("dims", "joint", "static", "assumptions", *FACT_KEYS)}
         self.spec = spec
         self.how = how
         self.adds = 0
@@ -209,9 +209,11 @@ class Piece:
         return self._module
 
     def accepts(self, shapes: Mapping[str, Sequence[int]]) -> bool:
+        """Whether this program accepts the shapes, for routing: only a decided accept counts
+        (an undecided verdict never routes a call to a program that may raise)."""
         from .export import ExportReport
 
-        return ExportReport(self.audit).accepts(shapes)
+        return ExportReport(self.audit).verdict(shapes)["accepted"] is True
 
     def boxes(self, target: Mapping[Key, Tuple[int, int]]) -> Optional[List[Box]]:
         """The accepted set inside ``target`` (dim -> range) as boxes, or None when the audit left
@@ -731,7 +733,7 @@ def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Ma
                 placeholders = list(ep.graph_signature.user_inputs)
                 tensors = [n for n, v in top if isinstance(v, torch.Tensor)]
                 audit = _audit(ep, dict(zip(placeholders, tensors)) if len(placeholders) == len(tensors) else {})
-                audit["static"] = _static([(n, shapes[n]) for n in tensors], audit)
+                audit["static"] = _static(audit)
                 spec = _native.spec_code(json.dumps(sheet))
             else:
                 ep, rep = export_fn(model, args, dict(kwargs), dynamic_shapes=layout.to_torch(sheet), verbose=False, max_rounds=3, **export_kwargs)

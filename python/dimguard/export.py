@@ -25,7 +25,7 @@ import traceback
 from typing import Any, ContextManager, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
-from ._results import CheckReport, Record, SizeSet, _audit_rows, _lines, _runtime_rows
+from ._results import FACT_KEYS, CheckReport, Record, SizeSet, _audit_rows, _decided, _lines, _runtime_rows, _verdict
 from .trace import capture, provenance
 
 __all__ = ["export", "ExportReport", "ExportError", "round_context"]
@@ -85,32 +85,14 @@ class ExportReport(Record):
 
     def accepts(self, shapes: Mapping[str, Sequence[int]]) -> bool:
         """Whether the returned program accepts inputs of these shapes (input name -> shape):
-        static dimensions at their traced size, dynamic ones in their accepted sets (linked
-        sizes together, in their joint set)."""
-        for s in self._data.get("static", []):
-            shape = shapes.get(s["input"])
-            if shape is not None and (len(shape) <= s["index"] or int(shape[s["index"]]) != s["size"]):
-                return False
-        # A ShapesSpec's assumptions dimguard added: the program asserts each at run time.
-        for a in self._data.get("assumptions") or []:
-            shape = shapes.get(a.get("input"))
-            if shape is not None and a.get("kept") is not None and len(shape) > a["index"]:
-                if int(shape[a["index"]]) not in SizeSet(a["kept"]):
-                    return False
-            elif a.get("kept") is None and a.get("sizes"):
-                # Over several sizes: the assumption itself, evaluated at the given sizes.
-                env: Dict[str, Any] = {}
-                for name, at in a["sizes"].items():
-                    dims = shapes.get(at[0]) if at else None
-                    if dims is None or len(dims) <= at[1]:
-                        break
-                    env[name] = int(dims[at[1]])
-                else:
-                    import torch
+        the program's own answer, as :meth:`CheckReport.accepts` (its fixed sizes, shared
+        symbols, derived sizes, ranges, guards and run-time asserts, the assumptions dimguard
+        added among them). Raises :class:`~dimguard.Undecided` when the shapes cannot decide."""
+        return _decided(self.verdict(shapes))
 
-                    if not eval(a["code"], {"torch": torch}, env):  # noqa: S307 - dimguard's printed assumption
-                        return False
-        return CheckReport({"dims": self._data.get("dims", []), "joint": self._data.get("joint", [])}).accepts(shapes)
+    def verdict(self, shapes: Mapping[str, Sequence[int]]) -> Record:
+        """As :meth:`CheckReport.verdict`, for the returned program."""
+        return _verdict(self._data, shapes)
 
     def __repr__(self) -> str:
         rows = []
@@ -469,18 +451,20 @@ def _audit(ep: Any, placeholder_to_input: Mapping[str, str]) -> Dict[str, Any]:
     from ._program import program_json
 
     report = json.loads(_native.check(program_json(ep, full=False), "<ExportedProgram>", False))
-    for d in report["dims"]:
+    for d in report["dims"] + report.get("inputs", []):
         d["input"] = placeholder_to_input.get(d["input"], d["input"])
     return report
 
 
-def _static(shapes: Sequence[Tuple[str, List[int]]], audit: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
-    """Every dimension of the tensor inputs the returned program does not take as dynamic: it
-    only runs at the traced size."""
-    if audit is None:
-        return []
-    dynamic = {(d["input"], d["index"]) for d in audit.get("dims", [])}
-    return [{"input": n, "index": i, "size": s} for n, shape in shapes for i, s in enumerate(shape) if (n, i) not in dynamic]
+def _static(audit: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """Every dimension of the tensor inputs the returned program fixes (read from the program:
+    its input shapes): it only runs at that size."""
+    return [
+        {"input": i["input"], "index": k, "size": v}
+        for i in (audit or {}).get("inputs", [])
+        for k, v in enumerate(i["shape"])
+        if isinstance(v, int)
+    ]
 
 
 def _spec_vs_program(sheet: Mapping[str, Any], audit: Optional[Mapping[str, Any]]) -> List[str]:
@@ -676,8 +660,8 @@ def export(
                 "sheet": final,
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
-                "runtime": (audit or {}).get("runtime", []),
-                "static": _static(best[4] if best is not None else shapes, audit),
+                **{k: (audit or {}).get(k, []) for k in FACT_KEYS},
+                "static": _static(audit),
                 "spec_vs_program": _spec_vs_program(final, audit),
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
@@ -917,7 +901,8 @@ def _export_shapes_spec(
                 "assumptions": [{"code": c, "note": m, **{k: v for k, v in k_.items() if k != "code"}} for (_, (c, m)), k_ in zip(spec.added, kept)],
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
-                "static": _static(shapes, audit),
+                **{k: (audit or {}).get(k, []) for k in FACT_KEYS},
+                "static": _static(audit),
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
                 "overhead": (ours / torch_s) if torch_s else None,

@@ -199,6 +199,11 @@ enum Command {
         /// Also write the report as one self-contained HTML page.
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
+        /// Instead of the report, say whether the program accepts inputs of these shapes
+        /// (NAME:2x3x224x230, one per input, repeatable): accepted, rejected (the condition that
+        /// fails) or undecided (why), from every condition the program checks.
+        #[arg(long, value_name = "NAME:SHAPE")]
+        at: Vec<String>,
     },
     /// TensorRT optimization profiles whose every min/opt/max shape the program accepts.
     Profile {
@@ -341,7 +346,8 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             dot,
             sizes,
             html,
-        } => check(&model, json, dot.as_ref(), sizes, html.as_ref()),
+            at,
+        } => check(&model, json, dot.as_ref(), sizes, html.as_ref(), &at),
         Command::Verify {
             guards,
             spec,
@@ -457,6 +463,7 @@ fn check(
     dot: Option<&PathBuf>,
     sizes: bool,
     html: Option<&PathBuf>,
+    at: &[String],
 ) -> Result<(), Failure> {
     let label = model.display().to_string();
     let bytes =
@@ -481,6 +488,16 @@ fn check(
             .map_err(|e| io(format!("cannot write {}: {e}", path.display())))?;
     }
     let report = dimguard::api::check_program_graph(&program, &g, sizes).map_err(bad_input)?;
+    if !at.is_empty() {
+        let mut shapes = std::collections::BTreeMap::new();
+        for s in at {
+            let (name, shape) = dimguard::profiles::parse_shape(s).map_err(bad_input)?;
+            shapes.insert(name, shape);
+        }
+        let facts = dimguard::graph::verdict::Facts::from(&report);
+        let v = dimguard::graph::verdict(&facts, &shapes);
+        return print_report(&v, json, render::verdict);
+    }
     write_html(|| dimguard::html::Page::check(&report), html, model)?;
     print_report(&report, json, render::check)
 }

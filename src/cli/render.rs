@@ -1487,3 +1487,13 @@ pub fn abbreviate(text: &str, max: usize) -> String {
     let tail: String = chars[chars.len() - keep..].iter().collect();
     format!("{head} …({} characters)… {tail}", chars.len() - 2 * keep)
 }
+
+/// `check --at`: the program's verdict on the given shapes, one line.
+pub fn verdict(v: &dimguard::solver::report::Verdict, _color: bool) -> String {
+    let why = v.reason.as_deref().unwrap_or_default();
+    match v.accepted {
+        Some(true) => "accepted: the program runs every check it makes at these shapes\n".into(),
+        Some(false) => format!("rejected: {why}\n"),
+        None => format!("undecided: {why}\n"),
+    }
+}

@@ -20,7 +20,8 @@ use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
     CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, LinkedSides,
-    NeededBy, Proof, RuntimeCheck, RuntimeKind, SizeRange, UndecidedSet,
+    NeededBy, ProgramInput, Proof, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange,
+    UndecidedSet,
 };
 use dimguard_solver::unchecked_suggestion;
 use dimguard_solver::SIZE_MAX;
@@ -539,7 +540,44 @@ pub fn check_graph(
         torch_version: p.torch_version.clone(),
         joint: joints,
         runtime,
+        inputs: program_inputs(p)?,
+        symbols: p
+            .range_constraints
+            .iter()
+            .map(|(k, r)| SymbolRange {
+                symbol: k.clone(),
+                min: r.min_val.map_or(0, i128::from),
+                max: r.max_val.map(i128::from),
+            })
+            .collect(),
     })
+}
+
+/// Every tensor input as the program takes it: fixed sizes and symbolic expressions.
+fn program_inputs(p: &Program) -> Result<Vec<ProgramInput>, Error> {
+    let mut out = Vec::new();
+    for input in p.user_inputs() {
+        let Some(sizes) = p.sizes(&input)? else {
+            continue;
+        };
+        out.push(ProgramInput {
+            sources: (0..sizes.len())
+                .map(|k| python::input_source(&input, k))
+                .collect(),
+            shape: sizes
+                .iter()
+                .map(|s| match s {
+                    Size::Int(n) => match i64::try_from(*n) {
+                        Ok(n) => ShapeEntry::Fixed(n),
+                        Err(_) => ShapeEntry::Symbolic(n.to_string()),
+                    },
+                    Size::Expr(e, _) => ShapeEntry::Symbolic(e.to_string()),
+                })
+                .collect(),
+            input,
+        });
+    }
+    Ok(out)
 }
 
 /// The symbol of an input size `k*s + o` and `s` written over the size's source

@@ -11,14 +11,17 @@
 //! | [`graph`] | the petgraph graph, propagation, comparison with recorded sizes, DOT |
 //! | [`runtime`] | run-time asserts in the graph and limits it implies without a check |
 //! | [`check`] | claimed versus accepted sizes, corrected spec, ranges of every size |
+//! | [`verdict`] | whether the program accepts given shapes, from the conditions it checks |
 
 pub mod check;
 pub mod graph;
 pub mod program;
 pub mod runtime;
 pub mod shapes;
+pub mod verdict;
 
 pub use check::{check, check_graph, check_with, BoxProver};
 pub use dimguard_solver::report::CheckReport;
 pub use graph::ProgramGraph;
 pub use program::{load, load_bytes, Error, Program};
+pub use verdict::verdict;

@@ -293,6 +293,18 @@ fn check(py: Python<'_>, data: Vec<u8>, label: &str, sizes: bool) -> PyResult<St
     })
 }
 
+/// Whether a program accepts inputs of given shapes: `facts` is a check report's JSON (its
+/// `inputs`, `symbols`, `guards` and `runtime` are read), `shapes` a JSON object of input name
+/// -> shape. Returns the contract's `Verdict` (`accepted`: true, false or null, and `reason`).
+#[pyfunction]
+fn verdict(py: Python<'_>, facts: String, shapes: String) -> PyResult<String> {
+    run(py, move || {
+        let facts: dimguard::graph::verdict::Facts = from_json("check report", &facts)?;
+        let shapes: std::collections::BTreeMap<String, Vec<i128>> = from_json("shapes", &shapes)?;
+        to_json(&dimguard::graph::verdict(&facts, &shapes))
+    })
+}
+
 /// TensorRT profiles: `source` is a message's text or a program's bytes (`path` names it);
 /// `dims` are `INPUT:INDEX=LO..HI`, `examples` `NAME:1x3x520x960`. Returns the profiles in
 /// `format` (`trtexec`, `polygraphy`, `torch-tensorrt`, `json`); `spec` (a sheet's JSON) covers
@@ -383,6 +395,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(narrow, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(verdict, m)?)?;
     m.add_function(wrap_pyfunction!(profile, m)?)?;
     m.add_function(wrap_pyfunction!(z3_version, m)?)?;
     m.add_function(wrap_pyfunction!(set_budget, m)?)?;

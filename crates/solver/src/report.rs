@@ -901,6 +901,64 @@ pub struct CheckReport {
     /// one is part of `accepted`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub runtime: Vec<RuntimeCheck>,
+    /// Every tensor input as the program takes it: each dimension fixed at a value or the
+    /// program's symbolic expression for it (sizes sharing a symbol must be equal; a derived
+    /// size must equal its expression). With `symbols` and the guards, what decides whether a
+    /// given shape is accepted (`dimguard_graph::verdict`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<ProgramInput>,
+    /// The program's `range_constraints`: per input symbol, and per derived size's expression
+    /// (`32*s0 - 16`), as torch checks them on every call (a minimum of 2 or less is not
+    /// checked: torch lets 0 and 1 through).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub symbols: Vec<SymbolRange>,
+}
+
+/// One tensor input of a program: its shape as the program records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramInput {
+    /// The input's name.
+    pub input: String,
+    /// Per dimension: a fixed size (a JSON number) or the program's expression (`"s0"`,
+    /// `"2*s1"`).
+    pub shape: Vec<ShapeEntry>,
+    /// Per dimension, the name the guards give it (`L['x'].size()[2]`).
+    pub sources: Vec<String>,
+}
+
+/// One dimension of a [`ProgramInput`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ShapeEntry {
+    /// The program only runs at this size.
+    Fixed(i64),
+    /// The program's symbolic expression for the size.
+    Symbolic(String),
+}
+
+/// The range the program records for one symbol (`range_constraints`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SymbolRange {
+    /// The symbol (`s0`, `u1`), or a derived size's expression (`32*s0 - 16`).
+    pub symbol: String,
+    /// Its least value.
+    pub min: i128,
+    /// Its greatest value; absent when unbounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<i128>,
+}
+
+/// Whether a program accepts inputs of given shapes: its own exact answer, from the conditions it
+/// checks (`dimguard_graph::verdict`; `accepts` in Python). `accepted` is `null` when the shapes
+/// alone cannot decide it (a condition on a value computed from data, a guard that could not be
+/// read, an input left out), with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// `true`: runs every check the program makes; `false`: raises; `null`: undecided.
+    pub accepted: Option<bool>,
+    /// Why it is rejected (the first condition that fails, in the inputs' names) or undecided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// What kind of condition a [`RuntimeCheck`] is (`kind` in the JSON).
