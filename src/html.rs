@@ -18,7 +18,7 @@ use crate::solver::expr::Value;
 use crate::solver::report::{
     count_text, CheckDim, CheckReport, CoverReport, CoverSide, DataDependent, DimReport, Feasible,
     Form, GuardFate, GuardReport, GuardUse, JointReport, LineReport, LinkedGroup, LinkedSides,
-    Report, RuntimeCheck, RuntimeKind, Status, Suggestion,
+    Report, RuntimeCheck, Status, Suggestion,
 };
 use crate::solver::{parse_expr, DimSet};
 use serde::Deserialize;
@@ -1490,10 +1490,7 @@ fn runtime_section(checks: &[RuntimeCheck]) -> String {
          an operator. The accepted sizes above include them.</p><ul>",
     );
     for c in checks {
-        let kind = match c.kind {
-            RuntimeKind::ImpliedLimit => "implied limit",
-            RuntimeKind::RuntimeAssert => "run-time assert",
-        };
+        let kind = c.kind.label();
         let cond = c.on_inputs.as_deref().unwrap_or(&c.condition);
         let rejects = match c.rejects {
             Some(0) => " — rejects no claimed size".to_string(),

@@ -157,7 +157,11 @@ def test_check_matches_brute_force(programs):
         claimed = [v for v in range(d.claimed.min, d.claimed.max + 1) if v % 4 == 0]
         want = [v for v in brute[(d.input, d.index)] if v in claimed]
         assert list(d.accepted) == want
-    assert by_path.accepts({"x": (1, 3, 224, 224)}) == (224 in brute[("x", 2)] and 224 in brute[("x", 3)])
+    # The program fixes the batch at 21 (its graph's input shape): accepts holds it there.
+    assert by_path.to_dict()["inputs"][0]["shape"][:2] == [21, 3]
+    assert by_path.accepts({"x": (21, 3, 224, 224)}) == (224 in brute[("x", 2)] and 224 in brute[("x", 3)])
+    v = by_path.verdict({"x": (1, 3, 224, 224)})
+    assert v.accepted is False and "fixed at 21" in v.reason
     assert "CheckReport(2 dynamic dims)" in repr(by_path)
 
 

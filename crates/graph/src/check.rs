@@ -643,10 +643,7 @@ fn runtime_checks(
                     forced.entry(s.clone()).or_insert_with(|| {
                         format!(
                             "the graph's {} at `{}` is undecided: {why}",
-                            match r.kind {
-                                RuntimeKind::RuntimeAssert => "run-time assert",
-                                RuntimeKind::ImpliedLimit => "implied limit",
-                            },
+                            r.kind.label(),
                             r.node
                         )
                     });

@@ -30,8 +30,7 @@
 
 use dimguard_solver::expr::Value;
 use dimguard_solver::report::{
-    CheckReport, GuardFate, GuardUse, ProgramInput, RuntimeCheck, RuntimeKind, ShapeEntry,
-    SymbolRange, Verdict,
+    CheckReport, GuardFate, GuardUse, ProgramInput, RuntimeCheck, ShapeEntry, SymbolRange, Verdict,
 };
 use dimguard_solver::Expr;
 use dimguard_solver::{parse_expr, parse_guard};
@@ -277,10 +276,7 @@ pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict 
     }
     // The run-time checks, over the program's symbols.
     for r in &report.runtime {
-        let kind = match r.kind {
-            RuntimeKind::RuntimeAssert => "run-time assert",
-            RuntimeKind::ImpliedLimit => "implied limit",
-        };
+        let kind = r.kind.label();
         let e = match parse_guard(&r.condition) {
             Ok(e) => e,
             Err(_) => {

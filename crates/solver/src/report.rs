@@ -981,6 +981,14 @@ impl RuntimeKind {
             RuntimeKind::ImpliedLimit => "implied_limit",
         }
     }
+
+    /// In words: `run-time assert` or `implied limit`.
+    pub fn label(self) -> &'static str {
+        match self {
+            RuntimeKind::RuntimeAssert => "run-time assert",
+            RuntimeKind::ImpliedLimit => "implied limit",
+        }
+    }
 }
 
 /// A condition on the input sizes that the program checks (or needs) while it runs.
