@@ -927,4 +927,42 @@ fn check_at_gives_the_programs_verdict() {
     let (code, _, err) = run(&["check", &program, "--at", "x=1,31"], None);
     assert_eq!(code, 2);
     assert!(err.contains("NAME:1x3x520x960"), "{err}");
+=======
+#[test]
+fn torch_215s_glued_specialization_message_is_read() {
+    // torch 2.15 glues "Specializations unexpectedly required (batch)!" onto the last guard
+    // (`... <= 255Specializations ...`); made by tools/make_form_fixtures.py (case `glued`).
+    let file = format!(
+        "{}/tests/data/forms/glued.exception.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (code, out, err) = run(&["diagnose", "--json", &file], None);
+    assert!(code == 0 || code == 1, "exit {code}: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let dims = v["dims"].as_array().unwrap();
+    let batch = dims.iter().find(|d| d["name"] == "batch").unwrap();
+    assert_eq!(batch["specialized"], 2);
+    let seq = dims.iter().find(|d| d["name"] == "seq").unwrap();
+    assert_eq!(seq["feasible"]["count"], 254, "{seq}");
+}
+
+#[test]
+fn fuzzing_findings_are_clear_errors_or_said_answers() {
+    // A bullet whose source is empty (`x1 =  in the specified range`) reached Z3 as an empty
+    // symbol name and panicked (exit 70): now a clear error naming what is missing.
+    let text = "  - Not all values of x1 =  in the specified range x1 <= 512 satisfy the generated guard Ne(512, L['args'][1]['input_ids'].size()[1]).";
+    for z3 in ["auto", "always"] {
+        let (code, out, err) = run(&["diagnose", "--z3", z3], Some(text));
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(err.contains("no source for `x1`"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // A negative shift count: torch raises there, and the report says so.
+    let text = "  - Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 10 satisfy the generated guard LShift(L['x'].size()[2], -5) > 0.";
+    let (code, out, err) = run(&["diagnose", "--json"], Some(text));
+    assert!(code == 0 || code == 1, "exit {code}: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let requires = v["dims"][0]["guards"][0]["requires"].as_str().unwrap();
+    assert!(requires.contains("negative shift count"), "{requires}");
+    assert_eq!(v["dims"][0]["feasible"]["count"], 0);
 }

@@ -865,3 +865,39 @@ fn torchs_fix_is_judged_over_the_users_range() {
     assert_eq!(fx.judged_over, Some([2, 512]));
     assert!(!fx.range_is_default);
 }
+
+#[test]
+fn torch_215s_glued_specialization_is_read_from_the_exception_and_the_log() {
+    // torch 2.15 glues its last "Not all values" bullet and "Specializations unexpectedly
+    // required (batch)!" onto one line (tools/make_form_fixtures.py, case `glued`).
+    let text = load("glued.exception.txt");
+    assert!(text.contains("<= 255Specializations unexpectedly required (batch)!"));
+    let m = read(&text, &[]);
+    assert_eq!(m.form, Form::ConstraintViolation);
+    let batch = m.dims.iter().find(|d| d.name == "batch").unwrap();
+    assert_eq!((batch.specialized, batch.forced), (Some(2), true));
+    let seq = m.dims.iter().find(|d| d.name == "seq").unwrap();
+    assert_eq!(seq.range, Some((2, 512)));
+    assert_eq!(
+        seq.guards[0].text,
+        "2 <= L['x'].size()[1] and L['x'].size()[1] <= 255"
+    );
+    let r = report(&m, &[]);
+    brute_force("glued", &m, &r);
+    let i = m.dims.iter().position(|d| d.name == "seq").unwrap();
+    assert_eq!(members(&r, i), (2..=255).collect::<Vec<i128>>());
+    // The log of the same export gives the same length.
+    let log = read(&load("glued.log.txt"), &[]);
+    let r = report(&log, &[]);
+    let d = r
+        .dims
+        .iter()
+        .find(|d| d.source.as_deref() == Some("L['x'].size()[1]"))
+        .expect("the length in the log");
+    let f = d.feasible.as_ref().expect("decided");
+    let set = dimguard::solver::DimSet::from_segments(f.segments.clone()).unwrap();
+    assert!(
+        (2..=255).all(|x| set.contains(x)) && !set.contains(256),
+        "{f:?}"
+    );
+}

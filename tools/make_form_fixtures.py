@@ -37,6 +37,7 @@ CASES = [
     "window_attention",
     "product_reshape",
     "specialize",
+    "glued",
     "data_dependent",
     "googlenet",
 ]
@@ -128,6 +129,16 @@ def models():
         def forward(self, x):
             return x + self.bias
 
+    class Glued(nn.Module):
+        """A batch forced to 2 by a non-linear guard (n*n == 4) and a length held below 256:
+        torch 2.15 glues "Specializations unexpectedly required (batch)!" onto the last
+        "Not all values" bullet (`... <= 255Specializations unexpectedly required (batch)!`)."""
+
+        def forward(self, x):
+            n = x.shape[0]
+            y = x.new_ones(n * n).view(4, 1)
+            return y.sum() + (x[:, :256].sum() if x.shape[1] != 512 else x.sum())
+
     class DataDependent(nn.Module):
         """Branches on the number of non-zero entries (an unbacked size)."""
 
@@ -144,6 +155,7 @@ def models():
         WindowAttention=WindowAttention,
         ProductReshape=ProductReshape,
         Specialize=Specialize,
+        Glued=Glued,
         DataDependent=DataDependent,
     )
 
@@ -254,6 +266,13 @@ def run_case(case):
         if log_only:
             return
         write("specialize.exception.txt", exception_text(e))
+    elif case == "glued":
+        ds = {"x": {0: Dim("batch", min=1, max=16), 1: Dim("seq", min=2, max=512)}}
+        x = torch.randn(2, 64)
+        e = try_export(M["Glued"](), (x,), ds)
+        if log_only:
+            return
+        write("glued.exception.txt", exception_text(e))
     elif case == "data_dependent":
         x = torch.randn(16)
         e = try_export(M["DataDependent"](), (x,), None)

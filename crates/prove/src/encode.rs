@@ -75,14 +75,15 @@ impl Encoder {
     /// The Z3 integer standing for the size `name`.
     ///
     /// Z3 symbols are C strings, and a size's text may hold any character (a NUL byte from a
-    /// corrupted paste included): such a size gets a fresh name (`v0`, `v1`, ...), and a later
+    /// corrupted paste included) or none (Z3 refuses an empty symbol): such a size gets a fresh
+    /// name (`v0`, `v1`, ...), and a later
     /// size whose text is a name already taken gets a fresh one too, so two sizes never share
     /// a Z3 constant. The map keeps the text.
     pub fn var(&mut self, name: &str) -> Int {
         if let Some(v) = self.vars.get(name) {
             return v.clone();
         }
-        let z3_name = if name.contains('\0') || self.used.contains(name) {
+        let z3_name = if name.is_empty() || name.contains('\0') || self.used.contains(name) {
             (0..)
                 .map(|k| format!("v{k}"))
                 .find(|n| !self.used.contains(n) && !self.vars.contains_key(n))

@@ -29,6 +29,16 @@ pub enum Error {
         /// What is wrong, positioned inside the range text.
         error: Box<ParseError>,
     },
+    /// A dimension of a message whose source (`NAME = SOURCE`) is missing or cannot be read.
+    #[error("cannot read which size `{dim}` is (input line {line}):\n{error}")]
+    Source {
+        /// The dimension's name.
+        dim: String,
+        /// 1-based line of the input where the sentence starts.
+        line: usize,
+        /// What is wrong, with a caret where the source should be.
+        error: Box<ParseError>,
+    },
     /// A `dynamic_shapes` spec (for `verify`) defines a dimension wrongly.
     #[error("spec line {line}: {error}")]
     Spec {

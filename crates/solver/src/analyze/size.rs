@@ -149,9 +149,10 @@ pub(crate) fn dim_report(
         let set = out.set;
         r.guards.push(GuardReport {
             text: g.text.clone(),
-            requires: set
-                .as_ref()
-                .map_or_else(|| "not decided".into(), |s| describe(s, lo, hi, &d.name)),
+            requires: set.as_ref().map_or_else(
+                || "not decided".into(),
+                |s| raises(&g.text, &g.expr, s).unwrap_or_else(|| describe(s, lo, hi, &d.name)),
+            ),
             removes: set.as_ref().map(|s| domain.count() - s.count()),
             redundant: false,
             folded: false,
@@ -386,6 +387,42 @@ fn suggestion(
         certificate,
         ..unchecked_suggestion(name, p, proof)
     })
+}
+
+/// For a guard that passes nowhere because evaluating it raises at every size (a constant
+/// negative shift count, a division by a constant zero): what Python raises there, which is
+/// what torch does when the guard is evaluated. `None` for any other guard.
+pub fn raises(text: &str, expr: &crate::types::Expr, set: &DimSet) -> Option<String> {
+    use crate::types::Expr;
+    if !set.is_empty() {
+        return None;
+    }
+    /// A division by a constant zero that every evaluation reaches (not behind a condition or
+    /// a short-circuit operand).
+    fn always(e: &Expr) -> bool {
+        match e {
+            Expr::FloorDiv(a, b) | Expr::Mod(a, b) | Expr::TrueDiv(a, b) => {
+                matches!(&**b, Expr::Const(c) if c.numer() == &0) || always(a) || always(b)
+            }
+            Expr::Ite(c, _, _) => always(c),
+            Expr::And(v) | Expr::Or(v) => v.first().is_some_and(always),
+            Expr::Add(v) | Expr::Mul(v) | Expr::Min(v) | Expr::Max(v) => v.iter().any(always),
+            Expr::Pow(a, b) | Expr::Cmp(_, a, b) => always(a) || always(b),
+            Expr::Round(_, a) | Expr::Abs(a) | Expr::Not(a) => always(a),
+            Expr::Const(_) | Expr::Inf(_) | Expr::Bool(_) | Expr::Sym(_) => false,
+        }
+    }
+    if !always(expr) {
+        return None;
+    }
+    Some(
+        if text.contains("Shift") || text.contains("<<") || text.contains(">>") {
+            "never true on the range: the shift count is negative, so evaluating the guard raises `ValueError: negative shift count` at every size (torch raises it where the guard is checked)"
+        } else {
+            "never true on the range: the guard divides by zero, so evaluating it raises `ZeroDivisionError` at every size (torch raises it where the guard is checked)"
+        }
+        .into(),
+    )
 }
 
 /// Most residues a guard's description lists.

@@ -20,14 +20,19 @@ pub struct Line {
 /// Linear in the size of `text`: what [`continues`] asks of the line so far is kept as it grows
 /// (`Open`), never recomputed over the joined text, and each line is cleaned once.
 pub fn lines(text: &str) -> Vec<Line> {
-    let quoted = quote_style(text);
+    // Colour codes and HTML entities first: they may hide a quote marker (`&gt; `).
+    let text = unescape_html(&strip_ansi(text));
+    let text = text.as_str();
+    let quoted = quote_styles(text);
     let mut out: Vec<Line> = Vec::new();
     let mut open: Option<Open> = None;
     for (i, l) in text.lines().enumerate() {
-        let raw = unquote(l, quoted);
+        let raw = unquote(l, &quoted);
         if let Some(o) = open.as_mut() {
-            if o.continued_by(&raw) {
-                o.join(&raw);
+            // A wrapped line keeps the test runner's prefix (`E       rest`, `[rank3]:     rest`).
+            let body = strip_test_prefix(&raw);
+            if o.continued_by(body) {
+                o.join(body);
                 continue;
             }
         }
@@ -84,7 +89,7 @@ impl Head {
             empty: prev.trim().is_empty(),
             prefix: has_prefix(t),
             exception: is_exception(t),
-            cut_prefix: cut_glog_prefix(t),
+            cut_prefix: cut_glog_prefix(t) || cut_logging_prefix(t),
         }
     }
 }
@@ -109,10 +114,19 @@ impl Open {
         let t = self.text.trim_end();
         // An expression cut after an operator (`... == 2 + 2 *`) is not complete either.
         let dangling = [
-            "+", "-", "*", "/", "%", "=", "<", ">", ",", " and", " or", " not",
+            "+", "-", "*", "/", "%", "=", "<", ">", ",", "|", "&", " and", " or", " not", " where",
         ]
         .iter()
         .any(|op| t.ends_with(op));
+        // The rest of a wrapped expression that starts with an operator (`    != 1`).
+        let operand = {
+            let c = line.trim_start();
+            [
+                "==", "!=", "<", ">", "+ ", "* ", "/", "% ", "| ", "& ", "and ", "or ", ")",
+            ]
+            .iter()
+            .any(|op| c.starts_with(op))
+        };
         // The last line of a traceback (`RuntimeError: Expected input ... but`) continued by an
         // indented line that is not a bullet of its own (`  - Not all values ...`).
         let bullet = {
@@ -121,6 +135,7 @@ impl Open {
         };
         self.depth > 0
             || dangling
+            || operand
             || (self.head.exception && !bullet)
             || self.head.cut_prefix
             || (self.head.prefix && !has_prefix(line.trim_start()))
@@ -157,7 +172,10 @@ fn bracket_depth(s: &str) -> i64 {
 }
 
 fn has_prefix(s: &str) -> bool {
-    glog_prefix(s).is_some() || logging_prefix(s).is_some()
+    glog_prefix(s).is_some()
+        || logging_prefix(s).is_some()
+        || python_logging_prefix(s).is_some()
+        || cut_location_prefix(s).is_some()
 }
 
 /// `RuntimeError: ...`, `torch._dynamo.exc.UserError: ...`: a dotted name whose last part is
@@ -186,42 +204,180 @@ fn cut_glog_prefix(l: &str) -> bool {
         && !l.contains("] ")
 }
 
-/// A quote marker that prefixes the pasted block: `> ` (Markdown, e-mail) or `# ` (a code
-/// comment). Detected when it starts most non-empty lines, so a lone `# 3` comment is left alone.
+/// The start of a `logging` prefix without its message (the wrap fell inside the prefix):
+/// `[2023-07-19`, `[2023-07-19 04:14:11,688]`, `... torch.fx.experimental.symbolic_shapes:`,
+/// `... [INFO] 0.0:`.
+fn cut_logging_prefix(l: &str) -> bool {
+    let b = l.as_bytes();
+    if !(b.len() >= 6 && b[0] == b'[' && b[1..5].iter().all(u8::is_ascii_digit) && b[5] == b'-') {
+        return false;
+    }
+    match logging_prefix(l) {
+        None => true,
+        Some(rest) => {
+            let r = rest.trim();
+            r.is_empty() || (!r.contains(' ') && r.ends_with([':', ']']))
+        }
+    }
+}
+
+/// A marking of the whole pasted block, undone line by line: a quote marker (`> ` from
+/// Markdown or e-mail, `# ` from a code comment), a unified diff's first column, a Markdown
+/// table's bars. Detected when it marks at least half of the non-empty lines (so a lone `# 3`
+/// comment is left alone); markings nest (a diff of a commented block, a quote of a table), at
+/// most [`NESTED`] of them, each undone in turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Quote {
-    None,
     Angle,
     Hash,
+    /// A unified diff's added lines (`+I1123 ...`, `+  - Not all values ...`).
+    Diff,
+    /// A Markdown table (`| `eval Eq(s0, 4)` |`).
+    Table,
 }
 
-fn quote_style(text: &str) -> Quote {
-    let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
-    let nonempty = lines.iter().filter(|l| !l.is_empty()).count();
-    if nonempty == 0 {
-        return Quote::None;
+/// The markings of `text`, outermost first. Linear: each layer is one pass over the lines.
+fn quote_styles(text: &str) -> Vec<Quote> {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut out = Vec::new();
+    for _ in 0..NESTED {
+        let Some(q) = quote_style(&lines) else { break };
+        out.push(q);
+        for l in &mut lines {
+            *l = unquote_one(l, q);
+        }
     }
-    let count = |p: char| {
-        lines
+    out
+}
+
+/// The marking of most lines, if any.
+fn quote_style(lines: &[String]) -> Option<Quote> {
+    // A quoted text may have been logged again: its markers follow a log or test prefix.
+    let bodies: Vec<&str> = lines
+        .iter()
+        .map(|l| strip_prefixes(l))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let nonempty = bodies.len();
+    if nonempty == 0 {
+        return None;
+    }
+    // Lines wrapped after the text was quoted are indented and carry no marker: they count
+    // neither way.
+    let marked = |l: &str, p: char| {
+        let t = l.trim_start();
+        t.starts_with(p) && !t.starts_with("##")
+    };
+    let count = |p: char| bodies.iter().filter(|l| marked(l, p)).count();
+    let top = |p: char| {
+        bodies
             .iter()
-            .filter(|l| l.starts_with(p) && !l.starts_with("##"))
+            .filter(|l| marked(l, p) || !l.starts_with([' ', '\t']))
             .count()
     };
-    // At least half of the lines, or every line with a guard-looking word.
-    if count('>') * 2 >= nonempty {
-        Quote::Angle
-    } else if count('#') * 2 >= nonempty {
-        Quote::Hash
+    // A diff marks every line in its first column: most with `+` (a diff that adds the text).
+    let plus = lines
+        .iter()
+        .filter(|l| l.starts_with('+') && !l.starts_with("++"))
+        .count();
+    let table = bodies
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| l.len() >= 2 && l.starts_with('|') && l.ends_with('|'))
+        .count();
+    if count('>') > 0 && count('>') * 2 >= top('>') {
+        Some(Quote::Angle)
+    } else if count('#') > 0 && count('#') * 2 >= top('#') {
+        Some(Quote::Hash)
+    } else if plus * 2 >= nonempty && plus > 0 {
+        Some(Quote::Diff)
+    } else if table * 2 >= nonempty && table > 0 {
+        Some(Quote::Table)
     } else {
-        Quote::None
+        None
     }
 }
 
-/// The line without colour codes and quote markers.
-fn unquote(line: &str, quote: Quote) -> String {
-    let line = strip_ansi(line.trim_end_matches(['\r', '\n']));
-    let mut l: &str = &line;
-    // Quote markers first (`> I1123 ... ] [0/0] eval ...`), possibly nested (`> > `).
+/// The line without its markings (see [`Quote`]).
+fn unquote(line: &str, quotes: &[Quote]) -> String {
+    let mut l = line.trim_end_matches(['\r', '\n']).to_string();
+    for &q in quotes {
+        l = unquote_one(&l, q);
+    }
+    l
+}
+
+/// One marking undone.
+fn unquote_one(l: &str, quote: Quote) -> String {
+    match quote {
+        Quote::Diff => {
+            // `+` added, `-` removed, ` ` context: one column of marker.
+            l.strip_prefix(['+', '-', ' ']).unwrap_or(l).to_string()
+        }
+        Quote::Table => table_row(l).unwrap_or_else(|| l.to_string()),
+        Quote::Angle | Quote::Hash => {
+            let rest = strip_markers(l, quote);
+            if rest.len() != l.len() {
+                return rest.to_string();
+            }
+            // Markers after a prefix (`I1123 ... ] # - Not all values ...`): the prefix is
+            // kept for the line joining, the markers go.
+            let body = strip_prefixes(l);
+            let p = l.len() - body.len();
+            let rest = strip_markers(body, quote);
+            if p > 0 && rest.len() != body.len() {
+                format!("{}{rest}", &l[..p])
+            } else {
+                l.to_string()
+            }
+        }
+    }
+}
+
+/// A Markdown table row (`| eval | `Eq(s0, 4)` |`): its cells (`\\|` is a `|` inside one)
+/// joined by two spaces, so each cell's text reads as prose, a cell's own indentation kept
+/// (the one space after the bar is the table's; backticks around a whole cell go too); a
+/// separator row (`|---|:--:|`) is empty.
+fn table_row(l: &str) -> Option<String> {
+    let t = l.trim();
+    let inner = t.strip_prefix('|')?.strip_suffix('|')?;
+    if inner.ends_with('\\') {
+        return None;
+    }
+    let mut cells: Vec<String> = vec![String::new()];
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                chars.next();
+                cells.last_mut().expect("a cell").push('|');
+            }
+            '|' => cells.push(String::new()),
+            _ => cells.last_mut().expect("a cell").push(c),
+        }
+    }
+    if cells.iter().all(|c| {
+        let c = c.trim();
+        !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':'))
+    }) {
+        return Some(String::new());
+    }
+    let cells: Vec<&str> = cells
+        .iter()
+        .map(|c| {
+            let c = c.strip_prefix(' ').unwrap_or(c);
+            let c = c.strip_suffix(' ').unwrap_or(c);
+            match c.strip_prefix('`').and_then(|x| x.strip_suffix('`')) {
+                Some(x) if !x.contains('`') => x,
+                _ => c,
+            }
+        })
+        .collect();
+    Some(cells.join("  "))
+}
+
+/// `> `/`# ` quote markers at the start of `l`, possibly nested (`> > `).
+fn strip_markers(mut l: &str, quote: Quote) -> &str {
     loop {
         let t = l.trim_start();
         let next = match quote {
@@ -231,17 +387,68 @@ fn unquote(line: &str, quote: Quote) -> String {
         };
         match next {
             Some(rest) => l = rest.strip_prefix(' ').unwrap_or(rest),
-            None => break,
+            None => return l,
         }
     }
-    l.to_string()
 }
 
-/// The line without test and log prefixes and closing backticks.
-fn clean(l: &str) -> String {
-    let l = strip_test_prefix(strip_log_prefix(strip_test_prefix(l)));
-    strip_backticks(l).to_string()
+/// `&lt;`, `&gt;`, `&amp;`, `&quot;`, `&#39;`, `&#x27;`, `&nbsp;`: text copied from an HTML
+/// page (a rendered issue, a mail archive) keeps them.
+fn unescape_html(s: &str) -> String {
+    if !s.contains('&') {
+        return s.to_string();
+    }
+    const ENTITIES: [(&str, char); 8] = [
+        ("&lt;", '<'),
+        ("&gt;", '>'),
+        ("&amp;", '&'),
+        ("&quot;", '"'),
+        ("&#39;", '\''),
+        ("&#x27;", '\''),
+        ("&#34;", '"'),
+        ("&nbsp;", ' '),
+    ];
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('&') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        match ENTITIES.iter().find(|(e, _)| rest.starts_with(e)) {
+            Some((e, c)) => {
+                out.push(*c);
+                rest = &rest[e.len()..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
+
+/// The line without test and log prefixes and backticks.
+fn clean(l: &str) -> String {
+    strip_backticks(strip_prefixes(l))
+}
+
+/// Test and log prefixes, however nested (`[rank0]:E0815 ... ] [0/0] `, a log line logged
+/// again by a runner): at most [`NESTED`] layers.
+fn strip_prefixes(l: &str) -> &str {
+    let mut l = l;
+    for _ in 0..NESTED {
+        let next = strip_test_prefix(strip_log_prefix(strip_test_prefix(l)));
+        if next.len() == l.len() {
+            break;
+        }
+        l = next;
+    }
+    l
+}
+
+/// Most layers of prefixes undone.
+const NESTED: usize = 4;
 
 /// Removes ANSI colour escapes (`ESC [ ... m`), which draft_export prints around its banner.
 fn strip_ansi(s: &str) -> String {
@@ -253,7 +460,12 @@ fn strip_ansi(s: &str) -> String {
     while let Some(c) = chars.next() {
         if c == '\u{1b}' && chars.peek() == Some(&'[') {
             chars.next();
+            // An escape cut short ends at its line.
             for d in chars.by_ref() {
+                if d == '\n' {
+                    out.push(d);
+                    break;
+                }
                 if d.is_ascii_alphabetic() {
                     break;
                 }
@@ -271,11 +483,46 @@ fn strip_ansi(s: &str) -> String {
 /// * `logging` style: `[2024-01-10 15:44:32,290] [4/0] torch.fx.experimental.symbolic_shapes: [INFO] `
 pub fn strip_log_prefix(l: &str) -> &str {
     let t = l.trim_start();
-    let rest = glog_prefix(t).or_else(|| logging_prefix(t));
+    let rest = glog_prefix(t)
+        .or_else(|| logging_prefix(t))
+        .or_else(|| python_logging_prefix(t))
+        .or_else(|| cut_location_prefix(t));
     match rest {
         Some(r) => strip_frame_id(r),
         None => l,
     }
+}
+
+/// Python `logging`'s default format: `INFO:torch.fx.experimental.symbolic_shapes:` (a level
+/// in capitals, a dotted logger name, no spaces).
+fn python_logging_prefix(l: &str) -> Option<&str> {
+    let (level, rest) = l.split_once(':')?;
+    if !LEVELS.contains(&level) {
+        return None;
+    }
+    let (name, rest) = rest.split_once(':')?;
+    (!name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+    .then_some(rest.strip_prefix(' ').unwrap_or(rest))
+}
+
+const LEVELS: [&str; 7] = [
+    "DEBUG", "INFO", "WARNING", "WARN", "ERROR", "CRITICAL", "FATAL",
+];
+
+/// A glog line cut before its date: only the location is left,
+/// `torch/fx/experimental/symbolic_shapes.py:5956] ` (a path without spaces, ending in
+/// `.py:LINE]`).
+fn cut_location_prefix(l: &str) -> Option<&str> {
+    let (loc, rest) = l.split_once("] ")?;
+    let (path, line) = loc.rsplit_once(':')?;
+    (path.ends_with(".py")
+        && !path.contains(' ')
+        && !line.is_empty()
+        && line.chars().all(|c| c.is_ascii_digit()))
+    .then_some(rest)
 }
 
 /// `I1123 07:53:01.463000 6430 path.py:6064] `
@@ -318,12 +565,23 @@ fn logging_prefix(l: &str) -> Option<&str> {
         Some((name, tail)) if !name.contains(' ') && name.contains('.') => tail,
         _ => rest,
     };
-    Some(match rest.strip_prefix('[') {
+    let rest = match rest.strip_prefix('[') {
         Some(r) => match r.split_once("] ") {
             Some((level, tail)) if level.chars().all(|c| c.is_ascii_uppercase()) => tail,
             _ => rest,
         },
         None => rest,
+    };
+    // torch 2.1 put the frame id after the level: `[INFO] 0.0: create_env`.
+    Some(match rest.split_once(": ") {
+        Some((id, tail))
+            if !id.is_empty()
+                && id.contains('.')
+                && id.chars().all(|c| c.is_ascii_digit() || c == '.') =>
+        {
+            tail
+        }
+        _ => rest,
     })
 }
 
@@ -346,7 +604,10 @@ fn strip_frame_id(l: &str) -> &str {
 /// pytest's `E   ` and torchrun's `[rank0]: `.
 fn strip_test_prefix(l: &str) -> &str {
     let mut l = l;
-    if let Some(rest) = l.strip_prefix("E ") {
+    // pytest prints `E   ` (three spaces) before each line of the failure.
+    if let Some(rest) = l.strip_prefix("E   ") {
+        l = rest;
+    } else if let Some(rest) = l.strip_prefix("E ") {
         if rest.starts_with(' ') || rest.is_empty() {
             l = rest;
         }
@@ -359,19 +620,17 @@ fn strip_test_prefix(l: &str) -> &str {
     l
 }
 
-/// A guard copied from Markdown keeps a backtick (or a fence) at the end: remove backticks
-/// that close the line, and a lone opening one at its start.
-fn strip_backticks(l: &str) -> &str {
+/// Markdown code marks: a fence line is empty; every backtick is removed (no guard, log line
+/// or fix torch prints holds one, and prose quotes guards in them: `` `Eq(u0, 0)` ``).
+fn strip_backticks(l: &str) -> String {
     let t = l.trim_end();
-    if t.trim_start().starts_with("```") {
-        return "";
+    if t.trim_start().starts_with("```") || t.trim_start().starts_with("~~~") {
+        return String::new();
     }
-    let t = t.trim_end_matches('`').trim_end();
-    let lead = t.len() - t.trim_start().len();
-    match t[lead..].strip_prefix('`') {
-        Some(rest) if !rest.contains('`') => rest,
-        _ => t,
+    if !t.contains('`') {
+        return t.to_string();
     }
+    t.replace('`', "").trim_end().to_string()
 }
 
 #[cfg(test)]
@@ -453,6 +712,7 @@ mod tests {
     fn not_a_prefix() {
         assert_eq!(one("Inference ok"), "Inference ok");
         assert_eq!(one("[0/0] is fine"), "[0/0] is fine");
-        assert_eq!(one("E   - Not all values"), "  - Not all values");
+        assert_eq!(one("E   - Not all values"), "- Not all values");
+        assert_eq!(one("E     - Not all values"), "  - Not all values");
     }
 }

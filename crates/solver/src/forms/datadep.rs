@@ -311,19 +311,24 @@ fn file_line(t: &str) -> Option<Frame> {
 /// `(These suggested fixes were derived by replacing `u1` with x.shape[2], `u2` with
 /// y.shape[0] or z.shape[1] in EXPR and its negation.)`: each symbol's first source.
 fn replaced(s: &str, msg: &mut Message) {
-    let Some(rest) = after(s, "replacing ") else {
+    // The cleaned lines have no backticks; a text read directly may still have them.
+    let s = s.replace('`', "");
+    let Some(rest) = after(&s, "replacing ") else {
         return;
     };
     let mut rest = rest;
-    while let Some(r) = rest.strip_prefix('`') {
-        let Some((sym, tail)) = r.split_once('`') else {
+    while let Some((sym, tail)) = rest.split_once(" with ") {
+        let sym = sym.trim();
+        if !is_unbacked(sym) {
             return;
-        };
-        let Some(tail) = tail.strip_prefix(" with ") else {
-            return;
-        };
-        // The sources run to the next `, \`` or to ` in `.
-        let end = [tail.find(", `"), tail.find(" in ")]
+        }
+        // The sources run to the next `, u2 with` or to ` in `.
+        let next = tail.match_indices(", ").map(|(i, _)| i).find(|&i| {
+            let w = &tail[i + 2..];
+            let word = w.find(' ').unwrap_or(w.len());
+            is_unbacked(&w[..word]) && w[word..].starts_with(" with ")
+        });
+        let end = [next, tail.find(" in ")]
             .into_iter()
             .flatten()
             .min()

@@ -23,6 +23,8 @@ use crate::provenance::{attribute, is_library, Frame, Provenance};
 use std::collections::BTreeMap;
 
 const KEY: &str = "Specifically, this guard was added: ";
+/// A data-dependent error of the report.
+const UNABLE: &str = "we were unable to evaluate the value of";
 
 /// Whether the lines hold a draft_export report with guards.
 pub fn is_draft(lines: &[Line]) -> bool {
@@ -51,6 +53,25 @@ pub fn read(lines: &[Line]) -> Message {
                 }
                 sources.entry(sym).or_insert(src);
             }
+            let (provenance, next) = stacks(lines, i + 1);
+            guards.push(RawGuard {
+                line: lines[i].no,
+                text: expr.to_string(),
+                provenance,
+            });
+            i = next;
+            continue;
+        }
+        if let Some(at) = t.find(UNABLE) {
+            // `3. Data dependent error.` / `When exporting, we were unable to evaluate the value
+            // of `u2 < 0`.` (the backticks are gone): a data-dependent expression.
+            let expr = t[at + UNABLE.len()..].trim();
+            // Wrapped right after the words (`... the value of` / `    u2 < 0.`).
+            let expr = match (expr.is_empty(), lines.get(i + 1)) {
+                (true, Some(next)) => next.text.trim(),
+                _ => expr,
+            };
+            let expr = expr.trim_end_matches('.').trim();
             let (provenance, next) = stacks(lines, i + 1);
             guards.push(RawGuard {
                 line: lines[i].no,

@@ -26,12 +26,14 @@ pub fn is_log(lines: &[Line]) -> bool {
         let t = l.text.trim_start();
         t.starts_with("create_symbol ")
             || t.starts_with("create_unbacked_symint ")
+            || t.starts_with("create_unbacked_symbol ")
             || (t.starts_with("eval ") && t.contains("[guard added]"))
             || (t.starts_with("runtime_assert ") && t.contains("[guard added]"))
             || t.starts_with("set_replacement ")
             || t.starts_with("track_symint ")
             || t.starts_with("Ignored guard ")
             || t.starts_with("Summary of dimension constraints")
+            || t.contains("failed during evaluate_expr(")
     })
 }
 
@@ -81,7 +83,10 @@ pub fn read(lines: &[Line]) -> Message {
             let s = syms.entry(name.trim().to_string()).or_default();
             s.source = Some(source.trim().to_string());
             s.range = s.range.or(range);
-        } else if let Some(rest) = t.strip_prefix("create_unbacked_symint ") {
+        } else if let Some(rest) = t
+            .strip_prefix("create_unbacked_symint ")
+            .or_else(|| t.strip_prefix("create_unbacked_symbol "))
+        {
             let name = rest.split_whitespace().next().unwrap_or("");
             syms.entry(name.to_string()).or_default().unbacked = true;
         } else if let Some(rest) = t.strip_prefix("track_symint ") {
@@ -152,23 +157,37 @@ pub fn read(lines: &[Line]) -> Message {
                 text: fact(g).to_string(),
                 provenance: None,
             });
-        } else if let Some(found) = quoted_guards(t) {
-            // Prose quoting a guard (`The guard it reports is Eq(2048*s0, 2000896) and ...`):
-            // kept aside, read below when it names only the log's symbols.
-            prose.extend(found.into_iter().map(|g| (line.no, g)));
         } else if let Some(i) = t.find("failed during evaluate_expr(") {
+            // `failed during evaluate_expr(Eq(u0, 399), hint=None, ...`: the first argument.
             let rest = &t[i + "failed during evaluate_expr(".len()..];
-            let expr = rest.split(", hint=").next().unwrap_or(rest).trim();
-            let expr = expr.trim_end_matches(')');
+            let expr = first_arg(rest);
             guards.push(RawGuard {
                 line: line.no,
                 text: expr.to_string(),
                 provenance: None,
             });
         } else if let Some(rest) = t.strip_prefix("could not evaluate ") {
-            if let Some((e, _)) = rest.split_once(" due to data dependency") {
-                assumed.push(e.to_string());
+            if let Some((e, tail)) = rest.split_once(" due to data dependency") {
+                // `..., it was assumed to be False with no runtime assertions`
+                let value = if tail.contains("assumed to be True") {
+                    "True"
+                } else {
+                    "False"
+                };
+                assumed.push(format!("{e} (assumed {value})"));
+                // A data-dependent expression torch decided by assumption: read as one.
+                if parse_guard(e).is_ok_and(|x| x.atoms().iter().any(|a| is_unbacked_name(a))) {
+                    guards.push(RawGuard {
+                        line: line.no,
+                        text: e.to_string(),
+                        provenance: provenance(tail),
+                    });
+                }
             }
+        } else if let Some(found) = quoted_guards(t) {
+            // Prose quoting a guard (`The guard it reports is Eq(2048*s0, 2000896) and ...`):
+            // kept aside, read below when it names only the log's symbols.
+            prose.extend(found.into_iter().map(|g| (line.no, g)));
         }
     }
     // Guards quoted in prose: those over the log's symbols only. The text is then an excerpt
@@ -343,7 +362,7 @@ pub fn read(lines: &[Line]) -> Message {
         let mut seen = HashSet::new();
         assumed.retain(|a| seen.insert(a.clone()));
         msg.notes.push(format!(
-            "torch could not evaluate {} because of data dependency and assumed each False, with no run-time check",
+            "torch could not evaluate {} because of data dependency and assumed the value shown, with no run-time check",
             assumed.join(", ")
         ));
     }
@@ -577,6 +596,21 @@ fn frame(s: &str) -> Option<Frame> {
         function: function.trim().to_string(),
         code: None,
     })
+}
+
+/// The first argument of a call whose `(` came just before `rest`: up to the first `,` or `)`
+/// outside brackets (or the end of the text, for a line cut short).
+fn first_arg(rest: &str) -> &str {
+    let mut depth = 0i64;
+    for (j, c) in rest.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' | ',' if depth == 0 => return rest[..j].trim(),
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    rest.trim()
 }
 
 /// Sympy-style guards quoted inside a line of prose (`... is Eq(2048*s0, 2000896) and ...`):

@@ -9,9 +9,13 @@
 //! | `input_check` | [`runtime`] | `Expected input at *args[0].shape[2] to be ...` |
 //! | `solver_crash` | [`crash`] | PyTorch 2.15's `Expected op to be '==', got < for ...` |
 //! | `data_dependent` | [`violation`], [`datadep`] | `GuardOnDataDependentSymNode` (torch 2.15's `ShapesSpec` failures too) |
+//! | `guard_failed` | [`runtime`] | `Guard check failed: 0/1: ...` (torch.compile), `Runtime assertion failed for expression u0 <= 2002 on node ...` |
+//! | `input_check` | [`runtime`] | `Expected input x.shape[0] = 5 to be of the form 2*s1, ...` |
+//! | `guards` | [`scan`] | any other text holding a condition over sizes (a guard quoted in prose) |
 //!
-//! Every reader works on the same cleaned lines ([`clean`]: log prefixes, `> `/`# ` quote markers,
-//! Markdown backticks and colour codes removed, line numbers kept) and returns a
+//! Every reader works on the same cleaned lines ([`clean`]: log prefixes of any logger and torch
+//! version, `> `/`# ` quote markers, diff markers, Markdown backticks, fences and table bars,
+//! HTML entities and colour codes removed, wrapped lines joined, line numbers kept) and returns a
 //! [`Message`] whose `form` says what it read. A guard-looking line that cannot be read is kept
 //! in `unreadable` with its line and the reason, never dropped.
 
@@ -22,6 +26,7 @@ pub mod draft;
 pub mod fixes;
 pub mod logs;
 pub mod runtime;
+pub mod scan;
 pub mod violation;
 
 use crate::error::Error;
@@ -78,6 +83,16 @@ pub fn read(text: &str) -> Result<Message, Error> {
         }
     }
     datadep::read(&lines, &mut msg);
+    for g in &msg.data_dependent {
+        // `Could not extract specialized integer from data-dependent expression u0 + 1`: torch
+        // needed the value itself, not a condition on it.
+        if crate::syntax::parse_expr(&g.text).is_ok_and(|e| !e.is_bool()) {
+            msg.notes.push(format!(
+                "`{}` is an integer, not a condition: torch needed its value as a Python int (\"Could not extract specialized integer\"), so no torch._check of a condition on it lets the export go on; the lines below read it as `{} != 0` (Python's truth). Make the size static, or fix it with torch._check(... == V) for the one value your code needs",
+                g.text, g.text
+            ));
+        }
+    }
     if msg.form == Form::ConstraintViolation
         && msg.dims.is_empty()
         && !msg.data_dependent.is_empty()
@@ -101,6 +116,9 @@ fn fallback(
             }
             if let Some(r) = runtime::read(lines)? {
                 return Ok(r);
+            }
+            if let Some(m) = scan::read(lines) {
+                return Ok(m);
             }
             Err(Error::Message(not_a_guard(lines)))
         }

@@ -16,27 +16,133 @@ use crate::message::{Message, Runtime, Unreadable};
 use crate::syntax::parse_guard;
 use crate::types::{CmpOp, Expr};
 
-const GUARD_FAILED: &str = "Guard failed: ";
+/// How a failing guard of a compiled or exported program is introduced: `Guard failed: EXPR`
+/// (`ep.module()`), `Guard check failed: 0/1: EXPR` (torch.compile's guard check, with the frame
+/// id), `Runtime assertion failed for expression EXPR on node 'le_5'` (a run-time assert of the
+/// graph, over unbacked sizes too).
+const GUARD_FAILED: [&str; 3] = [
+    "Guard failed: ",
+    "Guard check failed: ",
+    "Runtime assertion failed for expression ",
+];
 const INPUT: &str = "Expected input at ";
+/// `Expected input x.shape[0] = 5 to be of the form 2*s1, where s1 is an integer`.
+const INPUT_FORM: &str = "Expected input ";
 
 /// Reads a run-time failure; `None` when the text holds none.
 pub fn read(lines: &[Line]) -> Result<Option<Message>, Error> {
     if let Some(m) = guard_failed(lines) {
         return Ok(Some(m));
     }
-    Ok(input_check(lines))
+    if let Some(m) = recompile(lines) {
+        return Ok(Some(m));
+    }
+    Ok(input_check(lines).or_else(|| input_form(lines)))
+}
+
+/// `Expected input x.shape[0] = 5 to be of the form 2*s1, where s1 is an integer` (a derived
+/// dimension `A*s + B` checked when the program runs): the size must be `B` plus a multiple of
+/// `A` (and at least `A*2 + B`, the smallest value of a size symbol, is left to the range).
+fn input_form(lines: &[Line]) -> Option<Message> {
+    let mut msg = Message::empty(Form::InputCheck);
+    for line in lines {
+        let Some(i) = line.text.find(INPUT_FORM) else {
+            continue;
+        };
+        let rest = &line.text[i + INPUT_FORM.len()..];
+        let Some((head, form)) = rest.split_once(" to be of the form ") else {
+            continue;
+        };
+        let Some((source, got)) = head.split_once(" = ") else {
+            continue;
+        };
+        let form = form.split(", where ").next().unwrap_or(form).trim();
+        let Some((a, b)) = affine_form(form) else {
+            msg.unreadable.push(Unreadable {
+                line: line.no,
+                text: line.text.trim().to_string(),
+                reason: format!("the form `{form}` is not `A*s + B`"),
+            });
+            continue;
+        };
+        let source = source.trim().to_string();
+        let text = if b == 0 {
+            format!("({source}) % {a} == 0")
+        } else {
+            format!("({source} - {b}) % {a} == 0")
+        };
+        let Ok(expr) = parse_guard(&text) else {
+            continue;
+        };
+        let name = size_name(&source);
+        let d = msg.dim_mut(&name, Some(source.clone()));
+        if !d.guards.iter().any(|g| g.text == text) {
+            d.guards.push(crate::message::Guard {
+                text: text.clone(),
+                expr: expr.clone(),
+                provenance: None,
+            });
+        }
+        if msg.runtime.is_none() {
+            msg.runtime = Some(Runtime {
+                kind: Form::InputCheck,
+                text,
+                expr,
+                got: got.trim().parse().ok(),
+            });
+        }
+    }
+    (msg.runtime.is_some() || !msg.unreadable.is_empty()).then_some(msg)
+}
+
+/// `2*s1` → (2, 0); `4*s0 + 3` → (4, 3); `s2 - 1` → (1, -1); `s0` → (1, 0).
+fn affine_form(form: &str) -> Option<(i128, i128)> {
+    let e = crate::syntax::parse_expr(form).ok()?;
+    let atoms: Vec<String> = e.atoms().iter().map(|a| a.to_string()).collect();
+    let [s] = atoms.as_slice() else {
+        return None;
+    };
+    let at = |v: i128| match e.eval(&|a: &str| (a == s).then_some(v)).ok()? {
+        crate::expr::Val::Num(q) if q.is_integer() => Some(q.to_integer()),
+        _ => None,
+    };
+    let b = at(0)?;
+    let a = at(1)? - b;
+    // Affine: the same step twice more.
+    (a > 0 && at(2)? == 2 * a + b && at(3)? == 3 * a + b).then_some((a, b))
 }
 
 fn guard_failed(lines: &[Line]) -> Option<Message> {
     let mut msg = Message::empty(Form::GuardFailed);
     let mut first: Option<(String, usize)> = None;
-    for line in lines {
-        let Some(i) = line.text.find(GUARD_FAILED) else {
+    for (n, line) in lines.iter().enumerate() {
+        let Some((i, key)) = GUARD_FAILED
+            .iter()
+            .filter_map(|k| line.text.find(k.trim_end()).map(|i| (i, k.trim_end())))
+            .min()
+        else {
             continue;
         };
-        let text = line.text[i + GUARD_FAILED.len()..].trim();
-        // Older torch appends the guard's origin: `Guard failed: EXPR  # model.py:12`.
-        let text = text.split("  # ").next().unwrap_or(text).trim();
+        let text = line.text[i + key.len()..].trim();
+        // A line wrapped right after the key (`... Guard failed:` / `    x.size()[0] != 1`).
+        let text = match (text.is_empty(), lines.get(n + 1)) {
+            (true, Some(next)) => next.text.trim(),
+            _ => text,
+        };
+        // torch.compile's frame id (`0/1: `).
+        let text = match text.split_once(": ") {
+            Some((id, rest))
+                if !id.is_empty() && id.chars().all(|c| c.is_ascii_digit() || c == '/') =>
+            {
+                rest.trim()
+            }
+            _ => text,
+        };
+        // The node of a run-time assert, quoted (`... on node 'le_5'`).
+        let text = text.split(" on node '").next().unwrap_or(text).trim();
+        // Older torch appends the guard's origin: `Guard failed: EXPR  # model.py:12`; the guard
+        // check a comment on its source (`EXPR # (unknown source x.size()[0], ...)`).
+        let text = text.split(" # ").next().unwrap_or(text).trim();
         if first.as_ref().is_some_and(|(t, _)| t == text) {
             continue;
         }
@@ -76,9 +182,149 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
         }
     }
     first.map(|_| {
+        // An unbacked size in a run-time assert (`u0 <= 2002`): a size-like symbol, 0 or more.
+        let unbacked: Vec<String> = msg
+            .dims
+            .iter_mut()
+            .filter(|d| {
+                let n = d.var();
+                n.len() > 1 && n.starts_with('u') && n[1..].bytes().all(|c| c.is_ascii_digit())
+            })
+            .map(|d| {
+                d.range = Some((0, crate::message::SIZE_MAX));
+                d.var().to_string()
+            })
+            .collect();
+        if !unbacked.is_empty() {
+            msg.notes.push(format!(
+                "{} is an unbacked (data-dependent) size the text does not tie to an input: decided over 0..{} (a size-like symbol); give the range your data allows as --range {}=LO..HI",
+                unbacked.join(", "),
+                crate::message::SIZE_MAX,
+                unbacked[0]
+            ));
+        }
         rename_by_source(&mut msg);
         msg
     })
+}
+
+/// torch.compile's recompile reasons (`TORCH_LOGS="recompiles"`): `triggered by the following
+/// guard failure(s):` then `- 0/0: tensor 'L['x']' size mismatch at index 0. expected 5,
+/// actual 3` (the graph was compiled for a static size) or `- 0/0: EXPR` (a guard of a dynamic
+/// graph). Each becomes the guard the compiled graph holds the size to, the size that ran
+/// beside it; a note says how to make the size dynamic.
+fn recompile(lines: &[Line]) -> Option<Message> {
+    const MISMATCH: &str = "' size mismatch at index ";
+    let mut msg = Message::empty(Form::GuardFailed);
+    let mut raws = Vec::new();
+    let mut statics: Vec<(String, i128)> = Vec::new();
+    let triggered = lines
+        .iter()
+        .any(|l| l.text.contains("guard failure") || l.text.contains("Recompiling function"));
+    for line in lines {
+        let t = line.text.trim();
+        if let Some(i) = t.find(MISMATCH) {
+            // tensor 'L['x']' size mismatch at index 0. expected 5, actual 3
+            let Some(k) = t[..i].find("tensor '") else {
+                continue;
+            };
+            let tensor = &t[k + "tensor '".len()..i];
+            let rest = &t[i + MISMATCH.len()..];
+            let num = |s: &str| -> Option<i128> {
+                s.trim()
+                    .trim_end_matches(['.', ','])
+                    .split(|c: char| !c.is_ascii_digit() && c != '-')
+                    .next()?
+                    .parse()
+                    .ok()
+            };
+            let Some((index, rest)) = rest.split_once(". expected ") else {
+                continue;
+            };
+            let (expected, actual) = match rest.split_once(", actual ") {
+                Some((e, a)) => (num(e), num(a)),
+                None => (num(rest), None),
+            };
+            let (Some(index), Some(expected)) = (num(index), expected) else {
+                continue;
+            };
+            let source = format!("{tensor}.size()[{index}]");
+            let text = format!("{source} == {expected}");
+            let Ok(expr) = parse_guard(&text) else {
+                continue;
+            };
+            statics.push((source.clone(), expected));
+            raws.push(RawGuard {
+                line: line.no,
+                text: text.clone(),
+                provenance: None,
+            });
+            msg.dim_mut(&source, Some(source.clone()));
+            if msg.runtime.is_none() {
+                msg.runtime = Some(Runtime {
+                    kind: Form::GuardFailed,
+                    text,
+                    expr,
+                    got: actual,
+                });
+            }
+        } else if triggered {
+            // - 0/0: L['x'].size()[0] <= 8  # x.shape[0] <= 8 at m.py:3
+            let Some(rest) = t.strip_prefix("- ") else {
+                continue;
+            };
+            let Some((id, g)) = rest.split_once(": ") else {
+                continue;
+            };
+            if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit() || c == '/') {
+                continue;
+            }
+            let g = g.split(" # ").next().unwrap_or(g).trim();
+            let Ok(expr) = parse_guard(g) else {
+                continue;
+            };
+            for a in expr.atoms() {
+                msg.dim_mut(&a, Some(a.to_string()));
+            }
+            raws.push(RawGuard {
+                line: line.no,
+                text: g.to_string(),
+                provenance: None,
+            });
+            if msg.runtime.is_none() {
+                msg.runtime = Some(Runtime {
+                    kind: Form::GuardFailed,
+                    text: g.to_string(),
+                    expr,
+                    got: None,
+                });
+            }
+        }
+    }
+    if raws.is_empty() {
+        return None;
+    }
+    place_guards(&mut msg, raws, &|a: &str| Some(a.to_string()), &|_| false);
+    for (source, v) in &statics {
+        let (tensor, index) = source
+            .strip_suffix(']')
+            .and_then(|s| s.rsplit_once(".size()["))
+            .unwrap_or((source.as_str(), "0"));
+        msg.notes.push(format!(
+            "the compiled graph holds {source} to {v} (torch.compile made it static); to accept other sizes mark it dynamic before the call: torch._dynamo.mark_dynamic({}, {index}, min=LO, max=HI), or compile with dynamic=True",
+            py_tensor(tensor)
+        ));
+    }
+    rename_by_source(&mut msg);
+    Some(msg)
+}
+
+/// `L['x']` → `x` (the tensor as the user's code names it).
+fn py_tensor(t: &str) -> String {
+    t.strip_prefix("L['")
+        .and_then(|r| r.strip_suffix("']"))
+        .unwrap_or(t)
+        .to_string()
 }
 
 /// Dimensions are filed under their source; give them friendly names (`x_2`).

@@ -115,8 +115,38 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
             expr,
             provenance: None,
         });
+        // `(unhinted: E)`: the same expression with the backed sizes as symbols (`s0` where the
+        // hinted form has 22). When it differs, it is the one that holds at every size: read it
+        // too.
+        if let Some(u) = unhinted(rest) {
+            if seen.insert(u.to_string()) {
+                if let Ok(expr) = parse_guard(u) {
+                    msg.data_dependent.push(Guard {
+                        text: u.to_string(),
+                        expr,
+                        provenance: None,
+                    });
+                }
+            }
+        }
     }
     Ok(())
+}
+
+/// The expression of `... (unhinted: E).` with its brackets balanced.
+fn unhinted(rest: &str) -> Option<&str> {
+    const KEY: &str = "(unhinted: ";
+    let i = rest.find(KEY)? + KEY.len();
+    let mut depth = 0i64;
+    for (j, c) in rest[i..].char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth == 0 => return Some(rest[i..i + j].trim()),
+            ')' | ']' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 /// Splits lines where PyTorch glued a new sentence to the end of a guard (`... != 1.Specializations
 /// unexpectedly required (h)!`). Prefixes and quote markers are already gone ([`clean::lines`]).
@@ -132,7 +162,8 @@ fn clean_lines(lines: &[clean::Line]) -> Vec<String> {
     }
     out
 }
-/// Where a header sentence starts in the middle of a line right after a period.
+/// Where a header sentence starts in the middle of a line: right after a period, or (torch 2.15's
+/// "Specializations unexpectedly required") right after the guard it was glued to.
 fn glued_sentence(line: &str) -> Option<usize> {
     [
         "Specializations unexpectedly required",
@@ -143,7 +174,10 @@ fn glued_sentence(line: &str) -> Option<usize> {
     .filter_map(|s| {
         let i = line.find(s)?;
         let before = line[..i].trim_end();
-        (i > 0 && !before.is_empty() && before.ends_with(['.', '!'])).then_some(i)
+        // torch 2.15 glues "Specializations unexpectedly required" straight onto the last guard
+        // (`... <= 255Specializations unexpectedly required (batch)!`), with no period.
+        let glued = s.starts_with("Specializations") && !before.ends_with(['(', '`', '"']);
+        (i > 0 && !before.is_empty() && (glued || before.ends_with(['.', '!']))).then_some(i)
     })
     .min()
 }
@@ -241,7 +275,11 @@ const SENTENCES: [&str; 6] = [
     "Constraints violated",
 ];
 fn starts_sentence(t: &str) -> bool {
-    SENTENCES.iter().any(|s| t.starts_with(s)) || t.contains(" must be specialized to ")
+    // A sentence wrapped right after its first words (`Not all values of` alone on its line).
+    SENTENCES
+        .iter()
+        .any(|s| t.starts_with(s) || t == s.trim_end())
+        || t.contains(" must be specialized to ")
 }
 fn find_sentence(t: &str) -> Option<usize> {
     SENTENCES[..4].iter().filter_map(|s| t.find(s)).min()
@@ -268,6 +306,27 @@ fn read_item(item: &Item, msg: &mut Message, index: &mut Index) -> Result<(), Er
     }
     if let Some(rest) = text.strip_prefix("Not all values of ") {
         return read_not_all_values(item, rest, msg, index);
+    }
+    if let Some(g) = text
+        .strip_prefix("... satisfy the generated guard ")
+        .or_else(|| text.strip_prefix("\u{2026} satisfy the generated guard "))
+    {
+        // A shortened bullet (`- ... satisfy the generated guard G.`): another guard of the
+        // dimension of the bullet before it.
+        if let Some(d) = msg.dims.last_mut() {
+            let g = strip_period(g);
+            let expr = parse_guard(g).map_err(|e| Error::Guard {
+                dim: d.name.clone(),
+                line: item.0,
+                error: Box::new(e),
+            })?;
+            d.guards.push(Guard {
+                text: g.to_string(),
+                expr,
+                provenance: None,
+            });
+            return Ok(());
+        }
     }
     if let Some(rest) = text.strip_prefix("You marked ") {
         // NAME as dynamic but your code specialized it to be a constant (V).
@@ -337,18 +396,40 @@ fn read_not_all_values(
     index: &mut Index,
 ) -> Result<(), Error> {
     // RelaxedUnspecConstraint(L['x'].size()[0]) are valid because ...
-    let (name, source, range_and_tail) =
-        if let Some(r) = rest.strip_prefix("RelaxedUnspecConstraint(") {
-            let (src, tail) = r.split_once(") ").unwrap_or((r, ""));
-            (src.to_string(), Some(src.to_string()), format!(" {tail}"))
-        } else {
-            let Some((head, tail)) = rest.split_once(" in the specified range") else {
-                msg.unrecognized.push(format!("Not all values of {rest}"));
-                return Ok(());
-            };
-            let (n, s) = name_source(head);
-            (n, s, tail.to_string())
+    let (name, source, range_and_tail) = if let Some(r) =
+        rest.strip_prefix("RelaxedUnspecConstraint(")
+    {
+        let (src, tail) = r.split_once(") ").unwrap_or((r, ""));
+        (src.to_string(), Some(src.to_string()), format!(" {tail}"))
+    } else {
+        let Some((head, tail)) = rest.split_once(" in the specified range") else {
+            msg.unrecognized.push(format!("Not all values of {rest}"));
+            return Ok(());
         };
+        let (n, s) = name_source(head);
+        if s.as_deref() == Some("") || n.is_empty() || n.ends_with('=') {
+            // `x1 =  in the specified range`: a size without its source (it reached Z3 as an
+            // empty name and panicked before).
+            let input = format!("Not all values of {} ", head.trim_end());
+            let name = n.trim_end_matches('=').trim().to_string();
+            return Err(Error::Source {
+                dim: name.clone(),
+                line: item.0,
+                error: Box::new(
+                    ParseError::new(
+                        format!("no source for `{name}` after `=`"),
+                        &input,
+                        input.len() - 1,
+                        1,
+                    )
+                    .with_help(
+                        "torch prints `NAME = SOURCE` here (`h = L['x'].size()[2]`): paste the message as torch printed it",
+                    ),
+                ),
+            });
+        }
+        (n, s, tail.to_string())
+    };
     if let Some((range_text, guard_text)) =
         range_and_tail.split_once(" satisfy the generated guard ")
     {

@@ -1,0 +1,402 @@
+//! The reader of last resort: every balanced condition over size atoms, anywhere in a text.
+//!
+//! When no reader recognizes the text's form (a guard quoted in prose, a line of a form dimguard
+//! has no reader for), the text may still hold a size expression. [`read`] finds each one by
+//! the grammar of guards, not by a line format: around every size atom (`s3`, `u0`,
+//! `L['x'].size()[2]`, `x.shape[2]`, `x.size(2)`, `x.size()[2]`) it tries the word starts to its
+//! left and keeps the longest text that parses as a condition over size atoms only. Each one is
+//! filed like a log's guard: under its size, among the joint guards, or (an unbacked `u0`)
+//! among the data-dependent ones, and the words around it say what it was.
+//!
+//! Linear in the text: every parse is charged to a work budget proportional to the text's
+//! length, and the search stops when it is spent (saying so in a note).
+
+use super::clean::Line;
+use super::logs::{place_guards, size_name};
+use super::{Form, RawGuard};
+use crate::message::Message;
+use crate::syntax::parse_expr;
+use crate::types::Expr;
+
+/// At most this many word starts to the left of an atom are tried.
+const STARTS: usize = 12;
+/// At most this many ends (the parse error's place, then word ends before it) per start.
+const ENDS: usize = 8;
+/// An expression is looked for in at most this many bytes after its first atom.
+const WINDOW: usize = 8192;
+
+/// Reads the size expressions of `lines`; `None` when there is none.
+pub fn read(lines: &[Line]) -> Option<Message> {
+    let total: usize = lines.iter().map(|l| l.text.len()).sum();
+    let mut budget = Budget {
+        left: 16 * total + (1 << 20),
+        spent: false,
+    };
+    let mut found: Vec<(usize, String, Expr, &'static str)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for line in lines {
+        for (text, expr) in expressions(&line.text, &mut budget) {
+            if seen.insert(text.clone()) {
+                found.push((line.no, text, expr, kind(&line.text)));
+            }
+        }
+        if budget.spent {
+            break;
+        }
+    }
+    if found.is_empty() {
+        return None;
+    }
+    let mut msg = Message::empty(Form::Guards);
+    let mut raws = Vec::new();
+    let mut symbols: Vec<String> = Vec::new();
+    for (no, text, expr, what) in &found {
+        for a in expr.atoms() {
+            let a = a.to_string();
+            if is_source(&a) {
+                msg.dim_mut(&size_name(&a), Some(a.clone()));
+            } else if !is_unbacked(&a) {
+                let d = msg.dim_mut(&a, None);
+                d.symbol = Some(a.clone());
+                if !symbols.contains(&a) {
+                    symbols.push(a.clone());
+                }
+            }
+        }
+        msg.notes.push(format!(
+            "line {no}: read the {what} {text} found in the text (no torch message form dimguard knows is around it)"
+        ));
+        raws.push(RawGuard {
+            line: *no,
+            text: text.clone(),
+            provenance: None,
+        });
+    }
+    place_guards(
+        &mut msg,
+        raws,
+        &|a: &str| is_source(a).then(|| a.to_string()),
+        &is_unbacked,
+    );
+    if !symbols.is_empty() {
+        msg.notes.push(format!(
+            "the text never says which input sizes {} are: the answer is over torch's symbols; give their ranges as --range {}=LO..HI, or your dynamic_shapes / ShapesSpec as --spec",
+            symbols.join(", "),
+            symbols[0]
+        ));
+    }
+    if budget.spent {
+        msg.notes.push(
+            "the text is too large to search for every size expression: the search stopped at its work budget, so later expressions were not read".to_string(),
+        );
+    }
+    if msg.dims.is_empty() && msg.joint.is_empty() && !msg.data_dependent.is_empty() {
+        msg.form = Form::DataDependent;
+    }
+    Some(msg)
+}
+
+struct Budget {
+    left: usize,
+    spent: bool,
+}
+
+impl Budget {
+    /// Charges a parse of `n` bytes; false (and spent) when the budget is gone.
+    fn take(&mut self, n: usize) -> bool {
+        if self.left < n {
+            self.spent = true;
+            return false;
+        }
+        self.left -= n;
+        true
+    }
+}
+
+/// What the words around an expression say it is.
+fn kind(line: &str) -> &'static str {
+    let l = line.to_ascii_lowercase();
+    if l.contains("data-dependent") || l.contains("data dependent") || l.contains("unbacked") {
+        "data-dependent expression"
+    } else if l.contains("recompil") || l.contains("guard failure") {
+        "recompile guard"
+    } else if l.contains("assert") {
+        "run-time assert"
+    } else if l.contains("ignored guard") {
+        "ignored guard"
+    } else if l.contains("guard") {
+        "guard"
+    } else if l.contains("eval") {
+        "evaluated expression"
+    } else {
+        "size condition"
+    }
+}
+
+/// The conditions over size atoms in one line, left to right, none overlapping.
+fn expressions(line: &str, budget: &mut Budget) -> Vec<(String, Expr)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some((a, a_end)) = next_atom(line, from) {
+        let mut best: Option<(usize, usize, Expr)> = None;
+        // Word starts to the left of the atom, farthest first (the longest expression wins),
+        // but not before the end of the previous expression.
+        let starts = word_starts(line, from, a);
+        for &s in &starts {
+            let end_cap = (a + WINDOW).min(line.len());
+            let end_cap = floor_char(line, end_cap);
+            if let Some((e, expr)) = parse_at(line, s, end_cap, budget) {
+                if e > a {
+                    best = Some((s, e, expr));
+                    break;
+                }
+            }
+            if budget.spent {
+                return out;
+            }
+        }
+        match best {
+            Some((s, e, expr)) => {
+                out.push((line[s..e].trim().to_string(), expr));
+                from = e;
+            }
+            None => from = a_end,
+        }
+    }
+    out
+}
+
+/// The longest condition over size atoms starting at `s` and ending at or before `cap`: the
+/// whole text, else the text up to where parsing stopped, else up to the word ends before it.
+fn parse_at(line: &str, s: usize, cap: usize, budget: &mut Budget) -> Option<(usize, Expr)> {
+    let mut end = cap;
+    let mut tries = 0;
+    while end > s && tries < ENDS {
+        let t = line[s..end].trim_end();
+        let t = t.trim_end_matches(['.', ',', ';', ':', '!', '?', '"', '\'']);
+        if t.is_empty() {
+            return None;
+        }
+        if !budget.take(t.len()) {
+            return None;
+        }
+        tries += 1;
+        match parse_expr(t) {
+            Ok(e) if accept(&e) => return Some((s + t.len(), e)),
+            Ok(_) => {
+                // Parsed, but not a condition over sizes: a shorter text will not be either
+                // unless it ends before a word.
+                end = last_space(line, s, s + t.len())?;
+            }
+            Err(err) => {
+                let stop = floor_char(line, (s + err.offset).min(s + t.len()));
+                end = if stop < s + t.len() && stop > s {
+                    stop
+                } else {
+                    last_space(line, s, s + t.len())?
+                };
+            }
+        }
+    }
+    None
+}
+
+/// The last space in `line[s..end]`, as an end.
+fn last_space(line: &str, s: usize, end: usize) -> Option<usize> {
+    line[s..end].rfind(' ').map(|i| s + i).filter(|&i| i > s)
+}
+
+fn floor_char(line: &str, mut i: usize) -> usize {
+    while i > 0 && !line.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// A condition whose every atom is a size, with at least one.
+fn accept(e: &Expr) -> bool {
+    let atoms = e.atoms();
+    e.is_bool() && !atoms.is_empty() && atoms.iter().all(|a| is_size(a.as_ref()))
+}
+
+/// Word starts in `line[from..=a]`: `a` itself, and every place after a space, `(`, `"`, `'`,
+/// `:` or `=` before it.
+fn word_starts(line: &str, from: usize, a: usize) -> Vec<usize> {
+    let b = line.as_bytes();
+    let mut v: Vec<usize> = (from..a)
+        .filter(|&i| {
+            b[i] != b' '
+                && line.is_char_boundary(i)
+                && (i == 0 || matches!(b[i - 1], b' ' | b'(' | b'"' | b'\'' | b':' | b'=' | b'`'))
+        })
+        .collect();
+    // Only the last `STARTS` matter; keep the vector short on long prose.
+    if v.len() > STARTS {
+        v.drain(..v.len() - STARTS);
+    }
+    v.push(a);
+    v
+}
+
+/// The next size atom at or after `from`: (its start, its end).
+fn next_atom(line: &str, from: usize) -> Option<(usize, usize)> {
+    let b = line.as_bytes();
+    let mut i = from;
+    while i < b.len() {
+        let prev_ok = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        if prev_ok {
+            // `s12` / `u0`
+            if matches!(b[i], b's' | b'u') {
+                let mut j = i + 1;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                if j > i + 1 && (j == b.len() || !(b[j].is_ascii_alphanumeric() || b[j] == b'_')) {
+                    return Some((i, j));
+                }
+            }
+            // `L['x'].size()[2]`, `x.shape[2]`, `x.size(2)`, `x.size()[2]`
+            if b[i].is_ascii_alphabetic() || b[i] == b'_' {
+                if let Some(j) = source_end(line, i) {
+                    return Some((i, j));
+                }
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Where a size source starting at `i` ends, if one does: a name with `['key']` / `[0]`
+/// subscripts and `.attr`s, then `.size()[N]`, `.shape[N]` or `.size(N)`. Looks at most 256
+/// bytes ahead.
+fn source_end(line: &str, i: usize) -> Option<usize> {
+    let rest = &line[i..floor_char(line, (i + 256).min(line.len()))];
+    let b = rest.as_bytes();
+    let mut j = 0;
+    while j < b.len() {
+        let c = b[j];
+        if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' {
+            j += 1;
+            continue;
+        }
+        if c == b'[' {
+            let close = rest[j..].find(']')? + j;
+            let inner = &rest[j + 1..close];
+            let tail = &rest[..j];
+            if tail.ends_with(".shape") || tail.ends_with(".size()") {
+                if !inner.is_empty() && inner.bytes().all(|d| d.is_ascii_digit()) {
+                    return Some(i + close + 1);
+                }
+                return None;
+            }
+            let ok = (inner.starts_with('\'') && inner.ends_with('\'') && inner.len() >= 2)
+                || (!inner.is_empty() && inner.bytes().all(|d| d.is_ascii_digit()));
+            if !ok {
+                return None;
+            }
+            j = close + 1;
+            continue;
+        }
+        if c == b'(' {
+            let tail = &rest[..j];
+            if tail.ends_with(".size") {
+                let close = rest[j..].find(')')? + j;
+                let inner = &rest[j + 1..close];
+                if inner.is_empty() {
+                    j = close + 1;
+                    continue;
+                }
+                if inner.bytes().all(|d| d.is_ascii_digit()) {
+                    return Some(i + close + 1);
+                }
+            }
+            return None;
+        }
+        break;
+    }
+    None
+}
+
+/// `L['x'].size()[2]`, `x.shape[0]`, `x.size(1)`: a size written as its source.
+fn is_source(a: &str) -> bool {
+    source_end(a, 0) == Some(a.len())
+}
+
+/// `u0`: an unbacked size.
+fn is_unbacked(a: &str) -> bool {
+    a.len() > 1 && a.starts_with('u') && a[1..].bytes().all(|c| c.is_ascii_digit())
+}
+
+/// `s3`: a backed symbol.
+fn is_symbol(a: &str) -> bool {
+    a.len() > 1 && a.starts_with('s') && a[1..].bytes().all(|c| c.is_ascii_digit())
+}
+
+fn is_size(a: &str) -> bool {
+    is_source(a) || is_unbacked(a) || is_symbol(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forms::clean;
+
+    fn exprs(t: &str) -> Vec<String> {
+        let mut b = Budget {
+            left: usize::MAX,
+            spent: false,
+        };
+        expressions(t, &mut b).into_iter().map(|x| x.0).collect()
+    }
+
+    #[test]
+    fn expressions_in_prose() {
+        assert_eq!(
+            exprs("the guard Eq(u0, 0) failed while tracing"),
+            ["Eq(u0, 0)"]
+        );
+        assert_eq!(
+            exprs("it says x.size()[0] == y.size()[0] # (unknown source)"),
+            ["x.size()[0] == y.size()[0]"]
+        );
+        assert_eq!(
+            exprs("Runtime assertion failed for expression u0 <= 2002 on node 'le_5'"),
+            ["u0 <= 2002"]
+        );
+        assert_eq!(
+            exprs("checks L['x'].size()[2] % 8 == 0, and then Ne(s3, 1)."),
+            ["L['x'].size()[2] % 8 == 0", "Ne(s3, 1)"]
+        );
+        // A size alone is not a condition.
+        assert!(exprs("the size s0 is 4").is_empty());
+        assert!(exprs("u0 + 1").is_empty());
+    }
+
+    #[test]
+    fn sources() {
+        for s in [
+            "L['x'].size()[2]",
+            "x.shape[0]",
+            "x.size(1)",
+            "x.size()[0]",
+            "L['args'][1]['input_ids'].size()[1]",
+        ] {
+            assert!(is_source(s), "{s}");
+        }
+        for s in ["x.size()", "L['x']", "shape[0]x"] {
+            assert!(!is_source(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_message_of_what_was_found() {
+        let m = read(&clean::lines("we hit `Eq(s0*s1, 16)` somewhere\n")).unwrap();
+        assert_eq!(m.form, Form::Guards);
+        assert_eq!(m.joint.len(), 1);
+        assert!(m.notes.iter().any(|n| n.contains("--range s0=LO..HI")));
+        let m = read(&clean::lines("hit u0 >= 4 here")).unwrap();
+        assert_eq!(m.form, Form::DataDependent);
+        assert!(read(&clean::lines("nothing here at all")).is_none());
+    }
+}

@@ -1,0 +1,502 @@
+//! The 90 real texts of `../shared/corpus/real_texts.jsonl` (copied verbatim from public issues,
+//! pull requests and docs; see its README), read in their published wording:
+//!
+//! * every text is read (none refused), and every guard the corpus lists for it (written down
+//!   by hand from the text, not by dimguard) is among the guards read;
+//! * each reading (form, sizes, ranges, guards, accepted sets, data-dependent expressions) is
+//!   pinned in `tests/golden/corpus/<id>.json`;
+//! * every decided set over a range of at most 200,000 values equals brute-force evaluation of
+//!   the guards read, value by value (the oracle evaluator, not the engine), and a range the
+//!   text states is the range read;
+//! * every text put through every wrapper a paste meets (log prefixes of any logger and torch
+//!   version, `[rank3]:`, pytest's `E   `, diff `+`, `> ` quotes, Markdown fences and tables,
+//!   backticks, ANSI colours, HTML entities, CRLF, wrapping), alone and combined, reads the same.
+//!
+//! Regenerate the goldens after an intended change, then review the diff:
+//!
+//! ```sh
+//! DIMGUARD_BLESS=1 cargo test --test corpus
+//! git diff tests/golden/corpus
+//! ```
+
+use dimguard::solver::diagnose::{diagnose, Options};
+use dimguard::solver::forms;
+use dimguard::solver::report::{Report, Status};
+use dimguard::solver::{DimSet, Message};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The corpus records, as published. A checkout without `../shared` has none: the test then
+/// fails, saying where the corpus should be (it is never skipped silently).
+fn corpus() -> Vec<Value> {
+    let p = root().join("../shared/corpus/real_texts.jsonl");
+    let text = std::fs::read_to_string(&p)
+        .unwrap_or_else(|e| panic!("{}: {e} (the shared corpus is needed)", p.display()));
+    let v: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("a JSON record"))
+        .collect();
+    assert_eq!(v.len(), 90, "the corpus holds 90 texts");
+    v
+}
+
+fn read(text: &str) -> Result<Message, String> {
+    let mut m = forms::read(text).map_err(|e| e.to_string())?;
+    forms::apply_ranges(&mut m, &[]).map_err(|e| e.to_string())?;
+    Ok(m)
+}
+
+fn opts() -> Options {
+    Options::default()
+}
+
+/// An integer as JSON: a number where it fits 64 bits, else its decimal text (the JSON value
+/// type holds no wider integer).
+fn int(n: i128) -> Value {
+    i64::try_from(n).map_or_else(|_| Value::String(n.to_string()), Value::from)
+}
+
+fn feasible(f: Option<&dimguard::solver::report::Feasible>) -> Value {
+    match f {
+        None => Value::Null,
+        Some(f) => json!({
+            "count": int(f.count as i128),
+            "segments": f.segments.iter().map(|s| json!([int(s.lo), int(s.hi), int(s.modulus), s.residues.iter().map(|&r| int(r)).collect::<Vec<_>>()])).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+fn range(r: Option<[i128; 2]>) -> Value {
+    r.map_or(Value::Null, |[a, b]| json!([int(a), int(b)]))
+}
+
+/// The reading of a text: what the golden pins and the wrappers must keep (no provenance, no
+/// notes: those name lines, which a wrapper may move).
+fn reading(m: &Message, r: &Report) -> Value {
+    let dims: Vec<Value> = r
+        .dims
+        .iter()
+        .map(|d| {
+            json!({
+                "name": d.name,
+                "source": d.source,
+                "range": range(d.range),
+                "status": format!("{:?}", d.status),
+                "specialized": d.specialized.map(int),
+                "feasible": feasible(d.feasible.as_ref()),
+                "guards": d.guards.iter().map(|g| json!([g.text, g.requires])).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let joint_sets: Vec<Value> = r
+        .joint_sets
+        .iter()
+        .map(|j| json!({"dims": j.dims, "accepted": j.accepted.to_string(), "claimed": j.claimed.to_string()}))
+        .collect();
+    let dd: Vec<Value> = r
+        .data_dependent
+        .iter()
+        .map(|d| {
+            json!({
+                "guard": d.guard, "sizes": d.sizes, "holds": d.holds,
+                "range": range(d.range), "when_true": feasible(d.when_true.as_ref()), "always": d.always,
+            })
+        })
+        .collect();
+    json!({
+        "form": r.form.name(),
+        "dims": dims,
+        "equalities": r.equalities,
+        "relations": r.relations.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>(),
+        "joint": r.joint.iter().map(|j| j.text.clone()).collect::<Vec<_>>(),
+        "joint_sets": joint_sets,
+        "data_dependent": dd,
+        "runtime": r.runtime.as_ref().map(|x| x.guard.clone()),
+        "unreadable": m.unreadable.iter().map(|u| json!([u.text, u.reason])).collect::<Vec<_>>(),
+    })
+}
+
+/// Every guard text read, over every place a reader files one.
+fn guard_texts(m: &Message) -> Vec<String> {
+    m.dims
+        .iter()
+        .flat_map(|d| d.guards.iter().map(|g| g.text.clone()))
+        .chain(m.joint.iter().map(|g| g.text.clone()))
+        .chain(m.data_dependent.iter().map(|g| g.text.clone()))
+        .chain(m.runtime.iter().map(|r| r.text.clone()))
+        .map(|t| t.chars().filter(|c| !c.is_whitespace()).collect())
+        .collect()
+}
+
+/// Brute force: each decided dimension's set is the values at which every guard read for it
+/// holds, checked value by value (the oracle evaluator, not the engine) over the whole range
+/// when it has at most 200,000 values (its count too), else over its first 20,000 and last
+/// 2,000 values. The same for a data-dependent expression over one unbacked size: where it is
+/// true. Returns (sets checked over their whole range, sets checked over windows).
+fn brute_force(id: &str, m: &Message, r: &Report, failures: &mut Vec<String>) -> (usize, usize) {
+    let (mut whole, mut windows) = (0, 0);
+    let sample = |lo: i128, hi: i128| -> Vec<i128> {
+        if hi - lo <= 200_000 {
+            (lo..=hi).collect()
+        } else {
+            (lo..=lo + 20_000).chain(hi - 2_000..=hi).collect()
+        }
+    };
+    for d in &r.dims {
+        let Some(entry) = m.dims.iter().find(|e| e.name == d.name) else {
+            continue;
+        };
+        if d.status == Status::Specialized || !d.linked_with.is_empty() || entry.guards.is_empty() {
+            continue;
+        }
+        let (Some([lo, hi]), Some(f)) = (d.range, d.feasible.as_ref()) else {
+            continue;
+        };
+        let var = entry.var().to_string();
+        let set = DimSet::from_segments(f.segments.clone()).unwrap();
+        let xs = sample(lo, hi);
+        let bad: Vec<i128> = xs
+            .iter()
+            .copied()
+            .filter(|&x| set.contains(x) != entry.guards.iter().all(|g| g.expr.holds_at(&var, x)))
+            .take(5)
+            .collect();
+        if !bad.is_empty() {
+            failures.push(format!(
+                "{id}: {}'s set disagrees with its guards at {bad:?}",
+                d.name
+            ));
+        }
+        if hi - lo <= 200_000 {
+            if f.count as usize != xs.iter().filter(|&&x| set.contains(x)).count() {
+                failures.push(format!("{id}: {}'s count", d.name));
+            }
+            whole += 1;
+        } else {
+            windows += 1;
+        }
+    }
+    for dd in &r.data_dependent {
+        let (Some(f), [u]) = (dd.when_true.as_ref(), dd.sizes.as_slice()) else {
+            continue;
+        };
+        let Some(g) = m.data_dependent.iter().find(|g| g.text == dd.guard) else {
+            continue;
+        };
+        let [lo, hi] = dd.range.unwrap_or([0, dimguard::solver::SIZE_MAX]);
+        let set = DimSet::from_segments(f.segments.clone()).unwrap();
+        let bad: Vec<i128> = sample(lo, hi)
+            .into_iter()
+            .filter(|&x| set.contains(x) != matches!(g.expr.truth_at(u, x), Ok(true)))
+            .take(5)
+            .collect();
+        if !bad.is_empty() {
+            failures.push(format!(
+                "{id}: where {} holds disagrees at {bad:?}",
+                dd.guard
+            ));
+        }
+        windows += 1;
+    }
+    (whole, windows)
+}
+
+/// A range the record says the text states (`null`: that bound not stated) is the range read.
+/// A specialized size's range is its value.
+fn stated_ranges(id: &str, rec: &Value, m: &Message, failures: &mut Vec<String>) -> usize {
+    let Some(ranges) = rec["ranges"].as_object() else {
+        return 0;
+    };
+    let mut n = 0;
+    for (key, r) in ranges {
+        let d = m.dims.iter().find(|d| {
+            d.name == *key || d.source.as_deref() == Some(key) || d.symbol.as_deref() == Some(key)
+        });
+        let Some(d) = d else { continue };
+        // A size torch made a constant: the text's range may be its value (`VR[2, 2]`).
+        let Some((lo, hi)) = (match (d.range, d.specialized) {
+            (Some((lo, hi)), Some(v))
+                if r[0].as_i64() == Some(v as i64)
+                    && r[1].as_i64() == Some(v as i64)
+                    && lo <= v
+                    && v <= hi =>
+            {
+                Some((v, v))
+            }
+            (Some(x), _) => Some(x),
+            (None, v) => v.map(|v| (v, v)),
+        }) else {
+            failures.push(format!("{id}: {key} has no range"));
+            continue;
+        };
+        if r[0].as_i64().is_some_and(|w| w as i128 != lo) {
+            failures.push(format!(
+                "{id}: {key}'s lower bound {lo}, the text says {}",
+                r[0]
+            ));
+        }
+        if r[1].as_i64().is_some_and(|w| w as i128 != hi) {
+            failures.push(format!(
+                "{id}: {key}'s upper bound {hi}, the text says {}",
+                r[1]
+            ));
+        }
+        n += 1;
+    }
+    n
+}
+
+fn compare_golden(id: &str, actual: &str) -> Option<String> {
+    let path = root()
+        .join("tests/golden/corpus")
+        .join(format!("{id}.json"));
+    if std::env::var_os("DIMGUARD_BLESS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return None;
+    }
+    match std::fs::read_to_string(&path) {
+        Ok(s) if s == actual => None,
+        Ok(s) => {
+            let line = s
+                .lines()
+                .zip(actual.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            Some(format!(
+                "{}: differs at line {}:\n  expected: {:?}\n  actual:   {:?}",
+                path.display(),
+                line + 1,
+                s.lines().nth(line).unwrap_or("<end>"),
+                actual.lines().nth(line).unwrap_or("<end>")
+            ))
+        }
+        Err(e) => Some(format!("{}: {e} (bless it)", path.display())),
+    }
+}
+
+#[test]
+fn every_corpus_text_is_read_with_its_guards_and_matches_its_golden() {
+    let mut failures = Vec::new();
+    let (mut whole, mut windows, mut ranges) = (0, 0, 0);
+    for rec in corpus() {
+        let id = rec["id"].as_str().unwrap();
+        let text = rec["message"].as_str().unwrap();
+        let m = match read(text) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(format!("{id}: refused: {e}"));
+                continue;
+            }
+        };
+        let read_guards = guard_texts(&m);
+        for g in rec["guards"].as_array().unwrap() {
+            let g: String = g
+                .as_str()
+                .unwrap()
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            // A size the text fixes (`assert x.size()[0] == 1` under torch 2.1's
+            // `def specializations`) is read as that size specialized to the value.
+            let fixed = m.dims.iter().any(|d| {
+                d.specialized.is_some_and(|v| {
+                    let src: String = d.var().chars().filter(|c| !c.is_whitespace()).collect();
+                    // `L['x'].size()[0]` is printed `x.size()[0]` in the summary's Python.
+                    let bare = src.replacen("L['", "", 1).replacen("']", "", 1);
+                    g == format!("{src}=={v}") || g == format!("{bare}=={v}")
+                })
+            });
+            if !fixed && !read_guards.contains(&g) {
+                failures.push(format!("{id}: the guard {g} is not read ({read_guards:?})"));
+            }
+        }
+        let r = diagnose(&m, &opts());
+        let (w, n) = brute_force(id, &m, &r, &mut failures);
+        (whole, windows) = (whole + w, windows + n);
+        ranges += stated_ranges(id, &rec, &m, &mut failures);
+        let golden = serde_json::to_string_pretty(&reading(&m, &r)).unwrap() + "\n";
+        if let Some(d) = compare_golden(id, &golden) {
+            failures.push(d);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The oracles ran (a test that checks nothing cannot pass).
+    eprintln!("{whole} sets checked by brute force over their whole range, {windows} over windows, {ranges} stated ranges");
+    assert!(
+        whole >= 10 && windows >= 40,
+        "{whole} + {windows} sets checked by brute force"
+    );
+    assert!(ranges >= 20, "{ranges} stated ranges checked");
+}
+
+/// One wrapper of a paste (a function of the whole text).
+type Wrap = (&'static str, fn(&str) -> String);
+
+fn each(text: &str, f: impl Fn(usize, &str) -> String) -> String {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| f(i, l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const WRAPPERS: [Wrap; 16] = [
+    ("glog", |t| {
+        each(t, |i, l| {
+            format!("I1123 07:53:01.{i:06} 6430 torch/fx/experimental/symbolic_shapes.py:6064] {l}")
+        })
+    }),
+    ("glog cut before its date", |t| {
+        each(t, |_, l| {
+            format!("torch/fx/experimental/symbolic_shapes.py:5956] {l}")
+        })
+    }),
+    ("logging", |t| {
+        each(t, |_, l| {
+            format!(
+                "[2024-01-10 15:44:32,290] [4/0] torch.fx.experimental.symbolic_shapes: [INFO] {l}"
+            )
+        })
+    }),
+    ("torch 2.1 logging", |t| {
+        each(t, |_, l| {
+            format!(
+                "[2023-07-19 04:14:11,688] torch.fx.experimental.symbolic_shapes: [INFO] 0.0: {l}"
+            )
+        })
+    }),
+    ("python logging", |t| {
+        each(t, |_, l| {
+            format!("INFO:torch.fx.experimental.symbolic_shapes:{l}")
+        })
+    }),
+    ("rank", |t| each(t, |_, l| format!("[rank3]: {l}"))),
+    ("pytest", |t| each(t, |_, l| format!("E   {l}"))),
+    ("diff", |t| each(t, |_, l| format!("+{l}"))),
+    ("quoted", |t| each(t, |_, l| format!("> {l}"))),
+    ("fenced", |t| format!("```text\n{t}\n```")),
+    ("table", |t| {
+        format!(
+            "| output |\n|---|\n{}",
+            each(t, |_, l| format!("| `{}` |", l.replace('|', "\\|")))
+        )
+    }),
+    ("ansi", |t| {
+        each(t, |_, l| format!("\u{1b}[31m{l}\u{1b}[0m"))
+    }),
+    ("html", |t| {
+        t.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;")
+    }),
+    ("crlf", |t| t.replace('\n', "\r\n")),
+    ("wrapped at 60", |t| each(t, |_, l| wrap(l, 60))),
+    ("wrapped at 100", |t| each(t, |_, l| wrap(l, 100))),
+];
+
+/// A line hard-wrapped at spaces to `width` columns, continuation lines indented by four spaces.
+fn wrap(line: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut col = 0;
+    for (i, word) in line.split(' ').enumerate() {
+        if i > 0 {
+            if col + 1 + word.len() > width && col > 4 {
+                out.push_str("\n    ");
+                col = 4;
+            } else {
+                out.push(' ');
+                col += 1;
+            }
+        }
+        out.push_str(word);
+        col += word.len();
+    }
+    out
+}
+
+fn readings() -> Vec<(String, String, Value)> {
+    corpus()
+        .into_iter()
+        .map(|rec| {
+            let text = rec["message"].as_str().unwrap().to_string();
+            let m = read(&text).unwrap_or_else(|e| panic!("{}: {e}", rec["id"]));
+            let r = diagnose(&m, &opts());
+            (
+                rec["id"].as_str().unwrap().to_string(),
+                text,
+                reading(&m, &r),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_wrapper_alone_keeps_every_reading() {
+    let mut failures = Vec::new();
+    for (id, text, want) in readings() {
+        for (name, f) in WRAPPERS {
+            let wrapped = f(&text);
+            match read(&wrapped) {
+                Ok(m) => {
+                    let got = reading(&m, &diagnose(&m, &opts()));
+                    if got != want {
+                        failures.push(format!("{id} {name}: {got}\n  want {want}"));
+                    }
+                }
+                Err(e) => failures.push(format!("{id} {name}: refused: {e}")),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The wrappers by layer, in the order a paste meets them: a log prefix, a terminal's wrapping,
+/// a test runner's prefix, a container (quote, diff, fence, table), an encoding.
+const LAYERS: [&[usize]; 5] = [
+    &[0, 1, 2, 3, 4],
+    &[14, 15],
+    &[5, 6],
+    &[7, 8, 9, 10],
+    &[11, 12, 13],
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Wrappers combined: one of each layer or none, applied in the layers' order.
+    #[test]
+    fn wrappers_combined_keep_every_reading(
+        k in 0usize..90,
+        picks in proptest::collection::vec(0usize..6, LAYERS.len()),
+    ) {
+        let rec = &corpus()[k];
+        let text = rec["message"].as_str().unwrap();
+        let m = read(text).unwrap();
+        let want = reading(&m, &diagnose(&m, &opts()));
+        let mut wrapped = text.to_string();
+        let mut names = Vec::new();
+        for (layer, &p) in LAYERS.iter().zip(&picks) {
+            if let Some(&w) = layer.get(p) {
+                wrapped = (WRAPPERS[w].1)(&wrapped);
+                names.push(WRAPPERS[w].0);
+            }
+        }
+        let m = read(&wrapped).map_err(|e| TestCaseError::fail(format!("{} {names:?}: {e}", rec["id"])))?;
+        let got = reading(&m, &diagnose(&m, &opts()));
+        prop_assert_eq!(got, want, "{} {:?}", rec["id"], names);
+    }
+}
