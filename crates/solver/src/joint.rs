@@ -138,6 +138,57 @@ pub struct Solved {
     pub tied: Option<TiedSet>,
 }
 
+impl Solved {
+    /// Whether the group's answer accepts a tuple of its sizes (`value` gives each member's
+    /// value): `Some(true)` or `Some(false)` when the answer decides it, `None` when the tuple
+    /// lies where the answer is undecided. Members derived from one root must agree on it.
+    pub fn contains(&self, grp: &Group, value: &dyn Fn(&str) -> Option<i128>) -> Option<bool> {
+        let mut roots: BTreeMap<&str, i128> = BTreeMap::new();
+        for m in &grp.members {
+            let v = value(&m.name)?.checked_sub(m.offset)?;
+            if v % m.coef != 0 {
+                return Some(false);
+            }
+            let r = v / m.coef;
+            if *roots.entry(&m.root).or_insert(r) != r {
+                return Some(false);
+            }
+        }
+        for (root, set) in &self.unsure {
+            if roots.get(root.as_str()).is_some_and(|&r| set.contains(r)) {
+                return None;
+            }
+        }
+        let at = |n: &str| roots.get(n).copied();
+        if let Some(t) = &self.tied {
+            let tuple: Option<Vec<i128>> = t.sizes().iter().map(|n| at(n)).collect();
+            return Some(t.contains(&tuple?));
+        }
+        match &self.joint {
+            Some(j) => {
+                let tuple: Option<Vec<i128>> = j.sizes.iter().map(|n| at(n)).collect();
+                let tuple = tuple?;
+                if j.tree.contains(&tuple) {
+                    return Some(true);
+                }
+                let inside = j.domains.iter().zip(&tuple).all(|(d, &x)| d.contains(x));
+                if j.undecided.is_some() && inside {
+                    return None;
+                }
+                Some(false)
+            }
+            None => {
+                if self.undecided.is_some() {
+                    return None;
+                }
+                Some(grp.roots.iter().all(|r| {
+                    at(r).is_some_and(|x| self.accepted.get(r).is_some_and(|s| s.contains(x)))
+                }))
+            }
+        }
+    }
+}
+
 /// For `lhs == rhs` linear in exactly two sizes, `(dependent, root, coef, offset)` with
 /// `dependent = coef * root + offset`, `coef` a positive integer and `offset` an integer.
 pub fn linear_relation(g: &Expr) -> Option<(String, String, i128, i128)> {
@@ -689,6 +740,7 @@ fn tied_report(
             dims: [name(&x.a), name(&x.b)],
             block: x.d,
             offset: x.c,
+            shift: x.s,
             range: [*lo, *hi],
             shared_dim: shared.contains(&x.b.as_str()),
         })
@@ -697,18 +749,28 @@ fn tied_report(
         .ties
         .iter()
         .map(|(x, _)| {
-            let same = if x.d == 1 {
-                format!("{} equals {}", label(&x.b), label(&x.a))
+            let b = if x.s == 0 {
+                label(&x.b)
+            } else {
+                crate::python::linear(crate::num::q(1), &label(&x.b), x.s)
+            };
+            let mut same = if x.d == 1 {
+                format!("{b} equals {}", label(&x.a))
             } else {
                 format!(
-                    "{} lies in the block of {} values holding {} (blocks start at {} mod {})",
-                    label(&x.b),
+                    "{b} lies in the block of {} values holding {} (blocks start at {} mod {})",
                     x.d,
                     label(&x.a),
                     (-x.c).rem_euclid(x.d),
                     x.d
                 )
             };
+            if let Some(e) = &x.extra {
+                same = format!(
+                    "{same}, where {}",
+                    e.substitute(&x.a, &Expr::sym(&label(&x.a)))
+                );
+            }
             if shared.contains(&x.b.as_str()) {
                 format!("{same}; one Dim for both is sound")
             } else {

@@ -1075,6 +1075,11 @@ pub struct TieReport {
     pub block: i128,
     /// The blocks' offset.
     pub offset: i128,
+    /// The tied size's shift: `b + shift` lies in `a`'s block (0 when both sizes go through the
+    /// same map; ties through different strides have others, e.g. `(a + 3)//8 == (c + 7)//8` is
+    /// block 8, offset 3, shift 4).
+    #[serde(default)]
+    pub shift: i128,
     /// The tied size's own accepted range (inclusive).
     pub range: [i128; 2],
     /// Whether one `Dim` for both (the tied size written as its partner) is sound: every value the
