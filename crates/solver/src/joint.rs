@@ -18,7 +18,7 @@ use crate::engine::{solve, Limits, Method, Outcome};
 use crate::expr::Value;
 use crate::linked::{
     box_through, largest_box, normalize, normalize_one, solve_joint, solve_tied, Budget, JointSet,
-    LargestBox, TiedSet, TiedSpec, Tree, TupleCheck,
+    LargestBox, Tie, TiedSet, TiedSpec, Tree, TupleCheck,
 };
 use crate::num::{self, Q};
 use crate::report::{
@@ -557,12 +557,38 @@ pub fn solve_group_with(
     }
     let domains: Vec<DimSet> = grp.roots.iter().map(|r| out.accepted[r].clone()).collect();
     let own_domains = domains;
-    let printed = linking;
+    // A linking guard that holds on every box of the sizes' own segments (interval bounds:
+    // products, min, max, abs of monotone floor terms against constants) constrains nothing:
+    // it is decided for every tuple before the search.
+    let printed: Vec<Expr> = linking
+        .into_iter()
+        .filter(|g| !crate::bounds::holds_on_segments(g, &grp.roots, &own_domains))
+        .collect();
     // The guards as printed first: most groups are decided so, and the normal form of hundreds
     // of long guards costs more than the search (a Swin-T's 418 linking guards: 0.8 s as
     // printed, 14 s through the normal form).
-    let mut js = solve_joint(&grp.roots, &own_domains, &printed, budget);
-    let (linking, domains) = if js.undecided.is_none() {
+    // Guards that tie sizes (`F(a) == G(b)`): a search that would evaluate more than
+    // TIE_FIRST_WORK guards is not started before the closed form is tried ([`solve_tied`]:
+    // it costs what the problem without the tied sizes costs, whatever the ranges).
+    let has_tie = printed.iter().any(|g| Tie::of(g).is_some());
+    let quick = Budget {
+        work: budget.work.min(TIE_FIRST_WORK),
+        ..*budget
+    };
+    let mut js = solve_joint(
+        &grp.roots,
+        &own_domains,
+        &printed,
+        if has_tie { &quick } else { budget },
+    );
+    if has_tie && js.undecided.is_some() {
+        out.tied = solve_tied(&grp.roots, &own_domains, &printed, budget)
+            .filter(|t| t.reduced.undecided.is_none() && t.count().is_some());
+        if out.tied.is_none() {
+            js = solve_joint(&grp.roots, &own_domains, &printed, budget);
+        }
+    }
+    let (linking, domains) = if js.undecided.is_none() || out.tied.is_some() {
         (printed.clone(), own_domains.clone())
     } else {
         // The linking guards in normal form over the sizes' accepted sets (identities of the
@@ -596,7 +622,7 @@ pub fn solve_group_with(
         js = solve_joint(&grp.roots, &domains, &linking, budget);
         (linking, domains)
     };
-    if js.undecided.is_some() {
+    if js.undecided.is_some() && !has_tie {
         // Sizes tied by `F(a) == F(b)` over ranges no enumeration covers: in closed form.
         // Over the guards as printed (the ties' own normal form reads them) and the sizes'
         // own accepted sets.
@@ -736,12 +762,13 @@ fn tied_report(
     let ties: Vec<TieReport> = t
         .ties
         .iter()
-        .map(|(x, (lo, hi))| TieReport {
+        .map(|(x, own)| TieReport {
             dims: [name(&x.a), name(&x.b)],
             block: x.d,
             offset: x.c,
             shift: x.s,
-            range: [*lo, *hi],
+            range: [own.min().unwrap_or(0), own.max().unwrap_or(-1)],
+            own: Some(Feasible::from(own)),
             shared_dim: shared.contains(&x.b.as_str()),
         })
         .collect();
@@ -1085,6 +1112,10 @@ impl Linked {
         self.joint.undecided.is_some() || self.joint.count() < self.joint.box_count()
     }
 }
+
+/// Guard evaluations a search of a group with tied sizes may start with before the closed form
+/// of the ties is tried ([`solve_group_with`]).
+const TIE_FIRST_WORK: f64 = 1e5;
 
 /// Boxes of a joint set [`Linked::check_side`] checks one by one.
 const SIDE_BOXES: usize = 16;

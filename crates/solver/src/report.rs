@@ -1080,8 +1080,13 @@ pub struct TieReport {
     /// block 8, offset 3, shift 4).
     #[serde(default)]
     pub shift: i128,
-    /// The tied size's own accepted range (inclusive).
+    /// The tied size's own accepted range (inclusive): the least and greatest value of `own`.
     pub range: [i128; 2],
+    /// The tied size's own accepted set (what its own guards allow; not always an interval:
+    /// a skip connection inside the tied input makes it periodic). A tuple passes the tie when
+    /// the tied size is in this set and in its partner's block.
+    #[serde(default)]
+    pub own: Option<Feasible>,
     /// Whether one `Dim` for both (the tied size written as its partner) is sound: every value the
     /// partner accepts lies in the tied size's own range.
     pub shared_dim: bool,

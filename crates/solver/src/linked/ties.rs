@@ -10,12 +10,11 @@ use super::largest::LargestBox;
 use super::search::solve_joint;
 use super::tree::{inter, union, Exact};
 use super::{Budget, JointSet};
-use crate::bounds::{truth, Bounds, Tri};
+use crate::bounds::holds_on_segments;
 use crate::compiled::fdiv;
 use crate::error::Error;
 use crate::expr::Val;
 use crate::types::{CmpOp, DimSet, Expr, Progression};
-use std::collections::BTreeMap;
 
 /// `F(a) == G(b)` for two non-decreasing floor-affine maps, in one normal form: `a` and `b + s`
 /// lie in the same block `[q*d - c, q*d - c + d - 1]` of length `d` (`d == 1`: `a == b - s`),
@@ -269,9 +268,8 @@ impl Tie {
     /// (`j` in `0..d`) widened by `0..d` (at most [`DILATE_BLOCK`] values per block, else an
     /// error).
     pub fn dilate(&self, s: &DimSet) -> Exact<DimSet> {
-        Ok(self
-            .dilate_a(s)?
-            .affine_image(1, self.s.checked_neg().unwrap_or(0))?)
+        self.dilate_a(s)?
+            .affine_image(1, self.s.checked_neg().unwrap_or(0))
     }
 
     /// The values whose block meets `s`, in `a`'s space (no shift).
@@ -301,45 +299,6 @@ impl Tie {
             out = union(&out, &hit.affine_image(1, j)?)?;
         }
         Ok(out)
-    }
-
-    /// Number of pairs `(a, b)` with `a` in `side` and `b` in the interval `bs` that pass,
-    /// without enumeration: each `a` whose block lies inside `bs` pairs with `d` values, the
-    /// few in the two blocks cut by `bs`'s ends are counted one by one (saturating).
-    pub fn count_set(&self, side: &DimSet, (b0, b1): (i128, i128)) -> u128 {
-        let (b0, b1) = (b0.saturating_add(self.s), b1.saturating_add(self.s));
-        if side.is_empty() || b0 > b1 {
-            return 0;
-        }
-        let (first, last) = (self.block(b0), self.block(b1));
-        // Blocks wholly inside bs.
-        let inner_lo = if first.0 == b0 {
-            first.0
-        } else {
-            first.1.saturating_add(1)
-        };
-        let inner_hi = if last.1 == b1 {
-            last.1
-        } else {
-            last.0.saturating_sub(1)
-        };
-        let mut total = if inner_lo <= inner_hi {
-            side.clip(inner_lo, inner_hi)
-                .count()
-                .saturating_mul(self.d as u128)
-        } else {
-            0
-        };
-        let mut edges = vec![first, last];
-        edges.dedup();
-        for (lo, hi) in edges {
-            if lo >= b0 && hi <= b1 {
-                continue; // a whole block, counted above
-            }
-            let inside = (hi.min(b1) - lo.max(b0) + 1).max(0) as u128;
-            total = total.saturating_add(side.clip(lo, hi).count().saturating_mul(inside));
-        }
-        total
     }
 
     /// Number of pairs of the box `as x bs` (intervals, inclusive) that pass, without
@@ -382,63 +341,87 @@ pub const DILATE_BLOCK: i128 = 4096;
 /// Most values of a tied partner [`TiedSet::for_all`] evaluates a tie's `extra` guard at.
 const EXTRA_ENUMERATION: u128 = 1 << 16;
 
-/// Values of a side enumerated one by one by [`count_star`] (those whose blocks a domain's end
-/// cuts); past it the count is not given.
-const STAR_EDGE: u128 = 1 << 20;
+/// Values of `a` [`count_star`] evaluates one by one (near the sets' ends, and one period of
+/// each stretch between them); past it the count is not given.
+const STAR_WORK: u128 = 1 << 20;
 
-/// Number of tuples `(a, b1, .., bn)` with `a` in `side` and each `bi` in its tie's domain (an
-/// interval) and in `a`'s block of that tie: for the values of `a` whose every block lies inside
-/// the domains, the product of the block lengths; the few values near the domains' ends one by
-/// one (saturating; `None` when there are more than [`STAR_EDGE`] of those).
-fn count_star(side: &DimSet, ties: &[&(Tie, (i128, i128))]) -> Option<u128> {
+/// Number of tuples `(a, b1, .., bn)` with `a` in `side` and each `bi` in its tie's domain and
+/// in `a`'s block of that tie: the sum over `a` of the product of the sizes of `bi`'s domain
+/// within `a`'s blocks. Between the ends of the sets' segments (shifted into `a`'s space) that
+/// summand is periodic (period: the blocks' lengths and the segments' moduli, all met), so each
+/// stretch costs one period and its ends, whatever its width (saturating; `None` past
+/// [`STAR_WORK`] evaluations).
+fn count_star(side: &DimSet, ties: &[&(Tie, DimSet)]) -> Option<u128> {
     let (Some(smin), Some(smax)) = (side.min(), side.max()) else {
         return Some(0);
     };
-    // Values of `a` whose every block lies inside its domain: [x_lo, x_hi].
-    let (mut x_lo, mut x_hi) = (smin, smax);
-    let mut full: u128 = 1;
-    for (t, (lo, hi)) in ties {
-        let (from, to) = (lo.saturating_add(t.s), hi.saturating_add(t.s));
-        let first = t.block(from);
-        let start = if first.0 == from {
-            first.0
-        } else {
-            first.1.saturating_add(1)
-        };
-        let last = t.block(to);
-        let end = if last.1 == to {
-            last.1
-        } else {
-            last.0.saturating_sub(1)
-        };
-        x_lo = x_lo.max(start);
-        x_hi = x_hi.min(end);
-        full = full.saturating_mul(t.d as u128);
-    }
-    let one = |x: i128| -> u128 {
-        ties.iter().fold(1u128, |n, (t, (lo, hi))| {
+    let g = |x: i128| -> u128 {
+        if !side.contains(x) {
+            return 0;
+        }
+        ties.iter().fold(1u128, |n, (t, dom)| {
             let (blo, bhi) = t.b_block(x);
-            let k = (bhi.min(*hi) - blo.max(*lo) + 1).max(0) as u128;
-            n.saturating_mul(k)
+            n.saturating_mul(dom.clip(blo, bhi).count())
         })
     };
-    let (inner, below, above) = if x_lo <= x_hi {
-        (
-            side.clip(x_lo, x_hi).count(),
-            side.clip(smin, x_lo.saturating_sub(1)),
-            side.clip(x_hi.saturating_add(1), smax),
-        )
-    } else {
-        (0, side.clone(), DimSet::empty())
+    // The period and the width of the zone near a breakpoint enumerated one by one.
+    let mut period: i128 = 1;
+    let mut zone: i128 = 1;
+    let mut breaks: Vec<i128> = Vec::new();
+    let lcm = |a: i128, b: i128| -> Option<i128> {
+        let l = num_integer::lcm(a, b);
+        (l <= STAR_WORK as i128).then_some(l)
     };
-    if below.count().saturating_add(above.count()) > STAR_EDGE {
-        return None;
+    for seg in side.segments() {
+        period = lcm(period, seg.modulus)?;
+        breaks.extend([seg.lo, seg.hi.saturating_add(1)]);
     }
-    let edges = below
-        .iter()
-        .chain(above.iter())
-        .fold(0u128, |n, x| n.saturating_add(one(x)));
-    Some(inner.saturating_mul(full).saturating_add(edges))
+    for (t, dom) in ties {
+        period = lcm(period, t.d)?;
+        zone = zone.max(t.d.saturating_mul(2));
+        for seg in dom.segments() {
+            period = lcm(period, seg.modulus)?;
+            breaks.extend([
+                seg.lo.saturating_add(t.s),
+                seg.hi.saturating_add(1).saturating_add(t.s),
+            ]);
+        }
+    }
+    breaks.retain(|&b| b > smin && b <= smax);
+    breaks.extend([smin, smax.saturating_add(1)]);
+    breaks.sort_unstable();
+    breaks.dedup();
+    let mut work: u128 = 0;
+    let mut total: u128 = 0;
+    for w in breaks.windows(2) {
+        // [u, v): near both ends one by one, the middle by whole periods.
+        let (u, v) = (w[0], w[1] - 1);
+        let width = (v - u + 1) as u128;
+        if width <= (2 * zone + 2 * period) as u128 {
+            work = work.saturating_add(width);
+            if work > STAR_WORK {
+                return None;
+            }
+            total = (u..=v).fold(total, |n, x| n.saturating_add(g(x)));
+            continue;
+        }
+        let (m0, m1) = (u + zone, v - zone);
+        let per: u128 = (m0..m0 + period).fold(0u128, |n, x| n.saturating_add(g(x)));
+        let mid = (m1 - m0 + 1) as u128;
+        let (full, rem) = (mid / period as u128, (mid % period as u128) as i128);
+        work = work.saturating_add((2 * zone + period + rem) as u128);
+        if work > STAR_WORK {
+            return None;
+        }
+        let edges = (u..m0)
+            .chain(m1 + 1..=v)
+            .chain(m0 + (full as i128) * period..m0 + (full as i128) * period + rem)
+            .fold(0u128, |n, x| n.saturating_add(g(x)));
+        total = total
+            .saturating_add(per.saturating_mul(full))
+            .saturating_add(edges);
+    }
+    Some(total)
 }
 
 /// A spec for a tied joint set ([`TiedSet::spec`]): one `Dim` per size of the reduced set (its
@@ -535,7 +518,7 @@ pub struct TiedSet {
     /// tied size's `F(b)` replaced by its partner's `F(a)`.
     pub reduced: JointSet,
     /// The ties, each with the tied size's domain (an interval).
-    pub ties: Vec<(Tie, (i128, i128))>,
+    pub ties: Vec<(Tie, DimSet)>,
 }
 
 impl TiedSet {
@@ -551,15 +534,12 @@ impl TiedSet {
             let mut n: u128 = 1;
             for (l, side) in b.iter().enumerate() {
                 let name = &self.reduced.sizes[l];
-                let mine: Vec<&(Tie, (i128, i128))> =
+                let mine: Vec<&(Tie, DimSet)> =
                     self.ties.iter().filter(|(t, _)| t.a == *name).collect();
-                let factor = match mine.as_slice() {
-                    [] => side.count(),
-                    [(t, dom)] => match interval(side) {
-                        Some(iv) => t.count(iv, *dom),
-                        None => t.count_set(side, *dom),
-                    },
-                    several => count_star(side, several)?,
+                let factor = if mine.is_empty() {
+                    side.count()
+                } else {
+                    count_star(side, &mine)?
                 };
                 n = n.saturating_mul(factor);
             }
@@ -574,9 +554,9 @@ impl TiedSet {
         let k = self.reduced.sizes.len();
         t.len() == k + self.ties.len()
             && self.reduced.tree.contains(&t[..k])
-            && self.ties.iter().enumerate().all(|(i, (tie, (lo, hi)))| {
+            && self.ties.iter().enumerate().all(|(i, (tie, dom))| {
                 let b = t[k + i];
-                (*lo..=*hi).contains(&b)
+                dom.contains(b)
                     && self
                         .reduced
                         .level(&tie.a)
@@ -599,7 +579,7 @@ impl TiedSet {
         for t in self.reduced.tree.examples(n) {
             for far in [false, true] {
                 let mut full = t.clone();
-                for (i, (tie, (lo, hi))) in self.ties.iter().enumerate() {
+                for (i, (tie, dom)) in self.ties.iter().enumerate() {
                     let Some(l) = self.reduced.level(&tie.a) else {
                         return out;
                     };
@@ -614,7 +594,12 @@ impl TiedSet {
                     } else {
                         diagonal
                     };
-                    full.push(want.clamp(blo.max(*lo), bhi.min(*hi)));
+                    // The member of the tied size's set in the block nearest the one wanted.
+                    let inside = dom.clip(blo, bhi);
+                    let Some(v) = inside.next_at_least(want).or_else(|| inside.max()) else {
+                        continue;
+                    };
+                    full.push(v);
                 }
                 if !out.contains(&full) && out.len() < n {
                     out.push(full);
@@ -630,22 +615,22 @@ impl TiedSet {
         let k = self.reduced.sizes.len();
         let mut out = Vec::new();
         for t in self.accepted_examples(n) {
-            for (i, (tie, (lo, hi))) in self.ties.iter().enumerate() {
+            for (i, (tie, dom)) in self.ties.iter().enumerate() {
                 let Some(l) = self.reduced.level(&tie.a) else {
                     continue;
                 };
                 let (blo, bhi) = tie.b_block(t[l]);
-                for y in [bhi.checked_add(1), blo.checked_sub(1)]
-                    .into_iter()
-                    .flatten()
-                {
-                    if (*lo..=*hi).contains(&y) {
-                        let mut bad = t.clone();
-                        bad[k + i] = y;
-                        if !out.contains(&bad) && out.len() < n {
-                            out.push(bad);
-                        }
-                        break;
+                // The tied size's nearest own values past the block, either side.
+                let below = blo
+                    .checked_sub(1)
+                    .and_then(|x| dom.min().filter(|&m| m <= x).map(|m| dom.clip(m, x)))
+                    .and_then(|s| s.max());
+                let above = bhi.checked_add(1).and_then(|x| dom.next_at_least(x));
+                if let Some(y) = above.or(below) {
+                    let mut bad = t.clone();
+                    bad[k + i] = y;
+                    if !out.contains(&bad) && out.len() < n {
+                        out.push(bad);
                     }
                 }
             }
@@ -659,10 +644,10 @@ impl TiedSet {
         if self.reduced.level(name).is_some() {
             return self.reduced.projection(name);
         }
-        let Some((t, (lo, hi))) = self.ties.iter().find(|(t, _)| t.b == name) else {
+        let Some((t, dom)) = self.ties.iter().find(|(t, _)| t.b == name) else {
             return Ok(DimSet::empty());
         };
-        Ok(t.dilate(&self.reduced.projection(&t.a)?)?.clip(*lo, *hi))
+        inter(&t.dilate(&self.reduced.projection(&t.a)?)?, dom)
     }
 
     /// Values of `name` that pass with **every** value of the others (each over `domain(size)`,
@@ -742,7 +727,7 @@ impl TiedSet {
         for b in reduced {
             // Per tie: its blocks (a's side and b's range cut to each), the first `per`.
             let mut choices: Vec<Vec<(DimSet, DimSet)>> = Vec::new();
-            for (t, (lo, hi)) in &self.ties {
+            for (t, dom) in &self.ties {
                 let Some(l) = self.reduced.level(&t.a) else {
                     return (out, false);
                 };
@@ -758,7 +743,7 @@ impl TiedSet {
                     }
                     let (blo, bhi) = t.block(x);
                     let (bblo, bbhi) = t.b_block(x);
-                    let bside = DimSet::interval(bblo.max(*lo), bbhi.min(*hi));
+                    let bside = dom.clip(bblo, bbhi);
                     let aside = side.clip(blo, bhi);
                     if bside.is_empty() || aside.is_empty() {
                         misses += 1;
@@ -804,7 +789,8 @@ impl TiedSet {
     pub fn spec(&self, lb: &LargestBox, traced: &dyn Fn(&str) -> Option<i128>) -> Option<TiedSpec> {
         let mut sides = lb.sides.clone();
         let mut deltas = Vec::new();
-        for (t, (lo, hi)) in &self.ties {
+        for (t, dom) in &self.ties {
+            let (lo, hi) = (dom.min()?, dom.max()?);
             let l = self.reduced.level(&t.a)?;
             let p = sides[l];
             let (ta, tb) = (traced(&t.a), traced(&t.b));
@@ -835,11 +821,22 @@ impl TiedSet {
             if first > last {
                 return None;
             }
-            sides[l] = Progression {
+            let mut q = Progression {
                 lo: first,
                 hi: last,
                 ..q
             };
+            // `a + delta` in the tied size's own set (not always an interval): else the largest
+            // progression of the values it allows, holding the traced value when one does.
+            let allowed = inter(&q.to_set(), &dom.affine_image(1, -delta).ok()?).ok()?;
+            if allowed.count() != q.count() {
+                let ranked = crate::suggest::rank(&allowed, ta, 8).progressions;
+                q = *ranked
+                    .iter()
+                    .find(|r| ta.is_some_and(|a| r.contains(a)))
+                    .or_else(|| ranked.first())?;
+            }
+            sides[l] = q;
             deltas.push(delta);
         }
         let count = sides.iter().fold(1u128, |a, p| a.saturating_mul(p.count()));
@@ -856,21 +853,16 @@ impl TiedSet {
     pub fn shared(&self) -> Vec<&Tie> {
         self.ties
             .iter()
-            .filter(|(t, (lo, hi))| {
+            .filter(|(t, dom)| {
                 t.s == 0
-                    && self.reduced.projection(&t.a).is_ok_and(|p| {
-                        p.min().is_some_and(|m| m >= *lo) && p.max().is_some_and(|m| m <= *hi)
-                    })
+                    && self
+                        .reduced
+                        .projection(&t.a)
+                        .is_ok_and(|p| p.is_subset(dom).unwrap_or(false))
             })
             .map(|(t, _)| t)
             .collect()
     }
-}
-
-/// `Some((lo, hi))` when `s` is one interval of consecutive values.
-fn interval(s: &DimSet) -> Option<(i128, i128)> {
-    let (lo, hi) = (s.min()?, s.max()?);
-    (s.count() == (hi - lo + 1) as u128).then_some((lo, hi))
 }
 
 /// The joint set of `names` over `domains` under `guards` (as [`solve_joint`]) when some guards
@@ -885,22 +877,17 @@ pub fn solve_tied(
     guards: &[Expr],
     budget: &Budget,
 ) -> Option<TiedSet> {
-    let mut ties: Vec<(Tie, (i128, i128))> = Vec::new();
+    let mut ties: Vec<(Tie, DimSet)> = Vec::new();
     let mut rest: Vec<Expr> = Vec::new();
-    // The box of the sizes' own accepted sets: a guard that holds on all of it (interval
-    // bounds: `(1 + (b-1)//2)*(1 + (w-1)//2) != 1` once both are at least 3) constrains nothing.
-    let hull: BTreeMap<&str, Bounds> = names
-        .iter()
-        .zip(domains)
-        .filter_map(|(n, d)| Some((n.as_str(), Bounds::range(d.min()?, d.max()?))))
-        .collect();
+    // A guard that holds on every box of the sizes' own segments constrains nothing
+    // (`(1 + (b-1)//2)*(1 + (w-1)//2) != 1` once both are at least 3).
     let same = |t: &Tie, u: &Tie| {
         *t == *u || u.flipped().is_some_and(|f| f == *t) || t.flipped().is_some_and(|f| f == *u)
     };
     let mut found: Vec<(Tie, Expr)> = Vec::new();
     for g in guards {
         let Some(t) = Tie::of(g).filter(|t| names.contains(&t.a) && names.contains(&t.b)) else {
-            if truth(g, &hull) != Tri::True {
+            if !holds_on_segments(g, names, domains) {
                 rest.push(g.clone());
             }
             continue;
@@ -960,7 +947,7 @@ pub fn solve_tied(
             match toward(&t, &centre) {
                 Some(o) if !ties.iter().any(|(u, _)| u.b == o.b) => {
                     let dom = &domains[names.iter().position(|n| *n == o.b)?];
-                    ties.push((o, interval(dom)?));
+                    ties.push((o, dom.clone()));
                 }
                 _ => rest.push(g),
             }
@@ -996,13 +983,10 @@ pub fn solve_tied(
             continue;
         }
         let mut d = d.clone();
-        for (t, (lo, hi)) in ties.iter().filter(|(t, _)| t.a == *n) {
-            // Values of `a` whose block meets `b`'s domain (shifted into `a`'s space).
-            let (from, to) = (
-                t.block(lo.saturating_add(t.s)).0,
-                t.block(hi.saturating_add(t.s)).1,
-            );
-            d = d.clip(from, to);
+        for (t, dom) in ties.iter().filter(|(t, _)| t.a == *n) {
+            // Values of `a` whose block meets `b`'s own set (shifted into `a`'s space).
+            let meets = t.dilate_a(&dom.affine_image(1, t.s).ok()?).ok()?;
+            d = inter(&d, &meets).ok()?;
             if let Some(e) = &t.extra {
                 // What the tie says of `a` alone, by the periodic engine; else a guard of the
                 // reduced problem.
@@ -1015,6 +999,8 @@ pub fn solve_tied(
         rnames.push(n.clone());
         rdomains.push(d);
     }
+    // Read over the partners' blocks, a guard may now hold on every box of the narrowed sets.
+    reduced_guards.retain(|g| !holds_on_segments(g, &rnames, &rdomains));
     let reduced = solve_joint(&rnames, &rdomains, &reduced_guards, budget);
     Some(TiedSet { reduced, ties })
 }
