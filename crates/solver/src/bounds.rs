@@ -13,7 +13,7 @@
 //! it: products of monotone floor terms such as `(1 + (h-1)//2)*(1 + (w-1)//2) != 1` hold on
 //! every box past a small corner.
 
-use crate::types::{CmpOp, Expr};
+use crate::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
 
 /// A bound: a finite value or an infinity.
@@ -402,6 +402,59 @@ pub fn truth(e: &Expr, env: &BTreeMap<&str, Bounds>) -> Tri {
             },
         },
         _ => Tri::Unknown,
+    }
+}
+
+/// Boxes of segments [`holds_on_segments`] examines at most.
+const SEGMENT_BOXES: usize = 4096;
+
+/// Whether `g` holds at every tuple of the sizes' sets (`names` and their `sets`), shown by
+/// interval bounds on each box of their segments' hulls (at most [`SEGMENT_BOXES`] boxes;
+/// `false` when not shown: the guard is then searched as usual).
+pub fn holds_on_segments(g: &Expr, names: &[String], sets: &[DimSet]) -> bool {
+    let atoms = g.atoms();
+    let used: Vec<(&str, Vec<(i128, i128)>)> = names
+        .iter()
+        .zip(sets)
+        .filter(|(n, _)| atoms.iter().any(|a| **a == ***n))
+        .map(|(n, s)| {
+            (
+                n.as_str(),
+                s.segments().iter().map(|seg| (seg.lo, seg.hi)).collect(),
+            )
+        })
+        .collect();
+    if used.len() != atoms.len() || used.iter().any(|(_, v)| v.is_empty()) {
+        return false;
+    }
+    let total = used
+        .iter()
+        .try_fold(1usize, |n, (_, v)| n.checked_mul(v.len()));
+    if total.is_none_or(|t| t > SEGMENT_BOXES) {
+        return false;
+    }
+    let mut pick = vec![0usize; used.len()];
+    loop {
+        let env: BTreeMap<&str, Bounds> = used
+            .iter()
+            .zip(&pick)
+            .map(|((n, v), &i)| (*n, Bounds::range(v[i].0, v[i].1)))
+            .collect();
+        if truth(g, &env) != Tri::True {
+            return false;
+        }
+        let mut l = 0;
+        loop {
+            if l == used.len() {
+                return true;
+            }
+            pick[l] += 1;
+            if pick[l] < used[l].1.len() {
+                break;
+            }
+            pick[l] = 0;
+            l += 1;
+        }
     }
 }
 

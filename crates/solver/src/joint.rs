@@ -18,7 +18,7 @@ use crate::engine::{solve, Limits, Method, Outcome};
 use crate::expr::Value;
 use crate::linked::{
     box_through, largest_box, normalize, normalize_one, solve_joint, solve_tied, Budget, JointSet,
-    LargestBox, TiedSet, TiedSpec, Tree, TupleCheck,
+    LargestBox, Tie, TiedSet, TiedSpec, Tree, TupleCheck,
 };
 use crate::num::{self, Q};
 use crate::report::{
@@ -136,6 +136,57 @@ pub struct Solved {
     /// (`accepted` comes from it, nothing is undecided); `joint` stays the search's own
     /// (undecided) result.
     pub tied: Option<TiedSet>,
+}
+
+impl Solved {
+    /// Whether the group's answer accepts a tuple of its sizes (`value` gives each member's
+    /// value): `Some(true)` or `Some(false)` when the answer decides it, `None` when the tuple
+    /// lies where the answer is undecided. Members derived from one root must agree on it.
+    pub fn contains(&self, grp: &Group, value: &dyn Fn(&str) -> Option<i128>) -> Option<bool> {
+        let mut roots: BTreeMap<&str, i128> = BTreeMap::new();
+        for m in &grp.members {
+            let v = value(&m.name)?.checked_sub(m.offset)?;
+            if v % m.coef != 0 {
+                return Some(false);
+            }
+            let r = v / m.coef;
+            if *roots.entry(&m.root).or_insert(r) != r {
+                return Some(false);
+            }
+        }
+        for (root, set) in &self.unsure {
+            if roots.get(root.as_str()).is_some_and(|&r| set.contains(r)) {
+                return None;
+            }
+        }
+        let at = |n: &str| roots.get(n).copied();
+        if let Some(t) = &self.tied {
+            let tuple: Option<Vec<i128>> = t.sizes().iter().map(|n| at(n)).collect();
+            return Some(t.contains(&tuple?));
+        }
+        match &self.joint {
+            Some(j) => {
+                let tuple: Option<Vec<i128>> = j.sizes.iter().map(|n| at(n)).collect();
+                let tuple = tuple?;
+                if j.tree.contains(&tuple) {
+                    return Some(true);
+                }
+                let inside = j.domains.iter().zip(&tuple).all(|(d, &x)| d.contains(x));
+                if j.undecided.is_some() && inside {
+                    return None;
+                }
+                Some(false)
+            }
+            None => {
+                if self.undecided.is_some() {
+                    return None;
+                }
+                Some(grp.roots.iter().all(|r| {
+                    at(r).is_some_and(|x| self.accepted.get(r).is_some_and(|s| s.contains(x)))
+                }))
+            }
+        }
+    }
 }
 
 /// For `lhs == rhs` linear in exactly two sizes, `(dependent, root, coef, offset)` with
@@ -506,12 +557,38 @@ pub fn solve_group_with(
     }
     let domains: Vec<DimSet> = grp.roots.iter().map(|r| out.accepted[r].clone()).collect();
     let own_domains = domains;
-    let printed = linking;
+    // A linking guard that holds on every box of the sizes' own segments (interval bounds:
+    // products, min, max, abs of monotone floor terms against constants) constrains nothing:
+    // it is decided for every tuple before the search.
+    let printed: Vec<Expr> = linking
+        .into_iter()
+        .filter(|g| !crate::bounds::holds_on_segments(g, &grp.roots, &own_domains))
+        .collect();
     // The guards as printed first: most groups are decided so, and the normal form of hundreds
     // of long guards costs more than the search (a Swin-T's 418 linking guards: 0.8 s as
     // printed, 14 s through the normal form).
-    let mut js = solve_joint(&grp.roots, &own_domains, &printed, budget);
-    let (linking, domains) = if js.undecided.is_none() {
+    // Guards that tie sizes (`F(a) == G(b)`): a search that would evaluate more than
+    // TIE_FIRST_WORK guards is not started before the closed form is tried ([`solve_tied`]:
+    // it costs what the problem without the tied sizes costs, whatever the ranges).
+    let has_tie = printed.iter().any(|g| Tie::of(g).is_some());
+    let quick = Budget {
+        work: budget.work.min(TIE_FIRST_WORK),
+        ..*budget
+    };
+    let mut js = solve_joint(
+        &grp.roots,
+        &own_domains,
+        &printed,
+        if has_tie { &quick } else { budget },
+    );
+    if has_tie && js.undecided.is_some() {
+        out.tied = solve_tied(&grp.roots, &own_domains, &printed, budget)
+            .filter(|t| t.reduced.undecided.is_none() && t.count().is_some());
+        if out.tied.is_none() {
+            js = solve_joint(&grp.roots, &own_domains, &printed, budget);
+        }
+    }
+    let (linking, domains) = if js.undecided.is_none() || out.tied.is_some() {
         (printed.clone(), own_domains.clone())
     } else {
         // The linking guards in normal form over the sizes' accepted sets (identities of the
@@ -545,7 +622,7 @@ pub fn solve_group_with(
         js = solve_joint(&grp.roots, &domains, &linking, budget);
         (linking, domains)
     };
-    if js.undecided.is_some() {
+    if js.undecided.is_some() && !has_tie {
         // Sizes tied by `F(a) == F(b)` over ranges no enumeration covers: in closed form.
         // Over the guards as printed (the ties' own normal form reads them) and the sizes'
         // own accepted sets.
@@ -685,11 +762,13 @@ fn tied_report(
     let ties: Vec<TieReport> = t
         .ties
         .iter()
-        .map(|(x, (lo, hi))| TieReport {
+        .map(|(x, own)| TieReport {
             dims: [name(&x.a), name(&x.b)],
             block: x.d,
             offset: x.c,
-            range: [*lo, *hi],
+            shift: x.s,
+            range: [own.min().unwrap_or(0), own.max().unwrap_or(-1)],
+            own: Some(Feasible::from(own)),
             shared_dim: shared.contains(&x.b.as_str()),
         })
         .collect();
@@ -697,18 +776,28 @@ fn tied_report(
         .ties
         .iter()
         .map(|(x, _)| {
-            let same = if x.d == 1 {
-                format!("{} equals {}", label(&x.b), label(&x.a))
+            let b = if x.s == 0 {
+                label(&x.b)
+            } else {
+                crate::python::linear(crate::num::q(1), &label(&x.b), x.s)
+            };
+            let mut same = if x.d == 1 {
+                format!("{b} equals {}", label(&x.a))
             } else {
                 format!(
-                    "{} lies in the block of {} values holding {} (blocks start at {} mod {})",
-                    label(&x.b),
+                    "{b} lies in the block of {} values holding {} (blocks start at {} mod {})",
                     x.d,
                     label(&x.a),
                     (-x.c).rem_euclid(x.d),
                     x.d
                 )
             };
+            if let Some(e) = &x.extra {
+                same = format!(
+                    "{same}, where {}",
+                    e.substitute(&x.a, &Expr::sym(&label(&x.a)))
+                );
+            }
             if shared.contains(&x.b.as_str()) {
                 format!("{same}; one Dim for both is sound")
             } else {
@@ -1023,6 +1112,10 @@ impl Linked {
         self.joint.undecided.is_some() || self.joint.count() < self.joint.box_count()
     }
 }
+
+/// Guard evaluations a search of a group with tied sizes may start with before the closed form
+/// of the ties is tried ([`solve_group_with`]).
+const TIE_FIRST_WORK: f64 = 1e5;
 
 /// Boxes of a joint set [`Linked::check_side`] checks one by one.
 const SIDE_BOXES: usize = 16;

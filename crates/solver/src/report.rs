@@ -1141,8 +1141,18 @@ pub struct TieReport {
     pub block: i128,
     /// The blocks' offset.
     pub offset: i128,
-    /// The tied size's own accepted range (inclusive).
+    /// The tied size's shift: `b + shift` lies in `a`'s block (0 when both sizes go through the
+    /// same map; ties through different strides have others, e.g. `(a + 3)//8 == (c + 7)//8` is
+    /// block 8, offset 3, shift 4).
+    #[serde(default)]
+    pub shift: i128,
+    /// The tied size's own accepted range (inclusive): the least and greatest value of `own`.
     pub range: [i128; 2],
+    /// The tied size's own accepted set (what its own guards allow; not always an interval:
+    /// a skip connection inside the tied input makes it periodic). A tuple passes the tie when
+    /// the tied size is in this set and in its partner's block.
+    #[serde(default)]
+    pub own: Option<Feasible>,
     /// Whether one `Dim` for both (the tied size written as its partner) is sound: every value the
     /// partner accepts lies in the tied size's own range.
     pub shared_dim: bool,

@@ -6,18 +6,22 @@
 //! without `b` ([`solve_tied`]): its answer is the reduced joint set with each tied size in the
 //! block of its partner.
 
-use super::equalities::replace;
 use super::largest::LargestBox;
 use super::search::solve_joint;
 use super::tree::{inter, union, Exact};
 use super::{Budget, JointSet};
+use crate::bounds::holds_on_segments;
 use crate::compiled::fdiv;
 use crate::error::Error;
 use crate::expr::Val;
 use crate::types::{CmpOp, DimSet, Expr, Progression};
 
-/// `F(a) == F(b)` where `F(x) = k * ((x + c) // d) + e`, `k > 0`, `d > 0`: `a` and `b` lie in the
-/// same block `[q*d - c, q*d - c + d - 1]` (`d == 1`: `a == b`).
+/// `F(a) == G(b)` for two non-decreasing floor-affine maps, in one normal form: `a` and `b + s`
+/// lie in the same block `[q*d - c, q*d - c + d - 1]` of length `d` (`d == 1`: `a == b - s`),
+/// and `a` passes the guard `extra` when there is one. The same map on both sides (`(h1 - 1)//4
+/// == (h2 - 1)//4`, two stride-4 stems) is `s == 0` and no `extra`; maps through different strides
+/// (`1 + (a-1)//4 == 2 + 2*((c-1)//8)`: a stride-4 map against a stride-8 map upsampled x2) are
+/// `(a + 3)//8 == (c + 7)//8` with `s == 4`, and `extra` says that `a`'s stride-4 size is even.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tie {
     /// The first size (kept in the reduced problem).
@@ -28,10 +32,10 @@ pub struct Tie {
     pub c: i128,
     /// The block length `d`.
     pub d: i128,
-    /// The guard's side in `a` (`F(a)` as the guard writes it).
-    pub fa: Expr,
-    /// The guard's side in `b`.
-    pub fb: Expr,
+    /// The shift of `b`: `b + s` lies in `a`'s block.
+    pub s: i128,
+    /// A guard over `a` alone the tie also states (`F(a)` must be a value `G` takes).
+    pub extra: Option<Expr>,
 }
 
 /// `F` in normal form: `k * ((x + c) // d) + e` over the size `x`.
@@ -131,24 +135,118 @@ impl FloorAffine {
 }
 
 impl Tie {
-    /// The tie a guard states, when it is `F(a) == F(b)` with the same non-decreasing
-    /// floor-affine `F` on both sides and two different sizes.
+    /// The tie a guard states, when it is `F(a) == G(b)` with two non-decreasing floor-affine
+    /// maps of two different sizes whose steps nest (`G`'s multiplier a multiple of `F`'s, `G`'s
+    /// block that many of `F`'s, or the other way round).
     pub fn of(g: &Expr) -> Option<Tie> {
         let Expr::Cmp(CmpOp::Eq, l, r) = g else {
             return None;
         };
         let (fl, fr) = (FloorAffine::of(l)?, FloorAffine::of(r)?);
-        if fl.x == fr.x || (fl.k, fl.c, fl.d, fl.e) != (fr.k, fr.c, fr.d, fr.e) {
+        if fl.x == fr.x {
+            return None;
+        }
+        Tie::between(&fl, &fr).or_else(|| Tie::between(&fr, &fl))
+    }
+
+    /// `F(x) == G(y)` with `G`'s multiplier `r` times `F`'s: `F(x) - e1` must be a multiple of
+    /// `k1*r` apart from `G`'s offset (the `extra` guard on `x` when `r > 1`), and then
+    /// `(x + c1 - m*d1) // (d1*r) == (y + c2) // d2` with `m = (e2 - e1)/k1`, a tie when
+    /// `d2 == d1*r`.
+    fn between(f: &FloorAffine, g: &FloorAffine) -> Option<Tie> {
+        if g.k % f.k != 0 || (g.e - f.e) % f.k != 0 {
+            return None;
+        }
+        let r = g.k / f.k;
+        let m = (g.e - f.e) / f.k;
+        let big = f.d.checked_mul(r)?;
+        if big != g.d {
+            return None;
+        }
+        let cx = f.c.checked_sub(m.checked_mul(f.d)?)?;
+        let extra = (r > 1).then(|| {
+            // ((x + c1)//d1 - m) % r == 0
+            let q = Expr::FloorDiv(
+                Box::new(Expr::Add(vec![Expr::sym(&f.x), Expr::int(f.c)])),
+                Box::new(Expr::int(f.d)),
+            );
+            Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::Mod(
+                    Box::new(if m == 0 {
+                        q
+                    } else {
+                        Expr::Add(vec![q, Expr::int(-m)])
+                    }),
+                    Box::new(Expr::int(r)),
+                )),
+                Box::new(Expr::int(0)),
+            )
+        });
+        Some(Tie {
+            a: f.x.clone(),
+            b: g.x.clone(),
+            c: cx.rem_euclid(big),
+            d: big,
+            s: g.c.checked_sub(cx)?,
+            extra,
+        })
+    }
+
+    /// The same tie with its sizes swapped (`b` kept, `a` tied), when it has no `extra` guard.
+    pub fn flipped(&self) -> Option<Tie> {
+        if self.extra.is_some() {
             return None;
         }
         Some(Tie {
-            a: fl.x,
-            b: fr.x,
-            c: fl.c,
-            d: fl.d,
-            fa: (**l).clone(),
-            fb: (**r).clone(),
+            a: self.b.clone(),
+            b: self.a.clone(),
+            c: self.c.checked_add(self.s)?.rem_euclid(self.d),
+            d: self.d,
+            s: self.s.checked_neg()?,
+            extra: None,
         })
+    }
+
+    /// The values of `b` that pass with `a` (ignoring `extra`): `a`'s block shifted by `-s`.
+    pub fn b_block(&self, a: i128) -> (i128, i128) {
+        let (lo, hi) = self.block(a);
+        (lo.saturating_sub(self.s), hi.saturating_sub(self.s))
+    }
+
+    /// Whether `a` passes the tie's `extra` guard (true without one).
+    pub fn extra_holds(&self, a: i128) -> bool {
+        self.extra.as_ref().is_none_or(|e| {
+            let env = |x: &str| (x == self.a).then_some(a);
+            e.truth(&env) == Ok(true)
+        })
+    }
+
+    /// `b`'s terms read through the tie: a floor-affine term of `b` whose blocks are unions of
+    /// the tie's blocks (`k*((b + c')//(d*r)) + e` with `c' ≡ s + c (mod d)`) is a function of
+    /// `a`'s block, written over `a`; every other node is rewritten in its children.
+    pub fn rewrite(&self, e: &Expr) -> Expr {
+        if e.atoms().iter().any(|x| **x == *self.b) && !e.is_bool() {
+            if let Some(f) = FloorAffine::of(e).filter(|f| f.x == self.b) {
+                let c_full = f.c; // in 0..f.d
+                let base = self.s + self.c;
+                if f.d % self.d == 0 && (c_full - base).rem_euclid(self.d) == 0 {
+                    // (b + c')//(d r) == ((b + s + c)//d + j)//r with c' = s + c + j*d.
+                    let j = (c_full - base).div_euclid(self.d);
+                    let r = f.d / self.d;
+                    let qa = Expr::FloorDiv(
+                        Box::new(Expr::Add(vec![Expr::sym(&self.a), Expr::int(self.c)])),
+                        Box::new(Expr::int(self.d)),
+                    );
+                    let inner = Expr::FloorDiv(
+                        Box::new(Expr::Add(vec![qa, Expr::int(j)])),
+                        Box::new(Expr::int(r)),
+                    );
+                    return Expr::Add(vec![Expr::Mul(vec![Expr::int(f.k), inner]), Expr::int(f.e)]);
+                }
+            }
+        }
+        e.map_children(&|x| self.rewrite(x))
     }
 
     /// The block of `x`: the values `y` with `F(y) == F(x)`.
@@ -160,15 +258,22 @@ impl Tie {
 
     /// Whether `(a, b)` passes the tie.
     pub fn holds(&self, a: i128, b: i128) -> bool {
-        self.block(a) == self.block(b)
+        self.block(a) == self.block(b.saturating_add(self.s)) && self.extra_holds(a)
     }
 
-    /// The values whose block meets `s`: `y` with some `x` of `s` and `F(x) == F(y)`. Exact, by
+    /// The values of `b` that pass with some value of `a` in `s` (the tie's `extra` aside): `y`
+    /// with `y + s` in the block of some `x` of `s`. Exact, by
     /// set operations: `y`'s block starts at `g(y) = d*((y + c)//d) - c`, which must be some
     /// `x - j` (`x` in `s`, `0 <= j < d`), so the answer is the block starts of `s - j`
     /// (`j` in `0..d`) widened by `0..d` (at most [`DILATE_BLOCK`] values per block, else an
     /// error).
     pub fn dilate(&self, s: &DimSet) -> Exact<DimSet> {
+        self.dilate_a(s)?
+            .affine_image(1, self.s.checked_neg().unwrap_or(0))
+    }
+
+    /// The values whose block meets `s`, in `a`'s space (no shift).
+    fn dilate_a(&self, s: &DimSet) -> Exact<DimSet> {
         if self.d == 1 || s.is_empty() {
             return Ok(s.clone());
         }
@@ -196,48 +301,11 @@ impl Tie {
         Ok(out)
     }
 
-    /// Number of pairs `(a, b)` with `a` in `side` and `b` in the interval `bs` that pass,
-    /// without enumeration: each `a` whose block lies inside `bs` pairs with `d` values, the
-    /// few in the two blocks cut by `bs`'s ends are counted one by one (saturating).
-    pub fn count_set(&self, side: &DimSet, (b0, b1): (i128, i128)) -> u128 {
-        if side.is_empty() || b0 > b1 {
-            return 0;
-        }
-        let (first, last) = (self.block(b0), self.block(b1));
-        // Blocks wholly inside bs.
-        let inner_lo = if first.0 == b0 {
-            first.0
-        } else {
-            first.1.saturating_add(1)
-        };
-        let inner_hi = if last.1 == b1 {
-            last.1
-        } else {
-            last.0.saturating_sub(1)
-        };
-        let mut total = if inner_lo <= inner_hi {
-            side.clip(inner_lo, inner_hi)
-                .count()
-                .saturating_mul(self.d as u128)
-        } else {
-            0
-        };
-        let mut edges = vec![first, last];
-        edges.dedup();
-        for (lo, hi) in edges {
-            if lo >= b0 && hi <= b1 {
-                continue; // a whole block, counted above
-            }
-            let inside = (hi.min(b1) - lo.max(b0) + 1).max(0) as u128;
-            total = total.saturating_add(side.clip(lo, hi).count().saturating_mul(inside));
-        }
-        total
-    }
-
     /// Number of pairs of the box `as x bs` (intervals, inclusive) that pass, without
     /// enumeration: full blocks count `d^2` each, the few cut by the box's edges exactly
     /// (saturating at `u128::MAX`).
     pub fn count(&self, (a0, a1): (i128, i128), (b0, b1): (i128, i128)) -> u128 {
+        let (b0, b1) = (b0.saturating_add(self.s), b1.saturating_add(self.s));
         if a0 > a1 || b0 > b1 {
             return 0;
         }
@@ -269,6 +337,92 @@ impl Tie {
 
 /// Longest block [`Tie::dilate`] widens a set by (one set operation per value of a block).
 pub const DILATE_BLOCK: i128 = 4096;
+
+/// Most values of a tied partner [`TiedSet::for_all`] evaluates a tie's `extra` guard at.
+const EXTRA_ENUMERATION: u128 = 1 << 16;
+
+/// Values of `a` [`count_star`] evaluates one by one (near the sets' ends, and one period of
+/// each stretch between them); past it the count is not given.
+const STAR_WORK: u128 = 1 << 20;
+
+/// Number of tuples `(a, b1, .., bn)` with `a` in `side` and each `bi` in its tie's domain and
+/// in `a`'s block of that tie: the sum over `a` of the product of the sizes of `bi`'s domain
+/// within `a`'s blocks. Between the ends of the sets' segments (shifted into `a`'s space) that
+/// summand is periodic (period: the blocks' lengths and the segments' moduli, all met), so each
+/// stretch costs one period and its ends, whatever its width (saturating; `None` past
+/// [`STAR_WORK`] evaluations).
+fn count_star(side: &DimSet, ties: &[&(Tie, DimSet)]) -> Option<u128> {
+    let (Some(smin), Some(smax)) = (side.min(), side.max()) else {
+        return Some(0);
+    };
+    let g = |x: i128| -> u128 {
+        if !side.contains(x) {
+            return 0;
+        }
+        ties.iter().fold(1u128, |n, (t, dom)| {
+            let (blo, bhi) = t.b_block(x);
+            n.saturating_mul(dom.clip(blo, bhi).count())
+        })
+    };
+    // The period and the width of the zone near a breakpoint enumerated one by one.
+    let mut period: i128 = 1;
+    let mut zone: i128 = 1;
+    let mut breaks: Vec<i128> = Vec::new();
+    let lcm = |a: i128, b: i128| -> Option<i128> {
+        let l = num_integer::lcm(a, b);
+        (l <= STAR_WORK as i128).then_some(l)
+    };
+    for seg in side.segments() {
+        period = lcm(period, seg.modulus)?;
+        breaks.extend([seg.lo, seg.hi.saturating_add(1)]);
+    }
+    for (t, dom) in ties {
+        period = lcm(period, t.d)?;
+        zone = zone.max(t.d.saturating_mul(2));
+        for seg in dom.segments() {
+            period = lcm(period, seg.modulus)?;
+            breaks.extend([
+                seg.lo.saturating_add(t.s),
+                seg.hi.saturating_add(1).saturating_add(t.s),
+            ]);
+        }
+    }
+    breaks.retain(|&b| b > smin && b <= smax);
+    breaks.extend([smin, smax.saturating_add(1)]);
+    breaks.sort_unstable();
+    breaks.dedup();
+    let mut work: u128 = 0;
+    let mut total: u128 = 0;
+    for w in breaks.windows(2) {
+        // [u, v): near both ends one by one, the middle by whole periods.
+        let (u, v) = (w[0], w[1] - 1);
+        let width = (v - u + 1) as u128;
+        if width <= (2 * zone + 2 * period) as u128 {
+            work = work.saturating_add(width);
+            if work > STAR_WORK {
+                return None;
+            }
+            total = (u..=v).fold(total, |n, x| n.saturating_add(g(x)));
+            continue;
+        }
+        let (m0, m1) = (u + zone, v - zone);
+        let per: u128 = (m0..m0 + period).fold(0u128, |n, x| n.saturating_add(g(x)));
+        let mid = (m1 - m0 + 1) as u128;
+        let (full, rem) = (mid / period as u128, (mid % period as u128) as i128);
+        work = work.saturating_add((2 * zone + period + rem) as u128);
+        if work > STAR_WORK {
+            return None;
+        }
+        let edges = (u..m0)
+            .chain(m1 + 1..=v)
+            .chain(m0 + (full as i128) * period..m0 + (full as i128) * period + rem)
+            .fold(0u128, |n, x| n.saturating_add(g(x)));
+        total = total
+            .saturating_add(per.saturating_mul(full))
+            .saturating_add(edges);
+    }
+    Some(total)
+}
 
 /// A spec for a tied joint set ([`TiedSet::spec`]): one `Dim` per size of the reduced set (its
 /// side of a sound box) and each tied size written from its partner's (`b = a + delta`, in the
@@ -364,7 +518,7 @@ pub struct TiedSet {
     /// tied size's `F(b)` replaced by its partner's `F(a)`.
     pub reduced: JointSet,
     /// The ties, each with the tied size's domain (an interval).
-    pub ties: Vec<(Tie, (i128, i128))>,
+    pub ties: Vec<(Tie, DimSet)>,
 }
 
 impl TiedSet {
@@ -380,19 +534,34 @@ impl TiedSet {
             let mut n: u128 = 1;
             for (l, side) in b.iter().enumerate() {
                 let name = &self.reduced.sizes[l];
-                // At most one tie per size ([`solve_tied`]).
-                let factor = match self.ties.iter().find(|(t, _)| t.a == *name) {
-                    Some((t, dom)) => match interval(side) {
-                        Some(iv) => t.count(iv, *dom),
-                        None => t.count_set(side, *dom),
-                    },
-                    None => side.count(),
+                let mine: Vec<&(Tie, DimSet)> =
+                    self.ties.iter().filter(|(t, _)| t.a == *name).collect();
+                let factor = if mine.is_empty() {
+                    side.count()
+                } else {
+                    count_star(side, &mine)?
                 };
                 n = n.saturating_mul(factor);
             }
             total = total.saturating_add(n);
         }
         Some(total)
+    }
+
+    /// Whether a tuple (in [`TiedSet::sizes`] order) is in the set: its first sizes in the
+    /// reduced set, each tied size in its range and passing its tie with its partner.
+    pub fn contains(&self, t: &[i128]) -> bool {
+        let k = self.reduced.sizes.len();
+        t.len() == k + self.ties.len()
+            && self.reduced.tree.contains(&t[..k])
+            && self.ties.iter().enumerate().all(|(i, (tie, dom))| {
+                let b = t[k + i];
+                dom.contains(b)
+                    && self
+                        .reduced
+                        .level(&tie.a)
+                        .is_some_and(|l| tie.holds(t[l], b))
+            })
     }
 
     /// The sizes of a full tuple: the reduced set's, then each tied size.
@@ -410,21 +579,27 @@ impl TiedSet {
         for t in self.reduced.tree.examples(n) {
             for far in [false, true] {
                 let mut full = t.clone();
-                for (i, (tie, (lo, hi))) in self.ties.iter().enumerate() {
+                for (i, (tie, dom)) in self.ties.iter().enumerate() {
                     let Some(l) = self.reduced.level(&tie.a) else {
                         return out;
                     };
-                    let (blo, bhi) = tie.block(t[l]);
+                    let (blo, bhi) = tie.b_block(t[l]);
+                    let diagonal = t[l].saturating_sub(tie.s);
                     let want = if far && i == 0 {
-                        if t[l] == bhi {
+                        if diagonal == bhi {
                             blo
                         } else {
                             bhi
                         }
                     } else {
-                        t[l]
+                        diagonal
                     };
-                    full.push(want.clamp(blo.max(*lo), bhi.min(*hi)));
+                    // The member of the tied size's set in the block nearest the one wanted.
+                    let inside = dom.clip(blo, bhi);
+                    let Some(v) = inside.next_at_least(want).or_else(|| inside.max()) else {
+                        continue;
+                    };
+                    full.push(v);
                 }
                 if !out.contains(&full) && out.len() < n {
                     out.push(full);
@@ -440,22 +615,22 @@ impl TiedSet {
         let k = self.reduced.sizes.len();
         let mut out = Vec::new();
         for t in self.accepted_examples(n) {
-            for (i, (tie, (lo, hi))) in self.ties.iter().enumerate() {
+            for (i, (tie, dom)) in self.ties.iter().enumerate() {
                 let Some(l) = self.reduced.level(&tie.a) else {
                     continue;
                 };
-                let (blo, bhi) = tie.block(t[l]);
-                for y in [bhi.checked_add(1), blo.checked_sub(1)]
-                    .into_iter()
-                    .flatten()
-                {
-                    if (*lo..=*hi).contains(&y) {
-                        let mut bad = t.clone();
-                        bad[k + i] = y;
-                        if !out.contains(&bad) && out.len() < n {
-                            out.push(bad);
-                        }
-                        break;
+                let (blo, bhi) = tie.b_block(t[l]);
+                // The tied size's nearest own values past the block, either side.
+                let below = blo
+                    .checked_sub(1)
+                    .and_then(|x| dom.min().filter(|&m| m <= x).map(|m| dom.clip(m, x)))
+                    .and_then(|s| s.max());
+                let above = bhi.checked_add(1).and_then(|x| dom.next_at_least(x));
+                if let Some(y) = above.or(below) {
+                    let mut bad = t.clone();
+                    bad[k + i] = y;
+                    if !out.contains(&bad) && out.len() < n {
+                        out.push(bad);
                     }
                 }
             }
@@ -469,10 +644,10 @@ impl TiedSet {
         if self.reduced.level(name).is_some() {
             return self.reduced.projection(name);
         }
-        let Some((t, (lo, hi))) = self.ties.iter().find(|(t, _)| t.b == name) else {
+        let Some((t, dom)) = self.ties.iter().find(|(t, _)| t.b == name) else {
             return Ok(DimSet::empty());
         };
-        Ok(t.dilate(&self.reduced.projection(&t.a)?)?.clip(*lo, *hi))
+        inter(&t.dilate(&self.reduced.projection(&t.a)?)?, dom)
     }
 
     /// Values of `name` that pass with **every** value of the others (each over `domain(size)`,
@@ -481,24 +656,41 @@ impl TiedSet {
     /// block holds the whole domain of the other.
     pub fn for_all(&self, name: &str, domain: &dyn Fn(&str) -> Option<DimSet>) -> Exact<DimSet> {
         // The block holding every value of a set, when there is one.
+        // (in `a`'s space: a set of `b` is read shifted by `s`)
         let one_block = |t: &Tie, s: &DimSet| -> Option<(i128, i128)> {
             let (lo, hi) = (s.min()?, s.max()?);
             (t.block(lo) == t.block(hi)).then(|| t.block(lo))
         };
         let dom = |n: &str| domain(n).unwrap_or_default();
-        let total = |t: &Tie| {
-            dom(&t.a)
-                .union(&dom(&t.b))
-                .ok()
-                .is_some_and(|u| u.is_empty() || one_block(t, &u).is_some())
+        let b_as_a = |t: &Tie| dom(&t.b).affine_image(1, t.s).unwrap_or_default();
+        // Every value of `a` passes the tie's `extra` guard (exact: `a` is enumerated, at most
+        // EXTRA_ENUMERATION values, else an error).
+        let every_extra = |t: &Tie| -> Exact<bool> {
+            let d = dom(&t.a);
+            if t.extra.is_none() {
+                return Ok(true);
+            }
+            if d.count() > EXTRA_ENUMERATION {
+                return Err(Error::PeriodTooLarge {
+                    needed: d.count().min(i128::MAX as u128) as i128,
+                    limit: EXTRA_ENUMERATION as i128,
+                });
+            }
+            let all = d.iter().all(|x| t.extra_holds(x));
+            Ok(all)
+        };
+        let total = |t: &Tie| -> Exact<bool> {
+            let u = dom(&t.a).union(&b_as_a(t))?;
+            if u.is_empty() {
+                return Ok(true);
+            }
+            Ok(one_block(t, &u).is_some() && every_extra(t)?)
         };
         // Every other tie must hold for every pair.
-        if self
-            .ties
-            .iter()
-            .any(|(t, _)| t.a != name && t.b != name && !total(t))
-        {
-            return Ok(DimSet::empty());
+        for (t, _) in &self.ties {
+            if t.a != name && t.b != name && !total(t)? {
+                return Ok(DimSet::empty());
+            }
         }
         if let Some((t, _)) = self.ties.iter().find(|(t, _)| t.b == name) {
             // Every tuple of the others must pass: the reduced set is their whole box.
@@ -507,13 +699,15 @@ impl TiedSet {
                 return Ok(DimSet::empty());
             }
             return Ok(match one_block(t, &dom(&t.a)) {
-                Some((lo, hi)) => dom(name).clip(lo, hi),
-                None => DimSet::empty(),
+                Some((lo, hi)) if every_extra(t)? => {
+                    dom(name).clip(lo.saturating_sub(t.s), hi.saturating_sub(t.s))
+                }
+                _ => DimSet::empty(),
             });
         }
         let mut out = self.reduced.for_all(name)?;
         for (t, _) in self.ties.iter().filter(|(t, _)| t.a == name) {
-            out = match one_block(t, &dom(&t.b)) {
+            out = match one_block(t, &b_as_a(t)) {
                 Some((lo, hi)) => out.clip(lo, hi),
                 None => DimSet::empty(),
             };
@@ -533,7 +727,7 @@ impl TiedSet {
         for b in reduced {
             // Per tie: its blocks (a's side and b's range cut to each), the first `per`.
             let mut choices: Vec<Vec<(DimSet, DimSet)>> = Vec::new();
-            for (t, (lo, hi)) in &self.ties {
+            for (t, dom) in &self.ties {
                 let Some(l) = self.reduced.level(&t.a) else {
                     return (out, false);
                 };
@@ -548,7 +742,8 @@ impl TiedSet {
                         break;
                     }
                     let (blo, bhi) = t.block(x);
-                    let bside = DimSet::interval(blo.max(*lo), bhi.min(*hi));
+                    let (bblo, bbhi) = t.b_block(x);
+                    let bside = dom.clip(bblo, bbhi);
                     let aside = side.clip(blo, bhi);
                     if bside.is_empty() || aside.is_empty() {
                         misses += 1;
@@ -571,9 +766,13 @@ impl TiedSet {
                     let (aside, bside) = &choices[i][rest % choices[i].len()];
                     rest /= choices[i].len();
                     if let Some(l) = self.reduced.level(&t.a) {
-                        row[l] = aside.clone();
+                        // Several ties of one size: the blocks of each, met.
+                        row[l] = inter(&row[l], aside).unwrap_or_default();
                     }
                     tied.push(bside.clone());
+                }
+                if row.iter().any(DimSet::is_empty) {
+                    continue;
                 }
                 row.extend(tied);
                 out.push(row);
@@ -590,16 +789,19 @@ impl TiedSet {
     pub fn spec(&self, lb: &LargestBox, traced: &dyn Fn(&str) -> Option<i128>) -> Option<TiedSpec> {
         let mut sides = lb.sides.clone();
         let mut deltas = Vec::new();
-        for (t, (lo, hi)) in &self.ties {
+        for (t, dom) in &self.ties {
+            let (lo, hi) = (dom.min()?, dom.max()?);
             let l = self.reduced.level(&t.a)?;
             let p = sides[l];
             let (ta, tb) = (traced(&t.a), traced(&t.b));
+            // `b = a - s` is in `a`'s block at every `a`; another traced offset keeps `a` to its
+            // place in the block.
             let delta = match (ta, tb) {
                 (Some(a), Some(b)) if t.holds(a, b) && p.contains(a) => b - a,
-                _ => 0,
+                _ => -t.s,
             };
             let mut q = p;
-            if delta != 0 {
+            if delta != -t.s {
                 // Every value at `a`'s place in its block: x ≡ a (mod lcm(modulus, d)).
                 let a = ta?;
                 let m = num_integer::lcm(p.modulus, t.d);
@@ -619,11 +821,22 @@ impl TiedSet {
             if first > last {
                 return None;
             }
-            sides[l] = Progression {
+            let mut q = Progression {
                 lo: first,
                 hi: last,
                 ..q
             };
+            // `a + delta` in the tied size's own set (not always an interval): else the largest
+            // progression of the values it allows, holding the traced value when one does.
+            let allowed = inter(&q.to_set(), &dom.affine_image(1, -delta).ok()?).ok()?;
+            if allowed.count() != q.count() {
+                let ranked = crate::suggest::rank(&allowed, ta, 8).progressions;
+                q = *ranked
+                    .iter()
+                    .find(|r| ta.is_some_and(|a| r.contains(a)))
+                    .or_else(|| ranked.first())?;
+            }
+            sides[l] = q;
             deltas.push(delta);
         }
         let count = sides.iter().fold(1u128, |a, p| a.saturating_mul(p.count()));
@@ -640,20 +853,16 @@ impl TiedSet {
     pub fn shared(&self) -> Vec<&Tie> {
         self.ties
             .iter()
-            .filter(|(t, (lo, hi))| {
-                self.reduced.projection(&t.a).is_ok_and(|p| {
-                    p.min().is_some_and(|m| m >= *lo) && p.max().is_some_and(|m| m <= *hi)
-                })
+            .filter(|(t, dom)| {
+                t.s == 0
+                    && self
+                        .reduced
+                        .projection(&t.a)
+                        .is_ok_and(|p| p.is_subset(dom).unwrap_or(false))
             })
             .map(|(t, _)| t)
             .collect()
     }
-}
-
-/// `Some((lo, hi))` when `s` is one interval of consecutive values.
-fn interval(s: &DimSet) -> Option<(i128, i128)> {
-    let (lo, hi) = (s.min()?, s.max()?);
-    (s.count() == (hi - lo + 1) as u128).then_some((lo, hi))
 }
 
 /// The joint set of `names` over `domains` under `guards` (as [`solve_joint`]) when some guards
@@ -668,26 +877,80 @@ pub fn solve_tied(
     guards: &[Expr],
     budget: &Budget,
 ) -> Option<TiedSet> {
-    let mut ties: Vec<(Tie, (i128, i128))> = Vec::new();
+    let mut ties: Vec<(Tie, DimSet)> = Vec::new();
     let mut rest: Vec<Expr> = Vec::new();
+    // A guard that holds on every box of the sizes' own segments constrains nothing
+    // (`(1 + (b-1)//2)*(1 + (w-1)//2) != 1` once both are at least 3).
     let same = |t: &Tie, u: &Tie| {
-        (t.c, t.d) == (u.c, u.d) && ((t.a == u.a && t.b == u.b) || (t.a == u.b && t.b == u.a))
+        *t == *u || u.flipped().is_some_and(|f| f == *t) || t.flipped().is_some_and(|f| f == *u)
     };
+    let mut found: Vec<(Tie, Expr)> = Vec::new();
     for g in guards {
-        match Tie::of(g) {
-            // The same tie again (a form that lists a guard twice, or the other way round).
-            Some(t) if ties.iter().any(|(u, _)| same(&t, u)) => {}
-            Some(t)
-                if names.contains(&t.a)
-                    && names.contains(&t.b)
-                    && !ties
-                        .iter()
-                        .any(|(u, _)| [&u.a, &u.b].contains(&&t.b) || u.b == t.a || u.a == t.a) =>
-            {
-                let dom = &domains[names.iter().position(|n| *n == t.b)?];
-                ties.push((t, interval(dom)?));
+        let Some(t) = Tie::of(g).filter(|t| names.contains(&t.a) && names.contains(&t.b)) else {
+            if !holds_on_segments(g, names, domains) {
+                rest.push(g.clone());
             }
-            _ => rest.push(g.clone()),
+            continue;
+        };
+        // The same tie again (a form that lists a guard twice, or the other way round).
+        if !found.iter().any(|(u, _)| same(&t, u)) {
+            found.push((t, g.clone()));
+        }
+    }
+    // Each tied size is tied once, to a size that is not tied itself: the ties of each set of
+    // sizes they connect are oriented towards one centre (the size most of them can be written
+    // from: a chain `a - b - c` is tied to `b`, three stems to the first); a tie the centre
+    // cannot take stays a guard of the reduced problem, read through the others.
+    let toward = |t: &Tie, x: &str| -> Option<Tie> {
+        if t.a == x {
+            Some(t.clone())
+        } else if t.b == x {
+            t.flipped()
+        } else {
+            None
+        }
+    };
+    let mut left: Vec<(Tie, Expr)> = found;
+    while !left.is_empty() {
+        // The connected sizes of the first tie left.
+        let mut comp: Vec<String> = vec![left[0].0.a.clone(), left[0].0.b.clone()];
+        loop {
+            let before = comp.len();
+            for (t, _) in &left {
+                if comp.contains(&t.a) || comp.contains(&t.b) {
+                    for x in [&t.a, &t.b] {
+                        if !comp.contains(x) {
+                            comp.push(x.clone());
+                        }
+                    }
+                }
+            }
+            if comp.len() == before {
+                break;
+            }
+        }
+        let (mine, others): (Vec<_>, Vec<_>) =
+            left.into_iter().partition(|(t, _)| comp.contains(&t.a));
+        left = others;
+        // The centre: the size (in the order the names list them) most ties orient towards.
+        let centre = names
+            .iter()
+            .filter(|n| comp.contains(n))
+            .max_by_key(|n| {
+                (
+                    mine.iter().filter(|(t, _)| toward(t, n).is_some()).count(),
+                    std::cmp::Reverse(names.iter().position(|m| m == *n)),
+                )
+            })?
+            .clone();
+        for (t, g) in mine {
+            match toward(&t, &centre) {
+                Some(o) if !ties.iter().any(|(u, _)| u.b == o.b) => {
+                    let dom = &domains[names.iter().position(|n| *n == o.b)?];
+                    ties.push((o, dom.clone()));
+                }
+                _ => rest.push(g),
+            }
         }
     }
     if ties.is_empty() {
@@ -697,7 +960,7 @@ pub fn solve_tied(
     for g in rest {
         let mut h = g;
         for (t, _) in &ties {
-            h = replace(&h, &t.fb, &t.fa);
+            h = t.rewrite(&h);
         }
         if ties
             .iter()
@@ -707,7 +970,7 @@ pub fn solve_tied(
         }
         // `F(a) == F(a)` (a tie read through another): true, `F` never raises.
         if let Expr::Cmp(CmpOp::Eq | CmpOp::Le | CmpOp::Ge, x, y) = &h {
-            if x == y && FloorAffine::of(x).is_some() {
+            if x == y || FloorAffine::of(x).is_some_and(|f| FloorAffine::of(y) == Some(f)) {
                 continue;
             }
         }
@@ -720,14 +983,24 @@ pub fn solve_tied(
             continue;
         }
         let mut d = d.clone();
-        for (t, (lo, hi)) in ties.iter().filter(|(t, _)| t.a == *n) {
-            // Values of `a` whose block meets `b`'s domain.
-            let (from, to) = (t.block(*lo).0, t.block(*hi).1);
-            d = d.clip(from, to);
+        for (t, dom) in ties.iter().filter(|(t, _)| t.a == *n) {
+            // Values of `a` whose block meets `b`'s own set (shifted into `a`'s space).
+            let meets = t.dilate_a(&dom.affine_image(1, t.s).ok()?).ok()?;
+            d = inter(&d, &meets).ok()?;
+            if let Some(e) = &t.extra {
+                // What the tie says of `a` alone, by the periodic engine; else a guard of the
+                // reduced problem.
+                match crate::engine::solve(e, n, &d, &budget.limits) {
+                    crate::engine::Outcome::Solved { set, .. } => d = set,
+                    crate::engine::Outcome::Undecided { .. } => reduced_guards.push(e.clone()),
+                }
+            }
         }
         rnames.push(n.clone());
         rdomains.push(d);
     }
+    // Read over the partners' blocks, a guard may now hold on every box of the narrowed sets.
+    reduced_guards.retain(|g| !holds_on_segments(g, &rnames, &rdomains));
     let reduced = solve_joint(&rnames, &rdomains, &reduced_guards, budget);
     Some(TiedSet { reduced, ties })
 }
