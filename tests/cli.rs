@@ -927,7 +927,8 @@ fn check_at_gives_the_programs_verdict() {
     let (code, _, err) = run(&["check", &program, "--at", "x=1,31"], None);
     assert_eq!(code, 2);
     assert!(err.contains("NAME:1x3x520x960"), "{err}");
-=======
+}
+
 #[test]
 fn torch_215s_glued_specialization_message_is_read() {
     // torch 2.15 glues "Specializations unexpectedly required (batch)!" onto the last guard
