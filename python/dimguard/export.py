@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import sys
 import time
@@ -26,6 +27,7 @@ from typing import Any, ContextManager, Dict, List, Mapping, Optional, Sequence,
 
 from . import _native
 from ._results import CheckReport, Record, SizeSet, _audit_rows, _lines, _runtime_rows
+from ._round import quiet
 from .trace import capture, provenance
 
 __all__ = ["export", "ExportReport", "ExportError", "round_context"]
@@ -83,10 +85,13 @@ class ExportReport(Record):
                 return SizeSet({"count": 1, "min": v, "max": v, "segments": [{"lo": v, "hi": v, "modulus": 1, "residues": [0]}]})
         raise KeyError(f"{input}[{index}] is not a dimension of the returned program's tensor inputs")
 
-    def accepts(self, shapes: Mapping[str, Sequence[int]]) -> bool:
-        """Whether the returned program accepts inputs of these shapes (input name -> shape):
-        static dimensions at their traced size, dynamic ones in their accepted sets (linked
-        sizes together, in their joint set)."""
+    def accepts(self, shapes: Mapping[str, Sequence[int]]) -> Optional[bool]:
+        """Whether the returned program accepts inputs of these shapes (input name -> shape),
+        from the program's own facts: the sizes its graph fixes (``static``), the assumptions
+        dimguard added to a ``ShapesSpec`` (the program asserts each at run time), and its audit
+        (``audit``: what ``dimguard check`` says of it, linked sizes together). ``None`` where it
+        is undecided: the program could not be audited (``unaudited`` says why) and no known
+        fact rejects the shapes, or the audit itself is undecided there."""
         for s in self._data.get("static", []):
             shape = shapes.get(s["input"])
             if shape is not None and (len(shape) <= s["index"] or int(shape[s["index"]]) != s["size"]):
@@ -108,9 +113,12 @@ class ExportReport(Record):
                 else:
                     import torch
 
-                    if not eval(a["code"], {"torch": torch}, env):  # noqa: S307 - dimguard's printed assumption
+                    if not eval(a["code"], {"torch": torch, "math": math}, env):  # noqa: S307 - dimguard's printed assumption
                         return False
-        return CheckReport({"dims": self._data.get("dims", []), "joint": self._data.get("joint", [])}).accepts(shapes)
+        if self._data.get("unaudited"):
+            return None
+        audit = self._data.get("audit") or {"dims": self._data.get("dims", []), "joint": self._data.get("joint", [])}
+        return CheckReport(audit).accepts(shapes)
 
     def __repr__(self) -> str:
         rows = []
@@ -126,6 +134,9 @@ class ExportReport(Record):
             static.setdefault(st["input"], []).append(f"[{st['index']}]={st['size']}")
         rows.extend(f"{inp}: static {' '.join(v)}" for inp, v in static.items())
         rows.extend(self._data.get("spec_vs_program") or [])
+        rows.extend(n["why"] for n in self._data.get("narrowed") or [])
+        if self._data.get("unaudited"):
+            rows.append(f"the program could not be audited ({self._data['unaudited']}): accepts() answers None where no known fact rejects a shape")
         return _lines(f"ExportReport(exported={self._data['exported']}, {len(self._data['rounds'])} rounds)", rows, self._data.get("spec"))
 
 
@@ -468,19 +479,35 @@ def _progress(verbose: bool, msg: str) -> None:
 def _audit(ep: Any, placeholder_to_input: Mapping[str, str]) -> Dict[str, Any]:
     from ._program import program_json
 
-    report = json.loads(_native.check(program_json(ep, full=False), "<ExportedProgram>", False))
+    try:
+        data = program_json(ep, full=False)
+    except Exception as e:  # noqa: BLE001 - torch's serializer refuses some graphs (math.ceil nodes)
+        raise ValueError(f"torch cannot serialize the program ({_first_line(e)})") from None
+    report = json.loads(_native.check(data, "<ExportedProgram>", False))
     for d in report["dims"]:
         d["input"] = placeholder_to_input.get(d["input"], d["input"])
     return report
 
 
-def _static(shapes: Sequence[Tuple[str, List[int]]], audit: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
-    """Every dimension of the tensor inputs the returned program does not take as dynamic: it
-    only runs at the traced size."""
-    if audit is None:
-        return []
-    dynamic = {(d["input"], d["index"]) for d in audit.get("dims", [])}
-    return [{"input": n, "index": i, "size": s} for n, shape in shapes for i, s in enumerate(shape) if (n, i) not in dynamic]
+def _static(ep: Any, tensor_inputs: Sequence[str]) -> List[Dict[str, Any]]:
+    """Every dimension of the returned program's tensor inputs that its graph holds as a number
+    (not a symbol): the program runs only at that size. Read from the program itself (its
+    placeholders' recorded shapes), never from the sizes a round was traced at."""
+    import torch
+
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    user = list(ep.graph_signature.user_inputs)
+    mapping = dict(zip(user, tensor_inputs)) if len(user) == len(tensor_inputs) else {}
+    out = []
+    for name in user:
+        node = placeholders.get(name)
+        shape = getattr(None if node is None else node.meta.get("val"), "shape", None)
+        if shape is None:
+            continue
+        for i, s in enumerate(shape):
+            if not isinstance(s, torch.SymInt):
+                out.append({"input": mapping.get(name, name), "index": i, "size": int(s)})
+    return out
 
 
 def _spec_vs_program(sheet: Mapping[str, Any], audit: Optional[Mapping[str, Any]]) -> List[str]:
@@ -677,7 +704,9 @@ def export(
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
                 "runtime": (audit or {}).get("runtime", []),
-                "static": _static(best[4] if best is not None else shapes, audit),
+                "unaudited": (audit or {}).get("unaudited"),
+                "audit": audit,
+                "static": _static(best[0], tensor_inputs) if best is not None and audit is not None else [],
                 "spec_vs_program": _spec_vs_program(final, audit),
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
@@ -707,14 +736,15 @@ def export(
         t_ours = time.perf_counter() - t1
         t0 = time.perf_counter()
         ep, err = None, None
-        try:
-            with capture() as trace, sys.modules[__name__].round_context(n):
-                ep = torch.export.export(model, r_args, r_kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
-        except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
-            err = e
+        with quiet() as log:
+            try:
+                with capture() as trace, sys.modules[__name__].round_context(n):
+                    ep = torch.export.export(model, r_args, r_kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
+            except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
+                err = e
         t_torch = time.perf_counter() - t0
         t1 = time.perf_counter() - t_ours
-        entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": shifted + moved}
+        entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": shifted + moved, "log": log.text}
         entry["example"] = {k: list(v) for k, v in round_shapes}
         entry["example_seconds"] = t_ours
         rounds.append(entry)
@@ -779,14 +809,10 @@ def export(
                         entry["notes"].append(f"torch refused the example: {rng[0]} is outside the spec's range {rng[1]}..{rng[2]}")
                         new = None
                     else:
-                        named = _named_roots(sheet, str(err))
-                        if named:
-                            entry["notes"].append(f"dimguard could not read the error ({de}); Dim.AUTO for " + ", ".join(named))
-                            new = _auto(sheet, named)
-                        else:
-                            # Never every dim: the ones torch did not complain about stay as given.
-                            entry["notes"].append(f"dimguard could not read the error ({de}), and it names no dimension of the spec: nothing to change")
-                            new = None
+                        # Never a guess: switching the sizes torch names to Dim.AUTO and tracing
+                        # again gave a program whose report was wrong (raft_small, issue 32).
+                        entry["notes"].append(f"dimguard could not read the error ({de}): nothing to change")
+                        new = None
             elif kind == "solver_crash":
                 text = str(err)
                 new = _auto(sheet, _named_roots(sheet, text) or None)
@@ -804,11 +830,20 @@ def export(
         placeholders = list(ep.graph_signature.user_inputs)
         mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
         t_a = time.perf_counter()
-        audit = _audit(ep, mapping)
+        try:
+            audit = _audit(ep, mapping)
+        except ValueError as ae:
+            # Undecided, never a guess: the report says so, and accepts() answers None.
+            audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
+            entry["notes"].append(f"the program could not be audited ({ae})")
         entry["audit_seconds"] = time.perf_counter() - t_a
         entry["outcome"] = "exported"
         best = (ep, audit, entry, sheet, round_shapes)
         short, exact = _shortfall(audit, entry["notes"], user_names)
+        if audit.get("unaudited"):
+            entry["dimguard_seconds"] = time.perf_counter() - t1
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; the program could not be audited (report.accepts answers None)")
+            break
         if not short:
             entry["dimguard_seconds"] = time.perf_counter() - t1
             if exact:
@@ -891,21 +926,25 @@ def _export_shapes_spec(
     verbose: bool,
     export_kwargs: Mapping[str, Any],
 ) -> Tuple[Any, ExportReport]:
-    """The loop for a ``ShapesSpec``: export; on a data-dependent failure add the assumption
-    dimguard chooses (see :func:`export`); audit the program that exports."""
+    """The loop for a ``ShapesSpec``. Each round is one traced pass that records every
+    data-dependent expression torch meets (``_round.collecting``: torch decides each at the
+    example and goes on); all of them are decided at once (see :func:`_decide`) and added as
+    assumptions, and the next round exports with them: two rounds where one pass shows every
+    expression. A round whose pass met none returns its program, audited."""
     import torch
 
-    from . import _text
+    from ._round import collecting, quiet
     from ._shapes_spec import detached
 
     tensor_inputs = [n for n, v in top if isinstance(v, torch.Tensor)]
+    ids = {id(v): n for n, v in top if isinstance(v, torch.Tensor)}
     rounds: List[Dict[str, Any]] = []
     last_error: Optional[BaseException] = None
-    # Per added assumption: the input size it is over and the sizes it keeps (the program's
-    # run-time assert rejects the others).
+    # Per added assumption: the sizes it names and, over one input size, the sizes it keeps (the
+    # program's run-time assert rejects the others).
     kept: List[Dict[str, Any]] = []
 
-    def report(exported: bool, audit: Optional[Dict[str, Any]]) -> ExportReport:
+    def report(exported: bool, audit: Optional[Dict[str, Any]], ep: Any = None) -> ExportReport:
         torch_s = sum(r["torch_seconds"] for r in rounds)
         ours = sum(r["dimguard_seconds"] for r in rounds)
         return ExportReport(
@@ -917,7 +956,11 @@ def _export_shapes_spec(
                 "assumptions": [{"code": c, "note": m, **{k: v for k, v in k_.items() if k != "code"}} for (_, (c, m)), k_ in zip(spec.added, kept)],
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
-                "static": _static(shapes, audit),
+                "runtime": (audit or {}).get("runtime", []),
+                "unaudited": (audit or {}).get("unaudited"),
+                "audit": audit,
+                "static": _static(ep, tensor_inputs) if ep is not None else [],
+                "narrowed": [k_["narrowed"] for k_ in kept if k_.get("narrowed")],
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
                 "overhead": (ours / torch_s) if torch_s else None,
@@ -928,71 +971,320 @@ def _export_shapes_spec(
         code = spec.code()
         t0 = time.perf_counter()
         ep, err = None, None
-        try:
-            with detached(model), sys.modules[__name__].round_context(n):
-                ep = torch.export.export(model, args, dict(kwargs), dynamic_shapes=spec.torch_spec(), strict=strict, **export_kwargs)
-        except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
-            err = e
+        with quiet() as log, collecting(ids) as found:
+            try:
+                with detached(model), sys.modules[__name__].round_context(n):
+                    ep = torch.export.export(model, args, dict(kwargs), dynamic_shapes=spec.torch_spec(), strict=strict, **export_kwargs)
+            except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
+                err = e
         t_torch = time.perf_counter() - t0
         t1 = time.perf_counter()
-        entry: Dict[str, Any] = {"round": n, "spec": code, "torch_seconds": t_torch, "notes": [], "lines": [], "guards": []}
+        entry: Dict[str, Any] = {"round": n, "spec": code, "torch_seconds": t_torch, "notes": [], "lines": [], "guards": [], "log": log.text}
         rounds.append(entry)
-        if err is None:
+        if err is None and not found:
             entry["outcome"] = "exported"
             placeholders = list(ep.graph_signature.user_inputs)
             mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
-            audit: Optional[Dict[str, Any]] = None
             try:
                 audit = _audit(ep, mapping)
             except ValueError as ae:
+                audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
                 entry["notes"].append(f"the program could not be audited ({ae})")
             entry["dimguard_seconds"] = time.perf_counter() - t1
             added = len(spec.added)
             _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported" + (f" with {added} assumption{'s' if added != 1 else ''} added" if added else ""))
-            return ep, report(True, audit)
-        last_error = err
-        kind = "data_dependent" if _is_data_dependent(err) else _classify(err)
-        entry["outcome"] = kind
-        entry["error"] = _first_line(err)
-        if kind != "data_dependent":
-            entry["dimguard_seconds"] = time.perf_counter() - t1
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; not a data-dependent failure")
-            break
-        try:
-            out = json.loads(_native.diagnose(_text(err), [], shapes, None, "never", 10_000, [], spec.code(with_comments=False)))
-        except ValueError as de:
-            entry["notes"].append(f"dimguard could not read the error ({de})")
-            entry["dimguard_seconds"] = time.perf_counter() - t1
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; dimguard could not read it ({de})")
-            break
-        entry["diagnosis"] = {k: out[k] for k in ("data_dependent", "notes", "form")}
-        new = [d for d in out["data_dependent"] if d.get("assumption") and d["assumption"] not in spec.assumption_codes()]
-        if not new:
-            why = "; ".join(d.get("undecided") or f"{d['guard']}: no branch known (both occur and the traced size is unknown)" for d in out["data_dependent"])
-            entry["notes"].append(f"no assumption to add: {why}")
-            entry["dimguard_seconds"] = time.perf_counter() - t1
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; no assumption to add ({why})")
-            break
-        for d in new:
-            cost = _cost(d)
-            spec.add(d["assumption"], cost)
-            entry["notes"].append(f"assuming {d['assumption']}: {cost}")
-            branch = d["always"] if d.get("always") is not None else d["example_branch"]
-            at = _input_dim(d.get("source") or "")
-            kept.append(
-                {
-                    "code": d["assumption"],
-                    "input": at[0] if at else None,
-                    "index": at[1] if at else None,
-                    "kept": (d["when_true"] if branch else d["when_false"]) if at else None,
-                    # Every size it names, by the name it is written with: (input, index).
-                    "sizes": {s["name"]: _input_dim(s.get("source") or "") for s in d["symbols"]},
-                }
-            )
+            return ep, report(True, audit, ep)
+        items: List[Tuple[BaseException, Any, Any, Dict[str, Any]]] = [(r.error, r.expr, r.value, r.symbols) for r in found]
+        if err is not None:
+            last_error = err
+            if _is_data_dependent(err):
+                # Raised even so: an expression over a size with no example value (one the
+                # model computes from data).
+                items.append((err, getattr(err, "cond", None), None, {}))
+            elif not found:
+                entry["outcome"] = _classify(err)
+                entry["error"] = _first_line(err)
+                entry["dimguard_seconds"] = time.perf_counter() - t1
+                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; not a data-dependent failure")
+                break
+        entry["outcome"] = "data_dependent"
+        entry["error"] = _first_line(items[0][0])
+        entry["data_dependent"] = len(items)
+        added_now, undecided = _decide(spec, items, shapes, entry, kept)
         entry["dimguard_seconds"] = time.perf_counter() - t1
-        _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; " + "; ".join(entry["notes"]))
+        if not added_now:
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; no assumption to add ({'; '.join(undecided) or 'every expression already assumed'})")
+            break
+        k = len(items)
+        _progress(
+            verbose,
+            f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {k} data-dependent expression{'s' if k != 1 else ''}; "
+            f"{added_now} assumption{'s' if added_now != 1 else ''} added (report.rounds[{n - 1}].notes)",
+        )
     rep = report(False, None)
     raise ExportError(
         f"dimguard.export: no round produced a program ({len(rounds)} rounds; last: {rounds[-1].get('error')})",
         rep,
     ) from last_error
+
+
+def _decide(
+    spec: Any,
+    items: Sequence[Tuple[BaseException, Any, Any, Mapping[str, Any]]],
+    shapes: Sequence[Tuple[str, List[int]]],
+    entry: Dict[str, Any],
+    kept: List[Dict[str, Any]],
+) -> Tuple[int, List[str]]:
+    """Decides every data-dependent expression of one pass and adds one assumption per
+    expression to ``spec``. Each item is ``(error, expr, value at the example, symbols)``.
+
+    * A boolean expression: dimguard's diagnosis of torch's error (the branch that holds at every
+      size of the range, else the example's branch, with what it removes). Where the diagnosis
+      cannot read or decide it, the branch torch took at the example, in the spec's names, with
+      what it removes counted by evaluating it at every size of the range (or "not counted").
+    * An integer expression (``Could not extract specialized integer``: the model uses the size
+      as a Python int): the assumption that it equals its value at the example, which fixes the
+      size; the note says so.
+
+    Returns how many assumptions were added and why the others were not."""
+    from . import _text
+
+    added = 0
+    why_not: List[str] = []
+    seen: set = set()
+    for err, expr, value, symbols in items:
+        key = str(expr) if expr is not None else _first_line(err)
+        if key in seen:
+            continue
+        seen.add(key)
+        if value is None or isinstance(value, bool):
+            try:
+                out = json.loads(_native.diagnose(_text(err), [], shapes, None, "never", 10_000, [], spec.code(with_comments=False)))
+            except ValueError as de:
+                out = {"data_dependent": [], "notes": [f"dimguard could not read it ({de})"]}
+            entry.setdefault("diagnosis", {"data_dependent": [], "notes": []})
+            entry["diagnosis"]["data_dependent"].extend(out.get("data_dependent", []))
+            entry["diagnosis"]["notes"].extend(out.get("notes", []))
+            ds = [d for d in out.get("data_dependent", []) if d.get("assumption")]
+            if ds and (value is None or all(_branch(d) is value for d in ds)):
+                for d in ds:
+                    if d["assumption"] in spec.assumption_codes():
+                        continue
+                    cost = _cost(d)
+                    try:
+                        spec.add(d["assumption"], cost)
+                    except Exception as ae:  # noqa: BLE001 - torch refused the printed assumption
+                        why_not.append(f"{d['assumption']}: torch refuses it as an assumption ({ae})")
+                        continue
+                    added += 1
+                    entry["notes"].append(f"assuming {d['assumption']}: {cost}")
+                    branch = _branch(d)
+                    at = _input_dim(d.get("source") or "")
+                    sizes = {s["name"]: _input_dim(s.get("source") or "") for s in d["symbols"]}
+                    kept.append(
+                        {
+                            "code": d["assumption"],
+                            "input": at[0] if at else None,
+                            "index": at[1] if at else None,
+                            "kept": (d["when_true"] if branch else d["when_false"]) if at and d.get("when_true") else None,
+                            "sizes": sizes,
+                        }
+                    )
+                    _add_twin(spec, d["assumption"], sizes, entry, kept)
+                continue
+            if value is None:
+                why = "; ".join(d.get("undecided") or f"{d['guard']}: no branch known" for d in out.get("data_dependent", [])) or "; ".join(out.get("notes", [])) or "not read"
+                why_not.append(why)
+                continue
+            reason = "; ".join(d.get("undecided") or "" for d in out.get("data_dependent", []) if d.get("undecided")) or "; ".join(out.get("notes", [])) or "no branch decided"
+        else:
+            reason = None
+        # The branch torch took at the example (or, for an integer, its value there), written in
+        # the spec's names.
+        import sympy
+
+        cond = sympy.Eq(expr, value) if not isinstance(value, bool) else (expr if value else sympy.Not(expr))
+        code = _in_names(spec, cond, symbols)
+        if code is None:
+            why_not.append(f"{expr}: its sizes are not sizes of the spec's inputs")
+            continue
+        if code in spec.assumption_codes():
+            continue
+        names = _names_in(spec, code)
+        count = _count(spec, code, names)
+        sizes = {nm: _slot_of(spec, nm, symbols) for nm in names}
+        if isinstance(value, bool):
+            cost = f"the traced sizes take this branch ({reason}); " + (f"this keeps {count[0]} of the {count[1]} sizes of {_ranges(spec, names)}" if count else "what it removes is not counted")
+            narrowed = None
+        else:
+            said = _in_names(spec, expr, symbols, python=False) or str(expr)
+            where = ", ".join(f"{nm} ({_where(sizes[nm])})" for nm in names)
+            cost = f"the model uses {said} as a Python int (torch needed its value); {where} fixed by this assumption" + (
+                f": it keeps {count[0]} of the {count[1]} sizes of {_ranges(spec, names)}" if count else ""
+            )
+            narrowed = None
+            if count and len(names) == 1 and count[1] > count[0]:
+                nm = names[0]
+                narrowed = {
+                    "name": nm,
+                    "input": sizes[nm][0] if sizes[nm] else None,
+                    "index": sizes[nm][1] if sizes[nm] else None,
+                    "kept": count[0],
+                    "of": count[1],
+                    "why": f"{nm}: the model uses {said} as a Python int (torch must know its value to trace), so the program keeps {count[0]} of the {count[1]} sizes of {_ranges(spec, names)}; "
+                    f"dimguard.export(..., cover=True) exports more programs for the {count[1] - count[0]} sizes this one leaves out",
+                }
+        try:
+            spec.add(code, cost)
+        except Exception as ae:  # noqa: BLE001 - torch refused the printed assumption
+            why_not.append(f"{code}: torch refuses it as an assumption ({ae})")
+            continue
+        added += 1
+        entry["notes"].append(f"assuming {code}: {cost}")
+        one = [v for v in sizes.values()]
+        kept.append(
+            {
+                "code": code,
+                "input": one[0][0] if len(one) == 1 and one[0] else None,
+                "index": one[0][1] if len(one) == 1 and one[0] else None,
+                "kept": None,
+                "sizes": sizes,
+                **({"narrowed": narrowed} if narrowed else {}),
+            }
+        )
+        _add_twin(spec, code, sizes, entry, kept)
+    return added, why_not
+
+
+def _add_twin(spec: Any, code: str, sizes: Mapping[str, Any], entry: Dict[str, Any], kept: List[Dict[str, Any]]) -> None:
+    """Adds :func:`_integer_twin` of an assumption just added, when it has one."""
+    twin = _integer_twin(code)
+    if twin is None or twin in spec.assumption_codes():
+        return
+    note = f"{code} without true division: torch keeps no run-time assert for a true division, and asserts this one"
+    try:
+        spec.add(twin, note)
+    except Exception as ae:  # noqa: BLE001 - torch refused it: said, the program's audit decides
+        entry["notes"].append(f"{twin}: torch refuses it as an assumption ({ae}); the program may run at sizes {code} excludes")
+        return
+    entry["notes"].append(f"assuming {twin}: {note}")
+    one = [v for v in sizes.values()]
+    kept.append({"code": twin, "input": one[0][0] if len(one) == 1 and one[0] else None, "index": one[0][1] if len(one) == 1 and one[0] else None, "kept": None, "sizes": dict(sizes)})
+
+
+def _branch(d: Mapping[str, Any]) -> Optional[bool]:
+    """The branch a diagnosis of a data-dependent expression assumes."""
+    return d["always"] if d.get("always") is not None else d.get("example_branch")
+
+
+def _in_names(spec: Any, cond: Any, symbols: Mapping[str, Any], python: bool = True) -> Optional[str]:
+    """``cond`` (a sympy boolean over torch's unbacked symbols) as Python in the spec's names:
+    each symbol replaced by the spec's slot of the input size it stands for (``python=False``:
+    torch's own spelling with the names replaced, for an integer expression in words)."""
+    text = str(cond)
+    for sym, at in symbols.items():
+        slot = spec.slot_at(at[0], at[1]) if at else None
+        if slot is None:
+            return None
+        text = re.sub(rf"(?<![\w#]){re.escape(sym)}(?![\w#])", f"({slot})" if not slot.isidentifier() else slot, text)
+    if not python:
+        return text
+    try:
+        return _native.readable(text)
+    except ValueError:
+        return None
+
+
+def _names_in(spec: Any, code: str) -> List[str]:
+    return [nm for nm in (spec.names[id(v)] for v in spec.vars) if re.search(rf"(?<!\w){re.escape(nm)}(?!\w)", code)]
+
+
+def _slot_of(spec: Any, name: str, symbols: Mapping[str, Any]) -> Optional[Tuple[str, int]]:
+    """The input size a spec variable is (where it is a whole slot of one of ``symbols``)."""
+    for at in symbols.values():
+        if at and spec.slot_at(at[0], at[1]) == name:
+            return (at[0], at[1])
+    return None
+
+
+def _where(at: Optional[Tuple[str, int]]) -> str:
+    return f"{at[0]}.shape[{at[1]}]" if at else "a size of the spec"
+
+
+def _ranges(spec: Any, names: Sequence[str]) -> str:
+    out = []
+    for nm in names:
+        v = spec.var_named(nm)
+        out.append(f"{nm} in {v.min}..{v.max}")
+    return ", ".join(out)
+
+
+# Combinations evaluated one by one to count what an assumption keeps.
+_COUNT_LIMIT = 200_000
+
+
+def _count(spec: Any, code: str, names: Sequence[str]) -> Optional[Tuple[int, int]]:
+    """``(kept, total)``: how many combinations of the named variables' ranges satisfy the
+    assumption, by evaluating it at each (None when a range is unbounded or too large)."""
+    import itertools
+
+    ranges = []
+    total = 1
+    for nm in names:
+        v = spec.var_named(nm)
+        if v.min is None or v.max is None:
+            return None
+        ranges.append(range(int(v.min), int(v.max) + 1))
+        total *= len(ranges[-1])
+    if not names or total > _COUNT_LIMIT:
+        return None
+    try:
+        fn = eval(f"lambda {', '.join(names)}: bool({code})", {"math": math})  # noqa: S307 - dimguard's printed assumption
+        k = sum(1 for combo in itertools.product(*ranges) if fn(*combo))
+    except Exception:  # noqa: BLE001 - an expression Python's ints cannot evaluate: not counted
+        return None
+    return k, total
+
+
+def _integer_twin(code: str) -> Optional[str]:
+    """``code`` with each ``math.ceil(A / B)`` written ``-(-(A) // (B))`` and ``math.floor(A / B)``
+    written ``(A) // (B)`` (equal for integers, B nonzero, in Python's floor semantics), when that
+    leaves no true division; else None. torch inserts no run-time assert for an assumption with
+    a true division (``8*math.ceil(H / 8) != H`` is dropped from the graph, so the program would
+    run at sizes the assumption excludes, computing the traced branch); its integer twin is
+    asserted."""
+    if "math." not in code and " / " not in code:
+        return None
+    out = code
+    for fn, fmt in (("math.ceil(", "(-(-({a}) // ({b})))"), ("math.floor(", "(({a}) // ({b}))")):
+        while fn in out:
+            i = out.index(fn)
+            j, depth = i + len(fn), 1
+            while j < len(out) and depth:
+                depth += {"(": 1, ")": -1}.get(out[j], 0)
+                j += 1
+            inner = out[i + len(fn) : j - 1]
+            parts = _split_top(inner, " / ")
+            if len(parts) != 2:
+                return None
+            out = out[:i] + fmt.format(a=parts[0], b=parts[1]) + out[j:]
+    return None if (" / " in out or "math." in out) else out
+
+
+def _split_top(text: str, sep: str) -> List[str]:
+    """``text`` split at ``sep`` where it is outside parentheses."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+            i = start
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts

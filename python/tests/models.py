@@ -1,5 +1,7 @@
 """Models for the end-to-end tests of ``dimguard.export`` (real torch; small, random weights)."""
 
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -110,3 +112,35 @@ class OddTiles(nn.Module):
             raise ValueError("needs an odd number of 16-column tiles")
         t = x.reshape(B, C, H, W // 16, 16)
         return t[:, :, :, ::2].sum(-1)
+
+
+class IntUse(nn.Module):
+    """Uses its sequence length as a Python int (``int(x.shape[1])``): under a ShapesSpec torch
+    stops with ``Could not extract specialized integer from data-dependent expression u1``."""
+
+    def forward(self, x):
+        n = int(x.shape[1])
+        return x[:, : n // 2] * n
+
+
+class CeilPad(nn.Module):
+    """MobileViT style: rounds H up to a multiple of 8 with ``math.ceil(h / 8)`` and resizes
+    when it differs (``Ne(8*CeilToInt(IntTrueDiv(u1, 8)), u1)``), then pools W in ceil mode
+    (``2*(((W - 3) // 2 - 1) // 2) < ...`` for W): two expressions of one traced pass."""
+
+    def forward(self, x):
+        h = x.shape[2]
+        nh = math.ceil(h / 8) * 8
+        if nh != h:
+            x = F.interpolate(x, size=(nh, x.shape[3]), mode="nearest")
+        return F.max_pool2d(x, (1, 3), (1, 2), ceil_mode=True) * 2
+
+
+class DivBySize(nn.Module):
+    """A floor division by the size itself: ``Eq(((3*u1 - 1)//u1), 2)`` (raft_small's form)."""
+
+    def forward(self, x):
+        n = x.shape[1]
+        if (3 * n - 1) // n == 2:
+            return x * 2
+        return x
