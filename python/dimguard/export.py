@@ -421,7 +421,16 @@ def _range_error(text: str) -> Optional[Tuple[int, int, int]]:
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return a["roots"] == b["roots"] and a["entries"] == b["entries"]
+    """The same spec (a key given as null and a key left out are the same)."""
+
+    def bare(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: bare(x) for k, x in v.items() if x is not None}
+        if isinstance(v, list):
+            return [bare(x) for x in v]
+        return v
+
+    return bare(a["roots"]) == bare(b["roots"]) and bare(a["entries"]) == bare(b["entries"])
 
 
 def _frames(e: BaseException) -> List[str]:
@@ -536,6 +545,64 @@ def _spec_vs_program(sheet: Mapping[str, Any], audit: Optional[Mapping[str, Any]
                 f"{key[0]}[{key[1]}]: the spec takes {count} sizes in {lo}..{hi}{step}; the program claims {got.get('count')} "
                 f"in {got.get('min')}..{got.get('max')} (report.accepted says which it accepts)"
             )
+    return out
+
+
+def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audit: Optional[Mapping[str, Any]], rounds: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """Each size of the user's spec the returned program takes fewer values of than asked: the
+    program fixes it, or accepts fewer sizes of its range. One line (``why``) says why (torch's
+    guards on it, from the rounds' diagnoses) and offers ``cover=True`` with the count of sizes
+    this program leaves out."""
+    if audit is None or audit.get("unaudited"):
+        return []
+    roots = {r["name"]: r for r in user["roots"]}
+    fixed = {(s["input"], int(s["index"])): s["size"] for s in static}
+    dims = {(d["input"], int(d["index"])): d for d in audit.get("dims", [])}
+    out: List[Dict[str, Any]] = []
+    for e in user["entries"]:
+        v = e["value"]
+        if v["kind"] != "dim":
+            continue
+        r = roots.get(v["root"], {})
+        if r.get("min") is None or r.get("max") is None:
+            continue
+        c, o = int(v["coef"]), int(v["offset"])
+        lo, hi, total = c * r["min"] + o, c * r["max"] + o, r["max"] - r["min"] + 1
+        key = (e["input"], int(e["index"]))
+        name = v.get("name") or v["root"]
+        if key in fixed:
+            kept, what = (1 if lo <= fixed[key] <= hi else 0), f"the returned program fixes it at {fixed[key]}"
+        elif key in dims:
+            d = dims[key]
+            acc = d.get("with_some_partner") if d.get("linked_with") else d.get("accepted")
+            if acc is None:
+                continue
+            kept = sum(1 for x in SizeSet(acc) if lo <= x <= hi and (x - o) % c == 0) if acc["count"] <= 1_000_000 else None
+            if kept is None or kept >= total:
+                continue
+            what = f"the returned program accepts {kept} of them"
+        else:
+            continue
+        source = f"L['{key[0]}'].size()[{key[1]}]"
+        said: List[str] = []
+        for rd in rounds:
+            for dd in (rd.get("diagnosis") or {}).get("dims", []):
+                if dd.get("source") == source or dd.get("name") == name:
+                    said.extend(g.get("text", "") for g in dd.get("guards", [])[:2])
+                    if not dd.get("guards") and dd.get("status"):
+                        said.append(f"torch {dd['status']} it")
+        why = f"torch's guards: {'; '.join(dict.fromkeys(x for x in said if x))}" if said else "torch specialized it"
+        out.append(
+            {
+                "name": name,
+                "input": key[0],
+                "index": key[1],
+                "kept": kept,
+                "of": total,
+                "why": f"{name} ({key[0]}.shape[{key[1]}]): you asked for {total} sizes in {lo}..{hi}; {what} ({why}); "
+                f"dimguard.export(..., cover=True) exports more programs for the {total - kept} sizes this one leaves out",
+            }
+        )
     return out
 
 
@@ -708,6 +775,7 @@ def export(
                 "audit": audit,
                 "static": _static(best[0], tensor_inputs) if best is not None and audit is not None else [],
                 "spec_vs_program": _spec_vs_program(final, audit),
+                "narrowed": _narrowed(user_sheet, _static(best[0], tensor_inputs) if best is not None and audit is not None else [], audit, rounds),
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
                 "overhead": (ours / torch_s) if torch_s else None,
@@ -1011,6 +1079,7 @@ def _export_shapes_spec(
         entry["error"] = _first_line(items[0][0])
         entry["data_dependent"] = len(items)
         added_now, undecided = _decide(spec, items, shapes, entry, kept)
+        added_now += _substitute_equalities(spec, entry, kept, len(spec.added) - added_now)
         entry["dimguard_seconds"] = time.perf_counter() - t1
         if not added_now:
             _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; no assumption to add ({'; '.join(undecided) or 'every expression already assumed'})")
@@ -1154,6 +1223,46 @@ def _decide(
         )
         _add_twin(spec, code, sizes, entry, kept)
     return added, why_not
+
+
+def _substitute_equalities(spec: Any, entry: Dict[str, Any], kept: List[Dict[str, Any]], first: int) -> int:
+    """For each assumption ``a == b`` between two of the spec's variables added this round (from
+    index ``first`` of ``spec.added``), every other assumption of this round over ``a`` (and over
+    ``b``) is added again with one written as the other: implied by the two, it removes nothing
+    more, and torch, which replaces one symbol by the other once it knows they are equal, meets it
+    decided instead of stopping on it in a third round (HF Dinov2: ``h // 14*(w // 14) == 256``
+    and ``h == w`` made torch ask ``(w // 14)**2 == 256``). Returns how many were added."""
+    names = {spec.names[id(v)] for v in spec.vars}
+    new = spec.added[first:]
+    at: Dict[str, Any] = {}
+    for k in kept:
+        at.update({n: v for n, v in (k.get("sizes") or {}).items() if v})
+    added = 0
+    for _, (code, _) in new:
+        m = re.fullmatch(r"(\w+) == (\w+)", code)
+        if not m or m.group(1) not in names or m.group(2) not in names:
+            continue
+        a, b = m.group(1), m.group(2)
+        for _, (other, _) in new:
+            if other == code:
+                continue
+            for x, y in ((a, b), (b, a)):
+                if not re.search(rf"(?<!\w){x}(?!\w)", other):
+                    continue
+                twin = re.sub(rf"(?<!\w){x}(?!\w)", y, other)
+                if twin in spec.assumption_codes():
+                    continue
+                note = f"{other} with {x} written as {y} ({code}): implied by the two, it removes nothing more; stated so that torch meets it decided"
+                try:
+                    spec.add(twin, note)
+                except Exception:  # noqa: BLE001 - torch refused it: the next round meets it
+                    continue
+                added += 1
+                entry["notes"].append(f"assuming {twin}: {note}")
+                used = _names_in(spec, twin)
+                one = [at.get(u) for u in used]
+                kept.append({"code": twin, "input": None, "index": None, "kept": None, "sizes": {u: at.get(u) for u in used}} if all(one) else {"code": twin, "kept": None})
+    return added
 
 
 def _add_twin(spec: Any, code: str, sizes: Mapping[str, Any], entry: Dict[str, Any], kept: List[Dict[str, Any]]) -> None:
