@@ -116,18 +116,18 @@ def collecting(inputs: Dict[int, str]) -> Iterator[List[Recorded]]:
         return o_context(x, *a, **k)
 
     def wire(spec: Any, fake: Any) -> Any:
-        out = o_wire(spec, fake)
+        # The values first: wiring the spec's slots lowers its assumptions, which torch may
+        # evaluate then and there.
         x = pending.pop() if pending else None
         env = getattr(getattr(fake, "fake_mode", None), "shape_env", None)
-        if x is None or env is None:
-            return out
-        name = inputs.get(id(x))
-        for i, s in enumerate(fake.shape):
-            if isinstance(s, torch.SymInt) and s.node.expr.is_Symbol and s.node.expr not in env.real_tensor_prop_unbacked_vals:
-                env.set_real_tensor_prop_unbacked_vals(s.node.expr, int(x.shape[i]))
-                if name is not None:
-                    where[s.node.expr] = (name, i)
-        return out
+        if x is not None and env is not None:
+            name = inputs.get(id(x))
+            for i, s in enumerate(fake.shape):
+                if isinstance(s, torch.SymInt) and s.node.expr.is_Symbol and s.node.expr not in env.real_tensor_prop_unbacked_vals:
+                    env.set_real_tensor_prop_unbacked_vals(s.node.expr, int(x.shape[i]))
+                    if name is not None:
+                        where[s.node.expr] = (name, i)
+        return o_wire(spec, fake)
 
     def log(self: Any, orig_expr: Any, result: Any) -> None:
         expr = orig_expr.xreplace(self.backed_var_to_val)

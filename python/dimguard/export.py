@@ -266,6 +266,50 @@ class _Layout:
         return shaped if self.as_dict else tuple(shaped[n] for n in self.names)
 
 
+def _specialized_roots(text: str) -> List[str]:
+    """The names in torch's "Specializations unexpectedly required (batch, h)!" (also where torch
+    glues it to the line before)."""
+    out: List[str] = []
+    for m in re.finditer(r"Specializations unexpectedly required \(([^)]*)\)!", text):
+        out.extend(n.strip() for n in m.group(1).split(",") if n.strip() and n.strip() not in out)
+    return out
+
+
+def _solver_specialized(text: str, sheet: Mapping[str, Any], point: Mapping[Key, int]) -> List[str]:
+    """The roots torch says "solving the guards generated for batch = L['x'].size()[0] resulted
+    in a specialized value of 2" of, where 2 is the size the round traced them at and is 2 or
+    more (a 0 or 1 is the example's doing, which the next round's example fixes), and which torch
+    lists under "Specializations unexpectedly required"."""
+    required = set(_specialized_roots(text))
+    out: List[str] = []
+    for m in re.finditer(r"solving the guards generated for (\w+) = (\S+) resulted in a specialized value of (-?\d+)", text):
+        name, src, v = m.group(1), m.group(2), int(m.group(3))
+        at = _input_dim(src)
+        if name not in required or v < 2 or at is None or point.get(at) != v:
+            continue
+        for e in sheet["entries"]:
+            val = e["value"]
+            if val["kind"] == "dim" and (e["input"], int(e["index"])) == at and val["root"] not in out:
+                out.append(val["root"])
+    return out
+
+
+def _static_roots(sheet: Mapping[str, Any], roots: Sequence[str]) -> Dict[str, Any]:
+    """``sheet`` with every entry on one of ``roots`` as ``Dim.STATIC`` (traced at the user's
+    example size), and notes saying so."""
+    entries, notes, used = [], [], set()
+    for e in sheet["entries"]:
+        v = e["value"]
+        if v["kind"] == "dim" and v["root"] in roots:
+            entries.append({**e, "value": {"kind": "static"}})
+            notes.append(f"{e['input']}[{e['index']}]: Dim.STATIC")
+        else:
+            entries.append(e)
+            if v["kind"] == "dim":
+                used.add(v["root"])
+    return {"roots": [r for r in sheet["roots"] if r["name"] in used], "entries": entries, "notes": notes}
+
+
 def _auto(sheet: Mapping[str, Any], roots: Optional[Sequence[str]]) -> Dict[str, Any]:
     """``sheet`` with every entry on one of ``roots`` (all Dim entries when None) as
     ``Dim.AUTO`` bounded like the entry was."""
@@ -858,12 +902,28 @@ def export(
                     entry["diagnose_seconds"] = time.perf_counter() - t_d
                     entry["diagnosis"] = {k: v for k, v in out.items() if k != "spec"}
                     new = out["spec"]
+                    forced = _solver_specialized(_text(err), sheet, point)
+                    if forced:
+                        # torch's solver specialized these at a traced size of 2 or more that
+                        # dimguard keeps dynamic (raft_small: it cannot solve (3*batch - 1) //
+                        # batch == 2, true at every batch): it will again, whatever the spec says
+                        # (Dim.AUTO there ends in torch's range conflict). Said in report.narrowed.
+                        fixed = _static_roots(new, forced)
+                        if not _same(fixed, new):
+                            new = {**fixed, "notes": list(new.get("notes", [])) + [f"torch's solver requires {', '.join(forced)} specialized (at the traced size; its guards do not say why): Dim.STATIC, traced at your example's size"]}
                     if _same(new, sheet):
                         # The dims torch complained about, by name (a derived one, ``32*_w + 16``,
                         # names its root) or source; never every dim.
                         said = " ".join(f"{d['name']} {d.get('source') or ''}" for d in out["dims"])
                         named = _named_roots(sheet, said) or _named_roots(sheet, _text(err))
-                        if named:
+                        forced = [r for r in _specialized_roots(_text(err)) if r in named]
+                        if forced:
+                            # torch's own solver requires these specialized (raft_small: it cannot
+                            # solve (3*batch - 1) // batch == 2, true at every batch), whatever the
+                            # spec says: Dim.AUTO there only ends in torch's range conflict.
+                            new = _static_roots(sheet, forced)
+                            new["notes"].insert(0, f"the diagnosis does not change the spec, and torch's solver requires {', '.join(forced)} specialized: Dim.STATIC, traced at your example's size")
+                        elif named:
                             new = _auto(sheet, named)
                             new["notes"].insert(0, "the diagnosis does not change the spec (torch keeps specializing): Dim.AUTO")
                         else:
@@ -1080,6 +1140,26 @@ def _export_shapes_spec(
         entry["data_dependent"] = len(items)
         added_now, undecided = _decide(spec, items, shapes, entry, kept)
         added_now += _substitute_equalities(spec, entry, kept, len(spec.added) - added_now)
+        if not added_now and err is None:
+            # Every expression of this pass is already an assumption of the spec (torch could
+            # not use it while tracing: raft_small's (3*batch - 1) // batch == 2), or none can
+            # be stated: the pass's program stands. torch decided each expression at the example
+            # and asserts that decision at run time, so its audit says what it accepts.
+            entry["outcome"] = "exported"
+            entry["notes"].append(
+                "every expression torch met is already assumed (or cannot be stated): the program of this pass is returned; "
+                "torch decided each at the example and asserts it at run time"
+            )
+            placeholders = list(ep.graph_signature.user_inputs)
+            mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
+            try:
+                audit = _audit(ep, mapping)
+            except ValueError as ae:
+                audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
+                entry["notes"].append(f"the program could not be audited ({ae})")
+            entry["dimguard_seconds"] = time.perf_counter() - t1
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; {len(items)} expression{'s' if len(items) != 1 else ''} decided at the example and asserted at run time")
+            return ep, report(True, audit, ep)
         entry["dimguard_seconds"] = time.perf_counter() - t1
         if not added_now:
             _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; no assumption to add ({'; '.join(undecided) or 'every expression already assumed'})")
