@@ -144,3 +144,17 @@ class DivBySize(nn.Module):
         if (3 * n - 1) // n == 2:
             return x * 2
         return x
+
+
+class SharedSeq(nn.Module):
+    """Two inputs added together (their lengths must be equal) and a floor division by the batch
+    torch's solver cannot solve (``(3*b - 1) // b == 2``, true at every batch): torch 2.15's
+    message holds an equality bullet and a guard bullet glued to "Specializations unexpectedly
+    required (batch)!"."""
+
+    def forward(self, x, y):
+        b = x.shape[0]
+        z = x + y
+        if (3 * b - 1) // b == 2:
+            return z * 2
+        return z
