@@ -48,8 +48,13 @@ def quiet() -> Iterator[Log]:
         sys.stderr.flush()
     except (AttributeError, ValueError):
         pass
-    with tempfile.TemporaryFile(mode="w+b") as tmp:
+    try:
         saved = os.dup(2)
+    except OSError:  # no file descriptor 2 (a closed stderr): nothing to capture there
+        with contextlib.redirect_stderr(_Sink(log)):
+            yield log
+        return
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
         text = open(tmp.fileno(), "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115 - closed below
         try:
             os.dup2(tmp.fileno(), 2)
@@ -68,6 +73,21 @@ def quiet() -> Iterator[Log]:
             log.text = data.decode("utf-8", "replace")
             if size > LOG_LIMIT:
                 log.text += f"\n[dimguard: {size - LOG_LIMIT} more bytes of torch's output were cut]\n"
+
+
+class _Sink:
+    """A text stream that keeps what is written in a :class:`Log` (up to :data:`LOG_LIMIT`)."""
+
+    def __init__(self, log: Log):
+        self.log = log
+
+    def write(self, text: str) -> int:
+        if len(self.log.text) < LOG_LIMIT:
+            self.log.text += text[: LOG_LIMIT - len(self.log.text)]
+        return len(text)
+
+    def flush(self) -> None:
+        pass
 
 
 class Recorded:

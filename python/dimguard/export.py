@@ -58,8 +58,12 @@ class ExportReport(Record):
     sizes: the exact joint set as boxes, its largest sound box and a summary, as ``dimguard
     check``), ``runtime`` (the program's run-time asserts and the limits its graph implies, each
     with the sizes it rejects, as ``dimguard check``: part of ``dims``' accepted sets),
-    ``static`` (the dimensions the program fixes at their traced size: ``input``,
-    ``index``, ``size``), ``spec_vs_program`` (one line per dimension whose range in ``spec``
+    ``static`` (the dimensions the returned program's graph holds as numbers: ``input``,
+    ``index``, ``size``), ``audit`` (the returned program's whole ``dimguard check`` JSON, which
+    :meth:`accepts` answers from), ``unaudited`` (why the program could not be audited, else
+    null), ``narrowed`` (each size of your spec the program takes fewer values of than you asked:
+    ``name``, ``input``, ``index``, ``kept``, ``of`` and ``why``, one line offering ``cover=True``),
+    per round ``log`` (what torch wrote to stderr during the round), ``spec_vs_program`` (one line per dimension whose range in ``spec``
     differs from the one the program claims: torch raised a minimum or dropped sizes; the
     program's accepted sets are ``dims``), ``exported`` (whether a program
     was produced), and ``overhead`` (dimguard's seconds over torch's).
@@ -644,7 +648,7 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
                 "kept": kept,
                 "of": total,
                 "why": f"{name} ({key[0]}.shape[{key[1]}]): you asked for {total} sizes in {lo}..{hi}; {what} ({why}); "
-                f"dimguard.export(..., cover=True) exports more programs for the {total - kept} sizes this one leaves out",
+                f"dimguard.export(..., cover=True) looks for programs for the {total - kept} sizes this one leaves out",
             }
         )
     return out
@@ -1281,7 +1285,7 @@ def _decide(
                     "kept": count[0],
                     "of": count[1],
                     "why": f"{nm}: the model uses {said} as a Python int (torch must know its value to trace), so the program keeps {count[0]} of the {count[1]} sizes of {_ranges(spec, names)}; "
-                    f"dimguard.export(..., cover=True) exports more programs for the {count[1] - count[0]} sizes this one leaves out",
+                    f"dimguard.export(..., cover=True) looks for programs for the {count[1] - count[0]} sizes this one leaves out",
                 }
         try:
             spec.add(code, cost)

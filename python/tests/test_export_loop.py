@@ -164,7 +164,7 @@ def test_an_unreadable_error_changes_nothing(monkeypatch):
 def _forms():
     """Each form of ConstraintViolationError torch 2.15 raises, from a small model: (model, inputs
     by name, dynamic_shapes, sampled shapes)."""
-    from models import SharedSeq
+    from models import RangeGlued, SharedSeq
 
     b, n = Dim("batch", min=1, max=8), Dim("n", min=2, max=512)
     h, w = Dim("h", min=2, max=512), Dim("w", min=2, max=512)
@@ -176,6 +176,9 @@ def _forms():
         ("glued", DivBySize(), {"x": (2, 64)}, {"x": {0: b, 1: n}}, [(2, v) for v in (2, 3, 63, 64, 65, 512)] + [(1, 64), (8, 64)]),
         # "The values of w ... and h ... must always be equal." and a glued specialization.
         ("equal+glued", SharedSeq(), {"x": (4, 64), "y": (4, 64)}, {"x": {0: b, 1: h}, "y": {0: b, 1: w}}, [(k, v) for k in (1, 4, 8) for v in (2, 64, 100, 512)]),
+        # "... <= 512Specializations unexpectedly required (batch)!": a range bullet (no period)
+        # glued to the next line (needs the reader of issue 32's item 3).
+        ("range+glued", RangeGlued(), {"x": (4, 64)}, {"x": {0: Dim("batch", min=1, max=16), 1: Dim("w", min=2, max=512)}}, [(k, v) for k in (1, 4, 16) for v in (2, 31, 32, 64, 512)]),
     ]
 
 
