@@ -142,7 +142,6 @@ def samples(spec, rep, n_random=4, seed=0):
     the report rejects inside the range (up to 3 per size), and random shapes in the box."""
     rng = random.Random(seed)
     ex = list(spec["example"])
-    inp = spec["inputs"][0]
     out = [tuple(ex)]
     for i, (_, lo, hi) in spec["dims"].items():
         for v in (lo, hi, lo - 1 if lo > 1 else None, hi + 1):
@@ -169,7 +168,6 @@ def samples(spec, rep, n_random=4, seed=0):
         for i, (_, lo, hi) in spec["dims"].items():
             s[i] = rng.randint(lo, hi)
         out.append(tuple(s))
-    del inp
     return list(dict.fromkeys(out))
 
 

@@ -618,6 +618,8 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
         lo, hi, total = c * r["min"] + o, c * r["max"] + o, r["max"] - r["min"] + 1
         key = (e["input"], int(e["index"]))
         name = v.get("name") or v["root"]
+        if any(n["name"] == name for n in out):
+            continue  # one line per name (image1 and image2 sharing h)
         if key in fixed:
             kept, what = (1 if lo <= fixed[key] <= hi else 0), f"the returned program fixes it at {fixed[key]}"
         elif key in dims:
