@@ -107,10 +107,12 @@ class Recorded:
 
 
 @contextlib.contextmanager
-def collecting(inputs: Dict[int, str]) -> Iterator[List[Recorded]]:
+def collecting(inputs: Dict[int, str], real: bool = False) -> Iterator[List[Recorded]]:
     """Installs the hooks described in the module's docstring for one ``torch.export.export``
     call and yields the list the pass fills. ``inputs`` maps ``id(tensor)`` of each top-level
-    tensor argument to its name (to say which input size each unbacked symbol stands for)."""
+    tensor argument to its name (to say which input size each unbacked symbol stands for).
+    ``real``: real tensors are propagated too (``draft_export``'s mechanism), so a value the
+    model reads back from a tensor (``.item()``) has its example value as well."""
     import sympy
     import torch
     import torch.fx.experimental.symbolic_shapes as ss
@@ -163,8 +165,10 @@ def collecting(inputs: Dict[int, str]) -> Iterator[List[Recorded]]:
     ss._wire_tensor_spec_dims = wire
     ss.ShapeEnv._log_real_tensor_propagation = log
     ss._find_user_code_frame = find
+    patch = torch._functorch.config.patch(fake_tensor_propagate_real_tensors=True) if real else contextlib.nullcontext()
     try:
-        yield found
+        with patch:
+            yield found
     finally:
         ss._symbolic_context_from_shapes_spec = o_context
         ss._wire_tensor_spec_dims = o_wire

@@ -1101,11 +1101,12 @@ def _export_shapes_spec(
             }
         )
 
+    real = False
     for n in range(1, max_rounds + 1):
         code = spec.code()
         t0 = time.perf_counter()
         ep, err = None, None
-        with quiet() as log, collecting(ids) as found:
+        with quiet() as log, collecting(ids, real=real) as found:
             try:
                 with detached(model), sys.modules[__name__].round_context(n):
                     ep = torch.export.export(model, args, dict(kwargs), dynamic_shapes=spec.torch_spec(), strict=strict, **export_kwargs)
@@ -1113,7 +1114,7 @@ def _export_shapes_spec(
                 err = e
         t_torch = time.perf_counter() - t0
         t1 = time.perf_counter()
-        entry: Dict[str, Any] = {"round": n, "spec": code, "torch_seconds": t_torch, "notes": [], "lines": [], "guards": [], "log": log.text}
+        entry: Dict[str, Any] = {"round": n, "spec": code, "torch_seconds": t_torch, "notes": [], "lines": [], "guards": [], "log": log.text, "real": real}
         rounds.append(entry)
         if err is None and not found:
             entry["outcome"] = "exported"
@@ -1132,9 +1133,14 @@ def _export_shapes_spec(
         if err is not None:
             last_error = err
             if _is_data_dependent(err):
-                # Raised even so: an expression over a size with no example value (one the
-                # model computes from data).
+                # Raised even so: an expression over a value with no example value (one the
+                # model reads back from a tensor, ``.item()`` of a size: HF Longformer). The next
+                # pass propagates real tensors too (what draft_export does), so torch decides
+                # those at the example as well and asserts each decision at run time.
                 items.append((err, getattr(err, "cond", None), None, {}))
+                if not real:
+                    real = True
+                    entry["notes"].append("an expression over a value the model reads from a tensor: the next pass propagates real tensors (draft_export's mechanism)")
             elif not found:
                 entry["outcome"] = _classify(err)
                 entry["error"] = _first_line(err)
@@ -1167,7 +1173,7 @@ def _export_shapes_spec(
             _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; {len(items)} expression{'s' if len(items) != 1 else ''} decided at the example and asserted at run time")
             return ep, report(True, audit, ep)
         entry["dimguard_seconds"] = time.perf_counter() - t1
-        if not added_now:
+        if not added_now and not (real and not entry.get("real")):
             _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; no assumption to add ({'; '.join(undecided) or 'every expression already assumed'})")
             break
         k = len(items)
