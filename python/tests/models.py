@@ -174,3 +174,15 @@ class RangeGlued(nn.Module):
         if (3 * b - 1) // b == 2:
             return x * 2
         return x
+
+
+class ItemOfSize(nn.Module):
+    """Reads a size back from a tensor (HF Longformer's ``torch.div(seq, 8, rounding_mode="trunc")``
+    then ``.item()``): the value is unbacked with no example value, and a branch on it stops a
+    ShapesSpec export (``8*u1 < u0``)."""
+
+    def forward(self, x):
+        chunks = torch.div(torch.tensor(x.shape[1]), 8, rounding_mode="trunc").item()
+        if 8 * chunks < x.shape[1]:
+            return x[:, : 8 * chunks] * 2
+        return x * 3

@@ -219,3 +219,29 @@ def test_each_violation_form_torch_raises_is_read_by_the_loop(form):
     assert not bad, f"(shape, report.accepts, runs): {bad}"
     own = {k: list(s) for k, s in inputs.items()}
     assert rep.accepts(own) is True
+
+
+def test_a_value_read_back_from_a_tensor_is_decided_by_a_real_pass():
+    """No example value exists for ``.item()`` of a size: the next pass propagates real tensors,
+    torch decides the branch at the example and asserts it, and the program comes back; the
+    report never accepts a shape the program rejects (it may leave one undecided: the assert is
+    over a value computed from data)."""
+    from models import ItemOfSize
+
+    torch.manual_seed(0)
+    m = ItemOfSize()
+    b, n = ShapeVar("b", min=1, max=4), ShapeVar("n", min=8, max=64)
+    ep, rep = dimguard.export(m, (torch.randn(2, 20),), dynamic_shapes=ShapesSpec({"x": TensorSpec([b, n])}), verbose=False)
+    assert rep.exported and len(rep.rounds) <= 3, [r["outcome"] for r in rep.rounds]
+    assert any("propagates real tensors" in note for r in rep.rounds for note in r["notes"])
+    wrong = []
+    for shape in [(2, 20), (1, 20), (4, 20), (2, 8), (2, 16), (2, 17), (2, 63), (2, 64)]:
+        said = rep.accepts({"x": list(shape)})
+        got = run(ep, torch.randn(*shape))
+        if said is True and got is None:
+            wrong.append(shape)
+        if got is not None:
+            x = torch.randn(*shape)
+            assert torch.allclose(run(ep, x), m(x)), shape
+    assert not wrong, f"accepted, but the program raised: {wrong}"
+    assert run(ep, torch.randn(2, 20)) is not None
