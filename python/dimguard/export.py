@@ -838,6 +838,7 @@ def export(
     inside: List[str] = []
     # The user's name for each dimension of their spec: a size dimguard narrows keeps it.
     user_names = _user_names(user_sheet)
+    real = False
     for n in range(1, max_rounds + 1):
         t1 = time.perf_counter()
         sheet, shifted = _torch_form(sheet)
@@ -856,7 +857,7 @@ def export(
         ep, err = None, None
         with quiet() as log:
             try:
-                with capture() as trace, sys.modules[__name__].round_context(n):
+                with capture() as trace, sys.modules[__name__].round_context(n), _real_tensors(real):
                     ep = torch.export.export(model, r_args, r_kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
             except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
                 err = e
@@ -876,9 +877,23 @@ def export(
         entry["provenance_seconds"] = time.perf_counter() - t_p
         if err is not None:
             last_error = err
-            kind = _classify(err)
+            kind = "data_dependent" if _is_data_dependent(err) else _classify(err)
             entry["outcome"] = kind
             entry["error"] = _first_line(err)
+            if kind == "data_dependent" and best is None:
+                # An expression over a value the model reads back from a tensor (HF Longformer's
+                # `.item()` of a size: "8*u1 < 40 (unhinted: 8*u1 < s70)"): no spec can state it.
+                # Once, the next pass propagates real tensors (draft_export's mechanism): torch
+                # decides it at the example and asserts that at run time; the audit decides.
+                entry["dimguard_seconds"] = time.perf_counter() - t1
+                if real:
+                    entry["notes"].append("data-dependent even with real tensors propagated: nothing to change")
+                    _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; nothing left to change")
+                    break
+                real = True
+                entry["notes"].append("an expression over a value the model reads from a tensor: the next pass propagates real tensors (draft_export's mechanism); the spec stays")
+                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; " + entry["notes"][-1])
+                continue
             if best is not None:
                 # A later, narrower spec failed: the audited program stands.
                 entry["notes"].append("keeping the audited program of round %d" % best[2]["round"])
@@ -1014,6 +1029,15 @@ def export(
 
         return build(export, model, top, kwargs, layout, user_sheet, (ep, rep), max_programs, verbose, export_kwargs)
     return ep, rep
+
+
+def _real_tensors(on: bool) -> ContextManager[Any]:
+    """torch's real-tensor propagation for one export (``draft_export``'s mechanism), when on."""
+    if not on:
+        return contextlib.nullcontext()
+    import torch
+
+    return torch._functorch.config.patch(fake_tensor_propagate_real_tensors=True)
 
 
 def _input_dim(src: str) -> Optional[Tuple[str, int]]:
