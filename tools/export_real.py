@@ -1,147 +1,290 @@
-"""``dimguard.export`` on real models (torch 2.15, CPU, no weights): timm's ``mobilevit_xxs`` and
-transformers' Swin built from a small config, each with a dynamic batch (1..16) and dynamic H, W.
+"""``dimguard.export`` on real models of torchvision, timm and transformers (issue 32), in both APIs
+(plain ``Dim`` and torch 2.15's ``ShapesSpec``), each returned program checked by running it.
 
     LD_LIBRARY_PATH=$PWD/third_party/z3/dist/lib PYTHONPATH=python \\
-        python tools/export_real.py mvit|swin [--out tests/data/export_real/<name>.json]
+        python tools/export_real.py [--only raft_small,hf_funnel] [--api dim|spec|both] \\
+            [--out tests/data/export_real/models.jsonl] [--table]
 
-Needs timm / transformers (not in CI's test venv): the results are committed as
-``tests/data/export_real/<name>.json`` and read by ``python/tests/test_export_real.py``.
+Models are built from code or configs (no weights, no hub; tiny configs where the family allows)
+with a dynamic batch (1..16) and H, W in 64..512 (images) or a dynamic sequence length 2..512
+(text). Per model and API it records: the rounds (outcome, torch seconds, dimguard seconds),
+the lines ``dimguard.export`` wrote to stderr (captured at the file-descriptor level), whether the
+user's names survive in the final spec, and, at >= 16 sampled shapes (the example, each dynamic
+size's range ends and the sizes just outside, sizes the report rejects, random sizes), three
+answers: ``report.accepts``, whether the returned program runs, whether the eager model runs
+(and, where both run, whether the outputs are equal). A row agrees when ``report.accepts`` is the
+program's answer (``None`` — undecided — is counted apart, never as agreement).
 
-Prints each round (what torch said, what dimguard did, torch's seconds and dimguard's, of which
-reading the trace), the final spec and what the returned program does, checked by running it:
-
-* its own example input (the user's) and the sizes it was traced at;
-* for H, W on a grid of sizes of the user's range (and the batch at 1 and 16): whether
-  ``report.accepts`` says it runs, against whether it does (``ep.module()(x)``).
-
-The JSON keeps, per round, the outcome, torch's first error line, the notes, the example shapes
-and the timings; the final spec; and every (shape, accepts, runs) triple.
+``--table`` prints the markdown table of docs/PERFORMANCE.md from the JSON lines written.
 """
 
 import argparse
 import json
 import os
-import re
+import random
 import sys
 import time
-
-import torch
-from torch.export import Dim
+import traceback
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "python"))
-import dimguard  # noqa: E402
+
+IMG = (64, 512)
+SEQ = (2, 512)
+BATCH = (1, 16)
 
 
-def model(which):
-    torch.manual_seed(0)
-    if which == "mvit":
-        import timm
+def _tv(name, **kw):
+    import torchvision
+    import torchvision.models.optical_flow as flow
 
-        m = timm.create_model("mobilevit_xxs", pretrained=False).eval()
-        x = torch.randn(1, 3, 256, 256)
-        ds = {"x": {0: Dim("batch", min=1, max=16), 2: Dim("h", min=96, max=512), 3: Dim("w", min=96, max=512)}}
-        return m, (x,), ds, "x", (96, 512)
-    from transformers import SwinConfig, SwinModel
-
-    cfg = SwinConfig(image_size=224, patch_size=4, embed_dim=32, depths=[1, 1, 1, 1], num_heads=[1, 1, 1, 1], window_size=7)
-    m = SwinModel(cfg).eval()
-    x = torch.randn(2, 3, 224, 224)
-    ds = {"pixel_values": {0: Dim("batch", min=1, max=16), 2: Dim("h", min=64, max=512), 3: Dim("w", min=64, max=512)}}
-    return m, (x,), ds, "pixel_values", (64, 512)
+    build = getattr(torchvision.models, name, None) or getattr(flow, name)
+    return build(weights=None, **kw)
 
 
-def runs(ep, x):
+def _timm(name):
+    import timm
+
+    return timm.create_model(name, pretrained=False)
+
+
+def _hf(kind):
+    import transformers as t
+
+    if kind == "dinov2":
+        return t.Dinov2Model(t.Dinov2Config(image_size=224, patch_size=14, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64))
+    if kind == "clip":
+        return t.CLIPVisionModel(t.CLIPVisionConfig(image_size=224, patch_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64))
+    if kind == "funnel":
+        return t.FunnelModel(t.FunnelConfig(vocab_size=100, d_model=32, n_head=2, d_head=16, d_inner=64, block_sizes=[1, 1, 1], num_decoder_layers=1))
+    if kind == "mobilevit":
+        return t.MobileViTModel(t.MobileViTConfig(image_size=256, hidden_sizes=[16, 24, 32], neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64], num_attention_heads=2))
+    if kind == "longformer":
+        return t.LongformerModel(t.LongformerConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, attention_window=8, max_position_embeddings=600))
+    if kind == "segformer":
+        return t.SegformerModel(t.SegformerConfig(hidden_sizes=[8, 16, 24, 32], num_attention_heads=[1, 1, 1, 1], depths=[1, 1, 1, 1], decoder_hidden_size=32))
+    if kind == "swin":
+        return t.SwinModel(t.SwinConfig(image_size=224, patch_size=4, embed_dim=32, depths=[1, 1, 1, 1], num_heads=[1, 1, 1, 1], window_size=7))
+    raise KeyError(kind)
+
+
+def image(build, inputs=("x",), example=(2, 3, 224, 224), h=IMG, w=IMG):
+    return {"build": build, "inputs": inputs, "example": example, "dims": {0: ("batch",) + BATCH, 2: ("h",) + h, 3: ("w",) + w}, "kind": "image"}
+
+
+def text(build, example=(2, 64)):
+    return {"build": build, "inputs": ("input_ids",), "example": example, "dims": {0: ("batch",) + BATCH, 1: ("seq",) + SEQ}, "kind": "text"}
+
+
+MODELS = {
+    "raft_small": image(lambda: _tv("raft_small"), inputs=("image1", "image2"), example=(1, 3, 256, 320), h=(128, 512), w=(128, 512)),
+    "squeezenet1_1": image(lambda: _tv("squeezenet1_1")),
+    "swin_t": image(lambda: _tv("swin_t")),
+    "swin_v2_t": image(lambda: _tv("swin_v2_t")),
+    "shufflenet_v2_x0_5": image(lambda: _tv("shufflenet_v2_x0_5")),
+    "tiny_vit_5m_224": image(lambda: _timm("tiny_vit_5m_224")),
+    "efficientformerv2_s0": image(lambda: _timm("efficientformerv2_s0")),
+    "mobilevit_xxs": image(lambda: _timm("mobilevit_xxs"), example=(1, 3, 256, 256), h=(96, 512), w=(96, 512)),
+    "pvt_v2_b0": image(lambda: _timm("pvt_v2_b0")),
+    "hf_dinov2": image(lambda: _hf("dinov2"), inputs=("pixel_values",)),
+    "hf_clip_vision": image(lambda: _hf("clip"), inputs=("pixel_values",)),
+    "hf_mobilevit": image(lambda: _hf("mobilevit"), inputs=("pixel_values",), example=(2, 3, 256, 256)),
+    "hf_segformer": image(lambda: _hf("segformer"), inputs=("pixel_values",)),
+    "hf_swin": image(lambda: _hf("swin"), inputs=("pixel_values",)),
+    "hf_funnel": text(lambda: _hf("funnel")),
+    "hf_longformer": text(lambda: _hf("longformer"), example=(1, 64)),
+}
+
+
+def make_inputs(spec, shape):
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    if spec["kind"] == "text":
+        return tuple(torch.randint(0, 100, tuple(shape), generator=g) for _ in spec["inputs"])
+    return tuple(torch.randn(*shape, generator=g) for _ in spec["inputs"])
+
+
+def dynamic_shapes(spec, api):
+    from torch.export import Dim
+
+    if api == "dim":
+        dims = {i: Dim(n, min=lo, max=hi) for i, (n, lo, hi) in spec["dims"].items()}
+        return {inp: dict(dims) for inp in spec["inputs"]}
+    from torch.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, TensorSpec
+
+    vars_ = {i: ShapeVar(n, min=lo, max=hi) for i, (n, lo, hi) in spec["dims"].items()}
+    slots = [vars_.get(i, s) for i, s in enumerate(spec["example"])]
+    return ShapesSpec({inp: TensorSpec(slots) for inp in spec["inputs"]})
+
+
+def tensors(out):
+    import torch
+    import torch.utils._pytree as pytree
+
+    if hasattr(out, "to_tuple"):
+        out = out.to_tuple()
+    return [t for t in pytree.tree_leaves(out) if isinstance(t, torch.Tensor)]
+
+
+def call(fn, args):
+    """The outputs, or the first line of the error."""
+    import torch
+
     try:
         with torch.no_grad():
-            ep.module()(x)
-        return True
-    except Exception:  # noqa: BLE001 - any refusal counts
-        return False
+            return tensors(fn(*args)), None
+    except Exception as e:  # noqa: BLE001 - any refusal counts
+        return None, f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:160]}"
+
+
+def samples(spec, rep, n_random=4, seed=0):
+    """>= 16 shapes: the example, each dynamic size's range ends and the sizes just outside, sizes
+    the report rejects inside the range (up to 3 per size), and random shapes in the box."""
+    rng = random.Random(seed)
+    ex = list(spec["example"])
+    out = [tuple(ex)]
+    for i, (_, lo, hi) in spec["dims"].items():
+        for v in (lo, hi, lo - 1 if lo > 1 else None, hi + 1):
+            if v is not None:
+                s = list(ex)
+                s[i] = v
+                out.append(tuple(s))
+        rejected = []
+        for v in rng.sample(range(lo, hi + 1), min(60, hi - lo + 1)):
+            s = list(ex)
+            s[i] = v
+            if rep.accepts({k: s for k in spec["inputs"]}) is False:
+                rejected.append(tuple(s))
+            if len(rejected) == 3:
+                break
+        out.extend(rejected)
+    for _ in range(n_random):
+        s = list(ex)
+        for i, (_, lo, hi) in spec["dims"].items():
+            s[i] = rng.randint(lo, min(hi, 4 * lo if i == 0 else hi))
+        out.append(tuple(s))
+    while len(out) < 16:
+        s = list(ex)
+        for i, (_, lo, hi) in spec["dims"].items():
+            s[i] = rng.randint(lo, hi)
+        out.append(tuple(s))
+    return list(dict.fromkeys(out))
+
+
+def run_one(name, api):
+    import torch
+
+    import dimguard
+    from dimguard._round import quiet
+
+    spec = MODELS[name]
+    torch.manual_seed(0)
+    model = spec["build"]().eval()
+    args = make_inputs(spec, spec["example"])
+    row = {"model": name, "api": api, "torch": torch.__version__}
+    t0 = time.perf_counter()
+    with quiet() as log:
+        try:
+            with torch.no_grad():
+                ep, rep = dimguard.export(model, args, dynamic_shapes=dynamic_shapes(spec, api))
+            err = None
+        except dimguard.ExportError as e:
+            ep, rep, err = None, e.report, str(e)
+        except Exception as e:  # noqa: BLE001 - recorded: the row says what went wrong
+            ep, rep, err = None, None, f"{type(e).__name__}: {e}\n{traceback.format_exc()[-2000:]}"
+    row["wall_seconds"] = time.perf_counter() - t0
+    row["stderr_lines"] = len([ln for ln in log.text.splitlines() if ln.strip()])
+    row["stderr_head"] = log.text.splitlines()[:8]
+    row["error"] = err
+    if rep is None:
+        return row
+    d = rep.to_dict()
+    row["rounds"] = [{k: r.get(k) for k in ("round", "outcome", "error", "notes", "torch_seconds", "dimguard_seconds")} for r in d["rounds"]]
+    row["torch_seconds"] = d.get("torch_seconds")
+    row["dimguard_seconds"] = d.get("dimguard_seconds")
+    row["spec"] = d.get("spec")
+    names = [n for n, _, _ in spec["dims"].values()]
+    row["names_kept"] = [n for n in names if d.get("spec") and (f"{n} = " in d["spec"])]
+    row["narrowed"] = d.get("narrowed")
+    row["static"] = d.get("static")
+    if ep is None:
+        return row
+    checks = []
+    for shape in samples(spec, rep):
+        a = make_inputs(spec, shape)
+        said = rep.accepts({k: list(shape) for k in spec["inputs"]})
+        got, perr = call(ep.module(), a)
+        want, eerr = call(model, a)
+        same = None
+        if got is not None and want is not None:
+            same = len(got) == len(want) and all(g.shape == w.shape and torch.allclose(g, w, atol=1e-4, rtol=1e-3) for g, w in zip(got, want))
+        checks.append({"shape": list(shape), "accepts": said, "runs": got is not None, "eager_runs": want is not None, "equal": same, "program_error": perr, "eager_error": eerr})
+    row["checks"] = checks
+    row["agree"] = sum(1 for c in checks if c["accepts"] is not None and c["accepts"] == c["runs"])
+    row["undecided"] = sum(1 for c in checks if c["accepts"] is None)
+    row["wrong_accepts"] = [c["shape"] for c in checks if c["accepts"] is True and not c["runs"]]
+    row["wrong_rejects"] = [c["shape"] for c in checks if c["accepts"] is False and c["runs"]]
+    row["unequal"] = [c["shape"] for c in checks if c["equal"] is False]
+    own = checks[0]
+    row["example_accepted"] = own["accepts"] is True or not own["eager_runs"]
+    return row
+
+
+def table(path):
+    rows = [json.loads(ln) for ln in open(path) if ln.strip()]
+    out = ["| model | API | rounds | torch s | dimguard s | stderr lines | agreement | names kept | note |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        rounds = r.get("rounds") or []
+        outcome = " → ".join(x["outcome"] for x in rounds) or "-"
+        if r.get("checks") is not None:
+            agree = f"{r['agree']}/{len(r['checks'])}" + (f", {r['undecided']} undecided" if r["undecided"] else "")
+        else:
+            agree = "no program"
+        notes = []
+        if r.get("wrong_accepts"):
+            notes.append(f"wrong accepts {r['wrong_accepts'][:2]}")
+        if r.get("wrong_rejects"):
+            notes.append(f"wrong rejects {r['wrong_rejects'][:2]}")
+        if r.get("unequal"):
+            notes.append(f"output differs from eager at {r['unequal'][:2]}")
+        if r.get("checks") is not None and not r.get("example_accepted"):
+            notes.append("example not accepted")
+        if r.get("error"):
+            notes.append(r["error"].splitlines()[0][:120].replace("|", "/"))
+        ts = r.get("torch_seconds")
+        ds = r.get("dimguard_seconds")
+        out.append(
+            f"| {r['model']} | {r['api']} | {len(rounds)} ({outcome}) | {ts:.1f} | {ds:.2f} | {r['stderr_lines']} | {agree} | {', '.join(r.get('names_kept') or []) or '-'} | {'; '.join(notes)} |"
+            if ts is not None
+            else f"| {r['model']} | {r['api']} | - | - | - | {r['stderr_lines']} | - | - | {'; '.join(notes)} |"
+        )
+    return "\n".join(out)
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("which", choices=["mvit", "swin"])
-    p.add_argument("--out")
-    p.add_argument("--grid", type=int, default=6, help="H and W values probed per axis")
+    p.add_argument("--only", help="comma-separated model names (default: all)")
+    p.add_argument("--api", choices=["dim", "spec", "both"], default="both")
+    p.add_argument("--out", default="tests/data/export_real/models.jsonl")
+    p.add_argument("--table", action="store_true", help="print the table of the rows in --out and exit")
     a = p.parse_args()
-    m, args, ds, inp, (lo, hi) = model(a.which)
-    print(f"load average before: {os.getloadavg()[0]:.1f}", flush=True)
-    t0 = time.perf_counter()
-    ep, rep = dimguard.export(m, args, dynamic_shapes=ds)
-    wall = time.perf_counter() - t0
-    d = rep.to_dict()
-    print(rep)
-    print(f"wall {wall:.1f} s; torch {d['torch_seconds']:.2f} s; dimguard {d['dimguard_seconds']:.3f} s ({100 * d['overhead']:.1f}%)")
-    rounds = [
-        {k: r.get(k) for k in ("round", "outcome", "error", "notes", "example", "torch_seconds", "dimguard_seconds", "provenance_seconds", "example_seconds", "diagnose_seconds", "audit_seconds", "spec")}
-        for r in d["rounds"]
-    ]
-    for r in rounds:
-        parts = ", ".join(f"{k.split('_')[0]} {r[k]:.3f} s" for k in ("provenance_seconds", "example_seconds", "diagnose_seconds", "audit_seconds") if r.get(k) is not None)
-        print(f"round {r['round']}: {r['outcome']}: torch {r['torch_seconds']:.2f} s, dimguard {r['dimguard_seconds']:.3f} s ({parts})")
-    # What the returned program does, checked by running it.
-    x = args[0]
-    own = tuple(x.shape)
-    checks = []
-
-    def probe(shape):
-        acc = bool(rep.accepts({inp: shape}))
-        ran = runs(ep, torch.randn(*shape))
-        checks.append({"shape": list(shape), "accepts": acc, "runs": ran})
-        print(f"  {shape}: report.accepts={acc} runs={ran}" + ("" if acc == ran else "   <-- MISMATCH"), flush=True)
-
-    print("the user's example input:")
-    probe(own)
-    traced = [tuple(t.shape) for t in ep.example_inputs[0]]
-    print("the program's own example inputs:", traced)
-    for t in traced:
-        probe(t)
-    hs = sorted({lo, hi, own[2], *[lo + (hi - lo) * i // (a.grid - 1) for i in range(a.grid)]})
-    # Sizes the report accepts (so the grid is not all refusals): the ends of each set.
-    for idx in (2, 3):
-        try:
-            s = rep.accepted(inp, idx)
-            hs += [s.min, s.max]
-        except (KeyError, ValueError):
-            pass
-    hs = sorted(set(hs))
-    for h in hs:
-        probe((1, 3, h, own[3]))
-    for w in hs:
-        probe((1, 3, own[2], w))
-    for b in (1, 16):
-        probe((b, 3, own[2], own[3]))
-    spec = d["spec"]
-    names = sorted(set(re.findall(r"^(\w+) = Dim\(", spec, re.M)))
-    result = {
-        "model": a.which,
-        "torch": torch.__version__,
-        "user_spec": {k: {str(i): (v.__name__, int(v.min), int(v.max)) for i, v in dims.items()} for k, dims in ds.items()},
-        "example": list(own),
-        "rounds": rounds,
-        "spec": spec,
-        "spec_vs_program": d.get("spec_vs_program"),
-        "spec_names": names,
-        "accepted": {str(i): _set(rep, inp, i) for i in range(len(own))},
-        "static": d.get("static"),
-        "torch_seconds": d["torch_seconds"],
-        "dimguard_seconds": d["dimguard_seconds"],
-        "checks": checks,
-    }
-    bad = [c for c in checks if c["accepts"] != c["runs"]]
-    print(f"spec names: {names}; {len(checks)} shapes probed, {len(bad)} mismatches")
-    if a.out:
-        with open(a.out, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
-
-
-def _set(rep, inp, i):
-    try:
-        return rep.accepted(inp, i).to_dict()
-    except (KeyError, ValueError) as e:
-        return str(e)
+    if a.table:
+        print(table(a.out))
+        return
+    names = a.only.split(",") if a.only else list(MODELS)
+    apis = ["dim", "spec"] if a.api == "both" else [a.api]
+    for name in names:
+        for api in apis:
+            row = run_one(name, api)
+            with open(a.out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+            c = row.get("checks")
+            print(
+                f"{name} [{api}]: {len(row.get('rounds') or [])} rounds, torch {row.get('torch_seconds') or 0:.1f} s, "
+                f"dimguard {row.get('dimguard_seconds') or 0:.2f} s, {row['stderr_lines']} stderr lines, "
+                + (f"{row['agree']}/{len(c)} agree, {row['undecided']} undecided, wrong accepts {row['wrong_accepts']}, wrong rejects {row['wrong_rejects']}" if c is not None else f"no program: {(row.get('error') or '').splitlines()[0][:200] if row.get('error') else ''}"),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

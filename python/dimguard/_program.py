@@ -55,9 +55,17 @@ def program_json(ep: Any, *, full: bool) -> bytes:
     serializer."""
     guards = getattr(ep, "_guards_code", None)
     if full or guards is None or needs_graph(ep):
-        from torch._export.serde.serialize import serialize
+        from torch._export.serde import serialize as serde
 
-        return serialize(ep).exported_program
+        # torch's serializer refuses a graph whose size arithmetic calls math.ceil / math.floor
+        # (user code such as ``math.ceil(h / 8)``, kept by a ShapesSpec program): they are
+        # written like its other size operators, for the duration of the call.
+        extra = {math.ceil, math.floor} - set(serde._SYM_OPS)
+        serde._SYM_OPS.update(extra)
+        try:
+            return serde.serialize(ep).exported_program
+        finally:
+            serde._SYM_OPS.difference_update(extra)
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     inputs: List[Dict[str, Any]] = []
     values: Dict[str, Any] = {}

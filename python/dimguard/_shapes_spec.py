@@ -136,6 +136,15 @@ class Spec:
                     found.append(d)
         return found
 
+    def slot_at(self, input: str, index: int) -> Optional[str]:
+        """The spec's slot for one input size, as Python in the spec's names (a variable's
+        name, a derived expression, or a number); None where the spec has no such slot."""
+        for name, leaf in self._leaves():
+            if name == input and isinstance(leaf, self.ds.TensorSpec) and 0 <= index < len(leaf):
+                d = leaf[index]
+                return None if d is None else self._slot(d)
+        return None
+
     def var_named(self, name: str) -> Any:
         return next(v for v in self.vars if self.names[id(v)] == name)
 
@@ -169,6 +178,8 @@ class Spec:
         """The spec as paste-able Python: every variable, input and dimension as given, with the
         user's assumptions and dimguard's (each with a comment saying what it costs)."""
         lines = ["import torch", "from torch.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, IntVar, TensorSpec"]
+        if any("math." in c for _, (c, _) in self.added):
+            lines.insert(0, "import math")
         for v in self.vars:
             kind = type(v).__name__ if type(v).__name__ in ("ShapeVar", "IntVar") else "IntVar"
             args = [repr(v.name)]
@@ -201,7 +212,9 @@ class Spec:
         """Adds an assumption written in the spec's names."""
         import torch
 
-        env: Dict[str, Any] = {"torch": torch}
+        import math
+
+        env: Dict[str, Any] = {"torch": torch, "math": math}
         env.update({self.names[id(v)]: v for v in self.vars})
         sym = eval(code, env)  # noqa: S307 - dimguard's own printed expression over the spec's vars
         self.added.append((sym, (code, comment)))

@@ -712,6 +712,7 @@ def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Ma
     import torch
 
     from . import _native
+    from ._round import quiet
     from .export import _audit, _auto, _static
 
     shapes = {n: [int(s) for s in v.shape] for n, v in top if isinstance(v, torch.Tensor)}
@@ -729,11 +730,12 @@ def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Ma
         try:
             if raw:
                 # As exported, not narrowed: a program whose guards accept a union is kept whole.
-                ep = torch.export.export(model, args, dict(kwargs), dynamic_shapes=layout.to_torch(sheet), **export_kwargs)
+                with quiet():
+                    ep = torch.export.export(model, args, dict(kwargs), dynamic_shapes=layout.to_torch(sheet), **export_kwargs)
                 placeholders = list(ep.graph_signature.user_inputs)
                 tensors = [n for n, v in top if isinstance(v, torch.Tensor)]
                 audit = _audit(ep, dict(zip(placeholders, tensors)) if len(placeholders) == len(tensors) else {})
-                audit["static"] = _static(audit)
+                audit["static"] = _static(ep, tensors)
                 spec = _native.spec_code(json.dumps(sheet))
             else:
                 ep, rep = export_fn(model, args, dict(kwargs), dynamic_shapes=layout.to_torch(sheet), verbose=False, max_rounds=3, **export_kwargs)

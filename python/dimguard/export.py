@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import re
 import sys
 import time
@@ -25,7 +26,8 @@ import traceback
 from typing import Any, ContextManager, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
-from ._results import FACT_KEYS, CheckReport, Record, SizeSet, _audit_rows, _decided, _lines, _runtime_rows, _verdict
+from ._results import FACT_KEYS, Record, SizeSet, _audit_rows, _decided, _lines, _runtime_rows, _verdict
+from ._round import quiet
 from .trace import capture, provenance
 
 __all__ = ["export", "ExportReport", "ExportError", "round_context"]
@@ -56,8 +58,12 @@ class ExportReport(Record):
     sizes: the exact joint set as boxes, its largest sound box and a summary, as ``dimguard
     check``), ``runtime`` (the program's run-time asserts and the limits its graph implies, each
     with the sizes it rejects, as ``dimguard check``: part of ``dims``' accepted sets),
-    ``static`` (the dimensions the program fixes at their traced size: ``input``,
-    ``index``, ``size``), ``spec_vs_program`` (one line per dimension whose range in ``spec``
+    ``static`` (the dimensions the returned program's graph holds as numbers: ``input``,
+    ``index``, ``size``), ``audit`` (the returned program's whole ``dimguard check`` JSON, which
+    :meth:`accepts` answers from), ``unaudited`` (why the program could not be audited, else
+    null), ``narrowed`` (each size of your spec the program takes fewer values of than you asked:
+    ``name``, ``input``, ``index``, ``kept``, ``of`` and ``why``, one line offering ``cover=True``),
+    per round ``log`` (what torch wrote to stderr during the round), ``spec_vs_program`` (one line per dimension whose range in ``spec``
     differs from the one the program claims: torch raised a minimum or dropped sizes; the
     program's accepted sets are ``dims``), ``exported`` (whether a program
     was produced), and ``overhead`` (dimguard's seconds over torch's).
@@ -91,8 +97,11 @@ class ExportReport(Record):
         return _decided(self.verdict(shapes))
 
     def verdict(self, shapes: Mapping[str, Sequence[int]]) -> Record:
-        """As :meth:`CheckReport.verdict`, for the returned program."""
-        return _verdict(self._data, shapes)
+        """As :meth:`CheckReport.verdict`, for the returned program (from ``audit``, its whole
+        check JSON)."""
+        if self._data.get("unaudited"):
+            return Record({"accepted": None, "reason": f"the program could not be audited ({self._data['unaudited']})"})
+        return _verdict(self._data.get("audit") or self._data, shapes)
 
     def __repr__(self) -> str:
         rows = []
@@ -108,6 +117,9 @@ class ExportReport(Record):
             static.setdefault(st["input"], []).append(f"[{st['index']}]={st['size']}")
         rows.extend(f"{inp}: static {' '.join(v)}" for inp, v in static.items())
         rows.extend(self._data.get("spec_vs_program") or [])
+        rows.extend(n["why"] for n in self._data.get("narrowed") or [])
+        if self._data.get("unaudited"):
+            rows.append(f"the program could not be audited ({self._data['unaudited']}): accepts() answers None where no known fact rejects a shape")
         return _lines(f"ExportReport(exported={self._data['exported']}, {len(self._data['rounds'])} rounds)", rows, self._data.get("spec"))
 
 
@@ -235,6 +247,50 @@ class _Layout:
             per.setdefault(e["input"], {})[int(e["index"])] = val
         shaped = {n: (per[n] or None) for n in self.names}
         return shaped if self.as_dict else tuple(shaped[n] for n in self.names)
+
+
+def _specialized_roots(text: str) -> List[str]:
+    """The names in torch's "Specializations unexpectedly required (batch, h)!" (also where torch
+    glues it to the line before)."""
+    out: List[str] = []
+    for m in re.finditer(r"Specializations unexpectedly required \(([^)]*)\)!", text):
+        out.extend(n.strip() for n in m.group(1).split(",") if n.strip() and n.strip() not in out)
+    return out
+
+
+def _solver_specialized(text: str, sheet: Mapping[str, Any], point: Mapping[Key, int]) -> List[str]:
+    """The roots torch says "solving the guards generated for batch = L['x'].size()[0] resulted
+    in a specialized value of 2" of, where 2 is the size the round traced them at and is 2 or
+    more (a 0 or 1 is the example's doing, which the next round's example fixes), and which torch
+    lists under "Specializations unexpectedly required"."""
+    required = set(_specialized_roots(text))
+    out: List[str] = []
+    for m in re.finditer(r"solving the guards generated for (\w+) = (\S+) resulted in a specialized value of (-?\d+)", text):
+        name, src, v = m.group(1), m.group(2), int(m.group(3))
+        at = _input_dim(src)
+        if name not in required or v < 2 or at is None or point.get(at) != v:
+            continue
+        for e in sheet["entries"]:
+            val = e["value"]
+            if val["kind"] == "dim" and (e["input"], int(e["index"])) == at and val["root"] not in out:
+                out.append(val["root"])
+    return out
+
+
+def _static_roots(sheet: Mapping[str, Any], roots: Sequence[str]) -> Dict[str, Any]:
+    """``sheet`` with every entry on one of ``roots`` as ``Dim.STATIC`` (traced at the user's
+    example size), and notes saying so."""
+    entries, notes, used = [], [], set()
+    for e in sheet["entries"]:
+        v = e["value"]
+        if v["kind"] == "dim" and v["root"] in roots:
+            entries.append({**e, "value": {"kind": "static"}})
+            notes.append(f"{e['input']}[{e['index']}]: Dim.STATIC")
+        else:
+            entries.append(e)
+            if v["kind"] == "dim":
+                used.add(v["root"])
+    return {"roots": [r for r in sheet["roots"] if r["name"] in used], "entries": entries, "notes": notes}
 
 
 def _auto(sheet: Mapping[str, Any], roots: Optional[Sequence[str]]) -> Dict[str, Any]:
@@ -392,7 +448,16 @@ def _range_error(text: str) -> Optional[Tuple[int, int, int]]:
 
 
 def _same(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    return a["roots"] == b["roots"] and a["entries"] == b["entries"]
+    """The same spec (a key given as null and a key left out are the same)."""
+
+    def bare(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: bare(x) for k, x in v.items() if x is not None}
+        if isinstance(v, list):
+            return [bare(x) for x in v]
+        return v
+
+    return bare(a["roots"]) == bare(b["roots"]) and bare(a["entries"]) == bare(b["entries"])
 
 
 def _frames(e: BaseException) -> List[str]:
@@ -450,21 +515,35 @@ def _progress(verbose: bool, msg: str) -> None:
 def _audit(ep: Any, placeholder_to_input: Mapping[str, str]) -> Dict[str, Any]:
     from ._program import program_json
 
-    report = json.loads(_native.check(program_json(ep, full=False), "<ExportedProgram>", False))
+    try:
+        data = program_json(ep, full=False)
+    except Exception as e:  # noqa: BLE001 - torch's serializer refuses some graphs (math.ceil nodes)
+        raise ValueError(f"torch cannot serialize the program ({_first_line(e)})") from None
+    report = json.loads(_native.check(data, "<ExportedProgram>", False))
     for d in report["dims"] + report.get("inputs", []):
         d["input"] = placeholder_to_input.get(d["input"], d["input"])
     return report
 
 
-def _static(audit: Optional[Mapping[str, Any]]) -> List[Dict[str, Any]]:
-    """Every dimension of the tensor inputs the returned program fixes (read from the program:
-    its input shapes): it only runs at that size."""
-    return [
-        {"input": i["input"], "index": k, "size": v}
-        for i in (audit or {}).get("inputs", [])
-        for k, v in enumerate(i["shape"])
-        if isinstance(v, int)
-    ]
+def _static(ep: Any, tensor_inputs: Sequence[str]) -> List[Dict[str, Any]]:
+    """Every dimension of the returned program's tensor inputs that its graph holds as a number
+    (not a symbol): the program runs only at that size. Read from the program itself (its
+    placeholders' recorded shapes), never from the sizes a round was traced at."""
+    import torch
+
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    user = list(ep.graph_signature.user_inputs)
+    mapping = dict(zip(user, tensor_inputs)) if len(user) == len(tensor_inputs) else {}
+    out = []
+    for name in user:
+        node = placeholders.get(name)
+        shape = getattr(None if node is None else node.meta.get("val"), "shape", None)
+        if shape is None:
+            continue
+        for i, s in enumerate(shape):
+            if not isinstance(s, torch.SymInt):
+                out.append({"input": mapping.get(name, name), "index": i, "size": int(s)})
+    return out
 
 
 def _spec_vs_program(sheet: Mapping[str, Any], audit: Optional[Mapping[str, Any]]) -> List[str]:
@@ -493,6 +572,66 @@ def _spec_vs_program(sheet: Mapping[str, Any], audit: Optional[Mapping[str, Any]
                 f"{key[0]}[{key[1]}]: the spec takes {count} sizes in {lo}..{hi}{step}; the program claims {got.get('count')} "
                 f"in {got.get('min')}..{got.get('max')} (report.accepted says which it accepts)"
             )
+    return out
+
+
+def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audit: Optional[Mapping[str, Any]], rounds: Sequence[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+    """Each size of the user's spec the returned program takes fewer values of than asked: the
+    program fixes it, or accepts fewer sizes of its range. One line (``why``) says why (torch's
+    guards on it, from the rounds' diagnoses) and offers ``cover=True`` with the count of sizes
+    this program leaves out."""
+    if audit is None or audit.get("unaudited"):
+        return []
+    roots = {r["name"]: r for r in user["roots"]}
+    fixed = {(s["input"], int(s["index"])): s["size"] for s in static}
+    dims = {(d["input"], int(d["index"])): d for d in audit.get("dims", [])}
+    out: List[Dict[str, Any]] = []
+    for e in user["entries"]:
+        v = e["value"]
+        if v["kind"] != "dim":
+            continue
+        r = roots.get(v["root"], {})
+        if r.get("min") is None or r.get("max") is None:
+            continue
+        c, o = int(v["coef"]), int(v["offset"])
+        lo, hi, total = c * r["min"] + o, c * r["max"] + o, r["max"] - r["min"] + 1
+        key = (e["input"], int(e["index"]))
+        name = v.get("name") or v["root"]
+        if any(n["name"] == name for n in out):
+            continue  # one line per name (image1 and image2 sharing h)
+        if key in fixed:
+            kept, what = (1 if lo <= fixed[key] <= hi else 0), f"the returned program fixes it at {fixed[key]}"
+        elif key in dims:
+            d = dims[key]
+            acc = d.get("with_some_partner") if d.get("linked_with") else d.get("accepted")
+            if acc is None:
+                continue
+            kept = sum(1 for x in SizeSet(acc) if lo <= x <= hi and (x - o) % c == 0) if acc["count"] <= 1_000_000 else None
+            if kept is None or kept >= total:
+                continue
+            what = f"the returned program accepts {kept} of them"
+        else:
+            continue
+        source = f"L['{key[0]}'].size()[{key[1]}]"
+        said: List[str] = []
+        for rd in rounds:
+            for dd in (rd.get("diagnosis") or {}).get("dims", []):
+                if dd.get("source") == source or dd.get("name") == name:
+                    said.extend(g.get("text", "") for g in dd.get("guards", [])[:2])
+                    if not dd.get("guards") and dd.get("status"):
+                        said.append(f"torch {dd['status']} it")
+        why = f"torch's guards: {'; '.join(dict.fromkeys(x for x in said if x))}" if said else "torch specialized it"
+        out.append(
+            {
+                "name": name,
+                "input": key[0],
+                "index": key[1],
+                "kept": kept,
+                "of": total,
+                "why": f"{name} ({key[0]}.shape[{key[1]}]): you asked for {total} sizes in {lo}..{hi}; {what} ({why}); "
+                f"dimguard.export(..., cover=True) looks for programs for the {total - kept} sizes this one leaves out",
+            }
+        )
     return out
 
 
@@ -661,8 +800,11 @@ def export(
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
                 **{k: (audit or {}).get(k, []) for k in FACT_KEYS},
-                "static": _static(audit),
+                "unaudited": (audit or {}).get("unaudited"),
+                "audit": audit,
+                "static": _static(best[0], tensor_inputs) if best is not None and audit is not None else [],
                 "spec_vs_program": _spec_vs_program(final, audit),
+                "narrowed": _narrowed(user_sheet, _static(best[0], tensor_inputs) if best is not None and audit is not None else [], audit, rounds),
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
                 "overhead": (ours / torch_s) if torch_s else None,
@@ -675,6 +817,7 @@ def export(
     inside: List[str] = []
     # The user's name for each dimension of their spec: a size dimguard narrows keeps it.
     user_names = _user_names(user_sheet)
+    real = False
     for n in range(1, max_rounds + 1):
         t1 = time.perf_counter()
         sheet, shifted = _torch_form(sheet)
@@ -691,14 +834,15 @@ def export(
         t_ours = time.perf_counter() - t1
         t0 = time.perf_counter()
         ep, err = None, None
-        try:
-            with capture() as trace, sys.modules[__name__].round_context(n):
-                ep = torch.export.export(model, r_args, r_kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
-        except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
-            err = e
+        with quiet() as log:
+            try:
+                with capture() as trace, sys.modules[__name__].round_context(n), _real_tensors(real):
+                    ep = torch.export.export(model, r_args, r_kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
+            except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
+                err = e
         t_torch = time.perf_counter() - t0
         t1 = time.perf_counter() - t_ours
-        entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": shifted + moved}
+        entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": shifted + moved, "log": log.text}
         entry["example"] = {k: list(v) for k, v in round_shapes}
         entry["example_seconds"] = t_ours
         rounds.append(entry)
@@ -712,9 +856,23 @@ def export(
         entry["provenance_seconds"] = time.perf_counter() - t_p
         if err is not None:
             last_error = err
-            kind = _classify(err)
+            kind = "data_dependent" if _is_data_dependent(err) else _classify(err)
             entry["outcome"] = kind
             entry["error"] = _first_line(err)
+            if kind == "data_dependent" and best is None:
+                # An expression over a value the model reads back from a tensor (HF Longformer's
+                # `.item()` of a size: "8*u1 < 40 (unhinted: 8*u1 < s70)"): no spec can state it.
+                # Once, the next pass propagates real tensors (draft_export's mechanism): torch
+                # decides it at the example and asserts that at run time; the audit decides.
+                entry["dimguard_seconds"] = time.perf_counter() - t1
+                if real:
+                    entry["notes"].append("data-dependent even with real tensors propagated: nothing to change")
+                    _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; nothing left to change")
+                    break
+                real = True
+                entry["notes"].append("an expression over a value the model reads from a tensor: the next pass propagates real tensors (draft_export's mechanism); the spec stays")
+                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; " + entry["notes"][-1])
+                continue
             if best is not None:
                 # A later, narrower spec failed: the audited program stands.
                 entry["notes"].append("keeping the audited program of round %d" % best[2]["round"])
@@ -744,12 +902,28 @@ def export(
                     entry["diagnose_seconds"] = time.perf_counter() - t_d
                     entry["diagnosis"] = {k: v for k, v in out.items() if k != "spec"}
                     new = out["spec"]
+                    forced = _solver_specialized(_text(err), sheet, point)
+                    if forced:
+                        # torch's solver specialized these at a traced size of 2 or more that
+                        # dimguard keeps dynamic (raft_small: it cannot solve (3*batch - 1) //
+                        # batch == 2, true at every batch): it will again, whatever the spec says
+                        # (Dim.AUTO there ends in torch's range conflict). Said in report.narrowed.
+                        fixed = _static_roots(new, forced)
+                        if not _same(fixed, new):
+                            new = {**fixed, "notes": list(new.get("notes", [])) + [f"torch's solver requires {', '.join(forced)} specialized (at the traced size; its guards do not say why): Dim.STATIC, traced at your example's size"]}
                     if _same(new, sheet):
                         # The dims torch complained about, by name (a derived one, ``32*_w + 16``,
                         # names its root) or source; never every dim.
                         said = " ".join(f"{d['name']} {d.get('source') or ''}" for d in out["dims"])
                         named = _named_roots(sheet, said) or _named_roots(sheet, _text(err))
-                        if named:
+                        forced = [r for r in _specialized_roots(_text(err)) if r in named]
+                        if forced:
+                            # torch's own solver requires these specialized (raft_small: it cannot
+                            # solve (3*batch - 1) // batch == 2, true at every batch), whatever the
+                            # spec says: Dim.AUTO there only ends in torch's range conflict.
+                            new = _static_roots(sheet, forced)
+                            new["notes"].insert(0, f"the diagnosis does not change the spec, and torch's solver requires {', '.join(forced)} specialized: Dim.STATIC, traced at your example's size")
+                        elif named:
                             new = _auto(sheet, named)
                             new["notes"].insert(0, "the diagnosis does not change the spec (torch keeps specializing): Dim.AUTO")
                         else:
@@ -763,14 +937,10 @@ def export(
                         entry["notes"].append(f"torch refused the example: {rng[0]} is outside the spec's range {rng[1]}..{rng[2]}")
                         new = None
                     else:
-                        named = _named_roots(sheet, str(err))
-                        if named:
-                            entry["notes"].append(f"dimguard could not read the error ({de}); Dim.AUTO for " + ", ".join(named))
-                            new = _auto(sheet, named)
-                        else:
-                            # Never every dim: the ones torch did not complain about stay as given.
-                            entry["notes"].append(f"dimguard could not read the error ({de}), and it names no dimension of the spec: nothing to change")
-                            new = None
+                        # Never a guess: switching the sizes torch names to Dim.AUTO and tracing
+                        # again gave a program whose report was wrong (raft_small, issue 32).
+                        entry["notes"].append(f"dimguard could not read the error ({de}): nothing to change")
+                        new = None
             elif kind == "solver_crash":
                 text = str(err)
                 new = _auto(sheet, _named_roots(sheet, text) or None)
@@ -788,11 +958,20 @@ def export(
         placeholders = list(ep.graph_signature.user_inputs)
         mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
         t_a = time.perf_counter()
-        audit = _audit(ep, mapping)
+        try:
+            audit = _audit(ep, mapping)
+        except ValueError as ae:
+            # Undecided, never a guess: the report says so, and accepts() answers None.
+            audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
+            entry["notes"].append(f"the program could not be audited ({ae})")
         entry["audit_seconds"] = time.perf_counter() - t_a
         entry["outcome"] = "exported"
         best = (ep, audit, entry, sheet, round_shapes)
         short, exact = _shortfall(audit, entry["notes"], user_names)
+        if audit.get("unaudited"):
+            entry["dimguard_seconds"] = time.perf_counter() - t1
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; the program could not be audited (report.accepts answers None)")
+            break
         if not short:
             entry["dimguard_seconds"] = time.perf_counter() - t1
             if exact:
@@ -829,6 +1008,15 @@ def export(
 
         return build(export, model, top, kwargs, layout, user_sheet, (ep, rep), max_programs, verbose, export_kwargs)
     return ep, rep
+
+
+def _real_tensors(on: bool) -> ContextManager[Any]:
+    """torch's real-tensor propagation for one export (``draft_export``'s mechanism), when on."""
+    if not on:
+        return contextlib.nullcontext()
+    import torch
+
+    return torch._functorch.config.patch(fake_tensor_propagate_real_tensors=True)
 
 
 def _input_dim(src: str) -> Optional[Tuple[str, int]]:
@@ -875,21 +1063,25 @@ def _export_shapes_spec(
     verbose: bool,
     export_kwargs: Mapping[str, Any],
 ) -> Tuple[Any, ExportReport]:
-    """The loop for a ``ShapesSpec``: export; on a data-dependent failure add the assumption
-    dimguard chooses (see :func:`export`); audit the program that exports."""
+    """The loop for a ``ShapesSpec``. Each round is one traced pass that records every
+    data-dependent expression torch meets (``_round.collecting``: torch decides each at the
+    example and goes on); all of them are decided at once (see :func:`_decide`) and added as
+    assumptions, and the next round exports with them: two rounds where one pass shows every
+    expression. A round whose pass met none returns its program, audited."""
     import torch
 
-    from . import _text
+    from ._round import collecting, quiet
     from ._shapes_spec import detached
 
     tensor_inputs = [n for n, v in top if isinstance(v, torch.Tensor)]
+    ids = {id(v): n for n, v in top if isinstance(v, torch.Tensor)}
     rounds: List[Dict[str, Any]] = []
     last_error: Optional[BaseException] = None
-    # Per added assumption: the input size it is over and the sizes it keeps (the program's
-    # run-time assert rejects the others).
+    # Per added assumption: the sizes it names and, over one input size, the sizes it keeps (the
+    # program's run-time assert rejects the others).
     kept: List[Dict[str, Any]] = []
 
-    def report(exported: bool, audit: Optional[Dict[str, Any]]) -> ExportReport:
+    def report(exported: bool, audit: Optional[Dict[str, Any]], ep: Any = None) -> ExportReport:
         torch_s = sum(r["torch_seconds"] for r in rounds)
         ours = sum(r["dimguard_seconds"] for r in rounds)
         return ExportReport(
@@ -902,82 +1094,401 @@ def _export_shapes_spec(
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
                 **{k: (audit or {}).get(k, []) for k in FACT_KEYS},
-                "static": _static(audit),
+                "unaudited": (audit or {}).get("unaudited"),
+                "audit": audit,
+                "static": _static(ep, tensor_inputs) if ep is not None else [],
+                "narrowed": [k_["narrowed"] for k_ in kept if k_.get("narrowed")],
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
                 "overhead": (ours / torch_s) if torch_s else None,
             }
         )
 
+    real = False
     for n in range(1, max_rounds + 1):
         code = spec.code()
         t0 = time.perf_counter()
         ep, err = None, None
-        try:
-            with detached(model), sys.modules[__name__].round_context(n):
-                ep = torch.export.export(model, args, dict(kwargs), dynamic_shapes=spec.torch_spec(), strict=strict, **export_kwargs)
-        except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
-            err = e
+        with quiet() as log, collecting(ids, real=real) as found:
+            try:
+                with detached(model), sys.modules[__name__].round_context(n):
+                    ep = torch.export.export(model, args, dict(kwargs), dynamic_shapes=spec.torch_spec(), strict=strict, **export_kwargs)
+            except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
+                err = e
         t_torch = time.perf_counter() - t0
         t1 = time.perf_counter()
-        entry: Dict[str, Any] = {"round": n, "spec": code, "torch_seconds": t_torch, "notes": [], "lines": [], "guards": []}
+        entry: Dict[str, Any] = {"round": n, "spec": code, "torch_seconds": t_torch, "notes": [], "lines": [], "guards": [], "log": log.text, "real": real}
         rounds.append(entry)
-        if err is None:
+        if err is None and not found:
             entry["outcome"] = "exported"
             placeholders = list(ep.graph_signature.user_inputs)
             mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
-            audit: Optional[Dict[str, Any]] = None
             try:
                 audit = _audit(ep, mapping)
             except ValueError as ae:
+                audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
                 entry["notes"].append(f"the program could not be audited ({ae})")
             entry["dimguard_seconds"] = time.perf_counter() - t1
             added = len(spec.added)
             _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported" + (f" with {added} assumption{'s' if added != 1 else ''} added" if added else ""))
-            return ep, report(True, audit)
-        last_error = err
-        kind = "data_dependent" if _is_data_dependent(err) else _classify(err)
-        entry["outcome"] = kind
-        entry["error"] = _first_line(err)
-        if kind != "data_dependent":
-            entry["dimguard_seconds"] = time.perf_counter() - t1
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; not a data-dependent failure")
-            break
-        try:
-            out = json.loads(_native.diagnose(_text(err), [], shapes, None, "never", 10_000, [], spec.code(with_comments=False)))
-        except ValueError as de:
-            entry["notes"].append(f"dimguard could not read the error ({de})")
-            entry["dimguard_seconds"] = time.perf_counter() - t1
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; dimguard could not read it ({de})")
-            break
-        entry["diagnosis"] = {k: out[k] for k in ("data_dependent", "notes", "form")}
-        new = [d for d in out["data_dependent"] if d.get("assumption") and d["assumption"] not in spec.assumption_codes()]
-        if not new:
-            why = "; ".join(d.get("undecided") or f"{d['guard']}: no branch known (both occur and the traced size is unknown)" for d in out["data_dependent"])
-            entry["notes"].append(f"no assumption to add: {why}")
-            entry["dimguard_seconds"] = time.perf_counter() - t1
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; no assumption to add ({why})")
-            break
-        for d in new:
-            cost = _cost(d)
-            spec.add(d["assumption"], cost)
-            entry["notes"].append(f"assuming {d['assumption']}: {cost}")
-            branch = d["always"] if d.get("always") is not None else d["example_branch"]
-            at = _input_dim(d.get("source") or "")
-            kept.append(
-                {
-                    "code": d["assumption"],
-                    "input": at[0] if at else None,
-                    "index": at[1] if at else None,
-                    "kept": (d["when_true"] if branch else d["when_false"]) if at else None,
-                    # Every size it names, by the name it is written with: (input, index).
-                    "sizes": {s["name"]: _input_dim(s.get("source") or "") for s in d["symbols"]},
-                }
+            return ep, report(True, audit, ep)
+        items: List[Tuple[BaseException, Any, Any, Dict[str, Any]]] = [(r.error, r.expr, r.value, r.symbols) for r in found]
+        if err is not None:
+            last_error = err
+            if _is_data_dependent(err):
+                # Raised even so: an expression over a value with no example value (one the
+                # model reads back from a tensor, ``.item()`` of a size: HF Longformer). The next
+                # pass propagates real tensors too (what draft_export does), so torch decides
+                # those at the example as well and asserts each decision at run time.
+                items.append((err, getattr(err, "cond", None), None, {}))
+                if not real:
+                    real = True
+                    entry["notes"].append("an expression over a value the model reads from a tensor: the next pass propagates real tensors (draft_export's mechanism)")
+            elif not found:
+                entry["outcome"] = _classify(err)
+                entry["error"] = _first_line(err)
+                entry["dimguard_seconds"] = time.perf_counter() - t1
+                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; not a data-dependent failure")
+                break
+        entry["outcome"] = "data_dependent"
+        entry["error"] = _first_line(items[0][0])
+        entry["data_dependent"] = len(items)
+        added_now, undecided = _decide(spec, items, shapes, entry, kept)
+        added_now += _substitute_equalities(spec, entry, kept, len(spec.added) - added_now)
+        if not added_now and err is None:
+            # Every expression of this pass is already an assumption of the spec (torch could
+            # not use it while tracing: raft_small's (3*batch - 1) // batch == 2), or none can
+            # be stated: the pass's program stands. torch decided each expression at the example
+            # and asserts that decision at run time, so its audit says what it accepts.
+            entry["outcome"] = "exported"
+            entry["notes"].append(
+                "every expression torch met is already assumed (or cannot be stated): the program of this pass is returned; "
+                "torch decided each at the example and asserts it at run time"
             )
+            placeholders = list(ep.graph_signature.user_inputs)
+            mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
+            try:
+                audit = _audit(ep, mapping)
+            except ValueError as ae:
+                audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
+                entry["notes"].append(f"the program could not be audited ({ae})")
+            entry["dimguard_seconds"] = time.perf_counter() - t1
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; {len(items)} expression{'s' if len(items) != 1 else ''} decided at the example and asserted at run time")
+            return ep, report(True, audit, ep)
         entry["dimguard_seconds"] = time.perf_counter() - t1
-        _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; " + "; ".join(entry["notes"]))
+        if not added_now and not (real and not entry.get("real")):
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; no assumption to add ({'; '.join(undecided) or 'every expression already assumed'})")
+            break
+        k = len(items)
+        _progress(
+            verbose,
+            f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {k} data-dependent expression{'s' if k != 1 else ''}; "
+            f"{added_now} assumption{'s' if added_now != 1 else ''} added (report.rounds[{n - 1}].notes)",
+        )
     rep = report(False, None)
     raise ExportError(
         f"dimguard.export: no round produced a program ({len(rounds)} rounds; last: {rounds[-1].get('error')})",
         rep,
     ) from last_error
+
+
+def _decide(
+    spec: Any,
+    items: Sequence[Tuple[BaseException, Any, Any, Mapping[str, Any]]],
+    shapes: Sequence[Tuple[str, List[int]]],
+    entry: Dict[str, Any],
+    kept: List[Dict[str, Any]],
+) -> Tuple[int, List[str]]:
+    """Decides every data-dependent expression of one pass and adds one assumption per
+    expression to ``spec``. Each item is ``(error, expr, value at the example, symbols)``.
+
+    * A boolean expression: dimguard's diagnosis of torch's error (the branch that holds at every
+      size of the range, else the example's branch, with what it removes). Where the diagnosis
+      cannot read or decide it, the branch torch took at the example, in the spec's names, with
+      what it removes counted by evaluating it at every size of the range (or "not counted").
+    * An integer expression (``Could not extract specialized integer``: the model uses the size
+      as a Python int): the assumption that it equals its value at the example, which fixes the
+      size; the note says so.
+
+    Returns how many assumptions were added and why the others were not."""
+    from . import _text
+
+    added = 0
+    why_not: List[str] = []
+    seen: set = set()
+    for err, expr, value, symbols in items:
+        key = str(expr) if expr is not None else _first_line(err)
+        if key in seen:
+            continue
+        seen.add(key)
+        if value is None or isinstance(value, bool):
+            try:
+                out = json.loads(_native.diagnose(_text(err), [], shapes, None, "never", 10_000, [], spec.code(with_comments=False)))
+            except ValueError as de:
+                out = {"data_dependent": [], "notes": [f"dimguard could not read it ({de})"]}
+            entry.setdefault("diagnosis", {"data_dependent": [], "notes": []})
+            entry["diagnosis"]["data_dependent"].extend(out.get("data_dependent", []))
+            entry["diagnosis"]["notes"].extend(out.get("notes", []))
+            ds = [d for d in out.get("data_dependent", []) if d.get("assumption")]
+            if ds and (value is None or all(_branch(d) is value for d in ds)):
+                for d in ds:
+                    if d["assumption"] in spec.assumption_codes():
+                        continue
+                    cost = _cost(d)
+                    try:
+                        spec.add(d["assumption"], cost)
+                    except Exception as ae:  # noqa: BLE001 - torch refused the printed assumption
+                        why_not.append(f"{d['assumption']}: torch refuses it as an assumption ({ae})")
+                        continue
+                    added += 1
+                    entry["notes"].append(f"assuming {d['assumption']}: {cost}")
+                    branch = _branch(d)
+                    at = _input_dim(d.get("source") or "")
+                    sizes = {s["name"]: _input_dim(s.get("source") or "") for s in d["symbols"]}
+                    kept.append(
+                        {
+                            "code": d["assumption"],
+                            "input": at[0] if at else None,
+                            "index": at[1] if at else None,
+                            "kept": (d["when_true"] if branch else d["when_false"]) if at and d.get("when_true") else None,
+                            "sizes": sizes,
+                        }
+                    )
+                    _add_twin(spec, d["assumption"], sizes, entry, kept)
+                continue
+            if value is None:
+                why = "; ".join(d.get("undecided") or f"{d['guard']}: no branch known" for d in out.get("data_dependent", [])) or "; ".join(out.get("notes", [])) or "not read"
+                why_not.append(why)
+                continue
+            reason = "; ".join(d.get("undecided") or "" for d in out.get("data_dependent", []) if d.get("undecided")) or "; ".join(out.get("notes", [])) or "no branch decided"
+        else:
+            reason = None
+        # The branch torch took at the example (or, for an integer, its value there), written in
+        # the spec's names.
+        import sympy
+
+        cond = sympy.Eq(expr, value) if not isinstance(value, bool) else (expr if value else sympy.Not(expr))
+        code = _in_names(spec, cond, symbols)
+        if code is None:
+            why_not.append(f"{expr}: its sizes are not sizes of the spec's inputs")
+            continue
+        if code in spec.assumption_codes():
+            continue
+        names = _names_in(spec, code)
+        count = _count(spec, code, names)
+        sizes = {nm: _slot_of(spec, nm, symbols) for nm in names}
+        if isinstance(value, bool):
+            cost = f"the traced sizes take this branch ({reason}); " + (f"this keeps {count[0]} of the {count[1]} sizes of {_ranges(spec, names)}" if count else "what it removes is not counted")
+            narrowed = None
+        else:
+            said = _in_names(spec, expr, symbols, python=False) or str(expr)
+            where = ", ".join(f"{nm} ({_where(sizes[nm])})" for nm in names)
+            cost = f"the model uses {said} as a Python int (torch needed its value); {where} fixed by this assumption" + (
+                f": it keeps {count[0]} of the {count[1]} sizes of {_ranges(spec, names)}" if count else ""
+            )
+            narrowed = None
+            if count and len(names) == 1 and count[1] > count[0]:
+                nm = names[0]
+                narrowed = {
+                    "name": nm,
+                    "input": sizes[nm][0] if sizes[nm] else None,
+                    "index": sizes[nm][1] if sizes[nm] else None,
+                    "kept": count[0],
+                    "of": count[1],
+                    "why": f"{nm}: the model uses {said} as a Python int (torch must know its value to trace), so the program keeps {count[0]} of the {count[1]} sizes of {_ranges(spec, names)}; "
+                    f"dimguard.export(..., cover=True) looks for programs for the {count[1] - count[0]} sizes this one leaves out",
+                }
+        try:
+            spec.add(code, cost)
+        except Exception as ae:  # noqa: BLE001 - torch refused the printed assumption
+            why_not.append(f"{code}: torch refuses it as an assumption ({ae})")
+            continue
+        added += 1
+        entry["notes"].append(f"assuming {code}: {cost}")
+        one = [v for v in sizes.values()]
+        kept.append(
+            {
+                "code": code,
+                "input": one[0][0] if len(one) == 1 and one[0] else None,
+                "index": one[0][1] if len(one) == 1 and one[0] else None,
+                "kept": None,
+                "sizes": sizes,
+                **({"narrowed": narrowed} if narrowed else {}),
+            }
+        )
+        _add_twin(spec, code, sizes, entry, kept)
+    return added, why_not
+
+
+def _substitute_equalities(spec: Any, entry: Dict[str, Any], kept: List[Dict[str, Any]], first: int) -> int:
+    """For each assumption ``a == b`` between two of the spec's variables added this round (from
+    index ``first`` of ``spec.added``), every other assumption of this round over ``a`` (and over
+    ``b``) is added again with one written as the other: implied by the two, it removes nothing
+    more, and torch, which replaces one symbol by the other once it knows they are equal, meets it
+    decided instead of stopping on it in a third round (HF Dinov2: ``h // 14*(w // 14) == 256``
+    and ``h == w`` made torch ask ``(w // 14)**2 == 256``). Returns how many were added."""
+    names = {spec.names[id(v)] for v in spec.vars}
+    new = spec.added[first:]
+    at: Dict[str, Any] = {}
+    for k in kept:
+        at.update({n: v for n, v in (k.get("sizes") or {}).items() if v})
+    added = 0
+    for _, (code, _) in new:
+        m = re.fullmatch(r"(\w+) == (\w+)", code)
+        if not m or m.group(1) not in names or m.group(2) not in names:
+            continue
+        a, b = m.group(1), m.group(2)
+        for _, (other, _) in new:
+            if other == code:
+                continue
+            for x, y in ((a, b), (b, a)):
+                if not re.search(rf"(?<!\w){x}(?!\w)", other):
+                    continue
+                twin = re.sub(rf"(?<!\w){x}(?!\w)", y, other)
+                if twin in spec.assumption_codes():
+                    continue
+                note = f"{other} with {x} written as {y} ({code}): implied by the two, it removes nothing more; stated so that torch meets it decided"
+                try:
+                    spec.add(twin, note)
+                except Exception:  # noqa: BLE001 - torch refused it: the next round meets it
+                    continue
+                added += 1
+                entry["notes"].append(f"assuming {twin}: {note}")
+                used = _names_in(spec, twin)
+                one = [at.get(u) for u in used]
+                kept.append({"code": twin, "input": None, "index": None, "kept": None, "sizes": {u: at.get(u) for u in used}} if all(one) else {"code": twin, "kept": None})
+    return added
+
+
+def _add_twin(spec: Any, code: str, sizes: Mapping[str, Any], entry: Dict[str, Any], kept: List[Dict[str, Any]]) -> None:
+    """Adds :func:`_integer_twin` of an assumption just added, when it has one."""
+    twin = _integer_twin(code)
+    if twin is None or twin in spec.assumption_codes():
+        return
+    note = f"{code} without true division: torch keeps no run-time assert for a true division, and asserts this one"
+    try:
+        spec.add(twin, note)
+    except Exception as ae:  # noqa: BLE001 - torch refused it: said, the program's audit decides
+        entry["notes"].append(f"{twin}: torch refuses it as an assumption ({ae}); the program may run at sizes {code} excludes")
+        return
+    entry["notes"].append(f"assuming {twin}: {note}")
+    one = [v for v in sizes.values()]
+    kept.append({"code": twin, "input": one[0][0] if len(one) == 1 and one[0] else None, "index": one[0][1] if len(one) == 1 and one[0] else None, "kept": None, "sizes": dict(sizes)})
+
+
+def _branch(d: Mapping[str, Any]) -> Optional[bool]:
+    """The branch a diagnosis of a data-dependent expression assumes."""
+    return d["always"] if d.get("always") is not None else d.get("example_branch")
+
+
+def _in_names(spec: Any, cond: Any, symbols: Mapping[str, Any], python: bool = True) -> Optional[str]:
+    """``cond`` (a sympy boolean over torch's unbacked symbols) as Python in the spec's names:
+    each symbol replaced by the spec's slot of the input size it stands for (``python=False``:
+    torch's own spelling with the names replaced, for an integer expression in words)."""
+    text = str(cond)
+    for sym, at in symbols.items():
+        slot = spec.slot_at(at[0], at[1]) if at else None
+        if slot is None:
+            return None
+        text = re.sub(rf"(?<![\w#]){re.escape(sym)}(?![\w#])", f"({slot})" if not slot.isidentifier() else slot, text)
+    if not python:
+        return text
+    try:
+        return _native.readable(text)
+    except ValueError:
+        return None
+
+
+def _names_in(spec: Any, code: str) -> List[str]:
+    return [nm for nm in (spec.names[id(v)] for v in spec.vars) if re.search(rf"(?<!\w){re.escape(nm)}(?!\w)", code)]
+
+
+def _slot_of(spec: Any, name: str, symbols: Mapping[str, Any]) -> Optional[Tuple[str, int]]:
+    """The input size a spec variable is (where it is a whole slot of one of ``symbols``)."""
+    for at in symbols.values():
+        if at and spec.slot_at(at[0], at[1]) == name:
+            return (at[0], at[1])
+    return None
+
+
+def _where(at: Optional[Tuple[str, int]]) -> str:
+    return f"{at[0]}.shape[{at[1]}]" if at else "a size of the spec"
+
+
+def _ranges(spec: Any, names: Sequence[str]) -> str:
+    out = []
+    for nm in names:
+        v = spec.var_named(nm)
+        out.append(f"{nm} in {v.min}..{v.max}")
+    return ", ".join(out)
+
+
+# Combinations evaluated one by one to count what an assumption keeps.
+_COUNT_LIMIT = 200_000
+
+
+def _count(spec: Any, code: str, names: Sequence[str]) -> Optional[Tuple[int, int]]:
+    """``(kept, total)``: how many combinations of the named variables' ranges satisfy the
+    assumption, by evaluating it at each (None when a range is unbounded or too large)."""
+    import itertools
+
+    ranges = []
+    total = 1
+    for nm in names:
+        v = spec.var_named(nm)
+        if v.min is None or v.max is None:
+            return None
+        ranges.append(range(int(v.min), int(v.max) + 1))
+        total *= len(ranges[-1])
+    if not names or total > _COUNT_LIMIT:
+        return None
+    try:
+        fn = eval(f"lambda {', '.join(names)}: bool({code})", {"math": math})  # noqa: S307 - dimguard's printed assumption
+        k = sum(1 for combo in itertools.product(*ranges) if fn(*combo))
+    except Exception:  # noqa: BLE001 - an expression Python's ints cannot evaluate: not counted
+        return None
+    return k, total
+
+
+def _integer_twin(code: str) -> Optional[str]:
+    """``code`` with each ``math.ceil(A / B)`` written ``-(-(A) // (B))`` and ``math.floor(A / B)``
+    written ``(A) // (B)`` (equal for integers, B nonzero, in Python's floor semantics), when that
+    leaves no true division; else None. torch inserts no run-time assert for an assumption with
+    a true division (``8*math.ceil(H / 8) != H`` is dropped from the graph, so the program would
+    run at sizes the assumption excludes, computing the traced branch); its integer twin is
+    asserted."""
+    if "math." not in code and " / " not in code:
+        return None
+    out = code
+    for fn, fmt in (("math.ceil(", "(-(-({a}) // ({b})))"), ("math.floor(", "(({a}) // ({b}))")):
+        while fn in out:
+            i = out.index(fn)
+            j, depth = i + len(fn), 1
+            while j < len(out) and depth:
+                depth += {"(": 1, ")": -1}.get(out[j], 0)
+                j += 1
+            inner = out[i + len(fn) : j - 1]
+            parts = _split_top(inner, " / ")
+            if len(parts) != 2:
+                return None
+            out = out[:i] + fmt.format(a=parts[0], b=parts[1]) + out[j:]
+    return None if (" / " in out or "math." in out) else out
+
+
+def _split_top(text: str, sep: str) -> List[str]:
+    """``text`` split at ``sep`` where it is outside parentheses."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, i):
+            parts.append(text[start:i])
+            start = i + len(sep)
+            i = start
+            continue
+        i += 1
+    parts.append(text[start:])
+    return parts

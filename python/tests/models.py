@@ -1,5 +1,7 @@
 """Models for the end-to-end tests of ``dimguard.export`` (real torch; small, random weights)."""
 
+import math
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -110,3 +112,77 @@ class OddTiles(nn.Module):
             raise ValueError("needs an odd number of 16-column tiles")
         t = x.reshape(B, C, H, W // 16, 16)
         return t[:, :, :, ::2].sum(-1)
+
+
+class IntUse(nn.Module):
+    """Uses its sequence length as a Python int (``int(x.shape[1])``): under a ShapesSpec torch
+    stops with ``Could not extract specialized integer from data-dependent expression u1``."""
+
+    def forward(self, x):
+        n = int(x.shape[1])
+        return x[:, : n // 2] * n
+
+
+class CeilPad(nn.Module):
+    """MobileViT style: rounds H up to a multiple of 8 with ``math.ceil(h / 8)`` and resizes
+    when it differs (``Ne(8*CeilToInt(IntTrueDiv(u1, 8)), u1)``), then pools W in ceil mode
+    (``2*(((W - 3) // 2 - 1) // 2) < ...`` for W): two expressions of one traced pass."""
+
+    def forward(self, x):
+        h = x.shape[2]
+        nh = math.ceil(h / 8) * 8
+        if nh != h:
+            x = F.interpolate(x, size=(nh, x.shape[3]), mode="nearest")
+        return F.max_pool2d(x, (1, 3), (1, 2), ceil_mode=True) * 2
+
+
+class DivBySize(nn.Module):
+    """A floor division by the size itself: ``Eq(((3*u1 - 1)//u1), 2)`` (raft_small's form)."""
+
+    def forward(self, x):
+        n = x.shape[1]
+        if (3 * n - 1) // n == 2:
+            return x * 2
+        return x
+
+
+class SharedSeq(nn.Module):
+    """Two inputs added together (their lengths must be equal) and a floor division by the batch
+    torch's solver cannot solve (``(3*b - 1) // b == 2``, true at every batch): torch 2.15's
+    message holds an equality bullet and a guard bullet glued to "Specializations unexpectedly
+    required (batch)!"."""
+
+    def forward(self, x, y):
+        b = x.shape[0]
+        z = x + y
+        if (3 * b - 1) // b == 2:
+            return z * 2
+        return z
+
+
+class RangeGlued(nn.Module):
+    """Refuses a sequence shorter than 32 (torch narrows the range: "satisfy the generated guard
+    32 <= L['x'].size()[1] and L['x'].size()[1] <= 512", with no period) and divides by the batch
+    (``(3*b - 1) // b == 2``, which torch's solver specializes): torch 2.15 glues the range
+    bullet to "Specializations unexpectedly required (batch)!" (``...<= 512Specializations``),
+    the form of HF MobileViT, Dinov2, CLIP and raft_small (issue 32)."""
+
+    def forward(self, x):
+        b, w = x.shape
+        if w < 32:
+            raise ValueError("too short")
+        if (3 * b - 1) // b == 2:
+            return x * 2
+        return x
+
+
+class ItemOfSize(nn.Module):
+    """Reads a size back from a tensor (HF Longformer's ``torch.div(seq, 8, rounding_mode="trunc")``
+    then ``.item()``): the value is unbacked with no example value, and a branch on it stops a
+    ShapesSpec export (``8*u1 < u0``)."""
+
+    def forward(self, x):
+        chunks = torch.div(torch.tensor(x.shape[1]), 8, rounding_mode="trunc").item()
+        if 8 * chunks < x.shape[1]:
+            return x[:, : 8 * chunks] * 2
+        return x * 3
