@@ -119,7 +119,7 @@ class ExportReport(Record):
         rows.extend(self._data.get("spec_vs_program") or [])
         rows.extend(n["why"] for n in self._data.get("narrowed") or [])
         if self._data.get("unaudited"):
-            rows.append(f"the program could not be audited ({self._data['unaudited']}): accepts() answers None where no known fact rejects a shape")
+            rows.append(f"the program could not be audited ({self._data['unaudited']}): accepts() raises dimguard.Undecided (verdict() says why)")
         return _lines(f"ExportReport(exported={self._data['exported']}, {len(self._data['rounds'])} rounds)", rows, self._data.get("spec"))
 
 
@@ -961,7 +961,7 @@ def export(
         try:
             audit = _audit(ep, mapping)
         except ValueError as ae:
-            # Undecided, never a guess: the report says so, and accepts() answers None.
+            # Undecided, never a guess: the report says so, and accepts() raises dimguard.Undecided.
             audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
             entry["notes"].append(f"the program could not be audited ({ae})")
         entry["audit_seconds"] = time.perf_counter() - t_a
@@ -970,7 +970,7 @@ def export(
         short, exact = _shortfall(audit, entry["notes"], user_names)
         if audit.get("unaudited"):
             entry["dimguard_seconds"] = time.perf_counter() - t1
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; the program could not be audited (report.accepts answers None)")
+            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; the program could not be audited (report.accepts raises dimguard.Undecided)")
             break
         if not short:
             entry["dimguard_seconds"] = time.perf_counter() - t1

@@ -40,7 +40,7 @@ def agree(model, ep, rep, name, shapes):
     bad = []
     for shape in shapes:
         x = torch.randn(*shape)
-        said = rep.accepts({name: list(shape)})
+        said = rep.verdict({name: list(shape)})["accepted"]
         got = run(ep, x)
         if said is None or said != (got is not None):
             bad.append((shape, said, got is not None))
@@ -205,7 +205,7 @@ def test_each_violation_form_torch_raises_is_read_by_the_loop(form):
     bad = []
     for shape in shapes:
         a = tuple(torch.randn(*([shape[0]] + list(shape[1:]))) for _ in inputs)
-        said = rep.accepts({k: list(shape) for k in inputs})
+        said = rep.verdict({k: list(shape) for k in inputs})["accepted"]
         try:
             with torch.no_grad():
                 got = ep.module()(*a)
@@ -236,7 +236,7 @@ def test_a_value_read_back_from_a_tensor_is_decided_by_a_real_pass():
     assert any("propagates real tensors" in note for r in rep.rounds for note in r["notes"])
     wrong = []
     for shape in [(2, 20), (1, 20), (4, 20), (2, 8), (2, 16), (2, 17), (2, 63), (2, 64)]:
-        said = rep.accepts({"x": list(shape)})
+        said = rep.verdict({"x": list(shape)})["accepted"]
         got = run(ep, torch.randn(*shape))
         if said is True and got is None:
             wrong.append(shape)
