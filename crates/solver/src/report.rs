@@ -279,7 +279,9 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<LineReport>,
     /// The form the input was read as (`"constraint_violation"`, `"torch_logs"`,
-    /// `"draft_export"`, `"guard_failed"`, `"input_check"`, `"solver_crash"`, `"torch_trace"`).
+    /// `"draft_export"`, `"guard_failed"`, `"input_check"`, `"solver_crash"`, `"torch_trace"`,
+    /// `"data_dependent"`, `"program"` for a printed `ExportedProgram`, `"guards"` for size
+    /// conditions found in any other text).
     pub form: Form,
     /// Guard-looking lines that could not be read, with their line and the reason.
     pub unreadable: Vec<Unreadable>,
