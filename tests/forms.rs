@@ -979,3 +979,34 @@ fn torch_compile_recompile_reasons_say_what_the_compiled_graph_accepts() {
     brute_force("recompile_dynamic", &m, &r);
     assert_eq!(members(&r, 0), (2..=8).collect::<Vec<i128>>());
 }
+
+#[test]
+fn a_missing_upper_bound_names_the_size_and_the_flag_that_supplies_it() {
+    // pytorch/TensorRT#4610 as posted: an unbacked size (`torch.Size([u0, 4])`) with no max.
+    let m = read(&load("real/torch_tensorrt_4610.no_max_bound.txt"), &[]);
+    assert_eq!(m.dims.len(), 1);
+    let d = &m.dims[0];
+    assert_eq!(
+        (d.source.as_deref(), d.symbol.as_deref(), d.range),
+        (
+            Some("dynamic_rows.shape[0]"),
+            Some("u0"),
+            Some((0, dimguard::solver::SIZE_MAX))
+        )
+    );
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("mark_dynamic") && n.contains("--range dynamic_rows_0=LO..HI")));
+    // The bound given is the bound used.
+    let m = read(
+        &load("real/torch_tensorrt_4610.no_max_bound.txt"),
+        &[("dynamic_rows_0", (1, 1200))],
+    );
+    assert_eq!(m.dims[0].range, Some((1, 1200)));
+    let r = report(&m, &[]);
+    assert_eq!(
+        (r.dims[0].range, r.dims[0].status),
+        (Some([1, 1200]), Status::Unconstrained)
+    );
+}
