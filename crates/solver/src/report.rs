@@ -372,6 +372,8 @@ pub struct DataDependent {
     /// Where it holds, for a guard on one size (over the sizes 0..2^63-1).
     pub holds: Option<String>,
     /// `torch._check` lines: assert the guard, or its negation, before the code that branches.
+    /// For an integer expression (`Could not extract specialized integer`), the first fixes its
+    /// value (`torch._check(u0 + 1 == V)`) and the second is empty.
     pub torch_check: [String; 2],
     /// The input size the expression's one symbol stands for (`x.shape[2]`), when known (from
     /// the text, `--spec` or `--range`).

@@ -92,7 +92,7 @@ pub fn read(text: &str) -> Result<Message, Error> {
         // needed the value itself, not a condition on it.
         if crate::syntax::parse_expr(&g.text).is_ok_and(|e| !e.is_bool()) {
             msg.notes.push(format!(
-                "`{}` is an integer, not a condition: torch needed its value as a Python int (\"Could not extract specialized integer\"), so no torch._check of a condition on it lets the export go on; the lines below read it as `{} != 0` (Python's truth). Make the size static, or fix it with torch._check(... == V) for the one value your code needs",
+                "`{}` is an integer, not a condition: torch needed its value as a Python int (\"Could not extract specialized integer\"), so no torch._check of a condition on it lets the export go on. Make the size static, or fix its value with torch._check({} == V) for the one value your code needs",
                 g.text, g.text
             ));
         }
