@@ -34,7 +34,15 @@ fn root() -> PathBuf {
 /// The corpus records, as published. A checkout without `../shared` has none: the test then
 /// fails, saying where the corpus should be (it is never skipped silently).
 fn corpus() -> Vec<Value> {
-    let p = root().join("../shared/corpus/real_texts.jsonl");
+    // `../shared` beside a worktree, or `shared/` inside a checkout that carries it.
+    let p = [
+        "../shared/corpus/real_texts.jsonl",
+        "shared/corpus/real_texts.jsonl",
+    ]
+    .iter()
+    .map(|p| root().join(p))
+    .find(|p| p.is_file())
+    .unwrap_or_else(|| root().join("../shared/corpus/real_texts.jsonl"));
     let text = std::fs::read_to_string(&p)
         .unwrap_or_else(|e| panic!("{}: {e} (the shared corpus is needed)", p.display()));
     let v: Vec<Value> = text

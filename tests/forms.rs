@@ -901,3 +901,112 @@ fn torch_215s_glued_specialization_is_read_from_the_exception_and_the_log() {
         "{f:?}"
     );
 }
+
+#[test]
+fn a_printed_exported_program_gives_its_dims_relations_and_spec() {
+    // `print(ep)` of a torch 2.15 program (tools/make_form_fixtures.py, case `printed`), beside
+    // the program's own facts read from the ExportedProgram object (its inputs' symbolic shapes
+    // and `range_constraints`), not from the printed text.
+    let m = read(&load("printed.program.txt"), &[]);
+    assert_eq!(m.form, Form::Program);
+    let facts: serde_json::Value = serde_json::from_str(&load("printed.expected.json")).unwrap();
+    let ranges = facts["ranges"].as_object().unwrap();
+    let range_of = |k: &str| {
+        let r = &ranges[k];
+        (
+            r[0].as_i64().unwrap() as i128,
+            r[1].as_i64().unwrap() as i128,
+        )
+    };
+    let mut checked = 0;
+    for (input, dims) in facts["shapes"].as_object().unwrap() {
+        for (i, d) in dims.as_array().unwrap().iter().enumerate() {
+            let d = d.as_str().unwrap();
+            let source = format!("L['{input}'].size()[{i}]");
+            let entry = m.dims.iter().find(|e| e.source.as_deref() == Some(&source));
+            if d.parse::<i128>().is_ok() {
+                assert!(entry.is_none(), "{source} is static");
+                assert!(m
+                    .notes
+                    .iter()
+                    .any(|n| n.contains(&format!("{source} = {d}"))));
+                continue;
+            }
+            let entry = entry.unwrap_or_else(|| panic!("{source} is read"));
+            assert_eq!(entry.range, Some(range_of(d)), "{source}");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2);
+    // The relation read gives x's size from y's at every value of the symbol's range, as the
+    // program's own expression does.
+    let rel = &m.relations[0];
+    let (lo, hi) = range_of("s17");
+    let theirs = dimguard::solver::parse_expr("s17 + 2").unwrap();
+    let ours = dimguard::solver::parse_expr(&rel.expr).unwrap();
+    for v in lo..=hi {
+        let a = theirs.eval(&|s: &str| (s == "s17").then_some(v)).unwrap();
+        let b = ours.eval(&|s: &str| (s == rel.other).then_some(v)).unwrap();
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "at {v}");
+    }
+    let r = report(&m, &[]);
+    assert!(r.dynamic_shapes.contains("Dim('"), "{}", r.dynamic_shapes);
+    assert_eq!(r.linked.len(), 1, "{:?}", r.linked);
+}
+
+#[test]
+fn torch_compile_recompile_reasons_say_what_the_compiled_graph_accepts() {
+    // TORCH_LOGS="recompiles" of torch 2.15 (tools/make_form_fixtures.py, case `recompile`).
+    // A size compiled static at 5, called with 3: the graph accepts 5 only, 3 fails, and the
+    // advice is mark_dynamic.
+    let m = read(&load("recompile_static.log.txt"), &[("x_0", (1, 64))]);
+    assert_eq!(m.form, Form::GuardFailed);
+    let rt = m.runtime.as_ref().unwrap();
+    assert_eq!((rt.text.as_str(), rt.got), ("x.size()[0] == 5", Some(3)));
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("torch._dynamo.mark_dynamic(x, 0")));
+    let r = report(&m, &[(Some("x_0"), 3)]);
+    assert_eq!(members(&r, 0), [5]);
+    assert_eq!(r.runtime.as_ref().unwrap().passes, Some(false));
+    // A size marked dynamic in 2..8 (mark_dynamic(x, 0, min=2, max=8)), called with 16: the
+    // guard that failed is read, and the sizes it accepts are the marked range.
+    let m = read(&load("recompile_dynamic.log.txt"), &[("x_0", (1, 64))]);
+    assert_eq!(m.form, Form::GuardFailed);
+    assert_eq!(m.runtime.as_ref().unwrap().text, "2 <= x.size()[0] <= 8");
+    let r = report(&m, &[]);
+    brute_force("recompile_dynamic", &m, &r);
+    assert_eq!(members(&r, 0), (2..=8).collect::<Vec<i128>>());
+}
+
+#[test]
+fn a_missing_upper_bound_names_the_size_and_the_flag_that_supplies_it() {
+    // pytorch/TensorRT#4610 as posted: an unbacked size (`torch.Size([u0, 4])`) with no max.
+    let m = read(&load("real/torch_tensorrt_4610.no_max_bound.txt"), &[]);
+    assert_eq!(m.dims.len(), 1);
+    let d = &m.dims[0];
+    assert_eq!(
+        (d.source.as_deref(), d.symbol.as_deref(), d.range),
+        (
+            Some("dynamic_rows.shape[0]"),
+            Some("u0"),
+            Some((0, dimguard::solver::SIZE_MAX))
+        )
+    );
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("mark_dynamic") && n.contains("--range dynamic_rows_0=LO..HI")));
+    // The bound given is the bound used.
+    let m = read(
+        &load("real/torch_tensorrt_4610.no_max_bound.txt"),
+        &[("dynamic_rows_0", (1, 1200))],
+    );
+    assert_eq!(m.dims[0].range, Some((1, 1200)));
+    let r = report(&m, &[]);
+    assert_eq!(
+        (r.dims[0].range, r.dims[0].status),
+        (Some([1, 1200]), Status::Unconstrained)
+    );
+}

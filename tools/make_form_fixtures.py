@@ -38,6 +38,8 @@ CASES = [
     "product_reshape",
     "specialize",
     "glued",
+    "printed",
+    "recompile",
     "data_dependent",
     "googlenet",
 ]
@@ -273,6 +275,38 @@ def run_case(case):
         if log_only:
             return
         write("glued.exception.txt", exception_text(e))
+    elif case == "printed":
+        # print(ep) of a program with a derived size (x = d + 2) and a static one; beside it the
+        # program's own facts (the inputs' sizes and range constraints as torch holds them).
+        class Shifted(torch.nn.Module):
+            def forward(self, x, y):
+                return x[2:] + y
+
+        d = Dim("d", min=2, max=100)
+        ep = export(Shifted(), (torch.randn(7, 3), torch.randn(5, 3)), dynamic_shapes={"x": {0: d + 2}, "y": {0: d}})
+        if log_only:
+            return
+        write("printed.program.txt", str(ep))
+        facts = {}
+        for node in ep.graph.nodes:
+            if node.op == "placeholder":
+                facts[node.name] = [str(s) for s in node.meta["val"].shape]
+        ranges = {str(k): [int(v.lower), int(v.upper)] for k, v in ep.range_constraints.items()}
+        write("printed.expected.json", json.dumps({"shapes": facts, "ranges": ranges}, indent=1) + "\n")
+    elif case == "recompile":
+        # torch.compile's recompile reasons under TORCH_LOGS="recompiles": a size compiled static
+        # (5, then 3), and a size marked dynamic in 2..8 then called with 16.
+        if log_only:
+            return
+        prog = {
+            "static": "c(torch.randn(5, 3)); c(torch.randn(3, 3))",
+            "dynamic": "x = torch.randn(5, 3); torch._dynamo.mark_dynamic(x, 0, min=2, max=8); c(x); c(torch.randn(16, 3))",
+        }
+        for kind, calls in prog.items():
+            code = f"import torch\ndef f(x):\n    return x * 2\nc = torch.compile(f, backend='eager')\n{calls}\n"
+            env = dict(os.environ, TORCH_LOGS="recompiles")
+            p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            write(f"recompile_{kind}.log.txt", p.stderr)
     elif case == "data_dependent":
         x = torch.randn(16)
         e = try_export(M["DataDependent"](), (x,), None)

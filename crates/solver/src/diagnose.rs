@@ -579,8 +579,9 @@ fn dynamic_shapes_block(
         block.blank();
         block.comment("Data-dependent guards: in the model, before the code that branches, assert the case you need:");
         for d in dd {
-            block.comment(&d.torch_check[0]);
-            block.comment(&d.torch_check[1]);
+            for c in d.torch_check.iter().filter(|c| !c.is_empty()) {
+                block.comment(c);
+            }
         }
     }
     // The dict, when every dimension names its input and index: inputs in the order first

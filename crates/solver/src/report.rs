@@ -279,7 +279,9 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<LineReport>,
     /// The form the input was read as (`"constraint_violation"`, `"torch_logs"`,
-    /// `"draft_export"`, `"guard_failed"`, `"input_check"`, `"solver_crash"`, `"torch_trace"`).
+    /// `"draft_export"`, `"guard_failed"`, `"input_check"`, `"solver_crash"`, `"torch_trace"`,
+    /// `"data_dependent"`, `"program"` for a printed `ExportedProgram`, `"guards"` for size
+    /// conditions found in any other text).
     pub form: Form,
     /// Guard-looking lines that could not be read, with their line and the reason.
     pub unreadable: Vec<Unreadable>,
@@ -370,6 +372,8 @@ pub struct DataDependent {
     /// Where it holds, for a guard on one size (over the sizes 0..2^63-1).
     pub holds: Option<String>,
     /// `torch._check` lines: assert the guard, or its negation, before the code that branches.
+    /// For an integer expression (`Could not extract specialized integer`), the first fixes its
+    /// value (`torch._check(u0 + 1 == V)`) and the second is empty.
     pub torch_check: [String; 2],
     /// The input size the expression's one symbol stands for (`x.shape[2]`), when known (from
     /// the text, `--spec` or `--range`).

@@ -52,6 +52,22 @@ pub(crate) fn report(
         provenance: g.provenance.clone(),
         undecided: None,
     };
+    // `Could not extract specialized integer from data-dependent expression u0 + 1`: torch needed
+    // the value, not a condition; its truth (`u0 + 1 != 0`) is no answer to give.
+    if crate::syntax::parse_expr(&g.text).is_ok_and(|e| !e.is_bool()) {
+        r.undecided = Some(format!(
+            "`{}` is an integer, not a condition: torch needed its value as a Python int, which no condition decides; make the size static, or fix the value with torch._check({} == V)",
+            g.text, g.text
+        ));
+        r.torch_check = [
+            format!(
+                "torch._check({} == V)  # V: the one value your code needs (torch needs this integer's value)",
+                crate::syntax::parse_expr(&g.text).map_or_else(|_| g.text.clone(), |e| e.torch_python())
+            ),
+            String::new(),
+        ];
+        return r;
+    }
     if atoms.len() > 1 {
         several(&mut r, g, msg, opts, &named);
         return r;

@@ -42,6 +42,17 @@ pub fn lines(text: &str) -> Vec<Line> {
         open = Some(Open::new(i + 1, raw));
     }
     out.extend(open.map(Open::finish));
+    // Markers that only show once the lines are joined and their prefixes gone (a quoted text
+    // logged again and wrapped inside its prefixes): undone on the cleaned lines.
+    let texts: Vec<String> = out.iter().map(|l| l.text.clone()).collect();
+    if let Some(q @ (Quote::Angle | Quote::Hash)) = quote_style(&texts) {
+        for l in &mut out {
+            let rest = strip_markers(&l.text, q);
+            if rest.len() != l.text.len() {
+                l.text = rest.to_string();
+            }
+        }
+    }
     out
 }
 
@@ -367,10 +378,10 @@ fn table_row(l: &str) -> Option<String> {
         .map(|c| {
             let c = c.strip_prefix(' ').unwrap_or(c);
             let c = c.strip_suffix(' ').unwrap_or(c);
-            match c.strip_prefix('`').and_then(|x| x.strip_suffix('`')) {
-                Some(x) if !x.contains('`') => x,
-                _ => c,
-            }
+            // Every other backtick goes with the cleaning ([`strip_backticks`]).
+            c.strip_prefix('`')
+                .and_then(|x| x.strip_suffix('`'))
+                .unwrap_or(c)
         })
         .collect();
     Some(cells.join("  "))
@@ -586,17 +597,27 @@ fn logging_prefix(l: &str) -> Option<&str> {
 }
 
 /// `[0/0] `, `[4/0_1] `, `[__compiled_fn] ` and similar frame ids after a log prefix.
+///
+/// Also a logging artifact's tag after it (`[0/1] [__recompiles] `, `[__guards] `).
 fn strip_frame_id(l: &str) -> &str {
-    if let Some(r) = l.strip_prefix('[') {
-        if let Some((id, tail)) = r.split_once("] ") {
-            if !id.is_empty()
-                && id
-                    .chars()
-                    .all(|c| c.is_ascii_digit() || c == '/' || c == '_')
-            {
-                return tail;
-            }
+    let mut l = l;
+    for _ in 0..2 {
+        let Some((id, tail)) = l.strip_prefix('[').and_then(|r| r.split_once("] ")) else {
+            break;
+        };
+        let frame = !id.is_empty()
+            && id
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '/' || c == '_');
+        let artifact = id.len() > 2
+            && id.starts_with("__")
+            && id[2..]
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !(frame || artifact) {
+            break;
         }
+        l = tail;
     }
     l
 }

@@ -11,6 +11,7 @@
 //! | `data_dependent` | [`violation`], [`datadep`] | `GuardOnDataDependentSymNode` (torch 2.15's `ShapesSpec` failures too) |
 //! | `guard_failed` | [`runtime`] | `Guard check failed: 0/1: ...` (torch.compile), `Runtime assertion failed for expression u0 <= 2002 on node ...` |
 //! | `input_check` | [`runtime`] | `Expected input x.shape[0] = 5 to be of the form 2*s1, ...` |
+//! | `program` | [`printed`] | `print(ep)`: a printed `ExportedProgram` (`f32[s1 + 2]` inputs, `Range constraints: {s1: VR[2, int_oo]}`) |
 //! | `guards` | [`scan`] | any other text holding a condition over sizes (a guard quoted in prose) |
 //!
 //! Every reader works on the same cleaned lines ([`clean`]: log prefixes of any logger and torch
@@ -25,6 +26,7 @@ pub mod datadep;
 pub mod draft;
 pub mod fixes;
 pub mod logs;
+pub mod printed;
 pub mod runtime;
 pub mod scan;
 pub mod violation;
@@ -57,7 +59,9 @@ pub fn read(text: &str) -> Result<Message, Error> {
     let lines = clean::lines(text);
     let exception = violation::read_lines(&lines);
     let crash = crash::read(&lines);
-    let mut msg = if logs::is_log(&lines) {
+    let mut msg = if printed::is_printed(&lines) && !logs::is_log(&lines) {
+        printed::read(&lines)
+    } else if logs::is_log(&lines) {
         let mut m = logs::read(&lines);
         if let Ok(e) = &exception {
             adopt_names(&mut m, e);
@@ -88,7 +92,7 @@ pub fn read(text: &str) -> Result<Message, Error> {
         // needed the value itself, not a condition on it.
         if crate::syntax::parse_expr(&g.text).is_ok_and(|e| !e.is_bool()) {
             msg.notes.push(format!(
-                "`{}` is an integer, not a condition: torch needed its value as a Python int (\"Could not extract specialized integer\"), so no torch._check of a condition on it lets the export go on; the lines below read it as `{} != 0` (Python's truth). Make the size static, or fix it with torch._check(... == V) for the one value your code needs",
+                "`{}` is an integer, not a condition: torch needed its value as a Python int (\"Could not extract specialized integer\"), so no torch._check of a condition on it lets the export go on. Make the size static, or fix its value with torch._check({} == V) for the one value your code needs",
                 g.text, g.text
             ));
         }

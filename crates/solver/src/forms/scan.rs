@@ -44,10 +44,20 @@ pub fn read(lines: &[Line]) -> Option<Message> {
             break;
         }
     }
-    if found.is_empty() {
+    let unbounded = missing_bounds(lines);
+    if found.is_empty() && unbounded.is_empty() {
         return None;
     }
     let mut msg = Message::empty(Form::Guards);
+    for (no, source, symbol, lo) in &unbounded {
+        let d = msg.dim_mut(&size_name(source), Some(source.clone()));
+        d.symbol = Some(symbol.clone());
+        d.range = Some((*lo, crate::message::SIZE_MAX));
+        msg.notes.push(format!(
+            "line {no}: Torch-TensorRT found no upper bound for {source} ({symbol}) and will guess one; nothing in the text bounds it, so no sound bound follows from it: set the largest size you will run as torch._dynamo.mark_dynamic(..., max=HI) or Dim(..., max=HI), and give it here as --range {}=LO..HI",
+            size_name(source)
+        ));
+    }
     let mut raws = Vec::new();
     let mut symbols: Vec<String> = Vec::new();
     for (no, text, expr, what) in &found {
@@ -94,6 +104,43 @@ pub fn read(lines: &[Line]) -> Option<Message> {
         msg.form = Form::DataDependent;
     }
     Some(msg)
+}
+
+/// Torch-TensorRT's `Dynamic input NAME (shape: torch.Size([u0, 4])) has no max bound for dim
+/// 0, attempting to use a sane default (max: min(0) * 2^12)`: (line, `NAME.shape[0]`, `u0`, the
+/// lower bound it states or 0).
+fn missing_bounds(lines: &[Line]) -> Vec<(usize, String, String, i128)> {
+    const KEY: &str = " has no max bound for dim ";
+    let mut out = Vec::new();
+    for l in lines {
+        let t = &l.text;
+        let Some(i) = t.find(KEY) else { continue };
+        let head = &t[..i];
+        let Some(k) = head.find("Dynamic input ") else {
+            continue;
+        };
+        let head = &head[k + "Dynamic input ".len()..];
+        let (name, shape) = head.split_once(" (shape: ").unwrap_or((head, ""));
+        let dim: Option<usize> = t[i + KEY.len()..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .and_then(|d| d.parse().ok());
+        let Some(dim) = dim else { continue };
+        let symbol = shape
+            .strip_prefix("torch.Size([")
+            .and_then(|r| r.split(']').next())
+            .and_then(|r| r.split(',').nth(dim))
+            .map(|s| s.trim().to_string())
+            .unwrap_or_else(|| format!("{name}.shape[{dim}]"));
+        // `(max: min(0) * 2^12)`: the lower bound torch holds.
+        let lo = t
+            .find("min(")
+            .and_then(|j| t[j + 4..].split(')').next())
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        out.push((l.no, format!("{}.shape[{dim}]", name.trim()), symbol, lo));
+    }
+    out
 }
 
 struct Budget {
@@ -398,5 +445,9 @@ mod tests {
         let m = read(&clean::lines("hit u0 >= 4 here")).unwrap();
         assert_eq!(m.form, Form::DataDependent);
         assert!(read(&clean::lines("nothing here at all")).is_none());
+        let m = read(&clean::lines("Dynamic input rows (shape: torch.Size([u0, 4])) has no max bound for dim 0, attempting to use a sane default (max: min(0) * 2^12).")).unwrap();
+        assert_eq!(m.dims[0].source.as_deref(), Some("rows.shape[0]"));
+        assert_eq!(m.dims[0].symbol.as_deref(), Some("u0"));
+        assert_eq!(m.dims[0].range, Some((0, crate::message::SIZE_MAX)));
     }
 }
