@@ -5,6 +5,8 @@ and runs each exported program at sampled shapes (issue 34):
 
 * `tests/data/pt2/<name>_composed.pt2`: the saved program, a compressed archive holding only its
   `models/model.json` (no weights, no example inputs);
+* `tests/data/traces/<name>_composed.log` (for `TRACED` only): the same export's `TORCH_TRACE`,
+  trimmed to the records dimguard reads (as tools/make_traces.py trims);
 * `tests/data/pt2/<name>_composed.runs.json`: the program run (`ep.module()(...)`) at about 1,000
   sampled shapes each (near the small corner, partners drawn near each other so that ties are hit,
   and a few large sizes): which ran and which raised. tests/composed.rs compares dimguard's answer
@@ -40,6 +42,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from make_traces import trim  # noqa: E402
+
+# Cases whose TORCH_TRACE is written too (diagnose reads it: tests/composed.rs).
+TRACED = {"pyramid2"}
 
 MODELS = r'''
 import torch
@@ -258,10 +265,19 @@ def main(names):
             base = f"{case}_composed"
             pt2 = os.path.join(ROOT, "tests", "data", "pt2", base + ".pt2")
             arg = json.dumps([model, shapes, dyn, pt2, sampler, 1000])
+            tdir = os.path.join(tmp, "trace_" + case)
+            env = dict(os.environ, TORCH_TRACE=tdir) if case in TRACED else dict(os.environ)
             res = subprocess.run([sys.executable, "-c", RUN, tmp, arg], capture_output=True,
-                                 text=True, cwd=tmp, timeout=1800)
+                                 text=True, cwd=tmp, timeout=1800, env=env)
             if res.returncode != 0:
                 sys.exit(f"{case}: {res.stderr[-3000:]}")
+            if case in TRACED:
+                lines = []
+                for name in sorted(os.listdir(tdir)):
+                    with open(os.path.join(tdir, name)) as f:
+                        lines.extend(f.read().splitlines())
+                with open(os.path.join(ROOT, "tests", "data", "traces", base + ".log"), "w") as f:
+                    f.write("\n".join(trim(lines)).replace(tmp + "/", "") + "\n")
             rec = json.loads(res.stdout.strip().splitlines()[-1])
             rec["model"] = model
             rec["inputs"] = dyn
