@@ -280,3 +280,49 @@ fn an_undecided_group_is_never_rejected_nor_dropped() {
         );
     }
 }
+
+/// The tied two-input pyramid in two forms, the program (`check`) and its TORCH_TRACE
+/// (`diagnose`): every size, tied ones included, answers with the same set of sizes that pass
+/// with some partner (compared over 2..3000 and at 2^20, 2^40 and 2^62 plus 0..64), and the
+/// corrected spec writes each tied size from its partner in both.
+#[test]
+fn the_tied_pyramid_answers_the_same_in_the_program_and_its_trace() {
+    let c = check("pyramid2");
+    let trace = root("tests/data/traces/pyramid2_composed.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
+        .args(["--time-budget", "20", "diagnose", "--json", &trace])
+        .output()
+        .expect("dimguard runs");
+    assert!(out.status.success());
+    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut points: Vec<i64> = (2..3000).collect();
+    for base in [1i64 << 20, 1 << 40, 1 << 62] {
+        points.extend(base..base + 64);
+    }
+    let mut compared = 0;
+    for d in c["dims"].as_array().unwrap() {
+        if d["index"] == 0 {
+            continue;
+        }
+        let source = d["source"].as_str().unwrap();
+        let e = t["dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["source"] == source)
+            .unwrap_or_else(|| panic!("{source} not in the trace's answer"));
+        let (p, q) = (&d["with_some_partner"], &e["with_some_partner"]);
+        assert!(p.is_object() && q.is_object(), "{source}: {p} / {q}");
+        for &x in &points {
+            assert_eq!(member(p, x), member(q, x), "{source} at {x}");
+        }
+        compared += 1;
+    }
+    assert_eq!(compared, 4);
+    for v in [&c, &t] {
+        let spec = v["dynamic_shapes"].as_str().unwrap();
+        for line in ["b_2 = a_2", "b_3 = a_3"] {
+            assert!(spec.contains(line), "{line} not in\n{spec}");
+        }
+    }
+}

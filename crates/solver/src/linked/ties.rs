@@ -1091,7 +1091,7 @@ mod tests {
             // b's own set: b ≡ res (mod m) within its range; a tied to it, or the other way.
             let own_b = DimSet::progression(b0, b1, m, res % m);
             let side_a = DimSet::interval(a0, a1);
-            let (ta, tb) = (t.a.clone(), t.b.clone());
+            let ta = t.a.clone();
             let mut n = 0u128;
             for a in a0..=a1 {
                 for b in b0..=b1 {
