@@ -201,5 +201,37 @@ fn unbounded_vs_bounded(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench, unbounded, unbounded_vs_bounded);
+/// `check` (load, propagate, solve, no Z3) of the composed programs of issue 34
+/// (`tools/export_composed.py`: torch 2.15 `Dim.AUTO`, every size claimed to 2^63 - 1): each group
+/// decided in closed form (ties through different strides, several inputs tied to one), except
+/// tokens2 (`(h//16)*(w//16) == n` across inputs), still undecided, its spec keeping the sizes.
+fn composed(c: &mut Criterion) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pt2");
+    let mut g = c.benchmark_group("linked/composed check");
+    g.sample_size(10);
+    for (name, decided) in [
+        ("pyramid2", true),
+        ("pyramid3", true),
+        ("flow2", true),
+        ("fusion2", true),
+        ("unet3", true),
+        ("tokens2", false),
+    ] {
+        let path = dir.join(format!("{name}_composed.pt2"));
+        let run = || {
+            let p = dimguard::graph::load(&path).unwrap();
+            dimguard::graph::check(&p, false).unwrap()
+        };
+        let r = run();
+        assert_eq!(
+            r.joint.iter().all(|j| j.undecided.is_none()),
+            decided,
+            "{name}: decided {decided}"
+        );
+        g.bench_function(name, |b| b.iter(|| black_box(run())));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, unbounded, unbounded_vs_bounded, composed);
 criterion_main!(benches);

@@ -476,6 +476,9 @@ pub fn check_graph(
                                 block.code(&s.code);
                             }
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
+                        } else if let Some(line) = kept_undecided(&py, claimed.as_ref(), &d) {
+                            block.code(&line);
+                            dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }
                     }
                 }
@@ -489,6 +492,14 @@ pub fn check_graph(
                     claimed.as_ref().unwrap_or(&DimSet::empty()),
                     e,
                 ));
+                let py = py_name(&name);
+                let own = alias
+                    .get(&i.source)
+                    .is_none_or(|(root, _, _)| *root == i.source);
+                if let Some(line) = kept_undecided(&py, claimed.as_ref(), &d).filter(|_| own) {
+                    block.code(&line);
+                    dict.entry(i.input.clone()).or_default().push((i.index, py));
+                }
             }
         }
         dims.push(d);
@@ -973,6 +984,23 @@ fn size_table(
         }
     }
     out
+}
+
+/// The spec line of a dynamic size whose accepted set is not decided (issue 34): the program's
+/// own claim kept (`Dim.AUTO` over the claimed range), never dropped to a static size, with
+/// what is unknown. `None` for a size claimed at one value or with nothing undecided.
+fn kept_undecided(py: &str, claimed: Option<&DimSet>, d: &CheckDim) -> Option<String> {
+    let c = claimed?;
+    let u = d.undecided.as_ref()?;
+    if c.count() < 2 {
+        return None;
+    }
+    let hi = c.max().filter(|&h| h < dimguard_solver::SIZE_MAX);
+    Some(format!(
+        "{py} = {}  # undecided for {} of its sizes: the claimed range is kept (see its `undecided`)",
+        python::auto_hint(c.min(), hi),
+        dimguard_solver::report::count_text(u.count)
+    ))
 }
 
 #[cfg(test)]

@@ -1236,7 +1236,9 @@ pub fn linked(
             .iter()
             .map(|b| b.iter().map(Feasible::from).collect())
             .collect(),
-        boxes_complete: complete,
+        // Never complete while part of the joint set is undecided: the boxes are the decided
+        // part, and a tuple outside them is not known to fail.
+        boxes_complete: complete && j.undecided.is_none(),
         largest_box,
         shared: shared_report.clone(),
         accepted_examples: j.tree.examples(5),

@@ -173,6 +173,16 @@ fn compose(r: &mut Rng) -> Composition {
             };
             ranges.insert(size(inp, d), (lo, hi));
         }
+        // A ceil-mode pool's last window starts inside its input (torch's guard, as printed:
+        // `2*(((-1) + x) // 2) < x`).
+        for (j, l) in stem.layers.iter().enumerate() {
+            if let Layer::Ceil { k, s } = *l {
+                for &d in &dims {
+                    let t = stem.text(&size(inp, d), j);
+                    guards.push(format!("{s}*((({}) + {t}) // {s}) < {t}", s - 1 - k));
+                }
+            }
+        }
         // Every level's size is not 1 (torch's broadcast checks), and the product of H and W.
         for depth in 1..=stem.layers.len() {
             for &d in &dims {

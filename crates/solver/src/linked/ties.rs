@@ -1,10 +1,13 @@
-//! Two sizes tied by `F(a) == F(b)` with `F` a non-decreasing floor-affine map
-//! (`(h1 - 1)//4 == (h2 - 1)//4`: two images whose stride-4 stems must agree). The pairs that pass
-//! are "a and b in the same block of F": a union of diagonal blocks, one per value of `F`, which
-//! no finite union of boxes holds over `2..2^63-1`. Here they are counted, sampled and checked in
-//! closed form ([`Tie`]), and a group whose other guards read `b` only through `F(b)` is solved
-//! without `b` ([`solve_tied`]): its answer is the reduced joint set with each tied size in the
-//! block of its partner.
+//! Sizes tied by `F(a) == G(b)` with `F`, `G` non-decreasing floor-affine maps (`(h1 - 1)//4 ==
+//! (h2 - 1)//4`: two images whose stride-4 stems must agree; `1 + (a-1)//4 == 2 + 2*((c-1)//8)`:
+//! a stride-4 map against a stride-8 map upsampled x2). The pairs that pass are "b, shifted, in
+//! the block of a" (and, through different strides, `a` at the places `G` reaches): a union of
+//! diagonal blocks, one per value of `F`, which no finite union of boxes holds over
+//! `2..2^63-1`. Here they are counted, sampled and checked in closed form ([`Tie`]), and a group
+//! whose other guards read each tied size `b` only through floor terms constant on its blocks is
+//! solved without `b` ([`solve_tied`]): its answer is the reduced joint set with each tied size
+//! in its own set and in the block of its partner. Several sizes may be tied to one (three
+//! inputs of a pyramid); the ties of a set of sizes are oriented towards one centre.
 
 use super::largest::LargestBox;
 use super::search::solve_joint;
@@ -866,11 +869,12 @@ impl TiedSet {
 }
 
 /// The joint set of `names` over `domains` under `guards` (as [`solve_joint`]) when some guards
-/// tie two sizes ([`Tie`]), each tied size has an interval domain, and every other guard reads a
-/// tied size `b` only through its `F(b)`: those are read with `F(a)` instead, `b` leaves the
-/// problem, `a`'s domain keeps the values whose block meets `b`'s domain, and the rest is solved
-/// by [`solve_joint`] (so over `2..2^63-1` as fast as the reduced problem is). `None` when no
-/// guard is such a tie or a tied size is read otherwise.
+/// tie two sizes ([`Tie`]) and every other guard reads a tied size `b` only through floor terms
+/// constant on its blocks ([`Tie::rewrite`]) or holds on every box of the sizes' own segments:
+/// those are read over the partner `a` instead, `b` leaves the problem, `a`'s domain keeps the
+/// values whose block meets `b`'s own set (and that pass the tie's `extra` guard), and the rest
+/// is solved by [`solve_joint`] (so over `2..2^63-1` as fast as the reduced problem is). `None`
+/// when no guard is such a tie or a tied size is read otherwise.
 pub fn solve_tied(
     names: &[String],
     domains: &[DimSet],
@@ -1057,6 +1061,60 @@ mod tests {
                 }
                 // k > 1 with d2 not dividing k is outside the normal form.
                 None => prop_assert!(k % d2 != 0 && d2 > 1),
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        /// Ties through different maps (`k1*((a + c1)//d1) + e1 == k2*((b + c2)//d2) + e2`:
+        /// nested strides, offsets, an upsample factor) against brute force: which pairs pass, and
+        /// the closed-form count of tuples with `b` in a periodic own set and two sizes tied to
+        /// one (`count_star`).
+        #[test]
+        fn ties_through_different_maps_match_brute_force(
+            c1 in -5i128..6, d1 in 1i128..5, r in 1i128..4, c2 in -9i128..9, e in -3i128..4,
+            k in 1i128..3, up in any::<bool>(), a0 in -10i128..40, wa in 0i128..60,
+            m in 1i128..5, res in 0i128..5, b0 in -10i128..40, wb in 0i128..60,
+        ) {
+            let d2 = d1 * r;
+            // a's side: k*((a + c1)//d1) + e; b's: k*r*((b + c2)//d2) + e (upsampled r times).
+            let fa = format!("{k}*((a + {c1}) // {d1}) + {e}");
+            let fb = format!("{}*((b + {c2}) // {d2}) + {e}", k * r);
+            let (l, rr) = if up { (fa, fb) } else { (fb, fa) };
+            let guard = g(&format!("{l} == {rr}"));
+            let t = Tie::of(&guard);
+            prop_assert!(t.is_some(), "{}", guard);
+            let t = t.unwrap();
+            let env = |a: i128, b: i128| move |s: &str| match s { "a" => Some(a), "b" => Some(b), _ => None };
+            let (a1, b1) = (a0 + wa, b0 + wb);
+            // b's own set: b ≡ res (mod m) within its range; a tied to it, or the other way.
+            let own_b = DimSet::progression(b0, b1, m, res % m);
+            let side_a = DimSet::interval(a0, a1);
+            let ta = t.a.clone();
+            let mut n = 0u128;
+            for a in a0..=a1 {
+                for b in b0..=b1 {
+                    let truth = guard.truth(&env(a, b)) == Ok(true);
+                    let (x, y) = if ta == "a" { (a, b) } else { (b, a) };
+                    prop_assert_eq!(truth, t.holds(x, y), "({}, {}) {:?}", a, b, t);
+                    if truth && own_b.contains(b) {
+                        n += 1;
+                    }
+                }
+            }
+            // The count with `a` kept: the tuples (a, b) with b in its own set.
+            if ta == "a" {
+                let tied = (t.clone(), own_b.clone());
+                let side = DimSet::from_values(side_a.iter().filter(|&x| t.extra_holds(x)));
+                prop_assert_eq!(count_star(&side, &[&tied]), Some(n));
+                // Two sizes tied to `a` the same way: the square of each a's partners.
+                let mut n2 = 0u128;
+                for a in side.iter() {
+                    let p = own_b.iter().filter(|&b| t.holds(a, b)).count() as u128;
+                    n2 += p * p;
+                }
+                prop_assert_eq!(count_star(&side, &[&tied, &tied]), Some(n2));
             }
         }
     }
