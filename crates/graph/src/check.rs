@@ -441,8 +441,18 @@ pub fn check_graph(
                         // that the members' lines are sound together; else (not linked, or no
                         // box passes) its best suggestion, which passes with every value of
                         // the others.
+                        // A size the group's one spec writes from its partner's Dim
+                        // (`depth_2 = rgb_2`): its line is that tie, whatever its own range.
+                        let mut from_partner = false;
                         let side = match group.and_then(|g| g.choice.as_ref()) {
                             Some(joint::Choice::Shared(_) | joint::Choice::Tied(_)) => {
+                                from_partner = m.is_some_and(|m| {
+                                    m.tied_side.as_ref().is_some_and(|(_, from)| from.is_some())
+                                        || (m.tied_side.is_none()
+                                            && m.shared_side
+                                                .as_ref()
+                                                .is_some_and(|(_, a)| a.is_some()))
+                                });
                                 d.sides.shared_side.as_ref()
                             }
                             Some(joint::Choice::Example(_)) => d.sides.example_box_side.as_ref(),
@@ -455,7 +465,7 @@ pub fn check_graph(
                             // `Dim` there ("Not all values ... satisfy the generated guard"),
                             // and takes the same range as `Dim.DYNAMIC(min=.., max=..)`.
                             let hi = (s.hi < dimguard_solver::SIZE_MAX).then_some(s.hi);
-                            let undecidable = s.modulus == 1 && s.count > 1 && {
+                            let undecidable = !from_partner && s.modulus == 1 && s.count > 1 && {
                                 let ranges = BTreeMap::from([(
                                     i.source.as_str(),
                                     (s.lo, hi.unwrap_or(dimguard_solver::SIZE_MAX)),

@@ -35,6 +35,11 @@ impl GuardSet {
     pub fn read(text: &str) -> Result<GuardSet, Error> {
         let mut opts = dimguard_solver::diagnose::Options::default();
         match dimguard_solver::diagnose::read(text, &mut opts) {
+            // Bare conditions, read by the reader of last resort: a file of guard lines is read
+            // as such (each line a guard over the sizes it names, as written).
+            Ok(msg) if msg.form == dimguard_solver::report::Form::Guards => {
+                GuardSet::from_lines(text).or_else(|_| Ok(GuardSet::from_message(&msg)))
+            }
             Ok(msg) => Ok(GuardSet::from_message(&msg)),
             Err(Error::Message(_)) => GuardSet::from_lines(text),
             Err(e) => Err(e),
