@@ -995,11 +995,15 @@ def export(
         ) from last_error
     ep, audit, _, exported_sheet, final_shapes = best
     rep = report(True, audit, exported_sheet)
-    if not rep.accepts(dict(shapes)):
+    own_verdict = rep.verdict(dict(shapes))
+    if own_verdict["accepted"] is not True:
         # Never silently: the program was traced at other sizes, and torch's guards there
-        # leave the user's own example out.
+        # leave the user's own example out (or a run-time assert on data leaves it undecided).
         own = ", ".join(f"{n}={tuple(s)}" for n, s in shapes)
-        why = f"the returned program does not accept your example inputs ({own}); it was traced at " + ", ".join(f"{n}={tuple(s)}" for n, s in final_shapes)
+        if own_verdict["accepted"] is False:
+            why = f"the returned program does not accept your example inputs ({own}); it was traced at " + ", ".join(f"{n}={tuple(s)}" for n, s in final_shapes)
+        else:
+            why = f"whether the returned program accepts your example inputs ({own}) is undecided: {own_verdict['reason']}"
         rounds[-1]["notes"].append(why)
         _progress(verbose, why)
         rep = report(True, audit, exported_sheet)

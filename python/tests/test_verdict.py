@@ -223,3 +223,25 @@ def test_undecided_is_a_third_answer():
     old = dimguard.CheckReport({k: v for k, v in report.to_dict().items() if k != "inputs"})
     with pytest.raises(dimguard.Undecided):
         old.accepts({"x": [2, 2, 24, 24]})
+
+
+def test_an_example_the_program_leaves_undecided_is_said_never_raised():
+    # HF Longformer (tiny config, plain Dim): the returned program's run-time asserts name values
+    # read back from tensors, so whether it accepts the user's own example is undecided. The
+    # export returns its program and says so in a note; it never raises dimguard.Undecided.
+    import transformers as t
+    from torch.export import Dim
+
+    torch.manual_seed(0)
+    m = t.LongformerModel(t.LongformerConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, attention_window=8, max_position_embeddings=600)).eval()
+    ids = torch.randint(0, 100, (1, 64))
+    spec = {"input_ids": {0: Dim("batch", min=1, max=16), 1: Dim("seq", min=2, max=512)}}
+    ep, rep = dimguard.export(m, (ids,), dynamic_shapes=spec, verbose=False)
+    assert rep.exported
+    v = rep.verdict({"input_ids": [1, 64]})
+    assert runs(ep, [ids])
+    assert v["accepted"] in (True, None), v.to_dict()
+    if v["accepted"] is None:
+        assert any("is undecided" in n for n in rep.rounds[-1]["notes"]), rep.rounds[-1]["notes"]
+        with pytest.raises(dimguard.Undecided):
+            rep.accepts({"input_ids": [1, 64]})
