@@ -8,6 +8,9 @@
 //! accepts ran, a tuple it rejects raised, and where it is undecided it says so (never "rejected",
 //! and its corrected spec keeps the size dynamic).
 
+mod common;
+
+use common::{member, value_of};
 use serde_json::Value;
 use std::process::Command;
 
@@ -33,38 +36,6 @@ fn runs(name: &str) -> Value {
     let text = std::fs::read_to_string(root(&format!("tests/data/pt2/{name}_composed.runs.json")))
         .unwrap();
     serde_json::from_str(&text).unwrap()
-}
-
-/// Whether `x` is in a set of the contract's set form.
-fn member(set: &Value, x: i64) -> bool {
-    set["segments"].as_array().unwrap().iter().any(|s| {
-        let (lo, hi, m) = (
-            s["lo"].as_i64().unwrap(),
-            s["hi"].as_i64().unwrap(),
-            s["modulus"].as_i64().unwrap(),
-        );
-        lo <= x
-            && x <= hi
-            && s["residues"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|r| r.as_i64() == Some(x.rem_euclid(m)))
-    })
-}
-
-/// The value of the size `source` (`L['x'].size()[2]`) in a run's shapes.
-fn value_of(source: &str, inputs: &[String], shapes: &Value) -> i64 {
-    let name = source.split('\'').nth(1).unwrap();
-    let dim: usize = source
-        .rsplit('[')
-        .next()
-        .unwrap()
-        .trim_end_matches(']')
-        .parse()
-        .unwrap();
-    let i = inputs.iter().position(|n| n == name).unwrap();
-    shapes[i][dim].as_i64().unwrap()
 }
 
 /// A joint group's answer at a tuple: `Some(accepted)`, or `None` where it is undecided.

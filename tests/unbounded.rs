@@ -5,6 +5,9 @@
 //! program run at sizes near the small corner and at larger ones), and the forms against each
 //! other.
 
+mod common;
+
+use common::{member, value_of};
 use serde_json::Value;
 use std::process::Command;
 
@@ -60,37 +63,6 @@ fn claimed_mins(c: &Value) -> Vec<(String, i64)> {
             )
         })
         .collect()
-}
-
-fn member(side: &Value, x: i64) -> bool {
-    side["segments"].as_array().unwrap().iter().any(|s| {
-        let (lo, hi, m) = (
-            s["lo"].as_i64().unwrap(),
-            s["hi"].as_i64().unwrap(),
-            s["modulus"].as_i64().unwrap(),
-        );
-        lo <= x
-            && x <= hi
-            && s["residues"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|r| r.as_i64() == Some(x.rem_euclid(m)))
-    })
-}
-
-/// The value of the size `source` (`L['x'].size()[2]`) in a run's shapes.
-fn value_of(source: &str, inputs: &[String], shapes: &Value) -> i64 {
-    let name = source.split('\'').nth(1).unwrap();
-    let dim: usize = source
-        .rsplit('[')
-        .next()
-        .unwrap()
-        .trim_end_matches(']')
-        .parse()
-        .unwrap();
-    let i = inputs.iter().position(|n| n == name).unwrap();
-    shapes[i][dim].as_i64().unwrap()
 }
 
 /// Every run of the program that dimguard's joint set says passes really ran; when the joint
