@@ -277,7 +277,7 @@ fn quote_style(lines: &[String]) -> Option<Quote> {
     // neither way.
     let marked = |l: &str, p: char| {
         let t = l.trim_start();
-        t.starts_with(p) && !t.starts_with("##")
+        t.starts_with(p) && !t.starts_with("##") && !t.starts_with(">=")
     };
     let count = |p: char| bodies.iter().filter(|l| marked(l, p)).count();
     let top = |p: char| {
@@ -392,7 +392,8 @@ fn strip_markers(mut l: &str, quote: Quote) -> &str {
     loop {
         let t = l.trim_start();
         let next = match quote {
-            Quote::Angle => t.strip_prefix('>'),
+            // `>=` opens a comparison (the rest of a wrapped guard), never a quote.
+            Quote::Angle if !t.starts_with(">=") => t.strip_prefix('>'),
             Quote::Hash if !t.starts_with("##") => t.strip_prefix('#'),
             _ => None,
         };
@@ -721,6 +722,14 @@ mod tests {
         assert_eq!(l[1].text, "satisfy the generated guard Eq(s0, 4).");
         let text = "# Guard failed: x.size()[0] // 5 != 1\n# more\n";
         assert_eq!(lines(text)[0].text, "Guard failed: x.size()[0] // 5 != 1");
+        // The rest of a wrapped guard that starts with `>=` is no quote marker, even where it
+        // is the only line that starts with `>` (the corpus's a30, wrapped at 100 columns).
+        let text = "    - Not all values of y in the range satisfy the guard L['y'].size()[1]\n    >= 16.\n    Suggested fixes:\n";
+        assert!(
+            lines(text).iter().any(|l| l.text.contains(">= 16")),
+            "{:?}",
+            lines(text)
+        );
         // A lone comment inside a fix block is not a quote marker.
         let text = "a\nb\n  dim = None  # 3\nc\n";
         assert_eq!(lines(text)[2].text, "  dim = None  # 3");
