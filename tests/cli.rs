@@ -921,6 +921,14 @@ fn check_at_gives_the_programs_verdict() {
     let v = verdict("x:2x30");
     assert_eq!(v["accepted"], Value::Bool(false));
     assert!(v["reason"].as_str().unwrap().contains("fixed at 1"), "{v}");
+    // s = -3 passes s % 3 == 0 and no range check of torch's (its minimum is 2): a negative
+    // size is refused by its own rule.
+    let v = verdict("x:1x-3");
+    assert_eq!(v["accepted"], Value::Bool(false));
+    assert!(
+        v["reason"].as_str().unwrap().contains("never negative"),
+        "{v}"
+    );
     let (code, out, _) = run(&["check", &program, "--at", "x:1x31"], None);
     assert_eq!(code, 0);
     assert!(out.starts_with("rejected: the run-time assert"), "{out}");

@@ -163,6 +163,9 @@ pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict 
         let mut derived = Vec::new();
         for (k, (entry, &v)) in input.shape.iter().zip(shape).enumerate() {
             let at = format!("{}[{k}]", input.input);
+            if v < 0 {
+                return rejected(format!("{at} = {v}: a size is never negative"));
+            }
             if let Some(src) = input.sources.get(k) {
                 by_source.insert(src.clone(), v);
             }
