@@ -74,25 +74,36 @@ fn input_form(lines: &[Line]) -> Option<Message> {
         let Ok(expr) = parse_guard(&text) else {
             continue;
         };
-        let name = size_name(&source);
-        let d = msg.dim_mut(&name, Some(source.clone()));
-        if !d.guards.iter().any(|g| g.text == text) {
-            d.guards.push(crate::message::Guard {
-                text: text.clone(),
-                expr: expr.clone(),
-                provenance: None,
-            });
-        }
-        if msg.runtime.is_none() {
-            msg.runtime = Some(Runtime {
-                kind: Form::InputCheck,
-                text,
-                expr,
-                got: got.trim().parse().ok(),
-            });
-        }
+        record_input_check(&mut msg, &source, text, expr, got.trim().parse().ok());
     }
     (msg.runtime.is_some() || !msg.unreadable.is_empty()).then_some(msg)
+}
+
+/// A condition an input check states on one size (`source`): the size's guard (once), and the
+/// message's run-time failure (the first one, with the size the program got).
+fn record_input_check(
+    msg: &mut Message,
+    source: &str,
+    text: String,
+    expr: Expr,
+    got: Option<i128>,
+) {
+    let d = msg.dim_mut(&size_name(source), Some(source.to_string()));
+    if !d.guards.iter().any(|g| g.text == text) {
+        d.guards.push(crate::message::Guard {
+            text: text.clone(),
+            expr: expr.clone(),
+            provenance: None,
+        });
+    }
+    if msg.runtime.is_none() {
+        msg.runtime = Some(Runtime {
+            kind: Form::InputCheck,
+            text,
+            expr,
+            got,
+        });
+    }
 }
 
 /// `2*s1` → (2, 0); `4*s0 + 3` → (4, 3); `s2 - 1` → (1, -1); `s0` → (1, 0).
@@ -376,23 +387,7 @@ fn input_check(lines: &[Line]) -> Option<Message> {
         let source = source.trim().to_string();
         let expr = Expr::Cmp(op, Box::new(Expr::sym(&source)), Box::new(Expr::int(bound)));
         let text = format!("{source} {} {bound}", op.symbol());
-        let name = size_name(&source);
-        let d = msg.dim_mut(&name, Some(source.clone()));
-        if !d.guards.iter().any(|g| g.text == text) {
-            d.guards.push(crate::message::Guard {
-                text: text.clone(),
-                expr: expr.clone(),
-                provenance: None,
-            });
-        }
-        if msg.runtime.is_none() {
-            msg.runtime = Some(Runtime {
-                kind: Form::InputCheck,
-                text,
-                expr,
-                got,
-            });
-        }
+        record_input_check(&mut msg, &source, text, expr, got);
     }
     (msg.runtime.is_some() || !msg.unreadable.is_empty()).then_some(msg)
 }
