@@ -18,7 +18,7 @@ use crate::solver::expr::Value;
 use crate::solver::report::{
     count_text, CheckDim, CheckReport, CoverReport, CoverSide, DataDependent, DimReport, Feasible,
     Form, GuardFate, GuardReport, GuardUse, JointReport, LineReport, LinkedGroup, LinkedSides,
-    Report, RuntimeCheck, Status, Suggestion,
+    Report, RuntimeCheck, Status, Suggestion, TiedTo,
 };
 use crate::solver::{parse_expr, DimSet};
 use serde::Deserialize;
@@ -564,6 +564,8 @@ struct StripDim<'a> {
     undecided: Option<&'a str>,
     /// `check`: how many values are not decided, and why.
     undecided_part: Option<(u128, &'a str)>,
+    /// Tied to another size: its answer is the partner's, through the tie.
+    tied_to: Option<&'a TiedTo>,
 }
 
 impl PageDim {
@@ -607,7 +609,13 @@ impl PageDim {
             Some(s) => format!("{n} = {s}"),
             None => n.to_string(),
         };
-        let partner = self.sides().and_then(|s| s.with_some_partner.as_ref());
+        let tied_to = self.sides().and_then(|s| s.tied_to.as_ref());
+        // A linked size: the values that pass with some partner; a tied one: its partner's set
+        // through the tie.
+        let partner = self
+            .sides()
+            .and_then(|s| s.with_some_partner.as_ref())
+            .or(tied_to.and_then(|t| t.accepted.as_ref()));
         let range = self.range();
         match self {
             PageDim::Check(c) => StripDim {
@@ -616,6 +624,7 @@ impl PageDim {
                 set: partner.or(c.accepted.as_ref()),
                 range,
                 undecided_part: c.undecided.as_ref().map(|u| (u.count, u.reason.as_str())),
+                tied_to,
                 ..StripDim::default()
             },
             PageDim::Diagnose(d) => StripDim {
@@ -625,6 +634,7 @@ impl PageDim {
                 range,
                 unconstrained: d.status == Status::Unconstrained,
                 undecided: d.undecided.as_deref(),
+                tied_to,
                 ..StripDim::default()
             },
             PageDim::Drawn(d) => StripDim {
@@ -645,6 +655,16 @@ fn strip(d: &StripDim, i: usize, free: bool) -> String {
     let label = &d.label;
     let mut out = format!("<h3 id=\"dim-{i}\">{}</h3>", esc(label));
     let linked = !d.linked_with.is_empty();
+    if let Some(t) = d.tied_to {
+        let _ = write!(
+            out,
+            "<p class=\"tied\">Tied: {}. Its answer is {}'s, through the tie: the marks are \
+             its values that pass with some value of {}.</p>",
+            esc(&t.relation),
+            esc(&t.partner),
+            esc(&t.partner)
+        );
+    }
     if linked && free {
         let _ = write!(
             out,
@@ -1988,6 +2008,24 @@ mod tests {
         // Tuples that pass beside those that fail, in the joint set's order.
         assert!(page.contains("<li>pass, e.g. (x_2, x_3, x_0) = (4, 4, 1), (5, 4, 2)</li>"));
         assert!(page.contains("<li>fail, e.g. (x_2, x_3, x_0) = (1, 1, 1)</li>"));
+    }
+
+    #[test]
+    fn a_tied_size_says_so_and_draws_its_partners_set() {
+        // b[0] equal to a[0]; a[0]'s set (2..5 of 2..8) drawn on b[0]'s strip through the tie.
+        let set = json!({"count": 4, "min": 2, "max": 5,
+                         "segments": [{"lo": 2, "hi": 5, "modulus": 1, "residues": [0]}]});
+        let mut a = checked("a", 0, "L['a'].size()[0]", [2, 8]);
+        a["accepted"] = set.clone();
+        let mut b = checked("b", 0, "L['b'].size()[0]", [2, 8]);
+        b["tied_to"] = json!({"partner": "a[0]", "source": "L['a'].size()[0]",
+                              "relation": "equal to a[0]", "equal": true, "accepted": set});
+        let page = draw(&json!({"dims": [a, b], "guards": []}), "tied");
+        assert!(
+            page.contains("Tied: equal to a[0]. Its answer is a[0]"),
+            "{page}"
+        );
+        assert_eq!(page.matches("class=\"acc\"").count(), 4 + 4, "{page}");
     }
 
     #[test]

@@ -975,3 +975,64 @@ fn fuzzing_findings_are_clear_errors_or_said_answers() {
     assert!(requires.contains("negative shift count"), "{requires}");
     assert_eq!(v["dims"][0]["feasible"]["count"], 0);
 }
+
+/// A tied size says so in every command, with its partner's set (issue 34 item 3): on the
+/// pyramid program's trace (`b`'s batch equal to `a`'s; `b`'s stride-4 maps in the blocks of
+/// `a`'s), in `diagnose`, `check` and `verify`, text and JSON; and `verify`'s maximal line for a
+/// size given its partner's `Dim` object names the size (`b_0 = a_0`, never `a_0 = a_0`).
+#[test]
+fn tied_sizes_answer_with_their_partners_set() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let trace = format!("{root}/tests/data/traces/pyramid2_composed.log");
+    let program = format!("{root}/tests/data/pt2/pyramid2_composed.pt2");
+    let json = |args: &[&str]| {
+        let (code, out, err) = run(args, None);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        serde_json::from_str::<Value>(&out).unwrap()
+    };
+    let tie = |v: &Value, source: &str| {
+        v["dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["source"] == source)
+            .unwrap_or_else(|| panic!("{source}: {v}"))["tied_to"]
+            .clone()
+    };
+    let (b0, b2) = ("L['b'].size()[0]", "L['b'].size()[2]");
+    for v in [
+        json(&["diagnose", "--json", &trace]),
+        json(&["check", "--json", &program]),
+    ] {
+        let t = tie(&v, b0);
+        assert_eq!(t["source"], "L['a'].size()[0]", "{t}");
+        assert_eq!(t["equal"], true);
+        let t = tie(&v, b2);
+        assert_eq!(t["source"], "L['a'].size()[2]", "{t}");
+        assert_eq!(t["equal"], false);
+        assert!(
+            t["relation"].as_str().unwrap().contains("block of 4"),
+            "{t}"
+        );
+        // a[2]'s set: 0, 5, 6 and 7 mod 8 from 13.
+        let seg = &t["accepted"]["segments"][0];
+        assert_eq!(
+            (seg["lo"].as_i64(), seg["modulus"].as_i64()),
+            (Some(13), Some(8))
+        );
+        assert_eq!(seg["residues"], serde_json::json!([0, 5, 6, 7]));
+    }
+    let (_, text, _) = run(&["diagnose", &trace], None);
+    assert!(
+        text.contains("tied        in the block of 4 values holding a_2"),
+        "{text}"
+    );
+    let (_, text, _) = run(&["check", &program], None);
+    assert!(text.contains("tied        equal to a[0]: all"), "{text}");
+    let spec = "from torch.export import Dim\na_0 = Dim('a_0', min=2)\n_a_2 = Dim('_a_2', min=2)\na_2 = 8*_a_2\n_a_3 = Dim('_a_3', min=2)\na_3 = 8*_a_3\ndynamic_shapes = {\"a\": {0: a_0, 2: a_2, 3: a_3}, \"b\": {0: a_0, 2: a_2, 3: a_3}}\n";
+    let (code, text, err) = run(&["verify", &trace, "-"], Some(spec));
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("b_0 = a_0  # must always be equal"), "{text}");
+    assert!(!text.contains("a_0 = a_0"), "{text}");
+    assert!(text.contains("tied        equal to a_0"), "{text}");
+}

@@ -55,6 +55,8 @@ struct Answer {
     joint: Vec<Group>,
     /// Distinct guard texts the form was read with (`guards` of the JSON).
     guards: usize,
+    /// Sizes the form says always equal another (`tied_to` with `equal`): (size, partner).
+    equal: Vec<(String, String)>,
 }
 
 /// The members of a set in the contract's form (`segments` of `lo`, `hi`, `modulus`, `residues`).
@@ -136,14 +138,26 @@ fn diagnose(case: &str, file: &str) -> Answer {
     let mut a = Answer {
         guards: distinct_guards(&v),
         joint: joint_groups(&v["joint_sets"], file),
+        equal: equal_ties(&v["dims"]),
         ..Answer::default()
     };
     for d in v["dims"].as_array().unwrap() {
         let source = d["source"].as_str().expect("source").to_string();
         // A linked size: the sizes that pass with some partner (`feasible` holds its own
-        // guards' set only).
-        let set = d.get("with_some_partner").unwrap_or(&d["feasible"]);
-        let set = set.as_object().map(|_| members(set));
+        // guards' set only); a tied size: its partner's set through the tie; a size no guard
+        // constrains: its whole range.
+        let set = d
+            .get("with_some_partner")
+            .or_else(|| d.get("tied_to").map(|t| &t["accepted"]))
+            .unwrap_or(&d["feasible"]);
+        let set = match set.as_object() {
+            Some(_) => Some(members(set)),
+            None if d["status"] == "unconstrained" => {
+                let end = |k: usize| d["range"][k].as_i64();
+                end(0).zip(end(1)).map(|(lo, hi)| (lo..=hi).collect())
+            }
+            None => None,
+        };
         a.sizes.insert(source, set);
     }
     a
@@ -160,6 +174,7 @@ fn check(case: &str) -> Answer {
     ]);
     let mut a = Answer {
         joint: joint_groups(&v["joint"], "program.pt2"),
+        equal: equal_ties(&v["dims"]),
         ..Answer::default()
     };
     for d in v["dims"].as_array().unwrap() {
@@ -225,6 +240,19 @@ fn truth(case: &str) -> Truth {
     Truth { sizes, pairs }
 }
 
+/// The sizes a report's `dims[]` ties equal to a partner (`tied_to.equal`), by source.
+fn equal_ties(dims: &Value) -> Vec<(String, String)> {
+    dims.as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["tied_to"]["equal"] == true)
+        .map(|d| {
+            let s = |v: &Value| v.as_str().unwrap().to_string();
+            (s(&d["source"]), s(&d["tied_to"]["source"]))
+        })
+        .collect()
+}
+
 impl Answer {
     /// The pairs of `(a, b)` in `bx` this answer accepts: from its linked group over those two
     /// sources (every other size of the group free), else the product of the two sizes' sets
@@ -251,6 +279,19 @@ impl Answer {
             return Some(out);
         }
         let (sa, sb) = (self.sizes.get(a)?.as_ref()?, self.sizes.get(b)?.as_ref()?);
+        // Sizes said to be equal: the pairs of one value.
+        if self
+            .equal
+            .iter()
+            .any(|(x, y)| (x == a && y == b) || (x == b && y == a))
+        {
+            return Some(
+                sa.intersection(sb)
+                    .filter(|&&x| inside(x, bx[0]) && inside(x, bx[1]))
+                    .map(|&x| vec![x, x])
+                    .collect(),
+            );
+        }
         Some(
             sa.iter()
                 .filter(|&&x| inside(x, bx[0]))
@@ -309,7 +350,17 @@ fn partial(case: &str, form: &str, a: &Answer, t: &Truth, printed: &str, exact: 
         .filter_map(|l| l.split_once(printed).map(|(_, g)| g.trim()))
         .collect();
     assert!(!lines.is_empty(), "{case} {form}: no `{printed}` line");
-    assert_eq!(a.guards, lines.len(), "{case} {form}: guards read");
+    // An equality torch states ("The values of b2 = ... and b1 = ... must always be equal") is
+    // read as a guard too.
+    let equalities = text
+        .lines()
+        .filter(|l| l.contains("must always be equal"))
+        .count();
+    assert_eq!(
+        a.guards,
+        lines.len() + equalities,
+        "{case} {form}: guards read"
+    );
     // Brute force over the guards the reader found, evaluated value by value.
     let m = forms::read(&text).unwrap();
     assert!(m.unreadable.is_empty(), "{case} {form}: {:?}", m.unreadable);
@@ -375,6 +426,8 @@ const H1: &str = "L['image1'].size()[2]";
 const W1: &str = "L['image1'].size()[3]";
 const H2: &str = "L['image2'].size()[2]";
 const W2: &str = "L['image2'].size()[3]";
+const B1: &str = "L['image1'].size()[0]";
+const B2: &str = "L['image2'].size()[0]";
 const H: &str = "L['x'].size()[2]";
 const W: &str = "L['x'].size()[3]";
 
@@ -414,6 +467,44 @@ fn window7_every_form_gives_the_truth() {
     assert_eq!(e.sizes[W].as_ref().map(BTreeSet::len), Some(481));
     let d = diagnose("window7", "draft.txt");
     partial("window7", "draft.txt", &d, &t, DRAFT, &[H]);
+}
+
+/// Two inputs tied in every way torch ties sizes: the batches by an equality, the 1/4 maps by a
+/// block tie. Every size, tied ones included, has the same set in the log, the trace and the
+/// program, equal to the program run at every pair; and each form names the tie.
+#[test]
+fn tied2_every_form_gives_the_truth() {
+    let t = complete_forms("tied2");
+    // The batches: any of 2..8 (with the same partner); H and W: fpn2's 33 of 65.
+    for s in [B1, B2] {
+        assert_eq!(t.sizes[s].len(), 7, "{s}");
+    }
+    for s in [H1, W1, H2, W2] {
+        assert_eq!(t.sizes[s].len(), 33, "{s}");
+    }
+    let tied = |v: &Value, b: &str, a: &str| {
+        let d = v["dims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["source"] == b)
+            .unwrap_or_else(|| panic!("{b} not named"));
+        assert_eq!(d["tied_to"]["source"], a, "{b}: {}", d["tied_to"]);
+    };
+    for form in ["log.txt", "trace.log"] {
+        let v = run(&["diagnose", "--json", &path("tied2", form)]);
+        tied(&v, B2, B1);
+    }
+    let v = run(&["check", "--json", &path("tied2", "program.pt2")]);
+    tied(&v, B2, B1);
+    // The exception states the batches' equality (without their range: no set) and prints h1's
+    // and w1's own guards: exact.
+    let v = run(&["diagnose", "--json", &path("tied2", "exception.txt")]);
+    tied(&v, B2, B1);
+    let e = diagnose("tied2", "exception.txt");
+    for s in [H1, W1] {
+        assert_eq!(e.sizes[s].as_ref(), Some(&t.sizes[s]), "{s}");
+    }
 }
 
 #[test]

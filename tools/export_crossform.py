@@ -23,6 +23,8 @@ Cases (`tests/data/crossform/<case>/`):
   `(h1 - 1)//4 == (h2 - 1)//4`, a guard linking two inputs that never raises), then an FPN add of
   the 1/4 map and the upsampled 1/8 map (`(h1 - 1)//4` odd: raises for h1 and w1). Sizes 32..96
   (every pair is run: 4,225 per pair of sizes).
+* `tied2`: fpn2's model with a dynamic batch on both inputs (2..8): the batches are tied by an
+  equality, the 1/4 maps by a block tie; every size of both inputs has its partner's set.
 * `window7`: 4x4 patch embed, padding to a multiple of the 7x7 window, reshape into windows,
   attention per window. Sizes 32..512.
 * `ceil2`: two levels of a ceil-mode max-pool beside a floor-mode stride-2 conv, added (H and W
@@ -120,6 +122,21 @@ CASES = {
             "image2": {2: ("h2", 32, 96), 3: ("w2", 32, 96)},
         },
         [(("image1", 2), ("image2", 2)), (("image1", 3), ("image2", 3))],
+    ),
+    # fpn2's model with a dynamic batch on both inputs: the batches must be equal (a tie torch
+    # states as an equality), and the 1/4 maps tied as in fpn2.
+    "tied2": (
+        "TwoFpn",
+        [[2, 3, 64, 96], [2, 3, 64, 96]],
+        {
+            "image1": {0: ("b1", 2, 8), 2: ("h1", 32, 96), 3: ("w1", 32, 96)},
+            "image2": {0: ("b2", 2, 8), 2: ("h2", 32, 96), 3: ("w2", 32, 96)},
+        },
+        [
+            (("image1", 0), ("image2", 0)),
+            (("image1", 2), ("image2", 2)),
+            (("image1", 3), ("image2", 3)),
+        ],
     ),
     "window7": ("Window7", [[1, 3, 224, 224]], {"x": {2: ("h", 32, 512), 3: ("w", 32, 512)}}, []),
     "ceil2": ("Ceil2", [[1, 3, 224, 224]], {"x": {2: ("h", 32, 512), 3: ("w", 32, 512)}}, []),

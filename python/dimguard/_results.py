@@ -179,6 +179,7 @@ class Diagnosis(Record):
             what = f"{d['status']}"
             if f is not None and rng:
                 what += f": {f['count']} of {rng[1] - rng[0] + 1} sizes in {rng[0]}..{rng[1]} pass"
+            what += _tied_text(d)
             best = d["suggestions"][0]["code"].replace("\n", "; ") if d.get("suggestions") else "-"
             rows.append(f"{d['name']} = {d.get('source') or '?'}  {what}; best: {best}")
         dd = self._data.get("data_dependent") or []
@@ -251,11 +252,22 @@ def _audit_rows(data: Mapping[str, Any], exprs: bool = True) -> List[str]:
                 acc = f"{kept}, each with every accepted value of the sizes it is linked to; the link excludes none of its values"
             else:
                 acc = f"{some.count} sizes with some partner (linked)"
+        acc += _tied_text(d)
         expr = f" = {d.get('expr')}" if exprs else ""
         rows.append(f"{d['input']}[{d['index']}]{expr}: claims {c.get('count')} sizes in {c.get('min')}..{c.get('max')}, accepts {acc}")
     rows.extend(j["summary"] for j in data.get("joint") or [] if j.get("summary"))
     rows.extend(_runtime_rows(data))
     return rows
+
+
+def _tied_text(d: Mapping[str, Any]) -> str:
+    """A tied size's answer (``tied_to``): its partner's set, through the tie."""
+    t = d.get("tied_to")
+    if not t:
+        return ""
+    a = t.get("accepted")
+    with_it = f": {SizeSet(a).count} sizes pass with it ({t['partner']}'s set)" if a else f" ({t['partner']}'s set)"
+    return f"; tied, {t['relation']}{with_it}"
 
 
 def _runtime_rows(data: Mapping[str, Any]) -> List[str]:

@@ -88,6 +88,16 @@ def test_a_tied_spec_exports_and_runs_at_its_corners():
         assert _runs(ep, *at(t)), t
     for t in joint["rejected_examples"]:
         assert not _runs(ep, *at(t)), t
+    # Each of image2's sizes answers with image1's set through the tie (`tied_to`): exactly
+    # the sizes that run with some partner, by running the program at every partner in reach
+    # (a block of 4 holds no value farther than 3 away).
+    tied = {d.source: d.tied_to for d in report.dims if "tied_to" in d}
+    assert set(tied) == {"L['image2'].size()[2]", "L['image2'].size()[3]"}, tied
+    assert all(t.source.startswith("L['image1']") for t in tied.values())
+    for h2 in range(2, 120):
+        runs = any(_runs(ep, h1, 96, h2, 96) for h1 in range(max(2, h2 - 3), h2 + 4))
+        assert (h2 in tied["L['image2'].size()[2]"].accepted) == runs, h2
+    assert "tied, in the block of 4 values holding image1[2]" in repr(report), repr(report)
 
 
 class Window7(nn.Module):

@@ -5,7 +5,7 @@ use dimguard::solver::analyze::describe;
 use dimguard::solver::linked::count_text;
 use dimguard::solver::report::{
     CheckReport, DataDependent, DimReport, Feasible, GuardFate, GuardUse, JointReport, Report,
-    RuntimeKind, Status, VerifyReport,
+    RuntimeKind, Status, TiedTo, VerifyReport,
 };
 use dimguard::solver::DimSet;
 use std::fmt::Write;
@@ -538,6 +538,43 @@ fn row(out: &mut String, label: &str, text: &str, st: &Style) {
     }
 }
 
+/// A tied size's line: its tie, and its set (its partner's through the tie) in `v`'s terms,
+/// counted within `range` when known: "in the block of 4 values holding a_2: 4611686018427387899
+/// of 9223372036854775806 pass (a_2's set: b_2 mod 8 ∈ {0, 5, 6, 7} and b_2 >= 13)".
+/// `claimed`: the sizes the size may take, when known (its range, and how many sizes that is).
+fn tied_row(
+    out: &mut String,
+    t: &TiedTo,
+    v: &str,
+    claimed: Option<(i128, i128, u128)>,
+    st: &Style,
+) {
+    let text = match t.accepted.as_ref().map(|f| (f, f.set())) {
+        Some((f, Ok(set))) => {
+            let (lo, hi) = claimed
+                .map(|(lo, hi, _)| (lo, hi))
+                .or(set.min().zip(set.max()))
+                .unwrap_or_default();
+            let total = claimed.map(|(_, _, n)| n);
+            let n = match total {
+                Some(t) if t == f.count => format!("all {} of its values pass", count_text(t)),
+                Some(t) => format!("{} of {} pass", count_text(f.count), count_text(t)),
+                None => format!("{} pass", count_text(f.count)),
+            };
+            let what = match describe(&set, lo, hi, v) {
+                w if w == "always true on the range" => String::new(),
+                w => format!(": {w}"),
+            };
+            format!("{}: {n} ({}'s set{what})", t.relation, t.partner)
+        }
+        _ => format!(
+            "{}: its set is {}'s, which is undecided",
+            t.relation, t.partner
+        ),
+    };
+    row(out, "tied", &text, st);
+}
+
 fn dim(out: &mut String, d: &DimReport, st: &Style) {
     let head = match &d.source {
         Some(s) => format!("{} = {s}", d.name),
@@ -580,6 +617,10 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
         _ => status,
     };
     row(out, "status", &detail, st);
+    if let Some(t) = &d.sides.tied_to {
+        let claimed = d.range.map(|[a, b]| (a, b, DimSet::interval(a, b).count()));
+        tied_row(out, t, &d.name, claimed, st);
+    }
     if let Some(f) = &d.feasible {
         if d.status == Status::Constrained {
             row(out, "feasible", &segments_text(f), st);
@@ -837,6 +878,9 @@ pub fn verify(r: &VerifyReport, color: bool) -> String {
             let ex: Vec<String> = d.counterexamples.iter().map(|v| v.to_string()).collect();
             row(&mut out, "fails at", &ex.join(", "), &st);
         }
+        if let Some(t) = &d.tied_to {
+            tied_row(&mut out, t, &d.name, None, &st);
+        }
         if let Some(m) = &d.maximal_spec {
             row(&mut out, "maximal", m, &st);
         }
@@ -987,17 +1031,14 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                 &st,
             );
         }
-        if let Some((input, index)) = &d.same_as {
-            // Equal to another input's size on every accepted tuple: the spec writes it as that
-            // size's Dim.
-            row(
-                &mut out,
-                "linked",
-                &format!(
-                    "equal to {input}[{index}] in every accepted combination; the spec gives it that size's Dim"
-                ),
-                &st,
-            );
+        let v = format!("{}[{}]", d.input, d.index);
+        if let Some(t) = &d.sides.tied_to {
+            let claimed = d.claimed.min.zip(d.claimed.max);
+            let claimed = claimed.map(|(a, b)| (a, b, d.claimed.count));
+            tied_row(&mut out, t, &v, claimed, &st);
+        }
+        if d.same_as.is_some() {
+            // Equal to another input's size (one symbol): the tie says it all.
             continue;
         }
         if !d.linked_with.is_empty() {

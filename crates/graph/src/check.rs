@@ -12,7 +12,7 @@
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
 use dimguard_solver::analyze::suggestions;
-use dimguard_solver::analyze::{analyze, Problem};
+use dimguard_solver::analyze::{analyze, GroupAnswer, MemberAnswer, Problem};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
 use dimguard_solver::linked::Budget;
@@ -21,7 +21,7 @@ use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
     CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, LinkedSides,
     NeededBy, ProgramInput, Proof, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange,
-    UndecidedSet,
+    TiedTo, UndecidedSet,
 };
 use dimguard_solver::unchecked_suggestion;
 use dimguard_solver::SIZE_MAX;
@@ -373,6 +373,7 @@ pub fn check_graph(
                     .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
                 // Filled by `dimguard::api::check_program` from the joint boxes.
                 link_excludes_none: None,
+                tied_to: None,
             },
             same_as: alias
                 .get(&i.source)
@@ -512,6 +513,12 @@ pub fn check_graph(
                 }
             }
         }
+        let label = |src: &str| {
+            ins.iter()
+                .find(|x| x.source == src)
+                .map(|x| format!("{}[{}]", x.input, x.index))
+        };
+        d.sides.tied_to = tied_to(&d, &label, alias.get(&i.source), found.as_ref());
         dims.push(d);
     }
     if !dict.is_empty() {
@@ -1011,6 +1018,37 @@ fn kept_undecided(py: &str, claimed: Option<&DimSet>, d: &CheckDim) -> Option<St
         python::auto_hint(c.min(), hi),
         dimguard_solver::report::count_text(u.count)
     ))
+}
+
+/// A size's tie to another input's size, in `check`'s names (`a[2]`): equal to it or derived
+/// from it (one symbol: `alias`), or written from it by the group's one spec (a tied block, one
+/// shared `Dim`). Its set is then its partner's through the tie: its own accepted set for a
+/// size of one symbol, the values that pass with some partner value for a linked one.
+fn tied_to(
+    d: &CheckDim,
+    label: &dyn Fn(&str) -> Option<String>,
+    alias: Option<&(String, i128, i128)>,
+    found: Option<&(&GroupAnswer, MemberAnswer<'_>)>,
+) -> Option<TiedTo> {
+    if let Some((root, k, off)) = alias.filter(|(root, _, _)| *root != d.source) {
+        let partner = label(root)?;
+        return Some(TiedTo {
+            relation: format!("equal to {}", python::derived(&partner, *k, *off)),
+            equal: (*k, *off) == (1, 0),
+            partner,
+            source: root.clone(),
+            accepted: d.undecided.is_none().then(|| d.accepted.clone()).flatten(),
+        });
+    }
+    let (g, m) = found?;
+    let (a, relation, equal) = g.tie(m, &|v| label(v).unwrap_or_else(|| v.to_string()))?;
+    Some(TiedTo {
+        partner: label(&a)?,
+        source: a,
+        relation,
+        equal,
+        accepted: d.sides.with_some_partner.clone(),
+    })
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use dimguard_solver::linked::{solve_joint, Budget};
 use dimguard_solver::python::{self, dim_code};
 use dimguard_solver::rank;
 use dimguard_solver::report::{
-    Certificate, GuardFate, GuardUse, JointCheck, VerifyDim, VerifyReport,
+    Certificate, Feasible, GuardFate, GuardUse, JointCheck, TiedTo, VerifyDim, VerifyReport,
 };
 use dimguard_solver::spec::{Given, Sheet};
 use dimguard_solver::Message;
@@ -187,6 +187,7 @@ pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport 
             spec: spec.definition(sd),
             maximal_spec: None,
             note: None,
+            tied_to: None,
         };
         match verdict {
             Verdict::Proved => {
@@ -568,14 +569,60 @@ fn joint_groups(
                         dim_code(&name, &p)
                     } else {
                         let root = spec_name(&m.root);
+                        // One Dim object for both (`0: a_0` for b's size too): the line names
+                        // this size, never `a_0 = a_0`.
+                        let own = if name == root { &d.name } else { &name };
                         format!(
                             "{}\n{}",
                             dim_code(&root, &p),
-                            python::alias(&name, &root, m.coef, m.offset)
+                            python::alias(own, &root, m.coef, m.offset)
                         )
                     }
                 }),
             };
+            // A size the spec writes from another answers with that size's set, through the
+            // tie (within what the spec admits for it).
+            let is_size = |v: &str| {
+                guards
+                    .dims
+                    .iter()
+                    .any(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
+            };
+            // Its partner: the root when the root is a size; else an earlier size the spec
+            // writes the same way (`a_2 = 8*_r` and `b_2 = 8*_r`: equal).
+            let partner = if m.root != m.name && is_size(&m.root) {
+                Some((m.root.clone(), m.coef, m.offset))
+            } else {
+                grp.members
+                    .iter()
+                    .take_while(|o| o.name != m.name)
+                    .find(|o| {
+                        (&o.root, o.coef, o.offset) == (&m.root, m.coef, m.offset)
+                            && is_size(&o.name)
+                    })
+                    .map(|o| (o.name.clone(), 1, 0))
+            };
+            if let Some((p, k, off)) = partner.filter(|_| solved.undecided.is_none()) {
+                let accepted = solved
+                    .accepted
+                    .get(&m.root)
+                    .and_then(|s| m.image(s).ok())
+                    .and_then(|s| match ranges.get(&var) {
+                        Some(&(lo, hi)) => s.intersect(&DimSet::interval(lo, hi)).ok(),
+                        None => Some(s),
+                    });
+                let partner = name_of(&p);
+                d.tied_to = Some(TiedTo {
+                    relation: format!(
+                        "equal to {} (the spec writes it so)",
+                        python::derived(&partner, k, off)
+                    ),
+                    equal: (k, off) == (1, 0),
+                    partner,
+                    source: p,
+                    accepted: accepted.as_ref().map(Feasible::from),
+                });
+            }
         }
         if let Some(l) = linked {
             out.push(l.report.clone());

@@ -108,6 +108,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
     };
     let fates: Fates = analysis.fates.clone();
     let linked = linked_groups(msg, opts, &analysis);
+    crate::analyze::tie_to_roots(&mut dims, msg, &analysis.groups);
     let groups: Vec<joint::Group> = analysis.groups.iter().map(|g| g.grp.clone()).collect();
     let solved: Vec<JointGroup> = analysis
         .groups

@@ -525,6 +525,30 @@ pub struct LinkedSides {
     /// others': each of its values that passes, passes with every accepted combination of theirs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_excludes_none: Option<bool>,
+    /// For a size tied to another (equal to it, derived from it, or in its block): the partner,
+    /// the tie, and the size's values that pass with some value of the partner (the partner's
+    /// set mapped through the tie).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tied_to: Option<TiedTo>,
+}
+
+/// A size tied to another size: it passes exactly with the partner values the tie allows, so its
+/// answer is its partner's, mapped through the tie ("equal to a_2: 465 of 929").
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TiedTo {
+    /// The partner, as the report names sizes (`a_2` in `diagnose` and `verify`, `a[2]` in
+    /// `check`).
+    pub partner: String,
+    /// The partner's source (`L['a'].size()[2]`).
+    pub source: String,
+    /// The tie in words: `equal to a_2`, `equal to 2*a_2 + 1`, `in the block of 4 values
+    /// holding a_2`.
+    pub relation: String,
+    /// Whether the size always equals its partner (`relation` is `equal to <partner>`).
+    pub equal: bool,
+    /// The size's values (in its own range) that pass with some value of the partner: the
+    /// partner's set through the tie (null when the partner's set is undecided).
+    pub accepted: Option<Feasible>,
 }
 
 /// The contract's `feasible` form (read back by the `--html` page: [`Feasible::set`]).
@@ -810,6 +834,10 @@ pub struct VerifyDim {
     /// Why it is undecided, or what Z3 said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// When the spec writes this size from another (`b_2 = a_2`): that tie, and the values of
+    /// this size that pass with some value of its partner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tied_to: Option<TiedTo>,
 }
 
 /// A guard over several sizes, checked over the product of what the spec admits for each.

@@ -11,7 +11,7 @@ use crate::joint::{self, Choice, Prover};
 use crate::message::{DimEntry, Message};
 use crate::report::{
     Certificate, DimReport, Feasible, GuardMethod, JointGuard, LinkedGroup, Proof, Report,
-    RuntimeReport, Status,
+    RuntimeReport, Status, TiedTo,
 };
 use crate::types::{DimSet, Expr};
 use std::collections::BTreeMap;
@@ -280,10 +280,63 @@ pub(crate) fn link_dims(
                 d.undecided.get_or_insert_with(|| why.clone());
                 d.advice = vec![why];
             }
+            // A size the group's spec writes from a partner answers with the partner's set,
+            // through the tie.
+            let tie = j
+                .member(&m.name)
+                .and_then(|ma| j.tie(&ma, &|v| msg.name_of(v)));
+            if let Some((a, relation, equal)) = tie {
+                dims[di].sides.tied_to = Some(TiedTo {
+                    partner: msg.name_of(&a),
+                    source: a,
+                    relation,
+                    equal,
+                    accepted: dims[di].sides.with_some_partner.clone(),
+                });
+            }
         }
         choices.push(choice);
     }
     choices
+}
+
+/// Sizes of a group that reduces to one root (equalities, relations: the spec writes each from
+/// the root's `Dim`): each answers with the root's set through its relation, within its own
+/// range.
+pub(crate) fn tie_to_roots(dims: &mut [DimReport], msg: &Message, groups: &[JointGroup]) {
+    for g in groups
+        .iter()
+        .filter(|g| g.grp.roots.len() == 1 && g.grp.members.len() > 1)
+    {
+        let root = &g.grp.roots[0];
+        let set = g
+            .solved
+            .accepted
+            .get(root)
+            .filter(|_| g.solved.undecided.is_none());
+        for m in g.grp.members.iter().filter(|m| m.name != *root) {
+            let Some(di) = msg.dims.iter().position(|d| d.var() == m.name) else {
+                continue;
+            };
+            // Within its own range; a size whose range the text does not give has no set here.
+            let own = dims[di].range.map(|[lo, hi]| DimSet::interval(lo, hi));
+            let accepted = set
+                .and_then(|s| m.image(s).ok())
+                .zip(own)
+                .and_then(|(s, r)| s.intersect(&r).ok());
+            let partner = msg.name_of(root);
+            dims[di].sides.tied_to = Some(TiedTo {
+                relation: format!(
+                    "equal to {}",
+                    crate::python::derived(&partner, m.coef, m.offset)
+                ),
+                equal: (m.coef, m.offset) == (1, 0),
+                partner,
+                source: root.clone(),
+                accepted: accepted.as_ref().map(Feasible::from),
+            });
+        }
+    }
 }
 
 /// A size that a linked group's guards name but the text gives no dimension (torch listed the

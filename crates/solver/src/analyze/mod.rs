@@ -38,7 +38,7 @@ pub use datadep::assumption;
 pub(crate) use datadep::report as data_dependent;
 
 pub(crate) use explain::{
-    complete, group_specs, joint_guards, link_dims, specialization_reason, GroupSpec,
+    complete, group_specs, joint_guards, link_dims, specialization_reason, tie_to_roots, GroupSpec,
 };
 pub(crate) use size::{conclude, dim_report, UNDECIDED_ADVICE};
 pub use size::{describe, example_for, suggestions, Ranked, WITHHELD};
@@ -187,6 +187,40 @@ pub struct MemberAnswer<'a> {
 }
 
 impl GroupAnswer {
+    /// The tie of member `m` to its partner, when the group's one spec writes it from the
+    /// partner (a tied block, or one `Dim` shared with it): the partner's variable, and the tie
+    /// in words with `name` naming sizes as the report does ("in the block of 4 values holding
+    /// a_2", "equal to 2*a_2 + 1"). The size's answer is then its partner's, through the tie:
+    /// its values that pass with some partner value ([`MemberAnswer::some`]).
+    pub fn tie(
+        &self,
+        m: &MemberAnswer<'_>,
+        name: &dyn Fn(&str) -> String,
+    ) -> Option<(String, String, bool)> {
+        if let Some((_, Some((a, delta)))) = &m.tied_side {
+            let block = self
+                .linked
+                .as_ref()
+                .and_then(|l| l.tied.as_ref())
+                .and_then(|(t, _)| t.ties.iter().find(|(x, _)| x.b == m.member.root))
+                .map_or(1, |(x, _)| x.d);
+            let target = crate::python::linear(crate::num::q(1), &name(a), *delta);
+            let relation = if block == 1 {
+                format!("equal to {target}")
+            } else {
+                format!("in the block of {block} values holding {target}")
+            };
+            return Some((a.clone(), relation, block == 1 && *delta == 0));
+        }
+        if let Some((_, Some(a))) = &m.shared_side {
+            let coef = crate::num::q(m.member.coef);
+            let target = crate::python::linear(coef, &name(a), m.member.offset);
+            let equal = (m.member.coef, m.member.offset) == (1, 0);
+            return Some((a.clone(), format!("equal to {target}"), equal));
+        }
+        None
+    }
+
     /// Whether the group links several sizes (several roots, or sizes derived from one root).
     pub fn is_multi(&self) -> bool {
         self.grp.roots.len() > 1 || self.grp.members.len() > 1
