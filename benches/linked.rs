@@ -203,7 +203,9 @@ fn unbounded_vs_bounded(c: &mut Criterion) {
 
 /// `check` (load, propagate, solve, no Z3) of the composed programs of issue 34
 /// (`tools/export_composed.py`: torch 2.15 `Dim.AUTO`, every size claimed to 2^63 - 1): each group
-/// decided in closed form (ties through different strides, several inputs tied to one), except
+/// decided in closed form (ties through different strides, several inputs tied to one; two ties
+/// of one size composed into a tie of their kept sizes: skip3) or by bounds over boxes
+/// (winpatch's 236 guards), except
 /// tokens2 (`(h//16)*(w//16) == n` across inputs), still undecided, its spec keeping the sizes.
 fn composed(c: &mut Criterion) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pt2");
@@ -215,6 +217,8 @@ fn composed(c: &mut Criterion) {
         ("flow2", true),
         ("fusion2", true),
         ("unet3", true),
+        ("winpatch", true),
+        ("skip3", true),
         ("tokens2", false),
     ] {
         let path = dir.join(format!("{name}_composed.pt2"));

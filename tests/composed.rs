@@ -2,7 +2,9 @@
 //! families (issue 34), made by `tools/export_composed.py`: the issue's two-input pyramid, a
 //! three-input pyramid (one input through a stride-8 stem upsampled x2: a tie through different
 //! strides), a two-frame flow encoder, an RGB + depth fusion (a ceil-mode pool against a stride-4
-//! stem), a UNet with three skip levels, and an image's patch tokens added to a token input
+//! stem), a UNet with three skip levels, Swin-style windows with patch merging (`winpatch`), a
+//! three-input skip concatenation (`skip3`: one input's stride-4 map upsampled x2 against two
+//! stride-2 maps), and an image's patch tokens added to a token input
 //! (`h*w == n` across inputs). Each was run about 1,000 times at sampled shapes
 //! (`<name>_composed.runs.json`); `check --json`'s answer is compared with every run: a tuple it
 //! accepts ran, a tuple it rejects raised, and where it is undecided it says so (never "rejected",
@@ -177,7 +179,9 @@ fn compare(name: &str, c: &Value) -> (usize, usize, usize) {
 /// of the program is dropped from the corrected spec.
 #[test]
 fn composed_programs_are_decided_and_agree_with_every_run() {
-    for name in ["pyramid2", "pyramid3", "flow2", "fusion2", "unet3"] {
+    for name in [
+        "pyramid2", "pyramid3", "flow2", "fusion2", "unet3", "winpatch", "skip3",
+    ] {
         let c = check(name);
         for j in c["joint"].as_array().unwrap() {
             assert!(j["undecided"].is_null(), "{name}: {}", j["summary"]);

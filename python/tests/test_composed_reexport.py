@@ -31,21 +31,10 @@ NAMES = sorted(n for n in CASES if (PT2 / f"{n}_composed.pt2").exists())
 
 
 def test_every_composed_program_is_here():
-    assert len(NAMES) >= 6, NAMES
+    assert len(NAMES) >= 8, NAMES
 
 
-# torch 2.15 refuses fusion2's printed `rgb_2 = Dim('rgb_2', min=5)`: the ceil-mode guard
-# `2*((h - 1)//4) < 1 + (h - 1)//2` holds at every h (dimguard's interval bounds show it), but
-# torch's value ranges cannot show it, so the size must be printed `Dim.DYNAMIC(min=5)`.
-KNOWN = {
-    "fusion2": pytest.mark.xfail(
-        strict=True,
-        reason="a tied root whose own guard torch's value ranges cannot decide is printed as a plain Dim (torch refuses it)",
-    )
-}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=KNOWN[n]) if n in KNOWN else n for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_composed_spec_reexports_and_runs_at_its_corners(name):
     cls, shapes, dyn, _ = CASES[name]
     report = dimguard.check(PT2 / f"{name}_composed.pt2")

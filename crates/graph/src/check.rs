@@ -465,17 +465,38 @@ pub fn check_graph(
                             // every size but value ranges cannot show it: torch refuses a
                             // `Dim` there ("Not all values ... satisfy the generated guard"),
                             // and takes the same range as `Dim.DYNAMIC(min=.., max=..)`.
+                            // The sizes the spec writes from this one (`depth_2 = rgb_2`) are
+                            // this size to torch: their own guards are read over its range too.
                             let hi = (s.hi < dimguard_solver::SIZE_MAX).then_some(s.hi);
                             let undecidable = !from_partner && s.modulus == 1 && s.count > 1 && {
                                 let ranges = BTreeMap::from([(
                                     i.source.as_str(),
                                     (s.lo, hi.unwrap_or(dimguard_solver::SIZE_MAX)),
                                 )]);
+                                let written_from_me = written_from(
+                                    &i.source,
+                                    ins.iter().map(|x| x.source.as_str()).zip(&answers),
+                                );
                                 guards.iter().any(|g| {
                                     let atoms = g.atoms();
-                                    atoms.len() == 1
-                                        && atoms.iter().all(|a| **a == *i.source)
-                                        && !dimguard_solver::shown_true(g, &ranges)
+                                    let Some(a) = atoms.iter().next().filter(|_| atoms.len() == 1)
+                                    else {
+                                        return false;
+                                    };
+                                    let read = if **a == *i.source {
+                                        g.clone()
+                                    } else if let Some((_, delta)) =
+                                        written_from_me.iter().find(|(b, _)| **b == **a)
+                                    {
+                                        let at = Expr::Add(vec![
+                                            Expr::sym(&i.source),
+                                            Expr::int(*delta),
+                                        ]);
+                                        g.substitute(a, &at)
+                                    } else {
+                                        return false;
+                                    };
+                                    !dimguard_solver::shown_true(&read, &ranges)
                                 })
                             };
                             if undecidable {
@@ -1001,6 +1022,21 @@ fn size_table(
         }
     }
     out
+}
+
+/// The sizes a tied group's spec writes from `root` (`depth_2 = rgb_2`, `b = a + delta`), with
+/// their offsets: torch reads each as `root + delta`, so their own guards bound `root`'s `Dim`.
+fn written_from<'a, 'b: 'a>(
+    root: &str,
+    sizes: impl Iterator<Item = (&'a str, &'a Option<(&'b GroupAnswer, MemberAnswer<'b>)>)>,
+) -> Vec<(&'a str, i128)> {
+    sizes
+        .filter_map(|(source, found)| {
+            let (_, from) = found.as_ref()?.1.tied_side.as_ref()?;
+            let (a, delta) = from.as_ref()?;
+            (a == root && source != root).then_some((source, *delta))
+        })
+        .collect()
 }
 
 /// The spec line of a dynamic size whose accepted set is not decided (issue 34): the program's

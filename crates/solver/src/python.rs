@@ -221,10 +221,75 @@ impl SpecBlock {
         self.lines.push(dynamic_shapes_dict(inputs));
     }
 
-    /// The block's text.
+    /// The block's text, each definition after the definitions it reads (a tied size written
+    /// from a partner of a later input, `a_2 = b_2`, moves after `b_2`'s line); otherwise in
+    /// the order given.
     pub fn finish(self) -> String {
-        self.lines.join("\n")
+        defined_before_use(self.lines).join("\n")
     }
+}
+
+/// The name a line `name = ...` defines.
+fn defines(line: &str) -> Option<&str> {
+    let (lhs, _) = line.split_once(" = ")?;
+    let ident = |t: &str| {
+        t.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && t.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    ident(lhs).then_some(lhs)
+}
+
+/// The identifiers a line's right-hand side reads (its comment aside).
+fn reads(line: &str) -> Vec<&str> {
+    if line.trim_start().starts_with('#') {
+        return Vec::new();
+    }
+    let rhs = line.split_once(" = ").map_or(line, |(_, r)| r);
+    let rhs = rhs.split_once('#').map_or(rhs, |(code, _)| code);
+    rhs.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// `lines` stably reordered so that each definition comes after the definitions of the block
+/// it reads; lines in a cycle (never printed) keep their place at the end.
+fn defined_before_use(lines: Vec<String>) -> Vec<String> {
+    use std::collections::BTreeSet;
+    let names: BTreeSet<String> = lines
+        .iter()
+        .filter_map(|l| defines(l).map(String::from))
+        .collect();
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    let ready = |l: &str, done: &BTreeSet<String>| {
+        let me = defines(l);
+        reads(l)
+            .iter()
+            .all(|t| Some(*t) == me || !names.contains(*t) || done.contains(*t))
+    };
+    let mut out = Vec::with_capacity(lines.len());
+    let mut waiting: Vec<String> = Vec::new();
+    for l in lines {
+        if !ready(&l, &done) {
+            waiting.push(l);
+            continue;
+        }
+        if let Some(n) = defines(&l) {
+            done.insert(n.to_string());
+        }
+        out.push(l);
+        // Lines that waited for this one.
+        while let Some(i) = waiting.iter().position(|w| ready(w, &done)) {
+            let w = waiting.remove(i);
+            if let Some(n) = defines(&w) {
+                done.insert(n.to_string());
+            }
+            out.push(w);
+        }
+    }
+    out.extend(waiting);
+    out
 }
 
 /// `dynamic_shapes = {"x": {0: b, 2: h}, ...}`, inputs and indices in the order given.
@@ -434,6 +499,33 @@ pub fn shapes_spec_from_dims(dims: &[crate::report::DimReport]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_definition_comes_after_the_ones_it_reads() {
+        let mut b = SpecBlock::new();
+        b.code("a_0 = Dim('a_0', min=2)");
+        b.code("a_2 = b_2  # any size in b_2's block of 4 passes; this spec takes the same size");
+        b.comment("b_2 = why");
+        b.code("_b_2 = Dim('_b_2', min=2)");
+        b.code("b_2 = 4*_b_2");
+        b.code("c_2 = b_2 + 1");
+        b.dict([("a", vec![(0, "a_0".to_string()), (2, "a_2".into())])]);
+        let text = b.finish();
+        let at = |l: &str| text.lines().position(|x| x.starts_with(l)).unwrap();
+        assert!(
+            at("_b_2 =") < at("b_2 =") && at("b_2 =") < at("a_2 ="),
+            "{text}"
+        );
+        assert!(
+            at("a_0 =") < at("_b_2 =") && at("a_2 =") < at("c_2 ="),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("dynamic_shapes = {\"a\": {0: a_0, 2: a_2}}"),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 10, "{text}");
+    }
+
     use super::*;
 
     #[test]

@@ -211,6 +211,36 @@ impl Tie {
         })
     }
 
+    /// Two ties that tie one size `y` to two others through the same block length (`self`:
+    /// `y + s1` in the block of `x1`; `other`: `y + s2` in the block of `x2`), read as the tie
+    /// between `x1` and `x2` that they imply together: when the blocks they put `y` in are the
+    /// same blocks (`s1 + c1 ≡ s2 + c2 (mod d)`), `x2`'s block is `x1`'s shifted by whole
+    /// blocks, so `(x1 + c1)//d == (x2 + s + c1)//d`. A skip concatenation of `a`'s stride-4 map
+    /// upsampled x2 with `b`'s and `c`'s stride-2 maps ties `a` to `b` and to `c` with an
+    /// `extra` guard on each of `b`, `c`: `a` tied to `b`, and `c` to `b` by this tie. The
+    /// `extra` guard of `other` is not in the result (the caller keeps it on `x2`). `None` when
+    /// the ties do not share their tied size or their blocks differ.
+    pub fn through_tied(&self, other: &Tie) -> Option<Tie> {
+        if self.b != other.b || self.d != other.d || self.a == other.a {
+            return None;
+        }
+        let (one, two) = (self.s.checked_add(self.c)?, other.s.checked_add(other.c)?);
+        let gap = two.checked_sub(one)?;
+        if gap.rem_euclid(self.d) != 0 {
+            return None;
+        }
+        // (x2 + c2)//d == (y + s2 + c2)//d == (y + s1 + c1)//d + gap/d == (x1 + c1)//d + gap/d.
+        let s = other.c.checked_sub(gap)?.checked_sub(self.c)?;
+        Some(Tie {
+            a: self.a.clone(),
+            b: other.a.clone(),
+            c: self.c,
+            d: self.d,
+            s,
+            extra: None,
+        })
+    }
+
     /// The values of `b` that pass with `a` (ignoring `extra`): `a`'s block shifted by `-s`.
     pub fn b_block(&self, a: i128) -> (i128, i128) {
         let (lo, hi) = self.block(a);
@@ -947,13 +977,39 @@ pub fn solve_tied(
                 )
             })?
             .clone();
+        let mut unplaced = Vec::new();
         for (t, g) in mine {
             match toward(&t, &centre) {
                 Some(o) if !ties.iter().any(|(u, _)| u.b == o.b) => {
                     let dom = &domains[names.iter().position(|n| *n == o.b)?];
                     ties.push((o, dom.clone()));
                 }
-                _ => rest.push(g),
+                _ => unplaced.push((t, g)),
+            }
+        }
+        // A tie the centre cannot take whose tied size the centre already holds (`a` tied to
+        // `b` and to `c`, each with an `extra` guard on its kept size): read as the tie from
+        // the centre to its other size, with that size's `extra` guard in its own set.
+        for (t, g) in unplaced {
+            let through = ties
+                .iter()
+                .filter(|(o, _)| o.a == centre)
+                .find_map(|(o, _)| o.through_tied(&t))
+                .filter(|o| !ties.iter().any(|(u, _)| u.b == o.b || u.a == o.b));
+            let placed = through.and_then(|o| {
+                let dom = &domains[names.iter().position(|n| *n == o.b)?];
+                let dom = match &t.extra {
+                    None => dom.clone(),
+                    Some(e) => match crate::engine::solve(e, &o.b, dom, &budget.limits) {
+                        crate::engine::Outcome::Solved { set, .. } => set,
+                        crate::engine::Outcome::Undecided { .. } => return None,
+                    },
+                };
+                Some((o, dom))
+            });
+            match placed {
+                Some(p) => ties.push(p),
+                None => rest.push(g),
             }
         }
     }
@@ -1222,6 +1278,71 @@ mod tests {
                 }
                 prop_assert!(held, "the spec holds the traced {:?}", traced);
                 prop_assert_eq!(spec.count, crate::linked::tuples(&sides[..ts.reduced.sizes.len()]).len() as u128);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+        /// One size's coarse map upsampled against two others' finer maps (a skip
+        /// concatenation: `r*((x + c)//(d*r)) + e == (y + cy)//d + ey`, and the same with `z`):
+        /// two ties of `x` with an `extra` guard on each of `y` and `z`, read as `x` and `z` tied
+        /// to `y`. The count, membership of every tuple, and each size's projection against
+        /// brute force over small boxes.
+        #[test]
+        fn two_ties_of_one_size_through_different_strides_match_brute_force(
+            d in 1i128..4, r in 2i128..4, c in -3i128..4, cy in -3i128..4, cz in -3i128..4,
+            e in 0i128..3, x0 in 2i128..10, wx in 0i128..30, y0 in 2i128..10, wy in 0i128..30,
+            z0 in 2i128..10, wz in 0i128..30,
+        ) {
+            let big = d * r;
+            let guards = vec![
+                g(&format!("{r}*((x + {c}) // {big}) + {e} == (y + {cy}) // {d} + {e}")),
+                g(&format!("{r}*((x + {c}) // {big}) + {e} == (z + {cz}) // {d} + {e}")),
+            ];
+            let names: Vec<String> = ["x", "y", "z"].map(String::from).to_vec();
+            let (x1, y1, z1) = (x0 + wx, y0 + wy, z0 + wz);
+            let doms = vec![
+                DimSet::interval(x0, x1),
+                DimSet::interval(y0, y1),
+                DimSet::interval(z0, z1),
+            ];
+            let Some(ts) = solve_tied(&names, &doms, &guards, &Budget::default()) else {
+                return Err(TestCaseError::fail("no tie"));
+            };
+            prop_assert!(ts.reduced.undecided.is_none());
+            // Both ties read in closed form (none left to the reduced search).
+            prop_assert_eq!(ts.ties.len(), 2, "{:?}", ts.ties);
+            let passes = |t: [i128; 3]| {
+                let env = |s: &str| match s { "x" => Some(t[0]), "y" => Some(t[1]), "z" => Some(t[2]), _ => None };
+                guards.iter().all(|g| g.truth(&env) == Ok(true))
+            };
+            let order = ts.sizes();
+            let idx: Vec<usize> = order
+                .iter()
+                .map(|n| names.iter().position(|m| m == n).unwrap())
+                .collect();
+            let mut all = Vec::new();
+            for x in x0..=x1 {
+                for y in y0..=y1 {
+                    for z in z0..=z1 {
+                        let t = [x, y, z];
+                        let ok = passes(t);
+                        let mine: Vec<i128> = idx.iter().map(|&i| t[i]).collect();
+                        prop_assert_eq!(ts.contains(&mine), ok, "{:?} in {:?}", t, ts.ties);
+                        if ok {
+                            all.push(t);
+                        }
+                    }
+                }
+            }
+            prop_assert_eq!(ts.count(), Some(all.len() as u128));
+            for (i, n) in names.iter().enumerate() {
+                let some: Vec<i128> = (doms[i].min().unwrap()..=doms[i].max().unwrap())
+                    .filter(|&v| all.iter().any(|t| t[i] == v))
+                    .collect();
+                let got: Vec<i128> = ts.projection(n).unwrap().iter().collect();
+                prop_assert_eq!(&got, &some, "projection of {}", n);
             }
         }
     }
