@@ -981,6 +981,65 @@ fn torch_compile_recompile_reasons_say_what_the_compiled_graph_accepts() {
 }
 
 #[test]
+fn recompile_reasons_with_the_frames_guard_list_give_every_size_the_graph_accepts() {
+    // TORCH_LOGS="recompiles,guards" of torch 2.15 (tools/make_form_fixtures.py, case
+    // `recompile_guards`); the oracle is torch itself: the sizes in 1..40 at which the graph
+    // compiled at the first call runs without a recompile (error_on_recompile).
+    let oracle: serde_json::Value =
+        serde_json::from_str(&load("recompile_guards.expected.json")).unwrap();
+    let accepted = |kind: &str| -> Vec<i128> {
+        oracle[kind]["x.size()[0]"]["accepted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap() as i128)
+            .collect()
+    };
+    // A branch on x.shape[0] % 4, compiled dynamic at 8, called with 6: the failed guard alone
+    // allows every multiple of 4; the frame's list adds 4 <= x.shape[0].
+    let m = read(
+        &load("recompile_guards_branch.log.txt"),
+        &[("x_0", (1, 40))],
+    );
+    assert_eq!(m.form, Form::GuardFailed);
+    assert_eq!(
+        m.runtime.as_ref().unwrap().text,
+        "(x.size()[0] % 4) == 0",
+        "the guard that failed"
+    );
+    assert_eq!(m.dims.len(), 1, "{:?}", m.dims);
+    assert!(m.dims[0].guards.len() >= 3, "{:?}", m.dims[0].guards);
+    assert!(m.notes.iter().any(|n| n.contains("frame 0/0")));
+    let r = report(&m, &[(Some("x_0"), 6)]);
+    brute_force("recompile_guards_branch", &m, &r);
+    assert_eq!(members(&r, 0), accepted("branch"));
+    assert_eq!(r.runtime.as_ref().unwrap().passes, Some(false));
+    // A graph compiled static at (5, 3), called with (3, 3): both sizes are held, and
+    // mark_dynamic is the advice for the one that changed.
+    let m = read(
+        &load("recompile_guards_static.log.txt"),
+        &[("x_0", (1, 40)), ("x_1", (1, 40))],
+    );
+    let rt = m.runtime.as_ref().unwrap();
+    assert_eq!((rt.text.as_str(), rt.got), ("x.size()[0] == 5", Some(3)));
+    let r = report(&m, &[(Some("x_0"), 3)]);
+    let x0 = r.dims.iter().position(|d| d.name == "x_0").unwrap();
+    let x1 = r.dims.iter().position(|d| d.name == "x_1").unwrap();
+    assert_eq!(members(&r, x0), accepted("static"));
+    assert_eq!(members(&r, x1), [3]);
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("torch._dynamo.mark_dynamic(x, 0")));
+    // Without the guard list (TORCH_LOGS="recompiles" only), the note says how to get it.
+    let m = read(&load("recompile_static.log.txt"), &[("x_0", (1, 64))]);
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("TORCH_LOGS=\"recompiles,guards\"")));
+}
+
+#[test]
 fn a_missing_upper_bound_names_the_size_and_the_flag_that_supplies_it() {
     // pytorch/TensorRT#4610 as posted: an unbacked size (`torch.Size([u0, 4])`) with no max.
     let m = read(&load("real/torch_tensorrt_4610.no_max_bound.txt"), &[]);

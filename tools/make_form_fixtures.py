@@ -40,6 +40,7 @@ CASES = [
     "glued",
     "printed",
     "recompile",
+    "recompile_guards",
     "data_dependent",
     "googlenet",
 ]
@@ -307,6 +308,38 @@ def run_case(case):
             env = dict(os.environ, TORCH_LOGS="recompiles")
             p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
             write(f"recompile_{kind}.log.txt", p.stderr)
+    elif case == "recompile_guards":
+        # The same under TORCH_LOGS="recompiles,guards": the guard list of each compiled frame
+        # is printed too. A size compiled static (5, 3), called with (3, 3); and a branch on
+        # x.shape[0] % 4 compiled dynamic at 8, called with 6.
+        if log_only:
+            return
+        prog = {
+            "static": "def f(x):\n    return x * 2\nc = torch.compile(f, backend='eager')\nc(torch.randn(5, 3)); c(torch.randn(3, 3))",
+            "branch": "def f(x):\n    if x.shape[0] % 4 == 0:\n        return x[: x.shape[0] // 2] * 2\n    return x.view(-1, 2).sum()\nc = torch.compile(f, backend='eager', dynamic=True)\nc(torch.randn(8)); c(torch.randn(6))",
+        }
+        for kind, calls in prog.items():
+            code = f"import torch\n{calls}\n"
+            env = dict(os.environ, TORCH_LOGS="recompiles,guards")
+            p = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+            write(f"recompile_guards_{kind}.log.txt", p.stderr)
+        # The oracle: the first sizes at which the graph compiled at the first call runs
+        # without a recompile (torch raises on any recompile once error_on_recompile is set).
+        oracle = {
+            "static": ("torch.randn(5, 3)", "torch.randn(n, 3)"),
+            "branch": ("torch.randn(8)", "torch.randn(n)"),
+        }
+        accepted = {}
+        for kind, (first, at) in oracle.items():
+            code = (
+                f"import torch, json\n{prog[kind].rsplit(chr(10), 1)[0]}\nc({first})\n"
+                "torch._dynamo.config.error_on_recompile = True\nok = []\n"
+                f"for n in range(1, 41):\n    try:\n        c({at}); ok.append(n)\n"
+                "    except Exception:\n        pass\nprint(json.dumps(ok))\n"
+            )
+            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+            accepted[kind] = {"x.size()[0]": {"range": [1, 40], "accepted": json.loads(p.stdout)}}
+        write("recompile_guards.expected.json", json.dumps(accepted, indent=1) + "\n")
     elif case == "data_dependent":
         x = torch.randn(16)
         e = try_export(M["DataDependent"](), (x,), None)

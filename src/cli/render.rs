@@ -719,9 +719,14 @@ fn dim(out: &mut String, d: &DimReport, st: &Style) {
             )
         };
         let cert = format!("[certificate: {}]", best.certificate);
+        // An unbacked size is bounded in the model (torch._check), not by a Dim.
         row(
             out,
-            "best Dim",
+            if d.is_unbacked() {
+                "best check"
+            } else {
+                "best Dim"
+            },
             &format!("{} {}", st.green(&what), st.dim(&cert)),
             st,
         );

@@ -85,6 +85,13 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
             dim_report(d, msg, opts, prover)
         })
         .collect();
+    // An unbacked size no input stands for gets the model's torch._check, never a Dim.
+    for d in dims.iter_mut().filter(|d| d.is_unbacked()) {
+        let name = d.name.clone();
+        for s in &mut d.suggestions {
+            s.code = python::unbacked_checks(&name, &s.progression()).join("\n");
+        }
+    }
     let sized = size_guards(msg);
     // A guard listed under one size that names another links them too (a constraint
     // violation lists it under each).
@@ -547,6 +554,24 @@ fn dynamic_shapes_block(
                         .iter()
                         .map(|p| (p.source.clone(), p.name.clone())),
                 );
+            }
+            continue;
+        }
+        if d.is_unbacked() {
+            // Not an input's size: no Dim, but what the model states where it makes it.
+            block.comment(&format!(
+                "{} is a data-dependent (unbacked) size, not an input's dimension: no Dim applies. Where the model makes it (.item(), nonzero, ...), the sizes the guards admit are:",
+                d.name
+            ));
+            let checks = d.suggestions.first().map_or("", |s| s.code.as_str());
+            for c in checks.lines() {
+                block.comment(c);
+            }
+            if checks.is_empty() {
+                block.code(&python::dim_comment(
+                    &d.name,
+                    d.undecided.as_deref().unwrap_or("no constraint to express"),
+                ));
             }
             continue;
         }

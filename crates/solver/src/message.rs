@@ -53,6 +53,9 @@ pub struct Runtime {
     pub expr: Expr,
     /// For an input check: the size the program received (`but got 1000`).
     pub got: Option<i128>,
+    /// A guard of a graph torch.compile made (a recompile reason), not of an exported program:
+    /// at a size that fails it torch compiles another graph.
+    pub recompile: bool,
 }
 
 /// One dimension named by the message.

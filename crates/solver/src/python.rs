@@ -317,6 +317,30 @@ pub fn torch_check(guard: &str) -> [String; 2] {
     ]
 }
 
+/// The `torch._check` lines that hold an unbacked size `name` to the progression `p` (its
+/// bounds, and its step where it has one): what the model states where it makes the size,
+/// in place of the `Dim` an input size gets. A size-like symbol's own lower bound (0) and
+/// torch's largest size need no line.
+pub fn unbacked_checks(name: &str, p: &Progression) -> Vec<String> {
+    if p.lo == p.hi {
+        return vec![format!("torch._check({name} == {})", p.lo)];
+    }
+    let mut out = Vec::new();
+    if p.lo > 0 {
+        out.push(format!("torch._check({name} >= {})", p.lo));
+    }
+    if p.hi < SIZE_MAX {
+        out.push(format!("torch._check({name} <= {})", p.hi));
+    }
+    if p.modulus > 1 {
+        out.push(format!(
+            "torch._check({name} % {} == {})",
+            p.modulus, p.residue
+        ));
+    }
+    out
+}
+
 /// Python giving the next size the progression admits, for an input size `x`.
 pub fn padding_formula(p: &Progression) -> String {
     if p.modulus == 1 {

@@ -497,6 +497,20 @@ pub struct DimReport {
     pub sides: LinkedSides,
 }
 
+impl DimReport {
+    /// Whether this is an unbacked size (`u0`, made in the model by `.item()`, `nonzero`, ...)
+    /// that no input dimension stands for: no `Dim` applies to it (a spec bounds inputs), only
+    /// a `torch._check` where the model makes it ([`crate::python::unbacked_checks`], the
+    /// `code` of its suggestions).
+    pub fn is_unbacked(&self) -> bool {
+        crate::forms::datadep::is_unbacked(&self.name)
+            && self
+                .source
+                .as_deref()
+                .is_none_or(crate::forms::datadep::is_unbacked)
+    }
+}
+
 /// What the joint set of a group says of one of its sizes (`diagnose`'s `dims[]` and `check`'s
 /// `dims[]` carry these keys in place, each only when present).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

@@ -691,16 +691,42 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
             .join(", ")
         )),
     }
-    if rt.kind == Form::GuardFailed {
+    if rt.recompile {
+        // torch.compile: a size that fails a guard gets another graph, not an error.
+        let marks: Vec<String> = atoms
+            .iter()
+            .filter_map(|a| crate::forms::datadep::input_dim(a))
+            .map(|(x, i)| format!("torch._dynamo.mark_dynamic({x}, {i}, min=LO, max=HI)"))
+            .collect();
+        explanation.push(
+            "torch.compile compiled that graph for the sizes above only; at a size outside them it compiles another graph (a recompile, an error only past torch._dynamo.config.recompile_limit)"
+                .into(),
+        );
+        explanation.push(format!(
+            "to keep one graph over the sizes you run, mark them dynamic before the first call: {}, or compile with dynamic=True; a guard that still splits the range comes from a branch of the model on the size",
+            if marks.is_empty() {
+                "torch._dynamo.mark_dynamic(x, i, min=LO, max=HI)".to_string()
+            } else {
+                marks.join("; ")
+            }
+        ));
+    } else if rt.kind == Form::GuardFailed {
         explanation.push(
             "torch reports only the first guard that failed; the program may hold more: `dimguard check` on the saved program lists every guard and the sizes it really accepts"
                 .into(),
         );
-        if let Some(s) = dim_report.and_then(|d| d.suggestions.first()) {
-            explanation.push(format!(
+        match dim_report.and_then(|d| Some((d, d.suggestions.first()?))) {
+            Some((d, s)) if d.is_unbacked() => explanation.push(format!(
+                "{} is a data-dependent (unbacked) size, made in the model (.item(), nonzero, ...), not an input's dimension: no export spec bounds it. The program holds it to {}, and the data gave a value outside: keep the data there, or find what bounds {} in the model (a torch._check, a size it is compared with) and export again with the bound the data needs",
+                d.name,
+                s.code.replace('\n', ", "),
+                d.name
+            )),
+            Some((_, s)) => explanation.push(format!(
                 "export with a spec that only admits passing sizes, so the program never raises: {}",
                 s.code.replace('\n', "; ")
-            ));
+            )),
+            None => {}
         }
     }
     Some(RuntimeReport {

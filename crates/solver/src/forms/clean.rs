@@ -10,6 +10,9 @@ pub struct Line {
     pub no: usize,
     /// The text without prefixes, quote markers, colour codes and trailing backticks.
     pub text: String,
+    /// The frame id a torch log prefix gives the line (`0/1` from `[0/1]`, `4/0_1`), if any:
+    /// which compiled frame a guard list or a recompile reason belongs to.
+    pub frame: Option<String>,
 }
 
 /// Cleans every line of `text` (see the module docs); line numbers are kept. A hard-wrapped
@@ -100,9 +103,32 @@ impl Head {
             empty: prev.trim().is_empty(),
             prefix: has_prefix(t),
             exception: is_exception(t),
-            cut_prefix: cut_glog_prefix(t) || cut_logging_prefix(t),
+            cut_prefix: cut_inside_prefixes(t),
         }
     }
+}
+
+/// Whether the message of a line is still to come: a log prefix cut before its end, possibly
+/// inside other prefixes (a log line logged again, wrapped inside the inner prefix:
+/// `I1123 ... 6064] [2024-01-10 15:43:41,488] torch._dynamo.eval_frame:`), or prefixes with
+/// nothing after them (the wrap fell just after a prefix, and the rest, indented, starts with
+/// the inner prefix). Each layer is looked at before the next is undone, at most [`NESTED`].
+fn cut_inside_prefixes(t: &str) -> bool {
+    let mut t = t;
+    let mut undone = false;
+    for _ in 0..NESTED {
+        t = strip_test_prefix(t).trim_start();
+        if cut_glog_prefix(t) || cut_logging_prefix(t) {
+            return true;
+        }
+        let next = strip_log_prefix(t);
+        if next.len() == t.len() {
+            break;
+        }
+        undone = true;
+        t = next;
+    }
+    undone && t.trim().is_empty()
 }
 
 impl Open {
@@ -166,9 +192,12 @@ impl Open {
     }
 
     fn finish(self) -> Line {
+        let body = strip_prefixes(&self.text);
+        let frame = frame_id(&self.text[..self.text.len() - body.len()]);
         Line {
             no: self.no,
-            text: clean(&self.text),
+            text: strip_backticks(body),
+            frame,
         }
     }
 }
@@ -440,9 +469,17 @@ fn unescape_html(s: &str) -> String {
     out
 }
 
-/// The line without test and log prefixes and backticks.
-fn clean(l: &str) -> String {
-    strip_backticks(strip_prefixes(l))
+/// The first frame id (`[0/1]`, `[4/0_1]`) in a line's prefixes.
+fn frame_id(prefixes: &str) -> Option<String> {
+    prefixes.match_indices('[').find_map(|(i, _)| {
+        let (id, _) = prefixes[i + 1..].split_once(']')?;
+        (id.contains('/')
+            && id.starts_with(|c: char| c.is_ascii_digit())
+            && id
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '/' || c == '_'))
+        .then(|| id.to_string())
+    })
 }
 
 /// Test and log prefixes, however nested (`[rank0]:E0815 ... ] [0/0] `, a log line logged
@@ -528,7 +565,10 @@ const LEVELS: [&str; 7] = [
 /// `torch/fx/experimental/symbolic_shapes.py:5956] ` (a path without spaces, ending in
 /// `.py:LINE]`).
 fn cut_location_prefix(l: &str) -> Option<&str> {
-    let (loc, rest) = l.split_once("] ")?;
+    // A line that is only the location (an empty message, or the wrap fell after it).
+    let (loc, rest) = l
+        .split_once("] ")
+        .or_else(|| Some((l.trim_end().strip_suffix(']')?, "")))?;
     let (path, line) = loc.rsplit_once(':')?;
     (path.ends_with(".py")
         && !path.contains(' ')
@@ -688,6 +728,23 @@ mod tests {
         // code in a traceback stay lines of their own.
         let text = "UserError: Constraints violated (h)!\n  - Not all values of h satisfy Eq(h, 4).\nSuggested fixes:\n  h = Dim('h')\n  File \"m.py\", line 3, in f\n    y = g(x)\n";
         assert_eq!(lines(text).len(), 6);
+    }
+
+    #[test]
+    fn a_log_logged_again_and_wrapped_inside_both_prefixes() {
+        // The wrap falls after the outer prefix and inside the inner one: the rest, indented,
+        // starts with the inner prefix (a line of its own were it not indented).
+        let text = "I1123 07:53:01.000005 6430\n    torch/fx/experimental/symbolic_shapes.py:6064]\n    [2024-01-10 15:43:41,488] torch._dynamo.eval_frame:\n    [INFO]     assert x.size()[0] == 1\nI1123 07:53:01.000006 6430\n    torch/fx/experimental/symbolic_shapes.py:6064]\n    [2024-01-10 15:43:41,488] torch._dynamo.eval_frame:\n    [INFO]     assert x.size()[1] == 3";
+        let l = lines(text);
+        assert_eq!(l.len(), 2, "{l:?}");
+        assert_eq!(l[0].text, "    assert x.size()[0] == 1");
+        assert_eq!(
+            (l[1].no, l[1].text.as_str()),
+            (5, "    assert x.size()[1] == 3")
+        );
+        // The same with the glog prefix cut before its date.
+        let text = "torch/fx/experimental/symbolic_shapes.py:5956]\n    [2024-01-10 15:43:41,488] torch._dynamo.eval_frame:\n    [INFO] eval Eq(s0, 4)";
+        assert_eq!(one(text), "eval Eq(s0, 4)");
     }
 
     #[test]

@@ -14,6 +14,10 @@
 //! | `program` | [`printed`] | `print(ep)`: a printed `ExportedProgram` (`f32[s1 + 2]` inputs, `Range constraints: {s1: VR[2, int_oo]}`) |
 //! | `guards` | [`scan`] | any other text holding a condition over sizes (a guard quoted in prose) |
 //!
+//! Beside any form, the user's own spec pasted with it (`batch = Dim("batch", min=1, max=32)`,
+//! `dynamic_shapes={"x": {0: batch}}`, `ShapeVar`/`TensorSpec`) gives the sizes the text leaves
+//! without a range the user's range and name ([`user_spec`]).
+//!
 //! Every reader works on the same cleaned lines ([`clean`]: log prefixes of any logger and torch
 //! version, `> `/`# ` quote markers, diff markers, Markdown backticks, fences and table bars,
 //! HTML entities and colour codes removed, wrapped lines joined, line numbers kept) and returns a
@@ -29,6 +33,7 @@ pub mod logs;
 pub mod printed;
 pub mod runtime;
 pub mod scan;
+pub mod user_spec;
 pub mod violation;
 
 use crate::error::Error;
@@ -87,6 +92,7 @@ pub fn read(text: &str) -> Result<Message, Error> {
         }
     }
     datadep::read(&lines, &mut msg);
+    user_spec::bind(&lines, &mut msg);
     for g in &msg.data_dependent {
         // `Could not extract specialized integer from data-dependent expression u0 + 1`: torch
         // needed the value itself, not a condition on it.
@@ -172,27 +178,33 @@ fn adopt_names(m: &mut Message, e: &Message) {
             d.specialized = ed.specialized;
             d.forced = ed.forced;
         }
-        for (a, b) in &mut m.equalities {
-            for x in [a, b] {
-                if *x == old {
-                    *x = ed.name.clone();
-                }
-            }
-        }
-        for r in &mut m.relations {
-            if r.name == old {
-                r.name = ed.name.clone();
-            }
-            if r.other == old {
-                r.other = ed.name.clone();
-            }
-        }
+        rename(m, &old, &ed.name);
     }
     m.fixes = e.fixes.clone();
     m.unrecognized.extend(e.unrecognized.iter().cloned());
     for d in &e.data_dependent {
         if !m.data_dependent.iter().any(|x| x.text == d.text) {
             m.data_dependent.push(d.clone());
+        }
+    }
+}
+
+/// The equalities and relations that name a dimension `old` name it `new` (the dimension itself
+/// renamed by the caller).
+fn rename(m: &mut Message, old: &str, new: &str) {
+    for (a, b) in &mut m.equalities {
+        for x in [a, b] {
+            if *x == old {
+                *x = new.to_string();
+            }
+        }
+    }
+    for r in &mut m.relations {
+        if r.name == old {
+            r.name = new.to_string();
+        }
+        if r.other == old {
+            r.other = new.to_string();
         }
     }
 }

@@ -102,6 +102,7 @@ fn record_input_check(
             text,
             expr,
             got,
+            recompile: false,
         });
     }
 }
@@ -189,6 +190,7 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
                 text: text.to_string(),
                 expr,
                 got: None,
+                recompile: false,
             });
         }
     }
@@ -224,16 +226,29 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
 /// actual 3` (the graph was compiled for a static size) or `- 0/0: EXPR` (a guard of a dynamic
 /// graph). Each becomes the guard the compiled graph holds the size to, the size that ran
 /// beside it; a note says how to make the size dynamic.
+///
+/// Where the text also lists the guards of the frame that failed (`TORCH_LOGS="recompiles,guards"`:
+/// `+- LAMBDA_GUARD: (L['x'].size()[0] % 4) == 0  # ...` and `TENSOR_MATCH: check_tensor(L['x'],
+/// ..., size=[5, 3], ...)` under that frame's `[0/0]`, see [`frame_guards`]), every one of them
+/// is read too: the sets are then the sizes that compiled graph accepts, not only what the failed
+/// guard allows.
 fn recompile(lines: &[Line]) -> Option<Message> {
     const MISMATCH: &str = "' size mismatch at index ";
     let mut msg = Message::empty(Form::GuardFailed);
     let mut raws = Vec::new();
     let mut statics: Vec<(String, i128)> = Vec::new();
+    // The frames whose guards failed (`0/0`), in order.
+    let mut failed: Vec<String> = Vec::new();
     let triggered = lines
         .iter()
         .any(|l| l.text.contains("guard failure") || l.text.contains("Recompiling function"));
     for line in lines {
         let t = line.text.trim();
+        if let Some((id, _)) = t.strip_prefix("- ").and_then(|r| r.split_once(": ")) {
+            if is_frame_id(id) && !failed.iter().any(|f| f == id) {
+                failed.push(id.to_string());
+            }
+        }
         if let Some(i) = t.find(MISMATCH) {
             // tensor 'L['x']' size mismatch at index 0. expected 5, actual 3
             let Some(k) = t[..i].find("tensor '") else {
@@ -277,6 +292,7 @@ fn recompile(lines: &[Line]) -> Option<Message> {
                     text,
                     expr,
                     got: actual,
+                    recompile: true,
                 });
             }
         } else if triggered {
@@ -287,7 +303,7 @@ fn recompile(lines: &[Line]) -> Option<Message> {
             let Some((id, g)) = rest.split_once(": ") else {
                 continue;
             };
-            if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit() || c == '/') {
+            if !is_frame_id(id) {
                 continue;
             }
             let g = g.split(" # ").next().unwrap_or(g).trim();
@@ -308,12 +324,37 @@ fn recompile(lines: &[Line]) -> Option<Message> {
                     text: g.to_string(),
                     expr,
                     got: None,
+                    recompile: true,
                 });
             }
         }
     }
     if raws.is_empty() {
         return None;
+    }
+    for frame in &failed {
+        let listed = frame_guards(lines, frame);
+        if listed.is_empty() {
+            msg.notes.push(format!(
+                "the text gives only the guard that failed for frame {frame}; the compiled graph checks more: run with TORCH_LOGS=\"recompiles,guards\" and give dimguard the log for the full set of sizes it accepts"
+            ));
+            continue;
+        }
+        msg.notes.push(format!(
+            "read the {} size guard(s) torch lists for frame {frame}: the sets below are the sizes that compiled graph accepts",
+            listed.len()
+        ));
+        for g in listed {
+            if raws.iter().any(|r| r.text == g.text) {
+                continue;
+            }
+            if let Ok(e) = parse_guard(&g.text) {
+                for a in e.atoms() {
+                    msg.dim_mut(&a, Some(a.to_string()));
+                }
+            }
+            raws.push(g);
+        }
     }
     place_guards(&mut msg, raws, &|a: &str| Some(a.to_string()), &|_| false);
     for (source, v) in &statics {
@@ -328,6 +369,90 @@ fn recompile(lines: &[Line]) -> Option<Message> {
     }
     rename_by_source(&mut msg);
     Some(msg)
+}
+
+/// `0/0`, `1/2`, `0/1_1`: a frame id as a recompile reason names it.
+fn is_frame_id(id: &str) -> bool {
+    id.contains('/')
+        && id.starts_with(|c: char| c.is_ascii_digit())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '/' || c == '_')
+}
+
+/// The size guards torch's guard list (`TORCH_LOGS="guards"`) gives for `frame`: each
+/// `LAMBDA_GUARD: EXPR  # where` over sizes, and each static size of a `TENSOR_MATCH:
+/// check_tensor(L['x'], ..., size=[5, None], ...)` as `x.size()[0] == 5` (a `None` is a dynamic
+/// size, held by the lambda guards). Inputs are named as the recompile reasons name them (`x`
+/// for `L['x']`). Guards over other things (types, globals, strides) are not sizes and are left.
+fn frame_guards(lines: &[Line], frame: &str) -> Vec<RawGuard> {
+    let mut out: Vec<RawGuard> = Vec::new();
+    for line in lines.iter().filter(|l| l.frame.as_deref() == Some(frame)) {
+        let t = line.text.trim_start_matches([' ', '|', '+', '-']);
+        let mut push = |text: String| {
+            if !out.iter().any(|g| g.text == text) {
+                out.push(RawGuard {
+                    line: line.no,
+                    text,
+                    provenance: None,
+                });
+            }
+        };
+        if let Some(g) = t.strip_prefix("LAMBDA_GUARD: ") {
+            let g = local_names(g.split(" # ").next().unwrap_or(g).trim());
+            let sizes = parse_guard(&g).is_ok_and(|e| {
+                let atoms = e.atoms();
+                !atoms.is_empty() && atoms.iter().all(|a| a.contains(".size()["))
+            });
+            if sizes {
+                push(g);
+            }
+        } else if let Some(rest) = t.strip_prefix("TENSOR_MATCH: check_tensor(") {
+            let Some((tensor, rest)) = rest.split_once(", ") else {
+                continue;
+            };
+            let Some(sizes) = rest
+                .split_once("size=[")
+                .and_then(|(_, r)| r.split_once(']'))
+                .map(|(s, _)| s)
+            else {
+                continue;
+            };
+            let tensor = local_names(tensor.trim());
+            for (i, v) in sizes.split(',').enumerate() {
+                if let Ok(v) = v.trim().parse::<i128>() {
+                    push(format!("{tensor}.size()[{i}] == {v}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `L['x']` → `x` wherever the key is a plain name (guard lists write `L['x']`, recompile
+/// reasons `x`).
+fn local_names(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("L['") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 3..];
+        match after.split_once("']") {
+            Some((name, tail))
+                if !name.is_empty()
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') =>
+            {
+                out.push_str(name);
+                rest = tail;
+            }
+            _ => {
+                out.push_str("L['");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `L['x']` → `x` (the tensor as the user's code names it).

@@ -53,10 +53,27 @@ pub fn read(lines: &[Line]) -> Option<Message> {
         let d = msg.dim_mut(&size_name(source), Some(source.clone()));
         d.symbol = Some(symbol.clone());
         d.range = Some((*lo, crate::message::SIZE_MAX));
-        msg.notes.push(format!(
-            "line {no}: Torch-TensorRT found no upper bound for {source} ({symbol}) and will guess one; nothing in the text bounds it, so no sound bound follows from it: set the largest size you will run as torch._dynamo.mark_dynamic(..., max=HI) or Dim(..., max=HI), and give it here as --range {}=LO..HI",
-            size_name(source)
-        ));
+        // The text's own conditions on the symbol bound the size: they are read over it.
+        let bounding: Vec<String> = found
+            .iter_mut()
+            .filter(|(_, _, e, _)| e.atoms().iter().any(|a| a.to_string() == *symbol))
+            .map(|(n, text, e, _)| {
+                *e = e.substitute(symbol, &Expr::sym(source));
+                *text = replace_word(text, symbol, source);
+                format!("line {n}: {text}")
+            })
+            .collect();
+        msg.notes.push(if bounding.is_empty() {
+            format!(
+                "line {no}: Torch-TensorRT found no upper bound for {source} ({symbol}) and will guess one; nothing in the text bounds it, so no sound bound follows from it: set the largest size you will run as torch._dynamo.mark_dynamic(..., max=HI) or Dim(..., max=HI), and give it here as --range {}=LO..HI",
+                size_name(source)
+            )
+        } else {
+            format!(
+                "line {no}: Torch-TensorRT found no upper bound for {source} ({symbol}) and will guess one; the text's own conditions on {symbol} bound it ({}): the largest size of the set below is a sound max=HI for torch._dynamo.mark_dynamic(..., max=HI) or Dim(..., max=HI)",
+                bounding.join("; ")
+            )
+        });
     }
     let mut raws = Vec::new();
     let mut symbols: Vec<String> = Vec::new();
@@ -104,6 +121,26 @@ pub fn read(lines: &[Line]) -> Option<Message> {
         msg.form = Form::DataDependent;
     }
     Some(msg)
+}
+
+/// `text` with every whole-word `word` (not inside a longer name: `u0` but not `u01`) replaced.
+fn replace_word(text: &str, word: &str, by: &str) -> String {
+    let part = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(word) {
+        let before = rest[..i].chars().next_back();
+        let after = rest[i + word.len()..].chars().next();
+        out.push_str(&rest[..i]);
+        if before.is_some_and(part) || after.is_some_and(part) {
+            out.push_str(word);
+        } else {
+            out.push_str(by);
+        }
+        rest = &rest[i + word.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Torch-TensorRT's `Dynamic input NAME (shape: torch.Size([u0, 4])) has no max bound for dim
@@ -445,6 +482,15 @@ mod tests {
         let m = read(&clean::lines("hit u0 >= 4 here")).unwrap();
         assert_eq!(m.form, Form::DataDependent);
         assert!(read(&clean::lines("nothing here at all")).is_none());
+        assert_eq!(
+            replace_word("u0 <= u01 + u0", "u0", "x.shape[0]"),
+            "x.shape[0] <= u01 + x.shape[0]"
+        );
+        // The text's own condition on the unbacked size bounds it.
+        let m = read(&clean::lines("Dynamic input rows (shape: torch.Size([u0, 4])) has no max bound for dim 0, attempting to use a sane default (max: min(0) * 2^12).\nThe model holds u0 <= 4096.")).unwrap();
+        assert_eq!(m.dims.len(), 1, "{m:?}");
+        assert_eq!(m.dims[0].guards[0].text, "rows.shape[0] <= 4096");
+        assert!(m.data_dependent.is_empty(), "{m:?}");
         let m = read(&clean::lines("Dynamic input rows (shape: torch.Size([u0, 4])) has no max bound for dim 0, attempting to use a sane default (max: min(0) * 2^12).")).unwrap();
         assert_eq!(m.dims[0].source.as_deref(), Some("rows.shape[0]"));
         assert_eq!(m.dims[0].symbol.as_deref(), Some("u0"));
