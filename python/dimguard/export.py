@@ -635,6 +635,38 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
     return out
 
 
+def _named_entries(sheet: Mapping[str, Any], names: Mapping[Key, str], static: Sequence[Mapping[str, Any]], narrowed: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
+    """``sheet`` with the user's name kept, in a comment on its entry, for each size the loop
+    made ``Dim.AUTO``, static or an int, or tied to another name (torch gives those no name):
+    ``2: Dim.AUTO(min=64, max=512),  # h: ...``. The comment says what the returned program does
+    with it (read from the program: ``static``, ``narrowed``)."""
+    fixed = {(s["input"], int(s["index"])): s["size"] for s in static}
+    said = {n["name"]: n for n in narrowed}
+    entries = []
+    for e in sheet["entries"]:
+        key = (e["input"], int(e["index"]))
+        name, v = names.get(key), e["value"]
+        # The name the dict prints the entry by: a plain Dim by its root, a derived one by its own.
+        own = None if v["kind"] != "dim" else v["root"] if (int(v["coef"]), int(v["offset"])) == (1, 0) else v.get("name") or v["root"]
+        if name is None or own == name:
+            entries.append(e)
+            continue
+        if key in fixed:
+            what = f"the returned program fixes it at {fixed[key]}"
+        elif v["kind"] == "dim":
+            c, o = int(v["coef"]), int(v["offset"])
+            expr = own if v.get("name") or (c, o) == (1, 0) else f"{c}*{v['root']}" + (f" + {o}" if o else "")
+            what = f"the returned program takes it as {expr}"
+        elif v["kind"] == "auto":
+            what = "Dim.AUTO: torch refused a named Dim here"
+        else:
+            what = "static"
+        if name in said:
+            what += f"; it accepts {said[name]['kept']} of the {said[name]['of']} sizes asked for (report.narrowed says why)"
+        entries.append({**e, "comment": f"{name}: {what}"})
+    return {**sheet, "entries": entries}
+
+
 def _user_names(sheet: Mapping[str, Any]) -> Dict[Key, str]:
     """The name the user's spec gives each dimension: its ``Dim``'s (a derived one's own name
     when it has one)."""
@@ -791,6 +823,9 @@ def export(
     def report(exported: bool, audit: Optional[Dict[str, Any]], final: Dict[str, Any]) -> ExportReport:
         torch_s = sum(r["torch_seconds"] for r in rounds)
         ours = sum(r["dimguard_seconds"] for r in rounds)
+        static = _static(best[0], tensor_inputs) if best is not None and audit is not None else []
+        narrowed = _narrowed(user_sheet, static, audit, rounds)
+        final = _named_entries(final, user_names, static, narrowed)
         return ExportReport(
             {
                 "exported": exported,
@@ -802,9 +837,9 @@ def export(
                 **{k: (audit or {}).get(k, []) for k in FACT_KEYS},
                 "unaudited": (audit or {}).get("unaudited"),
                 "audit": audit,
-                "static": _static(best[0], tensor_inputs) if best is not None and audit is not None else [],
+                "static": static,
                 "spec_vs_program": _spec_vs_program(final, audit),
-                "narrowed": _narrowed(user_sheet, _static(best[0], tensor_inputs) if best is not None and audit is not None else [], audit, rounds),
+                "narrowed": narrowed,
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
                 "overhead": (ours / torch_s) if torch_s else None,

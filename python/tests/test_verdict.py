@@ -245,3 +245,29 @@ def test_an_example_the_program_leaves_undecided_is_said_never_raised():
         assert any("is undecided" in n for n in rep.rounds[-1]["notes"]), rep.rounds[-1]["notes"]
         with pytest.raises(dimguard.Undecided):
             rep.accepts({"input_ids": [1, 64]})
+
+
+class ItemAsSize(torch.nn.Module):
+    """Reads a length back from a tensor and makes a tensor of that length: torch records the
+    value's range as [0, oo] in ``range_constraints`` *because* it asserts ``u0 >= 0`` at run
+    time."""
+
+    def forward(self, x, t):
+        k = t.max().item()
+        torch._check(k >= 0)
+        return x.sum() + torch.zeros(k).sum()
+
+
+def test_an_assert_on_a_value_read_from_data_stays_undecided():
+    # The range [0, oo] torch keeps for u0 is the assert itself, not a fact independent of it:
+    # deciding `u0 >= 0` from it would accept shapes whose data the program rejects (below).
+    # The verdict leaves it undecided, naming the value; it decides everything on sizes.
+    args = (torch.randn(4), torch.tensor([3, 1]))
+    ep = torch.export.export(ItemAsSize(), args, dynamic_shapes=({0: Dim("n")}, {0: Dim("m")}))
+    assert any(str(k) == "u0" and int(v.lower) == 0 for k, v in ep.range_constraints.items()), ep.range_constraints
+    report = dimguard.check(ep)
+    v = report.verdict({"x": [4], "t": [2]})
+    assert v["accepted"] is None and "u0" in v["reason"], v.to_dict()
+    assert runs(ep, [torch.randn(4), torch.tensor([3, 1])])
+    assert not runs(ep, [torch.randn(4), torch.tensor([-2, -5])])
+    assert report.verdict({"x": [4, 1], "t": [2]})["accepted"] is False
