@@ -175,6 +175,9 @@ pub fn dim_comment(name: &str, text: &str) -> String {
     format!("# {}: {text}", py_name(name))
 }
 
+/// One entry of a printed `dynamic_shapes` dict: its index, its value as Python, and a comment.
+pub type DictItem = (usize, String, Option<String>);
+
 /// A paste-ready spec: the `Dim` import, one definition per dimension, comments, and the
 /// `dynamic_shapes` dict last.
 #[derive(Debug, Clone)]
@@ -225,10 +228,10 @@ impl SpecBlock {
     /// printed one entry a line, each comment at the end of its entry's line.
     pub fn dict_commented<I, S>(&mut self, inputs: I)
     where
-        I: IntoIterator<Item = (S, Vec<(usize, String, Option<String>)>)>,
+        I: IntoIterator<Item = (S, Vec<DictItem>)>,
         S: AsRef<str>,
     {
-        let inputs: Vec<(S, Vec<(usize, String, Option<String>)>)> = inputs.into_iter().collect();
+        let inputs: Vec<(S, Vec<DictItem>)> = inputs.into_iter().collect();
         if inputs
             .iter()
             .all(|(_, d)| d.iter().all(|(.., c)| c.is_none()))

@@ -466,7 +466,7 @@ impl Sheet {
         for d in &defs {
             block.code(d);
         }
-        let mut inputs: Vec<(&str, Vec<(usize, String, Option<String>)>)> = Vec::new();
+        let mut inputs: Vec<(&str, Vec<python::DictItem>)> = Vec::new();
         for e in &self.entries {
             let item = (e.index, self.reference(e), e.comment.clone());
             match inputs.iter_mut().find(|(i, _)| *i == e.input) {
