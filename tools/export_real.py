@@ -256,6 +256,8 @@ def table(path):
             notes.append("example undecided" if own is not None and own["accepts"] is None else "example not accepted")
         if r.get("error"):
             notes.append(r["error"].splitlines()[0][:120].replace("|", "/"))
+        if r.get("predates_verdict"):
+            notes.append("old row: agreement by the loop's accepts of then, before the program's verdict")
         ts = r.get("torch_seconds")
         ds = r.get("dimguard_seconds")
         out.append(
