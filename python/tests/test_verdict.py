@@ -238,6 +238,15 @@ def test_an_example_the_program_leaves_undecided_is_said_never_raised():
     spec = {"input_ids": {0: Dim("batch", min=1, max=16), 1: Dim("seq", min=2, max=512)}}
     ep, rep = dimguard.export(m, (ids,), dynamic_shapes=spec, verbose=False)
     assert rep.exported
+    # Two rounds: the data-dependent `8*u1 < s70` compares a value read from data with seq, so
+    # the pass with real tensors takes seq as Dim.AUTO, where torch fixes it at 64 (under the
+    # named Dim that was a third round); the report reads that from the program.
+    assert len(rep.rounds) == 2, [r.outcome for r in rep.rounds]
+    assert {"input": "input_ids", "index": 1, "size": 64} in [dict(s.to_dict()) for s in rep.static], rep.static
+    assert "# seq: the returned program fixes it at 64" in rep.spec, rep.spec
+    for seq in (32, 72, 128):
+        assert rep.verdict({"input_ids": [1, seq]})["accepted"] is False
+        assert not runs(ep, [torch.randint(0, 100, (1, seq))]), seq
     v = rep.verdict({"input_ids": [1, 64]})
     assert runs(ep, [ids])
     assert v["accepted"] in (True, None), v.to_dict()
