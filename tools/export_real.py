@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import random
+import re
 import sys
 import time
 import traceback
@@ -204,7 +205,9 @@ def run_one(name, api):
     row["dimguard_seconds"] = d.get("dimguard_seconds")
     row["spec"] = d.get("spec")
     names = [n for n, _, _ in spec["dims"].values()]
-    row["names_kept"] = [n for n in names if d.get("spec") and (f"{n} = " in d["spec"])]
+    # A name is kept where the spec defines it (at a line's start) or, for a size torch gives no
+    # name (Dim.AUTO, static, tied), names it in the comment on its entry.
+    row["names_kept"] = [n for n in names if d.get("spec") and re.search(rf"(?m)^{n} = |# {n}: ", d["spec"])]
     row["narrowed"] = d.get("narrowed")
     row["static"] = d.get("static")
     if ep is None:
@@ -253,6 +256,8 @@ def table(path):
             notes.append("example undecided" if own is not None and own["accepts"] is None else "example not accepted")
         if r.get("error"):
             notes.append(r["error"].splitlines()[0][:120].replace("|", "/"))
+        if r.get("predates_verdict"):
+            notes.append("old row: agreement by the loop's accepts of then, before the program's verdict")
         ts = r.get("torch_seconds")
         ds = r.get("dimguard_seconds")
         out.append(

@@ -541,7 +541,10 @@ def _static(ep: Any, tensor_inputs: Sequence[str]) -> List[Dict[str, Any]]:
         if shape is None:
             continue
         for i, s in enumerate(shape):
-            if not isinstance(s, torch.SymInt):
+            # A SymInt whose expression torch has replaced by a number (a size it fixed while
+            # tracing, with real tensors propagated) is fixed too.
+            expr = getattr(getattr(s, "node", None), "expr", None) if isinstance(s, torch.SymInt) else None
+            if not isinstance(s, torch.SymInt) or getattr(expr, "is_number", False):
                 out.append({"input": mapping.get(name, name), "index": i, "size": int(s)})
     return out
 
@@ -633,6 +636,62 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
             }
         )
     return out
+
+
+def _named_entries(
+    sheet: Mapping[str, Any], names: Mapping[Key, str], static: Sequence[Mapping[str, Any]], narrowed: Sequence[Mapping[str, Any]], auto_why: Mapping[Key, str]
+) -> Dict[str, Any]:
+    """``sheet`` with the user's name kept, in a comment on its entry, for each size the loop
+    made ``Dim.AUTO``, static or an int, or tied to another name (torch gives those no name):
+    ``2: Dim.AUTO(min=64, max=512),  # h: ...``. The comment says what the returned program does
+    with it (read from the program: ``static``, ``narrowed``), or, for a ``Dim.AUTO`` the program
+    keeps dynamic, why it is one (``auto_why``, by dimension)."""
+    fixed = {(s["input"], int(s["index"])): s["size"] for s in static}
+    said = {n["name"]: n for n in narrowed}
+    entries = []
+    for e in sheet["entries"]:
+        key = (e["input"], int(e["index"]))
+        name, v = names.get(key), e["value"]
+        # The name the dict prints the entry by: a plain Dim by its root, a derived one by its own.
+        own = None if v["kind"] != "dim" else v["root"] if (int(v["coef"]), int(v["offset"])) == (1, 0) else v.get("name") or v["root"]
+        if name is None or own == name:
+            entries.append(e)
+            continue
+        if key in fixed:
+            what = f"the returned program fixes it at {fixed[key]}"
+        elif v["kind"] == "dim":
+            c, o = int(v["coef"]), int(v["offset"])
+            expr = own if v.get("name") or (c, o) == (1, 0) else f"{c}*{v['root']}" + (f" + {o}" if o else "")
+            what = f"the returned program takes it as {expr}"
+        elif v["kind"] == "auto":
+            what = auto_why.get(key, "Dim.AUTO: torch refused a named Dim here")
+        else:
+            what = "static"
+        if name in said:
+            what += f"; it accepts {said[name]['kept']} of the {said[name]['of']} sizes asked for (report.narrowed says why)"
+        entries.append({**e, "comment": f"{name}: {what}"})
+    return {**sheet, "entries": entries}
+
+
+def _mixed_roots(sheet: Mapping[str, Any], text: str, trace: Any) -> List[str]:
+    """The roots of ``sheet`` whose sizes a data-dependent expression compares with a value read
+    from a tensor (``8*u1 < 64 (unhinted: 8*u1 < s70)``: the input size torch created ``s70``
+    for, read from the round's trace)."""
+    m = re.search(r"\(unhinted: (.*?)\)\.", text) or re.search(r"data-dependent expression (.*?) \(unhinted", text)
+    if not m or not re.search(r"\bu\d+\b", m.group(1)):
+        return []
+    backed = set(re.findall(r"\bs\d+\b", m.group(1)))
+    sources = []
+    for line in getattr(trace, "_lines", []):
+        if not line.startswith('{"create_symbol"'):
+            continue
+        try:
+            rec = json.loads(line)["create_symbol"]
+        except (ValueError, KeyError, TypeError):
+            continue
+        if rec.get("symbol") in backed and rec.get("source"):
+            sources.append(rec["source"])
+    return _named_roots(sheet, " ".join(sources)) if sources else []
 
 
 def _user_names(sheet: Mapping[str, Any]) -> Dict[Key, str]:
@@ -791,6 +850,9 @@ def export(
     def report(exported: bool, audit: Optional[Dict[str, Any]], final: Dict[str, Any]) -> ExportReport:
         torch_s = sum(r["torch_seconds"] for r in rounds)
         ours = sum(r["dimguard_seconds"] for r in rounds)
+        static = _static(best[0], tensor_inputs) if best is not None and audit is not None else []
+        narrowed = _narrowed(user_sheet, static, audit, rounds)
+        final = _named_entries(final, user_names, static, narrowed, auto_why)
         return ExportReport(
             {
                 "exported": exported,
@@ -802,9 +864,9 @@ def export(
                 **{k: (audit or {}).get(k, []) for k in FACT_KEYS},
                 "unaudited": (audit or {}).get("unaudited"),
                 "audit": audit,
-                "static": _static(best[0], tensor_inputs) if best is not None and audit is not None else [],
+                "static": static,
                 "spec_vs_program": _spec_vs_program(final, audit),
-                "narrowed": _narrowed(user_sheet, _static(best[0], tensor_inputs) if best is not None and audit is not None else [], audit, rounds),
+                "narrowed": narrowed,
                 "torch_seconds": torch_s,
                 "dimguard_seconds": ours,
                 "overhead": (ours / torch_s) if torch_s else None,
@@ -817,6 +879,8 @@ def export(
     inside: List[str] = []
     # The user's name for each dimension of their spec: a size dimguard narrows keeps it.
     user_names = _user_names(user_sheet)
+    # Why a size the user named became Dim.AUTO, where the loop knows (said in the spec's comment).
+    auto_why: Dict[Key, str] = {}
     real = False
     for n in range(1, max_rounds + 1):
         t1 = time.perf_counter()
@@ -870,7 +934,23 @@ def export(
                     _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; nothing left to change")
                     break
                 real = True
-                entry["notes"].append("an expression over a value the model reads from a tensor: the next pass propagates real tensors (draft_export's mechanism); the spec stays")
+                mixed = _mixed_roots(sheet, _text_of(err), trace)
+                if mixed:
+                    # The expression compares such a value with input sizes (`8*u1 < s70`, s70 =
+                    # seq): torch decides it at the example's values, and deciding it can fix
+                    # those sizes (Longformer: seq at 64), which under a named Dim is one more
+                    # failed round. Dim.AUTO (in the user's bounds) lets torch do what it must in
+                    # this pass; the report reads what the program does with them.
+                    new = _auto(sheet, mixed)
+                    for e in sheet["entries"]:
+                        if e["value"]["kind"] == "dim" and e["value"]["root"] in mixed:
+                            auto_why[(e["input"], int(e["index"]))] = "Dim.AUTO: torch compares it with a value the model reads from a tensor"
+                    sheet = {"roots": new["roots"], "entries": new["entries"], "notes": []}
+                    entry["notes"].append(
+                        f"an expression over a value the model reads from a tensor, compared with {', '.join(mixed)}: the next pass propagates real tensors (draft_export's mechanism), with {', '.join(mixed)} as Dim.AUTO (torch may fix them there; the report says)"
+                    )
+                else:
+                    entry["notes"].append("an expression over a value the model reads from a tensor: the next pass propagates real tensors (draft_export's mechanism); the spec stays")
                 _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; " + entry["notes"][-1])
                 continue
             if best is not None:

@@ -245,3 +245,39 @@ def test_a_value_read_back_from_a_tensor_is_decided_by_a_real_pass():
             assert torch.allclose(run(ep, x), m(x)), shape
     assert not wrong, f"accepted, but the program raised: {wrong}"
     assert run(ep, torch.randn(2, 20)) is not None
+
+
+class _FixedRows(torch.nn.Module):
+    """Broadcasts against a table of 16 rows: torch specializes the rows' size to 16."""
+
+    def forward(self, x):
+        return x * torch.arange(16.0).reshape(16, 1)
+
+
+class _Square(torch.nn.Module):
+    """Adds its input to its transpose: torch ties the two sizes."""
+
+    def forward(self, x):
+        return x + x.transpose(1, 2)
+
+
+@pytest.mark.parametrize(
+    "model,example,name,says",
+    [(_FixedRows(), (2, 16, 20), "h", "the returned program fixes it at 16"), (_Square(), (2, 12, 12), "w", "the returned program takes it as h")],
+)
+def test_a_size_torch_makes_static_or_ties_keeps_the_users_name_in_a_comment(model, example, name, says):
+    """torch gives ``Dim.STATIC``, an int or a tie no name: the printed spec keeps the user's name
+    in a comment on that entry, says what the program does with it, defines every name once, and
+    re-exports to a program that agrees with the report."""
+    b, h, w = Dim("b", min=1, max=8), Dim("h", min=4, max=64), Dim("w", min=4, max=64)
+    x = torch.randn(*example)
+    ep, rep = dimguard.export(model, (x,), dynamic_shapes={"x": {0: b, 1: h, 2: w}}, verbose=False)
+    assert rep.exported, [r.get("error") for r in rep.rounds]
+    line = next((ln for ln in rep.spec.splitlines() if f"# {name}: " in ln), None)
+    assert line is not None and says in line, rep.spec
+    defined = [ln.split(" = ")[0] for ln in rep.spec.splitlines() if " = " in ln and not ln.startswith((" ", "#", "dynamic_shapes"))]
+    assert len(defined) == len(set(defined)), rep.spec
+    again = reexports(model, x, rep.spec)
+    rng = random.Random(0)
+    shapes = [example] + [(rng.randint(1, 8), rng.choice([example[1], rng.randint(4, 64)]), rng.choice([example[2], rng.randint(4, 64)])) for _ in range(10)]
+    agree(model, again, rep, "x", shapes)

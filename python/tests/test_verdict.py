@@ -238,6 +238,15 @@ def test_an_example_the_program_leaves_undecided_is_said_never_raised():
     spec = {"input_ids": {0: Dim("batch", min=1, max=16), 1: Dim("seq", min=2, max=512)}}
     ep, rep = dimguard.export(m, (ids,), dynamic_shapes=spec, verbose=False)
     assert rep.exported
+    # Two rounds: the data-dependent `8*u1 < s70` compares a value read from data with seq, so
+    # the pass with real tensors takes seq as Dim.AUTO, where torch fixes it at 64 (under the
+    # named Dim that was a third round); the report reads that from the program.
+    assert len(rep.rounds) == 2, [r.outcome for r in rep.rounds]
+    assert {"input": "input_ids", "index": 1, "size": 64} in [dict(s.to_dict()) for s in rep.static], rep.static
+    assert "# seq: the returned program fixes it at 64" in rep.spec, rep.spec
+    for seq in (32, 72, 128):
+        assert rep.verdict({"input_ids": [1, seq]})["accepted"] is False
+        assert not runs(ep, [torch.randint(0, 100, (1, seq))]), seq
     v = rep.verdict({"input_ids": [1, 64]})
     assert runs(ep, [ids])
     assert v["accepted"] in (True, None), v.to_dict()
@@ -245,3 +254,29 @@ def test_an_example_the_program_leaves_undecided_is_said_never_raised():
         assert any("is undecided" in n for n in rep.rounds[-1]["notes"]), rep.rounds[-1]["notes"]
         with pytest.raises(dimguard.Undecided):
             rep.accepts({"input_ids": [1, 64]})
+
+
+class ItemAsSize(torch.nn.Module):
+    """Reads a length back from a tensor and makes a tensor of that length: torch records the
+    value's range as [0, oo] in ``range_constraints`` *because* it asserts ``u0 >= 0`` at run
+    time."""
+
+    def forward(self, x, t):
+        k = t.max().item()
+        torch._check(k >= 0)
+        return x.sum() + torch.zeros(k).sum()
+
+
+def test_an_assert_on_a_value_read_from_data_stays_undecided():
+    # The range [0, oo] torch keeps for u0 is the assert itself, not a fact independent of it:
+    # deciding `u0 >= 0` from it would accept shapes whose data the program rejects (below).
+    # The verdict leaves it undecided, naming the value; it decides everything on sizes.
+    args = (torch.randn(4), torch.tensor([3, 1]))
+    ep = torch.export.export(ItemAsSize(), args, dynamic_shapes=({0: Dim("n")}, {0: Dim("m")}))
+    assert any(str(k) == "u0" and int(v.lower) == 0 for k, v in ep.range_constraints.items()), ep.range_constraints
+    report = dimguard.check(ep)
+    v = report.verdict({"x": [4], "t": [2]})
+    assert v["accepted"] is None and "u0" in v["reason"], v.to_dict()
+    assert runs(ep, [torch.randn(4), torch.tensor([3, 1])])
+    assert not runs(ep, [torch.randn(4), torch.tensor([-2, -5])])
+    assert report.verdict({"x": [4, 1], "t": [2]})["accepted"] is False

@@ -38,6 +38,7 @@ impl Sheet {
                 index,
                 value,
                 name: None,
+                comment: None,
             }),
         }
     }

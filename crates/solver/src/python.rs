@@ -175,6 +175,9 @@ pub fn dim_comment(name: &str, text: &str) -> String {
     format!("# {}: {text}", py_name(name))
 }
 
+/// One entry of a printed `dynamic_shapes` dict: its index, its value as Python, and a comment.
+pub type DictItem = (usize, String, Option<String>);
+
 /// A paste-ready spec: the `Dim` import, one definition per dimension, comments, and the
 /// `dynamic_shapes` dict last.
 #[derive(Debug, Clone)]
@@ -219,6 +222,36 @@ impl SpecBlock {
     {
         self.blank();
         self.lines.push(dynamic_shapes_dict(inputs));
+    }
+
+    /// [`SpecBlock::dict`] where an entry may carry a comment: with any comment, the dict is
+    /// printed one entry a line, each comment at the end of its entry's line.
+    pub fn dict_commented<I, S>(&mut self, inputs: I)
+    where
+        I: IntoIterator<Item = (S, Vec<DictItem>)>,
+        S: AsRef<str>,
+    {
+        let inputs: Vec<(S, Vec<DictItem>)> = inputs.into_iter().collect();
+        if inputs
+            .iter()
+            .all(|(_, d)| d.iter().all(|(.., c)| c.is_none()))
+        {
+            let plain = inputs
+                .into_iter()
+                .map(|(i, d)| (i, d.into_iter().map(|(k, v, _)| (k, v)).collect()));
+            return self.dict(plain);
+        }
+        self.blank();
+        self.lines.push("dynamic_shapes = {".into());
+        for (input, dims) in inputs {
+            self.lines.push(format!("    \"{}\": {{", input.as_ref()));
+            for (k, v, c) in dims {
+                let comment = c.map_or_else(String::new, |c| format!("  # {}", one_line(&c)));
+                self.lines.push(format!("        {k}: {v},{comment}"));
+            }
+            self.lines.push("    },".into());
+        }
+        self.lines.push("}".into());
     }
 
     /// The block's text, each definition after the definitions it reads (a tied size written
@@ -290,6 +323,11 @@ fn defined_before_use(lines: Vec<String>) -> Vec<String> {
     }
     out.extend(waiting);
     out
+}
+
+/// `text` on one line (a comment must not end early and leave code behind it).
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `dynamic_shapes = {"x": {0: b, 2: h}, ...}`, inputs and indices in the order given.

@@ -374,6 +374,7 @@ fn read_dict(text: &str, sheet: &mut Sheet, consts: &BTreeMap<String, i128>) {
                 index,
                 value,
                 name,
+                comment: None,
             });
         }
     }
@@ -536,6 +537,35 @@ mod tests {
             Some(DimSet::interval(4, 9))
         );
         assert!(s.unrecognized.is_empty(), "{:?}", s.unrecognized);
+    }
+
+    #[test]
+    fn a_comment_on_an_entry_prints_one_entry_a_line_and_reads_back() {
+        // As the Python loop writes a sheet: a Dim kept, a size made Dim.AUTO, one made static.
+        let mut s: Sheet = serde_json::from_str(
+            r#"{"roots": [{"name": "b", "min": 1, "max": 16}], "entries": [
+                {"input": "x", "index": 0, "value": {"kind": "dim", "root": "b", "coef": 1, "offset": 0}},
+                {"input": "x", "index": 2, "value": {"kind": "auto", "min": 64, "max": 512}},
+                {"input": "x", "index": 3, "value": {"kind": "int", "value": 224}}]}"#,
+        )
+        .unwrap();
+        let plain = s.code();
+        assert!(
+            plain.contains("dynamic_shapes = {\"x\": {0: b, "),
+            "{plain}"
+        );
+        s.entries[1].comment = Some("h: torch specialized it\n(see report.narrowed)".into());
+        s.entries[2].comment = Some("w # fixed at 224".into()); // a `#` inside a comment is harmless
+        let code = s.code();
+        assert!(
+            code.contains("        2: Dim.AUTO(min=64, max=512),  # h: torch specialized it (see report.narrowed)\n"),
+            "{code}"
+        );
+        // The comments change nothing of what the code says.
+        let (back, before) = (read(&code).unwrap(), read(&plain).unwrap());
+        assert_eq!(back.entries, before.entries);
+        assert_eq!(back.unrecognized, before.unrecognized);
+        assert_eq!(back.roots.len(), 1);
     }
 
     #[test]

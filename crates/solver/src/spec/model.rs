@@ -80,6 +80,11 @@ pub struct Entry {
     /// (`b` in `{0: b}` with `b = 1`); printed back as that name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// A comment printed at the end of the entry's line (the dict is then printed one entry a
+    /// line): the user's name for a size that is no longer a named `Dim` (`Dim.AUTO`,
+    /// `Dim.STATIC`, an int, which torch gives no name), and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
 }
 
 /// What a spec says about one dimension. JSON: `{"kind": "dim", "root": "h", "coef": 8,
@@ -461,19 +466,19 @@ impl Sheet {
         for d in &defs {
             block.code(d);
         }
-        let mut inputs: Vec<(&str, Vec<(usize, String)>)> = Vec::new();
+        let mut inputs: Vec<(&str, Vec<python::DictItem>)> = Vec::new();
         for e in &self.entries {
-            let item = (e.index, self.reference(e));
+            let item = (e.index, self.reference(e), e.comment.clone());
             match inputs.iter_mut().find(|(i, _)| *i == e.input) {
                 Some((_, items)) => items.push(item),
                 None => inputs.push((&e.input, vec![item])),
             }
         }
         for (_, items) in &mut inputs {
-            items.sort_by_key(|(k, _)| *k);
+            items.sort_by_key(|(k, ..)| *k);
         }
         if self.dict || !self.entries.is_empty() {
-            block.dict(inputs);
+            block.dict_commented(inputs);
         }
         block.finish()
     }
