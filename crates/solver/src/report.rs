@@ -503,11 +503,8 @@ impl DimReport {
     /// a `torch._check` where the model makes it ([`crate::python::unbacked_checks`], the
     /// `code` of its suggestions).
     pub fn is_unbacked(&self) -> bool {
-        crate::forms::datadep::is_unbacked(&self.name)
-            && self
-                .source
-                .as_deref()
-                .is_none_or(crate::forms::datadep::is_unbacked)
+        crate::types::is_unbacked(&self.name)
+            && self.source.as_deref().is_none_or(crate::types::is_unbacked)
     }
 }
 

@@ -199,10 +199,7 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
         let unbacked: Vec<String> = msg
             .dims
             .iter_mut()
-            .filter(|d| {
-                let n = d.var();
-                n.len() > 1 && n.starts_with('u') && n[1..].bytes().all(|c| c.is_ascii_digit())
-            })
+            .filter(|d| crate::types::is_unbacked(d.var()))
             .map(|d| {
                 d.range = Some((0, crate::message::SIZE_MAX));
                 d.var().to_string()

@@ -16,7 +16,7 @@ use super::logs::{place_guards, size_name};
 use super::{Form, RawGuard};
 use crate::message::Message;
 use crate::syntax::parse_expr;
-use crate::types::Expr;
+use crate::types::{is_size_symbol, is_unbacked, Expr};
 
 /// At most this many word starts to the left of an atom are tried.
 const STARTS: usize = 12;
@@ -407,18 +407,8 @@ fn is_source(a: &str) -> bool {
     source_end(a, 0) == Some(a.len())
 }
 
-/// `u0`: an unbacked size.
-fn is_unbacked(a: &str) -> bool {
-    a.len() > 1 && a.starts_with('u') && a[1..].bytes().all(|c| c.is_ascii_digit())
-}
-
-/// `s3`: a backed symbol.
-fn is_symbol(a: &str) -> bool {
-    a.len() > 1 && a.starts_with('s') && a[1..].bytes().all(|c| c.is_ascii_digit())
-}
-
 fn is_size(a: &str) -> bool {
-    is_source(a) || is_unbacked(a) || is_symbol(a)
+    is_source(a) || is_size_symbol(a)
 }
 
 #[cfg(test)]
