@@ -233,10 +233,15 @@ pub fn human(r: &Report, color: bool) -> String {
     lines(&mut out, r, &st);
     forms_sections(&mut out, r, &st);
     guard_fates(&mut out, &r.guards, "in the text", &st);
+    let recompile = r.runtime.as_ref().is_some_and(|rt| rt.recompile);
     let _ = writeln!(
         out,
         "\n{}\n",
-        st.bold("Paste in front of your export call:")
+        st.bold(if recompile {
+            "Paste in front of your torch.compile call:"
+        } else {
+            "Paste in front of your export call:"
+        })
     );
     for line in r.dynamic_shapes.lines() {
         let _ = writeln!(out, "    {line}");
@@ -389,7 +394,13 @@ fn data_dependent(out: &mut String, d: &DataDependent, st: &Style) {
 /// text does not say.
 fn forms_sections(out: &mut String, r: &Report, st: &Style) {
     let guards = r.dims.iter().map(|d| d.guards.len()).sum::<usize>() + r.joint.len();
-    if r.lines.is_empty() && guards > 0 {
+    if r.lines.is_empty() && guards > 0 && r.runtime.as_ref().is_some_and(|rt| rt.recompile) {
+        let _ = writeln!(
+            out,
+            "\n{} torch.compile's, with TORCH_LOGS=\"recompiles,guards\" each with the line of your model after its `#` (dimguard reads the guards, not yet those lines)",
+            st.bold("Where the guards come from:")
+        );
+    } else if r.lines.is_empty() && guards > 0 {
         let _ = writeln!(
             out,
             "\n{} not in this text ({}): run the export with TORCH_LOGS=\"+dynamic\" and give dimguard the log (or a draft_export report) to see the line of your model behind each guard",

@@ -56,6 +56,9 @@ pub struct Runtime {
     /// A guard of a graph torch.compile made (a recompile reason), not of an exported program:
     /// at a size that fails it torch compiles another graph.
     pub recompile: bool,
+    /// For a recompile: the text also lists every guard of each frame that failed
+    /// (`TORCH_LOGS="recompiles,guards"`), so the sets are all the compiled graph accepts.
+    pub listed: bool,
 }
 
 /// One dimension named by the message.

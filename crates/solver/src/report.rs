@@ -758,6 +758,10 @@ pub struct RuntimeReport {
     pub nearest: [Option<i128>; 2],
     /// What it means and what to do, in sentences.
     pub explanation: Vec<String>,
+    /// A guard of a graph torch.compile made (a recompile reason), not of an exported program:
+    /// `dynamic_shapes` is then torch.compile's advice (`mark_dynamic`), not a `Dim` spec.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recompile: bool,
 }
 
 /// Padding advice for one dimension.
