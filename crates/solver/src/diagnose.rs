@@ -178,6 +178,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
             .filter_map(|g| g.linked.as_ref().map(|l| l.report.clone()))
             .collect(),
         guards,
+        missing_bounds: msg.missing_bounds.clone(),
     };
     crate::analyze::complete(&mut report, msg, opts);
     report

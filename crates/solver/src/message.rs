@@ -40,6 +40,8 @@ pub struct Message {
     /// For data-dependent expressions: the input size each unbacked symbol stands for, and
     /// whether the export used a `ShapesSpec`.
     pub datadep: Info,
+    /// Sizes Torch-TensorRT found no upper bound for.
+    pub missing_bounds: Vec<crate::report::MissingBound>,
 }
 
 /// What failed when an exported program ran.
@@ -190,6 +192,7 @@ impl Message {
             unreadable: vec![],
             runtime: None,
             datadep: Default::default(),
+            missing_bounds: vec![],
         }
     }
 

@@ -450,6 +450,7 @@ impl Trace {
             unreadable: vec![],
             runtime: None,
             datadep: Default::default(),
+            missing_bounds: vec![],
         };
         // Guards over the sizes' sources (as torch's messages print them).
         let over_sources = |e: &Expr| {

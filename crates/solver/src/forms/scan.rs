@@ -49,6 +49,16 @@ pub fn read(lines: &[Line]) -> Option<Message> {
         return None;
     }
     let mut msg = Message::empty(Form::Guards);
+    msg.missing_bounds = unbounded
+        .iter()
+        .map(|(no, source, symbol, lo)| crate::report::MissingBound {
+            line: *no,
+            source: source.clone(),
+            symbol: symbol.clone(),
+            min: *lo,
+            program: None,
+        })
+        .collect();
     for (no, source, symbol, lo) in &unbounded {
         let d = msg.dim_mut(&size_name(source), Some(source.clone()));
         d.symbol = Some(symbol.clone());
@@ -65,7 +75,7 @@ pub fn read(lines: &[Line]) -> Option<Message> {
             .collect();
         msg.notes.push(if bounding.is_empty() {
             format!(
-                "line {no}: Torch-TensorRT found no upper bound for {source} ({symbol}) and will guess one; nothing in the text bounds it, so no sound bound follows from it: set the largest size you will run as torch._dynamo.mark_dynamic(..., max=HI) or Dim(..., max=HI), and give it here as --range {}=LO..HI",
+                "line {no}: Torch-TensorRT found no upper bound for {source} ({symbol}) and will guess one; nothing in the text bounds it, so no sound bound follows from it (give the exported program as --program MODEL.pt2 for the bound it implies): set the largest size you will run as torch._dynamo.mark_dynamic(..., max=HI) or Dim(..., max=HI), and give it here as --range {}=LO..HI",
                 size_name(source)
             )
         } else {
