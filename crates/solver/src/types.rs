@@ -26,6 +26,15 @@ pub type Atom = Arc<str>;
 
 /// Whether `name` is a symbol PyTorch made for a size (`s3`, `u0`): `s` or `u` and one or more
 /// decimal digits. Sources (`L['x'].size()[2]`) and user names (`batch`) are not.
+///
+/// ```
+/// use dimguard_solver::{is_backed, is_size_symbol, is_unbacked};
+///
+/// assert!(is_size_symbol("s3") && is_size_symbol("u0"));
+/// assert!(!is_size_symbol("s") && !is_size_symbol("x.size()[0]") && !is_size_symbol("upper"));
+/// assert!(is_unbacked("u17") && !is_unbacked("s17") && !is_unbacked("u"));
+/// assert!(is_backed("s53") && !is_backed("u0"));
+/// ```
 pub fn is_size_symbol(name: &str) -> bool {
     name.len() > 1 && name.starts_with(['s', 'u']) && name[1..].bytes().all(|b| b.is_ascii_digit())
 }
