@@ -1050,7 +1050,7 @@ fn trt_missing_bound_from_the_program() {
     for name in ["trt_bounded", "trt_unbounded"] {
         let model = format!("{root}/tests/data/pt2/{name}.pt2");
         let truth: Value = serde_json::from_str(
-            &std::fs::read_to_string(format!("{root}/tests/data/pt2/{name}.truth.json")).unwrap(),
+            &std::fs::read_to_string(format!("{root}/tests/data/pt2/{name}.bound.json")).unwrap(),
         )
         .unwrap();
         let accepted: Vec<i64> = truth["accepted"]

@@ -7,7 +7,7 @@ a tensor made in the model, what Torch-TensorRT reports as "has no max bound"), 
 - trt_unbounded: only `torch._check(n >= 0)`: torch records no upper bound for u0.
 
 Each is written to tests/data/pt2/<name>.pt2 (a zip holding only `<name>/models/model.json`, what
-dimguard reads) with `<name>.truth.json`: the row counts n in 0..TOP at which `ep.module()` runs
+dimguard reads) with `<name>.bound.json`: the row counts n in 0..TOP at which `ep.module()` runs
 (an exception of any kind is a rejected n), and torch's range for u0 as
 `ep.range_constraints` prints it.
 
@@ -65,7 +65,7 @@ def main():
             "accepted": accepted,
             "range_constraints": {str(k): str(v) for k, v in ep.range_constraints.items()},
         }
-        (OUT / f"{name}.truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+        (OUT / f"{name}.bound.json").write_text(json.dumps(truth, indent=1) + "\n")
         print(name, truth["range_constraints"], "accepted", accepted[0], "..", accepted[-1], len(accepted))
 
 
