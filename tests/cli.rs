@@ -1036,3 +1036,71 @@ fn tied_sizes_answer_with_their_partners_set() {
     assert!(!text.contains("a_0 = a_0"), "{text}");
     assert!(text.contains("tied        equal to a_0"), "{text}");
 }
+
+/// `diagnose TRT_ERROR --program MODEL.pt2`: the max bound the program implies for a size
+/// Torch-TensorRT found none for, checked against torch 2.15 running the program
+/// (`tools/export_trt_bound.py`: the row counts 0..100 at which `ep.module()` runs). Sound:
+/// every accepted size is at most the bound; and exact here (the bound itself is accepted). With
+/// no `torch._check(n <= N)` the program implies none, and torch accepts sizes up to the top of
+/// the checked range.
+#[test]
+fn trt_missing_bound_from_the_program() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let text = format!("{root}/tests/data/forms/real/torch_tensorrt_4610.no_max_bound.txt");
+    for name in ["trt_bounded", "trt_unbounded"] {
+        let model = format!("{root}/tests/data/pt2/{name}.pt2");
+        let truth: Value = serde_json::from_str(
+            &std::fs::read_to_string(format!("{root}/tests/data/pt2/{name}.bound.json")).unwrap(),
+        )
+        .unwrap();
+        let accepted: Vec<i64> = truth["accepted"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_i64().unwrap())
+            .collect();
+        let top = truth["checked"][1].as_i64().unwrap();
+        let (code, out, err) = run(&["diagnose", "--json", &text, "--program", &model], None);
+        assert_eq!(code, 0, "{name}: {err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let mb = &v["missing_bounds"][0];
+        assert_eq!(mb["symbol"], "u0", "{name}: {mb}");
+        let bound = &mb["program"]["max"];
+        match bound.as_i64() {
+            Some(hi) => {
+                assert_eq!(name, "trt_bounded");
+                assert!(
+                    accepted.iter().all(|&n| n <= hi),
+                    "{name}: unsound bound {hi}"
+                );
+                assert_eq!(
+                    accepted.iter().max(),
+                    Some(&hi),
+                    "{name}: bound {hi} not tight"
+                );
+                assert!(hi < top, "{name}: the truth must check above the bound");
+            }
+            None => {
+                assert_eq!(name, "trt_unbounded", "{name}: no bound reported");
+                assert!(bound.is_null(), "{name}: {mb}");
+                assert_eq!(accepted.iter().max(), Some(&top), "{name}: torch bounds it");
+            }
+        }
+        let (code, human, _) = run(&["diagnose", &text, "--program", &model], None);
+        assert_eq!(code, 0);
+        assert!(human.contains("TensorRT max bound:"), "{human}");
+    }
+    // A program given with a text that names no missing bound: a note, not an error.
+    let (code, out, _) = run(
+        &[
+            "diagnose",
+            "--json",
+            &data("seed_raft_sympy_syntax.txt"),
+            "--program",
+            &format!("{root}/tests/data/pt2/trt_bounded.pt2"),
+        ],
+        None,
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("the program was not needed"), "{out}");
+}

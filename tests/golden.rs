@@ -115,6 +115,29 @@ fn diagnose_outputs_are_unchanged() {
     check_all(cases);
 }
 
+/// torch.compile's recompile logs (`tests/data/forms/recompile*.log.txt`): the sets, the failed
+/// guard and the torch.compile paste block (`mark_dynamic` with the accepted bounds).
+#[test]
+fn recompile_outputs_are_unchanged() {
+    let mut cases = Vec::new();
+    for (name, path) in fixtures("tests/data/forms", ".log.txt") {
+        if !name.starts_with("recompile") {
+            continue;
+        }
+        let file = path_str(&path);
+        cases.push((
+            format!("forms/{name}.json"),
+            dimguard(&["diagnose", "--json", file]),
+        ));
+        cases.push((format!("forms/{name}.txt"), dimguard(&["diagnose", file])));
+    }
+    assert!(
+        !cases.is_empty(),
+        "no recompile fixtures in tests/data/forms"
+    );
+    check_all(cases);
+}
+
 #[test]
 fn check_outputs_are_unchanged() {
     let mut cases = Vec::new();

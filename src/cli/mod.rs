@@ -181,6 +181,11 @@ enum Command {
         /// text is a ShapesSpec failure or `--spec` is a ShapesSpec, else `dim`.
         #[arg(long, value_name = "dim|shapesspec")]
         format: Option<String>,
+        /// The exported program (`.pt2` or its model.json) behind a Torch-TensorRT "has no max
+        /// bound" error: each size the text names without a max bound gets the bound the
+        /// program implies (its recorded range for that symbol), or is said to have none.
+        #[arg(long, value_name = "MODEL")]
+        program: Option<PathBuf>,
     },
     /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
     /// versus what it claims, a corrected spec, and shape-propagation findings.
@@ -365,6 +370,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             spec,
             cover,
             format,
+            program,
         } => {
             if cover == Some(0) {
                 return Err(bad_input("--cover must be at least 1"));
@@ -440,6 +446,18 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                     );
                 }
                 _ => {}
+            }
+            if let Some(model) = &program {
+                let label = model.display().to_string();
+                let p = dimguard::graph::program::load(model).map_err(bad_input)?;
+                if report.missing_bounds.is_empty() {
+                    report.notes.push(format!(
+                        "--program {label}: the text names no size Torch-TensorRT found no max bound for, so the program was not needed"
+                    ));
+                }
+                for mb in &mut report.missing_bounds {
+                    mb.program = Some(p.missing_bound(&mb.symbol, &label));
+                }
             }
             let input = file.unwrap_or_else(|| PathBuf::from("standard input"));
             let traced = dimguard::api::traced(&report, &examples);

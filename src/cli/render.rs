@@ -231,12 +231,18 @@ pub fn human(r: &Report, color: bool) -> String {
         data_dependent(&mut out, d, &st);
     }
     lines(&mut out, r, &st);
+    missing_bounds(&mut out, r, &st);
     forms_sections(&mut out, r, &st);
     guard_fates(&mut out, &r.guards, "in the text", &st);
+    let recompile = r.runtime.as_ref().is_some_and(|rt| rt.recompile);
     let _ = writeln!(
         out,
         "\n{}\n",
-        st.bold("Paste in front of your export call:")
+        st.bold(if recompile {
+            "Paste in front of your torch.compile call:"
+        } else {
+            "Paste in front of your export call:"
+        })
     );
     for line in r.dynamic_shapes.lines() {
         let _ = writeln!(out, "    {line}");
@@ -385,11 +391,49 @@ fn data_dependent(out: &mut String, d: &DataDependent, st: &Style) {
     }
 }
 
+/// Each size Torch-TensorRT found no max bound for, with the bound the program (`--program`)
+/// implies, or that its recorded range has no upper end.
+fn missing_bounds(out: &mut String, r: &Report, st: &Style) {
+    for mb in &r.missing_bounds {
+        let Some(p) = &mb.program else { continue };
+        let range = match p.range {
+            Some([lo, hi]) => format!(
+                "its range for {} is {}..{}",
+                mb.symbol,
+                lo.map_or("-unbounded".to_string(), |v| v.to_string()),
+                hi.map_or("unbounded".to_string(), |v| v.to_string())
+            ),
+            None => format!("it records no range for {}", mb.symbol),
+        };
+        let verdict = match p.max {
+            Some(hi) => format!(
+                "max={hi} is a sound bound (the program accepts no larger size): set it as torch._dynamo.mark_dynamic(..., max={hi}) or Dim(..., max={hi})"
+            ),
+            None => "that range has no upper end, so no sound max bound follows from the program: set the largest size you will run (torch._check(n <= HI) where the model makes it, or Dim(..., max=HI))".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "\n{} line {}: {} ({}) in {}: {range}; {verdict}",
+            st.bold("TensorRT max bound:"),
+            mb.line,
+            mb.source,
+            mb.symbol,
+            p.path
+        );
+    }
+}
+
 /// Guards over several sizes, a run-time failure explained, and where guards came from when the
 /// text does not say.
 fn forms_sections(out: &mut String, r: &Report, st: &Style) {
     let guards = r.dims.iter().map(|d| d.guards.len()).sum::<usize>() + r.joint.len();
-    if r.lines.is_empty() && guards > 0 {
+    if r.lines.is_empty() && guards > 0 && r.runtime.as_ref().is_some_and(|rt| rt.recompile) {
+        let _ = writeln!(
+            out,
+            "\n{} torch.compile's, with TORCH_LOGS=\"recompiles,guards\" each with the line of your model after its `#` (dimguard reads the guards, not yet those lines)",
+            st.bold("Where the guards come from:")
+        );
+    } else if r.lines.is_empty() && guards > 0 {
         let _ = writeln!(
             out,
             "\n{} not in this text ({}): run the export with TORCH_LOGS=\"+dynamic\" and give dimguard the log (or a draft_export report) to see the line of your model behind each guard",

@@ -4,6 +4,7 @@
 //! PyTorch versions read as long as these parts keep their meaning. Arguments stay JSON values
 //! (`{"as_tensor": {"name": ...}}`, `{"as_ints": [...]}`, ...) read through small accessors.
 
+use dimguard_solver::report::ProgramBound;
 use dimguard_solver::Expr;
 use dimguard_solver::{parse_expr, ParseError};
 use serde::Deserialize;
@@ -354,6 +355,37 @@ pub fn size(v: &Value, tensor: &str) -> Result<Size, Error> {
 }
 
 impl Program {
+    /// The bound this program implies for a size Torch-TensorRT found no max bound for: the
+    /// range torch recorded for `symbol` (`u0`, `s3`) in `range_constraints`, which holds the
+    /// program's own `torch._check`s (kept as run-time asserts) and guards; a `symbol` that is a
+    /// source (`x.shape[0]`) is that input dimension's symbol, or its static size. Its upper end
+    /// is sound: the program accepts no size above it. No range, or no upper end: no bound.
+    pub fn missing_bound(&self, symbol: &str, path: &str) -> ProgramBound {
+        let range = if dimguard_solver::is_size_symbol(symbol) {
+            self.symbol_range(symbol)
+        } else {
+            dimguard_solver::forms::datadep::input_dim(symbol)
+                .and_then(|(x, i)| self.sizes(&x).ok().flatten()?.into_iter().nth(i))
+                .and_then(|size| match size {
+                    Size::Int(n) => Some([Some(n), Some(n)]),
+                    Size::Expr(Expr::Sym(a), _) => self.symbol_range(&a),
+                    Size::Expr(..) => None,
+                })
+        };
+        ProgramBound {
+            path: path.to_string(),
+            range,
+            max: range.and_then(|[_, hi]| hi),
+        }
+    }
+
+    /// `range_constraints[symbol]` as `[lo, hi]` (`None`: unbounded on that side).
+    fn symbol_range(&self, symbol: &str) -> Option<[Option<i128>; 2]> {
+        self.range_constraints
+            .get(symbol)
+            .map(|r| [r.min_val.map(i128::from), r.max_val.map(i128::from)])
+    }
+
     /// The recorded sizes of a tensor.
     pub fn sizes(&self, tensor: &str) -> Result<Option<Vec<Size>>, Error> {
         match self.graph_module.graph.tensor_values.get(tensor) {

@@ -178,6 +178,7 @@ pub fn diagnose_with(msg: &Message, opts: &Options, prover: Option<joint::Prover
             .filter_map(|g| g.linked.as_ref().map(|l| l.report.clone()))
             .collect(),
         guards,
+        missing_bounds: msg.missing_bounds.clone(),
     };
     crate::analyze::complete(&mut report, msg, opts);
     report
@@ -497,6 +498,83 @@ fn linked_groups(msg: &Message, opts: &Options, analysis: &Analysis) -> Vec<Link
     out
 }
 
+/// A recompile's paste block: torch.compile's advice, not export's. Each size the compiled graph
+/// accepts as one range gets `torch._dynamo.mark_dynamic(x, i, min=LO, max=HI)` with that range's
+/// bounds (no `max` where it has none); a size compiled static whose guard failed gets
+/// `mark_dynamic(x, i)`; a size whose accepted set is not one range (a guard splits it), or that
+/// guards link to another size, gets a comment instead (bounds over it would be violated);
+/// then `dynamic=True`, and where the text gives only the failed guard, the log that lists them all.
+fn compile_block(rt: &crate::message::Runtime, dims: &[DimReport]) -> String {
+    let mut block = python::SpecBlock::with_import(python::COMPILE_IMPORT);
+    let failed = rt.expr.atoms();
+    for d in dims {
+        let src = d.source.as_deref().unwrap_or(&d.name);
+        let Some((x, i)) = crate::forms::datadep::input_dim(src) else {
+            block.comment(&format!(
+                "{src} is not a dimension of a named input: mark it dynamic where the tensor it belongs to enters the compiled function"
+            ));
+            continue;
+        };
+        let Some(f) = d.feasible.as_ref() else {
+            block.comment(&format!(
+                "{src}: the sizes the compiled graph accepts are undecided ({})",
+                d.undecided.as_deref().unwrap_or("no answer")
+            ));
+            block.code(&python::mark_dynamic(&x, i, None, None));
+            continue;
+        };
+        let (Some(lo), Some(hi)) = (f.min, f.max) else {
+            block.comment(&format!(
+                "{src}: no size in the range passes the compiled graph's guards"
+            ));
+            continue;
+        };
+        let upto = if hi == SIZE_MAX {
+            "unbounded".to_string()
+        } else {
+            hi.to_string()
+        };
+        if !d.linked_with.is_empty() {
+            block.comment(&format!(
+                "{src}: guards link it to {}: the sizes accepted are a joint set (above), not a range per size; compile with dynamic=True or mark the sizes dynamic without bounds:",
+                d.linked_with.join(", ")
+            ));
+            block.code(&python::mark_dynamic(&x, i, None, None));
+        } else if lo == hi {
+            if failed.iter().any(|a| &**a == src) {
+                let ran = rt
+                    .got
+                    .map(|g| format!("; the call ran at {g}"))
+                    .unwrap_or_default();
+                block.comment(&format!(
+                    "{src}: the graph was compiled for {lo} only (static){ran}. Marked dynamic, one graph takes other sizes too (add min=, max= for the sizes you run):"
+                ));
+                block.code(&python::mark_dynamic(&x, i, None, None));
+            } else {
+                block.comment(&format!(
+                    "{src} stays static at {lo} (its guard did not fail)"
+                ));
+            }
+        } else if f.count == (hi - lo + 1) as u128 {
+            block.comment(&format!(
+                "{src}: the compiled graph accepts {lo}..{upto}; one graph over them, sizes outside still recompile:"
+            ));
+            let max = (hi != SIZE_MAX).then_some(hi);
+            block.code(&python::mark_dynamic(&x, i, Some(lo), max));
+        } else {
+            block.comment(&format!(
+                "{src}: the compiled graph accepts {lo}..{upto} only where its guards hold (feasible above), not one range: a guard splits it (a branch of the model on the size), and mark_dynamic with bounds over it would be violated. Pad to an accepted size, or compile with dynamic=True"
+            ));
+        }
+    }
+    block.blank();
+    block.comment("or keep every size dynamic: torch.compile(model, dynamic=True)");
+    if !rt.listed {
+        block.comment("the text gives only the guard that failed: for every guard of the compiled graph run with TORCH_LOGS=\"recompiles,guards\" and give dimguard the log");
+    }
+    block.finish()
+}
+
 /// The `dynamic_shapes` block: every dimension's best sound spec (a linked group's lines all
 /// from its one answer, [`crate::analyze::group_specs`]), then the dict, which names only
 /// what the block defines.
@@ -510,6 +588,9 @@ fn dynamic_shapes_block(
     if msg.datadep.shapes_spec && msg.dims.is_empty() && !dd.is_empty() {
         // torch 2.15's ShapesSpec: what it needs are assumptions, in the user's names.
         return python::shapes_spec_block(dd);
+    }
+    if let Some(rt) = msg.runtime.as_ref().filter(|r| r.recompile) {
+        return compile_block(rt, dims);
     }
     let mut block = python::SpecBlock::new();
     // The names the block defines (Python names), so far.

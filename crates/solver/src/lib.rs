@@ -69,7 +69,8 @@ pub use error::{Error, ParseError};
 pub use expr::{EvalError, Value};
 pub use num::{f64_exact, float_literal, q, ArithError, Q};
 pub use types::{
-    Atom, CmpOp, DimSet, Expr, Progression, RoundKind, Segment, DEFAULT_MIN, SIZE_MAX,
+    is_backed, is_size_symbol, is_unbacked, Atom, CmpOp, DimSet, Expr, Progression, RoundKind,
+    Segment, DEFAULT_MIN, SIZE_MAX,
 };
 
 // guards: the guard syntaxes.

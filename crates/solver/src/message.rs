@@ -40,6 +40,8 @@ pub struct Message {
     /// For data-dependent expressions: the input size each unbacked symbol stands for, and
     /// whether the export used a `ShapesSpec`.
     pub datadep: Info,
+    /// Sizes Torch-TensorRT found no upper bound for.
+    pub missing_bounds: Vec<crate::report::MissingBound>,
 }
 
 /// What failed when an exported program ran.
@@ -56,6 +58,9 @@ pub struct Runtime {
     /// A guard of a graph torch.compile made (a recompile reason), not of an exported program:
     /// at a size that fails it torch compiles another graph.
     pub recompile: bool,
+    /// For a recompile: the text also lists every guard of each frame that failed
+    /// (`TORCH_LOGS="recompiles,guards"`), so the sets are all the compiled graph accepts.
+    pub listed: bool,
 }
 
 /// One dimension named by the message.
@@ -187,6 +192,7 @@ impl Message {
             unreadable: vec![],
             runtime: None,
             datadep: Default::default(),
+            missing_bounds: vec![],
         }
     }
 

@@ -25,6 +25,18 @@ use crate::types::SIZE_MAX;
 /// The import every printed spec starts with.
 pub const IMPORT: &str = "from torch.export import Dim";
 
+/// The import a torch.compile block (a recompile's advice) starts with.
+pub const COMPILE_IMPORT: &str = "import torch";
+
+/// `torch._dynamo.mark_dynamic(x, 0, min=2, max=8)`: dimension `index` of `tensor` kept dynamic
+/// by torch.compile over `min..=max`; a bound that is `None` is left to torch's default.
+pub fn mark_dynamic(tensor: &str, index: usize, min: Option<i128>, max: Option<i128>) -> String {
+    let mut args = vec![tensor.to_string(), index.to_string()];
+    args.extend(min.map(|v| format!("min={v}")));
+    args.extend(max.map(|v| format!("max={v}")));
+    format!("torch._dynamo.mark_dynamic({})", args.join(", "))
+}
+
 /// A valid Python identifier from a dimension's debug name.
 pub fn py_name(name: &str) -> String {
     let mut s: String = name
@@ -194,8 +206,13 @@ impl Default for SpecBlock {
 impl SpecBlock {
     /// A block that starts with [`IMPORT`] and a blank line.
     pub fn new() -> SpecBlock {
+        SpecBlock::with_import(IMPORT)
+    }
+
+    /// A block that starts with `import` ([`IMPORT`], [`COMPILE_IMPORT`]) and a blank line.
+    pub fn with_import(import: &str) -> SpecBlock {
         SpecBlock {
-            lines: vec![IMPORT.to_string(), String::new()],
+            lines: vec![import.to_string(), String::new()],
         }
     }
 

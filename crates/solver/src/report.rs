@@ -298,6 +298,42 @@ pub struct Report {
     /// Every guard of the text and what became of it (`check`'s `guards` shape; `sizes` are
     /// dimension names).
     pub guards: Vec<GuardUse>,
+    /// Sizes Torch-TensorRT found no upper bound for (`Dynamic input x (shape:
+    /// torch.Size([u0, 4])) has no max bound for dim 0`), each with the bound the program gives
+    /// where `diagnose --program` read one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_bounds: Vec<MissingBound>,
+}
+
+/// A size Torch-TensorRT found no upper bound for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MissingBound {
+    /// The text's line.
+    pub line: usize,
+    /// The size as the text names it (`dynamic_rows.shape[0]`).
+    pub source: String,
+    /// Its symbol in the text (`u0`), or the source where the text gives none.
+    pub symbol: String,
+    /// The lower bound Torch-TensorRT holds (`min(0)`).
+    pub min: i128,
+    /// What the exported program (`--program`) says of the symbol; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProgramBound>,
+}
+
+/// The bound an exported program implies for a symbol: the range torch recorded for it in
+/// `range_constraints` (after the program's own `torch._check`s and guards, which torch folds
+/// into it; the run-time asserts the program keeps raise outside it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramBound {
+    /// The program read.
+    pub path: String,
+    /// The range torch recorded, `[lo, hi]` (`null`: no bound on that side); absent when the
+    /// program has no range for the symbol.
+    pub range: Option<[Option<i128>; 2]>,
+    /// The sound max bound: every size the program accepts is at most this (null: the program
+    /// implies none).
+    pub max: Option<i128>,
 }
 
 /// The guards one line of the user's code added, and what they remove.
@@ -503,11 +539,8 @@ impl DimReport {
     /// a `torch._check` where the model makes it ([`crate::python::unbacked_checks`], the
     /// `code` of its suggestions).
     pub fn is_unbacked(&self) -> bool {
-        crate::forms::datadep::is_unbacked(&self.name)
-            && self
-                .source
-                .as_deref()
-                .is_none_or(crate::forms::datadep::is_unbacked)
+        crate::types::is_unbacked(&self.name)
+            && self.source.as_deref().is_none_or(crate::types::is_unbacked)
     }
 }
 
@@ -761,6 +794,10 @@ pub struct RuntimeReport {
     pub nearest: [Option<i128>; 2],
     /// What it means and what to do, in sentences.
     pub explanation: Vec<String>,
+    /// A guard of a graph torch.compile made (a recompile reason), not of an exported program:
+    /// `dynamic_shapes` is then torch.compile's advice (`mark_dynamic`), not a `Dim` spec.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recompile: bool,
 }
 
 /// Padding advice for one dimension.

@@ -243,7 +243,7 @@ pub fn read(text: &str) -> Result<Trace, Error> {
                 let data_dependent = key == "guard_on_data_dependent_error"
                     || g.expr.atoms().iter().any(|a| {
                         let a = a.to_string();
-                        seen_unbacked.contains(&a) || is_unbacked_name(&a)
+                        seen_unbacked.contains(&a) || crate::types::is_unbacked(&a)
                     });
                 if data_dependent {
                     t.data_dependent.push(g);
@@ -285,11 +285,6 @@ pub fn read(text: &str) -> Result<Trace, Error> {
         ));
     }
     Ok(t)
-}
-
-fn is_unbacked_name(a: &str) -> bool {
-    a.strip_prefix('u')
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// An integer field, printed as a string (`"256"`) or a number.
@@ -455,6 +450,7 @@ impl Trace {
             unreadable: vec![],
             runtime: None,
             datadep: Default::default(),
+            missing_bounds: vec![],
         };
         // Guards over the sizes' sources (as torch's messages print them).
         let over_sources = |e: &Expr| {

@@ -24,6 +24,32 @@ pub const DEFAULT_MIN: i128 = 2;
 /// `u0` (unbacked symbol).
 pub type Atom = Arc<str>;
 
+/// Whether `name` is a symbol PyTorch made for a size (`s3`, `u0`): `s` or `u` and one or more
+/// decimal digits. Sources (`L['x'].size()[2]`) and user names (`batch`) are not.
+///
+/// ```
+/// use dimguard_solver::{is_backed, is_size_symbol, is_unbacked};
+///
+/// assert!(is_size_symbol("s3") && is_size_symbol("u0"));
+/// assert!(!is_size_symbol("s") && !is_size_symbol("x.size()[0]") && !is_size_symbol("upper"));
+/// assert!(is_unbacked("u17") && !is_unbacked("s17") && !is_unbacked("u"));
+/// assert!(is_backed("s53") && !is_backed("u0"));
+/// ```
+pub fn is_size_symbol(name: &str) -> bool {
+    name.len() > 1 && name.starts_with(['s', 'u']) && name[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Whether `name` is an unbacked symbol (`u0`, `u17`): a size the model makes at run time
+/// (`.item()`, `nonzero`, ...), with no traced value and no input dimension behind it.
+pub fn is_unbacked(name: &str) -> bool {
+    name.starts_with('u') && is_size_symbol(name)
+}
+
+/// Whether `name` is a backed symbol (`s0`, `s53`): a size traced from an input dimension.
+pub fn is_backed(name: &str) -> bool {
+    name.starts_with('s') && is_size_symbol(name)
+}
+
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CmpOp {

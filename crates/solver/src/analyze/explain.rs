@@ -667,7 +667,12 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
                 .map(|[a, b]| format!(" (left side {a}, right side {b})"))
                 .unwrap_or_default();
             explanation.push(format!(
-                "at {at_text} the guard is false{sides}: the exported program only runs at sizes that pass every guard it recorded"
+                "at {at_text} the guard is false{sides}: {}",
+                if rt.recompile {
+                    "the compiled graph runs only at sizes that pass every guard it holds"
+                } else {
+                    "the exported program only runs at sizes that pass every guard it recorded"
+                }
             ));
         }
         (_, Some(true)) => explanation.push(format!(
@@ -696,16 +701,16 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
         let marks: Vec<String> = atoms
             .iter()
             .filter_map(|a| crate::forms::datadep::input_dim(a))
-            .map(|(x, i)| format!("torch._dynamo.mark_dynamic({x}, {i}, min=LO, max=HI)"))
+            .map(|(x, i)| crate::python::mark_dynamic(&x, i, None, None))
             .collect();
         explanation.push(
             "torch.compile compiled that graph for the sizes above only; at a size outside them it compiles another graph (a recompile, an error only past torch._dynamo.config.recompile_limit)"
                 .into(),
         );
         explanation.push(format!(
-            "to keep one graph over the sizes you run, mark them dynamic before the first call: {}, or compile with dynamic=True; a guard that still splits the range comes from a branch of the model on the size",
+            "to keep one graph over the sizes you run, mark them dynamic before the first call ({}, as the block at the end does), or compile with dynamic=True; a guard that still splits the range comes from a branch of the model on the size",
             if marks.is_empty() {
-                "torch._dynamo.mark_dynamic(x, i, min=LO, max=HI)".to_string()
+                "torch._dynamo.mark_dynamic".to_string()
             } else {
                 marks.join("; ")
             }
@@ -737,5 +742,6 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
         sides,
         nearest,
         explanation,
+        recompile: rt.recompile,
     })
 }

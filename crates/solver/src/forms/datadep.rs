@@ -24,6 +24,7 @@ use crate::forms::clean;
 use crate::message::Message;
 pub use crate::message::{Info, Unbacked};
 use crate::provenance::{Frame, Provenance};
+use crate::types::is_unbacked;
 
 impl Info {
     /// The entry for `symbol`, made if missing.
@@ -95,11 +96,6 @@ pub fn input_dim(src: &str) -> Option<(String, usize)> {
     let ok = base.starts_with(|c: char| c.is_alphabetic() || c == '_')
         && base.chars().all(|c| c.is_alphanumeric() || c == '_');
     ok.then(|| (base.to_string(), k))
-}
-
-/// Whether `s` is an unbacked symbol's name (`u0`, `u17`).
-pub fn is_unbacked(s: &str) -> bool {
-    s.len() > 1 && s.starts_with('u') && s[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Reads what the text says about its unbacked sizes into `msg.datadep`, the provenance of its

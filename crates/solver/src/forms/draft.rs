@@ -97,7 +97,7 @@ pub fn read(lines: &[Line]) -> Message {
         d.range = d.range.or(range);
     }
     let source_of = |a: &str| sources.get(a).cloned();
-    place_guards(&mut msg, guards, &source_of, &|a: &str| a.starts_with('u'));
+    place_guards(&mut msg, guards, &source_of, &crate::types::is_unbacked);
     msg
 }
 

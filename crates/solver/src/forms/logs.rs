@@ -17,7 +17,7 @@ use super::{int_bound, Form, RawGuard};
 use crate::message::{Message, Unreadable};
 use crate::provenance::{attribute, Frame, Provenance};
 use crate::syntax::parse_guard;
-use crate::types::Expr;
+use crate::types::{is_backed, is_size_symbol, is_unbacked, Expr};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Whether the lines hold `TORCH_LOGS="+dynamic"` output.
@@ -107,7 +107,7 @@ pub fn read(lines: &[Line]) -> Message {
                 }
                 continue;
             }
-            if !is_symbol(value) {
+            if !is_size_symbol(value) {
                 continue;
             }
             sym(value, &mut order);
@@ -176,7 +176,7 @@ pub fn read(lines: &[Line]) -> Message {
                 };
                 assumed.push(format!("{e} (assumed {value})"));
                 // A data-dependent expression torch decided by assumption: read as one.
-                if parse_guard(e).is_ok_and(|x| x.atoms().iter().any(|a| is_unbacked_name(a))) {
+                if parse_guard(e).is_ok_and(|x| x.atoms().iter().any(|a| is_unbacked(a))) {
                     guards.push(RawGuard {
                         line: line.no,
                         text: e.to_string(),
@@ -295,8 +295,7 @@ pub fn read(lines: &[Line]) -> Message {
             let mapped = syms
                 .get(w)
                 .is_some_and(|s| s.source.is_some() || s.unbacked);
-            if w.starts_with('s') && is_symbol(w) && !mapped && seen_unmapped.insert(w.to_string())
-            {
+            if is_backed(w) && !mapped && seen_unmapped.insert(w.to_string()) {
                 unmapped.push(w.to_string());
             }
         }
@@ -332,7 +331,7 @@ pub fn read(lines: &[Line]) -> Message {
     let dim_of = |sym: &str| by_symbol.get(sym).cloned();
     for (a, rhs, _) in &replaced {
         let Some(an) = dim_of(a) else { continue };
-        if is_symbol(rhs) {
+        if is_size_symbol(rhs) {
             if let Some(bn) = dim_of(rhs) {
                 msg.equalities.push((bn, an));
             }
@@ -351,7 +350,7 @@ pub fn read(lines: &[Line]) -> Message {
     }
     let source_of = |a: &str| syms.get(a).and_then(|s| s.source.clone());
     place_guards(&mut msg, guards, &source_of, &|a: &str| {
-        syms.get(a).is_some_and(|s| s.unbacked) || is_unbacked_name(a)
+        syms.get(a).is_some_and(|s| s.unbacked) || is_unbacked(a)
     });
     if suppressed > 0 {
         msg.notes.push(format!(
@@ -529,22 +528,9 @@ fn rename_words(expr: &str, f: &dyn Fn(&str) -> Option<String>) -> String {
     out
 }
 
-/// `s53`, `s0` (backed) or `u0` (unbacked) symbol names.
-fn is_symbol(s: &str) -> bool {
-    let mut c = s.chars();
-    matches!(c.next(), Some('s' | 'u')) && {
-        let rest: Vec<char> = c.collect();
-        !rest.is_empty() && rest.iter().all(|c| c.is_ascii_digit())
-    }
-}
-
-fn is_unbacked_name(s: &str) -> bool {
-    s.starts_with('u') && is_symbol(s)
-}
-
 fn first_symbol(e: &str) -> Option<String> {
     e.split(|c: char| !c.is_ascii_alphanumeric())
-        .find(|w| is_symbol(w))
+        .find(|w| is_size_symbol(w))
         .map(String::from)
 }
 

@@ -14,6 +14,7 @@ use super::logs::size_name;
 use super::Form;
 use crate::message::{Message, Relation};
 use crate::syntax::parse_expr;
+use crate::types::is_size_symbol;
 use std::collections::HashMap;
 
 /// Whether the lines hold a printed program's forward signature.
@@ -69,7 +70,7 @@ pub fn read(lines: &[Line]) -> Message {
                 continue;
             }
             let dname = size_name(&source);
-            if is_symbol(dim) {
+            if is_size_symbol(dim) {
                 match roots.get(dim) {
                     Some(root) => {
                         msg.dim_mut(&dname, Some(source));
@@ -204,10 +205,6 @@ fn split_top(s: &str, sep: char) -> Vec<String> {
         }
     }
     out
-}
-
-fn is_symbol(s: &str) -> bool {
-    s.len() > 1 && s.starts_with(['s', 'u']) && s[1..].bytes().all(|c| c.is_ascii_digit())
 }
 
 /// `s17 + 2` with `s17` → `y_0` gives `y_0 + 2` (whole words only).

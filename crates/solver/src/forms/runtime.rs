@@ -103,6 +103,7 @@ fn record_input_check(
             expr,
             got,
             recompile: false,
+            listed: false,
         });
     }
 }
@@ -191,6 +192,7 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
                 expr,
                 got: None,
                 recompile: false,
+                listed: false,
             });
         }
     }
@@ -199,10 +201,7 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
         let unbacked: Vec<String> = msg
             .dims
             .iter_mut()
-            .filter(|d| {
-                let n = d.var();
-                n.len() > 1 && n.starts_with('u') && n[1..].bytes().all(|c| c.is_ascii_digit())
-            })
+            .filter(|d| crate::types::is_unbacked(d.var()))
             .map(|d| {
                 d.range = Some((0, crate::message::SIZE_MAX));
                 d.var().to_string()
@@ -293,6 +292,7 @@ fn recompile(lines: &[Line]) -> Option<Message> {
                     expr,
                     got: actual,
                     recompile: true,
+                    listed: false,
                 });
             }
         } else if triggered {
@@ -325,6 +325,7 @@ fn recompile(lines: &[Line]) -> Option<Message> {
                     expr,
                     got: None,
                     recompile: true,
+                    listed: false,
                 });
             }
         }
@@ -332,9 +333,12 @@ fn recompile(lines: &[Line]) -> Option<Message> {
     if raws.is_empty() {
         return None;
     }
+    // Whether every failed frame's guard list is in the text.
+    let mut all_listed = !failed.is_empty();
     for frame in &failed {
         let listed = frame_guards(lines, frame);
         if listed.is_empty() {
+            all_listed = false;
             msg.notes.push(format!(
                 "the text gives only the guard that failed for frame {frame}; the compiled graph checks more: run with TORCH_LOGS=\"recompiles,guards\" and give dimguard the log for the full set of sizes it accepts"
             ));
@@ -356,6 +360,9 @@ fn recompile(lines: &[Line]) -> Option<Message> {
             raws.push(g);
         }
     }
+    if let Some(rt) = msg.runtime.as_mut() {
+        rt.listed = all_listed;
+    }
     place_guards(&mut msg, raws, &|a: &str| Some(a.to_string()), &|_| false);
     for (source, v) in &statics {
         let (tensor, index) = source
@@ -363,8 +370,8 @@ fn recompile(lines: &[Line]) -> Option<Message> {
             .and_then(|s| s.rsplit_once(".size()["))
             .unwrap_or((source.as_str(), "0"));
         msg.notes.push(format!(
-            "the compiled graph holds {source} to {v} (torch.compile made it static); to accept other sizes mark it dynamic before the call: torch._dynamo.mark_dynamic({}, {index}, min=LO, max=HI), or compile with dynamic=True",
-            py_tensor(tensor)
+            "the compiled graph holds {source} to {v} (torch.compile made it static); to accept other sizes mark it dynamic before the call: {} (the block at the end), or compile with dynamic=True",
+            crate::python::mark_dynamic(&py_tensor(tensor), index.parse().unwrap_or(0), None, None)
         ));
     }
     rename_by_source(&mut msg);

@@ -16,7 +16,7 @@ use super::logs::{place_guards, size_name};
 use super::{Form, RawGuard};
 use crate::message::Message;
 use crate::syntax::parse_expr;
-use crate::types::Expr;
+use crate::types::{is_size_symbol, is_unbacked, Expr};
 
 /// At most this many word starts to the left of an atom are tried.
 const STARTS: usize = 12;
@@ -49,6 +49,16 @@ pub fn read(lines: &[Line]) -> Option<Message> {
         return None;
     }
     let mut msg = Message::empty(Form::Guards);
+    msg.missing_bounds = unbounded
+        .iter()
+        .map(|(no, source, symbol, lo)| crate::report::MissingBound {
+            line: *no,
+            source: source.clone(),
+            symbol: symbol.clone(),
+            min: *lo,
+            program: None,
+        })
+        .collect();
     for (no, source, symbol, lo) in &unbounded {
         let d = msg.dim_mut(&size_name(source), Some(source.clone()));
         d.symbol = Some(symbol.clone());
@@ -65,7 +75,7 @@ pub fn read(lines: &[Line]) -> Option<Message> {
             .collect();
         msg.notes.push(if bounding.is_empty() {
             format!(
-                "line {no}: Torch-TensorRT found no upper bound for {source} ({symbol}) and will guess one; nothing in the text bounds it, so no sound bound follows from it: set the largest size you will run as torch._dynamo.mark_dynamic(..., max=HI) or Dim(..., max=HI), and give it here as --range {}=LO..HI",
+                "line {no}: Torch-TensorRT found no upper bound for {source} ({symbol}) and will guess one; nothing in the text bounds it, so no sound bound follows from it (give the exported program as --program MODEL.pt2 for the bound it implies): set the largest size you will run as torch._dynamo.mark_dynamic(..., max=HI) or Dim(..., max=HI), and give it here as --range {}=LO..HI",
                 size_name(source)
             )
         } else {
@@ -407,18 +417,8 @@ fn is_source(a: &str) -> bool {
     source_end(a, 0) == Some(a.len())
 }
 
-/// `u0`: an unbacked size.
-fn is_unbacked(a: &str) -> bool {
-    a.len() > 1 && a.starts_with('u') && a[1..].bytes().all(|c| c.is_ascii_digit())
-}
-
-/// `s3`: a backed symbol.
-fn is_symbol(a: &str) -> bool {
-    a.len() > 1 && a.starts_with('s') && a[1..].bytes().all(|c| c.is_ascii_digit())
-}
-
 fn is_size(a: &str) -> bool {
-    is_source(a) || is_unbacked(a) || is_symbol(a)
+    is_source(a) || is_size_symbol(a)
 }
 
 #[cfg(test)]
