@@ -56,6 +56,8 @@ fn corpus() -> Vec<Value> {
 
 fn read(text: &str) -> Result<Message, String> {
     let mut m = forms::read(text).map_err(|e| e.to_string())?;
+    // As `diagnose` reads a text: the user's own spec beside it binds its sizes.
+    dimguard::solver::spec::bind_user_spec(text, &mut m);
     forms::apply_ranges(&mut m, &[]).map_err(|e| e.to_string())?;
     Ok(m)
 }

@@ -60,7 +60,9 @@ pub fn read(text: &str, opts: &mut Options) -> Result<Message, Error> {
         crate::forms::datadep::trace_bounds(&mut msg);
         return Ok(msg);
     }
-    crate::forms::read(text)
+    let mut msg = crate::forms::read(text)?;
+    crate::spec::bind_user_spec(text, &mut msg);
+    Ok(msg)
 }
 
 /// Diagnoses a message already read.

@@ -15,8 +15,10 @@
 
 mod model;
 pub mod shapes;
+mod user;
 
 pub use model::{Entry, Given, Named, Root, Sheet, Value};
+pub use user::bind_user_spec;
 
 use crate::error::{Error, ParseError};
 use crate::forms::fixes::{dim_label, fix_kind, read_fix};

@@ -16,7 +16,8 @@
 //!
 //! Beside any form, the user's own spec pasted with it (`batch = Dim("batch", min=1, max=32)`,
 //! `dynamic_shapes={"x": {0: batch}}`, `ShapeVar`/`TensorSpec`) gives the sizes the text leaves
-//! without a range the user's range and name ([`user_spec`]).
+//! without a range the user's range and name ([`crate::spec::bind_user_spec`], called by
+//! [`crate::diagnose::read`]: it sits above the readers).
 //!
 //! Every reader works on the same cleaned lines ([`clean`]: log prefixes of any logger and torch
 //! version, `> `/`# ` quote markers, diff markers, Markdown backticks, fences and table bars,
@@ -33,7 +34,6 @@ pub mod logs;
 pub mod printed;
 pub mod runtime;
 pub mod scan;
-pub mod user_spec;
 pub mod violation;
 
 use crate::error::Error;
@@ -92,7 +92,6 @@ pub fn read(text: &str) -> Result<Message, Error> {
         }
     }
     datadep::read(&lines, &mut msg);
-    user_spec::bind(&lines, &mut msg);
     for g in &msg.data_dependent {
         // `Could not extract specialized integer from data-dependent expression u0 + 1`: torch
         // needed the value itself, not a condition on it.
@@ -191,7 +190,7 @@ fn adopt_names(m: &mut Message, e: &Message) {
 
 /// The equalities and relations that name a dimension `old` name it `new` (the dimension itself
 /// renamed by the caller).
-fn rename(m: &mut Message, old: &str, new: &str) {
+pub(crate) fn rename(m: &mut Message, old: &str, new: &str) {
     for (a, b) in &mut m.equalities {
         for x in [a, b] {
             if *x == old {

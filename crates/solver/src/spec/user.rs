@@ -11,12 +11,19 @@
 //! gave it none (a name made from its source, `x_0`). torch's own "Suggested fixes" block is not
 //! the user's spec and is left out.
 
-use super::clean::Line;
+use crate::forms::clean::{self, Line};
 use crate::message::{Message, DEFAULT_MIN, SIZE_MAX};
 use crate::spec::Value;
 
-/// Binds sizes to the user's spec lines in `lines`, when there are any (see the module docs).
-pub(crate) fn bind(lines: &[Line], msg: &mut Message) {
+/// Binds the sizes of `msg` (read from `text` by [`crate::forms::read`]) to the user's spec
+/// lines in `text`, when there are any (see the module docs). It lives in the spec wing, above
+/// the readers, because it reads those lines with the one spec reader ([`crate::spec::read`]).
+pub fn bind_user_spec(text: &str, msg: &mut Message) {
+    bind(&clean::lines(text), msg);
+}
+
+/// [`bind_user_spec`] over cleaned lines.
+fn bind(lines: &[Line], msg: &mut Message) {
     let Some((first, code)) = spec_lines(lines) else {
         return;
     };
@@ -41,11 +48,12 @@ pub(crate) fn bind(lines: &[Line], msg: &mut Message) {
         };
         let at = (e.input.clone(), e.index);
         let taken: Vec<String> = msg.dims.iter().map(|d| d.name.clone()).collect();
-        let Some(d) = msg
-            .dims
-            .iter_mut()
-            .find(|d| d.source.as_deref().and_then(super::datadep::input_dim) == Some(at.clone()))
-        else {
+        let Some(d) = msg.dims.iter_mut().find(|d| {
+            d.source
+                .as_deref()
+                .and_then(crate::forms::datadep::input_dim)
+                == Some(at.clone())
+        }) else {
             continue;
         };
         if d.range.is_some() {
@@ -55,7 +63,7 @@ pub(crate) fn bind(lines: &[Line], msg: &mut Message) {
         d.range = Some(range);
         let source = d.source.clone().unwrap_or_default();
         let old = d.name.clone();
-        let made = old == super::logs::size_name(&source) || old == source;
+        let made = old == crate::forms::logs::size_name(&source) || old == source;
         let renamed = match root {
             Some(r) if made && !taken.contains(&r) => {
                 d.name = r.clone();
@@ -64,7 +72,7 @@ pub(crate) fn bind(lines: &[Line], msg: &mut Message) {
             _ => None,
         };
         if let Some(new) = &renamed {
-            super::rename(msg, &old, new);
+            crate::forms::rename(msg, &old, new);
         }
         msg.notes.push(format!(
             "line {first}: {} = {source} is in your spec ({}[{}]): its range {}..{} is yours{}",
