@@ -87,8 +87,23 @@ fn in_group(j: &Value, at: &dyn Fn(&str) -> i64) -> Option<bool> {
             .enumerate()
             .all(|(l, side)| member(side, at(sources[l].as_str().unwrap())))
     });
-    if inside {
+    // A size the others define: equal to its expression at them, within its own set.
+    let defined = j.get("defined").and_then(Value::as_array);
+    let on_definition = defined.into_iter().flatten().all(|d| {
+        let expr = dimguard_solver::parse_expr(d["expr"].as_str().unwrap()).unwrap();
+        let env = |s: &str| Some(at(s) as i128);
+        let v = at(d["source"].as_str().unwrap());
+        let want = match expr.eval(&env) {
+            Ok(dimguard_solver::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
+            _ => None,
+        };
+        want == Some(v as i128) && member(&d["accepted"], v)
+    });
+    if inside && on_definition {
         return Some(true);
+    }
+    if !on_definition {
+        return Some(false);
     }
     j["boxes_complete"].as_bool().unwrap().then_some(false)
 }
@@ -127,10 +142,12 @@ fn compare(name: &str, c: &Value) -> (usize, usize, usize) {
             .iter()
             .flat_map(|j| {
                 let t = j.get("tied").filter(|t| t.is_object());
+                let defined = j.get("defined").and_then(Value::as_array);
                 t.unwrap_or(j)["sources"]
                     .as_array()
                     .unwrap()
                     .iter()
+                    .chain(defined.into_iter().flatten().map(|d| &d["source"]))
                     .map(|s| s.as_str().unwrap())
             })
             .collect();
@@ -180,7 +197,7 @@ fn compare(name: &str, c: &Value) -> (usize, usize, usize) {
 #[test]
 fn composed_programs_are_decided_and_agree_with_every_run() {
     for name in [
-        "pyramid2", "pyramid3", "flow2", "fusion2", "unet3", "winpatch", "skip3",
+        "pyramid2", "pyramid3", "flow2", "fusion2", "unet3", "winpatch", "skip3", "tokens2",
     ] {
         let c = check(name);
         for j in c["joint"].as_array().unwrap() {
