@@ -588,6 +588,105 @@ fn definition(grp: &Group) -> Option<(usize, String, Expr)> {
     })
 }
 
+/// Boxes of the reduced joint set [`Defined::some`] reads at most.
+const DEFINED_BOXES: usize = 10_000;
+
+impl Defined {
+    /// The values of the other root `root` that pass with some value of the others (the
+    /// defined size at its expression), from `j`, the reduced group's joint set. Computed
+    /// exactly where the expression is nondecreasing and nonnegative in every size over the
+    /// boxes (sums, products, `//` by positive constants, `Max`, `Min` of sizes and nonnegative
+    /// constants) and the defined size's own set is one interval `lo..hi` containing the
+    /// expression at each box's least corner: in a box, a value `v` of `root` then has a
+    /// partner exactly when the expression at `v` and the others' least values is at most `hi`
+    /// (that tuple passes; every other is larger), a prefix of its side found by bisection.
+    /// Else an error: not computed (the defined size's own set, the image of the expression, is
+    /// never computed here: `(h//16)*(w//16)` with both factors at least 2 takes the composite
+    /// numbers, no periodic set).
+    pub fn some(&self, j: &JointSet, root: &str) -> Result<DimSet, crate::Error> {
+        let not = |why: &str| {
+            crate::Error::NotComputed(format!("{root}'s values with some partner: {why}"))
+        };
+        let level = j
+            .sizes
+            .iter()
+            .position(|s| s == root)
+            .ok_or_else(|| not("not a size of the reduced group"))?;
+        if j.undecided.is_some() {
+            return Err(not("the reduced group is undecided"));
+        }
+        let (lo, hi) = match (self.own.min(), self.own.max()) {
+            (Some(lo), Some(hi)) if DimSet::interval(lo, hi) == self.own => (lo, hi),
+            _ => return Err(not("the defined size's own set is not one interval")),
+        };
+        if !nondecreasing(&self.expr) {
+            return Err(not("the definition is not nondecreasing in every size"));
+        }
+        let (boxes, complete) = j.tree.boxes(DEFINED_BOXES);
+        if !complete {
+            return Err(not("too many boxes"));
+        }
+        let mut out = DimSet::empty();
+        for b in &boxes {
+            let least: Option<Vec<i128>> = b.iter().map(DimSet::min).collect();
+            let (Some(least), Some(top)) = (least, b[level].max()) else {
+                continue;
+            };
+            if least.iter().any(|&v| v < 0) {
+                return Err(not("a size below 0"));
+            }
+            // The expression at `v` and the others' least values: `None` past 128 bits (above
+            // `hi`), an error where it raises or is not an integer.
+            let at = |v: i128| -> Result<Option<i128>, crate::Error> {
+                let env = |a: &str| {
+                    let i = j.sizes.iter().position(|s| s == a)?;
+                    Some(if i == level { v } else { least[i] })
+                };
+                match self.expr.eval(&env) {
+                    Ok(Value::Num(q)) if q.is_integer() => Ok(Some(*q.numer())),
+                    Err(crate::expr::EvalError::Arith(crate::num::ArithError::Overflow)) => {
+                        Ok(None)
+                    }
+                    _ => Err(not("the definition does not evaluate to an integer")),
+                }
+            };
+            match at(least[level])? {
+                Some(e) if e < lo => {
+                    return Err(not("the definition is below the defined size's range"))
+                }
+                Some(e) if e <= hi => {}
+                _ => continue,
+            }
+            // The largest `v` in least..=top with the expression at most `hi`.
+            let (mut good, mut bad) = (least[level], top.saturating_add(1));
+            while bad - good > 1 {
+                let mid = good + (bad - good) / 2;
+                if at(mid)?.is_some_and(|e| e <= hi) {
+                    good = mid;
+                } else {
+                    bad = mid;
+                }
+            }
+            out = out.union(&b[level].clip(least[level], good))?;
+        }
+        Ok(out)
+    }
+}
+
+/// Whether `e` is nondecreasing in every size and nonnegative wherever every size is: sizes,
+/// nonnegative constants, and sums, products, `Max`, `Min` of such, `//` by a positive constant.
+fn nondecreasing(e: &Expr) -> bool {
+    match e {
+        Expr::Sym(_) => true,
+        Expr::Const(c) => !c.is_negative(),
+        Expr::Add(v) | Expr::Mul(v) | Expr::Max(v) | Expr::Min(v) => v.iter().all(nondecreasing),
+        Expr::FloorDiv(a, b) => {
+            nondecreasing(a) && matches!(b.as_ref(), Expr::Const(c) if c.is_positive())
+        }
+        _ => false,
+    }
+}
+
 /// `grp` solved with its defined size ([`definition`]) eliminated ([`Defined`]), when the
 /// defined size's own guards are decided and the reduced group decides every tuple; `None`
 /// otherwise (the caller keeps its own answer).
@@ -645,11 +744,18 @@ fn solve_defined(
     let mut unsure = BTreeMap::new();
     for r in &grp.roots {
         accepted.insert(r.clone(), DimSet::empty());
-        let domain = if *r == x {
-            own.clone()
-        } else {
-            let (lo, hi) = root_range(grp, r, ranges);
-            DimSet::interval(lo, hi)
+        // The others' own sets (their one-size guards decided in the reduced group).
+        let reduced_own = solved
+            .joint
+            .as_ref()
+            .and_then(|j| Some(j.domains[j.sizes.iter().position(|s| s == r)?].clone()));
+        let domain = match reduced_own {
+            _ if *r == x => own.clone(),
+            Some(d) => d,
+            None => {
+                let (lo, hi) = root_range(grp, r, ranges);
+                DimSet::interval(lo, hi)
+            }
         };
         unsure.insert(r.clone(), domain);
     }
@@ -1171,10 +1277,8 @@ impl Linked {
     /// The values of `member` that pass with some value of the others (from the tied set when
     /// the group is tied).
     pub fn some(&self, member: &Member) -> Result<DimSet, crate::Error> {
-        if self.defined.is_some() {
-            return Err(crate::Error::NotComputed(
-                "the values of a size of a group with a defined size that pass with some value of the others".into(),
-            ));
+        if let Some(d) = &self.defined {
+            return member.image(&d.some(&self.joint, &member.root)?);
         }
         let p = match &self.tied {
             Some((t, _)) => t.projection(&member.root)?,

@@ -238,7 +238,7 @@ impl fmt::Display for Undecided {
             ),
             Undecided::Defined { sizes, dim, expr } => write!(
                 f,
-                "the joint set of {} is exact (see linked: `{dim}` = {expr}), but the values of each size that pass with some or every value of the others are not computed",
+                "the joint set of {} is exact (see linked: `{dim}` = {expr}), but the values of each size that pass with every value of the others are not computed (its values with some partner, where known, are under with_some_partner)",
                 sizes.join(", ")
             ),
             Undecided::NotProved { because, z3 } => write!(f, "{because}; {z3}"),
