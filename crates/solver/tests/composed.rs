@@ -488,6 +488,52 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
             show()
         );
     }
+    // A reshape product solved with `n` defined: each image size's values with some partner
+    // (where computed) against the guards evaluated directly, the partner enumerated over its
+    // first 400 values and `n` at the product.
+    if let Some((a, b)) = c.product {
+        let (h, w, n) = (size('a', 2), size('a', 3), size('b', 1));
+        for s in &solved {
+            let Some(d) = &s.defined else { continue };
+            let Some(j) = &d.solved.joint else { continue };
+            for (me, other) in [(&h, &w), (&w, &h)] {
+                let Ok(some) = d.some(j, me) else { continue };
+                let (lo, hi) = c.ranges[me.as_str()];
+                let (plo, phi) = c.ranges[other.as_str()];
+                let mut values: Vec<i128> = (lo - 1..lo + 60).collect();
+                values.extend([1 << 20, 1 << 40, 1 << 62].map(|x: i128| x + r.range(-12, 12)));
+                for v in values.into_iter().filter(|&v| v <= hi.saturating_add(1)) {
+                    let truth = (plo..=phi.min(plo + 400)).any(|p| {
+                        let (hv, wv) = if me == &h { (v, p) } else { (p, v) };
+                        let nv = hv.div_euclid(a) * wv.div_euclid(b);
+                        let value = |x: &str| {
+                            Some(if x == h {
+                                hv
+                            } else if x == w {
+                                wv
+                            } else if x == n {
+                                nv
+                            } else {
+                                c.ranges[x].0
+                            })
+                        };
+                        let in_range = [(&h, hv), (&w, wv), (&n, nv)].iter().all(|(x, v)| {
+                            (c.ranges[x.as_str()].0..=c.ranges[x.as_str()].1).contains(v)
+                        });
+                        in_range && guards.iter().all(|g| g.truth(&value) == Ok(true))
+                    });
+                    prop_assert_eq!(
+                        some.contains(v),
+                        truth,
+                        "{} at {} with some partner\n{}",
+                        me,
+                        v,
+                        show()
+                    );
+                }
+            }
+        }
+    }
     for t in tuples(&mut r, &c) {
         let value = |n: &str| names.iter().position(|x| x == n).map(|i| t[i]);
         let in_range = names
