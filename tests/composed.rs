@@ -317,6 +317,14 @@ fn tokens2_is_decided_with_the_tokens_defined_by_the_image() {
     assert!(ran >= 5);
     let spec = c["dynamic_shapes"].as_str().unwrap();
     assert!(spec.contains("tokens_1 = Dim.AUTO("), "{spec}");
+    // The relation is said on the defined size's line, never dropped.
+    assert!(
+        spec.contains("# tokens_1 = ((image_3 // 16)*(image_2 // 16));"),
+        "{spec}"
+    );
+    for s in [h, w] {
+        assert!(dim(s)["link_excludes_none"] != true, "{}", dim(s));
+    }
 }
 
 /// A program left undecided (the image's patch tokens against a token input: `(h//16)*(w//16)

@@ -1173,7 +1173,8 @@ pub struct JointReport {
     /// solved with each written as its expression, so `dims`, `boxes` are over the others; a
     /// tuple passes when the others lie in one box and each defined size equals its expression
     /// at them, within its own set. `accepted` then counts the tuples of the others' boxes (at
-    /// most one accepted tuple each: an upper bound), and there is no largest box.
+    /// most one accepted tuple each: an upper bound), there is no largest box, and the examples
+    /// hold each defined size's value after the others'.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub defined: Vec<DefinedReport>,
 }
