@@ -249,10 +249,11 @@ pub fn link_excludes_none(joints: &[JointReport], source: &str) -> Option<bool> 
     })
 }
 
-/// The boxes of a joint set as exact sets, when every box is listed and nothing is left
-/// undecided (they are then the whole joint set).
+/// The boxes of a joint set as exact sets, when every box is listed, nothing is left
+/// undecided and no size is defined by the others (they are then the whole joint set; with a
+/// defined size, `joint[].defined`, they are the others' set only).
 pub fn joint_boxes(j: &JointReport) -> Option<Vec<Vec<crate::solver::DimSet>>> {
-    if !j.boxes_complete || j.boxes.is_empty() || j.undecided.is_some() {
+    if !j.boxes_complete || j.boxes.is_empty() || j.undecided.is_some() || !j.defined.is_empty() {
         return None;
     }
     j.boxes

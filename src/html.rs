@@ -907,15 +907,9 @@ impl Joint<'_> {
         if names.len() < 2 {
             return None;
         }
-        // The whole joint set: every box listed and readable, nothing undecided.
-        let boxes: Option<Vec<Vec<DimSet>>> = (v.boxes_complete && v.undecided.is_none())
-            .then(|| {
-                v.boxes
-                    .iter()
-                    .map(|b| b.iter().map(|f| f.set().ok()).collect::<Option<Vec<_>>>())
-                    .collect::<Option<Vec<_>>>()
-            })
-            .flatten()
+        // The whole joint set: every box listed and readable, nothing undecided, no size
+        // defined by the others.
+        let boxes: Option<Vec<Vec<DimSet>>> = crate::api::joint_boxes(v)
             .filter(|b| !b.is_empty() && b.iter().all(|s| s.len() == names.len()));
         let independent = boxes
             .as_deref()

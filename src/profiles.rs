@@ -579,7 +579,9 @@ fn chosen_boxes(
             .map(|s| report.dims.iter().find(|d| &d.source == s))
             .collect::<Option<Vec<_>>>()
             .unwrap_or_default();
-        if dims.len() != j.sources.len() {
+        // A group with a size the others define (`joint[].defined`) is a graph: its boxes are
+        // the others' set only, so no box of it is a set of every size's values.
+        if dims.len() != j.sources.len() || !j.defined.is_empty() {
             continue;
         }
         let traced: Option<Vec<i128>> = dims

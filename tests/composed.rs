@@ -87,8 +87,23 @@ fn in_group(j: &Value, at: &dyn Fn(&str) -> i64) -> Option<bool> {
             .enumerate()
             .all(|(l, side)| member(side, at(sources[l].as_str().unwrap())))
     });
-    if inside {
+    // A size the others define: equal to its expression at them, within its own set.
+    let defined = j.get("defined").and_then(Value::as_array);
+    let on_definition = defined.into_iter().flatten().all(|d| {
+        let expr = dimguard_solver::parse_expr(d["expr"].as_str().unwrap()).unwrap();
+        let env = |s: &str| Some(at(s) as i128);
+        let v = at(d["source"].as_str().unwrap());
+        let want = match expr.eval(&env) {
+            Ok(dimguard_solver::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
+            _ => None,
+        };
+        want == Some(v as i128) && member(&d["accepted"], v)
+    });
+    if inside && on_definition {
         return Some(true);
+    }
+    if !on_definition {
+        return Some(false);
     }
     j["boxes_complete"].as_bool().unwrap().then_some(false)
 }
@@ -127,10 +142,12 @@ fn compare(name: &str, c: &Value) -> (usize, usize, usize) {
             .iter()
             .flat_map(|j| {
                 let t = j.get("tied").filter(|t| t.is_object());
+                let defined = j.get("defined").and_then(Value::as_array);
                 t.unwrap_or(j)["sources"]
                     .as_array()
                     .unwrap()
                     .iter()
+                    .chain(defined.into_iter().flatten().map(|d| &d["source"]))
                     .map(|s| s.as_str().unwrap())
             })
             .collect();
@@ -180,7 +197,7 @@ fn compare(name: &str, c: &Value) -> (usize, usize, usize) {
 #[test]
 fn composed_programs_are_decided_and_agree_with_every_run() {
     for name in [
-        "pyramid2", "pyramid3", "flow2", "fusion2", "unet3", "winpatch", "skip3",
+        "pyramid2", "pyramid3", "flow2", "fusion2", "unet3", "winpatch", "skip3", "tokens2",
     ] {
         let c = check(name);
         for j in c["joint"].as_array().unwrap() {
@@ -230,8 +247,89 @@ fn the_issue_pyramid_answers_per_size() {
     }
 }
 
+/// The image's patch tokens against a token input (`tokens_1 == (image_2//16)*(image_3//16)`,
+/// unbounded): the group is decided with `tokens_1` defined by the others (`joint[].defined`),
+/// and the image's heights and widths that pass with some partner are those the guards,
+/// evaluated directly, pass with some width (height) of 16..300 and the tokens at the product:
+/// compared over 2..1000 and at 2^20, 2^40, 2^62 (where the partner 32 is asked); every run
+/// that ran has its sizes there. The tokens' own set (the products) is not computed: no
+/// `with_some_partner`, its `undecided` says why, and the spec keeps it `Dim.AUTO`.
+#[test]
+fn tokens2_is_decided_with_the_tokens_defined_by_the_image() {
+    let c = check("tokens2");
+    let j = &c["joint"][0];
+    assert!(j["undecided"].is_null(), "{j}");
+    let d = &j["defined"][0];
+    assert_eq!(d["source"], "L['tokens'].size()[1]", "{j}");
+    let guards: Vec<dimguard_solver::Expr> = c["guards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| dimguard_solver::parse_guard(g["guard"].as_str().unwrap()).unwrap())
+        .collect();
+    let (h, w, n) = (
+        "L['image'].size()[2]",
+        "L['image'].size()[3]",
+        "L['tokens'].size()[1]",
+    );
+    let passes = |hv: i128, wv: i128| {
+        let nv = (hv / 16) * (wv / 16);
+        let env = |s: &str| match s {
+            _ if s == h => Some(hv),
+            _ if s == w => Some(wv),
+            _ if s == n => Some(nv),
+            _ => Some(2),
+        };
+        (2..=i64::MAX as i128).contains(&nv) && guards.iter().all(|g| g.truth(&env) == Ok(true))
+    };
+    let dims = c["dims"].as_array().unwrap();
+    let dim = |s: &str| dims.iter().find(|d| d["source"] == s).unwrap();
+    let mut points: Vec<i64> = (2..1000).collect();
+    points.extend([1 << 20, 1 << 40, 1 << 62]);
+    for (me, other) in [(h, w), (w, h)] {
+        let some = &dim(me)["with_some_partner"];
+        assert!(some.is_object(), "{me}: {}", dim(me));
+        for &x in &points {
+            let with_some = (16..=300).any(|y| {
+                if me == h {
+                    passes(x as i128, y)
+                } else {
+                    passes(y, x as i128)
+                }
+            });
+            assert_eq!(member(some, x), with_some, "{me} at {x} (partner {other})");
+        }
+    }
+    assert!(dim(n)["with_some_partner"].is_null());
+    assert!(dim(n)["undecided"].is_object());
+    let r = runs("tokens2");
+    let inputs: Vec<String> = r["inputs"].as_object().unwrap().keys().cloned().collect();
+    let mut ran = 0;
+    for run in r["runs"].as_array().unwrap() {
+        if run[1].as_bool().unwrap() {
+            ran += 1;
+            for s in [h, w] {
+                let v = value_of(s, &inputs, &run[0]);
+                assert!(member(&dim(s)["with_some_partner"], v), "{s} = {v}");
+            }
+        }
+    }
+    assert!(ran >= 5);
+    let spec = c["dynamic_shapes"].as_str().unwrap();
+    assert!(spec.contains("tokens_1 = Dim.AUTO("), "{spec}");
+    // The relation is said on the defined size's line, never dropped.
+    assert!(
+        spec.contains("# tokens_1 = ((image_3 // 16)*(image_2 // 16));"),
+        "{spec}"
+    );
+    for s in [h, w] {
+        assert!(dim(s)["link_excludes_none"] != true, "{}", dim(s));
+    }
+}
+
 /// A program left undecided (the image's patch tokens against a token input: `(h//16)*(w//16)
-/// == n`, over unbounded ranges) says so everywhere: its group's boxes are never "complete",
+/// == n`, over unbounded ranges, before its tokens were read as defined by the image) says so
+/// everywhere: its group's boxes are never "complete",
 /// no run is called rejected, and its corrected spec keeps every dynamic size (the claimed
 /// range, `Dim.AUTO`), never making H, W or N static.
 #[test]

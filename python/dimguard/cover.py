@@ -225,7 +225,9 @@ class Piece:
         linked = set()
         for j in self.audit["joint"]:
             members = [next((k for k, d in dyn.items() if d.get("source") == s), None) for s in j.get("sources", [])]
-            if any(k is None for k in members) or not j.get("boxes_complete"):
+            # A group with a defined size (`joint[].defined`) is a graph, not boxes: its sizes
+            # count through their own sets (none proven), never its boxes over the others.
+            if any(k is None for k in members) or not j.get("boxes_complete") or j.get("defined"):
                 continue
             alts = []
             for b in j.get("boxes", []):

@@ -1233,11 +1233,13 @@ fn joint_sets(
         out.push('\n');
         let _ = writeln!(out, "{} {}", st.bold("linked:"), j.dims.join(", "));
         row(out, "answer", &j.summary, st);
+        // With a size the others define, the count is of the others' tuples: an upper bound.
+        let at_most = if j.defined.is_empty() { "" } else { "at most " };
         row(
             out,
             "accepts",
             &format!(
-                "{} of the {} claimed combinations ({} box{}{})",
+                "{at_most}{} of the {} claimed combinations ({} box{}{})",
                 count_text(j.accepted),
                 count_text(j.claimed),
                 j.boxes.len(),
@@ -1351,7 +1353,14 @@ fn joint_sets(
         }
         // Concrete tuples of the joint set and outside it (the failing ones re-checked against
         // every guard). The tuples name their order (the summary may list the sizes otherwise).
-        let order = format!("({})", j.dims.join(", "));
+        // A size the others define comes last in the examples.
+        let names: Vec<&str> = j
+            .dims
+            .iter()
+            .map(String::as_str)
+            .chain(j.defined.iter().map(|d| d.dim.as_str()))
+            .collect();
+        let order = format!("({})", names.join(", "));
         let tuples = |ts: &[Vec<i128>]| -> String {
             let ex: Vec<String> = ts
                 .iter()

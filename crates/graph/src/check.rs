@@ -508,7 +508,12 @@ pub fn check_graph(
                                 block.code(&s.code);
                             }
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
-                        } else if let Some(line) = kept_undecided(&py, claimed.as_ref(), &d) {
+                        } else if let Some(line) = kept_undecided(
+                            &py,
+                            claimed.as_ref(),
+                            &d,
+                            group.and_then(|g| g.defined_relation(&i.source)),
+                        ) {
                             block.code(&line);
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }
@@ -528,7 +533,10 @@ pub fn check_graph(
                 let own = alias
                     .get(&i.source)
                     .is_none_or(|(root, _, _)| *root == i.source);
-                if let Some(line) = kept_undecided(&py, claimed.as_ref(), &d).filter(|_| own) {
+                let relation = group.and_then(|g| g.defined_relation(&i.source));
+                if let Some(line) =
+                    kept_undecided(&py, claimed.as_ref(), &d, relation).filter(|_| own)
+                {
                     block.code(&line);
                     dict.entry(i.input.clone()).or_default().push((i.index, py));
                 }
@@ -1042,7 +1050,15 @@ fn written_from<'a, 'b: 'a>(
 /// The spec line of a dynamic size whose accepted set is not decided (issue 34): the program's
 /// own claim kept (`Dim.AUTO` over the claimed range), never dropped to a static size, with
 /// what is unknown. `None` for a size claimed at one value or with nothing undecided.
-fn kept_undecided(py: &str, claimed: Option<&DimSet>, d: &CheckDim) -> Option<String> {
+/// A size the others define keeps its relation in the comment (`# tokens_1 = ((image_3 //
+/// 16)*(image_2 // 16)); ...`): torch cannot write a floor-derived `Dim`, so the relation is
+/// said, never dropped.
+fn kept_undecided(
+    py: &str,
+    claimed: Option<&DimSet>,
+    d: &CheckDim,
+    relation: Option<String>,
+) -> Option<String> {
     let c = claimed?;
     let u = d.undecided.as_ref()?;
     if c.count() < 2 {
@@ -1050,8 +1066,9 @@ fn kept_undecided(py: &str, claimed: Option<&DimSet>, d: &CheckDim) -> Option<St
     }
     let hi = c.max().filter(|&h| h < dimguard_solver::SIZE_MAX);
     Some(format!(
-        "{py} = {}  # undecided for {} of its sizes: the claimed range is kept (see its `undecided`)",
+        "{py} = {}  # {}undecided for {} of its sizes: the claimed range is kept (see its `undecided`)",
         python::auto_hint(c.min(), hi),
+        relation.map_or(String::new(), |r| format!("{r}; ")),
         dimguard_solver::report::count_text(u.count)
     ))
 }

@@ -79,6 +79,10 @@ pub enum Error {
     /// The budget of the current thread ran out ([`crate::budget`]): the answer is partial.
     #[error("{}", .0.reason())]
     Exhausted(crate::budget::Exhausted),
+    /// A set dimguard does not compute (each size's own set in a group where the others define
+    /// one size): the text says which.
+    #[error("not computed: {0}")]
+    NotComputed(String),
 }
 
 /// A parse failure, with the position of the offending text.

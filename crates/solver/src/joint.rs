@@ -136,6 +136,34 @@ pub struct Solved {
     /// (`accepted` comes from it, nothing is undecided); `joint` stays the search's own
     /// (undecided) result.
     pub tied: Option<TiedSet>,
+    /// When a linking guard defines one size by the others (`n == (h//16)*(w//16)`) and the
+    /// group was solved with that size eliminated: the definition and the reduced group's
+    /// solution, which then decide every tuple ([`Solved::contains`]). `joint` and `tied` are
+    /// then `None`, and each size's own set is undecided ([`Undecided::Defined`]).
+    pub defined: Option<Box<Defined>>,
+}
+
+/// A size of a group defined by a linking guard `x == E(others)` (`x` bare, not in `E`; torch's
+/// `tokens_1 == (image_2 // 16)*(image_3 // 16)` for a reshape of patches into tokens), and the
+/// group solved without it. A tuple passes every guard of the group exactly when `x == E` holds
+/// at it (Python's evaluation: a division by zero fails), `x` lies in its own set ([`Self::own`]:
+/// its range and its one-size guards), and the others pass the reduced group, whose guards are
+/// the group's others with `E` written for `x`. Exact: where `x == E`, every guard takes the
+/// same value with `E` written for `x`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Defined {
+    /// The defined size (a root of the group no other member is derived from).
+    pub dim: String,
+    /// Its definition over the other roots.
+    pub expr: Expr,
+    /// The defining guard's index in [`Group::guards`].
+    pub guard: usize,
+    /// The defined size's own set: its range and its one-size guards, decided.
+    pub own: DimSet,
+    /// The group without the defined size: the other guards with [`Self::expr`] written for it.
+    pub group: Group,
+    /// The reduced group's solution.
+    pub solved: Solved,
 }
 
 impl Solved {
@@ -143,6 +171,21 @@ impl Solved {
     /// value): `Some(true)` or `Some(false)` when the answer decides it, `None` when the tuple
     /// lies where the answer is undecided. Members derived from one root must agree on it.
     pub fn contains(&self, grp: &Group, value: &dyn Fn(&str) -> Option<i128>) -> Option<bool> {
+        if let Some(d) = &self.defined {
+            match grp.guards.get(d.guard)?.truth(value) {
+                Ok(true) => {}
+                Ok(false) => return Some(false),
+                Err(crate::expr::EvalError::Arith(crate::num::ArithError::Overflow)) => {
+                    return None
+                }
+                Err(crate::expr::EvalError::Arith(_)) => return Some(false),
+                Err(_) => return None,
+            }
+            if !d.own.contains(value(&d.dim)?) {
+                return Some(false);
+            }
+            return d.solved.contains(&d.group, value);
+        }
         let mut roots: BTreeMap<&str, i128> = BTreeMap::new();
         for m in &grp.members {
             let v = value(&m.name)?.checked_sub(m.offset)?;
@@ -487,6 +530,261 @@ pub fn solve_group_with(
     budget: &Budget,
     prover: Option<Prover>,
 ) -> Solved {
+    // A size defined by the others in a group with a range too wide to enumerate: eliminated
+    // first (a search over it is slow or hopeless: the graph of a function over an unbounded
+    // range is no finite union of boxes); in a group of narrow ranges, only when the search
+    // leaves it undecided (the search's answer has each size's own set).
+    let def = definition(grp);
+    let wide = def.is_some()
+        && grp.roots.iter().any(|r| {
+            let (lo, hi) = root_range(grp, r, ranges);
+            DimSet::interval(lo, hi).count() > ENUMERABLE
+        });
+    if wide {
+        if let Some(s) = solve_defined(grp, ranges, budget, prover) {
+            return s;
+        }
+    }
+    if def.is_none() || wide {
+        return solve_group_plain(grp, ranges, budget, prover);
+    }
+    // Narrow ranges: the search first, within a work cap (its answer has each size's own set);
+    // past the cap, the elimination; then the search within the whole budget.
+    let quick = Budget {
+        work: budget.work.min(DEFINED_FIRST_WORK),
+        ..*budget
+    };
+    let out = solve_group_plain(grp, ranges, &quick, prover);
+    if out.undecided.is_none() {
+        return out;
+    }
+    if let Some(s) = solve_defined(grp, ranges, budget, prover) {
+        return s;
+    }
+    solve_group_plain(grp, ranges, budget, prover)
+}
+
+/// The largest estimated number of guard evaluations a search of a group with a defined size
+/// ([`Defined`]) over narrow ranges may start with before the defined size is eliminated.
+const DEFINED_FIRST_WORK: f64 = 2e6;
+
+/// The first linking guard `x == E` (either side) of `grp` with `x` a root no other member is
+/// derived from, `E` over other sizes only: `(guard index, x, E)`.
+fn definition(grp: &Group) -> Option<(usize, String, Expr)> {
+    grp.guards.iter().enumerate().find_map(|(i, g)| {
+        let Expr::Cmp(CmpOp::Eq, a, b) = g else {
+            return None;
+        };
+        [(a, b), (b, a)].into_iter().find_map(|(l, r)| {
+            let Expr::Sym(x) = l.as_ref() else {
+                return None;
+            };
+            let atoms = r.atoms();
+            let alone = grp.members.iter().filter(|m| *m.root == **x).count() == 1
+                && grp.roots.iter().any(|root| **root == **x);
+            (alone && !atoms.is_empty() && !atoms.contains(x))
+                .then(|| (i, x.to_string(), (**r).clone()))
+        })
+    })
+}
+
+/// Boxes of the reduced joint set [`Defined::some`] reads at most.
+const DEFINED_BOXES: usize = 10_000;
+
+impl Defined {
+    /// The values of the other root `root` that pass with some value of the others (the
+    /// defined size at its expression), from `j`, the reduced group's joint set. Computed
+    /// exactly where the expression is nondecreasing and nonnegative in every size over the
+    /// boxes (sums, products, `//` by positive constants, `Max`, `Min` of sizes and nonnegative
+    /// constants) and the defined size's own set is one interval `lo..hi` containing the
+    /// expression at each box's least corner: in a box, a value `v` of `root` then has a
+    /// partner exactly when the expression at `v` and the others' least values is at most `hi`
+    /// (that tuple passes; every other is larger), a prefix of its side found by bisection.
+    /// Else an error: not computed (the defined size's own set, the image of the expression, is
+    /// never computed here: `(h//16)*(w//16)` with both factors at least 2 takes the composite
+    /// numbers, no periodic set).
+    pub fn some(&self, j: &JointSet, root: &str) -> Result<DimSet, crate::Error> {
+        let not = |why: &str| {
+            crate::Error::NotComputed(format!("{root}'s values with some partner: {why}"))
+        };
+        let level = j
+            .sizes
+            .iter()
+            .position(|s| s == root)
+            .ok_or_else(|| not("not a size of the reduced group"))?;
+        if j.undecided.is_some() {
+            return Err(not("the reduced group is undecided"));
+        }
+        let (lo, hi) = match (self.own.min(), self.own.max()) {
+            (Some(lo), Some(hi)) if DimSet::interval(lo, hi) == self.own => (lo, hi),
+            _ => return Err(not("the defined size's own set is not one interval")),
+        };
+        if !nondecreasing(&self.expr) {
+            return Err(not("the definition is not nondecreasing in every size"));
+        }
+        let (boxes, complete) = j.tree.boxes(DEFINED_BOXES);
+        if !complete {
+            return Err(not("too many boxes"));
+        }
+        let mut out = DimSet::empty();
+        for b in &boxes {
+            let least: Option<Vec<i128>> = b.iter().map(DimSet::min).collect();
+            let (Some(least), Some(top)) = (least, b[level].max()) else {
+                continue;
+            };
+            if least.iter().any(|&v| v < 0) {
+                return Err(not("a size below 0"));
+            }
+            // The expression at `v` and the others' least values: `None` past 128 bits (above
+            // `hi`), an error where it raises or is not an integer.
+            let at = |v: i128| -> Result<Option<i128>, crate::Error> {
+                let env = |a: &str| {
+                    let i = j.sizes.iter().position(|s| s == a)?;
+                    Some(if i == level { v } else { least[i] })
+                };
+                match self.expr.eval(&env) {
+                    Ok(Value::Num(q)) if q.is_integer() => Ok(Some(*q.numer())),
+                    Err(crate::expr::EvalError::Arith(crate::num::ArithError::Overflow)) => {
+                        Ok(None)
+                    }
+                    _ => Err(not("the definition does not evaluate to an integer")),
+                }
+            };
+            match at(least[level])? {
+                Some(e) if e < lo => {
+                    return Err(not("the definition is below the defined size's range"))
+                }
+                Some(e) if e <= hi => {}
+                _ => continue,
+            }
+            // The largest `v` in least..=top with the expression at most `hi`.
+            let (mut good, mut bad) = (least[level], top.saturating_add(1));
+            while bad - good > 1 {
+                let mid = good + (bad - good) / 2;
+                if at(mid)?.is_some_and(|e| e <= hi) {
+                    good = mid;
+                } else {
+                    bad = mid;
+                }
+            }
+            out = out.union(&b[level].clip(least[level], good))?;
+        }
+        Ok(out)
+    }
+}
+
+/// Whether `e` is nondecreasing in every size and nonnegative wherever every size is: sizes,
+/// nonnegative constants, and sums, products, `Max`, `Min` of such, `//` by a positive constant.
+fn nondecreasing(e: &Expr) -> bool {
+    match e {
+        Expr::Sym(_) => true,
+        Expr::Const(c) => !c.is_negative(),
+        Expr::Add(v) | Expr::Mul(v) | Expr::Max(v) | Expr::Min(v) => v.iter().all(nondecreasing),
+        Expr::FloorDiv(a, b) => {
+            nondecreasing(a) && matches!(b.as_ref(), Expr::Const(c) if c.is_positive())
+        }
+        _ => false,
+    }
+}
+
+/// `grp` solved with its defined size ([`definition`]) eliminated ([`Defined`]), when the
+/// defined size's own guards are decided and the reduced group decides every tuple; `None`
+/// otherwise (the caller keeps its own answer).
+fn solve_defined(
+    grp: &Group,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    budget: &Budget,
+    prover: Option<Prover>,
+) -> Option<Solved> {
+    let (gi, x, e) = definition(grp)?;
+    let mut fates = vec![Fate::Solved(GuardFate::Joint); grp.guards.len()];
+    let (lo, hi) = root_range(grp, &x, ranges);
+    let mut own = DimSet::interval(lo, hi);
+    let mut reduced = Group {
+        members: grp
+            .members
+            .iter()
+            .filter(|m| m.root != x)
+            .cloned()
+            .collect(),
+        roots: grp.roots.iter().filter(|r| **r != x).cloned().collect(),
+        guards: vec![],
+        origin: vec![],
+        relations: grp.relations.clone(),
+    };
+    let mut from: Vec<usize> = Vec::new();
+    for (i, g) in grp.guards.iter().enumerate() {
+        if i == gi {
+            continue;
+        }
+        let atoms = g.atoms();
+        if atoms.len() == 1 && atoms.iter().all(|a| **a == *x) {
+            let d = decide(g, &x, &own, &budget.limits, prover);
+            own = d.set?;
+            fates[i] = d.fate;
+            continue;
+        }
+        reduced.guards.push(g.substitute(&x, &e));
+        reduced.origin.push(grp.origin[i]);
+        from.push(i);
+    }
+    let solved = solve_group_with(&reduced, ranges, budget, prover);
+    if !matches!(solved.undecided, None | Some(Undecided::Defined { .. })) {
+        return None;
+    }
+    for (k, &i) in from.iter().enumerate() {
+        fates[i] = solved.fates[k].clone();
+    }
+    let why = Undecided::Defined {
+        sizes: grp.roots.clone(),
+        dim: x.clone(),
+        expr: e.to_string(),
+    };
+    let mut accepted = BTreeMap::new();
+    let mut unsure = BTreeMap::new();
+    for r in &grp.roots {
+        accepted.insert(r.clone(), DimSet::empty());
+        // The others' own sets (their one-size guards decided in the reduced group).
+        let reduced_own = solved
+            .joint
+            .as_ref()
+            .and_then(|j| Some(j.domains[j.sizes.iter().position(|s| s == r)?].clone()));
+        let domain = match reduced_own {
+            _ if *r == x => own.clone(),
+            Some(d) => d,
+            None => {
+                let (lo, hi) = root_range(grp, r, ranges);
+                DimSet::interval(lo, hi)
+            }
+        };
+        unsure.insert(r.clone(), domain);
+    }
+    Some(Solved {
+        accepted,
+        joint_count: None,
+        undecided: Some(why),
+        unsure,
+        joint: None,
+        fates,
+        tied: None,
+        defined: Some(Box::new(Defined {
+            dim: x,
+            expr: e,
+            guard: gi,
+            own,
+            group: reduced,
+            solved,
+        })),
+    })
+}
+
+/// [`solve_group_with`] without eliminating a defined size.
+fn solve_group_plain(
+    grp: &Group,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    budget: &Budget,
+    prover: Option<Prover>,
+) -> Solved {
     let limits = &budget.limits;
     let mut out = Solved {
         accepted: BTreeMap::new(),
@@ -496,6 +794,7 @@ pub fn solve_group_with(
         joint: None,
         fates: vec![Fate::Solved(GuardFate::Joint); grp.guards.len()],
         tied: None,
+        defined: None,
     };
     let mut linking: Vec<Expr> = Vec::new();
     let mut linking_idx: Vec<usize> = Vec::new();
@@ -901,6 +1200,9 @@ pub struct Linked {
     /// The group's answer in closed form when guards tie sizes ([`Solved::tied`]), with the
     /// largest box of its reduced set.
     pub tied: Option<(TiedSet, Option<LargestBox>)>,
+    /// A size the others define ([`Solved::defined`]): `joint` is then the reduced group's,
+    /// over the others, and no size has a box, a shared side or a set of its own here.
+    pub defined: Option<Box<Defined>>,
 }
 
 /// The spec a linked group takes, chosen once for the whole group ([`Linked::choice`]): every
@@ -975,6 +1277,9 @@ impl Linked {
     /// The values of `member` that pass with some value of the others (from the tied set when
     /// the group is tied).
     pub fn some(&self, member: &Member) -> Result<DimSet, crate::Error> {
+        if let Some(d) = &self.defined {
+            return member.image(&d.some(&self.joint, &member.root)?);
+        }
         let p = match &self.tied {
             Some((t, _)) => t.projection(&member.root)?,
             None => self.joint.projection(&member.root)?,
@@ -1008,8 +1313,9 @@ impl Linked {
     /// largest box holds the point or the point is not in the joint set. Torch refuses a spec
     /// that excludes its example inputs, so this is the box a spec for that export must use.
     pub fn example_box(&self, point: &[i128]) -> Option<LargestBox> {
-        if self.tied.is_some() {
-            // The tied choice finds its own box through the traced sizes.
+        if self.tied.is_some() || self.defined.is_some() {
+            // The tied choice finds its own box through the traced sizes; a group with a
+            // defined size has no box.
             return None;
         }
         let holds = |b: &LargestBox| b.sides.iter().zip(point).all(|(s, &x)| s.contains(x));
@@ -1149,6 +1455,9 @@ pub fn linked(
     label: &dyn Fn(&str) -> String,
     claimed: &dyn Fn(&str) -> u128,
 ) -> Option<Linked> {
+    if let Some(d) = &solved.defined {
+        return defined_linked(d, grp, name, label, claimed);
+    }
     let j = solved.joint.as_ref().filter(|_| grp.roots.len() > 1)?;
     if let Some(t) = &solved.tied {
         return tied_linked(t, j, grp, budget, name, label, claimed);
@@ -1274,6 +1583,7 @@ pub fn linked(
             .as_ref()
             .and_then(|t| tied_report(t, grp, name, label)),
         equal: vec![],
+        defined: vec![],
     };
     Some(Linked {
         report,
@@ -1281,6 +1591,116 @@ pub fn linked(
         shared: shared.map(|(p, _)| p),
         joint: j.clone(),
         tied: None,
+        defined: None,
+    })
+}
+
+/// [`linked`] for a group with a defined size ([`Solved::defined`]): the reduced group's joint
+/// set over the others (boxes, examples completed with the defined size and re-checked against
+/// every guard of the group), the definition ([`DefinedReport`]), no largest box. `None` when
+/// the reduced group has no joint set of its own (one size, tied, or itself with a defined
+/// size): its sizes then stay undecided, with the reason.
+fn defined_linked(
+    d: &Defined,
+    grp: &Group,
+    name: &dyn Fn(&str) -> String,
+    label: &dyn Fn(&str) -> String,
+    claimed: &dyn Fn(&str) -> u128,
+) -> Option<Linked> {
+    let r = &d.solved;
+    if r.tied.is_some() || r.defined.is_some() || r.undecided.is_some() {
+        return None;
+    }
+    let j = r.joint.as_ref()?;
+    let (boxes, complete) = j.tree.boxes(100);
+    let with_defined = |t: &[i128]| -> Option<Vec<i128>> {
+        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
+        let v = match d.expr.eval(&env) {
+            Ok(Value::Num(q)) if q.is_integer() => *q.numer(),
+            _ => return None,
+        };
+        let mut full = t.to_vec();
+        full.push(v);
+        Some(full)
+    };
+    let mut sources = j.sizes.clone();
+    sources.push(d.dim.clone());
+    let passes = |t: &[i128]| {
+        let env = |a: &str| sources.iter().position(|s| s == a).map(|i| t[i]);
+        grp.guards.iter().all(|g| matches!(g.truth(&env), Ok(true)))
+    };
+    let accepted_examples: Vec<Vec<i128>> = j
+        .tree
+        .examples(20)
+        .iter()
+        .filter_map(|t| with_defined(t))
+        .filter(|t| passes(t))
+        .take(5)
+        .collect();
+    let rejected_examples: Vec<Vec<i128>> = j
+        .tree
+        .examples(5)
+        .iter()
+        .filter_map(|t| with_defined(t))
+        .map(|mut t| {
+            *t.last_mut().expect("defined") += 1;
+            t
+        })
+        .filter(|t| !passes(t))
+        .collect();
+    let mut relation = d.expr.clone();
+    for a in d.expr.atoms() {
+        relation = relation.substitute(&a, &Expr::sym(&name(&a)));
+    }
+    let mut labels: Vec<(String, String)> = j.sizes.iter().map(|s| (s.clone(), label(s))).collect();
+    labels.sort_by(|a, b| a.1.cmp(&b.1));
+    let report = JointReport {
+        dims: j.sizes.iter().map(|s| name(s)).collect(),
+        sources: j.sizes.clone(),
+        claimed: grp
+            .roots
+            .iter()
+            .map(|s| claimed(s))
+            .fold(1u128, |a, c| a.saturating_mul(c)),
+        accepted: j.count(),
+        boxes: boxes
+            .iter()
+            .map(|b| b.iter().map(Feasible::from).collect())
+            .collect(),
+        boxes_complete: complete && j.undecided.is_none(),
+        largest_box: None,
+        shared: None,
+        accepted_examples,
+        rejected_examples,
+        undecided: None,
+        summary: format!(
+            "{} = {relation} (within {}); the others: {}",
+            label(&d.dim),
+            crate::report::count_text(d.own.count()),
+            j.summary(&labels)
+        ),
+        search: JointSearch {
+            points: j.stats.points,
+            periodic_solves: j.stats.periodic_solves,
+            shared_nodes: j.stats.shared_nodes,
+        },
+        tied: None,
+        equal: vec![],
+        defined: vec![crate::report::DefinedReport {
+            dim: name(&d.dim),
+            source: d.dim.clone(),
+            expr: d.expr.to_string(),
+            relation: relation.to_string(),
+            accepted: Feasible::from(&d.own),
+        }],
+    };
+    Some(Linked {
+        report,
+        largest: None,
+        shared: None,
+        joint: j.clone(),
+        tied: None,
+        defined: Some(Box::new(d.clone())),
     })
 }
 
@@ -1326,6 +1746,7 @@ fn tied_linked(
         },
         tied: Some(tr),
         equal: vec![],
+        defined: vec![],
     };
     Some(Linked {
         report,
@@ -1333,6 +1754,7 @@ fn tied_linked(
         shared: None,
         joint: j.clone(),
         tied: Some((t.clone(), largest_box(&t.reduced.tree, budget))),
+        defined: None,
     })
 }
 

@@ -171,6 +171,18 @@ pub enum Undecided {
         /// The set operation that failed.
         error: Box<Error>,
     },
+    /// One size of the group is defined by the others (`n == (h//16)*(w//16)`): every
+    /// combination of the group is decided (`n` passes exactly at that value, within its own
+    /// set, and the others pass the group with `n` written so), but each size's own set is not
+    /// computed.
+    Defined {
+        /// The linked sizes.
+        sizes: Vec<String>,
+        /// The defined size.
+        dim: String,
+        /// Its definition over the others, as the guards write it.
+        expr: String,
+    },
     /// Outside every exact method, and Z3 did not prove that every value passes.
     NotProved {
         /// Why the exact methods do not apply.
@@ -222,6 +234,11 @@ impl fmt::Display for Undecided {
             Undecided::PerSize { sizes, error } => write!(
                 f,
                 "the joint set of {} is exact (see linked), but the values of each size that pass with every value of the others were not found: {error}",
+                sizes.join(", ")
+            ),
+            Undecided::Defined { sizes, dim, expr } => write!(
+                f,
+                "the joint set of {} is exact (see linked: `{dim}` = {expr}), but the values of each size that pass with every value of the others are not computed (its values with some partner, where known, are under with_some_partner)",
                 sizes.join(", ")
             ),
             Undecided::NotProved { because, z3 } => write!(f, "{because}; {z3}"),
@@ -1189,6 +1206,31 @@ pub struct JointReport {
     /// `b`'s own claimed values.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub equal: Vec<[String; 2]>,
+    /// Sizes the others define (`tokens_1 == (image_2 // 16)*(image_3 // 16)`): the group is
+    /// solved with each written as its expression, so `dims`, `boxes` are over the others; a
+    /// tuple passes when the others lie in one box and each defined size equals its expression
+    /// at them, within its own set. `accepted` then counts the tuples of the others' boxes (at
+    /// most one accepted tuple each: an upper bound), there is no largest box, and the examples
+    /// hold each defined size's value after the others'.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defined: Vec<DefinedReport>,
+}
+
+/// A size of a linked group defined by the others ([`JointReport::defined`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DefinedReport {
+    /// The size's name (`tokens_1`).
+    pub dim: String,
+    /// Its source in guards.
+    pub source: String,
+    /// Its value, over the other sizes' sources, as the guards write it (`dimguard`'s guard
+    /// syntax: `((L['image'].size()[3] // 16)*(L['image'].size()[2] // 16))`).
+    pub expr: String,
+    /// The same over the sizes' names (`((image_3 // 16)*(image_2 // 16))`).
+    pub relation: String,
+    /// Its own set (its range and its one-size guards): a tuple whose value of the expression
+    /// lies outside it fails.
+    pub accepted: Feasible,
 }
 
 /// A joint set with tied sizes ([`crate::linked::TiedSet`]), in closed form.

@@ -221,6 +221,15 @@ impl GroupAnswer {
         None
     }
 
+    /// For a size the others define (`joint[].defined`): its relation in the report's names
+    /// (`tokens_1 = ((image_3 // 16)*(image_2 // 16))`), which a spec line keeps as a comment
+    /// (torch cannot write a floor-derived `Dim`).
+    pub fn defined_relation(&self, var: &str) -> Option<String> {
+        let l = self.linked.as_ref()?;
+        let d = l.report.defined.iter().find(|d| d.source == var)?;
+        Some(format!("{} = {}", d.dim, d.relation))
+    }
+
     /// Whether the group links several sizes (several roots, or sizes derived from one root).
     pub fn is_multi(&self) -> bool {
         self.grp.roots.len() > 1 || self.grp.members.len() > 1
