@@ -63,8 +63,11 @@ def expected_marks(report):
     """Accepted values per strip and tuples per 2-D plot, from the report's JSON."""
     strips = []
     for d in report.get("dims", []):
-        # A linked size's strip marks the values that pass with some partner.
-        s = next((d[k] for k in ("with_some_partner", "feasible", "accepted") if isinstance(d.get(k), dict)), None)
+        # A linked size's strip marks the values that pass with some partner; a tied size's,
+        # its partner's set through the tie.
+        tied = (d.get("tied_to") or {}).get("accepted")
+        sets = (d.get("with_some_partner"), tied, d.get("feasible"), d.get("accepted"))
+        s = next((x for x in sets if isinstance(x, dict)), None)
         if isinstance(s, dict) and s.get("segments") is not None:
             # A range past 20000 values is drawn as bands (-1), whatever it accepts.
             r = d.get("range") or [d.get("claimed", {}).get("min"), d.get("claimed", {}).get("max")]
