@@ -22,7 +22,7 @@ if ! "$DEPS/bin/python" -c "import torch, torchvision, pytest" 2>/dev/null; then
   rm -rf "$DEPS"
   mkdir -p "$CACHE"
   "$PY" -m venv "$DEPS"
-  if ! "$DEPS/bin/python" -m pip install -q -r "$REQ"; then
+  if ! "$DEPS/bin/python" -m pip install -q --no-cache-dir -r "$REQ"; then
     rm -rf "$DEPS"
     echo "FAILED: could not install $REQ (torch 2.15 and torchvision from PyPI)."
     echo "The Python suite needs real torch; it does not skip without it."
