@@ -6,7 +6,7 @@
 //!
 //! | module | concept |
 //! |---|---|
-//! | [`program`] | the archive and its serde types |
+//! | [`program`] | the archive and its serde types (its errors: [`Error`], [`shapes::ShapeError`]) |
 //! | [`shapes`] | shape rules: a short dispatch and one module per operator family |
 //! | [`graph`] | the petgraph graph, propagation, comparison with recorded sizes, DOT |
 //! | [`runtime`] | run-time asserts in the graph and limits it implies without a check |
@@ -14,6 +14,7 @@
 //! | [`verdict`] | whether the program accepts given shapes, from the conditions it checks |
 
 pub mod check;
+mod error;
 pub mod graph;
 pub mod program;
 pub mod runtime;

@@ -1,14 +1,85 @@
 //! Reading an operator's arguments: every read is checked. A missing argument or an unknown size
 //! is `None` (the operator is left unchecked); an argument that cannot be right for the operator
 //! (a weight of too low a rank, too few strides) is recorded as malformed and reported as a
-//! [`ShapeError`](super::ShapeError) naming the node.
+//! [`ShapeError`](super::ShapeError) naming the node. What every rule reads ([`Env`], [`Args`])
+//! and returns ([`Inferred`]) lives here, with the helpers rules share, so the operator modules
+//! import this leaf and never the dispatcher above them.
 
-use super::Env;
 use crate::program::{sym_int_name, tensor_name, Node};
-use dimguard_solver::Expr;
 use dimguard_solver::{f64_exact, q, Q};
+use dimguard_solver::{CmpOp, Expr};
 use serde_json::Value;
 use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+/// Known values while propagating.
+pub struct Env<'a> {
+    /// Tensor name -> sizes.
+    pub tensors: &'a BTreeMap<String, Vec<Expr>>,
+    /// SymInt name -> value.
+    pub symints: &'a BTreeMap<String, Expr>,
+}
+
+/// The result of a shape function.
+#[derive(Debug, Clone, Default)]
+pub struct Inferred {
+    /// Sizes of each output tensor, in output order (`None` for non-tensor outputs).
+    pub tensors: Vec<Option<Vec<Expr>>>,
+    /// Values of SymInt outputs, by name.
+    pub symints: Vec<(String, Expr)>,
+    /// Conditions the operator requires (equal sizes under broadcasting or `cat`).
+    pub guards: Vec<Expr>,
+    /// Sizes of tensors returned in a list (`chunk`, `split`, `meshgrid`), in list order.
+    pub listed: Vec<Vec<Expr>>,
+}
+
+impl Inferred {
+    /// One output tensor.
+    pub(crate) fn one(shape: Vec<Expr>) -> Inferred {
+        Inferred {
+            tensors: vec![Some(shape)],
+            ..Inferred::default()
+        }
+    }
+}
+
+/// A shape rule: the outputs from the arguments (`None`: unchecked, or malformed when the
+/// arguments recorded why).
+pub(crate) type Rule = fn(&Args) -> Option<Inferred>;
+
+/// Python-style index normalization.
+pub(crate) fn norm_dim(d: i128, rank: usize) -> Option<usize> {
+    let r = rank as i128;
+    let d = if d < 0 { d + r } else { d };
+    (0..r).contains(&d).then_some(d as usize)
+}
+
+/// Broadcast two shapes; returns the shape and the equalities it needs.
+pub(crate) fn broadcast(a: &[Expr], c: &[Expr], guards: &mut Vec<Expr>) -> Vec<Expr> {
+    let n = a.len().max(c.len());
+    let one = Expr::int(1);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let x = (i + a.len()).checked_sub(n).map(|j| &a[j]);
+        let y = (i + c.len()).checked_sub(n).map(|j| &c[j]);
+        out.push(match (x, y) {
+            (Some(x), None) => x.clone(),
+            (None, Some(y)) => y.clone(),
+            (Some(x), Some(y)) if *x == one => y.clone(),
+            (Some(x), Some(y)) if *y == one || x == y => x.clone(),
+            (Some(x), Some(y)) => {
+                guards.push(Expr::Cmp(
+                    CmpOp::Eq,
+                    Box::new(x.clone()),
+                    Box::new(y.clone()),
+                ));
+                x.clone()
+            }
+            (None, None) => one.clone(),
+        });
+    }
+    out
+}
 
 /// One node's arguments, with the sizes known so far.
 pub(crate) struct Args<'a> {
@@ -197,7 +268,7 @@ impl<'a> Args<'a> {
     /// A normalized dimension index (Python style: negative counts from the end) into a shape
     /// of `rank` dimensions; out of range is malformed.
     pub(crate) fn index(&self, d: i128, rank: usize, what: &str) -> Option<usize> {
-        match super::norm_dim(d, rank) {
+        match norm_dim(d, rank) {
             Some(i) => Some(i),
             None => self.malformed(format!(
                 "`{what}` is {d}, out of range for a tensor of {rank} dimension(s)"

@@ -2,8 +2,8 @@
 //! `flatten`, `permute`, `transpose`, `t`, `unsqueeze`, `squeeze`, `slice`, `cat`, `stack`,
 //! `repeat`, `meshgrid`, `chunk` / `split`.
 
+use super::args::{norm_dim, Args, Inferred, Rule};
 use super::symint::ceil_div;
-use super::{norm_dim, Args, Inferred, Rule};
 use dimguard_solver::{CmpOp, Expr};
 use serde_json::Value;
 

@@ -27,55 +27,9 @@ mod window;
 
 use crate::program::Node;
 use args::Args;
-use dimguard_solver::{CmpOp, Expr};
-use std::collections::BTreeMap;
+pub use args::{Env, Inferred};
 
-/// Known values while propagating.
-pub struct Env<'a> {
-    /// Tensor name -> sizes.
-    pub tensors: &'a BTreeMap<String, Vec<Expr>>,
-    /// SymInt name -> value.
-    pub symints: &'a BTreeMap<String, Expr>,
-}
-
-/// The result of a shape function.
-#[derive(Debug, Clone, Default)]
-pub struct Inferred {
-    /// Sizes of each output tensor, in output order (`None` for non-tensor outputs).
-    pub tensors: Vec<Option<Vec<Expr>>>,
-    /// Values of SymInt outputs, by name.
-    pub symints: Vec<(String, Expr)>,
-    /// Conditions the operator requires (equal sizes under broadcasting or `cat`).
-    pub guards: Vec<Expr>,
-    /// Sizes of tensors returned in a list (`chunk`, `split`, `meshgrid`), in list order.
-    pub listed: Vec<Vec<Expr>>,
-}
-
-impl Inferred {
-    /// One output tensor.
-    fn one(shape: Vec<Expr>) -> Inferred {
-        Inferred {
-            tensors: vec![Some(shape)],
-            ..Inferred::default()
-        }
-    }
-}
-
-/// A node whose arguments cannot be right for its operator: the program is malformed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("node `{node}` ({target}): {message}")]
-pub struct ShapeError {
-    /// The node's name.
-    pub node: String,
-    /// The operator.
-    pub target: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-/// A shape rule: the outputs from the arguments (`None`: unchecked, or malformed when the
-/// arguments recorded why).
-type Rule = fn(&Args) -> Option<Inferred>;
+pub use crate::error::ShapeError;
 
 /// The operator's short name: `torch.ops.aten.conv2d.default` -> `conv2d`.
 pub fn op_name(target: &str) -> &str {
@@ -115,40 +69,6 @@ pub fn infer(node: &Node, env: &Env) -> Result<Option<Inferred>, ShapeError> {
         }),
         None => Ok(out),
     }
-}
-
-/// Python-style index normalization.
-fn norm_dim(d: i128, rank: usize) -> Option<usize> {
-    let r = rank as i128;
-    let d = if d < 0 { d + r } else { d };
-    (0..r).contains(&d).then_some(d as usize)
-}
-
-/// Broadcast two shapes; returns the shape and the equalities it needs.
-fn broadcast(a: &[Expr], c: &[Expr], guards: &mut Vec<Expr>) -> Vec<Expr> {
-    let n = a.len().max(c.len());
-    let one = Expr::int(1);
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        let x = (i + a.len()).checked_sub(n).map(|j| &a[j]);
-        let y = (i + c.len()).checked_sub(n).map(|j| &c[j]);
-        out.push(match (x, y) {
-            (Some(x), None) => x.clone(),
-            (None, Some(y)) => y.clone(),
-            (Some(x), Some(y)) if *x == one => y.clone(),
-            (Some(x), Some(y)) if *y == one || x == y => x.clone(),
-            (Some(x), Some(y)) => {
-                guards.push(Expr::Cmp(
-                    CmpOp::Eq,
-                    Box::new(x.clone()),
-                    Box::new(y.clone()),
-                ));
-                x.clone()
-            }
-            (None, None) => one.clone(),
-        });
-    }
-    out
 }
 
 #[cfg(test)]

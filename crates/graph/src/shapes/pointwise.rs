@@ -1,7 +1,7 @@
 //! Pointwise operators: those that keep their input's shape, and binary operators that
 //! broadcast.
 
-use super::{broadcast, Args, Inferred, Rule};
+use super::args::{broadcast, Args, Inferred, Rule};
 use crate::program::tensor_name;
 use dimguard_solver::Expr;
 

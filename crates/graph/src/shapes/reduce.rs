@@ -1,7 +1,7 @@
 //! Reductions (`sum`, `mean`, `amax`, `amin`) and products: `linear`, `mm`, `matmul`, `bmm`,
 //! `addmm`.
 
-use super::{broadcast, norm_dim, Args, Inferred, Rule};
+use super::args::{broadcast, norm_dim, Args, Inferred, Rule};
 use dimguard_solver::Expr;
 
 pub(super) fn rule(op: &str) -> Option<Rule> {

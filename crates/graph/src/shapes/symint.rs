@@ -1,7 +1,7 @@
 //! SymInt arithmetic (`_operator.add`, ...), `sym_size`, and sizes made from integers
 //! (`arange`, `linspace`).
 
-use super::{Args, Inferred, Rule};
+use super::args::{Args, Inferred, Rule};
 use crate::program::Node;
 use dimguard_solver::{CmpOp, Expr, RoundKind};
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! Operators that slide a window over spatial dimensions or rescale them: convolution, pooling,
 //! adaptive pooling, upsampling, `pixel_shuffle` / `pixel_unshuffle`, `grid_sampler`.
 
-use super::{Args, Inferred, Rule};
+use super::args::{Args, Inferred, Rule};
 use dimguard_solver::{CmpOp, Expr, RoundKind};
 
 pub(super) fn rule(op: &str) -> Option<Rule> {
