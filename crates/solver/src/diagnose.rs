@@ -51,17 +51,14 @@ pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
 /// ([`crate::forms::read`]: an error message, a log, a draft_export report, a run-time failure).
 /// The message's `form` says which.
 pub fn read(text: &str, opts: &mut Options) -> Result<Message, Error> {
-    if crate::trace::looks_like_trace(text) {
-        let t = crate::trace::read(text)?;
-        let mut examples = t.examples();
+    let mut msg = crate::forms::read(text)?;
+    if msg.form == crate::report::Form::TorchTrace {
+        let mut examples = std::mem::take(&mut msg.examples);
         examples.append(&mut opts.examples);
         opts.examples = examples;
-        let mut msg = t.to_message();
-        crate::forms::datadep::trace_bounds(&mut msg);
-        return Ok(msg);
+    } else {
+        crate::spec::bind_user_spec(text, &mut msg);
     }
-    let mut msg = crate::forms::read(text)?;
-    crate::spec::bind_user_spec(text, &mut msg);
     Ok(msg)
 }
 

@@ -27,8 +27,8 @@
 //! | guards | `parse`, `syntax` | the Python grammar with spans; each guard syntax's vocabulary |
 //! | contract | [`report`], [`python`], `provenance` | the JSON contract's types; every piece of Python dimguard prints; the user line of a guard |
 //! | solve | [`engine`], [`linked`], [`joint`], `suggest`, `cover` | one guard in one size; joint sets of tuples; groups of linked sizes; maximal progressions; several specs covering every valid size |
-//! | read | `message`, [`forms`], `trace` | the model of a text; one reader per input form |
-//! | spec | [`spec`], `merge` | a user's `dynamic_shapes` or ShapesSpec; the spec as data and a diagnosis merged into it |
+//! | read | `message`, [`forms`] (`TORCH_TRACE` included) | the model of a text; one reader per input form |
+//! | spec | [`spec`] | a user's `dynamic_shapes` or ShapesSpec; the spec as data and a diagnosis merged into it |
 //! | analyze | [`analyze`] | the stage (`Problem` → `Analysis`), one size's answer, explanations |
 //! | front end | [`diagnose`] | any text form → `Problem` → [`report::Report`] |
 //!
@@ -46,7 +46,6 @@ mod bounds;
 mod compiled;
 mod cover;
 mod error;
-mod merge;
 mod message;
 mod num;
 mod parse;
@@ -54,7 +53,6 @@ mod provenance;
 mod set;
 mod suggest;
 mod syntax;
-mod trace;
 mod types;
 
 // The public face, by wing (as the module map). Namespaces where a wing has many items or
@@ -97,7 +95,7 @@ pub use message::{DimEntry, Fix, FixKind, Guard, Info, Message, Relation, Runtim
 
 // spec: a user's spec, and a diagnosis merged into it.
 pub mod spec;
-pub use merge::{merge, Entry, Root, Sheet, Value as SheetValue};
+pub use spec::{merge, Entry, Root, Sheet, Value as SheetValue};
 
 // analyze: the stage.
 pub mod analyze;

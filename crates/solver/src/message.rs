@@ -42,6 +42,9 @@ pub struct Message {
     pub datadep: Info,
     /// Sizes Torch-TensorRT found no upper bound for.
     pub missing_bounds: Vec<crate::report::MissingBound>,
+    /// Sizes the text traced (a `TORCH_TRACE`'s example values), with their names: examples
+    /// for the diagnosis, before any the user gives.
+    pub examples: Vec<(Option<String>, i128)>,
 }
 
 /// What failed when an exported program ran.
@@ -193,6 +196,7 @@ impl Message {
             runtime: None,
             datadep: Default::default(),
             missing_bounds: vec![],
+            examples: vec![],
         }
     }
 

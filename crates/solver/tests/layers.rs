@@ -238,8 +238,8 @@ const WINGS: &[(&str, &[&str])] = &[
     ("guards", &["parse", "syntax"]),
     ("contract", &["report", "python", "provenance"]),
     ("solve", &["engine", "linked", "joint", "suggest", "cover"]),
-    ("read", &["message", "forms", "trace"]),
-    ("spec", &["spec", "merge"]),
+    ("read", &["message", "forms"]),
+    ("spec", &["spec"]),
     ("analyze", &["analyze"]),
     ("front end", &["diagnose"]),
 ];

@@ -1,11 +1,11 @@
 //! The shape rules against PyTorch's formulas, and malformed arguments as errors.
 
-use super::window::window;
 use super::args::broadcast;
+use super::window::window;
 use super::*;
+use dimguard_solver::q;
 use dimguard_solver::Expr;
 use std::collections::BTreeMap;
-use dimguard_solver::q;
 
 fn int(n: i128) -> Expr {
     Expr::int(n)

@@ -1,7 +1,26 @@
 //! Text as it really arrives: log prefixes, quote markers, Markdown backticks, colour codes.
 //!
 //! Every reader sees the same cleaned lines, each with the 1-based number of the line it came
-//! from, so places in reports point into what the user pasted.
+//! from, so places in reports point into what the user pasted. A guard a reader finds in them is
+//! a [`RawGuard`] until it is parsed and filed under its size.
+
+use crate::provenance::Provenance;
+
+/// A guard as a reader found it, before it is parsed and filed under its size.
+#[derive(Debug, Clone)]
+pub(crate) struct RawGuard {
+    /// 1-based line.
+    pub line: usize,
+    /// The guard as printed.
+    pub text: String,
+    /// Where it came from.
+    pub provenance: Option<Provenance>,
+}
+
+/// An integer bound as printed: `512`, `int_oo`/`oo` (none), `-int_oo`.
+pub(crate) fn int_bound(s: &str) -> Option<i128> {
+    s.trim().parse::<i128>().ok()
+}
 
 /// One cleaned line and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,8 +9,8 @@
 //! `--range NAME=LO..HI` or the default is used and said.
 
 use super::clean::Line;
-use super::Form;
 use crate::message::{Guard, Message, Unreadable};
+use crate::report::Form;
 use crate::syntax::parse_guard;
 
 const KEY: &str = "Expected op to be '==', got ";

@@ -16,10 +16,11 @@
 //! torch's), and the suggested `dynamic_shapes` gives the ranges.
 
 use super::clean::Line;
+use super::clean::RawGuard;
 use super::logs::place_guards;
-use super::{Form, RawGuard};
 use crate::message::Message;
 use crate::provenance::{attribute, is_library, Frame, Provenance};
+use crate::report::Form;
 use std::collections::BTreeMap;
 
 const KEY: &str = "Specifically, this guard was added: ";

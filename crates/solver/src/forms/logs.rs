@@ -13,9 +13,10 @@
 //! * `failed during evaluate_expr(GUARD, hint=...)`: a data-dependent guard.
 
 use super::clean::Line;
-use super::{int_bound, Form, RawGuard};
+use super::clean::{int_bound, RawGuard};
 use crate::message::{Message, Unreadable};
 use crate::provenance::{attribute, Frame, Provenance};
+use crate::report::Form;
 use crate::syntax::parse_guard;
 use crate::types::{is_backed, is_size_symbol, is_unbacked, Expr};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -370,7 +371,7 @@ pub fn read(lines: &[Line]) -> Message {
 
 /// A readable name for a size: `x.size()[2]` → `x_2`, `*args[0].shape[2]` → `args_0_2`.
 pub fn size_name(source: &str) -> String {
-    crate::trace::name_from_source(source).unwrap_or_else(|| crate::python::py_name(source))
+    super::trace::name_from_source(source).unwrap_or_else(|| crate::python::py_name(source))
 }
 
 /// Files each guard under its size, the joint guards, or the data-dependent guards; a guard

@@ -12,6 +12,7 @@
 //! | `guard_failed` | [`runtime`] | `Guard check failed: 0/1: ...` (torch.compile), `Runtime assertion failed for expression u0 <= 2002 on node ...` |
 //! | `input_check` | [`runtime`] | `Expected input x.shape[0] = 5 to be of the form 2*s1, ...` |
 //! | `program` | [`printed`] | `print(ep)`: a printed `ExportedProgram` (`f32[s1 + 2]` inputs, `Range constraints: {s1: VR[2, int_oo]}`) |
+//! | `torch_trace` | [`trace`] | a `TORCH_TRACE` file (structured JSON lines: symbols, guards, provenance, example sizes) |
 //! | `guards` | [`scan`] | any other text holding a condition over sizes (a guard quoted in prose) |
 //!
 //! Beside any form, the user's own spec pasted with it (`batch = Dim("batch", min=1, max=32)`,
@@ -34,33 +35,23 @@ pub mod logs;
 pub mod printed;
 pub mod runtime;
 pub mod scan;
+pub mod trace;
 pub mod violation;
 
 use crate::error::Error;
 use crate::message::{Message, DEFAULT_MIN, SIZE_MAX};
-use crate::provenance::Provenance;
 pub use crate::report::Form;
-
-/// A guard as a reader found it, before it is parsed and filed under its size.
-#[derive(Debug, Clone)]
-pub(crate) struct RawGuard {
-    /// 1-based line.
-    pub line: usize,
-    /// The guard as printed.
-    pub text: String,
-    /// Where it came from.
-    pub provenance: Option<Provenance>,
-}
-
-/// An integer bound as printed: `512`, `int_oo`/`oo` (none), `-int_oo`.
-pub(crate) fn int_bound(s: &str) -> Option<i128> {
-    s.trim().parse::<i128>().ok()
-}
 
 /// Reads any form (see the module docs). When several are present (a log that ends with the
 /// exception), the log's guards, sources and provenance are kept and the exception's dimension
 /// names, ranges, specializations and suggested fixes are added to them.
 pub fn read(text: &str) -> Result<Message, Error> {
+    if trace::looks_like_trace(text) {
+        let t = trace::read(text)?;
+        let mut msg = t.to_message();
+        datadep::trace_bounds(&mut msg);
+        return Ok(msg);
+    }
     let lines = clean::lines(text);
     let exception = violation::read_lines(&lines);
     let crash = crash::read(&lines);

@@ -11,8 +11,8 @@
 
 use super::clean::Line;
 use super::logs::size_name;
-use super::Form;
 use crate::message::{Message, Relation};
+use crate::report::Form;
 use crate::syntax::parse_expr;
 use crate::types::is_size_symbol;
 use std::collections::HashMap;

@@ -9,10 +9,11 @@
 //! which.
 
 use super::clean::Line;
+use super::clean::RawGuard;
 use super::logs::{place_guards, size_name};
-use super::{Form, RawGuard};
 use crate::error::Error;
 use crate::message::{Message, Runtime, Unreadable};
+use crate::report::Form;
 use crate::syntax::parse_guard;
 use crate::types::{CmpOp, Expr};
 

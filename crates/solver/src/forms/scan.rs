@@ -12,9 +12,10 @@
 //! length, and the search stops when it is spent (saying so in a note).
 
 use super::clean::Line;
+use super::clean::RawGuard;
 use super::logs::{place_guards, size_name};
-use super::{Form, RawGuard};
 use crate::message::Message;
+use crate::report::Form;
 use crate::syntax::parse_expr;
 use crate::types::{is_size_symbol, is_unbacked, Expr};
 

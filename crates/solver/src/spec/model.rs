@@ -291,6 +291,19 @@ fn narrow_by(set: &DimSet, var: &str, text: &str) -> Option<DimSet> {
 }
 
 impl Sheet {
+    /// `base`, or `_base`, `__base`, ...: the first that names no root, no name and no entry's
+    /// derived name of the sheet (a name the reader or a merge adds never shadows one).
+    pub(crate) fn fresh(&self, base: &str) -> String {
+        let mut name = base.to_string();
+        while self.root(&name).is_some()
+            || self.entries.iter().any(|e| e.derived_name() == Some(&name))
+            || self.names.iter().any(|n| n.name == name)
+        {
+            name.insert(0, '_');
+        }
+        name
+    }
+
     /// The entry at `(input, index)`.
     pub fn entry(&self, input: &str, index: usize) -> Option<&Entry> {
         self.entries

@@ -12,7 +12,8 @@
 //! [`crate::spec`] reads (one spec model); [`ShapesSpec::code`] prints it back with assumptions
 //! added, every input and dimension kept.
 
-use super::{is_ident, matching};
+use super::model::Sheet;
+use super::text::{is_ident, matching};
 use crate::error::Error;
 use crate::forms::datadep::input_dim;
 use crate::message::{Message, SIZE_MAX};
@@ -246,7 +247,7 @@ impl ShapesSpec {
     /// variable: its root's sizes are those of its range where the assumption holds, and the
     /// slots derived from it (`2*H + 1`) follow. An assumption over several variables, or one
     /// the engine cannot decide, is kept in `unrecognized` (not applied).
-    pub fn restrict(&self, sheet: &mut crate::spec::Sheet) {
+    pub fn restrict(&self, sheet: &mut Sheet) {
         for t in &self.assumptions {
             let Ok(e) = parse_guard(t) else { continue };
             let atoms: Vec<String> = e.atoms().iter().map(|a| a.to_string()).collect();
@@ -374,10 +375,10 @@ fn statements(code: &str) -> Vec<String> {
     out
 }
 
-/// Splits at top-level commas (the spec reader's [`split_top`](super::split_top)); items
+/// Splits at top-level commas (the spec reader's `split_top`); items
 /// trimmed, empty ones dropped.
 fn split_items(s: &str) -> Vec<String> {
-    super::split_top(s)
+    super::text::split_top(s)
         .into_iter()
         .map(|item| item.trim().to_string())
         .filter(|item| !item.is_empty())

@@ -11,9 +11,10 @@
 //! gave it none (a name made from its source, `x_0`). torch's own "Suggested fixes" block is not
 //! the user's spec and is left out.
 
+use super::model::Value;
+use super::read::read;
 use crate::forms::clean::{self, Line};
 use crate::message::{Message, DEFAULT_MIN, SIZE_MAX};
-use crate::spec::Value;
 
 /// Binds the sizes of `msg` (read from `text` by [`crate::forms::read`]) to the user's spec
 /// lines in `text`, when there are any (see the module docs). It lives in the spec wing, above
@@ -27,7 +28,7 @@ fn bind(lines: &[Line], msg: &mut Message) {
     let Some((first, code)) = spec_lines(lines) else {
         return;
     };
-    let Ok(sheet) = crate::spec::read(&code) else {
+    let Ok(sheet) = read(&code) else {
         return;
     };
     for e in &sheet.entries {

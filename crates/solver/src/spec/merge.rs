@@ -6,26 +6,15 @@
 //! rewrites its *root*, so every other entry that used the same `Dim` follows (they are equal
 //! sizes by the user's own spec).
 
+use super::model::{Entry, Root, Sheet, Value};
 use crate::forms::fixes::fix_kind;
 use crate::message::FixKind;
 use crate::num::{int_ceildiv, int_floordiv};
 use crate::python::{py_name, source_input};
 use crate::report::{DimReport, Report, Status};
-pub use crate::spec::{Entry, Root, Sheet, Value};
 use crate::types::Progression;
 
 impl Sheet {
-    fn fresh(&self, base: &str) -> String {
-        let mut name = format!("_{base}");
-        while self.root(&name).is_some()
-            || self.entries.iter().any(|e| e.derived_name() == Some(&name))
-            || self.names.iter().any(|n| n.name == name)
-        {
-            name.insert(0, '_');
-        }
-        name
-    }
-
     /// Sets one entry (adding it when the spec did not mention the dimension).
     fn set(&mut self, input: &str, index: usize, value: Value) {
         match self.entry_mut(input, index) {
@@ -55,7 +44,7 @@ impl Sheet {
             _ => {
                 let name = py_name(fallback_name);
                 let name = if self.root(&name).is_some() {
-                    self.fresh(&name)
+                    self.fresh(&format!("_{name}"))
                 } else {
                     name
                 };
@@ -110,7 +99,7 @@ impl Sheet {
         // so j is shifted and k0 with it (as `python::dim_code` writes a progression).
         let shift = (2 - jlo).max(0);
         let k0 = k0 - step * shift;
-        let new = self.fresh(&root);
+        let new = self.fresh(&format!("_{root}"));
         let pos = self
             .roots
             .iter()

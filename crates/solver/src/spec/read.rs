@@ -1,25 +1,9 @@
-//! A user's `dynamic_shapes` spec: the one model ([`Sheet`], with what it admits per size and
-//! its printer), its reader ([`read`]) and `ShapesSpec` ([`shapes`]).
-//!
-//! ```python
-//! _h = Dim('_h', min=17, max=270)
-//! h = 8*_h
-//! w = Dim('w', min=135, max=3840)
-//! dynamic_shapes = {"image1": {2: h, 3: w}, "image2": {2: h, 3: w}}
-//! ```
-//!
-//! Assignments define names (plain `Dim`, derived `m*_h + r`, an int, `Dim.AUTO`, `Dim.STATIC`);
-//! an optional `dynamic_shapes = {...}` dict maps inputs' dimensions (`L['x'].size()[2]`) to
-//! names or inline values. Each line is read by [`crate::forms::fixes`] (the one reader of
-//! `Dim(...)` lines, shared with torch's "Suggested fixes").
+//! Reading a spec: `Dim` lines and a `dynamic_shapes` dict (or a `ShapesSpec`) into the one
+//! model, [`Sheet`].
 
-mod model;
-pub mod shapes;
-mod user;
-
-pub use model::{Entry, Given, Named, Root, Sheet, Value};
-pub use user::bind_user_spec;
-
+use super::model::{Entry, Named, Root, Sheet, Value};
+use super::shapes;
+use super::text::{is_ident, matching, split_top};
 use crate::error::{Error, ParseError};
 use crate::forms::fixes::{dim_label, fix_kind, read_fix};
 use crate::message::FixKind;
@@ -395,7 +379,7 @@ fn inline(
         return None;
     }
     let kind = fix_kind(v)?;
-    let here = fresh(sheet, &py_name(&format!("{input}_{index}")));
+    let here = sheet.fresh(&py_name(&format!("{input}_{index}")));
     match &kind {
         FixKind::Dim { min, max } => {
             sheet.roots.push(Root {
@@ -426,61 +410,10 @@ fn inline(
     }
 }
 
-/// `base`, or `_base`, `__base`, ... when a root or name of `sheet` is called so.
-fn fresh(sheet: &Sheet, base: &str) -> String {
-    let mut name = base.to_string();
-    while sheet.root(&name).is_some() || sheet.names.iter().any(|n| n.name == name) {
-        name.insert(0, '_');
-    }
-    name
-}
-
-fn is_ident(s: &str) -> bool {
-    !s.is_empty()
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !s.starts_with(|c: char| c.is_ascii_digit())
-}
-
-fn matching(s: &str, open: char, close: char) -> Option<usize> {
-    let mut depth = 0;
-    for (i, c) in s.char_indices() {
-        if c == open {
-            depth += 1;
-        } else if c == close {
-            depth -= 1;
-            if depth == 0 {
-                return Some(i);
-            }
-        }
-    }
-    None
-}
-
-fn split_top(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut depth = 0;
-    let mut cur = String::new();
-    for c in s.chars() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(std::mem::take(&mut cur));
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    if !cur.trim().is_empty() {
-        out.push(cur);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::Given;
     use crate::types::{DimSet, SIZE_MAX};
 
     fn at(s: &Sheet, input: &str, index: usize) -> Given {

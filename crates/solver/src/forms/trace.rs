@@ -25,6 +25,7 @@ use crate::error::Error;
 use crate::joint;
 use crate::message::{DimEntry, Guard, Message, Relation, SIZE_MAX};
 use crate::provenance::{self, Frame, Provenance};
+use crate::report::Form;
 use crate::syntax::parse_guard;
 use crate::types::Expr;
 use serde::Deserialize;
@@ -445,12 +446,13 @@ impl Trace {
                 .map(|(no, why)| format!("trace line {no}: {why}"))
                 .collect(),
             joint: vec![],
-            form: crate::forms::Form::TorchTrace,
+            form: Form::TorchTrace,
             notes: vec![],
             unreadable: vec![],
             runtime: None,
             datadep: Default::default(),
             missing_bounds: vec![],
+            examples: self.examples(),
         };
         // Guards over the sizes' sources (as torch's messages print them).
         let over_sources = |e: &Expr| {
