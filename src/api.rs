@@ -3,12 +3,11 @@
 
 use crate::graph::{self, CheckReport, Program};
 use crate::prove::{self, certify::TIMEOUT_MS, Mode};
-use crate::solver::diagnose::{self, Options};
+use crate::solver::diagnose::{self, Options, Paste, Stage};
 use crate::solver::python::source_input;
 use crate::solver::report::{JointReport, Report};
-use crate::solver::spec::shapes::ShapesSpec;
 use crate::solver::Error;
-use crate::solver::{merge, Sheet};
+use crate::solver::Sheet;
 
 /// Traced sizes for a diagnosis.
 #[derive(Debug, Clone, Default)]
@@ -22,9 +21,6 @@ pub struct Examples {
     pub ranges: Vec<(String, (i128, i128))>,
 }
 
-/// Reads a message (or a `TORCH_TRACE`), diagnoses it (preferring the traced sizes), and certifies the answers with
-/// Z3 per `z3` (`None`: enumeration only). With `spec` (the user's own spec), the report's
-/// `dynamic_shapes` block becomes the merged spec ([`merge`]), returned beside it.
 /// The traced size of each of the report's dimensions that `examples` gives (by name, for every
 /// dimension, or through an input's traced shape), for [`dimguard_solver::cover`].
 pub fn traced(report: &Report, examples: &Examples) -> Vec<(String, i128)> {
@@ -48,8 +44,7 @@ pub fn traced(report: &Report, examples: &Examples) -> Vec<(String, i128)> {
     out
 }
 
-/// [`diagnose_with_spec`] without a `ShapesSpec`: a text diagnosed, merged into `spec` when
-/// given.
+/// [`diagnose_with_spec`] with the default paste block, merged into `spec` when given.
 pub fn diagnose_text(
     text: &str,
     examples: &Examples,
@@ -57,26 +52,32 @@ pub fn diagnose_text(
     z3_timeout_ms: u32,
     spec: Option<&Sheet>,
 ) -> Result<(Report, Option<Sheet>), Error> {
-    diagnose_with_spec(text, examples, z3, z3_timeout_ms, spec, None)
+    let paste = Paste {
+        merge: spec.cloned(),
+        ..Paste::default()
+    };
+    diagnose_with_spec(text, examples, z3, z3_timeout_ms, &paste)
 }
 
-/// [`diagnose_text`], with the user's `ShapesSpec` (torch 2.15) when the export used one: its
-/// names and ranges for the data-dependent expressions' sizes, and the report's paste block is
-/// that `ShapesSpec` with the assumptions added, every input and dimension kept.
+/// Reads a message (or a `TORCH_TRACE`), diagnoses it (preferring the traced sizes), certifies
+/// the answers with Z3 per `z3` (`None`: enumeration only), and writes the paste block once,
+/// from the certified answers, as `paste` says: the user's spec with the diagnosis merged in
+/// (returned beside the report), the user's `ShapesSpec` (torch 2.15: its names and ranges
+/// also name the data-dependent expressions' sizes) with the assumptions added, or the
+/// requested [`Format`](diagnose::Format).
 pub fn diagnose_with_spec(
     text: &str,
     examples: &Examples,
     z3: Option<Mode>,
     z3_timeout_ms: u32,
-    spec: Option<&Sheet>,
-    shapes: Option<&ShapesSpec>,
+    paste: &Paste,
 ) -> Result<(Report, Option<Sheet>), Error> {
     let mut opts = Options {
         examples: examples.by_name.clone(),
         ..Options::default()
     };
     let mut msg = diagnose::read(text, &mut opts)?;
-    if let Some(s) = shapes {
+    if let Some(s) = &paste.shapes {
         crate::solver::spec::shapes::apply_spec(&mut msg, s);
     }
     crate::solver::forms::apply_ranges(&mut msg, &examples.ranges)?;
@@ -109,30 +110,20 @@ pub fn diagnose_with_spec(
         }
     }
     opts.examples = named;
-    // Z3 decides linked groups the joint search cannot (and certifies below).
+    // Z3 decides linked groups the joint search cannot, and certifies the answers before the
+    // paste block is written from them.
     let prover = prove::box_prover(z3_timeout_ms);
-    let mut report = diagnose::diagnose_with(&msg, &opts, z3.map(|_| &prover as _));
-    if let Some(mode) = z3 {
-        prove::certify(&mut report, &msg, mode, z3_timeout_ms);
-    }
-    let merged = spec.map(|s| merge(s, &report));
-    if let Some(m) = &merged {
-        let notes: Vec<String> = m.notes.iter().map(|n| format!("# {n}")).collect();
-        report.dynamic_shapes = if notes.is_empty() {
-            m.code()
-        } else {
-            format!("{}\n\n{}", notes.join("\n"), m.code())
-        };
-    }
-    if let Some(s) = shapes {
-        let (items, open) = crate::solver::python::assumptions(&report.data_dependent);
-        let mut code = s.code(&items);
-        for o in open {
-            code.push_str(&format!("\n# {o}"));
+    let certify = |r: &mut Report, m: &crate::solver::Message| {
+        if let Some(mode) = z3 {
+            prove::certify(r, m, mode, z3_timeout_ms);
         }
-        report.dynamic_shapes = code;
-    }
-    Ok((report, merged))
+    };
+    let stage = Stage {
+        prover: z3.map(|_| &prover as _),
+        certify: Some(&certify),
+        paste: paste.clone(),
+    };
+    Ok(diagnose::diagnose_staged(&msg, &opts, &stage))
 }
 
 /// `dimguard check` of a `dimguard.Dispatch` archive's programs (`(entry name, .pt2 bytes)`, as

@@ -3,6 +3,7 @@
 //! `when_true` / `when_false` sets equal evaluating the expression size by size over the range.
 
 use dimguard::api::{diagnose_with_spec, Examples};
+use dimguard::solver::diagnose::Paste;
 use dimguard::solver::forms::{self, Form};
 use dimguard::solver::report::{DataDependent, Report};
 use dimguard::solver::spec::shapes::ShapesSpec;
@@ -25,7 +26,11 @@ fn run(text: &str, ranges: &[(&str, (i128, i128))], shape: &[i128], spec: Option
         ranges: ranges.iter().map(|(n, r)| (n.to_string(), *r)).collect(),
     };
     let spec = spec.map(|s| ShapesSpec::read(s).unwrap());
-    diagnose_with_spec(text, &examples, None, 1000, None, spec.as_ref())
+    let paste = Paste {
+        shapes: spec,
+        ..Paste::default()
+    };
+    diagnose_with_spec(text, &examples, None, 1000, &paste)
         .unwrap_or_else(|e| panic!("{e}"))
         .0
 }
@@ -209,8 +214,7 @@ fn wide_ranges_are_exact_and_proved_by_z3() {
         &examples,
         Some(dimguard::prove::Mode::Auto),
         10_000,
-        None,
-        None,
+        &Paste::default(),
     )
     .unwrap();
     let d = &r.data_dependent[0];
@@ -254,8 +258,10 @@ fn a_branch_on_two_inputs_is_counted_over_the_box() {
         &examples,
         None,
         1000,
-        None,
-        Some(&s),
+        &Paste {
+            shapes: Some(s),
+            ..Paste::default()
+        },
     )
     .unwrap();
     let d = &r.data_dependent[0];

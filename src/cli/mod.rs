@@ -392,8 +392,10 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 (Some(p), None) => Some(read_spec(p)?),
                 _ => None,
             };
-            let shapes = match format.as_deref() {
-                None | Some("dim") | Some("shapesspec") => shapes,
+            let format = match format.as_deref() {
+                None => dimguard::solver::diagnose::Format::Auto,
+                Some("dim") => dimguard::solver::diagnose::Format::Dim,
+                Some("shapesspec") => dimguard::solver::diagnose::Format::ShapesSpec,
                 Some(other) => {
                     return Err(bad_input(format!(
                         "--format {other}: expected `dim` or `shapesspec`"
@@ -415,38 +417,14 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 Z3Mode::Always => Some(dimguard::prove::Mode::Always),
                 Z3Mode::Never => None,
             };
-            let (mut report, _) = dimguard::api::diagnose_with_spec(
-                &text,
-                &examples,
-                mode,
-                z3_timeout_ms,
-                sheet.as_ref(),
-                shapes.as_ref(),
-            )
-            .map_err(|e| solver(&e))?;
-            match format.as_deref() {
-                Some("shapesspec") if shapes.is_none() && !report.data_dependent.is_empty() => {
-                    report.dynamic_shapes =
-                        dimguard::solver::python::shapes_spec_block(&report.data_dependent);
-                }
-                Some("shapesspec") if shapes.is_none() && !report.dims.is_empty() => {
-                    report.dynamic_shapes =
-                        dimguard::solver::python::shapes_spec_from_dims(&report.dims);
-                }
-                Some("dim") if !report.data_dependent.is_empty() && report.dims.is_empty() => {
-                    report.dynamic_shapes = format!(
-                        "# A data-dependent failure: no Dim decides it. Assert the branch in the model:\n{}",
-                        report
-                            .data_dependent
-                            .iter()
-                            .filter_map(|d| d.example_branch.or(d.always).map(|b| (d, b)))
-                            .map(|(d, b)| d.torch_check[usize::from(!b)].clone())
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    );
-                }
-                _ => {}
-            }
+            let paste = dimguard::solver::diagnose::Paste {
+                format,
+                merge: sheet,
+                shapes,
+            };
+            let (mut report, _) =
+                dimguard::api::diagnose_with_spec(&text, &examples, mode, z3_timeout_ms, &paste)
+                    .map_err(|e| solver(&e))?;
             if let Some(model) = &program {
                 let label = model.display().to_string();
                 let p = dimguard::graph::program::load(model).map_err(bad_input)?;

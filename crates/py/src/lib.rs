@@ -183,14 +183,13 @@ fn diagnose(
                 .map(|(n, (lo, hi))| (n, (i128::from(lo), i128::from(hi))))
                 .collect(),
         };
-        let (report, merged) = api::diagnose_with_spec(
-            &text,
-            &examples,
-            z3,
-            z3_timeout_ms,
-            sheet.as_ref(),
-            shapes_spec.as_ref(),
-        )?;
+        let paste = dimguard::solver::diagnose::Paste {
+            merge: sheet,
+            shapes: shapes_spec,
+            ..Default::default()
+        };
+        let (report, merged) =
+            api::diagnose_with_spec(&text, &examples, z3, z3_timeout_ms, &paste)?;
         let mut extra = Vec::new();
         if let Some(n) = cover {
             let c = dimguard::solver::cover(&report, &api::traced(&report, &examples), n);
