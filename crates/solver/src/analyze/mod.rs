@@ -30,18 +30,10 @@
 //! assert!(g.linked.as_ref().unwrap().restricts());
 //! ```
 
-mod datadep;
-mod explain;
-mod size;
+mod answer;
 
-pub use datadep::assumption;
-pub(crate) use datadep::report as data_dependent;
-
-pub(crate) use explain::{
-    complete, group_specs, joint_guards, link_dims, specialization_reason, tie_to_roots, GroupSpec,
-};
-pub(crate) use size::{conclude, dim_report, UNDECIDED_ADVICE};
-pub use size::{describe, example_for, suggestions, Ranked, WITHHELD};
+pub(crate) use answer::suggestion;
+pub use answer::{describe, suggestions, Ranked, WITHHELD};
 
 use crate::engine::Limits;
 use crate::joint::{self, Choice, Group, Member, Prover, Solved};
@@ -57,6 +49,18 @@ pub struct Options {
     pub examples: Vec<(Option<String>, i128)>,
     /// Solver limits.
     pub limits: Limits,
+}
+
+impl Options {
+    /// The example size given for `name` (by name, else the bare `--example N`).
+    pub fn example_for(&self, name: &str) -> Option<i128> {
+        self.examples
+            .iter()
+            .rev()
+            .find(|(n, _)| n.as_deref() == Some(name))
+            .or_else(|| self.examples.iter().rev().find(|(n, _)| n.is_none()))
+            .map(|e| e.1)
+    }
 }
 
 /// One size of a [`Problem`]: a variable the guards name.

@@ -6,12 +6,13 @@
 //! The report's types are in [`report`](crate::report); the Python it prints comes from
 //! [`python`].
 
+mod datadep;
+mod explain;
 mod paste;
+mod size;
 
 pub use crate::analyze::Options;
-use crate::analyze::{
-    analyze, describe, dim_report, example_for, Analysis, GroupAnswer, Problem, Size,
-};
+use crate::analyze::{analyze, describe, Analysis, GroupAnswer, Problem, Size};
 use crate::compiled::recheck;
 use crate::error::Error;
 use crate::joint;
@@ -24,6 +25,7 @@ use crate::report::{
 use crate::suggest;
 use crate::types::{CmpOp, DimSet, Expr};
 pub use paste::{Format, Paste};
+use size::dim_report;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Reads any input ([`read`]: an error message, a log, a draft_export report, a run-time
@@ -148,20 +150,20 @@ pub fn diagnose_staged(
     };
     let fates: Fates = analysis.fates.clone();
     let linked = linked_groups(msg, opts, &analysis);
-    crate::analyze::tie_to_roots(&mut dims, msg, &analysis.groups);
+    explain::tie_to_roots(&mut dims, msg, &analysis.groups);
     let groups: Vec<joint::Group> = analysis.groups.iter().map(|g| g.grp.clone()).collect();
     let solved: Vec<JointGroup> = analysis
         .groups
         .into_iter()
         .filter(|g| g.grp.roots.len() > 1)
         .collect();
-    let joint = crate::analyze::joint_guards(&linked, &groups, &solved, msg);
-    let choices = crate::analyze::link_dims(&mut dims, &solved, msg, opts, prover);
+    let joint = explain::joint_guards(&linked, &groups, &solved, msg);
+    let choices = explain::link_dims(&mut dims, &solved, msg, opts, prover);
     let guards = accounting(msg, &dims, &sized, &fates);
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent
         .iter()
-        .map(|g| crate::analyze::data_dependent(g, msg, opts))
+        .map(|g| datadep::report(g, msg, opts))
         .collect();
     // The names the block gives before the groups' partners get theirs.
     let mut taken: BTreeSet<String> = msg
@@ -177,7 +179,7 @@ pub fn diagnose_staged(
         )
         .map(py_name)
         .collect();
-    let specs = crate::analyze::group_specs(&solved, &choices, msg, &mut taken);
+    let specs = explain::group_specs(&solved, &choices, msg, &mut taken);
     let lines = line_reports(msg, &dims);
     let mut report = Report {
         dims,
@@ -212,7 +214,7 @@ pub fn diagnose_staged(
         guards,
         missing_bounds: msg.missing_bounds.clone(),
     };
-    crate::analyze::complete(&mut report, msg, opts);
+    explain::complete(&mut report, msg, opts);
     if let Some(certify) = stage.certify {
         certify(&mut report, msg);
     }
@@ -322,7 +324,7 @@ fn problem(msg: &Message, opts: &Options, sized: &Sized) -> Problem {
             .dims
             .iter()
             .map(|d| Size {
-                example: example_for(opts, &d.name),
+                example: opts.example_for(&d.name),
                 ..Size::new(d.var(), &d.name, d.range)
             })
             .collect(),
@@ -504,7 +506,7 @@ fn linked_groups(msg: &Message, opts: &Options, analysis: &Analysis) -> Vec<Link
             .get(&root)
             .filter(|_| solved.undecided.is_none());
         let best = feasible.and_then(|f| {
-            suggest::rank(f, example_for(opts, &name_of(&root)), 1)
+            suggest::rank(f, opts.example_for(&name_of(&root)), 1)
                 .progressions
                 .first()
                 .copied()

@@ -7,7 +7,7 @@
 //! ([`Paste::shapes`]), a `ShapesSpec` or `torch._check` lines on request ([`Format`]), and
 //! torch.compile's `mark_dynamic` lines for a recompile. Nothing rewrites the block afterwards.
 
-use crate::analyze::GroupSpec;
+use super::explain::GroupSpec;
 use crate::message::{Message, SIZE_MAX};
 use crate::python::{self, py_name};
 use crate::report::{DataDependent, DimReport, LinkedGroup, Report, Status};

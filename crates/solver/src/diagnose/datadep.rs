@@ -2,7 +2,7 @@
 //! the branch that holds everywhere (with its certificate), the example's branch, and the
 //! assumption to add (`torch._check`, or a ShapesSpec assumption) with what it costs.
 
-use super::Options;
+use crate::analyze::Options;
 use crate::message::{Message, Unbacked};
 
 /// Sizes evaluated one by one to certify a data-dependent expression's sets.
@@ -79,7 +79,7 @@ pub(crate) fn report(
     let full = DimSet::interval(0, crate::message::SIZE_MAX);
     r.holds = engine::solve(&g.expr, u, &full, &opts.limits)
         .set()
-        .map(|s| super::describe(s, 0, crate::message::SIZE_MAX, u));
+        .map(|s| crate::analyze::describe(s, 0, crate::message::SIZE_MAX, u));
     let sym = &r.symbols[0];
     r.source = sym.source.clone();
     let (lo, hi) = info(u)
@@ -123,13 +123,10 @@ pub(crate) fn report(
     } else {
         None
     };
-    r.example = super::example_for(opts, &name)
-        .or_else(|| super::example_for(opts, u))
-        .or_else(|| {
-            r.source
-                .as_deref()
-                .and_then(|s| super::example_for(opts, s))
-        });
+    r.example = opts
+        .example_for(&name)
+        .or_else(|| opts.example_for(u))
+        .or_else(|| r.source.as_deref().and_then(|s| opts.example_for(s)));
     r.example_branch = r.example.and_then(|x| g.expr.truth_at(u, x).ok());
     let branch = r.always.or(r.example_branch);
     if let Some(b) = branch {
@@ -168,7 +165,7 @@ fn several(
         .symbols
         .iter()
         .map(|s| {
-            super::example_for(opts, &s.symbol)
+            opts.example_for(&s.symbol)
                 .filter(|_| {
                     opts.examples
                         .iter()

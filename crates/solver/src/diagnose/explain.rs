@@ -2,9 +2,8 @@
 //! guards grouped by origin, guards over several sizes, and the explanation of a `Guard failed`
 //! or input check at the size the user ran.
 
-use super::{
-    conclude, example_for, GroupAnswer as JointGroup, Options, UNDECIDED_ADVICE, WITHHELD,
-};
+use super::size::{conclude, UNDECIDED_ADVICE};
+use crate::analyze::{GroupAnswer as JointGroup, Options, WITHHELD};
 use crate::expr::Value;
 use crate::forms::Form;
 use crate::joint::{self, Choice, Prover};
@@ -572,31 +571,6 @@ fn answer_jointly(
     }
 }
 
-/// What a specialization's reason means, and the guard behind it when the text has one.
-pub fn specialization_reason(name: &str, v: i128, why: &str, d: &DimEntry) -> String {
-    let meaning = match why {
-        "range_refined_to_singleton" => {
-            format!("a guard left {name} only one possible value ({v}) in its range")
-        }
-        "solve" => format!("torch solved a guard for {name} = {v}"),
-        other => format!("torch replaced {name} by {v} ({other})"),
-    };
-    let behind = d
-        .guards
-        .iter()
-        .find(|g| g.expr.atoms().len() == 1)
-        .map(|g| {
-            let at = g
-                .provenance
-                .as_ref()
-                .map(|p| format!(", from {}", p.origin()))
-                .unwrap_or_default();
-            format!(": the guard {}{at}", g.text)
-        })
-        .unwrap_or_default();
-    format!("why {name} is {v}: {meaning} (torch says `{why}`){behind}")
-}
-
 fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeReport> {
     let rt = msg.runtime.as_ref()?;
     let atoms: Vec<String> = rt.expr.atoms().iter().map(|a| a.to_string()).collect();
@@ -606,8 +580,8 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
     for a in &atoms {
         let name = dim_of(a).map_or(a.clone(), |d| d.name.clone());
         let v = match rt.kind {
-            Form::InputCheck => rt.got.or_else(|| example_for(opts, &name)),
-            _ => example_for(opts, &name),
+            Form::InputCheck => rt.got.or_else(|| opts.example_for(&name)),
+            _ => opts.example_for(&name),
         };
         if let Some(v) = v {
             at.push((name, v));

@@ -2,8 +2,8 @@
 //! accepted set, its status, ranked suggestions re-checked value by value, coverage, padding,
 //! advice, and torch's own fix checked against every guard listed under the size.
 
-use super::Options;
-use crate::compiled::{recheck, RECHECK_LIMIT};
+use crate::analyze::{describe, suggestion, suggestions, Options, WITHHELD};
+use crate::compiled::RECHECK_LIMIT;
 use crate::engine;
 use crate::error::Error;
 use crate::joint;
@@ -11,9 +11,8 @@ use crate::message::{self, DimEntry, FixKind, Message, DEFAULT_MIN, SIZE_MAX};
 use crate::python::{self, py_name};
 use crate::report::{
     Certificate, DimReport, Feasible, FixCheck, GuardFate, GuardMethod, GuardReport, LinkedSides,
-    Padding, Proof, Status, Suggestion,
+    Padding, Proof, Status,
 };
-use crate::suggest::unchecked_suggestion;
 use crate::suggest::{self, Maximality};
 use crate::types::{DimSet, Expr, Progression};
 
@@ -26,18 +25,33 @@ fn in_relation(msg: &Message, name: &str) -> bool {
             .any(|r| r.name == name || r.other == name)
 }
 
+/// What a specialization's reason means, and the guard behind it when the text has one.
+fn specialization_reason(name: &str, v: i128, why: &str, d: &DimEntry) -> String {
+    let meaning = match why {
+        "range_refined_to_singleton" => {
+            format!("a guard left {name} only one possible value ({v}) in its range")
+        }
+        "solve" => format!("torch solved a guard for {name} = {v}"),
+        other => format!("torch replaced {name} by {v} ({other})"),
+    };
+    let behind = d
+        .guards
+        .iter()
+        .find(|g| g.expr.atoms().len() == 1)
+        .map(|g| {
+            let at = g
+                .provenance
+                .as_ref()
+                .map(|p| format!(", from {}", p.origin()))
+                .unwrap_or_default();
+            format!(": the guard {}{at}", g.text)
+        })
+        .unwrap_or_default();
+    format!("why {name} is {v}: {meaning} (torch says `{why}`){behind}")
+}
+
 /// How many failing values of torch's fixes are listed.
 const COUNTEREXAMPLES: usize = 5;
-
-/// The example size given for `name` (by name, else the bare `--example N`).
-pub fn example_for(opts: &Options, name: &str) -> Option<i128> {
-    opts.examples
-        .iter()
-        .rev()
-        .find(|(n, _)| n.as_deref() == Some(name))
-        .or_else(|| opts.examples.iter().rev().find(|(n, _)| n.is_none()))
-        .map(|e| e.1)
-}
 
 pub(crate) fn dim_report(
     d: &DimEntry,
@@ -91,7 +105,7 @@ pub(crate) fn dim_report(
         ));
         if let Some(why) = &d.specialized_reason {
             r.advice
-                .push(super::specialization_reason(&d.name, v, why, d));
+                .push(specialization_reason(&d.name, v, why, d));
         }
         r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), false, opts);
         return r;
@@ -283,7 +297,7 @@ pub(crate) fn conclude(
     };
     let ranking = suggestions(
         feasible,
-        example_for(opts, &d.name),
+        opts.example_for(&d.name),
         8,
         recheck,
         &var,
@@ -312,7 +326,7 @@ pub(crate) fn conclude(
         });
     }
     r.advice
-        .extend(advice(r, feasible, lo, hi, example_for(opts, &d.name)));
+        .extend(advice(r, feasible, lo, hi, opts.example_for(&d.name)));
     let guards: Vec<&Expr> = d.guards.iter().map(|g| &g.expr).collect();
     r.torch_fix = check_fix(msg, &d.name, &guards, &var, feasible, (lo, hi), true, opts);
 }
@@ -324,70 +338,6 @@ fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {
 
 /// What a dimension's advice says when a guard over its range is undecided.
 pub(crate) const UNDECIDED_ADVICE: &str = "dimguard could not decide every guard over this range; narrow the range (enumeration handles up to 20,000,000 values) or check the guard by hand";
-
-/// What a report says when a candidate failed the independent re-check.
-pub const WITHHELD: &str = "internal error: a candidate failed dimguard's independent re-check and was withheld; please report this message";
-
-/// Ranked suggestions inside a set, the last step of every pipeline (`diagnose`, `check`).
-#[derive(Debug, Clone)]
-pub struct Ranked {
-    /// The progressions ranked by [`suggest::rank`], best first.
-    pub progressions: Vec<Progression>,
-    /// Their suggestions, minus any that failed the re-check.
-    pub suggestions: Vec<Suggestion>,
-    /// Whether the first progression is proven maximal.
-    pub maximality: Maximality,
-    /// How many candidates failed the re-check (a bug in the engine): withheld, never printed.
-    pub withheld: usize,
-}
-
-/// The `limit` best progressions inside `set` as suggestions for the dimension `name`
-/// (`example`: prefer one holding the traced size). With `guards`, each is re-checked
-/// independently of the engine: every guard is evaluated at every value, in the size `var`
-/// (when there are at most [`RECHECK_LIMIT`]), giving `certificate: "enumeration"`; a failing
-/// candidate is withheld rather than printed unsound. Without guards nothing is re-checked
-/// (`certificate: "none"`; the caller certifies).
-pub fn suggestions(
-    set: &DimSet,
-    example: Option<i128>,
-    limit: usize,
-    guards: Option<&[&Expr]>,
-    var: &str,
-    name: &str,
-    proof: Proof,
-) -> Ranked {
-    let ranking = suggest::rank(set, example, limit);
-    let suggestions: Vec<Suggestion> = ranking
-        .progressions
-        .iter()
-        .filter_map(|p| suggestion(p, guards, var, name, proof))
-        .collect();
-    Ranked {
-        withheld: ranking.progressions.len() - suggestions.len(),
-        progressions: ranking.progressions,
-        suggestions,
-        maximality: ranking.maximality,
-    }
-}
-
-/// One suggestion, re-checked against `guards` as [`suggestions`] says; `None` when it fails.
-fn suggestion(
-    p: &Progression,
-    guards: Option<&[&Expr]>,
-    var: &str,
-    name: &str,
-    proof: Proof,
-) -> Option<Suggestion> {
-    let certificate = match guards.and_then(|g| recheck(g, var, &p.to_set())) {
-        Some(false) => return None,
-        Some(true) => Certificate::Enumeration,
-        None => Certificate::None,
-    };
-    Some(Suggestion {
-        certificate,
-        ..unchecked_suggestion(name, p, proof)
-    })
-}
 
 /// For a guard that passes nowhere because evaluating it raises at every size (a constant
 /// negative shift count, a division by a constant zero): what Python raises there, which is
@@ -423,89 +373,6 @@ pub fn raises(text: &str, expr: &crate::types::Expr, set: &DimSet) -> Option<Str
         }
         .into(),
     )
-}
-
-/// Most residues a guard's description lists.
-const LISTED_RESIDUES: usize = 64;
-
-/// A set described in plain terms relative to the range `[lo, hi]`.
-pub fn describe(s: &DimSet, lo: i128, hi: i128, v: &str) -> String {
-    let total = DimSet::interval(lo, hi).count();
-    if s.count() == total {
-        return "always true on the range".into();
-    }
-    if s.is_empty() {
-        return "never true on the range".into();
-    }
-    if s.count() == 1 {
-        return format!("{v} = {}", s.min().unwrap_or_default());
-    }
-    let pattern = |seg: &crate::types::Segment| -> Option<String> {
-        let (m, res) = (seg.modulus, &seg.residues);
-        if m == 1 {
-            return None;
-        }
-        let list = |v: &[i128]| v.iter().map(i128::to_string).collect::<Vec<_>>().join(", ");
-        Some(match res.len() {
-            1 => format!("{v} ≡ {} (mod {m})", res[0]),
-            n if n as i128 == m - 1 => {
-                // Residues are sorted: the missing one is where the count breaks (one pass;
-                // a search per candidate cost 660 ms at m = 64,000, fuzzer seed 1795455210
-                // execution 540114).
-                let missing = (0i128..)
-                    .zip(res.iter())
-                    .find(|(i, r)| *i != **r)
-                    .map_or(m - 1, |(i, _)| i);
-                format!("{v} mod {m} ≠ {missing}")
-            }
-            n if n > LISTED_RESIDUES => format!(
-                "{v} mod {m} ∈ {{{}, ...}} ({n} residues)",
-                list(&res[..LISTED_RESIDUES])
-            ),
-            _ => format!("{v} mod {m} ∈ {{{}}}", list(res)),
-        })
-    };
-    let segs = s.segments();
-    if let [seg] = segs {
-        let mut parts: Vec<String> = pattern(seg).into_iter().collect();
-        // Bounds only where the pattern alone would admit values outside.
-        let below = crate::types::Segment {
-            lo,
-            hi: seg.lo - 1,
-            ..seg.clone()
-        };
-        if seg.lo > lo && below.next_at_least(lo).is_some() {
-            parts.push(format!("{v} >= {}", seg.lo));
-        }
-        let above = crate::types::Segment {
-            lo: seg.hi + 1,
-            hi,
-            ..seg.clone()
-        };
-        if seg.hi < hi && above.next_at_least(seg.hi + 1).is_some() {
-            parts.push(format!("{v} <= {}", seg.hi));
-        }
-        return parts.join(" and ");
-    }
-    let mut pieces: Vec<String> = segs
-        .iter()
-        .take(3)
-        .map(|seg| {
-            let range = if seg.lo == seg.hi {
-                format!("{v} = {}", seg.lo)
-            } else {
-                format!("{} <= {v} <= {}", seg.lo, seg.hi)
-            };
-            match pattern(seg) {
-                Some(p) if seg.lo != seg.hi => format!("{range} with {p}"),
-                _ => range,
-            }
-        })
-        .collect();
-    if segs.len() > 3 {
-        pieces.push(format!("{} more pieces", segs.len() - 3));
-    }
-    pieces.join("; or ")
 }
 
 /// What to do about the answer, in words. `example`: the traced size, when known.
