@@ -762,6 +762,44 @@ def _shortfall(audit: Mapping[str, Any], notes: List[str], names: Optional[Mappi
     return short, exact and not short
 
 
+def _trace_shortfall(out: Mapping[str, Any], names: Optional[Mapping[Key, str]], notes: List[str]) -> List[Dict[str, Any]]:
+    """What to narrow from the diagnosis of a failing round's whole captured trace (every guard
+    torch recorded, not only the ones its error printed): per input size the trace's answer falls
+    short of the size's own range, the progression to narrow it to (a size alone: its best
+    suggestion; a linked size: its side of the group's largest sound box). A size linked only to
+    sizes that become static is left as it is (:func:`_defer_linked_to_static`: the next program's
+    own guards decide it). Sizes the trace does not tie to an input, or answers that are empty or
+    undecided, change nothing. Notes say what the trace added."""
+    by_name: Dict[str, Dict[str, Any]] = {}
+    for d in out.get("dims", []):
+        at = _input_dim(d.get("source") or "")
+        if at is not None:
+            by_name[d["name"]] = {"input": at[0], "index": at[1], "source": d.get("source"), "d": d}
+    short: List[Dict[str, Any]] = []
+    for name, b in by_name.items():
+        d = b["d"]
+        rng = d.get("range")
+        if not rng or d.get("undecided") or d.get("specialized") is not None:
+            continue
+        total = int(rng[1]) - int(rng[0]) + 1
+        if d.get("linked_with"):
+            side = d.get("box_side")
+        else:
+            feas = d.get("feasible")
+            side = d["suggestions"][0] if d.get("suggestions") and feas and feas.get("count") else None
+        if side is None or not side.get("count") or side["count"] >= total:
+            continue
+        key = (b["input"], b["index"])
+        short.append({"input": key[0], "index": key[1], "name": (names or {}).get(key) or name, **{k: side[k] for k in ("lo", "hi", "modulus", "residue")}})
+    audit = {
+        "dims": [
+            {"input": b["input"], "index": b["index"], "source": b["source"], "linked_with": [by_name[n]["source"] for n in b["d"].get("linked_with") or [] if n in by_name]}
+            for b in by_name.values()
+        ]
+    }
+    return _defer_linked_to_static(audit, short, notes)
+
+
 def _defer_linked_to_static(audit: Mapping[str, Any], short: List[Dict[str, Any]], notes: List[str]) -> List[Dict[str, Any]]:
     """A linked size whose partners all become static this round is not narrowed yet: the link
     was a guard of this program over the partners' dynamic sizes, and the next program, traced
@@ -991,6 +1029,27 @@ def export(
                         fixed = _static_roots(new, forced)
                         if not _same(fixed, new):
                             new = {**fixed, "notes": list(new.get("notes", [])) + [f"torch's solver requires {', '.join(forced)} specialized (at the traced size; its guards do not say why): Dim.STATIC, traced at your example's size"]}
+                    # The whole guard set of the failing trace (captured in-process), decided at
+                    # once: torch's error prints the guards that violate the spec one by one, and
+                    # a guard over several sizes (hf_swin's tie of H, W and the batch through its
+                    # windows) only in the next round's program. Narrowing to the trace's answer
+                    # now saves that round.
+                    t_t = time.perf_counter()
+                    try:
+                        whole = json.loads(_native.diagnose(trace.text(), [], round_shapes, None, "auto", 10_000))
+                    except ValueError as te:
+                        whole = None
+                        entry["notes"].append(f"the round's whole trace could not be diagnosed ({te}): the error's guards alone decide")
+                    entry["trace_diagnose_seconds"] = time.perf_counter() - t_t
+                    if whole is not None:
+                        more: List[str] = []
+                        short = _trace_shortfall(whole, user_names, more)
+                        if short:
+                            base = {"roots": new["roots"], "entries": new["entries"], "notes": []}
+                            narrowed = json.loads(_native.narrow(json.dumps(base), json.dumps(short)))
+                            if not _same(narrowed, base):
+                                more = [f"the round's whole guard set (its trace): {n}" for n in narrowed["notes"]] + more
+                                new = {**narrowed, "notes": list(new.get("notes", [])) + more}
                     if _same(new, sheet):
                         # The dims torch complained about, by name (a derived one, ``32*_w + 16``,
                         # names its root) or source; never every dim.
