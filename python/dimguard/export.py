@@ -62,7 +62,8 @@ class ExportReport(Record):
     ``index``, ``size``), ``audit`` (the returned program's whole ``dimguard check`` JSON, which
     :meth:`accepts` answers from), ``unaudited`` (why the program could not be audited, else
     null), ``narrowed`` (each size of your spec the program takes fewer values of than you asked:
-    ``name``, ``input``, ``index``, ``kept``, ``of`` and ``why``, one line offering ``cover=True``),
+    ``name``, ``input``, ``index``, ``kept``, ``undecided`` (how many of its sizes the program's
+    answer is undecided at, counted apart from ``kept``), ``of`` and ``why``, one line offering ``cover=True``),
     per round ``log`` (what torch wrote to stderr during the round), ``spec_vs_program`` (one line per dimension whose range in ``spec``
     differs from the one the program claims: torch raised a minimum or dropped sizes; the
     program's accepted sets are ``dims``), ``exported`` (whether a program
@@ -602,17 +603,31 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
         name = v.get("name") or v["root"]
         if any(n["name"] == name for n in out):
             continue  # one line per name (image1 and image2 sharing h)
+        undecided: Optional[int] = None
         if key in fixed:
             kept, what = (1 if lo <= fixed[key] <= hi else 0), f"the returned program fixes it at {fixed[key]}"
         elif key in dims:
             d = dims[key]
             acc = d.get("with_some_partner") if d.get("linked_with") else d.get("accepted")
-            if acc is None:
+            # The sizes whose answer the audit could not decide: never counted as rejected (an
+            # audit that proves nothing has an empty `accepted` and every size undecided).
+            doubt = d.get("undecided") if isinstance(d.get("undecided"), dict) else None
+            if acc is None and doubt is None:
                 continue
-            kept = sum(1 for x in SizeSet(acc) if lo <= x <= hi and (x - o) % c == 0) if acc["count"] <= 1_000_000 else None
-            if kept is None or kept >= total:
+            if max((acc or {}).get("count", 0), (doubt or {}).get("count", 0)) > 1_000_000:
                 continue
-            what = f"the returned program accepts {kept} of them"
+
+            def within(segs: Optional[Mapping[str, Any]]) -> int:
+                return sum(1 for x in SizeSet(segs) if lo <= x <= hi and (x - o) % c == 0) if segs and segs.get("count") else 0
+
+            kept, undecided = within(acc), within(doubt)
+            if kept >= total and not undecided:
+                continue
+            if undecided:
+                reason = (doubt or {}).get("reason") or "undecided"
+                what = f"the returned program accepts {kept} of them and is undecided at {undecided} ({reason})" if kept else f"whether the returned program accepts them is undecided at {undecided} of them ({reason})"
+            else:
+                what = f"the returned program accepts {kept} of them"
         else:
             continue
         source = f"L['{key[0]}'].size()[{key[1]}]"
@@ -630,9 +645,10 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
                 "input": key[0],
                 "index": key[1],
                 "kept": kept,
+                "undecided": undecided,
                 "of": total,
                 "why": f"{name} ({key[0]}.shape[{key[1]}]): you asked for {total} sizes in {lo}..{hi}; {what} ({why}); "
-                f"dimguard.export(..., cover=True) looks for programs for the {total - kept} sizes this one leaves out",
+                + (f"dimguard.export(..., cover=True) looks for programs for the {total - kept} sizes this one leaves out" if not undecided else f"dimguard.export(..., cover=True) looks for programs for the {total - kept - undecided} sizes this one rejects and the {undecided} it may reject"),
             }
         )
     return out
@@ -668,7 +684,11 @@ def _named_entries(
         else:
             what = "static"
         if name in said:
-            what += f"; it accepts {said[name]['kept']} of the {said[name]['of']} sizes asked for (report.narrowed says why)"
+            n_ = said[name]
+            if n_.get("undecided"):
+                what += f"; it accepts {n_['kept']} of the {n_['of']} sizes asked for and is undecided at {n_['undecided']} (report.narrowed says why)"
+            else:
+                what += f"; it accepts {n_['kept']} of the {n_['of']} sizes asked for (report.narrowed says why)"
         entries.append({**e, "comment": f"{name}: {what}"})
     return {**sheet, "entries": entries}
 

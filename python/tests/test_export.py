@@ -480,6 +480,38 @@ def test_a_size_linked_only_to_sizes_that_become_static_is_not_narrowed_that_rou
     assert _defer_linked_to_static(audit, short, notes) == short and not notes
 
 
+def test_narrowed_says_undecided_where_the_program_s_answer_is_undecided():
+    """``report.narrowed`` for a plain Dim whose audit decided nothing (``accepted`` empty, every
+    claimed size in ``undecided``) says undecided, never "accepts 0 of 449"; where part is
+    decided, it counts the accepted sizes and the undecided ones apart. A decided shortfall reads
+    as before."""
+    from dimguard.export import _Layout, _narrowed, _named_entries
+
+    user = _Layout({"x": {2: Dim("h", min=64, max=512)}}, ["x"]).sheet()
+
+    def seg(lo, hi):
+        return {"count": hi - lo + 1, "min": lo, "max": hi, "segments": [{"lo": lo, "hi": hi, "modulus": 1, "residues": [0]}]}
+
+    def audit(accepted, undecided=None):
+        d = {"input": "x", "index": 2, "source": "L['x'].size()[2]", "claimed": seg(64, 512), "accepted": accepted}
+        if undecided is not None:
+            d["undecided"] = {**undecided, "reason": "a run-time assert over a value read from data"}
+        return {"dims": [d]}
+
+    empty = {"count": 0, "min": None, "max": None, "segments": []}
+    [n] = _narrowed(user, [], audit(empty, seg(64, 512)), [])
+    assert (n["kept"], n["undecided"], n["of"]) == (0, 449, 449), n
+    assert "accepts 0" not in n["why"] and "undecided at 449" in n["why"] and "run-time assert" in n["why"], n["why"]
+    [n] = _narrowed(user, [], audit(seg(64, 128), seg(129, 512)), [])
+    assert (n["kept"], n["undecided"]) == (65, 384), n
+    assert "accepts 65 of them and is undecided at 384" in n["why"], n["why"]
+    final = _named_entries({**user, "entries": [{**user["entries"][0], "value": {"kind": "auto", "min": 64, "max": 512}}]}, {("x", 2): "h"}, [], [n], {})
+    assert "accepts 65 of the 449 sizes asked for and is undecided at 384" in final["entries"][0]["comment"], final
+    [n] = _narrowed(user, [], audit(seg(64, 128)), [])
+    assert (n["kept"], n["undecided"]) == (65, 0) and "accepts 65 of them (" in n["why"], n
+    assert _narrowed(user, [], audit(seg(64, 512)), []) == []
+
+
 class BatchTiedAttention(ConvAttention):
     """ConvAttention with a branch on `batch * h * w == 49` (one image of 7x7 tokens; both
     branches compute the same): traced at batch 2, torch records a guard linking the batch to
