@@ -1049,27 +1049,6 @@ def export(
                         fixed = _static_roots(new, forced)
                         if not _same(fixed, new):
                             new = {**fixed, "notes": list(new.get("notes", [])) + [f"torch's solver requires {', '.join(forced)} specialized (at the traced size; its guards do not say why): Dim.STATIC, traced at your example's size"]}
-                    # The whole guard set of the failing trace (captured in-process), decided at
-                    # once: torch's error prints the guards that violate the spec one by one, and
-                    # a guard over several sizes (hf_swin's tie of H, W and the batch through its
-                    # windows) only in the next round's program. Narrowing to the trace's answer
-                    # now saves that round.
-                    t_t = time.perf_counter()
-                    try:
-                        whole = json.loads(_native.diagnose(trace.text(), [], round_shapes, None, "auto", 10_000))
-                    except ValueError as te:
-                        whole = None
-                        entry["notes"].append(f"the round's whole trace could not be diagnosed ({te}): the error's guards alone decide")
-                    entry["trace_diagnose_seconds"] = time.perf_counter() - t_t
-                    if whole is not None:
-                        more: List[str] = []
-                        short = _trace_shortfall(whole, user_names, more)
-                        if short:
-                            base = {"roots": new["roots"], "entries": new["entries"], "notes": []}
-                            narrowed = json.loads(_native.narrow(json.dumps(base), json.dumps(short)))
-                            if not _same(narrowed, base):
-                                more = [f"the round's whole guard set (its trace): {n}" for n in narrowed["notes"]] + more
-                                new = {**narrowed, "notes": list(new.get("notes", [])) + more}
                     if _same(new, sheet):
                         # The dims torch complained about, by name (a derived one, ``32*_w + 16``,
                         # names its root) or source; never every dim.
@@ -1088,6 +1067,29 @@ def export(
                         else:
                             entry["notes"].append("the diagnosis does not change the spec, and torch names no dimension of it: nothing to change")
                             new = None
+                    # The whole guard set of the failing trace (captured in-process), decided at
+                    # once: torch's error prints the guards that violate the spec over one size,
+                    # and a guard over several sizes (hf_swin's tie of H, W and the batch through
+                    # its windows) shows only in the next round's program. Narrowing the named
+                    # Dims to the trace's answer now saves that round; what the error's own
+                    # diagnosis made static or Dim.AUTO stays so.
+                    t_t = time.perf_counter()
+                    try:
+                        whole = json.loads(_native.diagnose(trace.text(), [], round_shapes, None, "auto", 10_000))
+                    except ValueError as te:
+                        whole = None
+                        entry["notes"].append(f"the round's whole trace could not be diagnosed ({te}): the error's guards alone decide")
+                    entry["trace_diagnose_seconds"] = time.perf_counter() - t_t
+                    if whole is not None:
+                        base = {"roots": (new or sheet)["roots"], "entries": (new or sheet)["entries"], "notes": []}
+                        named_dims = {(e["input"], int(e["index"])) for e in base["entries"] if e["value"]["kind"] == "dim"}
+                        more: List[str] = []
+                        short = [x for x in _trace_shortfall(whole, user_names, more) if (x["input"], int(x["index"])) in named_dims]
+                        if short:
+                            narrowed = json.loads(_native.narrow(json.dumps(base), json.dumps(short)))
+                            if not _same(narrowed, base):
+                                more = [f"the round's whole guard set (its trace): {n}" for n in narrowed["notes"]] + more
+                                new = {**narrowed, "notes": list((new or {}).get("notes", [])) + more}
                 except ValueError as de:
                     rng = _range_error(str(err))
                     if rng is not None:
