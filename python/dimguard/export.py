@@ -782,14 +782,26 @@ def _shortfall(audit: Mapping[str, Any], notes: List[str], names: Optional[Mappi
     return short, exact and not short
 
 
-def _trace_shortfall(out: Mapping[str, Any], names: Optional[Mapping[Key, str]], notes: List[str]) -> List[Dict[str, Any]]:
+def _trace_shortfall(out: Mapping[str, Any], sheet: Mapping[str, Any], traced: Mapping[Key, int], names: Optional[Mapping[Key, str]], notes: List[str]) -> List[Dict[str, Any]]:
     """What to narrow from the diagnosis of a failing round's whole captured trace (every guard
-    torch recorded, not only the ones its error printed): per input size the trace's answer falls
-    short of the size's own range, the progression to narrow it to (a size alone: its best
-    suggestion; a linked size: its side of the group's largest sound box). A size linked only to
-    sizes that become static is left as it is (:func:`_defer_linked_to_static`: the next program's
-    own guards decide it). Sizes the trace does not tie to an input, or answers that are empty or
-    undecided, change nothing. Notes say what the trace added."""
+    torch recorded, not only the ones its error printed), given the spec the error's own diagnosis
+    made (``sheet``): per named ``Dim`` that claims sizes the trace rejects (with every partner),
+    the trace's sound answer for it (a size alone: its best suggestion; a linked size: its side of
+    the group's largest sound box), where that answer lies inside what the entry claims; else
+    (the error's diagnosis chose another step) the longest run of the entry's own sizes through
+    the traced size (``traced``) that the trace accepts. The trace sees only sizes in torch's range for the symbol
+    (from 2 for a backed size): a smaller size the entry claims is neither rejected nor dropped
+    (a batch from 1 stays from 1). A size linked only to sizes that become static keeps its range
+    (:func:`_defer_linked_to_static`: the next program's own guards decide it)."""
+    roots = {r["name"]: r for r in sheet["roots"]}
+    claims: Dict[Key, List[int]] = {}
+    for e in sheet["entries"]:
+        v = e["value"]
+        r = roots.get(v.get("root")) or {}
+        if v["kind"] != "dim" or r.get("min") is None or r.get("max") is None or int(r["max"]) - int(r["min"]) > 100_000:
+            continue
+        c, o = int(v["coef"]), int(v["offset"])
+        claims[(e["input"], int(e["index"]))] = [c * x + o for x in range(int(r["min"]), int(r["max"]) + 1)]
     by_name: Dict[str, Dict[str, Any]] = {}
     for d in out.get("dims", []):
         at = _input_dim(d.get("source") or "")
@@ -797,20 +809,47 @@ def _trace_shortfall(out: Mapping[str, Any], names: Optional[Mapping[Key, str]],
             by_name[d["name"]] = {"input": at[0], "index": at[1], "source": d.get("source"), "d": d}
     short: List[Dict[str, Any]] = []
     for name, b in by_name.items():
-        d = b["d"]
-        rng = d.get("range")
-        if not rng or d.get("undecided") or d.get("specialized") is not None:
+        d, key = b["d"], (b["input"], b["index"])
+        rng, claimed = d.get("range"), claims.get(key)
+        if not rng or claimed is None or d.get("undecided") or d.get("specialized") is not None:
             continue
-        total = int(rng[1]) - int(rng[0]) + 1
-        if d.get("linked_with"):
-            side = d.get("box_side")
+        lo_t, hi_t = int(rng[0]), int(rng[1])
+        linked = bool(d.get("linked_with"))
+        passes = d.get("with_some_partner") if linked else d.get("feasible")
+        if passes is None:
+            continue
+        seen = SizeSet(passes)
+        if all(x in seen for x in claimed if lo_t <= x <= hi_t):
+            continue
+        side = d.get("box_side") if linked else (d.get("suggestions") or [None])[0]
+        inside = set(claimed)
+        nested = False
+        if side and side.get("count") and side["count"] <= len(inside):
+            m, res = int(side["modulus"]), int(side["residue"])
+            nested = all(x in inside for x in range(int(side["lo"]), int(side["hi"]) + 1) if (x - res) % m == 0)
+        if nested:
+            lo, hi = int(side["lo"]), int(side["hi"])
+            if lo == lo_t:
+                lo = min([x for x in claimed if x < lo_t and (x - res) % m == 0] + [lo])
         else:
-            feas = d.get("feasible")
-            side = d["suggestions"][0] if d.get("suggestions") and feas and feas.get("count") else None
-        if side is None or not side.get("count") or side["count"] >= total:
-            continue
-        key = (b["input"], b["index"])
-        short.append({"input": key[0], "index": key[1], "name": (names or {}).get(key) or name, **{k: side[k] for k in ("lo", "hi", "modulus", "residue")}})
+            # The trace's own progression is not one of the entry's (the error's diagnosis chose
+            # another step): the longest run of the entry's sizes through the traced one that
+            # the trace accepts (sizes below torch's range pass), in the entry's own step.
+            at = traced.get(key)
+            if at is None or at not in inside or len(claimed) < 2:
+                continue
+            ok = [x < lo_t or (x <= hi_t and x in seen) for x in claimed]
+            i = claimed.index(at)
+            if not ok[i]:
+                continue
+            j, k = i, i
+            while j > 0 and ok[j - 1]:
+                j -= 1
+            while k + 1 < len(claimed) and ok[k + 1]:
+                k += 1
+            lo, hi = claimed[j], claimed[k]
+            m, res = abs(claimed[1] - claimed[0]), claimed[0] % abs(claimed[1] - claimed[0])
+        short.append({"input": key[0], "index": key[1], "name": (names or {}).get(key) or name, "lo": lo, "hi": hi, "modulus": m, "residue": res})
     audit = {
         "dims": [
             {"input": b["input"], "index": b["index"], "source": b["source"], "linked_with": [by_name[n]["source"] for n in b["d"].get("linked_with") or [] if n in by_name]}
@@ -1082,9 +1121,9 @@ def export(
                     entry["trace_diagnose_seconds"] = time.perf_counter() - t_t
                     if whole is not None:
                         base = {"roots": (new or sheet)["roots"], "entries": (new or sheet)["entries"], "notes": []}
-                        named_dims = {(e["input"], int(e["index"])) for e in base["entries"] if e["value"]["kind"] == "dim"}
                         more: List[str] = []
-                        short = [x for x in _trace_shortfall(whole, user_names, more) if (x["input"], int(x["index"])) in named_dims]
+                        traced_at = {(inp, i): int(v) for inp, sh in round_shapes for i, v in enumerate(sh)}
+                        short = _trace_shortfall(whole, base, traced_at, user_names, more)
                         if short:
                             narrowed = json.loads(_native.narrow(json.dumps(base), json.dumps(short)))
                             if not _same(narrowed, base):
