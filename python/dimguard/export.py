@@ -785,13 +785,14 @@ def _shortfall(audit: Mapping[str, Any], notes: List[str], names: Optional[Mappi
 def _trace_shortfall(out: Mapping[str, Any], sheet: Mapping[str, Any], traced: Mapping[Key, int], names: Optional[Mapping[Key, str]], notes: List[str]) -> List[Dict[str, Any]]:
     """What to narrow from the diagnosis of a failing round's whole captured trace (every guard
     torch recorded, not only the ones its error printed), given the spec the error's own diagnosis
-    made (``sheet``): per named ``Dim`` that claims sizes the trace rejects (with every partner),
-    the trace's sound answer for it (a size alone: its best suggestion; a linked size: its side of
-    the group's largest sound box), where that answer lies inside what the entry claims; else
-    (the error's diagnosis chose another step) the longest run of the entry's own sizes through
-    the traced size (``traced``) that the trace accepts. The trace sees only sizes in torch's range for the symbol
-    (from 2 for a backed size): a smaller size the entry claims is neither rejected nor dropped
-    (a batch from 1 stays from 1). A size linked only to sizes that become static keeps its range
+    made (``sheet``), per named ``Dim`` of it: to the trace's sound answer (a size alone: its best
+    suggestion; a linked size: its side of the group's largest sound box, as an audit narrows)
+    where that lies inside what the entry claims and is smaller; else, where the entry claims
+    sizes the trace rejects (with every partner) and the error's diagnosis chose another step,
+    to the longest run of the entry's own sizes through the traced size (``traced``) that the
+    trace accepts. The trace sees only sizes in torch's range for the symbol (from 2 for a backed
+    size): a smaller size the entry claims is neither rejected nor dropped (a batch from 1 stays
+    from 1). A size linked only to sizes that become static keeps its range
     (:func:`_defer_linked_to_static`: the next program's own guards decide it)."""
     roots = {r["name"]: r for r in sheet["roots"]}
     claims: Dict[Key, List[int]] = {}
@@ -819,18 +820,21 @@ def _trace_shortfall(out: Mapping[str, Any], sheet: Mapping[str, Any], traced: M
         if passes is None:
             continue
         seen = SizeSet(passes)
-        if all(x in seen for x in claimed if lo_t <= x <= hi_t):
-            continue
+        within = [x for x in claimed if lo_t <= x <= hi_t]
         side = d.get("box_side") if linked else (d.get("suggestions") or [None])[0]
         inside = set(claimed)
         nested = False
-        if side and side.get("count") and side["count"] <= len(inside):
+        if side and side.get("count") and side["count"] < len(within):
             m, res = int(side["modulus"]), int(side["residue"])
             nested = all(x in inside for x in range(int(side["lo"]), int(side["hi"]) + 1) if (x - res) % m == 0)
         if nested:
+            # As an audit narrows (`_shortfall`): to the trace's sound answer, a linked size to
+            # its side of the group's largest sound box.
             lo, hi = int(side["lo"]), int(side["hi"])
             if lo == lo_t:
                 lo = min([x for x in claimed if x < lo_t and (x - res) % m == 0] + [lo])
+        elif all(x in seen for x in within):
+            continue
         else:
             # The trace's own progression is not one of the entry's (the error's diagnosis chose
             # another step): the longest run of the entry's sizes through the traced one that
