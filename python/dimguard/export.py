@@ -62,7 +62,8 @@ class ExportReport(Record):
     ``index``, ``size``), ``audit`` (the returned program's whole ``dimguard check`` JSON, which
     :meth:`accepts` answers from), ``unaudited`` (why the program could not be audited, else
     null), ``narrowed`` (each size of your spec the program takes fewer values of than you asked:
-    ``name``, ``input``, ``index``, ``kept``, ``of`` and ``why``, one line offering ``cover=True``),
+    ``name``, ``input``, ``index``, ``kept``, ``undecided`` (how many of its sizes the program's
+    answer is undecided at, counted apart from ``kept``), ``of`` and ``why``, one line offering ``cover=True``),
     per round ``log`` (what torch wrote to stderr during the round), ``spec_vs_program`` (one line per dimension whose range in ``spec``
     differs from the one the program claims: torch raised a minimum or dropped sizes; the
     program's accepted sets are ``dims``), ``exported`` (whether a program
@@ -602,17 +603,31 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
         name = v.get("name") or v["root"]
         if any(n["name"] == name for n in out):
             continue  # one line per name (image1 and image2 sharing h)
+        undecided: Optional[int] = None
         if key in fixed:
             kept, what = (1 if lo <= fixed[key] <= hi else 0), f"the returned program fixes it at {fixed[key]}"
         elif key in dims:
             d = dims[key]
             acc = d.get("with_some_partner") if d.get("linked_with") else d.get("accepted")
-            if acc is None:
+            # The sizes whose answer the audit could not decide: never counted as rejected (an
+            # audit that proves nothing has an empty `accepted` and every size undecided).
+            doubt = d.get("undecided") if isinstance(d.get("undecided"), dict) else None
+            if acc is None and doubt is None:
                 continue
-            kept = sum(1 for x in SizeSet(acc) if lo <= x <= hi and (x - o) % c == 0) if acc["count"] <= 1_000_000 else None
-            if kept is None or kept >= total:
+            if max((acc or {}).get("count", 0), (doubt or {}).get("count", 0)) > 1_000_000:
                 continue
-            what = f"the returned program accepts {kept} of them"
+
+            def within(segs: Optional[Mapping[str, Any]]) -> int:
+                return sum(1 for x in SizeSet(segs) if lo <= x <= hi and (x - o) % c == 0) if segs and segs.get("count") else 0
+
+            kept, undecided = within(acc), within(doubt)
+            if kept >= total and not undecided:
+                continue
+            if undecided:
+                reason = (doubt or {}).get("reason") or "undecided"
+                what = f"the returned program accepts {kept} of them and is undecided at {undecided} ({reason})" if kept else f"whether the returned program accepts them is undecided at {undecided} of them ({reason})"
+            else:
+                what = f"the returned program accepts {kept} of them"
         else:
             continue
         source = f"L['{key[0]}'].size()[{key[1]}]"
@@ -630,9 +645,10 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
                 "input": key[0],
                 "index": key[1],
                 "kept": kept,
+                "undecided": undecided,
                 "of": total,
                 "why": f"{name} ({key[0]}.shape[{key[1]}]): you asked for {total} sizes in {lo}..{hi}; {what} ({why}); "
-                f"dimguard.export(..., cover=True) looks for programs for the {total - kept} sizes this one leaves out",
+                + (f"dimguard.export(..., cover=True) looks for programs for the {total - kept} sizes this one leaves out" if not undecided else f"dimguard.export(..., cover=True) looks for programs for the {total - kept - undecided} sizes this one rejects and the {undecided} it may reject"),
             }
         )
     return out
@@ -668,7 +684,11 @@ def _named_entries(
         else:
             what = "static"
         if name in said:
-            what += f"; it accepts {said[name]['kept']} of the {said[name]['of']} sizes asked for (report.narrowed says why)"
+            n_ = said[name]
+            if n_.get("undecided"):
+                what += f"; it accepts {n_['kept']} of the {n_['of']} sizes asked for and is undecided at {n_['undecided']} (report.narrowed says why)"
+            else:
+                what += f"; it accepts {n_['kept']} of the {n_['of']} sizes asked for (report.narrowed says why)"
         entries.append({**e, "comment": f"{name}: {what}"})
     return {**sheet, "entries": entries}
 
@@ -760,6 +780,87 @@ def _shortfall(audit: Mapping[str, Any], notes: List[str], names: Optional[Mappi
         # Why, when the graph says so: its run-time asserts and implied limits that reject sizes.
         notes.extend(_runtime_rows(audit))
     return short, exact and not short
+
+
+def _trace_shortfall(out: Mapping[str, Any], sheet: Mapping[str, Any], traced: Mapping[Key, int], names: Optional[Mapping[Key, str]], notes: List[str]) -> List[Dict[str, Any]]:
+    """What to narrow from the diagnosis of a failing round's whole captured trace (every guard
+    torch recorded, not only the ones its error printed), given the spec the error's own diagnosis
+    made (``sheet``), per named ``Dim`` of it: to the trace's sound answer (a size alone: its best
+    suggestion; a linked size: its side of the group's largest sound box, as an audit narrows)
+    where that lies inside what the entry claims and is smaller; else, where the entry claims
+    sizes the trace rejects (with every partner) and the error's diagnosis chose another step,
+    to the longest run of the entry's own sizes through the traced size (``traced``) that the
+    trace accepts. The trace sees only sizes in torch's range for the symbol (from 2 for a backed
+    size): a smaller size the entry claims is neither rejected nor dropped (a batch from 1 stays
+    from 1). A size linked only to sizes that become static keeps its range
+    (:func:`_defer_linked_to_static`: the next program's own guards decide it)."""
+    roots = {r["name"]: r for r in sheet["roots"]}
+    claims: Dict[Key, List[int]] = {}
+    for e in sheet["entries"]:
+        v = e["value"]
+        r = roots.get(v.get("root")) or {}
+        if v["kind"] != "dim" or r.get("min") is None or r.get("max") is None or int(r["max"]) - int(r["min"]) > 100_000:
+            continue
+        c, o = int(v["coef"]), int(v["offset"])
+        claims[(e["input"], int(e["index"]))] = [c * x + o for x in range(int(r["min"]), int(r["max"]) + 1)]
+    by_name: Dict[str, Dict[str, Any]] = {}
+    for d in out.get("dims", []):
+        at = _input_dim(d.get("source") or "")
+        if at is not None:
+            by_name[d["name"]] = {"input": at[0], "index": at[1], "source": d.get("source"), "d": d}
+    short: List[Dict[str, Any]] = []
+    for name, b in by_name.items():
+        d, key = b["d"], (b["input"], b["index"])
+        rng, claimed = d.get("range"), claims.get(key)
+        if not rng or claimed is None or d.get("undecided") or d.get("specialized") is not None:
+            continue
+        lo_t, hi_t = int(rng[0]), int(rng[1])
+        linked = bool(d.get("linked_with"))
+        passes = d.get("with_some_partner") if linked else d.get("feasible")
+        if passes is None:
+            continue
+        seen = SizeSet(passes)
+        within = [x for x in claimed if lo_t <= x <= hi_t]
+        side = d.get("box_side") if linked else (d.get("suggestions") or [None])[0]
+        inside = set(claimed)
+        nested = False
+        if side and side.get("count") and side["count"] < len(within):
+            m, res = int(side["modulus"]), int(side["residue"])
+            nested = all(x in inside for x in range(int(side["lo"]), int(side["hi"]) + 1) if (x - res) % m == 0)
+        if nested:
+            # As an audit narrows (`_shortfall`): to the trace's sound answer, a linked size to
+            # its side of the group's largest sound box.
+            lo, hi = int(side["lo"]), int(side["hi"])
+            if lo == lo_t:
+                lo = min([x for x in claimed if x < lo_t and (x - res) % m == 0] + [lo])
+        elif all(x in seen for x in within):
+            continue
+        else:
+            # The trace's own progression is not one of the entry's (the error's diagnosis chose
+            # another step): the longest run of the entry's sizes through the traced one that
+            # the trace accepts (sizes below torch's range pass), in the entry's own step.
+            at = traced.get(key)
+            if at is None or at not in inside or len(claimed) < 2:
+                continue
+            ok = [x < lo_t or (x <= hi_t and x in seen) for x in claimed]
+            i = claimed.index(at)
+            if not ok[i]:
+                continue
+            j, k = i, i
+            while j > 0 and ok[j - 1]:
+                j -= 1
+            while k + 1 < len(claimed) and ok[k + 1]:
+                k += 1
+            lo, hi = claimed[j], claimed[k]
+            m, res = abs(claimed[1] - claimed[0]), claimed[0] % abs(claimed[1] - claimed[0])
+        short.append({"input": key[0], "index": key[1], "name": (names or {}).get(key) or name, "lo": lo, "hi": hi, "modulus": m, "residue": res})
+    audit = {
+        "dims": [
+            {"input": b["input"], "index": b["index"], "source": b["source"], "linked_with": [by_name[n]["source"] for n in b["d"].get("linked_with") or [] if n in by_name]}
+            for b in by_name.values()
+        ]
+    }
+    return _defer_linked_to_static(audit, short, notes)
 
 
 def _defer_linked_to_static(audit: Mapping[str, Any], short: List[Dict[str, Any]], notes: List[str]) -> List[Dict[str, Any]]:
@@ -1009,6 +1110,29 @@ def export(
                         else:
                             entry["notes"].append("the diagnosis does not change the spec, and torch names no dimension of it: nothing to change")
                             new = None
+                    # The whole guard set of the failing trace (captured in-process), decided at
+                    # once: torch's error prints the guards that violate the spec over one size,
+                    # and a guard over several sizes (hf_swin's tie of H, W and the batch through
+                    # its windows) shows only in the next round's program. Narrowing the named
+                    # Dims to the trace's answer now saves that round; what the error's own
+                    # diagnosis made static or Dim.AUTO stays so.
+                    t_t = time.perf_counter()
+                    try:
+                        whole = json.loads(_native.diagnose(trace.text(), [], round_shapes, None, "auto", 10_000))
+                    except ValueError as te:
+                        whole = None
+                        entry["notes"].append(f"the round's whole trace could not be diagnosed ({te}): the error's guards alone decide")
+                    entry["trace_diagnose_seconds"] = time.perf_counter() - t_t
+                    if whole is not None:
+                        base = {"roots": (new or sheet)["roots"], "entries": (new or sheet)["entries"], "notes": []}
+                        more: List[str] = []
+                        traced_at = {(inp, i): int(v) for inp, sh in round_shapes for i, v in enumerate(sh)}
+                        short = _trace_shortfall(whole, base, traced_at, user_names, more)
+                        if short:
+                            narrowed = json.loads(_native.narrow(json.dumps(base), json.dumps(short)))
+                            if not _same(narrowed, base):
+                                more = [f"the round's whole guard set (its trace): {n}" for n in narrowed["notes"]] + more
+                                new = {**narrowed, "notes": list((new or {}).get("notes", [])) + more}
                 except ValueError as de:
                     rng = _range_error(str(err))
                     if rng is not None:

@@ -435,6 +435,9 @@ def test_a_patch_model_keeps_the_traced_size_the_batch_and_the_names():
     ds = {"x": {0: Dim("batch", min=1, max=16), 2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}}
     ep, rep = dimguard.export(nn_, (x,), dynamic_shapes=ds)
     assert rep.rounds[-1].outcome == "exported"
+    # Round 1's whole trace rejects H = 32, which its error's guards allow: narrowed then, not by
+    # a third round's audit.
+    assert len(rep.rounds) == 2, [(r.outcome, r.notes) for r in rep.rounds]
     assert "batch = Dim('batch', min=1, max=16)" in rep.spec and "Dim.AUTO" not in rep.spec, rep.spec
     assert re.search(r"^h = ", rep.spec, re.M) and re.search(r"^w = ", rep.spec, re.M), rep.spec
     assert not re.search(r"\bs\d+\b", rep.spec), rep.spec
@@ -480,6 +483,38 @@ def test_a_size_linked_only_to_sizes_that_become_static_is_not_narrowed_that_rou
     assert _defer_linked_to_static(audit, short, notes) == short and not notes
 
 
+def test_narrowed_says_undecided_where_the_program_s_answer_is_undecided():
+    """``report.narrowed`` for a plain Dim whose audit decided nothing (``accepted`` empty, every
+    claimed size in ``undecided``) says undecided, never "accepts 0 of 449"; where part is
+    decided, it counts the accepted sizes and the undecided ones apart. A decided shortfall reads
+    as before."""
+    from dimguard.export import _Layout, _narrowed, _named_entries
+
+    user = _Layout({"x": {2: Dim("h", min=64, max=512)}}, ["x"]).sheet()
+
+    def seg(lo, hi):
+        return {"count": hi - lo + 1, "min": lo, "max": hi, "segments": [{"lo": lo, "hi": hi, "modulus": 1, "residues": [0]}]}
+
+    def audit(accepted, undecided=None):
+        d = {"input": "x", "index": 2, "source": "L['x'].size()[2]", "claimed": seg(64, 512), "accepted": accepted}
+        if undecided is not None:
+            d["undecided"] = {**undecided, "reason": "a run-time assert over a value read from data"}
+        return {"dims": [d]}
+
+    empty = {"count": 0, "min": None, "max": None, "segments": []}
+    [n] = _narrowed(user, [], audit(empty, seg(64, 512)), [])
+    assert (n["kept"], n["undecided"], n["of"]) == (0, 449, 449), n
+    assert "accepts 0" not in n["why"] and "undecided at 449" in n["why"] and "run-time assert" in n["why"], n["why"]
+    [n] = _narrowed(user, [], audit(seg(64, 128), seg(129, 512)), [])
+    assert (n["kept"], n["undecided"]) == (65, 384), n
+    assert "accepts 65 of them and is undecided at 384" in n["why"], n["why"]
+    final = _named_entries({**user, "entries": [{**user["entries"][0], "value": {"kind": "auto", "min": 64, "max": 512}}]}, {("x", 2): "h"}, [], [n], {})
+    assert "accepts 65 of the 449 sizes asked for and is undecided at 384" in final["entries"][0]["comment"], final
+    [n] = _narrowed(user, [], audit(seg(64, 128)), [])
+    assert (n["kept"], n["undecided"]) == (65, 0) and "accepts 65 of them (" in n["why"], n
+    assert _narrowed(user, [], audit(seg(64, 512)), []) == []
+
+
 class BatchTiedAttention(ConvAttention):
     """ConvAttention with a branch on `batch * h * w == 49` (one image of 7x7 tokens; both
     branches compute the same): traced at batch 2, torch records a guard linking the batch to
@@ -495,20 +530,63 @@ class BatchTiedAttention(ConvAttention):
         return t.mean(1)
 
 
-def test_a_batch_linked_to_sizes_that_become_static_keeps_the_users_range():
-    """Only 224x224 runs, and the first program's guards tie the batch to H and W: H and W go
-    static, the batch keeps the user's 1..32 (it was narrowed to 2..32 before), and the final
-    program runs at batch 1 and 32 with the eager model's results."""
+class BatchTiedPatches(nn.Module):
+    """hf_swin's shape on a small model, plain ``Dim``: 32x32 patches (``H % 32 == 0``: the only
+    guards torch's error prints), a 7x7 position table (``(H // 32) * (W // 32) == 49``, a guard
+    over H and W together that the error leaves out) and a branch on ``batch * tokens == 49``
+    (both branches compute the same) that, traced at batch 2, ties the batch to H and W."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.proj = nn.Linear(3 * 32 * 32, c)
+        self.pos = nn.Parameter(torch.zeros(49, c))
+        self.attn = nn.MultiheadAttention(c, 2, batch_first=True)
+
+    def forward(self, x):
+        b, c, h, w = x.shape
+        t = x.view(b, c, h // 32, 32, w // 32, 32).permute(0, 2, 4, 1, 3, 5).reshape(b, (h // 32) * (w // 32), c * 32 * 32)
+        t = self.proj(t)
+        if b * t.shape[1] == 49:
+            t = t + 0.0
+        t = t + self.pos
+        t, _ = self.attn(t, t, t)
+        return t.mean(1)
+
+
+@pytest.mark.parametrize(
+    "model, ds, outcomes",
+    [
+        # Derived sizes: round 1 exports; its audit makes H, W static and leaves the batch alone.
+        (BatchTiedAttention, {"x": {0: Dim("batch", min=1, max=32), 2: 32 * Dim("_h", min=1, max=16), 3: 32 * Dim("_w", min=1, max=16)}}, ["exported", "exported"]),
+        # Plain Dims (hf_swin's case): round 1 fails; its error's guards allow H, W in 64..512
+        # step 32, its whole trace only 224x224 with the batch tied to them. Decided at once from
+        # the trace, round 2 is the static program at batch 1..16 (3 rounds before).
+        (BatchTiedPatches, {"x": {0: Dim("batch", min=1, max=16), 2: Dim("h", min=64, max=512), 3: Dim("w", min=64, max=512)}}, ["constraint_violation", "exported"]),
+    ],
+    ids=["derived", "plain_dim"],
+)
+def test_a_batch_linked_to_sizes_that_become_static_keeps_the_users_range(model, ds, outcomes):
+    """Only 224x224 runs, and the traced guards tie the batch to H and W: H and W go static, the
+    batch keeps the user's range (batch 1 included: the static program runs it), in at most two
+    rounds; the program runs at every sampled size the report accepts, with the eager model's
+    results, and raises at every size it rejects."""
     torch.manual_seed(0)
-    model = BatchTiedAttention().eval()
-    ds = {"x": {0: Dim("batch", min=1, max=32), 2: 32 * Dim("_h", min=1, max=16), 3: 32 * Dim("_w", min=1, max=16)}}
-    ep, rep = dimguard.export(model, (torch.randn(2, 3, 224, 224),), dynamic_shapes=ds)
-    assert "2: 224,  # _h: the returned program fixes it at 224" in rep.spec and "3: 224,  # _w: the returned program fixes it at 224" in rep.spec, rep.spec
-    assert "batch = Dim('batch', min=1, max=32)" in rep.spec, rep.spec
-    for b in (1, 2, 32):
-        x = torch.randn(b, 3, 224, 224)
-        assert rep.accepts({"x": tuple(x.shape)}), b
-        assert torch.allclose(ep.module()(x), model(x), atol=1e-5), b
+    model = model().eval()
+    ep, rep = dimguard.export(model, (torch.randn(2, 3, 224, 224),), dynamic_shapes=ds, verbose=False)
+    assert [r.outcome for r in rep.rounds] == outcomes, [(r.outcome, r.notes) for r in rep.rounds]
+    hi = ds["x"][0].max
+    assert "2: 224,  # " in rep.spec and "3: 224,  # " in rep.spec, rep.spec
+    assert f"batch = Dim('batch', min=1, max={hi})" in rep.spec, rep.spec
+    seen = {True: 0, False: 0}
+    for b in (1, 2, hi, hi + 1):
+        for h, w in ((224, 224), (192, 224), (224, 256), (448, 448), (512, 512), (64, 64)):
+            x = torch.randn(b, 3, h, w)
+            acc = rep.accepts({"x": tuple(x.shape)})
+            assert runs(ep, x) is acc, (tuple(x.shape), acc)
+            if acc:
+                assert torch.allclose(ep.module()(x), model(x), atol=1e-5), tuple(x.shape)
+            seen[acc] += 1
+    assert seen[True] == 3 and seen[False] == 21, seen
 
 
 def test_torch_refusing_the_example_itself_is_read_as_that():
