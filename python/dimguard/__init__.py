@@ -18,6 +18,7 @@ import os
 from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
+from ._round import _text
 from ._results import CheckReport, Diagnosis, Profiles, Record, SizeSet, Undecided, Verification
 
 __version__: str = _native.__version__
@@ -61,22 +62,6 @@ def set_budget(time: float = 20.0, output: int = 16 << 20, memory: int = 1 << 30
     answer is partial and says so, as data (an ``undecided`` reason naming the budget).
     """
     _native.set_budget(float(time), int(output), int(memory))
-
-
-def _text(error_or_text: Union[str, BaseException]) -> str:
-    if isinstance(error_or_text, BaseException):
-        parts = [f"{type(error_or_text).__module__}.{type(error_or_text).__name__}: {error_or_text}"]
-        cause = error_or_text.__cause__ or error_or_text.__context__
-        if cause is not None and not error_or_text.__suppress_context__:
-            parts.insert(0, f"{type(cause).__module__}.{type(cause).__name__}: {cause}")
-        return "\n".join(parts)
-    if isinstance(error_or_text, bytes):
-        return error_or_text.decode("utf-8", "replace")
-    if not isinstance(error_or_text, str):
-        raise TypeError(
-            f"diagnose() expects the error text (str) or the exception object, got {type(error_or_text).__name__}"
-        )
-    return error_or_text
 
 
 def _shape(v: Any) -> Optional[List[int]]:

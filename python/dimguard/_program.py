@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+from . import _native
+from ._round import _first_line
 
 
 def _bound(v: Any) -> Optional[int]:
@@ -108,3 +111,40 @@ def _torch_version() -> Optional[str]:
         return str(torch.__version__)
     except ImportError:  # pragma: no cover - an ExportedProgram implies torch
         return None
+
+
+def _audit(ep: Any, placeholder_to_input: Mapping[str, str]) -> Dict[str, Any]:
+    from ._program import program_json
+
+    try:
+        data = program_json(ep, full=False)
+    except Exception as e:  # noqa: BLE001 - torch's serializer refuses some graphs (math.ceil nodes)
+        raise ValueError(f"torch cannot serialize the program ({_first_line(e)})") from None
+    report = json.loads(_native.check(data, "<ExportedProgram>", False))
+    for d in report["dims"] + report.get("inputs", []):
+        d["input"] = placeholder_to_input.get(d["input"], d["input"])
+    return report
+
+
+def _static(ep: Any, tensor_inputs: Sequence[str]) -> List[Dict[str, Any]]:
+    """Every dimension of the returned program's tensor inputs that its graph holds as a number
+    (not a symbol): the program runs only at that size. Read from the program itself (its
+    placeholders' recorded shapes), never from the sizes a round was traced at."""
+    import torch
+
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    user = list(ep.graph_signature.user_inputs)
+    mapping = dict(zip(user, tensor_inputs)) if len(user) == len(tensor_inputs) else {}
+    out = []
+    for name in user:
+        node = placeholders.get(name)
+        shape = getattr(None if node is None else node.meta.get("val"), "shape", None)
+        if shape is None:
+            continue
+        for i, s in enumerate(shape):
+            # A SymInt whose expression torch has replaced by a number (a size it fixed while
+            # tracing, with real tensors propagated) is fixed too.
+            expr = getattr(getattr(s, "node", None), "expr", None) if isinstance(s, torch.SymInt) else None
+            if not isinstance(s, torch.SymInt) or getattr(expr, "is_number", False):
+                out.append({"input": mapping.get(name, name), "index": i, "size": int(s)})
+    return out

@@ -22,7 +22,7 @@ import inspect
 import os
 import sys
 import tempfile
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 # At most this many bytes of torch's output are kept per round; the rest is counted and cut,
 # and the log says so.
@@ -174,3 +174,24 @@ def collecting(inputs: Dict[int, str], real: bool = False) -> Iterator[List[Reco
         ss._wire_tensor_spec_dims = o_wire
         ss.ShapeEnv._log_real_tensor_propagation = o_log
         ss._find_user_code_frame = o_find
+
+
+def _first_line(e: BaseException) -> str:
+    line = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "")
+    return f"{type(e).__name__}: {line[:200]}"
+
+
+def _text(error_or_text: Union[str, BaseException]) -> str:
+    if isinstance(error_or_text, BaseException):
+        parts = [f"{type(error_or_text).__module__}.{type(error_or_text).__name__}: {error_or_text}"]
+        cause = error_or_text.__cause__ or error_or_text.__context__
+        if cause is not None and not error_or_text.__suppress_context__:
+            parts.insert(0, f"{type(cause).__module__}.{type(cause).__name__}: {cause}")
+        return "\n".join(parts)
+    if isinstance(error_or_text, bytes):
+        return error_or_text.decode("utf-8", "replace")
+    if not isinstance(error_or_text, str):
+        raise TypeError(
+            f"diagnose() expects the error text (str) or the exception object, got {type(error_or_text).__name__}"
+        )
+    return error_or_text

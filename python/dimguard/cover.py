@@ -32,7 +32,7 @@ import time
 import zipfile
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ._results import FACT_KEYS, Record, _lines
+from ._results import FACT_KEYS, Record, _lines, _verdict
 
 __all__ = ["Dispatch", "DispatchError", "load"]
 
@@ -211,9 +211,7 @@ class Piece:
     def accepts(self, shapes: Mapping[str, Sequence[int]]) -> bool:
         """Whether this program accepts the shapes, for routing: only a decided accept counts
         (an undecided verdict never routes a call to a program that may raise)."""
-        from .export import ExportReport
-
-        return ExportReport(self.audit).verdict(shapes)["accepted"] is True
+        return _verdict(self.audit, shapes)["accepted"] is True
 
     def boxes(self, target: Mapping[Key, Tuple[int, int]]) -> Optional[List[Box]]:
         """The accepted set inside ``target`` (dim -> range) as boxes, or None when the audit left
@@ -715,7 +713,8 @@ def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Ma
 
     from . import _native
     from ._round import quiet
-    from .export import _audit, _auto, _static
+    from ._program import _audit, _static
+    from ._sheet import _auto
 
     shapes = {n: [int(s) for s in v.shape] for n, v in top if isinstance(v, torch.Tensor)}
     target = target_box(user_sheet, shapes)

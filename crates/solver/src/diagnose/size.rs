@@ -104,8 +104,7 @@ pub(crate) fn dim_report(
             py_name(&d.name)
         ));
         if let Some(why) = &d.specialized_reason {
-            r.advice
-                .push(specialization_reason(&d.name, v, why, d));
+            r.advice.push(specialization_reason(&d.name, v, why, d));
         }
         r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), false, opts);
         return r;
