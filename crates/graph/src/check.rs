@@ -382,15 +382,37 @@ pub fn check_graph(
                 .map(|x| (x.input.clone(), x.index)),
             example: i.hint,
         };
+        // A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): its relation,
+        // and its own set (range and one-size guards).
+        let relation = group.and_then(|g| g.defined_relation(&i.source));
+        let defined_own = group
+            .and_then(|g| g.linked.as_ref()?.defined.as_ref())
+            .filter(|x| x.dim == i.source)
+            .map(|x| x.own.clone());
         match acc {
             Ok(a) => {
-                let doubt = unsure.get(&i.source).map(|(set, why)| {
+                let mut doubt = unsure.get(&i.source).map(|(set, why)| {
                     let set = match &claimed {
                         Some(c) => set.intersect(c).unwrap_or_else(|_| set.clone()),
                         None => set.clone(),
                     };
                     (set, why.clone())
                 });
+                // Its values with some partner are the definition's values over the others'
+                // accepted tuples: where they are not computed, they are undecided (never
+                // rejected), and the reason says what is known.
+                if let (Some(r), Some(own), None, None) = (&relation, &defined_own, &some, &doubt) {
+                    let set = match &claimed {
+                        Some(c) => own.intersect(c).unwrap_or_else(|_| own.clone()),
+                        None => own.clone(),
+                    };
+                    doubt = Some((
+                        set,
+                        format!(
+                            "defined by the others ({r}): no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner, the values of the definition over the others' accepted combinations, are not a periodic set and are not computed"
+                        ),
+                    ));
+                }
                 if let Some(c) = &claimed {
                     // Only sizes that fail with every partner, never an undecided one: a linked
                     // size whose projection is not known lists none.
@@ -460,7 +482,24 @@ pub fn check_graph(
                             Some(joint::Choice::Largest(_)) => d.sides.box_side.as_ref(),
                             None => None,
                         };
-                        if let Some(s) = side.or(d.suggestions.first()) {
+                        let defined_line = relation.as_ref().map(|r| {
+                            // Torch derives it from the sizes above (a `Dim.AUTO` it replaces by
+                            // the definition); over the box of the others, the definition's
+                            // range; else the claimed range.
+                            let (lo, hi) = match group.and_then(|g| g.defined_range(&i.source)) {
+                                Some((lo, hi)) => (Some(lo), Some(hi)),
+                                None => (claimed.as_ref().and_then(DimSet::min), claimed.as_ref().and_then(DimSet::max)),
+                            };
+                            let hi = hi.filter(|&h| h < dimguard_solver::SIZE_MAX);
+                            format!(
+                                "{py} = {}  # {r}: torch derives it from the sizes it is defined by",
+                                python::auto_hint(lo, hi)
+                            )
+                        });
+                        if let Some(line) = defined_line {
+                            block.code(&line);
+                            dict.entry(i.input.clone()).or_default().push((i.index, py));
+                        } else if let Some(s) = side.or(d.suggestions.first()) {
                             // A plain range over which a guard of this size alone holds at
                             // every size but value ranges cannot show it: torch refuses a
                             // `Dim` there ("Not all values ... satisfy the generated guard"),
@@ -508,12 +547,9 @@ pub fn check_graph(
                                 block.code(&s.code);
                             }
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
-                        } else if let Some(line) = kept_undecided(
-                            &py,
-                            claimed.as_ref(),
-                            &d,
-                            group.and_then(|g| g.defined_relation(&i.source)),
-                        ) {
+                        } else if let Some(line) =
+                            kept_undecided(&py, claimed.as_ref(), &d, relation.clone())
+                        {
                             block.code(&line);
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }
@@ -533,9 +569,8 @@ pub fn check_graph(
                 let own = alias
                     .get(&i.source)
                     .is_none_or(|(root, _, _)| *root == i.source);
-                let relation = group.and_then(|g| g.defined_relation(&i.source));
                 if let Some(line) =
-                    kept_undecided(&py, claimed.as_ref(), &d, relation).filter(|_| own)
+                    kept_undecided(&py, claimed.as_ref(), &d, relation.clone()).filter(|_| own)
                 {
                     block.code(&line);
                     dict.entry(i.input.clone()).or_default().push((i.index, py));

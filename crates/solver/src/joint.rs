@@ -139,7 +139,10 @@ pub struct Solved {
     /// When a linking guard defines one size by the others (`n == (h//16)*(w//16)`) and the
     /// group was solved with that size eliminated: the definition and the reduced group's
     /// solution, which then decide every tuple ([`Solved::contains`]). `joint` and `tied` are
-    /// then `None`, and each size's own set is undecided ([`Undecided::Defined`]).
+    /// then `None`. No value of a size passes with every value of the others (the partners
+    /// break the definition: `accepted` empty, decided); a degenerate group where they cannot
+    /// (the defined size's own set one value, `E` constant) keeps that size unsure
+    /// ([`Undecided::Defined`]).
     pub defined: Option<Box<Defined>>,
 }
 
@@ -742,27 +745,45 @@ fn solve_defined(
     };
     let mut accepted = BTreeMap::new();
     let mut unsure = BTreeMap::new();
-    for r in &grp.roots {
-        accepted.insert(r.clone(), DimSet::empty());
-        // The others' own sets (their one-size guards decided in the reduced group).
-        let reduced_own = solved
-            .joint
-            .as_ref()
-            .and_then(|j| Some(j.domains[j.sizes.iter().position(|s| s == r)?].clone()));
-        let domain = match reduced_own {
-            _ if *r == x => own.clone(),
-            Some(d) => d,
-            None => {
+    // The others' own sets (their one-size guards decided in the reduced group).
+    let domains: Vec<(String, DimSet)> = grp
+        .roots
+        .iter()
+        .filter(|r| **r != x)
+        .map(|r| {
+            let reduced_own = solved
+                .joint
+                .as_ref()
+                .and_then(|j| Some(j.domains[j.sizes.iter().position(|s| s == r)?].clone()));
+            let d = reduced_own.unwrap_or_else(|| {
                 let (lo, hi) = root_range(grp, r, ranges);
                 DimSet::interval(lo, hi)
-            }
+            });
+            (r.clone(), d)
+        })
+        .collect();
+    // The values that pass with every value of the others, decided: none, wherever the
+    // partners can break the definition. An other size's value fails with some partner when
+    // the defined size's own set has two values (at most one equals `E`); the defined size's
+    // value fails with some partner when `E` takes two values (or raises) over the others' own
+    // sets. Else (a degenerate group) undecided, as before.
+    let others_nonempty = domains.iter().all(|(_, d)| !d.is_empty());
+    let x_breaks = own.count() >= 2 && others_nonempty;
+    let e_breaks = others_nonempty && definition_varies(&e, &domains);
+    for r in &grp.roots {
+        accepted.insert(r.clone(), DimSet::empty());
+        let (decided, domain) = match domains.iter().find(|(n, _)| n == r) {
+            Some((_, d)) => (x_breaks, d.clone()),
+            None => (e_breaks, own.clone()),
         };
-        unsure.insert(r.clone(), domain);
+        if !decided {
+            unsure.insert(r.clone(), domain);
+        }
     }
     Some(Solved {
         accepted,
         joint_count: None,
-        undecided: Some(why),
+        undecided: (!unsure.is_empty()).then_some(why),
         unsure,
         joint: None,
         fates,
@@ -776,6 +797,45 @@ fn solve_defined(
             solved,
         })),
     })
+}
+
+/// Whether the definition `e` takes two different values, or raises, at tuples of `domains`
+/// (each size's own set): the least tuple, and each size moved to its second and its greatest
+/// value. Then no value of the defined size passes with every partner.
+fn definition_varies(e: &Expr, domains: &[(String, DimSet)]) -> bool {
+    let least: Option<Vec<i128>> = domains.iter().map(|(_, d)| d.min()).collect();
+    let Some(least) = least else {
+        return false;
+    };
+    let at = |t: &[i128]| -> Option<Option<i128>> {
+        let env = |a: &str| domains.iter().position(|(n, _)| n == a).map(|i| t[i]);
+        match e.eval(&env) {
+            Ok(Value::Num(q)) if q.is_integer() => Some(Some(*q.numer())),
+            // Overflow: Python would compute it; no answer here.
+            Err(crate::expr::EvalError::Arith(crate::num::ArithError::Overflow)) => None,
+            // Raises (a division by zero) or not an integer: the tuple fails every value.
+            Ok(_) | Err(crate::expr::EvalError::Arith(_)) => Some(None),
+            Err(_) => None,
+        }
+    };
+    let Some(base) = at(&least) else {
+        return false;
+    };
+    if base.is_none() {
+        return true;
+    }
+    for (i, (_, d)) in domains.iter().enumerate() {
+        for v in d.iter().skip(1).take(1).chain(d.max()) {
+            let mut t = least.clone();
+            t[i] = v;
+            match at(&t) {
+                Some(Some(y)) if Some(y) != base => return true,
+                Some(None) => return true,
+                _ => {}
+            }
+        }
+    }
+    false
 }
 
 /// [`solve_group_with`] without eliminating a defined size.
@@ -1415,7 +1475,10 @@ impl Linked {
     /// (or the search left some undecided): then no size of the group can take a `Dim` of its
     /// own, only its side of the largest box.
     pub fn restricts(&self) -> bool {
-        self.joint.undecided.is_some() || self.joint.count() < self.joint.box_count()
+        // A size the others define: every value of each size fails with some partner.
+        self.defined.is_some()
+            || self.joint.undecided.is_some()
+            || self.joint.count() < self.joint.box_count()
     }
 }
 
@@ -1456,7 +1519,7 @@ pub fn linked(
     claimed: &dyn Fn(&str) -> u128,
 ) -> Option<Linked> {
     if let Some(d) = &solved.defined {
-        return defined_linked(d, grp, name, label, claimed);
+        return defined_linked(d, grp, budget, name, label, claimed);
     }
     let j = solved.joint.as_ref().filter(|_| grp.roots.len() > 1)?;
     if let Some(t) = &solved.tied {
@@ -1603,6 +1666,7 @@ pub fn linked(
 fn defined_linked(
     d: &Defined,
     grp: &Group,
+    budget: &Budget,
     name: &dyn Fn(&str) -> String,
     label: &dyn Fn(&str) -> String,
     claimed: &dyn Fn(&str) -> u128,
@@ -1648,6 +1712,27 @@ fn defined_linked(
         })
         .filter(|t| !passes(t))
         .collect();
+    let lb = defined_box(d, j, grp, budget);
+    let largest_box = lb.as_ref().map(|b| {
+        let sides = b
+            .sides
+            .iter()
+            .zip(&j.sizes)
+            .map(|(p, s)| {
+                let mut side = unchecked_suggestion(&name(s), p, Proof::Periodic);
+                side.certificate_note = Some(format!(
+                    "a box of the others, each tuple with {} at its definition; re-checked at its corners and tuples spread over it",
+                    name(&d.dim)
+                ));
+                side
+            })
+            .collect();
+        BoxReport {
+            count: b.count,
+            maximal: false,
+            sides,
+        }
+    });
     let mut relation = d.expr.clone();
     for a in d.expr.atoms() {
         relation = relation.substitute(&a, &Expr::sym(&name(&a)));
@@ -1668,7 +1753,7 @@ fn defined_linked(
             .map(|b| b.iter().map(Feasible::from).collect())
             .collect(),
         boxes_complete: complete && j.undecided.is_none(),
-        largest_box: None,
+        largest_box,
         shared: None,
         accepted_examples,
         rejected_examples,
@@ -1696,12 +1781,95 @@ fn defined_linked(
     };
     Some(Linked {
         report,
-        largest: None,
+        largest: lb,
         shared: None,
         joint: j.clone(),
         tied: None,
         defined: Some(Box::new(d.clone())),
     })
+}
+
+/// A sound box of the others for a group with a defined size: every tuple of it passes every
+/// guard of the group with the defined size at its definition. From the reduced set's largest
+/// box, each side cut at one common cap, the largest at which the definition at the box's top
+/// corner stays within the defined size's own set (one interval; the definition nondecreasing
+/// and nonnegative, [`nondecreasing`], so every tuple of the box lies between the corners).
+/// Re-checked with the exact evaluator at every corner and at tuples spread over the box; `None`
+/// when anything fails (no box is printed then).
+fn defined_box(d: &Defined, j: &JointSet, grp: &Group, budget: &Budget) -> Option<LargestBox> {
+    let (lo, hi) = (d.own.min()?, d.own.max()?);
+    if DimSet::interval(lo, hi) != d.own || !nondecreasing(&d.expr) {
+        return None;
+    }
+    let lb = largest_box(&j.tree, budget)?;
+    let eval = |t: &[i128]| -> Option<i128> {
+        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
+        match d.expr.eval(&env) {
+            Ok(Value::Num(q)) if q.is_integer() => Some(*q.numer()),
+            _ => None,
+        }
+    };
+    let least: Vec<i128> = lb.sides.iter().map(|p| p.lo).collect();
+    if least.iter().any(|&v| v < 0) || !eval(&least).is_some_and(|v| (lo..=hi).contains(&v)) {
+        return None;
+    }
+    // Each side cut at `cap`: its greatest member at most `cap` (its least when above).
+    let cut = |cap: i128| -> Vec<Progression> {
+        lb.sides
+            .iter()
+            .map(|p| {
+                let top = if cap >= p.hi {
+                    p.hi
+                } else if cap <= p.lo {
+                    p.lo
+                } else {
+                    p.lo + (cap - p.lo) / p.modulus * p.modulus
+                };
+                Progression { hi: top, ..*p }
+            })
+            .collect()
+    };
+    let fits = |cap: i128| {
+        let top: Vec<i128> = cut(cap).iter().map(|p| p.hi).collect();
+        eval(&top).is_some_and(|v| v <= hi)
+    };
+    let (mut good, mut bad) = (
+        least.iter().copied().min()?,
+        lb.sides.iter().map(|p| p.hi).max()?.saturating_add(1),
+    );
+    if fits(bad - 1) {
+        good = bad - 1;
+    } else {
+        while bad - good > 1 {
+            let mid = good + (bad - good) / 2;
+            if fits(mid) {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+    }
+    let sides = cut(good);
+    let count = sides.iter().fold(1u128, |a, p| a.saturating_mul(p.count()));
+    let passes = |t: &[i128]| {
+        let Some(v) = eval(t) else { return false };
+        if !d.own.contains(v) {
+            return false;
+        }
+        let env = |a: &str| match j.sizes.iter().position(|s| s == a) {
+            Some(i) => Some(t[i]),
+            None => (a == d.dim).then_some(v),
+        };
+        grp.guards.iter().all(|g| matches!(g.truth(&env), Ok(true)))
+    };
+    box_sample(&sides, count, grp.guards.len())
+        .iter()
+        .all(|t| passes(t))
+        .then_some(LargestBox {
+            sides,
+            count,
+            maximal: false,
+        })
 }
 
 /// [`linked`] for a group decided in closed form ([`Solved::tied`]): the report over the tied

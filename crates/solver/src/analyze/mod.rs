@@ -230,6 +230,29 @@ impl GroupAnswer {
         Some(format!("{} = {}", d.dim, d.relation))
     }
 
+    /// For a size the others define, when the group's spec is a box of the others
+    /// ([`Choice::Largest`] of a [`joint::Linked::defined`] group): the least and greatest value
+    /// of its definition over that box (at its least and its top corner: the definition is
+    /// nondecreasing there), the range its `Dim.AUTO` line takes.
+    pub fn defined_range(&self, var: &str) -> Option<(i128, i128)> {
+        let l = self.linked.as_ref()?;
+        let d = l.defined.as_ref().filter(|d| d.dim == var)?;
+        let Some(Choice::Largest(sides)) = &self.choice else {
+            return None;
+        };
+        let at = |t: Vec<i128>| -> Option<i128> {
+            let env = |a: &str| l.joint.sizes.iter().position(|s| s == a).map(|i| t[i]);
+            match d.expr.eval(&env) {
+                Ok(crate::expr::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
+                _ => None,
+            }
+        };
+        Some((
+            at(sides.iter().map(|p| p.lo).collect())?,
+            at(sides.iter().map(|p| p.hi).collect())?,
+        ))
+    }
+
     /// Whether the group links several sizes (several roots, or sizes derived from one root).
     pub fn is_multi(&self) -> bool {
         self.grp.roots.len() > 1 || self.grp.members.len() > 1
