@@ -302,6 +302,12 @@ fn tokens2_is_decided_with_the_tokens_defined_by_the_image() {
     }
     assert!(dim(n)["with_some_partner"].is_null());
     assert!(dim(n)["undecided"].is_object());
+    // The image sizes are decided per size (issue 34, last review): none passes with every
+    // partner (the tokens break the definition), their values with some partner are exact.
+    for s in [h, w] {
+        assert!(dim(s)["undecided"].is_null(), "{}", dim(s));
+        assert_eq!(dim(s)["accepted"]["count"], 0, "{}", dim(s));
+    }
     let r = runs("tokens2");
     let inputs: Vec<String> = r["inputs"].as_object().unwrap().keys().cloned().collect();
     let mut ran = 0;
@@ -319,9 +325,37 @@ fn tokens2_is_decided_with_the_tokens_defined_by_the_image() {
     assert!(spec.contains("tokens_1 = Dim.AUTO("), "{spec}");
     // The relation is said on the defined size's line, never dropped.
     assert!(
-        spec.contains("# tokens_1 = ((image_3 // 16)*(image_2 // 16));"),
+        spec.contains("# tokens_1 = ((image_3 // 16)*(image_2 // 16)):"),
         "{spec}"
     );
+    // The image sizes' spec is a box of theirs every tuple of which the guards, evaluated
+    // here, pass with the tokens at the product: its corners and a grid over it (the top
+    // corner's product is near 2^63).
+    let side = |s: &str| {
+        let b = &dim(s)["box_side"];
+        (b["lo"].as_i64().unwrap() as i128, b["hi"].as_i64().unwrap() as i128)
+    };
+    let (hb, wb) = (side(h), side(w));
+    for (s, (lo, hi)) in [("image_2", hb), ("image_3", wb)] {
+        assert!(
+            spec.contains(&format!("{s} = Dim('{s}', min={lo}, max={hi})")),
+            "{s}: {spec}"
+        );
+    }
+    let grid = |(lo, hi): (i128, i128)| {
+        let mut v: Vec<i128> = (0..=64).map(|k| lo + (hi - lo) * k / 64).collect();
+        v.extend(lo..lo + 40);
+        v.extend(hi - 40..=hi);
+        v
+    };
+    for hv in grid(hb) {
+        for wv in grid(wb) {
+            assert!(passes(hv, wv), "({hv}, {wv}) in the box fails");
+        }
+    }
+    // And the box is no larger than it must be at its top: one more on both sides overflows
+    // the tokens' range.
+    assert!(!passes(hb.1 + 16, wb.1 + 16));
     for s in [h, w] {
         assert!(dim(s)["link_excludes_none"] != true, "{}", dim(s));
     }
