@@ -333,7 +333,10 @@ fn tokens2_is_decided_with_the_tokens_defined_by_the_image() {
     // corner's product is near 2^63).
     let side = |s: &str| {
         let b = &dim(s)["box_side"];
-        (b["lo"].as_i64().unwrap() as i128, b["hi"].as_i64().unwrap() as i128)
+        (
+            b["lo"].as_i64().unwrap() as i128,
+            b["hi"].as_i64().unwrap() as i128,
+        )
     };
     let (hb, wb) = (side(h), side(w));
     for (s, (lo, hi)) in [("image_2", hb), ("image_3", wb)] {

@@ -374,6 +374,7 @@ pub fn check_graph(
                 // Filled by `dimguard::api::check_program` from the joint boxes.
                 link_excludes_none: None,
                 tied_to: None,
+                defined_values: None,
             },
             same_as: alias
                 .get(&i.source)
@@ -401,7 +402,12 @@ pub fn check_graph(
                 // Its values with some partner are the definition's values over the others'
                 // accepted tuples: where they are not computed, they are undecided (never
                 // rejected), and the reason says what is known.
-                if let (Some(r), Some(own), None, None) = (&relation, &defined_own, &some, &doubt) {
+                let products = m.and_then(|m| m.products.as_ref());
+                if let (Some(r), Some(p)) = (&relation, products) {
+                    d.sides.defined_values = Some(defined_values(p, r, &dim_name));
+                } else if let (Some(r), Some(own), None, None) =
+                    (&relation, &defined_own, &some, &doubt)
+                {
                     let set = match &claimed {
                         Some(c) => own.intersect(c).unwrap_or_else(|_| own.clone()),
                         None => own.clone(),
@@ -428,6 +434,15 @@ pub fn check_graph(
                         }
                         d.rejected_examples = no.iter().take(5).collect();
                     }
+                }
+                // A defined size's values that fail with every partner: outside its products.
+                if let Some(v) = &d.sides.defined_values {
+                    d.rejected_examples = v
+                        .excluded_examples
+                        .iter()
+                        .copied()
+                        .filter(|&n| claimed.as_ref().is_none_or(|c| c.contains(n)))
+                        .collect();
                 }
                 if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
                     d.undecided = Some(UndecidedSet::new(&u, why));
@@ -1080,6 +1095,44 @@ fn written_from<'a, 'b: 'a>(
             (a == root && source != root).then_some((source, *delta))
         })
         .collect()
+}
+
+/// The report of a defined size's values with some partner, products of two factors
+/// ([`joint::Products`]), in the sizes' names.
+fn defined_values(
+    p: &joint::Products,
+    relation: &str,
+    name: &dyn Fn(&str) -> String,
+) -> dimguard_solver::report::DefinedValues {
+    let named = |e: &Expr| {
+        let mut out = e.clone();
+        for a in e.atoms() {
+            out = out.substitute(&a, &Expr::sym(&name(&a)));
+        }
+        out.to_string()
+    };
+    // The least members and non-members, within the first values of the own set.
+    let (lo, hi) = p.within;
+    let first = (lo..=hi).take(10_000);
+    let examples: Vec<i128> = first.clone().filter(|&n| p.contains(n)).take(5).collect();
+    let excluded: Vec<i128> = first.filter(|&n| !p.contains(n)).take(5).collect();
+    dimguard_solver::report::DefinedValues {
+        form: "products".into(),
+        relation: relation
+            .split_once(" = ")
+            .map_or(relation, |(_, r)| r)
+            .to_string(),
+        factors: [named(&p.factors[0]), named(&p.factors[1])],
+        ranges: p
+            .ranges
+            .iter()
+            .map(|[a, b]| [[a.0, a.1], [b.0, b.1]])
+            .collect(),
+        within: [lo, hi],
+        text: p.text(&|e| named(e)),
+        examples,
+        excluded_examples: excluded,
+    }
 }
 
 /// The spec line of a dynamic size whose accepted set is not decided (issue 34): the program's

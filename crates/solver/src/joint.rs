@@ -676,6 +676,149 @@ impl Defined {
     }
 }
 
+/// The values a defined size takes with some partner when its definition is a product of two
+/// floor terms of two sizes (`(h//16)*(w//16)`, `h*w`): per box of the reduced set, the range
+/// of each factor (every value of it is taken: a side of one interval, `//` by a positive
+/// constant), within the defined size's own set (one interval). Membership is decided exactly
+/// by `n`'s divisors ([`Products::contains`]); no periodic set holds it (with both factors
+/// from 2 and no upper bound that binds, the composite numbers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Products {
+    /// The two factors (over the sizes' sources, as the guards write them).
+    pub factors: [Expr; 2],
+    /// Per box of the reduced set, each factor's range.
+    pub ranges: Vec<[(i128, i128); 2]>,
+    /// The defined size's own set (one interval).
+    pub within: (i128, i128),
+}
+
+impl Products {
+    /// Whether `n` passes with some partner: within the own set and `p*q` for factor values of
+    /// one box.
+    pub fn contains(&self, n: i128) -> bool {
+        (self.within.0..=self.within.1).contains(&n)
+            && self
+                .ranges
+                .iter()
+                .any(|[p, q]| crate::factor::is_product(n, *p, *q))
+    }
+
+    /// With one box whose upper bounds never bind within the own set, the least factors
+    /// `(p, q)`: every `n` of the own set with a divisor `p' >= p` whose cofactor is `>= q`.
+    pub fn unbounded_above(&self) -> Option<(i128, i128)> {
+        let [[p, q]] = self.ranges.as_slice() else {
+            return None;
+        };
+        let hi = self.within.1;
+        let binds = |top: i128, other_lo: i128| other_lo <= 0 || top < hi / other_lo;
+        (!binds(p.1, q.0) && !binds(q.1, p.0)).then_some((p.0, q.0))
+    }
+
+    /// The set in words, `factor` naming each factor.
+    pub fn text(&self, factor: &dyn Fn(&Expr) -> String) -> String {
+        let (a, b) = (factor(&self.factors[0]), factor(&self.factors[1]));
+        let within = format!("{}..{}", self.within.0, self.within.1);
+        // Both factors from 2 (one box): every composite `n` up to twice the smaller factor's
+        // greatest value is in (its least prime factor `s` and `n / s <= n / 2`).
+        if let [[p, q]] = self.ranges.as_slice() {
+            let m = p.1.min(q.1);
+            if p.0 == 2 && q.0 == 2 && m >= 2 && self.within.0 <= 4 {
+                let all = m.saturating_mul(2);
+                return if all >= self.within.1 {
+                    format!(
+                        "the products {a} * {b} with both factors at least 2, within {within}: the composite numbers from 4 (not periodic: membership decided by factoring)"
+                    )
+                } else {
+                    format!(
+                        "the products {a} * {b} with {a} in {}..{} and {b} in {}..{}, within {within}: every composite number from 4 to {all}, and above it those with such a factor pair (not periodic: membership decided by factoring)",
+                        p.0, p.1, q.0, q.1
+                    )
+                };
+            }
+        }
+        match self.unbounded_above() {
+            Some((p, q)) => format!(
+                "the products {a} * {b} with {a} >= {p} and {b} >= {q}, within {within} (not periodic: membership decided by factoring)"
+            ),
+            None => {
+                let boxes: Vec<String> = self
+                    .ranges
+                    .iter()
+                    .take(4)
+                    .map(|[p, q]| format!("{a} in {}..{} and {b} in {}..{}", p.0, p.1, q.0, q.1))
+                    .collect();
+                format!(
+                    "the products {a} * {b} with {}{}, within {within} (not periodic: membership decided by factoring)",
+                    boxes.join(", or "),
+                    if self.ranges.len() > 4 { ", or ..." } else { "" }
+                )
+            }
+        }
+    }
+}
+
+/// Boxes of the reduced set [`Defined::products`] reads at most.
+const PRODUCT_BOXES: usize = 64;
+
+impl Defined {
+    /// The defined size's values with some partner as [`Products`], when its definition has that
+    /// form and the reduced set lists its boxes (at most [`PRODUCT_BOXES`]), each side of the
+    /// factors' sizes one interval of nonnegative sizes.
+    pub fn products(&self, j: &JointSet) -> Option<Products> {
+        if j.undecided.is_some() {
+            return None;
+        }
+        let within = (self.own.min()?, self.own.max()?);
+        if DimSet::interval(within.0, within.1) != self.own {
+            return None;
+        }
+        let Expr::Mul(v) = &self.expr else {
+            return None;
+        };
+        let [f0, f1] = v.as_slice() else {
+            return None;
+        };
+        // Each factor: a size, or a size `//` a positive constant.
+        let term = |f: &Expr| -> Option<(String, i128)> {
+            match f {
+                Expr::Sym(s) => Some((s.to_string(), 1)),
+                Expr::FloorDiv(a, b) => match (a.as_ref(), b.as_ref()) {
+                    (Expr::Sym(s), Expr::Const(k)) if k.is_integer() && k.is_positive() => {
+                        Some((s.to_string(), *k.numer()))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let (t0, t1) = (term(f0)?, term(f1)?);
+        if t0.0 == t1.0 {
+            return None;
+        }
+        let (l0, l1) = (j.level(&t0.0)?, j.level(&t1.0)?);
+        let (boxes, complete) = j.tree.boxes(PRODUCT_BOXES);
+        if !complete {
+            return None;
+        }
+        let mut ranges = Vec::new();
+        for b in &boxes {
+            if b.iter().any(DimSet::is_empty) {
+                continue;
+            }
+            let range = |l: usize, k: i128| -> Option<(i128, i128)> {
+                let (lo, hi) = (b[l].min()?, b[l].max()?);
+                (lo >= 0 && DimSet::interval(lo, hi) == b[l]).then(|| (lo / k, hi / k))
+            };
+            ranges.push([range(l0, t0.1)?, range(l1, t1.1)?]);
+        }
+        Some(Products {
+            factors: [f0.clone(), f1.clone()],
+            ranges,
+            within,
+        })
+    }
+}
+
 /// Whether `e` is nondecreasing in every size and nonnegative wherever every size is: sizes,
 /// nonnegative constants, and sums, products, `Max`, `Min` of such, `//` by a positive constant.
 fn nondecreasing(e: &Expr) -> bool {

@@ -46,6 +46,7 @@ mod bounds;
 mod compiled;
 mod cover;
 mod error;
+mod factor;
 mod merge;
 mod message;
 mod num;

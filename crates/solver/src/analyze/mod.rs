@@ -184,6 +184,9 @@ pub struct MemberAnswer<'a> {
     pub tied_side: Option<(Progression, Option<(String, i128)>)>,
     /// The other members' variables (empty for a size alone).
     pub linked_with: Vec<String>,
+    /// For a size the others define by a product of two factors: its values with some partner
+    /// ([`joint::Defined::products`]).
+    pub products: Option<joint::Products>,
 }
 
 impl GroupAnswer {
@@ -307,6 +310,10 @@ impl GroupAnswer {
             example_side,
             tied_side: l.and_then(|l| l.tied_side(self.choice.as_ref(), m)),
             linked_with,
+            products: l.and_then(|l| {
+                let d = l.defined.as_ref().filter(|d| d.dim == m.name)?;
+                d.products(&l.joint)
+            }),
         })
     }
 }
