@@ -530,28 +530,11 @@ pub fn check_graph(
                                 let written_from_me = written_from(
                                     &i.source,
                                     ins.iter().map(|x| x.source.as_str()).zip(&answers),
+                                    &alias,
                                 );
-                                guards.iter().any(|g| {
-                                    let atoms = g.atoms();
-                                    let Some(a) = atoms.iter().next().filter(|_| atoms.len() == 1)
-                                    else {
-                                        return false;
-                                    };
-                                    let read = if **a == *i.source {
-                                        g.clone()
-                                    } else if let Some((_, delta)) =
-                                        written_from_me.iter().find(|(b, _)| **b == **a)
-                                    {
-                                        let at = Expr::Add(vec![
-                                            Expr::sym(&i.source),
-                                            Expr::int(*delta),
-                                        ]);
-                                        g.substitute(a, &at)
-                                    } else {
-                                        return false;
-                                    };
-                                    !dimguard_solver::shown_true(&read, &ranges)
-                                })
+                                guards
+                                    .iter()
+                                    .any(|g| unshown_over(g, &i.source, &written_from_me, &ranges))
                             };
                             if undecidable {
                                 block.code(&format!(
@@ -1082,19 +1065,55 @@ fn size_table(
     out
 }
 
-/// The sizes a tied group's spec writes from `root` (`depth_2 = rgb_2`, `b = a + delta`), with
-/// their offsets: torch reads each as `root + delta`, so their own guards bound `root`'s `Dim`.
+/// The sizes the spec writes from `root`, each as `coef * root + offset`: a tied group's
+/// (`depth_2 = rgb_2`, `b = a + delta`) and the sizes derived from it by a linear relation
+/// (`alias`: `x_3 = 2*a_2 + 1`). Torch reads each as that expression of `root`, so their own
+/// guards bound `root`'s `Dim`.
 fn written_from<'a, 'b: 'a>(
     root: &str,
     sizes: impl Iterator<Item = (&'a str, &'a Option<(&'b GroupAnswer, MemberAnswer<'b>)>)>,
-) -> Vec<(&'a str, i128)> {
-    sizes
+    alias: &BTreeMap<String, (String, i128, i128)>,
+) -> Vec<(String, i128, i128)> {
+    let mut out: Vec<(String, i128, i128)> = sizes
         .filter_map(|(source, found)| {
             let (_, from) = found.as_ref()?.1.tied_side.as_ref()?;
             let (a, delta) = from.as_ref()?;
-            (a == root && source != root).then_some((source, *delta))
+            (a == root && source != root).then(|| (source.to_string(), 1, *delta))
         })
-        .collect()
+        .collect();
+    for (name, (r, coef, offset)) in alias {
+        if r == root && name != root && !out.iter().any(|(n, _, _)| n == name) {
+            out.push((name.clone(), *coef, *offset));
+        }
+    }
+    out
+}
+
+/// Whether `g` is a guard of one size, `root` or a size the spec writes from it (`written`:
+/// `coef * root + offset`), that torch's value ranges cannot show true over `ranges` (`root`'s
+/// range): torch then refuses a `Dim` for `root` there.
+fn unshown_over(
+    g: &Expr,
+    root: &str,
+    written: &[(String, i128, i128)],
+    ranges: &BTreeMap<&str, (i128, i128)>,
+) -> bool {
+    let atoms = g.atoms();
+    let Some(a) = atoms.iter().next().filter(|_| atoms.len() == 1) else {
+        return false;
+    };
+    let read = if **a == *root {
+        g.clone()
+    } else if let Some((_, coef, offset)) = written.iter().find(|(b, _, _)| **b == **a) {
+        let at = Expr::Add(vec![
+            Expr::Mul(vec![Expr::int(*coef), Expr::sym(root)]),
+            Expr::int(*offset),
+        ]);
+        g.substitute(a, &at)
+    } else {
+        return false;
+    };
+    !dimguard_solver::shown_true(&read, ranges)
 }
 
 /// The report of a defined size's values with some partner, products of two factors
@@ -1190,6 +1209,52 @@ fn tied_to(
         equal,
         accepted: d.sides.with_some_partner.clone(),
     })
+}
+
+#[cfg(test)]
+mod written_from_a_root {
+    use super::*;
+
+    /// A size derived from a root by a linear relation (`b = 2*a + 1`) is read by torch as
+    /// that expression of `a`: its own guard `b % 2 == 1` holds at every `a` (checked here value
+    /// by value) but interval bounds cannot show it, so `a`'s `Dim` is refused there; a tie
+    /// with an offset (`c = a + 3`) and a guard bounds can show (`b >= 5`) are read the same way.
+    #[test]
+    fn linear_aliases_bound_their_roots_dim() {
+        let alias = BTreeMap::from([
+            ("b".to_string(), ("a".to_string(), 2, 1)),
+            ("a".to_string(), ("a".to_string(), 1, 0)),
+        ]);
+        let none: Vec<(&str, &Option<(&GroupAnswer, MemberAnswer<'_>)>)> = vec![];
+        let written = written_from("a", none.into_iter(), &alias);
+        assert_eq!(written, vec![("b".to_string(), 2, 1)]);
+        let ranges = BTreeMap::from([("a", (2, dimguard_solver::SIZE_MAX / 4))]);
+        let odd = parse_guard("b % 2 == 1").unwrap();
+        // Brute force: it holds at every a of the range's start and far up.
+        for a in (2..5000).chain([1 << 40, (1 << 61) - 7]) {
+            let b = 2 * a + 1;
+            assert_eq!(odd.truth(&|_| Some(b)), Ok(true), "{a}");
+        }
+        assert!(unshown_over(&odd, "a", &written, &ranges));
+        // Without the alias (before: only tied sizes were read) the guard was not read at all.
+        assert!(!unshown_over(&odd, "a", &[], &ranges));
+        let shown = parse_guard("b >= 5").unwrap();
+        assert!(!unshown_over(&shown, "a", &written, &ranges));
+        // A tie with an offset: c = a + 3, its guard c >= 6 is not shown over a >= 2.
+        let tie = vec![("c".to_string(), 1, 3)];
+        assert!(unshown_over(
+            &parse_guard("c >= 6").unwrap(),
+            "a",
+            &tie,
+            &ranges
+        ));
+        assert!(!unshown_over(
+            &parse_guard("c >= 5").unwrap(),
+            "a",
+            &tie,
+            &ranges
+        ));
+    }
 }
 
 #[cfg(test)]
