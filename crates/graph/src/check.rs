@@ -386,6 +386,7 @@ pub fn check_graph(
         // A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): its relation,
         // and its own set (range and one-size guards).
         let relation = group.and_then(|g| g.defined_relation(&i.source));
+        let defined_group = group.is_some_and(|g| g.solved.defined.is_some());
         let defined_own = group
             .and_then(|g| g.linked.as_ref()?.defined.as_ref())
             .filter(|x| x.dim == i.source)
@@ -405,19 +406,22 @@ pub fn check_graph(
                 let products = m.and_then(|m| m.products.as_ref());
                 if let (Some(r), Some(p)) = (&relation, products) {
                     d.sides.defined_values = Some(defined_values(p, r, &dim_name));
-                } else if let (Some(r), Some(own), None, None) =
-                    (&relation, &defined_own, &some, &doubt)
-                {
-                    let set = match &claimed {
-                        Some(c) => own.intersect(c).unwrap_or_else(|_| own.clone()),
-                        None => own.clone(),
+                } else if let (true, None, None) = (defined_group, &some, &doubt) {
+                    // A size of a group with a defined size whose values with some partner are
+                    // not computed: undecided with why, never rejected.
+                    let own = defined_own.clone().or_else(|| claimed.clone());
+                    let set = match (&claimed, own) {
+                        (Some(c), Some(o)) => o.intersect(c).unwrap_or(o),
+                        (None, Some(o)) => o,
+                        (_, None) => DimSet::empty(),
                     };
-                    doubt = Some((
-                        set,
-                        format!(
+                    let why = match &relation {
+                        Some(r) => format!(
                             "defined by the others ({r}): no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner, the values of the definition over the others' accepted combinations, are not a periodic set and are not computed"
                         ),
-                    ));
+                        None => "linked to a size the others define: no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner are not computed".to_string(),
+                    };
+                    doubt = Some((set, why));
                 }
                 if let Some(c) = &claimed {
                     // Only sizes that fail with every partner, never an undecided one: a linked

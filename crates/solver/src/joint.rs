@@ -967,15 +967,34 @@ fn definition_varies(e: &Expr, domains: &[(String, DimSet)]) -> bool {
     if base.is_none() {
         return true;
     }
+    let differs = |t: &[i128]| match at(t) {
+        Some(Some(y)) => Some(y) != base,
+        Some(None) => true,
+        None => false,
+    };
     for (i, (_, d)) in domains.iter().enumerate() {
         for v in d.iter().skip(1).take(1).chain(d.max()) {
             let mut t = least.clone();
             t[i] = v;
-            match at(&t) {
-                Some(Some(y)) if Some(y) != base => return true,
-                Some(None) => return true,
-                _ => {}
+            if differs(&t) {
+                return true;
             }
+        }
+    }
+    // Every size at once at its least value from 2^k (a product of floors is 0 at the least
+    // corner and along each side alone).
+    for k in 1..63 {
+        let t: Vec<i128> = domains
+            .iter()
+            .zip(&least)
+            .map(|((_, d), &lo)| {
+                d.max()
+                    .and_then(|hi| d.clip(1 << k, hi).min())
+                    .unwrap_or(lo)
+            })
+            .collect();
+        if differs(&t) {
+            return true;
         }
     }
     false
@@ -1814,24 +1833,57 @@ fn defined_linked(
     label: &dyn Fn(&str) -> String,
     claimed: &dyn Fn(&str) -> u128,
 ) -> Option<Linked> {
-    let r = &d.solved;
-    if r.tied.is_some() || r.defined.is_some() || r.undecided.is_some() {
+    // Every size the others define (several: the reduced group had one of its own, issue 34
+    // gap 4), outermost first; the innermost reduced group's joint set is over the rest.
+    let mut defs: Vec<&Defined> = vec![d];
+    let mut r = &d.solved;
+    while let Some(inner) = &r.defined {
+        defs.push(inner);
+        r = &inner.solved;
+    }
+    if r.tied.is_some() || r.undecided.is_some() {
         return None;
     }
-    let j = r.joint.as_ref()?;
+    // No guard links the rest (each is one size's): their joint set is the product of their
+    // own sets.
+    let product;
+    let j = match &r.joint {
+        Some(j) => j,
+        None if r.unsure.is_empty() => {
+            let rest = &defs.last()?.group.roots;
+            let domains: Option<Vec<DimSet>> =
+                rest.iter().map(|x| r.accepted.get(x).cloned()).collect();
+            let domains = domains?;
+            product = JointSet {
+                sizes: rest.clone(),
+                tree: crate::linked::Tree::full(&domains),
+                domains,
+                undecided: None,
+                stats: Default::default(),
+            };
+            &product
+        }
+        None => return None,
+    };
     let (boxes, complete) = j.tree.boxes(100);
+    // A tuple of the rest completed with each defined size (innermost first: an outer
+    // definition may read an inner defined size), in `sources` order.
     let with_defined = |t: &[i128]| -> Option<Vec<i128>> {
-        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
-        let v = match d.expr.eval(&env) {
-            Ok(Value::Num(q)) if q.is_integer() => *q.numer(),
-            _ => return None,
-        };
         let mut full = t.to_vec();
-        full.push(v);
+        let mut names: Vec<&str> = j.sizes.iter().map(String::as_str).collect();
+        for x in defs.iter().rev() {
+            let env = |a: &str| names.iter().position(|s| *s == a).map(|i| full[i]);
+            let v = match x.expr.eval(&env) {
+                Ok(Value::Num(q)) if q.is_integer() => *q.numer(),
+                _ => return None,
+            };
+            full.push(v);
+            names.push(&x.dim);
+        }
         Some(full)
     };
     let mut sources = j.sizes.clone();
-    sources.push(d.dim.clone());
+    sources.extend(defs.iter().rev().map(|x| x.dim.clone()));
     let passes = |t: &[i128]| {
         let env = |a: &str| sources.iter().position(|s| s == a).map(|i| t[i]);
         grp.guards.iter().all(|g| matches!(g.truth(&env), Ok(true)))
@@ -1850,12 +1902,16 @@ fn defined_linked(
         .iter()
         .filter_map(|t| with_defined(t))
         .map(|mut t| {
+            // The outermost defined size off its definition.
             *t.last_mut().expect("defined") += 1;
             t
         })
         .filter(|t| !passes(t))
         .collect();
-    let lb = defined_box(d, j, grp, budget);
+    // A box only where one size is defined (the cap reads one definition).
+    let lb = (defs.len() == 1)
+        .then(|| defined_box(d, j, grp, budget))
+        .flatten();
     let largest_box = lb.as_ref().map(|b| {
         let sides = b
             .sides
@@ -1876,10 +1932,14 @@ fn defined_linked(
             sides,
         }
     });
-    let mut relation = d.expr.clone();
-    for a in d.expr.atoms() {
-        relation = relation.substitute(&a, &Expr::sym(&name(&a)));
-    }
+    let relation_of = |x: &Defined| {
+        let mut relation = x.expr.clone();
+        for a in x.expr.atoms() {
+            relation = relation.substitute(&a, &Expr::sym(&name(&a)));
+        }
+        relation
+    };
+    let relation = relation_of(d);
     let mut labels: Vec<(String, String)> = j.sizes.iter().map(|s| (s.clone(), label(s))).collect();
     labels.sort_by(|a, b| a.1.cmp(&b.1));
     let report = JointReport {
@@ -1902,9 +1962,20 @@ fn defined_linked(
         rejected_examples,
         undecided: None,
         summary: format!(
-            "{} = {relation} (within {}); the others: {}",
-            label(&d.dim),
-            crate::report::count_text(d.own.count()),
+            "{}; the others: {}",
+            defs.iter()
+                .map(|x| format!(
+                    "{} = {} (within {})",
+                    label(&x.dim),
+                    if std::ptr::eq(*x, d) {
+                        relation.clone()
+                    } else {
+                        relation_of(x)
+                    },
+                    crate::report::count_text(x.own.count())
+                ))
+                .collect::<Vec<_>>()
+                .join("; "),
             j.summary(&labels)
         ),
         search: JointSearch {
@@ -1914,13 +1985,16 @@ fn defined_linked(
         },
         tied: None,
         equal: vec![],
-        defined: vec![crate::report::DefinedReport {
-            dim: name(&d.dim),
-            source: d.dim.clone(),
-            expr: d.expr.to_string(),
-            relation: relation.to_string(),
-            accepted: Feasible::from(&d.own),
-        }],
+        defined: defs
+            .iter()
+            .map(|x| crate::report::DefinedReport {
+                dim: name(&x.dim),
+                source: x.dim.clone(),
+                expr: x.expr.to_string(),
+                relation: relation_of(x).to_string(),
+                accepted: Feasible::from(&x.own),
+            })
+            .collect(),
     };
     Some(Linked {
         report,
@@ -2221,6 +2295,58 @@ mod tests {
                 .map(|h| DimSet::progression(2, 1 << 62, 8, -h).count())
                 .sum::<u128>()
         );
+    }
+
+    /// Two sizes defined by the others (two token inputs of one image at strides 16 and 8):
+    /// both reported, and every tuple decided as the guards evaluated directly decide it
+    /// (brute force near the small corner, the tokens on and off their products).
+    #[test]
+    fn several_defined_sizes_are_each_reported() {
+        let guards: Vec<Expr> = [
+            "n1 == (h // 16)*(w // 16)",
+            "n2 == (h // 8)*(w // 8)",
+            "(h // 16) != 1",
+            "(w // 16) != 1",
+        ]
+        .iter()
+        .map(|t| g(t))
+        .collect();
+        let names: Vec<String> = ["h", "w", "n1", "n2"].map(String::from).to_vec();
+        let ranges: BTreeMap<String, (i128, i128)> = names
+            .iter()
+            .map(|n| (n.clone(), (2, (1i128 << 63) - 1)))
+            .collect();
+        let groups = group(&guards, &names);
+        assert_eq!(groups.len(), 1);
+        let grp = &groups[0];
+        let s = solve_group(grp, &ranges, &Limits::default());
+        assert!(s.undecided.is_none());
+        let id = |x: &str| x.to_string();
+        let l = linked(&s, grp, &Budget::default(), &id, &id, &|_| 1).expect("reported");
+        let mut dims: Vec<&str> = l.report.defined.iter().map(|d| d.dim.as_str()).collect();
+        dims.sort();
+        assert_eq!(dims, ["n1", "n2"]);
+        for t in &l.report.accepted_examples {
+            assert_eq!(t.len(), 4, "{t:?}");
+        }
+        for h in 14..70i128 {
+            for w in [15, 16, 31, 32, 47, 64] {
+                let (p1, p2) = ((h / 16) * (w / 16), (h / 8) * (w / 8));
+                for (n1, n2) in [(p1, p2), (p1 + 1, p2), (p1, p2 - 1)] {
+                    let v = |x: &str| {
+                        Some(match x {
+                            "h" => h,
+                            "w" => w,
+                            "n1" => n1,
+                            _ => n2,
+                        })
+                    };
+                    let inside = [h, w, n1, n2].iter().all(|&x| x >= 2);
+                    let truth = inside && guards.iter().all(|e| e.truth(&v) == Ok(true));
+                    assert_eq!(s.contains(grp, &v), Some(truth), "{h} {w} {n1} {n2}");
+                }
+            }
+        }
     }
 
     #[test]
