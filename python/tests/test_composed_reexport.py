@@ -111,3 +111,9 @@ def test_tokens2_box_reexports_and_runs_at_its_corners():
     assert seen >= 6
     for h, w in ((h2.min - 1, h3.min), (h2.max + 1, h3.min), (h2.min, h3.max + 1)):
         assert not run(2, h, w, (h // 16) * (w // 16)), (h, w)
+    # Every size decided (issue 34, last review); the tokens' values with some partner are the
+    # products of the factors, said in Python's summary too.
+    dims = {(d["input"], d["index"]): d for d in report.to_dict()["dims"]}
+    assert not any(d.get("undecided") for d in dims.values()), dims
+    assert dims[("tokens", 1)]["defined_values"]["form"] == "products"
+    assert "every composite number from 4" in repr(report), repr(report)
