@@ -566,6 +566,9 @@ struct StripDim<'a> {
     undecided_part: Option<(u128, &'a str)>,
     /// Tied to another size: its answer is the partner's, through the tie.
     tied_to: Option<&'a TiedTo>,
+    /// Defined by the others as a product: its values with some partner, in their own form
+    /// (no periodic set to draw).
+    defined: Option<&'a dimguard_solver::report::DefinedValues>,
 }
 
 impl PageDim {
@@ -625,6 +628,7 @@ impl PageDim {
                 range,
                 undecided_part: c.undecided.as_ref().map(|u| (u.count, u.reason.as_str())),
                 tied_to,
+                defined: c.sides.defined_values.as_ref(),
                 ..StripDim::default()
             },
             PageDim::Diagnose(d) => StripDim {
@@ -680,6 +684,26 @@ fn strip(d: &StripDim, i: usize, free: bool) -> String {
              value of those.</p>",
             esc(&d.linked_with.join(", "))
         );
+    }
+    if let Some(v) = d.defined {
+        let list = |xs: &[i128]| {
+            xs.iter()
+                .map(i128::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = write!(
+            out,
+            "<p class=\"note\">Defined by the others: {} = {}. No value passes with every \
+             value of those; its values with some partner are {} (e.g. {}; the others fail \
+             with every partner, e.g. {}). Not a periodic set: no strip is drawn.</p>",
+            esc(&d.label),
+            esc(&v.relation),
+            esc(&v.text),
+            esc(&list(&v.examples)),
+            esc(&list(&v.excluded_examples))
+        );
+        return out;
     }
     // Null, undecided, or segments dropped by the output budget: no set to draw.
     let Some(set) = d.set.and_then(|f| f.set().ok()) else {

@@ -252,8 +252,9 @@ fn the_issue_pyramid_answers_per_size() {
 /// and the image's heights and widths that pass with some partner are those the guards,
 /// evaluated directly, pass with some width (height) of 16..300 and the tokens at the product:
 /// compared over 2..1000 and at 2^20, 2^40, 2^62 (where the partner 32 is asked); every run
-/// that ran has its sizes there. The tokens' own set (the products) is not computed: no
-/// `with_some_partner`, its `undecided` says why, and the spec keeps it `Dim.AUTO`.
+/// that ran has its sizes there. Every size is decided: none passes with every partner, the
+/// tokens' values with some partner are products of the factors (`defined_values`), and the
+/// spec is a box of the image sizes (checked over a grid) with the tokens `Dim.AUTO`.
 #[test]
 fn tokens2_is_decided_with_the_tokens_defined_by_the_image() {
     let c = check("tokens2");
@@ -300,8 +301,48 @@ fn tokens2_is_decided_with_the_tokens_defined_by_the_image() {
             assert_eq!(member(some, x), with_some, "{me} at {x} (partner {other})");
         }
     }
+    // The tokens' values with some partner: products, in a form of their own (no periodic
+    // set), decided: equal to the guards evaluated directly with the image at each factor pair
+    // (over 2..1500), and the form's own reading (a factor pair within its ranges) agrees.
     assert!(dim(n)["with_some_partner"].is_null());
-    assert!(dim(n)["undecided"].is_object());
+    assert!(dim(n)["undecided"].is_null(), "{}", dim(n));
+    let v = &dim(n)["defined_values"];
+    assert_eq!(v["form"], "products", "{}", dim(n));
+    let range = |k: usize| {
+        let r = &v["ranges"][0][k];
+        (
+            r[0].as_i64().unwrap() as i128,
+            r[1].as_i64().unwrap() as i128,
+        )
+    };
+    let (p0, p1) = (range(0), range(1));
+    for nv in 2..1500i128 {
+        let pairs = || {
+            (1..=nv)
+                .filter(move |p| nv % p == 0)
+                .map(move |p| (p, nv / p))
+        };
+        let truth = pairs().any(|(p, q)| passes(16 * q, 16 * p));
+        let said = pairs().any(|(p, q)| (p0.0..=p0.1).contains(&p) && (p1.0..=p1.1).contains(&q));
+        assert_eq!(said, truth, "tokens = {nv}");
+    }
+    assert!(
+        v["text"]
+            .as_str()
+            .unwrap()
+            .contains("every composite number from 4 to"),
+        "{v}"
+    );
+    assert_eq!(
+        dim(n)["rejected_examples"],
+        serde_json::json!([2, 3, 5, 7, 11])
+    );
+    // The image sizes are decided per size (issue 34, last review): none passes with every
+    // partner (the tokens break the definition), their values with some partner are exact.
+    for s in [h, w] {
+        assert!(dim(s)["undecided"].is_null(), "{}", dim(s));
+        assert_eq!(dim(s)["accepted"]["count"], 0, "{}", dim(s));
+    }
     let r = runs("tokens2");
     let inputs: Vec<String> = r["inputs"].as_object().unwrap().keys().cloned().collect();
     let mut ran = 0;
@@ -312,6 +353,14 @@ fn tokens2_is_decided_with_the_tokens_defined_by_the_image() {
                 let v = value_of(s, &inputs, &run[0]);
                 assert!(member(&dim(s)["with_some_partner"], v), "{s} = {v}");
             }
+            // The tokens of a run that ran are a product of the factors' ranges.
+            let nv = value_of(n, &inputs, &run[0]) as i128;
+            assert!(
+                (1..=nv.min(1 << 20))
+                    .filter(|p| nv % p == 0)
+                    .any(|p| (p0.0..=p0.1).contains(&p) && (p1.0..=p1.1).contains(&(nv / p))),
+                "tokens = {nv}"
+            );
         }
     }
     assert!(ran >= 5);
@@ -319,9 +368,40 @@ fn tokens2_is_decided_with_the_tokens_defined_by_the_image() {
     assert!(spec.contains("tokens_1 = Dim.AUTO("), "{spec}");
     // The relation is said on the defined size's line, never dropped.
     assert!(
-        spec.contains("# tokens_1 = ((image_3 // 16)*(image_2 // 16));"),
+        spec.contains("# tokens_1 = ((image_3 // 16)*(image_2 // 16)):"),
         "{spec}"
     );
+    // The image sizes' spec is a box of theirs every tuple of which the guards, evaluated
+    // here, pass with the tokens at the product: its corners and a grid over it (the top
+    // corner's product is near 2^63).
+    let side = |s: &str| {
+        let b = &dim(s)["box_side"];
+        (
+            b["lo"].as_i64().unwrap() as i128,
+            b["hi"].as_i64().unwrap() as i128,
+        )
+    };
+    let (hb, wb) = (side(h), side(w));
+    for (s, (lo, hi)) in [("image_2", hb), ("image_3", wb)] {
+        assert!(
+            spec.contains(&format!("{s} = Dim('{s}', min={lo}, max={hi})")),
+            "{s}: {spec}"
+        );
+    }
+    let grid = |(lo, hi): (i128, i128)| {
+        let mut v: Vec<i128> = (0..=64).map(|k| lo + (hi - lo) * k / 64).collect();
+        v.extend(lo..lo + 40);
+        v.extend(hi - 40..=hi);
+        v
+    };
+    for hv in grid(hb) {
+        for wv in grid(wb) {
+            assert!(passes(hv, wv), "({hv}, {wv}) in the box fails");
+        }
+    }
+    // And the box is no larger than it must be at its top: one more on both sides overflows
+    // the tokens' range.
+    assert!(!passes(hb.1 + 16, wb.1 + 16));
     for s in [h, w] {
         assert!(dim(s)["link_excludes_none"] != true, "{}", dim(s));
     }

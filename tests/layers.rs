@@ -374,6 +374,7 @@ const WINGS: &[(&str, &[&str])] = &[
         "core",
         &[
             "num", "types", "expr", "algebra", "compiled", "set", "bounds", "budget", "error",
+            "factor",
         ],
     ),
     ("guards", &["parse", "syntax"]),

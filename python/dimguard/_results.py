@@ -252,6 +252,11 @@ def _audit_rows(data: Mapping[str, Any], exprs: bool = True) -> List[str]:
                 acc = f"{kept}, each with every accepted value of the sizes it is linked to; the link excludes none of its values"
             else:
                 acc = f"{some.count} sizes with some partner (linked)"
+        v = d.get("defined_values")
+        if v:
+            # A size the others define: none passes with every partner; its values with some
+            # partner in their own form (not a periodic set).
+            acc = f"none with every partner; with some partner {v['text']} (= {v['relation']})"
         acc += _tied_text(d)
         expr = f" = {d.get('expr')}" if exprs else ""
         rows.append(f"{d['input']}[{d['index']}]{expr}: claims {c.get('count')} sizes in {c.get('min')}..{c.get('max')}, accepts {acc}")

@@ -56,6 +56,11 @@ def test_composed_spec_reexports_and_runs_at_its_corners(name):
         # An undecided size keeps its claimed range (a spec that re-exports, not a sound one):
         # its corners are not promised to run.
         return
+    if any(j.get("defined") for j in report.to_dict()["joint"]):
+        # A size the others define is Dim.AUTO in the spec (torch derives it): its value at a
+        # corner is its definition's, not a corner of its own; run at the box's corners with it
+        # derived by test_tokens2_box_reexports_and_runs_at_its_corners.
+        return
     seen = 0
     for sizes in corners(spec, top=lambda r: int(r.min) + 40):
         assert runs(module, typed, sizes), (name, sizes, code)
@@ -63,3 +68,57 @@ def test_composed_spec_reexports_and_runs_at_its_corners(name):
         assert report.accepts(shapes_at), (name, shapes_at, report.verdict(shapes_at).to_dict())
         seen += 1
     assert seen >= 2
+
+
+def test_tokens2_box_reexports_and_runs_at_its_corners():
+    """tokens2 (``tokens_1 == (image_2 // 16)*(image_3 // 16)``): the image sizes' spec is a
+    sound box of theirs (issue 34, last review), the tokens written ``Dim.AUTO`` with the
+    relation; it re-exports in torch 2.15 and the re-exported program runs at every corner of
+    the box with the tokens at the product (on the meta device: the top corner is 48592007999;
+    the one corner whose image holds more than 2^63 elements, which no tensor can, is judged by
+    ``accepts`` only). One step outside the box, or tokens off the product, raises."""
+    cls, shapes, dyn, _ = CASES["tokens2"]
+    report = dimguard.check(PT2 / "tokens2_composed.pt2")
+    code = report.dynamic_shapes
+    ns = {}
+    exec(code, ns)  # noqa: S102 - the spec dimguard printed
+    spec = ns["dynamic_shapes"]
+    dynamic = {(d["input"], d["index"]) for d in report.to_dict()["dims"]}
+    assert dynamic == {(i, k) for i, k, _ in entries(spec)}, code
+    for n in ("image_2", "image_3"):
+        assert isinstance(ns[n], torch.export.dynamic_shapes._Dim), code
+    torch.manual_seed(0)
+    model = MODELS[cls]().eval()
+    example = tuple(torch.randn(*s) for s in shapes)
+    ep = torch.export.export(model, example, dynamic_shapes=spec)
+    module = ep.module().to("meta")
+
+    def run(b, h, w, n):
+        try:
+            with torch.no_grad():
+                module(torch.empty(b, 3, h, w, device="meta"), torch.empty(b, n, 8, device="meta"))
+            return True
+        except Exception:  # noqa: BLE001
+            return False
+
+    h2, h3 = ns["image_2"], ns["image_3"]
+    seen = 0
+    for b in (2, 42):
+        for h in (h2.min, h2.max):
+            for w in (h3.min, h3.max):
+                n = (h // 16) * (w // 16)
+                shapes_at = {"image": [b, 3, h, w], "tokens": [b, n, 8]}
+                assert report.accepts(shapes_at), (shapes_at, report.verdict(shapes_at).to_dict())
+                if b * 3 * h * w < 1 << 63:
+                    assert run(b, h, w, n), (b, h, w, n, code)
+                    assert not run(b, h, w, n + 1), (b, h, w)
+                    seen += 1
+    assert seen >= 6
+    for h, w in ((h2.min - 1, h3.min), (h2.max + 1, h3.min), (h2.min, h3.max + 1)):
+        assert not run(2, h, w, (h // 16) * (w // 16)), (h, w)
+    # Every size decided (issue 34, last review); the tokens' values with some partner are the
+    # products of the factors, said in Python's summary too.
+    dims = {(d["input"], d["index"]): d for d in report.to_dict()["dims"]}
+    assert not any(d.get("undecided") for d in dims.values()), dims
+    assert dims[("tokens", 1)]["defined_values"]["form"] == "products"
+    assert "every composite number from 4" in repr(report), repr(report)

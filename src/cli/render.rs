@@ -1018,7 +1018,22 @@ pub fn check(r: &CheckReport, color: bool) -> String {
                 // Linked, but the link excludes none of its values: its values that pass, pass
                 // with every accepted value of the others.
                 let free = some.is_some() && d.sides.link_excludes_none == Some(true);
-                let verdict = if free {
+                let verdict = if let Some(v) = &d.sides.defined_values {
+                    // A size the others define: its values with some partner, in their own form.
+                    let list = |xs: &[i128]| {
+                        xs.iter()
+                            .map(|x| x.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    st.red(&format!(
+                        "{} of them with every partner; with some: {} (e.g. {}); the others fail with every partner, e.g. {}",
+                        a.count,
+                        v.text,
+                        list(&v.examples),
+                        list(&d.rejected_examples)
+                    ))
+                } else if free {
                     let n = d.sides.with_some_partner.as_ref().map_or(0, |f| f.count);
                     let ex: Vec<String> =
                         d.rejected_examples.iter().map(|v| v.to_string()).collect();

@@ -374,6 +374,7 @@ pub fn check_graph(
                 // Filled by `dimguard::api::check_program` from the joint boxes.
                 link_excludes_none: None,
                 tied_to: None,
+                defined_values: None,
             },
             same_as: alias
                 .get(&i.source)
@@ -382,15 +383,46 @@ pub fn check_graph(
                 .map(|x| (x.input.clone(), x.index)),
             example: i.hint,
         };
+        // A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): its relation,
+        // and its own set (range and one-size guards).
+        let relation = group.and_then(|g| g.defined_relation(&i.source));
+        let defined_group = group.is_some_and(|g| g.solved.defined.is_some());
+        let defined_own = group
+            .and_then(|g| g.linked.as_ref()?.defined.as_ref())
+            .filter(|x| x.dim == i.source)
+            .map(|x| x.own.clone());
         match acc {
             Ok(a) => {
-                let doubt = unsure.get(&i.source).map(|(set, why)| {
+                let mut doubt = unsure.get(&i.source).map(|(set, why)| {
                     let set = match &claimed {
                         Some(c) => set.intersect(c).unwrap_or_else(|_| set.clone()),
                         None => set.clone(),
                     };
                     (set, why.clone())
                 });
+                // Its values with some partner are the definition's values over the others'
+                // accepted tuples: where they are not computed, they are undecided (never
+                // rejected), and the reason says what is known.
+                let products = m.and_then(|m| m.products.as_ref());
+                if let (Some(r), Some(p)) = (&relation, products) {
+                    d.sides.defined_values = Some(defined_values(p, r, &dim_name));
+                } else if let (true, None, None) = (defined_group, &some, &doubt) {
+                    // A size of a group with a defined size whose values with some partner are
+                    // not computed: undecided with why, never rejected.
+                    let own = defined_own.clone().or_else(|| claimed.clone());
+                    let set = match (&claimed, own) {
+                        (Some(c), Some(o)) => o.intersect(c).unwrap_or(o),
+                        (None, Some(o)) => o,
+                        (_, None) => DimSet::empty(),
+                    };
+                    let why = match &relation {
+                        Some(r) => format!(
+                            "defined by the others ({r}): no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner, the values of the definition over the others' accepted combinations, are not a periodic set and are not computed"
+                        ),
+                        None => "linked to a size the others define: no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner are not computed".to_string(),
+                    };
+                    doubt = Some((set, why));
+                }
                 if let Some(c) = &claimed {
                     // Only sizes that fail with every partner, never an undecided one: a linked
                     // size whose projection is not known lists none.
@@ -406,6 +438,15 @@ pub fn check_graph(
                         }
                         d.rejected_examples = no.iter().take(5).collect();
                     }
+                }
+                // A defined size's values that fail with every partner: outside its products.
+                if let Some(v) = &d.sides.defined_values {
+                    d.rejected_examples = v
+                        .excluded_examples
+                        .iter()
+                        .copied()
+                        .filter(|&n| claimed.as_ref().is_none_or(|c| c.contains(n)))
+                        .collect();
                 }
                 if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
                     d.undecided = Some(UndecidedSet::new(&u, why));
@@ -460,7 +501,24 @@ pub fn check_graph(
                             Some(joint::Choice::Largest(_)) => d.sides.box_side.as_ref(),
                             None => None,
                         };
-                        if let Some(s) = side.or(d.suggestions.first()) {
+                        let defined_line = relation.as_ref().map(|r| {
+                            // Torch derives it from the sizes above (a `Dim.AUTO` it replaces by
+                            // the definition); over the box of the others, the definition's
+                            // range; else the claimed range.
+                            let (lo, hi) = match group.and_then(|g| g.defined_range(&i.source)) {
+                                Some((lo, hi)) => (Some(lo), Some(hi)),
+                                None => (claimed.as_ref().and_then(DimSet::min), claimed.as_ref().and_then(DimSet::max)),
+                            };
+                            let hi = hi.filter(|&h| h < dimguard_solver::SIZE_MAX);
+                            format!(
+                                "{py} = {}  # {r}: torch derives it from the sizes it is defined by",
+                                python::auto_hint(lo, hi)
+                            )
+                        });
+                        if let Some(line) = defined_line {
+                            block.code(&line);
+                            dict.entry(i.input.clone()).or_default().push((i.index, py));
+                        } else if let Some(s) = side.or(d.suggestions.first()) {
                             // A plain range over which a guard of this size alone holds at
                             // every size but value ranges cannot show it: torch refuses a
                             // `Dim` there ("Not all values ... satisfy the generated guard"),
@@ -476,28 +534,11 @@ pub fn check_graph(
                                 let written_from_me = written_from(
                                     &i.source,
                                     ins.iter().map(|x| x.source.as_str()).zip(&answers),
+                                    &alias,
                                 );
-                                guards.iter().any(|g| {
-                                    let atoms = g.atoms();
-                                    let Some(a) = atoms.iter().next().filter(|_| atoms.len() == 1)
-                                    else {
-                                        return false;
-                                    };
-                                    let read = if **a == *i.source {
-                                        g.clone()
-                                    } else if let Some((_, delta)) =
-                                        written_from_me.iter().find(|(b, _)| **b == **a)
-                                    {
-                                        let at = Expr::Add(vec![
-                                            Expr::sym(&i.source),
-                                            Expr::int(*delta),
-                                        ]);
-                                        g.substitute(a, &at)
-                                    } else {
-                                        return false;
-                                    };
-                                    !dimguard_solver::shown_true(&read, &ranges)
-                                })
+                                guards
+                                    .iter()
+                                    .any(|g| unshown_over(g, &i.source, &written_from_me, &ranges))
                             };
                             if undecidable {
                                 block.code(&format!(
@@ -508,12 +549,9 @@ pub fn check_graph(
                                 block.code(&s.code);
                             }
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
-                        } else if let Some(line) = kept_undecided(
-                            &py,
-                            claimed.as_ref(),
-                            &d,
-                            group.and_then(|g| g.defined_relation(&i.source)),
-                        ) {
+                        } else if let Some(line) =
+                            kept_undecided(&py, claimed.as_ref(), &d, relation.clone())
+                        {
                             block.code(&line);
                             dict.entry(i.input.clone()).or_default().push((i.index, py));
                         }
@@ -533,9 +571,8 @@ pub fn check_graph(
                 let own = alias
                     .get(&i.source)
                     .is_none_or(|(root, _, _)| *root == i.source);
-                let relation = group.and_then(|g| g.defined_relation(&i.source));
                 if let Some(line) =
-                    kept_undecided(&py, claimed.as_ref(), &d, relation).filter(|_| own)
+                    kept_undecided(&py, claimed.as_ref(), &d, relation.clone()).filter(|_| own)
                 {
                     block.code(&line);
                     dict.entry(i.input.clone()).or_default().push((i.index, py));
@@ -1032,19 +1069,93 @@ fn size_table(
     out
 }
 
-/// The sizes a tied group's spec writes from `root` (`depth_2 = rgb_2`, `b = a + delta`), with
-/// their offsets: torch reads each as `root + delta`, so their own guards bound `root`'s `Dim`.
+/// The sizes the spec writes from `root`, each as `coef * root + offset`: a tied group's
+/// (`depth_2 = rgb_2`, `b = a + delta`) and the sizes derived from it by a linear relation
+/// (`alias`: `x_3 = 2*a_2 + 1`). Torch reads each as that expression of `root`, so their own
+/// guards bound `root`'s `Dim`.
 fn written_from<'a, 'b: 'a>(
     root: &str,
     sizes: impl Iterator<Item = (&'a str, &'a Option<(&'b GroupAnswer, MemberAnswer<'b>)>)>,
-) -> Vec<(&'a str, i128)> {
-    sizes
+    alias: &BTreeMap<String, (String, i128, i128)>,
+) -> Vec<(String, i128, i128)> {
+    let mut out: Vec<(String, i128, i128)> = sizes
         .filter_map(|(source, found)| {
             let (_, from) = found.as_ref()?.1.tied_side.as_ref()?;
             let (a, delta) = from.as_ref()?;
-            (a == root && source != root).then_some((source, *delta))
+            (a == root && source != root).then(|| (source.to_string(), 1, *delta))
         })
-        .collect()
+        .collect();
+    for (name, (r, coef, offset)) in alias {
+        if r == root && name != root && !out.iter().any(|(n, _, _)| n == name) {
+            out.push((name.clone(), *coef, *offset));
+        }
+    }
+    out
+}
+
+/// Whether `g` is a guard of one size, `root` or a size the spec writes from it (`written`:
+/// `coef * root + offset`), that torch's value ranges cannot show true over `ranges` (`root`'s
+/// range): torch then refuses a `Dim` for `root` there.
+fn unshown_over(
+    g: &Expr,
+    root: &str,
+    written: &[(String, i128, i128)],
+    ranges: &BTreeMap<&str, (i128, i128)>,
+) -> bool {
+    let atoms = g.atoms();
+    let Some(a) = atoms.iter().next().filter(|_| atoms.len() == 1) else {
+        return false;
+    };
+    let read = if **a == *root {
+        g.clone()
+    } else if let Some((_, coef, offset)) = written.iter().find(|(b, _, _)| **b == **a) {
+        let at = Expr::Add(vec![
+            Expr::Mul(vec![Expr::int(*coef), Expr::sym(root)]),
+            Expr::int(*offset),
+        ]);
+        g.substitute(a, &at)
+    } else {
+        return false;
+    };
+    !dimguard_solver::shown_true(&read, ranges)
+}
+
+/// The report of a defined size's values with some partner, products of two factors
+/// ([`joint::Products`]), in the sizes' names.
+fn defined_values(
+    p: &joint::Products,
+    relation: &str,
+    name: &dyn Fn(&str) -> String,
+) -> dimguard_solver::report::DefinedValues {
+    let named = |e: &Expr| {
+        let mut out = e.clone();
+        for a in e.atoms() {
+            out = out.substitute(&a, &Expr::sym(&name(&a)));
+        }
+        out.to_string()
+    };
+    // The least members and non-members, within the first values of the own set.
+    let (lo, hi) = p.within;
+    let first = (lo..=hi).take(10_000);
+    let examples: Vec<i128> = first.clone().filter(|&n| p.contains(n)).take(5).collect();
+    let excluded: Vec<i128> = first.filter(|&n| !p.contains(n)).take(5).collect();
+    dimguard_solver::report::DefinedValues {
+        form: "products".into(),
+        relation: relation
+            .split_once(" = ")
+            .map_or(relation, |(_, r)| r)
+            .to_string(),
+        factors: [named(&p.factors[0]), named(&p.factors[1])],
+        ranges: p
+            .ranges
+            .iter()
+            .map(|[a, b]| [[a.0, a.1], [b.0, b.1]])
+            .collect(),
+        within: [lo, hi],
+        text: p.text(&|e| named(e)),
+        examples,
+        excluded_examples: excluded,
+    }
 }
 
 /// The spec line of a dynamic size whose accepted set is not decided (issue 34): the program's
@@ -1102,6 +1213,52 @@ fn tied_to(
         equal,
         accepted: d.sides.with_some_partner.clone(),
     })
+}
+
+#[cfg(test)]
+mod written_from_a_root {
+    use super::*;
+
+    /// A size derived from a root by a linear relation (`b = 2*a + 1`) is read by torch as
+    /// that expression of `a`: its own guard `b % 2 == 1` holds at every `a` (checked here value
+    /// by value) but interval bounds cannot show it, so `a`'s `Dim` is refused there; a tie
+    /// with an offset (`c = a + 3`) and a guard bounds can show (`b >= 5`) are read the same way.
+    #[test]
+    fn linear_aliases_bound_their_roots_dim() {
+        let alias = BTreeMap::from([
+            ("b".to_string(), ("a".to_string(), 2, 1)),
+            ("a".to_string(), ("a".to_string(), 1, 0)),
+        ]);
+        let none: Vec<(&str, &Option<(&GroupAnswer, MemberAnswer<'_>)>)> = vec![];
+        let written = written_from("a", none.into_iter(), &alias);
+        assert_eq!(written, vec![("b".to_string(), 2, 1)]);
+        let ranges = BTreeMap::from([("a", (2, dimguard_solver::SIZE_MAX / 4))]);
+        let odd = parse_guard("b % 2 == 1").unwrap();
+        // Brute force: it holds at every a of the range's start and far up.
+        for a in (2..5000).chain([1 << 40, (1 << 61) - 7]) {
+            let b = 2 * a + 1;
+            assert_eq!(odd.truth(&|_| Some(b)), Ok(true), "{a}");
+        }
+        assert!(unshown_over(&odd, "a", &written, &ranges));
+        // Without the alias (before: only tied sizes were read) the guard was not read at all.
+        assert!(!unshown_over(&odd, "a", &[], &ranges));
+        let shown = parse_guard("b >= 5").unwrap();
+        assert!(!unshown_over(&shown, "a", &written, &ranges));
+        // A tie with an offset: c = a + 3, its guard c >= 6 is not shown over a >= 2.
+        let tie = vec![("c".to_string(), 1, 3)];
+        assert!(unshown_over(
+            &parse_guard("c >= 6").unwrap(),
+            "a",
+            &tie,
+            &ranges
+        ));
+        assert!(!unshown_over(
+            &parse_guard("c >= 5").unwrap(),
+            "a",
+            &tie,
+            &ranges
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -139,7 +139,10 @@ pub struct Solved {
     /// When a linking guard defines one size by the others (`n == (h//16)*(w//16)`) and the
     /// group was solved with that size eliminated: the definition and the reduced group's
     /// solution, which then decide every tuple ([`Solved::contains`]). `joint` and `tied` are
-    /// then `None`, and each size's own set is undecided ([`Undecided::Defined`]).
+    /// then `None`. No value of a size passes with every value of the others (the partners
+    /// break the definition: `accepted` empty, decided); a degenerate group where they cannot
+    /// (the defined size's own set one value, `E` constant) keeps that size unsure
+    /// ([`Undecided::Defined`]).
     pub defined: Option<Box<Defined>>,
 }
 
@@ -673,6 +676,149 @@ impl Defined {
     }
 }
 
+/// The values a defined size takes with some partner when its definition is a product of two
+/// floor terms of two sizes (`(h//16)*(w//16)`, `h*w`): per box of the reduced set, the range
+/// of each factor (every value of it is taken: a side of one interval, `//` by a positive
+/// constant), within the defined size's own set (one interval). Membership is decided exactly
+/// by `n`'s divisors ([`Products::contains`]); no periodic set holds it (with both factors
+/// from 2 and no upper bound that binds, the composite numbers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Products {
+    /// The two factors (over the sizes' sources, as the guards write them).
+    pub factors: [Expr; 2],
+    /// Per box of the reduced set, each factor's range.
+    pub ranges: Vec<[(i128, i128); 2]>,
+    /// The defined size's own set (one interval).
+    pub within: (i128, i128),
+}
+
+impl Products {
+    /// Whether `n` passes with some partner: within the own set and `p*q` for factor values of
+    /// one box.
+    pub fn contains(&self, n: i128) -> bool {
+        (self.within.0..=self.within.1).contains(&n)
+            && self
+                .ranges
+                .iter()
+                .any(|[p, q]| crate::factor::is_product(n, *p, *q))
+    }
+
+    /// With one box whose upper bounds never bind within the own set, the least factors
+    /// `(p, q)`: every `n` of the own set with a divisor `p' >= p` whose cofactor is `>= q`.
+    pub fn unbounded_above(&self) -> Option<(i128, i128)> {
+        let [[p, q]] = self.ranges.as_slice() else {
+            return None;
+        };
+        let hi = self.within.1;
+        let binds = |top: i128, other_lo: i128| other_lo <= 0 || top < hi / other_lo;
+        (!binds(p.1, q.0) && !binds(q.1, p.0)).then_some((p.0, q.0))
+    }
+
+    /// The set in words, `factor` naming each factor.
+    pub fn text(&self, factor: &dyn Fn(&Expr) -> String) -> String {
+        let (a, b) = (factor(&self.factors[0]), factor(&self.factors[1]));
+        let within = format!("{}..{}", self.within.0, self.within.1);
+        // Both factors from 2 (one box): every composite `n` up to twice the smaller factor's
+        // greatest value is in (its least prime factor `s` and `n / s <= n / 2`).
+        if let [[p, q]] = self.ranges.as_slice() {
+            let m = p.1.min(q.1);
+            if p.0 == 2 && q.0 == 2 && m >= 2 && self.within.0 <= 4 {
+                let all = m.saturating_mul(2);
+                return if all >= self.within.1 {
+                    format!(
+                        "the products {a} * {b} with both factors at least 2, within {within}: the composite numbers from 4 (not periodic: membership decided by factoring)"
+                    )
+                } else {
+                    format!(
+                        "the products {a} * {b} with {a} in {}..{} and {b} in {}..{}, within {within}: every composite number from 4 to {all}, and above it those with such a factor pair (not periodic: membership decided by factoring)",
+                        p.0, p.1, q.0, q.1
+                    )
+                };
+            }
+        }
+        match self.unbounded_above() {
+            Some((p, q)) => format!(
+                "the products {a} * {b} with {a} >= {p} and {b} >= {q}, within {within} (not periodic: membership decided by factoring)"
+            ),
+            None => {
+                let boxes: Vec<String> = self
+                    .ranges
+                    .iter()
+                    .take(4)
+                    .map(|[p, q]| format!("{a} in {}..{} and {b} in {}..{}", p.0, p.1, q.0, q.1))
+                    .collect();
+                format!(
+                    "the products {a} * {b} with {}{}, within {within} (not periodic: membership decided by factoring)",
+                    boxes.join(", or "),
+                    if self.ranges.len() > 4 { ", or ..." } else { "" }
+                )
+            }
+        }
+    }
+}
+
+/// Boxes of the reduced set [`Defined::products`] reads at most.
+const PRODUCT_BOXES: usize = 64;
+
+impl Defined {
+    /// The defined size's values with some partner as [`Products`], when its definition has that
+    /// form and the reduced set lists its boxes (at most [`PRODUCT_BOXES`]), each side of the
+    /// factors' sizes one interval of nonnegative sizes.
+    pub fn products(&self, j: &JointSet) -> Option<Products> {
+        if j.undecided.is_some() {
+            return None;
+        }
+        let within = (self.own.min()?, self.own.max()?);
+        if DimSet::interval(within.0, within.1) != self.own {
+            return None;
+        }
+        let Expr::Mul(v) = &self.expr else {
+            return None;
+        };
+        let [f0, f1] = v.as_slice() else {
+            return None;
+        };
+        // Each factor: a size, or a size `//` a positive constant.
+        let term = |f: &Expr| -> Option<(String, i128)> {
+            match f {
+                Expr::Sym(s) => Some((s.to_string(), 1)),
+                Expr::FloorDiv(a, b) => match (a.as_ref(), b.as_ref()) {
+                    (Expr::Sym(s), Expr::Const(k)) if k.is_integer() && k.is_positive() => {
+                        Some((s.to_string(), *k.numer()))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let (t0, t1) = (term(f0)?, term(f1)?);
+        if t0.0 == t1.0 {
+            return None;
+        }
+        let (l0, l1) = (j.level(&t0.0)?, j.level(&t1.0)?);
+        let (boxes, complete) = j.tree.boxes(PRODUCT_BOXES);
+        if !complete {
+            return None;
+        }
+        let mut ranges = Vec::new();
+        for b in &boxes {
+            if b.iter().any(DimSet::is_empty) {
+                continue;
+            }
+            let range = |l: usize, k: i128| -> Option<(i128, i128)> {
+                let (lo, hi) = (b[l].min()?, b[l].max()?);
+                (lo >= 0 && DimSet::interval(lo, hi) == b[l]).then(|| (lo / k, hi / k))
+            };
+            ranges.push([range(l0, t0.1)?, range(l1, t1.1)?]);
+        }
+        Some(Products {
+            factors: [f0.clone(), f1.clone()],
+            ranges,
+            within,
+        })
+    }
+}
+
 /// Whether `e` is nondecreasing in every size and nonnegative wherever every size is: sizes,
 /// nonnegative constants, and sums, products, `Max`, `Min` of such, `//` by a positive constant.
 fn nondecreasing(e: &Expr) -> bool {
@@ -742,27 +888,45 @@ fn solve_defined(
     };
     let mut accepted = BTreeMap::new();
     let mut unsure = BTreeMap::new();
-    for r in &grp.roots {
-        accepted.insert(r.clone(), DimSet::empty());
-        // The others' own sets (their one-size guards decided in the reduced group).
-        let reduced_own = solved
-            .joint
-            .as_ref()
-            .and_then(|j| Some(j.domains[j.sizes.iter().position(|s| s == r)?].clone()));
-        let domain = match reduced_own {
-            _ if *r == x => own.clone(),
-            Some(d) => d,
-            None => {
+    // The others' own sets (their one-size guards decided in the reduced group).
+    let domains: Vec<(String, DimSet)> = grp
+        .roots
+        .iter()
+        .filter(|r| **r != x)
+        .map(|r| {
+            let reduced_own = solved
+                .joint
+                .as_ref()
+                .and_then(|j| Some(j.domains[j.sizes.iter().position(|s| s == r)?].clone()));
+            let d = reduced_own.unwrap_or_else(|| {
                 let (lo, hi) = root_range(grp, r, ranges);
                 DimSet::interval(lo, hi)
-            }
+            });
+            (r.clone(), d)
+        })
+        .collect();
+    // The values that pass with every value of the others, decided: none, wherever the
+    // partners can break the definition. An other size's value fails with some partner when
+    // the defined size's own set has two values (at most one equals `E`); the defined size's
+    // value fails with some partner when `E` takes two values (or raises) over the others' own
+    // sets. Else (a degenerate group) undecided, as before.
+    let others_nonempty = domains.iter().all(|(_, d)| !d.is_empty());
+    let x_breaks = own.count() >= 2 && others_nonempty;
+    let e_breaks = others_nonempty && definition_varies(&e, &domains);
+    for r in &grp.roots {
+        accepted.insert(r.clone(), DimSet::empty());
+        let (decided, domain) = match domains.iter().find(|(n, _)| n == r) {
+            Some((_, d)) => (x_breaks, d.clone()),
+            None => (e_breaks, own.clone()),
         };
-        unsure.insert(r.clone(), domain);
+        if !decided {
+            unsure.insert(r.clone(), domain);
+        }
     }
     Some(Solved {
         accepted,
         joint_count: None,
-        undecided: Some(why),
+        undecided: (!unsure.is_empty()).then_some(why),
         unsure,
         joint: None,
         fates,
@@ -776,6 +940,64 @@ fn solve_defined(
             solved,
         })),
     })
+}
+
+/// Whether the definition `e` takes two different values, or raises, at tuples of `domains`
+/// (each size's own set): the least tuple, and each size moved to its second and its greatest
+/// value. Then no value of the defined size passes with every partner.
+fn definition_varies(e: &Expr, domains: &[(String, DimSet)]) -> bool {
+    let least: Option<Vec<i128>> = domains.iter().map(|(_, d)| d.min()).collect();
+    let Some(least) = least else {
+        return false;
+    };
+    let at = |t: &[i128]| -> Option<Option<i128>> {
+        let env = |a: &str| domains.iter().position(|(n, _)| n == a).map(|i| t[i]);
+        match e.eval(&env) {
+            Ok(Value::Num(q)) if q.is_integer() => Some(Some(*q.numer())),
+            // Overflow: Python would compute it; no answer here.
+            Err(crate::expr::EvalError::Arith(crate::num::ArithError::Overflow)) => None,
+            // Raises (a division by zero) or not an integer: the tuple fails every value.
+            Ok(_) | Err(crate::expr::EvalError::Arith(_)) => Some(None),
+            Err(_) => None,
+        }
+    };
+    let Some(base) = at(&least) else {
+        return false;
+    };
+    if base.is_none() {
+        return true;
+    }
+    let differs = |t: &[i128]| match at(t) {
+        Some(Some(y)) => Some(y) != base,
+        Some(None) => true,
+        None => false,
+    };
+    for (i, (_, d)) in domains.iter().enumerate() {
+        for v in d.iter().skip(1).take(1).chain(d.max()) {
+            let mut t = least.clone();
+            t[i] = v;
+            if differs(&t) {
+                return true;
+            }
+        }
+    }
+    // Every size at once at its least value from 2^k (a product of floors is 0 at the least
+    // corner and along each side alone).
+    for k in 1..63 {
+        let t: Vec<i128> = domains
+            .iter()
+            .zip(&least)
+            .map(|((_, d), &lo)| {
+                d.max()
+                    .and_then(|hi| d.clip(1 << k, hi).min())
+                    .unwrap_or(lo)
+            })
+            .collect();
+        if differs(&t) {
+            return true;
+        }
+    }
+    false
 }
 
 /// [`solve_group_with`] without eliminating a defined size.
@@ -1415,7 +1637,10 @@ impl Linked {
     /// (or the search left some undecided): then no size of the group can take a `Dim` of its
     /// own, only its side of the largest box.
     pub fn restricts(&self) -> bool {
-        self.joint.undecided.is_some() || self.joint.count() < self.joint.box_count()
+        // A size the others define: every value of each size fails with some partner.
+        self.defined.is_some()
+            || self.joint.undecided.is_some()
+            || self.joint.count() < self.joint.box_count()
     }
 }
 
@@ -1456,7 +1681,7 @@ pub fn linked(
     claimed: &dyn Fn(&str) -> u128,
 ) -> Option<Linked> {
     if let Some(d) = &solved.defined {
-        return defined_linked(d, grp, name, label, claimed);
+        return defined_linked(d, grp, budget, name, label, claimed);
     }
     let j = solved.joint.as_ref().filter(|_| grp.roots.len() > 1)?;
     if let Some(t) = &solved.tied {
@@ -1603,28 +1828,62 @@ pub fn linked(
 fn defined_linked(
     d: &Defined,
     grp: &Group,
+    budget: &Budget,
     name: &dyn Fn(&str) -> String,
     label: &dyn Fn(&str) -> String,
     claimed: &dyn Fn(&str) -> u128,
 ) -> Option<Linked> {
-    let r = &d.solved;
-    if r.tied.is_some() || r.defined.is_some() || r.undecided.is_some() {
+    // Every size the others define (several: the reduced group had one of its own, issue 34
+    // gap 4), outermost first; the innermost reduced group's joint set is over the rest.
+    let mut defs: Vec<&Defined> = vec![d];
+    let mut r = &d.solved;
+    while let Some(inner) = &r.defined {
+        defs.push(inner);
+        r = &inner.solved;
+    }
+    if r.tied.is_some() || r.undecided.is_some() {
         return None;
     }
-    let j = r.joint.as_ref()?;
+    // No guard links the rest (each is one size's): their joint set is the product of their
+    // own sets.
+    let product;
+    let j = match &r.joint {
+        Some(j) => j,
+        None if r.unsure.is_empty() => {
+            let rest = &defs.last()?.group.roots;
+            let domains: Option<Vec<DimSet>> =
+                rest.iter().map(|x| r.accepted.get(x).cloned()).collect();
+            let domains = domains?;
+            product = JointSet {
+                sizes: rest.clone(),
+                tree: crate::linked::Tree::full(&domains),
+                domains,
+                undecided: None,
+                stats: Default::default(),
+            };
+            &product
+        }
+        None => return None,
+    };
     let (boxes, complete) = j.tree.boxes(100);
+    // A tuple of the rest completed with each defined size (innermost first: an outer
+    // definition may read an inner defined size), in `sources` order.
     let with_defined = |t: &[i128]| -> Option<Vec<i128>> {
-        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
-        let v = match d.expr.eval(&env) {
-            Ok(Value::Num(q)) if q.is_integer() => *q.numer(),
-            _ => return None,
-        };
         let mut full = t.to_vec();
-        full.push(v);
+        let mut names: Vec<&str> = j.sizes.iter().map(String::as_str).collect();
+        for x in defs.iter().rev() {
+            let env = |a: &str| names.iter().position(|s| *s == a).map(|i| full[i]);
+            let v = match x.expr.eval(&env) {
+                Ok(Value::Num(q)) if q.is_integer() => *q.numer(),
+                _ => return None,
+            };
+            full.push(v);
+            names.push(&x.dim);
+        }
         Some(full)
     };
     let mut sources = j.sizes.clone();
-    sources.push(d.dim.clone());
+    sources.extend(defs.iter().rev().map(|x| x.dim.clone()));
     let passes = |t: &[i128]| {
         let env = |a: &str| sources.iter().position(|s| s == a).map(|i| t[i]);
         grp.guards.iter().all(|g| matches!(g.truth(&env), Ok(true)))
@@ -1643,15 +1902,44 @@ fn defined_linked(
         .iter()
         .filter_map(|t| with_defined(t))
         .map(|mut t| {
+            // The outermost defined size off its definition.
             *t.last_mut().expect("defined") += 1;
             t
         })
         .filter(|t| !passes(t))
         .collect();
-    let mut relation = d.expr.clone();
-    for a in d.expr.atoms() {
-        relation = relation.substitute(&a, &Expr::sym(&name(&a)));
-    }
+    // A box only where one size is defined (the cap reads one definition).
+    let lb = (defs.len() == 1)
+        .then(|| defined_box(d, j, grp, budget))
+        .flatten();
+    let largest_box = lb.as_ref().map(|b| {
+        let sides = b
+            .sides
+            .iter()
+            .zip(&j.sizes)
+            .map(|(p, s)| {
+                let mut side = unchecked_suggestion(&name(s), p, Proof::Periodic);
+                side.certificate_note = Some(format!(
+                    "a box of the others, each tuple with {} at its definition; re-checked at its corners and tuples spread over it",
+                    name(&d.dim)
+                ));
+                side
+            })
+            .collect();
+        BoxReport {
+            count: b.count,
+            maximal: false,
+            sides,
+        }
+    });
+    let relation_of = |x: &Defined| {
+        let mut relation = x.expr.clone();
+        for a in x.expr.atoms() {
+            relation = relation.substitute(&a, &Expr::sym(&name(&a)));
+        }
+        relation
+    };
+    let relation = relation_of(d);
     let mut labels: Vec<(String, String)> = j.sizes.iter().map(|s| (s.clone(), label(s))).collect();
     labels.sort_by(|a, b| a.1.cmp(&b.1));
     let report = JointReport {
@@ -1668,15 +1956,26 @@ fn defined_linked(
             .map(|b| b.iter().map(Feasible::from).collect())
             .collect(),
         boxes_complete: complete && j.undecided.is_none(),
-        largest_box: None,
+        largest_box,
         shared: None,
         accepted_examples,
         rejected_examples,
         undecided: None,
         summary: format!(
-            "{} = {relation} (within {}); the others: {}",
-            label(&d.dim),
-            crate::report::count_text(d.own.count()),
+            "{}; the others: {}",
+            defs.iter()
+                .map(|x| format!(
+                    "{} = {} (within {})",
+                    label(&x.dim),
+                    if std::ptr::eq(*x, d) {
+                        relation.clone()
+                    } else {
+                        relation_of(x)
+                    },
+                    crate::report::count_text(x.own.count())
+                ))
+                .collect::<Vec<_>>()
+                .join("; "),
             j.summary(&labels)
         ),
         search: JointSearch {
@@ -1686,22 +1985,108 @@ fn defined_linked(
         },
         tied: None,
         equal: vec![],
-        defined: vec![crate::report::DefinedReport {
-            dim: name(&d.dim),
-            source: d.dim.clone(),
-            expr: d.expr.to_string(),
-            relation: relation.to_string(),
-            accepted: Feasible::from(&d.own),
-        }],
+        defined: defs
+            .iter()
+            .map(|x| crate::report::DefinedReport {
+                dim: name(&x.dim),
+                source: x.dim.clone(),
+                expr: x.expr.to_string(),
+                relation: relation_of(x).to_string(),
+                accepted: Feasible::from(&x.own),
+            })
+            .collect(),
     };
     Some(Linked {
         report,
-        largest: None,
+        largest: lb,
         shared: None,
         joint: j.clone(),
         tied: None,
         defined: Some(Box::new(d.clone())),
     })
+}
+
+/// A sound box of the others for a group with a defined size: every tuple of it passes every
+/// guard of the group with the defined size at its definition. From the reduced set's largest
+/// box, each side cut at one common cap, the largest at which the definition at the box's top
+/// corner stays within the defined size's own set (one interval; the definition nondecreasing
+/// and nonnegative, [`nondecreasing`], so every tuple of the box lies between the corners).
+/// Re-checked with the exact evaluator at every corner and at tuples spread over the box; `None`
+/// when anything fails (no box is printed then).
+fn defined_box(d: &Defined, j: &JointSet, grp: &Group, budget: &Budget) -> Option<LargestBox> {
+    let (lo, hi) = (d.own.min()?, d.own.max()?);
+    if DimSet::interval(lo, hi) != d.own || !nondecreasing(&d.expr) {
+        return None;
+    }
+    let lb = largest_box(&j.tree, budget)?;
+    let eval = |t: &[i128]| -> Option<i128> {
+        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
+        match d.expr.eval(&env) {
+            Ok(Value::Num(q)) if q.is_integer() => Some(*q.numer()),
+            _ => None,
+        }
+    };
+    let least: Vec<i128> = lb.sides.iter().map(|p| p.lo).collect();
+    if least.iter().any(|&v| v < 0) || !eval(&least).is_some_and(|v| (lo..=hi).contains(&v)) {
+        return None;
+    }
+    // Each side cut at `cap`: its greatest member at most `cap` (its least when above).
+    let cut = |cap: i128| -> Vec<Progression> {
+        lb.sides
+            .iter()
+            .map(|p| {
+                let top = if cap >= p.hi {
+                    p.hi
+                } else if cap <= p.lo {
+                    p.lo
+                } else {
+                    p.lo + (cap - p.lo) / p.modulus * p.modulus
+                };
+                Progression { hi: top, ..*p }
+            })
+            .collect()
+    };
+    let fits = |cap: i128| {
+        let top: Vec<i128> = cut(cap).iter().map(|p| p.hi).collect();
+        eval(&top).is_some_and(|v| v <= hi)
+    };
+    let (mut good, mut bad) = (
+        least.iter().copied().min()?,
+        lb.sides.iter().map(|p| p.hi).max()?.saturating_add(1),
+    );
+    if fits(bad - 1) {
+        good = bad - 1;
+    } else {
+        while bad - good > 1 {
+            let mid = good + (bad - good) / 2;
+            if fits(mid) {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+    }
+    let sides = cut(good);
+    let count = sides.iter().fold(1u128, |a, p| a.saturating_mul(p.count()));
+    let passes = |t: &[i128]| {
+        let Some(v) = eval(t) else { return false };
+        if !d.own.contains(v) {
+            return false;
+        }
+        let env = |a: &str| match j.sizes.iter().position(|s| s == a) {
+            Some(i) => Some(t[i]),
+            None => (a == d.dim).then_some(v),
+        };
+        grp.guards.iter().all(|g| matches!(g.truth(&env), Ok(true)))
+    };
+    box_sample(&sides, count, grp.guards.len())
+        .iter()
+        .all(|t| passes(t))
+        .then_some(LargestBox {
+            sides,
+            count,
+            maximal: false,
+        })
 }
 
 /// [`linked`] for a group decided in closed form ([`Solved::tied`]): the report over the tied
@@ -1910,6 +2295,58 @@ mod tests {
                 .map(|h| DimSet::progression(2, 1 << 62, 8, -h).count())
                 .sum::<u128>()
         );
+    }
+
+    /// Two sizes defined by the others (two token inputs of one image at strides 16 and 8):
+    /// both reported, and every tuple decided as the guards evaluated directly decide it
+    /// (brute force near the small corner, the tokens on and off their products).
+    #[test]
+    fn several_defined_sizes_are_each_reported() {
+        let guards: Vec<Expr> = [
+            "n1 == (h // 16)*(w // 16)",
+            "n2 == (h // 8)*(w // 8)",
+            "(h // 16) != 1",
+            "(w // 16) != 1",
+        ]
+        .iter()
+        .map(|t| g(t))
+        .collect();
+        let names: Vec<String> = ["h", "w", "n1", "n2"].map(String::from).to_vec();
+        let ranges: BTreeMap<String, (i128, i128)> = names
+            .iter()
+            .map(|n| (n.clone(), (2, (1i128 << 63) - 1)))
+            .collect();
+        let groups = group(&guards, &names);
+        assert_eq!(groups.len(), 1);
+        let grp = &groups[0];
+        let s = solve_group(grp, &ranges, &Limits::default());
+        assert!(s.undecided.is_none());
+        let id = |x: &str| x.to_string();
+        let l = linked(&s, grp, &Budget::default(), &id, &id, &|_| 1).expect("reported");
+        let mut dims: Vec<&str> = l.report.defined.iter().map(|d| d.dim.as_str()).collect();
+        dims.sort();
+        assert_eq!(dims, ["n1", "n2"]);
+        for t in &l.report.accepted_examples {
+            assert_eq!(t.len(), 4, "{t:?}");
+        }
+        for h in 14..70i128 {
+            for w in [15, 16, 31, 32, 47, 64] {
+                let (p1, p2) = ((h / 16) * (w / 16), (h / 8) * (w / 8));
+                for (n1, n2) in [(p1, p2), (p1 + 1, p2), (p1, p2 - 1)] {
+                    let v = |x: &str| {
+                        Some(match x {
+                            "h" => h,
+                            "w" => w,
+                            "n1" => n1,
+                            _ => n2,
+                        })
+                    };
+                    let inside = [h, w, n1, n2].iter().all(|&x| x >= 2);
+                    let truth = inside && guards.iter().all(|e| e.truth(&v) == Ok(true));
+                    assert_eq!(s.contains(grp, &v), Some(truth), "{h} {w} {n1} {n2}");
+                }
+            }
+        }
     }
 
     #[test]

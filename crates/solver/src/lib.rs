@@ -23,7 +23,7 @@
 //!
 //! | wing | module | concept |
 //! |---|---|---|
-//! | core | `num`, `types`, [`expr`], `algebra`, `compiled`, `set`, `bounds`, [`budget`], `error` | exact arithmetic with Python's floor semantics; [`Expr`], [`DimSet`], [`Progression`]; evaluation and the one compiler of `Expr` to `i128` code; set algebra; interval bounds over boxes; time and memory budgets |
+//! | core | `num`, `types`, [`expr`], `algebra`, `compiled`, `set`, `bounds`, [`budget`], `error`, `factor` | exact arithmetic with Python's floor semantics; [`Expr`], [`DimSet`], [`Progression`]; evaluation and the one compiler of `Expr` to `i128` code; set algebra; interval bounds over boxes; time and memory budgets; divisors of 64-bit integers |
 //! | guards | `parse`, `syntax` | the Python grammar with spans; each guard syntax's vocabulary |
 //! | contract | [`report`], [`python`], `provenance` | the JSON contract's types; every piece of Python dimguard prints; the user line of a guard |
 //! | solve | [`engine`], [`linked`], [`joint`], `suggest`, `cover` | one guard in one size; joint sets of tuples; groups of linked sizes; maximal progressions; several specs covering every valid size |
@@ -46,6 +46,7 @@ mod bounds;
 mod compiled;
 mod cover;
 mod error;
+mod factor;
 mod message;
 mod num;
 mod parse;

@@ -594,6 +594,34 @@ pub struct LinkedSides {
     /// set mapped through the tie).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tied_to: Option<TiedTo>,
+    /// For a size the others define (`joint[].defined`) whose values with some partner are the
+    /// products of two factors (`(image_3 // 16)*(image_2 // 16)`): that set, exact, in a form
+    /// of its own (no periodic set holds it; `with_some_partner` stays absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defined_values: Option<DefinedValues>,
+}
+
+/// The values a defined size takes with some partner, as products of two factors
+/// ([`LinkedSides::defined_values`]): `n` is in the set exactly when it lies in `within` and
+/// `n = p*q` with `p`, `q` in the ranges of one entry of `ranges`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DefinedValues {
+    /// `products`.
+    pub form: String,
+    /// The definition over the sizes' names.
+    pub relation: String,
+    /// The two factors, over the sizes' names (`image_3 // 16`).
+    pub factors: [String; 2],
+    /// Per box of the others, each factor's least and greatest value.
+    pub ranges: Vec<[[i128; 2]; 2]>,
+    /// The defined size's own set (least, greatest).
+    pub within: [i128; 2],
+    /// The set in words (`the composite numbers from 4`).
+    pub text: String,
+    /// Its least members.
+    pub examples: Vec<i128>,
+    /// The least values of `within` outside it (they fail with every partner).
+    pub excluded_examples: Vec<i128>,
 }
 
 /// A size tied to another size: it passes exactly with the partner values the tie allows, so its

@@ -12,13 +12,19 @@
 //! the small corner and near 2^20, 2^40 and 2^62 (partners drawn near each other, so that ties
 //! are hit as well as missed).
 
-use dimguard_solver::joint::{group, solve_group_with};
+use dimguard_solver::joint::{group, linked, solve_group_with};
 use dimguard_solver::linked::Budget;
 use dimguard_solver::report::Undecided;
 use dimguard_solver::{parse_guard, Expr};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+/// Defined sizes whose values with some partner were compared as products, and boxes of a
+/// defined group re-evaluated (counted so that a test can say the checks ran).
+static PRODUCTS: AtomicUsize = AtomicUsize::new(0);
+static BOXES: AtomicUsize = AtomicUsize::new(0);
 
 /// A small deterministic generator (splitmix64).
 struct Rng(u64);
@@ -534,6 +540,101 @@ fn check(seed: u64) -> Result<(), TestCaseError> {
             }
         }
     }
+    // A reshape product (issue 34, last review): each size's values that pass with every
+    // partner are decided (none: the tokens break the definition) unless the group is
+    // degenerate; the tokens' values with some partner (products of the factors' ranges) equal
+    // the guards evaluated directly with h, w enumerated over each factor pair; the group's box
+    // of the image sizes passes at its corners and tuples over it with n at the product.
+    if let Some((a, b)) = c.product {
+        let (h, w, n) = (size('a', 2), size('a', 3), size('b', 1));
+        let at = |hv: i128, wv: i128, nv: i128| {
+            let value = |x: &str| {
+                Some(if x == h {
+                    hv
+                } else if x == w {
+                    wv
+                } else if x == n {
+                    nv
+                } else {
+                    c.ranges[x].0
+                })
+            };
+            let in_range = [(&h, hv), (&w, wv), (&n, nv)]
+                .iter()
+                .all(|(x, v)| (c.ranges[x.as_str()].0..=c.ranges[x.as_str()].1).contains(v));
+            in_range && guards.iter().all(|g| g.truth(&value) == Ok(true))
+        };
+        for (g, s) in groups.iter().zip(&solved) {
+            let Some(d) = &s.defined else { continue };
+            for root in &g.roots {
+                if s.unsure.contains_key(root) {
+                    continue;
+                }
+                prop_assert!(s.accepted[root].is_empty(), "{root}\n{}", show());
+                // Some partner breaks it: at the least corner, n moved off the product.
+                let (hl, wl) = (c.ranges[&h].0, c.ranges[&w].0);
+                let nv = hl.div_euclid(a) * wl.div_euclid(b);
+                prop_assert!(
+                    !(at(hl, wl, nv) && at(hl, wl, nv + 1) && at(hl, wl, nv - 1)),
+                    "{root}\n{}",
+                    show()
+                );
+            }
+            let Some(j) = &d.solved.joint else { continue };
+            if let Some(p) = d.products(j) {
+                PRODUCTS.fetch_add(1, Ordering::Relaxed);
+                let (lo_n, hi_n) = c.ranges[&n];
+                for nv in lo_n..=hi_n.min(lo_n + 80) {
+                    let truth = (1..=nv).filter(|p| nv % p == 0).any(|p| {
+                        let q = nv / p;
+                        // h with h // a == p (the guards read h only so), likewise w.
+                        let pick = |x: &str, f: i128, k: i128| {
+                            let (lo, hi) = c.ranges[x];
+                            let v = (k * f).max(lo);
+                            (v <= hi.min(k * f + k - 1)).then_some(v)
+                        };
+                        match (pick(&h, p, a), pick(&w, q, b)) {
+                            (Some(hv), Some(wv)) => at(hv, wv, nv),
+                            _ => false,
+                        }
+                    });
+                    prop_assert_eq!(
+                        p.contains(nv),
+                        truth,
+                        "n = {} with some partner\n{}",
+                        nv,
+                        show()
+                    );
+                }
+            }
+            let name = |x: &str| x.to_string();
+            let l = linked(s, g, &budget, &name, &name, &|_| 1);
+            if let Some(bx) = l.as_ref().and_then(|l| l.largest.as_ref()) {
+                let lv = |x: &str| j.sizes.iter().position(|y| y == x);
+                let (Some(lh), Some(lw)) = (lv(&h), lv(&w)) else {
+                    continue;
+                };
+                let (sh, sw) = (bx.sides[lh], bx.sides[lw]);
+                BOXES.fetch_add(1, Ordering::Relaxed);
+                let spread = |p: dimguard_solver::Progression| {
+                    let k = (p.hi - p.lo) / p.modulus;
+                    [0, 1, k / 3, k / 2, k - 1, k].map(|i| p.lo + i.clamp(0, k) * p.modulus)
+                };
+                for hv in spread(sh) {
+                    for wv in spread(sw) {
+                        let nv = hv.div_euclid(a) * wv.div_euclid(b);
+                        prop_assert!(
+                            at(hv, wv, nv),
+                            "box tuple ({}, {}) fails\n{}",
+                            hv,
+                            wv,
+                            show()
+                        );
+                    }
+                }
+            }
+        }
+    }
     for t in tuples(&mut r, &c) {
         let value = |n: &str| names.iter().position(|x| x == n).map(|i| t[i]);
         let in_range = names
@@ -561,4 +662,18 @@ proptest! {
     fn composed_groups_are_decided_and_exact(seed in any::<u64>()) {
         check(seed)?;
     }
+}
+
+/// The reshape-product checks above run: over 600 seeds, defined sizes' products and boxes of
+/// image sizes are compared with the guards.
+#[test]
+fn reshape_products_and_boxes_are_checked() {
+    for seed in 0..600u64 {
+        check(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)).unwrap();
+    }
+    let (p, b) = (
+        PRODUCTS.load(Ordering::Relaxed),
+        BOXES.load(Ordering::Relaxed),
+    );
+    assert!(p >= 20 && b >= 20, "{p} products, {b} boxes checked");
 }

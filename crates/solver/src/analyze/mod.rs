@@ -188,6 +188,9 @@ pub struct MemberAnswer<'a> {
     pub tied_side: Option<(Progression, Option<(String, i128)>)>,
     /// The other members' variables (empty for a size alone).
     pub linked_with: Vec<String>,
+    /// For a size the others define by a product of two factors: its values with some partner
+    /// ([`joint::Defined::products`]).
+    pub products: Option<joint::Products>,
 }
 
 impl GroupAnswer {
@@ -232,6 +235,29 @@ impl GroupAnswer {
         let l = self.linked.as_ref()?;
         let d = l.report.defined.iter().find(|d| d.source == var)?;
         Some(format!("{} = {}", d.dim, d.relation))
+    }
+
+    /// For a size the others define, when the group's spec is a box of the others
+    /// ([`Choice::Largest`] of a [`joint::Linked::defined`] group): the least and greatest value
+    /// of its definition over that box (at its least and its top corner: the definition is
+    /// nondecreasing there), the range its `Dim.AUTO` line takes.
+    pub fn defined_range(&self, var: &str) -> Option<(i128, i128)> {
+        let l = self.linked.as_ref()?;
+        let d = l.defined.as_ref().filter(|d| d.dim == var)?;
+        let Some(Choice::Largest(sides)) = &self.choice else {
+            return None;
+        };
+        let at = |t: Vec<i128>| -> Option<i128> {
+            let env = |a: &str| l.joint.sizes.iter().position(|s| s == a).map(|i| t[i]);
+            match d.expr.eval(&env) {
+                Ok(crate::expr::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
+                _ => None,
+            }
+        };
+        Some((
+            at(sides.iter().map(|p| p.lo).collect())?,
+            at(sides.iter().map(|p| p.hi).collect())?,
+        ))
     }
 
     /// Whether the group links several sizes (several roots, or sizes derived from one root).
@@ -288,6 +314,10 @@ impl GroupAnswer {
             example_side,
             tied_side: l.and_then(|l| l.tied_side(self.choice.as_ref(), m)),
             linked_with,
+            products: l.and_then(|l| {
+                let d = l.defined.as_ref().filter(|d| d.dim == m.name)?;
+                d.products(&l.joint)
+            }),
         })
     }
 }
