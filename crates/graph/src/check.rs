@@ -88,6 +88,11 @@ pub fn check_with(
 }
 
 /// [`check_with`] on the program's graph already built (`check --dot` draws the same graph).
+///
+/// The phases: the program's guards parsed ([`parse_guards`]) and its dynamic input sizes read
+/// ([`input_sizes`]); the graph's run-time asserts and implied limits added as conditions; the
+/// analysis stage run over all of them ([`problem_of`], [`analyze`]); then each size answered
+/// from the stage's sets ([`size_answer`]), its spec line written, and the report assembled.
 pub fn check_graph(
     p: &Program,
     pg: &ProgramGraph,
@@ -96,74 +101,13 @@ pub fn check_graph(
 ) -> Result<CheckReport, Error> {
     let ranges = symbol_ranges(p);
     let limits = Limits::default();
-    // Parse the guards.
-    let mut guards: Vec<Expr> = Vec::new();
-    let mut uses = Vec::new();
-    // For each parsed guard, its entry in `uses`.
-    let mut use_of: Vec<usize> = Vec::new();
-    // A guard without sizes that is false: nothing passes.
-    let mut never: Option<String> = None;
-    for text in &p.guards_code {
-        match parse_guard(text) {
-            Ok(g) => {
-                let mut u = GuardUse {
-                    guard: text.clone(),
-                    sizes: g.atoms().iter().map(|a| a.to_string()).collect(),
-                    error: None,
-                    fate: GuardFate::Undecided,
-                    reason: Some("not reached".into()),
-                };
-                if g.atoms().is_empty() {
-                    let holds = matches!(
-                        g.eval(&|_| None),
-                        Ok(dimguard_solver::expr::Value::Bool(true))
-                    );
-                    u.fate = GuardFate::Periodic;
-                    u.reason = None;
-                    if !holds {
-                        never = Some(format!("the guard `{text}` is false for every size"));
-                    }
-                }
-                use_of.push(uses.len());
-                uses.push(u);
-                guards.push(g);
-            }
-            Err(e) => uses.push(GuardUse {
-                guard: text.clone(),
-                sizes: vec![],
-                error: Some(e.to_string()),
-                fate: GuardFate::Unparsed,
-                reason: None,
-            }),
-        }
-    }
-    // Input dimensions and their claimed sets.
-    struct In {
-        input: String,
-        index: usize,
-        source: String,
-        expr: Expr,
-        claimed: Option<DimSet>,
-        hint: Option<i128>,
-    }
-    let mut ins: Vec<In> = Vec::new();
-    for input in p.user_inputs() {
-        let Some(sizes) = p.sizes(&input)? else {
-            continue;
-        };
-        for (index, s) in sizes.iter().enumerate() {
-            if let Size::Expr(e, hint) = s {
-                ins.push(In {
-                    input: input.clone(),
-                    index,
-                    source: python::input_source(&input, index),
-                    claimed: claimed_set(e, &ranges),
-                    expr: e.clone(),
-                    hint: *hint,
-                });
-            }
-        }
-    }
+    let Parsed {
+        mut guards,
+        mut uses,
+        use_of,
+        mut never,
+    } = parse_guards(&p.guards_code);
+    let ins = input_sizes(p, &ranges)?;
     // Run-time asserts and implied limits: conditions over the input sizes, solved with the
     // guards (for each, its index in `guards` -> its entry in `runtime`).
     let mut to_source: BTreeMap<String, Expr> = BTreeMap::new();
@@ -176,57 +120,8 @@ pub fn check_graph(
     let found = crate::runtime::find(p, pg, &ranges);
     let (mut runtime, forced) = runtime_checks(&found, &to_source, &mut guards, &mut never);
     let rt_of: BTreeMap<usize, usize> = runtime_slots(&runtime, n_code);
-    // Claimed progressions become guards too (the program only claims those sizes), then all
-    // guards are grouped and solved.
-    let mut all = guards.clone();
-    for i in &ins {
-        if let Some(c) = i
-            .claimed
-            .as_ref()
-            .and_then(DimSet::as_progression)
-            .filter(|p| p.modulus > 1)
-        {
-            all.push(Expr::Cmp(
-                CmpOp::Eq,
-                Box::new(Expr::Mod(
-                    Box::new(Expr::sym(&i.source)),
-                    Box::new(Expr::int(c.modulus)),
-                )),
-                Box::new(Expr::int(c.residue)),
-            ));
-        }
-    }
-    // Sizes the program gives the same symbolic expression are one size (torch checks their
-    // equality on every call): say so, so the joint solver solves them as one instead of asking
-    // each to pass for every value of the other.
-    for (k, i) in ins.iter().enumerate() {
-        if let Some(first) = ins[..k].iter().find(|o| o.expr == i.expr) {
-            all.push(Expr::Cmp(
-                CmpOp::Eq,
-                Box::new(Expr::sym(&i.source)),
-                Box::new(Expr::sym(&first.source)),
-            ));
-        }
-    }
     // The analysis stage: every guard, solved per group of linked sizes.
-    let problem = Problem {
-        sizes: ins
-            .iter()
-            .map(|i| {
-                let name = format!("{}_{}", i.input, i.index);
-                dimguard_solver::analyze::Size {
-                    var: i.source.clone(),
-                    label: label(&name),
-                    name,
-                    range: i.claimed.as_ref().and_then(|c| Some((c.min()?, c.max()?))),
-                    count: Some(i.claimed.as_ref().map_or(0, DimSet::count)),
-                    example: i.hint,
-                }
-            })
-            .collect(),
-        guards: all,
-        extra_ranges: BTreeMap::new(),
-    };
+    let problem = problem_of(&ins, &guards);
     let budget = Budget {
         limits,
         ..Default::default()
@@ -246,382 +141,36 @@ pub fn check_graph(
         .iter()
         .filter_map(|g| g.linked.as_ref().map(|l| l.report.clone()))
         .collect();
-    let alias = analysis.aliases();
-    let claimed_of: BTreeMap<String, DimSet> = ins
-        .iter()
-        .filter_map(|i| Some((i.source.clone(), i.claimed.clone()?)))
-        .collect();
     // What the stage knows about each input size, read once (parallel to `ins`).
     let answers: Vec<_> = ins.iter().map(|i| analysis.member(&i.source)).collect();
-    let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
-    let mut unsure: BTreeMap<String, (DimSet, String)> = BTreeMap::new();
-    for (i, found) in ins.iter().zip(&answers) {
-        if let Some((_, m)) = found {
-            accepted.insert(i.source.clone(), m.accepted.clone());
-            if let Some(u) = &m.unsure {
-                unsure.insert(i.source.clone(), u.clone());
-            }
-        }
-    }
-    // Sizes a condition the graph cannot decide depends on: what passes everything else is
-    // undecided, never accepted.
-    for (source, why) in &forced {
-        if let Some(Ok(a)) = accepted.get(source).cloned() {
-            let u = match unsure.get(source) {
-                Some((u, _)) => a.union(u).unwrap_or(a),
-                None => a,
-            };
-            unsure.insert(source.clone(), (u, why.clone()));
-            accepted.insert(source.clone(), Ok(DimSet::empty()));
-        }
-    }
-    if let Some(why) = &never {
-        for (name, a) in accepted.iter_mut() {
-            *a = Ok(DimSet::empty());
-            unsure.remove(name);
-        }
-        for j in joints.iter_mut() {
-            j.accepted = 0;
-            j.summary = why.clone();
-        }
-    }
-    let mut dims = Vec::new();
-    let mut block = python::SpecBlock::new();
-    let mut dict: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
-    for (i, found) in ins.iter().zip(&answers) {
-        let claimed = i.claimed.clone();
-        let acc = match (&claimed, accepted.get(&i.source)) {
-            // Past the deadline a set operation is an error: then no answer, never the
-            // unclipped set (it would hold sizes the spec never claimed).
-            (Some(c), Some(Ok(a))) => a.intersect(c).map_err(|e| e.to_string()),
-            (None, _) => {
-                Err("the claimed sizes are not an arithmetic progression of one symbol".to_string())
-            }
-            (_, Some(Err(e))) => Err(e.clone()),
-            (_, None) => Err("not solved".to_string()),
-        };
-        let name = format!("{}_{}", i.input, i.index);
-        let m = found.as_ref().map(|(_, m)| m);
-        let group = found.as_ref().map(|(g, _)| *g);
-        let some = m.and_then(|m| m.some.clone());
-        let dim_name = |v: &str| problem.name_of(v);
-        let mut d = CheckDim {
-            input: i.input.clone(),
-            index: i.index,
-            symbol: i
-                .expr
-                .atoms()
-                .iter()
-                .next()
-                .map(|a| a.to_string())
-                .unwrap_or_default(),
-            expr: pretty(&i.expr),
-            claimed: Claimed {
-                count: claimed.as_ref().map_or(0, DimSet::count),
-                min: claimed.as_ref().and_then(DimSet::min),
-                max: claimed.as_ref().and_then(DimSet::max),
-            },
-            accepted: None,
-            suggestions: vec![],
-            source: i.source.clone(),
-            rejected_examples: vec![],
-            linked_with: m.map(|m| m.linked_with.clone()).unwrap_or_default(),
-            undecided: None,
-            sides: LinkedSides {
-                with_some_partner: some
-                    .as_ref()
-                    .and_then(|f| match &claimed {
-                        Some(c) => f.intersect(c).ok(),
-                        None => Some(f.clone()),
-                    })
-                    .map(|f| Feasible::from(&f)),
-                box_side: m
-                    .and_then(|m| m.box_side.as_ref())
-                    .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
-                // A tied group's spec: each tied size written from its partner.
-                shared_side: m
-                    .and_then(|m| m.tied_side.as_ref())
-                    .map(|(p, from)| {
-                        let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
-                        s.certificate_note = Some(
-                            "re-checked at the spec's corners and tuples spread over it; exact by the closed form (see joint)".into(),
-                        );
-                        if let Some((a, delta)) = from {
-                            let block = group
-                                .and_then(|g| g.linked.as_ref()?.tied.as_ref())
-                                .and_then(|(t, _)| {
-                                    t.ties.iter().find(|(x, _)| x.b == i.source).map(|(x, _)| x.d)
-                                });
-                            s.code =
-                                joint::tied_alias(&name, &dim_name(a), *delta, block.unwrap_or(1));
-                        }
-                        s
-                    })
-                    .or_else(|| m.and_then(|m| m.shared_side.as_ref()).map(|(p, a)| {
-                    let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
-                    if let (Some(a), Some(m)) = (a, m) {
-                        s.code = python::alias(&name, &dim_name(a), m.member.coef, m.member.offset);
-                    }
-                    if let Some(sh) = group.and_then(|g| g.linked.as_ref()?.report.shared.as_ref())
-                    {
-                        s.certificate = sh.side.certificate;
-                    }
-                    s
-                })),
-                example_box_side: m
-                    .and_then(|m| m.example_side.as_ref())
-                    .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
-                // Filled by `dimguard::api::check_program` from the joint boxes.
-                link_excludes_none: None,
-                tied_to: None,
-                defined_values: None,
-            },
-            same_as: alias
-                .get(&i.source)
-                .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
-                .and_then(|(root, _, _)| ins.iter().find(|x| &x.source == root))
-                .map(|x| (x.input.clone(), x.index)),
-            example: i.hint,
-        };
-        // A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): its relation,
-        // and its own set (range and one-size guards).
-        let relation = group.and_then(|g| g.defined_relation(&i.source));
-        let defined_group = group.is_some_and(|g| g.solved.defined.is_some());
-        let defined_own = group
-            .and_then(|g| g.linked.as_ref()?.defined.as_ref())
-            .filter(|x| x.dim == i.source)
-            .map(|x| x.own.clone());
-        match acc {
-            Ok(a) => {
-                let mut doubt = unsure.get(&i.source).map(|(set, why)| {
-                    let set = match &claimed {
-                        Some(c) => set.intersect(c).unwrap_or_else(|_| set.clone()),
-                        None => set.clone(),
-                    };
-                    (set, why.clone())
-                });
-                // Its values with some partner are the definition's values over the others'
-                // accepted tuples: where they are not computed, they are undecided (never
-                // rejected), and the reason says what is known.
-                let products = m.and_then(|m| m.products.as_ref());
-                if let (Some(r), Some(p)) = (&relation, products) {
-                    d.sides.defined_values = Some(defined_values(p, r, &dim_name));
-                } else if let (true, None, None) = (defined_group, &some, &doubt) {
-                    // A size of a group with a defined size whose values with some partner are
-                    // not computed: undecided with why, never rejected.
-                    let own = defined_own.clone().or_else(|| claimed.clone());
-                    let set = match (&claimed, own) {
-                        (Some(c), Some(o)) => o.intersect(c).unwrap_or(o),
-                        (None, Some(o)) => o,
-                        (_, None) => DimSet::empty(),
-                    };
-                    let why = match &relation {
-                        Some(r) => format!(
-                            "defined by the others ({r}): no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner, the values of the definition over the others' accepted combinations, are not a periodic set and are not computed"
-                        ),
-                        None => "linked to a size the others define: no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner are not computed".to_string(),
-                    };
-                    doubt = Some((set, why));
-                }
-                if let Some(c) = &claimed {
-                    // Only sizes that fail with every partner, never an undecided one: a linked
-                    // size whose projection is not known lists none.
-                    let passes = match some.as_ref() {
-                        Some(p) => Some(p),
-                        None if d.linked_with.is_empty() => Some(&a),
-                        None => None,
-                    };
-                    if let Some(passes) = passes {
-                        let mut no = c.difference(passes).unwrap_or_default();
-                        if let Some((u, _)) = &doubt {
-                            no = no.difference(u).unwrap_or_default();
-                        }
-                        d.rejected_examples = no.iter().take(5).collect();
-                    }
-                }
-                // A defined size's values that fail with every partner: outside its products.
-                if let Some(v) = &d.sides.defined_values {
-                    d.rejected_examples = v
-                        .excluded_examples
-                        .iter()
-                        .copied()
-                        .filter(|&n| claimed.as_ref().is_none_or(|c| c.contains(n)))
-                        .collect();
-                }
-                if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
-                    d.undecided = Some(UndecidedSet::new(&u, why));
-                }
-                // The pipeline's last step, as in `diagnose`: ranked, and re-checked value by
-                // value against the size's own guards when it is not linked (a linked size's
-                // spec is its side of the largest sound box, re-checked with the joint set).
-                let own: Vec<&Expr> = guards
-                    .iter()
-                    .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
-                    .collect();
-                let recheck = d.linked_with.is_empty().then_some(own.as_slice());
-                d.suggestions =
-                    suggestions(&a, i.hint, 4, recheck, &i.source, &name, Proof::Periodic)
-                        .suggestions;
-                let py = py_name(&name);
-                match alias
-                    .get(&i.source)
-                    .filter(|(root, _, _)| *root != i.source)
-                {
-                    // A size equal to (or derived from) another input's: reuse that Dim.
-                    Some((root, k, off)) => {
-                        let root_name = ins
-                            .iter()
-                            .find(|x| &x.source == root)
-                            .map(|x| py_name(&format!("{}_{}", x.input, x.index)))
-                            .unwrap_or_else(|| py_name(root));
-                        let e = python::derived(&root_name, *k, *off);
-                        dict.entry(i.input.clone()).or_default().push((i.index, e));
-                    }
-                    None => {
-                        // Linked: its side of the group's one choice (a Dim shared with its
-                        // partner, a box through the traced sizes, the largest sound box), so
-                        // that the members' lines are sound together; else (not linked, or no
-                        // box passes) its best suggestion, which passes with every value of
-                        // the others.
-                        // A size the group's one spec writes from its partner's Dim
-                        // (`depth_2 = rgb_2`): its line is that tie, whatever its own range.
-                        let mut from_partner = false;
-                        let side = match group.and_then(|g| g.choice.as_ref()) {
-                            Some(joint::Choice::Shared(_) | joint::Choice::Tied(_)) => {
-                                from_partner = m.is_some_and(|m| {
-                                    m.tied_side.as_ref().is_some_and(|(_, from)| from.is_some())
-                                        || (m.tied_side.is_none()
-                                            && m.shared_side
-                                                .as_ref()
-                                                .is_some_and(|(_, a)| a.is_some()))
-                                });
-                                d.sides.shared_side.as_ref()
-                            }
-                            Some(joint::Choice::Example(_)) => d.sides.example_box_side.as_ref(),
-                            Some(joint::Choice::Largest(_)) => d.sides.box_side.as_ref(),
-                            None => None,
-                        };
-                        let defined_line = relation.as_ref().map(|r| {
-                            // Torch derives it from the sizes above (a `Dim.AUTO` it replaces by
-                            // the definition); over the box of the others, the definition's
-                            // range; else the claimed range.
-                            let (lo, hi) = match group.and_then(|g| g.defined_range(&i.source)) {
-                                Some((lo, hi)) => (Some(lo), Some(hi)),
-                                None => (claimed.as_ref().and_then(DimSet::min), claimed.as_ref().and_then(DimSet::max)),
-                            };
-                            let hi = hi.filter(|&h| h < dimguard_solver::SIZE_MAX);
-                            format!(
-                                "{py} = {}  # {r}: torch derives it from the sizes it is defined by",
-                                python::auto_hint(lo, hi)
-                            )
-                        });
-                        if let Some(line) = defined_line {
-                            block.code(&line);
-                            dict.entry(i.input.clone()).or_default().push((i.index, py));
-                        } else if let Some(s) = side.or(d.suggestions.first()) {
-                            // A plain range over which a guard of this size alone holds at
-                            // every size but value ranges cannot show it: torch refuses a
-                            // `Dim` there ("Not all values ... satisfy the generated guard"),
-                            // and takes the same range as `Dim.DYNAMIC(min=.., max=..)`.
-                            // The sizes the spec writes from this one (`depth_2 = rgb_2`) are
-                            // this size to torch: their own guards are read over its range too.
-                            let hi = (s.hi < dimguard_solver::SIZE_MAX).then_some(s.hi);
-                            let undecidable = !from_partner && s.modulus == 1 && s.count > 1 && {
-                                let ranges = BTreeMap::from([(
-                                    i.source.as_str(),
-                                    (s.lo, hi.unwrap_or(dimguard_solver::SIZE_MAX)),
-                                )]);
-                                let written_from_me = written_from(
-                                    &i.source,
-                                    ins.iter().map(|x| x.source.as_str()).zip(&answers),
-                                    &alias,
-                                );
-                                guards
-                                    .iter()
-                                    .any(|g| unshown_over(g, &i.source, &written_from_me, &ranges))
-                            };
-                            if undecidable {
-                                block.code(&format!(
-                                    "{py} = {}",
-                                    python::dynamic_hint(Some(s.lo), hi)
-                                ));
-                            } else {
-                                block.code(&s.code);
-                            }
-                            dict.entry(i.input.clone()).or_default().push((i.index, py));
-                        } else if let Some(line) =
-                            kept_undecided(&py, claimed.as_ref(), &d, relation.clone())
-                        {
-                            block.code(&line);
-                            dict.entry(i.input.clone()).or_default().push((i.index, py));
-                        }
-                    }
-                }
-                d.accepted = Some(Feasible::from(&a));
-            }
-            Err(e) => {
-                // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
-                // undecided, with the reason.
-                d.accepted = Some(Feasible::from(&DimSet::empty()));
-                d.undecided = Some(UndecidedSet::new(
-                    claimed.as_ref().unwrap_or(&DimSet::empty()),
-                    e,
-                ));
-                let py = py_name(&name);
-                let own = alias
-                    .get(&i.source)
-                    .is_none_or(|(root, _, _)| *root == i.source);
-                if let Some(line) =
-                    kept_undecided(&py, claimed.as_ref(), &d, relation.clone()).filter(|_| own)
-                {
-                    block.code(&line);
-                    dict.entry(i.input.clone()).or_default().push((i.index, py));
-                }
-            }
-        }
-        let label = |src: &str| {
-            ins.iter()
-                .find(|x| x.source == src)
-                .map(|x| format!("{}[{}]", x.input, x.index))
-        };
-        d.sides.tied_to = tied_to(&d, &label, alias.get(&i.source), found.as_ref());
-        dims.push(d);
-    }
-    if !dict.is_empty() {
-        block.dict(dict);
-    }
-    // The traced value of each input symbol (from `k*s + o` with its hint).
-    let hints: BTreeMap<String, i128> = ins
-        .iter()
-        .filter_map(|i| {
-            let (coefs, c0) = i.expr.affine()?;
-            let (s, k) = coefs.iter().next().filter(|_| coefs.len() == 1)?;
-            let v = (i.hint? - c0.numer()) / k.numer();
-            Some((s.clone(), v))
-        })
+    let sets = Sets::read(&ins, &answers, &forced, never.as_deref(), &mut joints);
+    let cx = Cx {
+        ins: &ins,
+        answers: &answers,
+        alias: &analysis.aliases(),
+        problem: &problem,
+        guards: &guards,
+        sets: &sets,
+    };
+    let mut spec = Spec::default();
+    let dims: Vec<CheckDim> = (0..ins.len())
+        .map(|k| size_answer(&cx, k, &mut spec))
         .collect();
-    let ins_forms: Vec<(String, String, i128, i128)> = ins
-        .iter()
-        .filter_map(|i| {
-            let (coefs, c0) = i.expr.affine()?;
-            let (s, k) = coefs.iter().next().filter(|_| coefs.len() == 1)?;
-            (k.is_integer() && c0.is_integer())
-                .then(|| (i.source.clone(), s.clone(), *k.numer(), *c0.numer()))
-        })
-        .collect();
+    let (hints, ins_forms) = traced_forms(&ins);
     let sizes = if with_sizes {
-        size_table(
-            pg,
-            &ins.iter()
-                .map(|i| (i.expr.clone(), i.source.clone()))
-                .collect::<Vec<_>>(),
-            &dims,
-            &hints,
-        )
+        let exprs: Vec<(Expr, String)> = ins
+            .iter()
+            .map(|i| (i.expr.clone(), i.source.clone()))
+            .collect();
+        size_table(pg, &exprs, &dims, &hints)
     } else {
         vec![]
     };
     let propagation = on_accepted(pg.report.clone(), &ins_points(&ins_forms, &dims, &joints));
+    let claimed_of: BTreeMap<String, DimSet> = ins
+        .iter()
+        .filter_map(|i| Some((i.source.clone(), i.claimed.clone()?)))
+        .collect();
     for (&g, &r) in &rt_of {
         rejected_by(&mut runtime[r], &guards[g], &claimed_of, &limits);
     }
@@ -630,7 +179,7 @@ pub fn check_graph(
         guards: uses,
         propagation,
         sizes,
-        dynamic_shapes: block.finish(),
+        dynamic_shapes: spec.finish(),
         torch_version: p.torch_version.clone(),
         joint: joints,
         runtime,
@@ -645,6 +194,633 @@ pub fn check_graph(
             })
             .collect(),
     })
+}
+
+/// A dynamic dimension of a user input: where it is, its symbolic size and what the program
+/// claims for it.
+struct In {
+    input: String,
+    index: usize,
+    /// `L['x'].size()[2]`: the size's variable in the guards.
+    source: String,
+    expr: Expr,
+    claimed: Option<DimSet>,
+    /// The traced size.
+    hint: Option<i128>,
+}
+
+impl In {
+    /// `x_2`: the size's name in reports and specs.
+    fn name(&self) -> String {
+        format!("{}_{}", self.input, self.index)
+    }
+}
+
+/// The program's guards parsed, each with its entry in the guard accounting.
+struct Parsed {
+    guards: Vec<Expr>,
+    uses: Vec<GuardUse>,
+    /// For each parsed guard, its entry in `uses`.
+    use_of: Vec<usize>,
+    /// A guard without sizes that is false: nothing passes.
+    never: Option<String>,
+}
+
+/// Parses `guards_code`: an unparsable guard is accounted for (`Unparsed`, with the error),
+/// never dropped; a guard over no size is decided at once.
+fn parse_guards(codes: &[String]) -> Parsed {
+    let mut out = Parsed {
+        guards: Vec::new(),
+        uses: Vec::new(),
+        use_of: Vec::new(),
+        never: None,
+    };
+    for text in codes {
+        match parse_guard(text) {
+            Ok(g) => {
+                let mut u = GuardUse {
+                    guard: text.clone(),
+                    sizes: g.atoms().iter().map(|a| a.to_string()).collect(),
+                    error: None,
+                    fate: GuardFate::Undecided,
+                    reason: Some("not reached".into()),
+                };
+                if g.atoms().is_empty() {
+                    let holds = matches!(
+                        g.eval(&|_| None),
+                        Ok(dimguard_solver::expr::Value::Bool(true))
+                    );
+                    u.fate = GuardFate::Periodic;
+                    u.reason = None;
+                    if !holds {
+                        out.never = Some(format!("the guard `{text}` is false for every size"));
+                    }
+                }
+                out.use_of.push(out.uses.len());
+                out.uses.push(u);
+                out.guards.push(g);
+            }
+            Err(e) => out.uses.push(GuardUse {
+                guard: text.clone(),
+                sizes: vec![],
+                error: Some(e.to_string()),
+                fate: GuardFate::Unparsed,
+                reason: None,
+            }),
+        }
+    }
+    out
+}
+
+/// Every symbolic size of every user input, with its claimed set.
+fn input_sizes(p: &Program, ranges: &crate::graph::SymbolRanges) -> Result<Vec<In>, Error> {
+    let mut ins: Vec<In> = Vec::new();
+    for input in p.user_inputs() {
+        let Some(sizes) = p.sizes(&input)? else {
+            continue;
+        };
+        for (index, s) in sizes.iter().enumerate() {
+            if let Size::Expr(e, hint) = s {
+                ins.push(In {
+                    input: input.clone(),
+                    index,
+                    source: python::input_source(&input, index),
+                    claimed: claimed_set(e, ranges),
+                    expr: e.clone(),
+                    hint: *hint,
+                });
+            }
+        }
+    }
+    Ok(ins)
+}
+
+/// The analysis stage's problem: every size with its claimed range, every guard, and two kinds
+/// of facts as guards too: claimed progressions (the program only claims those sizes), and
+/// sizes the program gives one symbolic expression, which are one size (torch checks their
+/// equality on every call; the joint solver then solves them as one instead of asking each to
+/// pass for every value of the other).
+fn problem_of(ins: &[In], guards: &[Expr]) -> Problem {
+    let mut all = guards.to_vec();
+    for i in ins {
+        if let Some(c) = i
+            .claimed
+            .as_ref()
+            .and_then(DimSet::as_progression)
+            .filter(|p| p.modulus > 1)
+        {
+            all.push(Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::Mod(
+                    Box::new(Expr::sym(&i.source)),
+                    Box::new(Expr::int(c.modulus)),
+                )),
+                Box::new(Expr::int(c.residue)),
+            ));
+        }
+    }
+    for (k, i) in ins.iter().enumerate() {
+        if let Some(first) = ins[..k].iter().find(|o| o.expr == i.expr) {
+            all.push(Expr::Cmp(
+                CmpOp::Eq,
+                Box::new(Expr::sym(&i.source)),
+                Box::new(Expr::sym(&first.source)),
+            ));
+        }
+    }
+    Problem {
+        sizes: ins
+            .iter()
+            .map(|i| {
+                let name = i.name();
+                dimguard_solver::analyze::Size {
+                    var: i.source.clone(),
+                    label: label(&name),
+                    name,
+                    range: i.claimed.as_ref().and_then(|c| Some((c.min()?, c.max()?))),
+                    count: Some(i.claimed.as_ref().map_or(0, DimSet::count)),
+                    example: i.hint,
+                }
+            })
+            .collect(),
+        guards: all,
+        extra_ranges: BTreeMap::new(),
+    }
+}
+
+/// Each size's accepted set and undecided part, as the stage solved them, after the program's
+/// own overrides.
+struct Sets {
+    accepted: BTreeMap<String, Result<DimSet, String>>,
+    unsure: BTreeMap<String, (DimSet, String)>,
+}
+
+impl Sets {
+    /// The stage's sets, then: a size a condition the graph cannot decide depends on
+    /// (`forced`) has what passes everything else undecided, never accepted; a guard false for
+    /// every size (`never`) leaves nothing accepted, in the sizes and the joint sets.
+    fn read(
+        ins: &[In],
+        answers: &[Option<(&GroupAnswer, MemberAnswer<'_>)>],
+        forced: &BTreeMap<String, String>,
+        never: Option<&str>,
+        joints: &mut [JointReport],
+    ) -> Sets {
+        let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
+        let mut unsure: BTreeMap<String, (DimSet, String)> = BTreeMap::new();
+        for (i, found) in ins.iter().zip(answers) {
+            if let Some((_, m)) = found {
+                accepted.insert(i.source.clone(), m.accepted.clone());
+                if let Some(u) = &m.unsure {
+                    unsure.insert(i.source.clone(), u.clone());
+                }
+            }
+        }
+        for (source, why) in forced {
+            if let Some(Ok(a)) = accepted.get(source).cloned() {
+                let u = match unsure.get(source) {
+                    Some((u, _)) => a.union(u).unwrap_or(a),
+                    None => a,
+                };
+                unsure.insert(source.clone(), (u, why.clone()));
+                accepted.insert(source.clone(), Ok(DimSet::empty()));
+            }
+        }
+        if let Some(why) = never {
+            for (name, a) in accepted.iter_mut() {
+                *a = Ok(DimSet::empty());
+                unsure.remove(name);
+            }
+            for j in joints.iter_mut() {
+                j.accepted = 0;
+                j.summary = why.to_string();
+            }
+        }
+        Sets { accepted, unsure }
+    }
+}
+
+/// Everything a size's answer reads.
+struct Cx<'a> {
+    ins: &'a [In],
+    /// The stage's answer for each of `ins`.
+    answers: &'a [Option<(&'a GroupAnswer, MemberAnswer<'a>)>],
+    /// Sizes equal to (or derived from) another's: `source -> (root, coef, offset)`.
+    alias: &'a BTreeMap<String, (String, i128, i128)>,
+    problem: &'a Problem,
+    guards: &'a [Expr],
+    sets: &'a Sets,
+}
+
+/// The corrected spec as it is written: lines, then each input's dict entries.
+struct Spec {
+    block: python::SpecBlock,
+    dict: BTreeMap<String, Vec<(usize, String)>>,
+}
+
+impl Default for Spec {
+    fn default() -> Spec {
+        Spec {
+            block: python::SpecBlock::new(),
+            dict: BTreeMap::new(),
+        }
+    }
+}
+
+impl Spec {
+    /// A line defining `py`, and the size's dict entry naming it.
+    fn line(&mut self, i: &In, code: &str, py: String) {
+        self.block.code(code);
+        self.entry(i, py);
+    }
+
+    /// The size's dict entry (`{2: h}` under its input).
+    fn entry(&mut self, i: &In, value: String) {
+        self.dict
+            .entry(i.input.clone())
+            .or_default()
+            .push((i.index, value));
+    }
+
+    fn finish(mut self) -> String {
+        if !self.dict.is_empty() {
+            self.block.dict(self.dict);
+        }
+        self.block.finish()
+    }
+}
+
+/// The `k`th size's answer: its claimed and accepted sets, its sides when linked, what is
+/// undecided and why, ranked suggestions, its tie to a partner, and its line of the corrected
+/// spec (written into `spec`).
+fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
+    let (i, found) = (&cx.ins[k], &cx.answers[k]);
+    let claimed = i.claimed.clone();
+    let acc = match (&claimed, cx.sets.accepted.get(&i.source)) {
+        // Past the deadline a set operation is an error: then no answer, never the
+        // unclipped set (it would hold sizes the spec never claimed).
+        (Some(c), Some(Ok(a))) => a.intersect(c).map_err(|e| e.to_string()),
+        (None, _) => {
+            Err("the claimed sizes are not an arithmetic progression of one symbol".to_string())
+        }
+        (_, Some(Err(e))) => Err(e.clone()),
+        (_, None) => Err("not solved".to_string()),
+    };
+    let m = found.as_ref().map(|(_, m)| m);
+    let group = found.as_ref().map(|(g, _)| *g);
+    let some = m.and_then(|m| m.some.clone());
+    let mut d = CheckDim {
+        input: i.input.clone(),
+        index: i.index,
+        symbol: i
+            .expr
+            .atoms()
+            .iter()
+            .next()
+            .map(|a| a.to_string())
+            .unwrap_or_default(),
+        expr: pretty(&i.expr),
+        claimed: Claimed {
+            count: claimed.as_ref().map_or(0, DimSet::count),
+            min: claimed.as_ref().and_then(DimSet::min),
+            max: claimed.as_ref().and_then(DimSet::max),
+        },
+        accepted: None,
+        suggestions: vec![],
+        source: i.source.clone(),
+        rejected_examples: vec![],
+        linked_with: m.map(|m| m.linked_with.clone()).unwrap_or_default(),
+        undecided: None,
+        sides: sides(cx, i, m, group, some.as_ref()),
+        same_as: cx
+            .alias
+            .get(&i.source)
+            .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
+            .and_then(|(root, _, _)| cx.ins.iter().find(|x| &x.source == root))
+            .map(|x| (x.input.clone(), x.index)),
+        example: i.hint,
+    };
+    // A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): its relation.
+    let relation = group.and_then(|g| g.defined_relation(&i.source));
+    match acc {
+        Ok(a) => {
+            accepted_answer(
+                cx,
+                i,
+                &mut d,
+                &a,
+                m,
+                group,
+                some.as_ref(),
+                relation.as_ref(),
+            );
+            spec_line(cx, i, &d, m, group, relation.as_ref(), spec);
+            d.accepted = Some(Feasible::from(&a));
+        }
+        Err(e) => {
+            // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
+            // undecided, with the reason.
+            d.accepted = Some(Feasible::from(&DimSet::empty()));
+            d.undecided = Some(UndecidedSet::new(
+                claimed.as_ref().unwrap_or(&DimSet::empty()),
+                e,
+            ));
+            let py = py_name(&i.name());
+            let own = cx
+                .alias
+                .get(&i.source)
+                .is_none_or(|(root, _, _)| *root == i.source);
+            if let Some(line) =
+                kept_undecided(&py, claimed.as_ref(), &d, relation.clone()).filter(|_| own)
+            {
+                spec.line(i, &line, py);
+            }
+        }
+    }
+    let label = |src: &str| {
+        cx.ins
+            .iter()
+            .find(|x| x.source == src)
+            .map(|x| format!("{}[{}]", x.input, x.index))
+    };
+    d.sides.tied_to = tied_to(&d, &label, cx.alias.get(&i.source), found.as_ref());
+    d
+}
+
+/// A linked size's sides: its values with some partner, its side of the largest sound box, of
+/// the box through the traced sizes, and of a shared or tied spec (written from its partner).
+fn sides(
+    cx: &Cx,
+    i: &In,
+    m: Option<&MemberAnswer<'_>>,
+    group: Option<&GroupAnswer>,
+    some: Option<&DimSet>,
+) -> LinkedSides {
+    let name = i.name();
+    let claimed = i.claimed.as_ref();
+    let dim_name = |v: &str| cx.problem.name_of(v);
+    LinkedSides {
+        with_some_partner: some
+            .and_then(|f| match claimed {
+                Some(c) => f.intersect(c).ok(),
+                None => Some(f.clone()),
+            })
+            .map(|f| Feasible::from(&f)),
+        box_side: m
+            .and_then(|m| m.box_side.as_ref())
+            .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
+        // A tied group's spec: each tied size written from its partner.
+        shared_side: m
+            .and_then(|m| m.tied_side.as_ref())
+            .map(|(p, from)| {
+                let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
+                s.certificate_note = Some(
+                    "re-checked at the spec's corners and tuples spread over it; exact by the closed form (see joint)".into(),
+                );
+                if let Some((a, delta)) = from {
+                    let block = group
+                        .and_then(|g| g.linked.as_ref()?.tied.as_ref())
+                        .and_then(|(t, _)| {
+                            t.ties.iter().find(|(x, _)| x.b == i.source).map(|(x, _)| x.d)
+                        });
+                    s.code = joint::tied_alias(&name, &dim_name(a), *delta, block.unwrap_or(1));
+                }
+                s
+            })
+            .or_else(|| {
+                m.and_then(|m| m.shared_side.as_ref()).map(|(p, a)| {
+                    let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
+                    if let (Some(a), Some(m)) = (a, m) {
+                        s.code = python::alias(&name, &dim_name(a), m.member.coef, m.member.offset);
+                    }
+                    if let Some(sh) = group.and_then(|g| g.linked.as_ref()?.report.shared.as_ref())
+                    {
+                        s.certificate = sh.side.certificate;
+                    }
+                    s
+                })
+            }),
+        example_box_side: m
+            .and_then(|m| m.example_side.as_ref())
+            .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
+        // Filled by `dimguard::api::check_program` from the joint boxes.
+        link_excludes_none: None,
+        tied_to: None,
+        defined_values: None,
+    }
+}
+
+/// A size with an accepted set `a`: what is undecided and why (a defined size's values with
+/// some partner where they are not computed, never rejected), rejected examples, and ranked
+/// suggestions.
+#[allow(clippy::too_many_arguments)]
+fn accepted_answer(
+    cx: &Cx,
+    i: &In,
+    d: &mut CheckDim,
+    a: &DimSet,
+    m: Option<&MemberAnswer<'_>>,
+    group: Option<&GroupAnswer>,
+    some: Option<&DimSet>,
+    relation: Option<&String>,
+) {
+    let claimed = &i.claimed;
+    let dim_name = |v: &str| cx.problem.name_of(v);
+    let defined_group = group.is_some_and(|g| g.solved.defined.is_some());
+    let defined_own = group
+        .and_then(|g| g.linked.as_ref()?.defined.as_ref())
+        .filter(|x| x.dim == i.source)
+        .map(|x| x.own.clone());
+    let mut doubt = cx.sets.unsure.get(&i.source).map(|(set, why)| {
+        let set = match claimed {
+            Some(c) => set.intersect(c).unwrap_or_else(|_| set.clone()),
+            None => set.clone(),
+        };
+        (set, why.clone())
+    });
+    // Its values with some partner are the definition's values over the others'
+    // accepted tuples: where they are not computed, they are undecided (never
+    // rejected), and the reason says what is known.
+    let products = m.and_then(|m| m.products.as_ref());
+    if let (Some(r), Some(p)) = (relation, products) {
+        d.sides.defined_values = Some(defined_values(p, r, &dim_name));
+    } else if let (true, None, None) = (defined_group, some, &doubt) {
+        // A size of a group with a defined size whose values with some partner are
+        // not computed: undecided with why, never rejected.
+        let own = defined_own.clone().or_else(|| claimed.clone());
+        let set = match (claimed, own) {
+            (Some(c), Some(o)) => o.intersect(c).unwrap_or(o),
+            (None, Some(o)) => o,
+            (_, None) => DimSet::empty(),
+        };
+        let why = match relation {
+            Some(r) => format!(
+                "defined by the others ({r}): no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner, the values of the definition over the others' accepted combinations, are not a periodic set and are not computed"
+            ),
+            None => "linked to a size the others define: no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner are not computed".to_string(),
+        };
+        doubt = Some((set, why));
+    }
+    if let Some(c) = claimed {
+        // Only sizes that fail with every partner, never an undecided one: a linked
+        // size whose projection is not known lists none.
+        let passes = match some {
+            Some(p) => Some(p),
+            None if d.linked_with.is_empty() => Some(a),
+            None => None,
+        };
+        if let Some(passes) = passes {
+            let mut no = c.difference(passes).unwrap_or_default();
+            if let Some((u, _)) = &doubt {
+                no = no.difference(u).unwrap_or_default();
+            }
+            d.rejected_examples = no.iter().take(5).collect();
+        }
+    }
+    // A defined size's values that fail with every partner: outside its products.
+    if let Some(v) = &d.sides.defined_values {
+        d.rejected_examples = v
+            .excluded_examples
+            .iter()
+            .copied()
+            .filter(|&n| claimed.as_ref().is_none_or(|c| c.contains(n)))
+            .collect();
+    }
+    if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
+        d.undecided = Some(UndecidedSet::new(&u, why));
+    }
+    // The pipeline's last step, as in `diagnose`: ranked, and re-checked value by
+    // value against the size's own guards when it is not linked (a linked size's
+    // spec is its side of the largest sound box, re-checked with the joint set).
+    let own: Vec<&Expr> = cx
+        .guards
+        .iter()
+        .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
+        .collect();
+    let recheck = d.linked_with.is_empty().then_some(own.as_slice());
+    d.suggestions =
+        suggestions(a, i.hint, 4, recheck, &i.source, &i.name(), Proof::Periodic).suggestions;
+}
+
+/// The size's line of the corrected spec: a size equal to (or derived from) another input's
+/// reuses that `Dim`; a linked size takes its side of the group's one choice, so the members'
+/// lines are sound together; a defined size is left for torch to derive; else the size's best
+/// suggestion; a size without one keeps its claimed `Dim` as undecided (never dropped).
+fn spec_line(
+    cx: &Cx,
+    i: &In,
+    d: &CheckDim,
+    m: Option<&MemberAnswer<'_>>,
+    group: Option<&GroupAnswer>,
+    relation: Option<&String>,
+    spec: &mut Spec,
+) {
+    let claimed = &i.claimed;
+    let py = py_name(&i.name());
+    if let Some((root, k, off)) = cx
+        .alias
+        .get(&i.source)
+        .filter(|(root, _, _)| *root != i.source)
+    {
+        let root_name = cx
+            .ins
+            .iter()
+            .find(|x| &x.source == root)
+            .map(|x| py_name(&x.name()))
+            .unwrap_or_else(|| py_name(root));
+        spec.entry(i, python::derived(&root_name, *k, *off));
+        return;
+    }
+    // Linked: its side of the group's one choice (a Dim shared with its partner, a box
+    // through the traced sizes, the largest sound box); else (not linked, or no box passes)
+    // its best suggestion, which passes with every value of the others. A size the group's
+    // one spec writes from its partner's Dim (`depth_2 = rgb_2`): its line is that tie,
+    // whatever its own range.
+    let mut from_partner = false;
+    let side = match group.and_then(|g| g.choice.as_ref()) {
+        Some(joint::Choice::Shared(_) | joint::Choice::Tied(_)) => {
+            from_partner = m.is_some_and(|m| {
+                m.tied_side.as_ref().is_some_and(|(_, from)| from.is_some())
+                    || (m.tied_side.is_none()
+                        && m.shared_side.as_ref().is_some_and(|(_, a)| a.is_some()))
+            });
+            d.sides.shared_side.as_ref()
+        }
+        Some(joint::Choice::Example(_)) => d.sides.example_box_side.as_ref(),
+        Some(joint::Choice::Largest(_)) => d.sides.box_side.as_ref(),
+        None => None,
+    };
+    if let Some(r) = relation {
+        // Torch derives it from the sizes above (a `Dim.AUTO` it replaces by the definition);
+        // over the box of the others, the definition's range; else the claimed range.
+        let (lo, hi) = match group.and_then(|g| g.defined_range(&i.source)) {
+            Some((lo, hi)) => (Some(lo), Some(hi)),
+            None => (
+                claimed.as_ref().and_then(DimSet::min),
+                claimed.as_ref().and_then(DimSet::max),
+            ),
+        };
+        let hi = hi.filter(|&h| h < dimguard_solver::SIZE_MAX);
+        let line = format!(
+            "{py} = {}  # {r}: torch derives it from the sizes it is defined by",
+            python::auto_hint(lo, hi)
+        );
+        spec.line(i, &line, py);
+    } else if let Some(s) = side.or(d.suggestions.first()) {
+        // A plain range over which a guard of this size alone holds at every size but value
+        // ranges cannot show it: torch refuses a `Dim` there ("Not all values ... satisfy the
+        // generated guard"), and takes the same range as `Dim.DYNAMIC(min=.., max=..)`. The
+        // sizes the spec writes from this one (`depth_2 = rgb_2`) are this size to torch:
+        // their own guards are read over its range too.
+        let hi = (s.hi < dimguard_solver::SIZE_MAX).then_some(s.hi);
+        let undecidable = !from_partner && s.modulus == 1 && s.count > 1 && {
+            let ranges = BTreeMap::from([(
+                i.source.as_str(),
+                (s.lo, hi.unwrap_or(dimguard_solver::SIZE_MAX)),
+            )]);
+            let written_from_me = written_from(
+                &i.source,
+                cx.ins.iter().map(|x| x.source.as_str()).zip(cx.answers),
+                cx.alias,
+            );
+            cx.guards
+                .iter()
+                .any(|g| unshown_over(g, &i.source, &written_from_me, &ranges))
+        };
+        let code = if undecidable {
+            format!("{py} = {}", python::dynamic_hint(Some(s.lo), hi))
+        } else {
+            s.code.clone()
+        };
+        spec.line(i, &code, py);
+    } else if let Some(line) = kept_undecided(&py, claimed.as_ref(), d, relation.cloned()) {
+        spec.line(i, &line, py);
+    }
+}
+
+/// The traced value of each input symbol (from `k*s + o` with its hint), and each size's
+/// affine form `(source, symbol, k, o)`.
+#[allow(clippy::type_complexity)]
+fn traced_forms(ins: &[In]) -> (BTreeMap<String, i128>, Vec<(String, String, i128, i128)>) {
+    let hints: BTreeMap<String, i128> = ins
+        .iter()
+        .filter_map(|i| {
+            let (coefs, c0) = i.expr.affine()?;
+            let (s, k) = coefs.iter().next().filter(|_| coefs.len() == 1)?;
+            let v = (i.hint? - c0.numer()) / k.numer();
+            Some((s.clone(), v))
+        })
+        .collect();
+    let forms = ins
+        .iter()
+        .filter_map(|i| {
+            let (coefs, c0) = i.expr.affine()?;
+            let (s, k) = coefs.iter().next().filter(|_| coefs.len() == 1)?;
+            (k.is_integer() && c0.is_integer())
+                .then(|| (i.source.clone(), s.clone(), *k.numer(), *c0.numer()))
+        })
+        .collect();
+    (hints, forms)
 }
 
 /// Every tensor input as the program takes it: fixed sizes and symbolic expressions.

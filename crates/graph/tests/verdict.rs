@@ -148,6 +148,18 @@ fn sets_accept(r: &CheckReport, shapes: &BTreeMap<String, Vec<i128>>) -> Option<
             return Some(false);
         }
         linked.extend(j.sources.iter().cloned());
+        // A size the others define: the tuple passes only at its definition, inside its own
+        // set (the contract's `joint[].defined`).
+        for x in &j.defined {
+            let at = format!("{} == ({})", x.source, x.expr);
+            let at = dimguard_solver::parse_guard(&at).expect("a defined size's relation parses");
+            let own = DimSet::from_segments(x.accepted.segments.clone()).unwrap();
+            let holds = at.truth(&|a: &str| value(a)).expect("decided at the tuple");
+            if !holds || !own.contains(value(&x.source).unwrap()) {
+                return Some(false);
+            }
+            linked.insert(x.source.clone());
+        }
     }
     for d in &r.dims {
         if linked.contains(&d.source) {
