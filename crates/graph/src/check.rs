@@ -760,11 +760,7 @@ fn spec_line(
                 claimed.as_ref().and_then(DimSet::max),
             ),
         };
-        let hi = hi.filter(|&h| h < dimguard_solver::SIZE_MAX);
-        let line = format!(
-            "{py} = {}  # {r}: torch derives it from the sizes it is defined by",
-            python::auto_hint(lo, hi)
-        );
+        let line = python::defined_line(&py, lo, hi, r);
         spec.line(i, &line, py);
     } else if let Some(s) = side.or(d.suggestions.first()) {
         // A plain range over which a guard of this size alone holds at every size but value

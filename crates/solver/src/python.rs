@@ -160,6 +160,18 @@ pub fn root_dim(name: &str, label: Option<&str>, min: Option<i128>, max: Option<
     format!("{name} = Dim({args})")
 }
 
+/// The line of a size the others define (`tokens_1 = ((image_3 // 16)*(image_2 // 16))`):
+/// torch derives it from them, so it is a `Dim.AUTO` over the definition's range (`max` left
+/// out at [`crate::SIZE_MAX`]), with the relation in a comment.
+pub fn defined_line(name: &str, min: Option<i128>, max: Option<i128>, relation: &str) -> String {
+    let max = max.filter(|&m| m < crate::types::SIZE_MAX);
+    format!(
+        "{} = {}  # {relation}: torch derives it from the sizes it is defined by",
+        py_name(name),
+        auto_hint(min, max)
+    )
+}
+
 /// `Dim.AUTO`, or `Dim.AUTO(min=.., max=..)` with the bounds given.
 pub fn auto_hint(min: Option<i128>, max: Option<i128>) -> String {
     let args: Vec<String> = [("min", min), ("max", max)]

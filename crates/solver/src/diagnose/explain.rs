@@ -473,6 +473,24 @@ pub(crate) fn group_specs(
                 ));
             }
         }
+        // A size the others define: torch derives it from them, over the definition's range on
+        // the box above (else its own range).
+        for x in &l.report.defined {
+            let Some(n) = names.get(x.source.as_str()) else {
+                continue;
+            };
+            let (lo, hi) = match j.defined_range(&x.source) {
+                Some((lo, hi)) => (Some(lo), Some(hi)),
+                None => msg
+                    .dims
+                    .iter()
+                    .find(|d| d.var() == x.source)
+                    .and_then(|d| d.range)
+                    .map_or((None, None), |(lo, hi)| (Some(lo), Some(hi))),
+            };
+            let relation = format!("{n} = {}", x.relation);
+            code.push(crate::python::defined_line(n, lo, hi, &relation));
+        }
         out.push(GroupSpec {
             named,
             partners,
