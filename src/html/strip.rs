@@ -1,5 +1,5 @@
 //! One size's strip: the values of its range, one mark per accepted value coloured by its
-//! residue class (one band per segment past [`MAX_MARKS`](super::MAX_MARKS) values).
+//! residue class (one band per segment past [`MAX_MARKS`] values).
 
 use super::model::PageDim;
 use super::text::{esc, segments_text, MAX_MARKS, PALETTE};
