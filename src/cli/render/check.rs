@@ -1,0 +1,381 @@
+//! `dimguard check`: per size of an exported program its claimed and accepted values, its
+//! joint sets, its guards and the run-time checks.
+
+use super::fates::guard_fates;
+use super::joint::joint_sets;
+use super::style::{abbreviate, num, progression, row, tied_row, Style};
+use dimguard::solver::report::{CheckDim, CheckReport, GuardFate, RuntimeKind};
+use std::fmt::Write;
+
+/// Renders a `check` report for a person.
+pub fn check(r: &CheckReport, color: bool) -> String {
+    let st = Style { on: color };
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} dynamic dimension{}{}",
+        st.bold("dimguard check:"),
+        r.dims.len(),
+        if r.dims.len() == 1 { "" } else { "s" },
+        r.torch_version
+            .as_ref()
+            .map_or(String::new(), |v| format!(" (exported by PyTorch {v})"))
+    );
+    // Linked sizes: the joint answer first (each size's own lines cannot say it).
+    let through = |src: &str| {
+        let d = r.dims.iter().find(|d| d.source == src)?;
+        let p = d.sides.example_box_side.as_ref()?;
+        Some(progression(p.lo, p.hi, p.modulus))
+    };
+    joint_sets(&mut out, &r.joint, &through, &st);
+    for d in &r.dims {
+        dim(&mut out, d, r, &st);
+    }
+    guard_fates(&mut out, &r.guards, "in the program", &st);
+    runtime_checks(&mut out, r, &st);
+    let p = &r.propagation;
+    let _ = writeln!(
+        out,
+        "\n{} {} operators checked, {} without a shape function{}",
+        st.bold("shapes:"),
+        p.checked,
+        p.unchecked.len(),
+        if p.unchecked.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", p.unchecked.join(", "))
+        }
+    );
+    if p.disagreements.is_empty() {
+        row(
+            &mut out,
+            "",
+            &st.green("every computed size equals the recorded one"),
+            &st,
+        );
+    }
+    for d in &p.disagreements {
+        row(
+            &mut out,
+            "differs",
+            &format!(
+                "{} ({}): recorded [{}], computed [{}] at {}",
+                d.node,
+                d.tensor,
+                abbreviate(&d.recorded.join(", "), 160),
+                abbreviate(&d.computed.join(", "), 160),
+                d.witness
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            &st,
+        );
+    }
+    if !p.equal_on_accepted.is_empty() {
+        row(
+            &mut out,
+            "equal",
+            &format!(
+                "{} output{} written differently from torch's, equal on {} (they differ only at inputs the guards reject)",
+                p.equal_on_accepted.len(),
+                if p.equal_on_accepted.len() == 1 { "" } else { "s" },
+                p.equal_on_accepted[0].method
+            ),
+            &st,
+        );
+    }
+    if !p.filled.is_empty() {
+        row(
+            &mut out,
+            "filled",
+            &format!(
+                "sizes of {} computed where none were recorded",
+                p.filled.join(", ")
+            ),
+            &st,
+        );
+    }
+    for s in &r.sizes {
+        let v = s
+            .values
+            .as_ref()
+            .map_or("not enumerated".to_string(), |f| match (f.min, f.max) {
+                (Some(a), Some(b)) => format!("{} values in {}..{}", f.count, a, b),
+                _ => "none".into(),
+            });
+        row(
+            &mut out,
+            "size",
+            &format!("{}[{}] = {}: {v}", s.tensor, s.index, s.expr),
+            &st,
+        );
+    }
+    let _ = writeln!(out, "\n{}\n", st.bold("Corrected dynamic_shapes:"));
+    for line in r.dynamic_shapes.lines() {
+        let _ = writeln!(out, "    {line}");
+    }
+    out
+}
+
+/// `check`'s run-time conditions: counts beside the guards', then each one that rejects a claimed
+/// size or is undecided, in the inputs' names, with the user's line.
+pub(super) fn runtime_checks(out: &mut String, r: &CheckReport, st: &Style) {
+    if r.runtime.is_empty() {
+        return;
+    }
+    let n = |k: RuntimeKind| r.runtime.iter().filter(|c| c.kind == k).count();
+    let plural =
+        |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    let _ = writeln!(
+        out,
+        "\n{} {} (checked when the program is called), {} (raise mid-run), {} (an operator fails; no check states them)",
+        st.bold("checks:"),
+        plural(r.guards.len(), "guard", "guards"),
+        plural(
+            n(RuntimeKind::RuntimeAssert),
+            "run-time assert",
+            "run-time asserts"
+        ),
+        plural(
+            n(RuntimeKind::ImpliedLimit),
+            "implied limit",
+            "implied limits"
+        ),
+    );
+    let label = |text: &str| {
+        r.dims.iter().fold(text.to_string(), |t, d| {
+            t.replace(&d.source, &format!("{}[{}]", d.input, d.index))
+        })
+    };
+    let quiet = r
+        .runtime
+        .iter()
+        .filter(|c| c.rejects == Some(0) && c.fate != GuardFate::Undecided)
+        .count();
+    for c in &r.runtime {
+        if c.rejects == Some(0) && c.fate != GuardFate::Undecided {
+            continue;
+        }
+        let what = match c.kind {
+            RuntimeKind::RuntimeAssert => "assert",
+            RuntimeKind::ImpliedLimit => "limit",
+        };
+        let cond = c.on_inputs.as_deref().map_or(c.condition.clone(), label);
+        row(out, what, &abbreviate(&cond, 160), st);
+        let verdict = match (c.rejects, c.fate) {
+            (_, GuardFate::Undecided) => st.yellow(&format!(
+                "undecided: {}",
+                c.reason.as_deref().unwrap_or("?")
+            )),
+            (Some(k), _) => st.red(&format!(
+                "rejects {k} claimed size{}, e.g. {}",
+                if k == 1 { "" } else { "s" },
+                c.rejected_examples
+                    .iter()
+                    .map(|v| v.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            (None, _) => "with other sizes (see the accepted sets)".to_string(),
+        };
+        row(out, "", &verdict, st);
+        let op = |t: &str| t.trim_start_matches("torch.ops.").to_string();
+        let mut at = format!("{} ({})", c.node, op(&c.target));
+        let mut trace = c.stack_trace.as_deref();
+        if let Some(nb) = &c.needed_by {
+            let _ = write!(at, ", needed by {} ({})", nb.node, op(&nb.target));
+            trace = nb.stack_trace.as_deref();
+        }
+        row(out, "", &format!("at {at}"), st);
+        if let Some(l) = trace.and_then(user_line) {
+            row(out, "", &l, st);
+        }
+    }
+    if quiet > 0 {
+        row(
+            out,
+            "",
+            &st.green(&format!(
+                "{} more hold at every claimed size (all in --json)",
+                quiet
+            )),
+            st,
+        );
+    }
+}
+
+/// The user's line in a stack trace: its last frame outside torch, as `file:line in fn: code`.
+pub(super) fn user_line(trace: &str) -> Option<String> {
+    let lines: Vec<&str> = trace.lines().collect();
+    let (k, frame) = lines.iter().enumerate().rev().find(|(_, l)| {
+        let l = l.trim_start();
+        l.starts_with("File \"") && !l.contains("torch/")
+    })?;
+    // `File "/path/x.py", line 93, in forward`
+    let rest = frame.trim_start().strip_prefix("File \"")?;
+    let (path, rest) = rest.split_once('"')?;
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let rest = rest.trim_start_matches(',').trim();
+    let line = rest
+        .strip_prefix("line ")
+        .map(|r| r.split(',').next().unwrap_or(r))
+        .unwrap_or("?");
+    let func = rest.rsplit_once("in ").map_or("", |(_, f)| f);
+    let code = lines.get(k + 1).map_or("", |c| c.trim());
+    Some(format!("{file}:{line} in {func}: {code}"))
+}
+
+/// One size of a `check` report: its claims, what it accepts, its tie and link, and its line of
+/// the corrected spec. `r`: the report, for the run-time checks and guards that reject it.
+fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
+    out.push('\n');
+    let _ = writeln!(
+        out,
+        "{}   {} = {}",
+        st.bold(&format!("{}[{}]", d.input, d.index)),
+        d.source,
+        d.expr
+    );
+    let claims = match (d.claimed.min, d.claimed.max) {
+        (Some(a), Some(b)) => format!("{} sizes in {}..{}", d.claimed.count, num(a), num(b)),
+        _ => "nothing".into(),
+    };
+    row(out, "claims", &claims, st);
+    let unsure = d.undecided.as_ref().map_or(0, |u| u.count);
+    match &d.accepted {
+        Some(a) => {
+            let rejected = d.claimed.count.saturating_sub(a.count + unsure);
+            // Really linked: some size passes with one partner and fails with another.
+            let some = d
+                .sides
+                .with_some_partner
+                .as_ref()
+                .filter(|f| f.count != a.count)
+                .map(|f| f.count);
+            let rejected = match some {
+                Some(n) => d.claimed.count.saturating_sub(n + unsure),
+                None => rejected,
+            };
+            // Linked, but the link excludes none of its values: its values that pass, pass
+            // with every accepted value of the others.
+            let free = some.is_some() && d.sides.link_excludes_none == Some(true);
+            let verdict = if let Some(v) = &d.sides.defined_values {
+                // A size the others define: its values with some partner, in their own form.
+                let list = |xs: &[i128]| {
+                    xs.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                st.red(&format!(
+                    "{} of them with every partner; with some: {} (e.g. {}); the others fail with every partner, e.g. {}",
+                    a.count,
+                    v.text,
+                    list(&v.examples),
+                    list(&d.rejected_examples)
+                ))
+            } else if free {
+                let n = d.sides.with_some_partner.as_ref().map_or(0, |f| f.count);
+                let ex: Vec<String> = d.rejected_examples.iter().map(|v| v.to_string()).collect();
+                let each = "each with every accepted value of the sizes it is linked to";
+                if n == d.claimed.count {
+                    st.green(&format!("all {n} claimed sizes, {each}"))
+                } else {
+                    st.red(&format!(
+                        "{n} of them, {each}; {} fail with every partner, e.g. {}",
+                        d.claimed.count.saturating_sub(n + unsure),
+                        ex.join(", ")
+                    ))
+                }
+            } else if rejected == 0 && unsure == 0 && some.is_none() {
+                st.green(&format!("all {} claimed sizes", a.count))
+            } else if rejected == 0 && some.is_none() {
+                st.yellow(&format!("{} of them proven", a.count))
+            } else {
+                let ex: Vec<String> = d.rejected_examples.iter().map(|v| v.to_string()).collect();
+                let head = match some {
+                    Some(n) => format!("{} of them with every partner, {n} with some", a.count),
+                    None => format!("{} of them", a.count),
+                };
+                // Run-time checks that reject sizes of this dimension (they raise mid-run),
+                // and guards on it (checked when the program is called).
+                let mid_run = r
+                    .runtime
+                    .iter()
+                    .any(|c| c.sizes.contains(&d.source) && c.rejects.unwrap_or(0) > 0);
+                let guarded = r.guards.iter().any(|g| g.sizes.contains(&d.source));
+                let fail = if some.is_some() {
+                    "fail with every partner"
+                } else if mid_run && guarded {
+                    "fail a guard or raise mid-run"
+                } else if mid_run {
+                    "raise mid-run"
+                } else {
+                    "raise Guard failed"
+                };
+                if rejected == 0 {
+                    st.yellow(&head)
+                } else {
+                    st.red(&format!(
+                        "{head}; {rejected} {fail}, e.g. {}",
+                        ex.join(", ")
+                    ))
+                }
+            };
+            row(out, "accepts", &verdict, st);
+        }
+        None => row(out, "accepts", &st.yellow("undecided"), st),
+    }
+    if let Some(u) = &d.undecided {
+        row(
+            out,
+            "undecided",
+            &st.yellow(&format!("{} sizes: {}", u.count, u.reason)),
+            st,
+        );
+    }
+    let v = format!("{}[{}]", d.input, d.index);
+    if let Some(t) = &d.sides.tied_to {
+        let claimed = d.claimed.min.zip(d.claimed.max);
+        let claimed = claimed.map(|(a, b)| (a, b, d.claimed.count));
+        tied_row(out, t, &v, claimed, st);
+    }
+    if d.same_as.is_some() {
+        // Equal to another input's size (one symbol): the tie says it all.
+        return;
+    }
+    if !d.linked_with.is_empty() {
+        let every = match (&d.sides.with_some_partner, &d.accepted) {
+            (Some(_), _) if d.sides.link_excludes_none == Some(true) => {
+                "; the link excludes none of its values".to_string()
+            }
+            (Some(f), Some(a)) if f.count == a.count => {
+                "; each accepted size passes with every accepted size of those".to_string()
+            }
+            (Some(_), _) => {
+                "; `accepts` counts the sizes that pass with every value of those; the joint answer is under `linked:` above".to_string()
+            }
+            _ => String::new(),
+        };
+        row(
+            out,
+            "linked",
+            &format!("with {}{every}", d.linked_with.join(", ")),
+            st,
+        );
+    }
+    // The size's line of the corrected spec: its side of the box through the traced sizes,
+    // else of the shared Dim, else of the largest box.
+    if let Some(s) = d
+        .sides
+        .example_box_side
+        .as_ref()
+        .or(d.sides.shared_side.as_ref())
+        .or(d.sides.box_side.as_ref())
+        .or(d.suggestions.first())
+    {
+        row(out, "spec", &s.code, st);
+    }
+}
