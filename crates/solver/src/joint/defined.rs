@@ -1,0 +1,329 @@
+//! The `Defined` elimination `x == E(others)`: finding the definition, the defined size's
+//! values with some partner ([`Defined::some`], [`Products`]), and whether `E` varies.
+
+use super::grouping::Group;
+use super::solved::Defined;
+use crate::expr::Value;
+use crate::linked::JointSet;
+use crate::types::{CmpOp, DimSet, Expr};
+use num_traits::Signed;
+
+/// The first linking guard `x == E` (either side) of `grp` with `x` a root no other member is
+/// derived from, `E` over other sizes only: `(guard index, x, E)`.
+pub(super) fn definition(grp: &Group) -> Option<(usize, String, Expr)> {
+    grp.guards.iter().enumerate().find_map(|(i, g)| {
+        let Expr::Cmp(CmpOp::Eq, a, b) = g else {
+            return None;
+        };
+        [(a, b), (b, a)].into_iter().find_map(|(l, r)| {
+            let Expr::Sym(x) = l.as_ref() else {
+                return None;
+            };
+            let atoms = r.atoms();
+            let alone = grp.members.iter().filter(|m| *m.root == **x).count() == 1
+                && grp.roots.iter().any(|root| **root == **x);
+            (alone && !atoms.is_empty() && !atoms.contains(x))
+                .then(|| (i, x.to_string(), (**r).clone()))
+        })
+    })
+}
+
+/// Boxes of the reduced joint set [`Defined::some`] reads at most.
+const DEFINED_BOXES: usize = 10_000;
+
+impl Defined {
+    /// The values of the other root `root` that pass with some value of the others (the
+    /// defined size at its expression), from `j`, the reduced group's joint set. Computed
+    /// exactly where the expression is nondecreasing and nonnegative in every size over the
+    /// boxes (sums, products, `//` by positive constants, `Max`, `Min` of sizes and nonnegative
+    /// constants) and the defined size's own set is one interval `lo..hi` containing the
+    /// expression at each box's least corner: in a box, a value `v` of `root` then has a
+    /// partner exactly when the expression at `v` and the others' least values is at most `hi`
+    /// (that tuple passes; every other is larger), a prefix of its side found by bisection.
+    /// Else an error: not computed (the defined size's own set, the image of the expression, is
+    /// never computed here: `(h//16)*(w//16)` with both factors at least 2 takes the composite
+    /// numbers, no periodic set).
+    pub fn some(&self, j: &JointSet, root: &str) -> Result<DimSet, crate::Error> {
+        let not = |why: &str| {
+            crate::Error::NotComputed(format!("{root}'s values with some partner: {why}"))
+        };
+        let level = j
+            .sizes
+            .iter()
+            .position(|s| s == root)
+            .ok_or_else(|| not("not a size of the reduced group"))?;
+        if j.undecided.is_some() {
+            return Err(not("the reduced group is undecided"));
+        }
+        let (lo, hi) = match (self.own.min(), self.own.max()) {
+            (Some(lo), Some(hi)) if DimSet::interval(lo, hi) == self.own => (lo, hi),
+            _ => return Err(not("the defined size's own set is not one interval")),
+        };
+        if !nondecreasing(&self.expr) {
+            return Err(not("the definition is not nondecreasing in every size"));
+        }
+        let (boxes, complete) = j.tree.boxes(DEFINED_BOXES);
+        if !complete {
+            return Err(not("too many boxes"));
+        }
+        let mut out = DimSet::empty();
+        for b in &boxes {
+            let least: Option<Vec<i128>> = b.iter().map(DimSet::min).collect();
+            let (Some(least), Some(top)) = (least, b[level].max()) else {
+                continue;
+            };
+            if least.iter().any(|&v| v < 0) {
+                return Err(not("a size below 0"));
+            }
+            // The expression at `v` and the others' least values: `None` past 128 bits (above
+            // `hi`), an error where it raises or is not an integer.
+            let at = |v: i128| -> Result<Option<i128>, crate::Error> {
+                let env = |a: &str| {
+                    let i = j.sizes.iter().position(|s| s == a)?;
+                    Some(if i == level { v } else { least[i] })
+                };
+                match self.expr.eval(&env) {
+                    Ok(Value::Num(q)) if q.is_integer() => Ok(Some(*q.numer())),
+                    Err(crate::expr::EvalError::Arith(crate::num::ArithError::Overflow)) => {
+                        Ok(None)
+                    }
+                    _ => Err(not("the definition does not evaluate to an integer")),
+                }
+            };
+            match at(least[level])? {
+                Some(e) if e < lo => {
+                    return Err(not("the definition is below the defined size's range"))
+                }
+                Some(e) if e <= hi => {}
+                _ => continue,
+            }
+            // The largest `v` in least..=top with the expression at most `hi`.
+            let (mut good, mut bad) = (least[level], top.saturating_add(1));
+            while bad - good > 1 {
+                let mid = good + (bad - good) / 2;
+                if at(mid)?.is_some_and(|e| e <= hi) {
+                    good = mid;
+                } else {
+                    bad = mid;
+                }
+            }
+            out = out.union(&b[level].clip(least[level], good))?;
+        }
+        Ok(out)
+    }
+}
+
+/// The values a defined size takes with some partner when its definition is a product of two
+/// floor terms of two sizes (`(h//16)*(w//16)`, `h*w`): per box of the reduced set, the range
+/// of each factor (every value of it is taken: a side of one interval, `//` by a positive
+/// constant), within the defined size's own set (one interval). Membership is decided exactly
+/// by `n`'s divisors ([`Products::contains`]); no periodic set holds it (with both factors
+/// from 2 and no upper bound that binds, the composite numbers).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Products {
+    /// The two factors (over the sizes' sources, as the guards write them).
+    pub factors: [Expr; 2],
+    /// Per box of the reduced set, each factor's range.
+    pub ranges: Vec<[(i128, i128); 2]>,
+    /// The defined size's own set (one interval).
+    pub within: (i128, i128),
+}
+
+impl Products {
+    /// Whether `n` passes with some partner: within the own set and `p*q` for factor values of
+    /// one box.
+    pub fn contains(&self, n: i128) -> bool {
+        (self.within.0..=self.within.1).contains(&n)
+            && self
+                .ranges
+                .iter()
+                .any(|[p, q]| crate::factor::is_product(n, *p, *q))
+    }
+
+    /// With one box whose upper bounds never bind within the own set, the least factors
+    /// `(p, q)`: every `n` of the own set with a divisor `p' >= p` whose cofactor is `>= q`.
+    pub fn unbounded_above(&self) -> Option<(i128, i128)> {
+        let [[p, q]] = self.ranges.as_slice() else {
+            return None;
+        };
+        let hi = self.within.1;
+        let binds = |top: i128, other_lo: i128| other_lo <= 0 || top < hi / other_lo;
+        (!binds(p.1, q.0) && !binds(q.1, p.0)).then_some((p.0, q.0))
+    }
+
+    /// The set in words, `factor` naming each factor.
+    pub fn text(&self, factor: &dyn Fn(&Expr) -> String) -> String {
+        let (a, b) = (factor(&self.factors[0]), factor(&self.factors[1]));
+        let within = format!("{}..{}", self.within.0, self.within.1);
+        // Both factors from 2 (one box): every composite `n` up to twice the smaller factor's
+        // greatest value is in (its least prime factor `s` and `n / s <= n / 2`).
+        if let [[p, q]] = self.ranges.as_slice() {
+            let m = p.1.min(q.1);
+            if p.0 == 2 && q.0 == 2 && m >= 2 && self.within.0 <= 4 {
+                let all = m.saturating_mul(2);
+                return if all >= self.within.1 {
+                    format!(
+                        "the products {a} * {b} with both factors at least 2, within {within}: the composite numbers from 4 (not periodic: membership decided by factoring)"
+                    )
+                } else {
+                    format!(
+                        "the products {a} * {b} with {a} in {}..{} and {b} in {}..{}, within {within}: every composite number from 4 to {all}, and above it those with such a factor pair (not periodic: membership decided by factoring)",
+                        p.0, p.1, q.0, q.1
+                    )
+                };
+            }
+        }
+        match self.unbounded_above() {
+            Some((p, q)) => format!(
+                "the products {a} * {b} with {a} >= {p} and {b} >= {q}, within {within} (not periodic: membership decided by factoring)"
+            ),
+            None => {
+                let boxes: Vec<String> = self
+                    .ranges
+                    .iter()
+                    .take(4)
+                    .map(|[p, q]| format!("{a} in {}..{} and {b} in {}..{}", p.0, p.1, q.0, q.1))
+                    .collect();
+                format!(
+                    "the products {a} * {b} with {}{}, within {within} (not periodic: membership decided by factoring)",
+                    boxes.join(", or "),
+                    if self.ranges.len() > 4 { ", or ..." } else { "" }
+                )
+            }
+        }
+    }
+}
+
+/// Boxes of the reduced set [`Defined::products`] reads at most.
+const PRODUCT_BOXES: usize = 64;
+
+impl Defined {
+    /// The defined size's values with some partner as [`Products`], when its definition has that
+    /// form and the reduced set lists its boxes (at most [`PRODUCT_BOXES`]), each side of the
+    /// factors' sizes one interval of nonnegative sizes.
+    pub fn products(&self, j: &JointSet) -> Option<Products> {
+        if j.undecided.is_some() {
+            return None;
+        }
+        let within = (self.own.min()?, self.own.max()?);
+        if DimSet::interval(within.0, within.1) != self.own {
+            return None;
+        }
+        let Expr::Mul(v) = &self.expr else {
+            return None;
+        };
+        let [f0, f1] = v.as_slice() else {
+            return None;
+        };
+        // Each factor: a size, or a size `//` a positive constant.
+        let term = |f: &Expr| -> Option<(String, i128)> {
+            match f {
+                Expr::Sym(s) => Some((s.to_string(), 1)),
+                Expr::FloorDiv(a, b) => match (a.as_ref(), b.as_ref()) {
+                    (Expr::Sym(s), Expr::Const(k)) if k.is_integer() && k.is_positive() => {
+                        Some((s.to_string(), *k.numer()))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            }
+        };
+        let (t0, t1) = (term(f0)?, term(f1)?);
+        if t0.0 == t1.0 {
+            return None;
+        }
+        let (l0, l1) = (j.level(&t0.0)?, j.level(&t1.0)?);
+        let (boxes, complete) = j.tree.boxes(PRODUCT_BOXES);
+        if !complete {
+            return None;
+        }
+        let mut ranges = Vec::new();
+        for b in &boxes {
+            if b.iter().any(DimSet::is_empty) {
+                continue;
+            }
+            let range = |l: usize, k: i128| -> Option<(i128, i128)> {
+                let (lo, hi) = (b[l].min()?, b[l].max()?);
+                (lo >= 0 && DimSet::interval(lo, hi) == b[l]).then(|| (lo / k, hi / k))
+            };
+            ranges.push([range(l0, t0.1)?, range(l1, t1.1)?]);
+        }
+        Some(Products {
+            factors: [f0.clone(), f1.clone()],
+            ranges,
+            within,
+        })
+    }
+}
+
+/// Whether `e` is nondecreasing in every size and nonnegative wherever every size is: sizes,
+/// nonnegative constants, and sums, products, `Max`, `Min` of such, `//` by a positive constant.
+pub(super) fn nondecreasing(e: &Expr) -> bool {
+    match e {
+        Expr::Sym(_) => true,
+        Expr::Const(c) => !c.is_negative(),
+        Expr::Add(v) | Expr::Mul(v) | Expr::Max(v) | Expr::Min(v) => v.iter().all(nondecreasing),
+        Expr::FloorDiv(a, b) => {
+            nondecreasing(a) && matches!(b.as_ref(), Expr::Const(c) if c.is_positive())
+        }
+        _ => false,
+    }
+}
+
+/// Whether the definition `e` takes two different values, or raises, at tuples of `domains`
+/// (each size's own set): the least tuple, and each size moved to its second and its greatest
+/// value. Then no value of the defined size passes with every partner.
+pub(super) fn definition_varies(e: &Expr, domains: &[(String, DimSet)]) -> bool {
+    let least: Option<Vec<i128>> = domains.iter().map(|(_, d)| d.min()).collect();
+    let Some(least) = least else {
+        return false;
+    };
+    let at = |t: &[i128]| -> Option<Option<i128>> {
+        let env = |a: &str| domains.iter().position(|(n, _)| n == a).map(|i| t[i]);
+        match e.eval(&env) {
+            Ok(Value::Num(q)) if q.is_integer() => Some(Some(*q.numer())),
+            // Overflow: Python would compute it; no answer here.
+            Err(crate::expr::EvalError::Arith(crate::num::ArithError::Overflow)) => None,
+            // Raises (a division by zero) or not an integer: the tuple fails every value.
+            Ok(_) | Err(crate::expr::EvalError::Arith(_)) => Some(None),
+            Err(_) => None,
+        }
+    };
+    let Some(base) = at(&least) else {
+        return false;
+    };
+    if base.is_none() {
+        return true;
+    }
+    let differs = |t: &[i128]| match at(t) {
+        Some(Some(y)) => Some(y) != base,
+        Some(None) => true,
+        None => false,
+    };
+    for (i, (_, d)) in domains.iter().enumerate() {
+        for v in d.iter().skip(1).take(1).chain(d.max()) {
+            let mut t = least.clone();
+            t[i] = v;
+            if differs(&t) {
+                return true;
+            }
+        }
+    }
+    // Every size at once at its least value from 2^k (a product of floors is 0 at the least
+    // corner and along each side alone).
+    for k in 1..63 {
+        let t: Vec<i128> = domains
+            .iter()
+            .zip(&least)
+            .map(|((_, d), &lo)| {
+                d.max()
+                    .and_then(|hi| d.clip(1 << k, hi).min())
+                    .unwrap_or(lo)
+            })
+            .collect();
+        if differs(&t) {
+            return true;
+        }
+    }
+    false
+}

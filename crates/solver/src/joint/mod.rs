@@ -1,0 +1,34 @@
+//! Guards over several sizes.
+//!
+//! PyTorch never raises on a guard over two or more sizes: it becomes a run-time check. This
+//! module splits the sizes into independent groups (sizes linked by some guard), substitutes
+//! linear equalities (`b == a`, `b == 2*a + 1`: one `Dim` for equal sizes, a derived dim for a
+//! relation with a positive integer coefficient — the only kind `torch.export.Dim` accepts), and
+//! solves each group exactly:
+//!
+//! * each root's own guards by the periodic engine (`engine.rs`), with the members' ranges turned
+//!   into the root's range; a guard outside its methods is asked to a validity oracle (Z3) before
+//!   it is called undecided ([`solve_group_with`]);
+//! * the guards linking several roots by the joint engine (`linked.rs`): the exact set of tuples
+//!   that pass, within a time budget; what it could not decide is returned as data.
+//!
+//! Every guard ends with a [`Fate`]: solved, proved by Z3, or undecided with its reason.
+//!
+//! The submodules, by concept: `grouping` (sizes into groups, linear equalities substituted),
+//! `solved` (a group's outcome as data), `defined` (the elimination `x == E(others)`), `solve`
+//! (the group solve), `choice` (the joint set as the reports carry it, and the spec choice it
+//! offers), `sets` (building that report).
+
+mod choice;
+mod defined;
+mod grouping;
+mod sets;
+mod solve;
+mod solved;
+
+pub use choice::{tied_alias, Choice, Linked, SideCheck, SIDE_RECHECK};
+pub use defined::Products;
+pub use grouping::{group, linear_relation, root_range, Group, Member};
+pub use sets::linked;
+pub use solve::{decide, solve_group, solve_group_with, Decision, BOX_RECHECK, HEAD};
+pub use solved::{BoxAnswer, Defined, Fate, Prover, Solved};

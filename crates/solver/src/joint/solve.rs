@@ -1,0 +1,812 @@
+//! Solving a group: one guard over one size ([`decide`]), the group's guards by the periodic
+//! engine, the joint search, the closed form of ties and the elimination of a defined size.
+
+use super::defined::{definition, definition_varies};
+use super::grouping::{root_range, Group};
+use super::solved::{BoxAnswer, Defined, Fate, Prover, Solved};
+use crate::engine::{solve, Limits, Method, Outcome};
+use crate::expr::Value;
+use crate::linked::{
+    normalize, normalize_one, solve_joint, solve_tied, Budget, Tie, TiedSet, Tree,
+};
+use crate::report::{Feasible, GuardFate, TieReport, TiedReport, Undecided};
+use crate::types::{DimSet, Expr, Progression};
+use std::collections::BTreeMap;
+
+/// Values at the start of a range enumerated exactly when Z3 refutes a guard over the whole
+/// range: Z3 is then asked about the values past them.
+pub const HEAD: i128 = 1 << 16;
+
+/// One guard over one size, decided.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The values of the set asked about that pass (`None`: undecided).
+    pub set: Option<DimSet>,
+    /// How it was decided.
+    pub fate: Fate,
+    /// The period, when the periodic method solved it.
+    pub period: Option<i128>,
+}
+
+/// Decides one guard over one size `var` within `set`: by the engine (periodic method or
+/// enumeration); else, with a validity oracle (Z3), "does every value of `set` pass?" — a proof
+/// keeps `set`; a failure over a range too wide to enumerate enumerates the first [`HEAD`] values
+/// exactly and asks about the rest; else undecided, with the engine's reason and Z3's answer.
+pub fn decide(
+    g: &Expr,
+    var: &str,
+    set: &DimSet,
+    limits: &Limits,
+    prover: Option<Prover>,
+) -> Decision {
+    // Outside the engine's methods as written (`Pw % (Pw//7) == 0`): in normal form over
+    // `set` (the same values pass), before Z3 is asked.
+    let outcome = match solve(g, var, set, limits) {
+        Outcome::Undecided { reason } => {
+            let normal = normalize_one(g, var, set, limits);
+            match solve(&normal, var, set, limits) {
+                solved @ Outcome::Solved { .. } if normal != *g => solved,
+                _ => Outcome::Undecided { reason },
+            }
+        }
+        solved => solved,
+    };
+    let reason = match outcome {
+        Outcome::Solved { set: s, method } => {
+            let (fate, period) = match method {
+                Method::Periodic { period } => (GuardFate::Periodic, Some(period)),
+                Method::Enumeration { .. } => (GuardFate::Enumeration, None),
+            };
+            return Decision {
+                set: Some(s),
+                fate: Fate::Solved(fate),
+                period,
+            };
+        }
+        Outcome::Undecided { reason } => reason,
+    };
+    let answer = prover.map(|p| p(&[g], &[(var, set)]));
+    // Failing somewhere over a range too wide to enumerate: enumerate the first values exactly
+    // and ask Z3 about the rest.
+    let split = match (&answer, prover, set.min()) {
+        (Some(BoxAnswer::Fails(_)), Some(p), Some(lo)) => {
+            let cut = lo.saturating_add(HEAD);
+            let head = set.clip(lo, cut);
+            let tail = set.clip(cut.saturating_add(1), i128::MAX);
+            match solve(g, var, &head, limits) {
+                Outcome::Solved { set: h, .. } if p(&[g], &[(var, &tail)]) == BoxAnswer::Holds => {
+                    h.union(&tail).ok()
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let proved = |s: DimSet| Decision {
+        set: Some(s),
+        fate: Fate::Proved,
+        period: None,
+    };
+    match (answer, split) {
+        (Some(BoxAnswer::Holds), _) => proved(set.clone()),
+        (_, Some(s)) => proved(s),
+        (other, None) => {
+            let z3 = match other {
+                Some(BoxAnswer::Fails(x)) => Some(format!(
+                    "Z3 found {}, so it is not true for every value",
+                    match x.as_slice() {
+                        [v] => format!("the failing value {v}"),
+                        _ => format!("the failing combination {x:?}"),
+                    }
+                )),
+                Some(BoxAnswer::Unknown(z)) => Some(format!("Z3: {z}")),
+                _ => None,
+            };
+            let why = match z3 {
+                Some(z3) => Undecided::NotProved {
+                    because: Box::new(reason),
+                    z3,
+                },
+                None => reason,
+            };
+            Decision {
+                set: None,
+                fate: Fate::Undecided(why),
+                period: None,
+            }
+        }
+    }
+}
+
+/// Solves a group exactly within the members' ranges.
+pub fn solve_group(
+    grp: &Group,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    limits: &Limits,
+) -> Solved {
+    let budget = Budget {
+        limits: *limits,
+        ..Budget::default()
+    };
+    solve_group_with(grp, ranges, &budget, None)
+}
+
+/// [`solve_group`] within `budget`, with a validity oracle (Z3) asked before a guard is called
+/// undecided: a guard outside the engine's methods is sent as "does every value of the range
+/// pass?"; a proof keeps the range, a failing value is re-checked and the guard stays
+/// undecided with it in the reason.
+pub fn solve_group_with(
+    grp: &Group,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    budget: &Budget,
+    prover: Option<Prover>,
+) -> Solved {
+    // A size defined by the others in a group with a range too wide to enumerate: eliminated
+    // first (a search over it is slow or hopeless: the graph of a function over an unbounded
+    // range is no finite union of boxes); in a group of narrow ranges, only when the search
+    // leaves it undecided (the search's answer has each size's own set).
+    let def = definition(grp);
+    let wide = def.is_some()
+        && grp.roots.iter().any(|r| {
+            let (lo, hi) = root_range(grp, r, ranges);
+            DimSet::interval(lo, hi).count() > ENUMERABLE
+        });
+    if wide {
+        if let Some(s) = solve_defined(grp, ranges, budget, prover) {
+            return s;
+        }
+    }
+    if def.is_none() || wide {
+        return solve_group_plain(grp, ranges, budget, prover);
+    }
+    // Narrow ranges: the search first, within a work cap (its answer has each size's own set);
+    // past the cap, the elimination; then the search within the whole budget.
+    let quick = Budget {
+        work: budget.work.min(DEFINED_FIRST_WORK),
+        ..*budget
+    };
+    let out = solve_group_plain(grp, ranges, &quick, prover);
+    if out.undecided.is_none() {
+        return out;
+    }
+    if let Some(s) = solve_defined(grp, ranges, budget, prover) {
+        return s;
+    }
+    solve_group_plain(grp, ranges, budget, prover)
+}
+
+/// The largest estimated number of guard evaluations a search of a group with a defined size
+/// ([`Defined`]) over narrow ranges may start with before the defined size is eliminated.
+const DEFINED_FIRST_WORK: f64 = 2e6;
+
+/// `grp` solved with its defined size ([`definition`]) eliminated ([`Defined`]), when the
+/// defined size's own guards are decided and the reduced group decides every tuple; `None`
+/// otherwise (the caller keeps its own answer).
+fn solve_defined(
+    grp: &Group,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    budget: &Budget,
+    prover: Option<Prover>,
+) -> Option<Solved> {
+    let (gi, x, e) = definition(grp)?;
+    let mut fates = vec![Fate::Solved(GuardFate::Joint); grp.guards.len()];
+    let (lo, hi) = root_range(grp, &x, ranges);
+    let mut own = DimSet::interval(lo, hi);
+    let mut reduced = Group {
+        members: grp
+            .members
+            .iter()
+            .filter(|m| m.root != x)
+            .cloned()
+            .collect(),
+        roots: grp.roots.iter().filter(|r| **r != x).cloned().collect(),
+        guards: vec![],
+        origin: vec![],
+        relations: grp.relations.clone(),
+    };
+    let mut from: Vec<usize> = Vec::new();
+    for (i, g) in grp.guards.iter().enumerate() {
+        if i == gi {
+            continue;
+        }
+        let atoms = g.atoms();
+        if atoms.len() == 1 && atoms.iter().all(|a| **a == *x) {
+            let d = decide(g, &x, &own, &budget.limits, prover);
+            own = d.set?;
+            fates[i] = d.fate;
+            continue;
+        }
+        reduced.guards.push(g.substitute(&x, &e));
+        reduced.origin.push(grp.origin[i]);
+        from.push(i);
+    }
+    let solved = solve_group_with(&reduced, ranges, budget, prover);
+    if !matches!(solved.undecided, None | Some(Undecided::Defined { .. })) {
+        return None;
+    }
+    for (k, &i) in from.iter().enumerate() {
+        fates[i] = solved.fates[k].clone();
+    }
+    let why = Undecided::Defined {
+        sizes: grp.roots.clone(),
+        dim: x.clone(),
+        expr: e.to_string(),
+    };
+    let mut accepted = BTreeMap::new();
+    let mut unsure = BTreeMap::new();
+    // The others' own sets (their one-size guards decided in the reduced group).
+    let domains: Vec<(String, DimSet)> = grp
+        .roots
+        .iter()
+        .filter(|r| **r != x)
+        .map(|r| {
+            let reduced_own = solved
+                .joint
+                .as_ref()
+                .and_then(|j| Some(j.domains[j.sizes.iter().position(|s| s == r)?].clone()));
+            let d = reduced_own.unwrap_or_else(|| {
+                let (lo, hi) = root_range(grp, r, ranges);
+                DimSet::interval(lo, hi)
+            });
+            (r.clone(), d)
+        })
+        .collect();
+    // The values that pass with every value of the others, decided: none, wherever the
+    // partners can break the definition. An other size's value fails with some partner when
+    // the defined size's own set has two values (at most one equals `E`); the defined size's
+    // value fails with some partner when `E` takes two values (or raises) over the others' own
+    // sets. Else (a degenerate group) undecided, as before.
+    let others_nonempty = domains.iter().all(|(_, d)| !d.is_empty());
+    let x_breaks = own.count() >= 2 && others_nonempty;
+    let e_breaks = others_nonempty && definition_varies(&e, &domains);
+    for r in &grp.roots {
+        accepted.insert(r.clone(), DimSet::empty());
+        let (decided, domain) = match domains.iter().find(|(n, _)| n == r) {
+            Some((_, d)) => (x_breaks, d.clone()),
+            None => (e_breaks, own.clone()),
+        };
+        if !decided {
+            unsure.insert(r.clone(), domain);
+        }
+    }
+    Some(Solved {
+        accepted,
+        joint_count: None,
+        undecided: (!unsure.is_empty()).then_some(why),
+        unsure,
+        joint: None,
+        fates,
+        tied: None,
+        defined: Some(Box::new(Defined {
+            dim: x,
+            expr: e,
+            guard: gi,
+            own,
+            group: reduced,
+            solved,
+        })),
+    })
+}
+
+/// [`solve_group_with`] without eliminating a defined size.
+fn solve_group_plain(
+    grp: &Group,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    budget: &Budget,
+    prover: Option<Prover>,
+) -> Solved {
+    let limits = &budget.limits;
+    let mut out = Solved {
+        accepted: BTreeMap::new(),
+        joint_count: None,
+        undecided: None,
+        unsure: BTreeMap::new(),
+        joint: None,
+        fates: vec![Fate::Solved(GuardFate::Joint); grp.guards.len()],
+        tied: None,
+        defined: None,
+    };
+    let mut linking: Vec<Expr> = Vec::new();
+    let mut linking_idx: Vec<usize> = Vec::new();
+    for (i, g) in grp.guards.iter().enumerate() {
+        if g.atoms().len() > 1 {
+            linking.push(g.clone());
+            linking_idx.push(i);
+        }
+    }
+    for root in &grp.roots {
+        let (lo, hi) = root_range(grp, root, ranges);
+        let mut set = DimSet::interval(lo, hi);
+        let mut unsure = DimSet::empty();
+        for (i, g) in grp.guards.iter().enumerate() {
+            let atoms = g.atoms();
+            if atoms.len() > 1
+                || atoms.iter().any(|a| **a != **root)
+                || (atoms.is_empty() && *root != grp.roots[0])
+            {
+                continue;
+            }
+            let d = decide(g, root, &set, limits, prover);
+            match d.set {
+                Some(s) => set = s,
+                None => {
+                    if let Fate::Undecided(why) = &d.fate {
+                        out.undecided.get_or_insert_with(|| why.clone());
+                    }
+                    unsure = set.clone();
+                }
+            }
+            out.fates[i] = d.fate;
+        }
+        if unsure.is_empty() {
+            out.accepted.insert(root.clone(), set);
+        } else {
+            // No value is proven to pass the undecided guard: all of `set` is unsure.
+            out.accepted.insert(root.clone(), DimSet::empty());
+            out.unsure.insert(root.clone(), unsure);
+        }
+    }
+    if linking.is_empty() {
+        return out;
+    }
+    if !out.unsure.is_empty() {
+        let culprit = out.unsure.keys().next().cloned().unwrap_or_default();
+        // Nothing is proven for any root of the group while one of them is unsure.
+        for r in &grp.roots {
+            if let Some(a) = out.accepted.get_mut(r) {
+                if !a.is_empty() {
+                    out.unsure.insert(r.clone(), std::mem::take(a));
+                }
+            }
+        }
+        for &i in &linking_idx {
+            out.fates[i] = Fate::Undecided(Undecided::Depends(culprit.clone()));
+        }
+        return out;
+    }
+    let domains: Vec<DimSet> = grp.roots.iter().map(|r| out.accepted[r].clone()).collect();
+    let own_domains = domains;
+    // A linking guard that holds on every box of the sizes' own segments (interval bounds:
+    // products, min, max, abs of monotone floor terms against constants) constrains nothing:
+    // it is decided for every tuple before the search.
+    let printed: Vec<Expr> = linking
+        .into_iter()
+        .filter(|g| !crate::bounds::holds_on_segments(g, &grp.roots, &own_domains))
+        .collect();
+    // The guards as printed first: most groups are decided so, and the normal form of hundreds
+    // of long guards costs more than the search (a Swin-T's 418 linking guards: 0.8 s as
+    // printed, 14 s through the normal form).
+    // Guards that tie sizes (`F(a) == G(b)`): a search that would evaluate more than
+    // TIE_FIRST_WORK guards is not started before the closed form is tried ([`solve_tied`]:
+    // it costs what the problem without the tied sizes costs, whatever the ranges).
+    let has_tie = printed.iter().any(|g| Tie::of(g).is_some());
+    let quick = Budget {
+        work: budget.work.min(TIE_FIRST_WORK),
+        ..*budget
+    };
+    let mut js = solve_joint(
+        &grp.roots,
+        &own_domains,
+        &printed,
+        if has_tie { &quick } else { budget },
+    );
+    if has_tie && js.undecided.is_some() {
+        out.tied = solve_tied(&grp.roots, &own_domains, &printed, budget)
+            .filter(|t| t.reduced.undecided.is_none() && t.count().is_some());
+        if out.tied.is_none() {
+            js = solve_joint(&grp.roots, &own_domains, &printed, budget);
+        }
+    }
+    let (linking, domains) = if js.undecided.is_none() || out.tied.is_some() {
+        (printed.clone(), own_domains.clone())
+    } else {
+        // The linking guards in normal form over the sizes' accepted sets (identities of the
+        // program's code seen as such): each holds at exactly the tuples the original one
+        // does, and every tuple outside the narrowed box (`domains`) fails a guard: a guard
+        // left over one size narrowed it.
+        let own: Vec<Expr> = grp
+            .guards
+            .iter()
+            .filter(|g| g.atoms().len() == 1)
+            .cloned()
+            .collect();
+        // Only the guards over a size too wide to enumerate: the others the search enumerates
+        // as printed (a Swin-T's batch, claimed to 2^63-1, is in 160 of its 519 linking guards,
+        // H and W in 116..227 in all of them).
+        let wide = |g: &Expr| {
+            g.atoms().iter().any(|a| {
+                grp.roots
+                    .iter()
+                    .position(|r| **r == **a)
+                    .is_some_and(|i| own_domains[i].count() > ENUMERABLE)
+            })
+        };
+        let (to_normal, as_printed): (Vec<Expr>, Vec<Expr>) = if printed.iter().any(wide) {
+            printed.iter().cloned().partition(|g| wide(g))
+        } else {
+            (printed.clone(), Vec::new())
+        };
+        let (mut linking, domains) = normalize(&to_normal, &own, &grp.roots, &own_domains, limits);
+        linking.extend(as_printed);
+        js = solve_joint(&grp.roots, &domains, &linking, budget);
+        (linking, domains)
+    };
+    if js.undecided.is_some() && !has_tie {
+        // Sizes tied by `F(a) == F(b)` over ranges no enumeration covers: in closed form.
+        // Over the guards as printed (the ties' own normal form reads them) and the sizes'
+        // own accepted sets.
+        out.tied = solve_tied(&grp.roots, &own_domains, &printed, budget)
+            .filter(|t| t.reduced.undecided.is_none() && t.count().is_some());
+    }
+    if let (Some(u), Some(p), None) = (&js.undecided, prover, &out.tied) {
+        // Past the budget: Z3 may still prove that every combination passes.
+        let refs: Vec<&Expr> = linking.iter().collect();
+        let sets: Vec<(&str, &DimSet)> =
+            grp.roots.iter().map(|r| r.as_str()).zip(&domains).collect();
+        match p(&refs, &sets) {
+            BoxAnswer::Holds => {
+                js.tree = Tree::full(&js.domains);
+                js.undecided = None;
+                for &i in &linking_idx {
+                    out.fates[i] = Fate::Proved;
+                }
+            }
+            BoxAnswer::Fails(pt) => {
+                let why = format!("{}; Z3 found the failing combination {pt:?}", u.reason);
+                js.undecided.as_mut().expect("undecided").reason = why;
+            }
+            BoxAnswer::Unknown(z) => {
+                // Z3 ran out of the same budget: said once.
+                let why = if z == u.reason {
+                    z
+                } else {
+                    format!("{}; Z3: {z}", u.reason)
+                };
+                js.undecided.as_mut().expect("undecided").reason = why;
+            }
+        }
+    }
+    // The joint set over the sizes' own accepted sets (what `for_all` and the failing
+    // examples are relative to): the tuples outside the narrowed box fail.
+    for (l, name) in js.sizes.iter().enumerate() {
+        if let Some(i) = grp.roots.iter().position(|r| r == name) {
+            js.domains[l] = own_domains[i].clone();
+        }
+    }
+    if let Some(t) = &out.tied {
+        // The closed form is the answer: every tuple decided. Each size's values that pass with
+        // every value of the others, from the tied set (over the sizes' own accepted sets).
+        let own: BTreeMap<&str, &DimSet> = grp
+            .roots
+            .iter()
+            .map(String::as_str)
+            .zip(&own_domains)
+            .collect();
+        let domain = |n: &str| own.get(n).map(|d| (*d).clone());
+        let mut sets = Vec::new();
+        for r in &grp.roots {
+            match t.for_all(r, &domain) {
+                Ok(set) => sets.push(set),
+                Err(_) => break,
+            }
+        }
+        if sets.len() == grp.roots.len() {
+            for (r, set) in grp.roots.iter().zip(sets) {
+                out.accepted.insert(r.clone(), set);
+            }
+            out.joint_count = Some((t.count().unwrap_or(u128::MAX), js.box_count()));
+            out.joint = Some(js);
+            return out;
+        }
+        out.tied = None;
+    }
+    out.joint_count = Some((js.count(), js.box_count()));
+    if let Some(u) = &js.undecided {
+        let why = Undecided::Budget {
+            sizes: grp.roots.clone(),
+            limit: u.reason.clone(),
+            combinations: u.count,
+        };
+        out.undecided = Some(why.clone());
+        for &i in &linking_idx {
+            out.fates[i] = Fate::Undecided(why.clone());
+        }
+        for (l, name) in js.sizes.iter().enumerate() {
+            let unsure = if l == 0 {
+                u.sides[0].clone()
+            } else {
+                js.domains[l].clone()
+            };
+            out.unsure.insert(name.clone(), unsure);
+        }
+    }
+    let for_all: Result<Vec<DimSet>, crate::error::Error> =
+        grp.roots.iter().map(|r| js.for_all(r)).collect();
+    match for_all {
+        Ok(sets) => {
+            for (r, set) in grp.roots.iter().zip(sets) {
+                out.accepted.insert(r.clone(), set);
+            }
+        }
+        Err(e) => {
+            // A projection of the joint set has no closed form within the budget: the joint
+            // set stays exact, but no size's own answer is shown, so each is undecided.
+            let why = Undecided::PerSize {
+                sizes: grp.roots.clone(),
+                error: Box::new(e),
+            };
+            out.undecided.get_or_insert_with(|| why.clone());
+            for &i in &linking_idx {
+                if !matches!(out.fates[i], Fate::Undecided(_)) {
+                    out.fates[i] = Fate::Undecided(why.clone());
+                }
+            }
+            for (r, d) in grp.roots.iter().zip(&js.domains) {
+                out.accepted.insert(r.clone(), DimSet::empty());
+                out.unsure.insert(r.clone(), d.clone());
+            }
+        }
+    }
+    out.joint = Some(js);
+    out
+}
+
+/// The report of a joint set with tied sizes: its examples re-checked against every guard of
+/// the group (a failing "accepted" or passing "rejected" tuple is dropped, never shown).
+pub(super) fn tied_report(
+    t: &TiedSet,
+    grp: &Group,
+    name: &dyn Fn(&str) -> String,
+    label: &dyn Fn(&str) -> String,
+) -> Option<TiedReport> {
+    let sources = t.sizes();
+    let passes = |tuple: &[i128]| {
+        let env = |a: &str| sources.iter().position(|s| s == a).map(|i| tuple[i]);
+        grp.guards
+            .iter()
+            .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
+    };
+    let accepted = t.count()?;
+    let shared: Vec<&str> = t.shared().iter().map(|x| x.b.as_str()).collect();
+    let ties: Vec<TieReport> = t
+        .ties
+        .iter()
+        .map(|(x, own)| TieReport {
+            dims: [name(&x.a), name(&x.b)],
+            block: x.d,
+            offset: x.c,
+            shift: x.s,
+            range: [own.min().unwrap_or(0), own.max().unwrap_or(-1)],
+            own: Some(Feasible::from(own)),
+            shared_dim: shared.contains(&x.b.as_str()),
+        })
+        .collect();
+    let words: Vec<String> = t
+        .ties
+        .iter()
+        .map(|(x, _)| {
+            let b = if x.s == 0 {
+                label(&x.b)
+            } else {
+                crate::python::linear(crate::num::q(1), &label(&x.b), x.s)
+            };
+            let mut same = if x.d == 1 {
+                format!("{b} equals {}", label(&x.a))
+            } else {
+                format!(
+                    "{b} lies in the block of {} values holding {} (blocks start at {} mod {})",
+                    x.d,
+                    label(&x.a),
+                    (-x.c).rem_euclid(x.d),
+                    x.d
+                )
+            };
+            if let Some(e) = &x.extra {
+                same = format!(
+                    "{same}, where {}",
+                    e.substitute(&x.a, &Expr::sym(&label(&x.a)))
+                );
+            }
+            if shared.contains(&x.b.as_str()) {
+                format!("{same}; one Dim for both is sound")
+            } else {
+                same
+            }
+        })
+        .collect();
+    let (boxes, complete) = t.reduced.tree.boxes(100);
+    if !complete {
+        return None;
+    }
+    Some(TiedReport {
+        boxes: boxes
+            .iter()
+            .map(|b| b.iter().map(Feasible::from).collect())
+            .collect(),
+        dims: sources.iter().map(|s| name(s)).collect(),
+        sources: sources.clone(),
+        accepted,
+        accepted_examples: t
+            .accepted_examples(5)
+            .into_iter()
+            .filter(|x| passes(x))
+            .collect(),
+        rejected_examples: t
+            .rejected_examples(5)
+            .into_iter()
+            .filter(|x| !passes(x))
+            .collect(),
+        summary: format!(
+            "decided in closed form: {} tuples pass; {}",
+            crate::report::count_text(accepted),
+            words.join("; ")
+        ),
+        ties,
+    })
+}
+
+/// Tuples of a largest box above which it is re-checked at a sample only.
+pub const BOX_RECHECK: u128 = 256;
+
+/// Guard evaluations the re-check of a largest box may spend (the exact evaluator costs
+/// microseconds per evaluation on guards of thousands of characters): past it, fewer tuples.
+const BOX_RECHECK_WORK: u128 = 40_000;
+
+/// The tuples of a box (one progression per side) its re-check evaluates: all of them when
+/// there are at most [`BOX_RECHECK`] and the work allows, else every corner and tuples spread
+/// evenly over the box, at most as many as the work allows (at least 16).
+pub(super) fn box_sample(sides: &[Progression], count: u128, guards: usize) -> Vec<Vec<i128>> {
+    let per = (BOX_RECHECK_WORK / (guards.max(1) as u128)).max(16);
+    let n = BOX_RECHECK.min(per);
+    let nth = |mut k: u128| -> Vec<i128> {
+        let mut t = vec![0; sides.len()];
+        for (l, p) in sides.iter().enumerate().rev() {
+            let c = p.count().max(1);
+            t[l] = p.lo + (k % c) as i128 * p.modulus;
+            k /= c;
+        }
+        t
+    };
+    if count <= n {
+        return (0..count).map(nth).collect();
+    }
+    let mut out: Vec<Vec<i128>> = Vec::new();
+    for mask in 0..(1u32 << sides.len().min(16)) {
+        let t: Vec<i128> = sides
+            .iter()
+            .enumerate()
+            .map(|(l, p)| if mask >> l & 1 == 1 { p.hi } else { p.lo })
+            .collect();
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    let step = count / n;
+    for k in 0..n {
+        let t = nth(k * step + step / 2);
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// Most values a size may take for the joint search to enumerate it as its guards are printed,
+/// without their normal form ([`normalize`]).
+const ENUMERABLE: u128 = 1 << 16;
+
+/// Guard evaluations a search of a group with tied sizes may start with before the closed form
+/// of the ties is tried ([`solve_group_with`]).
+const TIE_FIRST_WORK: f64 = 1e5;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::joint::group;
+    use crate::syntax::parse_guard;
+    use proptest::prelude::*;
+
+    fn g(s: &str) -> Expr {
+        parse_guard(s).unwrap()
+    }
+
+    #[test]
+    fn equal_sizes_share_a_root() {
+        let guards = vec![
+            g("L['image2'].size()[2] == L['image1'].size()[2]"),
+            g("L['image1'].size()[2] % 8 == 0"),
+            g("(L['image2'].size()[2] // 8) % 2 == 1"),
+        ];
+        let groups = group(&guards, &[]);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].roots.len(), 1);
+        let ranges = BTreeMap::from([
+            ("L['image1'].size()[2]".to_string(), (135, 2160)),
+            ("L['image2'].size()[2]".to_string(), (135, 2160)),
+        ]);
+        let s = solve_group(&groups[0], &ranges, &Limits::default());
+        let set = &s.accepted[&groups[0].roots[0]];
+        assert!(set.iter().all(|x| x % 16 == 8));
+        assert_eq!(set.count(), (2152 - 136) / 16 + 1);
+    }
+
+    #[test]
+    fn one_wide_root_costs_nothing() {
+        let guards = vec![g("(h + w) % 8 == 0")];
+        let groups = group(&guards, &["h".into(), "w".into()]);
+        let ranges = BTreeMap::from([("h".to_string(), (2, 9)), ("w".to_string(), (2, 1 << 62))]);
+        let s = solve_group(&groups[0], &ranges, &Limits::default());
+        // For every h, a w exists; no w works for every h in 2..9.
+        assert!(s.accepted["w"].is_empty());
+        assert!(s.accepted["h"].is_empty());
+        let (pass, total) = s.joint_count.unwrap();
+        assert_eq!(total, 8 * ((1u128 << 62) - 1));
+        assert_eq!(
+            pass,
+            (2..=9)
+                .map(|h| DimSet::progression(2, 1 << 62, 8, -h).count())
+                .sum::<u128>()
+        );
+    }
+
+    #[test]
+    fn products_link_roots() {
+        // resnet18 AUTO: ((1 + (w-1)//2) * (1 + (h-1)//2)) != 1 links h and w.
+        let guards = vec![g("((1 + (((-1) + w) // 2))*(1 + (((-1) + h) // 2))) != 1")];
+        let groups = group(&guards, &["h".into(), "w".into()]);
+        assert_eq!(groups.len(), 1);
+        let ranges = BTreeMap::from([("h".to_string(), (1, 20)), ("w".to_string(), (1, 20))]);
+        let s = solve_group(&groups[0], &ranges, &Limits::default());
+        // Only h, w in {1, 2} make both factors 1.
+        assert_eq!(s.joint_count, Some((400 - 4, 400)));
+        assert_eq!(s.accepted["h"].min(), Some(3));
+        assert_eq!(s.accepted["w"].min(), Some(3));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Random joint systems over two and three sizes against brute force on small boxes.
+        #[test]
+        fn joint_systems_match_brute_force(
+            k in 1i128..4, off in -3i128..4, m1 in 2i128..6, r1 in 0i128..6, m2 in 2i128..6,
+            prod in 0i128..40, three in any::<bool>(), lo in 1i128..5, w in 4i128..14,
+        ) {
+            let mut guards = vec![
+                g(&format!("b == {k}*a + {off}")),
+                g(&format!("(a + b) % {m1} != {}", r1 % m1)),
+                g(&format!("a * c >= {prod}")),
+            ];
+            if three {
+                guards.push(g(&format!("(c // 2) % {m2} != 0")));
+            }
+            let names = ["a", "b", "c"];
+            let ranges: BTreeMap<String, (i128, i128)> = names.iter().map(|n| (n.to_string(), (lo, lo + w))).collect();
+            let groups = group(&guards, &[]);
+            prop_assert_eq!(groups.len(), 1);
+            let s = solve_group(&groups[0], &ranges, &Limits::default());
+            // Brute force over the box: a value of a root is accepted when it passes for every
+            // value of the other roots that passes its own one-size guards.
+            let holds = |a: i128, b: i128, c: i128| {
+                let env = |n: &str| match n { "a" => Some(a), "b" => Some(b), "c" => Some(c), _ => None };
+                guards.iter().all(|g| matches!(g.eval(&env), Ok(crate::expr::Value::Bool(true))))
+            };
+            let box_ = lo..=lo + w;
+            let mut count = 0u128;
+            let mut total = 0u128;
+            for a in box_.clone() {
+                let b = k * a + off;
+                if !box_.contains(&b) { continue; }
+                for c in box_.clone() {
+                    // c's own guard (three) filters c's values before the product.
+                    if three && (c / 2) % m2 == 0 { continue; }
+                    // a's own one-size guard after substitution: (a + b) % m1 != r1.
+                    if (a + b).rem_euclid(m1) == r1 % m1 { continue; }
+                    total += 1;
+                    if holds(a, b, c) { count += 1; }
+                }
+            }
+            prop_assert_eq!(s.joint_count.map(|j| j.1), Some(total));
+            prop_assert_eq!(s.joint_count.map(|j| j.0), Some(count));
+        }
+    }
+}
