@@ -3,7 +3,7 @@
 //! For each dynamic dimension of each user input: the sizes `range_constraints` *claim* (for a
 //! derived size such as `8*s24`, the expression's values over its root's range), and the claimed
 //! sizes that pass every guard of `guards_code` — exactly, by the solver. Guards linking several
-//! inputs are solved jointly (`joint.rs`, `linked.rs`): the report then carries the exact set of
+//! inputs are solved jointly (`joint/`, `linked/`): the report then carries the exact set of
 //! tuples that pass (`joint`), each size's `accepted` values are those that pass with *every*
 //! value of the others (the contract), `with_some_partner` those that pass with some, and the
 //! corrected spec is the largest sound box. Every guard is accounted for (`fate`): solved, proved by Z3, or
