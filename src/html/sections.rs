@@ -3,6 +3,7 @@
 
 use super::model::{PageCover, PageDim, Round};
 use super::text::{esc, MAX_GUARDS};
+use crate::solver::report::CoverSide;
 use crate::solver::report::{GuardFate, GuardReport, GuardUse, LineReport, RuntimeCheck};
 use std::fmt::Write;
 
@@ -118,18 +119,7 @@ pub(super) fn cover_section(c: &PageCover) -> String {
         out.push_str("</ul>");
     }
     for (i, p) in c.pieces.iter().enumerate() {
-        let sides: Vec<String> = p
-            .sides
-            .iter()
-            .map(|s| {
-                let step = if s.modulus > 1 {
-                    format!(" ≡ {} (mod {})", s.residue, s.modulus)
-                } else {
-                    String::new()
-                };
-                format!("{} in {}..{}{step}", s.name, s.lo, s.hi)
-            })
-            .collect();
+        let sides: Vec<String> = p.sides.iter().map(CoverSide::text).collect();
         let what = [p.label.clone().unwrap_or_default(), sides.join(", ")]
             .into_iter()
             .filter(|t| !t.is_empty())

@@ -6,7 +6,9 @@ use super::joint::joint_sets;
 use super::style::{num, progression, row, segments_text, tied_row, Style};
 use dimguard::solver::analyze::describe;
 use dimguard::solver::linked::count_text;
-use dimguard::solver::report::{DataDependent, DimReport, Feasible, GuardFate, Report, Status};
+use dimguard::solver::report::{
+    CoverSide, DataDependent, DimReport, Feasible, GuardFate, Report, Status,
+};
 use dimguard::solver::DimSet;
 use std::fmt::Write;
 
@@ -32,18 +34,7 @@ pub fn covered(c: &Covered, color: bool) -> String {
         let _ = writeln!(out, "  left as above: {note}");
     }
     for (i, p) in cover.pieces.iter().enumerate() {
-        let sides: Vec<String> = p
-            .sides
-            .iter()
-            .map(|s| {
-                let step = if s.modulus > 1 {
-                    format!(" ≡ {} (mod {})", s.residue, s.modulus)
-                } else {
-                    String::new()
-                };
-                format!("{} in {}..{}{step}", s.name, s.lo, s.hi)
-            })
-            .collect();
+        let sides: Vec<String> = p.sides.iter().map(CoverSide::text).collect();
         let _ = writeln!(
             out,
             "\nSpec {} of {}: {} ({} sizes)\n",

@@ -55,6 +55,18 @@ pub struct CoverSide {
     pub count: u128,
 }
 
+impl CoverSide {
+    /// `h in 32..512 ≡ 0 (mod 8)`: the side in words, as every renderer writes it.
+    pub fn text(&self) -> String {
+        let step = if self.modulus > 1 {
+            format!(" ≡ {} (mod {})", self.residue, self.modulus)
+        } else {
+            String::new()
+        };
+        format!("{} in {}..{}{step}", self.name, self.lo, self.hi)
+    }
+}
+
 /// `dimguard check` of a `dimguard.Dispatch` archive: each program's check, and per input size
 /// the sizes some program accepts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
