@@ -561,6 +561,15 @@ fn joint_groups(
                     d.note.get_or_insert_with(|| format!("joint guards: {why}"));
                     None
                 }
+                // A size the others define: torch derives it from them (`Dim.AUTO` over the
+                // definition's range on the box, with the relation), never left out.
+                None if g.defined_relation(&var).is_some() => {
+                    let relation = g.defined_relation(&var).unwrap_or_default();
+                    let (lo, hi) = g
+                        .defined_range(&var)
+                        .map_or((None, None), |(lo, hi)| (Some(lo), Some(hi)));
+                    Some(python::defined_line(&name, lo, hi, &relation))
+                }
                 // A size derived from a root is written from the root's line, as the spec
                 // writes it: two sizes of one root given Dims of their own would no longer
                 // move together, and a linking guard could fail between them.
@@ -1122,6 +1131,55 @@ mod tests {
         assert!(s.lookup("h", None).is_some(), "{s:?}");
         let r = verify(&g, &s, 5_000);
         assert_eq!(r.sound, Some(true), "{r:?}");
+    }
+
+    #[test]
+    fn a_size_the_others_define_keeps_a_maximal_line() {
+        // Patch tokens added to a token input: `n == (w//16)*(h//16)`. The tokens are defined
+        // by the image sizes; their maximal line is a `Dim.AUTO` with the relation (torch
+        // derives it), never left out, and over the box of the image sizes its range is the
+        // definition's: from 2*2 to 32*32.
+        let msg = "L['x'].size()[2] >= 32\nL['x'].size()[3] >= 32\n((L['x'].size()[3] // 16)*(L['x'].size()[2] // 16)) == L['t'].size()[1]";
+        let g = GuardSet::read(msg).unwrap();
+        let s = spec::read("h = Dim('h', min=32, max=512)\nw = Dim('w', min=32, max=512)\nn = Dim('n', min=4, max=1024)\ndynamic_shapes = {'x': {2: h, 3: w}, 't': {1: n}}\n").unwrap();
+        let r = verify(&g, &s, 5_000);
+        let n = r
+            .dims
+            .iter()
+            .find(|d| d.source.as_deref() == Some("L['t'].size()[1]"))
+            .expect("the tokens are a size of the report");
+        let line = n
+            .maximal_spec
+            .as_deref()
+            .expect("a maximal line for the tokens");
+        assert!(
+            line.starts_with("n = Dim.AUTO(min=4, max=1024)  # n = "),
+            "{line}"
+        );
+        // Brute force: every (h, w) of the box with n at the definition passes every guard,
+        // and n one off it fails.
+        let all: Vec<&Expr> = g
+            .dims
+            .iter()
+            .flat_map(|(_, _, e)| e)
+            .chain(g.joint.iter().map(|(_, e)| e))
+            .collect();
+        assert_eq!(all.len(), 3);
+        for h in (32..=512).step_by(37) {
+            for w in (32..=512).step_by(41) {
+                let n = (h / 16) * (w / 16);
+                let at = |k: i128| {
+                    move |v: &str| match v {
+                        "L['x'].size()[2]" => Some(h),
+                        "L['x'].size()[3]" => Some(w),
+                        "L['t'].size()[1]" => Some(k),
+                        _ => None,
+                    }
+                };
+                assert!(all.iter().all(|e| e.truth(&at(n)) == Ok(true)));
+                assert!(!all.iter().all(|e| e.truth(&at(n + 1)) == Ok(true)));
+            }
+        }
     }
 
     #[test]
