@@ -5,7 +5,7 @@ use crate::graph::{self, CheckReport, Program};
 use crate::prove::{self, certify::TIMEOUT_MS, Mode};
 use crate::solver::diagnose::{self, Options, Paste, Stage};
 use crate::solver::python::source_input;
-use crate::solver::report::{JointReport, Report};
+use crate::solver::report::Report;
 use crate::solver::Error;
 use crate::solver::Sheet;
 
@@ -223,58 +223,5 @@ pub fn check_program_graph(
     sizes: bool,
 ) -> Result<CheckReport, graph::Error> {
     let z3 = prove::box_prover(TIMEOUT_MS);
-    let mut report = graph::check_graph(program, pg, sizes, Some(&z3))?;
-    for d in report.dims.iter_mut().filter(|d| !d.linked_with.is_empty()) {
-        d.sides.link_excludes_none = link_excludes_none(&report.joint, &d.source);
-    }
-    Ok(report)
-}
-
-/// For a linked size (by its source): whether the link excludes none of its values, that is,
-/// whether its group's joint set is its side times the others' ([`independent`]). `None` when
-/// no group with every box listed holds it.
-pub fn link_excludes_none(joints: &[JointReport], source: &str) -> Option<bool> {
-    joints.iter().find_map(|j| {
-        let k = j.sources.iter().position(|s| s == source)?;
-        joint_boxes(j).map(|b| independent(&b)[k])
-    })
-}
-
-/// The boxes of a joint set as exact sets, when every box is listed, nothing is left
-/// undecided and no size is defined by the others (they are then the whole joint set; with a
-/// defined size, `joint[].defined`, they are the others' set only).
-pub fn joint_boxes(j: &JointReport) -> Option<Vec<Vec<crate::solver::DimSet>>> {
-    if !j.boxes_complete || j.boxes.is_empty() || j.undecided.is_some() || !j.defined.is_empty() {
-        return None;
-    }
-    j.boxes
-        .iter()
-        .map(|b| {
-            b.iter()
-                .map(|f| crate::solver::DimSet::from_segments(f.segments.clone()).ok())
-                .collect::<Option<Vec<_>>>()
-        })
-        .collect()
-}
-
-/// Per size of a joint set given as its disjoint boxes (one set per size, every box listed):
-/// whether the size is independent of the others — every box has the same side for it, so the
-/// joint set is that side times the rest and the link excludes none of its values. All false
-/// when `boxes` is empty.
-///
-/// ```
-/// use dimguard::solver::DimSet;
-/// let b = |h: (i128, i128), n: (i128, i128)| vec![DimSet::interval(h.0, h.1), DimSet::interval(n.0, n.1)];
-/// // (h, batch): h in 8..8 or 13..16, batch 1..32 with each.
-/// assert_eq!(dimguard::api::independent(&[b((8, 8), (1, 32)), b((13, 16), (1, 32))]), [false, true]);
-/// ```
-pub fn independent(boxes: &[Vec<crate::solver::DimSet>]) -> Vec<bool> {
-    let n = boxes.first().map_or(0, Vec::len);
-    (0..n)
-        .map(|k| {
-            boxes
-                .iter()
-                .all(|b| b.len() == n && b[k].same_members(&boxes[0][k]))
-        })
-        .collect()
+    graph::check_graph(program, pg, sizes, Some(&z3))
 }

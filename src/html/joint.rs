@@ -40,11 +40,13 @@ impl Joint<'_> {
         }
         // The whole joint set: every box listed and readable, nothing undecided, no size
         // defined by the others.
-        let boxes: Option<Vec<Vec<DimSet>>> = crate::api::joint_boxes(v)
+        let boxes: Option<Vec<Vec<DimSet>>> = v
+            .exact_boxes()
             .filter(|b| !b.is_empty() && b.iter().all(|s| s.len() == names.len()));
         let independent = boxes
-            .as_deref()
-            .map_or_else(|| vec![false; names.len()], crate::api::independent);
+            .as_ref()
+            .and_then(|_| v.free_sides())
+            .unwrap_or_else(|| vec![false; names.len()]);
         Some(Joint {
             v,
             names,

@@ -151,6 +151,7 @@ pub fn check_graph(
         problem: &problem,
         guards: &guards,
         sets: &sets,
+        joints: &joints,
     };
     let mut spec = Spec::default();
     let dims: Vec<CheckDim> = (0..ins.len())
@@ -410,6 +411,8 @@ struct Cx<'a> {
     problem: &'a Problem,
     guards: &'a [Expr],
     sets: &'a Sets,
+    /// The joint sets of the linked groups.
+    joints: &'a [JointReport],
 }
 
 /// The corrected spec as it is written: lines, then each input's dict entries.
@@ -603,8 +606,9 @@ fn sides(
         example_box_side: m
             .and_then(|m| m.example_side.as_ref())
             .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
-        // Filled by `dimguard::api::check_program` from the joint boxes.
-        link_excludes_none: None,
+        link_excludes_none: m
+            .filter(|m| !m.linked_with.is_empty())
+            .and_then(|_| cx.joints.iter().find_map(|j| j.excludes_none(&i.source))),
         tied_to: None,
         defined_values: None,
     }

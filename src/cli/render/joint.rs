@@ -92,8 +92,7 @@ pub(super) fn joint_sets(
                 st,
             );
         }
-        if let Some(boxes) = dimguard::api::joint_boxes(j) {
-            let free = dimguard::api::independent(&boxes);
+        if let (Some(boxes), Some(free)) = (j.exact_boxes(), j.free_sides()) {
             if free.iter().all(|f| *f) && !j.equal.is_empty() {
                 row(
                     out,

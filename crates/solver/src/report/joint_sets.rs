@@ -2,6 +2,7 @@
 //! `verify`'s `joint_sets`): its boxes, examples, ties, defined sizes and search.
 
 use super::common::{Feasible, Suggestion};
+use crate::types::DimSet;
 use serde::{Deserialize, Serialize};
 
 /// A group of sizes linked by guards, solved jointly.
@@ -165,4 +166,50 @@ pub struct JointSearch {
     pub periodic_solves: u64,
     /// Nodes of the shared expression graph (common sub-expressions counted once).
     pub shared_nodes: usize,
+}
+
+impl JointReport {
+    /// The boxes as exact sets, when every box is listed, nothing is left undecided and no size
+    /// is defined by the others (they are then the whole joint set; with a defined size,
+    /// [`JointReport::defined`], they are the others' set only).
+    pub fn exact_boxes(&self) -> Option<Vec<Vec<DimSet>>> {
+        if !self.boxes_complete
+            || self.boxes.is_empty()
+            || self.undecided.is_some()
+            || !self.defined.is_empty()
+        {
+            return None;
+        }
+        self.boxes
+            .iter()
+            .map(|b| {
+                b.iter()
+                    .map(|f| DimSet::from_segments(f.segments.clone()).ok())
+                    .collect::<Option<Vec<_>>>()
+            })
+            .collect()
+    }
+
+    /// Per size: whether the link excludes none of its values, that is, whether every box has
+    /// the same side for it (the joint set is then its side times the others'). `None` unless
+    /// [`JointReport::exact_boxes`] gives the whole set.
+    pub fn free_sides(&self) -> Option<Vec<bool>> {
+        let boxes = self.exact_boxes()?;
+        let n = boxes.first().map_or(0, Vec::len);
+        Some(
+            (0..n)
+                .map(|k| {
+                    boxes
+                        .iter()
+                        .all(|b| b.len() == n && b[k].same_members(&boxes[0][k]))
+                })
+                .collect(),
+        )
+    }
+
+    /// [`JointReport::free_sides`] for the size `source`, when this joint set holds it.
+    pub fn excludes_none(&self, source: &str) -> Option<bool> {
+        let k = self.sources.iter().position(|s| s == source)?;
+        Some(self.free_sides()?[k])
+    }
 }
