@@ -701,10 +701,6 @@ fn intermediate(
     for (b, a, delta) in shifted {
         link(b, a, *delta);
     }
-    let int = |v: Result<crate::solver::expr::Value, _>| match v {
-        Ok(crate::solver::expr::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
-        _ => None,
-    };
     let mut evals: u128 = 0;
     let mut cache: BTreeMap<String, Option<Range>> = BTreeMap::new();
     let mut out = Vec::new();
@@ -731,7 +727,7 @@ fn intermediate(
                 .clone();
             // Sizes over symbols that take no set (no input's) are left out.
             let Some(v) = values else { continue };
-            let example = int(e.eval(&|n| hints.get(n).copied()));
+            let example = e.int_at(&|n| hints.get(n).copied());
             out.push(serde_json::json!({
                 "tensor": tensor, "index": index, "expr": text,
                 "min": v.min, "opt": example, "max": v.max, "count": v.count,

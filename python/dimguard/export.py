@@ -776,7 +776,7 @@ def export(
                 continue
             if kind == "constraint_violation":
                 try:
-                
+
                     t_d = time.perf_counter()
                     out = json.loads(_native.diagnose(_text(err), [], round_shapes, json.dumps(sheet), "auto", 10_000))
                     entry["diagnose_seconds"] = time.perf_counter() - t_d

@@ -3,7 +3,6 @@
 
 use super::model::{Page, PageDim};
 use super::text::{esc, segments_text, MAX_MARKS};
-use crate::solver::expr::Value;
 use crate::solver::report::{count_text, JointReport, Suggestion};
 use crate::solver::{parse_expr, DimSet};
 use std::fmt::Write;
@@ -343,13 +342,7 @@ pub(super) fn derived_groups(report: &Page) -> Vec<Group> {
             .filter_map(|x| {
                 let mut t = vec![x];
                 for e in &members {
-                    let v = e
-                        .eval(&|a| (a == root || a == root_var).then_some(x))
-                        .ok()?;
-                    match v {
-                        Value::Num(q) if q.is_integer() => t.push(*q.numer()),
-                        _ => return None,
-                    }
+                    t.push(e.int_at(&|a| (a == root || a == root_var).then_some(x))?);
                 }
                 Some(t)
             })

@@ -646,8 +646,8 @@ fn accepted_answer(
     // accepted tuples: where they are not computed, they are undecided (never
     // rejected), and the reason says what is known.
     let products = m.and_then(|m| m.products.as_ref());
-    if let (Some(r), Some(p)) = (relation, products) {
-        d.sides.defined_values = Some(defined_values(p, r, &dim_name));
+    if let (Some(x), Some(p)) = (group.and_then(|g| g.defined(&i.source)), products) {
+        d.sides.defined_values = Some(defined_values(p, &x.relation, &dim_name));
     } else if let (true, None, None) = (defined_group, some, &doubt) {
         // A size of a group with a defined size whose values with some partner are
         // not computed: undecided with why, never rejected.
@@ -1215,24 +1215,14 @@ fn size_table(
                     .get(&s)
                     .filter(|set| set.count() <= 1_000_000)
                     .map(|set| {
-                        let vals: std::collections::BTreeSet<i128> = set
-                            .iter()
-                            .filter_map(|x| match e.eval(&|_| Some(x)) {
-                                Ok(dimguard_solver::expr::Value::Num(q)) if q.is_integer() => {
-                                    Some(*q.numer())
-                                }
-                                _ => None,
-                            })
-                            .collect();
+                        let vals: std::collections::BTreeSet<i128> =
+                            set.iter().filter_map(|x| e.int_at(&|_| Some(x))).collect();
                         Feasible::from(&DimSet::from_values(vals))
                     })
             } else {
                 None
             };
-            let example = match e.eval(&|n| hints.get(n).copied()) {
-                Ok(dimguard_solver::expr::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
-                _ => None,
-            };
+            let example = e.int_at(&|n| hints.get(n).copied());
             out.push(SizeRange {
                 tensor: tensor.clone(),
                 index,
@@ -1303,13 +1293,7 @@ fn defined_values(
     relation: &str,
     name: &dyn Fn(&str) -> String,
 ) -> dimguard_solver::report::DefinedValues {
-    let named = |e: &Expr| {
-        let mut out = e.clone();
-        for a in e.atoms() {
-            out = out.substitute(&a, &Expr::sym(&name(&a)));
-        }
-        out.to_string()
-    };
+    let named = |e: &Expr| e.renamed(name).to_string();
     // The least members and non-members, within the first values of the own set.
     let (lo, hi) = p.within;
     let first = (lo..=hi).take(10_000);
@@ -1317,10 +1301,7 @@ fn defined_values(
     let excluded: Vec<i128> = first.filter(|&n| !p.contains(n)).take(5).collect();
     dimguard_solver::report::DefinedValues {
         form: "products".into(),
-        relation: relation
-            .split_once(" = ")
-            .map_or(relation, |(_, r)| r)
-            .to_string(),
+        relation: relation.to_string(),
         factors: [named(&p.factors[0]), named(&p.factors[1])],
         ranges: p
             .ranges
@@ -1328,7 +1309,7 @@ fn defined_values(
             .map(|[a, b]| [[a.0, a.1], [b.0, b.1]])
             .collect(),
         within: [lo, hi],
-        text: p.text(&|e| named(e)),
+        text: p.text(&named),
         examples,
         excluded_examples: excluded,
     }

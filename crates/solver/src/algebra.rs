@@ -91,6 +91,15 @@ impl Expr {
         }
     }
 
+    /// Every size renamed by `name` at once (`L['x'].size()[2]` -> `x_2`): the expression in
+    /// the names a report prints.
+    pub fn renamed(&self, name: &dyn Fn(&str) -> String) -> Expr {
+        match self {
+            Expr::Sym(a) => Expr::sym(&name(a)),
+            _ => self.map_children(&|x| x.renamed(name)),
+        }
+    }
+
     /// The same node with `f` applied to each direct child (a leaf is returned as it is): the
     /// one tree walk that rewrites build on ([`Expr::substitute`], replacing a sub-expression).
     pub fn map_children(&self, f: &dyn Fn(&Expr) -> Expr) -> Expr {

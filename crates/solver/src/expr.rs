@@ -364,6 +364,15 @@ impl Expr {
         n
     }
 
+    /// The value at `env` when it is an integer; `None` where evaluating raises, overflows,
+    /// needs a size `env` does not give, or gives a fraction or a truth value.
+    pub fn int_at(&self, env: &dyn Fn(&str) -> Option<i128>) -> Option<i128> {
+        match self.eval(env) {
+            Ok(Val::Num(q)) if q.is_integer() => Some(*q.numer()),
+            _ => None,
+        }
+    }
+
     /// Evaluates with `env` giving each size's value. An intermediate value past 128 bits is
     /// recomputed exactly with big integers; the result is an [`ArithError::Overflow`] only when
     /// the *result* does not fit, or an intermediate value exceeds [`MAX_BITS`].

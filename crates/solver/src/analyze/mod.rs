@@ -38,7 +38,7 @@ pub use answer::{describe, suggestions, Ranked, WITHHELD};
 use crate::engine::Limits;
 use crate::joint::{self, Choice, Group, Member, Prover, Solved};
 use crate::linked::{Budget, LargestBox};
-use crate::report::GuardFate;
+use crate::report::{DefinedReport, GuardFate};
 use crate::types::{DimSet, Expr, Progression};
 use std::collections::BTreeMap;
 
@@ -228,12 +228,17 @@ impl GroupAnswer {
         None
     }
 
-    /// For a size the others define (`joint[].defined`): its relation in the report's names
+    /// For a size the others define: its entry of `joint[].defined`.
+    pub fn defined(&self, var: &str) -> Option<&DefinedReport> {
+        let l = self.linked.as_ref()?;
+        l.report.defined.iter().find(|d| d.source == var)
+    }
+
+    /// For a size the others define: its relation in the report's names
     /// (`tokens_1 = ((image_3 // 16)*(image_2 // 16))`), which a spec line keeps as a comment
     /// (torch cannot write a floor-derived `Dim`).
     pub fn defined_relation(&self, var: &str) -> Option<String> {
-        let l = self.linked.as_ref()?;
-        let d = l.report.defined.iter().find(|d| d.source == var)?;
+        let d = self.defined(var)?;
         Some(format!("{} = {}", d.dim, d.relation))
     }
 
@@ -249,10 +254,7 @@ impl GroupAnswer {
         };
         let at = |t: Vec<i128>| -> Option<i128> {
             let env = |a: &str| l.joint.sizes.iter().position(|s| s == a).map(|i| t[i]);
-            match d.expr.eval(&env) {
-                Ok(crate::expr::Value::Num(q)) if q.is_integer() => Some(*q.numer()),
-                _ => None,
-            }
+            d.expr.int_at(&env)
         };
         Some((
             at(sides.iter().map(|p| p.lo).collect())?,

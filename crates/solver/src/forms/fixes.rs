@@ -82,13 +82,7 @@ pub fn fix_kind(code: &str) -> Option<FixKind> {
     let [root] = atoms.iter().collect::<Vec<_>>()[..] else {
         return None;
     };
-    let at = |x: i128| -> Option<i128> {
-        let v = e.eval(&|a: &str| (a == &**root).then_some(x)).ok()?;
-        match v {
-            crate::expr::Value::Num(q) if q.is_integer() => Some(*q.numer()),
-            _ => None,
-        }
-    };
+    let at = |x: i128| e.int_at(&|a: &str| (a == &**root).then_some(x));
     let (b0, b1, b2) = (at(0)?, at(1)?, at(2)?);
     let coef = b1 - b0;
     // Affine check on a third point; torch only prints affine relations.

@@ -6,13 +6,12 @@ use super::defined::nondecreasing;
 use super::grouping::Group;
 use super::solve::{box_sample, tied_report};
 use super::solved::{Defined, Solved};
-use crate::expr::Value;
 use crate::linked::{largest_box, Budget, JointSet, LargestBox, TiedSet, TupleCheck};
 use crate::report::{
     BoxReport, Certificate, Feasible, JointReport, JointSearch, JointUndecided, Proof, SharedReport,
 };
 use crate::suggest::unchecked_suggestion;
-use crate::types::{DimSet, Expr, Progression};
+use crate::types::{DimSet, Progression};
 
 /// The report of a solved group's joint set: its boxes, the largest sound box (re-checked tuple
 /// by tuple with the exact evaluator, independently of the search), accepted examples, real
@@ -220,10 +219,7 @@ fn defined_linked(
         let mut names: Vec<&str> = j.sizes.iter().map(String::as_str).collect();
         for x in defs.iter().rev() {
             let env = |a: &str| names.iter().position(|s| *s == a).map(|i| full[i]);
-            let v = match x.expr.eval(&env) {
-                Ok(Value::Num(q)) if q.is_integer() => *q.numer(),
-                _ => return None,
-            };
+            let v = x.expr.int_at(&env)?;
             full.push(v);
             names.push(&x.dim);
         }
@@ -279,14 +275,7 @@ fn defined_linked(
             sides,
         }
     });
-    let relation_of = |x: &Defined| {
-        let mut relation = x.expr.clone();
-        for a in x.expr.atoms() {
-            relation = relation.substitute(&a, &Expr::sym(&name(&a)));
-        }
-        relation
-    };
-    let relation = relation_of(d);
+    let relation_of = |x: &Defined| x.expr.renamed(name);
     let mut labels: Vec<(String, String)> = j.sizes.iter().map(|s| (s.clone(), label(s))).collect();
     labels.sort_by(|a, b| a.1.cmp(&b.1));
     let report = JointReport {
@@ -314,11 +303,7 @@ fn defined_linked(
                 .map(|x| format!(
                     "{} = {} (within {})",
                     label(&x.dim),
-                    if std::ptr::eq(*x, d) {
-                        relation.clone()
-                    } else {
-                        relation_of(x)
-                    },
+                    relation_of(x),
                     crate::report::count_text(x.own.count())
                 ))
                 .collect::<Vec<_>>()
@@ -368,10 +353,7 @@ fn defined_box(d: &Defined, j: &JointSet, grp: &Group, budget: &Budget) -> Optio
     let lb = largest_box(&j.tree, budget)?;
     let eval = |t: &[i128]| -> Option<i128> {
         let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
-        match d.expr.eval(&env) {
-            Ok(Value::Num(q)) if q.is_integer() => Some(*q.numer()),
-            _ => None,
-        }
+        d.expr.int_at(&env)
     };
     let least: Vec<i128> = lb.sides.iter().map(|p| p.lo).collect();
     if least.iter().any(|&v| v < 0) || !eval(&least).is_some_and(|v| (lo..=hi).contains(&v)) {
@@ -496,6 +478,7 @@ mod tests {
     use crate::engine::Limits;
     use crate::joint::{group, solve_group};
     use crate::syntax::parse_guard;
+    use crate::types::Expr;
     use std::collections::BTreeMap;
 
     fn g(s: &str) -> Expr {
