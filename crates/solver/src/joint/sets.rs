@@ -123,10 +123,7 @@ pub fn linked(
         shared: shared_report.clone(),
         accepted_examples: j.tree.examples(5),
         rejected_examples: rejected,
-        undecided: j.undecided.as_ref().map(|u| JointUndecided {
-            count: u.count,
-            reason: u.reason.clone(),
-        }),
+        undecided: undecided_of(j),
         summary: match &shared_report {
             Some(s) => format!(
                 "{}; one Dim for both ({} = {}) admits {} pairs, {}..{}{}",
@@ -163,6 +160,14 @@ pub fn linked(
         joint: j.clone(),
         tied: None,
         defined: None,
+    })
+}
+
+/// The part of a joint set left undecided, as the report says it.
+fn undecided_of(j: &JointSet) -> Option<JointUndecided> {
+    j.undecided.as_ref().map(|u| JointUndecided {
+        count: u.count,
+        reason: u.reason.clone(),
     })
 }
 
@@ -296,7 +301,7 @@ fn defined_linked(
         shared: None,
         accepted_examples,
         rejected_examples,
-        undecided: None,
+        undecided: undecided_of(j),
         summary: format!(
             "{}; the others: {}",
             defs.iter()
