@@ -147,10 +147,11 @@ pub fn check_dispatch(
     for (i, p) in checked.iter().enumerate() {
         for d in &p.check.dims {
             let set = d
+                .answer
                 .accepted
                 .as_ref()
                 .and_then(|f| crate::solver::DimSet::from_segments(f.segments.clone()).ok())
-                .filter(|s| Some(s.count()) == d.accepted.as_ref().map(|f| f.count));
+                .filter(|s| Some(s.count()) == d.answer.accepted.as_ref().map(|f| f.count));
             let at = union
                 .iter()
                 .position(|(u, _)| u.input == d.input && u.index == d.index);

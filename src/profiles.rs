@@ -222,6 +222,7 @@ pub fn inputs(
                             let accepted = match boxes.get(&d.source) {
                                 Some(side) => side.clone(),
                                 None => d
+                                    .answer
                                     .accepted
                                     .as_ref()
                                     .map(|a| DimSet::from_segments(a.segments.clone()))
@@ -233,6 +234,7 @@ pub fn inputs(
                                     input: input.clone(),
                                     index: i,
                                     why: d
+                                        .answer
                                         .undecided
                                         .as_ref()
                                         .map_or("no size passes", |u| u.reason.as_str())
@@ -275,7 +277,7 @@ pub fn inputs(
                     )));
                 }
                 let spec = ensure(&mut specs, &input, shape);
-                let kind = match (d.status, &d.feasible) {
+                let kind = match (d.status, &d.answer.accepted) {
                     (Status::Specialized, _) => {
                         DimKind::Static(d.specialized.unwrap_or(shape[index]))
                     }
@@ -542,7 +544,7 @@ fn chosen_boxes(
                 .iter()
                 .map(|s| {
                     let d = report.dims.iter().find(|d| &d.source == s)?;
-                    Some((s, side(d.sides.shared_side.as_ref()?)))
+                    Some((s, side(d.answer.sides.shared_side.as_ref()?)))
                 })
                 .collect();
             if let Some(sides) = sides {
@@ -605,7 +607,7 @@ fn chosen_boxes(
             }
             let through: Option<Vec<DimSet>> = dims
                 .iter()
-                .map(|d| d.sides.example_box_side.as_ref().map(side))
+                .map(|d| d.answer.sides.example_box_side.as_ref().map(side))
                 .collect();
             candidates.extend(through.filter(|s| s.iter().zip(t).all(|(s, v)| s.contains(*v))));
         }

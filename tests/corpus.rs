@@ -99,7 +99,7 @@ fn reading(m: &Message, r: &Report) -> Value {
                 "range": range(d.range),
                 "status": format!("{:?}", d.status),
                 "specialized": d.specialized.map(int),
-                "feasible": feasible(d.feasible.as_ref()),
+                "feasible": feasible(d.answer.accepted.as_ref()),
                 "guards": d.guards.iter().map(|g| json!([g.text, g.requires])).collect::<Vec<_>>(),
             })
         })
@@ -162,10 +162,13 @@ fn brute_force(id: &str, m: &Message, r: &Report, failures: &mut Vec<String>) ->
         let Some(entry) = m.dims.iter().find(|e| e.name == d.name) else {
             continue;
         };
-        if d.status == Status::Specialized || !d.linked_with.is_empty() || entry.guards.is_empty() {
+        if d.status == Status::Specialized
+            || !d.answer.linked_with.is_empty()
+            || entry.guards.is_empty()
+        {
             continue;
         }
-        let (Some([lo, hi]), Some(f)) = (d.range, d.feasible.as_ref()) else {
+        let (Some([lo, hi]), Some(f)) = (d.range, d.answer.accepted.as_ref()) else {
             continue;
         };
         let var = entry.var().to_string();
@@ -544,7 +547,7 @@ fn the_users_own_spec_beside_a_text_binds_its_sizes() {
                         .all(|g| g.expr.holds_at(d.source.as_deref().unwrap(), v))
                 })
                 .collect();
-            let f = r.dims[0].feasible.as_ref().unwrap();
+            let f = r.dims[0].answer.accepted.as_ref().unwrap();
             let got: Vec<i128> = DimSet::from_segments(f.segments.clone())
                 .unwrap()
                 .iter()

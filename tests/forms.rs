@@ -51,7 +51,7 @@ fn brute_force(name: &str, m: &Message, r: &Report) {
         let want: Vec<i128> = (lo..=hi)
             .filter(|&x| entry.guards.iter().all(|g| g.expr.holds_at(&var, x)))
             .collect();
-        let f = d.feasible.as_ref().expect("decided");
+        let f = d.answer.accepted.as_ref().expect("decided");
         assert_eq!(f.count as usize, want.len(), "{name}: {}", d.name);
         let set = dimguard::solver::DimSet::from_segments(f.segments.clone()).unwrap();
         assert!(want.iter().all(|&x| set.contains(x)), "{name}: {}", d.name);
@@ -78,7 +78,7 @@ fn torch_accepted(name: &str) -> (Vec<i128>, (i128, i128)) {
 }
 
 fn members(r: &Report, dim: usize) -> Vec<i128> {
-    let f = r.dims[dim].feasible.as_ref().expect("decided");
+    let f = r.dims[dim].answer.accepted.as_ref().expect("decided");
     dimguard::solver::DimSet::from_segments(f.segments.clone())
         .unwrap()
         .iter()
@@ -155,8 +155,9 @@ fn answer(r: &Report) -> Vec<String> {
                 // A specialization message gives no range.
                 (d.status != Status::Specialized).then_some(d.range),
                 d.status,
-                d.feasible.as_ref().map(|f| &f.segments),
-                d.suggestions
+                d.answer.accepted.as_ref().map(|f| &f.segments),
+                d.answer
+                    .suggestions
                     .iter()
                     .map(|s| (s.lo, s.hi, s.modulus, s.residue))
                     .collect::<Vec<_>>(),
@@ -435,11 +436,15 @@ fn linked_sizes_from_logs_are_reported() {
     // its side of the largest box, and every pair of that box passes.
     for d in &r.dims {
         assert_eq!(d.status, Status::Linked, "{}", d.name);
-        assert!(d.suggestions.is_empty());
-        assert_eq!(d.linked_with.len(), 1);
-        let side = d.sides.box_side.as_ref().expect("box side");
-        let partner = r.dims.iter().find(|o| o.name == d.linked_with[0]).unwrap();
-        let other = partner.sides.box_side.as_ref().unwrap();
+        assert!(d.answer.suggestions.is_empty());
+        assert_eq!(d.answer.linked_with.len(), 1);
+        let side = d.answer.sides.box_side.as_ref().expect("box side");
+        let partner = r
+            .dims
+            .iter()
+            .find(|o| o.name == d.answer.linked_with[0])
+            .unwrap();
+        let other = partner.answer.sides.box_side.as_ref().unwrap();
         for a in (side.lo..=side.hi).step_by(side.modulus as usize) {
             for b in (other.lo..=other.hi).step_by(other.modulus as usize) {
                 assert!(pass(a, b), "{a}, {b}");
@@ -447,7 +452,7 @@ fn linked_sizes_from_logs_are_reported() {
         }
         // One shared Dim admits the whole diagonal (every (v, v) passes, brute force: 225
         // pairs), more than the box: the spec uses it, the second size written as the first.
-        let shared = d.sides.shared_side.as_ref().expect("shared side");
+        let shared = d.answer.sides.shared_side.as_ref().expect("shared side");
         let diagonal = (32..=256i128).filter(|&v| pass(v, v)).count() as u128;
         assert_eq!((shared.lo, shared.hi, shared.modulus), (32, 256, 1));
         assert_eq!(shared.count, diagonal);
@@ -645,10 +650,13 @@ fn joint_sets_match_brute_force_and_every_guard_is_accounted_for() {
             for (dim, side) in j.dims.iter().zip(&b.sides) {
                 let d = r.dims.iter().find(|d| &d.name == dim).unwrap();
                 if d.status == Status::Linked {
-                    assert_eq!(d.sides.box_side.as_ref().map(|s| &s.code), Some(&side.code));
+                    assert_eq!(
+                        d.answer.sides.box_side.as_ref().map(|s| &s.code),
+                        Some(&side.code)
+                    );
                     // The spec is the box side, or one Dim shared by a pair when that admits
                     // more (then every (v, v) of it passes).
-                    match (&d.sides.shared_side, &j.shared) {
+                    match (&d.answer.sides.shared_side, &j.shared) {
                         (Some(sh), Some(js)) => {
                             assert!(js.count > b.count, "{name}");
                             assert!(r.dynamic_shapes.contains(&sh.code), "{name}");
@@ -661,7 +669,7 @@ fn joint_sets_match_brute_force_and_every_guard_is_accounted_for() {
                         }
                         other => panic!("{name}: shared side and joint disagree: {other:?}"),
                     }
-                    assert!(d.suggestions.is_empty());
+                    assert!(d.answer.suggestions.is_empty());
                 }
             }
         }
@@ -735,7 +743,7 @@ fn diagnose_asks_z3_before_calling_a_guard_undecided() {
     let g = &m.dims[0].guards[0].expr;
     let head = (64..5000).filter(|&h| g.holds_at(&var, h)).count() as u128;
     assert!((5000..200_000).all(|h| g.holds_at(&var, h)));
-    let f = d.feasible.as_ref().unwrap();
+    let f = d.answer.accepted.as_ref().unwrap();
     assert_eq!(f.count, head + (i64::MAX as u128 - 5000 + 1));
     let set = dimguard::solver::DimSet::from_segments(f.segments.clone()).unwrap();
     assert!((64..20_000).all(|h| set.contains(h) == g.holds_at(&var, h)));
@@ -894,7 +902,7 @@ fn torch_215s_glued_specialization_is_read_from_the_exception_and_the_log() {
         .iter()
         .find(|d| d.source.as_deref() == Some("L['x'].size()[1]"))
         .expect("the length in the log");
-    let f = d.feasible.as_ref().expect("decided");
+    let f = d.answer.accepted.as_ref().expect("decided");
     let set = dimguard::solver::DimSet::from_segments(f.segments.clone()).unwrap();
     assert!(
         (2..=255).all(|x| set.contains(x)) && !set.contains(256),

@@ -16,7 +16,8 @@ fn msg(range: &str, guard: &str) -> String {
 fn feasible(range: &str, guard: &str) -> Vec<i128> {
     let r = diagnose_text(&msg(range, guard), &Options::default()).unwrap();
     let f = r.dims[0]
-        .feasible
+        .answer
+        .accepted
         .as_ref()
         .unwrap_or_else(|| panic!("{guard}: undecided: {:?}", r.dims[0].undecided));
     let set = DimSet::from_segments(f.segments.clone()).unwrap();
@@ -103,7 +104,7 @@ fn negative_shifts_raise_so_the_guard_fails() {
         &Options::default(),
     )
     .unwrap();
-    assert_eq!(r.dims[0].feasible.as_ref().map(|f| f.count), Some(0));
+    assert_eq!(r.dims[0].answer.accepted.as_ref().map(|f| f.count), Some(0));
 }
 
 #[test]
@@ -182,8 +183,8 @@ fn a_joint_set_whose_projections_have_no_closed_form_is_exact_and_no_size_claims
     }
     // Neither size's own answer is a guess: both undecided, nothing claimed feasible.
     for d in &r.dims {
-        let claimed = d.feasible.as_ref().map_or(0, |f| f.count);
-        assert_eq!(claimed, 0, "{}: {:?}", d.name, d.feasible);
+        let claimed = d.answer.accepted.as_ref().map_or(0, |f| f.count);
+        assert_eq!(claimed, 0, "{}: {:?}", d.name, d.answer.accepted);
         let said = d.advice.join(" ");
         assert!(said.contains("were not found"), "{}: {said}", d.name);
     }
@@ -208,7 +209,7 @@ fn a_size_named_only_inside_a_guard_has_torchs_range_and_is_solved_jointly() {
         assert!(t[yi] >= 2 && t[xi] + t[yi] <= 100, "{t:?}");
     }
     let d = &r.dims[0];
-    assert_eq!(d.linked_with, ["L['y'].size()[0]"]);
+    assert_eq!(d.answer.linked_with, ["L['y'].size()[0]"]);
     assert!(d.undecided.is_none(), "{:?}", d.undecided);
     assert_eq!(d.guards[0].method.to_string(), "joint");
 }
@@ -547,7 +548,7 @@ fn pasted_text_with_comment_prefixes_and_backticks_is_read() {
     for text in [commented, backtick] {
         let r = diagnose_text(&text, &Options::default()).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(
-            r.dims[0].feasible.as_ref().map(|f| f.count),
+            r.dims[0].answer.accepted.as_ref().map(|f| f.count),
             Some(25),
             "{text}"
         );
@@ -779,15 +780,22 @@ fn thousands_of_non_periodic_guards_or_dims_stop_at_the_budget() {
     // Each dim is decided (exact) or says which budget ran out: never a guess.
     for d in &r.dims {
         assert!(
-            d.feasible.is_some() || d.undecided.as_deref().is_some_and(|u| u.contains("budget")),
+            d.answer.accepted.is_some()
+                || d.undecided.as_deref().is_some_and(|u| u.contains("budget")),
             "{}: {:?}",
             d.name,
             d.undecided
         );
     }
-    for d in r.dims.iter().filter(|d| d.feasible.is_some()).take(3) {
+    for d in r
+        .dims
+        .iter()
+        .filter(|d| d.answer.accepted.is_some())
+        .take(3)
+    {
         let k: i128 = d.name[1..].parse().unwrap();
-        let set = DimSet::from_segments(d.feasible.as_ref().unwrap().segments.clone()).unwrap();
+        let set =
+            DimSet::from_segments(d.answer.accepted.as_ref().unwrap().segments.clone()).unwrap();
         let want: Vec<i128> = (2..=100_000).filter(|x| (x * x) % (k + 7) != 3).collect();
         assert_eq!(set.iter().collect::<Vec<_>>(), want, "{}", d.name);
     }
@@ -804,7 +812,7 @@ fn intersecting_periodic_sets_costs_their_segments_not_their_period() {
     let r = within_budget("diagnose", 100, || {
         diagnose_text(text, &Options::default()).unwrap()
     });
-    let f = r.dims[0].feasible.as_ref().expect("decided");
+    let f = r.dims[0].answer.accepted.as_ref().expect("decided");
     let set = DimSet::from_segments(f.segments.clone()).unwrap();
     // Python's semantics at the first 20,000 sizes and around the excluded block.
     let holds = |x: i128| {

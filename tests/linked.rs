@@ -397,6 +397,7 @@ fn diagnose_gives_a_box_through_the_traced_sizes_when_the_largest_leaves_them_ou
     let side = |name: &str| {
         let d = r.dims.iter().find(|d| d.name == name).unwrap();
         let s = d
+            .answer
             .sides
             .example_box_side
             .as_ref()
@@ -407,7 +408,8 @@ fn diagnose_gives_a_box_through_the_traced_sizes_when_the_largest_leaves_them_ou
     // The largest box leaves the traced pair out (else no other box is needed).
     let in_largest = traced.iter().all(|(n, v)| {
         let d = r.dims.iter().find(|d| d.name == *n).unwrap();
-        d.sides
+        d.answer
+            .sides
             .box_side
             .as_ref()
             .unwrap()
@@ -430,5 +432,5 @@ fn diagnose_gives_a_box_through_the_traced_sizes_when_the_largest_leaves_them_ou
     assert!(plain
         .dims
         .iter()
-        .all(|d| d.sides.example_box_side.is_none()));
+        .all(|d| d.answer.sides.example_box_side.is_none()));
 }

@@ -2,8 +2,9 @@
 //! read back from a report's JSON ([`Page::from_json`]).
 
 use crate::solver::report::{
-    CheckDim, CheckReport, CoverReport, CoverSide, DataDependent, DimReport, Feasible, Form,
-    GuardUse, JointReport, LineReport, LinkedGroup, LinkedSides, Report, RuntimeCheck,
+    CheckDim, CheckReport, CoverReport, CoverSide, DataDependent, Dialect, DimReport, Feasible,
+    Form, GuardUse, JointReport, LineReport, LinkedGroup, LinkedSides, Report, RuntimeCheck,
+    SizeAnswer,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -187,12 +188,12 @@ impl Page {
             // The shape is told by its keys: `input` (check), `status` (diagnose), else a name
             // and a set.
             let keys: DimKeys = serde_json::from_str(d.get())?;
-            // `sides` (flattened in the JSON) is read apart from the rest.
-            let sides = || serde_json::from_str::<LinkedSides>(d.get());
+            // The size's answer (flattened in the JSON) is read apart from the rest.
+            let answer = |dialect| SizeAnswer::read(d.get(), dialect);
             let (read, what) = if keys.input.is_some() {
                 let c = serde_json::from_str(d.get()).and_then(|c: CheckDim| {
                     Ok(PageDim::Check(Box::new(CheckDim {
-                        sides: sides()?,
+                        answer: answer(Dialect::Check)?,
                         ..c
                     })))
                 });
@@ -200,7 +201,7 @@ impl Page {
             } else if keys.status.is_some() {
                 let r = serde_json::from_str(d.get()).and_then(|r: DimReport| {
                     Ok(PageDim::Diagnose(Box::new(DimReport {
-                        sides: sides()?,
+                        answer: answer(Dialect::Diagnose)?,
                         ..r
                     })))
                 });
@@ -348,8 +349,8 @@ impl PageDim {
 
     pub(super) fn sides(&self) -> Option<&LinkedSides> {
         match self {
-            PageDim::Check(c) => Some(&c.sides),
-            PageDim::Diagnose(d) => Some(&d.sides),
+            PageDim::Check(c) => Some(&c.answer.sides),
+            PageDim::Diagnose(d) => Some(&d.answer.sides),
             PageDim::Drawn(_) => None,
         }
     }

@@ -46,18 +46,22 @@ impl PageDim {
         match self {
             PageDim::Check(c) => StripDim {
                 label: format!("{}.size({}) = {}", c.input, c.index, c.expr),
-                linked_with: &c.linked_with,
-                set: partner.or(c.accepted.as_ref()),
+                linked_with: &c.answer.linked_with,
+                set: partner.or(c.answer.accepted.as_ref()),
                 range,
-                undecided_part: c.undecided.as_ref().map(|u| (u.count, u.reason.as_str())),
+                undecided_part: c
+                    .answer
+                    .undecided
+                    .as_ref()
+                    .map(|u| (u.count, u.reason.as_str())),
                 tied_to,
-                defined: c.sides.defined_values.as_ref(),
+                defined: c.answer.sides.defined_values.as_ref(),
                 ..StripDim::default()
             },
             PageDim::Diagnose(d) => StripDim {
                 label: named(&d.name, d.source.as_deref()),
-                linked_with: &d.linked_with,
-                set: partner.or(d.feasible.as_ref()),
+                linked_with: &d.answer.linked_with,
+                set: partner.or(d.answer.accepted.as_ref()),
                 range,
                 unconstrained: d.status == Status::Unconstrained,
                 undecided: d.undecided.as_deref(),

@@ -112,10 +112,11 @@ fn check_message(text: &str) -> Result<(), String> {
                 d.name, rep.name
             ));
         }
-        if let Some(f) = &rep.feasible {
+        if let Some(f) = &rep.answer.accepted {
             reads_back(&d.name, &f.segments)?;
         }
-        let (Some(src), Some((lo, hi)), Some(f)) = (&d.source, d.range, &rep.feasible) else {
+        let (Some(src), Some((lo, hi)), Some(f)) = (&d.source, d.range, &rep.answer.accepted)
+        else {
             continue;
         };
         if d.specialized.is_some()
@@ -150,7 +151,7 @@ fn check_message(text: &str) -> Result<(), String> {
             ));
         }
         let want: BTreeSet<i128> = want.into_iter().collect();
-        for s in &rep.suggestions {
+        for s in &rep.answer.suggestions {
             let mut x = s.lo;
             while x <= s.hi {
                 if !want.contains(&x) {
@@ -252,7 +253,7 @@ fn check_program(bytes: &[u8]) -> Result<(), String> {
         serde_json::to_string(&report).map_err(|e| format!("report does not serialize: {e}"))?;
     for d in &report.dims {
         let what = format!("{}[{}]", d.input, d.index);
-        if let Some(a) = &d.accepted {
+        if let Some(a) = &d.answer.accepted {
             reads_back(&what, &a.segments)?;
             if a.count > d.claimed.count {
                 return Err(format!(

@@ -19,9 +19,9 @@ use dimguard_solver::linked::Budget;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, LinkedSides,
-    NeededBy, ProgramInput, Proof, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange,
-    TiedTo, UndecidedSet,
+    CheckDim, CheckReport, Claimed, Dialect, Feasible, GuardFate, GuardUse, JointReport,
+    LinkedSides, NeededBy, ProgramInput, Proof, RuntimeCheck, RuntimeKind, ShapeEntry, SizeAnswer,
+    SizeRange, SymbolRange, TiedTo, UndecidedSet,
 };
 use dimguard_solver::unchecked_suggestion;
 use dimguard_solver::SIZE_MAX;
@@ -488,13 +488,13 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
             min: claimed.as_ref().and_then(DimSet::min),
             max: claimed.as_ref().and_then(DimSet::max),
         },
-        accepted: None,
-        suggestions: vec![],
+        answer: SizeAnswer {
+            linked_with: m.map(|m| m.linked_with.clone()).unwrap_or_default(),
+            sides: sides(cx, i, m, group, some.as_ref()),
+            ..SizeAnswer::new(Dialect::Check)
+        },
         source: i.source.clone(),
         rejected_examples: vec![],
-        linked_with: m.map(|m| m.linked_with.clone()).unwrap_or_default(),
-        undecided: None,
-        sides: sides(cx, i, m, group, some.as_ref()),
         same_as: cx
             .alias
             .get(&i.source)
@@ -518,13 +518,13 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
                 relation.as_ref(),
             );
             spec_line(cx, i, &d, m, group, relation.as_ref(), spec);
-            d.accepted = Some(Feasible::from(&a));
+            d.answer.accepted = Some(Feasible::from(&a));
         }
         Err(e) => {
             // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
             // undecided, with the reason.
-            d.accepted = Some(Feasible::from(&DimSet::empty()));
-            d.undecided = Some(UndecidedSet::new(
+            d.answer.accepted = Some(Feasible::from(&DimSet::empty()));
+            d.answer.undecided = Some(UndecidedSet::new(
                 claimed.as_ref().unwrap_or(&DimSet::empty()),
                 e,
             ));
@@ -546,7 +546,7 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
             .find(|x| x.source == src)
             .map(|x| format!("{}[{}]", x.input, x.index))
     };
-    d.sides.tied_to = tied_to(&d, &label, cx.alias.get(&i.source), found.as_ref());
+    d.answer.sides.tied_to = tied_to(&d, &label, cx.alias.get(&i.source), found.as_ref());
     d
 }
 
@@ -647,7 +647,7 @@ fn accepted_answer(
     // rejected), and the reason says what is known.
     let products = m.and_then(|m| m.products.as_ref());
     if let (Some(x), Some(p)) = (group.and_then(|g| g.defined(&i.source)), products) {
-        d.sides.defined_values = Some(defined_values(p, &x.relation, &dim_name));
+        d.answer.sides.defined_values = Some(defined_values(p, &x.relation, &dim_name));
     } else if let (true, None, None) = (defined_group, some, &doubt) {
         // A size of a group with a defined size whose values with some partner are
         // not computed: undecided with why, never rejected.
@@ -670,7 +670,7 @@ fn accepted_answer(
         // size whose projection is not known lists none.
         let passes = match some {
             Some(p) => Some(p),
-            None if d.linked_with.is_empty() => Some(a),
+            None if d.answer.linked_with.is_empty() => Some(a),
             None => None,
         };
         if let Some(passes) = passes {
@@ -682,7 +682,7 @@ fn accepted_answer(
         }
     }
     // A defined size's values that fail with every partner: outside its products.
-    if let Some(v) = &d.sides.defined_values {
+    if let Some(v) = &d.answer.sides.defined_values {
         d.rejected_examples = v
             .excluded_examples
             .iter()
@@ -691,7 +691,7 @@ fn accepted_answer(
             .collect();
     }
     if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
-        d.undecided = Some(UndecidedSet::new(&u, why));
+        d.answer.undecided = Some(UndecidedSet::new(&u, why));
     }
     // The pipeline's last step, as in `diagnose`: ranked, and re-checked value by
     // value against the size's own guards when it is not linked (a linked size's
@@ -701,8 +701,8 @@ fn accepted_answer(
         .iter()
         .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
         .collect();
-    let recheck = d.linked_with.is_empty().then_some(own.as_slice());
-    d.suggestions =
+    let recheck = d.answer.linked_with.is_empty().then_some(own.as_slice());
+    d.answer.suggestions =
         suggestions(a, i.hint, 4, recheck, &i.source, &i.name(), Proof::Periodic).suggestions;
 }
 
@@ -748,10 +748,10 @@ fn spec_line(
                     || (m.tied_side.is_none()
                         && m.shared_side.as_ref().is_some_and(|(_, a)| a.is_some()))
             });
-            d.sides.shared_side.as_ref()
+            d.answer.sides.shared_side.as_ref()
         }
-        Some(joint::Choice::Example(_)) => d.sides.example_box_side.as_ref(),
-        Some(joint::Choice::Largest(_)) => d.sides.box_side.as_ref(),
+        Some(joint::Choice::Example(_)) => d.answer.sides.example_box_side.as_ref(),
+        Some(joint::Choice::Largest(_)) => d.answer.sides.box_side.as_ref(),
         None => None,
     };
     if let Some(r) = relation {
@@ -766,7 +766,7 @@ fn spec_line(
         };
         let line = python::defined_line(&py, lo, hi, r);
         spec.line(i, &line, py);
-    } else if let Some(s) = side.or(d.suggestions.first()) {
+    } else if let Some(s) = side.or(d.answer.suggestions.first()) {
         // A plain range over which a guard of this size alone holds at every size but value
         // ranges cannot show it: torch refuses a `Dim` there ("Not all values ... satisfy the
         // generated guard"), and takes the same range as `Dim.DYNAMIC(min=.., max=..)`. The
@@ -1027,11 +1027,13 @@ fn ins_points(
         if joints.iter().any(|j| j.sources.contains(&d.source)) {
             continue;
         }
-        let Some(a) = &d.accepted else { continue };
+        let Some(a) = &d.answer.accepted else {
+            continue;
+        };
         let Ok(set) = DimSet::from_segments(a.segments.clone()) else {
             continue;
         };
-        let all = set.count() as usize <= EQUAL_POINTS && d.undecided.is_none();
+        let all = set.count() as usize <= EQUAL_POINTS && d.answer.undecided.is_none();
         let vals: Vec<Vec<i128>> = set.iter().take(EQUAL_POINTS).map(|x| vec![x]).collect();
         parts.push((vec![d.source.clone()], vals, all));
     }
@@ -1174,7 +1176,7 @@ fn size_table(
     // an affine function of it).
     let mut sym_sets: BTreeMap<String, DimSet> = BTreeMap::new();
     for ((e, _), d) in inputs.iter().zip(dims) {
-        let (Some((coefs, c0)), Some(acc)) = (e.affine(), d.accepted.as_ref()) else {
+        let (Some((coefs, c0)), Some(acc)) = (e.affine(), d.answer.accepted.as_ref()) else {
             continue;
         };
         let Some((s, k)) = coefs.iter().next().filter(|_| coefs.len() == 1) else {
@@ -1328,7 +1330,7 @@ fn kept_undecided(
     relation: Option<String>,
 ) -> Option<String> {
     let c = claimed?;
-    let u = d.undecided.as_ref()?;
+    let u = d.answer.undecided.as_ref()?;
     if c.count() < 2 {
         return None;
     }
@@ -1358,7 +1360,12 @@ fn tied_to(
             equal: (*k, *off) == (1, 0),
             partner,
             source: root.clone(),
-            accepted: d.undecided.is_none().then(|| d.accepted.clone()).flatten(),
+            accepted: d
+                .answer
+                .undecided
+                .is_none()
+                .then(|| d.answer.accepted.clone())
+                .flatten(),
         });
     }
     let (g, m) = found?;
@@ -1368,7 +1375,7 @@ fn tied_to(
         source: a,
         relation,
         equal,
-        accepted: d.sides.with_some_partner.clone(),
+        accepted: d.answer.sides.with_some_partner.clone(),
     })
 }
 

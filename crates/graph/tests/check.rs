@@ -120,7 +120,7 @@ fn accepted_values(r: &dimguard_graph::CheckReport, input: &str, index: usize) -
         .iter()
         .find(|d| d.input == input && d.index == index)
         .unwrap();
-    let f = d.accepted.as_ref().unwrap();
+    let f = d.answer.accepted.as_ref().unwrap();
     let set = dimguard_solver::DimSet::from_segments(f.segments.clone()).unwrap();
     set.iter().collect()
 }
@@ -150,7 +150,7 @@ fn raft_torch_fix_program_check_equals_brute_force() {
         .find(|d| d.input == "image1" && d.index == 2)
         .unwrap();
     assert_eq!(
-        (d.claimed.count, d.accepted.as_ref().unwrap().count),
+        (d.claimed.count, d.answer.accepted.as_ref().unwrap().count),
         (254, 32)
     );
     assert_eq!(d.rejected_examples[..3], [144, 152, 160]);
@@ -196,7 +196,7 @@ fn programs_without_guards_accept_what_they_claim() {
         let r = check(&load(&fixture(name)).unwrap(), false).unwrap();
         for d in &r.dims {
             assert_eq!(
-                d.accepted.as_ref().unwrap().count,
+                d.answer.accepted.as_ref().unwrap().count,
                 d.claimed.count,
                 "{name} {}",
                 d.source

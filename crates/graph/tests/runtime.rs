@@ -46,8 +46,12 @@ fn agrees(name: &str) -> dimguard_solver::report::CheckReport {
     let t = truth(name);
     assert_eq!(r.dims.len(), 1, "{name}");
     let d = &r.dims[0];
-    assert!(d.undecided.is_none(), "{name}: {:?}", d.undecided);
-    let a = d.accepted.as_ref().unwrap();
+    assert!(
+        d.answer.undecided.is_none(),
+        "{name}: {:?}",
+        d.answer.undecided
+    );
+    let a = d.answer.accepted.as_ref().unwrap();
     let accepted: BTreeSet<i128> = DimSet::from_segments(a.segments.clone())
         .unwrap()
         .iter()
@@ -83,7 +87,7 @@ fn fpn_assert_accepts_exactly_where_the_program_runs() {
     let r = agrees("fpn_assert");
     // torch's range asserts and the FPN's: 465 of 929 run.
     assert_eq!(r.dims[0].claimed.count, 929);
-    assert_eq!(r.dims[0].accepted.as_ref().unwrap().count, 465);
+    assert_eq!(r.dims[0].answer.accepted.as_ref().unwrap().count, 465);
     let asserts: Vec<_> = r
         .runtime
         .iter()
@@ -103,7 +107,7 @@ fn fpn_assert_accepts_exactly_where_the_program_runs() {
 #[test]
 fn bert_positions_assert_min_of_the_table() {
     let r = agrees("bert_positions");
-    assert_eq!(r.dims[0].accepted.as_ref().unwrap().max, Some(128));
+    assert_eq!(r.dims[0].answer.accepted.as_ref().unwrap().max, Some(128));
     assert!(r
         .runtime
         .iter()
@@ -150,7 +154,7 @@ fn relative_position_index_from_an_outer_difference() {
     assert_eq!(l.kind, RuntimeKind::ImpliedLimit);
     assert_eq!(l.target, "torch.ops.aten.index.Tensor");
     assert_eq!(l.condition, "s27 <= 64");
-    assert_eq!(r.dims[0].accepted.as_ref().unwrap().max, Some(64));
+    assert_eq!(r.dims[0].answer.accepted.as_ref().unwrap().max, Some(64));
 }
 
 #[test]
@@ -161,8 +165,8 @@ fn an_index_not_followed_is_undecided_never_accepted() {
     let r = check(&p, false).unwrap();
     let t = truth("square_positions");
     let d = &r.dims[0];
-    assert_eq!(d.accepted.as_ref().unwrap().count, 0);
-    let u = d.undecided.as_ref().unwrap();
+    assert_eq!(d.answer.accepted.as_ref().unwrap().count, 0);
+    let u = d.answer.undecided.as_ref().unwrap();
     assert_eq!(u.count, d.claimed.count);
     assert!(u.reason.contains("`mul`"), "{}", u.reason);
     assert!(
@@ -183,8 +187,8 @@ fn an_assert_on_a_value_from_data_makes_the_sizes_it_names_undecided() {
     let p = load(&data("data_assert.pt2")).unwrap();
     let r = check(&p, false).unwrap();
     let d = &r.dims[0];
-    assert_eq!(d.accepted.as_ref().unwrap().count, 0);
-    assert_eq!(d.undecided.as_ref().unwrap().count, d.claimed.count);
+    assert_eq!(d.answer.accepted.as_ref().unwrap().count, 0);
+    assert_eq!(d.answer.undecided.as_ref().unwrap().count, d.claimed.count);
     let on_x: Vec<_> = r.runtime.iter().filter(|c| !c.sizes.is_empty()).collect();
     assert_eq!(on_x.len(), 1, "{:?}", r.runtime);
     assert!(on_x[0].reason.as_deref().unwrap().contains("no input size"));
@@ -203,7 +207,7 @@ fn transformers_bert_and_gpt2_built_from_configs() {
     ] {
         let r = agrees(name);
         assert_eq!(
-            r.dims[0].accepted.as_ref().unwrap().max,
+            r.dims[0].answer.accepted.as_ref().unwrap().max,
             Some(128),
             "{name}"
         );
@@ -230,11 +234,11 @@ fn accepted_of(v: &serde_json::Value) -> (BTreeSet<i128>, Option<u128>) {
     let p = dimguard_graph::load_bytes(serde_json::to_vec(v).unwrap(), "edited").unwrap();
     let r = check(&p, false).unwrap();
     let d = &r.dims[0];
-    let a = DimSet::from_segments(d.accepted.as_ref().unwrap().segments.clone())
+    let a = DimSet::from_segments(d.answer.accepted.as_ref().unwrap().segments.clone())
         .unwrap()
         .iter()
         .collect();
-    (a, d.undecided.as_ref().map(|u| u.count))
+    (a, d.answer.undecided.as_ref().map(|u| u.count))
 }
 
 fn nodes(v: &mut serde_json::Value) -> &mut Vec<serde_json::Value> {

@@ -165,10 +165,10 @@ fn sets_accept(r: &CheckReport, shapes: &BTreeMap<String, Vec<i128>>) -> Option<
         if linked.contains(&d.source) {
             continue;
         }
-        if d.undecided.is_some() {
+        if d.answer.undecided.is_some() {
             return None;
         }
-        let a = DimSet::from_segments(d.accepted.as_ref()?.segments.clone()).unwrap();
+        let a = DimSet::from_segments(d.answer.accepted.as_ref()?.segments.clone()).unwrap();
         if !a.contains(shapes[&d.input][d.index]) {
             return Some(false);
         }

@@ -81,8 +81,8 @@ pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) 
             continue;
         }
         let guards: Vec<&Expr> = entry.guards.iter().map(|g| &g.expr).collect();
-        let mut kept = Vec::with_capacity(d.suggestions.len());
-        for mut s in std::mem::take(&mut d.suggestions) {
+        let mut kept = Vec::with_capacity(d.answer.suggestions.len());
+        for mut s in std::mem::take(&mut d.answer.suggestions) {
             if mode == Mode::Auto && s.certificate != Certificate::None {
                 kept.push(s);
                 continue;
@@ -101,7 +101,7 @@ pub fn certify(report: &mut Report, msg: &Message, mode: Mode, timeout_ms: u32) 
             }
             kept.push(s);
         }
-        d.suggestions = kept;
+        d.answer.suggestions = kept;
         if let Some(fx) = d.torch_fix.as_mut() {
             if mode == Mode::Auto && fx.admitted <= RECHECK_LIMIT {
                 continue;

@@ -10,7 +10,8 @@ use dimguard_solver::linked::{solve_joint, Budget};
 use dimguard_solver::python::{self, dim_code};
 use dimguard_solver::rank;
 use dimguard_solver::report::{
-    Certificate, Feasible, GuardFate, GuardUse, JointCheck, TiedTo, VerifyDim, VerifyReport,
+    Certificate, Dialect, Feasible, GuardFate, GuardUse, JointCheck, SizeAnswer, TiedTo, VerifyDim,
+    VerifyReport,
 };
 use dimguard_solver::spec::{Given, Sheet};
 use dimguard_solver::Message;
@@ -187,7 +188,7 @@ pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport 
             spec: spec.definition(sd),
             maximal_spec: None,
             note: None,
-            tied_to: None,
+            answer: SizeAnswer::new(Dialect::Verify),
         };
         match verdict {
             Verdict::Proved => {
@@ -621,7 +622,7 @@ fn joint_groups(
                         None => Some(s),
                     });
                 let partner = name_of(&p);
-                d.tied_to = Some(TiedTo {
+                d.answer.sides.tied_to = Some(TiedTo {
                     relation: format!(
                         "equal to {} (the spec writes it so)",
                         python::derived(&partner, k, off)

@@ -37,18 +37,18 @@ pub fn cover(report: &Report, examples: &[(String, i128)], n: usize) -> CoverRep
     let mut one_dim: u128 = 1;
     let mut in_range: u128 = 1;
     for d in &report.dims {
-        if !d.linked_with.is_empty() {
+        if !d.answer.linked_with.is_empty() {
             left_out.push(format!(
                 "{}: linked with {} (its joint set: see `joint_sets`)",
                 d.name,
-                d.linked_with.join(", ")
+                d.answer.linked_with.join(", ")
             ));
             continue;
         }
         if d.status == Status::Specialized {
             continue;
         }
-        let Some(f) = d.feasible.as_ref() else {
+        let Some(f) = d.answer.accepted.as_ref() else {
             left_out.push(format!("{}: undecided", d.name));
             continue;
         };
@@ -72,7 +72,7 @@ pub fn cover(report: &Report, examples: &[(String, i128)], n: usize) -> CoverRep
         valid = valid.saturating_mul(set.count());
         in_range =
             in_range.saturating_mul(d.range.map_or(0, |[lo, hi]| (hi - lo + 1).max(0) as u128));
-        one_dim = one_dim.saturating_mul(d.suggestions.first().map_or(0, |s| s.count));
+        one_dim = one_dim.saturating_mul(d.answer.suggestions.first().map_or(0, |s| s.count));
         axes.push((d.name.as_str(), d.source.as_deref(), pieces));
     }
     // Disjoint boxes: a combination's count is the product of its pieces'.

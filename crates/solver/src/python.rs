@@ -555,7 +555,7 @@ pub fn shapes_spec_from_dims(dims: &[crate::report::DimReport]) -> String {
             .source
             .as_ref()
             .map_or_else(String::new, |s| format!("  # {s}"));
-        match d.suggestions.first() {
+        match d.answer.suggestions.first() {
             Some(p) => {
                 let max = if p.hi == SIZE_MAX {
                     String::new()

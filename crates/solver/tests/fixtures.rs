@@ -51,11 +51,11 @@ fn check(name: &str) -> dimguard_solver::report::Report {
         let want: Vec<i128> = (lo..=hi)
             .filter(|&x| entry.guards.iter().all(|g| g.expr.holds_at(&var, x)))
             .collect();
-        let f = d.feasible.as_ref().expect("decided");
+        let f = d.answer.accepted.as_ref().expect("decided");
         assert_eq!(f.count as usize, want.len(), "{name}: {}", d.name);
         assert_eq!(f.min, want.first().copied());
         assert_eq!(f.max, want.last().copied());
-        let best = &d.suggestions[0];
+        let best = &d.answer.suggestions[0];
         let mut x = best.lo;
         while x <= best.hi {
             assert!(
@@ -71,7 +71,7 @@ fn check(name: &str) -> dimguard_solver::report::Report {
             d.name
         );
         assert_eq!(best.certificate, Certificate::Enumeration);
-        for s in &d.suggestions {
+        for s in &d.answer.suggestions {
             let mut x = s.lo;
             while x <= s.hi {
                 assert!(
@@ -87,7 +87,7 @@ fn check(name: &str) -> dimguard_solver::report::Report {
 
 fn residues(r: &dimguard_solver::report::Report, dim: &str) -> (i128, Vec<i128>) {
     let d = r.dims.iter().find(|d| d.name == dim).unwrap();
-    let f = d.feasible.as_ref().unwrap();
+    let f = d.answer.accepted.as_ref().unwrap();
     assert_eq!(f.segments.len(), 1, "{dim}: {:?}", f.segments);
     (f.segments[0].modulus, f.segments[0].residues.clone())
 }
@@ -98,9 +98,9 @@ fn raft_sympy_seed() {
     let r = check("seed_raft_sympy_syntax.txt");
     assert_eq!(residues(&r, "_2"), (8, vec![0, 5, 6, 7]));
     let d = &r.dims[0];
-    assert_eq!(d.feasible.as_ref().unwrap().count, 1014);
-    assert_eq!(d.suggestions[0].count, 254);
-    assert_eq!(d.suggestions[0].modulus, 8);
+    assert_eq!(d.answer.accepted.as_ref().unwrap().count, 1014);
+    assert_eq!(d.answer.suggestions[0].count, 254);
+    assert_eq!(d.answer.suggestions[0].modulus, 8);
 }
 
 #[test]
@@ -110,7 +110,7 @@ fn raft_example_picks_its_class() {
         ..Options::default()
     };
     let r = diagnose_text(&load("seed_raft_sympy_syntax.txt"), &opts).unwrap();
-    let s = &r.dims[0].suggestions[0];
+    let s = &r.dims[0].answer.suggestions[0];
     assert_eq!((s.modulus, s.residue, s.lo, s.hi), (8, 0, 136, 2160));
     assert_eq!(s.code, "__2 = Dim('__2', min=17, max=270)\n_2 = 8*__2");
 }
@@ -141,7 +141,7 @@ fn unet_guards_combine_to_mod_4() {
     let fix = d.torch_fix.as_ref().unwrap();
     assert!(fix.sound);
     assert_eq!(fix.admitted, 51);
-    assert_eq!(d.suggestions[0].count, 51);
+    assert_eq!(d.answer.suggestions[0].count, 51);
     assert!(r
         .dynamic_shapes
         .contains("dynamic_shapes = {\"x\": {2: height, 3: width}}"));
@@ -164,7 +164,7 @@ fn specializations() {
         ]
     );
     assert!(r.dims.iter().all(|d| d.status == Status::Specialized));
-    assert_eq!(r.dims[1].suggestions[0].code, "height = 224");
+    assert_eq!(r.dims[1].answer.suggestions[0].code, "height = 224");
     let r = check("deeplabv3_mobilenet_v3_large.txt");
     assert_eq!(r.dims.len(), 1);
     assert_eq!(r.dims[0].specialized, Some(1));
@@ -183,7 +183,7 @@ fn torch_unsound_fix_is_caught() {
     // pass (144, 208, ..., 2128: 32 values), so 222 of the 254 fail.
     assert_eq!(fix.failing, 222);
     assert_eq!(fix.counterexamples[..3], [136, 152, 160]);
-    let s = &d.suggestions[0];
+    let s = &d.answer.suggestions[0];
     assert_eq!(
         (s.lo, s.hi, s.modulus, s.residue, s.count),
         (137, 2121, 64, 9, 32)
@@ -219,11 +219,11 @@ fn raft_small_torch_2_11() {
     let r = check("torch211_raft_small.txt");
     let h = &r.dims[0];
     assert_eq!(h.name, "dim_2");
-    let f = h.feasible.as_ref().unwrap();
+    let f = h.answer.accepted.as_ref().unwrap();
     assert_eq!((f.count, f.min, f.max), (32, Some(136), Some(2120)));
     assert_eq!(residues(&r, "dim_2"), (64, vec![8]));
     assert_eq!(
-        h.suggestions[0].code,
+        h.answer.suggestions[0].code,
         "_dim_2 = Dim('_dim_2', min=2, max=33)\ndim_2 = 64*_dim_2 + 8"
     );
     let fix = h.torch_fix.as_ref().unwrap();
@@ -237,7 +237,7 @@ fn densenet121_torch_fix_fails_85_of_113() {
     for d in &r.dims {
         let fix = d.torch_fix.as_ref().unwrap();
         assert_eq!((fix.admitted, fix.failing), (113, 85), "{}", d.name);
-        assert_eq!(d.suggestions[0].modulus, 32);
+        assert_eq!(d.answer.suggestions[0].modulus, 32);
     }
 }
 
@@ -247,7 +247,7 @@ fn swin_forced_specialization_is_solved_exactly() {
     let r = check("torch211_swin_t.txt");
     let h = r.dims.iter().find(|d| d.name == "height").unwrap();
     assert_eq!(h.specialized, Some(224));
-    let f = h.feasible.as_ref().unwrap();
+    let f = h.answer.accepted.as_ref().unwrap();
     assert!(f.count > 1);
     assert!(f.min.unwrap() <= 224 && 224 <= f.max.unwrap());
 }

@@ -50,13 +50,13 @@ fn holds(guard: &str, x: i64, y: i64) -> bool {
 }
 
 fn values(d: &DimReport) -> Option<BTreeSet<i64>> {
-    let f = d.feasible.as_ref()?;
+    let f = d.answer.accepted.as_ref()?;
     let set = DimSet::from_segments(f.segments.clone()).unwrap();
     Some(set.iter().map(|v| v as i64).collect())
 }
 
 fn partner_values(d: &DimReport) -> Option<BTreeSet<i64>> {
-    let f = d.sides.with_some_partner.as_ref()?;
+    let f = d.answer.sides.with_some_partner.as_ref()?;
     let set = DimSet::from_segments(f.segments.clone()).unwrap();
     Some(set.iter().map(|v| v as i64).collect())
 }
@@ -109,14 +109,14 @@ proptest! {
                 Status::Constrained
             };
             prop_assert_eq!(dx.status, want, "{}", text);
-            for s in &dx.suggestions {
+            for s in &dx.answer.suggestions {
                 // Tiny boxes: re-checked tuple by tuple against every guard of the group.
                 prop_assert_eq!(s.certificate, Certificate::Enumeration, "{}", text);
                 for x in s.progression().to_set().iter() {
                     prop_assert!(py.iter().all(|&y| joint.contains(&(x as i64, y))), "{} {:?}", text, s);
                 }
             }
-            prop_assert_eq!(dx.suggestions.is_empty(), px.is_empty(), "{}", text);
+            prop_assert_eq!(dx.answer.suggestions.is_empty(), px.is_empty(), "{}", text);
         } else {
             prop_assert_eq!(dx.status, Status::Linked, "{}", text);
         }
@@ -141,7 +141,7 @@ fn a_guard_over_two_sizes_that_always_holds_decides_the_size() {
         "{:?}",
         d.advice
     );
-    let s = &d.suggestions[0];
+    let s = &d.answer.suggestions[0];
     assert_eq!((s.lo, s.hi, s.modulus), (2, 100, 1));
     // y's range has 2^63 values: no tuple-by-tuple re-check, and no Z3 here (the CLI asks it).
     assert_eq!(s.certificate, Certificate::None);

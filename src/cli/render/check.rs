@@ -24,7 +24,7 @@ pub fn check(r: &CheckReport, color: bool) -> String {
     // Linked sizes: the joint answer first (each size's own lines cannot say it).
     let through = |src: &str| {
         let d = r.dims.iter().find(|d| d.source == src)?;
-        let p = d.sides.example_box_side.as_ref()?;
+        let p = d.answer.sides.example_box_side.as_ref()?;
         Some(progression(p.lo, p.hi, p.modulus))
     };
     joint_sets(&mut out, &r.joint, &through, &st);
@@ -243,12 +243,13 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
         _ => "nothing".into(),
     };
     row(out, "claims", &claims, st);
-    let unsure = d.undecided.as_ref().map_or(0, |u| u.count);
-    match &d.accepted {
+    let unsure = d.answer.undecided.as_ref().map_or(0, |u| u.count);
+    match &d.answer.accepted {
         Some(a) => {
             let rejected = d.claimed.count.saturating_sub(a.count + unsure);
             // Really linked: some size passes with one partner and fails with another.
             let some = d
+                .answer
                 .sides
                 .with_some_partner
                 .as_ref()
@@ -260,8 +261,8 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
             };
             // Linked, but the link excludes none of its values: its values that pass, pass
             // with every accepted value of the others.
-            let free = some.is_some() && d.sides.link_excludes_none == Some(true);
-            let verdict = if let Some(v) = &d.sides.defined_values {
+            let free = some.is_some() && d.answer.sides.link_excludes_none == Some(true);
+            let verdict = if let Some(v) = &d.answer.sides.defined_values {
                 // A size the others define: its values with some partner, in their own form.
                 let list = |xs: &[i128]| {
                     xs.iter()
@@ -277,7 +278,12 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
                     list(&d.rejected_examples)
                 ))
             } else if free {
-                let n = d.sides.with_some_partner.as_ref().map_or(0, |f| f.count);
+                let n = d
+                    .answer
+                    .sides
+                    .with_some_partner
+                    .as_ref()
+                    .map_or(0, |f| f.count);
                 let ex: Vec<String> = d.rejected_examples.iter().map(|v| v.to_string()).collect();
                 let each = "each with every accepted value of the sizes it is linked to";
                 if n == d.claimed.count {
@@ -328,7 +334,7 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
         }
         None => row(out, "accepts", &st.yellow("undecided"), st),
     }
-    if let Some(u) = &d.undecided {
+    if let Some(u) = &d.answer.undecided {
         row(
             out,
             "undecided",
@@ -337,7 +343,7 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
         );
     }
     let v = format!("{}[{}]", d.input, d.index);
-    if let Some(t) = &d.sides.tied_to {
+    if let Some(t) = &d.answer.sides.tied_to {
         let claimed = d.claimed.min.zip(d.claimed.max);
         let claimed = claimed.map(|(a, b)| (a, b, d.claimed.count));
         tied_row(out, t, &v, claimed, st);
@@ -346,9 +352,9 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
         // Equal to another input's size (one symbol): the tie says it all.
         return;
     }
-    if !d.linked_with.is_empty() {
-        let every = match (&d.sides.with_some_partner, &d.accepted) {
-            (Some(_), _) if d.sides.link_excludes_none == Some(true) => {
+    if !d.answer.linked_with.is_empty() {
+        let every = match (&d.answer.sides.with_some_partner, &d.answer.accepted) {
+            (Some(_), _) if d.answer.sides.link_excludes_none == Some(true) => {
                 "; the link excludes none of its values".to_string()
             }
             (Some(f), Some(a)) if f.count == a.count => {
@@ -362,19 +368,20 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
         row(
             out,
             "linked",
-            &format!("with {}{every}", d.linked_with.join(", ")),
+            &format!("with {}{every}", d.answer.linked_with.join(", ")),
             st,
         );
     }
     // The size's line of the corrected spec: its side of the box through the traced sizes,
     // else of the shared Dim, else of the largest box.
     if let Some(s) = d
+        .answer
         .sides
         .example_box_side
         .as_ref()
-        .or(d.sides.shared_side.as_ref())
-        .or(d.sides.box_side.as_ref())
-        .or(d.suggestions.first())
+        .or(d.answer.sides.shared_side.as_ref())
+        .or(d.answer.sides.box_side.as_ref())
+        .or(d.answer.suggestions.first())
     {
         row(out, "spec", &s.code, st);
     }

@@ -98,7 +98,7 @@ pub fn human(r: &Report, color: bool) -> String {
     // Linked sizes: the joint answer first (each size's own lines cannot say it).
     let through = |src: &str| {
         let d = r.dims.iter().find(|d| d.source.as_deref() == Some(src))?;
-        let p = d.sides.example_box_side.as_ref()?;
+        let p = d.answer.sides.example_box_side.as_ref()?;
         Some(progression(p.lo, p.hi, p.modulus))
     };
     joint_sets(&mut out, &r.joint_sets, &through, &st);
@@ -486,14 +486,18 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         Status::Unconstrained => "unconstrained".into(),
         Status::Linked => st.yellow("linked"),
     };
-    let detail = match (&d.feasible, d.range) {
+    let detail = match (&d.answer.accepted, d.range) {
         (_, Some([a, b])) if d.status == Status::Linked => {
             let total = (b - a + 1) as u128;
             format!(
                 "{status}: {} of {} values pass with some value of {}",
-                d.sides.with_some_partner.as_ref().map_or(0, |f| f.count),
+                d.answer
+                    .sides
+                    .with_some_partner
+                    .as_ref()
+                    .map_or(0, |f| f.count),
                 total,
-                d.linked_with.join(", ")
+                d.answer.linked_with.join(", ")
             )
         }
         (Some(f), Some([a, b])) if d.status != Status::Specialized => {
@@ -509,11 +513,11 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         _ => status,
     };
     row(out, "status", &detail, st);
-    if let Some(t) = &d.sides.tied_to {
+    if let Some(t) = &d.answer.sides.tied_to {
         let claimed = d.range.map(|[a, b]| (a, b, DimSet::interval(a, b).count()));
         tied_row(out, t, &d.name, claimed, st);
     }
-    if let Some(f) = &d.feasible {
+    if let Some(f) = &d.answer.accepted {
         if d.status == Status::Constrained {
             row(out, "feasible", &segments_text(f), st);
         }
@@ -594,7 +598,7 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
             st,
         );
     }
-    if let Some(best) = d.suggestions.first() {
+    if let Some(best) = d.answer.suggestions.first() {
         let what = if best.count == 1 {
             format!("{} only", best.lo)
         } else if best.modulus == 1 {
@@ -625,7 +629,7 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         if let Some(c) = &d.coverage {
             row(out, "", c, st);
         }
-        let others: Vec<String> = d.suggestions[1..]
+        let others: Vec<String> = d.answer.suggestions[1..]
             .iter()
             .map(|s| {
                 if s.modulus == 1 {
@@ -647,8 +651,8 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         }
     }
     for (label, side) in [
-        ("box side", &d.sides.box_side),
-        ("traced box", &d.sides.example_box_side),
+        ("box side", &d.answer.sides.box_side),
+        ("traced box", &d.answer.sides.example_box_side),
     ] {
         let Some(b) = side else { continue };
         let cert = format!("[certificate: {}]", b.certificate);

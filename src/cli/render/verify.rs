@@ -82,7 +82,7 @@ fn dim(out: &mut String, d: &VerifyDim, st: &Style) {
         let ex: Vec<String> = d.counterexamples.iter().map(|v| v.to_string()).collect();
         row(out, "fails at", &ex.join(", "), st);
     }
-    if let Some(t) = &d.tied_to {
+    if let Some(t) = &d.answer.sides.tied_to {
         tied_row(out, t, &d.name, None, st);
     }
     if let Some(m) = &d.maximal_spec {

@@ -112,7 +112,7 @@ pub(crate) fn link_dims(
                 .map(|o| msg.name_of(&o.name))
                 .collect();
             let d = &mut dims[di];
-            d.linked_with = others.clone();
+            d.answer.linked_with = others.clone();
             let range = d.range.map(|[lo, hi]| DimSet::interval(lo, hi));
             let why = match (&j.solved.undecided, &j.linked) {
                 (Some(u), _) => Some(format!(
@@ -129,7 +129,7 @@ pub(crate) fn link_dims(
                     };
                     // No set past a failed operation: never values outside the range.
                     if let Ok(set) = &set {
-                        d.sides.with_some_partner = Some(Feasible::from(set));
+                        d.answer.sides.with_some_partner = Some(Feasible::from(set));
                     }
                     // A size whose every accepted value goes with every accepted combination
                     // of the others keeps its own answer.
@@ -165,7 +165,7 @@ pub(crate) fn link_dims(
                                 b.sides[lv].certificate_note.clone(),
                             )
                         });
-                        d.sides.box_side = side.map(|p| {
+                        d.answer.sides.box_side = side.map(|p| {
                             let mut s =
                                 crate::suggest::unchecked_suggestion(&d.name, &p, Proof::Periodic);
                             if let Some((c, note)) = checked.clone() {
@@ -174,7 +174,7 @@ pub(crate) fn link_dims(
                             }
                             s
                         });
-                        d.sides.example_box_side =
+                        d.answer.sides.example_box_side =
                             example_box.as_ref().zip(level).map(|(b, lv)| {
                                 crate::suggest::unchecked_suggestion(
                                     &d.name,
@@ -201,7 +201,7 @@ pub(crate) fn link_dims(
                             }
                             s
                         });
-                        d.sides.shared_side = tied.or_else(|| {
+                        d.answer.sides.shared_side = tied.or_else(|| {
                             l.shared_side(m).map(|(p, alias)| {
                                 let mut s = crate::suggest::unchecked_suggestion(
                                     &d.name,
@@ -219,7 +219,7 @@ pub(crate) fn link_dims(
                             })
                         });
                         d.status = Status::Linked;
-                        d.suggestions.clear();
+                        d.answer.suggestions.clear();
                         d.coverage = None;
                         d.padding = None;
                         // The guards over several sizes were decided jointly: not undecided.
@@ -237,7 +237,7 @@ pub(crate) fn link_dims(
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         });
-                        d.advice.push(match &d.sides.box_side {
+                        d.advice.push(match &d.answer.sides.box_side {
                             _ if matches!(choice, Some(Choice::Tied(_))) => format!(
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below writes each tied size from its partner ({}), which admits more than any box (see linked)",
                                 d.name,
@@ -273,7 +273,7 @@ pub(crate) fn link_dims(
             };
             if let Some(why) = why {
                 d.status = Status::Undecided;
-                d.suggestions.clear();
+                d.answer.suggestions.clear();
                 d.coverage = None;
                 d.padding = None;
                 d.undecided.get_or_insert_with(|| why.clone());
@@ -285,12 +285,12 @@ pub(crate) fn link_dims(
                 .member(&m.name)
                 .and_then(|ma| j.tie(&ma, &|v| msg.name_of(v)));
             if let Some((a, relation, equal)) = tie {
-                dims[di].sides.tied_to = Some(TiedTo {
+                dims[di].answer.sides.tied_to = Some(TiedTo {
                     partner: msg.name_of(&a),
                     source: a,
                     relation,
                     equal,
-                    accepted: dims[di].sides.with_some_partner.clone(),
+                    accepted: dims[di].answer.sides.with_some_partner.clone(),
                 });
             }
         }
@@ -324,7 +324,7 @@ pub(crate) fn tie_to_roots(dims: &mut [DimReport], msg: &Message, groups: &[Join
                 .zip(own)
                 .and_then(|(s, r)| s.intersect(&r).ok());
             let partner = msg.name_of(root);
-            dims[di].sides.tied_to = Some(TiedTo {
+            dims[di].answer.sides.tied_to = Some(TiedTo {
                 relation: format!(
                     "equal to {}",
                     crate::python::derived(&partner, m.coef, m.offset)
@@ -563,7 +563,7 @@ fn answer_jointly(
     conclude(d, entry, set, Some(&own), Proof::Periodic, msg, opts);
     let level = l.joint.level(&m.root);
     let mut withheld = false;
-    d.suggestions.retain_mut(|s| {
+    d.answer.suggestions.retain_mut(|s| {
         let root_set = s.progression().to_set().affine_preimage(m.coef, m.offset);
         let check = match (level, root_set) {
             (Some(lv), Ok(rs)) => l.check_side(&j.grp.guards, lv, &rs, prover),
@@ -624,7 +624,7 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
         report.dims.iter().find(|d| d.name == name)
     });
     let feasible = dim_report
-        .and_then(|d| d.feasible.as_ref())
+        .and_then(|d| d.answer.accepted.as_ref())
         .and_then(|f| DimSet::from_segments(f.segments.clone()).ok());
     let user = at.first().map(|(_, v)| *v);
     let nearest = match (&feasible, user) {
@@ -712,7 +712,7 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
             "torch reports only the first guard that failed; the program may hold more: `dimguard check` on the saved program lists every guard and the sizes it really accepts"
                 .into(),
         );
-        match dim_report.and_then(|d| Some((d, d.suggestions.first()?))) {
+        match dim_report.and_then(|d| Some((d, d.answer.suggestions.first()?))) {
             Some((d, s)) if d.is_unbacked() => explanation.push(format!(
                 "{} is a data-dependent (unbacked) size, made in the model (.item(), nonzero, ...), not an input's dimension: no export spec bounds it. The program holds it to {}, and the data gave a value outside: keep the data there, or find what bounds {} in the model (a torch._check, a size it is compared with) and export again with the bound the data needs",
                 d.name,

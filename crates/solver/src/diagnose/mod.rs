@@ -123,7 +123,7 @@ pub fn diagnose_staged(
     // An unbacked size no input stands for gets the model's torch._check, never a Dim.
     for d in dims.iter_mut().filter(|d| d.is_unbacked()) {
         let name = d.name.clone();
-        for s in &mut d.suggestions {
+        for s in &mut d.answer.suggestions {
             s.code = python::unbacked_checks(&name, &s.progression()).join("\n");
         }
     }

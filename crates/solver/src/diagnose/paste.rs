@@ -153,7 +153,7 @@ fn dim_block(
                 "{} is a data-dependent (unbacked) size, not an input's dimension: no Dim applies. Where the model makes it (.item(), nonzero, ...), the sizes the guards admit are:",
                 d.name
             ));
-            let checks = d.suggestions.first().map_or("", |s| s.code.as_str());
+            let checks = d.answer.suggestions.first().map_or("", |s| s.code.as_str());
             for c in checks.lines() {
                 block.comment(c);
             }
@@ -165,7 +165,7 @@ fn dim_block(
             }
             continue;
         }
-        let code = match d.suggestions.first() {
+        let code = match d.answer.suggestions.first() {
             Some(s) if d.status == Status::Spurious => python::dim_auto(&d.name, s.lo, s.hi),
             Some(s) => s.code.clone(),
             None => {
@@ -256,7 +256,7 @@ fn compile_block(rt: &crate::message::Runtime, dims: &[DimReport]) -> String {
             ));
             continue;
         };
-        let Some(f) = d.feasible.as_ref() else {
+        let Some(f) = d.answer.accepted.as_ref() else {
             block.comment(&format!(
                 "{src}: the sizes the compiled graph accepts are undecided ({})",
                 d.undecided.as_deref().unwrap_or("no answer")
@@ -275,10 +275,10 @@ fn compile_block(rt: &crate::message::Runtime, dims: &[DimReport]) -> String {
         } else {
             hi.to_string()
         };
-        if !d.linked_with.is_empty() {
+        if !d.answer.linked_with.is_empty() {
             block.comment(&format!(
                 "{src}: guards link it to {}: the sizes accepted are a joint set (above), not a range per size; compile with dynamic=True or mark the sizes dynamic without bounds:",
-                d.linked_with.join(", ")
+                d.answer.linked_with.join(", ")
             ));
             block.code(&python::mark_dynamic(&x, i, None, None));
         } else if lo == hi {

@@ -10,8 +10,8 @@ use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, DEFAULT_MIN, SIZE_MAX};
 use crate::python::{self, py_name};
 use crate::report::{
-    Certificate, DimReport, Feasible, FixCheck, GuardFate, GuardMethod, GuardReport, LinkedSides,
-    Padding, Proof, Status,
+    Certificate, Dialect, DimReport, Feasible, FixCheck, GuardFate, GuardMethod, GuardReport,
+    Padding, Proof, SizeAnswer, Status,
 };
 use crate::suggest::{self, Maximality};
 use crate::types::{DimSet, Expr, Progression};
@@ -65,8 +65,7 @@ pub(crate) fn dim_report(
         source: d.source.clone(),
         range: d.range.map(|(a, b)| [a, b]),
         status: Status::Unconstrained,
-        feasible: None,
-        suggestions: vec![],
+        answer: SizeAnswer::new(Dialect::Diagnose),
         maximality: "proven".into(),
         guards: vec![],
         specialized: d.specialized,
@@ -75,8 +74,6 @@ pub(crate) fn dim_report(
         torch_fix: None,
         undecided: None,
         advice: vec![],
-        linked_with: vec![],
-        sides: LinkedSides::default(),
     };
     if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
         r.advice.push(format!(
@@ -88,14 +85,15 @@ pub(crate) fn dim_report(
     } else if let Some(v) = d.specialized {
         r.status = Status::Specialized;
         let set = DimSet::interval(v, v);
-        r.feasible = Some(Feasible::from(&set));
+        r.answer.accepted = Some(Feasible::from(&set));
         let p = Progression {
             lo: v,
             hi: v,
             modulus: 1,
             residue: 0,
         };
-        r.suggestions
+        r.answer
+            .suggestions
             .extend(suggestion(&p, Some(&[]), &var, &d.name, Proof::Enumeration));
         r.advice.push(format!(
             "the model's code fixes {} to {v} (it branches on the value or uses it as a constant); \
@@ -120,14 +118,15 @@ pub(crate) fn dim_report(
         }
         if d.every_guard && d.range.is_some() && !in_relation(msg, &d.name) {
             // The input lists every guard (a trace): with none, every value of the range passes.
-            r.feasible = Some(Feasible::from(&domain));
+            r.answer.accepted = Some(Feasible::from(&domain));
             let p = Progression {
                 lo,
                 hi,
                 modulus: 1,
                 residue: 0,
             };
-            r.suggestions
+            r.answer
+                .suggestions
                 .extend(suggestion(&p, Some(&[]), &var, &d.name, Proof::Periodic));
             r.advice.push(format!(
                 "no guard restricts {}: every size in {lo}..{hi} passes",
@@ -286,7 +285,7 @@ pub(crate) fn conclude(
     let var = d.var().to_string();
     let (lo, hi) = d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX));
     let domain = DimSet::interval(lo, hi);
-    r.feasible = Some(Feasible::from(feasible));
+    r.answer.accepted = Some(Feasible::from(feasible));
     r.status = if feasible.is_empty() {
         Status::Unsatisfiable
     } else if feasible.count() == domain.count() {
@@ -306,7 +305,7 @@ pub(crate) fn conclude(
     if let Maximality::AmongSteps { max_step } = ranking.maximality {
         r.maximality = format!("steps<={max_step}");
     }
-    r.suggestions = ranking.suggestions;
+    r.answer.suggestions = ranking.suggestions;
     if ranking.withheld > 0 {
         r.advice.push(WITHHELD.into());
     }
@@ -395,7 +394,7 @@ fn advice(
             "no value in {lo}..{hi} satisfies the guards: widen the range, or make {name} static"
         )),
         Status::Constrained => {
-            if let (Some(best), Some(f)) = (r.suggestions.first(), &r.feasible) {
+            if let (Some(best), Some(f)) = (r.answer.suggestions.first(), &r.answer.accepted) {
                 if best.count < f.count {
                     out.push(format!(
                         "no single Dim holds every valid value: the first suggestion holds {} of {}; the others are the remaining residue classes. \

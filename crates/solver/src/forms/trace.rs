@@ -652,8 +652,11 @@ mod tests {
         assert_eq!(msg.form, crate::forms::Form::TorchTrace);
         let r = crate::diagnose::diagnose(&msg, opts);
         let d = &r.dims[0];
-        assert_eq!(d.feasible.as_ref().unwrap().count, 929);
-        assert_eq!((d.suggestions[0].lo, d.suggestions[0].hi), (96, 1024));
+        assert_eq!(d.answer.accepted.as_ref().unwrap().count, 929);
+        assert_eq!(
+            (d.answer.suggestions[0].lo, d.answer.suggestions[0].hi),
+            (96, 1024)
+        );
         // An error message lists only failing guards: there, no guard claims nothing.
         let m = crate::forms::violation::read(
             "  - You marked h as dynamic but your code specialized it to be a constant (16).",

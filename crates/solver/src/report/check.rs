@@ -1,9 +1,9 @@
 //! `dimguard check --json`: the [`CheckReport`] of a program's propagation, per size a
 //! [`CheckDim`], its inputs, symbols, run-time checks and verdicts.
 
-use super::common::{Feasible, GuardFate, GuardUse, Suggestion};
+use super::common::{Feasible, GuardFate, GuardUse};
 use super::joint_sets::JointReport;
-use super::sides::LinkedSides;
+use super::size::SizeAnswer;
 use crate::types::DimSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -259,27 +259,18 @@ pub struct CheckDim {
     pub expr: String,
     /// What `range_constraints` claims.
     pub claimed: Claimed,
-    /// The claimed sizes that pass every guard (null when undecided).
-    pub accepted: Option<Feasible>,
-    /// Sound single-`Dim` specs inside `accepted`, best first.
-    pub suggestions: Vec<Suggestion>,
+    /// Its answer, as in every command: `accepted` (the claimed sizes that pass every guard;
+    /// empty, with `undecided` holding the values, when undecided), `suggestions` (sound
+    /// single-`Dim` specs inside `accepted`, best first), `linked_with` (guards linking this size
+    /// with others: `accepted` then assumes the other sizes range over their own accepted sets),
+    /// `undecided`, the joint set's sides, `nearest_accepted`. Read back apart
+    /// ([`SizeAnswer::read`]).
+    #[serde(flatten, skip_deserializing)]
+    pub answer: SizeAnswer,
     /// The source in guards (`L['x'].size()[2]`).
     pub source: String,
     /// Claimed sizes that fail a guard (they raise `Guard failed` at run time), first few.
     pub rejected_examples: Vec<i128>,
-    /// Guards linking this size with others, if any: `accepted` then assumes the other sizes
-    /// range over their own accepted sets.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub linked_with: Vec<String>,
-    /// Values neither proven to pass nor to fail (then `accepted` holds the values proven to
-    /// pass, possibly none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub undecided: Option<UndecidedSet>,
-    /// For a size linked to others: what the joint set says of it. Read back apart (as a
-    /// [`LinkedSides`] from the same object): serde cannot read 128-bit integers in a struct
-    /// with a flattened field.
-    #[serde(flatten, skip_deserializing)]
-    pub sides: LinkedSides,
     /// `(input, index)` of the dimension this one always equals, when a guard ties them.
     #[serde(skip)]
     pub same_as: Option<(String, usize)>,

@@ -1,9 +1,9 @@
 //! `dimguard diagnose --json`: the [`Report`] of one message, per dimension a [`DimReport`],
 //! where guards come from and the forms of input.
 
-use super::common::{Certificate, Feasible, GuardMethod, GuardUse, Suggestion};
+use super::common::{Certificate, Feasible, GuardMethod, GuardUse};
 use super::joint_sets::JointReport;
-use super::sides::LinkedSides;
+use super::size::SizeAnswer;
 use crate::types::{DimSet, Expr, Progression};
 use serde::{Deserialize, Serialize};
 
@@ -255,10 +255,12 @@ pub struct DimReport {
     pub range: Option<[i128; 2]>,
     /// Summary.
     pub status: Status,
-    /// The exact set of values in `range` that satisfy every guard (null when undecided).
-    pub feasible: Option<Feasible>,
-    /// Ranked single-`Dim` progressions inside `feasible`; the first is maximal.
-    pub suggestions: Vec<Suggestion>,
+    /// Its answer, as in every command: `feasible` (the exact set of values in `range` that
+    /// satisfy every guard, null when undecided), `suggestions` (ranked single-`Dim`
+    /// progressions inside `feasible`; the first is maximal), `linked_with`, the joint set's
+    /// sides, `nearest_accepted`. Read back apart ([`SizeAnswer::read`]).
+    #[serde(flatten, skip_deserializing)]
+    pub answer: SizeAnswer,
     /// `"proven"`, or `"steps<=N"` when only steps up to N were searched.
     pub maximality: String,
     /// What each guard requires.
@@ -275,14 +277,6 @@ pub struct DimReport {
     pub undecided: Option<String>,
     /// What to do, in sentences.
     pub advice: Vec<String>,
-    /// The dimensions linked to this one by guards over several sizes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub linked_with: Vec<String>,
-    /// For a dimension linked to others: what the joint set says of it. Read back apart (as a
-    /// [`LinkedSides`] from the same object): serde cannot read 128-bit integers in a struct
-    /// with a flattened field.
-    #[serde(flatten, skip_deserializing)]
-    pub sides: LinkedSides,
 }
 
 impl DimReport {

@@ -20,8 +20,8 @@
 //! assert_eq!(serde_json::to_string(&Certificate::Z3).unwrap(), r#""z3""#);
 //! ```
 //!
-//! The submodules, by command: `common` (types every report shares), `sides` and `joint_sets`
-//! (a size's side and a group's joint set), `diagnose`, `verify`, `check`, `dispatch` (and
+//! The submodules, by command: `common` (types every report shares), `size` (one size's answer, in every
+//! command), `sides` and `joint_sets` (a size's side and a group's joint set), `diagnose`, `verify`, `check`, `dispatch` (and
 //! TensorRT's cover).
 
 mod check;
@@ -30,6 +30,7 @@ mod diagnose;
 mod dispatch;
 mod joint_sets;
 mod sides;
+mod size;
 mod verify;
 
 pub use check::{
@@ -52,4 +53,5 @@ pub use joint_sets::{
     TiedReport,
 };
 pub use sides::{DefinedValues, LinkedSides, TiedTo};
+pub use size::{Dialect, Nearest, SizeAnswer};
 pub use verify::{JointCheck, VerifyDim, VerifyReport};

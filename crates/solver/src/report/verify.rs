@@ -2,7 +2,7 @@
 
 use super::common::{Certificate, GuardUse};
 use super::joint_sets::JointReport;
-use super::sides::TiedTo;
+use super::size::SizeAnswer;
 use serde::{Deserialize, Serialize};
 
 /// The verdict for a spec.
@@ -49,10 +49,13 @@ pub struct VerifyDim {
     /// Why it is undecided, or what Z3 said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// When the spec writes this size from another (`b_2 = a_2`): that tie, and the values of
-    /// this size that pass with some value of its partner.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tied_to: Option<TiedTo>,
+    /// Its answer, as in every command: `accepted` (the admitted values that pass every guard,
+    /// when known), `suggestions`, `linked_with`, the joint set's sides (`tied_to`: when the
+    /// spec writes this size from another, `b_2 = a_2`, that tie and the values of this size
+    /// that pass with some value of its partner), `nearest_accepted`. Read back apart
+    /// ([`SizeAnswer::read`]).
+    #[serde(flatten, skip_deserializing)]
+    pub answer: SizeAnswer,
 }
 
 /// A guard over several sizes, checked over the product of what the spec admits for each.

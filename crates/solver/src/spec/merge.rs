@@ -283,7 +283,7 @@ pub fn merge(user: &Sheet, report: &Report) -> Sheet {
         let group = report.linked.iter().find(|g| g.root == d.name);
         let progression = match group {
             Some(g) => g.progression,
-            None => d.suggestions.first().map(|s| Progression {
+            None => d.answer.suggestions.first().map(|s| Progression {
                 lo: s.lo,
                 hi: s.hi,
                 modulus: s.modulus,
