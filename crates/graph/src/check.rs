@@ -12,18 +12,19 @@
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
 use dimguard_solver::analyze::suggestions;
-use dimguard_solver::analyze::{analyze, GroupAnswer, MemberAnswer, Problem};
+use dimguard_solver::analyze::{
+    analyze, size_answer as size_answer_of, Asked, GroupAnswer, MemberAnswer, Problem,
+};
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
 use dimguard_solver::linked::Budget;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    CheckDim, CheckReport, Claimed, Dialect, Feasible, GuardFate, GuardUse, JointReport,
-    LinkedSides, NeededBy, ProgramInput, Proof, RuntimeCheck, RuntimeKind, ShapeEntry, SizeAnswer,
-    SizeRange, SymbolRange, TiedTo, UndecidedSet,
+    CheckDim, CheckReport, Claimed, Dialect, Feasible, GuardFate, GuardUse, JointReport, NeededBy,
+    ProgramInput, Proof, RuntimeCheck, RuntimeKind, ShapeEntry, SizeAnswer, SizeRange, SymbolRange,
+    UndecidedSet,
 };
-use dimguard_solver::unchecked_suggestion;
 use dimguard_solver::SIZE_MAX;
 use dimguard_solver::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
@@ -151,7 +152,6 @@ pub fn check_graph(
         problem: &problem,
         guards: &guards,
         sets: &sets,
-        joints: &joints,
     };
     let mut spec = Spec::default();
     let dims: Vec<CheckDim> = (0..ins.len())
@@ -411,8 +411,6 @@ struct Cx<'a> {
     problem: &'a Problem,
     guards: &'a [Expr],
     sets: &'a Sets,
-    /// The joint sets of the linked groups.
-    joints: &'a [JointReport],
 }
 
 /// The corrected spec as it is written: lines, then each input's dict entries.
@@ -471,7 +469,24 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
     };
     let m = found.as_ref().map(|(_, m)| m);
     let group = found.as_ref().map(|(g, _)| *g);
-    let some = m.and_then(|m| m.some.clone());
+    let label = |src: &str| {
+        cx.ins
+            .iter()
+            .find(|x| x.source == src)
+            .map_or_else(|| src.to_string(), |x| format!("{}[{}]", x.input, x.index))
+    };
+    let code = |v: &str| cx.problem.name_of(v);
+    let name = i.name();
+    let asked = |accepted| Asked {
+        label: &name,
+        name: &label,
+        code: &code,
+        own: claimed.as_ref(),
+        accepted,
+        example: i.hint,
+    };
+    // The group's part of the answer (the set is decided below, over the claimed sizes).
+    let linked = size_answer_of(group, m, &asked(None), Dialect::Check);
     let mut d = CheckDim {
         input: i.input.clone(),
         index: i.index,
@@ -488,11 +503,7 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
             min: claimed.as_ref().and_then(DimSet::min),
             max: claimed.as_ref().and_then(DimSet::max),
         },
-        answer: SizeAnswer {
-            linked_with: m.map(|m| m.linked_with.clone()).unwrap_or_default(),
-            sides: sides(cx, i, m, group, some.as_ref()),
-            ..SizeAnswer::new(Dialect::Check)
-        },
+        answer: SizeAnswer::new(Dialect::Check),
         source: i.source.clone(),
         rejected_examples: vec![],
         same_as: cx
@@ -505,20 +516,10 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
     };
     // A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): its relation.
     let relation = group.and_then(|g| g.defined_relation(&i.source));
-    match acc {
+    match &acc {
         Ok(a) => {
-            accepted_answer(
-                cx,
-                i,
-                &mut d,
-                &a,
-                m,
-                group,
-                some.as_ref(),
-                relation.as_ref(),
-            );
-            spec_line(cx, i, &d, m, group, relation.as_ref(), spec);
-            d.answer.accepted = Some(Feasible::from(&a));
+            accepted_answer(cx, i, &mut d, a, &linked, m, group, relation.as_ref());
+            d.answer.accepted = Some(Feasible::from(a));
         }
         Err(e) => {
             // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
@@ -526,8 +527,21 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
             d.answer.accepted = Some(Feasible::from(&DimSet::empty()));
             d.answer.undecided = Some(UndecidedSet::new(
                 claimed.as_ref().unwrap_or(&DimSet::empty()),
-                e,
+                e.clone(),
             ));
+        }
+    }
+    // The answer as one: the group's part, given the set decided here.
+    let decided = acc.as_ref().ok().filter(|_| d.answer.undecided.is_none());
+    d.answer = SizeAnswer {
+        accepted: d.answer.accepted.take(),
+        undecided: d.answer.undecided.take(),
+        suggestions: std::mem::take(&mut d.answer.suggestions),
+        ..size_answer_of(group, m, &asked(decided), Dialect::Check)
+    };
+    match &acc {
+        Ok(_) => spec_line(cx, i, &d, m, group, relation.as_ref(), spec),
+        Err(_) => {
             let py = py_name(&i.name());
             let own = cx
                 .alias
@@ -540,78 +554,7 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
             }
         }
     }
-    let label = |src: &str| {
-        cx.ins
-            .iter()
-            .find(|x| x.source == src)
-            .map(|x| format!("{}[{}]", x.input, x.index))
-    };
-    d.answer.sides.tied_to = tied_to(&d, &label, cx.alias.get(&i.source), found.as_ref());
     d
-}
-
-/// A linked size's sides: its values with some partner, its side of the largest sound box, of
-/// the box through the traced sizes, and of a shared or tied spec (written from its partner).
-fn sides(
-    cx: &Cx,
-    i: &In,
-    m: Option<&MemberAnswer<'_>>,
-    group: Option<&GroupAnswer>,
-    some: Option<&DimSet>,
-) -> LinkedSides {
-    let name = i.name();
-    let claimed = i.claimed.as_ref();
-    let dim_name = |v: &str| cx.problem.name_of(v);
-    LinkedSides {
-        with_some_partner: some
-            .and_then(|f| match claimed {
-                Some(c) => f.intersect(c).ok(),
-                None => Some(f.clone()),
-            })
-            .map(|f| Feasible::from(&f)),
-        box_side: m
-            .and_then(|m| m.box_side.as_ref())
-            .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
-        // A tied group's spec: each tied size written from its partner.
-        shared_side: m
-            .and_then(|m| m.tied_side.as_ref())
-            .map(|(p, from)| {
-                let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
-                s.certificate_note = Some(
-                    "re-checked at the spec's corners and tuples spread over it; exact by the closed form (see joint)".into(),
-                );
-                if let Some((a, delta)) = from {
-                    let block = group
-                        .and_then(|g| g.linked.as_ref()?.tied.as_ref())
-                        .and_then(|(t, _)| {
-                            t.ties.iter().find(|(x, _)| x.b == i.source).map(|(x, _)| x.d)
-                        });
-                    s.code = joint::tied_alias(&name, &dim_name(a), *delta, block.unwrap_or(1));
-                }
-                s
-            })
-            .or_else(|| {
-                m.and_then(|m| m.shared_side.as_ref()).map(|(p, a)| {
-                    let mut s = unchecked_suggestion(&name, p, Proof::Periodic);
-                    if let (Some(a), Some(m)) = (a, m) {
-                        s.code = python::alias(&name, &dim_name(a), m.member.coef, m.member.offset);
-                    }
-                    if let Some(sh) = group.and_then(|g| g.linked.as_ref()?.report.shared.as_ref())
-                    {
-                        s.certificate = sh.side.certificate;
-                    }
-                    s
-                })
-            }),
-        example_box_side: m
-            .and_then(|m| m.example_side.as_ref())
-            .map(|p| unchecked_suggestion(&name, p, Proof::Periodic)),
-        link_excludes_none: m
-            .filter(|m| !m.linked_with.is_empty())
-            .and_then(|_| cx.joints.iter().find_map(|j| j.excludes_none(&i.source))),
-        tied_to: None,
-        defined_values: None,
-    }
 }
 
 /// A size with an accepted set `a`: what is undecided and why (a defined size's values with
@@ -623,13 +566,13 @@ fn accepted_answer(
     i: &In,
     d: &mut CheckDim,
     a: &DimSet,
+    linked: &SizeAnswer,
     m: Option<&MemberAnswer<'_>>,
     group: Option<&GroupAnswer>,
-    some: Option<&DimSet>,
     relation: Option<&String>,
 ) {
     let claimed = &i.claimed;
-    let dim_name = |v: &str| cx.problem.name_of(v);
+    let some = m.and_then(|m| m.some.as_ref());
     let defined_group = group.is_some_and(|g| g.solved.defined.is_some());
     let defined_own = group
         .and_then(|g| g.linked.as_ref()?.defined.as_ref())
@@ -645,10 +588,7 @@ fn accepted_answer(
     // Its values with some partner are the definition's values over the others'
     // accepted tuples: where they are not computed, they are undecided (never
     // rejected), and the reason says what is known.
-    let products = m.and_then(|m| m.products.as_ref());
-    if let (Some(x), Some(p)) = (group.and_then(|g| g.defined(&i.source)), products) {
-        d.answer.sides.defined_values = Some(defined_values(p, &x.relation, &dim_name));
-    } else if let (true, None, None) = (defined_group, some, &doubt) {
+    if let (true, None, None, None) = (defined_group, some, &doubt, &linked.sides.defined_values) {
         // A size of a group with a defined size whose values with some partner are
         // not computed: undecided with why, never rejected.
         let own = defined_own.clone().or_else(|| claimed.clone());
@@ -670,7 +610,7 @@ fn accepted_answer(
         // size whose projection is not known lists none.
         let passes = match some {
             Some(p) => Some(p),
-            None if d.answer.linked_with.is_empty() => Some(a),
+            None if linked.linked_with.is_empty() => Some(a),
             None => None,
         };
         if let Some(passes) = passes {
@@ -682,7 +622,7 @@ fn accepted_answer(
         }
     }
     // A defined size's values that fail with every partner: outside its products.
-    if let Some(v) = &d.answer.sides.defined_values {
+    if let Some(v) = &linked.sides.defined_values {
         d.rejected_examples = v
             .excluded_examples
             .iter()
@@ -701,7 +641,7 @@ fn accepted_answer(
         .iter()
         .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
         .collect();
-    let recheck = d.answer.linked_with.is_empty().then_some(own.as_slice());
+    let recheck = linked.linked_with.is_empty().then_some(own.as_slice());
     d.answer.suggestions =
         suggestions(a, i.hint, 4, recheck, &i.source, &i.name(), Proof::Periodic).suggestions;
 }
@@ -1288,35 +1228,6 @@ fn unshown_over(
     !dimguard_solver::shown_true(&read, ranges)
 }
 
-/// The report of a defined size's values with some partner, products of two factors
-/// ([`joint::Products`]), in the sizes' names.
-fn defined_values(
-    p: &joint::Products,
-    relation: &str,
-    name: &dyn Fn(&str) -> String,
-) -> dimguard_solver::report::DefinedValues {
-    let named = |e: &Expr| e.renamed(name).to_string();
-    // The least members and non-members, within the first values of the own set.
-    let (lo, hi) = p.within;
-    let first = (lo..=hi).take(10_000);
-    let examples: Vec<i128> = first.clone().filter(|&n| p.contains(n)).take(5).collect();
-    let excluded: Vec<i128> = first.filter(|&n| !p.contains(n)).take(5).collect();
-    dimguard_solver::report::DefinedValues {
-        form: "products".into(),
-        relation: relation.to_string(),
-        factors: [named(&p.factors[0]), named(&p.factors[1])],
-        ranges: p
-            .ranges
-            .iter()
-            .map(|[a, b]| [[a.0, a.1], [b.0, b.1]])
-            .collect(),
-        within: [lo, hi],
-        text: p.text(&named),
-        examples,
-        excluded_examples: excluded,
-    }
-}
-
 /// The spec line of a dynamic size whose accepted set is not decided (issue 34): the program's
 /// own claim kept (`Dim.AUTO` over the claimed range), never dropped to a static size, with
 /// what is unknown. `None` for a size claimed at one value or with nothing undecided.
@@ -1341,42 +1252,6 @@ fn kept_undecided(
         relation.map_or(String::new(), |r| format!("{r}; ")),
         dimguard_solver::report::count_text(u.count)
     ))
-}
-
-/// A size's tie to another input's size, in `check`'s names (`a[2]`): equal to it or derived
-/// from it (one symbol: `alias`), or written from it by the group's one spec (a tied block, one
-/// shared `Dim`). Its set is then its partner's through the tie: its own accepted set for a
-/// size of one symbol, the values that pass with some partner value for a linked one.
-fn tied_to(
-    d: &CheckDim,
-    label: &dyn Fn(&str) -> Option<String>,
-    alias: Option<&(String, i128, i128)>,
-    found: Option<&(&GroupAnswer, MemberAnswer<'_>)>,
-) -> Option<TiedTo> {
-    if let Some((root, k, off)) = alias.filter(|(root, _, _)| *root != d.source) {
-        let partner = label(root)?;
-        return Some(TiedTo {
-            relation: format!("equal to {}", python::derived(&partner, *k, *off)),
-            equal: (*k, *off) == (1, 0),
-            partner,
-            source: root.clone(),
-            accepted: d
-                .answer
-                .undecided
-                .is_none()
-                .then(|| d.answer.accepted.clone())
-                .flatten(),
-        });
-    }
-    let (g, m) = found?;
-    let (a, relation, equal) = g.tie(m, &|v| label(v).unwrap_or_else(|| v.to_string()))?;
-    Some(TiedTo {
-        partner: label(&a)?,
-        source: a,
-        relation,
-        equal,
-        accepted: d.answer.sides.with_some_partner.clone(),
-    })
 }
 
 #[cfg(test)]

@@ -31,9 +31,11 @@
 //! ```
 
 mod answer;
+mod size;
 
 pub(crate) use answer::suggestion;
 pub use answer::{describe, suggestions, Ranked, WITHHELD};
+pub use size::{size_answer, Asked};
 
 use crate::engine::Limits;
 use crate::joint::{self, Choice, Group, Member, Prover, Solved};

@@ -1,0 +1,200 @@
+//! One size's answer from its group, built once for every command ([`size_answer`]): the sizes
+//! it is linked with, what the joint set says of it (its values with some partner, its side of
+//! the largest sound box, of a box through the traced sizes, of a shared or tied spec), the
+//! size it is tied to, a defined size's values, and the nearest accepted sizes around a
+//! rejected traced size. `diagnose`, `check` and `verify` fill their `dims[]` with it; only the
+//! names differ (`name`).
+
+use super::{GroupAnswer, MemberAnswer};
+use crate::joint::{self, Products};
+use crate::report::{
+    DefinedValues, Dialect, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo,
+};
+use crate::suggest::unchecked_suggestion;
+use crate::types::{DimSet, Expr};
+
+/// What a front end tells [`size_answer`] about one size.
+pub struct Asked<'a> {
+    /// The size's name in the report (`h`, `x_2`), which its suggestions' code assigns.
+    pub label: &'a str,
+    /// Names another size as the report does in a tie (`a_2` in `diagnose` and `verify`,
+    /// `a[2]` in `check`), and in `linked_with` (where `check` writes sources).
+    pub name: &'a dyn Fn(&str) -> String,
+    /// Names another size in Python code (`a_2`).
+    pub code: &'a dyn Fn(&str) -> String,
+    /// The size's own values (its range, its claimed sizes): every set is within them.
+    pub own: Option<&'a DimSet>,
+    /// The size's accepted set as the report states it (null when undecided), which a size
+    /// derived from a root's answers through its relation.
+    pub accepted: Option<&'a DimSet>,
+    /// The traced size, for [`SizeAnswer::nearest_accepted`].
+    pub example: Option<i128>,
+}
+
+/// The size `m` of group `g`'s answer, in `dialect`'s keys: everything but the set, its
+/// undecided part and its suggestions, which each command decides over its own values (a
+/// diagnosed range, a program's claimed sizes, a spec's admitted ones).
+pub fn size_answer(
+    g: Option<&GroupAnswer>,
+    m: Option<&MemberAnswer<'_>>,
+    asked: &Asked<'_>,
+    dialect: Dialect,
+) -> SizeAnswer {
+    let mut a = SizeAnswer::new(dialect);
+    a.nearest_accepted = asked
+        .accepted
+        .zip(asked.example)
+        .and_then(|(s, x)| SizeAnswer::nearest(s, x));
+    let (Some(g), Some(m)) = (g, m) else {
+        return a;
+    };
+    a.linked_with = match dialect {
+        Dialect::Check => m.linked_with.clone(),
+        _ => m.linked_with.iter().map(|v| (asked.name)(v)).collect(),
+    };
+    a.sides = sides(g, m, asked);
+    a
+}
+
+/// The size's sides of its group's joint set.
+fn sides(g: &GroupAnswer, m: &MemberAnswer<'_>, asked: &Asked<'_>) -> LinkedSides {
+    let label = asked.label;
+    let within = |s: &DimSet| match asked.own {
+        Some(o) => s.intersect(o).ok(),
+        None => Some(s.clone()),
+    };
+    let l = g.linked.as_ref();
+    let level = l.and_then(|l| l.joint.level(&m.member.root));
+    let periodic = |p| unchecked_suggestion(label, p, Proof::Periodic);
+    let with_some_partner = m.some.as_ref().and_then(within);
+    let mut s = LinkedSides {
+        with_some_partner: with_some_partner.as_ref().map(Feasible::from),
+        // Its side of the largest box, with the certificate the box was re-checked with.
+        box_side: m.box_side.as_ref().map(|p| {
+            let mut s = periodic(p);
+            let side = l
+                .and_then(|l| l.report.largest_box.as_ref())
+                .zip(level)
+                .map(|(b, lv)| &b.sides[lv]);
+            if let Some(side) = side {
+                s.certificate = side.certificate;
+                s.certificate_note = side.certificate_note.clone();
+            }
+            s
+        }),
+        example_box_side: m.example_side.as_ref().map(periodic),
+        shared_side: shared_side(g, m, label, asked.code),
+        link_excludes_none: l
+            .filter(|_| !m.linked_with.is_empty())
+            .and_then(|l| l.report.excludes_none(&m.member.name)),
+        tied_to: None,
+        defined_values: None,
+    };
+    // A size the others define by a product of two factors: its values with some partner.
+    if let (Some(d), Some(p)) = (g.defined(&m.member.name), m.products.as_ref()) {
+        s.defined_values = Some(defined_values(p, &d.relation, asked.code));
+    }
+    s.tied_to = tied_to(g, m, asked, s.with_some_partner.as_ref());
+    s
+}
+
+/// Its side under the group's one spec when that spec writes it from its partner: a tied
+/// block, else one `Dim` shared with the partner.
+fn shared_side(
+    g: &GroupAnswer,
+    m: &MemberAnswer<'_>,
+    label: &str,
+    name: &dyn Fn(&str) -> String,
+) -> Option<Suggestion> {
+    let l = g.linked.as_ref();
+    let tied = m.tied_side.as_ref().map(|(p, from)| {
+        let mut s = unchecked_suggestion(label, p, Proof::Periodic);
+        s.certificate_note = Some(
+            "re-checked at the spec's corners and tuples spread over it; exact by the closed form (see linked)".into(),
+        );
+        if let Some((a, delta)) = from {
+            let block = l
+                .and_then(|l| l.tied.as_ref())
+                .and_then(|(t, _)| {
+                    t.ties
+                        .iter()
+                        .find(|(x, _)| x.b == m.member.root)
+                        .map(|(x, _)| x.d)
+                })
+                .unwrap_or(1);
+            s.code = joint::tied_alias(label, &name(a), *delta, block);
+        }
+        s
+    });
+    tied.or_else(|| {
+        m.shared_side.as_ref().map(|(p, a)| {
+            let mut s = unchecked_suggestion(label, p, Proof::Periodic);
+            if let Some(sh) = l.and_then(|l| l.report.shared.as_ref()) {
+                s.certificate = sh.side.certificate;
+            }
+            if let Some(a) = a {
+                s.code = crate::python::alias(label, &name(a), m.member.coef, m.member.offset);
+            }
+            s
+        })
+    })
+}
+
+/// The size it is tied to: the root it is derived from (`b = 2*a + 1`; its values are the
+/// root's answer through the relation), else the partner the group's one spec writes it from
+/// (its values with some partner).
+fn tied_to(
+    g: &GroupAnswer,
+    m: &MemberAnswer<'_>,
+    asked: &Asked<'_>,
+    with_some_partner: Option<&Feasible>,
+) -> Option<TiedTo> {
+    let name = asked.name;
+    let member = m.member;
+    if member.root != member.name {
+        let partner = name(&member.root);
+        return Some(TiedTo {
+            relation: format!(
+                "equal to {}",
+                crate::python::derived(&partner, member.coef, member.offset)
+            ),
+            equal: (member.coef, member.offset) == (1, 0),
+            partner,
+            source: member.root.clone(),
+            accepted: asked.accepted.map(Feasible::from),
+        });
+    }
+    let (a, relation, equal) = g.tie(m, name)?;
+    Some(TiedTo {
+        partner: name(&a),
+        source: a,
+        relation,
+        equal,
+        accepted: with_some_partner.cloned(),
+    })
+}
+
+/// A defined size's values with some partner ([`LinkedSides::defined_values`]), named as the
+/// report names sizes.
+fn defined_values(p: &Products, relation: &str, name: &dyn Fn(&str) -> String) -> DefinedValues {
+    let named = |e: &Expr| e.renamed(name).to_string();
+    // The least members and non-members, within the first values of the own set.
+    let (lo, hi) = p.within;
+    let first = (lo..=hi).take(10_000);
+    let examples: Vec<i128> = first.clone().filter(|&n| p.contains(n)).take(5).collect();
+    let excluded: Vec<i128> = first.filter(|&n| !p.contains(n)).take(5).collect();
+    DefinedValues {
+        form: "products".into(),
+        relation: relation.to_string(),
+        factors: [named(&p.factors[0]), named(&p.factors[1])],
+        ranges: p
+            .ranges
+            .iter()
+            .map(|[a, b]| [[a.0, a.1], [b.0, b.1]])
+            .collect(),
+        within: [lo, hi],
+        text: p.text(&named),
+        examples,
+        excluded_examples: excluded,
+    }
+}
