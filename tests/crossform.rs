@@ -15,6 +15,7 @@
 //! test names the size and the guard torch left out.
 
 use dimguard::solver::forms;
+use dimguard::solver::report::{Dialect, SizeAnswer};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
@@ -532,4 +533,164 @@ fn ceil2_every_form_gives_the_truth() {
     partial("ceil2", "draft.txt", &d, &t, DRAFT, &[]);
     assert_eq!(d.sizes[H].as_ref().map(BTreeSet::len), Some(481));
     assert!(!d.sizes.contains_key(W));
+}
+
+/// Each size's whole answer ([`SizeAnswer`], read back from the JSON as the page reads it), by
+/// source, from one command's `dims[]`.
+fn size_answers(v: &Value, dialect: Dialect) -> BTreeMap<String, SizeAnswer> {
+    v["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let a = SizeAnswer::read(&d.to_string(), dialect).expect("a size's answer reads back");
+            (d["source"].as_str().expect("source").to_string(), a)
+        })
+        .collect()
+}
+
+/// An answer's fields as comparable text: each set by its members, each side by its
+/// progression, the tie by its partner and equality. `traced`: keep the fields that depend on
+/// the traced sizes (a box through them, the nearest accepted sizes around one).
+fn fields(a: &SizeAnswer, traced: bool) -> BTreeMap<&'static str, String> {
+    let set = |f: &Option<dimguard::solver::report::Feasible>| {
+        f.as_ref().map(|f| {
+            let s = f.set().expect("a set");
+            format!(
+                "{} values {:?}..{:?} period {}",
+                s.count(),
+                s.min(),
+                s.max(),
+                s.period()
+            )
+        })
+    };
+    let side = |s: &Option<dimguard::solver::report::Suggestion>| {
+        s.as_ref()
+            .map(|s| format!("{}..{} mod {} = {}", s.lo, s.hi, s.modulus, s.residue))
+    };
+    let s = &a.sides;
+    let mut out = BTreeMap::from([
+        ("accepted", format!("{:?}", set(&a.accepted))),
+        (
+            "undecided",
+            format!("{:?}", a.undecided.as_ref().map(|u| u.count)),
+        ),
+        (
+            "suggestions",
+            format!(
+                "{:?}",
+                a.suggestions
+                    .iter()
+                    .map(|s| (s.lo, s.hi, s.modulus, s.residue))
+                    .collect::<Vec<_>>()
+            ),
+        ),
+        ("linked_with", format!("{:?}", a.linked_with)),
+        (
+            "with_some_partner",
+            format!("{:?}", set(&s.with_some_partner)),
+        ),
+        ("box_side", format!("{:?}", side(&s.box_side))),
+        ("shared_side", format!("{:?}", side(&s.shared_side))),
+        ("link_excludes_none", format!("{:?}", s.link_excludes_none)),
+        (
+            "tied_to",
+            format!(
+                "{:?}",
+                s.tied_to
+                    .as_ref()
+                    .map(|t| (&t.source, t.equal, set(&t.accepted)))
+            ),
+        ),
+        (
+            "defined_values",
+            format!(
+                "{:?}",
+                s.defined_values.as_ref().map(|d| (&d.relation, d.within))
+            ),
+        ),
+    ]);
+    if traced {
+        out.insert(
+            "example_box_side",
+            format!("{:?}", side(&s.example_box_side)),
+        );
+        out.insert("nearest_accepted", format!("{:?}", a.nearest_accepted));
+    }
+    out
+}
+
+/// One answer per size (issue 35): the whole [`SizeAnswer`] of every size, compared field by
+/// field. The `TORCH_LOGS` log and the `TORCH_TRACE` file carry the same guards, so `diagnose`
+/// must give the same answer from both, field for field (only the box through the traced sizes,
+/// which the log does not give, may differ). Against `check` on the exported program, every
+/// field both commands decide must agree: the values that pass with some partner, the tie (its
+/// partner, whether equal, its set), each side of the largest box and of a shared spec.
+#[test]
+fn every_form_gives_one_answer_per_size() {
+    let mut compared = 0;
+    for case in ["fpn2", "window7", "tied2", "ceil2"] {
+        let diag = |file: &str| {
+            let v = run(&[
+                "--time-budget",
+                "60",
+                "diagnose",
+                "--json",
+                &path(case, file),
+            ]);
+            size_answers(&v, Dialect::Diagnose)
+        };
+        let (log, trace) = (diag("log.txt"), diag("trace.log"));
+        let program = run(&[
+            "--time-budget",
+            "60",
+            "check",
+            "--json",
+            &path(case, "program.pt2"),
+        ]);
+        let check = size_answers(&program, Dialect::Check);
+        assert_eq!(
+            log.keys().collect::<Vec<_>>(),
+            trace.keys().collect::<Vec<_>>(),
+            "{case}: the log and the trace name the same sizes"
+        );
+        for (source, a) in &log {
+            assert_eq!(
+                fields(a, false),
+                fields(&trace[source], false),
+                "{case} {source}: the log and the trace answer alike"
+            );
+        }
+        for (source, c) in &check {
+            let Some(d) = trace.get(source) else { continue };
+            let (c, d) = (fields(c, true), fields(d, true));
+            for key in [
+                "with_some_partner",
+                "box_side",
+                "shared_side",
+                "tied_to",
+                "defined_values",
+            ] {
+                // Decided by both (a size only `check` sees linked, through the program's
+                // own asserts, has no side in `diagnose`).
+                if c[key] == "None" || d[key] == "None" {
+                    continue;
+                }
+                // A tie's set is within the size's own values: the text may give none.
+                if key == "tied_to" && d[key].ends_with("None))") {
+                    continue;
+                }
+                compared += 1;
+                assert_eq!(
+                    c[key], d[key],
+                    "{case} {source} {key}: check and diagnose differ"
+                );
+            }
+        }
+    }
+    // fpn2, window7 and tied2 link their sizes in every form (ceil2's link is the program's
+    // alone).
+    assert!(compared >= 12, "only {compared} fields were compared");
+    eprintln!("{compared} fields compared");
 }

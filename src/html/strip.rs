@@ -3,7 +3,7 @@
 
 use super::model::PageDim;
 use super::text::{esc, segments_text, MAX_MARKS, PALETTE};
-use crate::solver::report::{Feasible, Status, TiedTo};
+use crate::solver::report::{Feasible, Nearest, Status, TiedTo};
 use std::fmt::Write;
 
 /// What a size's strip shows: its label, the sizes it is linked to, the set drawn and the
@@ -20,13 +20,15 @@ pub(super) struct StripDim<'a> {
     pub(super) unconstrained: bool,
     /// `diagnose`: why the size is not decided.
     pub(super) undecided: Option<&'a str>,
-    /// `check`: how many values are not decided, and why.
+    /// How many values are not decided, and why.
     pub(super) undecided_part: Option<(u128, &'a str)>,
     /// Tied to another size: its answer is the partner's, through the tie.
     pub(super) tied_to: Option<&'a TiedTo>,
     /// Defined by the others as a product: its values with some partner, in their own form
     /// (no periodic set to draw).
     pub(super) defined: Option<&'a dimguard_solver::report::DefinedValues>,
+    /// A rejected traced size, with the nearest accepted sizes around it.
+    pub(super) nearest: Option<&'a Nearest>,
 }
 
 impl PageDim {
@@ -35,46 +37,50 @@ impl PageDim {
             Some(s) => format!("{n} = {s}"),
             None => n.to_string(),
         };
-        let tied_to = self.sides().and_then(|s| s.tied_to.as_ref());
+        let range = self.range();
+        let (label, answer) = match self {
+            PageDim::Check(c) => (
+                format!("{}.size({}) = {}", c.input, c.index, c.expr),
+                &c.answer,
+            ),
+            PageDim::Diagnose(d) => (named(&d.name, d.source.as_deref()), &d.answer),
+            PageDim::Drawn(d) => {
+                return StripDim {
+                    label: named(&d.name, d.source.as_deref()),
+                    set: d.feasible.as_ref(),
+                    range,
+                    ..StripDim::default()
+                }
+            }
+        };
+        // Drawn from the size's answer, the same in every command.
+        let sides = &answer.sides;
+        let tied_to = sides.tied_to.as_ref();
         // A linked size: the values that pass with some partner; a tied one: its partner's set
         // through the tie.
-        let partner = self
-            .sides()
-            .and_then(|s| s.with_some_partner.as_ref())
+        let partner = sides
+            .with_some_partner
+            .as_ref()
             .or(tied_to.and_then(|t| t.accepted.as_ref()));
-        let range = self.range();
-        match self {
-            PageDim::Check(c) => StripDim {
-                label: format!("{}.size({}) = {}", c.input, c.index, c.expr),
-                linked_with: &c.answer.linked_with,
-                set: partner.or(c.answer.accepted.as_ref()),
-                range,
-                undecided_part: c
-                    .answer
-                    .undecided
-                    .as_ref()
-                    .map(|u| (u.count, u.reason.as_str())),
-                tied_to,
-                defined: c.answer.sides.defined_values.as_ref(),
-                ..StripDim::default()
-            },
-            PageDim::Diagnose(d) => StripDim {
-                label: named(&d.name, d.source.as_deref()),
-                linked_with: &d.answer.linked_with,
-                set: partner.or(d.answer.accepted.as_ref()),
-                range,
-                unconstrained: d.status == Status::Unconstrained,
-                undecided: d.undecided.as_deref(),
-                tied_to,
-                ..StripDim::default()
-            },
-            PageDim::Drawn(d) => StripDim {
-                label: named(&d.name, d.source.as_deref()),
-                set: d.feasible.as_ref(),
-                range,
-                ..StripDim::default()
-            },
+        let mut strip = StripDim {
+            label,
+            linked_with: &answer.linked_with,
+            set: partner.or(answer.accepted.as_ref()),
+            range,
+            undecided_part: answer
+                .undecided
+                .as_ref()
+                .map(|u| (u.count, u.reason.as_str())),
+            tied_to,
+            defined: sides.defined_values.as_ref(),
+            nearest: answer.nearest_accepted.as_ref(),
+            ..StripDim::default()
+        };
+        if let PageDim::Diagnose(d) = self {
+            strip.unconstrained = d.status == Status::Unconstrained;
+            strip.undecided = d.undecided.as_deref();
         }
+        strip
     }
 }
 
@@ -94,6 +100,17 @@ pub(super) fn strip(d: &StripDim, i: usize, free: bool) -> String {
             esc(&t.relation),
             esc(&t.partner),
             esc(&t.partner)
+        );
+    }
+    if let Some(n) = d.nearest {
+        let side = |x: Option<i128>| x.map_or("none".to_string(), |x| x.to_string());
+        let _ = write!(
+            out,
+            "<p class=\"bad\">The traced size {} is rejected. Nearest accepted: {} below, {} \
+             above.</p>",
+            n.size,
+            side(n.below),
+            side(n.above)
         );
     }
     if linked && free {

@@ -71,8 +71,8 @@ pub type BoxProver<'a> = joint::Prover<'a>;
 /// let r = check(&p, false).unwrap();
 /// let h = &r.dims[0]; // x.size()[2] = 4*s16 over s16 in 50..100
 /// assert_eq!((h.input.as_str(), h.index, h.expr.as_str()), ("x", 2, "4*s16"));
-/// assert_eq!(h.accepted.as_ref().unwrap().count, 51);
-/// assert_eq!(h.suggestions[0].code, "_x_2 = Dim('_x_2', min=50, max=100)\nx_2 = 4*_x_2");
+/// assert_eq!(h.answer.accepted.as_ref().unwrap().count, 51);
+/// assert_eq!(h.answer.suggestions[0].code, "_x_2 = Dim('_x_2', min=50, max=100)\nx_2 = 4*_x_2");
 /// ```
 pub fn check(p: &Program, with_sizes: bool) -> Result<CheckReport, Error> {
     check_with(p, with_sizes, None)

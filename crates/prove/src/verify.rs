@@ -188,7 +188,11 @@ pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport 
             spec: spec.definition(sd),
             maximal_spec: None,
             note: None,
-            answer: SizeAnswer::new(Dialect::Verify),
+            answer: SizeAnswer {
+                // The admitted values that pass every guard of the size.
+                accepted: passing.as_ref().map(Feasible::from),
+                ..SizeAnswer::new(Dialect::Verify)
+            },
         };
         match verdict {
             Verdict::Proved => {

@@ -3,7 +3,7 @@
 
 use super::fates::guard_fates;
 use super::joint::joint_sets;
-use super::style::{abbreviate, num, progression, row, tied_row, Style};
+use super::style::{abbreviate, answer_rows, num, progression, row, Style};
 use dimguard::solver::report::{CheckDim, CheckReport, GuardFate, RuntimeKind};
 use std::fmt::Write;
 
@@ -343,11 +343,9 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
         );
     }
     let v = format!("{}[{}]", d.input, d.index);
-    if let Some(t) = &d.answer.sides.tied_to {
-        let claimed = d.claimed.min.zip(d.claimed.max);
-        let claimed = claimed.map(|(a, b)| (a, b, d.claimed.count));
-        tied_row(out, t, &v, claimed, st);
-    }
+    let claimed = d.claimed.min.zip(d.claimed.max);
+    let claimed = claimed.map(|(a, b)| (a, b, d.claimed.count));
+    answer_rows(out, &d.answer, &v, claimed, st);
     if d.same_as.is_some() {
         // Equal to another input's size (one symbol): the tie says it all.
         return;

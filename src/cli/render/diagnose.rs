@@ -3,7 +3,7 @@
 
 use super::fates::guard_fates;
 use super::joint::joint_sets;
-use super::style::{num, progression, row, segments_text, tied_row, Style};
+use super::style::{answer_rows, num, progression, row, segments_text, Style};
 use dimguard::solver::analyze::describe;
 use dimguard::solver::linked::count_text;
 use dimguard::solver::report::{
@@ -513,10 +513,8 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         _ => status,
     };
     row(out, "status", &detail, st);
-    if let Some(t) = &d.answer.sides.tied_to {
-        let claimed = d.range.map(|[a, b]| (a, b, DimSet::interval(a, b).count()));
-        tied_row(out, t, &d.name, claimed, st);
-    }
+    let claimed = d.range.map(|[a, b]| (a, b, DimSet::interval(a, b).count()));
+    answer_rows(out, &d.answer, &d.name, claimed, st);
     if let Some(f) = &d.answer.accepted {
         if d.status == Status::Constrained {
             row(out, "feasible", &segments_text(f), st);

@@ -3,7 +3,7 @@
 
 use dimguard::solver::analyze::describe;
 use dimguard::solver::linked::count_text;
-use dimguard::solver::report::{Feasible, TiedTo};
+use dimguard::solver::report::{Feasible, SizeAnswer, TiedTo};
 use std::fmt::Write;
 
 pub(super) struct Style {
@@ -80,11 +80,40 @@ pub(super) fn row(out: &mut String, label: &str, text: &str, st: &Style) {
     }
 }
 
+/// The rows of a size's answer every command draws alike: the size it is tied to, and the
+/// nearest accepted sizes around a rejected traced size. `v` names the size; `claimed` is its
+/// range and count, when the report has one.
+pub(super) fn answer_rows(
+    out: &mut String,
+    a: &SizeAnswer,
+    v: &str,
+    claimed: Option<(i128, i128, u128)>,
+    st: &Style,
+) {
+    if let Some(t) = &a.sides.tied_to {
+        tied_row(out, t, v, claimed, st);
+    }
+    if let Some(n) = &a.nearest_accepted {
+        let side = |x: Option<i128>| x.map_or("none".to_string(), |x| x.to_string());
+        row(
+            out,
+            "nearest",
+            &format!(
+                "{v} = {} is rejected; nearest accepted: {} below, {} above",
+                n.size,
+                side(n.below),
+                side(n.above)
+            ),
+            st,
+        );
+    }
+}
+
 /// A tied size's line: its tie, and its set (its partner's through the tie) in `v`'s terms,
 /// counted within `range` when known: "in the block of 4 values holding a_2: 4611686018427387899
 /// of 9223372036854775806 pass (a_2's set: b_2 mod 8 ∈ {0, 5, 6, 7} and b_2 >= 13)".
 /// `claimed`: the sizes the size may take, when known (its range, and how many sizes that is).
-pub(super) fn tied_row(
+fn tied_row(
     out: &mut String,
     t: &TiedTo,
     v: &str,

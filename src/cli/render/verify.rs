@@ -2,7 +2,7 @@
 
 use super::fates::guard_fates;
 use super::joint::joint_sets;
-use super::style::{row, tied_row, Style};
+use super::style::{answer_rows, row, Style};
 use dimguard::solver::report::{VerifyDim, VerifyReport};
 use std::fmt::Write;
 
@@ -82,9 +82,7 @@ fn dim(out: &mut String, d: &VerifyDim, st: &Style) {
         let ex: Vec<String> = d.counterexamples.iter().map(|v| v.to_string()).collect();
         row(out, "fails at", &ex.join(", "), st);
     }
-    if let Some(t) = &d.answer.sides.tied_to {
-        tied_row(out, t, &d.name, None, st);
-    }
+    answer_rows(out, &d.answer, &d.name, None, st);
     if let Some(m) = &d.maximal_spec {
         row(out, "maximal", m, st);
     }

@@ -31,17 +31,19 @@
 //! ```
 
 mod answer;
+mod group;
 mod size;
 
 pub(crate) use answer::suggestion;
 pub use answer::{describe, suggestions, Ranked, WITHHELD};
+pub use group::{GroupAnswer, MemberAnswer};
 pub use size::{size_answer, Asked};
 
 use crate::engine::Limits;
-use crate::joint::{self, Choice, Group, Member, Prover, Solved};
-use crate::linked::{Budget, LargestBox};
-use crate::report::{DefinedReport, GuardFate};
-use crate::types::{DimSet, Expr, Progression};
+use crate::joint::{self, Group, Prover};
+use crate::linked::Budget;
+use crate::report::GuardFate;
+use crate::types::{DimSet, Expr};
 use std::collections::BTreeMap;
 
 /// Options of an analysis (every command's).
@@ -148,181 +150,6 @@ impl Problem {
             }
         }
         r
-    }
-}
-
-/// One group of sizes the guards link, solved.
-#[derive(Debug, Clone)]
-pub struct GroupAnswer {
-    /// The group: its members (each `coef*root + offset`), roots, guards and their origins.
-    pub grp: Group,
-    /// Its solution: per root the values that pass with every value of the others, the joint
-    /// set, each guard's fate.
-    pub solved: Solved,
-    /// Its joint set as reported, with the largest sound box (groups of several roots whose
-    /// own guards were decided).
-    pub linked: Option<joint::Linked>,
-    /// A sound box through the traced sizes, when the largest box leaves them out.
-    pub example_box: Option<LargestBox>,
-    /// The group's one choice of spec, which every member's line follows.
-    pub choice: Option<Choice>,
-}
-
-/// What the stage knows about one size of a group ([`GroupAnswer::member`]).
-#[derive(Debug, Clone)]
-pub struct MemberAnswer<'a> {
-    /// The member (`coef*root + offset`).
-    pub member: &'a Member,
-    /// The values that pass with every value of the others (an error when not solved).
-    pub accepted: Result<DimSet, String>,
-    /// Values neither proven to pass nor to fail, with why.
-    pub unsure: Option<(DimSet, String)>,
-    /// For a linked size: the values that pass with some value of the others.
-    pub some: Option<DimSet>,
-    /// Its side of the largest sound box.
-    pub box_side: Option<Progression>,
-    /// Its side under one `Dim` shared with its partner, and the size it is written from.
-    pub shared_side: Option<(Progression, Option<String>)>,
-    /// Its side of the box through the traced sizes.
-    pub example_side: Option<Progression>,
-    /// Its side under the group's tied choice ([`Choice::Tied`]), and for a tied size the size
-    /// it is written from and the offset (`b = a + delta`).
-    pub tied_side: Option<(Progression, Option<(String, i128)>)>,
-    /// The other members' variables (empty for a size alone).
-    pub linked_with: Vec<String>,
-    /// For a size the others define by a product of two factors: its values with some partner
-    /// ([`joint::Defined::products`]).
-    pub products: Option<joint::Products>,
-}
-
-impl GroupAnswer {
-    /// The tie of member `m` to its partner, when the group's one spec writes it from the
-    /// partner (a tied block, or one `Dim` shared with it): the partner's variable, and the tie
-    /// in words with `name` naming sizes as the report does ("in the block of 4 values holding
-    /// a_2", "equal to 2*a_2 + 1"). The size's answer is then its partner's, through the tie:
-    /// its values that pass with some partner value ([`MemberAnswer::some`]).
-    pub fn tie(
-        &self,
-        m: &MemberAnswer<'_>,
-        name: &dyn Fn(&str) -> String,
-    ) -> Option<(String, String, bool)> {
-        if let Some((_, Some((a, delta)))) = &m.tied_side {
-            let block = self
-                .linked
-                .as_ref()
-                .and_then(|l| l.tied.as_ref())
-                .and_then(|(t, _)| t.ties.iter().find(|(x, _)| x.b == m.member.root))
-                .map_or(1, |(x, _)| x.d);
-            let target = crate::python::linear(crate::num::q(1), &name(a), *delta);
-            let relation = if block == 1 {
-                format!("equal to {target}")
-            } else {
-                format!("in the block of {block} values holding {target}")
-            };
-            return Some((a.clone(), relation, block == 1 && *delta == 0));
-        }
-        if let Some((_, Some(a))) = &m.shared_side {
-            let coef = crate::num::q(m.member.coef);
-            let target = crate::python::linear(coef, &name(a), m.member.offset);
-            let equal = (m.member.coef, m.member.offset) == (1, 0);
-            return Some((a.clone(), format!("equal to {target}"), equal));
-        }
-        None
-    }
-
-    /// For a size the others define: its entry of `joint[].defined`.
-    pub fn defined(&self, var: &str) -> Option<&DefinedReport> {
-        let l = self.linked.as_ref()?;
-        l.report.defined.iter().find(|d| d.source == var)
-    }
-
-    /// For a size the others define: its relation in the report's names
-    /// (`tokens_1 = ((image_3 // 16)*(image_2 // 16))`), which a spec line keeps as a comment
-    /// (torch cannot write a floor-derived `Dim`).
-    pub fn defined_relation(&self, var: &str) -> Option<String> {
-        let d = self.defined(var)?;
-        Some(format!("{} = {}", d.dim, d.relation))
-    }
-
-    /// For a size the others define, when the group's spec is a box of the others
-    /// ([`Choice::Largest`] of a [`joint::Linked::defined`] group): the least and greatest value
-    /// of its definition over that box (at its least and its top corner: the definition is
-    /// nondecreasing there), the range its `Dim.AUTO` line takes.
-    pub fn defined_range(&self, var: &str) -> Option<(i128, i128)> {
-        let l = self.linked.as_ref()?;
-        let d = l.defined.as_ref().filter(|d| d.dim == var)?;
-        let Some(Choice::Largest(sides)) = &self.choice else {
-            return None;
-        };
-        let at = |t: Vec<i128>| -> Option<i128> {
-            let env = |a: &str| l.joint.sizes.iter().position(|s| s == a).map(|i| t[i]);
-            d.expr.int_at(&env)
-        };
-        Some((
-            at(sides.iter().map(|p| p.lo).collect())?,
-            at(sides.iter().map(|p| p.hi).collect())?,
-        ))
-    }
-
-    /// Whether the group links several sizes (several roots, or sizes derived from one root).
-    pub fn is_multi(&self) -> bool {
-        self.grp.roots.len() > 1 || self.grp.members.len() > 1
-    }
-
-    /// Why the group has no answer, when it has none.
-    pub fn undecided(&self) -> Option<String> {
-        self.solved.undecided.as_ref().map(|u| u.to_string())
-    }
-
-    /// What the stage knows about the size `var`, when it is a member.
-    pub fn member(&self, var: &str) -> Option<MemberAnswer<'_>> {
-        let m = self.grp.members.iter().find(|m| m.name == var)?;
-        let image = |s: &DimSet| m.image(s).map_err(|e| e.to_string());
-        let accepted = match self.solved.accepted.get(&m.root) {
-            Some(set) => image(set),
-            None => Err("not solved".into()),
-        };
-        let reason = self.undecided().unwrap_or_default();
-        let unsure = self
-            .solved
-            .unsure
-            .get(&m.root)
-            .and_then(|s| image(s).ok())
-            .map(|s| (s, reason));
-        let l = self.linked.as_ref();
-        let some = l.and_then(|l| l.some(m).ok());
-        let example_side = self
-            .example_box
-            .as_ref()
-            .zip(l.and_then(|l| l.joint.level(&m.root)))
-            .map(|(b, lv)| m.side(&b.sides[lv]));
-        let linked_with = if self.is_multi() {
-            self.grp
-                .members
-                .iter()
-                .filter(|o| o.name != m.name)
-                .map(|o| o.name.clone())
-                .collect()
-        } else {
-            vec![]
-        };
-        Some(MemberAnswer {
-            member: m,
-            accepted,
-            unsure,
-            some,
-            box_side: l.and_then(|l| l.side(m)),
-            shared_side: l
-                .and_then(|l| l.shared_side(m))
-                .map(|(p, a)| (p, a.map(str::to_string))),
-            example_side,
-            tied_side: l.and_then(|l| l.tied_side(self.choice.as_ref(), m)),
-            linked_with,
-            products: l.and_then(|l| {
-                let d = l.defined.as_ref().filter(|d| d.dim == m.name)?;
-                d.products(&l.joint)
-            }),
-        })
     }
 }
 

@@ -5,7 +5,7 @@
 //! rejected traced size. `diagnose`, `check` and `verify` fill their `dims[]` with it; only the
 //! names differ (`name`).
 
-use super::{GroupAnswer, MemberAnswer};
+use super::group::{GroupAnswer, MemberAnswer};
 use crate::joint::{self, Products};
 use crate::report::{
     DefinedValues, Dialect, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo,

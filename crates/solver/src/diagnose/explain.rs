@@ -10,7 +10,7 @@ use crate::joint::{self, Choice, Prover};
 use crate::message::{DimEntry, Message};
 use crate::report::{
     Certificate, DimReport, Feasible, GuardMethod, JointGuard, LinkedGroup, Proof, Report,
-    RuntimeReport, Status, TiedTo,
+    RuntimeReport, Status,
 };
 use crate::types::{DimSet, Expr};
 use std::collections::BTreeMap;
@@ -97,7 +97,6 @@ pub(crate) fn link_dims(
     for j in solved {
         // Chosen once by the analysis stage: a sound box through the traced sizes when the
         // largest box leaves them out, and the group's one choice of spec.
-        let example_box = j.example_box.as_ref();
         let choice = j.choice.clone();
         for m in &j.grp.members {
             let Some(di) = msg.dims.iter().position(|d| d.var() == m.name) else {
@@ -112,7 +111,6 @@ pub(crate) fn link_dims(
                 .map(|o| msg.name_of(&o.name))
                 .collect();
             let d = &mut dims[di];
-            d.answer.linked_with = others.clone();
             let range = d.range.map(|[lo, hi]| DimSet::interval(lo, hi));
             let why = match (&j.solved.undecided, &j.linked) {
                 (Some(u), _) => Some(format!(
@@ -127,10 +125,6 @@ pub(crate) fn link_dims(
                         (None, set) => set,
                         (_, Err(e)) => Err(e),
                     };
-                    // No set past a failed operation: never values outside the range.
-                    if let Ok(set) = &set {
-                        d.answer.sides.with_some_partner = Some(Feasible::from(set));
-                    }
                     // A size whose every accepted value goes with every accepted combination
                     // of the others keeps its own answer.
                     let free = l.tied.is_none()
@@ -157,67 +151,7 @@ pub(crate) fn link_dims(
                         });
                         None
                     } else {
-                        let level = l.joint.level(&m.root);
                         let side = l.side(m);
-                        let checked = l.report.largest_box.as_ref().zip(level).map(|(b, lv)| {
-                            (
-                                b.sides[lv].certificate,
-                                b.sides[lv].certificate_note.clone(),
-                            )
-                        });
-                        d.answer.sides.box_side = side.map(|p| {
-                            let mut s =
-                                crate::suggest::unchecked_suggestion(&d.name, &p, Proof::Periodic);
-                            if let Some((c, note)) = checked.clone() {
-                                s.certificate = c;
-                                s.certificate_note = note;
-                            }
-                            s
-                        });
-                        d.answer.sides.example_box_side =
-                            example_box.as_ref().zip(level).map(|(b, lv)| {
-                                crate::suggest::unchecked_suggestion(
-                                    &d.name,
-                                    &m.side(&b.sides[lv]),
-                                    Proof::Periodic,
-                                )
-                            });
-                        let tied = l.tied_side(choice.as_ref(), m).map(|(p, from)| {
-                            let mut s =
-                                crate::suggest::unchecked_suggestion(&d.name, &p, Proof::Periodic);
-                            s.certificate_note = Some(
-                                "re-checked at the spec's corners and tuples spread over it; exact by the closed form (see linked)".into(),
-                            );
-                            if let Some((a, delta)) = from {
-                                let block = l.tied.as_ref().and_then(|(t, _)| {
-                                    t.ties.iter().find(|(x, _)| x.b == m.root).map(|(x, _)| x.d)
-                                });
-                                s.code = joint::tied_alias(
-                                    &d.name,
-                                    &msg.name_of(&a),
-                                    delta,
-                                    block.unwrap_or(1),
-                                );
-                            }
-                            s
-                        });
-                        d.answer.sides.shared_side = tied.or_else(|| {
-                            l.shared_side(m).map(|(p, alias)| {
-                                let mut s = crate::suggest::unchecked_suggestion(
-                                    &d.name,
-                                    &p,
-                                    Proof::Periodic,
-                                );
-                                if let Some(sh) = &l.report.shared {
-                                    s.certificate = sh.side.certificate;
-                                }
-                                if let Some(a) = alias {
-                                    let first = l.joint.level(a).map_or(a, |lv| &l.report.dims[lv]);
-                                    s.code = crate::python::alias(&d.name, first, m.coef, m.offset);
-                                }
-                                s
-                            })
-                        });
                         d.status = Status::Linked;
                         d.answer.suggestions.clear();
                         d.coverage = None;
@@ -237,7 +171,7 @@ pub(crate) fn link_dims(
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         });
-                        d.advice.push(match &d.answer.sides.box_side {
+                        d.advice.push(match &side {
                             _ if matches!(choice, Some(Choice::Tied(_))) => format!(
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below writes each tied size from its partner ({}), which admits more than any box (see linked)",
                                 d.name,
@@ -279,62 +213,48 @@ pub(crate) fn link_dims(
                 d.undecided.get_or_insert_with(|| why.clone());
                 d.advice = vec![why];
             }
-            // A size the group's spec writes from a partner answers with the partner's set,
-            // through the tie.
-            let tie = j
-                .member(&m.name)
-                .and_then(|ma| j.tie(&ma, &|v| msg.name_of(v)));
-            if let Some((a, relation, equal)) = tie {
-                dims[di].answer.sides.tied_to = Some(TiedTo {
-                    partner: msg.name_of(&a),
-                    source: a,
-                    relation,
-                    equal,
-                    accepted: dims[di].answer.sides.with_some_partner.clone(),
-                });
-            }
         }
         choices.push(choice);
     }
     choices
 }
 
-/// Sizes of a group that reduces to one root (equalities, relations: the spec writes each from
-/// the root's `Dim`): each answers with the root's set through its relation, within its own
-/// range.
-pub(crate) fn tie_to_roots(dims: &mut [DimReport], msg: &Message, groups: &[JointGroup]) {
-    for g in groups
-        .iter()
-        .filter(|g| g.grp.roots.len() == 1 && g.grp.members.len() > 1)
-    {
-        let root = &g.grp.roots[0];
-        let set = g
-            .solved
-            .accepted
-            .get(root)
-            .filter(|_| g.solved.undecided.is_none());
-        for m in g.grp.members.iter().filter(|m| m.name != *root) {
-            let Some(di) = msg.dims.iter().position(|d| d.var() == m.name) else {
-                continue;
-            };
-            // Within its own range; a size whose range the text does not give has no set here.
-            let own = dims[di].range.map(|[lo, hi]| DimSet::interval(lo, hi));
-            let accepted = set
-                .and_then(|s| m.image(s).ok())
-                .zip(own)
-                .and_then(|(s, r)| s.intersect(&r).ok());
-            let partner = msg.name_of(root);
-            dims[di].answer.sides.tied_to = Some(TiedTo {
-                relation: format!(
-                    "equal to {}",
-                    crate::python::derived(&partner, m.coef, m.offset)
-                ),
-                equal: (m.coef, m.offset) == (1, 0),
-                partner,
-                source: root.clone(),
-                accepted: accepted.as_ref().map(Feasible::from),
-            });
-        }
+/// Every dimension's answer from its group, as every command builds it
+/// ([`crate::analyze::size_answer`]): the sizes it is linked with, its sides of the joint set,
+/// the size it is tied to (a root it is derived from answers through the relation; a partner the
+/// group's spec writes it from, with its values with some partner), a defined size's values,
+/// and the nearest accepted sizes around a rejected traced size. Runs last: the set it is given
+/// is the dimension's final `feasible`.
+pub(crate) fn group_answers(
+    dims: &mut [DimReport],
+    msg: &Message,
+    groups: &[&JointGroup],
+    opts: &Options,
+) {
+    for (d, entry) in dims.iter_mut().zip(&msg.dims) {
+        let found = groups
+            .iter()
+            .find_map(|g| g.member(entry.var()).map(|m| (*g, m)));
+        let own = d.range.map(|[lo, hi]| DimSet::interval(lo, hi));
+        let accepted = d.answer.accepted.as_ref().and_then(|f| f.set().ok());
+        let name = |v: &str| msg.name_of(v);
+        let asked = crate::analyze::Asked {
+            label: &d.name,
+            name: &name,
+            code: &name,
+            own: own.as_ref(),
+            accepted: accepted.as_ref(),
+            example: opts.example_for(&d.name),
+        };
+        let g = crate::analyze::size_answer(
+            found.as_ref().map(|(g, _)| *g),
+            found.as_ref().map(|(_, m)| m),
+            &asked,
+            crate::report::Dialect::Diagnose,
+        );
+        d.answer.linked_with = g.linked_with;
+        d.answer.sides = g.sides;
+        d.answer.nearest_accepted = g.nearest_accepted;
     }
 }
 

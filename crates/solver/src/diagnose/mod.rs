@@ -39,8 +39,8 @@ use std::collections::{BTreeMap, BTreeSet};
 ///     Eq(Mod(((L['image1'].size()[2] - 1)//4) - 1, 2), 0).";
 /// let report = diagnose_text(text, &Options::default()).unwrap();
 /// let d = &report.dims[0];
-/// assert_eq!(d.feasible.as_ref().unwrap().count, 1014); // h mod 8 in {0, 5, 6, 7}
-/// let best = &d.suggestions[0]; // one residue class: the largest single Dim
+/// assert_eq!(d.answer.accepted.as_ref().unwrap().count, 1014); // h mod 8 in {0, 5, 6, 7}
+/// let best = &d.answer.suggestions[0]; // one residue class: the largest single Dim
 /// assert_eq!((best.modulus, best.count), (8, 254));
 /// assert!(report.dynamic_shapes.contains("dynamic_shapes = {\"image1\": {2: _2}}"));
 /// ```
@@ -150,15 +150,15 @@ pub fn diagnose_staged(
     };
     let fates: Fates = analysis.fates.clone();
     let linked = linked_groups(msg, opts, &analysis);
-    explain::tie_to_roots(&mut dims, msg, &analysis.groups);
     let groups: Vec<joint::Group> = analysis.groups.iter().map(|g| g.grp.clone()).collect();
-    let solved: Vec<JointGroup> = analysis
+    let (solved, single): (Vec<JointGroup>, Vec<JointGroup>) = analysis
         .groups
         .into_iter()
-        .filter(|g| g.grp.roots.len() > 1)
-        .collect();
+        .partition(|g| g.grp.roots.len() > 1);
     let joint = explain::joint_guards(&linked, &groups, &solved, msg);
     let choices = explain::link_dims(&mut dims, &solved, msg, opts, prover);
+    let every: Vec<&JointGroup> = solved.iter().chain(&single).collect();
+    explain::group_answers(&mut dims, msg, &every, opts);
     let guards = accounting(msg, &dims, &sized, &fates);
     let data_dependent: Vec<DataDependent> = msg
         .data_dependent

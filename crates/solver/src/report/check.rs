@@ -4,7 +4,6 @@
 use super::common::{Feasible, GuardFate, GuardUse};
 use super::joint_sets::JointReport;
 use super::size::SizeAnswer;
-use crate::types::DimSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -221,29 +220,6 @@ pub struct NeededBy {
     /// Its stack trace, when recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stack_trace: Option<String>,
-}
-
-/// Values neither proven to pass nor to fail, with the reason (beside `accepted`, which then
-/// holds only the values proven to pass).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct UndecidedSet {
-    /// How many values.
-    pub count: u128,
-    /// Why, in words.
-    pub reason: String,
-    /// The values, in the `feasible` segment form.
-    pub segments: Vec<crate::types::Segment>,
-}
-
-impl UndecidedSet {
-    /// The undecided values `set`, with the reason.
-    pub fn new(set: &DimSet, reason: impl Into<String>) -> UndecidedSet {
-        UndecidedSet {
-            count: set.count(),
-            reason: reason.into(),
-            segments: set.segments().to_vec(),
-        }
-    }
 }
 
 /// One input dimension.

@@ -35,8 +35,7 @@ mod verify;
 
 pub use check::{
     CheckDim, CheckReport, Claimed, Disagreement, EqualOnAccepted, NeededBy, ProgramInput,
-    Propagation, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange, UndecidedSet,
-    Verdict,
+    Propagation, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange, Verdict,
 };
 pub use common::{
     count_text, Certificate, Feasible, GuardFate, GuardMethod, GuardUse, NotPeriodic, Proof,
@@ -53,5 +52,5 @@ pub use joint_sets::{
     TiedReport,
 };
 pub use sides::{DefinedValues, LinkedSides, TiedTo};
-pub use size::{Dialect, Nearest, SizeAnswer};
+pub use size::{Dialect, Nearest, SizeAnswer, UndecidedSet};
 pub use verify::{JointCheck, VerifyDim, VerifyReport};

@@ -24,7 +24,6 @@
 //! assert_eq!(back.accepted.unwrap().count, 8);
 //! ```
 
-use super::check::UndecidedSet;
 use super::common::{Feasible, Suggestion};
 use super::sides::LinkedSides;
 use crate::types::DimSet;
@@ -200,5 +199,28 @@ impl Serialize for SizeAnswer {
             sides: &self.sides,
         }
         .serialize(s)
+    }
+}
+
+/// Values neither proven to pass nor to fail, with the reason (beside `accepted`, which then
+/// holds only the values proven to pass).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UndecidedSet {
+    /// How many values.
+    pub count: u128,
+    /// Why, in words.
+    pub reason: String,
+    /// The values, in the `feasible` segment form.
+    pub segments: Vec<crate::types::Segment>,
+}
+
+impl UndecidedSet {
+    /// The undecided values `set`, with the reason.
+    pub fn new(set: &DimSet, reason: impl Into<String>) -> UndecidedSet {
+        UndecidedSet {
+            count: set.count(),
+            reason: reason.into(),
+            segments: set.segments().to_vec(),
+        }
     }
 }
