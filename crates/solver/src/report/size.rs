@@ -69,9 +69,11 @@ pub struct Nearest {
 pub struct SizeAnswer {
     /// Which command's keys it prints under.
     pub dialect: Dialect,
-    /// The exact set of the size's values (its range, its claimed or admitted sizes) that pass
-    /// every guard with every value of its partners (null when undecided in `diagnose`; empty
-    /// with `undecided` holding the values in `check`).
+    /// The size's set: in `diagnose`, the values of its range that pass the guards the text
+    /// lists for it (null when undecided); in `check`, the claimed sizes that pass every guard
+    /// with every value of its partners (empty, with `undecided` holding the values, when
+    /// undecided); in `verify`, the admitted values that pass (absent when undecided). The
+    /// values that pass with some partner are `sides.with_some_partner` in every command.
     pub accepted: Option<Feasible>,
     /// Values neither proven to pass nor to fail, with the reason.
     pub undecided: Option<UndecidedSet>,
