@@ -318,3 +318,40 @@ def test_a_spec_that_may_leave_out_the_traced_size_says_so():
         advice = [a for dim in d._data["dims"] for a in dim.get("advice", [])]
         said = any("the size you traced is not in this text" in a for a in advice)
         assert said == (example is None), advice
+
+
+@pytest.mark.parametrize("h", [33, 100, 162, 252])
+def test_nearest_accepted_is_what_the_program_runs_at(h):
+    """``nearest_accepted`` (issue 35): diagnosed with a traced height the guards reject, each
+    size's answer names the nearest accepted heights below and above. The oracle is the program
+    torch exports with ``Dim.AUTO`` over the user's range (every guard kept as a run-time check):
+    it raises at the traced height and at every height strictly between it and the two named
+    ones, and runs at both."""
+    model_cls, shapes, dims = CASES["conv_stack_97"]
+    m = model_cls().eval()
+    code = user_code(dims)
+    ns = {}
+    exec(code, ns)  # noqa: S102
+    with pytest.raises(UserError, match="Constraints violated") as err:
+        exported(m, shapes, ns["dynamic_shapes"])
+    d = dimguard.diagnose(err.value, {"x": (1, 3, h, 65)}, spec=code)
+    (entry,) = [x for x in d.dims if x.name == "h"]
+    near = entry.nearest_accepted  # read as an attribute, with no change to the package
+    assert near is not None and near.size == h, d
+    auto = {inp: {i: Dim.AUTO(min=lo, max=hi) for i, (_, lo, hi) in dd.items()} for inp, dd in dims.items()}
+    oracle = exported(m, shapes, auto).module()
+
+    def runs_at(v):
+        try:
+            oracle(torch.randn(1, 3, v, 65))
+            return True
+        except Exception:  # noqa: BLE001 - torch's guard failure is a RuntimeError or an AssertionError
+            return False
+
+    assert not runs_at(h)
+    for v in range((near.below or 31) + 1, (near.above or 257)):
+        assert not runs_at(v), (v, near)
+    for v in (near.below, near.above):
+        if v is not None:
+            assert runs_at(v), (v, near)
+    assert near.below is not None or near.above is not None

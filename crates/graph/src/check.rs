@@ -11,9 +11,8 @@
 
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
-use dimguard_solver::analyze::suggestions;
 use dimguard_solver::analyze::{
-    analyze, size_answer as size_answer_of, Asked, GroupAnswer, MemberAnswer, Problem,
+    analyze, claimed_answer, Asked, Claimed as ClaimedSizes, GroupAnswer, MemberAnswer, Problem,
 };
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
@@ -21,9 +20,8 @@ use dimguard_solver::linked::Budget;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    CheckDim, CheckReport, Claimed, Dialect, Feasible, GuardFate, GuardUse, JointReport, NeededBy,
-    ProgramInput, Proof, RuntimeCheck, RuntimeKind, ShapeEntry, SizeAnswer, SizeRange, SymbolRange,
-    UndecidedSet,
+    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, NeededBy,
+    ProgramInput, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange,
 };
 use dimguard_solver::SIZE_MAX;
 use dimguard_solver::{CmpOp, DimSet, Expr};
@@ -477,17 +475,36 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
     };
     let code = |v: &str| cx.problem.name_of(v);
     let name = i.name();
-    let asked = |accepted| Asked {
+    let is_size = |v: &str| cx.ins.iter().any(|x| x.source == v);
+    let asked = Asked {
         label: &name,
         name: &label,
         code: &code,
+        is_size: &is_size,
         own: claimed.as_ref(),
-        accepted,
+        accepted: None,
         example: i.hint,
     };
-    // The group's part of the answer (the set is decided below, over the claimed sizes).
-    let linked = size_answer_of(group, m, &asked(None), Dialect::Check);
-    let mut d = CheckDim {
+    // A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): its relation.
+    let relation = group.and_then(|g| g.defined_relation(&i.source));
+    let own: Vec<&Expr> = cx
+        .guards
+        .iter()
+        .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
+        .collect();
+    let (answer, rejected_examples) = claimed_answer(
+        group,
+        m,
+        &asked,
+        &ClaimedSizes {
+            accepted: &acc,
+            unsure: cx.sets.unsure.get(&i.source),
+            guards: &own,
+            var: &i.source,
+            relation: relation.as_deref(),
+        },
+    );
+    let d = CheckDim {
         input: i.input.clone(),
         index: i.index,
         symbol: i
@@ -503,9 +520,9 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
             min: claimed.as_ref().and_then(DimSet::min),
             max: claimed.as_ref().and_then(DimSet::max),
         },
-        answer: SizeAnswer::new(Dialect::Check),
+        answer,
         source: i.source.clone(),
-        rejected_examples: vec![],
+        rejected_examples,
         same_as: cx
             .alias
             .get(&i.source)
@@ -513,31 +530,6 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
             .and_then(|(root, _, _)| cx.ins.iter().find(|x| &x.source == root))
             .map(|x| (x.input.clone(), x.index)),
         example: i.hint,
-    };
-    // A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): its relation.
-    let relation = group.and_then(|g| g.defined_relation(&i.source));
-    match &acc {
-        Ok(a) => {
-            accepted_answer(cx, i, &mut d, a, &linked, m, group, relation.as_ref());
-            d.answer.accepted = Some(Feasible::from(a));
-        }
-        Err(e) => {
-            // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
-            // undecided, with the reason.
-            d.answer.accepted = Some(Feasible::from(&DimSet::empty()));
-            d.answer.undecided = Some(UndecidedSet::new(
-                claimed.as_ref().unwrap_or(&DimSet::empty()),
-                e.clone(),
-            ));
-        }
-    }
-    // The answer as one: the group's part, given the set decided here.
-    let decided = acc.as_ref().ok().filter(|_| d.answer.undecided.is_none());
-    d.answer = SizeAnswer {
-        accepted: d.answer.accepted.take(),
-        undecided: d.answer.undecided.take(),
-        suggestions: std::mem::take(&mut d.answer.suggestions),
-        ..size_answer_of(group, m, &asked(decided), Dialect::Check)
     };
     match &acc {
         Ok(_) => spec_line(cx, i, &d, m, group, relation.as_ref(), spec),
@@ -555,95 +547,6 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
         }
     }
     d
-}
-
-/// A size with an accepted set `a`: what is undecided and why (a defined size's values with
-/// some partner where they are not computed, never rejected), rejected examples, and ranked
-/// suggestions.
-#[allow(clippy::too_many_arguments)]
-fn accepted_answer(
-    cx: &Cx,
-    i: &In,
-    d: &mut CheckDim,
-    a: &DimSet,
-    linked: &SizeAnswer,
-    m: Option<&MemberAnswer<'_>>,
-    group: Option<&GroupAnswer>,
-    relation: Option<&String>,
-) {
-    let claimed = &i.claimed;
-    let some = m.and_then(|m| m.some.as_ref());
-    let defined_group = group.is_some_and(|g| g.solved.defined.is_some());
-    let defined_own = group
-        .and_then(|g| g.linked.as_ref()?.defined.as_ref())
-        .filter(|x| x.dim == i.source)
-        .map(|x| x.own.clone());
-    let mut doubt = cx.sets.unsure.get(&i.source).map(|(set, why)| {
-        let set = match claimed {
-            Some(c) => set.intersect(c).unwrap_or_else(|_| set.clone()),
-            None => set.clone(),
-        };
-        (set, why.clone())
-    });
-    // Its values with some partner are the definition's values over the others'
-    // accepted tuples: where they are not computed, they are undecided (never
-    // rejected), and the reason says what is known.
-    if let (true, None, None, None) = (defined_group, some, &doubt, &linked.sides.defined_values) {
-        // A size of a group with a defined size whose values with some partner are
-        // not computed: undecided with why, never rejected.
-        let own = defined_own.clone().or_else(|| claimed.clone());
-        let set = match (claimed, own) {
-            (Some(c), Some(o)) => o.intersect(c).unwrap_or(o),
-            (None, Some(o)) => o,
-            (_, None) => DimSet::empty(),
-        };
-        let why = match relation {
-            Some(r) => format!(
-                "defined by the others ({r}): no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner, the values of the definition over the others' accepted combinations, are not a periodic set and are not computed"
-            ),
-            None => "linked to a size the others define: no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner are not computed".to_string(),
-        };
-        doubt = Some((set, why));
-    }
-    if let Some(c) = claimed {
-        // Only sizes that fail with every partner, never an undecided one: a linked
-        // size whose projection is not known lists none.
-        let passes = match some {
-            Some(p) => Some(p),
-            None if linked.linked_with.is_empty() => Some(a),
-            None => None,
-        };
-        if let Some(passes) = passes {
-            let mut no = c.difference(passes).unwrap_or_default();
-            if let Some((u, _)) = &doubt {
-                no = no.difference(u).unwrap_or_default();
-            }
-            d.rejected_examples = no.iter().take(5).collect();
-        }
-    }
-    // A defined size's values that fail with every partner: outside its products.
-    if let Some(v) = &linked.sides.defined_values {
-        d.rejected_examples = v
-            .excluded_examples
-            .iter()
-            .copied()
-            .filter(|&n| claimed.as_ref().is_none_or(|c| c.contains(n)))
-            .collect();
-    }
-    if let Some((u, why)) = doubt.filter(|(u, _)| !u.is_empty()) {
-        d.answer.undecided = Some(UndecidedSet::new(&u, why));
-    }
-    // The pipeline's last step, as in `diagnose`: ranked, and re-checked value by
-    // value against the size's own guards when it is not linked (a linked size's
-    // spec is its side of the largest sound box, re-checked with the joint set).
-    let own: Vec<&Expr> = cx
-        .guards
-        .iter()
-        .filter(|g| g.atoms().iter().all(|a| **a == *i.source))
-        .collect();
-    let recheck = linked.linked_with.is_empty().then_some(own.as_slice());
-    d.answer.suggestions =
-        suggestions(a, i.hint, 4, recheck, &i.source, &i.name(), Proof::Periodic).suggestions;
 }
 
 /// The size's line of the corrected spec: a size equal to (or derived from) another input's

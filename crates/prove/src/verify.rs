@@ -2,7 +2,7 @@
 //! counterexamples, and what is the maximal sound spec?
 
 use crate::{box_prover, check_box, check_set, JointVerdict, Verdict};
-use dimguard_solver::analyze::{analyze, Problem, Size};
+use dimguard_solver::analyze::{analyze, size_answer, Asked, Problem, Size};
 use dimguard_solver::engine::{solve, Limits, Method, Outcome};
 use dimguard_solver::expr::Value;
 use dimguard_solver::joint;
@@ -10,7 +10,7 @@ use dimguard_solver::linked::{solve_joint, Budget};
 use dimguard_solver::python::{self, dim_code};
 use dimguard_solver::rank;
 use dimguard_solver::report::{
-    Certificate, Dialect, Feasible, GuardFate, GuardUse, JointCheck, SizeAnswer, TiedTo, VerifyDim,
+    Certificate, Dialect, Feasible, GuardFate, GuardUse, JointCheck, SizeAnswer, VerifyDim,
     VerifyReport,
 };
 use dimguard_solver::spec::{Given, Sheet};
@@ -594,49 +594,37 @@ fn joint_groups(
                     }
                 }),
             };
-            // A size the spec writes from another answers with that size's set, through the
-            // tie (within what the spec admits for it).
+            // Its answer from the group, as every command builds it: the sizes it is linked
+            // with, its sides, and a size the spec writes from another answers with that
+            // size's set, through the tie (within what the spec admits for it).
+            let own = ranges.get(&var).map(|&(lo, hi)| DimSet::interval(lo, hi));
+            let decided = solved
+                .undecided
+                .is_none()
+                .then(|| solved.accepted.get(&m.root).and_then(|s| m.image(s).ok()))
+                .flatten()
+                .and_then(|s| match &own {
+                    Some(o) => s.intersect(o).ok(),
+                    None => Some(s),
+                });
             let is_size = |v: &str| {
                 guards
                     .dims
                     .iter()
                     .any(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
             };
-            // Its partner: the root when the root is a size; else an earlier size the spec
-            // writes the same way (`a_2 = 8*_r` and `b_2 = 8*_r`: equal).
-            let partner = if m.root != m.name && is_size(&m.root) {
-                Some((m.root.clone(), m.coef, m.offset))
-            } else {
-                grp.members
-                    .iter()
-                    .take_while(|o| o.name != m.name)
-                    .find(|o| {
-                        (&o.root, o.coef, o.offset) == (&m.root, m.coef, m.offset)
-                            && is_size(&o.name)
-                    })
-                    .map(|o| (o.name.clone(), 1, 0))
+            let asked = Asked {
+                label: &name,
+                name: &name_of,
+                code: &spec_name,
+                is_size: &is_size,
+                own: own.as_ref(),
+                accepted: decided.as_ref(),
+                example: None,
             };
-            if let Some((p, k, off)) = partner.filter(|_| solved.undecided.is_none()) {
-                let accepted = solved
-                    .accepted
-                    .get(&m.root)
-                    .and_then(|s| m.image(s).ok())
-                    .and_then(|s| match ranges.get(&var) {
-                        Some(&(lo, hi)) => s.intersect(&DimSet::interval(lo, hi)).ok(),
-                        None => Some(s),
-                    });
-                let partner = name_of(&p);
-                d.answer.sides.tied_to = Some(TiedTo {
-                    relation: format!(
-                        "equal to {} (the spec writes it so)",
-                        python::derived(&partner, k, off)
-                    ),
-                    equal: (k, off) == (1, 0),
-                    partner,
-                    source: p,
-                    accepted: accepted.as_ref().map(Feasible::from),
-                });
-            }
+            let built = size_answer(Some(g), g.member(&var).as_ref(), &asked, Dialect::Verify);
+            d.answer.linked_with = built.linked_with;
+            d.answer.sides = built.sides;
         }
         if let Some(l) = linked {
             out.push(l.report.clone());

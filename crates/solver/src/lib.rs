@@ -29,7 +29,7 @@
 //! | solve | [`engine`], [`linked`], [`joint`], `suggest`, `cover` | one guard in one size; joint sets of tuples; groups of linked sizes; maximal progressions; several specs covering every valid size |
 //! | read | `message`, [`forms`] (`TORCH_TRACE` included) | the model of a text; one reader per input form |
 //! | spec | [`spec`] | a user's `dynamic_shapes` or ShapesSpec; the spec as data and a diagnosis merged into it |
-//! | analyze | [`analyze`] | the stage (`Problem` → `Analysis`), one size's answer, explanations |
+//! | analyze | [`analyze`] | the stage (`Problem` → `Analysis`); each size's answer, built once for every command ([`analyze::size_answer`], [`analyze::claimed_answer`]) |
 //! | front end | [`diagnose`] | any text form → `Problem` → [`report::Report`] |
 //!
 //! Modules in links are public namespaces; the others are private, and what other crates need
@@ -37,8 +37,8 @@
 //! `Message`, `Sheet`, ...).
 //!
 //! Where a new thing goes: a new input form is a reader in [`forms`] that fills a
-//! [`Message`]; a new kind of answer is computed once in [`analyze`] and added to the
-//! contract in [`report`].
+//! [`Message`]; a new per-size answer is a field of [`report::SizeAnswer`], computed once in
+//! `analyze/size.rs`, and drawn by the one per-size function of each renderer.
 
 // The modules, private unless named below as a namespace of the public face.
 mod algebra;

@@ -9,11 +9,13 @@ use super::group::{GroupAnswer, MemberAnswer};
 use crate::joint::{self, Products};
 use crate::report::{
     DefinedValues, Dialect, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo,
+    UndecidedSet,
 };
 use crate::suggest::unchecked_suggestion;
 use crate::types::{DimSet, Expr};
 
 /// What a front end tells [`size_answer`] about one size.
+#[derive(Clone, Copy)]
 pub struct Asked<'a> {
     /// The size's name in the report (`h`, `x_2`), which its suggestions' code assigns.
     pub label: &'a str,
@@ -22,6 +24,10 @@ pub struct Asked<'a> {
     pub name: &'a dyn Fn(&str) -> String,
     /// Names another size in Python code (`a_2`).
     pub code: &'a dyn Fn(&str) -> String,
+    /// Whether a variable is one of the report's sizes (a root a spec introduces, `_r` of
+    /// `a_2 = 8*_r`, is not: a size derived from it is tied to an earlier size written the
+    /// same way).
+    pub is_size: &'a dyn Fn(&str) -> bool,
     /// The size's own values (its range, its claimed sizes): every set is within them.
     pub own: Option<&'a DimSet>,
     /// The size's accepted set as the report states it (null when undecided), which a size
@@ -52,12 +58,17 @@ pub fn size_answer(
         Dialect::Check => m.linked_with.clone(),
         _ => m.linked_with.iter().map(|v| (asked.name)(v)).collect(),
     };
-    a.sides = sides(g, m, asked);
+    a.sides = sides(g, m, asked, dialect);
     a
 }
 
 /// The size's sides of its group's joint set.
-fn sides(g: &GroupAnswer, m: &MemberAnswer<'_>, asked: &Asked<'_>) -> LinkedSides {
+fn sides(
+    g: &GroupAnswer,
+    m: &MemberAnswer<'_>,
+    asked: &Asked<'_>,
+    dialect: Dialect,
+) -> LinkedSides {
     let label = asked.label;
     let within = |s: &DimSet| match asked.own {
         Some(o) => s.intersect(o).ok(),
@@ -94,7 +105,7 @@ fn sides(g: &GroupAnswer, m: &MemberAnswer<'_>, asked: &Asked<'_>) -> LinkedSide
     if let (Some(d), Some(p)) = (g.defined(&m.member.name), m.products.as_ref()) {
         s.defined_values = Some(defined_values(p, &d.relation, asked.code));
     }
-    s.tied_to = tied_to(g, m, asked, s.with_some_partner.as_ref());
+    s.tied_to = tied_to(g, m, asked, dialect, s.with_some_partner.as_ref());
     s
 }
 
@@ -147,20 +158,39 @@ fn tied_to(
     g: &GroupAnswer,
     m: &MemberAnswer<'_>,
     asked: &Asked<'_>,
+    dialect: Dialect,
     with_some_partner: Option<&Feasible>,
 ) -> Option<TiedTo> {
     let name = asked.name;
     let member = m.member;
-    if member.root != member.name {
-        let partner = name(&member.root);
+    // Derived from a root: the root when it is a size, else an earlier size of the group
+    // written the same way (`a_2 = 8*_r` and `b_2 = 8*_r`: equal).
+    let partner = if member.root == member.name {
+        None
+    } else if (asked.is_size)(&member.root) {
+        Some((member.root.clone(), member.coef, member.offset))
+    } else {
+        g.grp
+            .members
+            .iter()
+            .take_while(|o| o.name != member.name)
+            .find(|o| {
+                (&o.root, o.coef, o.offset) == (&member.root, member.coef, member.offset)
+                    && (asked.is_size)(&o.name)
+            })
+            .map(|o| (o.name.clone(), 1, 0))
+    };
+    if let Some((p, k, off)) = partner {
+        let shown = name(&p);
+        let mut relation = format!("equal to {}", crate::python::derived(&shown, k, off));
+        if dialect == Dialect::Verify {
+            relation.push_str(" (the spec writes it so)");
+        }
         return Some(TiedTo {
-            relation: format!(
-                "equal to {}",
-                crate::python::derived(&partner, member.coef, member.offset)
-            ),
-            equal: (member.coef, member.offset) == (1, 0),
-            partner,
-            source: member.root.clone(),
+            relation,
+            equal: (k, off) == (1, 0),
+            partner: shown,
+            source: p,
             accepted: asked.accepted.map(Feasible::from),
         });
     }
@@ -197,4 +227,135 @@ fn defined_values(p: &Products, relation: &str, name: &dyn Fn(&str) -> String) -
         examples,
         excluded_examples: excluded,
     }
+}
+
+/// A program's size, for [`claimed_answer`]: what its claimed sizes and the graph say.
+pub struct Claimed<'a> {
+    /// The stage's accepted set for the size within its claimed sizes, or why there is none.
+    pub accepted: &'a Result<DimSet, String>,
+    /// Values neither proven to pass nor to fail, with why (the stage's, and the graph's
+    /// conditions it cannot decide).
+    pub unsure: Option<&'a (DimSet, String)>,
+    /// The guards over this size alone, for the value-by-value re-check of its suggestions.
+    pub guards: &'a [&'a Expr],
+    /// The size's variable.
+    pub var: &'a str,
+    /// For a size the others define: its relation, in the report's names.
+    pub relation: Option<&'a str>,
+}
+
+/// `check`'s whole answer for one size over its claimed sizes (`asked.own`): the group's part
+/// ([`size_answer`]), then the accepted set (empty, with every claimed size undecided, when the
+/// stage has none), the undecided part with why (a size of a group with a defined size whose
+/// values with some partner are not computed is undecided, never rejected), ranked suggestions
+/// (re-checked value by value against its own guards when it is not linked), and, returned
+/// beside it, the first few claimed sizes that fail with every partner.
+pub fn claimed_answer(
+    g: Option<&GroupAnswer>,
+    m: Option<&MemberAnswer<'_>>,
+    asked: &Asked<'_>,
+    c: &Claimed<'_>,
+) -> (SizeAnswer, Vec<i128>) {
+    let mut a = size_answer(g, m, asked, Dialect::Check);
+    let claimed = asked.own;
+    let set = match c.accepted {
+        Ok(set) => set,
+        Err(e) => {
+            // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
+            // undecided, with the reason.
+            a.accepted = Some(Feasible::from(&DimSet::empty()));
+            a.undecided = Some(UndecidedSet::new(
+                claimed.unwrap_or(&DimSet::empty()),
+                e.clone(),
+            ));
+            return (a, vec![]);
+        }
+    };
+    let some = m.and_then(|m| m.some.as_ref());
+    let within = |s: &DimSet| match claimed {
+        Some(o) => s.intersect(o).unwrap_or_else(|_| s.clone()),
+        None => s.clone(),
+    };
+    let mut doubt = c.unsure.map(|(s, why)| (within(s), why.clone()));
+    let defined_group = g.is_some_and(|g| g.solved.defined.is_some());
+    if let (true, None, None, None) = (defined_group, some, &doubt, &a.sides.defined_values) {
+        // A size of a group with a defined size whose values with some partner are not
+        // computed: undecided with why, never rejected.
+        let own = g
+            .and_then(|g| g.linked.as_ref()?.defined.as_ref())
+            .filter(|x| x.dim == c.var)
+            .map(|x| x.own.clone())
+            .or_else(|| claimed.cloned());
+        let set = own.map_or_else(DimSet::empty, |o| within(&o));
+        let why = match c.relation {
+            Some(r) => format!(
+                "defined by the others ({r}): no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner, the values of the definition over the others' accepted combinations, are not a periodic set and are not computed"
+            ),
+            None => "linked to a size the others define: no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner are not computed".to_string(),
+        };
+        doubt = Some((set, why));
+    }
+    let mut rejected = vec![];
+    if let Some(cl) = claimed {
+        // Only sizes that fail with every partner, never an undecided one: a linked size
+        // whose projection is not known lists none.
+        let passes = match some {
+            Some(p) => Some(p),
+            None if a.linked_with.is_empty() => Some(set),
+            None => None,
+        };
+        if let Some(passes) = passes {
+            let mut no = cl.difference(passes).unwrap_or_default();
+            if let Some((u, _)) = &doubt {
+                no = no.difference(u).unwrap_or_default();
+            }
+            rejected = no.iter().take(5).collect();
+        }
+    }
+    // A defined size's values that fail with every partner: outside its products.
+    if let Some(v) = &a.sides.defined_values {
+        rejected = v
+            .excluded_examples
+            .iter()
+            .copied()
+            .filter(|&n| claimed.is_none_or(|cl| cl.contains(n)))
+            .collect();
+    }
+    a.undecided = doubt
+        .filter(|(u, _)| !u.is_empty())
+        .map(|(u, why)| UndecidedSet::new(&u, why));
+    // The pipeline's last step, as in `diagnose`: ranked, and re-checked value by value
+    // against the size's own guards when it is not linked (a linked size's spec is its side
+    // of the largest sound box, re-checked with the joint set).
+    let recheck = a.linked_with.is_empty().then_some(c.guards);
+    a.suggestions = super::answer::suggestions(
+        set,
+        asked.example,
+        4,
+        recheck,
+        c.var,
+        asked.label,
+        Proof::Periodic,
+    )
+    .suggestions;
+    a.accepted = Some(Feasible::from(set));
+    // Given the set, a size derived from a root answers with it through the relation, and a
+    // rejected traced size gets the nearest accepted ones.
+    if a.undecided.is_none() {
+        let decided = Asked {
+            accepted: Some(set),
+            ..*asked
+        };
+        if let (Some(g), Some(m)) = (g, m) {
+            a.sides.tied_to = tied_to(
+                g,
+                m,
+                &decided,
+                Dialect::Check,
+                a.sides.with_some_partner.clone().as_ref(),
+            );
+        }
+        a.nearest_accepted = asked.example.and_then(|x| SizeAnswer::nearest(set, x));
+    }
+    (a, rejected)
 }

@@ -238,10 +238,12 @@ pub(crate) fn group_answers(
         let own = d.range.map(|[lo, hi]| DimSet::interval(lo, hi));
         let accepted = d.answer.accepted.as_ref().and_then(|f| f.set().ok());
         let name = |v: &str| msg.name_of(v);
+        let is_size = |v: &str| msg.dims.iter().any(|d| d.var() == v);
         let asked = crate::analyze::Asked {
             label: &d.name,
             name: &name,
             code: &name,
+            is_size: &is_size,
             own: own.as_ref(),
             accepted: accepted.as_ref(),
             example: opts.example_for(&d.name),
