@@ -621,12 +621,73 @@ fn fields(a: &SizeAnswer, traced: bool) -> BTreeMap<&'static str, String> {
     out
 }
 
+/// How many fields two commands' answers both decide, by source, after asserting they agree:
+/// the values that pass with some partner, each side of the largest box and of a shared spec,
+/// the tie (its partner, whether equal, its set) and a defined size's values. A field one of
+/// them leaves out is not compared (a size only `check` sees linked, through the program's own
+/// asserts, has no side in `diagnose`), nor a tie's set where a text gives no range.
+fn agree(
+    case: &str,
+    (what_a, a): (&str, &BTreeMap<String, SizeAnswer>),
+    (what_b, b): (&str, &BTreeMap<String, SizeAnswer>),
+    context: &str,
+) -> usize {
+    let mut compared = 0;
+    for (source, x) in a {
+        let Some(y) = b.get(source) else { continue };
+        let (x, y) = (fields(x, false), fields(y, false));
+        for key in [
+            "with_some_partner",
+            "box_side",
+            "shared_side",
+            "tied_to",
+            "defined_values",
+        ] {
+            if x[key] == "None" || y[key] == "None" || y[key].ends_with("None))") {
+                continue;
+            }
+            compared += 1;
+            assert_eq!(
+                x[key], y[key],
+                "{case} {source} {key}: {what_a} and {what_b} differ\n{context}"
+            );
+        }
+    }
+    compared
+}
+
+/// The program's claim as a spec: each dimension's claimed range as a `Dim` of its own.
+fn claimed_spec(check: &Value) -> String {
+    let mut lines = vec!["from torch.export import Dim".to_string()];
+    let mut dict: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for d in check["dims"].as_array().unwrap() {
+        let (input, index) = (d["input"].as_str().unwrap(), d["index"].as_i64().unwrap());
+        let c = &d["claimed"];
+        let name = format!("{input}_{index}");
+        lines.push(format!(
+            "{name} = Dim('{name}', min={}, max={})",
+            c["min"], c["max"]
+        ));
+        dict.entry(input.to_string())
+            .or_default()
+            .push(format!("{index}: {name}"));
+    }
+    let body: Vec<String> = dict
+        .iter()
+        .map(|(i, e)| format!("\"{i}\": {{{}}}", e.join(", ")))
+        .collect();
+    lines.push(format!("dynamic_shapes = {{{}}}", body.join(", ")));
+    lines.join("\n") + "\n"
+}
+
 /// One answer per size (issue 35): the whole [`SizeAnswer`] of every size, compared field by
 /// field. The `TORCH_LOGS` log and the `TORCH_TRACE` file carry the same guards, so `diagnose`
 /// must give the same answer from both, field for field (only the box through the traced sizes,
 /// which the log does not give, may differ). Against `check` on the exported program, every
 /// field both commands decide must agree: the values that pass with some partner, the tie (its
-/// partner, whether equal, its set), each side of the largest box and of a shared spec.
+/// partner, whether equal, its set), each side of the largest box and of a shared spec
+/// ([`agree`]). `verify` of the program's own claim (each claimed range as a `Dim`) against the
+/// trace must give `check`'s too.
 #[test]
 fn every_form_gives_one_answer_per_size() {
     let mut compared = 0;
@@ -662,35 +723,26 @@ fn every_form_gives_one_answer_per_size() {
                 "{case} {source}: the log and the trace answer alike"
             );
         }
-        for (source, c) in &check {
-            let Some(d) = trace.get(source) else { continue };
-            let (c, d) = (fields(c, true), fields(d, true));
-            for key in [
-                "with_some_partner",
-                "box_side",
-                "shared_side",
-                "tied_to",
-                "defined_values",
-            ] {
-                // Decided by both (a size only `check` sees linked, through the program's
-                // own asserts, has no side in `diagnose`).
-                if c[key] == "None" || d[key] == "None" {
-                    continue;
-                }
-                // A tie's set is within the size's own values: the text may give none.
-                if key == "tied_to" && d[key].ends_with("None))") {
-                    continue;
-                }
-                compared += 1;
-                assert_eq!(
-                    c[key], d[key],
-                    "{case} {source} {key}: check and diagnose differ"
-                );
-            }
-        }
+        // `verify` of the program's own claim (each claimed range as a Dim) against the trace:
+        // the spec admits what the program claims, so its sizes' answers are check's.
+        let spec = claimed_spec(&program);
+        let spec_file = std::env::temp_dir().join(format!("dimguard-crossform-{case}.py"));
+        std::fs::write(&spec_file, &spec).unwrap();
+        let verified = run(&[
+            "--time-budget",
+            "60",
+            "verify",
+            "--json",
+            &path(case, "trace.log"),
+            spec_file.to_str().unwrap(),
+        ]);
+        let _ = std::fs::remove_file(&spec_file);
+        let verify = size_answers(&verified, Dialect::Verify);
+        compared += agree(case, ("check", &check), ("verify", &verify), &spec);
+        compared += agree(case, ("check", &check), ("diagnose", &trace), "");
     }
     // fpn2, window7 and tied2 link their sizes in every form (ceil2's link is the program's
     // alone).
-    assert!(compared >= 12, "only {compared} fields were compared");
+    assert!(compared >= 30, "only {compared} fields were compared");
     eprintln!("{compared} fields compared");
 }

@@ -302,19 +302,26 @@ def test_two_frames_check_of_the_reexported_program_ties_them_and_its_spec_runs_
     assert not runs(mod, FLOW, differ) and not runs(mod2, FLOW, differ)
 
 
-def test_a_spec_that_may_leave_out_the_traced_size_says_so():
-    """ConvStack traced at 98 (the xfail above): without the example the printed class need not
-    hold 98, and diagnose's advice for h says the traced size is unknown and how to give it; with
-    the example the advice is gone and the spec holds 98."""
-    model_cls, shapes, dims = CASES["conv_stack_98"]
+def refused(case):
+    """The case's model, traced shapes, Dims, the user's code and torch 2.15's real refusal of
+    it (a ``UserError``: "Constraints violated")."""
+    model_cls, shapes, dims = CASES[case]
     m = model_cls().eval()
     code = user_code(dims)
     ns = {}
     exec(code, ns)  # noqa: S102
     with pytest.raises(UserError, match="Constraints violated") as err:
         exported(m, shapes, ns["dynamic_shapes"])
+    return m, shapes, dims, code, err.value
+
+
+def test_a_spec_that_may_leave_out_the_traced_size_says_so():
+    """ConvStack traced at 98 (the xfail above): without the example the printed class need not
+    hold 98, and diagnose's advice for h says the traced size is unknown and how to give it; with
+    the example the advice is gone and the spec holds 98."""
+    _, shapes, _, code, err = refused("conv_stack_98")
     for example in (None, {n: s for n, s in shapes}):
-        d = dimguard.diagnose(err.value, example, spec=code)
+        d = dimguard.diagnose(err, example, spec=code)
         advice = [a for dim in d._data["dims"] for a in dim.get("advice", [])]
         said = any("the size you traced is not in this text" in a for a in advice)
         assert said == (example is None), advice
@@ -327,14 +334,8 @@ def test_nearest_accepted_is_what_the_program_runs_at(h):
     The oracle is the program torch exports with ``Dim.AUTO`` over the user's range (every guard
     kept as a run-time check): at a rejected height it raises there and at every height strictly
     between the two named ones, and runs at both; at an accepted height it runs."""
-    model_cls, shapes, dims = CASES["conv_stack_97"]
-    m = model_cls().eval()
-    code = user_code(dims)
-    ns = {}
-    exec(code, ns)  # noqa: S102
-    with pytest.raises(UserError, match="Constraints violated") as err:
-        exported(m, shapes, ns["dynamic_shapes"])
-    d = dimguard.diagnose(err.value, {"x": (1, 3, h, 65)}, spec=code)
+    m, shapes, dims, code, err = refused("conv_stack_97")
+    d = dimguard.diagnose(err, {"x": (1, 3, h, 65)}, spec=code)
     (entry,) = [x for x in d.dims if x.name == "h"]
     auto = {inp: {i: Dim.AUTO(min=lo, max=hi) for i, (_, lo, hi) in dd.items()} for inp, dd in dims.items()}
     oracle = exported(m, shapes, auto).module()

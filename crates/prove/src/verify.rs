@@ -2,7 +2,7 @@
 //! counterexamples, and what is the maximal sound spec?
 
 use crate::{box_prover, check_box, check_set, JointVerdict, Verdict};
-use dimguard_solver::analyze::{analyze, size_answer, Asked, Problem, Size};
+use dimguard_solver::analyze::{analyze, size_answer, suggestions, Asked, Problem, Size};
 use dimguard_solver::engine::{solve, Limits, Method, Outcome};
 use dimguard_solver::expr::Value;
 use dimguard_solver::joint;
@@ -10,7 +10,7 @@ use dimguard_solver::linked::{solve_joint, Budget};
 use dimguard_solver::python::{self, dim_code};
 use dimguard_solver::rank;
 use dimguard_solver::report::{
-    Certificate, Dialect, Feasible, GuardFate, GuardUse, JointCheck, SizeAnswer, VerifyDim,
+    Certificate, Dialect, Feasible, GuardFate, GuardUse, JointCheck, Proof, SizeAnswer, VerifyDim,
     VerifyReport,
 };
 use dimguard_solver::spec::{Given, Sheet};
@@ -223,10 +223,12 @@ pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport 
                     .set()
                     .and_then(|s| acc.intersect(s).ok())
             });
-            if let Some(best) =
-                feasible.and_then(|f| rank(&f, None, 1).progressions.first().copied())
-            {
-                d.maximal_spec = Some(dim_code(&sd.name, &best));
+            // Ranked inside what passes over that range, each re-checked value by value
+            // against the size's guards (when few enough).
+            if let Some(f) = feasible {
+                let r = suggestions(&f, None, 4, Some(&refs), &var, &sd.name, Proof::Periodic);
+                d.maximal_spec = r.progressions.first().map(|best| dim_code(&sd.name, best));
+                d.answer.suggestions = r.suggestions;
             }
         }
         dims.push(d);
@@ -625,6 +627,11 @@ fn joint_groups(
             let built = size_answer(Some(g), g.member(&var).as_ref(), &asked, Dialect::Verify);
             d.answer.linked_with = built.linked_with;
             d.answer.sides = built.sides;
+            // A linked size's line is its side of the group's spec (`maximal_spec`): a Dim of
+            // its own, ranked over its own guards, may fail a guard it shares.
+            if !d.answer.linked_with.is_empty() {
+                d.answer.suggestions.clear();
+            }
         }
         if let Some(l) = linked {
             out.push(l.report.clone());

@@ -5,6 +5,7 @@
 //! rejected traced size. `diagnose`, `check` and `verify` fill their `dims[]` with it; only the
 //! names differ (`name`).
 
+use super::answer::Ranked;
 use super::group::{GroupAnswer, MemberAnswer};
 use crate::joint::{self, Products};
 use crate::report::{
@@ -229,6 +230,27 @@ fn defined_values(p: &Products, relation: &str, name: &dyn Fn(&str) -> String) -
     }
 }
 
+/// A size's exact set and the ranked suggestions inside it, re-checked as
+/// [`suggestions`](super::suggestions) says (`limit` of them; `example`: prefer one holding the
+/// traced size): the last step of every command's answer. Returns the ranking (its
+/// progressions, maximality and how many candidates were withheld).
+#[allow(clippy::too_many_arguments)]
+pub fn set_and_specs(
+    a: &mut SizeAnswer,
+    set: &DimSet,
+    example: Option<i128>,
+    limit: usize,
+    recheck: Option<&[&Expr]>,
+    var: &str,
+    label: &str,
+    proof: Proof,
+) -> Ranked {
+    let r = super::answer::suggestions(set, example, limit, recheck, var, label, proof);
+    a.accepted = Some(Feasible::from(set));
+    a.suggestions = r.suggestions.clone();
+    r
+}
+
 /// A program's size, for [`claimed_answer`]: what its claimed sizes and the graph say.
 pub struct Claimed<'a> {
     /// The stage's accepted set for the size within its claimed sizes, or why there is none.
@@ -328,7 +350,8 @@ pub fn claimed_answer(
     // against the size's own guards when it is not linked (a linked size's spec is its side
     // of the largest sound box, re-checked with the joint set).
     let recheck = a.linked_with.is_empty().then_some(c.guards);
-    a.suggestions = super::answer::suggestions(
+    set_and_specs(
+        &mut a,
         set,
         asked.example,
         4,
@@ -336,9 +359,7 @@ pub fn claimed_answer(
         c.var,
         asked.label,
         Proof::Periodic,
-    )
-    .suggestions;
-    a.accepted = Some(Feasible::from(set));
+    );
     // Given the set, a size derived from a root answers with it through the relation, and a
     // rejected traced size gets the nearest accepted ones.
     if a.undecided.is_none() {

@@ -80,12 +80,13 @@ pub(crate) fn joint_guards(
         .collect()
 }
 
-/// The dimensions of each jointly solved group: which others they are linked to, the values
-/// that pass with some partner, and — when the linking guards reject some combination of the
-/// sizes' own answers — status `linked`, no single-`Dim` suggestion (none is sound alone), and
-/// the size's side of the largest sound box as its spec. A group the search left undecided
-/// makes its sizes undecided, with the reason. Returns each group's [`Choice`] (parallel to
-/// `solved`), for [`group_specs`].
+/// The diagnosis of each jointly solved group's dimensions (their sides, ties and linked sizes
+/// come from [`group_answers`]): when the linking guards reject some combination of the sizes'
+/// own answers, status `linked`, no single-`Dim` suggestion (none is sound alone) and advice
+/// naming the spec the block uses; a size whose values each go with every accepted combination
+/// of the others keeps its own answer. A group the search left undecided makes its sizes
+/// undecided, with the reason. Returns each group's [`Choice`] (parallel to `solved`), for
+/// [`group_specs`].
 pub(crate) fn link_dims(
     dims: &mut [DimReport],
     solved: &[JointGroup],
@@ -95,8 +96,7 @@ pub(crate) fn link_dims(
 ) -> Vec<Option<Choice>> {
     let mut choices = Vec::new();
     for j in solved {
-        // Chosen once by the analysis stage: a sound box through the traced sizes when the
-        // largest box leaves them out, and the group's one choice of spec.
+        // The group's one choice of spec, made by the analysis stage.
         let choice = j.choice.clone();
         for m in &j.grp.members {
             let Some(di) = msg.dims.iter().position(|d| d.var() == m.name) else {

@@ -2,7 +2,7 @@
 //! accepted set, its status, ranked suggestions re-checked value by value, coverage, padding,
 //! advice, and torch's own fix checked against every guard listed under the size.
 
-use crate::analyze::{describe, suggestion, suggestions, Options, WITHHELD};
+use crate::analyze::{describe, set_and_specs, suggestion, Options, WITHHELD};
 use crate::compiled::RECHECK_LIMIT;
 use crate::engine;
 use crate::error::Error;
@@ -285,7 +285,6 @@ pub(crate) fn conclude(
     let var = d.var().to_string();
     let (lo, hi) = d.range.unwrap_or((message::DEFAULT_MIN, SIZE_MAX));
     let domain = DimSet::interval(lo, hi);
-    r.answer.accepted = Some(Feasible::from(feasible));
     r.status = if feasible.is_empty() {
         Status::Unsatisfiable
     } else if feasible.count() == domain.count() {
@@ -293,7 +292,8 @@ pub(crate) fn conclude(
     } else {
         Status::Constrained
     };
-    let ranking = suggestions(
+    let ranking = set_and_specs(
+        &mut r.answer,
         feasible,
         opts.example_for(&d.name),
         8,
@@ -305,7 +305,6 @@ pub(crate) fn conclude(
     if let Maximality::AmongSteps { max_step } = ranking.maximality {
         r.maximality = format!("steps<={max_step}");
     }
-    r.answer.suggestions = ranking.suggestions;
     if ranking.withheld > 0 {
         r.advice.push(WITHHELD.into());
     }
