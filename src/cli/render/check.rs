@@ -334,14 +334,6 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
         }
         None => row(out, "accepts", &st.yellow("undecided"), st),
     }
-    if let Some(u) = &d.answer.undecided {
-        row(
-            out,
-            "undecided",
-            &st.yellow(&format!("{} sizes: {}", u.count, u.reason)),
-            st,
-        );
-    }
     let v = format!("{}[{}]", d.input, d.index);
     let claimed = d.claimed.min.zip(d.claimed.max);
     let claimed = claimed.map(|(a, b)| (a, b, d.claimed.count));

@@ -80,9 +80,11 @@ pub(super) fn row(out: &mut String, label: &str, text: &str, st: &Style) {
     }
 }
 
-/// The rows of a size's answer every command draws alike: the size it is tied to, and the
-/// nearest accepted sizes around a rejected traced size. `v` names the size; `claimed` is its
-/// range and count, when the report has one.
+/// The rows of a size's answer every command draws alike: the values neither proven to pass
+/// nor to fail, the size it is tied to, and the nearest accepted sizes around a rejected traced
+/// size. `v` names the size; `claimed` is its range and count, when the report has one. (How
+/// its set reads against what the command was asked, the `accepts`, `feasible` or `sound`
+/// row, is each command's own.)
 pub(super) fn answer_rows(
     out: &mut String,
     a: &SizeAnswer,
@@ -90,6 +92,14 @@ pub(super) fn answer_rows(
     claimed: Option<(i128, i128, u128)>,
     st: &Style,
 ) {
+    if let Some(u) = &a.undecided {
+        row(
+            out,
+            "undecided",
+            &st.yellow(&format!("{} sizes: {}", u.count, u.reason)),
+            st,
+        );
+    }
     if let Some(t) = &a.sides.tied_to {
         tied_row(out, t, v, claimed, st);
     }
