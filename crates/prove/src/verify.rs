@@ -625,8 +625,12 @@ fn joint_groups(
                 example: None,
             };
             let built = size_answer(Some(g), g.member(&var).as_ref(), &asked, Dialect::Verify);
-            d.answer.linked_with = built.linked_with;
-            d.answer.sides = built.sides;
+            d.answer = SizeAnswer {
+                accepted: d.answer.accepted.take(),
+                undecided: d.answer.undecided.take(),
+                suggestions: std::mem::take(&mut d.answer.suggestions),
+                ..built
+            };
             // A linked size's line is its side of the group's spec (`maximal_spec`): a Dim of
             // its own, ranked over its own guards, may fail a guard it shares.
             if !d.answer.linked_with.is_empty() {

@@ -31,8 +31,9 @@ pub struct Asked<'a> {
     pub is_size: &'a dyn Fn(&str) -> bool,
     /// The size's own values (its range, its claimed sizes): every set is within them.
     pub own: Option<&'a DimSet>,
-    /// The size's accepted set as the report states it (null when undecided), which a size
-    /// derived from a root's answers through its relation.
+    /// The size's set as the command states it (null when undecided): a size derived from a
+    /// root answers with it through the relation, and a rejected traced size is measured
+    /// against it.
     pub accepted: Option<&'a DimSet>,
     /// The traced size, for [`SizeAnswer::nearest_accepted`].
     pub example: Option<i128>,
@@ -57,7 +58,11 @@ pub fn size_answer(
     };
     a.linked_with = match dialect {
         Dialect::Check => m.linked_with.clone(),
-        _ => m.linked_with.iter().map(|v| (asked.name)(v)).collect(),
+        // `diagnose` and `verify` list the sizes of a group of several roots; a size tied to
+        // its root by an equality or a relation says so in `tied_to` (and `diagnose`'s readers,
+        // the Python export loop among them, read `linked_with` as "decided jointly").
+        _ if g.grp.roots.len() > 1 => m.linked_with.iter().map(|v| (asked.name)(v)).collect(),
+        _ => vec![],
     };
     a.sides = sides(g, m, asked, dialect);
     a
@@ -78,7 +83,12 @@ fn sides(
     let l = g.linked.as_ref();
     let level = l.and_then(|l| l.joint.level(&m.member.root));
     let periodic = |p| unchecked_suggestion(label, p, Proof::Periodic);
-    let with_some_partner = m.some.as_ref().and_then(within);
+    // Only from a decided group: an undecided one's joint set may miss tuples.
+    let with_some_partner = m
+        .some
+        .as_ref()
+        .filter(|_| g.solved.undecided.is_none())
+        .and_then(within);
     let mut s = LinkedSides {
         with_some_partner: with_some_partner.as_ref().map(Feasible::from),
         // Its side of the largest box, with the certificate the box was re-checked with.

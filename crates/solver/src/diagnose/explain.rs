@@ -236,7 +236,23 @@ pub(crate) fn group_answers(
             .iter()
             .find_map(|g| g.member(entry.var()).map(|m| (*g, m)));
         let own = d.range.map(|[lo, hi]| DimSet::interval(lo, hi));
-        let accepted = d.answer.accepted.as_ref().and_then(|f| f.set().ok());
+        // A size of a group of one root (tied to it by equalities and relations): its set as
+        // the group decides it (the root's answer through the relation, within its range);
+        // else its own `feasible`.
+        let grouped = found.as_ref().and_then(|(g, m)| {
+            let set = m
+                .accepted
+                .as_ref()
+                .ok()
+                .filter(|_| g.solved.undecided.is_none() && g.grp.roots.len() == 1)?;
+            set.intersect(own.as_ref()?).ok()
+        });
+        let example = opts.example_for(&d.name);
+        // (Read back from its contract form only when a traced size needs it.)
+        let accepted = grouped.or_else(|| {
+            example?;
+            d.answer.accepted.as_ref()?.set().ok()
+        });
         let name = |v: &str| msg.name_of(v);
         let is_size = |v: &str| msg.dims.iter().any(|d| d.var() == v);
         let asked = crate::analyze::Asked {
@@ -246,7 +262,7 @@ pub(crate) fn group_answers(
             is_size: &is_size,
             own: own.as_ref(),
             accepted: accepted.as_ref(),
-            example: opts.example_for(&d.name),
+            example,
         };
         let g = crate::analyze::size_answer(
             found.as_ref().map(|(g, _)| *g),
@@ -254,9 +270,21 @@ pub(crate) fn group_answers(
             &asked,
             crate::report::Dialect::Diagnose,
         );
-        d.answer.linked_with = g.linked_with;
-        d.answer.sides = g.sides;
-        d.answer.nearest_accepted = g.nearest_accepted;
+        // The set and its suggestions are the dimension's own (its guards over its range);
+        // everything else is the group's answer, field for field.
+        d.answer = crate::report::SizeAnswer {
+            accepted: d.answer.accepted.take(),
+            undecided: d.answer.undecided.take(),
+            suggestions: std::mem::take(&mut d.answer.suggestions),
+            ..g
+        };
+        // A size that keeps its own answer (its group's guards reject no combination of the
+        // sizes' answers, or each of its values goes with every accepted combination of the
+        // others) is pasted from its own suggestions: no side of a box is its spec.
+        if d.status != Status::Linked {
+            let s = &mut d.answer.sides;
+            (s.box_side, s.example_box_side, s.shared_side) = (None, None, None);
+        }
     }
 }
 

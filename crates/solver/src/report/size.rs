@@ -38,8 +38,10 @@ use serde::{Deserialize, Serialize};
 /// | `undecided` | `undecided_values` | `undecided` | `undecided_values` |
 /// | `suggestions` | always | always | when any |
 ///
-/// Every other field prints under its own name, each only when present: `linked_with`, the
-/// [`LinkedSides`] keys, `nearest_accepted`. (`diagnose`'s own `undecided` is the reason a
+/// Every other field prints under its own name, each only when present: `linked_with` (in
+/// `check`, the sources of every other size of the size's group; in `diagnose` and `verify`,
+/// the names of the others of a group of several roots), the [`LinkedSides`] keys,
+/// `nearest_accepted`. (`diagnose`'s own `undecided` is the reason a
 /// dimension is undecided, a string; `verify`'s reason is its `note`.)
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Dialect {
