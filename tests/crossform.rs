@@ -127,15 +127,14 @@ fn distinct_guards(v: &Value) -> usize {
         .unwrap_or(0)
 }
 
+/// `dimguard <command> --json` on one of the case's files, within a 60 s budget.
+fn json_of(command: &str, case: &str, file: &str) -> Value {
+    run(&["--time-budget", "60", command, "--json", &path(case, file)])
+}
+
 /// `dimguard diagnose --json` on a text form.
 fn diagnose(case: &str, file: &str) -> Answer {
-    let v = run(&[
-        "--time-budget",
-        "60",
-        "diagnose",
-        "--json",
-        &path(case, file),
-    ]);
+    let v = json_of("diagnose", case, file);
     let mut a = Answer {
         guards: distinct_guards(&v),
         joint: joint_groups(&v["joint_sets"], file),
@@ -166,13 +165,7 @@ fn diagnose(case: &str, file: &str) -> Answer {
 
 /// `dimguard check --json` on the program.
 fn check(case: &str) -> Answer {
-    let v = run(&[
-        "--time-budget",
-        "60",
-        "check",
-        "--json",
-        &path(case, "program.pt2"),
-    ]);
+    let v = json_of("check", case, "program.pt2");
     let mut a = Answer {
         joint: joint_groups(&v["joint"], "program.pt2"),
         equal: equal_ties(&v["dims"]),
@@ -692,24 +685,9 @@ fn claimed_spec(check: &Value) -> String {
 fn every_form_gives_one_answer_per_size() {
     let mut compared = 0;
     for case in ["fpn2", "window7", "tied2", "ceil2"] {
-        let diag = |file: &str| {
-            let v = run(&[
-                "--time-budget",
-                "60",
-                "diagnose",
-                "--json",
-                &path(case, file),
-            ]);
-            size_answers(&v, Dialect::Diagnose)
-        };
+        let diag = |file: &str| size_answers(&json_of("diagnose", case, file), Dialect::Diagnose);
         let (log, trace) = (diag("log.txt"), diag("trace.log"));
-        let program = run(&[
-            "--time-budget",
-            "60",
-            "check",
-            "--json",
-            &path(case, "program.pt2"),
-        ]);
+        let program = json_of("check", case, "program.pt2");
         let check = size_answers(&program, Dialect::Check);
         assert_eq!(
             log.keys().collect::<Vec<_>>(),
