@@ -88,10 +88,10 @@ pub fn check_with(
 
 /// [`check_with`] on the program's graph already built (`check --dot` draws the same graph).
 ///
-/// The phases: the program's guards parsed ([`parse_guards`]) and its dynamic input sizes read
-/// ([`input_sizes`]); the graph's run-time asserts and implied limits added as conditions; the
-/// analysis stage run over all of them ([`problem_of`], [`analyze`]); then each size answered
-/// from the stage's sets ([`size_answer`]), its spec line written, and the report assembled.
+/// The phases: the program's guards parsed (`parse_guards`) and its dynamic input sizes read
+/// (`input_sizes`); the graph's run-time asserts and implied limits added as conditions; the
+/// analysis stage run over all of them (`problem_of`, [`analyze`]); then each size answered
+/// from the stage's sets (`size_answer`), its spec line written, and the report assembled.
 pub fn check_graph(
     p: &Program,
     pg: &ProgramGraph,
@@ -449,9 +449,10 @@ impl Spec {
     }
 }
 
-/// The `k`th size's answer: its claimed and accepted sets, its sides when linked, what is
-/// undecided and why, ranked suggestions, its tie to a partner, and its line of the corrected
-/// spec (written into `spec`).
+/// The `k`th size's entry: what its program claims, its answer over those claimed sizes
+/// (built in the analysis stage, [`claimed_answer`]: the accepted set, its sides when linked,
+/// what is undecided and why, ranked suggestions, its tie to a partner), and its line of the
+/// corrected spec (written into `spec`).
 fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
     let (i, found) = (&cx.ins[k], &cx.answers[k]);
     let claimed = i.claimed.clone();

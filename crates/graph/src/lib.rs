@@ -10,8 +10,8 @@
 //! | [`shapes`] | shape rules: a short dispatch and one module per operator family |
 //! | [`graph`] | the petgraph graph, propagation, comparison with recorded sizes, DOT |
 //! | [`runtime`] | run-time asserts in the graph and limits it implies without a check |
-//! | [`check`] | claimed versus accepted sizes, corrected spec, ranges of every size |
-//! | [`verdict`] | whether the program accepts given shapes, from the conditions it checks |
+//! | [`check`](mod@check) | claimed versus accepted sizes, corrected spec, ranges of every size |
+//! | [`verdict`](mod@verdict) | whether the program accepts given shapes, from the conditions it checks |
 
 pub mod check;
 mod error;

@@ -3,7 +3,7 @@
 //! Normalization layers with TensorRT's `INormalizationLayer` semantics, a CPU reference in f64,
 //! and GPU kernels launched through cudarc ([`gpu`]; dynamic loading, so the crate builds and its
 //! CPU tests run on machines without CUDA), a small engine with optimization profiles
-//! ([`engine`]) and the benchmark behind `dimguard norm-bench` ([`bench`]).
+//! ([`engine`]) and the benchmark behind `dimguard norm-bench` ([`bench`](mod@bench)).
 //!
 //! A [`Norm`] normalizes over the axes of `axes` (a bitmask, bit `i` = dimension `i`), which must
 //! be the trailing dimensions of the input; with `groups > 1` the channel dimension (1) is split

@@ -13,7 +13,7 @@ pub const TIMEOUT_MS: u32 = 5_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Only what value-by-value re-checking cannot cover (more than
-    /// [`RECHECK_LIMIT`](dimguard_solver::RECHECK_LIMIT) values): small answers keep
+    /// [`dimguard_solver::RECHECK_LIMIT`] values): small answers keep
     /// their `enumeration` certificate and no Z3 start-up is paid.
     Auto,
     /// Every suggestion and every torch fix.

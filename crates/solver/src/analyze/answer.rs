@@ -26,7 +26,7 @@ pub struct Ranked {
 /// The `limit` best progressions inside `set` as suggestions for the dimension `name`
 /// (`example`: prefer one holding the traced size). With `guards`, each is re-checked
 /// independently of the engine: every guard is evaluated at every value, in the size `var`
-/// (when there are at most [`RECHECK_LIMIT`]), giving `certificate: "enumeration"`; a failing
+/// (when there are at most [`RECHECK_LIMIT`](crate::RECHECK_LIMIT)), giving `certificate: "enumeration"`; a failing
 /// candidate is withheld rather than printed unsound. Without guards nothing is re-checked
 /// (`certificate: "none"`; the caller certifies).
 pub fn suggestions(

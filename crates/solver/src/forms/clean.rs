@@ -2,7 +2,7 @@
 //!
 //! Every reader sees the same cleaned lines, each with the 1-based number of the line it came
 //! from, so places in reports point into what the user pasted. A guard a reader finds in them is
-//! a [`RawGuard`] until it is parsed and filed under its size.
+//! a `RawGuard` until it is parsed and filed under its size.
 
 use crate::provenance::Provenance;
 

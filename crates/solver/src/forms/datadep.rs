@@ -2,7 +2,7 @@
 //!
 //! torch 2.15's `ShapesSpec` makes every dynamic input size unbacked, so a branch on a size
 //! stops the export with `GuardOnDataDependentSymNode: Could not guard on data-dependent
-//! expression ...`. The expression itself is read by [`crate::message`] (and by the log reader);
+//! expression ...`. The expression itself is read by `message` (and by the log reader);
 //! this module reads what says which input size each `u` symbol stands for, and where the
 //! expression comes from:
 //!

@@ -199,7 +199,7 @@ const PRODUCT_BOXES: usize = 64;
 
 impl Defined {
     /// The defined size's values with some partner as [`Products`], when its definition has that
-    /// form and the reduced set lists its boxes (at most [`PRODUCT_BOXES`]), each side of the
+    /// form and the reduced set lists its boxes (at most `PRODUCT_BOXES`), each side of the
     /// factors' sizes one interval of nonnegative sizes.
     pub fn products(&self, j: &JointSet) -> Option<Products> {
         if j.undecided.is_some() {

@@ -41,7 +41,7 @@
 //! | `normal.rs` | guards in a normal form (torch's equalities substituted, multiples written out, polynomials expanded) before solving |
 //! | `ties.rs` | sizes tied by `F(a) == G(b)` (floor maps through the same or nested strides, with offsets; several sizes tied to one; tied sizes with any own set), in closed form |
 //! | `tree.rs` | the tuple-set [`Tree`], its set operations, the [`JointSet`] a search returns |
-//! | `machine.rs` | the guards, compiled once ([`crate::compiled`]), evaluated with per-level memoization |
+//! | `machine.rs` | the guards, compiled once (`compiled`), evaluated with per-level memoization |
 //! | `search.rs` | the plan and the exact search ([`solve_joint`]) |
 //! | `wide.rs` | boxes too wide to enumerate, decided by bounds (`bounds`) |
 //! | `summary.rs` | the joint set in one sentence ([`JointSet::summary`]) |
