@@ -331,7 +331,13 @@ fn periodic(
     let mut p: i128 = 1;
     loop {
         match residue_runs(guard, var, lo, hi, p, limits) {
-            Ok(runs) => return Ok((DimSet::from_runs(p, &runs), p)),
+            Ok(runs) => {
+                return match DimSet::from_runs(p, &runs) {
+                    Ok(set) => Ok((set, p)),
+                    Err(crate::Error::Exhausted(e)) => Err(Fail::Budget(e)),
+                    Err(_) => Err(Fail::Pieces),
+                }
+            }
             // A floor of a fractional slope: restart with a period that makes it integral.
             Err(Fail::Period(q)) => {
                 p = p.checked_mul(q).ok_or(Fail::PeriodLimit(i128::MAX))?;
