@@ -600,15 +600,8 @@ fn joint_groups(
             // with, its sides, and a size the spec writes from another answers with that
             // size's set, through the tie (within what the spec admits for it).
             let own = ranges.get(&var).map(|&(lo, hi)| DimSet::interval(lo, hi));
-            let decided = solved
-                .undecided
-                .is_none()
-                .then(|| solved.accepted.get(&m.root).and_then(|s| m.image(s).ok()))
-                .flatten()
-                .and_then(|s| match &own {
-                    Some(o) => s.intersect(o).ok(),
-                    None => Some(s),
-                });
+            let member = g.member(&var);
+            let decided = member.as_ref().and_then(|ma| g.decided(ma, own.as_ref()));
             let is_size = |v: &str| {
                 guards
                     .dims
@@ -624,7 +617,7 @@ fn joint_groups(
                 accepted: decided.as_ref(),
                 example: None,
             };
-            let built = size_answer(Some(g), g.member(&var).as_ref(), &asked, Dialect::Verify);
+            let built = size_answer(Some(g), member.as_ref(), &asked, Dialect::Verify);
             d.answer = SizeAnswer {
                 accepted: d.answer.accepted.take(),
                 undecided: d.answer.undecided.take(),

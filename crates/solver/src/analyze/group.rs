@@ -119,6 +119,21 @@ impl GroupAnswer {
         ))
     }
 
+    /// The values of member `m` that pass with every value of the others (its root's answer
+    /// through its relation), within `own` when given; `None` when the group is undecided or a
+    /// set operation fails.
+    pub fn decided(&self, m: &MemberAnswer<'_>, own: Option<&DimSet>) -> Option<DimSet> {
+        let set = m
+            .accepted
+            .as_ref()
+            .ok()
+            .filter(|_| self.solved.undecided.is_none())?;
+        match own {
+            Some(o) => set.intersect(o).ok(),
+            None => Some(set.clone()),
+        }
+    }
+
     /// Whether the group links several sizes (several roots, or sizes derived from one root).
     pub fn is_multi(&self) -> bool {
         self.grp.roots.len() > 1 || self.grp.members.len() > 1

@@ -288,13 +288,13 @@ pub fn claimed_answer(
     asked: &Asked<'_>,
     c: &Claimed<'_>,
 ) -> (SizeAnswer, Vec<i128>) {
-    let mut a = size_answer(g, m, asked, Dialect::Check);
     let claimed = asked.own;
     let set = match c.accepted {
         Ok(set) => set,
         Err(e) => {
             // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
             // undecided, with the reason.
+            let mut a = size_answer(g, m, asked, Dialect::Check);
             a.accepted = Some(Feasible::from(&DimSet::empty()));
             a.undecided = Some(UndecidedSet::new(
                 claimed.unwrap_or(&DimSet::empty()),
@@ -304,13 +304,18 @@ pub fn claimed_answer(
         }
     };
     let some = m.and_then(|m| m.some.as_ref());
+    let linked = m.is_some_and(|m| !m.linked_with.is_empty());
+    // Its values with some partner as a product of two factors (`sides.defined_values`).
+    let products = g
+        .zip(m)
+        .is_some_and(|(g, m)| g.defined(&m.member.name).is_some() && m.products.is_some());
     let within = |s: &DimSet| match claimed {
         Some(o) => s.intersect(o).unwrap_or_else(|_| s.clone()),
         None => s.clone(),
     };
     let mut doubt = c.unsure.map(|(s, why)| (within(s), why.clone()));
     let defined_group = g.is_some_and(|g| g.solved.defined.is_some());
-    if let (true, None, None, None) = (defined_group, some, &doubt, &a.sides.defined_values) {
+    if let (true, None, None, false) = (defined_group, some, &doubt, products) {
         // A size of a group with a defined size whose values with some partner are not
         // computed: undecided with why, never rejected.
         let own = g
@@ -333,7 +338,7 @@ pub fn claimed_answer(
         // whose projection is not known lists none.
         let passes = match some {
             Some(p) => Some(p),
-            None if a.linked_with.is_empty() => Some(set),
+            None if !linked => Some(set),
             None => None,
         };
         if let Some(passes) = passes {
@@ -344,6 +349,17 @@ pub fn claimed_answer(
             rejected = no.iter().take(5).collect();
         }
     }
+    let undecided = doubt
+        .filter(|(u, _)| !u.is_empty())
+        .map(|(u, why)| UndecidedSet::new(&u, why));
+    // The group's part, given the set when it is decided: a size derived from a root answers
+    // with it through the relation, and a rejected traced size gets the nearest accepted ones.
+    let decided = Asked {
+        accepted: undecided.is_none().then_some(set),
+        ..*asked
+    };
+    let mut a = size_answer(g, m, &decided, Dialect::Check);
+    a.undecided = undecided;
     // A defined size's values that fail with every partner: outside its products.
     if let Some(v) = &a.sides.defined_values {
         rejected = v
@@ -353,40 +369,18 @@ pub fn claimed_answer(
             .filter(|&n| claimed.is_none_or(|cl| cl.contains(n)))
             .collect();
     }
-    a.undecided = doubt
-        .filter(|(u, _)| !u.is_empty())
-        .map(|(u, why)| UndecidedSet::new(&u, why));
     // The pipeline's last step, as in `diagnose`: ranked, and re-checked value by value
     // against the size's own guards when it is not linked (a linked size's spec is its side
     // of the largest sound box, re-checked with the joint set).
-    let recheck = a.linked_with.is_empty().then_some(c.guards);
     set_and_specs(
         &mut a,
         set,
         asked.example,
         4,
-        recheck,
+        (!linked).then_some(c.guards),
         c.var,
         asked.label,
         Proof::Periodic,
     );
-    // Given the set, a size derived from a root answers with it through the relation, and a
-    // rejected traced size gets the nearest accepted ones.
-    if a.undecided.is_none() {
-        let decided = Asked {
-            accepted: Some(set),
-            ..*asked
-        };
-        if let (Some(g), Some(m)) = (g, m) {
-            a.sides.tied_to = tied_to(
-                g,
-                m,
-                &decided,
-                Dialect::Check,
-                a.sides.with_some_partner.clone().as_ref(),
-            );
-        }
-        a.nearest_accepted = asked.example.and_then(|x| SizeAnswer::nearest(set, x));
-    }
     (a, rejected)
 }

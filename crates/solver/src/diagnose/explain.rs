@@ -239,14 +239,10 @@ pub(crate) fn group_answers(
         // A size of a group of one root (tied to it by equalities and relations): its set as
         // the group decides it (the root's answer through the relation, within its range);
         // else its own `feasible`.
-        let grouped = found.as_ref().and_then(|(g, m)| {
-            let set = m
-                .accepted
-                .as_ref()
-                .ok()
-                .filter(|_| g.solved.undecided.is_none() && g.grp.roots.len() == 1)?;
-            set.intersect(own.as_ref()?).ok()
-        });
+        let grouped = found
+            .as_ref()
+            .filter(|(g, _)| g.grp.roots.len() == 1)
+            .and_then(|(g, m)| g.decided(m, Some(own.as_ref()?)));
         let example = opts.example_for(&d.name);
         // (Read back from its contract form only when a traced size needs it.)
         let accepted = grouped.or_else(|| {
