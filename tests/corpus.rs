@@ -27,31 +27,15 @@ use proptest::prelude::*;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
+mod shared_corpus;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The corpus records, as published. A checkout without `../shared` has none: the test then
-/// fails, saying where the corpus should be (it is never skipped silently).
+/// The corpus records, as published.
 fn corpus() -> Vec<Value> {
-    // `../shared` beside a worktree, or `shared/` inside a checkout that carries it.
-    let p = [
-        "../shared/corpus/real_texts.jsonl",
-        "shared/corpus/real_texts.jsonl",
-    ]
-    .iter()
-    .map(|p| root().join(p))
-    .find(|p| p.is_file())
-    .unwrap_or_else(|| root().join("../shared/corpus/real_texts.jsonl"));
-    let text = std::fs::read_to_string(&p)
-        .unwrap_or_else(|e| panic!("{}: {e} (the shared corpus is needed)", p.display()));
-    let v: Vec<Value> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).expect("a JSON record"))
-        .collect();
-    assert_eq!(v.len(), 90, "the corpus holds 90 texts");
-    v
+    shared_corpus::records()
 }
 
 fn read(text: &str) -> Result<Message, String> {

@@ -6,6 +6,8 @@ use dimguard::solver::diagnose::{diagnose_text, Options};
 use dimguard::solver::{parse_guard, solve, DimSet, Limits, Outcome};
 use std::time::{Duration, Instant};
 
+mod shared_corpus;
+
 const X: &str = "L['x'].size()[2]";
 
 fn msg(range: &str, guard: &str) -> String {
@@ -858,26 +860,10 @@ fn ten_megabytes_of_garbage_are_answered_in_under_two_seconds() {
     // 2 s of CPU time in the test profile (opt-level 2).
     const MB10: usize = 10 << 20;
     // The 90 real texts of the shared corpus (../shared/corpus), as published.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let corpus: Vec<String> = std::fs::read_to_string(
-        [
-            "../shared/corpus/real_texts.jsonl",
-            "shared/corpus/real_texts.jsonl",
-        ]
+    let corpus: Vec<String> = shared_corpus::records()
         .iter()
-        .map(|p| root.join(p))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| root.join("../shared/corpus/real_texts.jsonl")),
-    )
-    .expect("the shared corpus (../shared/corpus or shared/corpus)")
-    .lines()
-    .filter(|l| !l.trim().is_empty())
-    .map(|l| {
-        let v: serde_json::Value = serde_json::from_str(l).unwrap();
-        v["message"].as_str().unwrap().to_string()
-    })
-    .collect();
-    assert_eq!(corpus.len(), 90);
+        .map(|v| v["message"].as_str().unwrap().to_string())
+        .collect();
     let fill = |line: &dyn Fn(usize) -> String| {
         let mut s = String::with_capacity(MB10 + 256);
         let mut k = 0;

@@ -9,8 +9,9 @@
 
 use dimguard::solver::diagnose::{diagnose_text, Options};
 use dimguard::solver::{parse_guard, Expr};
-use serde_json::Value;
 use std::path::PathBuf;
+
+mod shared_corpus;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -18,20 +19,9 @@ fn root() -> PathBuf {
 
 /// The texts: the corpus's messages and the shared message fixtures.
 fn texts() -> Vec<(String, String)> {
-    let corpus = [
-        "../shared/corpus/real_texts.jsonl",
-        "shared/corpus/real_texts.jsonl",
-    ]
-    .iter()
-    .map(|p| root().join(p))
-    .find(|p| p.is_file())
-    .expect("the shared corpus (../shared/corpus/real_texts.jsonl) is needed");
-    let mut out: Vec<(String, String)> = std::fs::read_to_string(corpus)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap();
+    let mut out: Vec<(String, String)> = shared_corpus::records()
+        .iter()
+        .map(|v| {
             (
                 v["id"].as_str().unwrap().to_string(),
                 v["message"].as_str().unwrap().to_string(),
