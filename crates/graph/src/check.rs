@@ -411,19 +411,11 @@ struct Cx<'a> {
     sets: &'a Sets,
 }
 
-/// The corrected spec as it is written: lines, then each input's dict entries.
+/// The corrected spec as it is written: lines, then each input's dict entries (the one
+/// paste-block builder, [`python::SpecBlock`]).
+#[derive(Default)]
 struct Spec {
     block: python::SpecBlock,
-    dict: BTreeMap<String, Vec<(usize, String)>>,
-}
-
-impl Default for Spec {
-    fn default() -> Spec {
-        Spec {
-            block: python::SpecBlock::new(),
-            dict: BTreeMap::new(),
-        }
-    }
 }
 
 impl Spec {
@@ -435,16 +427,10 @@ impl Spec {
 
     /// The size's dict entry (`{2: h}` under its input).
     fn entry(&mut self, i: &In, value: String) {
-        self.dict
-            .entry(i.input.clone())
-            .or_default()
-            .push((i.index, value));
+        self.block.entry(&i.input, i.index, value, None);
     }
 
-    fn finish(mut self) -> String {
-        if !self.dict.is_empty() {
-            self.block.dict(self.dict);
-        }
+    fn finish(self) -> String {
         self.block.finish()
     }
 }

@@ -147,7 +147,7 @@ fn piece(
 ) -> CoverPiece {
     let mut block = SpecBlock::new();
     let mut sides = Vec::new();
-    let mut inputs: Vec<(String, Vec<(usize, String)>)> = Vec::new();
+    let mut entries: Vec<(String, usize, String)> = Vec::new();
     let mut all_named = true;
     for ((name, source, pieces), &i) in axes.iter().zip(combo) {
         let p = pieces[i];
@@ -161,18 +161,14 @@ fn piece(
             count: p.count(),
         });
         match source.and_then(source_input) {
-            Some((input, index)) => {
-                let py = crate::python::py_name(name);
-                match inputs.iter_mut().find(|(n, _)| *n == input) {
-                    Some((_, dims)) => dims.push((index, py)),
-                    None => inputs.push((input, vec![(index, py)])),
-                }
-            }
+            Some((input, index)) => entries.push((input, index, crate::python::py_name(name))),
             None => all_named = false,
         }
     }
     if all_named {
-        block.dict(inputs);
+        for (input, index, py) in entries {
+            block.entry(&input, index, py, None);
+        }
     }
     CoverPiece {
         sides,

@@ -203,10 +203,27 @@ pub fn dim_comment(name: &str, text: &str) -> String {
 pub type DictItem = (usize, String, Option<String>);
 
 /// A paste-ready spec: the `Dim` import, one definition per dimension, comments, and the
-/// `dynamic_shapes` dict last.
+/// `dynamic_shapes` dict last. The one builder of every paste block (`diagnose`'s, `check`'s
+/// corrected spec, a merged or re-printed user spec, a cover's pieces): lines go in with
+/// [`SpecBlock::code`], each size's dict entry with [`SpecBlock::entry`], and
+/// [`SpecBlock::finish`] writes the dict once, after every line.
+///
+/// ```
+/// use dimguard_solver::python::SpecBlock;
+///
+/// let mut b = SpecBlock::new();
+/// b.code("w = Dim('w', min=2)");
+/// b.entry("x", 3, "w", None);
+/// b.code("h = Dim('h', min=2)");
+/// b.entry("x", 2, "h", None);
+/// assert!(b.finish().ends_with("dynamic_shapes = {\"x\": {2: h, 3: w}}"));
+/// ```
 #[derive(Debug, Clone)]
 pub struct SpecBlock {
     lines: Vec<String>,
+    /// Each input's dict entries, inputs in the order first named; `None` until an entry (or
+    /// [`SpecBlock::with_dict`]) asks for the dict.
+    dict: Option<Vec<(String, Vec<DictItem>)>>,
 }
 
 impl Default for SpecBlock {
@@ -225,6 +242,7 @@ impl SpecBlock {
     pub fn with_import(import: &str) -> SpecBlock {
         SpecBlock {
             lines: vec![import.to_string(), String::new()],
+            dict: None,
         }
     }
 
@@ -243,52 +261,69 @@ impl SpecBlock {
         self.lines.push(String::new());
     }
 
-    /// Appends a blank line and the `dynamic_shapes` dict ([`dynamic_shapes_dict`]).
-    pub fn dict<I, S>(&mut self, inputs: I)
-    where
-        I: IntoIterator<Item = (S, Vec<(usize, String)>)>,
-        S: AsRef<str>,
-    {
-        self.blank();
-        self.lines.push(dynamic_shapes_dict(inputs));
+    /// Adds `index: value` to `input`'s entry of the `dynamic_shapes` dict, with a comment at
+    /// the end of its line when given. Inputs keep the order they are first named in; each
+    /// input's indices are written in order; an entry given twice is written once.
+    pub fn entry(
+        &mut self,
+        input: &str,
+        index: usize,
+        value: impl Into<String>,
+        comment: Option<String>,
+    ) {
+        let inputs = self.dict.get_or_insert_with(Vec::new);
+        let item = (index, value.into(), comment);
+        match inputs.iter_mut().find(|(i, _)| i == input) {
+            Some((_, items)) => items.push(item),
+            None => inputs.push((input.to_string(), vec![item])),
+        }
     }
 
-    /// [`SpecBlock::dict`] where an entry may carry a comment: with any comment, the dict is
-    /// printed one entry a line, each comment at the end of its entry's line.
-    pub fn dict_commented<I, S>(&mut self, inputs: I)
-    where
-        I: IntoIterator<Item = (S, Vec<DictItem>)>,
-        S: AsRef<str>,
-    {
-        let inputs: Vec<(S, Vec<DictItem>)> = inputs.into_iter().collect();
-        if inputs
-            .iter()
-            .all(|(_, d)| d.iter().all(|(.., c)| c.is_none()))
-        {
-            let plain = inputs
-                .into_iter()
-                .map(|(i, d)| (i, d.into_iter().map(|(k, v, _)| (k, v)).collect()));
-            return self.dict(plain);
-        }
-        self.blank();
-        self.lines.push("dynamic_shapes = {".into());
-        for (input, dims) in inputs {
-            self.lines.push(format!("    \"{}\": {{", input.as_ref()));
-            for (k, v, c) in dims {
-                let comment = c.map_or_else(String::new, |c| format!("  # {}", one_line(&c)));
-                self.lines.push(format!("        {k}: {v},{comment}"));
+    /// Writes the dict even when no size gets an entry (`dynamic_shapes = {}`).
+    pub fn with_dict(&mut self) {
+        self.dict.get_or_insert_with(Vec::new);
+    }
+
+    /// The block's text: the lines, each definition after the definitions it reads (a tied
+    /// size written from a partner of a later input, `a_2 = b_2`, moves after `b_2`'s line;
+    /// otherwise in the order given), then a blank line and the dict, when any entry was
+    /// given ([`dynamic_shapes_dict`]; one entry a line when any entry has a comment).
+    pub fn finish(mut self) -> String {
+        if let Some(mut inputs) = self.dict.take() {
+            for (_, items) in &mut inputs {
+                items.sort_by_key(|(k, ..)| *k);
+                items.dedup();
             }
-            self.lines.push("    },".into());
+            self.blank();
+            self.lines.push(dict_text(inputs));
         }
-        self.lines.push("}".into());
-    }
-
-    /// The block's text, each definition after the definitions it reads (a tied size written
-    /// from a partner of a later input, `a_2 = b_2`, moves after `b_2`'s line); otherwise in
-    /// the order given.
-    pub fn finish(self) -> String {
         defined_before_use(self.lines).join("\n")
     }
+}
+
+/// The dict's text: on one line, or one entry a line when any entry has a comment.
+fn dict_text(inputs: Vec<(String, Vec<DictItem>)>) -> String {
+    if inputs
+        .iter()
+        .all(|(_, d)| d.iter().all(|(.., c)| c.is_none()))
+    {
+        return dynamic_shapes_dict(
+            inputs
+                .into_iter()
+                .map(|(i, d)| (i, d.into_iter().map(|(k, v, _)| (k, v)).collect())),
+        );
+    }
+    let mut lines = vec!["dynamic_shapes = {".to_string()];
+    for (input, dims) in inputs {
+        lines.push(format!("    \"{input}\": {{"));
+        for (k, v, c) in dims {
+            let comment = c.map_or_else(String::new, |c| format!("  # {}", one_line(&c)));
+            lines.push(format!("        {k}: {v},{comment}"));
+        }
+        lines.push("    },".into());
+    }
+    lines.push("}".into());
+    lines.join("\n")
 }
 
 /// The name a line `name = ...` defines.
@@ -599,7 +634,8 @@ mod tests {
         b.code("_b_2 = Dim('_b_2', min=2)");
         b.code("b_2 = 4*_b_2");
         b.code("c_2 = b_2 + 1");
-        b.dict([("a", vec![(0, "a_0".to_string()), (2, "a_2".into())])]);
+        b.entry("a", 2, "a_2", None);
+        b.entry("a", 0, "a_0", None);
         let text = b.finish();
         let at = |l: &str| text.lines().position(|x| x.starts_with(l)).unwrap();
         assert!(

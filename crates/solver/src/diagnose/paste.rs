@@ -223,18 +223,10 @@ fn dim_block(
                 )),
             }
         }
-        let mut inputs: Vec<(String, Vec<(usize, String)>)> = Vec::new();
+        block.with_dict();
         for (i, k, n) in mapped {
-            match inputs.iter_mut().find(|(name, _)| *name == i) {
-                Some((_, entries)) => entries.push((k, n)),
-                None => inputs.push((i, vec![(k, n)])),
-            }
+            block.entry(&i, k, n, None);
         }
-        for (_, entries) in inputs.iter_mut() {
-            entries.sort();
-            entries.dedup();
-        }
-        block.dict(inputs);
     }
     block.finish()
 }

@@ -479,19 +479,11 @@ impl Sheet {
         for d in &defs {
             block.code(d);
         }
-        let mut inputs: Vec<(&str, Vec<python::DictItem>)> = Vec::new();
         for e in &self.entries {
-            let item = (e.index, self.reference(e), e.comment.clone());
-            match inputs.iter_mut().find(|(i, _)| *i == e.input) {
-                Some((_, items)) => items.push(item),
-                None => inputs.push((&e.input, vec![item])),
-            }
+            block.entry(&e.input, e.index, self.reference(e), e.comment.clone());
         }
-        for (_, items) in &mut inputs {
-            items.sort_by_key(|(k, ..)| *k);
-        }
-        if self.dict || !self.entries.is_empty() {
-            block.dict_commented(inputs);
+        if self.dict {
+            block.with_dict();
         }
         block.finish()
     }
