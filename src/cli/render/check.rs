@@ -3,7 +3,7 @@
 
 use super::fates::guard_fates;
 use super::joint::joint_sets;
-use super::style::{abbreviate, answer_rows, num, progression, row, Style};
+use super::style::{abbreviate, num, progression, row, size, Rows, Style};
 use dimguard::solver::report::{CheckDim, CheckReport, GuardFate, RuntimeKind};
 use std::fmt::Write;
 
@@ -230,19 +230,18 @@ pub(super) fn user_line(trace: &str) -> Option<String> {
 /// One size of a `check` report: its claims, what it accepts, its tie and link, and its line of
 /// the corrected spec. `r`: the report, for the run-time checks and guards that reject it.
 fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
-    out.push('\n');
-    let _ = writeln!(
-        out,
+    let head = format!(
         "{}   {} = {}",
         st.bold(&format!("{}[{}]", d.input, d.index)),
         d.source,
         d.expr
     );
+    let (mut before, mut after) = (Rows::default(), Rows::default());
     let claims = match (d.claimed.min, d.claimed.max) {
         (Some(a), Some(b)) => format!("{} sizes in {}..{}", d.claimed.count, num(a), num(b)),
         _ => "nothing".into(),
     };
-    row(out, "claims", &claims, st);
+    before.row("claims", &claims);
     let unsure = d.answer.undecided.as_ref().map_or(0, |u| u.count);
     match &d.answer.accepted {
         Some(a) => {
@@ -330,18 +329,22 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
                     ))
                 }
             };
-            row(out, "accepts", &verdict, st);
+            before.row("accepts", &verdict);
         }
-        None => row(out, "accepts", &st.yellow("undecided"), st),
+        None => before.row("accepts", &st.yellow("undecided")),
     }
     let v = format!("{}[{}]", d.input, d.index);
     let claimed = d.claimed.min.zip(d.claimed.max);
     let claimed = claimed.map(|(a, b)| (a, b, d.claimed.count));
-    answer_rows(out, &d.answer, &v, claimed, st);
-    if d.same_as.is_some() {
-        // Equal to another input's size (one symbol): the tie says it all.
-        return;
+    // Equal to another input's size (one symbol): the tie says it all.
+    if d.same_as.is_none() {
+        linked_and_spec(d, &mut after);
     }
+    size(out, &head, before, &d.answer, &v, claimed, after, st);
+}
+
+/// A size's link and its line of the corrected spec (none for a size equal to another's).
+fn linked_and_spec(d: &CheckDim, after: &mut Rows) {
     if !d.answer.linked_with.is_empty() {
         let every = match (&d.answer.sides.with_some_partner, &d.answer.accepted) {
             (Some(_), _) if d.answer.sides.link_excludes_none == Some(true) => {
@@ -355,11 +358,9 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
             }
             _ => String::new(),
         };
-        row(
-            out,
+        after.row(
             "linked",
             &format!("with {}{every}", d.answer.linked_with.join(", ")),
-            st,
         );
     }
     // The size's line of the corrected spec: its side of the box through the traced sizes,
@@ -373,6 +374,6 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
         .or(d.answer.sides.box_side.as_ref())
         .or(d.answer.suggestions.first())
     {
-        row(out, "spec", &s.code, st);
+        after.row("spec", &s.code);
     }
 }

@@ -3,7 +3,7 @@
 
 use super::fates::guard_fates;
 use super::joint::joint_sets;
-use super::style::{answer_rows, num, progression, row, segments_text, Style};
+use super::style::{num, progression, segments_text, size, Rows, Style};
 use dimguard::solver::analyze::describe;
 use dimguard::solver::linked::count_text;
 use dimguard::solver::report::{
@@ -103,7 +103,6 @@ pub fn human(r: &Report, color: bool) -> String {
     };
     joint_sets(&mut out, &r.joint_sets, &through, &st);
     for d in &r.dims {
-        out.push('\n');
         dim(&mut out, d, &st);
     }
     for [a, b] in &r.equalities {
@@ -476,7 +475,8 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         .range
         .map(|[a, b]| format!("range {}..{}", num(a), num(b)))
         .unwrap_or_default();
-    let _ = writeln!(out, "{}   {}", st.bold(&head), range);
+    let head = format!("{}   {}", st.bold(&head), range);
+    let (mut before, mut after) = (Rows::default(), Rows::default());
     let status = match d.status {
         Status::Constrained => st.yellow("constrained"),
         Status::Spurious => st.green("spurious"),
@@ -512,12 +512,11 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         }
         _ => status,
     };
-    row(out, "status", &detail, st);
+    before.row("status", &detail);
     let claimed = d.range.map(|[a, b]| (a, b, DimSet::interval(a, b).count()));
-    answer_rows(out, &d.answer, &d.name, claimed, st);
     if let Some(f) = &d.answer.accepted {
         if d.status == Status::Constrained {
-            row(out, "feasible", &segments_text(f), st);
+            after.row("feasible", &segments_text(f));
         }
     }
     let shown: Vec<bool> = d.guards.iter().map(|g| !g.folded).collect();
@@ -525,7 +524,7 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         if !shown[i] {
             continue;
         }
-        row(out, &format!("guard {}", i + 1), &g.text, st);
+        after.row(&format!("guard {}", i + 1), &g.text);
         let removes = g
             .removes
             .map_or(String::new(), |n| format!("; removes {n} values"));
@@ -553,24 +552,17 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         } else {
             String::new()
         };
-        row(
-            out,
+        after.row(
             "",
             &format!(
                 "requires {}{removes}{red}  {}",
                 g.requires,
                 st.dim(&format!("[{how}]"))
             ),
-            st,
         );
         if let Some(p) = &g.provenance {
             let op = p.op.as_ref().map_or(String::new(), |o| format!(" ({o})"));
-            row(
-                out,
-                "",
-                &format!("from {} in {}{op}", p.location(), p.function),
-                st,
-            );
+            after.row("", &format!("from {} in {}{op}", p.location(), p.function));
         }
     }
     let folded: Vec<String> = (0..d.guards.len())
@@ -578,8 +570,7 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         .map(|i| (i + 1).to_string())
         .collect();
     if !folded.is_empty() {
-        row(
-            out,
+        after.row(
             "",
             &st.dim(&format!(
                 "guard{} {} remove{} {} (--json lists {})",
@@ -593,7 +584,6 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
                 },
                 if folded.len() == 1 { "it" } else { "them" }
             )),
-            st,
         );
     }
     if let Some(best) = d.answer.suggestions.first() {
@@ -614,18 +604,16 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         };
         let cert = format!("[certificate: {}]", best.certificate);
         // An unbacked size is bounded in the model (torch._check), not by a Dim.
-        row(
-            out,
+        after.row(
             if d.is_unbacked() {
                 "best check"
             } else {
                 "best Dim"
             },
             &format!("{} {}", st.green(&what), st.dim(&cert)),
-            st,
         );
         if let Some(c) = &d.coverage {
-            row(out, "", c, st);
+            after.row("", c);
         }
         let others: Vec<String> = d.answer.suggestions[1..]
             .iter()
@@ -645,7 +633,7 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
             })
             .collect();
         if !others.is_empty() {
-            row(out, "others", &others.join("\n"), st);
+            after.row("others", &others.join("\n"));
         }
     }
     for (label, side) in [
@@ -654,8 +642,7 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
     ] {
         let Some(b) = side else { continue };
         let cert = format!("[certificate: {}]", b.certificate);
-        row(
-            out,
+        after.row(
             label,
             &format!(
                 "{} {}",
@@ -667,7 +654,6 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
                 )),
                 st.dim(&cert)
             ),
-            st,
         );
     }
     if let Some(p) = &d.padding {
@@ -678,7 +664,7 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         if let Some(f) = p.max_for_feasible {
             let _ = write!(t, "; to the nearest valid size: at most {f} more");
         }
-        row(out, "padding", &t, st);
+        after.row("padding", &t);
     }
     if let Some(fx) = &d.torch_fix {
         let verdict = if fx.sound {
@@ -702,19 +688,15 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
             ),
             _ => String::new(),
         };
-        row(
-            out,
-            "torch fix",
-            &format!("{}\n{verdict}{over}", fx.code),
-            st,
-        );
+        after.row("torch fix", &format!("{}\n{verdict}{over}", fx.code));
     }
     if let Some(u) = &d.undecided {
-        row(out, "undecided", u, st);
+        after.row("undecided", u);
     }
     for a in &d.advice {
-        row(out, "advice", &wrap(a, 86), st);
+        after.row("advice", &wrap(a, 86));
     }
+    size(out, &head, before, &d.answer, &d.name, claimed, after, st);
 }
 
 pub(super) fn wrap(s: &str, width: usize) -> String {

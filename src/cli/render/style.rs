@@ -80,12 +80,49 @@ pub(super) fn row(out: &mut String, label: &str, text: &str, st: &Style) {
     }
 }
 
+/// A command's own rows of one size, in order (label, text), which [`size`] draws.
+#[derive(Default)]
+pub(super) struct Rows(Vec<(String, String)>);
+
+impl Rows {
+    /// Adds a row (an empty label continues the row above).
+    pub(super) fn row(&mut self, label: &str, text: &str) {
+        self.0.push((label.to_string(), text.to_string()));
+    }
+}
+
+/// One size of any command's report, the one function that draws a size for `diagnose`,
+/// `check` and `verify`: a blank line, its `head`, the command's rows that say how its set
+/// reads against what it was asked (`before`: `status`; `claims` and `accepts`; `spec` and
+/// `verdict`), the rows of its [`SizeAnswer`] every command shares ([`answer_rows`]), then the
+/// command's own rows (`after`: guards, suggestions, box sides, advice; the link and the spec
+/// line; the maximal spec). `v` names the size; `claimed` is its range and count, when the
+/// report has one.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn size(
+    out: &mut String,
+    head: &str,
+    before: Rows,
+    a: &SizeAnswer,
+    v: &str,
+    claimed: Option<(i128, i128, u128)>,
+    after: Rows,
+    st: &Style,
+) {
+    let _ = writeln!(out, "\n{head}");
+    for (label, text) in &before.0 {
+        row(out, label, text, st);
+    }
+    answer_rows(out, a, v, claimed, st);
+    for (label, text) in &after.0 {
+        row(out, label, text, st);
+    }
+}
+
 /// The rows of a size's answer every command draws alike: the values neither proven to pass
 /// nor to fail, the size it is tied to, and the nearest accepted sizes around a rejected traced
-/// size. `v` names the size; `claimed` is its range and count, when the report has one. (How
-/// its set reads against what the command was asked, the `accepts`, `feasible` or `sound`
-/// row, is each command's own.)
-pub(super) fn answer_rows(
+/// size. `v` names the size; `claimed` is its range and count, when the report has one.
+fn answer_rows(
     out: &mut String,
     a: &SizeAnswer,
     v: &str,

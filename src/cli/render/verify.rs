@@ -2,7 +2,7 @@
 
 use super::fates::guard_fates;
 use super::joint::joint_sets;
-use super::style::{answer_rows, row, Style};
+use super::style::{row, size, Rows, Style};
 use dimguard::solver::report::{VerifyDim, VerifyReport};
 use std::fmt::Write;
 
@@ -50,13 +50,12 @@ pub fn verify(r: &VerifyReport, color: bool) -> String {
 /// One size of a `verify` report: its spec line, the verdict with its certificate, the sizes
 /// that fail, its tie, and the maximal spec.
 fn dim(out: &mut String, d: &VerifyDim, st: &Style) {
-    out.push('\n');
+    let (mut before, mut after) = (Rows::default(), Rows::default());
     let head = match &d.source {
         Some(s) if s != &d.name => format!("{} = {s}", d.name),
         _ => d.name.clone(),
     };
-    let _ = writeln!(out, "{}", st.bold(&head));
-    row(out, "spec", &d.spec, st);
+    before.row("spec", &d.spec);
     let v = match (d.sound, d.failing) {
         (Some(true), _) => st.green(&format!("sound: all {} admitted values pass", d.admitted)),
         (Some(false), Some(f)) => st.red(&format!(
@@ -69,24 +68,31 @@ fn dim(out: &mut String, d: &VerifyDim, st: &Style) {
         )),
         (None, _) => st.yellow("undecided"),
     };
-    row(
-        out,
+    before.row(
         "verdict",
         &format!(
             "{v} {}",
             st.dim(&format!("[certificate: {}]", d.certificate))
         ),
-        st,
     );
     if !d.counterexamples.is_empty() {
         let ex: Vec<String> = d.counterexamples.iter().map(|v| v.to_string()).collect();
-        row(out, "fails at", &ex.join(", "), st);
+        before.row("fails at", &ex.join(", "));
     }
-    answer_rows(out, &d.answer, &d.name, None, st);
     if let Some(m) = &d.maximal_spec {
-        row(out, "maximal", m, st);
+        after.row("maximal", m);
     }
     if let Some(n) = &d.note {
-        row(out, "note", n, st);
+        after.row("note", n);
     }
+    size(
+        out,
+        &st.bold(&head),
+        before,
+        &d.answer,
+        &d.name,
+        None,
+        after,
+        st,
+    );
 }
