@@ -12,7 +12,8 @@
 use crate::graph::{symbol_ranges, ProgramGraph};
 use crate::program::{Error, Program, Size};
 use dimguard_solver::analyze::{
-    analyze, claimed_answer, Asked, Claimed as ClaimedSizes, GroupAnswer, MemberAnswer, Problem,
+    analyze, claimed_answer, group_line, Asked, Claimed as ClaimedSizes, GroupAnswer, GroupLine,
+    MemberAnswer, Problem,
 };
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
@@ -519,7 +520,7 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
         example: i.hint,
     };
     match &acc {
-        Ok(_) => spec_line(cx, i, &d, m, group, relation.as_ref(), spec),
+        Ok(_) => spec_line(cx, i, &d, m, group, spec),
         Err(_) => {
             let py = py_name(&i.name());
             let own = cx
@@ -536,67 +537,42 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
     d
 }
 
-/// The size's line of the corrected spec: a size equal to (or derived from) another input's
-/// reuses that `Dim`; a linked size takes its side of the group's one choice, so the members'
-/// lines are sound together; a defined size is left for torch to derive; else the size's best
-/// suggestion; a size without one keeps its claimed `Dim` as undecided (never dropped).
+/// The size's line of the corrected spec: a linked size's line under its group's one spec
+/// ([`group_line`]: a size equal to (or derived from) another input's reuses that `Dim`, a
+/// defined size is left for torch to derive, else its side of the group's choice, so the
+/// members' lines are sound together); else the size's best suggestion; a size without one
+/// keeps its claimed `Dim` as undecided (never dropped).
 fn spec_line(
     cx: &Cx,
     i: &In,
     d: &CheckDim,
     m: Option<&MemberAnswer<'_>>,
     group: Option<&GroupAnswer>,
-    relation: Option<&String>,
     spec: &mut Spec,
 ) {
     let claimed = &i.claimed;
     let py = py_name(&i.name());
-    if let Some((root, k, off)) = cx
-        .alias
-        .get(&i.source)
-        .filter(|(root, _, _)| *root != i.source)
-    {
-        let root_name = cx
-            .ins
-            .iter()
-            .find(|x| &x.source == root)
-            .map(|x| py_name(&x.name()))
-            .unwrap_or_else(|| py_name(root));
-        spec.entry(i, python::derived(&root_name, *k, *off));
-        return;
-    }
-    // Linked: its side of the group's one choice (a Dim shared with its partner, a box
-    // through the traced sizes, the largest sound box); else (not linked, or no box passes)
-    // its best suggestion, which passes with every value of the others. A size the group's
-    // one spec writes from its partner's Dim (`depth_2 = rgb_2`): its line is that tie,
-    // whatever its own range.
-    let mut from_partner = false;
-    let side = match group.and_then(|g| g.choice.as_ref()) {
-        Some(joint::Choice::Shared(_) | joint::Choice::Tied(_)) => {
-            from_partner = m.is_some_and(|m| {
-                m.tied_side.as_ref().is_some_and(|(_, from)| from.is_some())
-                    || (m.tied_side.is_none()
-                        && m.shared_side.as_ref().is_some_and(|(_, a)| a.is_some()))
-            });
-            d.answer.sides.shared_side.as_ref()
+    let code = |v: &str| cx.problem.name_of(v);
+    let range = claimed.as_ref().and_then(|c| c.min().zip(c.max()));
+    let line = group
+        .zip(m)
+        .and_then(|(g, m)| group_line(g, m, &i.name(), &code, range));
+    let (side, from_partner) = match line {
+        Some(GroupLine::Derived { root, coef, offset }) => {
+            let root_name = cx
+                .ins
+                .iter()
+                .find(|x| x.source == root)
+                .map(|x| py_name(&x.name()))
+                .unwrap_or_else(|| py_name(&root));
+            spec.entry(i, python::derived(&root_name, coef, offset));
+            return;
         }
-        Some(joint::Choice::Example(_)) => d.answer.sides.example_box_side.as_ref(),
-        Some(joint::Choice::Largest(_)) => d.answer.sides.box_side.as_ref(),
-        None => None,
+        Some(GroupLine::Defined(line)) => return spec.line(i, &line, py),
+        Some(GroupLine::Side { side, from_partner }) => (Some(side), from_partner),
+        None => (None, false),
     };
-    if let Some(r) = relation {
-        // Torch derives it from the sizes above (a `Dim.AUTO` it replaces by the definition);
-        // over the box of the others, the definition's range; else the claimed range.
-        let (lo, hi) = match group.and_then(|g| g.defined_range(&i.source)) {
-            Some((lo, hi)) => (Some(lo), Some(hi)),
-            None => (
-                claimed.as_ref().and_then(DimSet::min),
-                claimed.as_ref().and_then(DimSet::max),
-            ),
-        };
-        let line = python::defined_line(&py, lo, hi, r);
-        spec.line(i, &line, py);
-    } else if let Some(s) = side.or(d.answer.suggestions.first()) {
+    if let Some(s) = side.as_ref().or(d.answer.suggestions.first()) {
         // A plain range over which a guard of this size alone holds at every size but value
         // ranges cannot show it: torch refuses a `Dim` there ("Not all values ... satisfy the
         // generated guard"), and takes the same range as `Dim.DYNAMIC(min=.., max=..)`. The
@@ -623,7 +599,7 @@ fn spec_line(
             s.code.clone()
         };
         spec.line(i, &code, py);
-    } else if let Some(line) = kept_undecided(&py, claimed.as_ref(), d, relation.cloned()) {
+    } else if let Some(line) = kept_undecided(&py, claimed.as_ref(), d, None) {
         spec.line(i, &line, py);
     }
 }

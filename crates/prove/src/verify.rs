@@ -2,7 +2,9 @@
 //! counterexamples, and what is the maximal sound spec?
 
 use crate::{box_prover, check_box, check_set, JointVerdict, Verdict};
-use dimguard_solver::analyze::{analyze, size_answer, suggestions, Asked, Problem, Size};
+use dimguard_solver::analyze::{
+    analyze, group_line, size_answer, suggestions, Asked, GroupLine, Problem, Size,
+};
 use dimguard_solver::engine::{solve, Limits, Method, Outcome};
 use dimguard_solver::expr::Value;
 use dimguard_solver::joint;
@@ -544,18 +546,24 @@ fn joint_groups(
                 }
             }
         }
-        // Each root's maximal side: of the largest sound box when the linking guards reject
-        // some combination, else the largest progression of the values that pass with every
-        // value of the others.
-        let root_side = |root: &str| match linked {
-            Some(l) if l.restricts() => {
-                let b = l.largest.as_ref()?;
-                Some(b.sides[l.joint.level(root)?])
-            }
-            _ => rank(solved.accepted.get(root)?, None, 1)
+        // A group without a spec of its own (no box passes, or one root): each root's
+        // maximal side, the largest progression of the values that pass with every value of
+        // the others.
+        let root_side = |root: &str| {
+            rank(solved.accepted.get(root)?, None, 1)
                 .progressions
                 .first()
-                .copied(),
+                .copied()
+        };
+        // A size's line under the group's one spec, as every command writes it
+        // (`group_line`); `label` names it.
+        let line = |m: &joint::Member, label: &str| {
+            let range = ranges.get(&m.name).copied();
+            match group_line(g, &g.member(&m.name)?, label, &spec_name, range)? {
+                GroupLine::Side { side, .. } => Some(side.code),
+                GroupLine::Defined(code) => Some(code),
+                GroupLine::Derived { .. } => None,
+            }
         };
         for d in dims.iter_mut() {
             let var = d.source.clone().unwrap_or_else(|| d.name.clone());
@@ -568,33 +576,25 @@ fn joint_groups(
                     d.note.get_or_insert_with(|| format!("joint guards: {why}"));
                     None
                 }
-                // A size the others define: torch derives it from them (`Dim.AUTO` over the
-                // definition's range on the box, with the relation), never left out.
-                None if g.defined_relation(&var).is_some() => {
-                    let relation = g.defined_relation(&var).unwrap_or_default();
-                    let (lo, hi) = g
-                        .defined_range(&var)
-                        .map_or((None, None), |(lo, hi)| (Some(lo), Some(hi)));
-                    Some(python::defined_line(&name, lo, hi, &relation))
-                }
                 // A size derived from a root is written from the root's line, as the spec
-                // writes it: two sizes of one root given Dims of their own would no longer
-                // move together, and a linking guard could fail between them.
-                None => root_side(&m.root).map(|p| {
-                    if m.root == m.name {
-                        dim_code(&name, &p)
-                    } else {
-                        let root = spec_name(&m.root);
-                        // One Dim object for both (`0: a_0` for b's size too): the line names
-                        // this size, never `a_0 = a_0`.
-                        let own = if name == root { &d.name } else { &name };
-                        format!(
-                            "{}\n{}",
-                            dim_code(&root, &p),
-                            python::alias(own, &root, m.coef, m.offset)
-                        )
-                    }
-                }),
+                // writes it, and the line holds the root's too: one Dim object for both (`0:
+                // a_0` for b's size too), and the line names this size, never `a_0 = a_0`.
+                None if m.root != m.name => {
+                    let root = spec_name(&m.root);
+                    let own = if name == root { &d.name } else { &name };
+                    grp.members
+                        .iter()
+                        .find(|r| r.name == m.root)
+                        .and_then(|r| line(r, &root))
+                        .or_else(|| root_side(&m.root).map(|p| dim_code(&root, &p)))
+                        .map(|root_line| {
+                            format!(
+                                "{root_line}\n{}",
+                                python::alias(own, &root, m.coef, m.offset)
+                            )
+                        })
+                }
+                None => line(m, &name).or_else(|| root_side(&m.root).map(|p| dim_code(&name, &p))),
             };
             // Its answer from the group, as every command builds it: the sizes it is linked
             // with, its sides, and a size the spec writes from another answers with that

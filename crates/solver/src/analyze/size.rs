@@ -162,6 +162,94 @@ fn shared_side(
     })
 }
 
+/// A size's line under its group's one spec ([`GroupAnswer::choice`]): the same line in
+/// every command's paste block ([`group_line`]).
+#[derive(Debug, Clone)]
+pub enum GroupLine {
+    /// A size derived from a root (`b = 2*a + 1`): written from the root's line, never as a
+    /// `Dim` of its own (two sizes of one root with `Dim`s of their own would no longer move
+    /// together, and a linking guard could fail between them).
+    Derived {
+        /// The root's variable.
+        root: String,
+        /// `coef` of `coef*root + offset`.
+        coef: i128,
+        /// `offset` of `coef*root + offset`.
+        offset: i128,
+    },
+    /// A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): torch derives it
+    /// from them; its `Dim.AUTO` line over the definition's range on the group's box (else its
+    /// own range), with the relation as a comment.
+    Defined(String),
+    /// Its side of the group's spec: a `Dim` of its own, or a tie to the partner the spec
+    /// writes it from (`from_partner`: then its line is that tie, whatever its own range).
+    Side {
+        /// The side, its `code` the line.
+        side: Suggestion,
+        /// Whether the line writes it from its partner (`depth_2 = rgb_2`).
+        from_partner: bool,
+    },
+}
+
+/// The line of size `m` under its group's one spec, named `label` (its partners named by
+/// `code`): a derived size from its root; a defined size's `Dim.AUTO` (over `range`, its own
+/// sizes, when the group's box gives no range); else its side of the group's [`Choice`](
+/// crate::joint::Choice): a `Dim` shared with its partner or a tie to it, its side of the box
+/// through the traced sizes, or of the largest sound box (`None` when the group is undecided
+/// or has no spec). `diagnose`'s block, `check`'s corrected spec and `verify`'s maximal spec
+/// all write a linked size with it.
+pub fn group_line(
+    g: &GroupAnswer,
+    m: &MemberAnswer<'_>,
+    label: &str,
+    code: &dyn Fn(&str) -> String,
+    range: Option<(i128, i128)>,
+) -> Option<GroupLine> {
+    use crate::joint::Choice;
+    let member = m.member;
+    if member.root != member.name {
+        return Some(GroupLine::Derived {
+            root: member.root.clone(),
+            coef: member.coef,
+            offset: member.offset,
+        });
+    }
+    if let Some(d) = g.defined(&member.name) {
+        let (lo, hi) = match g.defined_range(&member.name) {
+            Some((lo, hi)) => (Some(lo), Some(hi)),
+            None => (range.map(|r| r.0), range.map(|r| r.1)),
+        };
+        let relation = format!("{label} = {}", d.relation);
+        return Some(GroupLine::Defined(crate::python::defined_line(
+            label, lo, hi, &relation,
+        )));
+    }
+    if g.solved.undecided.is_some() {
+        return None;
+    }
+    let l = g.linked.as_ref()?;
+    let level = l.joint.level(&member.root)?;
+    let box_side = |sides: &[crate::types::Progression]| {
+        let p = member.side(sides.get(level)?);
+        Some(GroupLine::Side {
+            side: unchecked_suggestion(label, &p, Proof::Periodic),
+            from_partner: false,
+        })
+    };
+    match g.choice.as_ref()? {
+        Choice::Shared(_) | Choice::Tied(_) => {
+            let from_partner = m.tied_side.as_ref().is_some_and(|(_, f)| f.is_some())
+                || (m.tied_side.is_none()
+                    && m.shared_side.as_ref().is_some_and(|(_, a)| a.is_some()));
+            Some(GroupLine::Side {
+                side: shared_side(g, m, label, code)?,
+                from_partner,
+            })
+        }
+        Choice::Example(sides) | Choice::Largest(sides) => box_side(sides),
+    }
+}
+
 /// The size it is tied to: the root it is derived from (`b = 2*a + 1`; its values are the
 /// root's answer through the relation), else the partner the group's one spec writes it from
 /// (its values with some partner).

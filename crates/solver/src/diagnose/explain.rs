@@ -321,7 +321,8 @@ pub(crate) fn group_specs(
     msg: &Message,
     taken: &mut std::collections::BTreeSet<String>,
 ) -> Vec<GroupSpec> {
-    use crate::python::{alias, dim_code, py_name, source_input};
+    use crate::analyze::{group_line, GroupLine};
+    use crate::python::{alias, py_name, source_input};
     let mut out = Vec::new();
     for (j, choice) in solved.iter().zip(choices) {
         let Some(l) = j.linked.as_ref().filter(|_| j.solved.undecided.is_none()) else {
@@ -369,41 +370,37 @@ pub(crate) fn group_specs(
                 ));
             }
         };
-        // The roots in the order their lines are written: a tied group's reduced sizes, then
-        // each tied size (written from its partner, defined above it).
+        // Each member's line from the group's one spec (`group_line`, as every command writes
+        // it), the roots in the order their lines are written (a tied group's reduced sizes,
+        // then each tied size, written from its partner, defined above it), each followed by
+        // the sizes derived from it; then the sizes the others define.
+        let name = |v: &str| names.get(v).cloned().unwrap_or_else(|| py_name(v));
+        let line = |m: &joint::Member| {
+            let range = msg
+                .dims
+                .iter()
+                .find(|d| d.var() == m.name)
+                .and_then(|d| d.range);
+            let ma = j.member(&m.name)?;
+            Some(match group_line(j, &ma, &name(&m.name), &name, range)? {
+                GroupLine::Derived { root, coef, offset } => {
+                    alias(&name(&m.name), &name(&root), coef, offset)
+                }
+                GroupLine::Defined(code) => code,
+                GroupLine::Side { side, .. } => side.code,
+            })
+        };
         let order: Vec<String> = match (choice, &l.tied) {
             (Choice::Tied(_), Some((t, _))) => t.sizes(),
             _ => l.joint.sizes.clone(),
         };
-        for (lv, root) in order.iter().enumerate() {
+        for root in &order {
             let Some(rm) = j.grp.members.iter().find(|m| &m.name == root) else {
                 continue;
             };
             comment(&mut code, rm);
-            let first = &names[l.joint.sizes[0].as_str()];
-            code.push(match choice {
-                Choice::Shared(_) if lv > 0 => alias(&names[root.as_str()], first, 1, 0),
-                Choice::Shared(p) => dim_code(&names[root.as_str()], p),
-                Choice::Example(sides) | Choice::Largest(sides) => {
-                    dim_code(&names[root.as_str()], &sides[lv])
-                }
-                Choice::Tied(spec) => {
-                    let Some((t, _)) = &l.tied else { continue };
-                    match spec.side(t, root) {
-                        Some((_, Some((a, delta)))) => {
-                            let block = t.ties.iter().find(|(x, _)| x.b == *root);
-                            joint::tied_alias(
-                                &names[root.as_str()],
-                                &names[a.as_str()],
-                                delta,
-                                block.map_or(1, |(x, _)| x.d),
-                            )
-                        }
-                        Some((p, None)) => dim_code(&names[root.as_str()], &p),
-                        None => continue,
-                    }
-                }
-            });
+            let Some(root_line) = line(rm) else { continue };
+            code.push(root_line);
             for m in j
                 .grp
                 .members
@@ -411,31 +408,13 @@ pub(crate) fn group_specs(
                 .filter(|m| &m.root == root && &m.name != root)
             {
                 comment(&mut code, m);
-                code.push(alias(
-                    &names[m.name.as_str()],
-                    &names[root.as_str()],
-                    m.coef,
-                    m.offset,
-                ));
+                code.extend(line(m));
             }
         }
-        // A size the others define: torch derives it from them, over the definition's range on
-        // the box above (else its own range).
         for x in &l.report.defined {
-            let Some(n) = names.get(x.source.as_str()) else {
-                continue;
-            };
-            let (lo, hi) = match j.defined_range(&x.source) {
-                Some((lo, hi)) => (Some(lo), Some(hi)),
-                None => msg
-                    .dims
-                    .iter()
-                    .find(|d| d.var() == x.source)
-                    .and_then(|d| d.range)
-                    .map_or((None, None), |(lo, hi)| (Some(lo), Some(hi))),
-            };
-            let relation = format!("{n} = {}", x.relation);
-            code.push(crate::python::defined_line(n, lo, hi, &relation));
+            if let Some(m) = j.grp.members.iter().find(|m| m.name == x.source) {
+                code.extend(line(m));
+            }
         }
         out.push(GroupSpec {
             named,
