@@ -3,7 +3,7 @@
 
 use crate::{box_prover, check_box, check_set, JointVerdict, Verdict};
 use dimguard_solver::analyze::{
-    analyze, group_line, size_answer, suggestions, Asked, GroupLine, Problem, Size,
+    analyze, group_line, own_set, size_answer, suggestions, Asked, GroupLine, Problem, Size,
 };
 use dimguard_solver::engine::{solve, Limits, Method, Outcome};
 use dimguard_solver::expr::Value;
@@ -171,12 +171,8 @@ pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport 
                 .map(|g| guard_use(g, name, &var, admitted, &limits, timeout_ms)),
         );
         let refs: Vec<&Expr> = gs.iter().collect();
-        // The exact engine: the passing members of the admitted set.
-        let passing = refs.iter().try_fold(admitted.clone(), |acc, g| {
-            solve(g, &var, &acc, &limits)
-                .set()
-                .and_then(|s| acc.intersect(s).ok())
-        });
+        // The passing members of the admitted set (the stage's `own_set`).
+        let passing = own_set(&refs, &var, admitted, &limits, None).set.ok();
         let failing_set = passing.as_ref().and_then(|p| admitted.difference(p).ok());
         let verdict = check_set(&refs, &var, admitted, 5, timeout_ms);
         let mut d = VerifyDim {
@@ -220,11 +216,7 @@ pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport 
         // The largest sound spec within the admitted range.
         if let (Some(lo), Some(hi)) = (admitted.min(), admitted.max()) {
             let range = DimSet::interval(lo, hi);
-            let feasible = refs.iter().try_fold(range.clone(), |acc, g| {
-                solve(g, &var, &range, &limits)
-                    .set()
-                    .and_then(|s| acc.intersect(s).ok())
-            });
+            let feasible = own_set(&refs, &var, &range, &limits, None).set.ok();
             // Ranked inside what passes over that range, each re-checked value by value
             // against the size's guards (when few enough).
             if let Some(f) = feasible {

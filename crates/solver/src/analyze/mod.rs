@@ -37,7 +37,10 @@ mod size;
 pub(crate) use answer::suggestion;
 pub use answer::{describe, suggestions, Ranked, WITHHELD};
 pub use group::{GroupAnswer, MemberAnswer};
-pub use size::{claimed_answer, group_line, set_and_specs, size_answer, Asked, Claimed, GroupLine};
+pub use size::{
+    claimed_answer, group_line, own_set, set_and_specs, size_answer, Asked, Claimed, GroupLine,
+    OwnSet,
+};
 
 use crate::engine::Limits;
 use crate::joint::{self, Group, Prover};

@@ -2,10 +2,9 @@
 //! accepted set, its status, ranked suggestions re-checked value by value, coverage, padding,
 //! advice, and torch's own fix checked against every guard listed under the size.
 
-use crate::analyze::{describe, set_and_specs, suggestion, Options, WITHHELD};
+use crate::analyze::{describe, own_set, set_and_specs, suggestion, Options, WITHHELD};
 use crate::compiled::RECHECK_LIMIT;
 use crate::engine;
-use crate::error::Error;
 use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, DEFAULT_MIN, SIZE_MAX};
 use crate::python::{self, py_name};
@@ -135,29 +134,17 @@ pub(crate) fn dim_report(
         }
         return r;
     }
-    // Solve each guard on the range.
+    // Each guard decided on the range, and the set they leave (the stage's `own_set`).
     let guards: Vec<&crate::types::Expr> = d.guards.iter().map(|g| &g.expr).collect();
-    let mut sets: Vec<Option<DimSet>> = Vec::new();
-    let mut all_periodic = true;
-    for g in &d.guards {
-        // The engine, else Z3 (when given) before the guard is called undecided.
-        let out = joint::decide(&g.expr, &var, &domain, &opts.limits, prover);
+    let own_set = own_set(&guards, &var, &domain, &opts.limits, prover);
+    let periodic = own_set.periodic();
+    for (g, out) in d.guards.iter().zip(own_set.decisions) {
         let method = match &out.fate {
             joint::Fate::Solved(GuardFate::Periodic) => GuardMethod::Periodic,
-            joint::Fate::Solved(_) => {
-                all_periodic = false;
-                GuardMethod::Enumeration
-            }
-            joint::Fate::Proved => {
-                all_periodic = false;
-                GuardMethod::Z3
-            }
-            joint::Fate::Undecided(reason) => {
-                r.undecided.get_or_insert_with(|| reason.to_string());
-                GuardMethod::Undecided
-            }
+            joint::Fate::Solved(_) => GuardMethod::Enumeration,
+            joint::Fate::Proved => GuardMethod::Z3,
+            joint::Fate::Undecided(_) => GuardMethod::Undecided,
         };
-        let period = out.period;
         let set = out.set;
         r.guards.push(GuardReport {
             text: g.text.clone(),
@@ -169,26 +156,23 @@ pub(crate) fn dim_report(
             redundant: false,
             folded: false,
             method,
-            period,
+            period: out.period,
             provenance: g.provenance.clone(),
-            set: set.clone(),
+            set,
         });
-        sets.push(set);
     }
-    if r.undecided.is_some() {
-        r.status = Status::Undecided;
-        r.advice.push(UNDECIDED_ADVICE.into());
-        return r;
-    }
-    let sets: Vec<DimSet> = sets.into_iter().flatten().collect();
-    let feasible = match intersect_all(&sets, &domain) {
+    let feasible = match own_set.set {
         Ok(f) => f,
-        Err(e) => {
+        Err(why) => {
             r.status = Status::Undecided;
-            r.undecided = Some(e.to_string());
+            r.undecided = Some(why);
+            if r.guards.iter().any(|g| g.method == GuardMethod::Undecided) {
+                r.advice.push(UNDECIDED_ADVICE.into());
+            }
             return r;
         }
     };
+    let sets: Vec<&DimSet> = r.guards.iter().filter_map(|g| g.set.as_ref()).collect();
     // Redundancy: the other guards already imply this one. rest_i = prefix_i ∩ suffix_i. Past
     // the deadline it is not examined (every guard stays `redundant: false`, and the budget
     // says the answer is partial).
@@ -202,16 +186,20 @@ pub(crate) fn dim_report(
             prefix.push(next);
         }
         let mut suffix = domain.clone();
+        let mut redundant = vec![false; sets.len()];
         for i in (0..sets.len()).rev() {
             if let Ok(rest) = prefix[i].intersect(&suffix) {
-                r.guards[i].redundant = rest.is_subset(&sets[i]).unwrap_or(false);
+                redundant[i] = rest.is_subset(sets[i]).unwrap_or(false);
             }
             suffix = suffix
-                .intersect(&sets[i])
+                .intersect(sets[i])
                 .unwrap_or_else(|_| domain.clone());
         }
+        for (g, r) in r.guards.iter_mut().zip(redundant) {
+            g.redundant = r;
+        }
     }
-    let proof = if all_periodic {
+    let proof = if periodic {
         Proof::Periodic
     } else {
         Proof::Enumeration
@@ -326,11 +314,6 @@ pub(crate) fn conclude(
         .extend(advice(r, feasible, lo, hi, opts.example_for(&d.name)));
     let guards: Vec<&Expr> = d.guards.iter().map(|g| &g.expr).collect();
     r.torch_fix = check_fix(msg, &d.name, &guards, &var, feasible, (lo, hi), true, opts);
-}
-
-fn intersect_all(sets: &[DimSet], domain: &DimSet) -> Result<DimSet, Error> {
-    sets.iter()
-        .try_fold(domain.clone(), |acc, s| acc.intersect(s))
 }
 
 /// What a dimension's advice says when a guard over its range is undecided.
