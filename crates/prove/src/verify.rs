@@ -1084,6 +1084,107 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(80))]
+        /// Two sizes of two inputs, linked by a guard of each family the group spec takes
+        /// every form for (a band `|a - b| <= k`, a parity of the sum, a product or a sum
+        /// bound, one-sided, an equality): the maximal lines pasted together admit only pairs
+        /// that pass (brute force over the pasted spec's roots, against the guard written here
+        /// as Rust), and as many pairs as the larger of the largest sound box and one shared
+        /// `Dim` (the group's one spec takes the larger). Before, a group whose
+        /// one spec is a shared `Dim` got a box in `verify` (`a 3..4, b 3..4` for `|a - b| <=
+        /// 1` over 2..100) while check and diagnose wrote `b = a` (99 pairs).
+        #[test]
+        fn the_maximal_lines_follow_the_groups_one_spec(
+            kind in 0usize..6, k in 0i128..6, m in 2i128..6,
+            lo_a in 2i128..10, span_a in 0i128..40, lo_b in 2i128..10, span_b in 0i128..40,
+        ) {
+            let (x, y) = ("L['x'].size()[0]", "L['y'].size()[0]");
+            let (hi_a, hi_b) = (lo_a + span_a, lo_b + span_b);
+            let (guards, holds): (Vec<String>, Box<dyn Fn(i128, i128) -> bool>) = match kind {
+                0 => (
+                    vec![format!("{x} - {y} <= {k}"), format!("{y} - {x} <= {k}")],
+                    Box::new(move |a, b| (a - b).abs() <= k),
+                ),
+                1 => (
+                    vec![format!("({x} + {y}) % {m} == {}", k % m)],
+                    Box::new(move |a, b| (a + b) % m == k % m),
+                ),
+                2 => (
+                    vec![format!("{x} * {y} <= {}", 40 + 20 * k)],
+                    Box::new(move |a, b| a * b <= 40 + 20 * k),
+                ),
+                3 => (vec![format!("{x} <= {y} + {k}")], Box::new(move |a, b| a <= b + k)),
+                4 => (vec![format!("Eq({x}, {y})")], Box::new(|a, b| a == b)),
+                _ => (
+                    vec![format!("{x} + {y} <= {}", 20 + 5 * k)],
+                    Box::new(move |a, b| a + b <= 20 + 5 * k),
+                ),
+            };
+            let g = GuardSet::read(&format!("{}\n", guards.join("\n"))).unwrap();
+            let text = format!(
+                "a = Dim('a', min={lo_a}, max={hi_a})\nb = Dim('b', min={lo_b}, max={hi_b})\ndynamic_shapes = {{'x': {{0: a}}, 'y': {{0: b}}}}\n"
+            );
+            let r = verify(&g, &spec::read(&text).unwrap(), 5_000);
+            let lines: Vec<&str> = r.dims.iter().filter_map(|d| d.maximal_spec.as_deref()).collect();
+            if lines.len() < 2 {
+                // No pair passes, or the group is undecided: no line to paste.
+                return Ok(());
+            }
+            let pasted = format!(
+                "{}\ndynamic_shapes = {{'x': {{0: a}}, 'y': {{0: b}}}}\n",
+                lines.join("\n")
+            );
+            let sheet = spec::read(&pasted).unwrap();
+            proptest::prop_assert!(sheet.unrecognized.is_empty(), "{}", pasted);
+            // Every pair the pasted spec admits: the roots' values, each size through its
+            // root (`b = a` moves with `a`).
+            // Each size as (root, coef, offset) and the root's values; a size written as one
+            // value (`a = 8`) is a root of its own.
+            let size = |input: &str| {
+                let src = format!("L['{input}'].size()[0]");
+                let gv = sheet.lookup("", Some(&src))?;
+                Some(match gv.derived() {
+                    Some((root, coef, offset)) => {
+                        let r = sheet.root(root)?;
+                        (root.to_string(), coef, offset, r.min.unwrap_or(0)..=r.max?)
+                    }
+                    None => {
+                        let v = gv.admitted.as_ref().filter(|s| s.count() == 1)?.min()?;
+                        (src, 1, 0, v..=v)
+                    }
+                })
+            };
+            let (Some(sa), Some(sb)) = (size("x"), size("y")) else {
+                proptest::prop_assert!(false, "a size the pasted spec does not write from a Dim:\n{}", pasted);
+                return Ok(());
+            };
+            let mut pairs = 0u128;
+            let mut check = |a: i128, b: i128| -> Result<(), proptest::test_runner::TestCaseError> {
+                proptest::prop_assert!(holds(a, b), "({a}, {b}) fails:\n{}", pasted);
+                pairs += 1;
+                Ok(())
+            };
+            if sa.0 == sb.0 {
+                for v in sa.3.clone() {
+                    check(sa.1 * v + sa.2, sb.1 * v + sb.2)?;
+                }
+            } else {
+                for v in sa.3.clone() {
+                    for w in sb.3.clone() {
+                        check(sa.1 * v + sa.2, sb.1 * w + sb.2)?;
+                    }
+                }
+            }
+            // As many pairs as the larger of the largest box and one shared `Dim`.
+            let best = r.joint_sets.first().map_or(0, |j| {
+                let b = j.largest_box.as_ref().map_or(0, |b| b.count);
+                b.max(j.shared.as_ref().map_or(0, |s| s.count))
+            });
+            proptest::prop_assert!(pairs >= best, "{pairs} < {best}:\n{}", pasted);
+        }
+    }
+
     #[test]
     fn a_guard_over_two_sizes_listed_under_one_is_checked_jointly() {
         // `w` is named only inside the guard torch listed under `h`. Before, the guard was

@@ -191,9 +191,7 @@ pub(crate) fn dim_report(
             if let Ok(rest) = prefix[i].intersect(&suffix) {
                 redundant[i] = rest.is_subset(sets[i]).unwrap_or(false);
             }
-            suffix = suffix
-                .intersect(sets[i])
-                .unwrap_or_else(|_| domain.clone());
+            suffix = suffix.intersect(sets[i]).unwrap_or_else(|_| domain.clone());
         }
         for (g, r) in r.guards.iter_mut().zip(redundant) {
             g.redundant = r;
