@@ -1101,7 +1101,8 @@ mod tests {
         ) {
             let (x, y) = ("L['x'].size()[0]", "L['y'].size()[0]");
             let (hi_a, hi_b) = (lo_a + span_a, lo_b + span_b);
-            let (guards, holds): (Vec<String>, Box<dyn Fn(i128, i128) -> bool>) = match kind {
+            type Holds = Box<dyn Fn(i128, i128) -> bool>;
+            let (guards, holds): (Vec<String>, Holds) = match kind {
                 0 => (
                     vec![format!("{x} - {y} <= {k}"), format!("{y} - {x} <= {k}")],
                     Box::new(move |a, b| (a - b).abs() <= k),
