@@ -53,7 +53,7 @@ pub fn suggestions(
 }
 
 /// One suggestion, re-checked against `guards` as [`suggestions`] says; `None` when it fails.
-pub(crate) fn suggestion(
+fn suggestion(
     p: &Progression,
     guards: Option<&[&Expr]>,
     var: &str,

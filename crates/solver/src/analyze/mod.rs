@@ -34,7 +34,6 @@ mod answer;
 mod group;
 mod size;
 
-pub(crate) use answer::suggestion;
 pub use answer::{describe, suggestions, Ranked, WITHHELD};
 pub use group::{GroupAnswer, MemberAnswer};
 pub use size::{

@@ -2,18 +2,18 @@
 //! accepted set, its status, ranked suggestions re-checked value by value, coverage, padding,
 //! advice, and torch's own fix checked against every guard listed under the size.
 
-use crate::analyze::{describe, own_set, set_and_specs, suggestion, Options, WITHHELD};
+use crate::analyze::{describe, own_set, set_and_specs, Options, WITHHELD};
 use crate::compiled::RECHECK_LIMIT;
 use crate::engine;
 use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, DEFAULT_MIN, SIZE_MAX};
 use crate::python::{self, py_name};
 use crate::report::{
-    Certificate, Dialect, DimReport, Feasible, FixCheck, GuardFate, GuardMethod, GuardReport,
-    Padding, Proof, SizeAnswer, Status,
+    Certificate, Dialect, DimReport, FixCheck, GuardFate, GuardMethod, GuardReport, Padding, Proof,
+    SizeAnswer, Status,
 };
 use crate::suggest::{self, Maximality};
-use crate::types::{DimSet, Expr, Progression};
+use crate::types::{DimSet, Expr};
 
 /// Whether a dimension takes part in an equality or relation (then the group answers for it).
 fn in_relation(msg: &Message, name: &str) -> bool {
@@ -84,16 +84,16 @@ pub(crate) fn dim_report(
     } else if let Some(v) = d.specialized {
         r.status = Status::Specialized;
         let set = DimSet::interval(v, v);
-        r.answer.accepted = Some(Feasible::from(&set));
-        let p = Progression {
-            lo: v,
-            hi: v,
-            modulus: 1,
-            residue: 0,
-        };
-        r.answer
-            .suggestions
-            .extend(suggestion(&p, Some(&[]), &var, &d.name, Proof::Enumeration));
+        set_and_specs(
+            &mut r.answer,
+            &set,
+            None,
+            8,
+            Some(&[]),
+            &var,
+            &d.name,
+            Proof::Enumeration,
+        );
         r.advice.push(format!(
             "the model's code fixes {} to {v} (it branches on the value or uses it as a constant); \
              use `{} = {v}` (or Dim.STATIC), or change the code so the size stays symbolic",
@@ -117,16 +117,16 @@ pub(crate) fn dim_report(
         }
         if d.every_guard && d.range.is_some() && !in_relation(msg, &d.name) {
             // The input lists every guard (a trace): with none, every value of the range passes.
-            r.answer.accepted = Some(Feasible::from(&domain));
-            let p = Progression {
-                lo,
-                hi,
-                modulus: 1,
-                residue: 0,
-            };
-            r.answer
-                .suggestions
-                .extend(suggestion(&p, Some(&[]), &var, &d.name, Proof::Periodic));
+            set_and_specs(
+                &mut r.answer,
+                &domain,
+                None,
+                8,
+                Some(&[]),
+                &var,
+                &d.name,
+                Proof::Periodic,
+            );
             r.advice.push(format!(
                 "no guard restricts {}: every size in {lo}..{hi} passes",
                 d.name
