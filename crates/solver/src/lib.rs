@@ -29,7 +29,7 @@
 //! | solve | [`engine`], [`linked`], [`joint`], `suggest`, `cover` | one guard in one size; joint sets of tuples; groups of linked sizes; maximal progressions; several specs covering every valid size |
 //! | read | `message`, [`forms`] (`TORCH_TRACE` included) | the model of a text; one reader per input form |
 //! | spec | [`spec`] | a user's `dynamic_shapes` or ShapesSpec; the spec as data and a diagnosis merged into it |
-//! | analyze | [`analyze`] | the stage (`Problem` → `Analysis`); each size's answer, built once for every command ([`analyze::size_answer`], [`analyze::claimed_answer`]) |
+//! | analyze | [`analyze`] | the stage (`Problem` → `Analysis`); each size's answer, built once for every command ([`analyze::size_answer`], [`analyze::claimed_answer`], [`analyze::own_set`], [`analyze::group_line`]) |
 //! | front end | [`diagnose`] | any text form → `Problem` → [`report::Report`] |
 //!
 //! Modules in links are public namespaces; the others are private, and what other crates need
