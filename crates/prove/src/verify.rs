@@ -406,10 +406,9 @@ fn spec_of(guards: &GuardSet, spec: &Sheet, size: &str) -> Option<Given> {
 }
 
 /// Every group of sizes linked by guards, solved jointly over the spec's sets (the product of
-/// what the spec admits, sizes sharing one `Dim` equal): the joint set, the largest sound box,
-/// each linking guard's fate. A linked size's `maximal_spec` becomes its side of the largest
-/// box when the linking guards reject some combination, else the largest `Dim` among the values
-/// that pass with every value of the others.
+/// what the spec admits, sizes sharing one `Dim` equal, [`joint_problem`]): the joint set, the
+/// largest sound box, each linking guard's fate, and each linked size's answer and maximal line
+/// ([`linked_size`]).
 fn joint_groups(
     guards: &GuardSet,
     spec: &Sheet,
@@ -420,6 +419,89 @@ fn joint_groups(
     if guards.joint.is_empty() {
         return vec![];
     }
+    let JointProblem {
+        problem,
+        ranges,
+        first_joint,
+    } = joint_problem(guards, spec);
+    let budget = Budget::default();
+    let z3 = box_prover(timeout_ms);
+    let name_of = |v: &str| name_of(guards, v);
+    // The use of guard `o` (an index in `all`) when it is one of the guards over several sizes
+    // (one-size guards keep their own, over the spec's set).
+    let joint_use = |o: usize, fate: GuardFate, reason: Option<String>| {
+        let (text, e) = guards.joint.get(o.checked_sub(first_joint)?)?;
+        Some(GuardUse {
+            guard: text.clone(),
+            sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
+            error: None,
+            fate,
+            reason,
+        })
+    };
+    let covered = |g: &joint::Group| g.members.iter().all(|m| ranges.contains_key(&m.name));
+    let analysis = analyze(&problem, &budget, Some(&z3), &|g| {
+        !(g.roots.len() == 1 && g.members.len() < 2) && covered(g)
+    });
+    for grp in analysis.skipped.iter().filter(|g| !covered(g)) {
+        let m = grp
+            .members
+            .iter()
+            .find(|m| !ranges.contains_key(&m.name))
+            .expect("an uncovered member");
+        let why = format!("the spec does not cover `{}`", name_of(&m.name));
+        uses.extend(
+            grp.origin
+                .iter()
+                .chain(&grp.relations)
+                .filter_map(|&o| joint_use(o, GuardFate::Undecided, Some(why.clone()))),
+        );
+    }
+    let mut out = Vec::new();
+    for g in &analysis.groups {
+        let (grp, linked) = (&g.grp, &g.linked);
+        let tied = grp.roots.len() == 1;
+        if !tied {
+            for &o in grp.origin.iter().chain(&grp.relations) {
+                if let Some((fate, reason)) = analysis.fates.get(&o) {
+                    uses.extend(joint_use(o, *fate, reason.clone()));
+                }
+            }
+        }
+        for d in dims.iter_mut() {
+            linked_size(d, g, guards, spec, &ranges);
+        }
+        if let Some(l) = linked {
+            out.push(l.report.clone());
+        }
+    }
+    // Linking guards of groups that reduced to one size (equal sizes).
+    for (text, e) in &guards.joint {
+        if !uses.iter().any(|u| &u.guard == text) {
+            uses.push(GuardUse {
+                guard: text.clone(),
+                sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
+                error: None,
+                fate: GuardFate::Joint,
+                reason: None,
+            });
+        }
+    }
+    out
+}
+
+/// The problem `verify` gives the analysis stage over the guards of several sizes: every
+/// guard (one-size ones first, then those over several sizes from `first_joint` on), the spec's
+/// ties as equalities (a root no size maps to joins as a size of its own, over its range), its
+/// progressions as guards, and each size's range under the spec.
+struct JointProblem {
+    problem: Problem,
+    ranges: BTreeMap<String, (i128, i128)>,
+    first_joint: usize,
+}
+
+/// What `spec` admits for the sizes `guards` name, as one [`JointProblem`].
+fn joint_problem(guards: &GuardSet, spec: &Sheet) -> JointProblem {
     let mut all: Vec<Expr> = guards
         .dims
         .iter()
@@ -475,28 +557,6 @@ fn joint_groups(
             ));
         }
     }
-    let budget = Budget::default();
-    let z3 = box_prover(timeout_ms);
-    let name_of = |v: &str| {
-        guards
-            .dims
-            .iter()
-            .find(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
-            .map_or(v.to_string(), |(n, _, _)| n.clone())
-    };
-    let spec_name = |v: &str| spec_of(guards, spec, v).map_or(name_of(v), |d| d.name);
-    // The use of guard `o` (an index in `all`) when it is one of the guards over several sizes
-    // (one-size guards keep their own, over the spec's set).
-    let joint_use = |o: usize, fate: GuardFate, reason: Option<String>| {
-        let (text, e) = guards.joint.get(o.checked_sub(first_joint)?)?;
-        Some(GuardUse {
-            guard: text.clone(),
-            sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
-            error: None,
-            fate,
-            reason,
-        })
-    };
     // The analysis stage, over the spec's sets. One root: sizes the spec ties (`h = 16*_r`,
     // `w = 16*_r + 1`) solved through it, for their maximal lines only (their guards' uses are
     // listed below, as joint). A size the spec does not cover (or makes static) has no known
@@ -504,141 +564,128 @@ fn joint_groups(
     let problem = Problem {
         sizes: sizes
             .iter()
-            .map(|v| Size::new(v, &spec_name(v), ranges.get(v).copied()))
+            .map(|v| Size::new(v, &spec_name(guards, spec, v), ranges.get(v).copied()))
             .collect(),
         guards: all,
         extra_ranges: BTreeMap::new(),
     };
-    let covered = |g: &joint::Group| g.members.iter().all(|m| ranges.contains_key(&m.name));
-    let analysis = analyze(&problem, &budget, Some(&z3), &|g| {
-        !(g.roots.len() == 1 && g.members.len() < 2) && covered(g)
-    });
-    for grp in analysis.skipped.iter().filter(|g| !covered(g)) {
-        let m = grp
-            .members
-            .iter()
-            .find(|m| !ranges.contains_key(&m.name))
-            .expect("an uncovered member");
-        let why = format!("the spec does not cover `{}`", name_of(&m.name));
-        uses.extend(
-            grp.origin
+    JointProblem {
+        problem,
+        ranges,
+        first_joint,
+    }
+}
+
+/// A size's name in the guards (its dimension's name, else the variable).
+fn name_of(guards: &GuardSet, v: &str) -> String {
+    guards
+        .dims
+        .iter()
+        .find(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
+        .map_or(v.to_string(), |(n, _, _)| n.clone())
+}
+
+/// A size's name in the spec (its `Dim`'s variable), else in the guards.
+fn spec_name(guards: &GuardSet, spec: &Sheet, v: &str) -> String {
+    spec_of(guards, spec, v).map_or(name_of(guards, v), |d| d.name)
+}
+
+/// The linked size `d`'s answer from its group `g`, as every command builds it, and its
+/// maximal line (`maximal_spec`): its line under the group's one spec (`group_line`); a size
+/// derived from a root written from the root's line; for a group without a spec of its own,
+/// the largest progression of the values that pass with every value of the others.
+fn linked_size(
+    d: &mut VerifyDim,
+    g: &dimguard_solver::analyze::GroupAnswer,
+    guards: &GuardSet,
+    spec: &Sheet,
+    ranges: &BTreeMap<String, (i128, i128)>,
+) {
+    let (grp, solved) = (&g.grp, &g.solved);
+    let name_of = |v: &str| name_of(guards, v);
+    let spec_name = |v: &str| spec_name(guards, spec, v);
+    // A group without a spec of its own (no box passes, or one root): each root's
+    // maximal side, the largest progression of the values that pass with every value of
+    // the others.
+    let root_side = |root: &str| {
+        rank(solved.accepted.get(root)?, None, 1)
+            .progressions
+            .first()
+            .copied()
+    };
+    // A size's line under the group's one spec, as every command writes it
+    // (`group_line`); `label` names it.
+    let line = |m: &joint::Member, label: &str| {
+        let range = ranges.get(&m.name).copied();
+        match group_line(g, &g.member(&m.name)?, label, &spec_name, range)? {
+            GroupLine::Side { side, .. } => Some(side.code),
+            GroupLine::Defined(code) => Some(code),
+            GroupLine::Derived { .. } => None,
+        }
+    };
+    let var = d.source.clone().unwrap_or_else(|| d.name.clone());
+    let Some(m) = grp.members.iter().find(|m| m.name == var) else {
+        return;
+    };
+    let name = spec_of(guards, spec, &var).map_or(d.name.clone(), |sd| sd.name);
+    d.maximal_spec = match &solved.undecided {
+        Some(why) => {
+            d.note.get_or_insert_with(|| format!("joint guards: {why}"));
+            None
+        }
+        // A size derived from a root is written from the root's line, as the spec
+        // writes it, and the line holds the root's too: one Dim object for both (`0:
+        // a_0` for b's size too), and the line names this size, never `a_0 = a_0`.
+        None if m.root != m.name => {
+            let root = spec_name(&m.root);
+            let own = if name == root { &d.name } else { &name };
+            grp.members
                 .iter()
-                .chain(&grp.relations)
-                .filter_map(|&o| joint_use(o, GuardFate::Undecided, Some(why.clone()))),
-        );
+                .find(|r| r.name == m.root)
+                .and_then(|r| line(r, &root))
+                .or_else(|| root_side(&m.root).map(|p| dim_code(&root, &p)))
+                .map(|root_line| {
+                    format!(
+                        "{root_line}\n{}",
+                        python::alias(own, &root, m.coef, m.offset)
+                    )
+                })
+        }
+        None => line(m, &name).or_else(|| root_side(&m.root).map(|p| dim_code(&name, &p))),
+    };
+    // Its answer from the group, as every command builds it: the sizes it is linked
+    // with, its sides, and a size the spec writes from another answers with that
+    // size's set, through the tie (within what the spec admits for it).
+    let own = ranges.get(&var).map(|&(lo, hi)| DimSet::interval(lo, hi));
+    let member = g.member(&var);
+    let decided = member.as_ref().and_then(|ma| g.decided(ma, own.as_ref()));
+    let is_size = |v: &str| {
+        guards
+            .dims
+            .iter()
+            .any(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
+    };
+    let asked = Asked {
+        label: &name,
+        name: &name_of,
+        code: &spec_name,
+        is_size: &is_size,
+        own: own.as_ref(),
+        accepted: decided.as_ref(),
+        example: None,
+    };
+    let built = size_answer(Some(g), member.as_ref(), &asked, Dialect::Verify);
+    d.answer = SizeAnswer {
+        accepted: d.answer.accepted.take(),
+        undecided: d.answer.undecided.take(),
+        suggestions: std::mem::take(&mut d.answer.suggestions),
+        ..built
+    };
+    // A linked size's line is its side of the group's spec (`maximal_spec`): a Dim of
+    // its own, ranked over its own guards, may fail a guard it shares.
+    if !d.answer.linked_with.is_empty() {
+        d.answer.suggestions.clear();
     }
-    let mut out = Vec::new();
-    for g in &analysis.groups {
-        let (grp, solved, linked) = (&g.grp, &g.solved, &g.linked);
-        let tied = grp.roots.len() == 1;
-        if !tied {
-            for &o in grp.origin.iter().chain(&grp.relations) {
-                if let Some((fate, reason)) = analysis.fates.get(&o) {
-                    uses.extend(joint_use(o, *fate, reason.clone()));
-                }
-            }
-        }
-        // A group without a spec of its own (no box passes, or one root): each root's
-        // maximal side, the largest progression of the values that pass with every value of
-        // the others.
-        let root_side = |root: &str| {
-            rank(solved.accepted.get(root)?, None, 1)
-                .progressions
-                .first()
-                .copied()
-        };
-        // A size's line under the group's one spec, as every command writes it
-        // (`group_line`); `label` names it.
-        let line = |m: &joint::Member, label: &str| {
-            let range = ranges.get(&m.name).copied();
-            match group_line(g, &g.member(&m.name)?, label, &spec_name, range)? {
-                GroupLine::Side { side, .. } => Some(side.code),
-                GroupLine::Defined(code) => Some(code),
-                GroupLine::Derived { .. } => None,
-            }
-        };
-        for d in dims.iter_mut() {
-            let var = d.source.clone().unwrap_or_else(|| d.name.clone());
-            let Some(m) = grp.members.iter().find(|m| m.name == var) else {
-                continue;
-            };
-            let name = spec_of(guards, spec, &var).map_or(d.name.clone(), |sd| sd.name);
-            d.maximal_spec = match &solved.undecided {
-                Some(why) => {
-                    d.note.get_or_insert_with(|| format!("joint guards: {why}"));
-                    None
-                }
-                // A size derived from a root is written from the root's line, as the spec
-                // writes it, and the line holds the root's too: one Dim object for both (`0:
-                // a_0` for b's size too), and the line names this size, never `a_0 = a_0`.
-                None if m.root != m.name => {
-                    let root = spec_name(&m.root);
-                    let own = if name == root { &d.name } else { &name };
-                    grp.members
-                        .iter()
-                        .find(|r| r.name == m.root)
-                        .and_then(|r| line(r, &root))
-                        .or_else(|| root_side(&m.root).map(|p| dim_code(&root, &p)))
-                        .map(|root_line| {
-                            format!(
-                                "{root_line}\n{}",
-                                python::alias(own, &root, m.coef, m.offset)
-                            )
-                        })
-                }
-                None => line(m, &name).or_else(|| root_side(&m.root).map(|p| dim_code(&name, &p))),
-            };
-            // Its answer from the group, as every command builds it: the sizes it is linked
-            // with, its sides, and a size the spec writes from another answers with that
-            // size's set, through the tie (within what the spec admits for it).
-            let own = ranges.get(&var).map(|&(lo, hi)| DimSet::interval(lo, hi));
-            let member = g.member(&var);
-            let decided = member.as_ref().and_then(|ma| g.decided(ma, own.as_ref()));
-            let is_size = |v: &str| {
-                guards
-                    .dims
-                    .iter()
-                    .any(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
-            };
-            let asked = Asked {
-                label: &name,
-                name: &name_of,
-                code: &spec_name,
-                is_size: &is_size,
-                own: own.as_ref(),
-                accepted: decided.as_ref(),
-                example: None,
-            };
-            let built = size_answer(Some(g), member.as_ref(), &asked, Dialect::Verify);
-            d.answer = SizeAnswer {
-                accepted: d.answer.accepted.take(),
-                undecided: d.answer.undecided.take(),
-                suggestions: std::mem::take(&mut d.answer.suggestions),
-                ..built
-            };
-            // A linked size's line is its side of the group's spec (`maximal_spec`): a Dim of
-            // its own, ranked over its own guards, may fail a guard it shares.
-            if !d.answer.linked_with.is_empty() {
-                d.answer.suggestions.clear();
-            }
-        }
-        if let Some(l) = linked {
-            out.push(l.report.clone());
-        }
-    }
-    // Linking guards of groups that reduced to one size (equal sizes).
-    for (text, e) in &guards.joint {
-        if !uses.iter().any(|u| &u.guard == text) {
-            uses.push(GuardUse {
-                guard: text.clone(),
-                sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
-                error: None,
-                fate: GuardFate::Joint,
-                reason: None,
-            });
-        }
-    }
-    out
 }
 
 /// Decides one linking guard over the spec's box by the joint search (exhaustive, exact) when
