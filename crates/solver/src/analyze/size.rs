@@ -354,6 +354,17 @@ impl OwnSet {
 /// another size is decided for every value of it. The set `diagnose` reports per dimension
 /// (`feasible`, with a line per guard) and `verify` per size (the admitted values that pass,
 /// and the set its maximal spec is ranked in).
+///
+/// ```
+/// use dimguard_solver::analyze::own_set;
+/// use dimguard_solver::engine::Limits;
+/// use dimguard_solver::{parse_guard, DimSet};
+///
+/// let (a, b) = (parse_guard("x % 8 == 0").unwrap(), parse_guard("x <= 40").unwrap());
+/// let own = own_set(&[&a, &b], "x", &DimSet::interval(2, 64), &Limits::default(), None);
+/// assert!(own.periodic());
+/// assert_eq!(own.set.unwrap().iter().collect::<Vec<_>>(), vec![8, 16, 24, 32, 40]);
+/// ```
 pub fn own_set(
     guards: &[&Expr],
     var: &str,
