@@ -1234,6 +1234,31 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_dim_chosen_for_a_band_is_written_as_a_choice() {
+        // |a - b| <= 1 over 2..100 each: the largest box holds 4 pairs, one Dim for both 99.
+        // The maximal lines write b from a, and say it is a choice, not an equality the guards
+        // force (they pass at a != b too).
+        let g = GuardSet::read(
+            "L['x'].size()[0] - L['y'].size()[0] <= 1\nL['y'].size()[0] - L['x'].size()[0] <= 1\n",
+        )
+        .unwrap();
+        let s = spec::read("a = Dim('a', min=2, max=100)\nb = Dim('b', min=2, max=100)\ndynamic_shapes = {'x': {0: a}, 'y': {0: b}}\n").unwrap();
+        let r = verify(&g, &s, 5_000);
+        let lines: Vec<&str> = r
+            .dims
+            .iter()
+            .filter_map(|d| d.maximal_spec.as_deref())
+            .collect();
+        assert_eq!(lines[0], "a = Dim('a', min=2, max=100)", "{lines:?}");
+        assert!(
+            lines[1].starts_with("b = a  # one Dim for both"),
+            "{lines:?}"
+        );
+        assert!(!lines[1].contains("must always be equal"), "{lines:?}");
+        assert_eq!(r.joint_sets[0].shared.as_ref().map(|s| s.count), Some(99));
+    }
+
+    #[test]
     fn a_guard_over_two_sizes_listed_under_one_is_checked_jointly() {
         // `w` is named only inside the guard torch listed under `h`. Before, the guard was
         // checked as `h`'s own, with `w` any integer: "UNSOUND" for a sound spec.

@@ -139,6 +139,19 @@ pub fn equal(b: &str, a: &str) -> String {
     format!("{} = {}  # must always be equal", py_name(b), py_name(a))
 }
 
+/// `b = a  # one Dim for both ...`: a size the spec writes as its partner by choice (one `Dim`
+/// shared by two sizes the guards do not force equal, where more pairs pass on the diagonal
+/// than in any box), never "must always be equal".
+pub fn shared(b: &str, a: &str) -> String {
+    format!(
+        "{} = {}  # one Dim for both: more pairs pass with {} == {} than in any box (see linked)",
+        py_name(b),
+        py_name(a),
+        py_name(b),
+        py_name(a)
+    )
+}
+
 /// `name = Dim.AUTO`, for a dimension whose every size in `lo..hi` passes.
 pub fn dim_auto(name: &str, lo: i128, hi: i128) -> String {
     format!(

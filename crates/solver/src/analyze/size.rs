@@ -155,7 +155,12 @@ fn shared_side(
                 s.certificate = sh.side.certificate;
             }
             if let Some(a) = a {
-                s.code = crate::python::alias(label, &name(a), m.member.coef, m.member.offset);
+                s.code = if m.member.name == m.member.root {
+                    // A root written as its partner by the group's choice, not by a guard.
+                    crate::python::shared(label, &name(a))
+                } else {
+                    crate::python::alias(label, &name(a), m.member.coef, m.member.offset)
+                };
             }
             s
         })
