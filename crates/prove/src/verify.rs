@@ -393,13 +393,17 @@ pub fn covers_any(guards: &GuardSet, spec: &Sheet) -> bool {
         .any(|s| spec_of(guards, spec, &s).is_some())
 }
 
-/// The spec's entry for a size of the guards (a dimension's source or name).
-fn spec_of(guards: &GuardSet, spec: &Sheet, size: &str) -> Option<Given> {
-    match guards
+/// The guards' dimension whose variable (its source, else its name) is `v`.
+fn dim_of<'g>(guards: &'g GuardSet, v: &str) -> Option<&'g (String, Option<String>, Vec<Expr>)> {
+    guards
         .dims
         .iter()
-        .find(|(n, s, _)| s.as_deref().unwrap_or(n) == size)
-    {
+        .find(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
+}
+
+/// The spec's entry for a size of the guards (a dimension's source or name).
+fn spec_of(guards: &GuardSet, spec: &Sheet, size: &str) -> Option<Given> {
+    match dim_of(guards, size) {
         Some((n, s, _)) => spec.lookup(n, s.as_deref()),
         None => spec.lookup(size, Some(size)),
     }
@@ -578,11 +582,7 @@ fn joint_problem(guards: &GuardSet, spec: &Sheet) -> JointProblem {
 
 /// A size's name in the guards (its dimension's name, else the variable).
 fn name_of(guards: &GuardSet, v: &str) -> String {
-    guards
-        .dims
-        .iter()
-        .find(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
-        .map_or(v.to_string(), |(n, _, _)| n.clone())
+    dim_of(guards, v).map_or(v.to_string(), |(n, _, _)| n.clone())
 }
 
 /// A size's name in the spec (its `Dim`'s variable), else in the guards.
@@ -659,12 +659,7 @@ fn linked_size(
     let own = ranges.get(&var).map(|&(lo, hi)| DimSet::interval(lo, hi));
     let member = g.member(&var);
     let decided = member.as_ref().and_then(|ma| g.decided(ma, own.as_ref()));
-    let is_size = |v: &str| {
-        guards
-            .dims
-            .iter()
-            .any(|(n, s, _)| s.as_deref().unwrap_or(n) == v)
-    };
+    let is_size = |v: &str| dim_of(guards, v).is_some();
     let asked = Asked {
         label: &name,
         name: &name_of,

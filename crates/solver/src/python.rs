@@ -143,13 +143,8 @@ pub fn equal(b: &str, a: &str) -> String {
 /// shared by two sizes the guards do not force equal, where more pairs pass on the diagonal
 /// than in any box), never "must always be equal".
 pub fn shared(b: &str, a: &str) -> String {
-    format!(
-        "{} = {}  # one Dim for both: more pairs pass with {} == {} than in any box (see linked)",
-        py_name(b),
-        py_name(a),
-        py_name(b),
-        py_name(a)
-    )
+    let (b, a) = (py_name(b), py_name(a));
+    format!("{b} = {a}  # one Dim for both: more pairs pass with {b} == {a} than in any box (see linked)")
 }
 
 /// `name = Dim.AUTO`, for a dimension whose every size in `lo..hi` passes.

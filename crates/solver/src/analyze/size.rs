@@ -234,13 +234,6 @@ pub fn group_line(
     }
     let l = g.linked.as_ref()?;
     let level = l.joint.level(&member.root)?;
-    let box_side = |sides: &[crate::types::Progression]| {
-        let p = member.side(sides.get(level)?);
-        Some(GroupLine::Side {
-            side: unchecked_suggestion(label, &p, Proof::Periodic),
-            from_partner: false,
-        })
-    };
     match g.choice.as_ref()? {
         Choice::Shared(_) | Choice::Tied(_) => {
             let from_partner = m.tied_side.as_ref().is_some_and(|(_, f)| f.is_some())
@@ -251,7 +244,10 @@ pub fn group_line(
                 from_partner,
             })
         }
-        Choice::Example(sides) | Choice::Largest(sides) => box_side(sides),
+        Choice::Example(sides) | Choice::Largest(sides) => Some(GroupLine::Side {
+            side: unchecked_suggestion(label, &member.side(sides.get(level)?), Proof::Periodic),
+            from_partner: false,
+        }),
     }
 }
 

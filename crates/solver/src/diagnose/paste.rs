@@ -214,18 +214,18 @@ fn dim_block(
                 .map(|(i, k)| (i, k, py_name(&d.name)))
         })
         .collect();
-    if let Some(mut mapped) = mapped {
-        for (source, name) in &unnamed {
-            match python::source_input(source) {
-                Some((i, k)) => mapped.push((i, k, name.clone())),
+    if let Some(mapped) = mapped {
+        block.with_dict();
+        for (i, k, n) in mapped {
+            block.entry(&i, k, n, None);
+        }
+        for (source, name) in unnamed {
+            match python::source_input(&source) {
+                Some((i, k)) => block.entry(&i, k, name, None),
                 None => block.comment(&format!(
                     "{name} is {source}, not a dimension of a named input: add it to dynamic_shapes at that size's place"
                 )),
             }
-        }
-        block.with_dict();
-        for (i, k, n) in mapped {
-            block.entry(&i, k, n, None);
         }
     }
     block.finish()

@@ -136,9 +136,9 @@ pub(crate) fn dim_report(
     }
     // Each guard decided on the range, and the set they leave (the stage's `own_set`).
     let guards: Vec<&crate::types::Expr> = d.guards.iter().map(|g| &g.expr).collect();
-    let own_set = own_set(&guards, &var, &domain, &opts.limits, prover);
-    let periodic = own_set.periodic();
-    for (g, out) in d.guards.iter().zip(own_set.decisions) {
+    let own = own_set(&guards, &var, &domain, &opts.limits, prover);
+    let periodic = own.periodic();
+    for (g, out) in d.guards.iter().zip(own.decisions) {
         let method = match &out.fate {
             joint::Fate::Solved(GuardFate::Periodic) => GuardMethod::Periodic,
             joint::Fate::Solved(_) => GuardMethod::Enumeration,
@@ -161,7 +161,7 @@ pub(crate) fn dim_report(
             set,
         });
     }
-    let feasible = match own_set.set {
+    let feasible = match own.set {
         Ok(f) => f,
         Err(why) => {
             r.status = Status::Undecided;
