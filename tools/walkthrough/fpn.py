@@ -1,9 +1,9 @@
 """The model of docs/WALKTHROUGH.md: an FPN-style head whose export fails, and its fix.
 
     TORCH_TRACE=/tmp/fpn_trace python tools/walkthrough/fpn.py broken   # fails; writes the trace
-    dimguard diagnose /tmp/fpn_trace --html fpn.html                     # names line 24
+    dimguard diagnose /tmp/fpn_trace --html fpn.html                     # names line 26
     python tools/walkthrough/fpn.py spec     # the model as is, with dimguard's spec: exports
-    python tools/walkthrough/fpn.py fixed    # the model fixed at line 24: every H in 96..1024
+    python tools/walkthrough/fpn.py fixed    # the model fixed at line 26: every H in 96..1024
 """
 
 import sys
