@@ -214,6 +214,31 @@ fn run(command: &str) -> Ran {
     }
 }
 
+/// Runs the commands on a few threads, each taking the next command not yet started; the results
+/// in the commands' order.
+fn run_all(commands: &[String]) -> Vec<Ran> {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .clamp(2, 4);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let Some(command) = commands.get(k) else {
+                    break;
+                };
+                let ran = run(command);
+                done.lock().unwrap().push((k, ran));
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap();
+    done.sort_by_key(|(k, _)| *k);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
 /// What the comparison ignores: trailing spaces and blank lines, the repository's path, times and
 /// dimguard's version.
 fn normalise(lines: &[String]) -> Vec<String> {
@@ -298,9 +323,29 @@ fn diff(expected: &[String], actual: &[String]) -> String {
 fn shown_outputs_are_what_the_commands_print() {
     let bless = std::env::var_os(BLESS).is_some();
     let mut failures = Vec::new();
-    let mut total = 0;
-    for page in pages() {
-        let text = read(&page);
+    // Every page's commands, run together on a few threads (each is small; CI has 2 cores).
+    let pages: Vec<(String, String)> = pages()
+        .into_iter()
+        .map(|p| {
+            let text = read(&p);
+            (p, text)
+        })
+        .collect();
+    let all: Vec<String> = pages
+        .iter()
+        .flat_map(|(_, text)| {
+            let lines: Vec<&str> = text.lines().collect();
+            fences(&lines)
+                .iter()
+                .filter(|f| f.info == "console")
+                .flat_map(commands)
+                .map(|c| c.command)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut ran = run_all(&all).into_iter();
+    let total = all.len();
+    for (page, text) in pages {
         let lines: Vec<&str> = text.lines().collect();
         let blocks = fences(&lines);
         let shown: Vec<(usize, Shown)> = blocks
@@ -316,30 +361,9 @@ fn shown_outputs_are_what_the_commands_print() {
                 ));
             }
         }
-        total += shown.len();
-        // Run the page's commands on a few threads (each is small; the machine may have 2 cores).
-        let threads = std::thread::available_parallelism()
-            .map_or(2, |n| n.get())
-            .min(4);
-        let mut results: Vec<Option<Ran>> = (0..shown.len()).map(|_| None).collect();
-        std::thread::scope(|s| {
-            let chunks: Vec<_> = results
-                .chunks_mut(shown.len().div_ceil(threads).max(1))
-                .enumerate()
-                .collect();
-            let size = shown.len().div_ceil(threads).max(1);
-            for (c, chunk) in chunks {
-                let shown = &shown;
-                s.spawn(move || {
-                    for (k, slot) in chunk.iter_mut().enumerate() {
-                        *slot = Some(run(&shown[c * size + k].1.command));
-                    }
-                });
-            }
-        });
+        let results: Vec<Ran> = ran.by_ref().take(shown.len()).collect();
         let mut rewrites: Vec<(usize, usize, Vec<String>)> = Vec::new();
         for ((indent, s), ran) in shown.iter().zip(results) {
-            let ran = ran.unwrap();
             let actual: Vec<String> = ran.stdout.lines().map(str::to_string).collect();
             let (want, got) = (normalise(&s.output), normalise(&actual));
             if want == got {
