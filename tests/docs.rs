@@ -366,6 +366,21 @@ fn shown_outputs_are_what_the_commands_print() {
         for ((indent, s), ran) in shown.iter().zip(results) {
             let actual: Vec<String> = ran.stdout.lines().map(str::to_string).collect();
             let (want, got) = (normalise(&s.output), normalise(&actual));
+            if got.is_empty() {
+                // Never blessed: a failing command, or an excerpt whose pattern no longer matches.
+                failures.push(format!(
+                    "{page}:{}: `$ {}` ({}) prints nothing; its standard error:\n{}",
+                    s.line + 1,
+                    s.command,
+                    ran.status,
+                    ran.stderr
+                        .lines()
+                        .take(20)
+                        .map(|l| format!("    {l}\n"))
+                        .collect::<String>()
+                ));
+                continue;
+            }
             if want == got {
                 continue;
             }
@@ -447,7 +462,7 @@ fn shown_outputs_are_what_the_commands_print() {
     assert!(total > 0, "no console block in README.md or docs/*.md");
     assert!(
         failures.is_empty(),
-        "{} shown output(s) differ from what the commands print:\n\n{}\nIf the new output is right, \
+        "{} shown output(s) differ from what the commands print (or they print nothing):\n\n{}\nIf the new output is right, \
          rewrite the docs with `{BLESS_COMMAND}` and review `git diff README.md docs`.",
         failures.len(),
         failures.join("\n")
