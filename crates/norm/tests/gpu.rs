@@ -276,8 +276,9 @@ fn check(
 #[test]
 fn every_layer_path_and_parameter_kind_matches_the_reference() {
     let Some(g) = gpu() else { return };
-    let shapes: [&[usize]; 11] = [
+    let shapes: [&[usize]; 12] = [
         &[2, 4, 7],
+        &[2, 3000, 64], // 6,000 groups of 64: more blocks than fit at once
         &[3, 5, 4], // groups of 4: a cluster's second slab is empty (fp32)
         &[1, 1, 1, 1],
         &[3, 6, 1, 1],   // InstanceNorm groups of one element
