@@ -279,7 +279,7 @@ fn every_layer_path_and_parameter_kind_matches_the_reference() {
     let shapes: [&[usize]; 12] = [
         &[2, 4, 7],
         &[2, 3000, 64], // 6,000 groups of 64: more blocks than fit at once
-        &[3, 5, 4], // groups of 4: a cluster's second slab is empty (fp32)
+        &[3, 5, 4],     // groups of 4: a cluster's second slab is empty (fp32)
         &[1, 1, 1, 1],
         &[3, 6, 1, 1],   // InstanceNorm groups of one element
         &[2, 6, 13, 17], // prime H and W, C not a multiple of the vector width
