@@ -88,6 +88,9 @@ def op_of(cell, x):
 
 
 print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}", file=sys.stderr)
+# The table is printed row by row as the cells are timed (a run cut short keeps its rows).
+print("| set | layer | shape | dtype | params | dimguard ms | eager ms | compile ms | copy ms | % of copy | launch floor ms | vs eager | vs compile | path |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
 seen = {}
 out = []
 with torch.no_grad():
@@ -116,12 +119,11 @@ with torch.no_grad():
             torch.cuda.empty_cache()
             print(f"{cell['layer']} {shape} {cell['dtype']}: eager {eager:.4f} compiled {compiled:.4f} "
                   f"(compile {compile_s:.1f}s, max diff {err:.2e})", file=sys.stderr, flush=True)
-        out.append({**cell, **seen[key]})
+        r = {**cell, **seen[key]}
+        out.append(r)
+        print(f"| {r['set']} | {r['layer']} | {'x'.join(map(str, r['shape']))} | {r['dtype']} | {r['params']} | "
+              f"{r['ms']:.4f} | {r['eager']:.4f} | {r['compiled']:.4f} | {r['copy_ms']:.4f} | {r['pct_copy']:.0f}% | "
+              f"{r.get('floor_ms', float('nan')):.4f} | "
+              f"{r['eager'] / r['ms']:.2f}x | {r['compiled'] / r['ms']:.2f}x | {r['path']} |", flush=True)
 
 json.dump(out, open(sys.argv[1].rsplit(".", 1)[0] + "_torch.json", "w"), indent=1)
-print("| set | layer | shape | dtype | params | dimguard ms | eager ms | compile ms | copy ms | % of copy | vs eager | vs compile | path |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for r in out:
-    print(f"| {r['set']} | {r['layer']} | {'x'.join(map(str, r['shape']))} | {r['dtype']} | {r['params']} | "
-          f"{r['ms']:.4f} | {r['eager']:.4f} | {r['compiled']:.4f} | {r['copy_ms']:.4f} | {r['pct_copy']:.0f}% | "
-          f"{r['eager'] / r['ms']:.2f}x | {r['compiled'] / r['ms']:.2f}x | {r['path']} |")

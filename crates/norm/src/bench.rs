@@ -56,6 +56,8 @@ pub struct Row {
     pub copy_ms: f32,
     /// Percent of the copy's bandwidth.
     pub pct_copy: f64,
+    /// Median milliseconds of an empty kernel timed the same way (the launch floor).
+    pub floor_ms: f32,
     /// The kernel path taken.
     pub path: String,
 }
@@ -230,13 +232,16 @@ pub fn run(
     // NORM_BENCH_FILTER=TEXT keeps the cells whose "set layer shape dtype" contains TEXT (for
     // profiling one cell under ncu).
     let filter = std::env::var("NORM_BENCH_FILTER").unwrap_or_default();
-    // NORM_BENCH_STRATEGY=fused|slab|pipelined|three forces a path where it applies (for comparing paths;
+    g.preload(&DType::ALL)?;
+    let floor_ms = g.floor_ms(reps, samples)?;
+    // NORM_BENCH_STRATEGY=fused|slab|pipelined|cluster|three forces a path where it applies (for comparing paths;
     // cells where it does not apply keep the automatic choice).
     let forced = match std::env::var("NORM_BENCH_STRATEGY").as_deref() {
         Ok("fused") => Strategy::Fused,
         Ok("slab") => Strategy::Slab,
         Ok("pipelined") => Strategy::Pipelined,
         Ok("three") => Strategy::ThreePass,
+        Ok("cluster") => Strategy::Cluster,
         _ => Strategy::Auto,
     };
     for cell in cells() {
@@ -275,6 +280,7 @@ pub fn run(
             ms,
             copy_ms,
             pct_copy: 100.0 * copy_ms as f64 / ms as f64,
+            floor_ms,
             path: prepared.path(),
             cell,
         };
@@ -302,11 +308,13 @@ pub fn print_table(
     };
     println!("{} ({} multiprocessors)", g.name(), g.sm_count());
     println!();
-    println!("| set | layer | shape | dtype | params | ms | copy ms | % of copy | path |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| set | layer | shape | dtype | params | ms | copy ms | % of copy | launch floor ms | path |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     run(reps, samples, |r| {
         println!(
-            "| {} | {} | {:?} | {} | {} | {:.4} | {:.4} | {:.0}% | {} |",
+            "| {} | {} | {:?} | {} | {} | {:.4} | {:.4} | {:.0}% | {:.4} | {} |",
             r.cell.set,
             r.cell.layer,
             r.cell.shape,
@@ -315,6 +323,7 @@ pub fn print_table(
             r.ms,
             r.copy_ms,
             r.pct_copy,
+            r.floor_ms,
             r.path
         );
         if let Some(f) = out.as_mut() {

@@ -10,9 +10,14 @@
 //!
 //! Which kernel normalizes a layer's groups ([`Strategy::Auto`], per shape and type):
 //!
-//! * groups of at most 512 × 4 × 16 bytes (8,192 fp32 or 16,384 fp16/bf16 values): **fused**, one
-//!   block per group, the values held in registers; one read and one write.
-//! * groups that fit in shared memory across the co-resident blocks (k slabs, k ≤ blocks that fit
+//! * groups of at most 512 threads × 4 × 16 bytes (8,192 fp32 or 16,384 fp16/bf16 values), or
+//!   × 8 × 16 bytes for vector plans (16,384 or 32,768 values): **fused**, one block per group,
+//!   the values held in registers as stored; one read and one write.
+//! * vector plans whose groups fit in 2, 4 or 8 slabs of a quarter of a multiprocessor's shared
+//!   memory (compute capability 9.0 or newer): the **cluster** path, one thread-block cluster per
+//!   group, each block holding one slab, the slabs' statistics exchanged through distributed
+//!   shared memory; one read and one write.
+//! * other groups that fit in shared memory across the co-resident blocks (k slabs, k ≤ blocks that fit
 //!   on the device at once; 29 MB on an H100): the **slab** path, a persistent grid that holds each
 //!   slab on chip while the group's statistics are combined across blocks; one read and one write.
 //!   Vector plans without per-element parameters, with more slabs than its buffers hold at once,
@@ -110,6 +115,10 @@ pub enum Strategy {
     /// The slab path's pipelined kernel: producer and consumer warps over two buffers per
     /// block (vector plans without per-element parameters).
     Pipelined,
+    /// One thread-block cluster of 2, 4 or 8 blocks per group, each block holding a slab in
+    /// shared memory and the statistics exchanged through distributed shared memory (vector
+    /// plans, compute capability 9.0 or newer).
+    Cluster,
     /// Partial statistics, combine, normalize.
     ThreePass,
 }
@@ -117,10 +126,20 @@ pub enum Strategy {
 /// The kernels of one storage type, compiled and loaded once.
 struct Kernels {
     _module: Arc<CudaModule>,
-    /// `[64-bit index]`.
-    bn: [CudaFunction; 2],
+    /// BatchNorm with folded parameters: `bn_32` with 1 and 2 accesses per thread, then `bn_64`
+    /// (2 accesses, 64-bit indices).
+    bn: [CudaFunction; 3],
+    /// The same with the four parameters read at run time (`bn_rt_*`).
+    bn_rt: [CudaFunction; 3],
     /// `[vector][parameters stored as T]`.
     fused: [[CudaFunction; 2]; 2],
+    /// Vector fused kernels with 8 accesses per thread: `[parameters stored as T]`.
+    fused8: [CudaFunction; 2],
+    /// Cluster kernels of 2, 4 and 8 blocks: `[log2(CL) - 1][parameters stored as T]` (compute
+    /// capability 9.0 or newer).
+    cluster: Option<[[CudaFunction; 2]; 3]>,
+    /// An empty kernel (the launch floor).
+    empty: CudaFunction,
     slab: [[CudaFunction; 2]; 2],
     /// Pipelined slab kernel (vector only): `[parameters stored as T]`.
     pipe: [CudaFunction; 2],
@@ -130,8 +149,28 @@ struct Kernels {
     /// `[vector]`.
     partial: [CudaFunction; 2],
     finalize: CudaFunction,
-    bn_fold: CudaFunction,
     to_f32: CudaFunction,
+}
+
+impl Kernels {
+    /// The fused kernel with `accesses` accesses per thread (8 for vector plans only, else 4).
+    fn fused_fn(&self, vector: bool, accesses: usize, pt: bool) -> &CudaFunction {
+        match (vector, accesses) {
+            (true, 8) => &self.fused8[pt as usize],
+            _ => &self.fused[vector as usize][pt as usize],
+        }
+    }
+
+    /// The BatchNorm kernel: run-time parameters or folded ones, 64-bit indices (2 accesses per
+    /// thread) or 32-bit ones with 1 or 2.
+    fn bn_fn(&self, runtime: bool, wide: bool, accesses: usize) -> &CudaFunction {
+        let set = if runtime { &self.bn_rt } else { &self.bn };
+        match (wide, accesses) {
+            (true, _) => &set[2],
+            (false, 1) => &set[0],
+            _ => &set[1],
+        }
+    }
 }
 
 /// A GPU with its stream; kernels are compiled on first use.
@@ -140,13 +179,51 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     name: String,
     sms: u32,
+    /// Most resident threads per multiprocessor.
+    threads_per_sm: usize,
     /// Shared memory per multiprocessor and the most one block may opt in to.
     smem_per_sm: usize,
     smem_per_block: usize,
-    /// `NORM_SLAB_BLOCKS`, for tuning.
-    slab_blocks: Option<usize>,
+    /// Settings from the environment, for tuning.
+    tuning: Tuning,
+    /// Compute capability (major); clusters need 9 or more.
+    major: i32,
     arch: String,
     kernels: Mutex<[Option<Arc<Kernels>>; 3]>,
+}
+
+/// Settings read once from the environment, for tuning and for benchmarks that compare kernel
+/// configurations (each overrides the rule that is otherwise measured and fixed here):
+/// `NORM_SLAB_BLOCKS` (1 to 4) sizes the slabs, `NORM_BN_ACCESSES` (1, 2) and `NORM_BN_THREADS`
+/// (32 to 1024) shape BatchNorm's blocks, `NORM_FUSED_ACCESSES` (4, 8) the fused kernel's,
+/// `NORM_CLUSTER` (2, 4, 8) the cluster size.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tuning {
+    slab_blocks: Option<usize>,
+    bn_accesses: Option<usize>,
+    bn_threads: Option<u32>,
+    fused_accesses: Option<usize>,
+    cluster: Option<usize>,
+}
+
+impl Tuning {
+    fn from_env() -> Tuning {
+        fn var<T: std::str::FromStr>(name: &str, ok: impl Fn(&T) -> bool) -> Option<T> {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(ok)
+        }
+        Tuning {
+            slab_blocks: var("NORM_SLAB_BLOCKS", |b| (1..=4).contains(b)),
+            bn_accesses: var("NORM_BN_ACCESSES", |a| [1, 2].contains(a)),
+            bn_threads: var("NORM_BN_THREADS", |t| {
+                (32..=1024).contains(t) && t % 32 == 0
+            }),
+            fused_accesses: var("NORM_FUSED_ACCESSES", |a| [4, 8].contains(a)),
+            cluster: var("NORM_CLUSTER", |c| [2, 4, 8].contains(c)),
+        }
+    }
 }
 
 fn no_gpu(what: &'static str, e: impl std::fmt::Display) -> NoGpu {
@@ -191,6 +268,8 @@ impl Gpu {
                 .map_err(|e| no_gpu("cannot read a device attribute", e))
         };
         let sms = attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+        let threads_per_sm =
+            attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?;
         let smem_per_sm =
             attr(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?;
         let smem_per_block =
@@ -206,12 +285,11 @@ impl Gpu {
             stream,
             name,
             sms: sms.max(1) as u32,
+            threads_per_sm: threads_per_sm.max(32) as usize,
             smem_per_sm: smem_per_sm.max(0) as usize,
             smem_per_block: smem_per_block.max(0) as usize,
-            slab_blocks: std::env::var("NORM_SLAB_BLOCKS")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .filter(|b| (1..=4).contains(b)),
+            tuning: Tuning::from_env(),
+            major,
             arch: format!("compute_{major}{minor}"),
             kernels: Mutex::new([None, None, None]),
         })
@@ -220,6 +298,12 @@ impl Gpu {
     /// The device's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether the device runs thread-block clusters (compute capability 9.0 or newer), which
+    /// [`Strategy::Cluster`] needs.
+    pub fn has_clusters(&self) -> bool {
+        self.major >= 9
     }
 
     /// The device's multiprocessor count.
@@ -247,7 +331,12 @@ impl Gpu {
         if let Some(k) = slot {
             return Ok(k.clone());
         }
-        self.ctx.bind_to_thread()?;
+        let ptx = self.compile(dt)?;
+        self.load(ptx, slot)
+    }
+
+    /// NVRTC's PTX of the kernels for one storage type (CPU work only).
+    fn compile(&self, dt: DType) -> Result<cudarc::nvrtc::Ptx, NormError> {
         let opts = cudarc::nvrtc::CompileOptions {
             options: vec![
                 format!("-DDG_DTYPE={}", dt.code()),
@@ -256,17 +345,75 @@ impl Gpu {
             ],
             ..Default::default()
         };
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)?;
+        Ok(cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)?)
+    }
+
+    /// Compiles the kernels of the given storage types that are not loaded yet, in parallel
+    /// (one thread each), and loads them: a program that will use several types pays for one
+    /// compilation instead of several in a row.
+    pub fn preload(&self, dts: &[DType]) -> Result<(), NormError> {
+        let missing: Vec<DType> = {
+            let cache = self
+                .kernels
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            dts.iter()
+                .copied()
+                .filter(|dt| cache[dt.code() as usize].is_none())
+                .collect()
+        };
+        let compiled: Vec<_> = std::thread::scope(|scope| {
+            let handles: Vec<_> = missing
+                .iter()
+                .map(|&dt| scope.spawn(move || self.compile(dt)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        let mut cache = self
+            .kernels
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        for (dt, ptx) in missing.into_iter().zip(compiled) {
+            let slot = &mut cache[dt.code() as usize];
+            if slot.is_none() {
+                self.load(ptx?, slot)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads a compiled module and its functions into `slot`.
+    fn load(
+        &self,
+        ptx: cudarc::nvrtc::Ptx,
+        slot: &mut Option<Arc<Kernels>>,
+    ) -> Result<Arc<Kernels>, NormError> {
+        self.ctx.bind_to_thread()?;
         let module = self.ctx.load_module(ptx)?;
         let f = |name: &str| module.load_function(name);
         let pair =
             |a: &str, b: &str| -> Result<[CudaFunction; 2], NormError> { Ok([f(a)?, f(b)?]) };
         let k = Kernels {
-            bn: pair("bn_32", "bn_64")?,
+            bn: [f("bn_32_1")?, f("bn_32_2")?, f("bn_64_2")?],
+            bn_rt: [f("bn_rt_32_1")?, f("bn_rt_32_2")?, f("bn_rt_64_2")?],
             fused: [
                 pair("fused_s_pf", "fused_s_pt")?,
                 pair("fused_v_pf", "fused_v_pt")?,
             ],
+            fused8: pair("fused_v8_pf", "fused_v8_pt")?,
+            cluster: if self.major >= 9 {
+                Some([
+                    pair("cluster2_pf", "cluster2_pt")?,
+                    pair("cluster4_pf", "cluster4_pt")?,
+                    pair("cluster8_pf", "cluster8_pt")?,
+                ])
+            } else {
+                None
+            },
+            empty: f("empty")?,
             slab: [
                 pair("slab_s_pf", "slab_s_pt")?,
                 pair("slab_v_pf", "slab_v_pt")?,
@@ -282,14 +429,14 @@ impl Gpu {
             ],
             partial: pair("partial_s", "partial_v")?,
             finalize: f("finalize")?,
-            bn_fold: f("bn_fold")?,
             to_f32: f("to_f32")?,
             _module: module.clone(),
         };
         // Allow the slab kernels as much dynamic shared memory as one block may have (less their
         // static shared memory); each launch asks for what its slabs need.
         let max = self.smem_per_block.saturating_sub(1024) as i32;
-        for func in k.slab.iter().flatten().chain(&k.pipe) {
+        let clusters = k.cluster.iter().flatten().flatten();
+        for func in k.slab.iter().flatten().chain(&k.pipe).chain(clusters) {
             func.set_attribute(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 max,
@@ -389,7 +536,7 @@ impl Gpu {
                 let (chunks, slabs) = match path {
                     Path::Slab { total, .. } => (0, total),
                     Path::ThreePass { chunks, .. } => (plan.groups * chunks, 0),
-                    Path::Fused { .. } => (0, 0),
+                    Path::Fused { .. } | Path::Cluster { .. } => (0, 0),
                 };
                 Kind::Norm {
                     part: self.stream.alloc_zeros::<f32>((3 * chunks).max(1))?,
@@ -424,23 +571,36 @@ impl Gpu {
         let (c, inner) = bn.plan(shape)?;
         let n: usize = shape.iter().product();
         let wide = n > u32::MAX as usize;
-        // One tile of four 16-byte accesses per thread per block (the kernel strides over tiles
-        // if the grid is capped); blocks of 64 threads when 256 would leave multiprocessors
-        // without four blocks each (small tensors: more, smaller blocks).
+        // One tile of `accesses` 16-byte accesses per thread per block (the kernel strides over
+        // tiles if the grid is capped): one access per thread in 256-thread blocks, every load
+        // in flight at once, for fp32 and for tensors that one wave of the device's threads
+        // covers (small ones: latency, not bandwidth); two per thread in 128-thread blocks for
+        // larger 16-bit tensors (measured: docs/NORM.md).
         let vectors = n.div_ceil(16 / dt.size());
-        let threads = if vectors.div_ceil(4 * STRIDE_THREADS as usize) >= 4 * self.sms as usize {
-            STRIDE_THREADS
-        } else {
-            64
+        let one_wave = vectors <= self.sms as usize * self.threads_per_sm;
+        let accesses = match self.tuning.bn_accesses {
+            Some(a) if !wide => a,
+            _ if (one_wave || dt == DType::F32) && !wide => 1,
+            _ => 2,
         };
+        let threads = self
+            .tuning
+            .bn_threads
+            .unwrap_or(if accesses == 1 { 256 } else { 128 });
         let grid = vectors
-            .div_ceil(4 * threads as usize)
+            .div_ceil(accesses * threads as usize)
             .clamp(1, i32::MAX as usize) as u32;
-        let (scale, shift, consts) = match bn.folded(c) {
-            Some((scale, shift)) => (scale, shift, None),
+        let (folded, consts) = match bn.folded(c) {
+            Some((scale, shift)) => (
+                Some([
+                    self.stream.clone_htod(&scale)?,
+                    self.stream.clone_htod(&shift)?,
+                ]),
+                Vec::new(),
+            ),
             None => {
                 // Some parameter arrives at run time: constants are uploaded as they are and
-                // folded together with the bound tensors at each launch.
+                // the kernel folds them with the bound tensors as it reads them.
                 let mut consts = Vec::new();
                 for (_, p, _) in bn.params() {
                     consts.push(match p {
@@ -448,13 +608,14 @@ impl Gpu {
                         _ => None,
                     });
                 }
-                (vec![0.0; c], vec![0.0; c], Some(consts))
+                (None, consts)
             }
         };
         Ok(Kind::Batch {
             c,
             inner,
             wide,
+            accesses,
             grid,
             threads,
             eps: bn.eps,
@@ -464,9 +625,8 @@ impl Gpu {
                 bn.weight.clone(),
                 bn.bias.clone(),
             ],
+            folded,
             consts,
-            scale: self.stream.clone_htod(&scale)?,
-            shift: self.stream.clone_htod(&shift)?,
         })
     }
 
@@ -520,16 +680,29 @@ impl Gpu {
         let gs = plan.group_size;
         // Vector accesses need every vector inside one group and one parameter slot.
         let vector = gs % vec == 0 && (plan.s == 1 || plan.s % vec == 0);
-        let per_thread = FUSED_ACCESSES * vec;
         // The scalar kernel holds as many values as the vector one in more registers: fewer
         // threads fit in a block.
-        let max_threads = (kernels.fused[vector as usize][0].max_threads_per_block()? as usize)
-            .min(FUSED_THREADS)
-            / 32
-            * 32;
+        let max_threads = |accesses| -> Result<usize, NormError> {
+            Ok((kernels
+                .fused_fn(vector, accesses, false)
+                .max_threads_per_block()? as usize)
+                .min(FUSED_THREADS)
+                / 32
+                * 32)
+        };
+        // Four accesses per thread, or eight (vector plans) for groups that four do not cover
+        // in one block.
+        let accesses = match self.tuning.fused_accesses {
+            Some(a) if vector => a,
+            _ if vector && gs > max_threads(FUSED_ACCESSES)? * FUSED_ACCESSES * vec => 8,
+            _ => FUSED_ACCESSES,
+        };
+        let per_thread = accesses * vec;
+        let max_threads = max_threads(accesses)?;
         let fused_ok = gs <= max_threads * per_thread && plan.groups <= i32::MAX as usize;
         let slab = self.slab_path(kernels, plan, dt, vector, false)?;
         let pipelined = self.slab_path(kernels, plan, dt, vector, true)?;
+        let cluster = self.cluster_path(kernels, plan, dt, vector);
         // Per-element parameters (LayerNorm) are applied in column order by the three-pass
         // path: each parameter read once, not once per group.
         let per_element = plan.affine && plan.s == 1 && plan.b == 0;
@@ -561,6 +734,7 @@ impl Gpu {
         };
         let fused = || Path::Fused {
             vector,
+            accesses,
             threads: (gs.div_ceil(per_thread).div_ceil(32) * 32).clamp(32, max_threads.max(32))
                 as u32,
         };
@@ -573,19 +747,54 @@ impl Gpu {
         };
         match strategy {
             Strategy::Auto if fused_ok => Ok(fused()),
-            // The pipelined kernel when there are more slabs than its buffers hold at once
-            // (something to overlap); with fewer, the one-buffer kernel runs more blocks.
-            Strategy::Auto => match (pipelined, slab) {
-                (Some(p @ Path::Slab { total, grid, .. }), _) if total > 2 * grid as usize => Ok(p),
-                (_, Some(s)) if !slab_reads_more(&s) => Ok(s),
+            // Groups of at most 8 slabs: one cluster each. Else the pipelined kernel when there
+            // are more slabs than its buffers hold at once (something to overlap); with fewer,
+            // the one-buffer kernel runs more blocks.
+            Strategy::Auto => match (cluster, pipelined, slab) {
+                (Some(c), _, _) => Ok(c),
+                (_, Some(p @ Path::Slab { total, grid, .. }), _) if total > 2 * grid as usize => {
+                    Ok(p)
+                }
+                (_, _, Some(s)) if !slab_reads_more(&s) => Ok(s),
                 _ => three(),
             },
             Strategy::Fused if fused_ok => Ok(fused()),
             Strategy::Fused => refuse("fused"),
             Strategy::Slab => slab.map_or_else(|| refuse("slab"), Ok),
             Strategy::Pipelined => pipelined.map_or_else(|| refuse("pipelined"), Ok),
+            Strategy::Cluster => cluster.map_or_else(|| refuse("cluster"), Ok),
             Strategy::ThreePass => three(),
         }
+    }
+
+    /// The cluster geometry for a plan: the fewest blocks (2, 4 or 8) whose slabs each fit a
+    /// quarter of a multiprocessor's shared memory; vector plans on devices with clusters.
+    fn cluster_path(
+        &self,
+        kernels: &Kernels,
+        plan: &Plan,
+        dt: DType,
+        vector: bool,
+    ) -> Option<Path> {
+        kernels.cluster.as_ref()?;
+        if !vector {
+            return None;
+        }
+        let vec = 16 / dt.size();
+        let max_elems = self.slab_max_bytes(SLAB_BLOCKS, 1) / dt.size() / vec * vec;
+        let gs = plan.group_size;
+        let sizes = match self.tuning.cluster {
+            Some(c) => vec![c],
+            None => vec![2, 4, 8],
+        };
+        sizes.into_iter().find_map(|cl| {
+            let slab = gs.div_ceil(cl).div_ceil(vec) * vec;
+            (slab <= max_elems && plan.groups * cl <= i32::MAX as usize).then_some(Path::Cluster {
+                cl,
+                slab,
+                smem: (slab * dt.size()) as u32,
+            })
+        })
     }
 
     /// The slab geometry for a plan, when its groups fit on chip, for the one-buffer kernel or
@@ -614,7 +823,7 @@ impl Gpu {
         } else {
             (&kernels.slab[vector as usize][0], BIG_THREADS, 1)
         };
-        let blocks = match self.slab_blocks {
+        let blocks = match self.tuning.slab_blocks {
             Some(b) => b,
             None if pipe => (f.occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)?
                 as usize)
@@ -713,18 +922,23 @@ impl Gpu {
                 c,
                 inner,
                 wide,
+                accesses,
                 grid,
                 threads,
                 eps,
                 params,
+                folded,
                 consts,
-                scale,
-                shift,
             } => {
-                if let Some(consts) = consts {
-                    // Fold the parameters on the device: (pointer, dtype code) per parameter,
-                    // 0 for an absent weight or bias.
-                    let mut args = [(0u64, 0i32); 4];
+                let f = k.bn_fn(folded.is_none(), *wide, *accesses);
+                let mut l = s.launch_builder(f);
+                l.arg(&xp).arg(&yp);
+                // Run-time parameters: (pointer, dtype code) of mean, var, weight and bias, 0 for
+                // an absent weight or bias.
+                let mut args = [(0u64, 0i32); 4];
+                if let Some([scale, shift]) = folded {
+                    l.arg(&*scale).arg(&*shift);
+                } else {
                     for (i, param) in params.iter().enumerate() {
                         args[i] = match (param, &consts[i]) {
                             (Param::Runtime(t), _) => {
@@ -737,22 +951,14 @@ impl Gpu {
                             _ => (0, 0),
                         };
                     }
-                    let c32 = *c as u32;
-                    let mut l = s.launch_builder(&k.bn_fold);
-                    let [(mp, mc), (vp, vc), (wp, wc), (bp, bc)] = args;
-                    l.arg(&wp).arg(&wc).arg(&bp).arg(&bc).arg(&mp).arg(&mc);
-                    l.arg(&vp).arg(&vc).arg(&*eps).arg(&c32).arg(&mut *scale);
-                    l.arg(&mut *shift);
-                    // SAFETY: matches `bn_fold(u64, int, u64, int, u64, int, u64, int, float,
-                    // unsigned, float*, float*)`; every non-zero pointer is a live buffer of at
-                    // least c elements of the type its code names (bound tensors were checked
-                    // above, constants were checked when prepared), scale and shift hold c floats,
-                    // and the kernel touches only indices below c.
-                    unsafe { l.launch(LaunchConfig::for_num_elems(c32)) }?;
+                    let [mean, var, weight, bias] = &args;
+                    l.arg(&weight.0).arg(&weight.1).arg(&bias.0).arg(&bias.1);
+                    l.arg(&mean.0)
+                        .arg(&mean.1)
+                        .arg(&var.0)
+                        .arg(&var.1)
+                        .arg(&*eps);
                 }
-                let f = &k.bn[*wide as usize];
-                let mut l = s.launch_builder(f);
-                l.arg(&xp).arg(&yp).arg(&*scale).arg(&*shift);
                 let (n, inner, c) = (p.n, *inner, *c);
                 let (n32, i32_, c32) = (n as u32, inner as u32, c as u32);
                 let (n64, i64_, c64) = (n as u64, inner as u64, c as u64);
@@ -761,12 +967,19 @@ impl Gpu {
                 } else {
                     l.arg(&n32).arg(&i32_).arg(&c32);
                 }
-                // SAFETY: matches `bn_{32,64}(const T*, T*, const float*, const float*, I n,
-                // I inner, I C)` with I = unsigned when n < 2^32 (`wide` false) and u64
-                // otherwise. x and y were checked to hold n elements of the module's type T and
-                // are whole cudaMalloc allocations (256-byte aligned): the kernel's 16-byte
-                // accesses cover the first n / VEC * VEC elements and the rest is read one by
-                // one. scale and shift hold C floats and every channel index is below C.
+                // SAFETY: matches `bn_32_{1,2}` and `bn_64_2(const T*, T*, const float* scale,
+                // const float* shift, I n, I inner, I C)` with folded parameters, and
+                // `bn_rt_32_{1,2}` and `bn_rt_64_2(const T*, T*, u64 w, int, u64 b, int, u64
+                // mean, int, u64 var, int, float eps, I n, I inner, I C)` with run-time ones,
+                // with I = unsigned when n < 2^32 (`wide` false) and u64 otherwise. x and y were
+                // checked to hold n elements of the module's type T and are whole cudaMalloc
+                // allocations (256-byte aligned): the kernel's 16-byte accesses (each checked
+                // against n / VEC) cover the first n / VEC * VEC elements and the rest is read
+                // one by one. scale and shift hold C floats; every run-time pointer is a live
+                // buffer of C elements of the type its code names (bound tensors were checked
+                // above, constants when prepared), weight and bias may be 0 (not read); every
+                // channel index is below C (the second channel of a vector across two wraps to
+                // 0 after C - 1).
                 unsafe {
                     l.launch(LaunchConfig {
                         grid_dim: (*grid, 1, 1),
@@ -794,14 +1007,18 @@ impl Gpu {
                 );
                 let affine = plan.affine as i32;
                 match *path {
-                    Path::Fused { vector, threads } => {
-                        let mut l = s.launch_builder(&k.fused[vector as usize][pt as usize]);
+                    Path::Fused {
+                        vector,
+                        accesses,
+                        threads,
+                    } => {
+                        let mut l = s.launch_builder(k.fused_fn(vector, accesses, pt));
                         l.arg(&xp).arg(&yp).arg(&wp).arg(&bp);
                         l.arg(&gs).arg(&a).arg(&b).arg(&sv).arg(&*eps).arg(&affine);
-                        // SAFETY: matches `fused_{s,v}_{pf,pt}(const T*, T*, const P*, const P*,
-                        // unsigned gs, unsigned A, unsigned B, unsigned S, float, int)`. One block
-                        // per group (groups * gs = n elements, checked against x and y); each
-                        // thread touches NV accesses below gs, and `threads` * NV * VEC >= gs.
+                        // SAFETY: matches `fused_{s,v,v8}_{pf,pt}(const T*, T*, const P*, const
+                        // P*, unsigned gs, unsigned A, unsigned B, unsigned S, float, int)`. One block per group (groups * gs = n elements, checked
+                        // against x and y); each thread touches its `accesses` (the kernel's NA)
+                        // accesses below gs, and `threads` * accesses * VEC >= gs.
                         // w and b hold param_len values of P (checked when prepared or bound),
                         // and every index (g % A) * B + p / S is below param_len by the plan.
                         // Vector accesses only when gs % VEC == 0 and S is 1 or a multiple of VEC.
@@ -859,6 +1076,36 @@ impl Gpu {
                             l.launch(LaunchConfig {
                                 grid_dim: (grid, 1, 1),
                                 block_dim: (threads, 1, 1),
+                                shared_mem_bytes: smem,
+                            })
+                        }?;
+                    }
+                    Path::Cluster { cl, slab, smem } => {
+                        let f = match &k.cluster {
+                            Some(c) => &c[cl.trailing_zeros() as usize - 1][pt as usize],
+                            None => return Err(err("clusters need compute capability 9.0".into())),
+                        };
+                        let slab32 = slab as u32;
+                        let mut l = s.launch_builder(f);
+                        l.arg(&xp).arg(&yp).arg(&wp).arg(&bp).arg(&gs).arg(&slab32);
+                        l.arg(&a).arg(&b).arg(&sv).arg(&*eps).arg(&affine);
+                        // SAFETY: matches `cluster{2,4,8}_{pf,pt}(const T*, T*, const P*, const
+                        // P*, unsigned gs, unsigned slab, unsigned A, unsigned B, unsigned S,
+                        // float, int)`, compiled with that cluster size: the grid is
+                        // groups * cl blocks (a multiple of the cluster size, groups * cl <
+                        // 2^31 checked when prepared). Block r of group g touches elements
+                        // [r * slab, min((r + 1) * slab, gs)) of the group (groups * gs = n
+                        // elements, checked against x and y), through a buffer of `slab`
+                        // elements that fits the `smem` bytes of dynamic shared memory (below
+                        // the maximum set when loaded); only vector plans (gs and slab multiples
+                        // of VEC, so every 16-byte copy is aligned). Parameter indices as for
+                        // the fused kernel. Blocks write only the statistics slots of their own
+                        // cluster's blocks, all of which are running (clusters are scheduled
+                        // whole) and wait at the cluster barrier before exiting.
+                        unsafe {
+                            l.launch(LaunchConfig {
+                                grid_dim: ((plan.groups * cl) as u32, 1, 1),
+                                block_dim: (BIG_THREADS, 1, 1),
                                 shared_mem_bytes: smem,
                             })
                         }?;
@@ -946,6 +1193,24 @@ impl Gpu {
         Ok(())
     }
 
+    /// An empty kernel of one 32-thread block, timed like the layers ([`Gpu::time`]): the launch
+    /// floor of a kernel in a CUDA graph, in milliseconds.
+    pub fn floor_ms(&self, reps: usize, samples: usize) -> Result<f32, NormError> {
+        let k = self.kernels(DType::F32)?;
+        self.time(reps, samples, || {
+            let mut l = self.stream.launch_builder(&k.empty);
+            // SAFETY: `empty()` takes no arguments and touches no memory.
+            unsafe {
+                l.launch(LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (32, 1, 1),
+                    shared_mem_bytes: 0,
+                })
+            }?;
+            Ok(())
+        })
+    }
+
     /// Device-to-device copy of `bytes` (the bandwidth yardstick), timed like the layers
     /// ([`Gpu::time`]); returns milliseconds per copy.
     pub fn copy_ms(&self, bytes: usize, reps: usize, samples: usize) -> Result<f32, NormError> {
@@ -1005,16 +1270,29 @@ impl Prepared {
     /// The kernel path in words (for benchmarks and logs): `bn vector`, `fused`, `slab k=3`, ...
     pub fn path(&self) -> String {
         match &self.kind {
-            Kind::Batch { wide, threads, .. } => {
+            Kind::Batch {
+                wide,
+                threads,
+                accesses,
+                ..
+            } => {
                 format!(
-                    "batch vector {threads}t{}",
+                    "batch vector {threads}t x{accesses}{}",
                     if *wide { " 64-bit" } else { "" }
                 )
             }
             Kind::Norm { path, .. } => match path {
-                Path::Fused { vector, threads } => {
-                    format!("fused{} {threads}t", if *vector { " vector" } else { "" })
+                Path::Fused {
+                    vector,
+                    accesses,
+                    threads,
+                } => {
+                    format!(
+                        "fused{} {threads}t x{accesses}",
+                        if *vector { " vector" } else { "" }
+                    )
                 }
+                Path::Cluster { cl, slab, .. } => format!("cluster vector cl={cl} slab={slab}"),
                 Path::Slab {
                     pipe,
                     vector,
@@ -1047,15 +1325,18 @@ enum Kind {
         c: usize,
         inner: usize,
         wide: bool,
+        /// 16-byte accesses per thread.
+        accesses: usize,
         grid: u32,
         threads: u32,
         eps: f32,
         /// mean, var, weight, bias.
         params: [Param; 4],
-        /// With a run-time parameter: the constant ones, folded at each launch.
-        consts: Option<Vec<Option<CudaSlice<f32>>>>,
-        scale: CudaSlice<f32>,
-        shift: CudaSlice<f32>,
+        /// Constant parameters folded into scale and shift (all four constant).
+        folded: Option<[CudaSlice<f32>; 2]>,
+        /// With a run-time parameter: the constant ones (in the order of `params`), folded by the
+        /// kernel with the bound tensors.
+        consts: Vec<Option<CudaSlice<f32>>>,
     },
     Norm {
         plan: Plan,
@@ -1076,7 +1357,15 @@ enum Kind {
 enum Path {
     Fused {
         vector: bool,
+        /// Accesses per thread (2, 4 or 8; 4 for scalar plans).
+        accesses: usize,
         threads: u32,
+    },
+    Cluster {
+        /// Blocks per cluster (2, 4 or 8): one cluster per group, one slab per block.
+        cl: usize,
+        slab: usize,
+        smem: u32,
     },
     Slab {
         /// The pipelined kernel (two buffers per block; m = 1).

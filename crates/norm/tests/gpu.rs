@@ -276,8 +276,10 @@ fn check(
 #[test]
 fn every_layer_path_and_parameter_kind_matches_the_reference() {
     let Some(g) = gpu() else { return };
-    let shapes: [&[usize]; 10] = [
+    let shapes: [&[usize]; 12] = [
         &[2, 4, 7],
+        &[2, 3000, 64], // 6,000 groups of 64: more blocks than fit at once
+        &[3, 5, 4],     // groups of 4: a cluster's second slab is empty (fp32)
         &[1, 1, 1, 1],
         &[3, 6, 1, 1],   // InstanceNorm groups of one element
         &[2, 6, 13, 17], // prime H and W, C not a multiple of the vector width
@@ -299,6 +301,7 @@ fn every_layer_path_and_parameter_kind_matches_the_reference() {
                         Strategy::Fused,
                         Strategy::Slab,
                         Strategy::Pipelined,
+                        Strategy::Cluster,
                         Strategy::ThreePass,
                     ] {
                         if matches!(case.layer, Layer::Batch(_)) && strategy != Strategy::Auto {
@@ -316,6 +319,12 @@ fn every_layer_path_and_parameter_kind_matches_the_reference() {
         }
     }
     eprintln!("paths checked: {paths:?}");
+    if g.has_clusters() {
+        assert!(
+            paths.iter().any(|p| p.starts_with("cluster vector")),
+            "cluster not covered: {paths:?}"
+        );
+    }
     for want in [
         "batch vector",
         "fused vector",
@@ -333,6 +342,28 @@ fn every_layer_path_and_parameter_kind_matches_the_reference() {
                 .any(|p| p == want || p.starts_with(&format!("{want} "))),
             "{want} not covered: {paths:?}"
         );
+    }
+}
+
+#[test]
+fn batch_norm_over_more_than_one_wave_of_threads() {
+    let Some(g) = gpu() else { return };
+    // 2.5M elements (more vectors than the device has threads at once in every type), channels
+    // of 16,899 elements (vectors across two channels), all parameter kinds: two accesses per
+    // thread in 16-bit types, one in fp32.
+    let shape = [4, 37, 129, 131];
+    for dt in DType::ALL {
+        for kind in KINDS {
+            let seed = 50 + kind as u64 + 10 * dt.size() as u64;
+            let case = cases(g, &shape, dt, kind, seed).swap_remove(0);
+            let path = check(g, &case, &shape, dt, Strategy::Auto, seed).unwrap();
+            let want = if dt == DType::F32 {
+                "batch vector 256t x1"
+            } else {
+                "batch vector 128t x2"
+            };
+            assert!(path.starts_with(want), "{path}");
+        }
     }
 }
 
@@ -409,7 +440,8 @@ fn groups_larger_than_the_chip_take_three_passes_and_slabs_span_the_device() {
 #[test]
 fn a_nan_in_a_slab_group_spoils_only_its_group() {
     let Some(g) = gpu() else { return };
-    // Groups of 90,000 fp32 values: several slabs per group on both slab kernels. A NaN with every
+    // Groups of 90,000 fp32 values: several slabs per group on both slab kernels and the cluster
+    // kernel. A NaN with every
     // payload bit set (the bit pattern of an empty statistics slot in both halves) in group 0:
     // that group's output is NaN, the launch finishes, and group 1 matches the reference.
     let shape = [1, 2, 300, 300];
@@ -424,7 +456,11 @@ fn a_nan_in_a_slab_group_spoils_only_its_group() {
         &[],
     )
     .unwrap();
-    for strategy in [Strategy::Slab, Strategy::Pipelined] {
+    let mut strategies = vec![Strategy::Slab, Strategy::Pipelined];
+    if g.has_clusters() {
+        strategies.push(Strategy::Cluster);
+    }
+    for strategy in strategies {
         let mut p = g.prepare(&layer, &shape, DType::F32, strategy).unwrap();
         let xb = g.upload(DType::F32, &x).unwrap();
         for _ in 0..2 {
@@ -437,6 +473,9 @@ fn a_nan_in_a_slab_group_spoils_only_its_group() {
                 assert!(err <= 2e-5, "{}: element {i}: got {a}, want {b}", p.path());
             }
         }
+    }
+    if g.has_clusters() {
+        twice_the_same(g, &layer, &shape, Strategy::Cluster);
     }
 }
 
