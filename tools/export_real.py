@@ -152,12 +152,17 @@ MODELS = {
 # A hand-written window a careful engineer writes for the models whose guards fix the grid
 # (HF Dinov2: `(h//14)**2 == 256` and h == w: one Dim 224..237 for both).
 MODELS["hf_dinov2"]["hand"] = ((224, 237), (224, 237))
-MODELS["hf_clip_vision"]["hand"] = ((224, 239), (224, 239))
+# HF CLIP vision (no interpolate_pos_encoding) compares H and W with its image size: torch
+# specializes them at 224 whatever the window (its error: "your code specialized it to be a
+# constant (224)"), so its hand-written spec is static.
+MODELS["hf_clip_vision"]["hand"] = ((224, 224), (224, 224))
 
 # The models CI runs (a few minutes on 2 cores, both APIs): small configs that reach each
 # capability of issue 43 (a window before Dim.STATIC, an integer square root, a cache's empty
-# cat, an implied limit).
-CI = ("hf_dinov2", "hf_clip_vision", "hf_dpt", "hf_gpt2_cache", "hf_t5_encoder")
+# cat, an implied limit). The T5 encoder is not among them: its relative-position buckets index
+# a table through `log`, `where` and `min`, which the audit does not follow (its example stays
+# undecided, said).
+CI = ("hf_dinov2", "hf_clip_vision", "hf_dpt", "hf_gpt2_cache")
 
 
 def make_inputs(spec, shape):
