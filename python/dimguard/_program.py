@@ -77,6 +77,19 @@ def _audit_nodes(ep: Any) -> set:
     return keep
 
 
+def _size_ops(ep: Any) -> set:
+    """The Python functions of ``math`` and ``operator`` the program's size arithmetic calls
+    (``math.ceil``, ``math.sqrt``, ...): torch's serializer knows a fixed list of them and refuses
+    the others (``op ceil is not in _SYM_OPS``), so ``torch.export.save`` cannot write such a
+    program; dimguard writes them like the listed ones and still checks it, from memory."""
+    out = set()
+    for n in ep.graph.nodes:
+        t = n.target
+        if n.op == "call_function" and getattr(t, "__module__", None) in ("math", "_operator", "operator") and callable(t):
+            out.add(t)
+    return out
+
+
 def program_json(ep: Any, *, full: bool) -> bytes:
     """The program's JSON. ``full=False`` writes only what the audit needs (user inputs with their
     symbolic sizes, ``range_constraints``, ``guards_code``): torch's serializer prints every
@@ -91,7 +104,7 @@ def program_json(ep: Any, *, full: bool) -> bytes:
         # torch's serializer refuses a graph whose size arithmetic calls math.ceil / math.floor
         # (user code such as ``math.ceil(h / 8)``, kept by a ShapesSpec program): they are
         # written like its other size operators, for the duration of the call.
-        extra = {math.ceil, math.floor} - set(serde._SYM_OPS)
+        extra = ({math.ceil, math.floor} | _size_ops(ep)) - set(serde._SYM_OPS)
         serde._SYM_OPS.update(extra)
         # For the audit (not ``full``), only the nodes it reads: torch's serializer prints every
         # tensor's sizes with sympy, which was nearly all of dimguard's time on a ShapesSpec

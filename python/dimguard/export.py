@@ -1296,8 +1296,42 @@ def _decide(
                 **({"narrowed": narrowed} if narrowed else {}),
             }
         )
+        if not isinstance(value, bool) and len(names) == 1:
+            added += _bounds_of(spec, code, names[0], entry, kept, sizes)
         _add_twin(spec, code, sizes, entry, kept)
     return added, why_not
+
+
+def _bounds_of(spec: Any, code: str, name: str, entry: Dict[str, Any], kept: List[Dict[str, Any]], sizes: Mapping[str, Any]) -> int:
+    """For an assumption fixing an integer expression of one variable (``2*(h // 16) - 1 ==
+    27``) whose sizes form one interval (224..239): the interval's bounds, added as assumptions
+    too. Implied by it, they remove nothing more; torch narrows the variable's range with them,
+    so that it computes the integer from the range, and the printed spec re-exports (with the
+    assumption alone torch raises "Could not extract specialized integer" on the pasted spec,
+    HF BEiT). Returns how many were added."""
+    v = spec.var_named(name)
+    if v.min is None or v.max is None or int(v.max) - int(v.min) > _COUNT_LIMIT:
+        return 0
+    try:
+        fn = eval(f"lambda {name}: bool({code})", {"math": math})  # noqa: S307 - dimguard's printed assumption
+        ok = [x for x in range(int(v.min), int(v.max) + 1) if fn(x)]
+    except Exception:  # noqa: BLE001 - not evaluable in Python ints: no bounds
+        return 0
+    if not ok or ok[-1] - ok[0] + 1 != len(ok):
+        return 0
+    added = 0
+    for bound, needed in ((f"{name} >= {ok[0]}", ok[0] > int(v.min)), (f"{name} <= {ok[-1]}", ok[-1] < int(v.max))):
+        if not needed or bound in spec.assumption_codes():
+            continue
+        note = f"implied by {code} (its sizes are {ok[0]}..{ok[-1]}): it removes nothing more; stated so that torch computes the integer from {name}'s range"
+        try:
+            spec.add(bound, note)
+        except Exception:  # noqa: BLE001 - torch refused it: the assumption alone stands
+            continue
+        added += 1
+        entry["notes"].append(f"assuming {bound}: {note}")
+        kept.append({"code": bound, "input": None, "index": None, "kept": None, "sizes": dict(sizes)})
+    return added
 
 
 def _substitute_equalities(spec: Any, entry: Dict[str, Any], kept: List[Dict[str, Any]], first: int) -> int:
