@@ -162,7 +162,7 @@ MODELS["hf_clip_vision"]["hand"] = ((224, 224), (224, 224))
 # cat, an implied limit). The T5 encoder is not among them: its relative-position buckets index
 # a table through `log`, `where` and `min`, which the audit does not follow (its example stays
 # undecided, said).
-CI = ("hf_dinov2", "hf_clip_vision", "hf_dpt", "hf_gpt2_cache")
+CI = ("hf_dinov2", "hf_clip_vision", "hf_dpt", "hf_gpt2_cache", "hf_beit")
 
 
 def make_inputs(spec, shape):
