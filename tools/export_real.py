@@ -133,7 +133,7 @@ MODELS = {
     "hf_longformer": text(lambda: _hf("longformer"), example=(1, 64)),
     # Issue 43: the models whose reports gave sizes up, contradicted themselves or were never
     # audited, and more families.
-    "hf_dpt": image(lambda: _hf("dpt"), inputs=("pixel_values",), hand=((224, 239), (224, 239))),
+    "hf_dpt": image(lambda: _hf("dpt"), inputs=("pixel_values",)),
     "hf_beit": image(lambda: _hf("beit"), inputs=("pixel_values",), hand=((224, 239), (224, 239))),
     "hf_vit": image(lambda: _hf("vit"), inputs=("pixel_values",)),
     "hf_convnext": image(lambda: _hf("convnext"), inputs=("pixel_values",)),
@@ -372,10 +372,11 @@ def table(path):
         kept = ", ".join(f"{k} {v if v is not None else '?'}" + (f" ({hand[k]})" if k in hand else "") for k, v in (r.get("kept") or {}).items()) or "-"
         re_ = "-" if "reexport" not in r else ("yes" if r["reexport"] is None else f"no: {r['reexport'][:80]}".replace("|", "/"))
         share = f"{100 * ds / ts:.1f}%" if ts and ds is not None else "-"
+        model = r["model"] + (f" ({r['mark']})" if r.get("mark") else "")
         out.append(
-            f"| {r['model']} | {r['api']} | {len(rounds)} ({outcome}) | {ts:.1f} | {ds:.2f} | {share} | {r['stderr_lines']} | {agree} | {kept} | {re_} | {'; '.join(notes)} |"
+            f"| {model} | {r['api']} | {len(rounds)} ({outcome}) | {ts:.1f} | {ds:.2f} | {share} | {r['stderr_lines']} | {agree} | {kept} | {re_} | {'; '.join(notes)} |"
             if ts is not None
-            else f"| {r['model']} | {r['api']} | - | - | - | - | {r['stderr_lines']} | - | - | - | {'; '.join(notes)} |"
+            else f"| {model} | {r['api']} | - | - | - | - | {r['stderr_lines']} | - | - | - | {'; '.join(notes)} |"
         )
     return "\n".join(out)
 
