@@ -1310,6 +1310,8 @@ def _bounds_of(spec: Any, code: str, name: str, entry: Dict[str, Any], kept: Lis
     assumption alone torch raises "Could not extract specialized integer" on the pasted spec,
     HF BEiT). Returns how many were added."""
     v = spec.var_named(name)
+    if re.fullmatch(rf"{re.escape(name)} == -?\d+", code):
+        return 0  # the size itself: torch narrows its range from the assumption
     if v.min is None or v.max is None or int(v.max) - int(v.min) > _COUNT_LIMIT:
         return 0
     try:
