@@ -65,15 +65,53 @@ def _hf(kind):
         return t.SegformerModel(t.SegformerConfig(hidden_sizes=[8, 16, 24, 32], num_attention_heads=[1, 1, 1, 1], depths=[1, 1, 1, 1], decoder_hidden_size=32))
     if kind == "swin":
         return t.SwinModel(t.SwinConfig(image_size=224, patch_size=4, embed_dim=32, depths=[1, 1, 1, 1], num_heads=[1, 1, 1, 1], window_size=7))
+    if kind == "dpt":
+        return t.DPTModel(
+            t.DPTConfig(image_size=224, patch_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                        backbone_out_indices=[0, 1], neck_hidden_sizes=[8, 16], fusion_hidden_size=16, reassemble_factors=[4, 2]),
+            add_pooling_layer=False,
+        )
+    if kind == "beit":
+        return t.BeitModel(t.BeitConfig(image_size=224, patch_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, use_relative_position_bias=True))
+    if kind == "vit":
+        return t.ViTModel(t.ViTConfig(image_size=224, patch_size=16, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64))
+    if kind == "convnext":
+        return t.ConvNextModel(t.ConvNextConfig(hidden_sizes=[8, 16, 24, 32], depths=[1, 1, 1, 1]))
+    if kind == "t5_encoder":
+        return Hidden(t.T5EncoderModel(t.T5Config(vocab_size=100, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2)))
+    if kind == "gpt2":
+        # Its default cache (use_cache=True) concatenates an empty `(0,)` past state with the
+        # new keys; 128 positions.
+        return Hidden(t.GPT2Model(t.GPT2Config(vocab_size=100, n_positions=128, n_embd=32, n_layer=2, n_head=2, bos_token_id=0, eos_token_id=0)))
+    if kind == "bert":
+        return Hidden(t.BertModel(t.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=512)))
     raise KeyError(kind)
 
 
-def image(build, inputs=("x",), example=(2, 3, 224, 224), h=IMG, w=IMG):
-    return {"build": build, "inputs": inputs, "example": example, "dims": {0: ("batch",) + BATCH, 2: ("h",) + h, 3: ("w",) + w}, "kind": "image"}
+def Hidden(model):
+    """The model's ``last_hidden_state`` only (its cache object is no pytree torch.export returns)."""
+    import torch
+
+    class Hidden(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids):
+            return self.m(input_ids).last_hidden_state
+
+    return Hidden(model)
 
 
-def text(build, example=(2, 64)):
-    return {"build": build, "inputs": ("input_ids",), "example": example, "dims": {0: ("batch",) + BATCH, 1: ("seq",) + SEQ}, "kind": "text"}
+def image(build, inputs=("x",), example=(2, 3, 224, 224), h=IMG, w=IMG, hand=None):
+    out = {"build": build, "inputs": inputs, "example": example, "dims": {0: ("batch",) + BATCH, 2: ("h",) + h, 3: ("w",) + w}, "kind": "image"}
+    if hand:
+        out["hand"] = hand
+    return out
+
+
+def text(build, example=(2, 64), seq=SEQ):
+    return {"build": build, "inputs": ("input_ids",), "example": example, "dims": {0: ("batch",) + BATCH, 1: ("seq",) + seq}, "kind": "text"}
 
 
 MODELS = {
@@ -93,7 +131,38 @@ MODELS = {
     "hf_swin": image(lambda: _hf("swin"), inputs=("pixel_values",)),
     "hf_funnel": text(lambda: _hf("funnel")),
     "hf_longformer": text(lambda: _hf("longformer"), example=(1, 64)),
+    # Issue 43: the models whose reports gave sizes up, contradicted themselves or were never
+    # audited, and more families.
+    "hf_dpt": image(lambda: _hf("dpt"), inputs=("pixel_values",)),
+    "hf_beit": image(lambda: _hf("beit"), inputs=("pixel_values",), hand=((224, 239), (224, 239))),
+    "hf_vit": image(lambda: _hf("vit"), inputs=("pixel_values",)),
+    "hf_convnext": image(lambda: _hf("convnext"), inputs=("pixel_values",)),
+    "hf_gpt2_cache": text(lambda: _hf("gpt2"), seq=(2, 256)),
+    "hf_t5_encoder": text(lambda: _hf("t5_encoder")),
+    "hf_bert": text(lambda: _hf("bert")),
+    "mobilevitv2_050": image(lambda: _timm("mobilevitv2_050"), example=(1, 3, 256, 256), h=(96, 512), w=(96, 512)),
+    "convnext_atto": image(lambda: _timm("convnext_atto")),
+    "repvit_m1": image(lambda: _timm("repvit_m1")),
+    "fastvit_t8": image(lambda: _timm("fastvit_t8")),
+    "efficientvit_b0": image(lambda: _timm("efficientvit_b0")),
+    "edgenext_xx_small": image(lambda: _timm("edgenext_xx_small")),
+    "mobilenetv3_small_050": image(lambda: _timm("mobilenetv3_small_050"), example=(1, 3, 224, 224)),
+    "resnet18": image(lambda: _tv("resnet18")),
 }
+# A hand-written window a careful engineer writes for the models whose guards fix the grid
+# (HF Dinov2: `(h//14)**2 == 256` and h == w: one Dim 224..237 for both).
+MODELS["hf_dinov2"]["hand"] = ((224, 237), (224, 237))
+# HF CLIP vision (no interpolate_pos_encoding) compares H and W with its image size: torch
+# specializes them at 224 whatever the window (its error: "your code specialized it to be a
+# constant (224)"), so its hand-written spec is static.
+MODELS["hf_clip_vision"]["hand"] = ((224, 224), (224, 224))
+
+# The models CI runs (a few minutes on 2 cores, both APIs): small configs that reach each
+# capability of issue 43 (a window before Dim.STATIC, an integer square root, a cache's empty
+# cat, an implied limit). The T5 encoder is not among them: its relative-position buckets index
+# a table through `log`, `where` and `min`, which the audit does not follow (its example stays
+# undecided, said).
+CI = ("hf_dinov2", "hf_clip_vision", "hf_dpt", "hf_gpt2_cache", "hf_beit")
 
 
 def make_inputs(spec, shape):
@@ -172,6 +241,38 @@ def samples(spec, rep, n_random=4, seed=0):
     return list(dict.fromkeys(out))
 
 
+def kept(spec, rep):
+    """Per named size (not the batch): how many sizes of the user's range the returned program
+    accepts (for a linked size, with some partner), or None where the report cannot say."""
+    out = {}
+    for i, (nm, lo, hi) in spec["dims"].items():
+        if nm == "batch":
+            continue
+        try:
+            acc = rep.accepted(spec["inputs"][0], i)
+            out[nm] = sum(1 for v in acc if lo <= v <= hi)
+        except (ValueError, KeyError):
+            out[nm] = None
+    return out
+
+
+def reexport(spec, model, args, code):
+    """Whether the printed final spec, pasted in front of ``torch.export.export`` with the user's
+    own example, exports: None when it does, else the error's first line."""
+    import torch
+
+    if not code:
+        return "no spec printed"
+    ns = {}
+    try:
+        exec(code, ns)  # noqa: S102 - dimguard's printed spec
+        with torch.no_grad():
+            torch.export.export(model, args, dynamic_shapes=ns["dynamic_shapes"])
+        return None
+    except Exception as e:  # noqa: BLE001 - recorded
+        return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+
+
 def run_one(name, api):
     import torch
 
@@ -212,6 +313,10 @@ def run_one(name, api):
     row["static"] = d.get("static")
     if ep is None:
         return row
+    row["kept"] = kept(spec, rep)
+    if spec.get("hand"):
+        row["hand"] = {nm: hi - lo + 1 for nm, (lo, hi) in zip(("h", "w"), spec["hand"])}
+    row["reexport"] = reexport(spec, model, args, d.get("spec"))
     checks = []
     for shape in samples(spec, rep):
         a = make_inputs(spec, shape)
@@ -235,7 +340,10 @@ def run_one(name, api):
 
 def table(path):
     rows = [json.loads(ln) for ln in open(path) if ln.strip()]
-    out = ["| model | API | rounds | torch s | dimguard s | stderr lines | agreement | names kept | note |", "|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "| model | API | rounds | torch s | dimguard s | share | stderr lines | agreement | sizes kept (hand window) | spec re-exports | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         rounds = r.get("rounds") or []
         outcome = " → ".join(x["outcome"] for x in rounds) or "-"
@@ -260,10 +368,15 @@ def table(path):
             notes.append("old row: agreement by the loop's accepts of then, before the program's verdict")
         ts = r.get("torch_seconds")
         ds = r.get("dimguard_seconds")
+        hand = r.get("hand") or {}
+        kept = ", ".join(f"{k} {v if v is not None else '?'}" + (f" ({hand[k]})" if k in hand else "") for k, v in (r.get("kept") or {}).items()) or "-"
+        re_ = "-" if "reexport" not in r else ("yes" if r["reexport"] is None else f"no: {r['reexport'][:80]}".replace("|", "/"))
+        share = f"{100 * ds / ts:.1f}%" if ts and ds is not None else "-"
+        model = r["model"] + (f" ({r['mark']})" if r.get("mark") else "")
         out.append(
-            f"| {r['model']} | {r['api']} | {len(rounds)} ({outcome}) | {ts:.1f} | {ds:.2f} | {r['stderr_lines']} | {agree} | {', '.join(r.get('names_kept') or []) or '-'} | {'; '.join(notes)} |"
+            f"| {model} | {r['api']} | {len(rounds)} ({outcome}) | {ts:.1f} | {ds:.2f} | {share} | {r['stderr_lines']} | {agree} | {kept} | {re_} | {'; '.join(notes)} |"
             if ts is not None
-            else f"| {r['model']} | {r['api']} | - | - | - | {r['stderr_lines']} | - | - | {'; '.join(notes)} |"
+            else f"| {model} | {r['api']} | - | - | - | - | {r['stderr_lines']} | - | - | - | {'; '.join(notes)} |"
         )
     return "\n".join(out)
 
@@ -274,11 +387,12 @@ def main():
     p.add_argument("--api", choices=["dim", "spec", "both"], default="both")
     p.add_argument("--out", default="tests/data/export_real/models.jsonl")
     p.add_argument("--table", action="store_true", help="print the table of the rows in --out and exit")
+    p.add_argument("--ci", action="store_true", help="only the models CI runs (CI)")
     a = p.parse_args()
     if a.table:
         print(table(a.out))
         return
-    names = a.only.split(",") if a.only else list(MODELS)
+    names = a.only.split(",") if a.only else list(CI) if a.ci else list(MODELS)
     apis = ["dim", "spec"] if a.api == "both" else [a.api]
     for name in names:
         for api in apis:

@@ -243,7 +243,15 @@ def _audit_rows(data: Mapping[str, Any], exprs: bool = True) -> List[str]:
     rows = []
     for d in data.get("dims", []):
         c, a = d.get("claimed") or {}, d.get("accepted")
-        acc = "undecided" if a is None else ("every claimed size" if a["count"] == c.get("count") else repr(SizeSet(a)))
+        doubt = d.get("undecided")
+        if a is None:
+            acc = "undecided"
+        elif doubt:
+            # Never "every claimed size" beside sizes it cannot decide.
+            many = f"{doubt['count']} sizes" if isinstance(doubt, dict) and doubt.get("count") is not None else "some sizes"
+            acc = f"{SizeSet(a)!r}; undecided at {many}"
+        else:
+            acc = "every claimed size" if a["count"] == c.get("count") else repr(SizeSet(a))
         if d.get("linked_with") and d.get("with_some_partner"):
             some = SizeSet(d["with_some_partner"])
             if d.get("link_excludes_none"):

@@ -646,6 +646,46 @@ def _greedy(pool: Sequence[Piece], chosen: Sequence[Piece], target: Mapping[Key,
     return chosen
 
 
+def _serve_example(candidates: List[Piece], chosen: List[Piece], model: Any, top: Sequence[Tuple[str, Any]], kwargs: Mapping[str, Any], max_programs: int, notes: List[str], verbose: bool, export_kwargs: Mapping[str, Any]) -> List[Piece]:
+    """The chosen pieces, with one that accepts the user's own example when none does: a
+    candidate that accepts it, else a program exported static at the example itself (it runs
+    there whenever the model does). It replaces the piece chosen last when ``max_programs`` are
+    chosen already. The Dispatch always serves the call the user traced with."""
+    import torch
+
+    from ._program import _audit, _static
+    from ._round import quiet
+
+    shapes = {n: [int(x) for x in v.shape] for n, v in top if isinstance(v, torch.Tensor)}
+    base = chosen or list(candidates[:1])
+    if any(p.accepts(shapes) for p in base):
+        return chosen
+    room = base if len(base) < max_programs else base[: max_programs - 1]
+    for p in candidates:
+        if p not in base and p.accepts(shapes):
+            notes.append(f"{p.how}: added, since no chosen program accepts your example")
+            return room + [p]
+    t0 = time.perf_counter()
+    try:
+        with quiet():
+            ep = torch.export.export(model, tuple(v for _, v in top), dict(kwargs), **{k: v for k, v in export_kwargs.items() if k != "max_rounds"})
+        tensors = [n for n, v in top if isinstance(v, torch.Tensor)]
+        placeholders = list(ep.graph_signature.user_inputs)
+        audit = _audit(ep, dict(zip(placeholders, tensors)) if len(placeholders) == len(tensors) else {})
+        audit["static"] = _static(ep, tensors)
+    except Exception as e:  # noqa: BLE001 - said: the Dispatch then refuses the example, with why
+        notes.append(f"no program accepts your example, and a static program at it did not export ({type(e).__name__})")
+        return chosen
+    piece = Piece(ep, audit, "dynamic_shapes = None", "static at your example")
+    _say(verbose, f"static at your example: exported ({time.perf_counter() - t0:.1f} s)")
+    if not piece.accepts(shapes):
+        notes.append("no program accepts your example, nor the static program exported at it (its audit does not decide it)")
+        return chosen
+    candidates.append(piece)
+    notes.append("static at your example: added, since no chosen program accepts your example")
+    return room + [piece]
+
+
 def _finish(candidates: Sequence[Piece], chosen: List[Piece], top: Sequence[Tuple[str, Any]], target: Mapping[Key, Tuple[int, int]], dims: Sequence[Key], notes: List[str], verbose: bool) -> Dispatch:
     """The dispatch of the chosen pieces; "one Dim" is what the loop's own program accepts."""
     one_dim = _count(candidates[:1], target, dims) if candidates[0].boxes(target) is not None else None
@@ -704,6 +744,7 @@ def build_shapes_spec(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]]
         candidates.append(piece)
         queue.extend(rep.to_dict().get("assumptions") or [])
     chosen = _greedy(candidates, [], target, dims, max_programs)
+    chosen = _serve_example(candidates, chosen, model, top, kwargs, max_programs, notes, verbose, export_kwargs)
     return _finish(candidates, chosen, top, target, dims, notes, verbose)
 
 
@@ -781,7 +822,9 @@ def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Ma
         args, _ = resized(top, probe)
         where = ", ".join(f"{i}[{k}]={v}" for (i, k), v in sorted(probe.items()) if (i, k) in target)
         try:
-            with torch.no_grad():
+            # The model's own output (transformers' "Input ids are automatically padded ...")
+            # never reaches the terminal: the probe is dimguard's, not the user's call.
+            with torch.no_grad(), quiet():
                 model(*args, **kwargs)
         except Exception as e:  # noqa: BLE001 - the model itself refuses the size: not a piece
             refused.append(f"{where} ({type(e).__name__})")
@@ -797,6 +840,7 @@ def build(export_fn: Any, model: Any, top: Sequence[Tuple[str, Any]], kwargs: Ma
             break
     if refused:
         notes.append("sizes no program accepts where the model itself raises (probed): " + ", ".join(refused))
+    chosen = _serve_example(candidates, chosen, model, top, kwargs, max_programs, notes, verbose, export_kwargs)
     return _finish(candidates, chosen, top, target, dims, notes, verbose)
 
 

@@ -166,6 +166,42 @@ def _solver_specialized(text: str, sheet: Mapping[str, Any], point: Mapping[Key,
     return out
 
 
+def _windows(new: Mapping[str, Any], sheet: Mapping[str, Any], forced: Sequence[str]) -> Dict[str, str]:
+    """Of the roots torch's solver asks to specialize (``forced``, in ``sheet``), those the
+    diagnosed spec ``new`` keeps dynamic in a window narrower than ``sheet``'s at every entry on
+    them (a shared ``Dim`` where torch tied them): root -> what the window is, in words."""
+    roots_old = {r["name"]: r for r in sheet["roots"]}
+    roots_new = {r["name"]: r for r in new.get("roots", [])}
+    at_new = {(e["input"], int(e["index"])): e["value"] for e in new.get("entries", [])}
+
+    def span(v: Mapping[str, Any], roots: Mapping[str, Any]) -> Optional[Tuple[int, int, int]]:
+        r = roots.get(v.get("root")) or {}
+        if v.get("kind") != "dim" or r.get("min") is None or r.get("max") is None:
+            return None
+        c, o = int(v["coef"]), int(v["offset"])
+        return (c * int(r["min"]) + o, c * int(r["max"]) + o, int(r["max"]) - int(r["min"]) + 1)
+
+    out: Dict[str, str] = {}
+    for root in forced:
+        said: List[str] = []
+        ok = False
+        for e in sheet["entries"]:
+            v = e["value"]
+            if v.get("kind") != "dim" or v["root"] != root:
+                continue
+            key = (e["input"], int(e["index"]))
+            was, now = span(v, roots_old), span(at_new.get(key) or {}, roots_new)
+            if was is None or now is None or now[2] < 2 or now[2] >= was[2]:
+                ok = False
+                break
+            ok = True
+            step = int(at_new[key]["coef"])
+            said.append(f"{key[0]}[{key[1]}] {now[0]}..{now[1]}" + (f" step {step}" if step != 1 else "") + f", {now[2]} of {was[2]} sizes")
+        if ok:
+            out[root] = ", ".join(said)
+    return out
+
+
 def _shapes_at(shapes: Sequence[Tuple[str, List[int]]], point: Mapping[Key, int]) -> List[Tuple[str, List[int]]]:
     return [(n, [point.get((n, i), s) for i, s in enumerate(shape)]) for n, shape in shapes]
 
@@ -336,9 +372,18 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
             for dd in (rd.get("diagnosis") or {}).get("dims", []):
                 if dd.get("source") == source or dd.get("name") == name:
                     said.extend(g.get("text", "") for g in dd.get("guards", [])[:2])
-                    if not dd.get("guards") and dd.get("status"):
-                        said.append(f"torch {dd['status']} it")
-        why = f"torch's guards: {'; '.join(dict.fromkeys(x for x in said if x))}" if said else "torch specialized it"
+                    if not dd.get("guards") and dd.get("status") == "specialized":
+                        said.append("torch specialized it")
+        if said:
+            why = f"torch's guards: {'; '.join(dict.fromkeys(x for x in said if x))}"
+        elif key in fixed:
+            why = "torch specialized it"
+        else:
+            # The program keeps it dynamic: what limits it is the program's own (its guards,
+            # run-time asserts and implied limits: report.dims, report.runtime), never "torch
+            # specialized it".
+            why = "the program's own guards and run-time checks; report.dims and report.runtime say which"
+
         out.append(
             {
                 "name": name,
@@ -445,7 +490,9 @@ def _shortfall(audit: Mapping[str, Any], notes: List[str], names: Optional[Mappi
     exact = True
     full_groups = set()
     for j in audit.get("joint") or []:
-        if j.get("accepted") == j.get("claimed"):
+        # A group is whole only when its joint set is decided and equals what it claims (an
+        # undecided group has neither: never "accepts every claimed size").
+        if j.get("accepted") is not None and j.get("accepted") == j.get("claimed"):
             full_groups.update(j.get("sources", []))
         else:
             exact = False
@@ -455,6 +502,9 @@ def _shortfall(audit: Mapping[str, Any], notes: List[str], names: Optional[Mappi
         c, a = d.get("claimed") or {}, d.get("accepted")
         here = f"{d['input']}[{d['index']}]"
         name = (names or {}).get((d["input"], d["index"])) or d.get("symbol") or f"{d['input']}_{d['index']}"
+        if d.get("undecided"):
+            # Whatever else is known of it, some of its sizes are undecided.
+            exact = False
         if d.get("linked_with"):
             if d.get("source") in full_groups:
                 continue
@@ -683,6 +733,8 @@ def export(
     # Why a size the user named became Dim.AUTO, where the loop knows (said in the spec's comment).
     auto_why: Dict[Key, str] = {}
     real = False
+    # Roots torch's solver asked to specialize whose diagnosed window was tried (once each).
+    window_tried: set = set()
     for n in range(1, max_rounds + 1):
         t1 = time.perf_counter()
         sheet, shifted = _torch_form(sheet)
@@ -783,6 +835,23 @@ def export(
                     entry["diagnosis"] = {k: v for k, v in out.items() if k != "spec"}
                     new = out["spec"]
                     forced = _solver_specialized(_text(err), sheet, point)
+                    windows = _windows(new, sheet, [r for r in forced if r not in window_tried])
+                    if windows:
+                        # torch's solver asks to specialize these at the traced size, while the
+                        # diagnosis keeps a sound window through it (HF Dinov2: h == w and
+                        # (h//14)**2 == 256 specialize h at 224 over 64..512, and one shared
+                        # Dim 224..237 exports): that window is tried first, once; Dim.STATIC
+                        # only if torch specializes them again.
+                        window_tried.update(windows)
+                        forced = [r for r in forced if r not in windows]
+                        new = {
+                            **new,
+                            "notes": list(new.get("notes", []))
+                            + [
+                                f"torch's solver asks to specialize {', '.join(windows)} at the traced size; "
+                                f"trying the diagnosis's sound window first ({'; '.join(windows.values())}), Dim.STATIC only if torch specializes it again"
+                            ],
+                        }
                     if forced:
                         # torch's solver specialized these at a traced size of 2 or more that
                         # dimguard keeps dynamic (raft_small: it cannot solve (3*batch - 1) //
@@ -904,7 +973,12 @@ def export(
         # leave the user's own example out (or a run-time assert on data leaves it undecided).
         own = ", ".join(f"{n}={tuple(s)}" for n, s in shapes)
         if own_verdict["accepted"] is False:
-            why = f"the returned program does not accept your example inputs ({own}); it was traced at " + ", ".join(f"{n}={tuple(s)}" for n, s in final_shapes)
+            traced_at = ", ".join(f"{n}={tuple(s)}" for n, s in final_shapes)
+            if traced_at == own:
+                # Traced at the very sizes it rejects: say what rejects them, never "traced at" the same.
+                why = f"the returned program does not accept your example inputs ({own}), the sizes it was traced at: {own_verdict['reason']}"
+            else:
+                why = f"the returned program does not accept your example inputs ({own}); it was traced at {traced_at}: {own_verdict['reason']}"
         else:
             why = f"whether the returned program accepts your example inputs ({own}) is undecided: {own_verdict['reason']}"
         rounds[-1]["notes"].append(why)
@@ -1222,8 +1296,44 @@ def _decide(
                 **({"narrowed": narrowed} if narrowed else {}),
             }
         )
+        if not isinstance(value, bool) and len(names) == 1:
+            added += _bounds_of(spec, code, names[0], entry, kept, sizes)
         _add_twin(spec, code, sizes, entry, kept)
     return added, why_not
+
+
+def _bounds_of(spec: Any, code: str, name: str, entry: Dict[str, Any], kept: List[Dict[str, Any]], sizes: Mapping[str, Any]) -> int:
+    """For an assumption fixing an integer expression of one variable (``2*(h // 16) - 1 ==
+    27``) whose sizes form one interval (224..239): the interval's bounds, added as assumptions
+    too. Implied by it, they remove nothing more; torch narrows the variable's range with them,
+    so that it computes the integer from the range, and the printed spec re-exports (with the
+    assumption alone torch raises "Could not extract specialized integer" on the pasted spec,
+    HF BEiT). Returns how many were added."""
+    v = spec.var_named(name)
+    if re.fullmatch(rf"{re.escape(name)} == -?\d+", code):
+        return 0  # the size itself: torch narrows its range from the assumption
+    if v.min is None or v.max is None or int(v.max) - int(v.min) > _COUNT_LIMIT:
+        return 0
+    try:
+        fn = eval(f"lambda {name}: bool({code})", {"math": math})  # noqa: S307 - dimguard's printed assumption
+        ok = [x for x in range(int(v.min), int(v.max) + 1) if fn(x)]
+    except Exception:  # noqa: BLE001 - not evaluable in Python ints: no bounds
+        return 0
+    if not ok or ok[-1] - ok[0] + 1 != len(ok):
+        return 0
+    added = 0
+    for bound, needed in ((f"{name} >= {ok[0]}", ok[0] > int(v.min)), (f"{name} <= {ok[-1]}", ok[-1] < int(v.max))):
+        if not needed or bound in spec.assumption_codes():
+            continue
+        note = f"implied by {code} (its sizes are {ok[0]}..{ok[-1]}): it removes nothing more; stated so that torch computes the integer from {name}'s range"
+        try:
+            spec.add(bound, note)
+        except Exception:  # noqa: BLE001 - torch refused it: the assumption alone stands
+            continue
+        added += 1
+        entry["notes"].append(f"assuming {bound}: {note}")
+        kept.append({"code": bound, "input": None, "index": None, "kept": None, "sizes": dict(sizes)})
+    return added
 
 
 def _substitute_equalities(spec: Any, entry: Dict[str, Any], kept: List[Dict[str, Any]], first: int) -> int:

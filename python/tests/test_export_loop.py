@@ -196,7 +196,11 @@ def test_each_violation_form_torch_raises_is_read_by_the_loop(form):
     assert not any("could not read" in n for n in notes), notes
     # ConvStack's batch Dim(max=64) takes 0, which its program rejects: one more round narrows
     # the spec to 1..64 (the audit's narrowing, not a reading).
-    assert len(rep.rounds) <= (3 if form == "bullets" else 2), [r["outcome"] for r in rep.rounds]
+    # Where torch's solver asked to specialize a size whose guards leave a window through the
+    # traced size, the window is tried first, once: one round more when torch specializes it
+    # again (issue 43).
+    tried = any("trying the diagnosis's sound window first" in n for n in notes)
+    assert len(rep.rounds) <= (3 if form == "bullets" else 2) + tried, [r["outcome"] for r in rep.rounds]
     for d in ds.values():
         for v in d.values():
             root = getattr(v, "__name__", None)

@@ -90,9 +90,9 @@ pub enum Error {
 /// `Display` renders the input line with a caret under the offending column:
 ///
 /// ```text
-/// error: unsupported function `OpaqueUnaryFn_sqrt`
-///   | OpaqueUnaryFn_sqrt(L['x'].size()[2]) > 4
-///   | ^^^^^^^^^^^^^^^^^^
+/// error: unsupported function `OpaqueUnaryFn_log`
+///   | OpaqueUnaryFn_log(L['x'].size()[2]) > 4
+///   | ^^^^^^^^^^^^^^^^^
 ///   = help: dimguard understands ...
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

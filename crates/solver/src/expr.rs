@@ -62,6 +62,7 @@ trait Exact: Clone + Ord + Sized {
     fn absv(&self) -> ArithResult<Self>;
     fn rounded(&self, k: RoundKind) -> ArithResult<Self>;
     fn power(&self, e: &Self) -> Result<Self, EvalError>;
+    fn big(&self) -> BigQ;
     fn zero(&self) -> bool;
     fn positive(&self) -> bool;
 }
@@ -97,6 +98,9 @@ impl Exact for Q {
     }
     fn power(&self, e: &Q) -> Result<Q, EvalError> {
         pow_values(self, e)
+    }
+    fn big(&self) -> BigQ {
+        BigQ::from_q(self)
     }
     fn zero(&self) -> bool {
         Zero::is_zero(self)
@@ -207,6 +211,9 @@ impl Exact for BigQ {
             num_traits::pow(self.clone(), m as usize)
         };
         Ok(if e.is_negative() { p.recip() } else { p })
+    }
+    fn big(&self) -> BigQ {
+        self.clone()
     }
     fn zero(&self) -> bool {
         Zero::is_zero(self)
@@ -459,9 +466,14 @@ fn eval_in<N: Exact>(e: &Expr, env: &dyn Fn(&str) -> Option<i128>) -> EvalResult
             }
         }
         Expr::Mod(a, b) => Val::Num(ev(a)?.num()?.fmod(&ev(b)?.num()?)?),
-        Expr::Round(k, a) => match ev(a)? {
-            Val::Inf(s) => Val::Inf(s),
-            v => Val::Num(v.num()?.rounded(*k)?),
+        Expr::Round(k, a) => match fractional_power(a) {
+            Some((base, p, q)) => {
+                Val::Num(N::from_q(&num::q(Root::of(ev(base)?, p, q)?.rounded(*k))))
+            }
+            None => match ev(a)? {
+                Val::Inf(s) => Val::Inf(s),
+                v => Val::Num(v.num()?.rounded(*k)?),
+            },
         },
         Expr::Min(v) | Expr::Max(v) => {
             let want_max = matches!(e, Expr::Max(_));
@@ -487,10 +499,18 @@ fn eval_in<N: Exact>(e: &Expr, env: &dyn Fn(&str) -> Option<i128>) -> EvalResult
             Val::Inf(_) => Val::Inf(true),
             v => Val::Num(v.num()?.absv()?),
         },
-        Expr::Cmp(op, a, b) => {
-            let (x, y) = (ev(a)?, ev(b)?);
-            Val::Bool(op.holds(x.cmp_key().cmp(&y.cmp_key())))
-        }
+        Expr::Cmp(op, a, b) => match (fractional_power(a), fractional_power(b)) {
+            (Some((base, p, q)), None) => {
+                Val::Bool(op.holds(Root::of(ev(base)?, p, q)?.cmp_with(ev(b)?)?))
+            }
+            (None, Some((base, p, q))) => {
+                Val::Bool(op.holds(Root::of(ev(base)?, p, q)?.cmp_with(ev(a)?)?.reverse()))
+            }
+            _ => {
+                let (x, y) = (ev(a)?, ev(b)?);
+                Val::Bool(op.holds(x.cmp_key().cmp(&y.cmp_key())))
+            }
+        },
         Expr::And(v) => {
             for x in v {
                 if !ev(x)?.truth()? {
@@ -537,6 +557,113 @@ fn mul_values<N: Exact>(a: Val<N>, b: Val<N>) -> EvalResult<N> {
             }
         }
         (a, b) => Ok(Val::Num(a.num()?.times(&b.num()?)?)),
+    }
+}
+
+/// A power with a fractional exponent `p/q` (`x ** 0.5`, `x ** 1.5`, `sym_sqrt(x)`): its base,
+/// `p` and `q`, for `0 < p <= 64` and `q` a power of two up to 64 (such an exponent is exact as a
+/// Python float). Its value is irrational in general: the evaluator decides it only under a
+/// rounding or in a comparison with an integer ([`Root`]).
+fn fractional_power(e: &Expr) -> Option<(&Expr, u32, u32)> {
+    let Expr::Pow(base, exp) = e else {
+        return None;
+    };
+    let Expr::Const(c) = &**exp else {
+        return None;
+    };
+    let (p, q) = (*c.numer(), *c.denom());
+    let ok = q > 1 && q <= 64 && (q as u128).is_power_of_two() && (1..=64).contains(&p);
+    ok.then_some((&**base, p as u32, q as u32))
+}
+
+/// Largest bit length of `y = base**p` whose root `y ** (1/q)` the evaluator decides. Below
+/// it, an irrational root lies farther from every integer (`|y**(1/q) - n| >= 1 / (q *
+/// y**((q-1)/q))`) than twice the unit in the last place of a float of its size, so Python's
+/// float power (within one unit of the exact root; exact where the root is an integer, as
+/// IEEE `sqrt` and glibc's `pow` are) rounds, and compares with an integer, as the exact root
+/// does. Past it, floats may round across an integer: undefined, never guessed.
+pub const ROOT_ARGUMENT_BITS: u64 = 48;
+
+/// The exact root `y ** (1/q)` of an integer `y >= 0`: its floor and whether it is exact.
+struct Root {
+    y: BigInt,
+    q: u32,
+    floor: BigInt,
+    exact: bool,
+}
+
+impl Root {
+    /// `base ** (p/q)` for a base that is a non-negative integer of at most
+    /// [`ROOT_ARGUMENT_BITS`] bits once raised to `p`.
+    fn of<N: Exact>(base: Val<N>, p: u32, q: u32) -> Result<Root, EvalError> {
+        let b = base.num()?.big();
+        if !b.is_integer() {
+            return Err(EvalError::Undefined("a fractional power of a fraction"));
+        }
+        if b.is_negative() {
+            // Python's `(-4.0) ** 0.5` is a complex number: no size.
+            return Err(EvalError::Undefined(
+                "a fractional power of a negative number",
+            ));
+        }
+        let n = b.numer();
+        if n.bits().saturating_mul(p as u64) > ROOT_ARGUMENT_BITS + p as u64 {
+            return Err(EvalError::Undefined(
+                "a fractional power past 2^48, where floats round",
+            ));
+        }
+        let y = num_traits::pow(n.clone(), p as usize);
+        if y.bits() > ROOT_ARGUMENT_BITS {
+            return Err(EvalError::Undefined(
+                "a fractional power past 2^48, where floats round",
+            ));
+        }
+        let floor = y.nth_root(q);
+        let exact = num_traits::pow(floor.clone(), q as usize) == y;
+        Ok(Root { y, q, floor, exact })
+    }
+
+    /// The root rounded as `k` rounds (it is non-negative, so `trunc` is `floor`; a tie of
+    /// `round` cannot occur: `(2r+1)**q` is odd and `2**q * y` even).
+    fn rounded(&self, k: RoundKind) -> i128 {
+        let r = self.floor.to_i128().expect("a root below 2^48 fits");
+        match k {
+            RoundKind::Floor | RoundKind::Trunc => r,
+            RoundKind::Ceil => r + i128::from(!self.exact),
+            RoundKind::HalfEven => {
+                let twice = num_traits::pow(BigInt::from(2 * r + 1), self.q as usize);
+                let scaled = &self.y << self.q as usize;
+                r + i128::from(scaled > twice)
+            }
+        }
+    }
+
+    /// The order of the root against another value: an infinity, or an integer (a comparison
+    /// with a fraction is undefined: floats could order it either way).
+    fn cmp_with<N: Exact>(&self, other: Val<N>) -> Result<std::cmp::Ordering, EvalError> {
+        use std::cmp::Ordering;
+        let c = match other {
+            Val::Inf(s) => return Ok(if s { Ordering::Less } else { Ordering::Greater }),
+            v => v.num()?.big(),
+        };
+        if !c.is_integer() {
+            return Err(EvalError::Undefined(
+                "a fractional power compared with a fraction",
+            ));
+        }
+        let c = c.numer();
+        if c.is_negative() {
+            return Ok(Ordering::Greater);
+        }
+        if self.exact {
+            return Ok(self.floor.cmp(c));
+        }
+        // floor < root < floor + 1.
+        Ok(if *c <= self.floor {
+            Ordering::Greater
+        } else {
+            Ordering::Less
+        })
     }
 }
 

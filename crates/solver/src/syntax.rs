@@ -52,6 +52,7 @@ pub const SYMPY_FUNCTIONS: &[&str] = &[
     "PowByNatural",
     "FloatPow",
     "Pow",
+    "OpaqueUnaryFn_sqrt",
     "LShift",
     "RShift",
     "And",
@@ -72,6 +73,7 @@ pub const GUARD_CODE_FUNCTIONS: &[&str] = &[
     "math.trunc",
     "math.floor",
     "math.ceil",
+    "math.sqrt",
     "torch.sym_float",
     "torch.sym_int",
     "torch.sym_max",
@@ -388,6 +390,11 @@ impl Lower<'_> {
                 let (x, y) = two(self)?;
                 Expr::Pow(b(x), b(y))
             }
+            // A square root, float-valued: exact under a rounding or compared with an integer
+            // (`expr.rs`'s `Root`), undefined elsewhere.
+            "OpaqueUnaryFn_sqrt" | "math.sqrt" => {
+                Expr::Pow(b(one(self)?), b(Expr::Const(Q::new(1, 2))))
+            }
             // Logic and selection.
             "And" => Expr::And(nonempty(self)?),
             "Or" => Expr::Or(nonempty(self)?),
@@ -593,10 +600,10 @@ mod tests {
 
     #[test]
     fn unsupported_functions_are_named_with_a_caret() {
-        let e = parse_guard("OpaqueUnaryFn_sqrt(L['x'].size()[2]) > 4").unwrap_err();
-        assert!(e.message.contains("`OpaqueUnaryFn_sqrt`"), "{e}");
+        let e = parse_guard("OpaqueUnaryFn_log(L['x'].size()[2]) > 4").unwrap_err();
+        assert!(e.message.contains("`OpaqueUnaryFn_log`"), "{e}");
         assert_eq!(e.offset, 0);
-        assert_eq!(e.len, "OpaqueUnaryFn_sqrt".len());
+        assert_eq!(e.len, "OpaqueUnaryFn_log".len());
         let e = parse_guard("Mod(x)").unwrap_err();
         assert!(e.message.contains("takes 2 argument"), "{e}");
         let e = parse_guard("x & 3").unwrap_err();

@@ -170,13 +170,13 @@ pub(super) fn runtime_checks(out: &mut String, r: &CheckReport, st: &Style) {
                 c.reason.as_deref().unwrap_or("?")
             )),
             (Some(k), _) => st.red(&format!(
-                "rejects {k} claimed size{}, e.g. {}",
+                "rejects {k} claimed size{}{}",
                 if k == 1 { "" } else { "s" },
-                c.rejected_examples
+                eg(&c
+                    .rejected_examples
                     .iter()
                     .map(|v| v.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                    .collect::<Vec<_>>())
             )),
             (None, _) => "with other sizes (see the accepted sets)".to_string(),
         };
@@ -289,9 +289,9 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
                     st.green(&format!("all {n} claimed sizes, {each}"))
                 } else {
                     st.red(&format!(
-                        "{n} of them, {each}; {} fail with every partner, e.g. {}",
+                        "{n} of them, {each}; {} fail with every partner{}",
                         d.claimed.count.saturating_sub(n + unsure),
-                        ex.join(", ")
+                        eg(&ex)
                     ))
                 }
             } else if rejected == 0 && unsure == 0 && some.is_none() {
@@ -323,10 +323,7 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
                 if rejected == 0 {
                     st.yellow(&head)
                 } else {
-                    st.red(&format!(
-                        "{head}; {rejected} {fail}, e.g. {}",
-                        ex.join(", ")
-                    ))
+                    st.red(&format!("{head}; {rejected} {fail}{}", eg(&ex)))
                 }
             };
             before.row("accepts", &verdict);
@@ -341,6 +338,16 @@ fn dim(out: &mut String, d: &CheckDim, r: &CheckReport, st: &Style) {
         linked_and_spec(d, &mut after);
     }
     size(out, &head, before, &d.answer, &v, claimed, after, st);
+}
+
+/// `, e.g. 3, 5` for a few rejected sizes, nothing when none is listed (never a dangling
+/// "e.g.").
+fn eg(ex: &[String]) -> String {
+    if ex.is_empty() {
+        String::new()
+    } else {
+        format!(", e.g. {}", ex.join(", "))
+    }
 }
 
 /// A size's link and its line of the corrected spec (none for a size equal to another's).

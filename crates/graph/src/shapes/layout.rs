@@ -177,12 +177,19 @@ fn slice(a: &Args) -> Option<Inferred> {
 }
 
 fn cat(a: &Args) -> Option<Inferred> {
-    let shapes: Vec<&[Expr]> = a
-        .tensor_list("tensors", 0)?
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect();
-    let first = *shapes.first()?;
+    // torch's `cat` skips a 1-D tensor of size 0 whatever the other tensors' rank and `dim`
+    // (its legacy empty tensor: GPT-2's default cache concatenates a `(0,)` past state with
+    // the new keys, `dim=-2`), and 0-d ones.
+    let empty = |s: &[Expr]| s.is_empty() || (s.len() == 1 && s[0] == Expr::int(0));
+    let all = a.tensor_list("tensors", 0)?;
+    let shapes: Vec<&[Expr]> = all.iter().copied().filter(|s| !empty(s)).collect();
+    let Some(&first) = shapes.first() else {
+        // Only skipped tensors: the result is the empty 1-D tensor.
+        return all
+            .iter()
+            .any(|s| s.len() == 1)
+            .then(|| Inferred::one(vec![Expr::int(0)]));
+    };
     let d = a.index(a.const_int("dim", 1).unwrap_or(0), first.len(), "dim")?;
     let mut out = Inferred::default();
     let mut s = first.to_vec();

@@ -198,6 +198,38 @@ fn operators_outside_the_fixtures() {
 }
 
 #[test]
+fn cat_skips_one_dimensional_empty_tensors_as_torch_does() {
+    // GPT-2's default cache: cat((0,), [b, heads, s, d], dim=-2), in either order.
+    let kv = vec![Expr::sym("b"), int(2), Expr::sym("s"), int(16)];
+    for names in [["e", "k"], ["k", "e"]] {
+        let n = node(
+            "torch.ops.aten.cat.default",
+            serde_json::json!([{"name": "tensors", "arg": {"as_tensors": [{"name": names[0]}, {"name": names[1]}]}}, {"name": "dim", "arg": {"as_int": -2}}]),
+            serde_json::json!([tensor("o")]),
+        );
+        let out = run(&n, &[("e", vec![int(0)]), ("k", kv.clone())], &[]);
+        assert_eq!(out.tensors[0].as_ref().unwrap(), &kv, "{names:?}");
+        assert!(out.guards.is_empty(), "{:?}", out.guards);
+    }
+    // Only empty tensors: the empty tensor.
+    let n = node(
+        "torch.ops.aten.cat.default",
+        serde_json::json!([{"name": "tensors", "arg": {"as_tensors": [{"name": "e"}, {"name": "f"}]}}]),
+        serde_json::json!([tensor("o")]),
+    );
+    let out = run(&n, &[("e", vec![int(0)]), ("f", vec![int(0)])], &[]);
+    assert_eq!(out.tensors[0].as_ref().unwrap(), &vec![int(0)]);
+    // A 1-D tensor that is not empty is not skipped: a rank mismatch stays an error.
+    let n = node(
+        "torch.ops.aten.cat.default",
+        serde_json::json!([{"name": "tensors", "arg": {"as_tensors": [{"name": "k"}, {"name": "f"}]}}, {"name": "dim", "arg": {"as_int": -2}}]),
+        serde_json::json!([tensor("o")]),
+    );
+    let e = error(&n, &[("k", kv), ("f", vec![int(3)])]);
+    assert!(e.to_string().contains("cat"), "{e}");
+}
+
+#[test]
 fn broadcasting() {
     let mut g = vec![];
     let s = broadcast(
