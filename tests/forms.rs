@@ -1012,14 +1012,20 @@ fn recompile_reasons_with_the_frames_guard_list_give_every_size_the_graph_accept
         &[("x_0", (1, 40))],
     );
     assert_eq!(m.form, Form::GuardFailed);
+    // One cache entry, 0/0: the guard it failed first, then the frame's list.
+    let rt = m.runtime.as_ref().unwrap();
+    assert_eq!(rt.entries.len(), 1);
     assert_eq!(
-        m.runtime.as_ref().unwrap().text,
-        "(x.size()[0] % 4) == 0",
+        rt.entries[0].guards[0].text, "(x.size()[0] % 4) == 0",
         "the guard that failed"
     );
+    assert!(
+        rt.entries[0].guards.len() >= 3,
+        "{:?}",
+        rt.entries[0].guards
+    );
+    assert!(rt.listed);
     assert_eq!(m.dims.len(), 1, "{:?}", m.dims);
-    assert!(m.dims[0].guards.len() >= 3, "{:?}", m.dims[0].guards);
-    assert!(m.notes.iter().any(|n| n.contains("frame 0/0")));
     let r = report(&m, &[(Some("x_0"), 6)]);
     brute_force("recompile_guards_branch", &m, &r);
     assert_eq!(members(&r, 0), accepted("branch"));

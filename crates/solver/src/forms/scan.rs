@@ -37,8 +37,27 @@ pub fn read(lines: &[Line]) -> Option<Message> {
     let mut seen = std::collections::HashSet::new();
     for line in lines {
         for (text, expr) in expressions(&line.text, &mut budget) {
-            if seen.insert(text.clone()) {
-                found.push((line.no, text, expr, kind(&line.text)));
+            // `eval size_oblivious(Eq(...)) == False [statically known]`, `Eq(s59, s80)=False`:
+            // the text says the condition is false, so what holds is its negation.
+            let (text, expr) = if said_false(&line.text, &text) {
+                (format!("Not({text})"), Expr::Not(Box::new(expr)))
+            } else {
+                (text, expr)
+            };
+            // `x0.size()[0] == 8 and x1.size()[2] == 96 and ...` (torch 2.1's specializations):
+            // a conjunction of conditions each on one size is a guard per size.
+            let parts: Vec<(String, Expr)> = match &expr {
+                Expr::And(ps)
+                    if ps.iter().all(|p| p.atoms().len() == 1) && expr.atoms().len() > 1 =>
+                {
+                    ps.iter().map(|p| (p.to_string(), p.clone())).collect()
+                }
+                _ => vec![(text, expr)],
+            };
+            for (text, expr) in parts {
+                if seen.insert(text.clone()) {
+                    found.push((line.no, text, expr, kind(&line.text)));
+                }
             }
         }
         if budget.spent {
@@ -132,6 +151,15 @@ pub fn read(lines: &[Line]) -> Option<Message> {
         msg.form = Form::DataDependent;
     }
     Some(msg)
+}
+
+/// Whether `line` says the condition `text` it holds is false: `text` followed (after closing
+/// parentheses) by `== False` or `=False`.
+fn said_false(line: &str, text: &str) -> bool {
+    line.match_indices(text).any(|(i, _)| {
+        let rest = line[i + text.len()..].trim_start_matches([')', ' ']);
+        rest.starts_with("== False") || rest.starts_with("=False")
+    })
 }
 
 /// `text` with every whole-word `word` (not inside a longer name: `u0` but not `u01`) replaced.
