@@ -519,7 +519,7 @@ fn answer_jointly(
 /// them: `x.size()[1]: 1024 is accepted by no cached graph; entries accept 128 (0/0), 256 (0/1),
 /// 512 (0/2)`.
 fn entry_lines(rt: &crate::message::Runtime, report: &Report) -> Vec<String> {
-    let mut by_size: Vec<(String, Vec<(String, Option<DimSet>)>)> = Vec::new();
+    let mut by_size: Vec<(String, Vec<EntrySet>)> = Vec::new();
     for (k, e) in rt.entries.iter().enumerate() {
         let atoms: Vec<String> = e
             .guards
@@ -591,6 +591,9 @@ fn entry_lines(rt: &crate::message::Runtime, report: &Report) -> Vec<String> {
     }
     out
 }
+
+/// A cache entry's id and the sizes it accepts (when decided).
+type EntrySet = (String, Option<DimSet>);
 
 /// A set in a few words: its members when at most six, else its pieces (`2..64`, `65..`).
 fn short_set(s: &DimSet) -> String {

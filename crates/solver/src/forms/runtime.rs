@@ -338,7 +338,7 @@ pub fn recompile(lines: &[Line]) -> Option<Message> {
         match entry_guard(&text) {
             Ok(EntryGuard::Size(g, actual)) => {
                 e.actual = actual;
-                e.guards.push(g);
+                e.guards.push(*g);
             }
             Ok(EntryGuard::Other(g)) => e.other.push(g),
             Err(reason) => {
@@ -625,7 +625,7 @@ const MISMATCH: &str = "' size mismatch at index ";
 /// What one recompile reason holds: a guard over sizes (with the size the call had, for a static
 /// size's mismatch), or a guard over something else.
 enum EntryGuard {
-    Size(crate::message::Guard, Option<i128>),
+    Size(Box<crate::message::Guard>, Option<i128>),
     Other(String),
 }
 
@@ -659,11 +659,11 @@ fn entry_guard(text: &str) -> Result<EntryGuard, String> {
         let text = format!("{tensor}.size()[{index}] == {expected}");
         let expr = parse_guard(&text).map_err(|e| e.message)?;
         return Ok(EntryGuard::Size(
-            crate::message::Guard {
+            Box::new(crate::message::Guard {
                 text,
                 expr,
                 provenance: None,
-            },
+            }),
             actual,
         ));
     }
@@ -675,11 +675,11 @@ fn entry_guard(text: &str) -> Result<EntryGuard, String> {
             let size = |a: &str| a.contains(".size()[") || a.contains(".shape[");
             if !atoms.is_empty() && atoms.iter().all(|a| size(a)) {
                 Ok(EntryGuard::Size(
-                    crate::message::Guard {
+                    Box::new(crate::message::Guard {
                         text: g.to_string(),
                         expr,
                         provenance: None,
-                    },
+                    }),
                     None,
                 ))
             } else {
