@@ -120,6 +120,9 @@ fn fallback(
             if let Some(c) = crash {
                 return Ok(c);
             }
+            if let Some(m) = violation::static_hints(lines) {
+                return Ok(m);
+            }
             if let Some(r) = runtime::read(lines)? {
                 return Ok(r);
             }

@@ -36,7 +36,7 @@ pub fn read(lines: &[Line]) -> Option<Message> {
     let mut found: Vec<(usize, String, Expr, &'static str)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for line in lines {
-        for (text, expr) in expressions(&line.text, &mut budget) {
+        for (text, expr) in expressions(&size_calls(&line.text), &mut budget) {
             // `eval size_oblivious(Eq(...)) == False [statically known]`, `Eq(s59, s80)=False`:
             // the text says the condition is false, so what holds is its negation.
             let (text, expr) = if said_false(&line.text, &text) {
@@ -151,6 +151,30 @@ pub fn read(lines: &[Line]) -> Option<Message> {
         msg.form = Form::DataDependent;
     }
     Some(msg)
+}
+
+/// `values.size(0)` (a size as user code writes it) → `values.size()[0]`, the source form the
+/// guard grammar reads.
+fn size_calls(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains(".size(") {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len() + 8);
+    let mut rest = line;
+    while let Some(i) = rest.find(".size(") {
+        let after = &rest[i + ".size(".len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        out.push_str(&rest[..i]);
+        if digits > 0 && after[digits..].starts_with(')') {
+            out.push_str(&format!(".size()[{}]", &after[..digits]));
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(".size(");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Whether `line` says the condition `text` it holds is false: `text` followed (after closing

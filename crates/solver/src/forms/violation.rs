@@ -58,6 +58,48 @@ pub fn read_lines(cleaned: &[clean::Line]) -> Result<Message, Error> {
     }
     Ok(msg)
 }
+/// torch's conflicts between a spec and tracing (`ValueError: Found the following conflicts
+/// between user-specified ranges and inferred ranges from model tracing:`): `- Received
+/// user-specified dim hint Dim.DYNAMIC(min=None, max=None), but tracing inferred a static shape
+/// of 30 for dimension inputs['x'].shape[1].` is that size specialized to 30, over the hint's
+/// range widened to hold 30 (the text states the answer; no default range may exclude it).
+pub fn static_hints(lines: &[clean::Line]) -> Option<Message> {
+    const KEY: &str = "but tracing inferred a static shape of ";
+    let mut msg = Message::empty(Form::ConstraintViolation);
+    for l in lines {
+        let t = &l.text;
+        let Some(i) = t.find(KEY) else { continue };
+        let rest = &t[i + KEY.len()..];
+        let Some((v, src)) = rest.split_once(" for dimension ") else {
+            continue;
+        };
+        let Ok(v) = v.trim().parse::<i128>() else {
+            continue;
+        };
+        let src = src.trim().trim_end_matches('.').trim().to_string();
+        let bound = |k: &str| -> Option<i128> {
+            let j = t[..i].find(k)?;
+            t[j + k.len()..]
+                .split([',', ')'])
+                .next()?
+                .trim()
+                .parse()
+                .ok()
+        };
+        let lo = bound("min=").unwrap_or(DEFAULT_MIN).min(v).max(0);
+        let hi = bound("max=").unwrap_or(SIZE_MAX).max(v);
+        let name = super::logs::size_name(&src);
+        let d = msg.dim_mut(&name, Some(src.clone()));
+        d.specialized = Some(v);
+        d.range = Some((lo, hi));
+        msg.notes.push(format!(
+            "line {}: tracing made {src} static at {v} although the spec asked for it to be dynamic: the program accepts {v} only there. Use {v} (or Dim.STATIC) for it, or change the model code that fixes it (a branch on the size, a constant it is compared with)",
+            l.no
+        ));
+    }
+    (!msg.dims.is_empty()).then_some(msg)
+}
+
 /// `Could not guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like
 /// symbols: u0)`: the expression, once per distinct text.
 fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error> {
