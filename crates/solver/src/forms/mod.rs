@@ -10,6 +10,10 @@
 //! | `solver_crash` | [`crash`] | PyTorch 2.15's `Expected op to be '==', got < for ...` |
 //! | `data_dependent` | [`violation`], [`datadep`] | `GuardOnDataDependentSymNode` (torch 2.15's `ShapesSpec` failures too) |
 //! | `guard_failed` | [`runtime`] | `Guard check failed: 0/1: ...` (torch.compile), `Runtime assertion failed for expression u0 <= 2002 on node ...` |
+//! | `guard_failed` (recompile) | [`runtime::recompile`] | torch.compile's recompile reasons (`TORCH_LOGS="recompiles"`, any prefix, the 2023 tuple form, `GuardFail(reason=...)`): one entry per cached graph, each size's set the union of its function's entries' sets; non-size guards named as such |
+//! | `constraint_violation` | [`violation::static_hints`] | `Dim.DYNAMIC ... but tracing inferred a static shape of 30 for dimension inputs['x'].shape[1]` |
+//! | `program` | [`printed::read_ranges`] | range-constraint maps printed alone (`{s0: ValueRanges(lower=2, upper=2, ...)}`) |
+//! | `guards` (no guard) | `no_guard` | a text about symbolic sizes that holds no condition (a `NameError`/`KeyError` on a symbol, a header cut before its bullets): read, with a note that says so and what to paste |
 //! | `input_check` | [`runtime`] | `Expected input x.shape[0] = 5 to be of the form 2*s1, ...` |
 //! | `program` | [`printed`] | `print(ep)`: a printed `ExportedProgram` (`f32[s1 + 2]` inputs, `Range constraints: {s1: VR[2, int_oo]}`) |
 //! | `torch_trace` | [`trace`] | a `TORCH_TRACE` file (structured JSON lines: symbols, guards, provenance, example sizes) |

@@ -248,7 +248,7 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
 ///
 /// Where the text also lists the guards of a frame that failed (`TORCH_LOGS="recompiles,guards"`:
 /// `+- LAMBDA_GUARD: (L['x'].size()[0] % 4) == 0  # ...` and `TENSOR_MATCH: check_tensor(L['x'],
-/// ..., size=[5, 3], ...)` under that frame's `[0/0]`, see [`frame_guards`]), they are that
+/// ..., size=[5, 3], ...)` under that frame's `[0/0]`, see `frame_guards`), they are that
 /// entry's guards too: its set is then all the compiled graph accepts.
 pub fn recompile(lines: &[Line]) -> Option<Message> {
     let triggered = lines.iter().any(|l| {
