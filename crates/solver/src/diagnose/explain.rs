@@ -727,7 +727,13 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
             .join(", ")
         )),
     }
-    if rt.recompile {
+    if rt.recompile && atoms.is_empty() {
+        // Entries that differ only in values that are not sizes.
+        explanation.clear();
+        explanation.push(
+            "the cached graphs failed only on guards that are not tensor sizes (see the notes): no size of the call is known to be rejected; torch compiles a graph per value of such an argument".into(),
+        );
+    } else if rt.recompile {
         explanation.extend(entry_lines(rt, report));
         // torch.compile: a size that fails a guard gets another graph, not an error.
         let marks: Vec<String> = atoms

@@ -500,8 +500,8 @@ pub fn recompile(lines: &[Line]) -> Option<Message> {
             })
             .collect();
         msg.notes.push(format!(
-            "torch.compile cached {} graph(s) for {who}; a call runs if any one of them accepts it, so each size's set is the union of the entries' sets (the failed guard of each: {})",
-            of.len(),
+            "torch.compile cached {} for {who}; a call runs if any one of them accepts it, so each size's set is the union of the entries' sets (the failed guard of each: {})",
+            if of.len() == 1 { "1 graph".to_string() } else { format!("{} graphs", of.len()) },
             listed.join("; ")
         ));
         for (k, e) in of.iter().enumerate() {
