@@ -472,7 +472,7 @@ const LAYERS: [&[usize]; 5] = [
 ];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 384, ..ProptestConfig::default() })]
 
     /// Wrappers combined: one of each layer or none, applied in the layers' order. The
     /// combinations it once found unread keep their seeds in corpus.proptest-regressions (a30:
@@ -480,10 +480,11 @@ proptest! {
     /// and wrapped at 60 columns inside both prefixes). Another seed: `PROPTEST_RNG_SEED=N`.
     #[test]
     fn wrappers_combined_keep_every_reading(
-        k in 0usize..90,
+        k in 0usize..130,
         picks in proptest::collection::vec(0usize..6, LAYERS.len()),
     ) {
-        let rec = &corpus()[k];
+        // Parts a, b and c.
+        let rec = &shared_corpus::all_records()[k];
         let text = rec["message"].as_str().unwrap();
         let m = read(text).unwrap();
         let want = reading(&m, &diagnose(&m, &opts()));

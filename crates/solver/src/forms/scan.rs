@@ -39,6 +39,15 @@ pub fn read(lines: &[Line]) -> Option<Message> {
         for (text, expr) in expressions(&size_calls(&line.text), &mut budget) {
             // `eval size_oblivious(Eq(...)) == False [statically known]`, `Eq(s59, s80)=False`:
             // the text says the condition is false, so what holds is its negation.
+            // `+ x1.size()[2] == 96`: a diff's marker left inside a line joined from a wrap is
+            // no unary plus of torch's (it prints none before a condition).
+            let (text, expr) = match text.strip_prefix('+').map(str::trim_start) {
+                Some(t) => match crate::syntax::parse_guard(t) {
+                    Ok(e) => (t.to_string(), e),
+                    Err(_) => (text, expr),
+                },
+                None => (text, expr),
+            };
             let (text, expr) = if said_false(&line.text, &text) {
                 (format!("Not({text})"), Expr::Not(Box::new(expr)))
             } else {
