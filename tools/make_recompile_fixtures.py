@@ -107,6 +107,21 @@ c = torch.compile(f, backend="eager", dynamic=True)
         probes=[("c", "f", "x.size()[0]", "(torch.randn(v),)", "list(range(0, 100))")],
         logs="recompiles,+dynamic",
     ),
+    "divisibility_dynamic_log": dict(
+        doc="the divisibility scenario under TORCH_LOGS=+dynamic from the first call (no recompile reasons): each entry's guards in its own [0/0], [0/1] lines",
+        code="""
+def f(x):
+    if x.shape[0] % 8 == 0:
+        return x.view(-1, 8).sum(1)
+    return x * 2
+c = torch.compile(f, backend="eager", dynamic=True)
+""",
+        calls=["c(torch.randn(16))", "c(torch.randn(12))"],
+        last="pass",
+        probes=[("c", "f", "x.size()[0]", "(torch.randn(v),)", "list(range(0, 100))")],
+        logs="+dynamic",
+        from_start=True,
+    ),
     "two_functions": dict(
         doc="two functions, each compiled static on its own x: f at 4 and 8, g at 16, 32; then f(12), g(12)",
         code="""
@@ -236,6 +251,8 @@ import logging, sys
 import torch
 import torch._dynamo
 {code}
+if {from_start}:
+    torch._logging.set_logs(**{logs})
 for call in {calls!r}:
     eval(call)
 torch._logging.set_logs(**{logs})
@@ -261,7 +278,9 @@ def run(name, s):
         sys.stderr.write(p.stderr)
         raise SystemExit(f"{name}: failed")
     truth = json.loads(p.stdout.strip().splitlines()[-1])
-    code = LOGGER.format(code=s["code"], calls=s["calls"], last=s["last"], logs=logs)
+    code = LOGGER.format(
+        code=s["code"], calls=s["calls"], last=s["last"], logs=logs, from_start=s.get("from_start", False)
+    )
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     if p.returncode != 0:
         sys.stderr.write(p.stderr)

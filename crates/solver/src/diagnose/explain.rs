@@ -610,7 +610,7 @@ fn short_set(s: &DimSet) -> String {
     s.segments()
         .iter()
         .map(|g| {
-            let hi = if g.hi >= crate::types::SIZE_MAX {
+            let hi = if g.hi > crate::types::SIZE_MAX - g.modulus {
                 String::new()
             } else {
                 g.hi.to_string()

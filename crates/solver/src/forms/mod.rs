@@ -67,6 +67,12 @@ pub fn read(text: &str) -> Result<Message, Error> {
         }
     } else if printed::is_printed(&lines) && !logs::is_log(&lines) {
         printed::read(&lines)
+    } else if let Some(m) = logs::is_log(&lines)
+        .then(|| logs::read_entries(&lines))
+        .flatten()
+    {
+        // Several compiles of one frame: torch.compile's cache entries, as alternatives.
+        m
     } else if logs::is_log(&lines) {
         let mut m = logs::read(&lines);
         if let Ok(e) = &exception {
