@@ -483,6 +483,8 @@ proptest! {
         k in 0usize..90,
         picks in proptest::collection::vec(0usize..6, LAYERS.len()),
     ) {
+        // Parts a and b (part c: every wrapper alone, below; combined, c38 quoted and wrapped
+        // at 100 columns still reads differently).
         let rec = &corpus()[k];
         let text = rec["message"].as_str().unwrap();
         let m = read(text).unwrap();
@@ -540,4 +542,353 @@ fn the_users_own_spec_beside_a_text_binds_its_sizes() {
             assert!(!want.is_empty() && want.len() < 64);
         }
     }
+}
+
+/// What a text of part c must read as, derived from the text itself (not from dimguard).
+enum Want {
+    /// The size (by source, name or symbol) accepts exactly these values over its range.
+    Only(&'static str, &'static [i128]),
+    /// The size accepts every value of `lo..=hi` and no other (over its range).
+    Span(&'static str, i128, i128),
+    /// The size accepts exactly the multiples of this number in its range.
+    Multiples(&'static str, i128),
+    /// The size is specialized to this value.
+    Specialized(&'static str, i128),
+    /// These data-dependent expressions are read (as printed, spaces aside).
+    DataDependent(&'static [&'static str]),
+    /// These guards over several sizes are read (as printed, spaces aside).
+    Joint(&'static [&'static str]),
+    /// These pairs of sources must always be equal.
+    Equal(&'static [(&'static str, &'static str)]),
+    /// A recompile whose cache entries failed only on these non-size guards: named as such,
+    /// and no size made of them.
+    NonSize(&'static [&'static str]),
+    /// The text holds no guard, and the reading says so (and, for a cut text, that it is cut).
+    NoGuard { cut: bool },
+    /// The ranges the text states, per size.
+    Ranges(&'static [(&'static str, i128, i128)]),
+}
+
+fn part_c_wants(id: &str) -> Vec<Want> {
+    use Want::*;
+    match id {
+        // `Could not extract specialized integer from data-dependent expression u2`.
+        "c00" => vec![DataDependent(&["u2"])],
+        // `The values of seq_len_b_zero = L['args1'].size()[0] and seq_len_a_zero = ... must
+        // always be equal` (twice).
+        "c01" => vec![Equal(&[
+            ("L['args1'].size()[0]", "L['args0'].size()[0]"),
+            ("L['args2'].size()[0]", "L['args0'].size()[0]"),
+        ])],
+        "c02" | "c04" | "c05" | "c21" | "c24" => vec![NoGuard { cut: false }],
+        // `{"L['x'].size()[0] == 10"}`.
+        "c03" => vec![Only("L['x'].size()[0]", &[10])],
+        // `Could not guard on data-dependent expression u0 > 2`, `u0 - 7 < 0`, `u0 // 2 >= 5`.
+        "c07" => vec![DataDependent(&["u0 > 2"])],
+        "c08" => vec![DataDependent(&["u0 - 7 < 0"])],
+        "c09" => vec![DataDependent(&["u1 > 0"])],
+        "c10" => vec![DataDependent(&["u0 // 2 >= 5"])],
+        // `Range constraints: {s1 + 2: VR[4, 8], s1: VR[2, 10]}` over `x: f32[s1 + 2]`,
+        // `y: f32[s1]`.
+        "c11" => vec![Ranges(&[
+            ("L['y'].size()[0]", 2, 10),
+            ("L['x'].size()[0]", 4, 8),
+        ])],
+        // Both maps: `s0: ValueRanges(lower=2, upper=2, ...)`.
+        "c12" => vec![Only("s0", &[2])],
+        // Entries `expected 24` and `expected 25` (26 ran).
+        "c13" => vec![Only("L['x'].size()[0]", &[24, 25])],
+        // Entries 5/0..5/2: `expected 256`, `512`, `1024` (128 ran).
+        "c14" => vec![Only("L['x'].size()[1]", &[256, 512, 1024])],
+        "c15" => vec![NonSize(&["L['end'] == 10", "L['start'] == 1"])],
+        "c16" => vec![Joint(&[
+            "Eq(L['x'].size()[0], 5) & Eq(L['x'].size()[2], 2) & Eq(L['x'].size()[3], 3)",
+        ])],
+        "c17" => vec![NonSize(&["L['t'] == 0", "L['t'] == 1", "L['t'] == 2"])],
+        "c18" => vec![Joint(&[
+            "topk_index._base.size()[0] == topk_index.size()[0]",
+        ])],
+        // `inferred to be a constant (32)`.
+        "c19" => vec![Specialized("L['inputs'][0].size()[0]", 32)],
+        // `def specializations(...)`: `x0.size()[0] == 8 and x1.size()[2] == 96 and ...`.
+        "c20" => vec![
+            Only("x0.size()[0]", &[8]),
+            Only("x1.size()[2]", &[96]),
+            Only("x11.size()[1]", &[1]),
+            Only("x5.size()[1]", &[22]),
+        ],
+        "c22" => vec![Joint(&["Eq(Mod(s16*s35, s35 - 1), 0)"])],
+        "c23" => vec![DataDependent(&["Ne(u0, 12)"])],
+        // `eval Eq(s6, 156236) [guard added]`; `set_replacement s9 = 15085`.
+        "c25" => vec![
+            Only("L['subgraphs'][2].sampled_csc.indices.size()[0]", &[15085]),
+            Ranges(&[(
+                "L['subgraphs'][1].original_column_node_ids.size()[0]",
+                2,
+                9223372036854775806,
+            )]),
+        ],
+        // `GuardFail(reason="tensor 'L['input']' size mismatch at index 0. expected 146, actual 149"`.
+        "c26" => vec![Only("L['input'].size()[0]", &[146])],
+        // `Expected input at *args[0].shape[0] to be equal to 1, but got 3`.
+        "c27" => vec![Only("*args[0].shape[0]", &[1])],
+        // `batch <= 10 ... inferred to be a constant (1)`, `Suggested fixes: batch = 1`.
+        "c28" => vec![Specialized("batch", 1), Only("batch", &[1])],
+        // Only the header `Constraints violated (seq)!`: its bullets were cut.
+        "c29" => vec![NoGuard { cut: true }],
+        "c30" => vec![
+            Specialized("L['past_key_values'][24][0].size()[2]", 1),
+            Specialized("L['past_key_values'][25][1].size()[2]", 1),
+        ],
+        "c31" => vec![DataDependent(&["u0"])],
+        // `You marked L['inputs_embeds'].size()[0] as dynamic but your code specialized it to
+        // be a constant (32768)`.
+        "c32" => vec![Specialized("L['inputs_embeds'].size()[0]", 32768)],
+        "c33" => vec![Specialized("L['input_ids'].size()[1]", 32)],
+        "c34" => vec![DataDependent(&["Eq(u0, 1)"])],
+        // `eval Mod(s3, 2) <= 0 [guard added]`, s3 = L['self'].param1.size()[1]: the even sizes.
+        "c35" => vec![Multiples("L['self'].param1.size()[1]", 2)],
+        "c36" => vec![Joint(&["Eq(s1, s0) & Eq(s2, s0)"])],
+        // `eval Eq((s69//4), 2)`: 8..11; `set_replacement s50 = 4`.
+        "c37" => vec![Span("s69", 8, 11), Specialized("s50", 4)],
+        // Every `eval size_oblivious(...) == False [statically known]` is false, so its
+        // negation holds: nothing is rejected.
+        "c38" => vec![
+            Span("s0", 2, 9223372036854775807),
+            Span("s1", 2, 9223372036854775807),
+        ],
+        // `Range constraints: {s0: ValueRanges(lower=2, upper=100, is_bool=False)}`.
+        "c39" => vec![Ranges(&[("L['arg0_1'].size()[1]", 2, 100)])],
+        // Torch-TensorRT: `dynamic_rows (shape: torch.Size([u0, 4])) has no max bound`.
+        "c06" => vec![Ranges(&[("dynamic_rows.shape[0]", 0, 9223372036854775807)])],
+        _ => panic!("{id}: no expectation written for this text"),
+    }
+}
+
+fn squash(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+#[test]
+fn every_part_c_text_reads_as_the_text_says() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for rec in shared_corpus::records_c() {
+        let id = rec["id"].as_str().unwrap();
+        let text = rec["message"].as_str().unwrap();
+        let m = match read(text) {
+            Ok(m) => m,
+            Err(e) => {
+                failures.push(format!("{id}: refused: {e}"));
+                continue;
+            }
+        };
+        let r = diagnose(&m, &opts());
+        let find = |key: &str| {
+            r.dims.iter().find(|d| {
+                d.name == key
+                    || d.source.as_deref().map(squash) == Some(squash(key))
+                    || m.dims
+                        .iter()
+                        .any(|e| e.name == d.name && e.symbol.as_deref() == Some(key))
+            })
+        };
+        let set_of = |key: &str| {
+            let d = find(key)?;
+            // A size no guard constrains accepts its whole range.
+            let s = match (d.answer.accepted.as_ref(), d.status, d.range) {
+                (Some(f), _, _) => DimSet::from_segments(f.segments.clone()).ok()?,
+                (None, Status::Unconstrained, Some([lo, hi])) => DimSet::interval(lo, hi),
+                _ => return None,
+            };
+            Some((s, d.range))
+        };
+        for want in part_c_wants(id) {
+            checked += 1;
+            match want {
+                Want::Only(key, values) => {
+                    match set_of(key) {
+                        Some((s, _)) => {
+                            let top = values.iter().max().unwrap() + 1;
+                            let got: Vec<i128> = (0..=top).filter(|&v| s.contains(v)).collect();
+                            if got != values || s.max() != values.last().copied() {
+                                failures.push(format!("{id}: {key} accepts {got:?} (max {:?}), the text says {values:?}", s.max()));
+                            }
+                        }
+                        None => failures.push(format!(
+                            "{id}: no set for {key}: {:?}",
+                            r.dims
+                                .iter()
+                                .map(|d| (&d.name, &d.source, d.status))
+                                .collect::<Vec<_>>()
+                        )),
+                    }
+                }
+                Want::Span(key, lo, hi) => match set_of(key) {
+                    Some((s, _))
+                        if s.min() == Some(lo)
+                            && s.max() == Some(hi)
+                            && s.count() == (hi - lo + 1) as u128 => {}
+                    other => {
+                        failures.push(format!("{id}: {key}: {other:?}, the text says {lo}..{hi}"))
+                    }
+                },
+                Want::Multiples(key, k) => match set_of(key) {
+                    Some((s, Some([lo, hi]))) => {
+                        let bad: Vec<i128> = (lo..=lo + 1000)
+                            .chain(hi - 1000..=hi)
+                            .filter(|&v| s.contains(v) != (v % k == 0))
+                            .take(5)
+                            .collect();
+                        if !bad.is_empty() {
+                            failures.push(format!(
+                                "{id}: {key} is not the multiples of {k} at {bad:?}"
+                            ));
+                        }
+                    }
+                    other => failures.push(format!("{id}: {key}: {other:?}")),
+                },
+                Want::Specialized(key, v) => {
+                    let d = find(key);
+                    if d.and_then(|d| d.specialized) != Some(v) {
+                        failures.push(format!(
+                            "{id}: {key} is not read as specialized to {v}: {:?}",
+                            d.map(|d| d.specialized)
+                        ));
+                    }
+                }
+                Want::DataDependent(exprs) => {
+                    let read: Vec<String> =
+                        m.data_dependent.iter().map(|g| squash(&g.text)).collect();
+                    for e in exprs {
+                        if !read.contains(&squash(e)) {
+                            failures.push(format!(
+                                "{id}: the data-dependent expression {e} is not read ({read:?})"
+                            ));
+                        }
+                    }
+                }
+                Want::Joint(exprs) => {
+                    let read: Vec<String> = m
+                        .joint
+                        .iter()
+                        .map(|g| squash(&g.text))
+                        .chain(m.runtime.iter().flat_map(|r| {
+                            r.entries
+                                .iter()
+                                .flat_map(|e| e.guards.iter().map(|g| squash(&g.text)))
+                        }))
+                        .collect();
+                    for e in exprs {
+                        if !read.contains(&squash(e)) {
+                            failures.push(format!("{id}: the guard {e} is not read ({read:?})"));
+                        }
+                    }
+                }
+                Want::Equal(pairs) => {
+                    let src = |n: &str| {
+                        m.dims
+                            .iter()
+                            .find(|d| d.name == n)
+                            .and_then(|d| d.source.clone())
+                            .map(|s| squash(&s))
+                    };
+                    for (a, b) in pairs {
+                        let ok = m.equalities.iter().any(|(x, y)| {
+                            let (x, y) = (src(x), src(y));
+                            (x.as_deref() == Some(&squash(a)) && y.as_deref() == Some(&squash(b)))
+                                || (x.as_deref() == Some(&squash(b))
+                                    && y.as_deref() == Some(&squash(a)))
+                        });
+                        if !ok {
+                            failures
+                                .push(format!("{id}: {a} == {b} not read ({:?})", m.equalities));
+                        }
+                    }
+                }
+                Want::NonSize(guards) => {
+                    let rt = m.runtime.as_ref();
+                    let named: Vec<&String> = rt
+                        .iter()
+                        .flat_map(|r| r.entries.iter().flat_map(|e| e.other.iter()))
+                        .collect();
+                    for g in guards {
+                        if !named.iter().any(|n| squash(n) == squash(g)) {
+                            failures.push(format!(
+                                "{id}: the non-size guard {g} is not named ({named:?})"
+                            ));
+                        }
+                    }
+                    if !r.dims.is_empty() {
+                        failures.push(format!(
+                            "{id}: a non-size guard made a size: {:?}",
+                            r.dims.iter().map(|d| &d.source).collect::<Vec<_>>()
+                        ));
+                    }
+                    if !m.notes.iter().any(|n| n.contains("not a tensor size")) {
+                        failures.push(format!("{id}: no note says the guards are not sizes"));
+                    }
+                }
+                Want::NoGuard { cut } => {
+                    let says = m.notes.iter().any(|n| n.contains("holds no guard"));
+                    let cut_said = m.notes.iter().any(|n| n.contains("the text is cut"));
+                    if !says || !r.dims.is_empty() || (cut && !cut_said) {
+                        failures.push(format!(
+                            "{id}: holds no guard, read as {:?} with notes {:?}",
+                            r.dims.iter().map(|d| &d.name).collect::<Vec<_>>(),
+                            m.notes
+                        ));
+                    }
+                }
+                Want::Ranges(ranges) => {
+                    for (key, lo, hi) in ranges {
+                        match find(key) {
+                            Some(d) if d.range == Some([*lo, *hi]) => {}
+                            Some(d) => failures.push(format!(
+                                "{id}: {key}'s range {:?}, the text says {lo}..{hi}",
+                                d.range
+                            )),
+                            None => failures.push(format!("{id}: {key} is not read")),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(checked >= 40, "{checked}");
+}
+
+/// Every wrapper, alone, keeps the reading of every text of part c too (parts a and b: above).
+#[test]
+fn every_wrapper_alone_keeps_every_part_c_reading() {
+    let mut failures = Vec::new();
+    for rec in shared_corpus::records_c() {
+        let id = rec["id"].as_str().unwrap();
+        let text = rec["message"].as_str().unwrap();
+        let m = read(text).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let want = reading(&m, &diagnose(&m, &opts()));
+        for (name, f) in WRAPPERS {
+            match read(&f(text)) {
+                Ok(m) => {
+                    let got = reading(&m, &diagnose(&m, &opts()));
+                    if got != want {
+                        failures.push(format!("{id} {name}: {got}\n  want {want}"));
+                    }
+                }
+                Err(e) => failures.push(format!("{id} {name}: refused: {e}")),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

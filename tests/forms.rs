@@ -1012,14 +1012,20 @@ fn recompile_reasons_with_the_frames_guard_list_give_every_size_the_graph_accept
         &[("x_0", (1, 40))],
     );
     assert_eq!(m.form, Form::GuardFailed);
+    // One cache entry, 0/0: the guard it failed first, then the frame's list.
+    let rt = m.runtime.as_ref().unwrap();
+    assert_eq!(rt.entries.len(), 1);
     assert_eq!(
-        m.runtime.as_ref().unwrap().text,
-        "(x.size()[0] % 4) == 0",
+        rt.entries[0].guards[0].text, "(x.size()[0] % 4) == 0",
         "the guard that failed"
     );
+    assert!(
+        rt.entries[0].guards.len() >= 3,
+        "{:?}",
+        rt.entries[0].guards
+    );
+    assert!(rt.listed);
     assert_eq!(m.dims.len(), 1, "{:?}", m.dims);
-    assert!(m.dims[0].guards.len() >= 3, "{:?}", m.dims[0].guards);
-    assert!(m.notes.iter().any(|n| n.contains("frame 0/0")));
     let r = report(&m, &[(Some("x_0"), 6)]);
     brute_force("recompile_guards_branch", &m, &r);
     assert_eq!(members(&r, 0), accepted("branch"));
@@ -1078,4 +1084,59 @@ fn a_missing_upper_bound_names_the_size_and_the_flag_that_supplies_it() {
         (r.dims[0].range, r.dims[0].status),
         (Some([1, 1200]), Status::Unconstrained)
     );
+}
+
+/// The texts issue 42 quotes, as quoted there: a text that states the answer gives that answer
+/// over a range that holds it; a cut text says it is cut; the data-dependent and prose forms
+/// are read.
+#[test]
+fn stated_answers_are_kept_and_cut_texts_say_so() {
+    // `equal to 1, but got 1024`: only 1, never "no size passes" over the default 2..
+    let m = read(
+        "RuntimeError: Expected input at *args[2].shape[0] to be equal to 1, but got 1024",
+        &[],
+    );
+    let r = report(&m, &[]);
+    assert_eq!(members(&r, 0), [1]);
+    // `resulted in a specialized value of 1` with torch's fix `batch = 1`.
+    let m = read("torch._dynamo.exc.UserError: Constraints violated (batch)! For more information, run with TORCH_LOGS=\"+dynamic\".\n  - solving the guards generated for batch resulted in a specialized value of 1.\n\nSuggested fixes:\n  batch = 1\n", &[]);
+    let r = report(&m, &[]);
+    assert_eq!(r.dims[0].specialized, Some(1));
+    assert!(r.dims[0].range.is_none_or(|[lo, hi]| lo <= 1 && 1 <= hi));
+    // `Dim.DYNAMIC ... tracing inferred a static shape of 30`: 30 only, in its range.
+    let m = read("ValueError: Found the following conflicts between user-specified ranges and inferred ranges from model tracing:\n- Received user-specified dim hint Dim.DYNAMIC(min=None, max=None), but tracing inferred a static shape of 30 for dimension inputs['x'].shape[1].\n", &[]);
+    let d = &m.dims[0];
+    assert_eq!(
+        (d.source.as_deref(), d.specialized),
+        (Some("inputs['x'].shape[1]"), Some(30))
+    );
+    assert!(d.range.is_some_and(|(lo, hi)| lo <= 30 && 30 <= hi));
+    // A text cut mid-message: said, never "unconstrained".
+    let m = forms::read("torch._dynamo.exc.UserError: Constraints violated (L['x'].size()[0])! For more information, run with TORCH_LOGS=\"+dynamic\".\n  - Not all values of RelaxedUnspecConstraint(L['x'].size()[0]) are valid because L['").unwrap();
+    assert!(m.dims.is_empty(), "{:?}", m.dims);
+    assert!(
+        m.notes.iter().any(|n| n.contains("the text is cut")),
+        "{:?}",
+        m.notes
+    );
+    // `Could not extract specialized integer from data-dependent expression u1`, `u0+1`
+    // without spaces.
+    for (text, expr) in [
+        ("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not extract specialized integer from data-dependent expression u1 (unhinted: u1).  (Size-like symbols: none)", "u1"),
+        ("Could not guard on data-dependent expression u0+1 < 5 (unhinted: u0+1 < 5).  (Size-like symbols: u0)", "u0+1 < 5"),
+    ] {
+        let m = forms::read(text).unwrap();
+        assert!(
+            m.data_dependent.iter().any(|g| g.text == expr),
+            "{text}: {:?}",
+            m.data_dependent
+        );
+    }
+    // A guard in backticks inside prose in another language, over `values.size(0)`.
+    let m = read(
+        "La condición `10 <= values.size(0)` falla cuando el lote es pequeño.",
+        &[("values_0", (2, 100))],
+    );
+    let r = report(&m, &[]);
+    assert_eq!(members(&r, 0), (10..=100).collect::<Vec<i128>>());
 }

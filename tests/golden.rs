@@ -115,7 +115,7 @@ fn diagnose_outputs_are_unchanged() {
     check_all(cases);
 }
 
-/// torch.compile's recompile logs (`tests/data/forms/recompile*.log.txt`): the sets, the failed
+/// torch.compile's recompile logs (`tests/data/forms/recompile*.log.txt`, `tests/data/recompiles/`): the sets, the failed
 /// guard and the torch.compile paste block (`mark_dynamic` with the accepted bounds).
 #[test]
 fn recompile_outputs_are_unchanged() {
@@ -135,6 +135,19 @@ fn recompile_outputs_are_unchanged() {
         !cases.is_empty(),
         "no recompile fixtures in tests/data/forms"
     );
+    // The real recompile logs of tools/make_recompile_fixtures.py: each entry's set against the
+    // size that ran, and torch.compile's advice.
+    for (name, path) in fixtures("tests/data/recompiles", ".log.txt") {
+        let file = path_str(&path);
+        cases.push((
+            format!("recompiles/{name}.json"),
+            dimguard(&["diagnose", "--json", file]),
+        ));
+        cases.push((
+            format!("recompiles/{name}.txt"),
+            dimguard(&["diagnose", file]),
+        ));
+    }
     check_all(cases);
 }
 

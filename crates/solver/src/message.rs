@@ -64,6 +64,27 @@ pub struct Runtime {
     /// For a recompile: the text also lists every guard of each frame that failed
     /// (`TORCH_LOGS="recompiles,guards"`), so the sets are all the compiled graph accepts.
     pub listed: bool,
+    /// For a recompile: the cached graphs the text names (`- 0/1: ...`), each with the guards it
+    /// failed. A call runs if any one entry of its function accepts it: the sizes' sets are the
+    /// union of the entries' sets, never their intersection.
+    pub entries: Vec<CacheEntry>,
+}
+
+/// One graph torch.compile cached for a function, as a recompile reason names it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheEntry {
+    /// `0/1` (frame/entry) as printed, or `#k` for the k-th reason of a text that prints none.
+    pub id: String,
+    /// The compiled function (`forward`), when the text names it.
+    pub function: Option<String>,
+    /// The guards over sizes this entry failed, over the sizes' sources: the entry accepts at
+    /// most the sizes where they all hold (the text lists only what failed).
+    pub guards: Vec<Guard>,
+    /// Its failed guards over anything that is not a size (a float or int argument, a
+    /// constant, an object id), as printed.
+    pub other: Vec<String>,
+    /// The size the call had where a static size failed (`expected 128, actual 1024`).
+    pub actual: Option<i128>,
 }
 
 /// One dimension named by the message.

@@ -514,6 +514,118 @@ fn answer_jointly(
     }
 }
 
+/// A recompile's cache entries against the size that ran: per size, what each entry accepts
+/// (its failed guards solved alone over the size's range) and whether the size that ran is among
+/// them: `x.size()[1]: 1024 is accepted by no cached graph; entries accept 128 (0/0), 256 (0/1),
+/// 512 (0/2)`.
+fn entry_lines(rt: &crate::message::Runtime, report: &Report) -> Vec<String> {
+    let mut by_size: Vec<(String, Vec<EntrySet>)> = Vec::new();
+    for (k, e) in rt.entries.iter().enumerate() {
+        let atoms: Vec<String> = e
+            .guards
+            .iter()
+            .flat_map(|g| g.expr.atoms())
+            .map(|a| a.to_string())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let [a] = atoms.as_slice() else { continue };
+        let Some([lo, hi]) = report
+            .dims
+            .iter()
+            .find(|d| d.source.as_deref() == Some(a.as_str()))
+            .and_then(|d| d.range)
+        else {
+            continue;
+        };
+        let conj = Expr::And(e.guards.iter().map(|g| g.expr.clone()).collect());
+        let set = crate::engine::solve(
+            &conj,
+            a,
+            &DimSet::interval(lo, hi),
+            &crate::engine::Limits::default(),
+        )
+        .set()
+        .cloned();
+        let id = if e.id.is_empty() {
+            format!("#{}", k + 1)
+        } else {
+            e.id.clone()
+        };
+        match by_size.iter_mut().find(|(s, _)| s == a) {
+            Some((_, v)) => v.push((id, set)),
+            None => by_size.push((a.clone(), vec![(id, set)])),
+        }
+    }
+    let mut out = Vec::new();
+    for (size, entries) in by_size {
+        let list: Vec<String> = entries
+            .iter()
+            .map(|(id, s)| {
+                let what = s.as_ref().map_or("undecided".to_string(), short_set);
+                format!("{what} ({id})")
+            })
+            .collect();
+        let ran = rt
+            .got
+            .filter(|_| rt.expr.atoms().iter().any(|x| **x == *size));
+        let head = match ran {
+            Some(v) => {
+                let by: Vec<&str> = entries
+                    .iter()
+                    .filter(|(_, s)| s.as_ref().is_some_and(|s| s.contains(v)))
+                    .map(|(id, _)| id.as_str())
+                    .collect();
+                if by.is_empty() {
+                    format!("{v} is accepted by no cached graph")
+                } else {
+                    format!("{v} is accepted by {}", by.join(", "))
+                }
+            }
+            None => "a call runs if any cached graph accepts it".to_string(),
+        };
+        out.push(format!(
+            "{size}: {head}; entries accept {} (their union is the set above)",
+            list.join(", ")
+        ));
+    }
+    out
+}
+
+/// A cache entry's id and the sizes it accepts (when decided).
+type EntrySet = (String, Option<DimSet>);
+
+/// A set in a few words: its members when at most six, else its pieces (`2..64`, `65..`).
+fn short_set(s: &DimSet) -> String {
+    if s.is_empty() {
+        return "no size".to_string();
+    }
+    if s.count() <= 6 {
+        return s
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+    s.segments()
+        .iter()
+        .map(|g| {
+            let hi = if g.hi > crate::types::SIZE_MAX - g.modulus {
+                String::new()
+            } else {
+                g.hi.to_string()
+            };
+            if g.modulus == 1 {
+                format!("{}..{hi}", g.lo)
+            } else {
+                let r: Vec<String> = g.residues.iter().map(|r| r.to_string()).collect();
+                format!("{}..{hi} (mod {}: {})", g.lo, g.modulus, r.join(", "))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeReport> {
     let rt = msg.runtime.as_ref()?;
     let atoms: Vec<String> = rt.expr.atoms().iter().map(|a| a.to_string()).collect();
@@ -524,6 +636,8 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
         let name = dim_of(a).map_or(a.clone(), |d| d.name.clone());
         let v = match rt.kind {
             Form::InputCheck => rt.got.or_else(|| opts.example_for(&name)),
+            // A recompile's size that ran (`actual 1024`) is the one that failed.
+            _ if rt.recompile && atoms.len() == 1 => opts.example_for(&name).or(rt.got),
             _ => opts.example_for(&name),
         };
         if let Some(v) = v {
@@ -613,7 +727,14 @@ fn runtime(report: &Report, msg: &Message, opts: &Options) -> Option<RuntimeRepo
             .join(", ")
         )),
     }
-    if rt.recompile {
+    if rt.recompile && atoms.is_empty() {
+        // Entries that differ only in values that are not sizes.
+        explanation.clear();
+        explanation.push(
+            "the cached graphs failed only on guards that are not tensor sizes (see the notes): no size of the call is known to be rejected; torch compiles a graph per value of such an argument".into(),
+        );
+    } else if rt.recompile {
+        explanation.extend(entry_lines(rt, report));
         // torch.compile: a size that fails a guard gets another graph, not an error.
         let marks: Vec<String> = atoms
             .iter()

@@ -231,6 +231,35 @@ fn dim_block(
     block.finish()
 }
 
+/// The sizes of `src` a recompile's cache entries were each compiled static for (`expected 128`,
+/// `expected 256`, ...), when every entry that guards `src` is one of them and there are two or
+/// more.
+fn static_entries(rt: &crate::message::Runtime, src: &str) -> Option<String> {
+    let mut sizes: Vec<String> = Vec::new();
+    for e in &rt.entries {
+        let on: Vec<&crate::message::Guard> = e
+            .guards
+            .iter()
+            .filter(|g| g.expr.atoms().iter().any(|a| &**a == src))
+            .collect();
+        if on.is_empty() {
+            continue;
+        }
+        let [g] = on.as_slice() else { return None };
+        let v = g
+            .text
+            .split_once(" == ")
+            .map(|(_, v)| v.trim().to_string())?;
+        if e.actual.is_none() || v.parse::<i128>().is_err() {
+            return None;
+        }
+        if !sizes.contains(&v) {
+            sizes.push(v);
+        }
+    }
+    (sizes.len() >= 2).then(|| sizes.join(", "))
+}
+
 /// A recompile's paste block: torch.compile's advice, not export's. Each size the compiled graph
 /// accepts as one range gets `torch._dynamo.mark_dynamic(x, i, min=LO, max=HI)` with that range's
 /// bounds (no `max` where it has none); a size compiled static whose guard failed gets
@@ -288,6 +317,16 @@ fn compile_block(rt: &crate::message::Runtime, dims: &[DimReport]) -> String {
                     "{src} stays static at {lo} (its guard did not fail)"
                 ));
             }
+        } else if let Some(sizes) = static_entries(rt, src) {
+            // Each cached graph was compiled for one size: one dynamic graph takes them all.
+            let ran = rt
+                .got
+                .map(|g| format!("; the call ran at {g}"))
+                .unwrap_or_default();
+            block.comment(&format!(
+                "{src}: each cached graph was compiled for one size ({sizes}){ran}. Marked dynamic, one graph takes these sizes and others (add min=, max= for the sizes you run):"
+            ));
+            block.code(&python::mark_dynamic(&x, i, None, None));
         } else if f.count == (hi - lo + 1) as u128 {
             block.comment(&format!(
                 "{src}: the compiled graph accepts {lo}..{upto}; one graph over them, sizes outside still recompile:"

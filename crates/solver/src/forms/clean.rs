@@ -189,8 +189,25 @@ impl Open {
             let c = line.trim_start();
             c.starts_with("- ") || c.starts_with("* ")
         };
+        // Prose hard-wrapped with a four-space indent (`Dynamic input x (shape: ...)` /
+        // `    has no max bound for dim 0, ...`): the line before is not indented and does not
+        // end a sentence or open a block.
+        let prose = {
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            let body = strip_test_prefix(&self.text);
+            indent == 4
+                && !body.starts_with([' ', '\t'])
+                && !body.trim_start().starts_with("```")
+                && !bullet
+                && (body
+                    .trim_end()
+                    .ends_with(|c: char| c.is_ascii_alphanumeric() || c == ')' || c == ',')
+                    // `<class '...GuardOnDataDependentSymNode'>:`, its message wrapped.
+                    || body.trim_end().ends_with(">:"))
+        };
         self.depth > 0
             || dangling
+            || prose
             || operand
             || (self.head.exception && !bullet)
             || self.head.cut_prefix
@@ -243,7 +260,9 @@ fn is_exception(t: &str) -> bool {
     let end = t
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
         .unwrap_or(t.len());
-    if !t[end..].starts_with(": ") {
+    // `...GuardOnDataDependentSymNode:` at the end of a line: the message was wrapped onto
+    // the next one.
+    if !t[end..].starts_with(": ") && t[end..].trim_end() != ":" {
         return false;
     }
     let head = &t[..end];
@@ -335,9 +354,18 @@ fn quote_style(lines: &[String]) -> Option<Quote> {
             .count()
     };
     // A diff marks every line in its first column: most with `+` (a diff that adds the text).
+    // (A diff logged again carries its `+` after the log prefix.)
     let plus = lines
         .iter()
-        .filter(|l| l.starts_with('+') && !l.starts_with("++"))
+        .filter(|l| {
+            let b = if l.starts_with('+') {
+                l.as_str()
+            } else {
+                strip_prefixes(l)
+            };
+            // (`+++ b/file` is a diff's header; `++` a diff of a diff.)
+            b.starts_with('+') && !b.starts_with("+++")
+        })
         .count();
     let table = bodies
         .iter()
@@ -370,8 +398,17 @@ fn unquote(line: &str, quotes: &[Quote]) -> String {
 fn unquote_one(l: &str, quote: Quote) -> String {
     match quote {
         Quote::Diff => {
-            // `+` added, `-` removed, ` ` context: one column of marker.
-            l.strip_prefix(['+', '-', ' ']).unwrap_or(l).to_string()
+            // `+` added, `-` removed, ` ` context: one column of marker (after a log prefix,
+            // where the diff was logged again).
+            if let Some(rest) = l.strip_prefix(['+', '-', ' ']) {
+                return rest.to_string();
+            }
+            let body = strip_prefixes(l);
+            let p = l.len() - body.len();
+            match body.strip_prefix('+') {
+                Some(rest) if p > 0 => format!("{}{rest}", &l[..p]),
+                _ => l.to_string(),
+            }
         }
         Quote::Table => table_row(l).unwrap_or_else(|| l.to_string()),
         Quote::Angle | Quote::Hash => {

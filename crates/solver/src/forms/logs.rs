@@ -38,6 +38,114 @@ pub fn is_log(lines: &[Line]) -> bool {
     })
 }
 
+/// A `TORCH_LOGS="+dynamic"` log of several compiles of one frame (`[0/0]`, `[0/1]`: torch.compile's
+/// cache entries, each with its own symbols and guards): each entry read alone, and each size's
+/// guard the union (`or`) of the entries' guards, as for a recompile's reasons (a call runs if
+/// any entry accepts it). `None` when no frame has two entries with guards.
+pub fn read_entries(lines: &[Line]) -> Option<Message> {
+    let guard_line = |t: &str| {
+        let t = t.trim_start();
+        t.starts_with("create_symbol ") || (t.starts_with("eval ") && t.contains("[guard added]"))
+    };
+    let mut ids: Vec<String> = Vec::new();
+    for l in lines {
+        if let Some(f) = &l.frame {
+            if guard_line(&l.text) && !ids.contains(f) {
+                ids.push(f.clone());
+            }
+        }
+    }
+    let frame = |id: &str| id.split('/').next().unwrap_or("").to_string();
+    let repeated = ids
+        .iter()
+        .any(|a| ids.iter().filter(|b| frame(b) == frame(a)).count() > 1);
+    if !repeated {
+        return None;
+    }
+    let mut msg = Message::empty(Form::GuardFailed);
+    let mut entries: Vec<crate::message::CacheEntry> = Vec::new();
+    let mut unions: Vec<(String, Vec<Expr>)> = Vec::new();
+    for id in &ids {
+        let sub: Vec<Line> = lines
+            .iter()
+            .filter(|l| l.frame.as_deref() == Some(id.as_str()))
+            .cloned()
+            .collect();
+        let m = read(&sub);
+        let mut parts: Vec<crate::message::Guard> = Vec::new();
+        for d in &m.dims {
+            let Some(src) = d.source.clone() else {
+                continue;
+            };
+            let nd = msg.dim_mut(&size_name(&src), Some(src.clone()));
+            nd.range = nd.range.or(d.range);
+            if let Some(v) = d.specialized {
+                let text = format!("{src} == {v}");
+                if let Ok(expr) = parse_guard(&text) {
+                    parts.push(crate::message::Guard {
+                        text,
+                        expr,
+                        provenance: None,
+                    });
+                }
+            }
+            parts.extend(d.guards.iter().cloned());
+        }
+        parts.extend(m.joint.iter().cloned());
+        msg.unreadable.extend(m.unreadable);
+        let conj = Expr::And(parts.iter().map(|g| g.expr.clone()).collect());
+        match unions.iter_mut().find(|(f, _)| *f == frame(id)) {
+            Some((_, v)) => v.push(conj),
+            None => unions.push((frame(id), vec![conj])),
+        }
+        entries.push(crate::message::CacheEntry {
+            id: id.clone(),
+            function: None,
+            guards: parts,
+            other: vec![],
+            actual: None,
+        });
+    }
+    msg.notes.push(format!(
+        "the log holds {} compiles ({}): each is a cache entry of torch.compile, and a call runs if any entry of its frame accepts it, so each size's set is the union of the entries' sets",
+        ids.len(),
+        ids.join(", ")
+    ));
+    let mut first: Option<Expr> = None;
+    for (_, alts) in unions {
+        let union = Expr::Or(alts);
+        let atoms = union.atoms();
+        let g = crate::message::Guard {
+            text: union.to_string(),
+            expr: union.clone(),
+            provenance: None,
+        };
+        match atoms.iter().next() {
+            Some(a) if atoms.len() == 1 => {
+                let src = a.to_string();
+                msg.dim_mut(&size_name(&src), Some(src)).guards.push(g);
+            }
+            Some(_) => msg.joint.push(g),
+            None => {}
+        }
+        first.get_or_insert(union);
+    }
+    for d in &mut msg.dims {
+        d.every_guard = true;
+    }
+    let expr = first?;
+    msg.runtime = Some(crate::message::Runtime {
+        kind: Form::GuardFailed,
+        text: expr.to_string(),
+        expr,
+        got: None,
+        recompile: true,
+        listed: true,
+        entries,
+    });
+    Some(msg)
+}
+
 /// A symbol of the shape environment.
 #[derive(Debug, Default, Clone)]
 struct Symbol {

@@ -10,6 +10,10 @@
 //! | `solver_crash` | [`crash`] | PyTorch 2.15's `Expected op to be '==', got < for ...` |
 //! | `data_dependent` | [`violation`], [`datadep`] | `GuardOnDataDependentSymNode` (torch 2.15's `ShapesSpec` failures too) |
 //! | `guard_failed` | [`runtime`] | `Guard check failed: 0/1: ...` (torch.compile), `Runtime assertion failed for expression u0 <= 2002 on node ...` |
+//! | `guard_failed` (recompile) | [`runtime::recompile`] | torch.compile's recompile reasons (`TORCH_LOGS="recompiles"`, any prefix, the 2023 tuple form, `GuardFail(reason=...)`): one entry per cached graph, each size's set the union of its function's entries' sets; non-size guards named as such |
+//! | `constraint_violation` | [`violation::static_hints`] | `Dim.DYNAMIC ... but tracing inferred a static shape of 30 for dimension inputs['x'].shape[1]` |
+//! | `program` | [`printed::read_ranges`] | range-constraint maps printed alone (`{s0: ValueRanges(lower=2, upper=2, ...)}`) |
+//! | `guards` (no guard) | `no_guard` | a text about symbolic sizes that holds no condition (a `NameError`/`KeyError` on a symbol, a header cut before its bullets): read, with a note that says so and what to paste |
 //! | `input_check` | [`runtime`] | `Expected input x.shape[0] = 5 to be of the form 2*s1, ...` |
 //! | `program` | [`printed`] | `print(ep)`: a printed `ExportedProgram` (`f32[s1 + 2]` inputs, `Range constraints: {s1: VR[2, int_oo]}`) |
 //! | `torch_trace` | [`trace`] | a `TORCH_TRACE` file (structured JSON lines: symbols, guards, provenance, example sizes) |
@@ -55,8 +59,20 @@ pub fn read(text: &str) -> Result<Message, Error> {
     let lines = clean::lines(text);
     let exception = violation::read_lines(&lines);
     let crash = crash::read(&lines);
-    let mut msg = if printed::is_printed(&lines) && !logs::is_log(&lines) {
+    let mut msg = if runtime::has_recompile(&lines) {
+        // torch.compile's recompile reasons: cache entries, whatever log they sit in.
+        match runtime::recompile(&lines) {
+            Some(m) => m,
+            None => fallback(&lines, exception, crash)?,
+        }
+    } else if printed::is_printed(&lines) && !logs::is_log(&lines) {
         printed::read(&lines)
+    } else if let Some(m) = logs::is_log(&lines)
+        .then(|| logs::read_entries(&lines))
+        .flatten()
+    {
+        // Several compiles of one frame: torch.compile's cache entries, as alternatives.
+        m
     } else if logs::is_log(&lines) {
         let mut m = logs::read(&lines);
         if let Ok(e) = &exception {
@@ -114,16 +130,95 @@ fn fallback(
             if let Some(c) = crash {
                 return Ok(c);
             }
+            if let Some(m) = violation::static_hints(lines) {
+                return Ok(m);
+            }
             if let Some(r) = runtime::read(lines)? {
                 return Ok(r);
             }
             if let Some(m) = scan::read(lines) {
                 return Ok(m);
             }
+            if let Some(m) = printed::read_ranges(lines) {
+                return Ok(m);
+            }
+            if let Some(m) = no_guard(lines) {
+                return Ok(m);
+            }
             Err(Error::Message(not_a_guard(lines)))
         }
         Err(e) => Err(e),
     }
+}
+
+/// A text about torch's symbolic sizes that states no condition on them (a header cut before
+/// its bullets, a `NameError`/`KeyError` on a symbol, generated code using an undeclared one, a
+/// symbolic float): read, with a note that says what it is, that it holds no guard, and what to
+/// paste; never a refusal, never "unconstrained".
+fn no_guard(lines: &[clean::Line]) -> Option<Message> {
+    let has = |s: &str| lines.iter().any(|l| l.text.contains(s));
+    let mut symbols: Vec<String> = Vec::new();
+    for l in lines {
+        for w in l
+            .text
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .filter(|w| crate::types::is_size_symbol(w) || is_float_symbol(w))
+        {
+            if !symbols.iter().any(|s| s == w) {
+                symbols.push(w.to_string());
+            }
+        }
+    }
+    let header = lines.iter().find_map(|l| {
+        let t = &l.text;
+        let i = t.find("Constraints violated (")?;
+        let rest = &t[i + "Constraints violated (".len()..];
+        Some(rest.split(")!").next().unwrap_or(rest).to_string())
+    });
+    let named = |what: &str| {
+        if symbols.is_empty() {
+            what.to_string()
+        } else {
+            format!("{what} (it names {})", symbols.join(", "))
+        }
+    };
+    let what = if let Some(h) = header {
+        format!(
+            "the text is cut: it holds torch's header `Constraints violated ({h})!` but not the lines under it that give each size's range and guard (`- Not all values of {h} = L['...'].size()[...] in the specified range ... satisfy the generated guard ...`) and the `Suggested fixes:`. Paste the whole error from the header to the end of the suggested fixes"
+        )
+    } else if let Some(c) = lines.iter().find_map(|l| {
+        let t = &l.text;
+        let i = t.find("inline constraint [")?;
+        let r = &t[i + "inline constraint ".len()..];
+        Some(r[..=r.find(']')?].to_string())
+    }) {
+        format!(
+            "this printed program checks a data-dependent value at run time (`is outside of inline constraint {c}`: the value, made in the model by .item() or similar, must lie in {c}), not a size of an input: no input size is guarded in it"
+        )
+    } else if has("NameError: name '") {
+        named("this is a NameError in code torch generated: it uses a size symbol the graph never defined (a code-generation bug, e.g. in Torch-TensorRT or Inductor), not a guard. It holds no condition on sizes; the sizes the program accepts come from its export: paste the export's error, or save the program and run `dimguard check model.pt2`")
+    } else if has("KeyError: ") && !symbols.is_empty() {
+        named("this is a KeyError on a size symbol: the shape environment has no range for it (a program reloaded without its range constraints), not a guard. It holds no condition on sizes; run `dimguard check` on the saved program, or paste the export's error")
+    } else if has("use of undeclared identifier") {
+        named("this is a compiler error in code AOTInductor generated: it uses a data-dependent symbol it never declared, not a guard. It holds no condition on sizes; paste the export's log (TORCH_LOGS=\"+dynamic\") for the guards on that symbol")
+    } else if symbols.iter().any(|s| is_float_symbol(s)) {
+        named("this text is about a symbolic float (a `zuf`/`zf` symbol): torch guards on floats are not tensor sizes, and the text holds no condition on a size. Paste the error above these lines, or the export's log with TORCH_LOGS=\"+dynamic\"")
+    } else if !symbols.is_empty() || has("SymInt") {
+        named("this text is about torch's symbolic sizes but holds no guard: no condition on them (a comparison, an equality, a range) is in it. Paste the ConstraintViolationError / UserError text, the export's output with TORCH_LOGS=\"+dynamic\", or `print(ep)` of the exported program")
+    } else {
+        return None;
+    };
+    let mut m = Message::empty(Form::Guards);
+    m.notes.push(format!("this text holds no guard: {what}"));
+    Some(m)
+}
+
+/// `zuf0`, `zf3`: torch's symbols for unbacked and backed floats.
+fn is_float_symbol(w: &str) -> bool {
+    ["zuf", "zf"].iter().any(|p| {
+        w.strip_prefix(p)
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// Says what the text is (when dimguard recognizes it) and what to paste instead.
@@ -271,12 +366,46 @@ pub fn apply_ranges(msg: &mut Message, ranges: &[(String, (i128, i128))]) -> Res
         return Ok(());
     }
     let mut missing: Vec<String> = Vec::new();
+    let mut pinned_notes: Vec<String> = Vec::new();
     for d in &mut msg.dims {
         if d.range.is_none() && d.specialized.is_none() {
-            d.range = Some((DEFAULT_MIN, SIZE_MAX));
+            // A size the text pins below the default's lower bound (`x11.size()[1] == 1`):
+            // the range starts at that value, never a default that excludes it.
+            let var = d.var().to_string();
+            let pinned = d
+                .guards
+                .iter()
+                .filter_map(|g| match &g.expr {
+                    crate::types::Expr::Cmp(crate::types::CmpOp::Eq, a, b) => {
+                        match (a.as_ref(), b.as_ref()) {
+                            (crate::types::Expr::Sym(s), c) | (c, crate::types::Expr::Sym(s))
+                                if **s == *var =>
+                            {
+                                c.eval(&|_: &str| None).ok().and_then(|v| match v {
+                                    crate::expr::Value::Num(q) if q.is_integer() => {
+                                        Some(q.to_integer())
+                                    }
+                                    _ => None,
+                                })
+                            }
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                })
+                .min();
+            let lo = pinned.map_or(DEFAULT_MIN, |v| v.clamp(0, DEFAULT_MIN));
+            d.range = Some((lo, SIZE_MAX));
+            if lo < DEFAULT_MIN {
+                pinned_notes.push(format!(
+                    "{}: the text pins it to {lo}, so its range starts at {lo}, not at torch's default {DEFAULT_MIN}",
+                    d.name
+                ));
+            }
             missing.push(d.name.clone());
         }
     }
+    msg.notes.extend(pinned_notes);
     if !missing.is_empty() {
         msg.notes.push(format!(
             "the text gives no range for {}: used {DEFAULT_MIN}..{SIZE_MAX} (torch's default for a dynamic size); give the range you export with as --range {}=LO..HI",

@@ -136,6 +136,56 @@ pub fn read(lines: &[Line]) -> Message {
     msg
 }
 
+/// Range-constraint maps printed alone (`{s0: ValueRanges(lower=2, upper=2, is_bool=False), s0 +
+/// 1: ...}`, `{s1: VR[2, 10]}`: `ep.range_constraints` without the program): each size symbol a
+/// size with its range (where several maps give one, the sizes in all of them, with a note
+/// that they differ); a derived key (`s0 + 1`) is said in a note. `None` when the text holds none.
+pub fn read_ranges(lines: &[Line]) -> Option<Message> {
+    let mut seen: Vec<(String, Vec<(i128, i128)>)> = Vec::new();
+    for l in lines {
+        let t = &l.text;
+        if !(t.contains("ValueRanges(") || t.contains(": VR[")) {
+            continue;
+        }
+        let Some(i) = t.find('{') else { continue };
+        for (k, r) in range_constraints(&t[i..]) {
+            match seen.iter_mut().find(|(x, _)| *x == k) {
+                Some((_, v)) => v.push(r),
+                None => seen.push((k, vec![r])),
+            }
+        }
+    }
+    if seen.is_empty() {
+        return None;
+    }
+    let mut msg = Message::empty(Form::Program);
+    for (k, rs) in &seen {
+        let lo = rs.iter().map(|r| r.0).max().unwrap_or(0);
+        let hi = rs.iter().map(|r| r.1).min().unwrap_or(0);
+        let all: Vec<String> = rs.iter().map(|(a, b)| format!("[{a}, {b}]")).collect();
+        if rs.windows(2).any(|w| w[0] != w[1]) {
+            msg.notes.push(format!(
+                "the text gives {k} different ranges ({}): read as the sizes in all of them",
+                all.join(", ")
+            ));
+        }
+        if is_size_symbol(k) && lo <= hi {
+            let d = msg.dim_mut(k, None);
+            d.symbol = Some(k.clone());
+            d.range = Some((lo, hi));
+        } else {
+            msg.notes.push(format!(
+                "{k} (an expression of the sizes, not a size) has the range {}",
+                all.join(", ")
+            ));
+        }
+    }
+    msg.notes.push(
+        "the text holds only range constraints (what the exported program claims of each size symbol), no guards and no input sources: the sets are those ranges. For the exact accepted sets save the program (torch.export.save) and run `dimguard check model.pt2`".to_string(),
+    );
+    Some(msg)
+}
+
 /// `{s17 + 2: VR[4, 102], s17: VR[2, 100]}` or `{s0: ValueRanges(lower=2, upper=int_oo,
 /// is_bool=False)}` → (key, range); `int_oo` is no bound.
 fn range_constraints(t: &str) -> Vec<(String, (i128, i128))> {

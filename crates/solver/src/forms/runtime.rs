@@ -12,7 +12,7 @@ use super::clean::Line;
 use super::clean::RawGuard;
 use super::logs::{place_guards, size_name};
 use crate::error::Error;
-use crate::message::{Message, Runtime, Unreadable};
+use crate::message::{CacheEntry, Message, Runtime, Unreadable};
 use crate::report::Form;
 use crate::syntax::parse_guard;
 use crate::types::{CmpOp, Expr};
@@ -29,6 +29,16 @@ const GUARD_FAILED: [&str; 3] = [
 const INPUT: &str = "Expected input at ";
 /// `Expected input x.shape[0] = 5 to be of the form 2*s1, where s1 is an integer`.
 const INPUT_FORM: &str = "Expected input ";
+
+/// Whether the lines hold torch.compile's recompile reasons (`triggered by the following guard
+/// failure(s):`, a guard-fail hook's `GuardFail(reason=...)`): they are read as cache entries
+/// even inside a `TORCH_LOGS="+dynamic"` log.
+pub fn has_recompile(lines: &[Line]) -> bool {
+    lines.iter().any(|l| {
+        l.text.contains("triggered by the following guard failure")
+            || l.text.contains("GuardFail(reason=")
+    })
+}
 
 /// Reads a run-time failure; `None` when the text holds none.
 pub fn read(lines: &[Line]) -> Result<Option<Message>, Error> {
@@ -105,6 +115,7 @@ fn record_input_check(
             got,
             recompile: false,
             listed: false,
+            entries: vec![],
         });
     }
 }
@@ -194,6 +205,7 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
                 got: None,
                 recompile: false,
                 listed: false,
+                entries: vec![],
             });
         }
     }
@@ -221,162 +233,461 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
     })
 }
 
-/// torch.compile's recompile reasons (`TORCH_LOGS="recompiles"`): `triggered by the following
-/// guard failure(s):` then `- 0/0: tensor 'L['x']' size mismatch at index 0. expected 5,
-/// actual 3` (the graph was compiled for a static size) or `- 0/0: EXPR` (a guard of a dynamic
-/// graph). Each becomes the guard the compiled graph holds the size to, the size that ran
-/// beside it; a note says how to make the size dynamic.
+/// torch.compile's recompile reasons (`TORCH_LOGS="recompiles"`): `Recompiling function f in
+/// m.py:3`, `triggered by the following guard failure(s):`, then one line per cached graph
+/// (`- 0/1: tensor 'x' size mismatch at index 1. expected 256, actual 1024`, a graph compiled for
+/// a static size; `- 0/0: 2 <= x.size()[0] <= 64  # ...`, a guard of a dynamic graph; older torch
+/// prints no entry id, the 2023 logs a tuple `('Recompiling function f in m.py', "triggered by
+/// the following guard failure: L['t'] == 0")`; a guard-fail hook a `GuardFail(reason="...")`).
 ///
-/// Where the text also lists the guards of the frame that failed (`TORCH_LOGS="recompiles,guards"`:
+/// Each line is one cache entry, and a call runs if any entry of its function accepts it: each
+/// size's guard is the union (`or`) of its entries' failed guards, per function (two functions'
+/// `x` are two sizes, `f.x.size()[0]` and `g.x.size()[0]`). A failed guard over something that is
+/// not a size (`c == 0.5`, `L['end'] == 10`, an object id) is kept with its entry as such, never
+/// turned into a size. The entries are kept in [`Runtime::entries`] for the report.
+///
+/// Where the text also lists the guards of a frame that failed (`TORCH_LOGS="recompiles,guards"`:
 /// `+- LAMBDA_GUARD: (L['x'].size()[0] % 4) == 0  # ...` and `TENSOR_MATCH: check_tensor(L['x'],
-/// ..., size=[5, 3], ...)` under that frame's `[0/0]`, see [`frame_guards`]), every one of them
-/// is read too: the sets are then the sizes that compiled graph accepts, not only what the failed
-/// guard allows.
-fn recompile(lines: &[Line]) -> Option<Message> {
-    const MISMATCH: &str = "' size mismatch at index ";
-    let mut msg = Message::empty(Form::GuardFailed);
-    let mut raws = Vec::new();
-    let mut statics: Vec<(String, i128)> = Vec::new();
-    // The frames whose guards failed (`0/0`), in order.
-    let mut failed: Vec<String> = Vec::new();
-    let triggered = lines
-        .iter()
-        .any(|l| l.text.contains("guard failure") || l.text.contains("Recompiling function"));
+/// ..., size=[5, 3], ...)` under that frame's `[0/0]`, see `frame_guards`), they are that
+/// entry's guards too: its set is then all the compiled graph accepts.
+pub fn recompile(lines: &[Line]) -> Option<Message> {
+    let triggered = lines.iter().any(|l| {
+        l.text.contains("guard failure")
+            || l.text.contains("Recompiling function")
+            || l.text.contains("GuardFail(")
+    });
+    let mut entries: Vec<(String, CacheEntry)> = Vec::new();
+    // The function each frame number compiles (`5` → `forward`), and the one being read.
+    let mut frame_fn: Vec<(String, String)> = Vec::new();
+    let mut function: Option<String> = None;
+    let mut in_block = false;
+    let mut limit: Option<String> = None;
+    let mut unread: Vec<Unreadable> = Vec::new();
     for line in lines {
         let t = line.text.trim();
-        if let Some((id, _)) = t.strip_prefix("- ").and_then(|r| r.split_once(": ")) {
-            if is_frame_id(id) && !failed.iter().any(|f| f == id) {
-                failed.push(id.to_string());
-            }
-        }
-        if let Some(i) = t.find(MISMATCH) {
-            // tensor 'L['x']' size mismatch at index 0. expected 5, actual 3
-            let Some(k) = t[..i].find("tensor '") else {
-                continue;
-            };
-            let tensor = &t[k + "tensor '".len()..i];
-            let rest = &t[i + MISMATCH.len()..];
-            let num = |s: &str| -> Option<i128> {
-                s.trim()
-                    .trim_end_matches(['.', ','])
-                    .split(|c: char| !c.is_ascii_digit() && c != '-')
-                    .next()?
-                    .parse()
-                    .ok()
-            };
-            let Some((index, rest)) = rest.split_once(". expected ") else {
-                continue;
-            };
-            let (expected, actual) = match rest.split_once(", actual ") {
-                Some((e, a)) => (num(e), num(a)),
-                None => (num(rest), None),
-            };
-            let (Some(index), Some(expected)) = (num(index), expected) else {
-                continue;
-            };
-            let source = format!("{tensor}.size()[{index}]");
-            let text = format!("{source} == {expected}");
-            let Ok(expr) = parse_guard(&text) else {
-                continue;
-            };
-            statics.push((source.clone(), expected));
-            raws.push(RawGuard {
-                line: line.no,
-                text: text.clone(),
-                provenance: None,
-            });
-            msg.dim_mut(&source, Some(source.clone()));
-            if msg.runtime.is_none() {
-                msg.runtime = Some(Runtime {
-                    kind: Form::GuardFailed,
-                    text,
-                    expr,
-                    got: actual,
-                    recompile: true,
-                    listed: false,
-                });
-            }
-        } else if triggered {
-            // - 0/0: L['x'].size()[0] <= 8  # x.shape[0] <= 8 at m.py:3
-            let Some(rest) = t.strip_prefix("- ") else {
-                continue;
-            };
-            let Some((id, g)) = rest.split_once(": ") else {
-                continue;
-            };
-            if !is_frame_id(id) {
-                continue;
-            }
-            let g = g.split(" # ").next().unwrap_or(g).trim();
-            let Ok(expr) = parse_guard(g) else {
-                continue;
-            };
-            for a in expr.atoms() {
-                msg.dim_mut(&a, Some(a.to_string()));
-            }
-            raws.push(RawGuard {
-                line: line.no,
-                text: g.to_string(),
-                provenance: None,
-            });
-            if msg.runtime.is_none() {
-                msg.runtime = Some(Runtime {
-                    kind: Form::GuardFailed,
-                    text: g.to_string(),
-                    expr,
-                    got: None,
-                    recompile: true,
-                    listed: false,
-                });
-            }
-        }
-    }
-    if raws.is_empty() {
-        return None;
-    }
-    // Whether every failed frame's guard list is in the text.
-    let mut all_listed = !failed.is_empty();
-    for frame in &failed {
-        let listed = frame_guards(lines, frame);
-        if listed.is_empty() {
-            all_listed = false;
-            msg.notes.push(format!(
-                "the text gives only the guard that failed for frame {frame}; the compiled graph checks more: run with TORCH_LOGS=\"recompiles,guards\" and give dimguard the log for the full set of sizes it accepts"
-            ));
-            continue;
-        }
-        msg.notes.push(format!(
-            "read the {} size guard(s) torch lists for frame {frame}: the sets below are the sizes that compiled graph accepts",
-            listed.len()
-        ));
-        for g in listed {
-            if raws.iter().any(|r| r.text == g.text) {
-                continue;
-            }
-            if let Ok(e) = parse_guard(&g.text) {
-                for a in e.atoms() {
-                    msg.dim_mut(&a, Some(a.to_string()));
+        if let Some(i) = t.find("Recompiling function ") {
+            let name = t[i + "Recompiling function ".len()..]
+                .split([' ', '\'', '"', ','])
+                .next()
+                .unwrap_or("")
+                .to_string();
+            if let Some(f) = line.frame.as_deref().and_then(|f| f.split('/').next()) {
+                if !frame_fn.iter().any(|(k, _)| k == f) {
+                    frame_fn.push((f.to_string(), name.clone()));
                 }
             }
-            raws.push(g);
+            function = (!name.is_empty()).then_some(name);
+            in_block = false;
+        }
+        if t.contains("hit config.recompile_limit") || t.contains("FailOnRecompileLimitHit") {
+            limit.get_or_insert_with(|| t.to_string());
+        }
+        let reason = if let Some(i) = t.find("triggered by the following guard failure") {
+            in_block = true;
+            // The tuple form gives the guard on the same line, after the colon.
+            let rest = t[i..].split_once(':').map_or("", |(_, r)| r);
+            let rest = rest.trim().trim_end_matches([')', '"', '\'']).trim();
+            if rest.is_empty() {
+                continue;
+            }
+            Some((None, rest.to_string()))
+        } else if let Some(rest) = t.strip_prefix("- ").filter(|_| in_block || triggered) {
+            let rest = rest.trim();
+            match rest.split_once(": ") {
+                Some((id, g)) if is_frame_id(id) => Some((Some(id.to_string()), g.to_string())),
+                // torch 2.15 prints the user stack under each reason (`- User stack trace:`,
+                // `-   File "m.py", line 7, in f`).
+                _ if rest.starts_with("User stack") || rest.starts_with("File ") => continue,
+                _ if in_block || rest.contains(MISMATCH) => Some((None, rest.to_string())),
+                _ => None,
+            }
+        } else if let Some(i) = t.find("GuardFail(reason=") {
+            let rest = &t[i + "GuardFail(reason=".len()..];
+            let q = rest.chars().next().unwrap_or('"');
+            let body = rest[1..].split(&format!("{q}, ")).next().unwrap_or("");
+            Some((None, body.to_string()))
+        } else if t.contains(MISMATCH) && !triggered {
+            // A reason alone (no recompile block around it; torch's `last reason: 0/1: ...`
+            // after a limit repeats an entry of the block and is not read again).
+            Some((None, t.to_string()))
+        } else {
+            if !t.is_empty() && !t.starts_with('-') {
+                in_block = false;
+            }
+            None
+        };
+        let Some((id, text)) = reason else { continue };
+        let fun = id
+            .as_deref()
+            .and_then(|id| id.split('/').next())
+            .and_then(|f| frame_fn.iter().find(|(k, _)| k == f))
+            .map(|(_, n)| n.clone())
+            .or_else(|| function.clone());
+        // Which function's cache: the frame number where printed, else the function's name.
+        let group = match &id {
+            Some(id) => format!("#{}", id.split('/').next().unwrap_or("")),
+            None => fun.clone().unwrap_or_default(),
+        };
+        let mut e = CacheEntry {
+            id: id.clone().unwrap_or_default(),
+            function: fun,
+            guards: vec![],
+            other: vec![],
+            actual: None,
+        };
+        match entry_guard(&text) {
+            Ok(EntryGuard::Size(g, actual)) => {
+                e.actual = actual;
+                e.guards.push(*g);
+            }
+            Ok(EntryGuard::Other(g)) => e.other.push(g),
+            Err(reason) => {
+                unread.push(Unreadable {
+                    line: line.no,
+                    text: text.clone(),
+                    reason,
+                });
+                e.other.push(text.clone());
+            }
+        }
+        // The same entry in a later reason (each recompile lists every entry again).
+        let key = |e: &CacheEntry| {
+            if e.id.is_empty() {
+                e.guards
+                    .iter()
+                    .map(|g| g.text.clone())
+                    .chain(e.other.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            } else {
+                e.id.clone()
+            }
+        };
+        match entries
+            .iter_mut()
+            .find(|(g, x)| *g == group && key(x) == key(&e))
+        {
+            Some((_, x)) => x.actual = e.actual.or(x.actual),
+            None => entries.push((group, e)),
         }
     }
-    if let Some(rt) = msg.runtime.as_mut() {
-        rt.listed = all_listed;
+    if entries.is_empty() {
+        return None;
     }
-    place_guards(&mut msg, raws, &|a: &str| Some(a.to_string()), &|_| false);
-    for (source, v) in &statics {
-        let (tensor, index) = source
-            .strip_suffix(']')
-            .and_then(|s| s.rsplit_once(".size()["))
-            .unwrap_or((source.as_str(), "0"));
+    // Reasons read before the text names their function (a log cut before its first
+    // `Recompiling function` line) belong to the one function it names.
+    let named: Vec<&str> = entries.iter().fold(Vec::new(), |mut v, (g, _)| {
+        if !g.is_empty() && !v.contains(&g.as_str()) {
+            v.push(g.as_str());
+        }
+        v
+    });
+    if let [one] = named.as_slice() {
+        let one = one.to_string();
+        for (g, _) in entries.iter_mut() {
+            if g.is_empty() {
+                *g = one.clone();
+            }
+        }
+        // The same reason read before and after the name is one entry.
+        let mut seen: Vec<(String, Vec<String>)> = Vec::new();
+        entries.retain(|(g, e)| {
+            if !e.id.is_empty() {
+                return true;
+            }
+            let k = (
+                g.clone(),
+                e.guards
+                    .iter()
+                    .map(|x| x.text.clone())
+                    .chain(e.other.iter().cloned())
+                    .collect(),
+            );
+            if seen.contains(&k) {
+                return false;
+            }
+            seen.push(k);
+            true
+        });
+    }
+    let mut msg = Message::empty(Form::GuardFailed);
+    msg.unreadable = unread;
+    // The guard lists of the failed frames, where printed: each is its entry's guards.
+    let mut all_listed = entries.iter().all(|(_, e)| !e.id.is_empty());
+    for (_, e) in entries.iter_mut() {
+        let listed = if e.id.is_empty() {
+            vec![]
+        } else {
+            frame_guards(lines, &e.id)
+        };
+        if listed.is_empty() {
+            all_listed = false;
+            continue;
+        }
+        for g in listed {
+            if e.guards.iter().any(|x| x.text == g.text) {
+                continue;
+            }
+            if let Ok(expr) = parse_guard(&g.text) {
+                e.guards.push(crate::message::Guard {
+                    text: g.text,
+                    expr,
+                    provenance: None,
+                });
+            }
+        }
+    }
+    // Two functions: their sizes are kept apart by the function's name.
+    let groups: Vec<String> = entries.iter().fold(Vec::new(), |mut v, (g, _)| {
+        if !v.contains(g) {
+            v.push(g.clone());
+        }
+        v
+    });
+    if groups.len() > 1 {
+        for (g, e) in entries.iter_mut() {
+            let prefix = e
+                .function
+                .clone()
+                .unwrap_or_else(|| format!("frame{}", g.trim_start_matches('#')));
+            for guard in &mut e.guards {
+                for a in guard.expr.atoms() {
+                    let q = format!("{prefix}.{}", local_names(&a));
+                    guard.expr = guard.expr.substitute(&a, &Expr::sym(&q));
+                    guard.text = guard.text.replace(&*a, &q);
+                }
+            }
+        }
+    }
+    let mut raws = Vec::new();
+    let mut first: Option<(String, Expr, Option<i128>)> = None;
+    for group in &groups {
+        let of: Vec<&CacheEntry> = entries
+            .iter()
+            .filter(|(g, _)| g == group)
+            .map(|(_, e)| e)
+            .collect();
+        let who = of
+            .iter()
+            .find_map(|e| e.function.clone())
+            .map_or("the compiled function".to_string(), |f| format!("`{f}`"));
+        let conj = |e: &CacheEntry| -> Option<String> {
+            match e.guards.as_slice() {
+                [] => None,
+                [g] => Some(g.text.clone()),
+                gs => Some(
+                    gs.iter()
+                        .map(|g| format!("({})", g.text))
+                        .collect::<Vec<_>>()
+                        .join(" and "),
+                ),
+            }
+        };
+        let name = |e: &CacheEntry, k: usize| {
+            if e.id.is_empty() {
+                format!("#{}", k + 1)
+            } else {
+                e.id.clone()
+            }
+        };
+        let listed: Vec<String> = of
+            .iter()
+            .enumerate()
+            .map(|(k, e)| {
+                let mut parts: Vec<String> = e.guards.iter().map(|g| g.text.clone()).collect();
+                parts.extend(e.other.iter().map(|o| format!("{o} (not a size)")));
+                format!("{}: {}", name(e, k), parts.join(", "))
+            })
+            .collect();
         msg.notes.push(format!(
-            "the compiled graph holds {source} to {v} (torch.compile made it static); to accept other sizes mark it dynamic before the call: {} (the block at the end), or compile with dynamic=True",
-            crate::python::mark_dynamic(&py_tensor(tensor), index.parse().unwrap_or(0), None, None)
+            "torch.compile cached {} for {who}; a call runs if any one of them accepts it, so each size's set is the union of the entries' sets (the failed guard of each: {})",
+            if of.len() == 1 { "1 graph".to_string() } else { format!("{} graphs", of.len()) },
+            listed.join("; ")
         ));
+        for (k, e) in of.iter().enumerate() {
+            for o in &e.other {
+                msg.notes.push(format!(
+                    "entry {} failed on `{o}`: a guard over a value that is not a tensor size (a Python number or constant argument, an object id); torch compiles a graph per value it sees. dimguard gives no size set for it: pass the value as a tensor, or keep it constant between calls",
+                    name(e, k)
+                ));
+            }
+        }
+        let parts: Vec<Option<String>> = of.iter().map(|e| conj(e)).collect();
+        if parts.iter().any(Option::is_none) {
+            // An entry that failed only on a non-size guard bounds no size.
+            if parts.iter().any(Option::is_some) {
+                msg.notes.push(format!(
+                    "an entry of {who} failed only on a guard that is not a size: the text bounds no size for it, so no size of {who} is known to be rejected"
+                ));
+            }
+            continue;
+        }
+        if let [one] = of.as_slice() {
+            // One entry: its guards, each on its own (a guard per size stays that size's).
+            for g in &one.guards {
+                for a in g.expr.atoms() {
+                    msg.dim_mut(&a, Some(a.to_string()));
+                }
+                raws.push(RawGuard {
+                    line: 0,
+                    text: g.text.clone(),
+                    provenance: None,
+                });
+            }
+            let g = &one.guards[0];
+            first.get_or_insert((g.text.clone(), g.expr.clone(), one.actual));
+            continue;
+        }
+        let parts: Vec<String> = parts.into_iter().flatten().collect();
+        let text = if parts.len() == 1 {
+            parts[0].clone()
+        } else {
+            parts
+                .iter()
+                .map(|p| format!("({p})"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        };
+        let Ok(expr) = parse_guard(&text) else {
+            continue;
+        };
+        for a in expr.atoms() {
+            msg.dim_mut(&a, Some(a.to_string()));
+        }
+        raws.push(RawGuard {
+            line: 0,
+            text: text.clone(),
+            provenance: None,
+        });
+        let actual = of.iter().rev().find_map(|e| e.actual);
+        first.get_or_insert((text, expr, actual));
+    }
+    // A size an entry was compiled static for (`expected 5`): how to make it dynamic.
+    let mut statics: Vec<(String, i128)> = Vec::new();
+    for (_, e) in &entries {
+        for g in e.guards.iter().filter(|_| e.actual.is_some()) {
+            if let Some((src, v)) = g.text.split_once(" == ") {
+                if let Ok(v) = v.trim().parse::<i128>() {
+                    if !statics.iter().any(|(s, _)| s == src) {
+                        statics.push((src.to_string(), v));
+                    }
+                }
+            }
+        }
+    }
+    for (source, v) in &statics {
+        if let Some((x, i)) = crate::forms::datadep::input_dim(source) {
+            msg.notes.push(format!(
+                "an entry holds {source} to {v} (torch.compile made it static); to accept other sizes in one graph mark it dynamic before the call: {} (the block at the end), or compile with dynamic=True",
+                crate::python::mark_dynamic(&x, i, None, None)
+            ));
+        }
+    }
+    if let Some(l) = &limit {
+        msg.notes.push(format!(
+            "torch stopped compiling new graphs for this function ({l}): a call no cached graph accepts raises (fail_on_recompile_limit_hit) or runs without compiling; raise torch._dynamo.config.recompile_limit or make the sizes dynamic"
+        ));
+    }
+    if !all_listed {
+        msg.notes.push(
+            "the text gives only the guard each cached graph failed; a graph checks more, so each entry accepts at most the sizes shown: run with TORCH_LOGS=\"recompiles,guards\" and give dimguard the log for the full sets".to_string(),
+        );
+    }
+    let (text, expr, got) = first.unwrap_or_else(|| {
+        let o = entries
+            .iter()
+            .flat_map(|(_, e)| e.other.first())
+            .next()
+            .cloned()
+            .unwrap_or_default();
+        (o, Expr::int(1), None)
+    });
+    msg.runtime = Some(Runtime {
+        kind: Form::GuardFailed,
+        text,
+        expr,
+        got,
+        recompile: true,
+        listed: all_listed,
+        entries: entries.into_iter().map(|(_, e)| e).collect(),
+    });
+    place_guards(&mut msg, raws, &|a: &str| Some(a.to_string()), &|_| false);
+    // A compiled function is called with any size, 0 and 1 too: its cache entries decide.
+    for d in &mut msg.dims {
+        d.range.get_or_insert((0, crate::message::SIZE_MAX));
     }
     rename_by_source(&mut msg);
     Some(msg)
+}
+
+const MISMATCH: &str = "' size mismatch at index ";
+
+/// What one recompile reason holds: a guard over sizes (with the size the call had, for a static
+/// size's mismatch), or a guard over something else.
+enum EntryGuard {
+    Size(Box<crate::message::Guard>, Option<i128>),
+    Other(String),
+}
+
+/// `tensor 'x' size mismatch at index 1. expected 128, actual 1024` → `x.size()[1] == 128`
+/// (actual 1024); `2 <= x.size()[0] <= 64  # where` → that guard; `c == 0.5` → not a size.
+fn entry_guard(text: &str) -> Result<EntryGuard, String> {
+    let t = text.trim();
+    if let Some(i) = t.find(MISMATCH) {
+        let k = t[..i]
+            .find("tensor '")
+            .ok_or_else(|| "a size mismatch without its tensor".to_string())?;
+        let tensor = &t[k + "tensor '".len()..i];
+        let rest = &t[i + MISMATCH.len()..];
+        let num = |s: &str| -> Option<i128> {
+            s.trim()
+                .split(|c: char| !c.is_ascii_digit() && c != '-')
+                .next()?
+                .parse()
+                .ok()
+        };
+        let (index, rest) = rest
+            .split_once(". expected ")
+            .ok_or_else(|| "a size mismatch without `expected`".to_string())?;
+        let (expected, actual) = match rest.split_once(", actual ") {
+            Some((e, a)) => (num(e), num(a)),
+            None => (num(rest), None),
+        };
+        let (Some(index), Some(expected)) = (num(index), expected) else {
+            return Err("a size mismatch without its index or expected size".to_string());
+        };
+        let text = format!("{tensor}.size()[{index}] == {expected}");
+        let expr = parse_guard(&text).map_err(|e| e.message)?;
+        return Ok(EntryGuard::Size(
+            Box::new(crate::message::Guard {
+                text,
+                expr,
+                provenance: None,
+            }),
+            actual,
+        ));
+    }
+    let g = t.split(" # ").next().unwrap_or(t).trim();
+    let g = g.split("  #").next().unwrap_or(g).trim();
+    match parse_guard(g) {
+        Ok(expr) => {
+            let atoms = expr.atoms();
+            let size = |a: &str| a.contains(".size()[") || a.contains(".shape[");
+            if !atoms.is_empty() && atoms.iter().all(|a| size(a)) {
+                Ok(EntryGuard::Size(
+                    Box::new(crate::message::Guard {
+                        text: g.to_string(),
+                        expr,
+                        provenance: None,
+                    }),
+                    None,
+                ))
+            } else {
+                Ok(EntryGuard::Other(g.to_string()))
+            }
+        }
+        Err(_) => Ok(EntryGuard::Other(g.to_string())),
+    }
 }
 
 /// `0/0`, `1/2`, `0/1_1`: a frame id as a recompile reason names it.
@@ -463,14 +774,6 @@ fn local_names(s: &str) -> String {
     out
 }
 
-/// `L['x']` → `x` (the tensor as the user's code names it).
-fn py_tensor(t: &str) -> String {
-    t.strip_prefix("L['")
-        .and_then(|r| r.strip_suffix("']"))
-        .unwrap_or(t)
-        .to_string()
-}
-
 /// Dimensions are filed under their source; give them friendly names (`x_2`).
 fn rename_by_source(msg: &mut Message) {
     for d in &mut msg.dims {
@@ -521,6 +824,12 @@ fn input_check(lines: &[Line]) -> Option<Message> {
         let expr = Expr::Cmp(op, Box::new(Expr::sym(&source)), Box::new(Expr::int(bound)));
         let text = format!("{source} {} {bound}", op.symbol());
         record_input_check(&mut msg, &source, text, expr, got);
+        if op == CmpOp::Eq {
+            // A static size of the program (`to be equal to 1`): the only size it accepts,
+            // whatever torch's default range for a dynamic size says.
+            let d = msg.dim_mut(&size_name(&source), Some(source.clone()));
+            d.range = Some((0, crate::message::SIZE_MAX));
+        }
     }
     (msg.runtime.is_some() || !msg.unreadable.is_empty()).then_some(msg)
 }

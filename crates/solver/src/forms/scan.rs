@@ -36,9 +36,37 @@ pub fn read(lines: &[Line]) -> Option<Message> {
     let mut found: Vec<(usize, String, Expr, &'static str)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for line in lines {
-        for (text, expr) in expressions(&line.text, &mut budget) {
-            if seen.insert(text.clone()) {
-                found.push((line.no, text, expr, kind(&line.text)));
+        for (text, expr) in expressions(&size_calls(&line.text), &mut budget) {
+            // `eval size_oblivious(Eq(...)) == False [statically known]`, `Eq(s59, s80)=False`:
+            // the text says the condition is false, so what holds is its negation.
+            // `+ x1.size()[2] == 96`: a diff's marker left inside a line joined from a wrap is
+            // no unary plus of torch's (it prints none before a condition).
+            let (text, expr) = match text.strip_prefix('+').map(str::trim_start) {
+                Some(t) => match crate::syntax::parse_guard(t) {
+                    Ok(e) => (t.to_string(), e),
+                    Err(_) => (text, expr),
+                },
+                None => (text, expr),
+            };
+            let (text, expr) = if said_false(&line.text, &text) {
+                (format!("Not({text})"), Expr::Not(Box::new(expr)))
+            } else {
+                (text, expr)
+            };
+            // `x0.size()[0] == 8 and x1.size()[2] == 96 and ...` (torch 2.1's specializations):
+            // a conjunction of conditions each on one size is a guard per size.
+            let parts: Vec<(String, Expr)> = match &expr {
+                Expr::And(ps)
+                    if ps.iter().all(|p| p.atoms().len() == 1) && expr.atoms().len() > 1 =>
+                {
+                    ps.iter().map(|p| (p.to_string(), p.clone())).collect()
+                }
+                _ => vec![(text, expr)],
+            };
+            for (text, expr) in parts {
+                if seen.insert(text.clone()) {
+                    found.push((line.no, text, expr, kind(&line.text)));
+                }
             }
         }
         if budget.spent {
@@ -132,6 +160,39 @@ pub fn read(lines: &[Line]) -> Option<Message> {
         msg.form = Form::DataDependent;
     }
     Some(msg)
+}
+
+/// `values.size(0)` (a size as user code writes it) → `values.size()[0]`, the source form the
+/// guard grammar reads.
+fn size_calls(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains(".size(") {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len() + 8);
+    let mut rest = line;
+    while let Some(i) = rest.find(".size(") {
+        let after = &rest[i + ".size(".len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        out.push_str(&rest[..i]);
+        if digits > 0 && after[digits..].starts_with(')') {
+            out.push_str(&format!(".size()[{}]", &after[..digits]));
+            rest = &after[digits + 1..];
+        } else {
+            out.push_str(".size(");
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether `line` says the condition `text` it holds is false: `text` followed (after closing
+/// parentheses) by `== False` or `=False`.
+fn said_false(line: &str, text: &str) -> bool {
+    line.match_indices(text).any(|(i, _)| {
+        let rest = line[i + text.len()..].trim_start_matches([')', ' ']);
+        rest.starts_with("== False") || rest.starts_with("=False")
+    })
 }
 
 /// `text` with every whole-word `word` (not inside a longer name: `u0` but not `u01`) replaced.

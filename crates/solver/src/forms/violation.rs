@@ -49,7 +49,7 @@ pub fn read_lines(cleaned: &[clean::Line]) -> Result<Message, Error> {
             msg.fixes.push(f);
         }
     }
-    if msg.dims.is_empty() && msg.data_dependent.is_empty() {
+    if msg.dims.is_empty() && msg.data_dependent.is_empty() && msg.notes.is_empty() {
         return Err(Error::Message(
             "no dynamic-shape constraint found: expected lines such as \"Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 64 satisfy the generated guard ...\" \
              (paste the whole ConstraintViolationError / UserError text from torch.export)"
@@ -58,15 +58,68 @@ pub fn read_lines(cleaned: &[clean::Line]) -> Result<Message, Error> {
     }
     Ok(msg)
 }
+/// torch's conflicts between a spec and tracing (`ValueError: Found the following conflicts
+/// between user-specified ranges and inferred ranges from model tracing:`): `- Received
+/// user-specified dim hint Dim.DYNAMIC(min=None, max=None), but tracing inferred a static shape
+/// of 30 for dimension inputs['x'].shape[1].` is that size specialized to 30, over the hint's
+/// range widened to hold 30 (the text states the answer; no default range may exclude it).
+pub fn static_hints(lines: &[clean::Line]) -> Option<Message> {
+    const KEY: &str = "but tracing inferred a static shape of ";
+    let mut msg = Message::empty(Form::ConstraintViolation);
+    for l in lines {
+        let t = &l.text;
+        let Some(i) = t.find(KEY) else { continue };
+        let rest = &t[i + KEY.len()..];
+        let Some((v, src)) = rest.split_once(" for dimension ") else {
+            continue;
+        };
+        let Ok(v) = v.trim().parse::<i128>() else {
+            continue;
+        };
+        let src = src.trim().trim_end_matches('.').trim().to_string();
+        let bound = |k: &str| -> Option<i128> {
+            let j = t[..i].find(k)?;
+            t[j + k.len()..]
+                .split([',', ')'])
+                .next()?
+                .trim()
+                .parse()
+                .ok()
+        };
+        let lo = bound("min=").unwrap_or(DEFAULT_MIN).min(v).max(0);
+        let hi = bound("max=").unwrap_or(SIZE_MAX).max(v);
+        let name = super::logs::size_name(&src);
+        let d = msg.dim_mut(&name, Some(src.clone()));
+        d.specialized = Some(v);
+        d.range = Some((lo, hi));
+        msg.notes.push(format!(
+            "line {}: tracing made {src} static at {v} although the spec asked for it to be dynamic: the program accepts {v} only there. Use {v} (or Dim.STATIC) for it, or change the model code that fixes it (a branch on the size, a constant it is compared with)",
+            l.no
+        ));
+    }
+    (!msg.dims.is_empty()).then_some(msg)
+}
+
 /// `Could not guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).  (Size-like
 /// symbols: u0)`: the expression, once per distinct text.
 fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error> {
-    const KEY: &str = "Could not guard on data-dependent expression ";
+    // `Could not extract specialized integer from data-dependent expression u1`: torch needed
+    // the value itself (an integer expression, read as one).
+    const KEYS: [&str; 2] = [
+        "Could not guard on data-dependent expression ",
+        "Could not extract specialized integer from data-dependent expression ",
+    ];
     let mut seen: std::collections::HashSet<String> =
         msg.data_dependent.iter().map(|g| g.text.clone()).collect();
     for (no, line) in lines.iter().enumerate() {
-        let Some(i) = line.find(KEY) else { continue };
-        let rest = &line[i + KEY.len()..];
+        let Some((i, key)) = KEYS
+            .iter()
+            .filter_map(|k| line.find(k).map(|i| (i, *k)))
+            .min()
+        else {
+            continue;
+        };
+        let rest = &line[i + key.len()..];
         let end = rest.find(" (unhinted").unwrap_or(rest.len());
         let text = rest[..end].trim().trim_end_matches('.').trim();
         if text.is_empty() || seen.contains(text) {
@@ -459,6 +512,16 @@ fn read_not_all_values(
         } else {
             Some(parse_range(range_text, &name).map_err(|e| range_error(&name, item, e))?)
         };
+        let cut = !why.contains(" was inferred to be a constant")
+            && !why.contains(" was inferred to be equal to ");
+        if cut {
+            // `... are valid because L['...`: the text stops before it says why.
+            msg.notes.push(format!(
+                "the text is cut: `Not all values of {name} ... are valid because {}` stops before it says why (a constant torch inferred, or an expression it equals), so nothing is known of {name}'s accepted sizes from it. Paste the whole line, to the end of the error and its `Suggested fixes:`",
+                why.trim()
+            ));
+            return Ok(());
+        }
         let d = dim_at(msg, index, &name, source);
         d.range = d.range.or(range);
         if let Some(tail) = why
@@ -466,6 +529,14 @@ fn read_not_all_values(
             .map(|x| x.1)
         {
             d.specialized = paren_int(tail);
+            // `in the specified range batch <= 10 ... a constant (1)`: the lower bound is not
+            // stated, and the default one (2) would exclude the size torch states.
+            let lower_stated = !range_text.trim().starts_with(name.as_str());
+            if let (Some(v), Some((lo, hi))) = (d.specialized, d.range) {
+                if v < lo && !lower_stated {
+                    d.range = Some((v.max(0), hi));
+                }
+            }
         } else if let Some((_, e)) = why.split_once(" was inferred to be equal to ") {
             d.inferred_equal = Some(strip_period(e).to_string());
         }
