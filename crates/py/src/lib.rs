@@ -276,12 +276,17 @@ fn verify(py: Python<'_>, guards: String, spec: String, z3_timeout_ms: u32) -> P
 }
 
 /// Checks a program given as the bytes of a `.pt2` archive or of its `model.json`; a
-/// `dimguard.Dispatch` archive gives the dispatch report (each program, and the union).
+/// `dimguard.Dispatch` archive gives the dispatch report (each program, and the union); an ONNX
+/// file written by `dimguard.onnx.export` the report stored in it (`onnx` beside the check's
+/// fields).
 #[pyfunction]
 #[pyo3(signature = (data, label="<program>", sizes=false))]
 fn check(py: Python<'_>, data: Vec<u8>, label: &str, sizes: bool) -> PyResult<String> {
     let label = label.to_string();
     run(py, move || {
+        if dimguard::graph::onnx::is_onnx(&data, &label) {
+            return to_json(&dimguard::graph::onnx::check(&data, &label)?);
+        }
         if let Some(programs) = dimguard::graph::program::dispatch_programs(&data, &label)? {
             let report = api::check_dispatch(programs, &label, sizes)?;
             return to_json(&report);
