@@ -311,9 +311,9 @@ class Session:
         self.stored = Record(stored)
         self._audit = audit
         self._static = stored.get("static") or []
-        self._facts = json.dumps({k: audit.get(k) or [] for k in FACT_KEYS})
+        self._verdicts = _native.Verdicts(json.dumps({k: audit.get(k) or [] for k in FACT_KEYS}))
         self._to_input: Dict[str, str] = dict((stored.get("onnx") or {}).get("inputs") or {})
-        self._cache: Dict[Any, Tuple[Optional[bool], str]] = {}
+        self._cache: Dict[Any, Tuple[Optional[bool], Optional[str]]] = {}
 
     @property
     def report(self) -> CheckReport:
@@ -323,33 +323,37 @@ class Session:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)
 
-    def _shapes(self, input_feed: Mapping[str, Any]) -> Dict[str, List[int]]:
+    def _shapes(self, input_feed: Mapping[str, Any]) -> Dict[str, Tuple[int, ...]]:
         out = {}
+        to_input = self._to_input
         for n, v in input_feed.items():
-            shape = v.shape() if callable(getattr(v, "shape", None)) else getattr(v, "shape", None)
-            if shape is None:
-                continue
-            out[self._to_input.get(n, n)] = [int(s) for s in shape]
+            shape = v.shape
+            if callable(shape):  # an OrtValue
+                shape = shape()
+            out[to_input.get(n, n)] = tuple(shape)
         return out
+
+    def _verdict(self, shapes: Mapping[str, Tuple[int, ...]]) -> Tuple[Optional[bool], Optional[str]]:
+        key = tuple(shapes.items())
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._verdicts.verdict([(n, [int(x) for x in s]) for n, s in shapes.items()])
+            if len(self._cache) < 4096:
+                self._cache[key] = hit
+        return hit
 
     def check(self, input_feed: Mapping[str, Any]) -> Record:
         """The program's verdict on these inputs' shapes (``accepted``: True, False or None when
         the shapes cannot decide it, and ``reason``), without running anything."""
-        shapes = self._shapes(input_feed)
-        key = tuple((n, tuple(s)) for n, s in shapes.items())
-        hit = self._cache.get(key)
-        if hit is None:
-            v = json.loads(_native.verdict(self._facts, json.dumps(shapes)))
-            hit = (v["accepted"], v.get("reason") or "")
-            if len(self._cache) < 4096:
-                self._cache[key] = hit
-        return Record({"accepted": hit[0], "reason": hit[1]})
+        accepted, reason = self._verdict(self._shapes(input_feed))
+        return Record({"accepted": accepted, "reason": reason or ""})
 
     def _refuse(self, input_feed: Mapping[str, Any]) -> None:
-        v = self.check(input_feed)
-        if v["accepted"] is not False:
-            return  # accepted, or undecided from shapes alone (a condition on data): onnxruntime runs it
         shapes = self._shapes(input_feed)
+        accepted, reason = self._verdict(shapes)
+        if accepted is not False:
+            return  # accepted, or undecided from shapes alone (a condition on data): onnxruntime runs it
+        v = {"reason": reason or ""}
         nearest = _nearest_per_size(self._audit, self._static, shapes)
         got = ", ".join(f"{n}={tuple(s)}" for n, s in shapes.items())
         parts = []

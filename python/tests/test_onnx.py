@@ -106,6 +106,13 @@ def _unet():
     return m.eval(), args, {"x": {2: Dim("h", min=27, max=200), 3: Dim("w", min=27, max=200)}}
 
 
+def _mixed():
+    m, args, _ = _composed("mixed_batch")
+    b = Dim("batch", min=1, max=4)
+    ds = {"x": {0: b, 2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}, "t": {0: b, 1: Dim("L", min=4, max=64)}}
+    return m.eval(), args, ds
+
+
 def _convstack():
     return ConvStack().eval(), (torch.randn(2, 3, 64, 48),), {"x": {0: Dim("batch", max=8), 2: Dim("h", min=32, max=256), 3: Dim("w", min=32, max=256)}}
 
@@ -117,6 +124,7 @@ MODELS = {
     "transformers_bert": _bert,
     "composed_raft_pair": _raft,
     "composed_unet_skip": _unet,
+    "composed_mixed_batch": _mixed,
     "tests_convstack": _convstack,
 }
 
@@ -259,7 +267,9 @@ def test_check_agrees_with_the_program_and_onnxruntime_with_torch(exported):
     name, model, args, ds, path, report, program, cpu = exported
     names = dimguard.onnx._arg_names(model, args, {})
     c = dimguard.check(path)
-    plain = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    quiet = ort.SessionOptions()
+    quiet.log_severity_level = 4  # its node errors are recorded, not logged
+    plain = ort.InferenceSession(str(path), sess_options=quiet, providers=["CPUExecutionProvider"])
     sess = dimguard.onnx.Session(path, providers=["CPUExecutionProvider"])
     rng = random.Random(name)
     audit = report.to_dict()["audit"]
@@ -312,3 +322,55 @@ def test_zz_write_the_table():
         with open(out, "w") as f:
             for r in _RECORDS:
                 f.write(json.dumps(r) + "\n")
+
+
+def test_shapes_spec_export_stores_its_assumptions_and_names(tmp_path):
+    """torch 2.15's ``ShapesSpec`` API: the loop adds the branch the example takes of a
+    size-dependent ``if`` as an assumption, the file's axes carry the ``ShapeVar`` names, and
+    ``Session`` refuses the sizes the assumption removes (the program asserts it at run time;
+    the ONNX graph holds only the traced branch)."""
+    from torch.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, TensorSpec
+
+    model = ConvStack().eval()
+    B, H, W = ShapeVar("B", min=1, max=4), ShapeVar("H", min=32, max=128), ShapeVar("W", min=32, max=128)
+    path = tmp_path / "convstack_spec.onnx"
+    loop = sys.modules["dimguard.export"]
+    real, kept = loop.export, {}
+
+    def spy(*a, **k):
+        ep, rep = real(*a, **k)
+        kept["ep"] = ep
+        return ep, rep
+
+    loop.export = spy
+    try:
+        report = dimguard.onnx.export(model, (torch.randn(2, 3, 64, 48),), path, dynamic_shapes=ShapesSpec({"x": TensorSpec([B, 3, H, W])}), verbose=False)
+    finally:
+        loop.export = real
+    assert report["assumptions"], report["spec"]
+    proto = onnx.load(str(path))
+    axes = [d.dim_param for d in proto.graph.input[0].type.tensor_type.shape.dim if d.HasField("dim_param")]
+    assert axes == ["B", "H", "W"], axes
+    program = kept["ep"].module()
+    sess = dimguard.onnx.Session(path, providers=["CPUExecutionProvider"])
+    c = dimguard.check(path)
+    seen = set()
+    for h in range(32, 129, 3):
+        shape = [2, 3, h, 48]
+        try:
+            with torch.no_grad():
+                want = program(torch.randn(*shape))
+            runs = True
+        except Exception:  # noqa: BLE001 - the program's run-time assert
+            runs = False
+        assert c.verdict({"x": shape})["accepted"] is runs, h
+        feed = {"x": np.random.randn(*shape).astype(np.float32)}
+        if runs:
+            got = sess.run(None, {"x": feed["x"]})
+            want = program(torch.from_numpy(feed["x"]))
+            np.testing.assert_allclose(got[0], want.detach().numpy(), rtol=1e-3, atol=1e-4)
+        else:
+            with pytest.raises(dimguard.ShapeError):
+                sess.run(None, feed)
+        seen.add(runs)
+    assert seen == {True, False}

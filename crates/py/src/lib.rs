@@ -309,6 +309,35 @@ fn verdict(py: Python<'_>, facts: String, shapes: String) -> PyResult<String> {
     })
 }
 
+/// A program's facts (a check report's JSON: `inputs`, `symbols`, `guards`, `runtime`) read
+/// once, for many verdicts: `dimguard.onnx.Session` checks every call's shapes with it, on the
+/// calling thread (a verdict evaluates the program's conditions at one point: no budget, no
+/// deep recursion).
+#[pyclass(frozen)]
+struct Verdicts {
+    facts: dimguard::graph::verdict::Facts,
+}
+
+#[pymethods]
+impl Verdicts {
+    #[new]
+    fn new(facts: &str) -> PyResult<Self> {
+        let facts = from_json("check report", facts)
+            .map_err(|e: CallError| PyValueError::new_err(e.to_string()))?;
+        Ok(Verdicts { facts })
+    }
+
+    /// `(accepted, reason)` at these shapes (input name -> shape): the contract's `Verdict`.
+    fn verdict(&self, shapes: Vec<(String, Vec<i64>)>) -> (Option<bool>, Option<String>) {
+        let shapes = shapes
+            .into_iter()
+            .map(|(n, s)| (n, s.into_iter().map(i128::from).collect()))
+            .collect();
+        let v = dimguard::graph::verdict(&self.facts, &shapes);
+        (v.accepted, v.reason)
+    }
+}
+
 /// TensorRT profiles: `source` is a message's text or a program's bytes (`path` names it);
 /// `dims` are `INPUT:INDEX=LO..HI`, `examples` `NAME:1x3x520x960`. Returns the profiles in
 /// `format` (`trtexec`, `polygraphy`, `torch-tensorrt`, `json`); `spec` (a sheet's JSON) covers
@@ -400,6 +429,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(verdict, m)?)?;
+    m.add_class::<Verdicts>()?;
     m.add_function(wrap_pyfunction!(profile, m)?)?;
     m.add_function(wrap_pyfunction!(z3_version, m)?)?;
     m.add_function(wrap_pyfunction!(set_budget, m)?)?;
