@@ -321,6 +321,8 @@ class Session:
         return CheckReport(self._audit)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):  # not onnxruntime's (and never recursing before __init__ set them)
+            raise AttributeError(name)
         return getattr(self._session, name)
 
     def _shapes(self, input_feed: Mapping[str, Any]) -> Dict[str, Tuple[int, ...]]:
