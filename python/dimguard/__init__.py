@@ -7,8 +7,11 @@
 * :func:`profile` builds TensorRT optimization profiles whose every shape the program accepts.
 * :func:`export` runs the whole loop: export, diagnose, merge into your spec, re-export, audit;
   with ``cover=True``, several programs behind one callable (:class:`Dispatch`, :func:`load`).
+* :mod:`dimguard.onnx`: the loop's program written to ONNX with its accepted set, and an
+  onnxruntime session that refuses the shapes the program rejects.
 
-Nothing here imports torch except :func:`export` and :func:`check` given an ``ExportedProgram``.
+Nothing here imports torch except :func:`export`, :func:`check` given an ``ExportedProgram`` and
+:mod:`dimguard.onnx`'s functions.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Unio
 
 from . import _native
 from ._round import _text
-from ._results import CheckReport, Diagnosis, Profiles, Record, SizeSet, Undecided, Verification
+from ._results import CheckReport, Diagnosis, Profiles, Record, ShapeError, SizeSet, Undecided, Verification
 
 __version__: str = _native.__version__
 
@@ -41,6 +44,8 @@ __all__ = [
     "Record",
     "SizeSet",
     "Undecided",
+    "ShapeError",
+    "onnx",
     "z3_version",
     "set_budget",
 ]
@@ -160,7 +165,10 @@ def check(path_or_program: Any, *, sizes: bool = False, full: bool = True) -> Ch
     ``full=True`` serializes the whole graph so shape propagation is checked too.
     ``sizes=True`` also lists every symbolic intermediate size. A ``dimguard.Dispatch`` archive
     (``Dispatch.save``) gives a :class:`Record` with each program's check (``programs``) and, per
-    input size, the sizes some program accepts (``union``).
+    input size, the sizes some program accepts (``union``). An ONNX file written by
+    :func:`dimguard.onnx.export` gives the report stored in it (the exported program's check,
+    :meth:`CheckReport.verdict` included) with ``onnx``: the file's inputs and symbolic axes; a
+    file without the report raises ``ValueError`` naming its symbolic axes.
     """
     if isinstance(path_or_program, (bytes, bytearray, memoryview)):
         data, label = bytes(path_or_program), "<bytes>"
@@ -242,3 +250,4 @@ def profile(
 
 from .cover import Dispatch, DispatchError, load  # noqa: E402
 from .export import ExportError, ExportReport, export  # noqa: E402
+from . import onnx  # noqa: E402

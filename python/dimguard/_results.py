@@ -16,6 +16,7 @@ __all__ = [
     "CheckReport",
     "Profiles",
     "Undecided",
+    "ShapeError",
 ]
 
 
@@ -306,6 +307,19 @@ class Undecided(ValueError):
     """``accepts`` could not decide: a condition of the program depends on something the shapes
     do not fix (a value computed from data, an input left out, a guard dimguard could not read).
     The message says which."""
+
+
+class ShapeError(ValueError):
+    """The exported program rejects inputs of these shapes (``dimguard.onnx.Session.run``):
+    ``reason`` names the condition that fails, in the inputs' names; ``shapes`` holds the input
+    shapes; ``nearest`` per size outside its own accepted set ``(input, index) -> {"size",
+    "below", "above"}``, the nearest accepted sizes (None where there is none)."""
+
+    def __init__(self, message: str, *, reason: str, shapes: Mapping[str, Sequence[int]], nearest: Mapping[Any, Mapping[str, Optional[int]]]):
+        super().__init__(message)
+        self.reason = reason
+        self.shapes = dict(shapes)
+        self.nearest = dict(nearest)
 
 
 #: The keys of a check report that decide whether a shape is accepted.

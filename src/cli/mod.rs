@@ -188,9 +188,10 @@ enum Command {
         program: Option<PathBuf>,
     },
     /// Read an exported program (.pt2 or its model.json): which input sizes it really accepts
-    /// versus what it claims, a corrected spec, and shape-propagation findings.
+    /// versus what it claims, a corrected spec, and shape-propagation findings. An ONNX file
+    /// written by `dimguard.onnx.export`: the sizes it accepts, from the report stored in it.
     Check {
-        /// The `.pt2` archive or `model.json`.
+        /// The `.pt2` archive, `model.json`, a `dimguard.Dispatch` archive or an `.onnx` file.
         model: PathBuf,
         /// Print JSON (the contract: docs/CONTRACT.md).
         #[arg(long)]
@@ -464,6 +465,22 @@ fn check(
     let label = model.display().to_string();
     let bytes =
         std::fs::read(model).map_err(|e| io(format!("cannot read {}: {e}", model.display())))?;
+    if dimguard::graph::onnx::is_onnx(&bytes, &label) {
+        if dot.is_some() || sizes {
+            return Err(bad_input(
+                "--dot and --sizes read a torch program's graph; an ONNX file is checked from the report dimguard.onnx.export stored in it",
+            ));
+        }
+        let report = dimguard::graph::onnx::check(&bytes, &label).map_err(bad_input)?;
+        if !at.is_empty() {
+            let shapes = at_shapes(at, &report.onnx.inputs)?;
+            let facts = dimguard::graph::verdict::Facts::from(&report.check);
+            let v = dimguard::graph::verdict(&facts, &shapes);
+            return print_report(&v, json, render::verdict);
+        }
+        write_html(|| dimguard::html::Page::check(&report.check), html, model)?;
+        return print_report(&report, json, render::onnx);
+    }
     if let Some(programs) =
         dimguard::graph::program::dispatch_programs(&bytes, &label).map_err(bad_input)?
     {
@@ -485,17 +502,31 @@ fn check(
     }
     let report = dimguard::api::check_program_graph(&program, &g, sizes).map_err(bad_input)?;
     if !at.is_empty() {
-        let mut shapes = std::collections::BTreeMap::new();
-        for s in at {
-            let (name, shape) = dimguard::profiles::parse_shape(s).map_err(bad_input)?;
-            shapes.insert(name, shape);
-        }
+        let shapes = at_shapes(at, &[])?;
         let facts = dimguard::graph::verdict::Facts::from(&report);
         let v = dimguard::graph::verdict(&facts, &shapes);
         return print_report(&v, json, render::verdict);
     }
     write_html(|| dimguard::html::Page::check(&report), html, model)?;
     print_report(&report, json, render::check)
+}
+
+/// `--at NAME:SHAPE` arguments by input name; an ONNX file's input name is taken to the program's
+/// input it stands for (`inputs`).
+fn at_shapes(
+    at: &[String],
+    inputs: &[dimguard::solver::report::OnnxInputShape],
+) -> Result<std::collections::BTreeMap<String, Vec<i128>>, Failure> {
+    let mut shapes = std::collections::BTreeMap::new();
+    for s in at {
+        let (name, shape) = dimguard::profiles::parse_shape(s).map_err(bad_input)?;
+        let name = inputs
+            .iter()
+            .find(|i| i.name == name)
+            .map_or(name, |i| i.input.clone());
+        shapes.insert(name, shape);
+    }
+    Ok(shapes)
 }
 
 /// How `profile` splits accepted sets: `k` buckets per dimension, or a cover of `N` pieces.

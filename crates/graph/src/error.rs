@@ -52,6 +52,22 @@ pub enum Error {
         /// `max_val`.
         max: i64,
     },
+    /// An ONNX file that does not read (a malformed protobuf, or no graph).
+    #[error("{path} is not a readable ONNX model: {message}")]
+    Onnx {
+        /// The file.
+        path: String,
+        /// Where and why (byte offset, field path).
+        message: String,
+    },
+    /// An ONNX file without dimguard's report, or with one that does not read.
+    #[error("{path}: {message}")]
+    OnnxReport {
+        /// The file.
+        path: String,
+        /// What is missing, the file's symbolic axes, and how to add the report.
+        message: String,
+    },
     /// A node's arguments cannot be right for its operator (a malformed program).
     #[error("{0} (the program is malformed: export it again with torch.export)")]
     Shape(#[from] ShapeError),

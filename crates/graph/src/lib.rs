@@ -9,6 +9,7 @@
 //! | [`program`] | the archive and its serde types (its errors: [`Error`], [`shapes::ShapeError`]) |
 //! | [`shapes`] | shape rules: a short dispatch and one module per operator family |
 //! | [`graph`] | the petgraph graph, propagation, comparison with recorded sizes, DOT |
+//! | [`onnx`] | an ONNX file's inputs and the report `dimguard.onnx.export` stored in it (a protobuf reader) |
 //! | [`runtime`] | run-time asserts in the graph and limits it implies without a check |
 //! | [`check`](mod@check) | claimed versus accepted sizes, corrected spec, ranges of every size |
 //! | [`verdict`](mod@verdict) | whether the program accepts given shapes, from the conditions it checks |
@@ -16,6 +17,7 @@
 pub mod check;
 mod error;
 pub mod graph;
+pub mod onnx;
 pub mod program;
 pub mod runtime;
 pub mod shapes;

@@ -276,12 +276,17 @@ fn verify(py: Python<'_>, guards: String, spec: String, z3_timeout_ms: u32) -> P
 }
 
 /// Checks a program given as the bytes of a `.pt2` archive or of its `model.json`; a
-/// `dimguard.Dispatch` archive gives the dispatch report (each program, and the union).
+/// `dimguard.Dispatch` archive gives the dispatch report (each program, and the union); an ONNX
+/// file written by `dimguard.onnx.export` the report stored in it (`onnx` beside the check's
+/// fields).
 #[pyfunction]
 #[pyo3(signature = (data, label="<program>", sizes=false))]
 fn check(py: Python<'_>, data: Vec<u8>, label: &str, sizes: bool) -> PyResult<String> {
     let label = label.to_string();
     run(py, move || {
+        if dimguard::graph::onnx::is_onnx(&data, &label) {
+            return to_json(&dimguard::graph::onnx::check(&data, &label)?);
+        }
         if let Some(programs) = dimguard::graph::program::dispatch_programs(&data, &label)? {
             let report = api::check_dispatch(programs, &label, sizes)?;
             return to_json(&report);
@@ -302,6 +307,35 @@ fn verdict(py: Python<'_>, facts: String, shapes: String) -> PyResult<String> {
         let shapes: std::collections::BTreeMap<String, Vec<i128>> = from_json("shapes", &shapes)?;
         to_json(&dimguard::graph::verdict(&facts, &shapes))
     })
+}
+
+/// A program's facts (a check report's JSON: `inputs`, `symbols`, `guards`, `runtime`) read
+/// once, for many verdicts: `dimguard.onnx.Session` checks every call's shapes with it, on the
+/// calling thread (a verdict evaluates the program's conditions at one point: no budget, no
+/// deep recursion).
+#[pyclass(frozen)]
+struct Verdicts {
+    facts: dimguard::graph::verdict::Facts,
+}
+
+#[pymethods]
+impl Verdicts {
+    #[new]
+    fn new(facts: &str) -> PyResult<Self> {
+        let facts = from_json("check report", facts)
+            .map_err(|e: CallError| PyValueError::new_err(e.to_string()))?;
+        Ok(Verdicts { facts })
+    }
+
+    /// `(accepted, reason)` at these shapes (input name -> shape): the contract's `Verdict`.
+    fn verdict(&self, shapes: Vec<(String, Vec<i64>)>) -> (Option<bool>, Option<String>) {
+        let shapes = shapes
+            .into_iter()
+            .map(|(n, s)| (n, s.into_iter().map(i128::from).collect()))
+            .collect();
+        let v = dimguard::graph::verdict(&self.facts, &shapes);
+        (v.accepted, v.reason)
+    }
 }
 
 /// TensorRT profiles: `source` is a message's text or a program's bytes (`path` names it);
@@ -395,6 +429,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(verdict, m)?)?;
+    m.add_class::<Verdicts>()?;
     m.add_function(wrap_pyfunction!(profile, m)?)?;
     m.add_function(wrap_pyfunction!(z3_version, m)?)?;
     m.add_function(wrap_pyfunction!(set_budget, m)?)?;

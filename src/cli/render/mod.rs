@@ -15,5 +15,5 @@ mod verify;
 
 pub use check::check;
 pub use diagnose::{covered, Covered};
-pub use dispatch::{dispatch, verdict};
+pub use dispatch::{dispatch, onnx, verdict};
 pub use verify::verify;

@@ -102,3 +102,50 @@ pub struct UnionDim {
     /// at their traced size.
     pub dynamic_in: Vec<usize>,
 }
+
+/// `dimguard check model.onnx`: the report `dimguard.onnx.export` stored in the file's
+/// `metadata_props` (the exported program's `check`, flattened: `dims`, `joint`, `inputs`,
+/// `symbols`, `guards`, `runtime`, ...) and what the file itself says ([`OnnxFile`]).
+/// Serialized only (the flattened report holds 128-bit counts, which serde cannot buffer).
+#[derive(Debug, Clone, Serialize)]
+pub struct OnnxReport {
+    /// The stored check of the exported program.
+    #[serde(flatten)]
+    pub check: CheckReport,
+    /// The ONNX file.
+    pub onnx: OnnxFile,
+}
+
+/// What an ONNX file says of its inputs, beside the stored report.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OnnxFile {
+    /// The file.
+    pub file: String,
+    /// The default opset's version.
+    pub opset: Option<i64>,
+    /// `producer_name producer_version`.
+    pub producer: String,
+    /// The graph's inputs (not initializers), as the file declares them.
+    pub inputs: Vec<OnnxInputShape>,
+    /// Each symbolic axis, `x[2] = h`: onnxruntime takes any size there.
+    pub symbolic: Vec<String>,
+    /// The final `dynamic_shapes` of the export (Python), when stored.
+    pub spec: Option<String>,
+    /// The dimguard that wrote the report.
+    pub dimguard_version: Option<String>,
+    /// Where the file and the stored report disagree (an input one of them lacks, a rank, a
+    /// fixed size); empty when they agree.
+    pub notes: Vec<String>,
+}
+
+/// One input of an ONNX file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OnnxInputShape {
+    /// Its name in the file.
+    pub name: String,
+    /// The program's input it stands for (the same name unless the exporter renamed it).
+    pub input: String,
+    /// Per axis: a fixed size, a `dim_param` name, or null (no size recorded); null for the whole
+    /// shape when the file records none.
+    pub shape: Option<Vec<Option<super::check::ShapeEntry>>>,
+}

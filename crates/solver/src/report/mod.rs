@@ -46,7 +46,10 @@ pub use diagnose::{
     LinkedGroup, MissingBound, Padding, ProgramBound, RelationReport, Report, RuntimeReport,
     Status, UnbackedSize, Unreadable,
 };
-pub use dispatch::{CoverPiece, CoverReport, CoverSide, DispatchProgram, DispatchReport, UnionDim};
+pub use dispatch::{
+    CoverPiece, CoverReport, CoverSide, DispatchProgram, DispatchReport, OnnxFile, OnnxInputShape,
+    OnnxReport, UnionDim,
+};
 pub use joint_sets::{
     BoxReport, DefinedReport, JointReport, JointSearch, JointUndecided, SharedReport, TieReport,
     TiedReport,
