@@ -284,7 +284,14 @@ def test_check_agrees_with_the_program_and_onnxruntime_with_torch(exported):
             runs = True
         except Exception as e:  # noqa: BLE001 - the program's refusal
             want, runs = e, False
-        assert verdict["accepted"] is runs, (name, shapes, verdict["reason"], None if runs else str(want)[:200])
+        if runs and verdict["accepted"] is False:
+            # torch 2.15 does not check a derived size's form (`8*s16`) at call time when no
+            # other input holds its symbol: the program runs, but its guards over `s16` were
+            # never evaluated. The verdict holds it to the form (never a wrong accept): refused.
+            assert "is not of the form" in verdict["reason"], (name, shapes, verdict["reason"])
+            runs = False
+        else:
+            assert verdict["accepted"] is runs, (name, shapes, verdict["reason"], None if runs else str(want)[:200])
         feed = {k: v.numpy() for k, v in feed_t.items()}
         if runs:
             accepted += 1

@@ -121,17 +121,6 @@ pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict 
         .iter()
         .filter_map(|r| Some((parse_expr(&r.symbol).ok()?, r.symbol.as_str(), r.min, r.max)))
         .collect();
-    // How many input sizes hold each symbol.
-    let mut uses: BTreeMap<String, usize> = BTreeMap::new();
-    for input in &report.inputs {
-        for entry in &input.shape {
-            if let ShapeEntry::Symbolic(text) = entry {
-                for a in parse_expr(text).map(|e| e.atoms()).unwrap_or_default() {
-                    *uses.entry(a.to_string()).or_default() += 1;
-                }
-            }
-        }
-    }
     let in_range = |at: &str, e: &Expr, v: i128| -> Result<(), Verdict> {
         let same = |k: &Expr| k == e || (k.affine().is_some() && k.affine() == e.affine());
         for (_, key, lo, hi) in ranges.iter().filter(|(k, ..)| same(k)) {
@@ -233,11 +222,6 @@ pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict 
                         symbols.insert(s.clone(), x);
                         first_at.insert(s, at);
                     }
-                    // torch 2.15 checks the form of a derived size only against the other
-                    // sizes holding its symbol: where it is the symbol's one place (the spec's
-                    // `8*_h`, nowhere else), the program runs at any size its range and guards
-                    // pass (python/tests/test_onnx.py: ConvStack's `8*s16` runs at 231).
-                    Ok(None) if e.atoms().iter().all(|a| uses.get(&**a) == Some(&1)) => {}
                     Ok(None) => {
                         return rejected(format!(
                             "{at} = {v} is not of the form {e} the program takes it as (for an integer)"
