@@ -637,7 +637,15 @@ fn spec_line(
         Some(GroupLine::Side { side, from_partner }) => (Some(side), from_partner),
         None => (None, false),
     };
-    if let Some(s) = side.as_ref().or(d.answer.suggestions.first()) {
+    // The best suggestion that holds the traced size (torch refuses a spec that excludes its
+    // example inputs), else the best.
+    let holds = |s: &&dimguard_solver::report::Suggestion| {
+        i.hint.is_some_and(|x| {
+            (s.lo..=s.hi).contains(&x) && (x - s.residue).rem_euclid(s.modulus.max(1)) == 0
+        })
+    };
+    let best = d.answer.suggestions.iter().find(holds);
+    if let Some(s) = side.as_ref().or(best).or(d.answer.suggestions.first()) {
         // A plain range over which a guard of this size alone holds at every size but value
         // ranges cannot show it: torch refuses a `Dim` there ("Not all values ... satisfy the
         // generated guard"), and takes the same range as `Dim.DYNAMIC(min=.., max=..)`. The
