@@ -218,7 +218,7 @@ fn part_of(
         }
     }
     for &o in &grp.relations {
-        let rs = all.get(o).map(|g| roots_of(g)).unwrap_or_default();
+        let rs = all.get(o).map(roots_of).unwrap_or_default();
         if !rs.is_empty() && mine(&rs) {
             part.relations.push(o);
         }
