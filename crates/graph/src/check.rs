@@ -410,6 +410,7 @@ fn problem_of(ins: &[In], guards: &[Expr]) -> Problem {
             .collect(),
         guards: all,
         extra_ranges: BTreeMap::new(),
+        parts: true,
     }
 }
 

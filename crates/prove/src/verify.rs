@@ -579,6 +579,7 @@ fn joint_problem(guards: &GuardSet, spec: &Sheet) -> JointProblem {
             .collect(),
         guards: all,
         extra_ranges: BTreeMap::new(),
+        parts: false,
     };
     JointProblem {
         problem,

@@ -112,6 +112,10 @@ pub struct Problem {
     pub guards: Vec<Expr>,
     /// Ranges of variables no size stands for (a root of sizes a spec ties together).
     pub extra_ranges: BTreeMap<String, (i128, i128)>,
+    /// Whether each group is solved as independent parts ([`joint::solve_parts`]): `check`,
+    /// which answers every size of a program from its group. `diagnose` and `verify` answer a
+    /// size from the guards listed under it and keep each group whole.
+    pub parts: bool,
 }
 
 impl Problem {
@@ -326,7 +330,12 @@ fn solve_all(
             );
             k += 1;
         }
-        joint::solve_parts(&grp, guards, &ranges, budget, prover)
+        if problem.parts {
+            joint::solve_parts(&grp, guards, &ranges, budget, prover)
+        } else {
+            let solved = joint::solve_group_with(&grp, &ranges, budget, prover);
+            vec![(grp, solved)]
+        }
     });
     for (grp, solved) in parts {
         for (i, &o) in grp.origin.iter().enumerate() {
