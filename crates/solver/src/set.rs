@@ -280,7 +280,7 @@ impl DimSet {
     /// `s // k` takes when `s` ranges over this set (`mask = image // 4`). Exact and without
     /// enumeration: on a segment of modulus `m`, the values of one class modulo `L = lcm(m, k)`
     /// are `first + L*t`, whose quotients are `first // k + (L/k)*t`, one progression of
-    /// modulus `L/k`; the image is their union. More than [`PERIOD_LIMIT`] classes in a segment
+    /// modulus `L/k`; the image is their union. More than `PERIOD_LIMIT` (65,536) classes in a segment
     /// is [`Error::PeriodTooLarge`].
     ///
     /// ```

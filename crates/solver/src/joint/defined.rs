@@ -46,7 +46,7 @@ impl Defined {
     ///
     /// For the defined size itself, when its definition has one size (`mask = image // 4`,
     /// `n = 2*ceil(h/8) + 1`): the image of that size's values with some partner under the
-    /// definition ([`image`]: affine maps and floor division by positive constants, each exact
+    /// definition (`image`: affine maps and floor division by positive constants, each exact
     /// on periodic sets), within its own set.
     pub fn some(&self, j: &JointSet, root: &str) -> Result<DimSet, crate::Error> {
         let not = |why: &str| {
