@@ -112,9 +112,9 @@ pub struct Problem {
     pub guards: Vec<Expr>,
     /// Ranges of variables no size stands for (a root of sizes a spec ties together).
     pub extra_ranges: BTreeMap<String, (i128, i128)>,
-    /// Whether each group is solved as independent parts ([`joint::solve_parts`]): `check`,
-    /// which answers every size of a program from its group. `diagnose` and `verify` answer a
-    /// size from the guards listed under it and keep each group whole.
+    /// Whether each group is solved as independent parts ([`joint::solve_parts`]): `check` and
+    /// `diagnose` (a guard naming a size the problem does not list keeps its sizes together);
+    /// `verify` keeps each group whole.
     pub parts: bool,
 }
 
@@ -331,7 +331,9 @@ fn solve_all(
             k += 1;
         }
         if problem.parts {
-            joint::solve_parts(&grp, guards, &ranges, budget, prover)
+            joint::solve_parts(&grp, guards, &ranges, budget, prover, &|v| {
+                problem.size(v).is_some()
+            })
         } else {
             let solved = joint::solve_group_with(&grp, &ranges, budget, prover);
             vec![(grp, solved)]

@@ -49,6 +49,7 @@ pub fn solve_parts(
     ranges: &BTreeMap<String, (i128, i128)>,
     budget: &Budget,
     prover: Option<Prover>,
+    listed: &dyn Fn(&str) -> bool,
 ) -> Vec<(Group, Solved)> {
     let whole = || vec![(grp.clone(), solve_group_with(grp, ranges, budget, prover))];
     let roots_of = |g: &Expr| -> BTreeSet<String> {
@@ -58,8 +59,11 @@ pub fn solve_parts(
             .map(|m| m.root.clone())
             .collect()
     };
+    // A guard naming a size the problem does not list (a text's guard over a partner it gives
+    // no dimension) keeps its sizes together: the size it is listed under answers from it.
     let linking: Vec<usize> = (0..grp.guards.len())
         .filter(|&i| roots_of(&grp.guards[i]).len() > 1)
+        .filter(|&i| grp.guards[i].atoms().iter().all(|a| listed(a)))
         .collect();
     if grp.roots.len() < 2 || linking.is_empty() {
         return whole();
@@ -295,7 +299,7 @@ fn unify(
         }
         for r in seen.iter() {
             let same = Expr::Cmp(CmpOp::Eq, Box::new(e.clone()), Box::new(r.clone()));
-            let d = crate::joint::decide(&same, &var, set, limits, None);
+            let d = super::solve::decide(&same, &var, set, limits, None);
             if d.set.is_some_and(|s| s.count() == set.count()) {
                 return r.clone();
             }
@@ -464,7 +468,7 @@ mod tests {
             let groups = crate::joint::group(&guards, &names);
             let mut parts = Vec::new();
             for grp in &groups {
-                parts.extend(solve_parts(grp, &guards, &ranges, &Budget::default(), None));
+                parts.extend(solve_parts(grp, &guards, &ranges, &Budget::default(), None, &|_| true));
             }
             let n = names.len();
             let top = |l: usize| ranges[&names[l]].1;
