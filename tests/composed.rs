@@ -21,9 +21,12 @@ fn root(rel: &str) -> String {
 }
 
 fn check(name: &str) -> Value {
-    let pt2 = root(&format!("tests/data/pt2/{name}_composed.pt2"));
+    check_file(&root(&format!("tests/data/pt2/{name}_composed.pt2")), name)
+}
+
+fn check_file(pt2: &str, name: &str) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(["--time-budget", "20", "check", "--json", &pt2])
+        .args(["--time-budget", "20", "check", "--json", pt2])
         .output()
         .expect("dimguard runs");
     assert!(
@@ -111,7 +114,12 @@ fn in_group(j: &Value, at: &dyn Fn(&str) -> i64) -> Option<bool> {
 /// `check`'s answer at every run of the program: `(agree, undecided)`; panics on a run the
 /// answer contradicts.
 fn compare(name: &str, c: &Value) -> (usize, usize, usize) {
-    let r = runs(name);
+    compare_runs(name, &runs(name), c)
+}
+
+/// [`compare`] over the runs `r` (`{"inputs": {name: ..}, "runs": [[shapes, ran]]}`, the
+/// shapes in the order of `inputs`' keys).
+fn compare_runs(name: &str, r: &Value, c: &Value) -> (usize, usize, usize) {
     let inputs: Vec<String> = r["inputs"].as_object().unwrap().keys().cloned().collect();
     let dims = c["dims"].as_array().unwrap();
     let (mut pass, mut fail, mut undecided) = (0, 0, 0);
@@ -138,8 +146,8 @@ fn compare(name: &str, c: &Value) -> (usize, usize, usize) {
         }
         let grouped: Vec<&str> = c["joint"]
             .as_array()
-            .unwrap()
-            .iter()
+            .into_iter()
+            .flatten()
             .flat_map(|j| {
                 let t = j.get("tied").filter(|t| t.is_object());
                 let defined = j.get("defined").and_then(Value::as_array);
@@ -168,7 +176,7 @@ fn compare(name: &str, c: &Value) -> (usize, usize, usize) {
                     };
                 }
             }
-            for j in c["joint"].as_array().unwrap() {
+            for j in c["joint"].as_array().into_iter().flatten() {
                 said = match (said, in_group(j, &at)) {
                     (Some(false), _) | (_, Some(false)) => Some(false),
                     (Some(true), Some(true)) => Some(true),
@@ -200,31 +208,112 @@ fn composed_programs_are_decided_and_agree_with_every_run() {
         "pyramid2", "pyramid3", "flow2", "fusion2", "unet3", "winpatch", "skip3", "tokens2",
     ] {
         let c = check(name);
-        for j in c["joint"].as_array().unwrap() {
+        for j in c["joint"].as_array().into_iter().flatten() {
             assert!(j["undecided"].is_null(), "{name}: {}", j["summary"]);
         }
         let (pass, fail, undecided) = compare(name, &c);
         assert_eq!(undecided, 0, "{name}");
         assert!(pass >= 5 && fail >= 100, "{name}: {pass} pass, {fail} fail");
         assert!(pass + fail >= 600, "{name}: {} runs judged", pass + fail);
-        let spec = c["dynamic_shapes"].as_str().unwrap();
-        // Every dynamic size has an entry in `dynamic_shapes = {"x": {2: ..}}`.
-        let dict = spec.split("dynamic_shapes = ").nth(1).unwrap();
-        for d in c["dims"].as_array().unwrap() {
-            let input = format!("\"{}\": {{", d["input"].as_str().unwrap());
-            let entries = dict
-                .split(&input)
-                .nth(1)
-                .unwrap()
-                .split('}')
-                .next()
-                .unwrap();
+        keeps_every_size(name, &c);
+    }
+}
+
+/// Every dynamic size has an entry in the corrected spec's `dynamic_shapes = {"x": {2: ..}}`.
+fn keeps_every_size(name: &str, c: &Value) {
+    let spec = c["dynamic_shapes"].as_str().unwrap();
+    let dict = spec.split("dynamic_shapes = ").nth(1).unwrap();
+    for d in c["dims"].as_array().unwrap() {
+        let input = format!("\"{}\": {{", d["input"].as_str().unwrap());
+        let entries = dict
+            .split(&input)
+            .nth(1)
+            .unwrap()
+            .split('}')
+            .next()
+            .unwrap();
+        assert!(
+            entries.contains(&format!("{}: ", d["index"])),
+            "{name}: {} dropped from\n{spec}",
+            d["source"]
+        );
+    }
+}
+
+/// A truth file's samples as the runs of tests/data: the shapes in the order of the inputs'
+/// (sorted) keys.
+fn truth_runs(truth: &Value) -> Value {
+    let inputs: serde_json::Map<String, Value> = truth["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n.as_str().unwrap().to_string(), Value::Null))
+        .collect();
+    let runs: Vec<Value> = truth["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let shapes: Vec<Value> = inputs.keys().map(|k| s["shapes"][k].clone()).collect();
+            serde_json::json!([shapes, s["runs"]])
+        })
+        .collect();
+    serde_json::json!({"inputs": inputs, "runs": runs})
+}
+
+/// The six real torch 2.15 programs of `../shared/programs/composed/` (README there), each
+/// against its 3,000 recorded runs (`NAME.truth.json`: whether `ep.module()` ran at each shape):
+/// every group, guard and size decided, every run the claimed ranges cover agreeing with
+/// `check`'s sets (a tuple its sets accept ran, one they reject raised), runs that pass and
+/// runs that raise both judged, and no dynamic size dropped from the corrected spec.
+///
+/// `fpn_three_inputs` is the one left undecided (issue 41): its H and W no longer join (the
+/// corner guards hold on each axis' answer), but each axis ties three sizes through three
+/// strides (a cycle of four floor ties over unbounded ranges) that no method here solves yet.
+/// It is held to the rest: no run it decides contradicts it, and every size stays in its spec.
+#[test]
+fn shared_composed_programs_agree_with_their_truths() {
+    let dir = root("../shared/programs/composed");
+    for (name, decided) in [
+        ("fpn_three_inputs", false),
+        ("unet_skip", true),
+        ("raft_pair", true),
+        ("window_patch", true),
+        ("hrnet_fuse", true),
+        ("mixed_batch", true),
+    ] {
+        let c = check_file(&format!("{dir}/{name}.model.json"), name);
+        let text = std::fs::read_to_string(format!("{dir}/{name}.truth.json")).unwrap();
+        let truth: Value = serde_json::from_str(&text).unwrap();
+        if !decided {
+            let r = truth_runs(&truth);
+            let (_, _, undecided) = compare_runs(name, &r, &c);
             assert!(
-                entries.contains(&format!("{}: ", d["index"])),
-                "{name}: {} dropped from\n{spec}",
-                d["source"]
+                undecided > 0,
+                "{name} is decided now: hold it to every check"
             );
+            keeps_every_size(name, &c);
+            continue;
         }
+        for j in c["joint"].as_array().into_iter().flatten() {
+            assert!(j["undecided"].is_null(), "{name}: {}", j["summary"]);
+        }
+        for g in c["guards"].as_array().unwrap() {
+            assert_ne!(g["fate"], "undecided", "{name}: {g}");
+        }
+        for d in c["dims"].as_array().unwrap() {
+            assert!(!d["undecided"].is_object(), "{name}: {d}");
+        }
+        let r = truth_runs(&truth);
+        assert_eq!(r["runs"].as_array().unwrap().len(), 3000, "{name}");
+        let (pass, fail, undecided) = compare_runs(name, &r, &c);
+        assert_eq!(undecided, 0, "{name}");
+        assert!(
+            pass >= 100 && fail >= 100,
+            "{name}: {pass} pass, {fail} fail"
+        );
+        assert!(pass + fail >= 2000, "{name}: {} runs judged", pass + fail);
+        keeps_every_size(name, &c);
     }
 }
 

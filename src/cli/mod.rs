@@ -500,13 +500,14 @@ fn check(
         std::fs::write(path, g.dot())
             .map_err(|e| io(format!("cannot write {}: {e}", path.display())))?;
     }
-    let report = dimguard::api::check_program_graph(&program, &g, sizes).map_err(bad_input)?;
     if !at.is_empty() {
+        // The program's conditions evaluated at the shapes: no set is solved.
         let shapes = at_shapes(at, &[])?;
-        let facts = dimguard::graph::verdict::Facts::from(&report);
+        let facts = dimguard::graph::facts(&program, &g).map_err(bad_input)?;
         let v = dimguard::graph::verdict(&facts, &shapes);
         return print_report(&v, json, render::verdict);
     }
+    let report = dimguard::api::check_program_graph(&program, &g, sizes).map_err(bad_input)?;
     write_html(|| dimguard::html::Page::check(&report), html, model)?;
     print_report(&report, json, render::check)
 }

@@ -101,24 +101,19 @@ pub fn check_graph(
 ) -> Result<CheckReport, Error> {
     let ranges = symbol_ranges(p);
     let limits = Limits::default();
-    let Parsed {
-        mut guards,
-        mut uses,
-        use_of,
-        mut never,
-    } = parse_guards(&p.guards_code);
-    let ins = input_sizes(p, &ranges)?;
-    // Run-time asserts and implied limits: conditions over the input sizes, solved with the
-    // guards (for each, its index in `guards` -> its entry in `runtime`).
-    let mut to_source: BTreeMap<String, Expr> = BTreeMap::new();
-    for i in &ins {
-        if let Some((sym, e)) = source_of_symbol(&i.expr, &i.source) {
-            to_source.entry(sym).or_insert(e);
-        }
-    }
-    let n_code = guards.len();
-    let found = crate::runtime::find(p, pg, &ranges);
-    let (mut runtime, forced) = runtime_checks(&found, &to_source, &mut guards, &mut never);
+    let Conditions {
+        parsed:
+            Parsed {
+                guards,
+                mut uses,
+                use_of,
+                never,
+            },
+        ins,
+        mut runtime,
+        forced,
+        n_code,
+    } = conditions(p, pg, &ranges)?;
     let rt_of: BTreeMap<usize, usize> = runtime_slots(&runtime, n_code);
     // The analysis stage: every guard, solved per group of linked sizes.
     let problem = problem_of(&ins, &guards);
@@ -184,16 +179,86 @@ pub fn check_graph(
         joint: joints,
         runtime,
         inputs: program_inputs(p)?,
-        symbols: p
-            .range_constraints
-            .iter()
-            .map(|(k, r)| SymbolRange {
-                symbol: k.clone(),
-                min: r.min_val.map_or(0, i128::from),
-                max: r.max_val.map(i128::from),
-            })
-            .collect(),
+        symbols: symbols(p),
     })
+}
+
+/// Every condition the program checks, read from it without solving anything: its guards
+/// parsed, its dynamic input sizes, the graph's run-time checks (their conditions appended to
+/// the guards, after the first `n_code`) and the sizes an unreadable one leaves undecided.
+struct Conditions {
+    parsed: Parsed,
+    ins: Vec<In>,
+    runtime: Vec<RuntimeCheck>,
+    forced: BTreeMap<String, String>,
+    n_code: usize,
+}
+
+fn conditions(
+    p: &Program,
+    pg: &ProgramGraph,
+    ranges: &crate::graph::SymbolRanges,
+) -> Result<Conditions, Error> {
+    let mut parsed = parse_guards(&p.guards_code);
+    let ins = input_sizes(p, ranges)?;
+    // Run-time asserts and implied limits: conditions over the input sizes, solved with the
+    // guards (for each, its index in `guards` -> its entry in `runtime`).
+    let mut to_source: BTreeMap<String, Expr> = BTreeMap::new();
+    for i in &ins {
+        if let Some((sym, e)) = source_of_symbol(&i.expr, &i.source) {
+            to_source.entry(sym).or_insert(e);
+        }
+    }
+    let n_code = parsed.guards.len();
+    let found = crate::runtime::find(p, pg, ranges);
+    let (runtime, forced) =
+        runtime_checks(&found, &to_source, &mut parsed.guards, &mut parsed.never);
+    Ok(Conditions {
+        parsed,
+        ins,
+        runtime,
+        forced,
+        n_code,
+    })
+}
+
+/// What `check --at` evaluates ([`crate::verdict::Facts`]: the program's inputs, symbol
+/// ranges, guards and run-time checks), read from the program without solving any set: the
+/// verdict at a shape costs milliseconds, not the whole report's time.
+///
+/// ```
+/// use dimguard_graph::{check, facts, load, verdict, ProgramGraph};
+/// use std::collections::BTreeMap;
+///
+/// let p = load("../../tests/data/pt2/unetish_exact.model.json".as_ref()).unwrap();
+/// let f = facts(&p, &ProgramGraph::build(&p).unwrap()).unwrap();
+/// let report = check(&p, false).unwrap();
+/// for h in [196, 200, 201, 400] {
+///     let shapes = BTreeMap::from([("x".to_string(), vec![1, 3, h, h])]);
+///     let full = verdict(&(&report).into(), &shapes);
+///     assert_eq!(verdict(&f, &shapes).accepted, full.accepted);
+/// }
+/// ```
+pub fn facts(p: &Program, pg: &ProgramGraph) -> Result<crate::verdict::Facts, Error> {
+    let c = conditions(p, pg, &symbol_ranges(p))?;
+    Ok(crate::verdict::Facts {
+        inputs: program_inputs(p)?,
+        symbols: symbols(p),
+        guards: c.parsed.uses,
+        runtime: c.runtime,
+    })
+}
+
+/// The program's symbol ranges as the report lists them.
+fn symbols(p: &Program) -> Vec<SymbolRange> {
+    p.range_constraints
+        .iter()
+        .map(|(k, r)| SymbolRange {
+            symbol: k.clone(),
+            min: r.min_val.map_or(0, i128::from),
+            max: r.max_val.map(i128::from),
+        })
+        .collect()
 }
 
 /// A dynamic dimension of a user input: where it is, its symbolic size and what the program
@@ -345,6 +410,7 @@ fn problem_of(ins: &[In], guards: &[Expr]) -> Problem {
             .collect(),
         guards: all,
         extra_ranges: BTreeMap::new(),
+        parts: true,
     }
 }
 
@@ -572,7 +638,15 @@ fn spec_line(
         Some(GroupLine::Side { side, from_partner }) => (Some(side), from_partner),
         None => (None, false),
     };
-    if let Some(s) = side.as_ref().or(d.answer.suggestions.first()) {
+    // The best suggestion that holds the traced size (torch refuses a spec that excludes its
+    // example inputs), else the best.
+    let holds = |s: &&dimguard_solver::report::Suggestion| {
+        i.hint.is_some_and(|x| {
+            (s.lo..=s.hi).contains(&x) && (x - s.residue).rem_euclid(s.modulus.max(1)) == 0
+        })
+    };
+    let best = d.answer.suggestions.iter().find(holds);
+    if let Some(s) = side.as_ref().or(best).or(d.answer.suggestions.first()) {
         // A plain range over which a guard of this size alone holds at every size but value
         // ranges cannot show it: torch refuses a `Dim` there ("Not all values ... satisfy the
         // generated guard"), and takes the same range as `Dim.DYNAMIC(min=.., max=..)`. The

@@ -23,7 +23,7 @@ pub mod runtime;
 pub mod shapes;
 pub mod verdict;
 
-pub use check::{check, check_graph, check_with, BoxProver};
+pub use check::{check, check_graph, check_with, facts, BoxProver};
 pub use dimguard_solver::report::CheckReport;
 pub use graph::ProgramGraph;
 pub use program::{load, load_bytes, Error, Program};

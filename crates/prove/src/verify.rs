@@ -465,6 +465,13 @@ fn joint_groups(
     for g in &analysis.groups {
         let (grp, linked) = (&g.grp, &g.linked);
         let tied = grp.roots.len() == 1;
+        // The guards joining this group to another that hold on both answers are listed
+        // with it, whatever its size.
+        for &o in &grp.held {
+            if let Some((fate, reason)) = analysis.fates.get(&o) {
+                uses.extend(joint_use(o, *fate, reason.clone()));
+            }
+        }
         if !tied {
             for &o in grp.origin.iter().chain(&grp.relations) {
                 if let Some((fate, reason)) = analysis.fates.get(&o) {
@@ -572,6 +579,7 @@ fn joint_problem(guards: &GuardSet, spec: &Sheet) -> JointProblem {
             .collect(),
         guards: all,
         extra_ranges: BTreeMap::new(),
+        parts: false,
     };
     JointProblem {
         problem,

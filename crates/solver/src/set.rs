@@ -276,6 +276,75 @@ impl DimSet {
         DimSet::from_segments(pieces)
     }
 
+    /// `{x // k : x ∈ self}` for `k >= 1` (Python's floor division): the sizes a defined size
+    /// `s // k` takes when `s` ranges over this set (`mask = image // 4`). Exact and without
+    /// enumeration: on a segment of modulus `m`, the values of one class modulo `L = lcm(m, k)`
+    /// are `first + L*t`, whose quotients are `first // k + (L/k)*t`, one progression of
+    /// modulus `L/k`; the image is their union. More than `PERIOD_LIMIT` (65,536) classes in a segment
+    /// is [`Error::PeriodTooLarge`].
+    ///
+    /// ```
+    /// use dimguard_solver::DimSet;
+    ///
+    /// // Sizes 0, 5, 6, 7 (mod 8) from 13 to 1000, quartered: every integer from 3 to 250.
+    /// let h = DimSet::from_segments(vec![dimguard_solver::Segment {
+    ///     lo: 13, hi: 1000, modulus: 8, residues: vec![0, 5, 6, 7],
+    /// }]).unwrap();
+    /// let q = h.floor_image(4).unwrap();
+    /// assert!(q.contains(3) && q.contains(4) && q.contains(249) && !q.contains(2));
+    /// assert_eq!(q, DimSet::interval(3, 250));
+    /// ```
+    pub fn floor_image(&self, k: i128) -> Result<DimSet, Error> {
+        if k < 1 {
+            return Err(crate::num::ArithError::DivisionByZero.into());
+        }
+        let mut pieces = Vec::new();
+        for seg in &self.segments {
+            let l = lcm(seg.modulus, k).map_err(|_| Error::PeriodTooLarge {
+                needed: i128::MAX,
+                limit: PERIOD_LIMIT,
+            })?;
+            let per = l / seg.modulus;
+            let classes = per.saturating_mul(seg.residues.len() as i128);
+            if classes > PERIOD_LIMIT {
+                return Err(Error::PeriodTooLarge {
+                    needed: classes,
+                    limit: PERIOD_LIMIT,
+                });
+            }
+            for &r in &seg.residues {
+                for j in 0..per {
+                    let class = Segment {
+                        lo: seg.lo,
+                        hi: seg.hi,
+                        modulus: l,
+                        residues: vec![r + j * seg.modulus],
+                    };
+                    let (Some(first), Some(last)) =
+                        (class.next_at_least(seg.lo), class.prev_at_most(seg.hi))
+                    else {
+                        continue;
+                    };
+                    if first > last {
+                        continue;
+                    }
+                    let (a, b) = (
+                        Integer::div_floor(&first, &k),
+                        Integer::div_floor(&last, &k),
+                    );
+                    let step = l / k;
+                    pieces.push(Segment {
+                        lo: a,
+                        hi: b,
+                        modulus: step,
+                        residues: vec![a.mod_floor(&step)],
+                    });
+                }
+            }
+        }
+        DimSet::from_segments(pieces)
+    }
+
     /// `{x : k*x + c ∈ self}`: what a derived size `k*s + c` accepting this set says about `s`.
     /// Exact and without enumeration: in each segment, residue `r` modulo `m` becomes the
     /// solutions of `k*x ≡ r - c (mod m)`, one class modulo `m / gcd(k, m)` or none. `k = 0` is an
@@ -1131,6 +1200,27 @@ mod tests {
     }
 
     proptest! {
+        /// The image under `x // k` (and, through it, `ceil(x / k)` and `a*x + b` then `// k`)
+        /// against the quotients of every member (the sets lie in -60..60).
+        #[test]
+        fn floor_image_matches_brute_force(a in arb_set(), k in 1i128..13, m in -3i128..4, c in -5i128..6) {
+            let members = brute(&a, -200, 200);
+            let q = a.floor_image(k).unwrap();
+            let want: std::collections::BTreeSet<i128> = members.iter().map(|x| Integer::div_floor(x, &k)).collect();
+            for y in -250..=250 {
+                prop_assert_eq!(q.contains(y), want.contains(&y), "{} // {} at {}", 0, k, y);
+            }
+            prop_assert_eq!(q.count() as usize, want.len());
+            if m != 0 {
+                let e = a.affine_image(m, c).unwrap().floor_image(k).unwrap();
+                let want: std::collections::BTreeSet<i128> =
+                    members.iter().map(|x| Integer::div_floor(&(m * x + c), &k)).collect();
+                for y in -1000..=1000 {
+                    prop_assert_eq!(e.contains(y), want.contains(&y), "({}*x + {}) // {} at {}", m, c, k, y);
+                }
+            }
+        }
+
         #[test]
         fn ops_match_brute_force(a in arb_set(), b in arb_set()) {
             let (lo, hi) = (-120, 120);

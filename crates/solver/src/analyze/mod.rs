@@ -112,6 +112,10 @@ pub struct Problem {
     pub guards: Vec<Expr>,
     /// Ranges of variables no size stands for (a root of sizes a spec ties together).
     pub extra_ranges: BTreeMap<String, (i128, i128)>,
+    /// Whether each group is solved as independent parts ([`joint::solve_parts`]): `check` and
+    /// `diagnose` (a guard naming a size the problem does not list keeps its sizes together);
+    /// `verify` keeps each group whole.
+    pub parts: bool,
 }
 
 impl Problem {
@@ -315,7 +319,9 @@ fn solve_all(
         ..Default::default()
     };
     let mut k = 0;
-    for grp in groups {
+    // Each group as independent parts where the guards joining them hold on every tuple of
+    // the parts' answers (`joint::solve_parts`): H and W of an image stay apart.
+    let parts = groups.into_iter().flat_map(|grp| {
         if grp.roots.len() > 1 {
             crate::budget::progress(
                 format!("solving linked sizes {}", grp.roots.join(", ")),
@@ -324,12 +330,24 @@ fn solve_all(
             );
             k += 1;
         }
-        let solved = joint::solve_group_with(&grp, &ranges, budget, prover);
+        if problem.parts {
+            joint::solve_parts(&grp, guards, &ranges, budget, prover, &|v| {
+                problem.size(v).is_some()
+            })
+        } else {
+            let solved = joint::solve_group_with(&grp, &ranges, budget, prover);
+            vec![(grp, solved)]
+        }
+    });
+    for (grp, solved) in parts {
         for (i, &o) in grp.origin.iter().enumerate() {
             out.fates.insert(o, solved.fates[i].label());
         }
         for &o in &grp.relations {
             out.fates.insert(o, (GuardFate::Relation, None));
+        }
+        for &o in &grp.held {
+            out.fates.insert(o, (GuardFate::Joint, None));
         }
         let name = |v: &str| problem.name_of(v);
         let label = |v: &str| problem.size(v).map_or(v.to_string(), |s| s.label.clone());

@@ -49,8 +49,16 @@ pub fn size_answer(
     dialect: Dialect,
 ) -> SizeAnswer {
     let mut a = SizeAnswer::new(dialect);
-    a.nearest_accepted = asked
-        .accepted
+    // A linked size's traced value is measured against the values that pass with some partner
+    // (the spec beside it admits those with the partner it writes), never against those that
+    // pass with every partner: a value that runs with its traced partners is not "rejected".
+    let some = m.and_then(|m| m.some.as_ref()).map(|s| match asked.own {
+        Some(o) => s.intersect(o).unwrap_or_else(|_| s.clone()),
+        None => s.clone(),
+    });
+    a.nearest_accepted = some
+        .as_ref()
+        .or(asked.accepted)
         .zip(asked.example)
         .and_then(|(s, x)| SizeAnswer::nearest(s, x));
     let (Some(g), Some(m)) = (g, m) else {

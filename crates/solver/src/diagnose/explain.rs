@@ -281,6 +281,16 @@ pub(crate) fn group_answers(
             let s = &mut d.answer.sides;
             (s.box_side, s.example_box_side, s.shared_side) = (None, None, None);
         }
+        // A tied size the text lists no guard for has its partner's set through the tie as
+        // its answer (`feasible`), linked: never "unconstrained" with no set beside a tie that
+        // says which of its values pass.
+        if d.status == Status::Unconstrained && d.answer.accepted.is_none() {
+            let tied = d.answer.sides.tied_to.as_ref();
+            if let Some(set) = tied.and_then(|t| t.accepted.clone()) {
+                d.answer.accepted = Some(set);
+                d.status = Status::Linked;
+            }
+        }
     }
 }
 

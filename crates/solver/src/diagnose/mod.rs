@@ -330,6 +330,7 @@ fn problem(msg: &Message, opts: &Options, sized: &Sized) -> Problem {
             .collect(),
         guards: sized.guards.clone(),
         extra_ranges: Default::default(),
+        parts: true,
     }
 }
 

@@ -43,10 +43,29 @@ impl Defined {
     /// Else an error: not computed (the defined size's own set, the image of the expression, is
     /// never computed here: `(h//16)*(w//16)` with both factors at least 2 takes the composite
     /// numbers, no periodic set).
+    ///
+    /// For the defined size itself, when its definition has one size (`mask = image // 4`,
+    /// `n = 2*ceil(h/8) + 1`): the image of that size's values with some partner under the
+    /// definition (`image`: affine maps and floor division by positive constants, each exact
+    /// on periodic sets), within its own set.
     pub fn some(&self, j: &JointSet, root: &str) -> Result<DimSet, crate::Error> {
         let not = |why: &str| {
             crate::Error::NotComputed(format!("{root}'s values with some partner: {why}"))
         };
+        if root == self.dim {
+            let atoms = self.expr.atoms();
+            let [var] = atoms.iter().collect::<Vec<_>>()[..] else {
+                return Err(not("its definition has several sizes"));
+            };
+            let level = j
+                .level(var)
+                .ok_or_else(|| not("its definition's size is not in the reduced group"))?;
+            if j.undecided.is_some() {
+                return Err(not("the reduced group is undecided"));
+            }
+            let values = image(&self.expr, var, &j.tree.projection(level)?)?;
+            return values.intersect(&self.own);
+        }
         let level = j
             .sizes
             .iter()
@@ -110,6 +129,46 @@ impl Defined {
             out = out.union(&b[level].clip(least[level], good))?;
         }
         Ok(out)
+    }
+}
+
+/// `{e(x) : x ∈ set}` for `e` over the one size `var`, built of sums with constants, integer
+/// multiples and floor divisions by positive constants (a ceiling is one: `-((-x) // k)`), each
+/// exact on periodic sets ([`DimSet::affine_image`], [`DimSet::floor_image`]); any other form is
+/// not computed.
+pub fn image(e: &Expr, var: &str, set: &DimSet) -> Result<DimSet, crate::Error> {
+    let not = || crate::Error::NotComputed(format!("the values of {e} over a set of {var}"));
+    let int = |c: &Expr| match c {
+        Expr::Const(q) if q.is_integer() => Some(*q.numer()),
+        _ => None,
+    };
+    match e {
+        Expr::Sym(a) if **a == *var => Ok(set.clone()),
+        Expr::Add(v) => {
+            let (consts, terms): (Vec<&Expr>, Vec<&Expr>) =
+                v.iter().partition(|t| int(t).is_some());
+            let [t] = terms[..] else { return Err(not()) };
+            let c = consts
+                .iter()
+                .try_fold(0i128, |acc, t| acc.checked_add(int(t)?))
+                .ok_or_else(not)?;
+            image(t, var, set)?.affine_image(1, c)
+        }
+        Expr::Mul(v) => {
+            let (consts, terms): (Vec<&Expr>, Vec<&Expr>) =
+                v.iter().partition(|t| int(t).is_some());
+            let [t] = terms[..] else { return Err(not()) };
+            let k = consts
+                .iter()
+                .try_fold(1i128, |acc, t| acc.checked_mul(int(t)?))
+                .ok_or_else(not)?;
+            image(t, var, set)?.affine_image(k, 0)
+        }
+        Expr::FloorDiv(a, d) => match int(d) {
+            Some(k) if k >= 1 => image(a, var, set)?.floor_image(k),
+            _ => Err(not()),
+        },
+        _ => Err(not()),
     }
 }
 

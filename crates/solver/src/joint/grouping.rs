@@ -32,6 +32,10 @@ pub struct Group {
     pub origin: Vec<usize>,
     /// Indices (in the guards passed to [`group`]) of the linear equalities substituted away.
     pub relations: Vec<usize>,
+    /// Indices (in the guards passed to [`group`]) of guards over this group's sizes and
+    /// another group's that hold on every tuple of the groups' answers (a corner such as
+    /// `max(1, h//8)*max(1, w//8) != 1` past it): they join no sizes ([`super::solve_parts`]).
+    pub held: Vec<usize>,
 }
 
 impl Member {
@@ -175,6 +179,7 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
                 guards: vec![],
                 origin: vec![],
                 relations: vec![],
+                held: vec![],
             });
             groups.len() - 1
         });

@@ -17,11 +17,13 @@
 //! The submodules, by concept: `grouping` (sizes into groups, linear equalities substituted),
 //! `solved` (a group's outcome as data), `defined` (the elimination `x == E(others)`), `solve`
 //! (the group solve), `choice` (the joint set as the reports carry it, and the spec choice it
-//! offers), `sets` (building that report).
+//! offers), `sets` (building that report), `parts` (a group split into independent parts,
+//! joined only by guards that hold on every tuple of the parts' answers).
 
 mod choice;
 mod defined;
 mod grouping;
+mod parts;
 mod sets;
 mod solve;
 mod solved;
@@ -29,6 +31,7 @@ mod solved;
 pub use choice::{tied_alias, Choice, Linked, SideCheck, SIDE_RECHECK};
 pub use defined::Products;
 pub use grouping::{group, linear_relation, root_range, Group, Member};
+pub use parts::{holds_on_parts, solve_parts, Terms};
 pub use sets::linked;
 pub use solve::{decide, solve_group, solve_group_with, Decision, BOX_RECHECK, HEAD};
 pub use solved::{BoxAnswer, Defined, Fate, Prover, Solved};

@@ -208,6 +208,7 @@ fn solve_defined(
         guards: vec![],
         origin: vec![],
         relations: grp.relations.clone(),
+        held: grp.held.clone(),
     };
     let mut from: Vec<usize> = Vec::new();
     for (i, g) in grp.guards.iter().enumerate() {
