@@ -42,12 +42,32 @@ fn forms(name: &str) -> (Vec<(&'static str, Value)>, Vec<(String, i64)>) {
     let mins = claimed_mins(&c);
     (
         vec![
-            ("check", c["joint"][0].clone()),
-            ("torch_logs", l["joint_sets"][0].clone()),
-            ("torch_trace", t["joint_sets"][0].clone()),
+            ("check", group_of(&c, "joint", "accepted")),
+            ("torch_logs", group_of(&l, "joint_sets", "feasible")),
+            ("torch_trace", group_of(&t, "joint_sets", "feasible")),
         ],
         mins,
     )
+}
+
+/// A report's linked group (`joint`), or, where the solver split the sizes into independent parts
+/// and no guard links them, their product as one group: each size's own set (`set_key`) as the
+/// one box, complete when every size is decided.
+fn group_of(report: &Value, joint: &str, set_key: &str) -> Value {
+    if !report[joint][0].is_null() {
+        return report[joint][0].clone();
+    }
+    let dims = report["dims"].as_array().unwrap();
+    let sets: Vec<&Value> = dims.iter().map(|d| &d[set_key]).collect();
+    if dims.is_empty() || sets.iter().any(|s| s.is_null()) {
+        return Value::Null;
+    }
+    serde_json::json!({
+        "sources": dims.iter().map(|d| d["source"].clone()).collect::<Vec<_>>(),
+        "boxes": [sets],
+        "boxes_complete": true,
+        "undecided": null,
+    })
 }
 
 /// The least claimed value of each size of a `check --json` report (by source).
