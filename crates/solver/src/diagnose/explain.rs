@@ -243,6 +243,23 @@ pub(crate) fn group_answers(
             .as_ref()
             .filter(|(g, _)| g.grp.roots.len() == 1)
             .and_then(|(g, m)| g.decided(m, Some(own.as_ref()?)));
+        // A size whose one-size answer is undecided only because a guard names another size,
+        // alone in its part of the group: the stage set that guard aside as holding on every
+        // tuple of the parts' answers (`Group::held`; a guard that fails somewhere merges the
+        // parts), so the part's set is the size's answer, and each of its values has a partner.
+        let mut held = false;
+        if d.status == Status::Undecided {
+            if let Some(set) = grouped.as_ref().filter(|_| {
+                d.guards
+                    .iter()
+                    .zip(&entry.guards)
+                    .filter(|(g, _)| g.set.is_none())
+                    .all(|(_, e)| e.expr.atoms().iter().any(|a| **a != *entry.var()))
+            }) {
+                held_apart(d, entry, set, msg, opts);
+                held = true;
+            }
+        }
         let example = opts.example_for(&d.name);
         // (Read back from its contract form only when a traced size needs it.)
         let accepted = grouped.or_else(|| {
@@ -277,6 +294,9 @@ pub(crate) fn group_answers(
         // A size that keeps its own answer (its group's guards reject no combination of the
         // sizes' answers, or each of its values goes with every accepted combination of the
         // others) is pasted from its own suggestions: no side of a box is its spec.
+        if held {
+            d.answer.sides.with_some_partner = d.answer.accepted.clone();
+        }
         if d.status != Status::Linked {
             let s = &mut d.answer.sides;
             (s.box_side, s.example_box_side, s.shared_side) = (None, None, None);
@@ -456,6 +476,27 @@ fn decided_jointly(
     let names_other = |g: &&crate::message::Guard| g.expr.atoms().iter().any(|a| **a != *var);
     let waiting = !open.is_empty() && open.iter().all(names_other);
     set.as_ref().ok().filter(|_| waiting).cloned()
+}
+
+/// A size's answer when every guard it could not decide alone names another size and holds on
+/// every tuple of the parts' answers: `set`, its part's, concluded as for a size of its own, each
+/// suggestion re-checked against the size's own guards.
+fn held_apart(d: &mut DimReport, entry: &DimEntry, set: &DimSet, msg: &Message, opts: &Options) {
+    let var = entry.var();
+    let own: Vec<&Expr> = entry
+        .guards
+        .iter()
+        .map(|g| &g.expr)
+        .filter(|e| e.atoms().iter().all(|a| **a == *var))
+        .collect();
+    d.undecided = None;
+    d.advice.retain(|a| a != UNDECIDED_ADVICE);
+    for g in d.guards.iter_mut().filter(|g| g.set.is_none()) {
+        g.method = GuardMethod::Joint;
+        g.requires =
+            "holds with every accepted value of the sizes it names (decided jointly)".into();
+    }
+    conclude(d, entry, set, Some(&own), Proof::Enumeration, msg, opts);
 }
 
 /// Replaces a size's one-size answer by the joint set's `set` (see [`decided_jointly`]):

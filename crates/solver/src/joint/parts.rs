@@ -264,7 +264,12 @@ pub fn holds_on_parts(
     terms: &mut Terms,
 ) -> bool {
     let atoms = g.atoms();
-    if atoms.iter().any(|a| !sets.contains_key(&**a)) {
+    // A size with no accepted value leaves no tuple: "holds on every tuple" would hold
+    // vacuously and free the others of a group that accepts nothing. Solved jointly instead.
+    if atoms
+        .iter()
+        .any(|a| sets.get(&**a).is_none_or(DimSet::is_empty))
+    {
         return false;
     }
     let unified = unify(g, sets, limits, &mut terms.0);
