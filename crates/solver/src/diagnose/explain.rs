@@ -306,7 +306,12 @@ pub(crate) fn group_answers(
         // says which of its values pass.
         if d.status == Status::Unconstrained && d.answer.accepted.is_none() {
             let tied = d.answer.sides.tied_to.as_ref();
-            if let Some(set) = tied.and_then(|t| t.accepted.clone()) {
+            if let Some((set, t)) = tied.and_then(|t| Some((t.accepted.clone()?, t.clone()))) {
+                // Linked to its partner: its values with some partner are the tie's.
+                d.answer.sides.with_some_partner = Some(set.clone());
+                if !d.answer.linked_with.contains(&t.partner) {
+                    d.answer.linked_with.push(t.partner);
+                }
                 d.answer.accepted = Some(set);
                 d.status = Status::Linked;
             }
