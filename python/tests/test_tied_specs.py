@@ -44,8 +44,13 @@ def test_a_tied_spec_exports_and_runs_at_its_corners():
     data = report._data
     # Decided: nothing undecided, the joint answer in closed form.
     assert all(not d.get("undecided") for d in data["dims"]), data["dims"]
-    (joint,) = data["joint"]
-    assert not joint.get("undecided") and joint.get("tied"), joint
+    # H and W are independent: one tied group per axis (image1's size with image2's), never one
+    # group of four.
+    groups = data["joint"]
+    assert len(groups) == 2, groups
+    for joint in groups:
+        assert not joint.get("undecided") and joint.get("tied"), joint
+        assert len(joint["sources"]) == 2, joint
     code = data["dynamic_shapes"]
     ns = {}
     exec(code, ns)
@@ -72,22 +77,26 @@ def test_a_tied_spec_exports_and_runs_at_its_corners():
     assert not _runs(ep, 65, 97, 69, 97)
     assert not _runs(ep2, 65, 97, 69, 97)
     assert not _runs(ep2, 65, 97, 68, 97)
-    # Every tuple the JSON calls accepted or rejected runs or raises in the program.
-    order = joint["sources"]
+    # Every pair a group calls accepted or rejected runs or raises in the program, the other
+    # axis held at its traced size (which passes).
+    for joint in groups:
+        order = joint["sources"]
 
-    def at(t):
-        size = {s: v for s, v in zip(order, t)}
-        return (
-            size["L['image1'].size()[2]"],
-            size["L['image1'].size()[3]"],
-            size["L['image2'].size()[2]"],
-            size["L['image2'].size()[3]"],
-        )
+        def at(t, order=order):
+            size = {"L['image1'].size()[2]": 64, "L['image2'].size()[2]": 64}
+            size |= {"L['image1'].size()[3]": 96, "L['image2'].size()[3]": 96}
+            size |= dict(zip(order, t))
+            return (
+                size["L['image1'].size()[2]"],
+                size["L['image1'].size()[3]"],
+                size["L['image2'].size()[2]"],
+                size["L['image2'].size()[3]"],
+            )
 
-    for t in joint["accepted_examples"]:
-        assert _runs(ep, *at(t)), t
-    for t in joint["rejected_examples"]:
-        assert not _runs(ep, *at(t)), t
+        for t in joint["accepted_examples"]:
+            assert _runs(ep, *at(t)), (order, t)
+        for t in joint["rejected_examples"]:
+            assert not _runs(ep, *at(t)), (order, t)
     # Each of image2's sizes answers with image1's set through the tie (`tied_to`): exactly
     # the sizes that run with some partner, by running the program at every partner in reach
     # (a block of 4 holds no value farther than 3 away).
