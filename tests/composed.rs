@@ -120,9 +120,38 @@ fn compare(name: &str, c: &Value) -> (usize, usize, usize) {
 /// [`compare`] over the runs `r` (`{"inputs": {name: ..}, "runs": [[shapes, ran]]}`, the
 /// shapes in the order of `inputs`' keys).
 fn compare_runs(name: &str, r: &Value, c: &Value) -> (usize, usize, usize) {
+    let j = judge_runs(r, c);
+    for (wrong, said) in [
+        (&j.wrong_accepts, "accepted"),
+        (&j.wrong_rejects, "rejected"),
+    ] {
+        assert!(
+            wrong.is_empty(),
+            "{name}: {} runs {said} that the program contradicts, e.g. {}",
+            wrong.len(),
+            wrong[0]
+        );
+    }
+    (j.pass, j.fail, j.undecided)
+}
+
+/// `check`'s answer against recorded runs: runs it accepts that ran (`pass`), rejects that
+/// raised (`fail`), leaves undecided, and the runs it contradicts (shapes), each way.
+struct Judged {
+    pass: usize,
+    fail: usize,
+    undecided: usize,
+    wrong_accepts: Vec<String>,
+    wrong_rejects: Vec<String>,
+}
+
+/// The answer `c` at every run of `r` (as [`compare_runs`]), tallied, never panicking on a
+/// contradiction.
+fn judge_runs(r: &Value, c: &Value) -> Judged {
     let inputs: Vec<String> = r["inputs"].as_object().unwrap().keys().cloned().collect();
     let dims = c["dims"].as_array().unwrap();
     let (mut pass, mut fail, mut undecided) = (0, 0, 0);
+    let (mut wrong_accepts, mut wrong_rejects) = (Vec::new(), Vec::new());
     for run in r["runs"].as_array().unwrap() {
         let (shapes, ran) = (&run[0], run[1].as_bool().unwrap());
         let at = |s: &str| value_of(s, &inputs, shapes);
@@ -185,18 +214,20 @@ fn compare_runs(name: &str, r: &Value, c: &Value) -> (usize, usize, usize) {
             }
         }
         match said {
-            Some(s) => {
-                assert_eq!(s, ran, "{name}: {shapes} said {s}, the program ran: {ran}");
-                if s {
-                    pass += 1;
-                } else {
-                    fail += 1;
-                }
-            }
+            Some(true) if !ran => wrong_accepts.push(shapes.to_string()),
+            Some(false) if ran => wrong_rejects.push(shapes.to_string()),
+            Some(true) => pass += 1,
+            Some(false) => fail += 1,
             None => undecided += 1,
         }
     }
-    (pass, fail, undecided)
+    Judged {
+        pass,
+        fail,
+        undecided,
+        wrong_accepts,
+        wrong_rejects,
+    }
 }
 
 /// Each composed program whose every group dimguard decides: every one of its runs agrees with
@@ -221,23 +252,30 @@ fn composed_programs_are_decided_and_agree_with_every_run() {
 
 /// Every dynamic size has an entry in the corrected spec's `dynamic_shapes = {"x": {2: ..}}`.
 fn keeps_every_size(name: &str, c: &Value) {
+    let dropped = dropped_sizes(c);
+    assert!(
+        dropped.is_empty(),
+        "{name}: {dropped:?} dropped from\n{}",
+        c["dynamic_shapes"].as_str().unwrap()
+    );
+}
+
+/// The dynamic sizes (sources) with no entry in the corrected spec's `dynamic_shapes` dict.
+fn dropped_sizes(c: &Value) -> Vec<String> {
     let spec = c["dynamic_shapes"].as_str().unwrap();
     let dict = spec.split("dynamic_shapes = ").nth(1).unwrap();
+    let mut dropped = Vec::new();
     for d in c["dims"].as_array().unwrap() {
         let input = format!("\"{}\": {{", d["input"].as_str().unwrap());
         let entries = dict
             .split(&input)
             .nth(1)
-            .unwrap()
-            .split('}')
-            .next()
-            .unwrap();
-        assert!(
-            entries.contains(&format!("{}: ", d["index"])),
-            "{name}: {} dropped from\n{spec}",
-            d["source"]
-        );
+            .map_or("", |rest| rest.split('}').next().unwrap());
+        if !entries.contains(&format!("{}: ", d["index"])) {
+            dropped.push(d["source"].as_str().unwrap().to_string());
+        }
     }
+    dropped
 }
 
 /// A truth file's samples as the runs of tests/data: the shapes in the order of the inputs'
@@ -295,15 +333,8 @@ fn shared_composed_programs_agree_with_their_truths() {
             keeps_every_size(name, &c);
             continue;
         }
-        for j in c["joint"].as_array().into_iter().flatten() {
-            assert!(j["undecided"].is_null(), "{name}: {}", j["summary"]);
-        }
-        for g in c["guards"].as_array().unwrap() {
-            assert_ne!(g["fate"], "undecided", "{name}: {g}");
-        }
-        for d in c["dims"].as_array().unwrap() {
-            assert!(!d["undecided"].is_object(), "{name}: {d}");
-        }
+        let open = undecided_parts(&c);
+        assert!(open.is_empty(), "{name}: {open:#?}");
         let r = truth_runs(&truth);
         assert_eq!(r["runs"].as_array().unwrap().len(), 3000, "{name}");
         let (pass, fail, undecided) = compare_runs(name, &r, &c);
@@ -314,6 +345,128 @@ fn shared_composed_programs_agree_with_their_truths() {
         );
         assert!(pass + fail >= 2000, "{name}: {} runs judged", pass + fail);
         keeps_every_size(name, &c);
+    }
+}
+
+/// What the answer `c` leaves undecided, a line each: its joint groups (summary), guards and
+/// sizes (source).
+fn undecided_parts(c: &Value) -> Vec<String> {
+    let mut open = Vec::new();
+    for j in c["joint"].as_array().into_iter().flatten() {
+        if !j["undecided"].is_null() {
+            open.push(format!("group: {}", j["summary"]));
+        }
+    }
+    for g in c["guards"].as_array().unwrap() {
+        if g["fate"] == "undecided" {
+            open.push(format!("guard: {}", g["guard"]));
+        }
+    }
+    for d in c["dims"].as_array().unwrap() {
+        if d["undecided"].is_object() {
+            open.push(format!("size: {}", d["source"]));
+        }
+    }
+    open
+}
+
+/// The eight composed programs of `tests/data/composed/` (README there; issue 41, made by
+/// `tools/export_composed_truths.py` with the shared set's `make.py`), each against its 1,200
+/// recorded runs, of families the shared set lacks (pixel shuffle, reflect padding, unfold/fold,
+/// an audio conv stack with text, a cross-input strided mask, a position table's window, a
+/// ceil-mode U-Net, equal token counts over two images).
+///
+/// On every program: no run the answer contradicts (none accepted that raised: soundness; none
+/// rejected that ran), counts printed. A program `check` decides (nothing undecided) is held to
+/// the rest as the shared set is: every dynamic size in the corrected spec, runs that pass and
+/// runs that raise both judged, most runs judged. `DECIDED` must stay so; the others (`OPEN`,
+/// with what is open, as of issue 41's split: solver work on branch s41s) are held to it as soon
+/// as they are decided: move such a one to `DECIDED` (the test prints which).
+#[test]
+fn new_composed_programs_agree_with_their_truths() {
+    const DECIDED: [&str; 3] = ["reflect_pad", "patch_pos", "unet_ceil"];
+    const OPEN: [(&str, &str); 5] = [
+        (
+            "pixel_shuffle",
+            "`x % (x//2)`, `x // (x//2)` and their products: 12 guards",
+        ),
+        (
+            "unfold_fold",
+            "`ceil(h/2)*ceil(w/2) == (h//2)*(w//2)` with the batch in corner guards",
+        ),
+        (
+            "wav2vec_text",
+            "the audio length defines the text's: its own set not computed",
+        ),
+        (
+            "image_mask",
+            "mask[2] = image[2]//4 not computed; the spec drops image[2], image[3]",
+        ),
+        (
+            "tokens_two",
+            "`(h1//16)*(w1//16) == (h2//16)*(w2//16)` across two images",
+        ),
+    ];
+    let dir = root("tests/data/composed");
+    let mut decided_now = Vec::new();
+    let names = DECIDED.iter().copied().chain(OPEN.iter().map(|(n, _)| *n));
+    for name in names {
+        let c = check_file(&format!("{dir}/{name}.model.json"), name);
+        let text = std::fs::read_to_string(format!("{dir}/{name}.truth.json")).unwrap();
+        let r = truth_runs(&serde_json::from_str(&text).unwrap());
+        let total = r["runs"].as_array().unwrap().len();
+        assert!(total >= 1000, "{name}: {total} runs recorded");
+        let j = judge_runs(&r, &c);
+        let open = undecided_parts(&c);
+        let dropped = dropped_sizes(&c);
+        println!(
+            "{name}: {} guards; of {total} runs {} accepted (ran), {} rejected (raised), {} \
+             undecided; {} parts undecided; {} sizes dropped from the spec",
+            c["guards"].as_array().unwrap().len(),
+            j.pass,
+            j.fail,
+            j.undecided,
+            open.len(),
+            dropped.len()
+        );
+        assert!(
+            j.wrong_accepts.is_empty(),
+            "{name}: {} runs accepted that raised, e.g. {}",
+            j.wrong_accepts.len(),
+            j.wrong_accepts[0]
+        );
+        assert!(
+            j.wrong_rejects.is_empty(),
+            "{name}: {} runs rejected that ran, e.g. {}",
+            j.wrong_rejects.len(),
+            j.wrong_rejects[0]
+        );
+        if DECIDED.contains(&name) {
+            assert!(open.is_empty(), "{name}: {open:#?}");
+        } else if open.is_empty() {
+            decided_now.push(name);
+        } else {
+            continue;
+        }
+        assert_eq!(j.undecided, 0, "{name}");
+        assert!(
+            dropped.is_empty(),
+            "{name}: {dropped:?} dropped from the spec"
+        );
+        assert!(
+            j.pass >= 100 && j.fail >= 100,
+            "{name}: {} pass, {} fail",
+            j.pass,
+            j.fail
+        );
+        assert!(
+            j.pass + j.fail >= 800,
+            "{name}: {} runs judged",
+            j.pass + j.fail
+        );
+    }
+    if !decided_now.is_empty() {
+        println!("decided now (move to DECIDED): {decided_now:?}");
     }
 }
 
