@@ -69,24 +69,36 @@ def corners(spec, top=None):
         yield sizes_at(spec, list(zip(rs, vals)))
 
 
-def inputs(shapes, sizes):
-    """Random inputs shaped like ``shapes`` (``[(name, shape)]``) with ``sizes`` put in."""
+def inputs(shapes, sizes, device="cpu"):
+    """Random inputs shaped like ``shapes`` (``[(name, shape)]``) with ``sizes`` put in (empty
+    ones on the ``meta`` device)."""
     out = []
     for name, shape in shapes:
         s = list(shape)
         for (inp, i), v in sizes.items():
             if inp == name:
                 s[i] = v
-        out.append(torch.randn(*s))
+        out.append(torch.empty(*s, device="meta") if device == "meta" else torch.randn(*s))
     return tuple(out)
 
 
-def runs(module, shapes, sizes):
-    """Whether ``module`` (``ep.module()``) runs at these sizes; torch raises several kinds of
-    errors for a failed guard or a size out of range, so any exception is a rejection."""
+def runs(module, shapes, sizes, device="cpu"):
+    """Whether ``module`` (``ep.module()``, moved to ``device``) runs at these sizes; torch
+    raises several kinds of errors for a failed guard or a size out of range, so any exception
+    is a rejection."""
     try:
         with torch.no_grad():
-            module(*inputs(shapes, sizes))
+            module(*inputs(shapes, sizes, device))
         return True
     except Exception:  # noqa: BLE001
         return False
+
+
+def static_sizes(ep, names, spec):
+    """The sizes ``spec`` keeps (``(input, index)``) that the program ``ep`` exported with it
+    made static: its placeholder's size is an int, not a symbol (``names``: the user inputs in
+    order)."""
+    user = ep.graph_signature.user_inputs
+    vals = {n.name: n.meta["val"] for n in ep.graph.nodes if n.op == "placeholder"}
+    shape = {name: vals[p].shape for name, p in zip(names, user)}
+    return sorted((inp, i) for inp, i, _ in entries(spec) if not isinstance(shape[inp][i], torch.SymInt))
