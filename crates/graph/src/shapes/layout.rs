@@ -1,6 +1,7 @@
 //! Operators that rearrange, select, join or split dimensions: `view` / `reshape` / `expand`,
 //! `flatten`, `permute`, `transpose`, `t`, `unsqueeze`, `squeeze`, `slice`, `cat`, `stack`,
-//! `repeat`, `meshgrid`, `chunk` / `split`.
+//! `repeat`, `meshgrid`, `chunk` / `split`, padding (`pad`, `constant_pad_nd`, reflection and
+//! replication padding).
 
 use super::args::{norm_dim, Args, Inferred, Rule};
 use super::symint::ceil_div;
@@ -26,8 +27,35 @@ pub(super) fn rule(op: &str) -> Option<Rule> {
         "repeat" => repeat,
         "meshgrid" => meshgrid,
         "chunk" | "split" | "split_with_sizes" => split,
+        "pad" | "constant_pad_nd" | "reflection_pad1d" | "reflection_pad2d"
+        | "reflection_pad3d" | "replication_pad1d" | "replication_pad2d" | "replication_pad3d" => {
+            pad
+        }
         _ => return None,
     })
+}
+
+/// Padding: the list (`pad`, or `padding` for the reflection and replication operators) holds
+/// (before, after) pairs from the last dimension backwards; each pair adds to its dimension
+/// (negative amounts crop). The bounds reflection padding needs (an amount below the size) are
+/// torch's own guards.
+fn pad(a: &Args) -> Option<Inferred> {
+    let x = a.input(0)?;
+    let amounts = a.ints("pad", 1).or_else(|| a.ints("padding", 1))?;
+    if amounts.len() % 2 != 0 || amounts.len() > 2 * x.len() {
+        return a.malformed(format!(
+            "`pad` has {} values, but {} needs pairs for at most {} dimension(s)",
+            amounts.len(),
+            a.op,
+            x.len()
+        ));
+    }
+    let mut s = x.to_vec();
+    for (i, pair) in amounts.chunks(2).enumerate() {
+        let d = x.len() - 1 - i;
+        s[d] = s[d].clone() + pair[0].clone() + pair[1].clone();
+    }
+    Some(Inferred::one(s))
 }
 
 /// The product of sizes (1 for none).

@@ -366,3 +366,62 @@ fn short_shapes_and_lists_are_errors() {
         assert!(e.to_string().contains(target), "{e}");
     }
 }
+
+/// Padding, `F.unfold` (`im2col`) and `F.fold` (`col2im`), as torch 2.15 writes them in the
+/// composed programs of tests/data/composed: sizes against a direct count of the windows.
+#[test]
+fn padding_unfold_and_fold() {
+    let h = Expr::sym("h");
+    let t = |n: &str| serde_json::json!({"as_tensor": {"name": n}});
+    let x = vec![int(2), int(3), h.clone(), int(10)];
+    // F.pad(x, (3, 3, 1, -2), mode="reflect"): W + 6, H - 1
+    let n = node(
+        "torch.ops.aten.pad.default",
+        serde_json::json!([{"name": "self", "arg": t("x")}, {"name": "pad", "arg": {"as_ints": [3, 3, 1, -2]}}, {"name": "mode", "arg": {"as_string": "reflect"}}]),
+        serde_json::json!([t("o")]),
+    );
+    let s = run(&n, &[("x", x.clone())], &[]).tensors[0]
+        .clone()
+        .unwrap();
+    assert_eq!((at(&s[2], 20), at(&s[3], 20), at(&s[1], 20)), (19, 16, 3));
+    let n = node(
+        "torch.ops.aten.constant_pad_nd.default",
+        serde_json::json!([{"name": "self", "arg": t("x")}, {"name": "pad", "arg": {"as_ints": [1, 1, 1]}}]),
+        serde_json::json!([t("o")]),
+    );
+    assert!(error(&n, &[("x", x.clone())]).message.contains("pairs"));
+    // unfold(kernel 3, dilation 2, padding 1, stride 2) and fold back to (h, 10), kernel 2
+    // stride 2
+    let windows = |size: i128, k: i128, d: i128, p: i128, s: i128| {
+        (0..)
+            .take_while(|i| i * s + d * (k - 1) < size + 2 * p)
+            .count() as i128
+    };
+    let n = node(
+        "torch.ops.aten.im2col.default",
+        serde_json::json!([{"name": "self", "arg": t("x")}, {"name": "kernel_size", "arg": {"as_ints": [3, 3]}}, {"name": "dilation", "arg": {"as_ints": [2, 2]}}, {"name": "padding", "arg": {"as_ints": [1, 1]}}, {"name": "stride", "arg": {"as_ints": [2, 2]}}]),
+        serde_json::json!([t("o")]),
+    );
+    let s = run(&n, &[("x", x.clone())], &[]).tensors[0]
+        .clone()
+        .unwrap();
+    assert_eq!(s.len(), 3);
+    for v in 3..60 {
+        assert_eq!(at(&s[1], v), 27);
+        assert_eq!(
+            at(&s[2], v),
+            windows(v, 3, 2, 1, 2) * windows(10, 3, 2, 1, 2),
+            "h = {v}"
+        );
+    }
+    let n = node(
+        "torch.ops.aten.col2im.default",
+        serde_json::json!([{"name": "self", "arg": t("c")}, {"name": "output_size", "arg": {"as_sym_ints": [{"as_name": "oh"}, {"as_int": 10}]}}, {"name": "kernel_size", "arg": {"as_ints": [2, 2]}}, {"name": "dilation", "arg": {"as_ints": [1, 1]}}, {"name": "padding", "arg": {"as_ints": [0, 0]}}, {"name": "stride", "arg": {"as_ints": [2, 2]}}]),
+        serde_json::json!([t("o")]),
+    );
+    let c = vec![int(2), int(16), Expr::sym("l")];
+    let s = run(&n, &[("c", c)], &[("oh", h.clone())]).tensors[0]
+        .clone()
+        .unwrap();
+    assert_eq!(s, vec![int(2), int(4), h, int(10)]);
+}

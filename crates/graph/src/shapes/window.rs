@@ -1,5 +1,6 @@
 //! Operators that slide a window over spatial dimensions or rescale them: convolution, pooling,
-//! adaptive pooling, upsampling, `pixel_shuffle` / `pixel_unshuffle`, `grid_sampler`.
+//! adaptive pooling, upsampling, `pixel_shuffle` / `pixel_unshuffle`, `grid_sampler`,
+//! `im2col` / `col2im` (`F.unfold` / `F.fold`).
 
 use super::args::{Args, Inferred, Rule};
 use dimguard_solver::{CmpOp, Expr, RoundKind};
@@ -21,6 +22,8 @@ pub(super) fn rule(op: &str) -> Option<Rule> {
         | "upsample_bicubic2d"
         | "_upsample_nearest_exact2d" => upsample,
         "grid_sampler" | "grid_sampler_2d" => grid_sampler,
+        "im2col" => im2col,
+        "col2im" => col2im,
         _ => return None,
     })
 }
@@ -125,6 +128,51 @@ fn adaptive_pool(a: &Args) -> Option<Inferred> {
         tensors: a.node.outputs.iter().map(|_| Some(s.clone())).collect(),
         ..Inferred::default()
     })
+}
+
+/// The 2-d window arguments of `im2col` / `col2im` from position `first` on: kernel,
+/// dilation, padding, stride (two values each).
+fn fold_window(a: &Args, first: usize) -> Option<[Vec<i128>; 4]> {
+    Some([
+        a.int_list("kernel_size", first, 2, 1)?,
+        a.int_list("dilation", first + 1, 2, 1)?,
+        a.int_list("padding", first + 2, 2, 0)?,
+        a.int_list("stride", first + 3, 2, 1)?,
+    ])
+}
+
+/// `F.unfold`: `(N, C, H, W)` (or `(C, H, W)`) to `(N, C*kh*kw, L)`, `L` the product of the
+/// windows' counts along H and W.
+fn im2col(a: &Args) -> Option<Inferred> {
+    let x = a.input(3)?;
+    let [k, d, p, s] = fold_window(a, 1)?;
+    let n = x.len();
+    let blocks = (0..2)
+        .map(|i| window(&x[n - 2 + i], k[i], s[i], p[i], d[i], false))
+        .reduce(|l, r| l * r)?;
+    let mut out = x[..n - 3].to_vec();
+    out.push(x[n - 3].clone() * Expr::int(k[0] * k[1]));
+    out.push(blocks);
+    Some(Inferred::one(out))
+}
+
+/// `F.fold`: `(N, C*kh*kw, L)` (or `(C*kh*kw, L)`) to `(N, C, oh, ow)` at `output_size`; that
+/// `L` is the windows' count at the output size is torch's own guard.
+fn col2im(a: &Args) -> Option<Inferred> {
+    let x = a.input(2)?;
+    let o = a.ints("output_size", 1)?;
+    if o.len() != 2 {
+        return a.malformed(format!(
+            "`output_size` has {} values, but col2im needs 2",
+            o.len()
+        ));
+    }
+    let [k, ..] = fold_window(a, 2)?;
+    let n = x.len();
+    let mut out = x[..n - 2].to_vec();
+    out.push(x[n - 2].clone().floordiv(k[0] * k[1]));
+    out.extend(o);
+    Some(Inferred::one(out))
 }
 
 fn pixel_shuffle(a: &Args) -> Option<Inferred> {
