@@ -611,7 +611,7 @@ impl Gpu {
         // (chunks, C, N) blocks.
         let vec = 16 / dt.size();
         let tile = accesses * threads as usize;
-        let batch = if inner * c == 0 { 0 } else { n / (inner * c) };
+        let batch = n.checked_div(inner * c).unwrap_or(0);
         let planes = (self.tuning.bn_planes.unwrap_or(true)
             && !wide
             && inner % vec == 0
