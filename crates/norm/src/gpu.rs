@@ -12,7 +12,8 @@
 //!
 //! * groups of at most 512 threads × 4 × 16 bytes (8,192 fp32 or 16,384 fp16/bf16 values), or
 //!   × 8 × 16 bytes for vector plans (16,384 or 32,768 values): **fused**, one block per group,
-//!   the values held in registers as stored; one read and one write.
+//!   the values held in registers as stored; one read and one write. Per-element parameters
+//!   (LayerNorm rows) are staged in shared memory while the values load.
 //! * vector plans whose groups fit in 2, 4 or 8 slabs of a quarter of a multiprocessor's shared
 //!   memory (compute capability 9.0 or newer): the **cluster** path, one thread-block cluster per
 //!   group, each block holding one slab, the slabs' statistics exchanged through distributed
@@ -769,11 +770,14 @@ impl Gpu {
         // Per-element parameters (LayerNorm) staged in shared memory while x loads, for vector
         // plans with 4 accesses per thread whose blocks the staged kernel takes (its launch
         // bounds) and whose parameters fit (as f32, the larger case): 2 * gs values.
+        let staged_threads = kernels.fused_staged[0]
+            .max_threads_per_block()?
+            .min(kernels.fused_staged[1].max_threads_per_block()?);
         let staged = self.tuning.fused_staged.unwrap_or(true)
             && per_element
             && vector
             && accesses == FUSED_ACCESSES
-            && threads as usize <= kernels.fused_staged[0].max_threads_per_block()? as usize
+            && threads as usize <= staged_threads.max(0) as usize
             && 2 * gs * 4 <= self.smem_per_block.saturating_sub(1024);
         let fused = || Path::Fused {
             vector,
