@@ -15,7 +15,8 @@ DIR=$(cd "$1" && pwd); OUT=$2; HERE=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$DIR:${LD_LIBRARY_PATH:-}
 mkdir -p "$OUT" /tmp/ind /tmp/tri
 ( for t in "$DIR"/gpu-* "$DIR"/dimguard_norm-*; do "$t" --test-threads 1; echo "exit $t $?"; done ) > "$OUT/tests.log" 2>&1
-grep -q "exit .* [^0]$" "$OUT/tests.log" && { echo "GPU tests failed: $OUT/tests.log"; exit 1; }
+grep "^exit " "$OUT/tests.log"
+grep "^exit " "$OUT/tests.log" | grep -qv " 0$" && { echo "GPU tests failed: $OUT/tests.log"; exit 1; }
 "$DIR/dimguard" norm-bench --iters 20 --samples 15 --json /tmp/cells.jsonl > "$OUT/bench.md" 2>&1 || exit 1
 cp /tmp/cells.jsonl "$OUT/"
 [ -f "$DIR/cache.tgz" ] && tar xzf "$DIR/cache.tgz" -C /tmp

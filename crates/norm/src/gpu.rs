@@ -12,7 +12,8 @@
 //!
 //! * groups of at most 512 threads × 4 × 16 bytes (8,192 fp32 or 16,384 fp16/bf16 values), or
 //!   × 8 × 16 bytes for vector plans (16,384 or 32,768 values): **fused**, one block per group,
-//!   the values held in registers as stored; one read and one write.
+//!   the values held in registers as stored; one read and one write. Per-element parameters
+//!   (LayerNorm rows) are staged in shared memory while the values load.
 //! * vector plans whose groups fit in 2, 4 or 8 slabs of a quarter of a multiprocessor's shared
 //!   memory (compute capability 9.0 or newer): the **cluster** path, one thread-block cluster per
 //!   group, each block holding one slab, the slabs' statistics exchanged through distributed
@@ -131,10 +132,16 @@ struct Kernels {
     bn: [CudaFunction; 3],
     /// The same with the four parameters read at run time (`bn_rt_*`).
     bn_rt: [CudaFunction; 3],
+    /// BatchNorm over planes of whole vectors, 1 and 2 accesses per thread: `[run-time
+    /// parameters][accesses - 1]` (`bnp_*`, `bnp_rt_*`).
+    bnp: [[CudaFunction; 2]; 2],
     /// `[vector][parameters stored as T]`.
     fused: [[CudaFunction; 2]; 2],
     /// Vector fused kernels with 8 accesses per thread: `[parameters stored as T]`.
     fused8: [CudaFunction; 2],
+    /// Vector fused kernels (4 accesses) that stage per-element parameters in shared memory:
+    /// `[parameters stored as T]`.
+    fused_staged: [CudaFunction; 2],
     /// Cluster kernels of 2, 4 and 8 blocks: `[log2(CL) - 1][parameters stored as T]` (compute
     /// capability 9.0 or newer).
     cluster: Option<[[CudaFunction; 2]; 3]>,
@@ -163,7 +170,10 @@ impl Kernels {
 
     /// The BatchNorm kernel: run-time parameters or folded ones, 64-bit indices (2 accesses per
     /// thread) or 32-bit ones with 1 or 2.
-    fn bn_fn(&self, runtime: bool, wide: bool, accesses: usize) -> &CudaFunction {
+    fn bn_fn(&self, runtime: bool, wide: bool, accesses: usize, planes: bool) -> &CudaFunction {
+        if planes {
+            return &self.bnp[runtime as usize][(accesses == 2) as usize];
+        }
         let set = if runtime { &self.bn_rt } else { &self.bn };
         match (wide, accesses) {
             (true, _) => &set[2],
@@ -195,14 +205,17 @@ pub struct Gpu {
 /// Settings read once from the environment, for tuning and for benchmarks that compare kernel
 /// configurations (each overrides the rule that is otherwise measured and fixed here):
 /// `NORM_SLAB_BLOCKS` (1 to 4) sizes the slabs, `NORM_BN_ACCESSES` (1, 2) and `NORM_BN_THREADS`
-/// (32 to 1024) shape BatchNorm's blocks, `NORM_FUSED_ACCESSES` (4, 8) the fused kernel's,
-/// `NORM_CLUSTER` (2, 4, 8) the cluster size.
+/// (32 to 1024) shape BatchNorm's blocks, `NORM_BN_PLANES` (0, 1) turns its plane kernel off or
+/// on, `NORM_FUSED_ACCESSES` (2, 4, 8) the fused kernel's, `NORM_FUSED_STAGED` (0, 1) its staging
+/// of per-element parameters, `NORM_CLUSTER` (2, 4, 8) the cluster size.
 #[derive(Debug, Clone, Copy, Default)]
 struct Tuning {
     slab_blocks: Option<usize>,
     bn_accesses: Option<usize>,
     bn_threads: Option<u32>,
+    bn_planes: Option<bool>,
     fused_accesses: Option<usize>,
+    fused_staged: Option<bool>,
     cluster: Option<usize>,
 }
 
@@ -220,7 +233,9 @@ impl Tuning {
             bn_threads: var("NORM_BN_THREADS", |t| {
                 (32..=1024).contains(t) && t % 32 == 0
             }),
-            fused_accesses: var("NORM_FUSED_ACCESSES", |a| [4, 8].contains(a)),
+            bn_planes: var("NORM_BN_PLANES", |p: &u8| *p <= 1).map(|p| p == 1),
+            fused_accesses: var("NORM_FUSED_ACCESSES", |a| [2, 4, 8].contains(a)),
+            fused_staged: var("NORM_FUSED_STAGED", |p: &u8| *p <= 1).map(|p| p == 1),
             cluster: var("NORM_CLUSTER", |c| [2, 4, 8].contains(c)),
         }
     }
@@ -399,11 +414,13 @@ impl Gpu {
         let k = Kernels {
             bn: [f("bn_32_1")?, f("bn_32_2")?, f("bn_64_2")?],
             bn_rt: [f("bn_rt_32_1")?, f("bn_rt_32_2")?, f("bn_rt_64_2")?],
+            bnp: [pair("bnp_1", "bnp_2")?, pair("bnp_rt_1", "bnp_rt_2")?],
             fused: [
                 pair("fused_s_pf", "fused_s_pt")?,
                 pair("fused_v_pf", "fused_v_pt")?,
             ],
             fused8: pair("fused_v8_pf", "fused_v8_pt")?,
+            fused_staged: pair("fused_vs_pf", "fused_vs_pt")?,
             cluster: if self.major >= 9 {
                 Some([
                     pair("cluster2_pf", "cluster2_pt")?,
@@ -436,7 +453,8 @@ impl Gpu {
         // static shared memory); each launch asks for what its slabs need.
         let max = self.smem_per_block.saturating_sub(1024) as i32;
         let clusters = k.cluster.iter().flatten().flatten();
-        for func in k.slab.iter().flatten().chain(&k.pipe).chain(clusters) {
+        let slabs = k.slab.iter().flatten().chain(&k.pipe);
+        for func in slabs.chain(clusters).chain(&k.fused_staged) {
             func.set_attribute(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 max,
@@ -573,23 +591,37 @@ impl Gpu {
         let wide = n > u32::MAX as usize;
         // One tile of `accesses` 16-byte accesses per thread per block (the kernel strides over
         // tiles if the grid is capped): one access per thread in 256-thread blocks, every load
-        // in flight at once, for fp32 and for tensors that one wave of the device's threads
-        // covers (small ones: latency, not bandwidth); two per thread in 128-thread blocks for
-        // larger 16-bit tensors (measured: docs/NORM.md).
+        // in flight at once, for fp32 with constant parameters and for tensors that one wave of
+        // the device's threads covers (small ones: latency, not bandwidth); two per thread in
+        // 128-thread blocks for larger 16-bit tensors and for run-time parameters, which each
+        // thread folds once for both (measured: docs/NORM.md).
         let vectors = n.div_ceil(16 / dt.size());
         let one_wave = vectors <= self.sms as usize * self.threads_per_sm;
+        let runtime = bn.folded(c).is_none();
         let accesses = match self.tuning.bn_accesses {
             Some(a) if !wide => a,
-            _ if (one_wave || dt == DType::F32) && !wide => 1,
+            _ if (one_wave || (dt == DType::F32 && !runtime)) && !wide => 1,
             _ => 2,
         };
         let threads = self
             .tuning
             .bn_threads
             .unwrap_or(if accesses == 1 { 256 } else { 128 });
-        let grid = vectors
-            .div_ceil(accesses * threads as usize)
-            .clamp(1, i32::MAX as usize) as u32;
+        // Planes of whole vectors (NCHW with H * W a multiple of VEC): the plane kernel, whose
+        // blocks each lie in one plane, so one channel (measured: docs/NORM.md), on a grid of
+        // (chunks, C, N) blocks.
+        let vec = 16 / dt.size();
+        let tile = accesses * threads as usize;
+        let batch = n.checked_div(inner * c).unwrap_or(0);
+        let planes = (self.tuning.bn_planes.unwrap_or(true)
+            && !wide
+            && inner % vec == 0
+            && (1..=65535).contains(&c)
+            && (1..=65535).contains(&batch))
+        .then(|| (inner / vec).div_ceil(tile))
+        .filter(|chunks| (1..=i32::MAX as usize).contains(chunks))
+        .map(|chunks| [chunks as u32, c as u32, batch as u32]);
+        let grid = vectors.div_ceil(tile).clamp(1, i32::MAX as usize) as u32;
         let (folded, consts) = match bn.folded(c) {
             Some((scale, shift)) => (
                 Some([
@@ -615,6 +647,7 @@ impl Gpu {
             c,
             inner,
             wide,
+            planes,
             accesses,
             grid,
             threads,
@@ -732,11 +765,25 @@ impl Gpu {
             Path::Slab { m, .. } if per_element => *m < plan.groups,
             _ => false,
         };
+        let threads =
+            (gs.div_ceil(per_thread).div_ceil(32) * 32).clamp(32, max_threads.max(32)) as u32;
+        // Per-element parameters (LayerNorm) staged in shared memory while x loads, for vector
+        // plans with 4 accesses per thread whose blocks the staged kernel takes (its launch
+        // bounds) and whose parameters fit (as f32, the larger case): 2 * gs values.
+        let staged_threads = kernels.fused_staged[0]
+            .max_threads_per_block()?
+            .min(kernels.fused_staged[1].max_threads_per_block()?);
+        let staged = self.tuning.fused_staged.unwrap_or(true)
+            && per_element
+            && vector
+            && accesses == FUSED_ACCESSES
+            && threads as usize <= staged_threads.max(0) as usize
+            && 2 * gs * 4 <= self.smem_per_block.saturating_sub(1024);
         let fused = || Path::Fused {
             vector,
             accesses,
-            threads: (gs.div_ceil(per_thread).div_ceil(32) * 32).clamp(32, max_threads.max(32))
-                as u32,
+            threads,
+            staged,
         };
         let refuse = |what: &str| {
             Err(invalid(
@@ -922,6 +969,7 @@ impl Gpu {
                 c,
                 inner,
                 wide,
+                planes,
                 accesses,
                 grid,
                 threads,
@@ -930,7 +978,7 @@ impl Gpu {
                 folded,
                 consts,
             } => {
-                let f = k.bn_fn(folded.is_none(), *wide, *accesses);
+                let f = k.bn_fn(folded.is_none(), *wide, *accesses, planes.is_some());
                 let mut l = s.launch_builder(f);
                 l.arg(&xp).arg(&yp);
                 // Run-time parameters: (pointer, dtype code) of mean, var, weight and bias, 0 for
@@ -962,7 +1010,10 @@ impl Gpu {
                 let (n, inner, c) = (p.n, *inner, *c);
                 let (n32, i32_, c32) = (n as u32, inner as u32, c as u32);
                 let (n64, i64_, c64) = (n as u64, inner as u64, c as u64);
-                if *wide {
+                let pv = (inner / (16 / p.dtype.size())) as u32;
+                if planes.is_some() {
+                    l.arg(&pv);
+                } else if *wide {
                     l.arg(&n64).arg(&i64_).arg(&c64);
                 } else {
                     l.arg(&n32).arg(&i32_).arg(&c32);
@@ -979,10 +1030,19 @@ impl Gpu {
                 // buffer of C elements of the type its code names (bound tensors were checked
                 // above, constants when prepared), weight and bias may be 0 (not read); every
                 // channel index is below C (the second channel of a vector across two wraps to
-                // 0 after C - 1).
+                // 0 after C - 1). With `planes`: `bnp_{1,2}(const T*, T*, const float*, const
+                // float*, unsigned pv)` and `bnp_rt_{1,2}(.., float eps, unsigned pv)`, the
+                // parameters as above, chosen only when inner is a multiple of VEC and n < 2^32:
+                // the grid is (chunks, C, N) with N * C * inner = n and chunks * threads *
+                // accesses >= pv = inner / VEC; block (j, c, b) touches vectors below pv of plane
+                // b * C + c (16-byte aligned, inside x and y) and channel c < C.
+                let grid_dim = match planes {
+                    Some([chunks, c, batch]) => (*chunks, *c, *batch),
+                    None => (*grid, 1, 1),
+                };
                 unsafe {
                     l.launch(LaunchConfig {
-                        grid_dim: (*grid, 1, 1),
+                        grid_dim,
                         block_dim: (*threads, 1, 1),
                         shared_mem_bytes: 0,
                     })
@@ -1011,22 +1071,38 @@ impl Gpu {
                         vector,
                         accesses,
                         threads,
+                        staged,
                     } => {
-                        let mut l = s.launch_builder(k.fused_fn(vector, accesses, pt));
+                        let (f, smem) = if staged {
+                            let p_size = if pt { p.dtype.size() } else { 4 };
+                            (
+                                &k.fused_staged[pt as usize],
+                                (2 * plan.group_size * p_size) as u32,
+                            )
+                        } else {
+                            (k.fused_fn(vector, accesses, pt), 0)
+                        };
+                        let mut l = s.launch_builder(f);
                         l.arg(&xp).arg(&yp).arg(&wp).arg(&bp);
                         l.arg(&gs).arg(&a).arg(&b).arg(&sv).arg(&*eps).arg(&affine);
-                        // SAFETY: matches `fused_{s,v,v8}_{pf,pt}(const T*, T*, const P*, const
-                        // P*, unsigned gs, unsigned A, unsigned B, unsigned S, float, int)`. One block per group (groups * gs = n elements, checked
-                        // against x and y); each thread touches its `accesses` (the kernel's NA)
-                        // accesses below gs, and `threads` * accesses * VEC >= gs.
-                        // w and b hold param_len values of P (checked when prepared or bound),
-                        // and every index (g % A) * B + p / S is below param_len by the plan.
-                        // Vector accesses only when gs % VEC == 0 and S is 1 or a multiple of VEC.
+                        // SAFETY: matches `fused_{s,v,v8,vs}_{pf,pt}(const T*, T*, const P*,
+                        // const P*, unsigned gs, unsigned A, unsigned B, unsigned S, float, int)`.
+                        // One block per group (groups * gs = n elements, checked against x and
+                        // y); each thread touches its `accesses` (the kernel's NA) accesses below
+                        // gs, and `threads` * accesses * VEC >= gs. w and b hold param_len values
+                        // of P (checked when prepared or bound), and every index (g % A) * B + p /
+                        // S is below param_len by the plan. Vector accesses only when gs % VEC ==
+                        // 0 and S is 1 or a multiple of VEC. `staged` only for vector plans with
+                        // per-element parameters (A = 1, B = 0, S = 1, affine: param_len = gs, w
+                        // and b 16-byte aligned whole allocations, so every 16-byte copy of
+                        // w[p..] and b[p..] is aligned and inside), threads within the kernel's
+                        // launch bounds, and `smem` = 2 * gs values of P of dynamic shared memory
+                        // (w at 0, b at gs), below the maximum set when loaded.
                         unsafe {
                             l.launch(LaunchConfig {
                                 grid_dim: (plan.groups as u32, 1, 1),
                                 block_dim: (threads, 1, 1),
-                                shared_mem_bytes: 0,
+                                shared_mem_bytes: smem,
                             })
                         }?;
                     }
@@ -1272,12 +1348,14 @@ impl Prepared {
         match &self.kind {
             Kind::Batch {
                 wide,
+                planes,
                 threads,
                 accesses,
                 ..
             } => {
                 format!(
-                    "batch vector {threads}t x{accesses}{}",
+                    "batch {} {threads}t x{accesses}{}",
+                    if planes.is_some() { "planes" } else { "vector" },
                     if *wide { " 64-bit" } else { "" }
                 )
             }
@@ -1286,10 +1364,12 @@ impl Prepared {
                     vector,
                     accesses,
                     threads,
+                    staged,
                 } => {
                     format!(
-                        "fused{} {threads}t x{accesses}",
-                        if *vector { " vector" } else { "" }
+                        "fused{} {threads}t x{accesses}{}",
+                        if *vector { " vector" } else { "" },
+                        if *staged { " staged" } else { "" }
                     )
                 }
                 Path::Cluster { cl, slab, .. } => format!("cluster vector cl={cl} slab={slab}"),
@@ -1325,6 +1405,8 @@ enum Kind {
         c: usize,
         inner: usize,
         wide: bool,
+        /// The plane kernel on this grid: (chunks, C, N).
+        planes: Option<[u32; 3]>,
         /// 16-byte accesses per thread.
         accesses: usize,
         grid: u32,
@@ -1360,6 +1442,8 @@ enum Path {
         /// Accesses per thread (2, 4 or 8; 4 for scalar plans).
         accesses: usize,
         threads: u32,
+        /// Per-element parameters staged in shared memory (`fused_vs_*`).
+        staged: bool,
     },
     Cluster {
         /// Blocks per cluster (2, 4 or 8): one cluster per group, one slab per block.

@@ -92,6 +92,11 @@ __device__ __forceinline__ void cp16(void* smem, const void* g, u64 pol) {
     unsigned s = (unsigned)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" :: "r"(s), "l"(g), "l"(pol) : "memory");
 }
+// The same, cached in L1 too (parameters that the other blocks on the multiprocessor read).
+__device__ __forceinline__ void cp16_ca(void* smem, const void* g) {
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16;" :: "r"(s), "l"(g) : "memory");
+}
 __device__ __forceinline__ void cp_wait_all() {
     asm volatile("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
 }
@@ -115,6 +120,17 @@ template <int V> __device__ __forceinline__ void ldpv(const u16* p, float* f) {
 #pragma unroll
         for (int k = 0; k < V; k++) f[k] = cvt_in(p[k]);
     }
+}
+#endif
+
+// V consecutive parameters from shared memory (16-byte aligned).
+template <int V> __device__ __forceinline__ void ldps(const float* p, float* f) {
+#pragma unroll
+    for (int k = 0; k < V; k += 4) { float4 t = *(const float4*)(p + k); f[k] = t.x; f[k + 1] = t.y; f[k + 2] = t.z; f[k + 3] = t.w; }
+}
+#if DG_DTYPE != 0
+template <int V> __device__ __forceinline__ void ldps(const u16* p, float* f) {
+    Raw<VEC> r; r.v = *(const uint4*)p; r.unpack(f);
 }
 #endif
 
@@ -299,14 +315,24 @@ struct Folded {
 // Pointers of 0 for weight or bias mean 1 and 0. The reciprocal square root is the hardware's
 // (2 ulp; the tensors' storage rounding is far coarser for 16-bit, and 2e-5 relative holds for
 // fp32).
+// The four values are loaded before any is converted, so their round trips overlap.
+__device__ __forceinline__ unsigned ldbits(u64 p, int code, unsigned i) {
+    return code == 0 ? __ldg((const unsigned*)p + i) : (unsigned)__ldg((const unsigned short*)p + i);
+}
+__device__ __forceinline__ float frombits(unsigned v, int code) {
+    return code == 0 ? __uint_as_float(v) : code == 1 ? f16_in((u16)v) : bf16_in((u16)v);
+}
 struct Raw4 {
     u64 w, b, mean, var;
     int wc, bc, mc, vc;
     float eps;
     template <typename I> __device__ __forceinline__ void at(I c, float& sc, float& sh) const {
-        const float ww = w ? ldany(w, wc, (unsigned)c) : 1.f, bb = b ? ldany(b, bc, (unsigned)c) : 0.f;
-        sc = ww * rsqrtf(ldany(var, vc, (unsigned)c) + eps);
-        sh = bb - ldany(mean, mc, (unsigned)c) * sc;
+        const unsigned i = (unsigned)c;
+        const unsigned rw = w ? ldbits(w, wc, i) : 0u, rb = b ? ldbits(b, bc, i) : 0u;
+        const unsigned rm = ldbits(mean, mc, i), rv = ldbits(var, vc, i);
+        const float ww = w ? frombits(rw, wc) : 1.f, bb = b ? frombits(rb, bc) : 0.f;
+        sc = ww * rsqrtf(frombits(rv, vc) + eps);
+        sh = bb - frombits(rm, mc) * sc;
     }
     template <int V, typename I> __device__ __forceinline__ void run(I c, float* sc, float* sh) const {
 #pragma unroll
@@ -410,6 +436,53 @@ __device__ __forceinline__ void bn_tiles(const T* __restrict__ x, T* __restrict_
                                     int mc, u64 var, int vc, float eps, I n, I inner, I C) {        \
         bn_tiles<U, I>(x, y, Raw4{w, b, mean, var, wc, bc, mc, vc, eps}, n, inner, C);             \
     }
+// Planes of whole vectors (inner % VEC == 0): the grid is (chunks, C, N), so block (j, c, n)
+// takes chunk j of plane n * C + c, whose values all have channel c: a thread gets one scale and
+// shift (folded once from run-time parameters) for its U accesses, with no index arithmetic per
+// access and no division: loads issued first, then the parameters, then the stores.
+template <int U, typename Q>
+__device__ __forceinline__ void bn_planes(const T* __restrict__ x, T* __restrict__ y, const Q& q, unsigned pv) {
+    const size_t plane = (size_t)blockIdx.z * gridDim.y + blockIdx.y;
+    const T* xp = x + plane * pv * VEC;
+    T* yp = y + plane * pv * VEC;
+    const unsigned v0 = blockIdx.x * blockDim.x * U + threadIdx.x;
+    Raw<VEC> r[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const unsigned v = v0 + u * blockDim.x;
+        if (v < pv) r[u] = ldr_cs<VEC>(xp + (size_t)v * VEC);
+    }
+    float sc, sh;
+    q.at(blockIdx.y, sc, sh);
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        const unsigned v = v0 + u * blockDim.x;
+        if (v < pv) {
+            float f[VEC];
+            r[u].unpack(f);
+#pragma unroll
+            for (int k = 0; k < VEC; k++) f[k] = f[k] * sc + sh;
+            str_cs<VEC>(yp + (size_t)v * VEC, Raw<VEC>::pack(f));
+        }
+    }
+}
+// bnp_U(x, y, scale, shift, pv) and bnp_rt_U(x, y, w, wc, b, bc, mean, mc, var, vc, eps, pv):
+// pv vectors per plane.
+#define BNP(NAME, U)                                                                                \
+    extern "C" __global__ void NAME(const T* x, T* y, const float* scale, const float* shift,      \
+                                    unsigned pv) {                                                  \
+        bn_planes<U>(x, y, Folded{scale, shift}, pv);                                               \
+    }
+#define BNP_RT(NAME, U)                                                                             \
+    extern "C" __global__ void NAME(const T* x, T* y, u64 w, int wc, u64 b, int bc, u64 mean,       \
+                                    int mc, u64 var, int vc, float eps, unsigned pv) {              \
+        bn_planes<U>(x, y, Raw4{w, b, mean, var, wc, bc, mc, vc, eps}, pv);                         \
+    }
+BNP(bnp_1, 1)
+BNP(bnp_2, 2)
+BNP_RT(bnp_rt_1, 1)
+BNP_RT(bnp_rt_2, 2)
+
 BN(bn_32_1, 1, unsigned)
 BN(bn_32_2, 2, unsigned)
 BN(bn_64_2, 2, u64)
@@ -434,7 +507,7 @@ extern "C" __global__ void to_f32(u64 src, int code, unsigned n, float fill, flo
 // registers, so more blocks fit), unpacked when used; element p of the group for access j is
 // (j * blockDim.x + threadIdx.x) * V + k.
 
-template <int V, int NA, typename P>
+template <int V, int NA, typename P, bool staged = false>
 __device__ __forceinline__ void fused_body(const T* __restrict__ x, T* __restrict__ y, const P* __restrict__ w,
                                            const P* __restrict__ b, unsigned gs, unsigned A, unsigned B,
                                            unsigned S, float eps, int affine) {
@@ -448,6 +521,26 @@ __device__ __forceinline__ void fused_body(const T* __restrict__ x, T* __restric
     for (int j = 0; j < J; j++) {
         const unsigned p = (j * blockDim.x + threadIdx.x) * V;
         if (p < gs) r[j] = ldr_cs<V>(xg + p);
+    }
+    // Per-element parameters staged (`staged`: vector plans, affine, A = 1, S = 1): each thread
+    // copies the weights and biases of its own accesses into shared memory (w at 0, b at gs)
+    // while its loads of x are in flight, so that their round trip is not paid after the
+    // statistics; it reads back only what it copied itself, so its own wait suffices.
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    P* const sw = (P*)smem_raw;
+    if (V == VEC && staged) {
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+            const unsigned p = (j * blockDim.x + threadIdx.x) * V;
+            if (p < gs) {
+#pragma unroll
+                for (int k = 0; k < (int)(V * sizeof(P)); k += 16) {
+                    cp16_ca((char*)(sw + p) + k, (const char*)(w + p) + k);
+                    cp16_ca((char*)(sw + gs + p) + k, (const char*)(b + p) + k);
+                }
+            }
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
     }
 #pragma unroll
     for (int j = 0; j < J; j++) {
@@ -477,32 +570,54 @@ __device__ __forceinline__ void fused_body(const T* __restrict__ x, T* __restric
         return s;
     }, red, n, mean, m2);
     float rstd = rsqrtf(m2 / n + eps);
+    if (V == VEC && staged) {
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
 #pragma unroll
-    for (int j = 0; j < J; j++) {
-        const unsigned p = (j * blockDim.x + threadIdx.x) * V;
-        if (p < gs) {
-            float f[V];
-            r[j].unpack(f);
-            normalize<V, P>(f, mean, rstd, w, b, g, p, A, B, S, affine);
-            str_cs<V>(yg + p, Raw<V>::pack(f));
+        for (int j = 0; j < J; j++) {
+            const unsigned p = (j * blockDim.x + threadIdx.x) * V;
+            if (p < gs) {
+                float f[V], ww[V], bb[V];
+                r[j].unpack(f);
+                ldps<V>(sw + p, ww);
+                ldps<V>(sw + gs + p, bb);
+#pragma unroll
+                for (int k = 0; k < V; k++) f[k] = (f[k] - mean) * rstd * ww[k] + bb[k];
+                str_cs<V>(yg + p, Raw<V>::pack(f));
+            }
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+            const unsigned p = (j * blockDim.x + threadIdx.x) * V;
+            if (p < gs) {
+                float f[V];
+                r[j].unpack(f);
+                normalize<V, P>(f, mean, rstd, w, b, g, p, A, B, S, affine);
+                str_cs<V>(yg + p, Raw<V>::pack(f));
+            }
         }
     }
 }
 
 // fused_*(x, y, w, b, gs, A, B, S, eps, affine): NA = 4 (scalar and vector) or 8 (vector; at
-// most 64 registers, so that two blocks of 512 threads fit on a multiprocessor).
-#define FUSED(NAME, V, NA, P, BOUNDS)                                                               \
+// most 64 registers, so that two blocks of 512 threads fit on a multiprocessor). fused_vs_*:
+// per-element parameters staged in 2 * gs parameters of dynamic shared memory, with the same
+// launch bounds as NA = 8 (measured: rows of 4096 in fp32 0.0348 ms with these bounds, 0.0355
+// with at most 48 registers, 0.0398 with at most 40; docs/NORM.md).
+#define FUSED(NAME, V, NA, P, BOUNDS, STAGED)                                                       \
     extern "C" __global__ void BOUNDS NAME(const T* x, T* y, const P* w, const P* b, unsigned gs,   \
                                            unsigned A, unsigned B, unsigned S, float eps,           \
                                            int affine) {                                            \
-        fused_body<V, NA, P>(x, y, w, b, gs, A, B, S, eps, affine);                                 \
+        fused_body<V, NA, P, STAGED>(x, y, w, b, gs, A, B, S, eps, affine);                         \
     }
-FUSED(fused_s_pf, 1, 4, float, )
-FUSED(fused_v_pf, VEC, 4, float, )
-FUSED(fused_s_pt, 1, 4, T, )
-FUSED(fused_v_pt, VEC, 4, T, )
-FUSED(fused_v8_pf, VEC, 8, float, __launch_bounds__(512, 2))
-FUSED(fused_v8_pt, VEC, 8, T, __launch_bounds__(512, 2))
+FUSED(fused_s_pf, 1, 4, float, , false)
+FUSED(fused_v_pf, VEC, 4, float, , false)
+FUSED(fused_s_pt, 1, 4, T, , false)
+FUSED(fused_v_pt, VEC, 4, T, , false)
+FUSED(fused_v8_pf, VEC, 8, float, __launch_bounds__(512, 2), false)
+FUSED(fused_v8_pt, VEC, 8, T, __launch_bounds__(512, 2), false)
+FUSED(fused_vs_pf, VEC, 4, float, __launch_bounds__(512, 2), true)
+FUSED(fused_vs_pt, VEC, 4, T, __launch_bounds__(512, 2), true)
 
 // ---- Slab kernels: the group's statistics and the counters ---------------------------------
 // sync: [0] ticket, [1] finished blocks. slots: one 64-bit word per slab (t = g * k + j): the

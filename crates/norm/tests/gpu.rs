@@ -311,6 +311,9 @@ fn every_layer_path_and_parameter_kind_matches_the_reference() {
                             if p.ends_with(" columns") {
                                 paths.insert("three-pass columns".to_string());
                             }
+                            if p.ends_with(" staged") {
+                                paths.insert("fused staged".to_string());
+                            }
                             paths.insert(p.split(' ').take(2).collect::<Vec<_>>().join(" "));
                         }
                     }
@@ -327,6 +330,8 @@ fn every_layer_path_and_parameter_kind_matches_the_reference() {
     }
     for want in [
         "batch vector",
+        "batch planes",
+        "fused staged",
         "fused vector",
         "fused",
         "slab vector",
@@ -350,14 +355,15 @@ fn batch_norm_over_more_than_one_wave_of_threads() {
     let Some(g) = gpu() else { return };
     // 2.5M elements (more vectors than the device has threads at once in every type), channels
     // of 16,899 elements (vectors across two channels), all parameter kinds: two accesses per
-    // thread in 16-bit types, one in fp32.
+    // thread in 16-bit types and with run-time parameters, one in fp32 with constants.
     let shape = [4, 37, 129, 131];
     for dt in DType::ALL {
         for kind in KINDS {
             let seed = 50 + kind as u64 + 10 * dt.size() as u64;
             let case = cases(g, &shape, dt, kind, seed).swap_remove(0);
             let path = check(g, &case, &shape, dt, Strategy::Auto, seed).unwrap();
-            let want = if dt == DType::F32 {
+            let runtime = matches!(kind, Kind::RuntimeSame | Kind::RuntimeF32 | Kind::Mixed);
+            let want = if dt == DType::F32 && !runtime {
                 "batch vector 256t x1"
             } else {
                 "batch vector 128t x2"
