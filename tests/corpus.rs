@@ -344,7 +344,7 @@ fn each(text: &str, f: impl Fn(usize, &str) -> String) -> String {
         .join("\n")
 }
 
-const WRAPPERS: [Wrap; 16] = [
+const WRAPPERS: [Wrap; 17] = [
     ("glog", |t| {
         each(t, |i, l| {
             format!("I1123 07:53:01.{i:06} 6430 torch/fx/experimental/symbolic_shapes.py:6064] {l}")
@@ -398,6 +398,15 @@ const WRAPPERS: [Wrap; 16] = [
     ("crlf", |t| t.replace('\n', "\r\n")),
     ("wrapped at 60", |t| each(t, |_, l| wrap(l, 60))),
     ("wrapped at 100", |t| each(t, |_, l| wrap(l, 100))),
+    ("backticks", |t| {
+        each(t, |_, l| {
+            if l.trim().is_empty() {
+                l.to_string()
+            } else {
+                format!("`{l}`")
+            }
+        })
+    }),
 ];
 
 /// A line hard-wrapped at spaces to `width` columns, continuation lines indented by four spaces.
@@ -472,7 +481,7 @@ const LAYERS: [&[usize]; 5] = [
     &[0, 1, 2, 3, 4],
     &[14, 15],
     &[5, 6],
-    &[7, 8, 9, 10],
+    &[7, 8, 9, 10, 16],
     &[11, 12, 13],
 ];
 
@@ -485,12 +494,11 @@ proptest! {
     /// and wrapped at 60 columns inside both prefixes). Another seed: `PROPTEST_RNG_SEED=N`.
     #[test]
     fn wrappers_combined_keep_every_reading(
-        k in 0usize..90,
+        k in 0usize..130,
         picks in proptest::collection::vec(0usize..6, LAYERS.len()),
     ) {
-        // Parts a and b (part c: every wrapper alone, below; combined, c38 quoted and wrapped
-        // at 100 columns still reads differently).
-        let rec = &corpus()[k];
+        // Parts a, b and c.
+        let rec = &corpus().into_iter().chain(shared_corpus::records_c()).nth(k).unwrap();
         let text = rec["message"].as_str().unwrap();
         let m = read(text).unwrap();
         let want = reading(&m, &diagnose(&m, &opts()));
@@ -595,10 +603,13 @@ fn part_c_wants(id: &str) -> Vec<Want> {
         "c10" => vec![DataDependent(&["u0 // 2 >= 5"])],
         // `Range constraints: {s1 + 2: VR[4, 8], s1: VR[2, 10]}` over `x: f32[s1 + 2]`,
         // `y: f32[s1]`.
-        "c11" => vec![Ranges(&[
-            ("L['y'].size()[0]", 2, 10),
-            ("L['x'].size()[0]", 4, 8),
-        ])],
+        // Each symbol's range as printed, and what they leave together: y = x - 2 with x in
+        // 4..8 leaves y 2..6 of its 2..10.
+        "c11" => vec![
+            Ranges(&[("L['y'].size()[0]", 2, 10), ("L['x'].size()[0]", 4, 8)]),
+            Span("L['y'].size()[0]", 2, 6),
+            Span("L['x'].size()[0]", 4, 8),
+        ],
         // Both maps: `s0: ValueRanges(lower=2, upper=2, ...)`.
         "c12" => vec![Only("s0", &[2])],
         // Entries `expected 24` and `expected 25` (26 ran).

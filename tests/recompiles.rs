@@ -20,8 +20,33 @@ use proptest::prelude::*;
 use serde_json::Value;
 use std::path::PathBuf;
 
-fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/recompiles")
+/// The real logs: `tests/data/recompiles/` and the logs of models new to them in
+/// `tests/data/new_texts/recompiles/` (`tools/make_new_texts.py`, made the same way).
+fn dirs() -> [PathBuf; 2] {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    [
+        root.join("tests/data/recompiles"),
+        root.join("tests/data/new_texts/recompiles"),
+    ]
+}
+
+/// Every real log, as (its folder, its name).
+fn logs() -> Vec<(PathBuf, String)> {
+    let mut out: Vec<(PathBuf, String)> = dirs()
+        .into_iter()
+        .flat_map(|d| {
+            std::fs::read_dir(&d)
+                .unwrap()
+                .filter_map(|e| {
+                    let n = e.ok()?.file_name().into_string().ok()?;
+                    n.strip_suffix(".json").map(str::to_string)
+                })
+                .map(|n| (d.clone(), n))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 fn read(text: &str) -> Message {
@@ -50,23 +75,16 @@ fn ints(v: &Value) -> Vec<i128> {
 
 #[test]
 fn real_recompile_logs_give_the_union_torch_accepts() {
-    let mut names: Vec<String> = std::fs::read_dir(dir())
-        .unwrap()
-        .filter_map(|e| {
-            let n = e.ok()?.file_name().into_string().ok()?;
-            n.strip_suffix(".json").map(str::to_string)
-        })
-        .collect();
-    names.sort();
-    assert!(names.len() >= 12, "{names:?}");
+    let names = logs();
+    assert!(names.len() >= 15, "{names:?}");
     let mut failures = Vec::new();
     let mut checked = 0;
-    for name in &names {
+    for (dir, name) in &names {
         let truth: Value = serde_json::from_str(
-            &std::fs::read_to_string(dir().join(format!("{name}.json"))).unwrap(),
+            &std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap(),
         )
         .unwrap();
-        let text = std::fs::read_to_string(dir().join(format!("{name}.log.txt"))).unwrap();
+        let text = std::fs::read_to_string(dir.join(format!("{name}.log.txt"))).unwrap();
         let m = read(&text);
         let rt = m.runtime.as_ref().expect("a recompile");
         assert!(rt.recompile, "{name}");
@@ -77,6 +95,9 @@ fn real_recompile_logs_give_the_union_torch_accepts() {
             failures.push(format!(
                 "{name}: an export block for a torch.compile text:\n{block}"
             ));
+        }
+        for d in &r.dims {
+            failures.extend(export_words(&d.name, d));
         }
         let sizes = truth["sizes"].as_array().unwrap();
         let functions: std::collections::BTreeSet<&str> = sizes
@@ -138,13 +159,12 @@ fn real_recompile_logs_give_the_union_torch_accepts() {
                     "{name}: {src}: torch accepts {missed:?}, read as rejected"
                 ));
             }
-            // No other size, where each entry's failed guard is all it checks of the size (a
-            // dynamic entry also holds the size to 2.. without saying so; the note says the
-            // entries accept at most the sizes shown).
+            // No other size, 0 and 1 included (a dynamic entry holds its size to 2.. without
+            // saying so, an entry compiled for 1 accepts 1).
             let extra: Vec<i128> = probes
                 .iter()
                 .copied()
-                .filter(|&v| set.contains(v) && !ok.contains(&v) && v >= 2)
+                .filter(|&v| set.contains(v) && !ok.contains(&v))
                 .collect();
             if !extra.is_empty() {
                 failures.push(format!(
@@ -162,6 +182,80 @@ fn real_recompile_logs_give_the_union_torch_accepts() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked >= 12, "{checked} sizes checked");
+}
+
+/// Export's words in a recompile size's advice or suggestions (a torch.compile text gets
+/// `mark_dynamic`, `dynamic=True` and `recompile_limit`, never a `Dim`).
+fn export_words(name: &str, d: &dimguard::solver::report::DimReport) -> Vec<String> {
+    const EXPORT: [&str; 5] = [
+        "Dim(",
+        "Dim.AUTO",
+        "Dim.STATIC",
+        "torch.export",
+        "dynamic_shapes",
+    ];
+    let mut out = Vec::new();
+    for a in &d.advice {
+        if EXPORT.iter().any(|w| a.contains(w)) || a.contains("export ") {
+            out.push(format!(
+                "{name}: export advice for a torch.compile text: {a}"
+            ));
+        }
+    }
+    for s in &d.answer.suggestions {
+        let code = s.code.as_str();
+        if EXPORT.iter().any(|w| code.contains(w))
+            || !(code.contains("torch._dynamo.mark_dynamic(") || code.starts_with('#'))
+        {
+            out.push(format!(
+                "{name}: a suggestion not in torch.compile's terms: {code}"
+            ));
+        }
+    }
+    out
+}
+
+/// The CLI's text and HTML for every real log: torch.compile's words only.
+#[test]
+fn real_recompile_logs_get_torch_compile_advice_in_text_and_html() {
+    let html =
+        std::env::temp_dir().join(format!("dimguard-recompiles-{}.html", std::process::id()));
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for (dir, name) in logs() {
+        let p = dir.join(format!("{name}.log.txt"));
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_dimguard"))
+            .arg("diagnose")
+            .arg(&p)
+            .arg("--html")
+            .arg(&html)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let page = std::fs::read_to_string(&html).unwrap_or_default();
+        for (what, s) in [("text", &text), ("html", &page)] {
+            for w in [
+                "Dim(",
+                "Dim.AUTO",
+                "Dim.STATIC",
+                "dynamic_shapes =",
+                "best Dim",
+                "export call",
+            ] {
+                if s.contains(w) {
+                    failures.push(format!("{}: {what} says `{w}`", p.display()));
+                }
+            }
+        }
+        // (A text whose entries failed on non-size guards only reads no size to mark.)
+        if !text.contains("mark_dynamic") && !text.contains(" 0 dimensions ") {
+            failures.push(format!("{}: no mark_dynamic advice:\n{text}", p.display()));
+        }
+        n += 1;
+    }
+    let _ = std::fs::remove_file(&html);
+    assert!(n >= 15, "{n}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// One generated cache entry: a guard over the size `x.size()[0]` of function `f` (or none: a
@@ -188,12 +282,15 @@ impl Entry {
             Entry::NonSize(g) => format!("{g}                  #   # m.py:5 in f"),
         }
     }
+    /// Whether the entry accepts `x`, as torch's cache entry does: a static entry its size, a
+    /// dynamic one (a symbolic size, which torch never lets be 0 or 1) `2..` where its guard
+    /// holds.
     fn holds(&self, x: i128) -> Option<bool> {
         Some(match self {
             Entry::Static(v) => x == *v,
-            Entry::Range(a, b) => *a <= x && x <= *b,
-            Entry::Lower(a) => *a <= x,
-            Entry::Mod(m, r) => x % m == *r,
+            Entry::Range(a, b) => 2 <= x && *a <= x && x <= *b,
+            Entry::Lower(a) => 2 <= x && *a <= x,
+            Entry::Mod(m, r) => 2 <= x && x % m == *r,
             Entry::NonSize(_) => return None,
         })
     }
@@ -289,5 +386,9 @@ proptest! {
         }
         let block = r.dynamic_shapes.clone();
         prop_assert!(!block.contains("dynamic_shapes"), "{}", block);
+        for d in &r.dims {
+            let bad = export_words(&d.name, d);
+            prop_assert!(bad.is_empty(), "{:?}\n{}", bad, t);
+        }
     }
 }

@@ -38,6 +38,9 @@ pub struct Page {
     pub rounds: Option<Vec<Round>>,
     /// The paste-able spec (`dynamic_shapes` of diagnose and check, `spec` of an export).
     pub spec: Option<String>,
+    /// `diagnose` of a torch.compile text (a recompile): the spec is torch.compile's advice
+    /// (`mark_dynamic`), pasted before the compiled call, not an export's.
+    pub compiled: bool,
 }
 
 /// One size of a [`Page`].
@@ -240,7 +243,13 @@ impl Page {
             Some(r) if r.get().trim_start().starts_with('[') => serde_json::from_str(r.get())?,
             _ => Vec::new(),
         };
+        // `diagnose`'s `runtime` of a recompile says so.
+        let compiled = raw.runtime.as_ref().is_some_and(|r| {
+            serde_json::from_str::<serde_json::Value>(r.get())
+                .is_ok_and(|v| v["recompile"].as_bool() == Some(true))
+        });
         Ok(Page {
+            compiled,
             form: raw.form,
             torch_version: raw.torch_version,
             dims,
@@ -282,6 +291,7 @@ impl Page {
             runtime: Vec::new(),
             rounds: None,
             spec: Some(report.dynamic_shapes.clone()),
+            compiled: report.runtime.as_ref().is_some_and(|r| r.recompile),
         }
     }
 
@@ -304,6 +314,7 @@ impl Page {
             runtime: report.runtime.clone(),
             rounds: None,
             spec: Some(report.dynamic_shapes.clone()),
+            compiled: false,
         }
     }
 }

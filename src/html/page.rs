@@ -123,10 +123,16 @@ pub fn render(report: &Page, title: &str) -> String {
         body.push_str(&rounds_section(rounds));
     }
     if let Some(spec) = report.spec.as_deref().filter(|s| !s.is_empty()) {
+        // A torch.compile text's advice goes before the compiled call, not an export.
+        let (call, what) = if report.compiled {
+            ("torch.compile call", "torch.compile advice")
+        } else {
+            ("export call", "dynamic_shapes spec")
+        };
         let _ = write!(
             body,
-            "<section aria-labelledby=\"h-spec\"><h2 id=\"h-spec\">Paste in front of your export call</h2>\
-             <pre id=\"spec\" tabindex=\"0\" aria-label=\"dynamic_shapes spec\"><code>{}</code></pre>\
+            "<section aria-labelledby=\"h-spec\"><h2 id=\"h-spec\">Paste in front of your {call}</h2>\
+             <pre id=\"spec\" tabindex=\"0\" aria-label=\"{what}\"><code>{}</code></pre>\
              <button type=\"button\" id=\"copy\">Copy the spec</button> \
              <span id=\"copied\" role=\"status\" aria-live=\"polite\"></span></section>",
             esc(spec)

@@ -102,8 +102,9 @@ pub fn human(r: &Report, color: bool) -> String {
         Some(progression(p.lo, p.hi, p.modulus))
     };
     joint_sets(&mut out, &r.joint_sets, &through, &st);
+    let compiled = r.runtime.as_ref().is_some_and(|rt| rt.recompile);
     for d in &r.dims {
-        dim(&mut out, d, &st);
+        dim(&mut out, d, compiled, &st);
     }
     for [a, b] in &r.equalities {
         let _ = writeln!(
@@ -466,7 +467,9 @@ pub(super) fn lines(out: &mut String, r: &Report, st: &Style) {
     }
 }
 
-pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
+/// One size's rows; `compiled`: the text is torch.compile's (a recompile), whose best range is
+/// a `mark_dynamic` range, not a `Dim`.
+pub(super) fn dim(out: &mut String, d: &DimReport, compiled: bool, st: &Style) {
     let head = match &d.source {
         Some(s) => format!("{} = {s}", d.name),
         None => d.name.clone(),
@@ -607,6 +610,8 @@ pub(super) fn dim(out: &mut String, d: &DimReport, st: &Style) {
         after.row(
             if d.is_unbacked() {
                 "best check"
+            } else if compiled {
+                "best range"
             } else {
                 "best Dim"
             },

@@ -308,8 +308,18 @@ pub(crate) fn conclude(
             max_for_feasible: suggest::max_padding(feasible, lo),
         });
     }
-    r.advice
-        .extend(advice(r, feasible, lo, hi, opts.example_for(&d.name)));
+    let compiled = msg.runtime.as_ref().is_some_and(|rt| rt.recompile);
+    if compiled {
+        compile_suggestions(r);
+    }
+    r.advice.extend(advice(
+        r,
+        feasible,
+        lo,
+        hi,
+        opts.example_for(&d.name),
+        compiled,
+    ));
     let guards: Vec<&Expr> = d.guards.iter().map(|g| &g.expr).collect();
     r.torch_fix = check_fix(msg, &d.name, &guards, &var, feasible, (lo, hi), true, opts);
 }
@@ -353,16 +363,93 @@ pub fn raises(text: &str, expr: &crate::types::Expr, set: &DimSet) -> Option<Str
     )
 }
 
-/// What to do about the answer, in words. `example`: the traced size, when known.
+/// A size of a torch.compile text (a recompile): each suggestion's code in torch.compile's
+/// terms, never a `Dim`: `torch._dynamo.mark_dynamic(x, i, min=LO, max=HI)` over its range (no
+/// `max` where it has none), a size alone is the static graph torch already compiled for it,
+/// and a progression's step (which `mark_dynamic` cannot hold) is said in a comment.
+fn compile_suggestions(r: &mut DimReport) {
+    let src = r.source.clone().unwrap_or_else(|| r.name.clone());
+    for s in &mut r.answer.suggestions {
+        let Some((x, i)) = crate::forms::datadep::input_dim(&src) else {
+            s.code = format!(
+                "# {src}: not a dimension of a named input: mark it dynamic where its tensor enters the compiled function (torch._dynamo.mark_dynamic(tensor, dim, min={}{}))",
+                s.lo,
+                if s.hi == SIZE_MAX { String::new() } else { format!(", max={}", s.hi) }
+            );
+            continue;
+        };
+        // A progression without an upper end stops at its last value below SIZE_MAX.
+        let unbounded = s.hi > SIZE_MAX - s.modulus.max(1);
+        let max = (!unbounded).then_some(s.hi);
+        s.code = if s.count == 1 {
+            format!(
+                "# {src} = {} only: a graph compiled for that size (static) accepts it; no mark_dynamic needed",
+                s.lo
+            )
+        } else if s.modulus > 1 {
+            format!(
+                "# {src}: {}..{} in steps of {} (≡ {} mod {}); mark_dynamic holds no step: the sizes between compile another graph, or pad to the step\n{}",
+                s.lo,
+                if unbounded { "unbounded".to_string() } else { s.hi.to_string() },
+                s.modulus,
+                s.residue,
+                s.modulus,
+                python::mark_dynamic(&x, i, Some(s.lo), max)
+            )
+        } else {
+            python::mark_dynamic(&x, i, Some(s.lo), max)
+        };
+    }
+}
+
+/// What to do about the answer, in words. `example`: the traced size, when known; `compiled`:
+/// the text is torch.compile's (a recompile), so the advice is `mark_dynamic`, `dynamic=True`
+/// and `recompile_limit`, never an export `Dim`.
 fn advice(
     r: &DimReport,
     feasible: &DimSet,
     lo: i128,
     hi: i128,
     example: Option<i128>,
+    compiled: bool,
 ) -> Vec<String> {
     let name = &r.name;
     let mut out = Vec::new();
+    if compiled {
+        let top = if hi == SIZE_MAX {
+            "unbounded".to_string()
+        } else {
+            hi.to_string()
+        };
+        match r.status {
+            Status::Spurious => out.push(format!(
+                "every size in {lo}..{top} passes every guard listed: one graph takes them all; mark {name} dynamic before the call (torch._dynamo.mark_dynamic, the block at the end) or compile with dynamic=True"
+            )),
+            Status::Unsatisfiable => out.push(format!(
+                "no cached graph accepts a size of {name} in {lo}..{top}: mark it dynamic before the first call (torch._dynamo.mark_dynamic, the block at the end) or compile with dynamic=True"
+            )),
+            Status::Constrained => {
+                if let (Some(best), Some(f)) = (r.answer.suggestions.first(), &r.answer.accepted) {
+                    if best.count < f.count {
+                        out.push(format!(
+                            "no single range holds every size the cached graphs accept: the first suggestion holds {} of {}. A call at any other size compiles another graph, up to torch._dynamo.config.recompile_limit (past it torch raises or runs the function uncompiled); to keep one graph, mark {name} dynamic over the range you run (torch._dynamo.mark_dynamic(..., min=, max=)) or compile with dynamic=True",
+                            best.count, f.count
+                        ));
+                    }
+                }
+                if let Some(max) = feasible.max() {
+                    if max < hi {
+                        out.push(format!(
+                            "no cached graph accepts {name} above {max}: a call at {}..{top} compiles another graph (up to torch._dynamo.config.recompile_limit)",
+                            max + 1
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+        return out;
+    }
     match r.status {
         Status::Spurious => out.push(format!(
             "every value in {lo}..{hi} satisfies every guard listed: torch could not prove it symbolically, so the violation is spurious. \

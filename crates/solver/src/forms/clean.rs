@@ -49,7 +49,7 @@ pub fn lines(text: &str) -> Vec<Line> {
     let mut out: Vec<Line> = Vec::new();
     let mut open: Option<Open> = None;
     for (i, l) in text.lines().enumerate() {
-        let raw = unquote(l, &quoted);
+        let raw = unwrap_backticks(unquote(l, &quoted));
         if let Some(o) = open.as_mut() {
             // A wrapped line keeps the test runner's prefix (`E       rest`, `[rank3]:     rest`).
             let body = strip_test_prefix(&raw);
@@ -472,10 +472,17 @@ fn table_row(l: &str) -> Option<String> {
     Some(cells.join("  "))
 }
 
-/// `> `/`# ` quote markers at the start of `l`, possibly nested (`> > `).
+/// `> `/`# ` quote markers at the start of `l`, possibly nested (`> > `). A nested marker
+/// follows the one before it after at most three spaces, as Markdown has it: further indented,
+/// a `>` is the text's own (the rest of a line wrapped inside the quote, `>     > 9223...`).
 fn strip_markers(mut l: &str, quote: Quote) -> &str {
+    let mut first = true;
     loop {
         let t = l.trim_start();
+        if !first && l.len() - t.len() > 3 {
+            return l;
+        }
+        first = false;
         let next = match quote {
             // `>=` opens a comparison (the rest of a wrapped guard), never a quote.
             Quote::Angle if !t.starts_with(">=") => t.strip_prefix('>'),
@@ -740,6 +747,17 @@ fn strip_test_prefix(l: &str) -> &str {
 
 /// Markdown code marks: a fence line is empty; every backtick is removed (no guard, log line
 /// or fix torch prints holds one, and prose quotes guards in them: `` `Eq(u0, 0)` ``).
+/// A line pasted whole in backticks (`` `I1123 ... eval Eq(s0, 4)` ``): its text, so that a log
+/// or test prefix inside is seen as one (a fence, ```` ``` ````, is left to [`strip_backticks`]).
+fn unwrap_backticks(l: String) -> String {
+    let t = l.trim();
+    if t.len() >= 2 && t.starts_with('`') && t.ends_with('`') && !t.starts_with("``") {
+        let lead = &l[..l.len() - l.trim_start().len()];
+        return format!("{lead}{}", &t[1..t.len() - 1]);
+    }
+    l
+}
+
 fn strip_backticks(l: &str) -> String {
     let t = l.trim_end();
     if t.trim_start().starts_with("```") || t.trim_start().starts_with("~~~") {

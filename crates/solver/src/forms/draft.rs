@@ -27,9 +27,12 @@ const KEY: &str = "Specifically, this guard was added: ";
 /// A data-dependent error of the report.
 const UNABLE: &str = "we were unable to evaluate the value of";
 
-/// Whether the lines hold a draft_export report with guards.
+/// Whether the lines hold a draft_export report with guards or data-dependent errors (a report
+/// of only `Data dependent error.` entries is one too).
 pub fn is_draft(lines: &[Line]) -> bool {
-    lines.iter().any(|l| l.text.contains(KEY))
+    lines
+        .iter()
+        .any(|l| l.text.contains(KEY) || l.text.contains(UNABLE))
 }
 
 /// Reads a draft_export report.

@@ -169,10 +169,29 @@ pub fn read_ranges(lines: &[Line]) -> Option<Message> {
                 all.join(", ")
             ));
         }
+        // A size derived from one symbol the map also ranges (`8*s56: VR[8, 512]` beside
+        // `s56: VR[2, 64]`): an input's size, tied to the symbol (its values are the image of
+        // the symbol's range, inside its own).
+        let derived_from = parse_expr(k).ok().and_then(|e| {
+            let atoms: Vec<String> = e.atoms().iter().map(|a| a.to_string()).collect();
+            match atoms.as_slice() {
+                [a] if is_size_symbol(a) && seen.iter().any(|(x, _)| x == a) => Some(a.clone()),
+                _ => None,
+            }
+        });
         if is_size_symbol(k) && lo <= hi {
             let d = msg.dim_mut(k, None);
             d.symbol = Some(k.clone());
             d.range = Some((lo, hi));
+        } else if let (Some(root), true) = (derived_from, lo <= hi) {
+            let d = msg.dim_mut(k, None);
+            d.symbol = Some(k.clone());
+            d.range = Some((lo, hi));
+            msg.relations.push(Relation {
+                name: k.clone(),
+                other: root,
+                expr: k.clone(),
+            });
         } else {
             msg.notes.push(format!(
                 "{k} (an expression of the sizes, not a size) has the range {}",

@@ -437,6 +437,34 @@ pub fn recompile(lines: &[Line]) -> Option<Message> {
             }
         }
     }
+    // A dynamic entry's sizes start at 2 (torch specializes 0 and 1: a call at either fails the
+    // entry's `2 <= x.size()[0]`); an entry compiled for one size (`expected 1`, `== 1`) holds it.
+    let mut implied = false;
+    // How many guards of each entry the text gives (the implied bound comes after them).
+    let given: Vec<usize> = entries.iter().map(|(_, e)| e.guards.len()).collect();
+    for (_, e) in entries.iter_mut() {
+        let atoms: std::collections::BTreeSet<String> = e
+            .guards
+            .iter()
+            .flat_map(|g| g.expr.atoms())
+            .map(|a| a.to_string())
+            .collect();
+        for a in atoms {
+            let pinned = e.guards.iter().any(|g| pins(&g.expr, &a));
+            let text = format!("2 <= {a}");
+            if pinned || e.guards.iter().any(|g| g.text == text) {
+                continue;
+            }
+            if let Ok(expr) = parse_guard(&text) {
+                e.guards.push(crate::message::Guard {
+                    text,
+                    expr,
+                    provenance: None,
+                });
+                implied = true;
+            }
+        }
+    }
     // Two functions: their sizes are kept apart by the function's name.
     let groups: Vec<String> = entries.iter().fold(Vec::new(), |mut v, (g, _)| {
         if !v.contains(g) {
@@ -467,6 +495,12 @@ pub fn recompile(lines: &[Line]) -> Option<Message> {
             .filter(|(g, _)| g == group)
             .map(|(_, e)| e)
             .collect();
+        let given_of: Vec<usize> = entries
+            .iter()
+            .zip(&given)
+            .filter(|((g, _), _)| g == group)
+            .map(|(_, &n)| n)
+            .collect();
         let who = of
             .iter()
             .find_map(|e| e.function.clone())
@@ -494,7 +528,10 @@ pub fn recompile(lines: &[Line]) -> Option<Message> {
             .iter()
             .enumerate()
             .map(|(k, e)| {
-                let mut parts: Vec<String> = e.guards.iter().map(|g| g.text.clone()).collect();
+                let mut parts: Vec<String> = e.guards[..given_of[k]]
+                    .iter()
+                    .map(|g| g.text.clone())
+                    .collect();
                 parts.extend(e.other.iter().map(|o| format!("{o} (not a size)")));
                 format!("{}: {}", name(e, k), parts.join(", "))
             })
@@ -562,6 +599,11 @@ pub fn recompile(lines: &[Line]) -> Option<Message> {
         let actual = of.iter().rev().find_map(|e| e.actual);
         first.get_or_insert((text, expr, actual));
     }
+    if implied {
+        msg.notes.push(
+            "an entry over a dynamic size accepts it from 2 only (torch specializes sizes 0 and 1: a call at either compiles another graph), so `2 <= size` is added to each such entry".to_string(),
+        );
+    }
     // A size an entry was compiled static for (`expected 5`): how to make it dynamic.
     let mut statics: Vec<(String, i128)> = Vec::new();
     for (_, e) in &entries {
@@ -618,6 +660,18 @@ pub fn recompile(lines: &[Line]) -> Option<Message> {
     }
     rename_by_source(&mut msg);
     Some(msg)
+}
+
+/// Whether `g` holds the size `a` to one value (`x.size()[0] == 1`): an entry compiled static.
+fn pins(g: &Expr, a: &str) -> bool {
+    match g {
+        Expr::Cmp(CmpOp::Eq, l, r) => matches!(
+            (&**l, &**r),
+            (Expr::Sym(s), Expr::Const(_)) | (Expr::Const(_), Expr::Sym(s)) if &**s == a
+        ),
+        Expr::And(v) => v.iter().any(|x| pins(x, a)),
+        _ => false,
+    }
 }
 
 const MISMATCH: &str = "' size mismatch at index ";

@@ -385,7 +385,12 @@ fn read_item(item: &Item, msg: &mut Message, index: &mut Index) -> Result<(), Er
         // NAME as dynamic but your code specialized it to be a constant (V).
         if let Some((name, tail)) = rest.split_once(" as dynamic") {
             let v = paren_int(tail);
-            dim_at(msg, index, name.trim(), None).specialized = v;
+            // torch names a size marked dynamic by its source when no Dim names it
+            // (`You marked L['x'].size()[1] as dynamic`, a `Dim.DYNAMIC`).
+            let name = name.trim();
+            let source =
+                (name.contains(".size()[") || name.contains(".shape[")).then(|| name.to_string());
+            dim_at(msg, index, name, source).specialized = v;
             return Ok(());
         }
     }
