@@ -267,34 +267,24 @@ fn truth_runs(truth: &Value) -> Value {
 /// `check`'s sets (a tuple its sets accept ran, one they reject raised), runs that pass and
 /// runs that raise both judged, and no dynamic size dropped from the corrected spec.
 ///
-/// `fpn_three_inputs` is the one left undecided (issue 41): its H and W no longer join (the
-/// corner guards hold on each axis' answer), but each axis ties three sizes through three
-/// strides (a cycle of four floor ties over unbounded ranges) that no method here solves yet.
-/// It is held to the rest: no run it decides contradicts it, and every size stays in its spec.
+/// `fpn_three_inputs` ties three sizes per axis through three strides (a cycle of four floor
+/// ties over unbounded ranges): decided in closed form, the ties the centre cannot take settled
+/// over one period (`linked/ties.rs`), and its H and W apart (the corner guards hold on each
+/// axis' answer).
 #[test]
 fn shared_composed_programs_agree_with_their_truths() {
     let dir = root("../shared/programs/composed");
-    for (name, decided) in [
-        ("fpn_three_inputs", false),
-        ("unet_skip", true),
-        ("raft_pair", true),
-        ("window_patch", true),
-        ("hrnet_fuse", true),
-        ("mixed_batch", true),
+    for name in [
+        "fpn_three_inputs",
+        "unet_skip",
+        "raft_pair",
+        "window_patch",
+        "hrnet_fuse",
+        "mixed_batch",
     ] {
         let c = check_file(&format!("{dir}/{name}.model.json"), name);
         let text = std::fs::read_to_string(format!("{dir}/{name}.truth.json")).unwrap();
         let truth: Value = serde_json::from_str(&text).unwrap();
-        if !decided {
-            let r = truth_runs(&truth);
-            let (_, _, undecided) = compare_runs(name, &r, &c);
-            assert!(
-                undecided > 0,
-                "{name} is decided now: hold it to every check"
-            );
-            keeps_every_size(name, &c);
-            continue;
-        }
         for j in c["joint"].as_array().into_iter().flatten() {
             assert!(j["undecided"].is_null(), "{name}: {}", j["summary"]);
         }
