@@ -815,3 +815,60 @@ fn the_fpn_axis_is_a_chain() {
     )
     .unwrap();
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    /// A size defined by two others through a conv stack's frame count plus a second input's
+    /// half (`n == e + ((a//k - c)//2) + b//2`, a constant of either sign outside the floors),
+    /// within `nlo..nhi` (`nlo` its least value), over `Dim.AUTO`'s unbounded ranges: the defining size `a`'s values with
+    /// some partner ([`Defined::some`]) are computed and equal, over three windows of 300
+    /// values, those for which some `b` passes every guard (brute force).
+    #[test]
+    fn a_defining_size_has_its_values_with_some_partner(
+        k in 1i128..25, c in -6i128..6, e in -3i128..3, m in 2i128..6, r in 0i128..6,
+        lo in 2i128..120, wide in 0i128..40,
+    ) {
+        // The defined size's range starts at the definition's least value (a lower start is
+        // not computed: `Defined::some` reads each box from its least corner).
+        let nlo = e + ((lo / k) - c).div_euclid(2) + 1;
+        prop_assume!(nlo >= 1);
+        let nhi = nlo + wide;
+        let texts = [
+            format!("a >= {lo}"),
+            format!("a % {m} != {}", r % m),
+            "b >= 2".to_string(),
+            format!("n >= {nlo}"),
+            format!("n <= {nhi}"),
+            format!("n == {e} + ((((-{c}) + (a // {k})) // 2)) + (b // 2)"),
+        ];
+        let guards: Vec<Expr> = texts.iter().map(|t| parse_guard(t).unwrap()).collect();
+        let names: Vec<String> = ["a", "b", "n"].iter().map(|s| s.to_string()).collect();
+        let ranges: BTreeMap<String, (i128, i128)> = names
+            .iter()
+            .map(|n| (n.clone(), (1, i64::MAX as i128)))
+            .collect();
+        let groups = group(&guards, &names);
+        prop_assert_eq!(groups.len(), 1);
+        let s = solve_group_with(&groups[0], &ranges, &Budget::default(), None);
+        prop_assert!(s.defined.is_some(), "{:?}: n is defined by a and b", texts);
+        let l = linked(&s, &groups[0], &Budget::default(), &|x| x.to_string(), &|x| x.to_string(), &|_| 0)
+            .expect("the joint answer");
+        let member = groups[0].members.iter().find(|x| x.name == "a").unwrap();
+        let some = l.some(member).map_err(|x| TestCaseError::fail(format!("{texts:?}: {x}")))?;
+        for base in [1i128, lo, 1 << 40] {
+            for a in base..base + 300 {
+                let truth = (1..2 * nhi + 12).any(|b| {
+                    let n = e + ((a / k) - c).div_euclid(2) + b / 2;
+                    let value = |x: &str| match x {
+                        "a" => Some(a),
+                        "b" => Some(b),
+                        "n" => Some(n),
+                        _ => None,
+                    };
+                    n >= 1 && guards.iter().all(|g| g.truth(&value) == Ok(true))
+                });
+                prop_assert_eq!(some.contains(a), truth, "{:?} at a = {}", texts, a);
+            }
+        }
+    }
+}
