@@ -371,7 +371,14 @@ fn linked_and_spec(d: &CheckDim, after: &mut Rows) {
         );
     }
     // The size's line of the corrected spec: its side of the box through the traced sizes,
-    // else of the shared Dim, else of the largest box.
+    // else of the shared Dim, else of the largest box; a size solved alone, the suggestion that
+    // holds its traced size, as the corrected spec below takes it (torch refuses a spec that
+    // excludes the example), else the best.
+    let through_example = d.answer.suggestions.iter().find(|s| {
+        d.example.is_some_and(|x| {
+            (s.lo..=s.hi).contains(&x) && (x - s.residue).rem_euclid(s.modulus.max(1)) == 0
+        })
+    });
     if let Some(s) = d
         .answer
         .sides
@@ -379,6 +386,7 @@ fn linked_and_spec(d: &CheckDim, after: &mut Rows) {
         .as_ref()
         .or(d.answer.sides.shared_side.as_ref())
         .or(d.answer.sides.box_side.as_ref())
+        .or(through_example)
         .or(d.answer.suggestions.first())
     {
         after.row("spec", &s.code);

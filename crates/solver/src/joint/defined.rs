@@ -315,15 +315,33 @@ impl Defined {
     }
 }
 
+/// Whether `e` is nondecreasing in every size (over nonnegative sizes): sizes, constants, and
+/// sums, `Max`, `Min` of such, `//` by a positive constant, and products of factors that are
+/// nondecreasing and nonnegative ([`nonnegative_nondecreasing`]). A constant of either sign
+/// added outside a product keeps the order (`1 + ((a//20 - 3)//2)`: a conv stack's frames).
+pub(super) fn nondecreasing(e: &Expr) -> bool {
+    match e {
+        Expr::Sym(_) | Expr::Const(_) => true,
+        Expr::Add(v) | Expr::Max(v) | Expr::Min(v) => v.iter().all(nondecreasing),
+        Expr::Mul(v) => v.iter().all(nonnegative_nondecreasing),
+        Expr::FloorDiv(a, b) => {
+            nondecreasing(a) && matches!(b.as_ref(), Expr::Const(c) if c.is_positive())
+        }
+        _ => false,
+    }
+}
+
 /// Whether `e` is nondecreasing in every size and nonnegative wherever every size is: sizes,
 /// nonnegative constants, and sums, products, `Max`, `Min` of such, `//` by a positive constant.
-pub(super) fn nondecreasing(e: &Expr) -> bool {
+fn nonnegative_nondecreasing(e: &Expr) -> bool {
     match e {
         Expr::Sym(_) => true,
         Expr::Const(c) => !c.is_negative(),
-        Expr::Add(v) | Expr::Mul(v) | Expr::Max(v) | Expr::Min(v) => v.iter().all(nondecreasing),
+        Expr::Add(v) | Expr::Mul(v) | Expr::Max(v) | Expr::Min(v) => {
+            v.iter().all(nonnegative_nondecreasing)
+        }
         Expr::FloorDiv(a, b) => {
-            nondecreasing(a) && matches!(b.as_ref(), Expr::Const(c) if c.is_positive())
+            nonnegative_nondecreasing(a) && matches!(b.as_ref(), Expr::Const(c) if c.is_positive())
         }
         _ => false,
     }

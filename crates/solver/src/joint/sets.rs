@@ -347,7 +347,7 @@ fn defined_linked(
 /// guard of the group with the defined size at its definition. From the reduced set's largest
 /// box, each side cut at one common cap, the largest at which the definition at the box's top
 /// corner stays within the defined size's own set (one interval; the definition nondecreasing
-/// and nonnegative, [`nondecreasing`], so every tuple of the box lies between the corners).
+/// ([`nondecreasing`]), so every tuple of the box lies between the corners).
 /// Re-checked with the exact evaluator at every corner and at tuples spread over the box; `None`
 /// when anything fails (no box is printed then).
 fn defined_box(d: &Defined, j: &JointSet, grp: &Group, budget: &Budget) -> Option<LargestBox> {

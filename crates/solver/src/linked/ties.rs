@@ -18,6 +18,7 @@ use crate::compiled::fdiv;
 use crate::error::Error;
 use crate::expr::Val;
 use crate::types::{CmpOp, DimSet, Expr, Progression};
+use std::collections::BTreeMap;
 
 /// `F(a) == G(b)` for two non-decreasing floor-affine maps, in one normal form: `a` and `b + s`
 /// lie in the same block `[q*d - c, q*d - c + d - 1]` of length `d` (`d == 1`: `a == b - s`),
@@ -1016,9 +1017,40 @@ pub fn solve_tied(
     if ties.is_empty() {
         return None;
     }
+    // A guard left over a tied size and a size no tie holds (`b//2 == c//2` with `b` tied to
+    // `a` through blocks of 2): read through the tie, a tie from the centre to that size (`a`'s
+    // block to `c`'s), placed, until none is left (a chain `a - b - c` centred on `a`).
+    loop {
+        let free = |x: &str| !ties.iter().any(|(t, _)| t.a == x || t.b == x);
+        let found = rest.iter().enumerate().find_map(|(i, g)| {
+            let mut h = g.clone();
+            for (t, _) in &ties {
+                h = t.rewrite(&h);
+            }
+            let t = Tie::of(&h)?;
+            let centre = |x: &str| ties.iter().any(|(u, _)| u.a == x);
+            let o = if centre(&t.a) && free(&t.b) {
+                t
+            } else if centre(&t.b) && free(&t.a) {
+                t.flipped()?
+            } else {
+                return None;
+            };
+            let dom = domains[names.iter().position(|n| *n == o.b)?].clone();
+            Some((i, o, dom))
+        });
+        match found {
+            Some((i, o, dom)) => {
+                rest.remove(i);
+                ties.push((o, dom));
+            }
+            None => break,
+        }
+    }
     let mut reduced_guards = Vec::new();
+    let mut pending = Vec::new();
     for g in rest {
-        let mut h = g;
+        let mut h = g.clone();
         for (t, _) in &ties {
             h = t.rewrite(&h);
         }
@@ -1026,7 +1058,10 @@ pub fn solve_tied(
             .iter()
             .any(|(t, _)| h.atoms().iter().any(|a| **a == *t.b))
         {
-            return None;
+            // Read through a tied size's own steps finer than its tie's blocks (`(a+1)//2`
+            // against `a`'s block of 4): settled over one period of the tied sizes.
+            pending.push(g);
+            continue;
         }
         // `F(a) == F(a)` (a tie read through another): true, `F` never raises.
         if let Expr::Cmp(CmpOp::Eq | CmpOp::Le | CmpOp::Ge, x, y) = &h {
@@ -1035,6 +1070,9 @@ pub fn solve_tied(
             }
         }
         reduced_guards.push(h);
+    }
+    if !pending.is_empty() {
+        settle_periodic(&mut ties, &pending, names, domains)?;
     }
     let mut rnames = Vec::new();
     let mut rdomains = Vec::new();
@@ -1063,6 +1101,215 @@ pub fn solve_tied(
     reduced_guards.retain(|g| !holds_on_segments(g, &rnames, &rdomains));
     let reduced = solve_joint(&rnames, &rdomains, &reduced_guards, budget);
     Some(TiedSet { reduced, ties })
+}
+
+/// Longest period (of the ties' blocks, the guards' steps and the sets' moduli, all met)
+/// [`settle_periodic`] enumerates one window of.
+const SETTLE_PERIOD: i128 = 1 << 10;
+
+/// Most tuples [`settle_periodic`] evaluates a guard at.
+const SETTLE_WORK: u128 = 1 << 20;
+
+/// The steps of a guard that shifting all of its sizes by a common multiple of them leaves
+/// unchanged: a comparison of two floor-affine terms of equal slope (`(a+1)//2 == 2*((b+1)//4)`:
+/// both sides grow by `P/2` when `a` and `b` grow by `P`, a multiple of 4). `None` otherwise.
+fn diagonal_steps(g: &Expr) -> Option<(i128, i128)> {
+    let Expr::Cmp(_, l, r) = g else {
+        return None;
+    };
+    let (fl, fr) = (FloorAffine::of(l)?, FloorAffine::of(r)?);
+    (fl.k.checked_mul(fr.d)? == fr.k.checked_mul(fl.d)?).then_some((fl.d, fr.d))
+}
+
+/// Guards over a centre and the sizes tied to it that the ties cannot rewrite (a tied size
+/// read through steps finer than its tie's blocks), settled exactly: each is either true on
+/// every tuple the ties and the sizes' own sets leave, or, over those tuples, a condition on one
+/// tied size alone (its value decides the guard whatever its partners), which then narrows
+/// that size's own set in `ties`. The tuples are invariant under shifting every size of the
+/// component by a common period `P` (the ties' blocks, the guards' steps, the sets' moduli)
+/// once past the sets' last segment starts, so one window of the centre's values, enumerated,
+/// decides every value up to 2^63: below the window each value as found, past it by its residue
+/// modulo `P`. `None` when a guard is of neither kind, or not of the shift-invariant form
+/// ([`diagonal_steps`]), or the window is past [`SETTLE_PERIOD`] / [`SETTLE_WORK`].
+fn settle_periodic(
+    ties: &mut [(Tie, DimSet)],
+    pending: &[Expr],
+    names: &[String],
+    domains: &[DimSet],
+) -> Option<()> {
+    let mut left: Vec<Expr> = pending.to_vec();
+    while !left.is_empty() {
+        let before = left.len();
+        let mut keep = Vec::new();
+        for g in left {
+            if !settle_one(ties, &g, names, domains)? {
+                keep.push(g);
+            }
+        }
+        left = keep;
+        if left.len() == before {
+            return None;
+        }
+    }
+    Some(())
+}
+
+/// [`settle_periodic`] for one guard: `Some(true)` when settled (dropped, or a tied size's set
+/// narrowed), `Some(false)` when not yet (a later narrowing may settle it), `None` when it can
+/// never be.
+fn settle_one(
+    ties: &mut [(Tie, DimSet)],
+    g: &Expr,
+    names: &[String],
+    domains: &[DimSet],
+) -> Option<bool> {
+    let (d1, d2) = diagonal_steps(g)?;
+    let atoms: Vec<String> = g.atoms().iter().map(|a| a.to_string()).collect();
+    // The centre: the kept size of the tie of a tied size the guard reads.
+    let centre = atoms.iter().find_map(|x| {
+        ties.iter()
+            .find(|(t, _)| t.b == *x)
+            .map(|(t, _)| t.a.clone())
+    })?;
+    let mine: Vec<usize> = (0..ties.len()).filter(|&i| ties[i].0.a == centre).collect();
+    if atoms
+        .iter()
+        .any(|x| *x != centre && !mine.iter().any(|&i| ties[i].0.b == *x))
+    {
+        return None;
+    }
+    let centre_dom = &domains[names.iter().position(|n| *n == centre)?];
+    let lcm = |a: i128, b: i128| -> Option<i128> {
+        let l = num_integer::lcm(a, b);
+        (l <= SETTLE_PERIOD).then_some(l)
+    };
+    let mut period = lcm(d1, d2)?;
+    let mut start = centre_dom.min()?;
+    let mut reach: i128 = 0;
+    let mut sets: Vec<&DimSet> = vec![centre_dom];
+    for &i in &mine {
+        let (t, dom) = &ties[i];
+        period = lcm(period, t.d)?;
+        reach = reach.max(t.d.checked_add(t.s.checked_abs()?)?);
+        sets.push(dom);
+    }
+    for s in &sets {
+        for seg in s.segments() {
+            period = lcm(period, seg.modulus)?;
+            start = start.max(seg.lo);
+        }
+    }
+    // Past `start + period + reach` every tuple shifts down by `period` into a tuple; the
+    // values of one more period decide every value past them by residue.
+    let last_lo = start.checked_add(period)?.checked_add(reach)?;
+    let last_hi = last_lo.checked_add(period - 1)?;
+    let top = last_hi.checked_add(reach)?;
+    let lo = centre_dom.min()?;
+    // Each tied size the guard reads: the values met, and whether the guard held at every
+    // tuple through each value / failed at every one.
+    let readers: Vec<usize> = mine
+        .iter()
+        .copied()
+        .filter(|&i| atoms.contains(&ties[i].0.b))
+        .collect();
+    let mut seen: Vec<BTreeMap<i128, (bool, bool)>> = vec![BTreeMap::new(); readers.len()];
+    let mut always = true;
+    let mut work: u128 = 0;
+    for v in centre_dom.clip(lo, top).iter() {
+        if mine.iter().any(|&i| !ties[i].0.extra_holds(v)) {
+            continue;
+        }
+        // Each tied size's values in `v`'s block and its own set; a size with none leaves no
+        // tuple.
+        let mut values: Vec<Vec<i128>> = Vec::new();
+        let mut empty = false;
+        for &i in &mine {
+            let (t, dom) = &ties[i];
+            let (blo, bhi) = t.b_block(v);
+            let inside: Vec<i128> = dom.clip(blo, bhi).iter().collect();
+            empty |= inside.is_empty();
+            values.push(inside);
+        }
+        if empty {
+            continue;
+        }
+        // The tuples of the sizes the guard reads.
+        let slots: Vec<usize> = readers
+            .iter()
+            .map(|r| mine.iter().position(|m| m == r).expect("a reader is mine"))
+            .collect();
+        let mut idx = vec![0usize; slots.len()];
+        loop {
+            work += 1;
+            if work > SETTLE_WORK {
+                return None;
+            }
+            let env = |x: &str| -> Option<i128> {
+                if x == centre {
+                    return Some(v);
+                }
+                slots
+                    .iter()
+                    .zip(&idx)
+                    .find(|p| ties[mine[*p.0]].0.b == x)
+                    .map(|p| values[*p.0][*p.1])
+            };
+            let ok = g.truth(&env) == Ok(true);
+            always &= ok;
+            for (j, (&s, &k)) in slots.iter().zip(&idx).enumerate() {
+                let e = seen[j].entry(values[s][k]).or_insert((true, true));
+                e.0 &= ok;
+                e.1 &= !ok;
+            }
+            let mut l = 0;
+            while l < idx.len() {
+                idx[l] += 1;
+                if idx[l] < values[slots[l]].len() {
+                    break;
+                }
+                idx[l] = 0;
+                l += 1;
+            }
+            if l == idx.len() {
+                break;
+            }
+        }
+    }
+    if always {
+        return Some(true);
+    }
+    // A tied size whose every value met decides the guard alone.
+    for (j, &i) in readers.iter().enumerate() {
+        // Every tuple through a value up to `last_hi` was met.
+        if !seen[j]
+            .iter()
+            .filter(|e| *e.0 <= last_hi)
+            .all(|(_, (held, failed))| *held || *failed)
+        {
+            continue;
+        }
+        let passes = |u: i128| seen[j].get(&u).is_some_and(|(held, _)| *held);
+        let dom = &ties[i].1;
+        let (Some(dmin), Some(dmax)) = (dom.min(), dom.max()) else {
+            continue;
+        };
+        let mut keep: Vec<i128> = dom
+            .clip(dmin, last_lo - 1)
+            .iter()
+            .filter(|&u| passes(u))
+            .collect();
+        keep.sort_unstable();
+        let mut out = DimSet::from_values(keep);
+        for u in last_lo..=last_hi {
+            if passes(u) {
+                out = union(&out, &DimSet::progression(u, dmax, period, u)).ok()?;
+            }
+        }
+        let narrowed = inter(dom, &out).ok()?;
+        ties[i].1 = narrowed;
+        return Some(true);
+    }
+    Some(false)
 }
 
 #[cfg(test)]
