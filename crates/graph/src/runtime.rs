@@ -400,6 +400,15 @@ impl Indices {
                     Err(format!("the length of the table `{op}` indexes is not recorded")),
                     s.count.atoms().iter().map(|a| a.to_string()).collect(),
                 )),
+                // Bounded through the operators that made it and inside the table at its
+                // shortest: the limit holds at every size.
+                (Values::Derived(..), Some(n))
+                    if shortest(&n, ranges).is_some_and(|len| {
+                        bounds(p, &self.known, ranges, index.unwrap_or_default(), &BTreeMap::new(), 0)
+                            .is_some_and(|iv| {
+                                iv.lo >= if negative { -len } else { 0.0 } && iv.hi <= len - 1.0
+                            })
+                    }) => {}
                 (Values::Derived(via, syms), _) => found.push((
                     Err(format!(
                         "its index values are computed from sizes through `{via}`, which dimguard does not follow"
@@ -702,4 +711,362 @@ fn referenced(v: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+/// Bounds on every value of a tensor: each element lies in `lo..=hi` (ends may be infinite).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Iv {
+    lo: f64,
+    hi: f64,
+}
+
+impl Iv {
+    fn point(v: f64) -> Iv {
+        Iv { lo: v, hi: v }
+    }
+    fn union(self, o: Iv) -> Iv {
+        Iv {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+        }
+    }
+}
+
+/// Torch's serialized dtype codes: 1..=5 integers, 12 bool, 6, 7, 8, 13 floats (with each one's
+/// relative rounding error, widened generously).
+fn dtype_of(p: &Program, name: &str) -> Option<i64> {
+    p.graph_module
+        .graph
+        .tensor_values
+        .get(name)
+        .and_then(|m| m.dtype)
+}
+
+fn float_eps(dtype: Option<i64>) -> Option<f64> {
+    match dtype {
+        Some(1..=5) | Some(12) => None,
+        Some(8) => Some(1e-12),
+        Some(7) => Some(1e-6),
+        _ => Some(1e-2),
+    }
+}
+
+/// Deepest chain of operators followed back from an index.
+const BOUNDS_DEPTH: u32 = 64;
+
+/// Bounds on every value of the tensor `name`, followed back from the `arange` spans and
+/// constants it is computed from through elementwise arithmetic (`add`, `sub`, `mul`, `div`,
+/// `abs`, `neg`, `log`, `min`/`max`, `clamp`, comparisons, dtype conversions as torch truncates
+/// them) and operators that only rearrange values. `where(x < c, a, b)` bounds `a` with `x < c`
+/// and `b` with `x >= c`, where `a` and `b` are elementwise in `x` (the T5 encoder's
+/// relative-position buckets: `where(|d| < 8, |d|, min(8 + trunc(log(|d| / 8) ...), 15))` lies in
+/// `0..=15` only through that). Float arithmetic is widened by its dtype's rounding error, so
+/// the bounds hold for what torch computes. `None` where an operator is not followed or a value
+/// may be NaN or overflow: the caller then keeps the limit undecided.
+fn bounds(
+    p: &Program,
+    known: &BTreeMap<String, Values>,
+    ranges: &SymbolRanges,
+    name: &str,
+    env: &BTreeMap<String, Iv>,
+    depth: u32,
+) -> Option<Iv> {
+    if let Some(iv) = env.get(name) {
+        return Some(*iv);
+    }
+    if depth > BOUNDS_DEPTH {
+        return None;
+    }
+    if let Some(Values::Span(s)) = known.get(name) {
+        let r: BTreeMap<&str, (i128, i128)> =
+            ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        let (lo, _) = dimguard_solver::value_range(&s.lo, &r)?;
+        let (_, hi) = dimguard_solver::value_range(&s.hi, &r)?;
+        return Some(Iv {
+            lo: lo as f64,
+            hi: hi as f64,
+        });
+    }
+    let node = producer(p, name)?;
+    let op = crate::shapes::op_name(&node.target).trim_end_matches('_');
+    let arg = |n: &str, pos: usize| {
+        node.inputs
+            .iter()
+            .find(|a| a.name == n)
+            .or_else(|| node.inputs.get(pos))
+            .map(|a| &a.arg)
+            .filter(|v| v.get("as_none").is_none())
+    };
+    let number = |v: &Value| -> Option<f64> {
+        v.get("as_int")
+            .and_then(Value::as_i64)
+            .map(|k| k as f64)
+            .or_else(|| v.get("as_float").and_then(Value::as_f64))
+            .or_else(|| {
+                v.get("as_bool")
+                    .and_then(Value::as_bool)
+                    .map(|b| b as i64 as f64)
+            })
+    };
+    let out_dtype = dtype_of(p, name);
+    // An operand: a tensor (bounded, elementwise: `env` kept) or a number.
+    let operand = |n: &str, pos: usize| -> Option<Iv> {
+        let v = arg(n, pos)?;
+        match tensor_name(v) {
+            Some(t) => bounds(p, known, ranges, t, env, depth + 1),
+            None => number(v).map(Iv::point),
+        }
+    };
+    // A tensor whose elements move (views, transposes): bounded without `env`.
+    let moved = |n: &str, pos: usize| -> Option<Iv> {
+        let t = arg(n, pos).and_then(tensor_name)?;
+        bounds(p, known, ranges, t, &BTreeMap::new(), depth + 1)
+    };
+    let tensors = node
+        .inputs
+        .iter()
+        .filter(|a| tensor_name(&a.arg).is_some())
+        .count();
+    let exact = match op {
+        "clone" | "contiguous" | "alias" | "detach" | "lift_fresh_copy" => operand("self", 0)?,
+        "unsqueeze" | "view" | "reshape" | "_unsafe_view" | "expand" | "permute" | "transpose"
+        | "t" | "flatten" | "squeeze" | "slice" | "select" => moved("self", 0)?,
+        "to" | "_to_copy" | "type_as" => operand("self", 0)?,
+        "full_like" | "full" | "scalar_tensor" => {
+            let v = if op == "scalar_tensor" {
+                arg("s", 0)
+            } else {
+                arg("fill_value", 1)
+            };
+            Iv::point(number(v?)?)
+        }
+        "ones_like" | "ones" => Iv::point(1.0),
+        "zeros_like" | "zeros" => Iv::point(0.0),
+        "gt" | "lt" | "ge" | "le" | "eq" | "ne" | "logical_not" | "logical_and" | "logical_or" => {
+            Iv { lo: 0.0, hi: 1.0 }
+        }
+        "neg" => {
+            let a = operand("self", 0)?;
+            Iv {
+                lo: -a.hi,
+                hi: -a.lo,
+            }
+        }
+        "abs" => {
+            let a = operand("self", 0)?;
+            if a.lo >= 0.0 {
+                a
+            } else if a.hi <= 0.0 {
+                Iv {
+                    lo: -a.hi,
+                    hi: -a.lo,
+                }
+            } else {
+                Iv {
+                    lo: 0.0,
+                    hi: a.hi.max(-a.lo),
+                }
+            }
+        }
+        "log" => {
+            let a = operand("self", 0)?;
+            if a.lo < 0.0 {
+                return None;
+            }
+            Iv {
+                lo: a.lo.ln(),
+                hi: a.hi.ln(),
+            }
+        }
+        "add" | "sub" => {
+            let a = operand("self", 0)?;
+            let mut b = operand("other", 1)?;
+            if let Some(k) = arg("alpha", 2).and_then(number) {
+                b = scale(b, k)?;
+            }
+            if op == "add" {
+                Iv {
+                    lo: a.lo + b.lo,
+                    hi: a.hi + b.hi,
+                }
+            } else {
+                Iv {
+                    lo: a.lo - b.hi,
+                    hi: a.hi - b.lo,
+                }
+            }
+        }
+        "mul" => {
+            let a = operand("self", 0)?;
+            let b = operand("other", 1)?;
+            let ps = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi];
+            if ps.iter().any(|v| v.is_nan()) {
+                return None;
+            }
+            Iv {
+                lo: ps.iter().copied().fold(f64::INFINITY, f64::min),
+                hi: ps.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            }
+        }
+        "div" => {
+            let a = operand("self", 0)?;
+            let b = operand("other", 1)?;
+            // Only by a constant: a divisor's interval holding 0 has no bound.
+            if b.lo != b.hi || b.lo == 0.0 {
+                return None;
+            }
+            let q = scale(a, 1.0 / b.lo)?;
+            match arg("rounding_mode", 2).and_then(|v| v.get("as_string")?.as_str()) {
+                None => q,
+                Some("floor") => Iv {
+                    lo: q.lo.floor(),
+                    hi: q.hi.floor(),
+                },
+                Some("trunc") => Iv {
+                    lo: q.lo.trunc(),
+                    hi: q.hi.trunc(),
+                },
+                Some(_) => return None,
+            }
+        }
+        "min" | "minimum" | "max" | "maximum" if tensors == 2 => {
+            let a = operand("self", 0)?;
+            let b = operand("other", 1)?;
+            if op.starts_with("min") {
+                Iv {
+                    lo: a.lo.min(b.lo),
+                    hi: a.hi.min(b.hi),
+                }
+            } else {
+                Iv {
+                    lo: a.lo.max(b.lo),
+                    hi: a.hi.max(b.hi),
+                }
+            }
+        }
+        // A reduction's values are some of its input's.
+        "min" | "max" | "amin" | "amax" if tensors == 1 => moved("self", 0)?,
+        "clamp" => {
+            let a = operand("self", 0)?;
+            let lo = arg("min", 1).and_then(number).unwrap_or(f64::NEG_INFINITY);
+            let hi = arg("max", 2).and_then(number).unwrap_or(f64::INFINITY);
+            Iv {
+                lo: a.lo.max(lo).min(hi),
+                hi: a.hi.min(hi).max(lo),
+            }
+        }
+        "where" => {
+            let cond = arg("condition", 0).and_then(tensor_name)?;
+            // `x op c` for a tensor `x` and a number `c`: each branch bounded on its side.
+            let split = producer(p, cond).and_then(|c| {
+                let cop = crate::shapes::op_name(&c.target);
+                let x = c.inputs.first().and_then(|a| tensor_name(&a.arg))?;
+                let k = c.inputs.get(1).and_then(|a| number(&a.arg))?;
+                let xb = bounds(p, known, ranges, x, env, depth + 1)?;
+                let int = matches!(dtype_of(p, x), Some(1..=5));
+                let below = |strict: bool| Iv {
+                    lo: xb.lo,
+                    hi: xb.hi.min(if strict && int { k.ceil() - 1.0 } else { k }),
+                };
+                let above = |strict: bool| Iv {
+                    lo: xb.lo.max(if strict && int { k.floor() + 1.0 } else { k }),
+                    hi: xb.hi,
+                };
+                let (t, f) = match cop {
+                    "lt" => (below(true), above(false)),
+                    "le" => (below(false), above(true)),
+                    "gt" => (above(true), below(false)),
+                    "ge" => (above(false), below(true)),
+                    _ => return None,
+                };
+                Some((x.to_string(), t, f))
+            });
+            let branch =
+                |n: &str, pos: usize, narrowed: Option<(&str, Iv)>| -> Option<Option<Iv>> {
+                    let v = arg(n, pos)?;
+                    let Some(t) = tensor_name(v) else {
+                        return number(v).map(|k| Some(Iv::point(k)));
+                    };
+                    let mut e = env.clone();
+                    if let Some((x, iv)) = narrowed {
+                        // A branch never taken adds no value.
+                        if iv.lo > iv.hi {
+                            return Some(None);
+                        }
+                        e.insert(x.to_string(), iv);
+                    }
+                    bounds(p, known, ranges, t, &e, depth + 1).map(Some)
+                };
+            let (a, b) = match &split {
+                Some((x, t, f)) => (
+                    branch("self", 1, Some((x, *t)))?,
+                    branch("other", 2, Some((x, *f)))?,
+                ),
+                None => (branch("self", 1, None)?, branch("other", 2, None)?),
+            };
+            match (a, b) {
+                (Some(a), Some(b)) => a.union(b),
+                (Some(v), None) | (None, Some(v)) => v,
+                (None, None) => return None,
+            }
+        }
+        _ => return None,
+    };
+    if exact.lo.is_nan() || exact.hi.is_nan() {
+        return None;
+    }
+    Some(match out_dtype {
+        // An integer result of float values: torch truncates toward zero; an infinite or
+        // overflowing value has none.
+        Some(1..=5) => {
+            if !(exact.lo.is_finite() && exact.hi.is_finite())
+                || exact.lo.abs() >= 9.2e18
+                || exact.hi.abs() >= 9.2e18
+            {
+                return None;
+            }
+            Iv {
+                lo: exact.lo.trunc(),
+                hi: exact.hi.trunc(),
+            }
+        }
+        // A bool: 1 where nonzero.
+        Some(12) => Iv {
+            lo: if exact.lo <= 0.0 && exact.hi >= 0.0 {
+                0.0
+            } else {
+                1.0
+            },
+            hi: if exact.lo != 0.0 || exact.hi != 0.0 {
+                1.0
+            } else {
+                0.0
+            },
+        },
+        d => match float_eps(d) {
+            Some(eps) => Iv {
+                lo: exact.lo - exact.lo.abs() * eps - 1e-30,
+                hi: exact.hi + exact.hi.abs() * eps + 1e-30,
+            },
+            None => exact,
+        },
+    })
+}
+
+/// `k * a`.
+fn scale(a: Iv, k: f64) -> Option<Iv> {
+    let (x, y) = (a.lo * k, a.hi * k);
+    if x.is_nan() || y.is_nan() {
+        return None;
+    }
+    Some(Iv {
+        lo: x.min(y),
+        hi: x.max(y),
+    })
+}
+
+/// The least value of a table's length over the claimed ranges.
+fn shortest(n: &Expr, ranges: &SymbolRanges) -> Option<f64> {
+    let r: BTreeMap<&str, (i128, i128)> = ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    dimguard_solver::value_range(n, &r).map(|(lo, _)| lo as f64)
 }
