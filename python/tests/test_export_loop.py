@@ -172,7 +172,7 @@ def test_a_foreign_library_line_never_reaches_the_terminal_when_quiet(capfd, cov
         assert d.accepts({"x": [2, 20]})
         return
     rounds = d[1].rounds
-    assert any("automatically padded" in (r.get("log") or "") for r in rounds), [r.get("log") for r in rounds]
+    assert any("automatically padded" in (r.log or "") for r in rounds), [r.log for r in rounds]
 
 
 def test_an_unreadable_error_changes_nothing(monkeypatch):
