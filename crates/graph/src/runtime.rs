@@ -141,6 +141,7 @@ pub fn find(p: &Program, pg: &ProgramGraph, ranges: &SymbolRanges) -> Vec<Found>
             push(RuntimeKind::ImpliedLimit, condition, symbols);
         }
     }
+    decide_unbacked(p, &index.known, ranges, &mut out);
     for f in &mut out {
         if f.kind == RuntimeKind::RuntimeAssert && !user_frame(f.stack_trace.as_deref()) {
             if let Ok(c) = &f.condition {
@@ -812,9 +813,27 @@ fn bounds(
     // An operand: a tensor (bounded, elementwise: `env` kept) or a number.
     let operand = |n: &str, pos: usize| -> Option<Iv> {
         let v = arg(n, pos)?;
-        match tensor_name(v) {
-            Some(t) => bounds(p, known, ranges, t, env, depth + 1),
-            None => number(v).map(Iv::point),
+        match (tensor_name(v), sym_int_name(v)) {
+            (Some(t), _) => bounds(p, known, ranges, t, env, depth + 1),
+            // A size (`div(s70, 8, rounding_mode='trunc')`): its values over the claimed ranges.
+            (None, Some(s)) => {
+                let g = &p.graph_module.graph;
+                let e = g
+                    .sym_int_values
+                    .get(s)?
+                    .get("as_expr")?
+                    .get("expr_str")?
+                    .as_str()
+                    .and_then(|t| parse_expr(t).ok())?;
+                let r: BTreeMap<&str, (i128, i128)> =
+                    ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+                let (lo, hi) = dimguard_solver::value_range(&e, &r)?;
+                Some(Iv {
+                    lo: lo as f64,
+                    hi: hi as f64,
+                })
+            }
+            (None, None) => number(v).map(Iv::point),
         }
     };
     // A tensor whose elements move (views, transposes): bounded without `env`.
@@ -840,11 +859,49 @@ fn bounds(
             };
             Iv::point(number(v?)?)
         }
-        "ones_like" | "ones" => Iv::point(1.0),
-        "zeros_like" | "zeros" => Iv::point(0.0),
-        "gt" | "lt" | "ge" | "le" | "eq" | "ne" | "logical_not" | "logical_and" | "logical_or" => {
-            Iv { lo: 0.0, hi: 1.0 }
+        "ones_like" | "ones" | "new_ones" => Iv::point(1.0),
+        "zeros_like" | "zeros" | "new_zeros" => Iv::point(0.0),
+        // Decided where the operands' bounds do not overlap (`ones == 2` is false everywhere).
+        "gt" | "lt" | "ge" | "le" | "eq" | "ne" => {
+            let both = operand("self", 0).zip(operand("other", 1));
+            let decided = both.and_then(|(a, b)| {
+                let point = a.lo == a.hi && b.lo == b.hi && a.lo == b.lo;
+                let apart = a.hi < b.lo || b.hi < a.lo;
+                let (always, never) = match op {
+                    "gt" => (a.lo > b.hi, a.hi <= b.lo),
+                    "lt" => (a.hi < b.lo, a.lo >= b.hi),
+                    "ge" => (a.lo >= b.hi, a.hi < b.lo),
+                    "le" => (a.hi <= b.lo, a.lo > b.hi),
+                    "eq" => (point, apart),
+                    _ => (apart, point),
+                };
+                if always {
+                    Some(Iv::point(1.0))
+                } else if never {
+                    Some(Iv::point(0.0))
+                } else {
+                    None
+                }
+            });
+            decided.unwrap_or(Iv { lo: 0.0, hi: 1.0 })
         }
+        "logical_not" | "logical_and" | "logical_or" | "__and" | "__or" | "bitwise_and"
+        | "bitwise_or" => Iv { lo: 0.0, hi: 1.0 },
+        // `x` where the mask is false, the fill value where it is true.
+        "masked_fill" => {
+            let x = operand("self", 0)?;
+            let mask = operand("mask", 1).unwrap_or(Iv { lo: 0.0, hi: 1.0 });
+            let v = operand("value", 2)?;
+            if mask.hi == 0.0 {
+                x
+            } else if mask.lo == 1.0 {
+                v
+            } else {
+                x.union(v)
+            }
+        }
+        // Some of its input's values.
+        "index" => moved("self", 0)?,
         "neg" => {
             let a = operand("self", 0)?;
             Iv {
@@ -945,7 +1002,7 @@ fn bounds(
             }
         }
         // A reduction's values are some of its input's.
-        "min" | "max" | "amin" | "amax" if tensors == 1 => moved("self", 0)?,
+        "min" | "max" | "amin" | "amax" | "any" | "all" if tensors == 1 => moved("self", 0)?,
         "clamp" => {
             let a = operand("self", 0)?;
             let lo = arg("min", 1).and_then(number).unwrap_or(f64::NEG_INFINITY);
@@ -1069,4 +1126,127 @@ fn scale(a: Iv, k: f64) -> Option<Iv> {
 fn shortest(n: &Expr, ranges: &SymbolRanges) -> Option<f64> {
     let r: BTreeMap<&str, (i128, i128)> = ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     dimguard_solver::value_range(n, &r).map(|(lo, _)| lo as f64)
+}
+
+/// Most values of a value read from data tried one by one.
+const UNBACKED_VALUES: f64 = 10_000.0;
+
+/// Run-time asserts over values read from data (`u0 = any(mask > 0).item()`), decided from the
+/// program's own bounds on those values ([`bounds`] of the tensor `item` reads), never from
+/// the range torch records for them (that range *is* the assert): where every such value has
+/// one possible value, it is put in the condition (left over the sizes); where the condition
+/// names one such value alone, it is tried at each possible value. An assert that holds so
+/// is dropped; the rest stay as they are (undecided when they name such a value).
+fn decide_unbacked(
+    p: &Program,
+    known: &BTreeMap<String, Values>,
+    ranges: &SymbolRanges,
+    out: &mut Vec<Found>,
+) {
+    let mut values: BTreeMap<String, Option<Iv>> = BTreeMap::new();
+    let mut value_of = |u: &str| -> Option<Iv> {
+        if let Some(v) = values.get(u) {
+            return *v;
+        }
+        let v = unbacked_bounds(p, known, ranges, u);
+        values.insert(u.to_string(), v);
+        v
+    };
+    let mut drop = Vec::new();
+    for (k, f) in out.iter_mut().enumerate() {
+        let Ok(c) = &f.condition else { continue };
+        if f.kind != RuntimeKind::RuntimeAssert {
+            continue;
+        }
+        let data: Vec<String> = c
+            .atoms()
+            .iter()
+            .map(|a| a.to_string())
+            .filter(|a| !ranges.contains_key(a))
+            .collect();
+        if data.is_empty() {
+            continue;
+        }
+        let ivs: Vec<Option<Iv>> = data.iter().map(|u| value_of(u)).collect();
+        let decided = if ivs.iter().all(|iv| iv.is_some_and(|iv| iv.lo == iv.hi)) {
+            let mut e = c.clone();
+            for (u, iv) in data.iter().zip(&ivs) {
+                e = e.substitute(u, &Expr::int(iv.expect("checked").lo as i128));
+            }
+            Some(e)
+        } else if let ([u], [Some(iv)], true) = (&data[..], &ivs[..], c.atoms().len() == 1) {
+            (iv.hi - iv.lo <= UNBACKED_VALUES)
+                .then(|| {
+                    (iv.lo as i128..=iv.hi as i128).all(|v| {
+                        matches!(
+                            c.eval(&|n| (n == u).then_some(v)),
+                            Ok(dimguard_solver::expr::Value::Bool(true))
+                        )
+                    })
+                })
+                .and_then(|all| all.then_some(Expr::Bool(true)))
+        } else {
+            None
+        };
+        let Some(e) = decided else { continue };
+        match e.eval(&|_| None) {
+            Ok(dimguard_solver::expr::Value::Bool(true)) => drop.push(k),
+            _ if e
+                .atoms()
+                .iter()
+                .all(|a| ranges.contains_key(&a.to_string())) =>
+            {
+                f.symbols = e.atoms().iter().map(|a| a.to_string()).collect();
+                f.condition = Ok(e);
+            }
+            _ => {}
+        }
+    }
+    for k in drop.into_iter().rev() {
+        out.remove(k);
+    }
+}
+
+/// The program's bounds on the value read from data `u` (integers: `item` of an integer or
+/// bool tensor, `Eq(u, 1)` for a bool), from the tensor it reads.
+fn unbacked_bounds(
+    p: &Program,
+    known: &BTreeMap<String, Values>,
+    ranges: &SymbolRanges,
+    u: &str,
+) -> Option<Iv> {
+    let g = &p.graph_module.graph;
+    for node in &g.nodes {
+        let op = crate::shapes::op_name(&node.target);
+        if op != "item" && op != "_local_scalar_dense" {
+            continue;
+        }
+        let Some(o) = node.outputs.first() else {
+            continue;
+        };
+        let expr = |key: &str, table: &BTreeMap<String, Value>| -> Option<String> {
+            let n = o.get(key)?.get("as_name")?.as_str()?;
+            Some(
+                table
+                    .get(n)?
+                    .get("as_expr")?
+                    .get("expr_str")?
+                    .as_str()?
+                    .replace(' ', ""),
+            )
+        };
+        let read = expr("as_sym_int", &g.sym_int_values)
+            .or_else(|| expr("as_sym_bool", &g.sym_bool_values));
+        if read.as_deref() != Some(u) && read != Some(format!("Eq({u},1)")) {
+            continue;
+        }
+        let t = node.inputs.first().and_then(|a| tensor_name(&a.arg))?;
+        if !matches!(dtype_of(p, t), Some(1..=5) | Some(12)) {
+            return None;
+        }
+        let iv = bounds(p, known, ranges, t, &BTreeMap::new(), 0)?;
+        let (lo, hi) = (iv.lo.ceil(), iv.hi.floor());
+        return (lo.is_finite() && hi.is_finite() && lo <= hi).then_some(Iv { lo, hi });
+    }
+    None
 }
