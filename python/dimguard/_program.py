@@ -83,10 +83,12 @@ def _audit_nodes(ep: Any) -> set:
     # What a value read from data (`item`) is computed from: the audit bounds it from the
     # program's own operators (Longformer's `any(mask > 0).item()` over a mask of ones).
     todo = [n for n in ep.graph.nodes if n.op == "call_function" and ("aten.item" in str(n.target) or "_local_scalar_dense" in str(n.target))]
+    seen: set = set()
     while todo:
         n = todo.pop()
         for a in n.all_input_nodes:
-            if a.op == "call_function" and a not in keep:
+            if a.op == "call_function" and a not in seen:
+                seen.add(a)
                 keep.add(a)
                 todo.append(a)
     return keep

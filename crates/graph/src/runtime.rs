@@ -1100,7 +1100,14 @@ fn bounds(
                 0.0
             },
         },
-        d => match float_eps(d) {
+        // Only arithmetic and conversions round; selecting, filling or comparing values is
+        // exact (a mask of zeros stays 0, not "just above").
+        d => match float_eps(d).filter(|_| {
+            matches!(
+                op,
+                "add" | "sub" | "mul" | "div" | "log" | "to" | "_to_copy" | "type_as"
+            )
+        }) {
             Some(eps) => Iv {
                 lo: exact.lo - exact.lo.abs() * eps - 1e-30,
                 hi: exact.hi + exact.hi.abs() * eps + 1e-30,
@@ -1162,7 +1169,7 @@ fn decide_unbacked(
             .atoms()
             .iter()
             .map(|a| a.to_string())
-            .filter(|a| !ranges.contains_key(a))
+            .filter(|a| read_from_data(a))
             .collect();
         if data.is_empty() {
             continue;
@@ -1191,11 +1198,7 @@ fn decide_unbacked(
         let Some(e) = decided else { continue };
         match e.eval(&|_| None) {
             Ok(dimguard_solver::expr::Value::Bool(true)) => drop.push(k),
-            _ if e
-                .atoms()
-                .iter()
-                .all(|a| ranges.contains_key(&a.to_string())) =>
-            {
+            _ if e.atoms().iter().all(|a| !read_from_data(&a.to_string())) => {
                 f.symbols = e.atoms().iter().map(|a| a.to_string()).collect();
                 f.condition = Ok(e);
             }
@@ -1224,20 +1227,21 @@ fn unbacked_bounds(
         let Some(o) = node.outputs.first() else {
             continue;
         };
-        let expr = |key: &str, table: &BTreeMap<String, Value>| -> Option<String> {
+        let expr = |key: &str, table: &BTreeMap<String, Value>| -> Option<Expr> {
             let n = o.get(key)?.get("as_name")?.as_str()?;
-            Some(
-                table
-                    .get(n)?
-                    .get("as_expr")?
-                    .get("expr_str")?
-                    .as_str()?
-                    .replace(' ', ""),
-            )
+            let text = table.get(n)?.get("as_expr")?.get("expr_str")?.as_str()?;
+            parse_expr(text).ok()
         };
         let read = expr("as_sym_int", &g.sym_int_values)
             .or_else(|| expr("as_sym_bool", &g.sym_bool_values));
-        if read.as_deref() != Some(u) && read != Some(format!("Eq({u},1)")) {
+        // `u`, or `Eq(u, 1)` for a bool read.
+        let is_u = |e: &Expr| *e == Expr::sym(u);
+        let reads_u = read.as_ref().is_some_and(|e| {
+            is_u(e)
+                || matches!(e, Expr::Cmp(CmpOp::Eq, a, b)
+                    if (is_u(a) && **b == Expr::int(1)) || (is_u(b) && **a == Expr::int(1)))
+        });
+        if !reads_u {
             continue;
         }
         let t = node.inputs.first().and_then(|a| tensor_name(&a.arg))?;
@@ -1249,4 +1253,11 @@ fn unbacked_bounds(
         return (lo.is_finite() && hi.is_finite() && lo <= hi).then_some(Iv { lo, hi });
     }
     None
+}
+
+/// A symbol torch made for a value read from data (`u0`, `u12`: unbacked), not an input size
+/// (its range in the program is torch's record of the asserts on it).
+fn read_from_data(s: &str) -> bool {
+    s.strip_prefix('u')
+        .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
 }
