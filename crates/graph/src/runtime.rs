@@ -1198,7 +1198,7 @@ fn decide_unbacked(
         let Some(e) = decided else { continue };
         match e.eval(&|_| None) {
             Ok(dimguard_solver::expr::Value::Bool(true)) => drop.push(k),
-            _ if e.atoms().iter().all(|a| !read_from_data(&a.to_string())) => {
+            _ if e.atoms().iter().all(|a| !read_from_data(a.as_ref())) => {
                 f.symbols = e.atoms().iter().map(|a| a.to_string()).collect();
                 f.condition = Ok(e);
             }
