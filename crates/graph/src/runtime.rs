@@ -1151,12 +1151,15 @@ fn decide_unbacked(
     out: &mut Vec<Found>,
 ) {
     let mut values: BTreeMap<String, Option<Iv>> = BTreeMap::new();
-    let mut value_of = |u: &str| -> Option<Iv> {
+    let mut value_of = |u: &str, node: &str| -> Option<Iv> {
         if let Some(v) = values.get(u) {
             return *v;
         }
-        let v = unbacked_bounds(p, known, ranges, u);
-        values.insert(u.to_string(), v);
+        // Kept once found: another assert may reach the `item` where this one does not.
+        let v = unbacked_bounds(p, known, ranges, u, node);
+        if v.is_some() {
+            values.insert(u.to_string(), v);
+        }
         v
     };
     let mut drop = Vec::new();
@@ -1174,7 +1177,7 @@ fn decide_unbacked(
         if data.is_empty() {
             continue;
         }
-        let ivs: Vec<Option<Iv>> = data.iter().map(|u| value_of(u)).collect();
+        let ivs: Vec<Option<Iv>> = data.iter().map(|u| value_of(u, &f.node)).collect();
         let decided = if ivs.iter().all(|iv| iv.is_some_and(|iv| iv.lo == iv.hi)) {
             let mut e = c.clone();
             for (u, iv) in data.iter().zip(&ivs) {
@@ -1211,48 +1214,109 @@ fn decide_unbacked(
 }
 
 /// The program's bounds on the value read from data `u` (integers: `item` of an integer or
-/// bool tensor, `Eq(u, 1)` for a bool), from the tensor it reads.
+/// bool tensor, `Eq(u, 1)` for a bool), from the tensor it reads. The `item` reading `u` is the
+/// one whose recorded expression is `u`; where torch replaced it by what it proved (`u1` by 8:
+/// the asserts still check it), the one `item` the assert's own condition is computed from (its
+/// SymInt chain in the graph), when it reaches exactly one.
 fn unbacked_bounds(
     p: &Program,
     known: &BTreeMap<String, Values>,
     ranges: &SymbolRanges,
     u: &str,
+    assert_node: &str,
 ) -> Option<Iv> {
     let g = &p.graph_module.graph;
-    for node in &g.nodes {
-        let op = crate::shapes::op_name(&node.target);
-        if op != "item" && op != "_local_scalar_dense" {
-            continue;
-        }
-        let Some(o) = node.outputs.first() else {
-            continue;
-        };
-        let expr = |key: &str, table: &BTreeMap<String, Value>| -> Option<Expr> {
-            let n = o.get(key)?.get("as_name")?.as_str()?;
-            let text = table.get(n)?.get("as_expr")?.get("expr_str")?.as_str()?;
-            parse_expr(text).ok()
-        };
-        let read = expr("as_sym_int", &g.sym_int_values)
-            .or_else(|| expr("as_sym_bool", &g.sym_bool_values));
-        // `u`, or `Eq(u, 1)` for a bool read.
-        let is_u = |e: &Expr| *e == Expr::sym(u);
-        let reads_u = read.as_ref().is_some_and(|e| {
-            is_u(e)
-                || matches!(e, Expr::Cmp(CmpOp::Eq, a, b)
-                    if (is_u(a) && **b == Expr::int(1)) || (is_u(b) && **a == Expr::int(1)))
-        });
-        if !reads_u {
-            continue;
-        }
-        let t = node.inputs.first().and_then(|a| tensor_name(&a.arg))?;
-        if !matches!(dtype_of(p, t), Some(1..=5) | Some(12)) {
-            return None;
-        }
-        let iv = bounds(p, known, ranges, t, &BTreeMap::new(), 0)?;
-        let (lo, hi) = (iv.lo.ceil(), iv.hi.floor());
-        return (lo.is_finite() && hi.is_finite() && lo <= hi).then_some(Iv { lo, hi });
+    // Other operators make values from data too (sizes of `nonzero`, `unique`, ...).
+    if g.nodes.iter().any(|n| {
+        let op = crate::shapes::op_name(&n.target);
+        matches!(
+            op,
+            "nonzero"
+                | "unique"
+                | "_unique2"
+                | "masked_select"
+                | "unique_consecutive"
+                | "repeat_interleave"
+        )
+    }) {
+        return None;
     }
-    None
+    let items: Vec<&Node> = g
+        .nodes
+        .iter()
+        .filter(|n| {
+            matches!(
+                crate::shapes::op_name(&n.target),
+                "item" | "_local_scalar_dense"
+            )
+        })
+        .collect();
+    // What each `item` records: `u`, `Eq(u, 1)`, or a value torch put in its place.
+    let read: Vec<Option<Expr>> = items
+        .iter()
+        .map(|node| {
+            let o = node.outputs.first()?;
+            let expr = |key: &str, table: &BTreeMap<String, Value>| -> Option<Expr> {
+                let n = o.get(key)?.get("as_name")?.as_str()?;
+                let v = table.get(n)?;
+                if let Some(k) = v.get("as_int").and_then(Value::as_i64) {
+                    return Some(Expr::int(k as i128));
+                }
+                parse_expr(v.get("as_expr")?.get("expr_str")?.as_str()?).ok()
+            };
+            expr("as_sym_int", &g.sym_int_values)
+                .or_else(|| expr("as_sym_bool", &g.sym_bool_values))
+        })
+        .collect();
+    let symbol_of = |e: &Expr| -> Option<String> {
+        match e {
+            Expr::Cmp(CmpOp::Eq, a, b) if **b == Expr::int(1) => Some(a.to_string()),
+            Expr::Cmp(CmpOp::Eq, a, b) if **a == Expr::int(1) => Some(b.to_string()),
+            _ if e.atoms().len() == 1
+                && e.atoms().iter().next().map(|a| Expr::sym(a)) == Some(e.clone()) =>
+            {
+                Some(e.to_string())
+            }
+            _ => None,
+        }
+    };
+    let named: Vec<Option<String>> = read
+        .iter()
+        .map(|e| e.as_ref().and_then(symbol_of).filter(|s| read_from_data(s)))
+        .collect();
+    let k = named
+        .iter()
+        .position(|n| n.as_deref() == Some(u))
+        .or_else(|| {
+            // Replaced by a value: the one `item` the assert's own condition is computed from.
+            let reached = sym_inputs(p, assert_node);
+            let hit: Vec<usize> = items
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| {
+                    n.outputs.first().is_some_and(|o| {
+                        ["as_sym_int", "as_sym_bool"].iter().any(|key| {
+                            o.get(*key)
+                                .and_then(|v| v.get("as_name"))
+                                .and_then(Value::as_str)
+                                .is_some_and(|name| reached.contains(name))
+                        })
+                    })
+                })
+                .map(|(k, _)| k)
+                .collect();
+            match hit[..] {
+                [k] if named[k].is_none() => Some(k),
+                _ => None,
+            }
+        })?;
+    let t = items[k].inputs.first().and_then(|a| tensor_name(&a.arg))?;
+    if !matches!(dtype_of(p, t), Some(1..=5) | Some(12)) {
+        return None;
+    }
+    let iv = bounds(p, known, ranges, t, &BTreeMap::new(), 0)?;
+    let (lo, hi) = (iv.lo.ceil(), iv.hi.floor());
+    (lo.is_finite() && hi.is_finite() && lo <= hi).then_some(Iv { lo, hi })
 }
 
 /// A symbol torch made for a value read from data (`u0`, `u12`: unbacked), not an input size
@@ -1260,4 +1324,38 @@ fn unbacked_bounds(
 fn read_from_data(s: &str) -> bool {
     s.strip_prefix('u')
         .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The SymInt / SymBool names the first argument of the node `name` is computed from, followed
+/// back through the nodes that compute them.
+fn sym_inputs(p: &Program, name: &str) -> BTreeSet<String> {
+    let g = &p.graph_module.graph;
+    let sym = |v: &Value| -> Option<String> {
+        ["as_sym_int", "as_sym_bool"]
+            .iter()
+            .find_map(|k| v.get(*k)?.get("as_name")?.as_str().map(String::from))
+    };
+    let Some(node) = g.nodes.iter().find(|n| n.name.as_deref() == Some(name)) else {
+        return BTreeSet::new();
+    };
+    let mut todo: Vec<String> = node
+        .inputs
+        .first()
+        .and_then(|a| sym(&a.arg))
+        .into_iter()
+        .collect();
+    let mut seen = BTreeSet::new();
+    while let Some(s) = todo.pop() {
+        if seen.len() > 256 || !seen.insert(s.clone()) {
+            continue;
+        }
+        if let Some(n) = g.nodes.iter().find(|n| {
+            n.outputs
+                .iter()
+                .any(|o| sym(o).as_deref() == Some(s.as_str()))
+        }) {
+            todo.extend(n.inputs.iter().filter_map(|a| sym(&a.arg)));
+        }
+    }
+    seen
 }
