@@ -818,12 +818,9 @@ fn bounds(
             // A size (`div(s70, 8, rounding_mode='trunc')`): its values over the claimed ranges.
             (None, Some(s)) => {
                 let g = &p.graph_module.graph;
-                let rec = g.sym_int_values.get(s)?;
-                // A size torch fixed is recorded as its value.
-                if let Some(k) = rec.get("as_int").and_then(Value::as_i64) {
-                    return Some(Iv::point(k as f64));
-                }
-                let e = rec
+                let e = g
+                    .sym_int_values
+                    .get(s)?
                     .get("as_expr")?
                     .get("expr_str")?
                     .as_str()
