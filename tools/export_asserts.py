@@ -34,6 +34,12 @@ Models:
   arange(n)[None])`, plain Dim('seq', min=2, max=128): no guard, an error above 90.
 - assert_async: `torch._assert_async(torch.scalar_tensor(x.shape[1] % 3 == 0))`, plain
   Dim('n', min=2, max=64): the graph's `_assert_async` of a `scalar_tensor` of the condition.
+- t5_buckets: T5's bidirectional relative-position buckets (32 buckets, max distance 128:
+  `where(|d| < 8, |d|, min(8 + trunc(log(|d| / 8) / log(16) * 8), 15)) + 16 * (d > 0)`) index a
+  32-row table, plain Dim('seq', min=2, max=300): every size runs; the index is bounded through
+  `abs`, `log`, `where` and `min`, so `check` decides every size accepted.
+- t5_buckets_unclamped: the same buckets without the `min(..., 15)`, over the same table: an
+  IndexError from seq 129 on; `check` must never accept a size it cannot bound (undecided).
 - own_check: a conv model whose forward says `torch._check(x.shape[2] % 4 == 0)` and
   `torch._check(x.shape[2] <= 200)`; ShapesSpec H in 32..256.
 """
@@ -156,6 +162,38 @@ def square():
     return SquarePositions(), (torch.randn(1, 16, 8),), spec, (2, 64), lambda n: (torch.randn(1, n, 8),)
 
 
+class T5Buckets(nn.Module):
+    """transformers' `T5Attention._relative_position_bucket` (bidirectional), as written there."""
+
+    def __init__(self, clamp=True, buckets=32, max_distance=128, d=4):
+        super().__init__()
+        self.clamp, self.buckets, self.max_distance = clamp, buckets, max_distance
+        self.table = nn.Embedding(buckets, d)
+
+    def forward(self, x):
+        import math
+
+        n = x.shape[1]
+        ctx = torch.arange(n, dtype=torch.long)[:, None]
+        mem = torch.arange(n, dtype=torch.long)[None, :]
+        rel = mem - ctx
+        nb = self.buckets // 2
+        out = (rel > 0).to(torch.long) * nb
+        rel = torch.abs(rel)
+        exact = nb // 2
+        small = rel < exact
+        large = exact + (torch.log(rel.float() / exact) / math.log(self.max_distance / exact) * (nb - exact)).to(torch.long)
+        if self.clamp:
+            large = torch.min(large, torch.full_like(large, nb - 1))
+        out = out + torch.where(small, rel, large)
+        return x + self.table(out).sum(1)[None]
+
+
+def t5_buckets(clamp=True):
+    spec = {"x": {1: Dim("seq", min=2, max=300)}}
+    return T5Buckets(clamp), (torch.randn(1, 16, 4),), spec, (2, 300), lambda n: (torch.randn(1, n, 4),)
+
+
 class DataAssert(nn.Module):
     def forward(self, x, k):
         n = k.item()
@@ -251,6 +289,8 @@ MODELS = {
     "data_assert": data_assert,
     "select_gather": select_gather,
     "assert_async": assert_async,
+    "t5_buckets": t5_buckets,
+    "t5_buckets_unclamped": lambda: t5_buckets(clamp=False),
     "hf_bert_positions": hf_bert,
     "hf_gpt2_positions": hf_gpt2,
 }

@@ -159,10 +159,9 @@ MODELS["hf_clip_vision"]["hand"] = ((224, 224), (224, 224))
 
 # The models CI runs (a few minutes on 2 cores, both APIs): small configs that reach each
 # capability of issue 43 (a window before Dim.STATIC, an integer square root, a cache's empty
-# cat, an implied limit). The T5 encoder is not among them: its relative-position buckets index
-# a table through `log`, `where` and `min`, which the audit does not follow (its example stays
-# undecided, said).
-CI = ("hf_dinov2", "hf_clip_vision", "hf_dpt", "hf_gpt2_cache", "hf_beit")
+# cat, an implied limit, the T5 encoder's relative-position buckets: an index bounded through
+# `abs`, `log`, `where` and `min`, every size decided).
+CI = ("hf_dinov2", "hf_clip_vision", "hf_dpt", "hf_gpt2_cache", "hf_beit", "hf_t5_encoder")
 
 
 def make_inputs(spec, shape):

@@ -57,8 +57,9 @@ def _audit_nodes(ep: Any) -> set:
     """The nodes the audit reads of a program with run-time asserts or an ``arange``: every
     node whose value is not a tensor (size arithmetic, ``item``, the asserts themselves), the
     run-time operators, and every node an ``arange``'s values reach (up to and including the
-    operators that index a table with them), so that each implied limit is found as in the whole
-    graph. Tensor arithmetic elsewhere (the model's layers) only fed torch's recorded sizes."""
+    operators that index a table with them, and the table they index), and every node a value read
+    from data (``item``) is computed from, so that each implied limit and assert is decided as in
+    the whole graph. Tensor arithmetic elsewhere (the model's layers) only fed torch's recorded sizes."""
     import torch
 
     keep: set = set()
@@ -70,10 +71,26 @@ def _audit_nodes(ep: Any) -> set:
         val = n.meta.get("val")
         tensors = isinstance(val, torch.Tensor) or (isinstance(val, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in val))
         fed = any(a in reached for a in n.all_input_nodes)
-        if "arange" in t or (fed and not any(c in t for c in _INDEX_CONSUMERS)):
+        consumer = any(c in t for c in _INDEX_CONSUMERS)
+        if "arange" in t or (fed and not consumer):
             reached.add(n)
         if fed or not tensors or any(k in t for k in _RUNTIME_OPS):
             keep.add(n)
+        if fed and consumer:
+            # The table it indexes: its sizes are the limit (Longformer's `index(mask, [arange
+            # ...])` over a mask made from `ones`, no `arange` of its own).
+            keep.update(a for a in n.all_input_nodes if a.op == "call_function")
+    # What a value read from data (`item`) is computed from: the audit bounds it from the
+    # program's own operators (Longformer's `any(mask > 0).item()` over a mask of ones).
+    todo = [n for n in ep.graph.nodes if n.op == "call_function" and ("aten.item" in str(n.target) or "_local_scalar_dense" in str(n.target))]
+    seen: set = set()
+    while todo:
+        n = todo.pop()
+        for a in n.all_input_nodes:
+            if a.op == "call_function" and a not in seen:
+                seen.add(a)
+                keep.add(a)
+                todo.append(a)
     return keep
 
 

@@ -13,6 +13,7 @@ import pytest
 
 try:
     import torch
+    from torch import nn
     from torch.export import Dim
     from torch.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, TensorSpec
 except ImportError as e:  # never a skip
@@ -139,6 +140,39 @@ def test_the_terminal_shows_one_line_per_round_and_torch_goes_to_the_log(capfd):
     assert len(lines) == len(rep.rounds) and len(lines) >= 2, lines
     assert all(ln.startswith("dimguard.export: round ") for ln in lines), lines
     assert all("log" in r for r in rep.rounds)
+
+
+class _Padding(nn.Module):
+    """Warns through transformers' own logger at every call, as Longformer's `_pad_to_window_size`
+    does ("Input ids are automatically padded ..."), then pads its input to a multiple of 8."""
+
+    def forward(self, x):
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.get_logger("transformers.models.longformer.modeling_longformer").warning(
+            "Input ids are automatically padded to be a multiple of `config.attention_window`: 8"
+        )
+        pad = (8 - x.shape[-1] % 8) % 8
+        return torch.nn.functional.pad(x, (0, pad)).view(x.shape[0], -1, 8).sum(-1)
+
+
+@pytest.mark.parametrize("cover", [False, True])
+def test_a_foreign_library_line_never_reaches_the_terminal_when_quiet(capfd, cover):
+    """verbose=False: nothing at all on the terminal, a library's logger included (transformers'
+    handler holds the stderr it found at import), in every pass the loop makes (the rounds, the
+    real-tensor pass, cover's runs of the program); the line is kept in the round's log."""
+    torch.manual_seed(0)
+    capfd.readouterr()
+    ds = {"x": {1: Dim("seq", min=2, max=64)}}
+    d = dimguard.export(_Padding(), (torch.randn(2, 20),), dynamic_shapes=ds, verbose=False, cover=cover)
+    out, err = capfd.readouterr()
+    assert err == "" and out == "", (out, err)
+    if cover:
+        # The Dispatch serves the user's own example.
+        assert d.accepts({"x": [2, 20]})
+        return
+    rounds = d[1].rounds
+    assert any("automatically padded" in (r.log or "") for r in rounds), [r.log for r in rounds]
 
 
 def test_an_unreadable_error_changes_nothing(monkeypatch):

@@ -1,7 +1,8 @@
 """Issue 43, run in CI: ``tools/export_real.py``'s representative models (``CI``: HF Dinov2 and
 CLIP vision, whose guards torch's solver specializes while one shared window exports; HF DPT,
 whose position grid is an integer square root; GPT-2 with its default cache, whose `cat` takes an
-empty ``(0,)`` tensor and whose 128 positions are an implied limit; the T5 encoder), small
+empty ``(0,)`` tensor and whose 128 positions are an implied limit; the T5 encoder, whose
+relative-position buckets index a 32-row table through ``abs``, ``log``, ``where`` and ``min``), small
 configs from transformers, both APIs. Each row is the harness's own: the returned program run at
 >= 16 sampled shapes against ``report.accepts`` and the eager model, and the printed spec pasted
 in front of ``torch.export.export`` with the user's example. The whole harness (30 models) runs

@@ -141,6 +141,7 @@ pub fn find(p: &Program, pg: &ProgramGraph, ranges: &SymbolRanges) -> Vec<Found>
             push(RuntimeKind::ImpliedLimit, condition, symbols);
         }
     }
+    decide_unbacked(p, &index.known, ranges, &mut out);
     for f in &mut out {
         if f.kind == RuntimeKind::RuntimeAssert && !user_frame(f.stack_trace.as_deref()) {
             if let Ok(c) = &f.condition {
@@ -400,6 +401,15 @@ impl Indices {
                     Err(format!("the length of the table `{op}` indexes is not recorded")),
                     s.count.atoms().iter().map(|a| a.to_string()).collect(),
                 )),
+                // Bounded through the operators that made it and inside the table at its
+                // shortest: the limit holds at every size.
+                (Values::Derived(..), Some(n))
+                    if shortest(&n, ranges).is_some_and(|len| {
+                        bounds(p, &self.known, ranges, index.unwrap_or_default(), &BTreeMap::new(), 0)
+                            .is_some_and(|iv| {
+                                iv.lo >= if negative { -len } else { 0.0 } && iv.hi <= len - 1.0
+                            })
+                    }) => {}
                 (Values::Derived(via, syms), _) => found.push((
                     Err(format!(
                         "its index values are computed from sizes through `{via}`, which dimguard does not follow"
@@ -702,4 +712,650 @@ fn referenced(v: &Value) -> Vec<String> {
         }
     }
     out
+}
+
+/// Bounds on every value of a tensor: each element lies in `lo..=hi` (ends may be infinite).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Iv {
+    lo: f64,
+    hi: f64,
+}
+
+impl Iv {
+    fn point(v: f64) -> Iv {
+        Iv { lo: v, hi: v }
+    }
+    fn union(self, o: Iv) -> Iv {
+        Iv {
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+        }
+    }
+}
+
+/// Torch's serialized dtype codes: 1..=5 integers, 12 bool, 6, 7, 8, 13 floats (with each one's
+/// relative rounding error, widened generously).
+fn dtype_of(p: &Program, name: &str) -> Option<i64> {
+    p.graph_module
+        .graph
+        .tensor_values
+        .get(name)
+        .and_then(|m| m.dtype)
+}
+
+fn float_eps(dtype: Option<i64>) -> Option<f64> {
+    match dtype {
+        Some(1..=5) | Some(12) => None,
+        Some(8) => Some(1e-12),
+        Some(7) => Some(1e-6),
+        _ => Some(1e-2),
+    }
+}
+
+/// Deepest chain of operators followed back from an index.
+const BOUNDS_DEPTH: u32 = 64;
+
+/// Bounds on every value of the tensor `name`, followed back from the `arange` spans and
+/// constants it is computed from through elementwise arithmetic (`add`, `sub`, `mul`, `div`,
+/// `abs`, `neg`, `log`, `min`/`max`, `clamp`, comparisons, dtype conversions as torch truncates
+/// them) and operators that only rearrange values. `where(x < c, a, b)` bounds `a` with `x < c`
+/// and `b` with `x >= c`, where `a` and `b` are elementwise in `x` (the T5 encoder's
+/// relative-position buckets: `where(|d| < 8, |d|, min(8 + trunc(log(|d| / 8) ...), 15))` lies in
+/// `0..=15` only through that). Float arithmetic is widened by its dtype's rounding error, so
+/// the bounds hold for what torch computes. `None` where an operator is not followed or a value
+/// may be NaN or overflow: the caller then keeps the limit undecided.
+fn bounds(
+    p: &Program,
+    known: &BTreeMap<String, Values>,
+    ranges: &SymbolRanges,
+    name: &str,
+    env: &BTreeMap<String, Iv>,
+    depth: u32,
+) -> Option<Iv> {
+    if let Some(iv) = env.get(name) {
+        return Some(*iv);
+    }
+    if depth > BOUNDS_DEPTH {
+        return None;
+    }
+    if let Some(Values::Span(s)) = known.get(name) {
+        let r: BTreeMap<&str, (i128, i128)> =
+            ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        let (lo, _) = dimguard_solver::value_range(&s.lo, &r)?;
+        let (_, hi) = dimguard_solver::value_range(&s.hi, &r)?;
+        return Some(Iv {
+            lo: lo as f64,
+            hi: hi as f64,
+        });
+    }
+    let node = producer(p, name)?;
+    let op = crate::shapes::op_name(&node.target).trim_end_matches('_');
+    let arg = |n: &str, pos: usize| {
+        node.inputs
+            .iter()
+            .find(|a| a.name == n)
+            .or_else(|| node.inputs.get(pos))
+            .map(|a| &a.arg)
+            .filter(|v| v.get("as_none").is_none())
+    };
+    let number = |v: &Value| -> Option<f64> {
+        v.get("as_int")
+            .and_then(Value::as_i64)
+            .map(|k| k as f64)
+            .or_else(|| v.get("as_float").and_then(Value::as_f64))
+            .or_else(|| {
+                v.get("as_bool")
+                    .and_then(Value::as_bool)
+                    .map(|b| b as i64 as f64)
+            })
+    };
+    let out_dtype = dtype_of(p, name);
+    // An operand: a tensor (bounded, elementwise: `env` kept) or a number.
+    let operand = |n: &str, pos: usize| -> Option<Iv> {
+        let v = arg(n, pos)?;
+        match (tensor_name(v), sym_int_name(v)) {
+            (Some(t), _) => bounds(p, known, ranges, t, env, depth + 1),
+            // A size (`div(s70, 8, rounding_mode='trunc')`): its values over the claimed ranges.
+            (None, Some(s)) => {
+                let g = &p.graph_module.graph;
+                let e = g
+                    .sym_int_values
+                    .get(s)?
+                    .get("as_expr")?
+                    .get("expr_str")?
+                    .as_str()
+                    .and_then(|t| parse_expr(t).ok())?;
+                let r: BTreeMap<&str, (i128, i128)> =
+                    ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+                let (lo, hi) = dimguard_solver::value_range(&e, &r)?;
+                Some(Iv {
+                    lo: lo as f64,
+                    hi: hi as f64,
+                })
+            }
+            (None, None) => number(v).map(Iv::point),
+        }
+    };
+    // A tensor whose elements move (views, transposes): bounded without `env`.
+    let moved = |n: &str, pos: usize| -> Option<Iv> {
+        let t = arg(n, pos).and_then(tensor_name)?;
+        bounds(p, known, ranges, t, &BTreeMap::new(), depth + 1)
+    };
+    let tensors = node
+        .inputs
+        .iter()
+        .filter(|a| tensor_name(&a.arg).is_some())
+        .count();
+    let exact = match op {
+        "clone" | "contiguous" | "alias" | "detach" | "lift_fresh_copy" => operand("self", 0)?,
+        "unsqueeze" | "view" | "reshape" | "_unsafe_view" | "expand" | "permute" | "transpose"
+        | "t" | "flatten" | "squeeze" | "slice" | "select" => moved("self", 0)?,
+        "to" | "_to_copy" | "type_as" => operand("self", 0)?,
+        "full_like" | "full" | "scalar_tensor" => {
+            let v = if op == "scalar_tensor" {
+                arg("s", 0)
+            } else {
+                arg("fill_value", 1)
+            };
+            Iv::point(number(v?)?)
+        }
+        "ones_like" | "ones" | "new_ones" => Iv::point(1.0),
+        "zeros_like" | "zeros" | "new_zeros" => Iv::point(0.0),
+        // Decided where the operands' bounds do not overlap (`ones == 2` is false everywhere).
+        "gt" | "lt" | "ge" | "le" | "eq" | "ne" => {
+            let both = operand("self", 0).zip(operand("other", 1));
+            let decided = both.and_then(|(a, b)| {
+                let point = a.lo == a.hi && b.lo == b.hi && a.lo == b.lo;
+                let apart = a.hi < b.lo || b.hi < a.lo;
+                let (always, never) = match op {
+                    "gt" => (a.lo > b.hi, a.hi <= b.lo),
+                    "lt" => (a.hi < b.lo, a.lo >= b.hi),
+                    "ge" => (a.lo >= b.hi, a.hi < b.lo),
+                    "le" => (a.hi <= b.lo, a.lo > b.hi),
+                    "eq" => (point, apart),
+                    _ => (apart, point),
+                };
+                if always {
+                    Some(Iv::point(1.0))
+                } else if never {
+                    Some(Iv::point(0.0))
+                } else {
+                    None
+                }
+            });
+            decided.unwrap_or(Iv { lo: 0.0, hi: 1.0 })
+        }
+        "logical_not" | "logical_and" | "logical_or" | "__and" | "__or" | "bitwise_and"
+        | "bitwise_or" => Iv { lo: 0.0, hi: 1.0 },
+        // `x` where the mask is false, the fill value where it is true.
+        "masked_fill" => {
+            let x = operand("self", 0)?;
+            let mask = operand("mask", 1).unwrap_or(Iv { lo: 0.0, hi: 1.0 });
+            let v = operand("value", 2)?;
+            if mask.hi == 0.0 {
+                x
+            } else if mask.lo == 1.0 {
+                v
+            } else {
+                x.union(v)
+            }
+        }
+        // Some of its input's values.
+        "index" => moved("self", 0)?,
+        "neg" => {
+            let a = operand("self", 0)?;
+            Iv {
+                lo: -a.hi,
+                hi: -a.lo,
+            }
+        }
+        "abs" => {
+            let a = operand("self", 0)?;
+            if a.lo >= 0.0 {
+                a
+            } else if a.hi <= 0.0 {
+                Iv {
+                    lo: -a.hi,
+                    hi: -a.lo,
+                }
+            } else {
+                Iv {
+                    lo: 0.0,
+                    hi: a.hi.max(-a.lo),
+                }
+            }
+        }
+        "log" => {
+            let a = operand("self", 0)?;
+            if a.lo < 0.0 {
+                return None;
+            }
+            Iv {
+                lo: a.lo.ln(),
+                hi: a.hi.ln(),
+            }
+        }
+        "add" | "sub" => {
+            let a = operand("self", 0)?;
+            let mut b = operand("other", 1)?;
+            if let Some(k) = arg("alpha", 2).and_then(number) {
+                b = scale(b, k)?;
+            }
+            if op == "add" {
+                Iv {
+                    lo: a.lo + b.lo,
+                    hi: a.hi + b.hi,
+                }
+            } else {
+                Iv {
+                    lo: a.lo - b.hi,
+                    hi: a.hi - b.lo,
+                }
+            }
+        }
+        "mul" => {
+            let a = operand("self", 0)?;
+            let b = operand("other", 1)?;
+            let ps = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi];
+            if ps.iter().any(|v| v.is_nan()) {
+                return None;
+            }
+            Iv {
+                lo: ps.iter().copied().fold(f64::INFINITY, f64::min),
+                hi: ps.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            }
+        }
+        "div" => {
+            let a = operand("self", 0)?;
+            let b = operand("other", 1)?;
+            // Only by a constant: a divisor's interval holding 0 has no bound.
+            if b.lo != b.hi || b.lo == 0.0 {
+                return None;
+            }
+            let q = scale(a, 1.0 / b.lo)?;
+            match arg("rounding_mode", 2).and_then(|v| v.get("as_string")?.as_str()) {
+                None => q,
+                Some("floor") => Iv {
+                    lo: q.lo.floor(),
+                    hi: q.hi.floor(),
+                },
+                Some("trunc") => Iv {
+                    lo: q.lo.trunc(),
+                    hi: q.hi.trunc(),
+                },
+                Some(_) => return None,
+            }
+        }
+        "min" | "minimum" | "max" | "maximum" if tensors == 2 => {
+            let a = operand("self", 0)?;
+            let b = operand("other", 1)?;
+            if op.starts_with("min") {
+                Iv {
+                    lo: a.lo.min(b.lo),
+                    hi: a.hi.min(b.hi),
+                }
+            } else {
+                Iv {
+                    lo: a.lo.max(b.lo),
+                    hi: a.hi.max(b.hi),
+                }
+            }
+        }
+        // A reduction's values are some of its input's.
+        "min" | "max" | "amin" | "amax" | "any" | "all" if tensors == 1 => moved("self", 0)?,
+        "clamp" => {
+            let a = operand("self", 0)?;
+            let lo = arg("min", 1).and_then(number).unwrap_or(f64::NEG_INFINITY);
+            let hi = arg("max", 2).and_then(number).unwrap_or(f64::INFINITY);
+            Iv {
+                lo: a.lo.max(lo).min(hi),
+                hi: a.hi.min(hi).max(lo),
+            }
+        }
+        "where" => {
+            let cond = arg("condition", 0).and_then(tensor_name)?;
+            // `x op c` for a tensor `x` and a number `c`: each branch bounded on its side.
+            let split = producer(p, cond).and_then(|c| {
+                let cop = crate::shapes::op_name(&c.target);
+                let x = c.inputs.first().and_then(|a| tensor_name(&a.arg))?;
+                let k = c.inputs.get(1).and_then(|a| number(&a.arg))?;
+                let xb = bounds(p, known, ranges, x, env, depth + 1)?;
+                let int = matches!(dtype_of(p, x), Some(1..=5));
+                let below = |strict: bool| Iv {
+                    lo: xb.lo,
+                    hi: xb.hi.min(if strict && int { k.ceil() - 1.0 } else { k }),
+                };
+                let above = |strict: bool| Iv {
+                    lo: xb.lo.max(if strict && int { k.floor() + 1.0 } else { k }),
+                    hi: xb.hi,
+                };
+                let (t, f) = match cop {
+                    "lt" => (below(true), above(false)),
+                    "le" => (below(false), above(true)),
+                    "gt" => (above(true), below(false)),
+                    "ge" => (above(false), below(true)),
+                    _ => return None,
+                };
+                Some((x.to_string(), t, f))
+            });
+            let branch =
+                |n: &str, pos: usize, narrowed: Option<(&str, Iv)>| -> Option<Option<Iv>> {
+                    let v = arg(n, pos)?;
+                    let Some(t) = tensor_name(v) else {
+                        return number(v).map(|k| Some(Iv::point(k)));
+                    };
+                    let mut e = env.clone();
+                    if let Some((x, iv)) = narrowed {
+                        // A branch never taken adds no value.
+                        if iv.lo > iv.hi {
+                            return Some(None);
+                        }
+                        e.insert(x.to_string(), iv);
+                    }
+                    bounds(p, known, ranges, t, &e, depth + 1).map(Some)
+                };
+            let (a, b) = match &split {
+                Some((x, t, f)) => (
+                    branch("self", 1, Some((x, *t)))?,
+                    branch("other", 2, Some((x, *f)))?,
+                ),
+                None => (branch("self", 1, None)?, branch("other", 2, None)?),
+            };
+            match (a, b) {
+                (Some(a), Some(b)) => a.union(b),
+                (Some(v), None) | (None, Some(v)) => v,
+                (None, None) => return None,
+            }
+        }
+        _ => return None,
+    };
+    if exact.lo.is_nan() || exact.hi.is_nan() {
+        return None;
+    }
+    Some(match out_dtype {
+        // An integer result of float values: torch truncates toward zero; an infinite or
+        // overflowing value has none.
+        Some(1..=5) => {
+            if !(exact.lo.is_finite() && exact.hi.is_finite())
+                || exact.lo.abs() >= 9.2e18
+                || exact.hi.abs() >= 9.2e18
+            {
+                return None;
+            }
+            Iv {
+                lo: exact.lo.trunc(),
+                hi: exact.hi.trunc(),
+            }
+        }
+        // A bool: 1 where nonzero.
+        Some(12) => Iv {
+            lo: if exact.lo <= 0.0 && exact.hi >= 0.0 {
+                0.0
+            } else {
+                1.0
+            },
+            hi: if exact.lo != 0.0 || exact.hi != 0.0 {
+                1.0
+            } else {
+                0.0
+            },
+        },
+        // Only arithmetic and conversions round; selecting, filling or comparing values is
+        // exact (a mask of zeros stays 0, not "just above").
+        d => match float_eps(d).filter(|_| {
+            matches!(
+                op,
+                "add" | "sub" | "mul" | "div" | "log" | "to" | "_to_copy" | "type_as"
+            )
+        }) {
+            Some(eps) => Iv {
+                lo: exact.lo - exact.lo.abs() * eps - 1e-30,
+                hi: exact.hi + exact.hi.abs() * eps + 1e-30,
+            },
+            None => exact,
+        },
+    })
+}
+
+/// `k * a`.
+fn scale(a: Iv, k: f64) -> Option<Iv> {
+    let (x, y) = (a.lo * k, a.hi * k);
+    if x.is_nan() || y.is_nan() {
+        return None;
+    }
+    Some(Iv {
+        lo: x.min(y),
+        hi: x.max(y),
+    })
+}
+
+/// The least value of a table's length over the claimed ranges.
+fn shortest(n: &Expr, ranges: &SymbolRanges) -> Option<f64> {
+    let r: BTreeMap<&str, (i128, i128)> = ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    dimguard_solver::value_range(n, &r).map(|(lo, _)| lo as f64)
+}
+
+/// Most values of a value read from data tried one by one.
+const UNBACKED_VALUES: f64 = 10_000.0;
+
+/// Run-time asserts over values read from data (`u0 = any(mask > 0).item()`), decided from the
+/// program's own bounds on those values ([`bounds`] of the tensor `item` reads), never from
+/// the range torch records for them (that range *is* the assert): where every such value has
+/// one possible value, it is put in the condition (left over the sizes); where the condition
+/// names one such value alone, it is tried at each possible value. An assert that holds so
+/// is dropped; the rest stay as they are (undecided when they name such a value).
+fn decide_unbacked(
+    p: &Program,
+    known: &BTreeMap<String, Values>,
+    ranges: &SymbolRanges,
+    out: &mut Vec<Found>,
+) {
+    let mut values: BTreeMap<String, Option<Iv>> = BTreeMap::new();
+    let mut value_of = |u: &str, node: &str| -> Option<Iv> {
+        if let Some(v) = values.get(u) {
+            return *v;
+        }
+        // Kept once found: another assert may reach the `item` where this one does not.
+        let v = unbacked_bounds(p, known, ranges, u, node);
+        if v.is_some() {
+            values.insert(u.to_string(), v);
+        }
+        v
+    };
+    let mut drop = Vec::new();
+    for (k, f) in out.iter_mut().enumerate() {
+        let Ok(c) = &f.condition else { continue };
+        if f.kind != RuntimeKind::RuntimeAssert {
+            continue;
+        }
+        let data: Vec<String> = c
+            .atoms()
+            .iter()
+            .map(|a| a.to_string())
+            .filter(|a| read_from_data(a))
+            .collect();
+        if data.is_empty() {
+            continue;
+        }
+        let ivs: Vec<Option<Iv>> = data.iter().map(|u| value_of(u, &f.node)).collect();
+        let decided = if ivs.iter().all(|iv| iv.is_some_and(|iv| iv.lo == iv.hi)) {
+            let mut e = c.clone();
+            for (u, iv) in data.iter().zip(&ivs) {
+                e = e.substitute(u, &Expr::int(iv.expect("checked").lo as i128));
+            }
+            Some(e)
+        } else if let ([u], [Some(iv)], true) = (&data[..], &ivs[..], c.atoms().len() == 1) {
+            (iv.hi - iv.lo <= UNBACKED_VALUES)
+                .then(|| {
+                    (iv.lo as i128..=iv.hi as i128).all(|v| {
+                        matches!(
+                            c.eval(&|n| (n == u).then_some(v)),
+                            Ok(dimguard_solver::expr::Value::Bool(true))
+                        )
+                    })
+                })
+                .and_then(|all| all.then_some(Expr::Bool(true)))
+        } else {
+            None
+        };
+        let Some(e) = decided else { continue };
+        match e.eval(&|_| None) {
+            Ok(dimguard_solver::expr::Value::Bool(true)) => drop.push(k),
+            _ if e.atoms().iter().all(|a| !read_from_data(a.as_ref())) => {
+                f.symbols = e.atoms().iter().map(|a| a.to_string()).collect();
+                f.condition = Ok(e);
+            }
+            _ => {}
+        }
+    }
+    for k in drop.into_iter().rev() {
+        out.remove(k);
+    }
+}
+
+/// The program's bounds on the value read from data `u` (integers: `item` of an integer or
+/// bool tensor, `Eq(u, 1)` for a bool), from the tensor it reads. The `item` reading `u` is the
+/// one whose recorded expression is `u`; where torch replaced it by what it proved (`u1` by 8:
+/// the asserts still check it), the one `item` the assert's own condition is computed from (its
+/// SymInt chain in the graph), when it reaches exactly one.
+fn unbacked_bounds(
+    p: &Program,
+    known: &BTreeMap<String, Values>,
+    ranges: &SymbolRanges,
+    u: &str,
+    assert_node: &str,
+) -> Option<Iv> {
+    let g = &p.graph_module.graph;
+    // Other operators make values from data too (sizes of `nonzero`, `unique`, ...).
+    if g.nodes.iter().any(|n| {
+        let op = crate::shapes::op_name(&n.target);
+        matches!(
+            op,
+            "nonzero"
+                | "unique"
+                | "_unique2"
+                | "masked_select"
+                | "unique_consecutive"
+                | "repeat_interleave"
+        )
+    }) {
+        return None;
+    }
+    let items: Vec<&Node> = g
+        .nodes
+        .iter()
+        .filter(|n| {
+            matches!(
+                crate::shapes::op_name(&n.target),
+                "item" | "_local_scalar_dense"
+            )
+        })
+        .collect();
+    // What each `item` records: `u`, `Eq(u, 1)`, or a value torch put in its place.
+    let read: Vec<Option<Expr>> = items
+        .iter()
+        .map(|node| {
+            let o = node.outputs.first()?;
+            let expr = |key: &str, table: &BTreeMap<String, Value>| -> Option<Expr> {
+                let n = o.get(key)?.get("as_name")?.as_str()?;
+                let v = table.get(n)?;
+                if let Some(k) = v.get("as_int").and_then(Value::as_i64) {
+                    return Some(Expr::int(k as i128));
+                }
+                parse_expr(v.get("as_expr")?.get("expr_str")?.as_str()?).ok()
+            };
+            expr("as_sym_int", &g.sym_int_values)
+                .or_else(|| expr("as_sym_bool", &g.sym_bool_values))
+        })
+        .collect();
+    let symbol_of = |e: &Expr| -> Option<String> {
+        match e {
+            Expr::Cmp(CmpOp::Eq, a, b) if **b == Expr::int(1) => Some(a.to_string()),
+            Expr::Cmp(CmpOp::Eq, a, b) if **a == Expr::int(1) => Some(b.to_string()),
+            _ if e.atoms().len() == 1
+                && e.atoms().iter().next().map(|a| Expr::sym(a)) == Some(e.clone()) =>
+            {
+                Some(e.to_string())
+            }
+            _ => None,
+        }
+    };
+    let named: Vec<Option<String>> = read
+        .iter()
+        .map(|e| e.as_ref().and_then(symbol_of).filter(|s| read_from_data(s)))
+        .collect();
+    let k = named
+        .iter()
+        .position(|n| n.as_deref() == Some(u))
+        .or_else(|| {
+            // Replaced by a value: the one `item` the assert's own condition is computed from.
+            let reached = sym_inputs(p, assert_node);
+            let hit: Vec<usize> = items
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| {
+                    n.outputs.first().is_some_and(|o| {
+                        ["as_sym_int", "as_sym_bool"].iter().any(|key| {
+                            o.get(*key)
+                                .and_then(|v| v.get("as_name"))
+                                .and_then(Value::as_str)
+                                .is_some_and(|name| reached.contains(name))
+                        })
+                    })
+                })
+                .map(|(k, _)| k)
+                .collect();
+            match hit[..] {
+                [k] if named[k].is_none() => Some(k),
+                _ => None,
+            }
+        })?;
+    let t = items[k].inputs.first().and_then(|a| tensor_name(&a.arg))?;
+    if !matches!(dtype_of(p, t), Some(1..=5) | Some(12)) {
+        return None;
+    }
+    let iv = bounds(p, known, ranges, t, &BTreeMap::new(), 0)?;
+    let (lo, hi) = (iv.lo.ceil(), iv.hi.floor());
+    (lo.is_finite() && hi.is_finite() && lo <= hi).then_some(Iv { lo, hi })
+}
+
+/// A symbol torch made for a value read from data (`u0`, `u12`: unbacked), not an input size
+/// (its range in the program is torch's record of the asserts on it).
+fn read_from_data(s: &str) -> bool {
+    s.strip_prefix('u')
+        .is_some_and(|d| !d.is_empty() && d.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// The SymInt / SymBool names the first argument of the node `name` is computed from, followed
+/// back through the nodes that compute them.
+fn sym_inputs(p: &Program, name: &str) -> BTreeSet<String> {
+    let g = &p.graph_module.graph;
+    let sym = |v: &Value| -> Option<String> {
+        ["as_sym_int", "as_sym_bool"]
+            .iter()
+            .find_map(|k| v.get(*k)?.get("as_name")?.as_str().map(String::from))
+    };
+    let Some(node) = g.nodes.iter().find(|n| n.name.as_deref() == Some(name)) else {
+        return BTreeSet::new();
+    };
+    let mut todo: Vec<String> = node
+        .inputs
+        .first()
+        .and_then(|a| sym(&a.arg))
+        .into_iter()
+        .collect();
+    let mut seen = BTreeSet::new();
+    while let Some(s) = todo.pop() {
+        if seen.len() > 256 || !seen.insert(s.clone()) {
+            continue;
+        }
+        if let Some(n) = g.nodes.iter().find(|n| {
+            n.outputs
+                .iter()
+                .any(|o| sym(o).as_deref() == Some(s.as_str()))
+        }) {
+            todo.extend(n.inputs.iter().filter_map(|a| sym(&a.arg)));
+        }
+    }
+    seen
 }

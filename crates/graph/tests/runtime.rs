@@ -321,3 +321,31 @@ fn assert_async_of_a_scalar_tensor() {
         r.propagation.unchecked
     );
 }
+
+#[test]
+fn t5_relative_position_buckets_are_bounded_through_log_where_and_min() {
+    // T5's bidirectional buckets into a 32-row table: every size runs, and the index is bounded
+    // (0..=31) through `abs`, `log`, `where` and `min`: every size decided, accepted.
+    let r = agrees("t5_buckets");
+    assert!(
+        r.runtime.iter().all(|c| c.fate != GuardFate::Undecided),
+        "{:?}",
+        r.runtime
+    );
+}
+
+#[test]
+fn t5_buckets_without_their_clamp_are_never_accepted() {
+    // The same buckets without `min(..., 15)`: an IndexError from seq 129 on. The bounds do not
+    // show the index inside the table, so no size is accepted on their word: undecided.
+    let p = load(&data("t5_buckets_unclamped.pt2")).unwrap();
+    let r = check(&p, false).unwrap();
+    let t = truth("t5_buckets_unclamped");
+    let d = &r.dims[0];
+    assert_eq!(d.answer.accepted.as_ref().unwrap().count, 0);
+    assert_eq!(d.answer.undecided.as_ref().unwrap().count, d.claimed.count);
+    assert!(
+        t.runs.len() < d.claimed.count as usize,
+        "some sizes really fail"
+    );
+}
