@@ -143,10 +143,9 @@ JSON_SETS = {
 JSON_PROGRAMS = [(k, p.name[: -len(".model.json")]) for k, (d, _) in JSON_SETS.items()
                  for p in sorted(d.glob("*.model.json"))]
 
-# Sizes a spec still drops (issue 41, open on the solver's side: branch s41s): a program may drop
-# no others. image_mask: mask = image // 4, the spec writes the mask's sizes as defined by the
-# image's and leaves the image's out (torch then makes them static at the traced 64x96).
-KNOWN_DROPS = {"image_mask": {("image", 2), ("image", 3)}}
+# Sizes a spec still drops: none (image_mask's image[2], image[3] were, until two defined sizes
+# got a box of the others: issue 41).
+KNOWN_DROPS = {}
 
 
 def test_every_json_program_is_here():

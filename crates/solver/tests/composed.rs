@@ -872,3 +872,94 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(60))]
+    /// Two sizes defined one each by a size of a linked pair (`p == a//k1 + c`, `q == b//k2`:
+    /// an image and its quarter-size mask, per axis), each within its own range, the pair
+    /// linked by `a + b >= t` and `a` periodic (`a % m != r`), over `Dim.AUTO`'s unbounded
+    /// ranges: one definition is eliminated inside the other's reduced group. Every size's
+    /// values with some partner ([`Linked::some`]: the defining sizes' and the defined sizes')
+    /// are computed and equal the brute force over every tuple the own ranges leave; where the
+    /// link holds at the least corner, the others have a sound box (the spec keeps `a` and
+    /// `b`), every corner of it passing.
+    #[test]
+    fn two_defined_sizes_have_their_values_with_some_partner(
+        k1 in 1i128..6, k2 in 1i128..6, c in -3i128..4, m in 2i128..5, r in 0i128..5,
+        la in 2i128..40, lb in 2i128..40, t in 0i128..90, wp in 0i128..30, wq in 0i128..30,
+    ) {
+        prop_assume!(la / k1 + c >= 1 && lb / k2 >= 1);
+        let (hp, hq) = (la / k1 + c + wp, lb / k2 + wq);
+        let texts = [
+            format!("a >= {la}"),
+            format!("b >= {lb}"),
+            format!("a % {m} != {}", r % m),
+            format!("a + b >= {t}"),
+            format!("p <= {hp}"),
+            format!("q <= {hq}"),
+            format!("p == (a // {k1}) + {c}"),
+            format!("q == b // {k2}"),
+        ];
+        let guards: Vec<Expr> = texts.iter().map(|x| parse_guard(x).unwrap()).collect();
+        let names: Vec<String> = ["a", "b", "p", "q"].iter().map(|s| s.to_string()).collect();
+        let ranges: BTreeMap<String, (i128, i128)> = names
+            .iter()
+            .map(|n| (n.clone(), (1, i64::MAX as i128)))
+            .collect();
+        let groups = group(&guards, &names);
+        prop_assert_eq!(groups.len(), 1);
+        let s = solve_group_with(&groups[0], &ranges, &Budget::default(), None);
+        prop_assert!(
+            s.defined.as_ref().is_some_and(|d| d.chain().len() == 2),
+            "{:?}: p and q are defined",
+            texts
+        );
+        let l = linked(&s, &groups[0], &Budget::default(), &|x| x.to_string(), &|x| x.to_string(), &|_| 0)
+            .expect("the joint answer");
+        // The oracle: every tuple, p and q at their definitions (their ranges bound a and b).
+        let passes = |a: i128, b: i128| {
+            let (p, q) = (a / k1 + c, b / k2);
+            a >= la && b >= lb && a % m != r % m && a + b >= t
+                && (1..=hp).contains(&p) && (1..=hq).contains(&q)
+        };
+        let (amax, bmax) = ((hp - c + 1) * k1 + 5, (hq + 1) * k2 + 5);
+        let mut truth: [BTreeMap<i128, bool>; 4] = Default::default();
+        for a in 1..=amax {
+            for b in 1..=bmax {
+                let ok = passes(a, b);
+                for (i, v) in [a, b, a / k1 + c, b / k2].into_iter().enumerate() {
+                    *truth[i].entry(v).or_insert(false) |= ok;
+                }
+            }
+        }
+        for (i, x) in names.iter().enumerate() {
+            let member = groups[0].members.iter().find(|mb| mb.name == *x).unwrap();
+            let some = l
+                .some(member)
+                .map_err(|e| TestCaseError::fail(format!("{texts:?}: {x}: {e}")))?;
+            for (&v, &ok) in &truth[i] {
+                if v >= 1 {
+                    prop_assert_eq!(some.contains(v), ok, "{:?}: {} = {}", texts, x, v);
+                }
+            }
+            // Nothing past the brute force's window passes.
+            let top = *truth[i].keys().max().unwrap();
+            prop_assert!(some.max().is_none_or(|h| h < top), "{:?}: {} up to {:?}", texts, x, some.max());
+        }
+        // A box where the link holds at the least corner (image_mask's corner-only guard) and
+        // the own ranges leave room for every residue of `a`; else the reduced set's largest
+        // box can start above the caps (a binding link, or `a`'s one passing value off the
+        // box's progression: not boxed yet).
+        if t <= la + lb && wp >= m && wq >= 1 && truth[0].values().any(|&ok| ok) {
+            let b = l.largest.as_ref();
+            prop_assert!(b.is_some(), "{:?}: no box of a and b", texts);
+            let sides = &b.unwrap().sides;
+            let (ia, ib) = (l.joint.level("a").unwrap(), l.joint.level("b").unwrap());
+            for a in [sides[ia].lo, sides[ia].hi] {
+                for b in [sides[ib].lo, sides[ib].hi] {
+                    prop_assert!(passes(a, b), "{:?}: corner ({}, {})", texts, a, b);
+                }
+            }
+        }
+    }
+}

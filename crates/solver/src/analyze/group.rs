@@ -105,14 +105,11 @@ impl GroupAnswer {
     /// nondecreasing there), the range its `Dim.AUTO` line takes.
     pub fn defined_range(&self, var: &str) -> Option<(i128, i128)> {
         let l = self.linked.as_ref()?;
-        let d = l.defined.as_ref().filter(|d| d.dim == var)?;
+        let d = l.defined.as_ref()?;
         let Some(Choice::Largest(sides)) = &self.choice else {
             return None;
         };
-        let at = |t: Vec<i128>| -> Option<i128> {
-            let env = |a: &str| l.joint.sizes.iter().position(|s| s == a).map(|i| t[i]);
-            d.expr.int_at(&env)
-        };
+        let at = |t: Vec<i128>| d.value_at(var, &l.joint.sizes, &t);
         Some((
             at(sides.iter().map(|p| p.lo).collect())?,
             at(sides.iter().map(|p| p.hi).collect())?,

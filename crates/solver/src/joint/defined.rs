@@ -32,54 +32,85 @@ pub(super) fn definition(grp: &Group) -> Option<(usize, String, Expr)> {
 const DEFINED_BOXES: usize = 10_000;
 
 impl Defined {
-    /// The values of the other root `root` that pass with some value of the others (the
-    /// defined size at its expression), from `j`, the reduced group's joint set. Computed
-    /// exactly where the expression is nondecreasing and nonnegative in every size over the
-    /// boxes (sums, products, `//` by positive constants, `Max`, `Min` of sizes and nonnegative
-    /// constants) and the defined size's own set is one interval `lo..hi` containing the
-    /// expression at each box's least corner: in a box, a value `v` of `root` then has a
-    /// partner exactly when the expression at `v` and the others' least values is at most `hi`
-    /// (that tuple passes; every other is larger), a prefix of its side found by bisection.
-    /// Else an error: not computed (the defined size's own set, the image of the expression, is
-    /// never computed here: `(h//16)*(w//16)` with both factors at least 2 takes the composite
-    /// numbers, no periodic set).
+    /// This definition and those of its reduced groups (a reduced group may define one more
+    /// size: `mask_3 = image_3 // 4`, then `mask_2 = image_2 // 4`), outermost first; the
+    /// innermost reduced group's joint set is over the rest.
+    pub fn chain(&self) -> Vec<&Defined> {
+        let mut defs = vec![self];
+        let mut r = &self.solved;
+        while let Some(inner) = &r.defined {
+            defs.push(inner);
+            r = &inner.solved;
+        }
+        defs
+    }
+
+    /// The value of the defined size `dim` of [`Self::chain`] at the tuple `t` of `sizes` (the
+    /// innermost reduced group's sizes), every inner definition evaluated first; `None` when
+    /// `dim` is none of them or the value is not an integer within 128 bits.
+    pub fn value_at(&self, dim: &str, sizes: &[String], t: &[i128]) -> Option<i128> {
+        let defs = self.chain();
+        let i = defs.iter().position(|d| d.dim == dim)?;
+        chain_values(&defs, sizes, t)?[i]
+    }
+
+    /// The values of the size `root` that pass with some value of the others, from `j`, the
+    /// innermost reduced group's joint set; every size of [`Self::chain`] is at its definition
+    /// and within its own set. Not computed when `j` is undecided.
     ///
-    /// For the defined size itself, when its definition has one size (`mask = image // 4`,
+    /// For a size of `j`: computed exactly where every definition is nondecreasing and
+    /// nonnegative in every size over the boxes (sums, products, `//` by positive constants,
+    /// `Max`, `Min` of sizes and nonnegative constants), every defined size's own set is one
+    /// interval `lo..hi` holding its definition at each box's least corner: in a box, a value
+    /// `v` of `root` then has a partner exactly when every definition at `v` and the others'
+    /// least values is at most its `hi` (that tuple passes; every other is larger), a prefix of
+    /// its side found by bisection. Else an error: not computed.
+    ///
+    /// For a defined size whose definition has one size of `j` (`mask = image // 4`,
     /// `n = 2*ceil(h/8) + 1`): the image of that size's values with some partner under the
     /// definition (`image`: affine maps and floor division by positive constants, each exact
-    /// on periodic sets), within its own set.
+    /// on periodic sets), within its own set. A definition of several sizes is not computed
+    /// here (`(h//16)*(w//16)` with both factors at least 2 takes the composite numbers, no
+    /// periodic set: [`Products`]).
     pub fn some(&self, j: &JointSet, root: &str) -> Result<DimSet, crate::Error> {
         let not = |why: &str| {
             crate::Error::NotComputed(format!("{root}'s values with some partner: {why}"))
         };
-        if root == self.dim {
-            let atoms = self.expr.atoms();
+        if j.undecided.is_some() {
+            return Err(not("the reduced group is undecided"));
+        }
+        let defs = self.chain();
+        if let Some(d) = defs.iter().find(|d| d.dim == root) {
+            let atoms = d.expr.atoms();
             let [var] = atoms.iter().collect::<Vec<_>>()[..] else {
                 return Err(not("its definition has several sizes"));
             };
             let level = j
                 .level(var)
                 .ok_or_else(|| not("its definition's size is not in the reduced group"))?;
-            if j.undecided.is_some() {
-                return Err(not("the reduced group is undecided"));
-            }
-            let values = image(&self.expr, var, &j.tree.projection(level)?)?;
-            return values.intersect(&self.own);
+            // With one definition its own set is the only other condition, and the image is
+            // cut to it; with several, `var`'s values that pass with every one of them.
+            let values = if defs.len() == 1 {
+                j.tree.projection(level)?
+            } else {
+                self.some(j, var)?
+            };
+            return image(&d.expr, var, &values)?.intersect(&d.own);
         }
         let level = j
             .sizes
             .iter()
             .position(|s| s == root)
             .ok_or_else(|| not("not a size of the reduced group"))?;
-        if j.undecided.is_some() {
-            return Err(not("the reduced group is undecided"));
-        }
-        let (lo, hi) = match (self.own.min(), self.own.max()) {
-            (Some(lo), Some(hi)) if DimSet::interval(lo, hi) == self.own => (lo, hi),
-            _ => return Err(not("the defined size's own set is not one interval")),
-        };
-        if !nondecreasing(&self.expr) {
-            return Err(not("the definition is not nondecreasing in every size"));
+        let mut bounds = Vec::with_capacity(defs.len());
+        for d in &defs {
+            match (d.own.min(), d.own.max()) {
+                (Some(lo), Some(hi)) if DimSet::interval(lo, hi) == d.own => bounds.push((lo, hi)),
+                _ => return Err(not("a defined size's own set is not one interval")),
+            }
+            if !nondecreasing(&d.expr) {
+                return Err(not("a definition is not nondecreasing in every size"));
+            }
         }
         let (boxes, complete) = j.tree.boxes(DEFINED_BOXES);
         if !complete {
@@ -94,33 +125,33 @@ impl Defined {
             if least.iter().any(|&v| v < 0) {
                 return Err(not("a size below 0"));
             }
-            // The expression at `v` and the others' least values: `None` past 128 bits (above
-            // `hi`), an error where it raises or is not an integer.
-            let at = |v: i128| -> Result<Option<i128>, crate::Error> {
-                let env = |a: &str| {
-                    let i = j.sizes.iter().position(|s| s == a)?;
-                    Some(if i == level { v } else { least[i] })
-                };
-                match self.expr.eval(&env) {
-                    Ok(Value::Num(q)) if q.is_integer() => Ok(Some(*q.numer())),
-                    Err(crate::expr::EvalError::Arith(crate::num::ArithError::Overflow)) => {
-                        Ok(None)
+            // Whether every definition at `v` and the others' least values is at most its
+            // `hi`; an error where one is below its `lo` or does not evaluate.
+            let fits = |v: i128| -> Result<bool, crate::Error> {
+                let mut t = least.clone();
+                t[level] = v;
+                let values = chain_values(&defs, &j.sizes, &t)
+                    .ok_or_else(|| not("a definition does not evaluate to an integer"))?;
+                let mut all = true;
+                for (x, (lo, hi)) in values.iter().zip(&bounds) {
+                    match x {
+                        Some(e) if *e < *lo && v == least[level] => {
+                            return Err(not("a definition is below its size's range"))
+                        }
+                        Some(e) if *e <= *hi => {}
+                        _ => all = false,
                     }
-                    _ => Err(not("the definition does not evaluate to an integer")),
                 }
+                Ok(all)
             };
-            match at(least[level])? {
-                Some(e) if e < lo => {
-                    return Err(not("the definition is below the defined size's range"))
-                }
-                Some(e) if e <= hi => {}
-                _ => continue,
+            if !fits(least[level])? {
+                continue;
             }
-            // The largest `v` in least..=top with the expression at most `hi`.
+            // The largest `v` in least..=top with every definition at most its `hi`.
             let (mut good, mut bad) = (least[level], top.saturating_add(1));
             while bad - good > 1 {
                 let mid = good + (bad - good) / 2;
-                if at(mid)?.is_some_and(|e| e <= hi) {
+                if fits(mid)? {
                     good = mid;
                 } else {
                     bad = mid;
@@ -130,6 +161,41 @@ impl Defined {
         }
         Ok(out)
     }
+}
+
+/// The value of each definition of `defs` (outermost first, as [`Defined::chain`]) at the tuple
+/// `t` of `sizes` (the innermost reduced group's), evaluated innermost first (an outer
+/// definition may read an inner defined size): `Some(None)` for one past 128 bits (above any
+/// range), `None` where one raises, is not an integer, or reads a size past 128 bits.
+pub(super) fn chain_values(
+    defs: &[&Defined],
+    sizes: &[String],
+    t: &[i128],
+) -> Option<Vec<Option<i128>>> {
+    let mut known: Vec<(&str, Option<i128>)> = sizes
+        .iter()
+        .map(String::as_str)
+        .zip(t.iter().map(|&v| Some(v)))
+        .collect();
+    for d in defs.iter().rev() {
+        if d.expr
+            .atoms()
+            .iter()
+            .any(|a| known.iter().any(|(n, v)| *n == &**a && v.is_none()))
+        {
+            return None;
+        }
+        let env = |a: &str| known.iter().find(|(n, _)| *n == a).and_then(|(_, v)| *v);
+        let v = match d.expr.eval(&env) {
+            Ok(Value::Num(q)) if q.is_integer() => Some(*q.numer()),
+            Err(crate::expr::EvalError::Arith(crate::num::ArithError::Overflow)) => None,
+            _ => return None,
+        };
+        known.push((&d.dim, v));
+    }
+    let mut out: Vec<Option<i128>> = known[sizes.len()..].iter().map(|(_, v)| *v).collect();
+    out.reverse();
+    Some(out)
 }
 
 /// `{e(x) : x ∈ set}` for `e` over the one size `var`, built of sums with constants, integer

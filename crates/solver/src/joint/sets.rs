@@ -2,7 +2,7 @@
 //! summary, for a plain joint set, tied sizes, or a defined size.
 
 use super::choice::{diagonal, Linked};
-use super::defined::nondecreasing;
+use super::defined::{chain_values, nondecreasing};
 use super::grouping::Group;
 use super::solve::{box_sample, tied_report};
 use super::solved::{Defined, Solved};
@@ -186,12 +186,8 @@ fn defined_linked(
 ) -> Option<Linked> {
     // Every size the others define (several: the reduced group had one of its own, issue 34
     // gap 4), outermost first; the innermost reduced group's joint set is over the rest.
-    let mut defs: Vec<&Defined> = vec![d];
-    let mut r = &d.solved;
-    while let Some(inner) = &r.defined {
-        defs.push(inner);
-        r = &inner.solved;
-    }
+    let defs = d.chain();
+    let r = &defs.last()?.solved;
     if r.tied.is_some() || r.undecided.is_some() {
         return None;
     }
@@ -256,10 +252,7 @@ fn defined_linked(
         })
         .filter(|t| !passes(t))
         .collect();
-    // A box only where one size is defined (the cap reads one definition).
-    let lb = (defs.len() == 1)
-        .then(|| defined_box(d, j, grp, budget))
-        .flatten();
+    let lb = defined_box(&defs, j, grp, budget);
     let largest_box = lb.as_ref().map(|b| {
         let sides = b
             .sides
@@ -269,7 +262,7 @@ fn defined_linked(
                 let mut side = unchecked_suggestion(&name(s), p, Proof::Periodic);
                 side.certificate_note = Some(format!(
                     "a box of the others, each tuple with {} at its definition; re-checked at its corners and tuples spread over it",
-                    name(&d.dim)
+                    defs.iter().map(|x| name(&x.dim)).collect::<Vec<_>>().join(", ")
                 ));
                 side
             })
@@ -343,25 +336,39 @@ fn defined_linked(
     })
 }
 
-/// A sound box of the others for a group with a defined size: every tuple of it passes every
-/// guard of the group with the defined size at its definition. From the reduced set's largest
-/// box, each side cut at one common cap, the largest at which the definition at the box's top
-/// corner stays within the defined size's own set (one interval; the definition nondecreasing
-/// ([`nondecreasing`]), so every tuple of the box lies between the corners).
-/// Re-checked with the exact evaluator at every corner and at tuples spread over the box; `None`
-/// when anything fails (no box is printed then).
-fn defined_box(d: &Defined, j: &JointSet, grp: &Group, budget: &Budget) -> Option<LargestBox> {
-    let (lo, hi) = (d.own.min()?, d.own.max()?);
-    if DimSet::interval(lo, hi) != d.own || !nondecreasing(&d.expr) {
-        return None;
+/// A sound box of the others for a group with defined sizes (`defs`, [`Defined::chain`]): every
+/// tuple of it passes every guard of the group with each defined size at its definition. From
+/// the reduced set's largest box, each side cut at one common cap, the largest at which every
+/// definition at the box's top corner stays within its size's own set (one interval; each
+/// definition nondecreasing ([`nondecreasing`]), so every tuple of the box lies between the
+/// corners). Re-checked with the exact evaluator at every corner and at tuples spread over the
+/// box; `None` when anything fails (no box is printed then).
+fn defined_box(
+    defs: &[&Defined],
+    j: &JointSet,
+    grp: &Group,
+    budget: &Budget,
+) -> Option<LargestBox> {
+    let mut bounds = Vec::with_capacity(defs.len());
+    for d in defs {
+        let (lo, hi) = (d.own.min()?, d.own.max()?);
+        if DimSet::interval(lo, hi) != d.own || !nondecreasing(&d.expr) {
+            return None;
+        }
+        bounds.push((lo, hi));
     }
     let lb = largest_box(&j.tree, budget)?;
-    let eval = |t: &[i128]| -> Option<i128> {
-        let env = |a: &str| j.sizes.iter().position(|s| s == a).map(|i| t[i]);
-        d.expr.int_at(&env)
+    // Each definition's value at `t`, all present (none past 128 bits).
+    let eval = |t: &[i128]| -> Option<Vec<i128>> {
+        chain_values(defs, &j.sizes, t)?.into_iter().collect()
     };
     let least: Vec<i128> = lb.sides.iter().map(|p| p.lo).collect();
-    if least.iter().any(|&v| v < 0) || !eval(&least).is_some_and(|v| (lo..=hi).contains(&v)) {
+    let inside = |v: &[i128]| {
+        v.iter()
+            .zip(&bounds)
+            .all(|(x, (lo, hi))| (lo..=hi).contains(&x))
+    };
+    if least.iter().any(|&v| v < 0) || !eval(&least).is_some_and(|v| inside(&v)) {
         return None;
     }
     // Each side cut at `cap`: its greatest member at most `cap` (its least when above).
@@ -382,7 +389,7 @@ fn defined_box(d: &Defined, j: &JointSet, grp: &Group, budget: &Budget) -> Optio
     };
     let fits = |cap: i128| {
         let top: Vec<i128> = cut(cap).iter().map(|p| p.hi).collect();
-        eval(&top).is_some_and(|v| v <= hi)
+        eval(&top).is_some_and(|v| v.iter().zip(&bounds).all(|(x, (_, hi))| x <= hi))
     };
     let (mut good, mut bad) = (
         least.iter().copied().min()?,
@@ -404,12 +411,12 @@ fn defined_box(d: &Defined, j: &JointSet, grp: &Group, budget: &Budget) -> Optio
     let count = sides.iter().fold(1u128, |a, p| a.saturating_mul(p.count()));
     let passes = |t: &[i128]| {
         let Some(v) = eval(t) else { return false };
-        if !d.own.contains(v) {
+        if !defs.iter().zip(&v).all(|(d, &x)| d.own.contains(x)) {
             return false;
         }
         let env = |a: &str| match j.sizes.iter().position(|s| s == a) {
             Some(i) => Some(t[i]),
-            None => (a == d.dim).then_some(v),
+            None => defs.iter().position(|d| d.dim == a).map(|i| v[i]),
         };
         grp.guards.iter().all(|g| matches!(g.truth(&env), Ok(true)))
     };
