@@ -376,8 +376,17 @@ fn the_215_solver_crash_reads_its_guard() {
     assert_eq!(m.form, Form::SolverCrash);
     let r = report(&m, &[]);
     assert_eq!(r.dims[0].name, "width");
-    // 2*((w/2)//4) - 2 < w/4 holds for every w: torch's solver crashed on a tautology.
-    assert_eq!(r.dims[0].status, Status::Spurious);
+    // 2*((w/2)//4) - 2 < w/4 holds for every w: torch's solver crashed on a tautology. The
+    // text holds that one guard of the export's, so the width is undecided, not "spurious".
+    assert_eq!(r.dims[0].guards[0].removes, Some(0));
+    assert_eq!(r.dims[0].status, Status::Undecided);
+    assert!(r.dims[0].answer.accepted.is_none());
+    assert!(r.dims[0].answer.suggestions.is_empty());
+    assert!(r.dims[0]
+        .undecided
+        .as_ref()
+        .unwrap()
+        .contains("not the others"));
     assert_eq!(r.dims[0].range, Some([64, 512]));
     // The text, with a range given and missing.
     let text = "AssertionError: Expected op to be '==', got < for (-2) + 2*(((1/2)*height) // 4) < (1/4)*height";

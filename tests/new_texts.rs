@@ -205,7 +205,10 @@ fn new_texts_read_as_torch_says() {
     // accepts the multiples of 4 from 8), so the size must be undecided, never the fragment's
     // 3.. as an accepted set.
     let known = ["cve_groups_of_four"];
-    for f in failures.iter().filter(|f| f.starts_with("cve_groups_of_four:")) {
+    for f in failures
+        .iter()
+        .filter(|f| f.starts_with("cve_groups_of_four:"))
+    {
         assert!(f.ends_with("no set (Undecided)"), "{f}");
     }
     let unknown: Vec<&String> = failures

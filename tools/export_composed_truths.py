@@ -47,8 +47,33 @@ if __name__ == "__main__" and os.environ.get("PYTHONHASHSEED") != "0":
     os.environ["PYTHONHASHSEED"] = "0"
     os.execv(sys.executable, [sys.executable, os.path.abspath(__file__)] + sys.argv[1:])
 
-sys.path.insert(0, SHARED)
-import make  # noqa: E402  (../shared/programs/composed/make.py)
+import importlib.util  # noqa: E402
+
+
+def _by_path(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _load_make():
+    """../shared/programs/composed/make.py, and the `models` it imports, under names of their
+    own: under pytest another `make` (tests/data/forms/shapesspec/make.py) or `models`
+    (python/tests/models.py) may be in sys.modules already."""
+    models = _by_path("shared_composed_models", os.path.join(SHARED, "models.py"))
+    before = sys.modules.get("models")
+    sys.modules["models"] = models
+    try:
+        return _by_path("shared_composed_make", os.path.join(SHARED, "make.py"))
+    finally:
+        if before is None:
+            del sys.modules["models"]
+        else:
+            sys.modules["models"] = before
+
+
+make = _load_make()
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
