@@ -161,14 +161,7 @@ class M(torch.nn.Module):
         if n > 3:
             return x * 2
         return x
-try:
-    export(M(), (torch.randn(10),))
-    raise SystemExit("no error")
-except SystemExit:
-    raise
-except Exception as e:
-    text.append(error_text(e))
-    datadep(e)
+datadep(export_error(M(), (torch.randn(10),), None))
 '''),
     "datadep_extract": ("data_dependent", "torch.arange(k) over a k read from a tensor, then a Python range over it", r'''
 class M(torch.nn.Module):
@@ -177,14 +170,7 @@ class M(torch.nn.Module):
         for i in range(k.item()):
             out = out + i
         return out
-try:
-    export(M(), (torch.randn(4), torch.tensor(3)))
-    raise SystemExit("no error")
-except SystemExit:
-    raise
-except Exception as e:
-    text.append(error_text(e))
-    datadep(e)
+datadep(export_error(M(), (torch.randn(4), torch.tensor(3)), None))
 '''),
     "datadep_nonzero_eq": ("data_dependent", "nonzero's count compared with the input's length", r'''
 class M(torch.nn.Module):
@@ -193,14 +179,7 @@ class M(torch.nn.Module):
         if idx.shape[0] + 1 == x.shape[0]:
             return idx.float().sum()
         return x.sum()
-try:
-    export(M(), (torch.randn(6),), dynamic_shapes={"x": {0: Dim("n")}})
-    raise SystemExit("no error")
-except SystemExit:
-    raise
-except Exception as e:
-    text.append(error_text(e))
-    datadep(e)
+datadep(export_error(M(), (torch.randn(6),), {"x": {0: Dim("n")}}))
 '''),
     "draft_export_report": ("draft_export", "draft_export of the branch on a count: its report", r'''
 class M(torch.nn.Module):
