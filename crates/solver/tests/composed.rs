@@ -12,7 +12,7 @@
 //! the small corner and near 2^20, 2^40 and 2^62 (partners drawn near each other, so that ties
 //! are hit as well as missed).
 
-use dimguard_solver::joint::{group, linked, solve_group_with};
+use dimguard_solver::joint::{group, linked, solve_group_with, Group};
 use dimguard_solver::linked::Budget;
 use dimguard_solver::report::Undecided;
 use dimguard_solver::{parse_guard, Expr};
@@ -686,6 +686,31 @@ fn reshape_products_and_boxes_are_checked() {
 /// over `Dim.AUTO`'s unbounded ranges. Its answer equals the guards' value at every tuple of a
 /// box near the small corner and of one near 2^40 where it decides; it must decide where `b`'s
 /// two maps share their blocks (see `must`).
+/// Guards written over the sizes `vars`, each ranged `lo..2^63-1`, grouped as the solver groups
+/// them: what the families below pose.
+struct Posed {
+    names: Vec<String>,
+    guards: Vec<Expr>,
+    ranges: BTreeMap<String, (i128, i128)>,
+    groups: Vec<Group>,
+}
+
+fn pose(texts: &[String], vars: &[&str], lo: i128) -> Posed {
+    let guards: Vec<Expr> = texts.iter().map(|t| parse_guard(t).unwrap()).collect();
+    let names: Vec<String> = vars.iter().map(|s| s.to_string()).collect();
+    let ranges = names
+        .iter()
+        .map(|n| (n.clone(), (lo, i64::MAX as i128)))
+        .collect();
+    let groups = group(&guards, &names);
+    Posed {
+        names,
+        guards,
+        ranges,
+        groups,
+    }
+}
+
 fn chain(
     (ia, ja, jc): (u32, u32, u32),
     (pa, pb, pc): (i128, i128, i128),
@@ -736,13 +761,12 @@ fn chain(
             map("b", qc, dc, false)
         ));
     }
-    let guards: Vec<Expr> = texts.iter().map(|t| parse_guard(t).unwrap()).collect();
-    let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
-    let ranges: BTreeMap<String, (i128, i128)> = names
-        .iter()
-        .map(|n| (n.clone(), (2, i64::MAX as i128)))
-        .collect();
-    let groups = group(&guards, &names);
+    let Posed {
+        guards,
+        ranges,
+        groups,
+        ..
+    } = pose(&texts, &["a", "b", "c"], 2);
     let solved: Vec<_> = groups
         .iter()
         .map(|g| solve_group_with(g, &ranges, &Budget::default(), None))
@@ -841,13 +865,12 @@ proptest! {
             format!("n <= {nhi}"),
             format!("n == {e} + ((((-{c}) + (a // {k})) // 2)) + (b // 2)"),
         ];
-        let guards: Vec<Expr> = texts.iter().map(|t| parse_guard(t).unwrap()).collect();
-        let names: Vec<String> = ["a", "b", "n"].iter().map(|s| s.to_string()).collect();
-        let ranges: BTreeMap<String, (i128, i128)> = names
-            .iter()
-            .map(|n| (n.clone(), (1, i64::MAX as i128)))
-            .collect();
-        let groups = group(&guards, &names);
+        let Posed {
+            guards,
+            ranges,
+            groups,
+            ..
+        } = pose(&texts, &["a", "b", "n"], 1);
         prop_assert_eq!(groups.len(), 1);
         let s = solve_group_with(&groups[0], &ranges, &Budget::default(), None);
         prop_assert!(s.defined.is_some(), "{:?}: n is defined by a and b", texts);
@@ -900,13 +923,12 @@ proptest! {
             format!("p == (a // {k1}) + {c}"),
             format!("q == b // {k2}"),
         ];
-        let guards: Vec<Expr> = texts.iter().map(|x| parse_guard(x).unwrap()).collect();
-        let names: Vec<String> = ["a", "b", "p", "q"].iter().map(|s| s.to_string()).collect();
-        let ranges: BTreeMap<String, (i128, i128)> = names
-            .iter()
-            .map(|n| (n.clone(), (1, i64::MAX as i128)))
-            .collect();
-        let groups = group(&guards, &names);
+        let Posed {
+            names,
+            ranges,
+            groups,
+            ..
+        } = pose(&texts, &["a", "b", "p", "q"], 1);
         prop_assert_eq!(groups.len(), 1);
         let s = solve_group_with(&groups[0], &ranges, &Budget::default(), None);
         prop_assert!(
