@@ -9,6 +9,26 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::Value;
 
+/// One execution's input.
+pub enum Input {
+    /// A message for `diagnose`.
+    Message(String),
+    /// A message and a spec for `verify`.
+    Verify(String, String),
+    /// A program's JSON for `check`.
+    Program(Vec<u8>),
+}
+
+impl Input {
+    pub fn describe(&self) -> String {
+        match self {
+            Input::Message(m) => m.clone(),
+            Input::Verify(m, s) => format!("{m}\n--- spec ---\n{s}"),
+            Input::Program(p) => String::from_utf8_lossy(p).into_owned(),
+        }
+    }
+}
+
 /// A guard expression, printed in either syntax PyTorch uses. Python's semantics apply to every
 /// combination (a comparison in arithmetic is 0 or 1).
 #[derive(Debug, Clone)]
@@ -217,8 +237,6 @@ pub struct GenDim {
     pub source: String,
     /// The requested range.
     pub range: (i128, i128),
-    /// Guard texts.
-    pub guards: Vec<String>,
 }
 
 /// A structured message: one to three dimensions with their guards, sometimes an equality, a
@@ -237,7 +255,6 @@ pub fn message(src: &mut Source) -> (String, Vec<GenDim>) {
         let source = format!("L['x{i}'].size()[{}]", 2 + src.below(2));
         let other = format!("L['x{}'].size()[2]", (i + 1) % n);
         let range = src.draw(range());
-        let mut guards = Vec::new();
         for _ in 0..1 + src.below(3) {
             let two = n > 1 && src.one_in(6);
             let g = src.draw(guard(two)).print(syntax, &source, &other);
@@ -245,13 +262,11 @@ pub fn message(src: &mut Source) -> (String, Vec<GenDim>) {
                 "  - Not all values of {name} = {source} in the specified range {} <= {name} <= {} satisfy the generated guard {g}.\n",
                 range.0, range.1
             ));
-            guards.push(g);
         }
         dims.push(GenDim {
             name,
             source,
             range,
-            guards,
         });
     }
     if n > 1 && src.one_in(5) {

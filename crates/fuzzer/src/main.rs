@@ -32,7 +32,7 @@ mod gen;
 mod oracle;
 
 use dimguard_solver::budget::{self, Budget};
-use gen::Source;
+use gen::{Input, Source};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -262,7 +262,7 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
         let (kind, input) = if (exec as usize) < seeds.messages.len() {
             (
                 Kind::Mutated,
-                Input::Message(seeds.messages[exec as usize].clone(), vec![]),
+                Input::Message(seeds.messages[exec as usize].clone()),
             )
         } else {
             draw(&mut src, seeds, exec)
@@ -380,26 +380,6 @@ fn run(opts: &Opts, seeds: &Seeds, t0: Instant) -> u64 {
     found
 }
 
-/// One execution's input.
-pub enum Input {
-    /// A message for `diagnose`; the generated dims when structured.
-    Message(String, Vec<gen::GenDim>),
-    /// A message and a spec for `verify`.
-    Verify(String, String),
-    /// A program's JSON for `check`.
-    Program(Vec<u8>),
-}
-
-impl Input {
-    fn describe(&self) -> String {
-        match self {
-            Input::Message(m, _) => m.clone(),
-            Input::Verify(m, s) => format!("{m}\n--- spec ---\n{s}"),
-            Input::Program(p) => String::from_utf8_lossy(p).into_owned(),
-        }
-    }
-}
-
 fn draw(src: &mut Source, seeds: &Seeds, exec: u64) -> (Kind, Input) {
     match exec % 100 {
         0 if !seeds.programs.is_empty() => {
@@ -423,15 +403,12 @@ fn draw(src: &mut Source, seeds: &Seeds, exec: u64) -> (Kind, Input) {
             (Kind::Verify, Input::Verify(m, s))
         }
         n if n % 2 == 0 => {
-            let (m, dims) = gen::message(src);
-            (Kind::Structured, Input::Message(m, dims))
+            let (m, _) = gen::message(src);
+            (Kind::Structured, Input::Message(m))
         }
         _ => {
             let base = &seeds.messages[src.below(seeds.messages.len())];
-            (
-                Kind::Mutated,
-                Input::Message(gen::mutate_text(src, base), vec![]),
-            )
+            (Kind::Mutated, Input::Message(gen::mutate_text(src, base)))
         }
     }
 }

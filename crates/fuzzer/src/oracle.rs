@@ -2,7 +2,7 @@
 //! the brute-force oracle: the exact evaluator ([`Expr::truth_at`]), value by value.
 
 use crate::cpu::library;
-use crate::Input;
+use crate::gen::Input;
 use dimguard_prove::verify::{verify, GuardSet};
 use dimguard_solver::diagnose::{diagnose, Options};
 use dimguard_solver::expr::EvalError;
@@ -18,7 +18,7 @@ const ORACLE_MAX: i128 = 1000;
 /// `String`, as do the helpers' below.
 pub fn check(input: &Input, z3_ms: u32) -> Result<(), String> {
     match input {
-        Input::Message(text, _) => check_message(text),
+        Input::Message(text) => check_message(text),
         Input::Verify(text, spec_text) => check_verify(text, spec_text, z3_ms),
         Input::Program(bytes) => check_program(bytes),
     }

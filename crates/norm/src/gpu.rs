@@ -28,7 +28,8 @@
 //!   holds: **three passes** (partial statistics, combine, normalize; per-element parameters
 //!   applied in column order, each read once), which reads the tensor twice.
 
-use crate::{half, invalid, DType, Layer, NoGpu, NormError, Param, Plan};
+use crate::layer::invalid;
+use crate::{half, DType, Layer, NoGpu, NormError, Param, Plan};
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute, CUstreamCaptureMode};
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,

@@ -310,9 +310,10 @@ pub fn reach_deadline() -> Option<Exhausted> {
     })
 }
 
-/// [`expired`] as an error ([`crate::Error::Exhausted`]), for work that stops with `?`.
-pub fn check() -> Result<(), crate::Error> {
-    expired().map_or(Ok(()), |e| Err(crate::Error::Exhausted(e)))
+/// [`expired`] as an error, for work that stops with `?` (which turns it into
+/// [`crate::Error::Exhausted`] where the work returns the crate's error).
+pub fn check() -> Result<(), Exhausted> {
+    expired().map_or(Ok(()), Err)
 }
 
 /// The current thread's budget (its deadline, not a fresh clock), to run part of the work on

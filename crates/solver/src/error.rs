@@ -85,6 +85,12 @@ pub enum Error {
     NotComputed(String),
 }
 
+impl From<crate::budget::Exhausted> for Error {
+    fn from(e: crate::budget::Exhausted) -> Error {
+        Error::Exhausted(e)
+    }
+}
+
 /// A parse failure, with the position of the offending text.
 ///
 /// `Display` renders the input line with a caret under the offending column:
