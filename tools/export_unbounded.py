@@ -35,6 +35,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+from fixture_models import source  # noqa: E402
 from make_traces import trim  # noqa: E402
 
 MODELS = r'''
@@ -43,59 +44,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-class TwoStem(nn.Module):
-    """Two images, one stride-4 stem each, added: the stems' outputs must agree."""
-
-    def __init__(self):
-        super().__init__()
-        self.a = nn.Conv2d(3, 8, 3, stride=4, padding=1)
-        self.b = nn.Conv2d(3, 8, 3, stride=4, padding=1)
-
-    def forward(self, image1, image2):
-        return (self.a(image1) + self.b(image2)).mean(dim=(2, 3))
+''' + source("TwoStem") + r'''
 
 
-class Window7(nn.Module):
-    """4x4 patch embed, pad to a multiple of the 7x7 window, attention per window."""
-
-    def __init__(self, c=16, win=7):
-        super().__init__()
-        self.win = win
-        self.embed = nn.Conv2d(3, c, 4, 4)
-        self.qkv = nn.Linear(c, 3 * c)
-
-    def forward(self, x):
-        x = self.embed(x)
-        b, c, h, w = x.shape
-        ws = self.win
-        ph = (ws - h % ws) % ws
-        pw = (ws - w % ws) % ws
-        x = F.pad(x, (0, pw, 0, ph))
-        hp, wp = h + ph, w + pw
-        x = x.permute(0, 2, 3, 1)
-        x = x.reshape(b, hp // ws, ws, wp // ws, ws, c).permute(0, 1, 3, 2, 4, 5)
-        x = x.reshape(-1, ws * ws, c)
-        q, k, v = self.qkv(x).chunk(3, dim=-1)
-        a = torch.softmax(q @ k.transpose(-1, -2), dim=-1)
-        x = (a @ v).reshape(b, hp // ws, wp // ws, ws, ws, c).permute(0, 1, 3, 2, 4, 5)
-        x = x.reshape(b, hp, wp, c)[:, :h, :w]
-        return x.mean(dim=(1, 2))
+''' + source("Window7") + r'''
 
 
-class Patch16(nn.Module):
-    """16x16 conv patches, flattened to tokens, mixed, and reshaped back to the grid."""
-
-    def __init__(self, c=16):
-        super().__init__()
-        self.embed = nn.Conv2d(3, c, 16, 16)
-        self.mix = nn.Linear(c, c)
-
-    def forward(self, x):
-        x = self.embed(x)
-        b, c, h, w = x.shape
-        t = self.mix(x.flatten(2).transpose(1, 2))
-        g = t.transpose(1, 2).reshape(b, c, h, w)
-        return F.avg_pool2d(g, 2, ceil_mode=True).flatten(1).sum(1)
+''' + source("Patch16") + r'''
 
 
 def SwinT():

@@ -35,20 +35,8 @@ def main() -> None:
         "image1": {0: b, 2: Dim("h1", min=9, max=128), 3: Dim("w1", min=9, max=128)},
         "image2": {0: b, 2: Dim("h2", min=9, max=128), 3: Dim("w2", min=9, max=128)},
     }
-    loop = sys.modules["dimguard.export"]
-    real, kept = loop.export, {}
-
-    def spy(*a, **k):
-        ep, rep = real(*a, **k)
-        kept["ep"] = ep
-        return ep, rep
-
-    loop.export = spy
-    try:
-        dimguard.onnx.export(model, args, OUT / "raft_pair.onnx", dynamic_shapes=ds, external_data=False)
-    finally:
-        loop.export = real
-    program = kept["ep"].module()
+    report = dimguard.onnx.export(model, args, OUT / "raft_pair.onnx", dynamic_shapes=ds, external_data=False)
+    program = report.program.module()
     plain = torch.export.export(model, args, dynamic_shapes=ds)
     torch.onnx.export(plain, args, str(OUT / "raft_pair_plain.onnx"), dynamo=True, external_data=False, verbose=False)
     rng = random.Random(0)

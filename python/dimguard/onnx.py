@@ -24,8 +24,9 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _native
 from ._results import FACT_KEYS, CheckReport, Record, ShapeError
+from .export import ExportReport
 
-__all__ = ["export", "attach", "Session", "REPORT_KEY"]
+__all__ = ["export", "attach", "Session", "OnnxExportReport", "REPORT_KEY"]
 
 #: The ``metadata_props`` key that holds the report.
 REPORT_KEY = "dimguard.report"
@@ -177,6 +178,14 @@ def attach(path: PathLike, report: Any, *, names: Optional[Mapping[Tuple[str, in
     return axes
 
 
+class OnnxExportReport(ExportReport):
+    """What :func:`export` returns: the :class:`~dimguard.ExportReport` (its fields, JSON and
+    methods unchanged), and ``program``: the ``torch.export.ExportedProgram`` the file was
+    written from (``report.program.module()`` runs it), not part of the JSON."""
+
+    __slots__ = ("program",)
+
+
 def export(
     model: Any,
     args: Any,
@@ -191,7 +200,8 @@ def export(
     export_kwargs: Optional[Mapping[str, Any]] = None,
     **onnx_kwargs: Any,
 ) -> Any:
-    """The audited export, written to ONNX. Returns the :class:`~dimguard.ExportReport`.
+    """The audited export, written to ONNX. Returns the :class:`~dimguard.ExportReport`, as an
+    :class:`OnnxExportReport` whose ``program`` is the audited program the file was written from.
 
     1. :func:`dimguard.export` (``dynamic_shapes``: plain ``Dim``s or a torch 2.15 ``ShapesSpec``;
        ``strict``, ``max_rounds`` and ``export_kwargs`` go to it): the program and the exact
@@ -240,7 +250,9 @@ def export(
         pass
     named = ", ".join(f"{k} = {v}" for k, v in axes.items()) or "no symbolic axes"
     _progress(verbose, f"torch.onnx.export {t_onnx:.1f} s (opset {proto_opset}); wrote {path}: {named}; the accepted sets are in metadata_props['{REPORT_KEY}']")
-    return report
+    out = OnnxExportReport(report._data)
+    object.__setattr__(out, "program", ep)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ models of torchvision, timm and transformers (from configs) and of the shared co
   (docs/ONNX.md's table; ``DIMGUARD_ONNX_TABLE=path`` writes the records as JSON lines).
 """
 
-import contextlib
 import json
 import os
 import pathlib
@@ -37,25 +36,6 @@ sys.path.insert(0, str(HERE))
 COMPOSED = HERE.parents[1] / ".." / "shared" / "programs" / "composed" / "models.py"
 
 from models import ConvStack  # noqa: E402
-
-
-@contextlib.contextmanager
-def _kept_program():
-    """The program ``dimguard.onnx.export`` wrote the file from, kept from the loop's return
-    (instrumentation only): ``kept["ep"]`` once the block ends."""
-    loop = sys.modules["dimguard.export"]
-    real, kept = loop.export, {}
-
-    def spy(*a, **k):
-        ep, rep = real(*a, **k)
-        kept["ep"] = ep
-        return ep, rep
-
-    loop.export = spy
-    try:
-        yield kept
-    finally:
-        loop.export = real
 
 
 def _img(c=3):
@@ -238,16 +218,19 @@ def exported(request, tmp_path_factory):
     torch.manual_seed(0)
     model, args, ds = MODELS[name]()
     path = tmp_path_factory.mktemp("onnx") / f"{name}.onnx"
-    # The program the file came from, kept from the loop's return (instrumentation only).
     t0 = time.process_time()
-    with _kept_program() as kept:
-        report = dimguard.onnx.export(model, args, path, dynamic_shapes=ds, verbose=False)
+    report = dimguard.onnx.export(model, args, path, dynamic_shapes=ds, verbose=False)
     cpu = time.process_time() - t0
-    return name, model, args, ds, path, report, kept["ep"].module(), cpu
+    # The program the file came from, as the export returns it.
+    return name, model, args, ds, path, report, report.program.module(), cpu
 
 
 def test_the_file_carries_the_report_and_the_users_names(exported):
     name, model, args, ds, path, report, _, _ = exported
+    # The report is dimguard.export's, with the program the file was written from beside it.
+    assert isinstance(report, dimguard.ExportReport)
+    assert isinstance(report.program, torch.export.ExportedProgram)
+    assert "program" not in report.to_dict()
     proto = onnx.load(str(path))
     meta = {p.key: p.value for p in proto.metadata_props}
     stored = json.loads(meta[dimguard.onnx.REPORT_KEY])
@@ -350,13 +333,12 @@ def test_shapes_spec_export_stores_its_assumptions_and_names(tmp_path):
     model = ConvStack().eval()
     B, H, W = ShapeVar("B", min=1, max=4), ShapeVar("H", min=32, max=128), ShapeVar("W", min=32, max=128)
     path = tmp_path / "convstack_spec.onnx"
-    with _kept_program() as kept:
-        report = dimguard.onnx.export(model, (torch.randn(2, 3, 64, 48),), path, dynamic_shapes=ShapesSpec({"x": TensorSpec([B, 3, H, W])}), verbose=False)
+    report = dimguard.onnx.export(model, (torch.randn(2, 3, 64, 48),), path, dynamic_shapes=ShapesSpec({"x": TensorSpec([B, 3, H, W])}), verbose=False)
     assert report["assumptions"], report["spec"]
     proto = onnx.load(str(path))
     axes = [d.dim_param for d in proto.graph.input[0].type.tensor_type.shape.dim if d.HasField("dim_param")]
     assert axes == ["B", "H", "W"], axes
-    program = kept["ep"].module()
+    program = report.program.module()
     sess = dimguard.onnx.Session(path, providers=["CPUExecutionProvider"])
     c = dimguard.check(path)
     seen = set()

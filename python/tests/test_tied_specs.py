@@ -6,23 +6,18 @@ decides it in closed form and prints a spec with each of image2's sizes written 
 (``image2_2 = image1_2``); that spec re-exports in torch 2.15, the program runs at its smallest
 sizes and at large ones, and a pair in different blocks raises."""
 
+import pathlib
+import sys
+
 import torch
-import torch.nn as nn
 from torch.export import Dim
 
 import dimguard
 
-
-class TwoStem(nn.Module):
-    """Two images, one stride-4 stem each, added: the stems' outputs must agree."""
-
-    def __init__(self):
-        super().__init__()
-        self.a = nn.Conv2d(3, 8, 3, stride=4, padding=1)
-        self.b = nn.Conv2d(3, 8, 3, stride=4, padding=1)
-
-    def forward(self, image1, image2):
-        return (self.a(image1) + self.b(image2)).mean(dim=(2, 3))
+# tools/export_unbounded.py's models (tests/data/pt2/*_unbounded.pt2), from the one module of
+# fixture models.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+from fixture_models import TwoStem, Window7  # noqa: E402
 
 
 def _runs(ep, h1, w1, h2, w2):
@@ -107,34 +102,6 @@ def test_a_tied_spec_exports_and_runs_at_its_corners():
         runs = any(_runs(ep, h1, 96, h2, 96) for h1 in range(max(2, h2 - 3), h2 + 4))
         assert (h2 in tied["L['image2'].size()[2]"].accepted) == runs, h2
     assert "tied, in the block of 4 values holding image1[2]" in repr(report), repr(report)
-
-
-class Window7(nn.Module):
-    """4x4 patch embed, pad to a multiple of the 7x7 window, attention per window (as
-    tools/export_unbounded.py's window7)."""
-
-    def __init__(self, c=16, win=7):
-        super().__init__()
-        self.win = win
-        self.embed = nn.Conv2d(3, c, 4, 4)
-        self.qkv = nn.Linear(c, 3 * c)
-
-    def forward(self, x):
-        x = self.embed(x)
-        b, c, h, w = x.shape
-        ws = self.win
-        ph = (ws - h % ws) % ws
-        pw = (ws - w % ws) % ws
-        x = torch.nn.functional.pad(x, (0, pw, 0, ph))
-        hp, wp = h + ph, w + pw
-        x = x.permute(0, 2, 3, 1)
-        x = x.reshape(b, hp // ws, ws, wp // ws, ws, c).permute(0, 1, 3, 2, 4, 5)
-        x = x.reshape(-1, ws * ws, c)
-        q, k, v = self.qkv(x).chunk(3, dim=-1)
-        a = torch.softmax(q @ k.transpose(-1, -2), dim=-1)
-        x = (a @ v).reshape(b, hp // ws, wp // ws, ws, ws, c).permute(0, 1, 3, 2, 4, 5)
-        x = x.reshape(b, hp, wp, c)[:, :h, :w]
-        return x.mean(dim=(1, 2))
 
 
 def _runs1(ep, b, h, w):

@@ -6,11 +6,10 @@ below each minimum raises. The same model exported here again with ``Dim.AUTO`` 
 it agrees with ``report.accepts`` at every size of a box around the small corner."""
 
 import pathlib
+import sys
 
 import pytest
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 from torch._dynamo.exc import UserError
 from torch.export import Dim
 from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
@@ -20,23 +19,9 @@ from reexport import corners, entries, roots, runs
 
 PT2 = pathlib.Path(__file__).resolve().parents[2] / "tests" / "data" / "pt2" / "patch16_unbounded.pt2"
 
-
-class Patch16(nn.Module):
-    """16x16 conv patches, flattened to tokens, mixed, and reshaped back to the grid (a copy of
-    tools/export_unbounded.py's Patch16, which lives there as the source text of a subprocess)."""
-
-    def __init__(self, c=16):
-        super().__init__()
-        self.embed = nn.Conv2d(3, c, 16, 16)
-        self.mix = nn.Linear(c, c)
-
-    def forward(self, x):
-        x = self.embed(x)
-        b, c, h, w = x.shape
-        t = self.mix(x.flatten(2).transpose(1, 2))
-        g = t.transpose(1, 2).reshape(b, c, h, w)
-        return F.avg_pool2d(g, 2, ceil_mode=True).flatten(1).sum(1)
-
+# tools/export_unbounded.py's Patch16, from the one module of fixture models.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+from fixture_models import Patch16  # noqa: E402
 
 SHAPES = [("x", (2, 3, 224, 224))]
 

@@ -6,20 +6,14 @@ suggested fix, then run both exported programs on sizes each spec admits.
 """
 
 import json
+import os
 import sys
 
 import torch
-import torchvision
 from torch.export import Dim, export
 
-
-class Raft(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.m = torchvision.models.optical_flow.raft_small(weights=None)
-
-    def forward(self, image1, image2):
-        return self.m(image1, image2, num_flow_updates=2)[-1]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from fixture_models import Raft  # noqa: E402
 
 
 dev = "cuda" if torch.cuda.is_available() else "cpu"

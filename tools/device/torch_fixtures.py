@@ -28,6 +28,9 @@ import torch
 import torchvision
 from torch.export import Dim, export
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from fixture_models import Raft  # noqa: E402
+
 OUT = sys.argv[1]
 WHAT = set(sys.argv[2:]) or {"messages", "roundtrip", "pt2"}
 DIMGUARD = os.path.abspath("target/release/dimguard")
@@ -67,15 +70,6 @@ def try_export(model, args, shapes, seconds=150):
 
 
 # --- torchvision classification / segmentation / optical flow -------------------------------
-
-
-class Raft(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.m = torchvision.models.optical_flow.raft_small(weights=None)
-
-    def forward(self, image1, image2):
-        return self.m(image1, image2, num_flow_updates=2)[-1]
 
 
 def image_model(name):
