@@ -1,37 +1,10 @@
 //! The `dimguard` binary: JSON contract, exit codes, input handling.
 
+mod common;
+
+use common::{data, run};
 use serde_json::Value;
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-fn run(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dimguard"));
-    cmd.args(args)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("dimguard runs");
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    }
-    drop(child.stdin.take());
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn data(name: &str) -> String {
-    format!("{}/tests/data/messages/{name}", env!("CARGO_MANIFEST_DIR"))
-}
+use std::process::Command;
 
 #[test]
 fn json_follows_the_contract() {
@@ -96,7 +69,7 @@ fn contract_example_shape_for_the_seed() {
             "--json",
             "--example",
             "520",
-            &data("seed_raft_sympy_syntax.txt"),
+            &data("messages/seed_raft_sympy_syntax.txt"),
         ],
         None,
     );
@@ -116,7 +89,7 @@ fn contract_example_shape_for_the_seed() {
 
 #[test]
 fn stdin_and_human_output() {
-    let text = std::fs::read_to_string(data("resnet18.txt")).unwrap();
+    let text = std::fs::read_to_string(data("messages/resnet18.txt")).unwrap();
     let (code, out, _) = run(&["diagnose"], Some(&text));
     assert_eq!(code, 0);
     assert!(out.contains("height mod 4 ∈ {0, 3}"), "{out}");
@@ -151,7 +124,12 @@ fn bad_input_is_a_clear_error() {
     assert_eq!(code, 1);
     assert!(err.contains("cannot read /no/such/file"), "{err}");
     let (code, _, err) = run(
-        &["diagnose", "--example", "abc", &data("resnet18.txt")],
+        &[
+            "diagnose",
+            "--example",
+            "abc",
+            &data("messages/resnet18.txt"),
+        ],
         None,
     );
     assert_eq!(code, 2);
@@ -166,7 +144,7 @@ fn named_examples() {
             "--json",
             "--example",
             "height=103",
-            &data("resnet18.txt"),
+            &data("messages/resnet18.txt"),
         ],
         None,
     );
@@ -243,7 +221,7 @@ fn diagnose_certifies_with_z3() {
             "--json",
             "--z3",
             "always",
-            &data("torch211_raft_small.txt"),
+            &data("messages/torch211_raft_small.txt"),
         ],
         None,
     );
@@ -258,7 +236,11 @@ fn diagnose_certifies_with_z3() {
     }
     // By default small answers keep their value-by-value certificate (no Z3 start-up) ...
     let (_, out, _) = run(
-        &["diagnose", "--json", &data("torch211_raft_small.txt")],
+        &[
+            "diagnose",
+            "--json",
+            &data("messages/torch211_raft_small.txt"),
+        ],
         None,
     );
     let v: Value = serde_json::from_str(&out).unwrap();
@@ -277,7 +259,12 @@ fn diagnose_certifies_with_z3() {
 fn verify_follows_the_contract() {
     let spec = "_dim_2 = Dim('_dim_2', min=17, max=270)\ndim_2 = 8*_dim_2\n";
     let (code, out, err) = run(
-        &["verify", "--json", &data("torch211_raft_small.txt"), "-"],
+        &[
+            "verify",
+            "--json",
+            &data("messages/torch211_raft_small.txt"),
+            "-",
+        ],
         Some(spec),
     );
     assert_eq!(code, 0, "{err}");
@@ -299,7 +286,12 @@ fn verify_follows_the_contract() {
     // The maximal sound spec, fed back, is proved sound.
     let fixed = d["maximal_spec"].as_str().unwrap().to_string();
     let (code, out, _) = run(
-        &["verify", "--json", &data("torch211_raft_small.txt"), "-"],
+        &[
+            "verify",
+            "--json",
+            &data("messages/torch211_raft_small.txt"),
+            "-",
+        ],
         Some(&fixed),
     );
     assert_eq!(code, 0);
@@ -312,24 +304,17 @@ fn verify_follows_the_contract() {
 #[test]
 fn verify_errors_are_clear() {
     let (code, _, err) = run(
-        &["verify", &data("resnet18.txt"), "-"],
+        &["verify", &data("messages/resnet18.txt"), "-"],
         Some("nothing here\n"),
     );
     assert_eq!(code, 2);
     assert!(err.contains("defines no dimension"), "{err}");
     let (code, _, err) = run(
-        &["verify", &data("resnet18.txt"), "-"],
+        &["verify", &data("messages/resnet18.txt"), "-"],
         Some("q = Dim('q', min=2, max=9)\n"),
     );
     assert_eq!(code, 2);
     assert!(err.contains("no dimension of the spec matches"), "{err}");
-}
-
-fn pt2(name: &str) -> String {
-    format!(
-        "{}/tests/data/pt2/{name}.model.json",
-        env!("CARGO_MANIFEST_DIR")
-    )
 }
 
 #[test]
@@ -341,7 +326,7 @@ fn check_follows_the_contract() {
             "--json",
             "--dot",
             dot.to_str().unwrap(),
-            &pt2("raft_small_torchfix"),
+            &data("pt2/raft_small_torchfix.model.json"),
         ],
         None,
     );
@@ -384,13 +369,16 @@ fn check_follows_the_contract() {
     std::fs::remove_file(&dot).unwrap();
     assert!(drawn.contains("conv2d") && drawn.contains("->"));
     // Human output states the claim and the truth.
-    let (_, out, _) = run(&["check", &pt2("raft_small_torchfix")], None);
+    let (_, out, _) = run(
+        &["check", &data("pt2/raft_small_torchfix.model.json")],
+        None,
+    );
     assert!(out.contains("254 sizes in 136..2160"), "{out}");
     assert!(
         out.contains("32 of them; 222 raise Guard failed, e.g. 144, 152, 160"),
         "{out}"
     );
-    let (code, _, err) = run(&["check", &data("resnet18.txt")], None);
+    let (code, _, err) = run(&["check", &data("messages/resnet18.txt")], None);
     assert_eq!(code, 2);
     assert!(err.contains("not an exported program"), "{err}");
 }
@@ -563,7 +551,7 @@ fn diagnose_cover_specs_are_disjoint_and_cover_the_guard() {
         let (code, out, err) = run(
             &[
                 "diagnose",
-                &data("seed_raft_sympy_syntax.txt"),
+                &data("messages/seed_raft_sympy_syntax.txt"),
                 "--json",
                 "--example",
                 "520",
@@ -607,7 +595,7 @@ fn diagnose_cover_specs_are_disjoint_and_cover_the_guard() {
     let (code, out, _) = run(
         &[
             "diagnose",
-            &data("seed_raft_sympy_syntax.txt"),
+            &data("messages/seed_raft_sympy_syntax.txt"),
             "--cover",
             "4",
         ],
@@ -624,7 +612,7 @@ fn diagnose_cover_specs_are_disjoint_and_cover_the_guard() {
     let (code, _, err) = run(
         &[
             "diagnose",
-            &data("seed_raft_sympy_syntax.txt"),
+            &data("messages/seed_raft_sympy_syntax.txt"),
             "--cover",
             "0",
         ],
@@ -733,7 +721,7 @@ fn format_shapesspec_for_dim_guards() {
             "--json",
             "--format",
             "shapesspec",
-            &data("seed_raft_sympy_syntax.txt"),
+            &data("messages/seed_raft_sympy_syntax.txt"),
         ],
         None,
     );
@@ -824,7 +812,7 @@ fn check_reads_a_dispatch_archive() {
 /// listed (checked value by value, with torch's guards parsed from the JSON).
 #[test]
 fn guards_that_remove_nothing_beyond_the_others_fold_into_one_line() {
-    let file = data("mobilevit_xxs_215.txt");
+    let file = data("messages/mobilevit_xxs_215.txt");
     let (code, json, err) = run(&["diagnose", "--json", &file], None);
     assert_eq!(code, 0, "{err}");
     let (code, text, err) = run(&["diagnose", &file], None);
@@ -1096,7 +1084,7 @@ fn trt_missing_bound_from_the_program() {
         &[
             "diagnose",
             "--json",
-            &data("seed_raft_sympy_syntax.txt"),
+            &data("messages/seed_raft_sympy_syntax.txt"),
             "--program",
             &format!("{root}/tests/data/pt2/trt_bounded.pt2"),
         ],

@@ -12,34 +12,19 @@
 
 mod common;
 
-use common::{member, value_of};
+use common::{data, json, member, shared, stdout, value_of};
 use serde_json::Value;
-use std::process::Command;
-
-fn root(rel: &str) -> String {
-    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
-}
 
 fn check(name: &str) -> Value {
-    check_file(&root(&format!("tests/data/pt2/{name}_composed.pt2")), name)
+    check_file(&data(&format!("pt2/{name}_composed.pt2")))
 }
 
-fn check_file(pt2: &str, name: &str) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(["--time-budget", "20", "check", "--json", pt2])
-        .output()
-        .expect("dimguard runs");
-    assert!(
-        out.status.success(),
-        "{name}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON")
+fn check_file(pt2: &str) -> Value {
+    json(&["--time-budget", "20", "check", "--json", pt2])
 }
 
 fn runs(name: &str) -> Value {
-    let text = std::fs::read_to_string(root(&format!("tests/data/pt2/{name}_composed.runs.json")))
-        .unwrap();
+    let text = std::fs::read_to_string(data(&format!("pt2/{name}_composed.runs.json"))).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -311,7 +296,7 @@ fn truth_runs(truth: &Value) -> Value {
 /// axis' answer).
 #[test]
 fn shared_composed_programs_agree_with_their_truths() {
-    let dir = root("../shared/programs/composed");
+    let dir = shared("programs/composed");
     for name in [
         "fpn_three_inputs",
         "unet_skip",
@@ -320,7 +305,7 @@ fn shared_composed_programs_agree_with_their_truths() {
         "hrnet_fuse",
         "mixed_batch",
     ] {
-        let c = check_file(&format!("{dir}/{name}.model.json"), name);
+        let c = check_file(&format!("{dir}/{name}.model.json"));
         let text = std::fs::read_to_string(format!("{dir}/{name}.truth.json")).unwrap();
         let truth: Value = serde_json::from_str(&text).unwrap();
         let open = undecided_parts(&c);
@@ -395,11 +380,11 @@ fn new_composed_programs_agree_with_their_truths() {
             "`(h1//16)*(w1//16) == (h2//16)*(w2//16)` across two images",
         ),
     ];
-    let dir = root("tests/data/composed");
+    let dir = data("composed");
     let mut decided_now = Vec::new();
     let names = DECIDED.iter().copied().chain(OPEN.iter().map(|(n, _)| *n));
     for name in names {
-        let c = check_file(&format!("{dir}/{name}.model.json"), name);
+        let c = check_file(&format!("{dir}/{name}.model.json"));
         let text = std::fs::read_to_string(format!("{dir}/{name}.truth.json")).unwrap();
         let r = truth_runs(&serde_json::from_str(&text).unwrap());
         let total = r["runs"].as_array().unwrap().len();
@@ -671,13 +656,8 @@ fn an_undecided_group_is_never_rejected_nor_dropped() {
 #[test]
 fn the_tied_pyramid_answers_the_same_in_the_program_and_its_trace() {
     let c = check("pyramid2");
-    let trace = root("tests/data/traces/pyramid2_composed.log");
-    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(["--time-budget", "20", "diagnose", "--json", &trace])
-        .output()
-        .expect("dimguard runs");
-    assert!(out.status.success());
-    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let trace = data("traces/pyramid2_composed.log");
+    let t = json(&["--time-budget", "20", "diagnose", "--json", &trace]);
     let mut points: Vec<i64> = (2..3000).collect();
     for base in [1i64 << 20, 1 << 40, 1 << 62] {
         points.extend(base..base + 64);
@@ -717,7 +697,7 @@ fn the_tied_pyramid_answers_the_same_in_the_program_and_its_trace() {
 /// 64, `x_2 = 8*_x_2`).
 #[test]
 fn the_text_spec_rows_agree_with_the_paste_block() {
-    let dir = root("../shared/programs/composed");
+    let dir = shared("programs/composed");
     let code = |l: &str| l.split("  #").next().unwrap().trim().to_string();
     let mut compared = 0;
     for name in [
@@ -728,12 +708,7 @@ fn the_text_spec_rows_agree_with_the_paste_block() {
         "hrnet_fuse",
         "mixed_batch",
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-            .args(["check", &format!("{dir}/{name}.model.json")])
-            .output()
-            .expect("dimguard runs");
-        assert!(out.status.success(), "{name}");
-        let text = String::from_utf8(out.stdout).unwrap();
+        let text = stdout(&["check", &format!("{dir}/{name}.model.json")]);
         let (body, paste) = text
             .split_once("Corrected dynamic_shapes:")
             .expect("a paste block");

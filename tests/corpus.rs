@@ -19,19 +19,16 @@
 //! git diff tests/golden/corpus
 //! ```
 
+use common::root;
 use dimguard::solver::diagnose::{diagnose, Options};
 use dimguard::solver::forms;
 use dimguard::solver::report::{Report, Status};
 use dimguard::solver::{DimSet, Message};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use std::path::PathBuf;
 
+mod common;
 mod shared_corpus;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The corpus records, as published.
 fn corpus() -> Vec<Value> {

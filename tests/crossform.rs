@@ -14,31 +14,13 @@
 //! where the text prints every guard of a size, the set equals the truth. Where it does not, the
 //! test names the size and the guard torch left out.
 
+mod common;
+
+use common::{data, json};
 use dimguard::solver::forms;
 use dimguard::solver::report::{Dialect, SizeAnswer};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
-
-fn path(case: &str, file: &str) -> String {
-    format!(
-        "{}/tests/data/crossform/{case}/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
-
-fn run(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(args)
-        .output()
-        .expect("dimguard runs");
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON")
-}
 
 type Tuples = BTreeSet<Vec<i64>>;
 
@@ -129,7 +111,13 @@ fn distinct_guards(v: &Value) -> usize {
 
 /// `dimguard <command> --json` on one of the case's files, within a 60 s budget.
 fn json_of(command: &str, case: &str, file: &str) -> Value {
-    run(&["--time-budget", "60", command, "--json", &path(case, file)])
+    json(&[
+        "--time-budget",
+        "60",
+        command,
+        "--json",
+        &data(&format!("crossform/{case}/{file}")),
+    ])
 }
 
 /// `dimguard diagnose --json` on a text form.
@@ -188,8 +176,10 @@ struct Truth {
 }
 
 fn truth(case: &str) -> Truth {
-    let v: Value =
-        serde_json::from_str(&std::fs::read_to_string(path(case, "truth.json")).unwrap()).unwrap();
+    let v: Value = serde_json::from_str(
+        &std::fs::read_to_string(data(&format!("crossform/{case}/truth.json"))).unwrap(),
+    )
+    .unwrap();
     let mut by_name = BTreeMap::new();
     let mut sizes = BTreeMap::new();
     for (name, s) in v["sizes"].as_object().unwrap() {
@@ -338,7 +328,7 @@ fn complete(case: &str, form: &str, a: &Answer, t: &Truth) {
 /// exactly the brute force of the guards read for it, it never rejects a size that runs, and
 /// it equals the truth for the sizes of `exact`.
 fn partial(case: &str, form: &str, a: &Answer, t: &Truth, printed: &str, exact: &[&str]) {
-    let text = std::fs::read_to_string(path(case, form)).unwrap();
+    let text = std::fs::read_to_string(data(&format!("crossform/{case}/{form}"))).unwrap();
     let lines: BTreeSet<&str> = text
         .lines()
         .filter_map(|l| l.split_once(printed).map(|(_, g)| g.trim()))
@@ -486,14 +476,18 @@ fn tied2_every_form_gives_the_truth() {
         assert_eq!(d["tied_to"]["source"], a, "{b}: {}", d["tied_to"]);
     };
     for form in ["log.txt", "trace.log"] {
-        let v = run(&["diagnose", "--json", &path("tied2", form)]);
+        let v = json(&[
+            "diagnose",
+            "--json",
+            &data(&format!("crossform/tied2/{form}")),
+        ]);
         tied(&v, B2, B1);
     }
-    let v = run(&["check", "--json", &path("tied2", "program.pt2")]);
+    let v = json(&["check", "--json", &data("crossform/tied2/program.pt2")]);
     tied(&v, B2, B1);
     // The exception states the batches' equality (without their range: no set) and prints h1's
     // and w1's own guards: exact.
-    let v = run(&["diagnose", "--json", &path("tied2", "exception.txt")]);
+    let v = json(&["diagnose", "--json", &data("crossform/tied2/exception.txt")]);
     tied(&v, B2, B1);
     let e = diagnose("tied2", "exception.txt");
     for s in [H1, W1] {
@@ -706,12 +700,12 @@ fn every_form_gives_one_answer_per_size() {
         let spec = claimed_spec(&program);
         let spec_file = std::env::temp_dir().join(format!("dimguard-crossform-{case}.py"));
         std::fs::write(&spec_file, &spec).unwrap();
-        let verified = run(&[
+        let verified = json(&[
             "--time-budget",
             "60",
             "verify",
             "--json",
-            &path(case, "trace.log"),
+            &data(&format!("crossform/{case}/trace.log")),
             spec_file.to_str().unwrap(),
         ]);
         let _ = std::fs::remove_file(&spec_file);

@@ -2,19 +2,17 @@
 //! made by its `make.py`): each expression's symbol is mapped to its input size, and its
 //! `when_true` / `when_false` sets equal evaluating the expression size by size over the range.
 
+mod common;
+
 use dimguard::api::{diagnose_with_spec, Examples};
 use dimguard::solver::diagnose::Paste;
 use dimguard::solver::forms::{self, Form};
 use dimguard::solver::report::{DataDependent, Report};
 use dimguard::solver::spec::shapes::ShapesSpec;
 use dimguard::solver::DimSet;
-use std::path::Path;
 
 fn load(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/forms/shapesspec")
-        .join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    common::text(&format!("forms/shapesspec/{name}"))
 }
 
 const SPEC: &str = "from torch.fx.experimental.dynamic_spec import ShapesSpec, ShapeVar, TensorSpec\nB = ShapeVar(\"B\", min=1, max=8)\nH = ShapeVar(\"H\", min=LO, max=1024)\nW = ShapeVar(\"W\", min=LO, max=1024)\ndynamic_shapes = ShapesSpec({\"x\": TensorSpec([B, 3, H, W])})\n";

@@ -23,6 +23,9 @@
 //! git diff README.md docs
 //! ```
 
+mod common;
+
+use common::root;
 use regex::Regex;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -34,10 +37,6 @@ const BLESS: &str = "DIMGUARD_BLESS_DOCS";
 const BLESS_COMMAND: &str = "DIMGUARD_BLESS_DOCS=1 cargo test --test docs";
 /// No command of the docs may take longer (they run on small files; the whole test takes seconds).
 const COMMAND_LIMIT: Duration = Duration::from_secs(60);
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// README.md and every `docs/*.md`, as paths relative to the root.
 fn pages() -> Vec<String> {

@@ -4,17 +4,15 @@
 //! program runs at every size of the range, a log gives the report of the exception, and every
 //! variant of a paste (prefixed, quoted, wrapped, trailing backtick) gives the same answer.
 
+mod common;
+
 use dimguard::solver::diagnose::{diagnose, Options};
 use dimguard::solver::forms::{self, Form};
 use dimguard::solver::report::{Report, Status};
 use dimguard::solver::Message;
-use std::path::Path;
 
 fn load(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/forms")
-        .join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    common::text(&format!("forms/{name}"))
 }
 
 fn read(text: &str, ranges: &[(&str, (i128, i128))]) -> Message {

@@ -9,28 +9,10 @@
 //! git diff tests/golden
 //! ```
 
+mod common;
+
+use common::{root, stdout};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Runs the binary and returns its standard output; a failing run fails the test.
-fn dimguard(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("dimguard runs");
-    assert!(
-        out.status.success(),
-        "dimguard {args:?} exited with {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("output is UTF-8")
-}
 
 /// Compares `actual` with the golden file `name` (or writes it under `DIMGUARD_BLESS=1`); returns a
 /// description of the difference, if any.
@@ -105,12 +87,9 @@ fn diagnose_outputs_are_unchanged() {
         let file = path_str(&path);
         cases.push((
             format!("diagnose/{name}.json"),
-            dimguard(&["diagnose", "--json", file]),
+            stdout(&["diagnose", "--json", file]),
         ));
-        cases.push((
-            format!("diagnose/{name}.txt"),
-            dimguard(&["diagnose", file]),
-        ));
+        cases.push((format!("diagnose/{name}.txt"), stdout(&["diagnose", file])));
     }
     check_all(cases);
 }
@@ -127,9 +106,9 @@ fn recompile_outputs_are_unchanged() {
         let file = path_str(&path);
         cases.push((
             format!("forms/{name}.json"),
-            dimguard(&["diagnose", "--json", file]),
+            stdout(&["diagnose", "--json", file]),
         ));
-        cases.push((format!("forms/{name}.txt"), dimguard(&["diagnose", file])));
+        cases.push((format!("forms/{name}.txt"), stdout(&["diagnose", file])));
     }
     assert!(
         !cases.is_empty(),
@@ -141,11 +120,11 @@ fn recompile_outputs_are_unchanged() {
         let file = path_str(&path);
         cases.push((
             format!("recompiles/{name}.json"),
-            dimguard(&["diagnose", "--json", file]),
+            stdout(&["diagnose", "--json", file]),
         ));
         cases.push((
             format!("recompiles/{name}.txt"),
-            dimguard(&["diagnose", file]),
+            stdout(&["diagnose", file]),
         ));
     }
     check_all(cases);
@@ -158,9 +137,9 @@ fn check_outputs_are_unchanged() {
         let file = path_str(&path);
         cases.push((
             format!("check/{name}.json"),
-            dimguard(&["check", "--json", "--sizes", file]),
+            stdout(&["check", "--json", "--sizes", file]),
         ));
-        cases.push((format!("check/{name}.txt"), dimguard(&["check", file])));
+        cases.push((format!("check/{name}.txt"), stdout(&["check", file])));
     }
     check_all(cases);
 }

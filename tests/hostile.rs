@@ -1,12 +1,14 @@
 //! Regression tests for every hostile-input case of issue 13: each answer is checked against
 //! Python's semantics value by value (the brute-force oracle), never against a pinned string.
 
+mod common;
+mod shared_corpus;
+
+use common::run;
 use dimguard::solver::budget::{self, Budget};
 use dimguard::solver::diagnose::{diagnose_text, Options};
 use dimguard::solver::{parse_guard, solve, DimSet, Limits, Outcome};
 use std::time::{Duration, Instant};
-
-mod shared_corpus;
 
 const X: &str = "L['x'].size()[2]";
 
@@ -367,31 +369,6 @@ fn verify_spec_errors_name_the_line_and_reason() {
     }
 }
 
-/// Runs the binary; returns (exit code, stdout, stderr).
-fn dimguard(args: &[&str], stdin: &str) -> (i32, String, String) {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn cli_a_closed_pipe_is_a_normal_exit_and_a_full_disk_an_error() {
     use std::process::{Command, Stdio};
@@ -430,7 +407,7 @@ fn cli_a_closed_pipe_is_a_normal_exit_and_a_full_disk_an_error() {
 
 #[test]
 fn cli_json_errors_are_a_json_object_on_stdout() {
-    let (code, out, err) = dimguard(&["diagnose", "--json", "-"], "not a message\n");
+    let (code, out, err) = run(&["diagnose", "--json", "-"], Some("not a message\n"));
     assert_eq!(code, 2, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["error"]["kind"], "input");
@@ -441,9 +418,9 @@ fn cli_json_errors_are_a_json_object_on_stdout() {
         .contains("no dynamic-shape constraint"));
     assert!(err.starts_with("dimguard: "), "{err}");
     // A positioned error keeps its caret in the message.
-    let (code, out, _) = dimguard(
+    let (code, out, _) = run(
         &["diagnose", "--json", "-"],
-        &msg("2 <= w <= 9", &format!("{X} % 2 == 0")),
+        Some(&msg("2 <= w <= 9", &format!("{X} % 2 == 0"))),
     );
     assert_eq!(code, 2);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -454,7 +431,7 @@ fn cli_json_errors_are_a_json_object_on_stdout() {
 fn cli_budgets_make_answers_partial_as_data() {
     // Time: a 20,000,000-value guard the fast path cannot compile, under a 0.3 s budget.
     let t = Instant::now();
-    let (code, out, err) = dimguard(
+    let (code, out, err) = run(
         &[
             "diagnose",
             "--json",
@@ -464,7 +441,7 @@ fn cli_budgets_make_answers_partial_as_data() {
             "0.3",
             "-",
         ],
-        &msg("2 <= h <= 20000000", &format!("{X} ** 9 % 7 >= 0")),
+        Some(&msg("2 <= h <= 20000000", &format!("{X} ** 9 % 7 >= 0"))),
     );
     assert_eq!(code, 0, "{err}");
     assert!(t.elapsed() < Duration::from_secs(10));
@@ -475,9 +452,12 @@ fn cli_budgets_make_answers_partial_as_data() {
         .unwrap()
         .contains("time budget"));
     // Output: `(x*x)//1000 % 2 == 0` over 2..2,000,000 has more pieces than 100 kB can print.
-    let (code, text, err) = dimguard(
+    let (code, text, err) = run(
         &["diagnose", "--output-budget", "100000", "-"],
-        &msg("2 <= h <= 2000000", &format!("({X}*{X})//1000 % 2 == 0")),
+        Some(&msg(
+            "2 <= h <= 2000000",
+            &format!("({X}*{X})//1000 % 2 == 0"),
+        )),
     );
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -490,13 +470,13 @@ fn cli_budgets_make_answers_partial_as_data() {
 #[test]
 fn cli_profile_example_with_a_short_rank_is_an_error_not_a_panic() {
     let m = "  - Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 64 are valid because h was inferred to be a constant (32).\n";
-    let (code, _, err) = dimguard(&["profile", "-", "--example", "x:1x3"], m);
+    let (code, _, err) = run(&["profile", "-", "--example", "x:1x3"], Some(m));
     assert!(!err.contains("panicked") && code != 70, "{err}");
     let path = std::env::temp_dir().join(format!("dimguard-prof-{}.txt", std::process::id()));
     std::fs::write(&path, m).unwrap();
-    let (code, _, err) = dimguard(
+    let (code, _, err) = run(
         &["profile", path.to_str().unwrap(), "--example", "x:1x3"],
-        "",
+        Some(""),
     );
     std::fs::remove_file(&path).ok();
     assert_eq!(code, 2, "{err}");
@@ -505,9 +485,9 @@ fn cli_profile_example_with_a_short_rank_is_an_error_not_a_panic() {
 
 #[test]
 fn cli_a_nul_byte_in_a_message_is_not_a_crash() {
-    let (code, _, err) = dimguard(
+    let (code, _, err) = run(
         &["diagnose", "--z3", "always", "-"],
-        "  - The values of a = L['y'].size()[0] and b = L['x'].size()[1]\0 must always be equal.\n",
+        Some("  - The values of a = L['y'].size()[0] and b = L['x'].size()[1]\0 must always be equal.\n"),
     );
     assert!(code == 0 || code == 2, "{code}: {err}");
     assert!(!err.contains("panicked"), "{err}");

@@ -16,14 +16,13 @@
 //! The solver crate is also read by wings (the layers of `lib.rs`'s module map): a module
 //! imports only modules of its own wing or of wings before it.
 
+mod common;
+
+use common::root;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Code with comment lines and the trailing test module removed.
 fn code_of(text: &str) -> String {

@@ -3,29 +3,18 @@
 //! guard of `guards_code` evaluated, as Python, at every (batch, H, W) of the claimed box
 //! (`tests/data/pt2/<model>.oracle.json`).
 
+mod common;
+
+use common::{data, json};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::process::Command;
-
-fn data(name: &str) -> String {
-    format!("{}/tests/data/pt2/{name}", env!("CARGO_MANIFEST_DIR"))
-}
 
 fn check_json(model: &str) -> Value {
     check_file(&format!("{model}.model.json"))
 }
 
 fn check_file(file: &str) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(["check", "--json", &data(file)])
-        .output()
-        .expect("dimguard runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON")
+    json(&["check", "--json", &data(&format!("pt2/{file}"))])
 }
 
 fn values(f: &Value) -> BTreeSet<i64> {
@@ -63,7 +52,7 @@ fn ints(v: &Value) -> BTreeSet<i64> {
 /// the largest box and the guard accounting, against the oracle.
 fn matches_oracle(model: &str) {
     let oracle: Value = serde_json::from_str(
-        &std::fs::read_to_string(data(&format!("{model}.oracle.json"))).unwrap(),
+        &std::fs::read_to_string(data(&format!("pt2/{model}.oracle.json"))).unwrap(),
     )
     .unwrap();
     let r = check_json(model);
@@ -262,9 +251,10 @@ fn window_attention_matches_brute_force() {
 /// oracle's passing tuples.
 #[test]
 fn swin_t_matches_brute_force_on_a_sub_box() {
-    let oracle: Value =
-        serde_json::from_str(&std::fs::read_to_string(data("swin_t_auto.oracle.json")).unwrap())
-            .unwrap();
+    let oracle: Value = serde_json::from_str(
+        &std::fs::read_to_string(data("pt2/swin_t_auto.oracle.json")).unwrap(),
+    )
+    .unwrap();
     let r = check_file("swin_t_auto.pt2");
     let g = &r["joint"][0];
     let dims = r["dims"].as_array().unwrap();
@@ -320,7 +310,7 @@ fn swin_t_matches_brute_force_on_a_sub_box() {
 /// accounted for, and nothing is accepted that fails one.
 #[test]
 fn no_guard_is_dropped() {
-    let text = std::fs::read_to_string(data("conv_attention.model.json")).unwrap();
+    let text = std::fs::read_to_string(data("pt2/conv_attention.model.json")).unwrap();
     let mut j: Value = serde_json::from_str(&text).unwrap();
     let guards = j["guards_code"].as_array_mut().unwrap();
     guards.push(Value::from("L['x'].size()[3] ** 2 <= 10000"));
@@ -328,18 +318,7 @@ fn no_guard_is_dropped() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("model.json");
     std::fs::write(&path, serde_json::to_string(&j).unwrap()).unwrap();
-    let run = |p: &std::path::Path| -> Value {
-        let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-            .args(["check", "--json", p.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
+    let run = |p: &std::path::Path| -> Value { json(&["check", "--json", p.to_str().unwrap()]) };
     // x[3] <= 100: 64 and 96 pass that guard, and no (224, x[3]) pair is left.
     let r = run(&path);
     assert_eq!(r["joint"][0]["accepted"], 0);

@@ -7,15 +7,13 @@
 //! the answer's `below` and `above`, and a size that passes must get no entry. The text and the
 //! page print the entry.
 
+use common::root;
 use dimguard::solver::diagnose::{diagnose_text, Options};
 use dimguard::solver::{parse_guard, Expr};
 use std::path::PathBuf;
 
+mod common;
 mod shared_corpus;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The texts: the corpus's messages and the shared message fixtures.
 fn texts() -> Vec<(String, String)> {
@@ -147,13 +145,12 @@ fn nearest_accepted_is_the_nearest_passing_size_each_way() {
                 if checked <= 5 {
                     let file = std::env::temp_dir().join(format!("dimguard-nearest-{id}"));
                     std::fs::write(&file, &text).unwrap();
-                    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dimguard"))
-                        .args(["diagnose", "--example", &format!("{}={n}", d.name)])
-                        .arg(&file)
-                        .output()
-                        .unwrap();
+                    let example = format!("{}={n}", d.name);
+                    let (_, t, _) = common::run(
+                        &["diagnose", "--example", &example, file.to_str().unwrap()],
+                        None,
+                    );
                     let _ = std::fs::remove_file(&file);
-                    let t = String::from_utf8_lossy(&out.stdout);
                     assert!(
                         t.contains(&format!("{} = {n} is rejected; nearest accepted", d.name)),
                         "{id}: the text prints it:\n{t}"

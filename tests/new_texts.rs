@@ -10,6 +10,8 @@
 //! Each text is read as `diagnose` reads it and its answer is held to the truth at every probed
 //! size inside the range the reading gives (the text's own range, or torch's default).
 
+mod common;
+
 use dimguard::solver::diagnose::{diagnose, Options};
 use dimguard::solver::forms;
 use dimguard::solver::report::{DimReport, Report, Status};
@@ -18,7 +20,7 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 fn dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/new_texts")
+    common::root().join("tests/data/new_texts")
 }
 
 fn read(text: &str) -> Result<Message, String> {

@@ -3,29 +3,14 @@
 //! verdict at every recorded shape against the torch program's own (it ran or raised), and a
 //! file without the report (plain `torch.onnx.export`) refused with its symbolic axes named.
 
+mod common;
+
+use common::{data, run};
 use serde_json::Value;
-use std::process::Command;
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("dimguard runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn data(name: &str) -> String {
-    format!("{}/tests/data/onnx/{name}", env!("CARGO_MANIFEST_DIR"))
-}
 
 #[test]
 fn the_stored_report_reads_back_with_the_files_inputs() {
-    let (code, out, err) = run(&["check", "--json", &data("raft_pair.onnx")]);
+    let (code, out, err) = run(&["check", "--json", &data("onnx/raft_pair.onnx")], None);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     let onnx = &v["onnx"];
@@ -51,7 +36,7 @@ fn the_stored_report_reads_back_with_the_files_inputs() {
     );
     assert!(!v["dims"].as_array().unwrap().is_empty());
     assert!(!v["inputs"].as_array().unwrap().is_empty());
-    let (code, text, _) = run(&["check", &data("raft_pair.onnx")]);
+    let (code, text, _) = run(&["check", &data("onnx/raft_pair.onnx")], None);
     assert_eq!(code, 0);
     assert!(
         text.contains("an ONNX file") && text.contains("input image1:"),
@@ -62,7 +47,7 @@ fn the_stored_report_reads_back_with_the_files_inputs() {
 #[test]
 fn check_at_agrees_with_the_torch_program_at_every_recorded_shape() {
     let runs: Value =
-        serde_json::from_str(&std::fs::read_to_string(data("raft_pair.runs.json")).unwrap())
+        serde_json::from_str(&std::fs::read_to_string(data("onnx/raft_pair.runs.json")).unwrap())
             .unwrap();
     let runs = runs["runs"].as_array().unwrap();
     assert!(runs.len() >= 16);
@@ -81,12 +66,12 @@ fn check_at_agrees_with_the_torch_program_at_every_recorded_shape() {
             })
             .collect();
         let mut args = vec!["check", "--json"];
-        let file = data("raft_pair.onnx");
+        let file = data("onnx/raft_pair.onnx");
         args.push(&file);
         for a in &at {
             args.extend(["--at", a.as_str()]);
         }
-        let (code, out, err) = run(&args);
+        let (code, out, err) = run(&args, None);
         assert_eq!(code, 0, "{err}");
         let v: Value = serde_json::from_str(&out).unwrap();
         let runs_there = r["runs"].as_bool().unwrap();
@@ -102,16 +87,22 @@ fn check_at_agrees_with_the_torch_program_at_every_recorded_shape() {
 
 #[test]
 fn a_file_without_the_report_says_which_axes_are_symbolic_and_how_to_add_it() {
-    let (code, out, err) = run(&["check", &data("raft_pair_plain.onnx")]);
+    let (code, out, err) = run(&["check", &data("onnx/raft_pair_plain.onnx")], None);
     assert_eq!(code, 2, "{out}");
     assert!(err.contains("without dimguard's report"), "{err}");
     assert!(err.contains("image1[0] = "), "{err}");
     assert!(err.contains("dimguard.onnx.export("), "{err}");
-    let (code, out, _) = run(&["check", "--json", &data("raft_pair_plain.onnx")]);
+    let (code, out, _) = run(
+        &["check", "--json", &data("onnx/raft_pair_plain.onnx")],
+        None,
+    );
     assert_eq!(code, 2);
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["error"]["kind"], "input");
-    let (code, _, err) = run(&["check", "--dot", "/dev/null", &data("raft_pair.onnx")]);
+    let (code, _, err) = run(
+        &["check", "--dot", "/dev/null", &data("onnx/raft_pair.onnx")],
+        None,
+    );
     assert_eq!(code, 2);
     assert!(err.contains("--dot"), "{err}");
 }

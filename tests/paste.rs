@@ -4,14 +4,13 @@
 //! `dynamic_shapes` dict uses is defined on a line above it. A block that uses a name it never
 //! defines raises `NameError` where the user pastes it.
 
+mod common;
+
+use common::root;
 use dimguard::graph::{check, load};
 use dimguard::solver::diagnose::{diagnose_text, Options};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn is_ident(s: &str) -> bool {
     !s.is_empty()

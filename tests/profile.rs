@@ -1,6 +1,9 @@
 //! TensorRT profiles: every corner accepted, and each emitted format parses back to the same
 //! shapes (the parsers are written here, independently of the emitters).
 
+mod common;
+
+use common::run;
 use dimguard::solver::DimSet;
 use dimguard::trt::emit;
 use dimguard::trt::{DimKind, InputSpec, ProfileSet};
@@ -158,30 +161,11 @@ fn json_follows_the_contract() {
     assert_eq!(p["max"], serde_json::json!([1, 3, 2120, 3840]));
 }
 
-fn dimguard(args: &[&str], stdin: Option<&str>) -> (i32, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dimguard"));
-    cmd.args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    if let Some(s) = stdin {
-        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
-    }
-    drop(child.stdin.take());
-    let o = child.wait_with_output().unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into(),
-        String::from_utf8_lossy(&o.stderr).into(),
-    )
-}
-
 #[test]
 fn cli_from_program_message_and_dims() {
     let dir = env!("CARGO_MANIFEST_DIR");
     let program = format!("{dir}/tests/data/pt2/raft_small_torchfix.model.json");
-    let (code, out, err) = dimguard(&["profile", &program, "--format", "json"], None);
+    let (code, out, err) = run(&["profile", &program, "--format", "json"], None);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(
@@ -194,17 +178,17 @@ fn cli_from_program_message_and_dims() {
     );
 
     let msg = format!("{dir}/tests/data/messages/resnet18.txt");
-    let (code, _, err) = dimguard(&["profile", &msg], None);
+    let (code, _, err) = run(&["profile", &msg], None);
     assert_eq!(code, 2);
     assert!(err.contains("--example x:"), "{err}");
-    let (code, out, err) = dimguard(&["profile", &msg, "--example", "x:1x3x224x224"], None);
+    let (code, out, err) = run(&["profile", &msg, "--example", "x:1x3x224x224"], None);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out.trim(),
         "--minShapes=x:1x3x100x100 --optShapes=x:1x3x224x224 --maxShapes=x:1x3x1000x1000"
     );
 
-    let (code, out, _) = dimguard(
+    let (code, out, _) = run(
         &[
             "profile",
             "--dim",
@@ -219,13 +203,13 @@ fn cli_from_program_message_and_dims() {
     assert_eq!(code, 0);
     assert_eq!(out.trim(), "--trt-min-shapes x:[1,3,135,960] --trt-opt-shapes x:[1,3,520,960] --trt-max-shapes x:[1,3,2160,960]");
 
-    let (code, _, err) = dimguard(
+    let (code, _, err) = run(
         &["profile", &program, "--select", "image1:1x3x530x960"],
         None,
     );
     assert_eq!(code, 3);
     assert!(err.contains("pad by 54 to 584"), "{err}");
-    let (code, out, _) = dimguard(
+    let (code, out, _) = run(
         &[
             "profile",
             &program,
@@ -302,7 +286,7 @@ fn a_linked_program_profiles_the_box_of_its_traced_sizes() {
         .iter()
         .map(|b| b.as_i64().unwrap() as i128)
         .collect();
-    let (code, out, err) = dimguard(&["profile", &program, "--format", "json"], None);
+    let (code, out, err) = run(&["profile", &program, "--format", "json"], None);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let x = &v["profiles"][0]["inputs"]["x"];
@@ -325,7 +309,7 @@ fn a_linked_program_profiles_the_box_of_its_traced_sizes() {
         );
     }
     // The symbols of batch, H and W, from the program's check.
-    let (code, out, err) = dimguard(&["check", &program, "--json"], None);
+    let (code, out, err) = run(&["check", &program, "--json"], None);
     assert_eq!(code, 0, "{err}");
     let c: serde_json::Value = serde_json::from_str(&out).unwrap();
     let sym = |i: u64| {
@@ -389,7 +373,7 @@ fn unbounded(name: &str, extra: &[&str]) -> Unbounded {
     use dimguard::graph::program::Size;
     let dir = env!("CARGO_MANIFEST_DIR");
     let path = format!("{dir}/tests/data/pt2/{name}");
-    let (code, out, err) = dimguard(
+    let (code, out, err) = run(
         &[&["profile", &path, "--format", "json"], extra].concat(),
         None,
     );
@@ -726,7 +710,7 @@ fn select_past_a_chosen_max_says_what_the_program_accepts() {
     let at = |h: i128| vec![2, 3, h, 224];
     let max = u.corner(0, "max")["x"][2];
     for h in [max + 1, max + 3, max + 4, max + 20, 2800, 2805, 100_000] {
-        let (code, _, err) = dimguard(
+        let (code, _, err) = run(
             &["profile", &path, "--select", &format!("x:2x3x{h}x224")],
             None,
         );
@@ -808,7 +792,7 @@ fn a_tied_program_traced_at_an_offset_profiles_at_that_offset() {
         "{}/tests/data/pt2/two_stem_offset_unbounded.pt2",
         env!("CARGO_MANIFEST_DIR")
     );
-    let (code, out, err) = dimguard(&["check", &path, "--json"], None);
+    let (code, out, err) = run(&["check", &path, "--json"], None);
     assert_eq!(code, 0, "{err}");
     let check: serde_json::Value = serde_json::from_str(&out).unwrap();
     let spec = |i: usize| {

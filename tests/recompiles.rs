@@ -13,6 +13,9 @@
 //!   and dynamic size guards, non-size guards, with and without log prefixes), checked against
 //!   the union of the entries' guards evaluated value by value (not the reader's path).
 
+mod common;
+
+use common::{root, run};
 use dimguard::solver::diagnose::{diagnose, Options};
 use dimguard::solver::report::Report;
 use dimguard::solver::{forms, DimSet, Message};
@@ -23,7 +26,7 @@ use std::path::PathBuf;
 /// The real logs: `tests/data/recompiles/` and the logs of models new to them in
 /// `tests/data/new_texts/recompiles/` (`tools/make_new_texts.py`, made the same way).
 fn dirs() -> [PathBuf; 2] {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = root();
     [
         root.join("tests/data/recompiles"),
         root.join("tests/data/new_texts/recompiles"),
@@ -224,14 +227,15 @@ fn real_recompile_logs_get_torch_compile_advice_in_text_and_html() {
     let mut n = 0;
     for (dir, name) in logs() {
         let p = dir.join(format!("{name}.log.txt"));
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_dimguard"))
-            .arg("diagnose")
-            .arg(&p)
-            .arg("--html")
-            .arg(&html)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let (_, text, _) = run(
+            &[
+                "diagnose",
+                p.to_str().unwrap(),
+                "--html",
+                html.to_str().unwrap(),
+            ],
+            None,
+        );
         let page = std::fs::read_to_string(&html).unwrap_or_default();
         for (what, s) in [("text", &text), ("html", &page)] {
             for w in [

@@ -2,27 +2,24 @@
 //! models in `tools/make_traces.py`: every guard is attributed to the model line that the
 //! generating script marked (`tests/data/traces/<case>.expect.json`), and the exact answers hold.
 
+mod common;
+
+use common::{root, run};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn traces() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/traces")
+    root().join("tests/data/traces")
 }
 
 fn diagnose_json(path: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(["diagnose", "--json", "--z3", "never"])
-        .arg(path)
-        .output()
-        .expect("dimguard runs");
-    assert!(
-        out.status.success(),
-        "{}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON")
+    common::json(&[
+        "diagnose",
+        "--json",
+        "--z3",
+        "never",
+        path.to_str().unwrap(),
+    ])
 }
 
 fn cases() -> Vec<(String, Value)> {
@@ -144,12 +141,8 @@ fn reads_a_trace_directory_and_rejects_an_empty_one() {
     let r = diagnose_json(&dir);
     assert_eq!(r["dims"][0]["feasible"]["count"], 465);
     std::fs::remove_file(dir.join("dedicated_log_torch_trace_x.log")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(["diagnose"])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("empty directory"));
+    let (code, _, err) = run(&["diagnose", dir.to_str().unwrap()], None);
+    assert_eq!(code, 1);
+    assert!(err.contains("empty directory"));
     std::fs::remove_dir(&dir).unwrap();
 }

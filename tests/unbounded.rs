@@ -7,38 +7,20 @@
 
 mod common;
 
-use common::{member, value_of};
+use common::{data, json, member, root, value_of};
 use serde_json::Value;
-use std::process::Command;
-
-fn root(rel: &str) -> String {
-    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(args: &[&str]) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_dimguard"))
-        .args(args)
-        .output()
-        .expect("dimguard runs");
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON")
-}
 
 /// The linked group of each form (`check` on the program, `diagnose` on the log and the
 /// trace), and the least claimed value of each size (by source, from `check`).
 #[allow(clippy::type_complexity)]
 fn forms(name: &str) -> (Vec<(&'static str, Value)>, Vec<(String, i64)>) {
-    let pt2 = root(&format!("tests/data/pt2/{name}_unbounded.pt2"));
-    let log = root(&format!("tests/data/forms/{name}_unbounded.log.txt"));
-    let trace = root(&format!("tests/data/traces/{name}_unbounded.log"));
+    let pt2 = data(&format!("pt2/{name}_unbounded.pt2"));
+    let log = data(&format!("forms/{name}_unbounded.log.txt"));
+    let trace = data(&format!("traces/{name}_unbounded.log"));
     let budget = ["--time-budget", "10"];
-    let c = run(&[&budget[..], &["check", "--json", &pt2]].concat());
-    let l = run(&[&budget[..], &["diagnose", "--json", &log]].concat());
-    let t = run(&[&budget[..], &["diagnose", "--json", &trace]].concat());
+    let c = json(&[&budget[..], &["check", "--json", &pt2]].concat());
+    let l = json(&[&budget[..], &["diagnose", "--json", &log]].concat());
+    let t = json(&[&budget[..], &["diagnose", "--json", &trace]].concat());
     let mins = claimed_mins(&c);
     (
         vec![
@@ -96,8 +78,7 @@ fn agrees_with_the_program(
     mins: &[(String, i64)],
 ) -> (usize, usize) {
     let runs: Value = serde_json::from_str(
-        &std::fs::read_to_string(root(&format!("tests/data/pt2/{name}_unbounded.runs.json")))
-            .unwrap(),
+        &std::fs::read_to_string(data(&format!("pt2/{name}_unbounded.runs.json"))).unwrap(),
     )
     .unwrap();
     let inputs: Vec<String> = runs["inputs"]
@@ -235,7 +216,7 @@ fn in_tied(tied: &Value, t: &[i64]) -> bool {
 fn two_stems_are_decided_in_closed_form_in_every_form_and_agree_with_the_program() {
     let (all, mins) = forms("two_stem");
     let runs: Value = serde_json::from_str(
-        &std::fs::read_to_string(root("tests/data/pt2/two_stem_unbounded.runs.json")).unwrap(),
+        &std::fs::read_to_string(data("pt2/two_stem_unbounded.runs.json")).unwrap(),
     )
     .unwrap();
     let inputs: Vec<String> = runs["inputs"]
@@ -310,21 +291,21 @@ fn two_stems_are_decided_in_closed_form_in_every_form_and_agree_with_the_program
 #[test]
 fn two_stems_print_one_tied_spec_in_every_form() {
     let budget = ["--time-budget", "10"];
-    let pt2 = root("tests/data/pt2/two_stem_unbounded.pt2");
-    let log = root("tests/data/forms/two_stem_unbounded.log.txt");
-    let trace = root("tests/data/traces/two_stem_unbounded.log");
+    let pt2 = data("pt2/two_stem_unbounded.pt2");
+    let log = data("forms/two_stem_unbounded.log.txt");
+    let trace = data("traces/two_stem_unbounded.log");
     let forms = [
         (
             "check",
-            run(&[&budget[..], &["check", "--json", &pt2]].concat()),
+            json(&[&budget[..], &["check", "--json", &pt2]].concat()),
         ),
         (
             "torch_logs",
-            run(&[&budget[..], &["diagnose", "--json", &log]].concat()),
+            json(&[&budget[..], &["diagnose", "--json", &log]].concat()),
         ),
         (
             "torch_trace",
-            run(&[&budget[..], &["diagnose", "--json", &trace]].concat()),
+            json(&[&budget[..], &["diagnose", "--json", &trace]].concat()),
         ),
     ];
     let mut specs = Vec::new();
@@ -393,7 +374,7 @@ impl Brute {
 
 fn decided_without_z3(rel: &str) -> (dimguard::graph::CheckReport, Brute) {
     use dimguard::solver::{parse_guard, DimSet};
-    let p = dimguard::graph::load(root(rel).as_ref()).unwrap();
+    let p = dimguard::graph::load(&root().join(rel)).unwrap();
     let r = dimguard::graph::check(&p, false).unwrap();
     assert_eq!(
         r.joint.len(),
@@ -467,13 +448,13 @@ fn window7_is_decided_without_z3_and_exact_by_brute_force() {
 #[test]
 fn window7_prints_one_spec_in_every_form() {
     let budget = ["--time-budget", "20"];
-    let pt2 = root("tests/data/pt2/window7_unbounded.pt2");
-    let log = root("tests/data/forms/window7_unbounded.log.txt");
-    let trace = root("tests/data/traces/window7_unbounded.log");
+    let pt2 = data("pt2/window7_unbounded.pt2");
+    let log = data("forms/window7_unbounded.log.txt");
+    let trace = data("traces/window7_unbounded.log");
     let forms = [
-        run(&[&budget[..], &["check", "--json", &pt2]].concat()),
-        run(&[&budget[..], &["diagnose", "--json", &log]].concat()),
-        run(&[&budget[..], &["diagnose", "--json", &trace]].concat()),
+        json(&[&budget[..], &["check", "--json", &pt2]].concat()),
+        json(&[&budget[..], &["diagnose", "--json", &log]].concat()),
+        json(&[&budget[..], &["diagnose", "--json", &trace]].concat()),
     ];
     let specs: Vec<&str> = forms
         .iter()
@@ -497,7 +478,7 @@ fn window7_prints_one_spec_in_every_form() {
 /// exact evaluator), and every run of the program agrees.
 #[test]
 fn swin_t_unbounded_is_decided_without_z3_exact_and_agrees_with_the_program() {
-    let pt2 = root("tests/data/pt2/swin_t_unbounded.pt2");
+    let pt2 = data("pt2/swin_t_unbounded.pt2");
     let (r, brute) = decided_without_z3("tests/data/pt2/swin_t_unbounded.pt2");
     let (mut pass, mut fail) = (0, 0);
     for b in [2i128, 3, 1 << 20, 1 << 40] {
@@ -521,7 +502,7 @@ fn swin_t_unbounded_is_decided_without_z3_exact_and_agrees_with_the_program() {
         assert!(r.dynamic_shapes.contains(want), "{}", r.dynamic_shapes);
     }
     // The program's own runs, against the joint set `check --json` reports.
-    let c = run(&["check", "--json", &pt2]);
+    let c = json(&["check", "--json", &pt2]);
     let mins = claimed_mins(&c);
     let (pass, fail) = agrees_with_the_program("swin_t", &c["joint"][0], "check", &mins);
     assert!(pass >= 10 && fail >= 40, "{pass} pass, {fail} fail");
