@@ -88,6 +88,23 @@ fn members(r: &Report, dim: usize) -> Vec<i128> {
         .collect()
 }
 
+/// For a text that holds only some of the program's guards (`partial`): the set they leave
+/// (`undecided_values`; every accepted size is in it), with no accepted set claimed.
+fn necessary(r: &Report, dim: usize) -> Vec<i128> {
+    assert!(r.partial.is_some());
+    let d = &r.dims[dim];
+    assert!(d.answer.accepted.is_none() && d.answer.suggestions.is_empty());
+    let u = d
+        .answer
+        .undecided
+        .as_ref()
+        .expect("the set its guards leave");
+    dimguard::solver::DimSet::from_segments(u.segments.clone())
+        .unwrap()
+        .iter()
+        .collect()
+}
+
 #[test]
 fn every_fixture_is_read_as_its_form_and_matches_brute_force() {
     let cases: &[(&str, Form)] = &[
@@ -140,12 +157,13 @@ fn fpn_answers_equal_what_the_exported_program_does() {
         assert_eq!(r.dims[0].range, Some([lo, hi]), "{name}");
         assert_eq!(members(&r, 0), torch, "{name}");
     }
-    // The run-time failure has no range: with the exported one given, the same set.
+    // The run-time failure has no range, and holds one of the program's guards: with the
+    // exported range given, the set that guard leaves (here the program's), never claimed.
     let r = report(
         &read(&load("fpn.guard_failed.txt"), &[("x_2", (lo, hi))]),
         &[],
     );
-    assert_eq!(members(&r, 0), torch);
+    assert_eq!(necessary(&r, 0), torch);
 }
 
 /// What a report says about sizes, without the names and texts that differ between forms.
@@ -327,8 +345,15 @@ fn guard_failed_says_why_the_size_fails_and_what_to_export() {
     let rt = r.runtime.as_ref().unwrap();
     assert_eq!(rt.passes, Some(false));
     assert_eq!(rt.sides, Some(["9".to_string(), "10".to_string()]));
-    assert_eq!(rt.nearest, [Some(32), Some(37)]);
-    assert!(rt.explanation.iter().any(|e| e.contains("8*_x_2")));
+    // One guard of the program's: no size is claimed to pass, no spec to export.
+    assert_eq!(rt.nearest, [None, None]);
+    assert!(!rt.explanation.iter().any(|e| e.contains("8*_x_2")));
+    assert!(rt
+        .explanation
+        .iter()
+        .any(|e| e.contains("the program may hold more")));
+    assert_eq!(necessary(&r, 0).len(), 241);
+    assert!(!r.dynamic_shapes.contains("Dim("));
     // Without a range the default is used and said.
     let m = read(&load("fpn.guard_failed.txt"), &[]);
     assert!(m.notes.iter().any(|n| n.contains("--range x_2=LO..HI")));
@@ -510,8 +535,10 @@ fn real_messages_from_public_issues() {
     let rt = r.runtime.as_ref().unwrap();
     assert_eq!(rt.passes, Some(false));
     assert_eq!(rt.sides, Some(["1".to_string(), "1".to_string()]));
-    assert_eq!(rt.nearest, [None, Some(10)]);
-    assert_eq!(members(&r, 0), (10..=40).collect::<Vec<i128>>());
+    // The guard it holds leaves 10..40; the program accepts only the multiples of 5 there
+    // (x = 5*batch): necessary, not sufficient, so nothing is claimed accepted.
+    assert_eq!(rt.nearest, [None, None]);
+    assert_eq!(necessary(&r, 0), (10..=40).collect::<Vec<i128>>());
     // pytorch/pytorch#140011: the sequence length specialized to 6, from the user's line in
     // transformers' modeling_llama.py, although the log never names its symbol's source.
     let r = report(&read(&load("real/pytorch_140011.log.txt"), &[]), &[]);

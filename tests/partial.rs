@@ -1,5 +1,6 @@
 //! Texts that hold only some of the export's guards (`Message::partial`): PyTorch 2.15's solver
-//! crash, a constraint violation cut mid-line, an excerpt of a draft_export report. Generated:
+//! crash, a constraint violation cut mid-line, an excerpt of a draft_export report, a run-time
+//! `Guard failed` (the first guard of the program that failed). Generated:
 //! a guard over one, two or three sizes (linear, scaled by a fraction, floor-divided, a
 //! product), in each form, with the ranges given or the default, put through every wrapper
 //! `tests/corpus.rs` uses. For each:
@@ -157,6 +158,8 @@ enum Form {
     Cut,
     /// Item 9 of a draft_export report, alone.
     Excerpt,
+    /// `AssertionError: Guard failed: GUARD` from calling an exported program.
+    GuardFailed,
 }
 
 const NAMES: [&str; 3] = ["h", "w", "c"];
@@ -204,6 +207,13 @@ fn text(form: Form, g: &Guard, range: Option<(i128, i128)>) -> (String, Vec<Stri
                     "...\n9. Guard Added.\n    A guard was added during tracing, which might've resulted in some incorrect\n    tracing or constraint violation error.\n    Specifically, this guard was added: {guard}, where {{{}}}.\n    This occurred at the following stacktrace:\n        File /work/model.py, lineno 12, in forward\n            y = x.view(-1, 8)\n",
                     map.join(", ")
                 ),
+                (0..n).map(|i| format!("x_{}", i + 1)).collect(),
+            )
+        }
+        Form::GuardFailed => {
+            let guard = g.text(&|i| format!("x.size()[{}]", i + 1));
+            (
+                format!("Traceback (most recent call last):\n  File \"run.py\", line 4, in <module>\n    ep.module()(x)\nAssertionError: Guard failed: {guard}\n"),
                 (0..n).map(|i| format!("x_{}", i + 1)).collect(),
             )
         }
@@ -299,11 +309,11 @@ fn some(g: &Guard, ranges: &[(i128, i128)], v: &mut Vec<i128>, i: usize, k: usiz
 fn partial_texts_claim_no_accepted_size_and_their_sets_are_brute_force() {
     let mut rng = Rng(0x5eed_4242);
     let (mut checked, mut windows, mut wrapped, mut undecided) = (0, 0, 0, 0);
-    for case in 0..60 {
+    for case in 0..80 {
         let g = rng.guard();
-        let form = [Form::Crash, Form::Cut, Form::Excerpt][case % 3];
+        let form = [Form::Crash, Form::Cut, Form::Excerpt, Form::GuardFailed][case % 4];
         // Ranges given (`--range`, or stated by the cut violation), or the default.
-        let ranged = case % 4 != 3 || matches!(form, Form::Cut);
+        let ranged = case % 5 != 4 || matches!(form, Form::Cut);
         let n = g.sizes();
         let per: Vec<(i128, i128)> = (0..n)
             .map(|_| {
