@@ -14,6 +14,9 @@ use dimguard::solver::expr::Value;
 use dimguard::solver::{parse_guard, Expr};
 use std::collections::BTreeMap;
 
+mod rng;
+use rng::Rng;
+
 /// What a Python name holds: `coef * root + offset` (`root` an index into [`Block::roots`]), or
 /// the integer `offset` when `root` is `None`.
 #[derive(Debug, Clone, Copy)]
@@ -366,24 +369,6 @@ fn every_size_a_group_names_reaches_the_dict() {
         "{code}"
     );
     Block::read(&code).unwrap();
-}
-
-/// A small deterministic generator (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn int(&mut self, lo: i128, hi: i128) -> i128 {
-        lo + (self.next() % (hi - lo + 1) as u64) as i128
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
 }
 
 /// A random guard over `H`, `W` and sometimes `Y` and `Z` (named only inside guards).

@@ -3,8 +3,8 @@
 
 use crate::solver::report::{
     CheckDim, CheckReport, CoverReport, CoverSide, DataDependent, Dialect, DimReport, Feasible,
-    Form, GuardUse, JointReport, LineReport, LinkedGroup, LinkedSides, Report, RuntimeCheck,
-    SizeAnswer,
+    Form, GuardUse, JointReport, LineReport, LinkedGroup, LinkedSides, Partial, Report,
+    RuntimeCheck, SizeAnswer,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -41,6 +41,9 @@ pub struct Page {
     /// `diagnose` of a torch.compile text (a recompile): the spec is torch.compile's advice
     /// (`mark_dynamic`), pasted before the compiled call, not an export's.
     pub compiled: bool,
+    /// `diagnose` of a text that holds only some of the export's guards: what it holds and
+    /// what to paste instead (its sizes are undecided over the sets its guards leave).
+    pub partial: Option<Partial>,
 }
 
 /// One size of a [`Page`].
@@ -124,6 +127,7 @@ pub struct Round {
 #[serde(default)]
 struct RawPage {
     form: Option<Form>,
+    partial: Option<Partial>,
     torch_version: Option<String>,
     dims: Vec<Box<RawValue>>,
     joint: Vec<Box<RawValue>>,
@@ -250,6 +254,7 @@ impl Page {
         });
         Ok(Page {
             compiled,
+            partial: raw.partial,
             form: raw.form,
             torch_version: raw.torch_version,
             dims,
@@ -292,6 +297,7 @@ impl Page {
             rounds: None,
             spec: Some(report.dynamic_shapes.clone()),
             compiled: report.runtime.as_ref().is_some_and(|r| r.recompile),
+            partial: report.partial.clone(),
         }
     }
 
@@ -315,6 +321,7 @@ impl Page {
             rounds: None,
             spec: Some(report.dynamic_shapes.clone()),
             compiled: false,
+            partial: None,
         }
     }
 }

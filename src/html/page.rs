@@ -25,6 +25,14 @@ pub fn render(report: &Page, title: &str) -> String {
         esc(&summary(report))
     );
     body.push_str("<main>");
+    if let Some(p) = &report.partial {
+        let _ = write!(
+            body,
+            "<p class=\"bad\">This text holds only some of the export's guards: {}. Every accepted size is in the sets its guards leave, not every size there is accepted: no size is claimed accepted and no Dim is pasted. Instead: {}.</p>",
+            esc(&p.holds),
+            esc(&p.instead)
+        );
+    }
     let joints: Vec<Joint> = report.joint.iter().filter_map(Joint::read).collect();
     // Linked sizes: the joint answer first (each size's own strip cannot say it).
     body.push_str(&joint_section(report, &joints));

@@ -5,7 +5,7 @@
 
 pub use crate::provenance::Provenance;
 use crate::report::Form;
-pub use crate::report::Unreadable;
+pub use crate::report::{Partial, Unreadable};
 use crate::types::Expr;
 
 pub use crate::types::{DEFAULT_MIN, SIZE_MAX};
@@ -45,6 +45,11 @@ pub struct Message {
     /// Sizes the text traced (a `TORCH_TRACE`'s example values), with their names: examples
     /// for the diagnosis, before any the user gives.
     pub examples: Vec<(Option<String>, i128)>,
+    /// Set when the text holds only some of the export's guards (a solver crash holds the one
+    /// torch crashed on; a cut text, what comes before the cut; an excerpt of a draft_export
+    /// report, its items): the sets its guards leave hold every accepted size, not only accepted
+    /// ones. The diagnosis then claims no accepted set and pastes no `Dim`.
+    pub partial: Option<Partial>,
 }
 
 /// What failed when an exported program ran.
@@ -218,6 +223,7 @@ impl Message {
             datadep: Default::default(),
             missing_bounds: vec![],
             examples: vec![],
+            partial: None,
         }
     }
 

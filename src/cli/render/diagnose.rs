@@ -85,6 +85,15 @@ pub fn human(r: &Report, color: bool) -> String {
     for note in &r.notes {
         let _ = writeln!(out, "{} {note}", st.yellow("note"));
     }
+    if let Some(p) = &r.partial {
+        let _ = writeln!(
+            out,
+            "{} this text holds only some of the export's guards ({}): every accepted size is in the sets its guards leave, not every size there is accepted, so no size is claimed accepted and no Dim is pasted. Instead, {}",
+            st.red("partial"),
+            p.holds,
+            p.instead
+        );
+    }
     for u in &r.unreadable {
         let _ = writeln!(
             out,

@@ -652,7 +652,7 @@ fn entry_lines(rt: &crate::message::Runtime, report: &Report) -> Vec<String> {
 type EntrySet = (String, Option<DimSet>);
 
 /// A set in a few words: its members when at most six, else its pieces (`2..64`, `65..`).
-fn short_set(s: &DimSet) -> String {
+pub(super) fn short_set(s: &DimSet) -> String {
     if s.is_empty() {
         return "no size".to_string();
     }

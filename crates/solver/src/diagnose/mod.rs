@@ -8,6 +8,7 @@
 
 mod datadep;
 mod explain;
+mod partial;
 mod paste;
 mod size;
 
@@ -179,7 +180,11 @@ pub fn diagnose_staged(
         )
         .map(py_name)
         .collect();
-    let specs = explain::group_specs(&solved, &choices, msg, &mut taken);
+    let mut specs = explain::group_specs(&solved, &choices, msg, &mut taken);
+    if msg.partial.is_some() {
+        // A text with only some of the export's guards: no group's spec is sound from it.
+        specs.clear();
+    }
     let lines = line_reports(msg, &dims);
     let mut report = Report {
         dims,
@@ -213,7 +218,9 @@ pub fn diagnose_staged(
             .collect(),
         guards,
         missing_bounds: msg.missing_bounds.clone(),
+        partial: None,
     };
+    partial::necessary_only(&mut report, msg);
     explain::complete(&mut report, msg, opts);
     if let Some(certify) = stage.certify {
         certify(&mut report, msg);

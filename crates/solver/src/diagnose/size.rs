@@ -9,8 +9,8 @@ use crate::joint;
 use crate::message::{self, DimEntry, FixKind, Message, DEFAULT_MIN, SIZE_MAX};
 use crate::python::{self, py_name};
 use crate::report::{
-    Certificate, Dialect, DimReport, FixCheck, Form, GuardFate, GuardMethod, GuardReport, Padding,
-    Proof, SizeAnswer, Status,
+    Certificate, Dialect, DimReport, FixCheck, GuardFate, GuardMethod, GuardReport, Padding, Proof,
+    SizeAnswer, Status,
 };
 use crate::suggest::{self, Maximality};
 use crate::types::{DimSet, Expr};
@@ -212,35 +212,7 @@ pub(crate) fn dim_report(
         .collect();
     conclude(&mut r, d, &feasible, Some(&own), proof, msg, opts);
     fold(&mut r, &domain, &feasible);
-    if msg.form == Form::SolverCrash {
-        only_necessary(&mut r, &feasible);
-    }
     r
-}
-
-/// A text that holds only some of the export's guards (torch's own solver crashed on one, so
-/// the error lists neither the others nor a fix): the set its guards leave holds every accepted
-/// size but may hold sizes a guard the text lacks rejects. Said as undecided over that set, with
-/// no suggestion, never as an accepted set or a `Dim` to paste.
-fn only_necessary(r: &mut DimReport, feasible: &DimSet) {
-    let why = format!(
-        "the text holds one of the export's guards (the one torch's solver crashed on), not the others: the {} sizes it leaves hold every size {} accepts, and may hold sizes another guard rejects",
-        feasible.count(),
-        r.name
-    );
-    r.status = Status::Undecided;
-    r.answer.accepted = None;
-    r.answer.suggestions.clear();
-    r.answer.nearest_accepted = None;
-    r.coverage = None;
-    r.padding = None;
-    r.torch_fix = None;
-    r.undecided = Some(why);
-    r.advice.clear();
-    r.advice.push(format!(
-        "export with Dim.AUTO for {} and run `dimguard check` on the saved program (every guard), or run the export with TORCH_LOGS=\"+dynamic\" and give dimguard the log",
-        r.name
-    ));
 }
 
 /// Marks the guards that remove nothing beyond the others ([`GuardReport::folded`]): lists those

@@ -5,7 +5,8 @@
 //! ```
 //!
 //! (torchvision `googlenet`, `squeezenet1_0`, ...). The text holds one guard, over the user's
-//! `Dim` names, as torch's solver rewrote it; it holds no range, so the range comes from
+//! `Dim` names, as torch's solver rewrote it: one of the export's guards, so the message is
+//! partial ([`Message::partial`]). It holds no range, so the range comes from
 //! `--range NAME=LO..HI` or the default is used and said.
 
 use super::clean::Line;
@@ -69,12 +70,10 @@ pub fn read(lines: &[Line]) -> Option<Message> {
     if !found {
         return None;
     }
-    msg.notes.push(
-        "PyTorch 2.15's own constraint solver crashed (\"Expected op to be '=='\") on this guard, as its solver rewrote it; \
-         the export has more guards than this one. For all of them: export with Dim.AUTO for these dims and run \
-         `dimguard check` on the saved program, or run the export with TORCH_LOGS=\"+dynamic\" and give dimguard the log"
-            .into(),
-    );
+    msg.partial = Some(crate::message::Partial {
+        holds: "one of the export's guards: the one PyTorch 2.15's solver crashed on (\"Expected op to be '=='\"); torch stopped there, so neither the others nor its suggested fixes are in it".into(),
+        instead: "run the export with TORCH_LOGS=\"+dynamic\" and give dimguard the log (it holds every guard), or export with Dim.AUTO for these sizes and run `dimguard check` on the saved program".into(),
+    });
     Some(msg)
 }
 

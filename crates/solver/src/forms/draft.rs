@@ -102,7 +102,50 @@ pub fn read(lines: &[Line]) -> Message {
     }
     let source_of = |a: &str| sources.get(a).cloned();
     place_guards(&mut msg, guards, &source_of, &crate::types::is_unbacked);
+    if let Some(why) = excerpt(lines) {
+        msg.partial = Some(crate::message::Partial {
+            holds: format!("an excerpt of a draft_export report ({why}): the items it leaves out hold guards of the export that are not in it"),
+            instead: "paste the whole report (`print(ep._report)`), from its `WARNING: N issue(s) found` header to its last item".into(),
+        });
+    }
     msg
+}
+
+/// Why the lines are an excerpt of a draft_export report, when they say so: its items are
+/// numbered from 1 without a gap (a second report starts again at 1), and the header says how
+/// many there are (`WARNING: 9 issue(s) found during export`).
+fn excerpt(lines: &[Line]) -> Option<String> {
+    let numbers: Vec<u64> = lines
+        .iter()
+        .map(|l| l.text.trim())
+        .filter(|t| is_section_header(t))
+        .filter_map(|t| t.split('.').next()?.parse().ok())
+        .collect();
+    let mut prev = 0;
+    for &n in &numbers {
+        if n != 1 && n != prev + 1 {
+            return Some(if prev == 0 {
+                format!("its first item is number {n}")
+            } else {
+                format!("item {prev} is followed by item {n}")
+            });
+        }
+        prev = n;
+    }
+    let stated: Vec<u64> = lines
+        .iter()
+        .filter_map(|l| {
+            let (head, _) = l.text.split_once(" issue(s) found")?;
+            head.rsplit(' ').next()?.parse().ok()
+        })
+        .collect();
+    match stated.as_slice() {
+        [n] if (numbers.len() as u64) < *n => Some(format!(
+            "its header says {n} issues, and it holds {} items",
+            numbers.len()
+        )),
+        _ => None,
+    }
 }
 
 /// `'s5': "L['t'].size()[0]", 's21': "..."}` → pairs.

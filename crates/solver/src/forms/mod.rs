@@ -93,11 +93,6 @@ pub fn read(text: &str) -> Result<Message, Error> {
     } else {
         fallback(&lines, exception, crash)?
     };
-    if let Some(c) = crash::read(&lines) {
-        if msg.form != Form::SolverCrash {
-            msg.notes.extend(c.notes);
-        }
-    }
     datadep::read(&lines, &mut msg);
     for g in &msg.data_dependent {
         // `Could not extract specialized integer from data-dependent expression u0 + 1`: torch

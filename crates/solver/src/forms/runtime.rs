@@ -229,6 +229,10 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
             ));
         }
         rename_by_source(&mut msg);
+        msg.partial = Some(crate::message::Partial {
+            holds: "one of the program's guards: the first that failed at the size that ran; the program checks others, which the error does not print".into(),
+            instead: "save the exported program and run `dimguard check model.pt2` (every guard and range it holds), or paste the export's TORCH_LOGS=\"+dynamic\" log".into(),
+        });
         msg
     })
 }
@@ -884,6 +888,19 @@ fn input_check(lines: &[Line]) -> Option<Message> {
             let d = msg.dim_mut(&size_name(&source), Some(source.clone()));
             d.range = Some((0, crate::message::SIZE_MAX));
         }
+    }
+    let bound = |d: &crate::message::DimEntry| {
+        d.guards
+            .iter()
+            .any(|g| !matches!(g.expr, Expr::Cmp(CmpOp::Eq, ..)))
+    };
+    if msg.dims.iter().any(bound) {
+        // `to be <= 512`: one end of the program's range (torch checks the ends in turn and
+        // stops at the first that fails); the other end and its guards are not in the text.
+        msg.partial = Some(crate::message::Partial {
+            holds: "one end of the program's range for the size (torch's input check stops at the first it fails); the other end and the program's guards are not in it".into(),
+            instead: "save the exported program and run `dimguard check model.pt2` (every guard and range it holds)".into(),
+        });
     }
     (msg.runtime.is_some() || !msg.unreadable.is_empty()).then_some(msg)
 }

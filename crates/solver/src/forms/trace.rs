@@ -453,6 +453,7 @@ impl Trace {
             datadep: Default::default(),
             missing_bounds: vec![],
             examples: self.examples(),
+            partial: None,
         };
         // Guards over the sizes' sources (as torch's messages print them).
         let over_sources = |e: &Expr| {

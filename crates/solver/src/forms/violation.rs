@@ -525,6 +525,10 @@ fn read_not_all_values(
                 "the text is cut: `Not all values of {name} ... are valid because {}` stops before it says why (a constant torch inferred, or an expression it equals), so nothing is known of {name}'s accepted sizes from it. Paste the whole line, to the end of the error and its `Suggested fixes:`",
                 why.trim()
             ));
+            msg.partial = Some(crate::message::Partial {
+                holds: "what comes before its cut: a line stops mid-sentence (`... are valid because L['...`), and the lines after it (more guards, the suggested fixes) are not in it".into(),
+                instead: "paste the whole error, from `Constraints violated` to the end of its `Suggested fixes:`".into(),
+            });
             return Ok(());
         }
         let d = dim_at(msg, index, &name, source);

@@ -55,6 +55,23 @@ pub struct Report {
     /// where `diagnose --program` read one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_bounds: Vec<MissingBound>,
+    /// Present when the text holds only some of the export's guards (a solver crash, a cut
+    /// text, an excerpt of a draft_export report): what it holds and what to paste instead.
+    /// Every size it names is then undecided over the set its guards leave (`undecided_values`:
+    /// every accepted size is in it, not every size there is accepted), with no suggestion and
+    /// no `Dim` in `dynamic_shapes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+/// What a text that holds only some of the export's guards holds, and what to paste instead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partial {
+    /// What the text holds, in words ("one of the export's guards: the one torch's solver
+    /// crashed on ...").
+    pub holds: String,
+    /// What to paste instead to get every guard (the whole error, the `TORCH_LOGS` log).
+    pub instead: String,
 }
 
 /// A size Torch-TensorRT found no upper bound for.

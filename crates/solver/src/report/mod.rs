@@ -43,8 +43,8 @@ pub use common::{
 };
 pub use diagnose::{
     DataDependent, DimReport, FixCheck, Form, GuardReport, JointGuard, LineDim, LineReport,
-    LinkedGroup, MissingBound, Padding, ProgramBound, RelationReport, Report, RuntimeReport,
-    Status, UnbackedSize, Unreadable,
+    LinkedGroup, MissingBound, Padding, Partial, ProgramBound, RelationReport, Report,
+    RuntimeReport, Status, UnbackedSize, Unreadable,
 };
 pub use dispatch::{
     CoverPiece, CoverReport, CoverSide, DispatchProgram, DispatchReport, OnnxFile, OnnxInputShape,
