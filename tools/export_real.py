@@ -262,17 +262,22 @@ def reexport(spec, model, args, code):
 
     if not code:
         return "no spec printed"
+    import contextlib
+
     ns = {}
     try:
         exec(code, ns)  # noqa: S102 - dimguard's printed spec
-        with torch.no_grad():
+        # The context the printed spec says to export in (a size of 0 or 1 kept dynamic).
+        with torch.no_grad(), ns.get("export_context") or contextlib.nullcontext():
             torch.export.export(model, args, dynamic_shapes=ns["dynamic_shapes"])
         return None
     except Exception as e:  # noqa: BLE001 - recorded
         return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
 
 
-def run_one(name, api):
+def run_one(name, api, budget=None):
+    """One row. ``budget``: dimguard.export's ``time_budget`` in seconds (None: its default);
+    the row's ``budget`` says whether it ran out and where."""
     import torch
 
     import dimguard
@@ -287,7 +292,8 @@ def run_one(name, api):
     with quiet() as log:
         try:
             with torch.no_grad():
-                ep, rep = dimguard.export(model, args, dynamic_shapes=dynamic_shapes(spec, api))
+                kw = {} if budget is None else {"time_budget": budget}
+                ep, rep = dimguard.export(model, args, dynamic_shapes=dynamic_shapes(spec, api), **kw)
             err = None
         except dimguard.ExportError as e:
             ep, rep, err = None, e.report, str(e)
@@ -304,6 +310,7 @@ def run_one(name, api):
     row["torch_seconds"] = d.get("torch_seconds")
     row["dimguard_seconds"] = d.get("dimguard_seconds")
     row["spec"] = d.get("spec")
+    row["budget"] = d.get("budget")
     names = [n for n, _, _ in spec["dims"].values()]
     # A name is kept where the spec defines it (at a line's start) or, for a size torch gives no
     # name (Dim.AUTO, static, tied), names it in the comment on its entry.
@@ -361,7 +368,9 @@ def table(path):
             example = list(MODELS[r["model"]]["example"]) if r["model"] in MODELS else None
             own = next((c for c in r["checks"] if c["shape"] == example), None)
             notes.append("example undecided" if own is not None and own["accepts"] is None else "example not accepted")
-        if r.get("error"):
+        if (r.get("budget") or {}).get("spent"):
+            notes.append(f"time budget {r['budget']['seconds']:g} s spent {r['budget']['where']}")
+        elif r.get("error"):
             notes.append(r["error"].splitlines()[0][:120].replace("|", "/"))
         if r.get("predates_verdict"):
             notes.append("old row: agreement by the loop's accepts of then, before the program's verdict")
@@ -387,6 +396,7 @@ def main():
     p.add_argument("--out", default="tests/data/export_real/models.jsonl")
     p.add_argument("--table", action="store_true", help="print the table of the rows in --out and exit")
     p.add_argument("--ci", action="store_true", help="only the models CI runs (CI)")
+    p.add_argument("--budget", type=float, help="dimguard.export's time_budget per row, seconds (default: its own)")
     a = p.parse_args()
     if a.table:
         print(table(a.out))
@@ -395,7 +405,7 @@ def main():
     apis = ["dim", "spec"] if a.api == "both" else [a.api]
     for name in names:
         for api in apis:
-            row = run_one(name, api)
+            row = run_one(name, api, a.budget)
             with open(a.out, "a") as f:
                 f.write(json.dumps(row) + "\n")
             c = row.get("checks")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Collection, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 def _bound(v: Any) -> Optional[int]:
@@ -169,14 +169,16 @@ def _auto(sheet: Mapping[str, Any], roots: Optional[Sequence[str]]) -> Dict[str,
 Key = Tuple[str, int]
 
 
-def _choose_point(sheet: Mapping[str, Any], traced: Mapping[str, Sequence[int]], inside: Sequence[str] = ()) -> Tuple[Dict[Key, int], List[str]]:
+def _choose_point(sheet: Mapping[str, Any], traced: Mapping[str, Sequence[int]], inside: Sequence[str] = (), small: Collection[Key] = ()) -> Tuple[Dict[Key, int], List[str]]:
     """Example sizes for one export with ``sheet``: the traced size wherever the spec takes it,
     else the nearest size that it takes; and, for every dynamic entry, a size torch keeps
     dynamic: never 0 or 1 (torch specializes those), and, for a ``Dim`` some entry derives from
     (``32*_w + 16``), a root value of 2 or more (torch specializes the root at 0 or 1, so
     ``32*_w + 16`` traced at 48, on its bound ``_w = 1``, fails: pytorch#176349). Returns the
     sizes of every entry and, per size moved, why. A root in ``inside`` (torch specialized a size
-    derived from it at its bound) is taken strictly inside its range where it has an inside."""
+    derived from it at its bound) is taken strictly inside its range where it has an inside.
+    Sizes in ``small`` (the example's 0 or 1 at a plain ``Dim`` or ``Dim.AUTO``, exported under
+    ``backed_size_oblivious``, where torch keeps them dynamic) stay as traced."""
     roots = {r["name"]: r for r in sheet["roots"]}
     at = lambda e: (traced.get(e["input"]) or [])  # noqa: E731
     point: Dict[Key, int] = {}
@@ -191,7 +193,7 @@ def _choose_point(sheet: Mapping[str, Any], traced: Mapping[str, Sequence[int]],
         elif v["kind"] == "int":
             point[k] = int(v["value"])
         elif v["kind"] == "auto" and t is not None:
-            lo = max(v.get("min") or 0, 2)
+            lo = max(v.get("min") or 0, 0 if k in small else 2)
             hi = v.get("max")
             want = t if t >= lo and (hi is None or t <= hi) else (lo if t < lo else hi)
             point[k] = want
@@ -202,10 +204,11 @@ def _choose_point(sheet: Mapping[str, Any], traced: Mapping[str, Sequence[int]],
         lin = [(int(e["value"]["coef"]), int(e["value"]["offset"])) for e in entries]
         kmin = r.get("min") if r.get("min") is not None else 0
         kmax = r.get("max") if r.get("max") is not None else (1 << 62)
-        # Every entry's size at least 2.
-        floor_k = max(-((o - 2) // c) for c, o in lin)
-        lo_ok, hi_ok = max(kmin, floor_k), kmax
         derived = any((c, o) != (1, 0) for c, o in lin)
+        # Every entry's size at least 2 (at least 0 where torch keeps 0 and 1 dynamic).
+        floor = 0 if not derived and all((e["input"], int(e["index"])) in small for e in entries) else 2
+        floor_k = max(-((o - floor) // c) for c, o in lin)
+        lo_ok, hi_ok = max(kmin, floor_k), kmax
         if derived:
             lo_ok = max(lo_ok, 2)
         if lo_ok > hi_ok:  # no such size: the spec's own range decides

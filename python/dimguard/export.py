@@ -20,7 +20,9 @@ import contextlib
 import json
 import math
 import re
+import signal
 import sys
+import threading
 import time
 import traceback
 from typing import Any, ContextManager, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -32,7 +34,56 @@ from ._round import _first_line, _text, quiet
 from ._sheet import Key, _auto, _choose_point, _is_root, _Layout, _static_roots, _torch_form
 from .trace import capture, provenance
 
-__all__ = ["export", "ExportReport", "ExportError", "round_context"]
+__all__ = ["export", "ExportReport", "ExportError", "BudgetSpent", "round_context"]
+
+# The default wall-clock budget of one ``dimguard.export`` call, in seconds (``time_budget``).
+TIME_BUDGET = 3600.0
+
+
+class BudgetSpent(BaseException):
+    """Raised inside a round's ``torch.export.export`` when ``dimguard.export``'s time budget runs
+    out (a ``BaseException``, so that torch's own ``except Exception`` does not swallow it); the
+    loop catches it and says so in ``report.budget``."""
+
+
+class _Budget:
+    """``dimguard.export``'s wall-clock budget: ``left()`` seconds, and ``during()``, a context
+    that interrupts the code inside it (a round's ``torch.export.export``) with
+    :class:`BudgetSpent` when the budget runs out: ``SIGALRM``, on the main thread only (on
+    another thread the budget is checked between rounds). ``record`` is ``report.budget``."""
+
+    def __init__(self, seconds: Optional[float]):
+        if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
+            raise ValueError(f"time_budget must be a positive number of seconds or None, got {seconds!r}")
+        self.until = None if seconds is None else time.perf_counter() + float(seconds)
+        self.record: Dict[str, Any] = {"seconds": seconds, "spent": False, "round": None, "where": None}
+
+    def left(self) -> Optional[float]:
+        return None if self.until is None else self.until - time.perf_counter()
+
+    def spent(self, round_no: int, where: str) -> str:
+        self.record.update({"spent": True, "round": round_no, "where": where})
+        return f"the time budget of {self.record['seconds']:g} s was spent {where} (dimguard.export(time_budget=...))"
+
+    @contextlib.contextmanager
+    def during(self) -> Any:
+        left = self.left()
+        if left is None or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        if left <= 0:
+            raise BudgetSpent()
+
+        def alarm(signum: int, frame: Any) -> None:
+            raise BudgetSpent()
+
+        old = signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, left)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
 
 
 def round_context(round_no: int) -> ContextManager[Any]:
@@ -60,7 +111,11 @@ class ExportReport(Record):
     sizes: the exact joint set as boxes, its largest sound box and a summary, as ``dimguard
     check``), ``runtime`` (the program's run-time asserts and the limits its graph implies, each
     with the sizes it rejects, as ``dimguard check``: part of ``dims``' accepted sets),
-    ``static`` (the dimensions the returned program's graph holds as numbers: ``input``,
+    ``budget`` (``seconds``, the call's ``time_budget``; ``spent``, whether it ran out; ``round``
+    and ``where`` it did: the program of an earlier round, if any, is returned, else
+    :class:`ExportError` is raised with this report), ``export_context`` (where the example has a size of 0 or 1 that ``spec`` keeps dynamic:
+    :data:`OBLIVIOUS`, the context every round exported in and ``spec`` says to export in, as
+    ``export_context``; else null), ``static`` (the dimensions the returned program's graph holds as numbers: ``input``,
     ``index``, ``size``), ``audit`` (the returned program's whole ``dimguard check`` JSON, which
     :meth:`accepts` answers from), ``unaudited`` (why the program could not be audited, else
     null), ``narrowed`` (each size of your spec the program takes fewer values of than you asked:
@@ -200,6 +255,94 @@ def _windows(new: Mapping[str, Any], sheet: Mapping[str, Any], forced: Sequence[
         if ok:
             out[root] = ", ".join(said)
     return out
+
+
+# torch 2.15's switch that keeps a size of 0 or 1 dynamic; without it torch specializes such a size
+# whatever the spec says ("your code specialized it to be a constant (1)").
+OBLIVIOUS = "torch.fx.experimental._config.patch(backed_size_oblivious=True)"
+
+
+def _small_sizes(sheet: Mapping[str, Any], shapes: Sequence[Tuple[str, List[int]]]) -> List[Key]:
+    """The example's sizes of 0 or 1 that the spec makes dynamic: a plain ``Dim`` whose range
+    takes the size, or ``Dim.AUTO`` whose bounds do. torch keeps them dynamic only under
+    :data:`OBLIVIOUS`, where the program it traces at them is the one the user's own paste of the
+    spec gives (traced at 2 instead, the printed spec does not re-export with the example)."""
+    roots = {r["name"]: r for r in sheet["roots"]}
+    at = dict(shapes)
+    out: List[Key] = []
+    for e in sheet["entries"]:
+        v, k = e["value"], (e["input"], int(e["index"]))
+        sh = at.get(e["input"]) or []
+        if k[1] >= len(sh) or sh[k[1]] not in (0, 1):
+            continue
+        if v["kind"] == "dim" and (v["coef"], v["offset"]) == (1, 0):
+            bounds = roots[v["root"]]
+        elif v["kind"] == "auto":
+            bounds = v
+        else:
+            continue
+        lo, hi = bounds.get("min"), bounds.get("max")
+        if (lo is None or lo <= sh[k[1]]) and (hi is None or sh[k[1]] <= hi):
+            out.append(k)
+    return out
+
+
+def _oblivious(on: bool) -> ContextManager[Any]:
+    """:data:`OBLIVIOUS` for one export, when on."""
+    if not on:
+        return contextlib.nullcontext()
+    import torch.fx.experimental._config
+
+    return torch.fx.experimental._config.patch(backed_size_oblivious=True)
+
+
+def _oblivious_header(sheet: Mapping[str, Any], small: Sequence[Key]) -> str:
+    """The lines printed before a spec that keeps one of the example's 0 or 1 sizes dynamic:
+    the context to export in, as Python the user pastes (``export_context``); "" when the spec
+    makes every such size static."""
+    dynamic = {(e["input"], int(e["index"])) for e in sheet["entries"] if e["value"]["kind"] in ("dim", "auto")}
+    keys = [k for k in small if k in dynamic]
+    if not keys:
+        return ""
+    where = ", ".join(f"{i}[{j}]" for i, j in keys)
+    return (
+        "import torch.fx.experimental._config\n\n"
+        f"# {where}: a size of 0 or 1 in your example, kept dynamic. torch specializes such a size unless\n"
+        "# it exports under backed_size_oblivious (torch 2.15), so export inside this context:\n"
+        "#     with export_context:\n"
+        "#         ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes)\n"
+        f"export_context = {OBLIVIOUS}\n\n"
+    )
+
+
+def _keep_small(new: Mapping[str, Any], sheet: Mapping[str, Any], small: Sequence[Key]) -> Optional[Dict[str, Any]]:
+    """``new`` with each entry at ``small`` that ``sheet`` keeps dynamic and ``new`` does not (made
+    static, or its root narrowed to one size) put back as in ``sheet``; None when there is none."""
+    before = {(e["input"], int(e["index"])): e for e in sheet["entries"]}
+    roots_new = {r["name"]: r for r in new["roots"]}
+    roots_old = {r["name"]: r for r in sheet["roots"]}
+    out = json.loads(json.dumps({"roots": new["roots"], "entries": new["entries"]}))
+    changed = False
+    for i, e in enumerate(out["entries"]):
+        k = (e["input"], int(e["index"]))
+        old = before.get(k)
+        if k not in small or old is None or old["value"]["kind"] not in ("dim", "auto"):
+            continue
+        v = e["value"]
+        r = roots_new.get(v.get("root")) if v["kind"] == "dim" else None
+        if v["kind"] in ("dim", "auto") and not (r is not None and r.get("min") is not None and r.get("min") == r.get("max")):
+            continue
+        out["entries"][i] = json.loads(json.dumps(old))
+        name = old["value"].get("root")
+        if name is not None:
+            out["roots"] = [x for x in out["roots"] if x["name"] != name] + [json.loads(json.dumps(roots_old[name]))]
+        changed = True
+    return {**out, "notes": []} if changed else None
+
+
+def _roots_at(sheet: Mapping[str, Any], keys: Sequence[Key]) -> List[str]:
+    """The root ``Dim`` names of the sheet's entries at ``keys``."""
+    return [e["value"]["root"] for e in sheet["entries"] if e["value"]["kind"] == "dim" and (e["input"], int(e["index"])) in keys]
 
 
 def _shapes_at(shapes: Sequence[Tuple[str, List[int]]], point: Mapping[Key, int]) -> List[Tuple[str, List[int]]]:
@@ -644,6 +787,7 @@ def export(
     verbose: bool = True,
     cover: bool = False,
     max_programs: int = 4,
+    time_budget: Optional[float] = TIME_BUDGET,
     **export_kwargs: Any,
 ) -> Any:
     """``torch.export.export`` with dimguard in the loop. Returns ``(ExportedProgram, report)``.
@@ -657,6 +801,10 @@ def export(
     programs chosen greedily by how many sizes of your box they add (the loop's program, one
     with ``Dim.AUTO`` inside your bounds, one per remaining progression of the diagnosis), one
     callable routing each call by its input sizes (docs/PYTHON.md, "Covering every valid size").
+
+    ``time_budget`` bounds the whole loop's wall-clock seconds (default :data:`TIME_BUDGET`;
+    ``None``: no bound): a round's ``torch.export.export`` that runs past it is interrupted (on
+    the main thread), no round starts after it, and ``report.budget`` says where it ran out.
 
     torch 2.15's ``ShapesSpec`` (or a ``ParamsSpec``, a dict of ``TensorSpec``, or a model whose
     ``forward`` carries ``@dynamic_spec``, with ``dynamic_shapes`` left out) is taken too: each
@@ -679,15 +827,16 @@ def export(
     names = [n for n, _ in top]
     shapes = [(n, [int(s) for s in v.shape]) for n, v in top if isinstance(v, torch.Tensor)]
     shapes_spec = spec_from(model, dynamic_shapes)
+    budget = _Budget(time_budget)
     if shapes_spec is not None:
         if cover:
             if not (isinstance(max_programs, int) and max_programs >= 1):
                 raise ValueError(f"max_programs must be a positive int, got {max_programs!r}")
             from .cover import build_shapes_spec
 
-            first = _export_shapes_spec(model, args, kwargs, shapes_spec, top, shapes, strict, max_rounds, verbose, export_kwargs)
+            first = _export_shapes_spec(model, args, kwargs, shapes_spec, top, shapes, strict, max_rounds, verbose, export_kwargs, budget)
             return build_shapes_spec(export, model, top, kwargs, shapes_spec, first, max_programs, verbose, {"strict": strict, "max_rounds": max_rounds, **export_kwargs})
-        return _export_shapes_spec(model, args, kwargs, shapes_spec, top, shapes, strict, max_rounds, verbose, export_kwargs)
+        return _export_shapes_spec(model, args, kwargs, shapes_spec, top, shapes, strict, max_rounds, verbose, export_kwargs, budget)
     layout = _Layout(dynamic_shapes, names)
     sheet = layout.sheet()
     if cover and not (isinstance(max_programs, int) and max_programs >= 1):
@@ -704,11 +853,14 @@ def export(
         static = _static(best[0], tensor_inputs) if best is not None and audit is not None else []
         narrowed = _narrowed(user_sheet, static, audit, rounds)
         final = _named_entries(final, user_names, static, narrowed, auto_why)
+        header = _oblivious_header(final, small) if best is not None and best[2].get("export_context") else ""
         return ExportReport(
             {
                 "exported": exported,
                 "rounds": rounds,
-                "spec": _native.spec_code(json.dumps(final)),
+                "spec": header + _native.spec_code(json.dumps(final)),
+                "export_context": OBLIVIOUS if header else None,
+                "budget": budget.record,
                 "sheet": final,
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
@@ -725,6 +877,13 @@ def export(
         )
 
     traced = dict(shapes)
+    # The example's sizes of 0 or 1 the spec makes dynamic: every round exports under OBLIVIOUS,
+    # traced at them (the printed spec says to export so).
+    small = _small_sizes(sheet, shapes)
+    # Set when a round under OBLIVIOUS specialized one of them anyway, or propagates real
+    # tensors (a value read from data at batch 1 makes torch guard on it): from then on the
+    # rounds trace them at 2 outside OBLIVIOUS, as torch keeps them dynamic there.
+    small_off = False
     # Roots a derived size of which torch specialized at the example ("You marked 32*_w + 16 as
     # dynamic but your code specialized it to be a constant (48)"): traced inside from then on.
     inside: List[str] = []
@@ -736,12 +895,18 @@ def export(
     # Roots torch's solver asked to specialize whose diagnosed window was tried (once each).
     window_tried: set = set()
     for n in range(1, max_rounds + 1):
+        left = budget.left()
+        if left is not None and left <= 0:
+            rounds[-1]["notes"].append(budget.spent(n - 1, f"before round {n}"))
+            _progress(verbose, rounds[-1]["notes"][-1])
+            break
         t1 = time.perf_counter()
         sheet, shifted = _torch_form(sheet)
         spec_code = _native.spec_code(json.dumps(sheet))
         ds = layout.to_torch(sheet)
         # Example sizes inside this round's spec, where torch keeps them dynamic.
-        point, moved = _choose_point(sheet, traced, inside)
+        oblivious = bool(small) and not small_off and not real
+        point, moved = _choose_point(sheet, traced, inside, small if oblivious else ())
         round_shapes = _shapes_at(shapes, point)
         r_args, r_kwargs = args, kwargs
         if moved:
@@ -750,16 +915,26 @@ def export(
             r_args, r_kwargs = resized(top, point)
         t_ours = time.perf_counter() - t1
         t0 = time.perf_counter()
-        ep, err = None, None
+        ep, err, out_of_time = None, None, False
         with quiet() as log:
             try:
-                with capture() as trace, sys.modules[__name__].round_context(n), _real_tensors(real):
+                with capture() as trace, sys.modules[__name__].round_context(n), _real_tensors(real), _oblivious(oblivious), budget.during():
                     ep = torch.export.export(model, r_args, r_kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
+            except BudgetSpent:
+                out_of_time = True
             except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
                 err = e
         t_torch = time.perf_counter() - t0
+        if out_of_time:
+            why = budget.spent(n, f"in round {n}'s torch.export (after {t_torch:.1f} s)")
+            rounds.append({"round": n, "spec": spec_code, "torch_seconds": t_torch, "dimguard_seconds": t_ours, "outcome": "budget", "error": why, "notes": shifted + moved, "log": log.text, "lines": [], "guards": []})
+            _progress(verbose, f"round {n}/{max_rounds}: {why}")
+            break
         t1 = time.perf_counter() - t_ours
         entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": shifted + moved, "log": log.text}
+        entry["export_context"] = OBLIVIOUS if oblivious else None
+        if oblivious and n == 1:
+            entry["notes"].insert(0, f"{', '.join(f'{i}[{j}]' for i, j in small)}: a size of 0 or 1 in your example, kept dynamic: exported under {OBLIVIOUS} (torch specializes it otherwise; the printed spec says so)")
         entry["example"] = {k: list(v) for k, v in round_shapes}
         entry["example_seconds"] = t_ours
         rounds.append(entry)
@@ -814,6 +989,15 @@ def export(
                 break
             new = None
             marked = _marked_constant(_text_of(err))
+            gave_up = [e for e, v in marked if oblivious and v in (0, 1) and any(r in _named_roots(sheet, e) for r in _roots_at(sheet, small))]
+            if kind == "constraint_violation" and gave_up:
+                # torch specialized a 0 or 1 of the example even under OBLIVIOUS: the next round
+                # traces it at 2, outside OBLIVIOUS (the spec stays).
+                small_off = True
+                entry["notes"].append(f"torch specialized {', '.join(gave_up)} at the example's 0 or 1 even under backed_size_oblivious: tracing it at 2 instead")
+                entry["dimguard_seconds"] = time.perf_counter() - t1
+                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: constraint violation; " + entry["notes"][-1])
+                continue
             fresh = [r for r in _named_roots(sheet, " ".join(e for e, _ in marked)) if r not in inside]
             if kind == "constraint_violation" and fresh and all(not _is_root(sheet, e) for e, _ in marked):
                 # A derived size specialized at the example: its root sat on a bound of the
@@ -917,6 +1101,14 @@ def export(
                 text = str(err)
                 new = _auto(sheet, _named_roots(sheet, text) or None)
                 new["notes"].insert(0, "torch's solver crashed instead of reporting guards")
+            if new is not None and oblivious:
+                kept_small = _keep_small(new, sheet, small)
+                if kept_small:
+                    # Guards recorded at the example's 1 under OBLIVIOUS (timm's group_norm:
+                    # `Eq(s77, 1)`) would fix it there: it is traced at 2 from now on instead,
+                    # outside OBLIVIOUS, and keeps the spec's range.
+                    small_off = True
+                    new = {**kept_small, "notes": list(new.get("notes", [])) + [f"the trace at the example's 0 or 1 under backed_size_oblivious fixes {', '.join(f'{i}[{j}]' for i, j in small)}: kept dynamic, traced at 2 outside that context instead"]}
             if new is None or _same(new, sheet):
                 entry["dimguard_seconds"] = time.perf_counter() - t1
                 _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; nothing left to change")
@@ -1043,6 +1235,7 @@ def _export_shapes_spec(
     max_rounds: int,
     verbose: bool,
     export_kwargs: Mapping[str, Any],
+    budget: "_Budget",
 ) -> Tuple[Any, ExportReport]:
     """The loop for a ``ShapesSpec``. Each round is one traced pass that records every
     data-dependent expression torch meets (``_round.collecting``: torch decides each at the
@@ -1070,6 +1263,9 @@ def _export_shapes_spec(
                 "exported": exported,
                 "rounds": rounds,
                 "spec": spec.code(),
+                # A ShapeVar is unbacked: torch keeps a size of 0 or 1 dynamic in any context.
+                "export_context": None,
+                "budget": budget.record,
                 "sheet": None,
                 "assumptions": [{"code": c, "note": m, **{k: v for k, v in k_.items() if k != "code"}} for (_, (c, m)), k_ in zip(spec.added, kept)],
                 "dims": (audit or {}).get("dims", []),
@@ -1087,16 +1283,28 @@ def _export_shapes_spec(
 
     real = False
     for n in range(1, max_rounds + 1):
+        left = budget.left()
+        if left is not None and left <= 0:
+            rounds[-1]["notes"].append(budget.spent(n - 1, f"before round {n}"))
+            _progress(verbose, rounds[-1]["notes"][-1])
+            break
         code = spec.code()
         t0 = time.perf_counter()
-        ep, err = None, None
+        ep, err, out_of_time = None, None, False
         with quiet() as log, collecting(ids, real=real) as found:
             try:
-                with detached(model), sys.modules[__name__].round_context(n):
+                with detached(model), sys.modules[__name__].round_context(n), budget.during():
                     ep = torch.export.export(model, args, dict(kwargs), dynamic_shapes=spec.torch_spec(), strict=strict, **export_kwargs)
+            except BudgetSpent:
+                out_of_time = True
             except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
                 err = e
         t_torch = time.perf_counter() - t0
+        if out_of_time:
+            why = budget.spent(n, f"in round {n}'s torch.export (after {t_torch:.1f} s)")
+            rounds.append({"round": n, "spec": code, "torch_seconds": t_torch, "dimguard_seconds": 0.0, "outcome": "budget", "error": why, "notes": [], "lines": [], "guards": [], "log": log.text, "real": real})
+            _progress(verbose, f"round {n}/{max_rounds}: {why}")
+            break
         t1 = time.perf_counter()
         entry: Dict[str, Any] = {"round": n, "spec": code, "torch_seconds": t_torch, "notes": [], "lines": [], "guards": [], "log": log.text, "real": real}
         rounds.append(entry)

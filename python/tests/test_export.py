@@ -137,10 +137,12 @@ def test_unet_pixel_shuffle_interpolate():
     ds = {"x": {0: Dim("batch", min=1, max=8), 2: Dim("h", min=16, max=512), 3: Dim("w", min=16, max=512)}}
     ep, rep = dimguard.export(m, (x,), dynamic_shapes=ds)
     assert rep.exported
-    # Given batch 1, which torch would specialize: dimguard traces at batch 2, and the batch
-    # keeps the user's 1..8.
+    # Given batch 1, which torch would specialize: dimguard exports under backed_size_oblivious
+    # at the user's batch 1, the batch keeps the user's 1..8, and the spec says so.
     assert "batch = Dim('batch', min=1, max=8)" in rep.spec, rep.spec
-    assert any("x[0]: traced at 2, not 1" in n for r in rep.rounds for n in r.notes)
+    assert "export_context = torch.fx.experimental._config.patch(backed_size_oblivious=True)" in rep.spec, rep.spec
+    assert any("x[0]: a size of 0 or 1 in your example, kept dynamic" in n for r in rep.rounds for n in r.notes)
+    assert tuple(ep.example_inputs[0][0].shape) == (1, 3, 96, 128)
     assert list(rep.accepted("x", 0)) == list(range(1, 9))
     hs, ws = rep.accepted("x", 2), rep.accepted("x", 3)
     assert set(hs) == {v for v in range(16, 513) if v % 4 == 0}
@@ -281,10 +283,15 @@ def test_a_linked_group_takes_one_spec_for_all_its_sizes():
 
 
 def reexport(model, args, spec_code):
-    """Executes a printed spec and exports with it in torch (raises when torch refuses it)."""
+    """Executes a printed spec and exports with it in torch, inside the context it says to export
+    in (``export_context``, where it keeps a size of 0 or 1 of the example dynamic); raises when
+    torch refuses it."""
+    import contextlib
+
     ns = {}
     exec(spec_code, ns)
-    return torch.export.export(model, args, dynamic_shapes=ns["dynamic_shapes"])
+    with ns.get("export_context") or contextlib.nullcontext():
+        return torch.export.export(model, args, dynamic_shapes=ns["dynamic_shapes"])
 
 
 def test_a_derived_spec_torch_would_specialize_is_written_so_it_exports():
@@ -316,13 +323,15 @@ def test_a_derived_spec_torch_would_specialize_is_written_so_it_exports():
 
 def test_a_batch_traced_at_1_stays_dynamic_and_the_program_takes_its_example():
     """Traced at batch 1, torch specializes the batch (0/1 specialization) and the spec 1..16
-    used to become static. dimguard traces at batch 2 instead: the batch keeps the user's 1..16,
-    the user's own example runs on the returned program, and the spec re-exports."""
+    used to become static. dimguard exports at batch 1 under torch 2.15's backed_size_oblivious
+    instead: the batch keeps the user's 1..16, the user's own example runs on the returned
+    program, and the spec, exported in the context it names, re-exports with that example."""
     m = ConvStack().eval()
     x = torch.randn(1, 3, 64, 48)
     ds = {"x": {0: Dim("batch", min=1, max=16), 2: Dim("h", min=32, max=512), 3: Dim("w", min=32, max=512)}}
     ep, rep = dimguard.export(m, (x,), dynamic_shapes=ds)
-    assert any("x[0]: traced at 2, not 1" in n for r in rep.rounds for n in r.notes)
+    assert any("x[0]: a size of 0 or 1 in your example, kept dynamic" in n for r in rep.rounds for n in r.notes)
+    assert rep.to_dict()["export_context"] == "torch.fx.experimental._config.patch(backed_size_oblivious=True)"
     assert "batch = Dim('batch', min=1, max=16)" in rep.spec, rep.spec
     assert list(rep.accepted("x", 0)) == list(range(1, 17))
     assert runs(ep, x) and rep.accepts({"x": tuple(x.shape)})
@@ -332,11 +341,11 @@ def test_a_batch_traced_at_1_stays_dynamic_and_the_program_takes_its_example():
         if h in hs:
             assert runs(ep, torch.randn(1, 3, h, 48)), h
     assert not any("could not be read" in n for r in rep.rounds for n in r.notes), rep
-    # Re-exported at the program's own example (batch 2: torch refuses any dynamic batch traced at 1).
+    # Traced at the user's own example, and re-exported with it.
     own = ep.example_inputs[0]
-    assert tuple(own[0].shape) == (2, 3, 64, 48)
-    again = reexport(m, own, rep.spec)
-    assert runs(again, x) and runs(again, *own)
+    assert tuple(own[0].shape) == (1, 3, 64, 48)
+    again = reexport(m, (x,), rep.spec)
+    assert runs(again, x) and runs(again, torch.randn(16, 3, 64, 48))
 
 
 def test_a_derived_size_torch_specializes_at_the_bound_is_traced_inside_and_nothing_else_changes(monkeypatch):
@@ -349,10 +358,10 @@ def test_a_derived_size_torch_specializes_at_the_bound_is_traced_inside_and_noth
     ex = sys.modules["dimguard.export"]
     choose = ex._choose_point
 
-    def on_the_bound(sheet, traced, inside=()):
+    def on_the_bound(sheet, traced, inside=(), small=()):
         if inside:
-            return choose(sheet, traced, inside)
-        point, _ = choose(sheet, traced)
+            return choose(sheet, traced, inside, small)
+        point, _ = choose(sheet, traced, (), small)
         return {k: traced[k[0]][k[1]] for k in point}, []
 
     monkeypatch.setattr(ex, "_torch_form", lambda s: (s, []))

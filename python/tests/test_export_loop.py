@@ -319,3 +319,69 @@ def test_a_size_torch_makes_static_or_ties_keeps_the_users_name_in_a_comment(mod
     rng = random.Random(0)
     shapes = [example] + [(rng.randint(1, 8), rng.choice([example[1], rng.randint(4, 64)]), rng.choice([example[2], rng.randint(4, 64)])) for _ in range(10)]
     agree(model, again, rep, "x", shapes)
+
+
+class _Sleeps(nn.Module):
+    """Its trace takes ``seconds`` (a model torch.export takes long on: timm's mobilevitv2_050
+    ran over an hour on 2 loaded cores)."""
+
+    def __init__(self, seconds):
+        super().__init__()
+        self.seconds = seconds
+
+    def forward(self, x):
+        import time
+
+        time.sleep(self.seconds)
+        return x * 2
+
+
+@pytest.mark.parametrize("api", ["dim", "spec"])
+@pytest.mark.parametrize("budget", [1.0, 3.0])
+def test_a_time_budget_interrupts_a_long_torch_export_and_the_report_says_where(api, budget):
+    import time
+
+    x = torch.randn(2, 8)
+    spec = {"x": {0: Dim("b", min=1, max=16)}} if api == "dim" else ShapesSpec({"x": TensorSpec([ShapeVar("b", min=1, max=16), 8])})
+    t0 = time.perf_counter()
+    with pytest.raises(dimguard.ExportError) as e:
+        dimguard.export(_Sleeps(600), (x,), dynamic_shapes=spec, verbose=False, time_budget=budget)
+    wall = time.perf_counter() - t0
+    # Interrupted inside torch.export: far from the trace's 600 s (margin for a loaded machine).
+    assert wall < budget + 60, wall
+    d = e.value.report.to_dict()
+    assert d["budget"] == {"seconds": budget, "spent": True, "round": 1, "where": d["budget"]["where"]}, d["budget"]
+    assert "round 1's torch.export" in d["budget"]["where"]
+    assert [r["outcome"] for r in d["rounds"]] == ["budget"]
+    assert d["rounds"][0]["torch_seconds"] >= budget * 0.9
+    # A trace inside the budget: exported, nothing spent, and the alarm is off afterwards.
+    ep, rep = dimguard.export(_Sleeps(0), (x,), dynamic_shapes=spec, verbose=False, time_budget=budget + 600)
+    assert rep.to_dict()["budget"]["spent"] is False and rep.accepts({"x": [5, 8]})
+    import signal
+
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, "10"])
+def test_a_time_budget_that_is_not_a_positive_number_is_refused(bad):
+    with pytest.raises(ValueError, match="time_budget"):
+        dimguard.export(_Sleeps(0), (torch.randn(2, 8),), dynamic_shapes={"x": {0: Dim("b", min=1, max=16)}}, time_budget=bad)
+
+
+def test_a_program_torch_export_save_refuses_for_math_ceil_is_still_checked_from_memory(tmp_path):
+    """timm's MobileViTv2 under a ShapesSpec: the program's size arithmetic calls ``math.ceil``,
+    which torch's serializer refuses (``op ceil is not in _SYM_OPS``), so ``torch.export.save``
+    cannot write it. The audit checks it from memory all the same: decided at every H of a brute
+    force (16..90) against the program itself, and torch's serializer is left as it was."""
+    import math as _math
+
+    torch.manual_seed(0)
+    m = CeilPad().eval()
+    B, H, W = ShapeVar("B", min=1, max=4), ShapeVar("H", min=16, max=200), ShapeVar("W", min=16, max=200)
+    x = torch.randn(2, 3, 60, 64)
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes=ShapesSpec({"x": TensorSpec([B, 3, H, W])}), verbose=False)
+    assert any(n.op == "call_function" and n.target is _math.ceil for n in ep.graph.nodes), "no math.ceil node: the test no longer reaches the case"
+    with pytest.raises(Exception, match="_SYM_OPS"):
+        torch.export.save(ep, str(tmp_path / "p.pt2"))
+    assert rep.to_dict()["unaudited"] is None, rep.to_dict()["unaudited"]
+    agree(m, ep, rep, "x", [(1, 3, h, 64) for h in range(16, 91)] + [(2, 3, 60, w) for w in (16, 17, 33, 200)])

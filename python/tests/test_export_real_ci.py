@@ -46,3 +46,31 @@ def test_a_real_model_is_decided_at_its_example_with_no_wrong_accept_and_its_spe
     # Never fewer sizes than the hand-written window keeps.
     for k, n in (row.get("hand") or {}).items():
         assert row["kept"][k] is not None and row["kept"][k] >= n, (k, row["kept"], row["hand"], row["spec"])
+
+
+# cover=True on each CI model, one API per model (alternating, to keep CI's time): the Dispatch
+# serves the user's own example: routed to a piece whose audit accepts it, and its output there
+# equal to the eager model's.
+COVER = [(name, "dim" if i % 2 == 0 else "spec") for i, name in enumerate(H.CI)]
+
+
+@pytest.mark.parametrize("name,api", COVER)
+def test_cover_serves_the_users_example_on_a_real_model(name, api):
+    import torch
+
+    import dimguard
+
+    spec = H.MODELS[name]
+    torch.manual_seed(0)
+    model = spec["build"]().eval()
+    args = H.make_inputs(spec, spec["example"])
+    with torch.no_grad():
+        d = dimguard.export(model, args, dynamic_shapes=H.dynamic_shapes(spec, api), cover=True, max_programs=2, verbose=False)
+    own = {k: list(spec["example"]) for k in spec["inputs"]}
+    assert d.accepts(own), (d.notes, d.coverage)
+    i = d.route(own)
+    assert d.pieces[i].accepts(own)
+    got, err = H.call(d, args)
+    want, _ = H.call(model, args)
+    assert err is None and len(got) == len(want), err
+    assert all(g.shape == w.shape and torch.allclose(g, w, atol=1e-4, rtol=1e-3) for g, w in zip(got, want))
