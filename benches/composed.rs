@@ -1,6 +1,6 @@
-//! `dimguard check` and `check --at` on the six shared composed programs
-//! (`../shared/programs/composed/`, issue 41), against torch's own answer to the point question in
-//! the same run: `tools/bench_torch_point.py` times `ep.module()` (moved to meta) and its guard
+//! `dimguard check` and `check --at` on every composed program of issue 41 (the six shared ones,
+//! `../shared/programs/composed/`, and the eight of `tests/data/composed/`), against torch's own
+//! answer to the point question in the same run: `tools/bench_torch_point.py` times `ep.module()` (moved to meta) and its guard
 //! function `_guards_fn` at the traced shapes. Results in docs/PERFORMANCE.md.
 //!
 //! Per program: `check` (load + propagate + the whole report, as `dimguard check` computes it),
@@ -16,22 +16,37 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-const PROGRAMS: [&str; 6] = [
-    "fpn_three_inputs",
-    "unet_skip",
-    "raft_pair",
-    "window_patch",
-    "hrnet_fuse",
-    "mixed_batch",
+/// The programs, each with its directory: 0 the shared set, 1 `tests/data/composed`.
+const PROGRAMS: [(usize, &str); 14] = [
+    (0, "fpn_three_inputs"),
+    (0, "unet_skip"),
+    (0, "raft_pair"),
+    (0, "window_patch"),
+    (0, "hrnet_fuse"),
+    (0, "mixed_batch"),
+    (1, "pixel_shuffle"),
+    (1, "reflect_pad"),
+    (1, "unfold_fold"),
+    (1, "wav2vec_text"),
+    (1, "image_mask"),
+    (1, "patch_pos"),
+    (1, "unet_ceil"),
+    (1, "tokens_two"),
 ];
 
-fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/programs/composed")
+/// The directory of set `k` (0 the shared programs, 1 `tests/data/composed`).
+fn dir(k: usize) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if k == 0 {
+        root.join("../shared/programs/composed")
+    } else {
+        root.join("tests/data/composed")
+    }
 }
 
 /// The traced shapes of a program's inputs, from its truth file (`example`).
-fn traced(name: &str) -> BTreeMap<String, Vec<i128>> {
-    let text = std::fs::read_to_string(shared().join(format!("{name}.truth.json"))).unwrap();
+fn traced(k: usize, name: &str) -> BTreeMap<String, Vec<i128>> {
+    let text = std::fs::read_to_string(dir(k).join(format!("{name}.truth.json"))).unwrap();
     let truth: serde_json::Value = serde_json::from_str(&text).unwrap();
     truth["example"]
         .as_object()
@@ -96,9 +111,9 @@ fn python() -> Option<PathBuf> {
 }
 
 fn bench(c: &mut Criterion) {
-    for name in PROGRAMS {
-        let path = shared().join(format!("{name}.model.json"));
-        let shapes = traced(name);
+    for (k, name) in PROGRAMS {
+        let path = dir(k).join(format!("{name}.model.json"));
+        let shapes = traced(k, name);
         let mut g = c.benchmark_group(format!("composed/{name}"));
         g.sample_size(10);
         g.bench_function("check", |b| b.iter(|| check_once(&path)));
@@ -111,24 +126,27 @@ fn bench(c: &mut Criterion) {
         });
         g.finish();
     }
-    // The table: medians of this run, torch's in the same run.
-    let torch: Option<serde_json::Value> = python().and_then(|py| {
-        let out = std::process::Command::new(py)
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/bench_torch_point.py"))
-            .arg(shared())
-            .arg("200")
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            eprintln!(
-                "torch baseline failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return None;
-        }
-        serde_json::from_slice(&out.stdout).ok()
-    });
-    if torch.is_none() {
+    // The table: medians of this run, torch's in the same run (one run of the script per set).
+    let py = python();
+    let torch: Vec<Option<serde_json::Value>> = (0..2)
+        .map(|k| {
+            let out = std::process::Command::new(py.as_ref()?)
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/bench_torch_point.py"))
+                .arg(dir(k))
+                .arg("200")
+                .output()
+                .ok()?;
+            if !out.status.success() {
+                eprintln!(
+                    "torch baseline failed: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                return None;
+            }
+            serde_json::from_slice(&out.stdout).ok()
+        })
+        .collect();
+    if torch.iter().any(Option::is_none) {
         println!(
             "torch baseline: no Python with torch found (DIMGUARD_BENCH_PYTHON); dimguard only"
         );
@@ -139,9 +157,9 @@ fn bench(c: &mut Criterion) {
         "\n| program | check | check --at | verdict alone | torch ep.module() (meta) | torch _guards_fn | _guards_fn / verdict |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
-    for name in PROGRAMS {
-        let path = shared().join(format!("{name}.model.json"));
-        let shapes = traced(name);
+    for (k, name) in PROGRAMS {
+        let path = dir(k).join(format!("{name}.model.json"));
+        let shapes = traced(k, name);
         let check = median(11, || check_once(&path));
         let at = median(31, || at_once(&path, &shapes));
         let p = load(&path).unwrap();
@@ -150,7 +168,7 @@ fn bench(c: &mut Criterion) {
         let alone = median(1001, || {
             black_box(verdict(black_box(&f), black_box(&shapes)));
         });
-        let t = torch.as_ref().map(|t| &t["programs"][name]);
+        let t = torch[k].as_ref().map(|t| &t["programs"][name]);
         let module = t.and_then(|t| t["module_call_s"].as_f64());
         let guards = t.and_then(|t| t["guards_fn_s"].as_f64());
         println!(

@@ -844,17 +844,17 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
     /// A size defined by two others through a conv stack's frame count plus a second input's
     /// half (`n == e + ((a//k - c)//2) + b//2`, a constant of either sign outside the floors),
-    /// within `nlo..nhi` (`nlo` its least value), over `Dim.AUTO`'s unbounded ranges: the defining size `a`'s values with
-    /// some partner ([`Defined::some`]) are computed and equal, over three windows of 300
-    /// values, those for which some `b` passes every guard (brute force).
+    /// within `nlo..nhi` (`nlo` the definition's least value or `up` above it: then the defining
+    /// sizes' ranges start below it, and small `a` need a larger `b`), over `Dim.AUTO`'s
+    /// unbounded ranges: the defining size `a`'s values with some partner ([`Defined::some`])
+    /// are computed and equal, over three windows of 300 values, those for which some `b`
+    /// passes every guard (brute force).
     #[test]
     fn a_defining_size_has_its_values_with_some_partner(
         k in 1i128..25, c in -6i128..6, e in -3i128..3, m in 2i128..6, r in 0i128..6,
-        lo in 2i128..120, wide in 0i128..40,
+        lo in 2i128..120, wide in 0i128..40, up in 0i128..30,
     ) {
-        // The defined size's range starts at the definition's least value (a lower start is
-        // not computed: `Defined::some` reads each box from its least corner).
-        let nlo = e + ((lo / k) - c).div_euclid(2) + 1;
+        let nlo = e + ((lo / k) - c).div_euclid(2) + 1 + up;
         prop_assume!(nlo >= 1);
         let nhi = nlo + wide;
         let texts = [
@@ -880,7 +880,7 @@ proptest! {
         let some = l.some(member).map_err(|x| TestCaseError::fail(format!("{texts:?}: {x}")))?;
         for base in [1i128, lo, 1 << 40] {
             for a in base..base + 300 {
-                let truth = (1..2 * nhi + 12).any(|b| {
+                let truth = (1..2 * nhi + 40).any(|b| {
                     let n = e + ((a / k) - c).div_euclid(2) + b / 2;
                     let value = |x: &str| match x {
                         "a" => Some(a),
@@ -910,11 +910,15 @@ proptest! {
     fn two_defined_sizes_have_their_values_with_some_partner(
         k1 in 1i128..6, k2 in 1i128..6, c in -3i128..4, m in 2i128..5, r in 0i128..5,
         la in 2i128..40, lb in 2i128..40, t in 0i128..90, wp in 0i128..30, wq in 0i128..30,
+        up in 0i128..8,
     ) {
         prop_assume!(la / k1 + c >= 1 && lb / k2 >= 1);
         let (hp, hq) = (la / k1 + c + wp, lb / k2 + wq);
+        // `p`'s range may start above its definition's least value: `a`'s then starts below.
+        let lp = la / k1 + c + up;
         let texts = [
             format!("a >= {la}"),
+            format!("p >= {lp}"),
             format!("b >= {lb}"),
             format!("a % {m} != {}", r % m),
             format!("a + b >= {t}"),
@@ -942,7 +946,7 @@ proptest! {
         let passes = |a: i128, b: i128| {
             let (p, q) = (a / k1 + c, b / k2);
             a >= la && b >= lb && a % m != r % m && a + b >= t
-                && (1..=hp).contains(&p) && (1..=hq).contains(&q)
+                && (lp..=hp).contains(&p) && (1..=hq).contains(&q)
         };
         let (amax, bmax) = ((hp - c + 1) * k1 + 5, (hq + 1) * k2 + 5);
         let mut truth: [BTreeMap<i128, bool>; 4] = Default::default();
@@ -972,7 +976,9 @@ proptest! {
         // the own ranges leave room for every residue of `a`; else the reduced set's largest
         // box can start above the caps (a binding link, or `a`'s one passing value off the
         // box's progression: not boxed yet).
-        if t <= la + lb && wp >= m && wq >= 1 && truth[0].values().any(|&ok| ok) {
+        // (With `p`'s range starting at its definition's least value: the box's cut at the
+        // top only.)
+        if up == 0 && t <= la + lb && wp >= m && wq >= 1 && truth[0].values().any(|&ok| ok) {
             let b = l.largest.as_ref();
             prop_assert!(b.is_some(), "{:?}: no box of a and b", texts);
             let sides = &b.unwrap().sides;

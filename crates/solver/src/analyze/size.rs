@@ -142,7 +142,9 @@ fn shared_side(
         s.certificate_note = Some(
             "re-checked at the spec's corners and tuples spread over it; exact by the closed form (see linked)".into(),
         );
-        if let Some((a, delta)) = from {
+        if let (Some((a, _)), Some(joint::Choice::Paired(_))) = (from, g.choice.as_ref()) {
+            s.code = joint::paired_alias(label, &name(a));
+        } else if let Some((a, delta)) = from {
             let block = l
                 .and_then(|l| l.tied.as_ref())
                 .and_then(|(t, _)| {
@@ -243,7 +245,7 @@ pub fn group_line(
     let l = g.linked.as_ref()?;
     let level = l.joint.level(&member.root)?;
     match g.choice.as_ref()? {
-        Choice::Shared(_) | Choice::Tied(_) => {
+        Choice::Shared(_) | Choice::Tied(_) | Choice::Paired(_) => {
             let from_partner = m.tied_side.as_ref().is_some_and(|(_, f)| f.is_some())
                 || (m.tied_side.is_none()
                     && m.shared_side.as_ref().is_some_and(|(_, a)| a.is_some()));

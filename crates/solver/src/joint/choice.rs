@@ -28,6 +28,10 @@ pub struct Linked {
     /// the reduced group's, over the others, and no size has a box, a shared side or a set of
     /// its own here.
     pub defined: Option<Box<Defined>>,
+    /// Sizes linked by one equation of products ([`Solved::equation`](super::Solved::equation)):
+    /// `joint` is then the product of their own sets (the equation cuts it), and no size has a
+    /// box of its own.
+    pub equation: Option<Box<super::Equation>>,
 }
 
 /// The spec a linked group takes, chosen once for the whole group ([`Linked::choice`]): every
@@ -49,6 +53,10 @@ pub enum Choice {
     /// size written from its partner (`b = a`, or `a` plus the traced difference inside one
     /// block), re-checked at its corners and at tuples spread over it.
     Tied(TiedSpec),
+    /// For sizes linked by one equation of products ([`Linked::equation`]): each size of one
+    /// side a `Dim`, each of the other written as the size whose term it matches (equal terms
+    /// make the products equal), re-checked at its corners.
+    Paired(super::Paired),
 }
 
 impl Linked {
@@ -64,6 +72,10 @@ impl Linked {
     ) -> Option<Choice> {
         if let Some((t, lb)) = &self.tied {
             return tied_choice(t, lb.as_ref(), grp, traced).map(Choice::Tied);
+        }
+        if let Some(e) = &self.equation {
+            let p = e.paired(traced)?;
+            return paired_holds(&p, &self.joint.sizes, grp).then_some(Choice::Paired(p));
         }
         if let Some(p) = &self.shared {
             // Each traced member's root value: the shared Dim holds them when they are one
@@ -105,6 +117,12 @@ impl Linked {
         if let Some(d) = &self.defined {
             return member.image(&d.some(&self.joint, &member.root)?);
         }
+        if let Some(e) = &self.equation {
+            let set = e.some.get(&member.root).ok_or_else(|| {
+                crate::Error::NotComputed(format!("{}'s values with some partner", member.name))
+            })?;
+            return member.image(set);
+        }
         let p = match &self.tied {
             Some((t, _)) => t.projection(&member.root)?,
             None => self.joint.projection(&member.root)?,
@@ -119,6 +137,10 @@ impl Linked {
         choice: Option<&Choice>,
         member: &Member,
     ) -> Option<(Progression, Option<(String, i128)>)> {
+        if let (Some(Choice::Paired(p)), Some(l)) = (choice, self.joint.level(&member.root)) {
+            let (side, from) = p.sides.get(l)?;
+            return Some((member.side(side), from.clone().map(|a| (a, 0))));
+        }
         let (Some((t, _)), Some(Choice::Tied(spec))) = (&self.tied, choice) else {
             return None;
         };
@@ -138,7 +160,7 @@ impl Linked {
     /// largest box holds the point or the point is not in the joint set. Torch refuses a spec
     /// that excludes its example inputs, so this is the box a spec for that export must use.
     pub fn example_box(&self, point: &[i128]) -> Option<LargestBox> {
-        if self.tied.is_some() || self.defined.is_some() {
+        if self.tied.is_some() || self.defined.is_some() || self.equation.is_some() {
             // The tied choice finds its own box through the traced sizes; a group with a
             // defined size has no box.
             return None;
@@ -242,6 +264,7 @@ impl Linked {
     pub fn restricts(&self) -> bool {
         // A size the others define: every value of each size fails with some partner.
         self.defined.is_some()
+            || self.equation.is_some()
             || self.joint.undecided.is_some()
             || self.joint.count() < self.joint.box_count()
     }
@@ -280,6 +303,16 @@ pub fn tied_alias(b: &str, a: &str, delta: i128, block: i128) -> String {
         "{}  # any size in {}'s block of {block} passes; {taken}",
         assign(b, &rhs),
         py_name(a)
+    )
+}
+
+/// The spec line of a size `b` of an equation of products written as the size `a` whose term
+/// it matches ([`Choice::Paired`]), saying what the spec gives up.
+pub fn paired_alias(b: &str, a: &str) -> String {
+    use crate::python::{assign, py_name};
+    format!(
+        "{}  # equal terms make the two products equal; tuples with equal products but other sizes pass too and are outside this spec (see linked)",
+        assign(b, &py_name(a))
     )
 }
 
@@ -362,4 +395,34 @@ pub(super) fn diagonal(
         }
     }
     Some((p, all))
+}
+
+/// Whether every guard of the group passes at each corner of a paired spec ([`Choice::Paired`]):
+/// each size at its side's least and greatest value (a size written from another at that one's).
+fn paired_holds(p: &super::Paired, sizes: &[String], grp: &Group) -> bool {
+    let free: Vec<usize> = (0..sizes.len())
+        .filter(|&i| p.sides[i].1.is_none())
+        .collect();
+    if free.len() > 12 {
+        return false;
+    }
+    (0u32..1 << free.len()).all(|mask| {
+        let mut t = vec![0i128; sizes.len()];
+        for (k, &i) in free.iter().enumerate() {
+            let s = &p.sides[i].0;
+            t[i] = if mask >> k & 1 == 1 { s.hi } else { s.lo };
+        }
+        for (i, (_, from)) in p.sides.iter().enumerate() {
+            if let Some(a) = from {
+                match sizes.iter().position(|s| s == a) {
+                    Some(j) => t[i] = t[j],
+                    None => return false,
+                }
+            }
+        }
+        let env = |a: &str| sizes.iter().position(|s| s == a).map(|i| t[i]);
+        grp.guards
+            .iter()
+            .all(|g| matches!(g.eval(&env), Ok(Value::Bool(true))))
+    })
 }

@@ -60,11 +60,17 @@ impl Defined {
     ///
     /// For a size of `j`: computed exactly where every definition is nondecreasing and
     /// nonnegative in every size over the boxes (sums, products, `//` by positive constants,
-    /// `Max`, `Min` of sizes and nonnegative constants), every defined size's own set is one
-    /// interval `lo..hi` holding its definition at each box's least corner: in a box, a value
-    /// `v` of `root` then has a partner exactly when every definition at `v` and the others'
-    /// least values is at most its `hi` (that tuple passes; every other is larger), a prefix of
-    /// its side found by bisection. Else an error: not computed.
+    /// `Max`, `Min` of sizes and nonnegative constants) and every defined size's own set is one
+    /// interval `lo..hi`. In a box, each side is first cut to where the definitions of that one
+    /// size lie in their ranges (an interval: bisection). Where every definition at the least
+    /// corner is at least its `lo`, a value `v` of `root` has a partner exactly when every
+    /// definition at `v` and the others' least values is at most its `hi` (a prefix, by
+    /// bisection). Where one definition of several sizes starts below its `lo` (a defining
+    /// size's range starts below the definition's least value), the others of one size each,
+    /// and it moves by steps of 0 or 1 in each other size over interval sides, it takes every
+    /// value between its value at `v` with the others least and at `v` with the others
+    /// greatest: `v` passes when the first is at most `hi` and the second at least `lo`. Else an
+    /// error: not computed.
     ///
     /// For a defined size whose definition has one size of `j` (`mask = image // 4`,
     /// `n = 2*ceil(h/8) + 1`): the image of that size's values with some partner under the
@@ -104,6 +110,10 @@ impl Defined {
             .ok_or_else(|| not("not a size of the reduced group"))?;
         let mut bounds = Vec::with_capacity(defs.len());
         for d in &defs {
+            if d.own.is_empty() {
+                // No value of a defined size passes: no tuple does.
+                return Ok(DimSet::empty());
+            }
             match (d.own.min(), d.own.max()) {
                 (Some(lo), Some(hi)) if DimSet::interval(lo, hi) == d.own => bounds.push((lo, hi)),
                 _ => return Err(not("a defined size's own set is not one interval")),
@@ -116,8 +126,23 @@ impl Defined {
         if !complete {
             return Err(not("too many boxes"));
         }
+        // Each definition's sizes, when they are all sizes of `j` (an outer definition may
+        // read an inner defined size).
+        let atoms: Vec<Option<Vec<usize>>> = defs
+            .iter()
+            .map(|d| d.expr.atoms().iter().map(|a| j.level(a)).collect())
+            .collect();
         let mut out = DimSet::empty();
         for b in &boxes {
+            // A definition of one size is within its range exactly on an interval of that
+            // size's values (it is nondecreasing): the box's side is cut to it first.
+            let mut b = b.clone();
+            for (d, (at, (lo, hi))) in defs.iter().zip(atoms.iter().zip(&bounds)) {
+                if let Some([u]) = at.as_deref() {
+                    b[*u] = within(&d.expr, &j.sizes[*u], &b[*u], *lo, *hi)
+                        .ok_or_else(|| not("a definition does not evaluate to an integer"))?;
+                }
+            }
             let least: Option<Vec<i128>> = b.iter().map(DimSet::min).collect();
             let (Some(least), Some(top)) = (least, b[level].max()) else {
                 continue;
@@ -125,30 +150,84 @@ impl Defined {
             if least.iter().any(|&v| v < 0) {
                 return Err(not("a size below 0"));
             }
-            // Whether every definition at `v` and the others' least values is at most its
-            // `hi`; an error where one is below its `lo` or does not evaluate.
+            let values_at = |t: &[i128]| {
+                chain_values(&defs, &j.sizes, t)
+                    .ok_or_else(|| not("a definition does not evaluate to an integer"))
+            };
+            // Whether every definition at `v` and the others' least values is at most its `hi`.
             let fits = |v: i128| -> Result<bool, crate::Error> {
                 let mut t = least.clone();
                 t[level] = v;
-                let values = chain_values(&defs, &j.sizes, &t)
-                    .ok_or_else(|| not("a definition does not evaluate to an integer"))?;
-                let mut all = true;
-                for (x, (lo, hi)) in values.iter().zip(&bounds) {
-                    match x {
-                        Some(e) if *e < *lo && v == least[level] => {
-                            return Err(not("a definition is below its size's range"))
-                        }
-                        Some(e) if *e <= *hi => {}
-                        _ => all = false,
-                    }
-                }
-                Ok(all)
+                Ok(values_at(&t)?
+                    .iter()
+                    .zip(&bounds)
+                    .all(|(x, (_, hi))| x.is_some_and(|e| e <= *hi)))
             };
-            if !fits(least[level])? {
+            // The definitions below their range at the least corner: none (then every `v` whose
+            // values there are at most their `hi` passes), or one of several sizes that moves
+            // by steps of at most 1 in each other size over interval sides (then, from the
+            // others' least to their greatest values, it takes every value between: `v` passes
+            // when it is at most `hi` at the least and at least `lo` at the greatest).
+            let below: Vec<usize> = values_at(&least)?
+                .iter()
+                .zip(&bounds)
+                .enumerate()
+                .filter(|(_, (x, (lo, _)))| x.is_some_and(|e| e < *lo))
+                .map(|(i, _)| i)
+                .collect();
+            let mut from = least[level];
+            match below[..] {
+                [] => {}
+                [i] => {
+                    let others = atoms[i].as_ref().filter(|at| {
+                        at.iter().filter(|&&u| u != level).all(|&u| {
+                            let side = &b[u];
+                            side.min().zip(side.max()).is_some_and(|(lo, hi)| {
+                                DimSet::interval(lo, hi) == *side
+                                    && unit_steps(&defs[i].expr, &j.sizes[u])
+                            })
+                        })
+                    });
+                    // Every other definition is of one size: within its range all over the
+                    // box (cut above), whichever partners the walk takes.
+                    let alone = atoms
+                        .iter()
+                        .enumerate()
+                        .all(|(k, at)| k == i || matches!(at.as_deref(), Some([_])));
+                    if others.is_none() || !alone {
+                        return Err(not("a definition is below its size's range"));
+                    }
+                    let greatest: Option<Vec<i128>> = b.iter().map(DimSet::max).collect();
+                    let greatest = greatest.ok_or_else(|| not("an empty side"))?;
+                    let lo = bounds[i].0;
+                    // Whether the definition at `v` and the others' greatest values reaches `lo`.
+                    let reaches = |v: i128| -> Result<bool, crate::Error> {
+                        let mut t = greatest.clone();
+                        t[level] = v;
+                        // Past 128 bits: above every range.
+                        Ok(values_at(&t)?[i].is_none_or(|e| e >= lo))
+                    };
+                    if !reaches(top)? {
+                        continue;
+                    }
+                    let (mut bad, mut good) = (least[level] - 1, top);
+                    while good - bad > 1 {
+                        let mid = bad + (good - bad) / 2;
+                        if reaches(mid)? {
+                            good = mid;
+                        } else {
+                            bad = mid;
+                        }
+                    }
+                    from = good;
+                }
+                _ => return Err(not("several definitions are below their sizes' ranges")),
+            }
+            if !fits(from)? {
                 continue;
             }
-            // The largest `v` in least..=top with every definition at most its `hi`.
-            let (mut good, mut bad) = (least[level], top.saturating_add(1));
+            // The largest `v` in from..=top with every definition at most its `hi`.
+            let (mut good, mut bad) = (from, top.saturating_add(1));
             while bad - good > 1 {
                 let mid = good + (bad - good) / 2;
                 if fits(mid)? {
@@ -157,7 +236,7 @@ impl Defined {
                     bad = mid;
                 }
             }
-            out = out.union(&b[level].clip(least[level], good))?;
+            out = out.union(&b[level].clip(from, good))?;
         }
         Ok(out)
     }
@@ -469,4 +548,59 @@ pub(super) fn definition_varies(e: &Expr, domains: &[(String, DimSet)]) -> bool 
         }
     }
     false
+}
+
+/// The values of `side` (of the size `var`) at which `e` (nondecreasing, over `var` alone) lies
+/// in `lo..=hi`: one interval of them, by bisection; `None` where `e` does not evaluate.
+fn within(e: &Expr, var: &str, side: &DimSet, lo: i128, hi: i128) -> Option<DimSet> {
+    let (Some(a), Some(z)) = (side.min(), side.max()) else {
+        return Some(DimSet::empty());
+    };
+    // Past 128 bits: above every range.
+    let at = |v: i128| -> Option<Option<i128>> {
+        match e.eval(&|x: &str| (x == var).then_some(v)) {
+            Ok(Value::Num(q)) if q.is_integer() => Some(Some(*q.numer())),
+            Err(crate::expr::EvalError::Arith(crate::num::ArithError::Overflow)) => Some(None),
+            _ => None,
+        }
+    };
+    // The least value in a..=z+1 at which `e` is at least `x` (`z + 1` when none).
+    let first = |x: i128| -> Option<i128> {
+        let (mut l, mut h) = (a, z.checked_add(1)?);
+        while l < h {
+            let mid = l + (h - l) / 2;
+            if at(mid)?.is_none_or(|y| y >= x) {
+                h = mid;
+            } else {
+                l = mid + 1;
+            }
+        }
+        Some(l)
+    };
+    let (from, to) = (first(lo)?, first(hi.checked_add(1)?)?);
+    Some(if from < to {
+        side.clip(from, to - 1)
+    } else {
+        DimSet::empty()
+    })
+}
+
+/// Whether `e` changes by 0 or 1 when the size `var` grows by 1 (everything else fixed): `var`
+/// itself, sums with at most one term in `var` (that one so), `//` by a positive constant, `Max`
+/// and `Min` of such; a term free of `var` does not change.
+fn unit_steps(e: &Expr, var: &str) -> bool {
+    let free = |t: &Expr| !t.atoms().iter().any(|a| **a == *var);
+    match e {
+        _ if free(e) => true,
+        Expr::Sym(_) => true,
+        Expr::Add(v) => {
+            let mine: Vec<&Expr> = v.iter().filter(|t| !free(t)).collect();
+            matches!(mine[..], [t] if unit_steps(t, var))
+        }
+        Expr::Max(v) | Expr::Min(v) => v.iter().all(|t| unit_steps(t, var)),
+        Expr::FloorDiv(a, d) => {
+            unit_steps(a, var) && matches!(d.as_ref(), Expr::Const(c) if c.is_positive())
+        }
+        _ => false,
+    }
 }

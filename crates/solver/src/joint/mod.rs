@@ -18,18 +18,21 @@
 //! `solved` (a group's outcome as data), `defined` (the elimination `x == E(others)`), `solve`
 //! (the group solve), `choice` (the joint set as the reports carry it, and the spec choice it
 //! offers), `sets` (building that report), `parts` (a group split into independent parts,
-//! joined only by guards that hold on every tuple of the parts' answers).
+//! joined only by guards that hold on every tuple of the parts' answers), `equation` (a group
+//! linked by one equation of products across sizes, solved without enumeration).
 
 mod choice;
 mod defined;
+mod equation;
 mod grouping;
 mod parts;
 mod sets;
 mod solve;
 mod solved;
 
-pub use choice::{tied_alias, Choice, Linked, SideCheck, SIDE_RECHECK};
+pub use choice::{paired_alias, tied_alias, Choice, Linked, SideCheck, SIDE_RECHECK};
 pub use defined::Products;
+pub use equation::{Equation, Paired, Term};
 pub use grouping::{group, linear_relation, root_range, Group, Member};
 pub use parts::{holds_on_parts, solve_parts, Terms};
 pub use sets::linked;

@@ -26,6 +26,9 @@ pub fn linked(
     label: &dyn Fn(&str) -> String,
     claimed: &dyn Fn(&str) -> u128,
 ) -> Option<Linked> {
+    if let Some(e) = &solved.equation {
+        return Some(e.linked(grp, name, label, claimed));
+    }
     if let Some(d) = &solved.defined {
         return defined_linked(d, grp, budget, name, label, claimed);
     }
@@ -151,6 +154,7 @@ pub fn linked(
             .as_ref()
             .and_then(|t| tied_report(t, grp, name, label)),
         equal: vec![],
+        equations: vec![],
         defined: vec![],
     };
     Some(Linked {
@@ -160,6 +164,7 @@ pub fn linked(
         joint: j.clone(),
         tied: None,
         defined: None,
+        equation: None,
     })
 }
 
@@ -315,6 +320,7 @@ fn defined_linked(
         },
         tied: None,
         equal: vec![],
+        equations: vec![],
         defined: defs
             .iter()
             .map(|x| crate::report::DefinedReport {
@@ -333,6 +339,7 @@ fn defined_linked(
         joint: j.clone(),
         tied: None,
         defined: Some(Box::new(d.clone())),
+        equation: None,
     })
 }
 
@@ -472,6 +479,7 @@ fn tied_linked(
         },
         tied: Some(tr),
         equal: vec![],
+        equations: vec![],
         defined: vec![],
     };
     Some(Linked {
@@ -481,6 +489,7 @@ fn tied_linked(
         joint: j.clone(),
         tied: Some((t.clone(), largest_box(&t.reduced.tree, budget))),
         defined: None,
+        equation: None,
     })
 }
 

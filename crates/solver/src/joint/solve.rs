@@ -2,6 +2,7 @@
 //! engine, the joint search, the closed form of ties and the elimination of a defined size.
 
 use super::defined::{definition, definition_varies};
+use super::equation::solve_equation;
 use super::grouping::{root_range, Group};
 use super::solved::{BoxAnswer, Defined, Fate, Prover, Solved};
 use crate::engine::{solve, Limits, Method, Outcome};
@@ -162,7 +163,7 @@ pub fn solve_group_with(
         }
     }
     if def.is_none() || wide {
-        return solve_group_plain(grp, ranges, budget, prover);
+        return solve_plain_or_equation(grp, ranges, budget, prover);
     }
     // Narrow ranges: the search first, within a work cap (its answer has each size's own set);
     // past the cap, the elimination; then the search within the whole budget.
@@ -178,6 +179,21 @@ pub fn solve_group_with(
         return s;
     }
     solve_group_plain(grp, ranges, budget, prover)
+}
+
+/// [`solve_group_plain`], and where it leaves the group undecided, the group solved as one
+/// equation of products ([`solve_equation`]) when it is one.
+fn solve_plain_or_equation(
+    grp: &Group,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    budget: &Budget,
+    prover: Option<Prover>,
+) -> Solved {
+    let out = solve_group_plain(grp, ranges, budget, prover);
+    if out.undecided.is_none() {
+        return out;
+    }
+    solve_equation(grp, ranges, budget, prover).unwrap_or(out)
 }
 
 /// The largest estimated number of guard evaluations a search of a group with a defined size
@@ -283,6 +299,7 @@ fn solve_defined(
         joint: None,
         fates,
         tied: None,
+        equation: None,
         defined: Some(Box::new(Defined {
             dim: x,
             expr: e,
@@ -311,6 +328,7 @@ fn solve_group_plain(
         fates: vec![Fate::Solved(GuardFate::Joint); grp.guards.len()],
         tied: None,
         defined: None,
+        equation: None,
     };
     let mut linking: Vec<Expr> = Vec::new();
     let mut linking_idx: Vec<usize> = Vec::new();

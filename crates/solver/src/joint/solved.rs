@@ -75,6 +75,10 @@ pub struct Solved {
     /// (the defined size's own set one value, `E` constant) keeps that size unsure
     /// ([`Undecided::Defined`]).
     pub defined: Option<Box<Defined>>,
+    /// When the group's sizes are linked by one equation of products
+    /// ([`Equation`](super::Equation)): every tuple decided by it (`joint`, `tied` and
+    /// `defined` are then `None`), no value passing with every partner.
+    pub equation: Option<Box<super::Equation>>,
 }
 
 /// A size of a group defined by a linking guard `x == E(others)` (`x` bare, not in `E`; torch's
@@ -105,6 +109,9 @@ impl Solved {
     /// value): `Some(true)` or `Some(false)` when the answer decides it, `None` when the tuple
     /// lies where the answer is undecided. Members derived from one root must agree on it.
     pub fn contains(&self, grp: &Group, value: &dyn Fn(&str) -> Option<i128>) -> Option<bool> {
+        if let Some(e) = &self.equation {
+            return e.contains(value);
+        }
         if let Some(d) = &self.defined {
             match grp.guards.get(d.guard)?.truth(value) {
                 Ok(true) => {}

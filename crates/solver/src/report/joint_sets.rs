@@ -56,6 +56,21 @@ pub struct JointReport {
     /// hold each defined size's value after the others'.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub defined: Vec<DefinedReport>,
+    /// Equations every accepted tuple satisfies besides lying in one box (`(x_3 // 16)*(x_2 //
+    /// 16) == (y_2 // 16)*(y_3 // 16)`: equal products across sizes, no finite list of boxes
+    /// holds them): a tuple passes exactly when it lies in one box and every equation holds.
+    /// `accepted` then counts the boxes' tuples (an upper bound).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub equations: Vec<EquationReport>,
+}
+
+/// An equation of a linked group's joint set ([`JointReport::equations`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EquationReport {
+    /// The equation over the sizes' sources, in the guards' syntax.
+    pub expr: String,
+    /// The equation over the sizes' names.
+    pub relation: String,
 }
 
 /// A size of a linked group defined by the others ([`JointReport::defined`]).

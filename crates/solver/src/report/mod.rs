@@ -51,8 +51,8 @@ pub use dispatch::{
     OnnxReport, UnionDim,
 };
 pub use joint_sets::{
-    BoxReport, DefinedReport, JointReport, JointSearch, JointUndecided, SharedReport, TieReport,
-    TiedReport,
+    BoxReport, DefinedReport, EquationReport, JointReport, JointSearch, JointUndecided,
+    SharedReport, TieReport, TiedReport,
 };
 pub use sides::{DefinedValues, LinkedSides, TiedTo};
 pub use size::{Dialect, Nearest, SizeAnswer, UndecidedSet};
