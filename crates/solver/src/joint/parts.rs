@@ -468,7 +468,7 @@ fn holds_by_term_bounds(g: &Expr, sets: &BTreeMap<String, DimSet>, limits: &Limi
             Expr::Cmp(CmpOp::Le, Box::new(t.clone()), Box::new(Expr::int(hi))),
         ]);
         let d = super::solve::decide(&within, var, set, limits, None);
-        if !d.set.is_some_and(|s| s.count() == set.count()) {
+        if d.set.is_none_or(|s| s.count() != set.count()) {
             failed = true;
             return None;
         }
@@ -556,8 +556,8 @@ fn same_term(e: &Expr, var: &str, set: &DimSet, limits: &Limits, terms: &mut Ter
         return (Q::from_integer(v0), None);
     }
     let seen = terms.reps.entry(var.to_string()).or_default();
-    for i in 0..seen.len() {
-        let r = seen[i].clone();
+    for slot in seen.iter_mut() {
+        let r = slot.clone();
         let Some(r0) = at(&r).filter(|r0| *r0 != 0) else {
             continue;
         };
@@ -571,7 +571,7 @@ fn same_term(e: &Expr, var: &str, set: &DimSet, limits: &Limits, terms: &mut Ter
         let n = Q::new(r0, v0);
         if n.is_integer() && everywhere(&r, &(Expr::Const(n) * e.clone())) {
             // `r == n*e`: `e` is the representative now.
-            seen[i] = e.clone();
+            *slot = e.clone();
             for (_, w) in terms.written.entry(var.to_string()).or_default() {
                 if w.1.as_ref() == Some(&r) {
                     *w = (w.0 * n, Some(e.clone()));
