@@ -362,33 +362,22 @@ fn undecided_parts(c: &Value) -> Vec<String> {
 /// On every program: no run the answer contradicts (none accepted that raised: soundness; none
 /// rejected that ran), counts printed. A program `check` decides (nothing undecided) is held to
 /// the rest as the shared set is: every dynamic size in the corrected spec, runs that pass and
-/// runs that raise both judged, most runs judged. `DECIDED` must stay so; the others (`OPEN`,
-/// with what is open, as of issue 41's split: solver work on branch s41s) are held to it as soon
-/// as they are decided: move such a one to `DECIDED` (the test prints which).
+/// runs that raise both judged, most runs judged. Every one of the eight is decided and held to
+/// all of it.
 #[test]
 fn new_composed_programs_agree_with_their_truths() {
-    const DECIDED: [&str; 6] = [
+    const PROGRAMS: [&str; 8] = [
         "reflect_pad",
         "patch_pos",
         "unet_ceil",
         "wav2vec_text",
         "image_mask",
         "tokens_two",
-    ];
-    const OPEN: [(&str, &str); 2] = [
-        (
-            "pixel_shuffle",
-            "`x % (x//2)`, `x // (x//2)` and their products: 12 guards",
-        ),
-        (
-            "unfold_fold",
-            "`ceil(h/2)*ceil(w/2) == (h//2)*(w//2)` with the batch in corner guards",
-        ),
+        "pixel_shuffle",
+        "unfold_fold",
     ];
     let dir = data("composed");
-    let mut decided_now = Vec::new();
-    let names = DECIDED.iter().copied().chain(OPEN.iter().map(|(n, _)| *n));
-    for name in names {
+    for name in PROGRAMS {
         let c = check_file(&format!("{dir}/{name}.model.json"));
         let text = std::fs::read_to_string(format!("{dir}/{name}.truth.json")).unwrap();
         let r = truth_runs(&serde_json::from_str(&text).unwrap());
@@ -419,13 +408,7 @@ fn new_composed_programs_agree_with_their_truths() {
             j.wrong_rejects.len(),
             j.wrong_rejects[0]
         );
-        if DECIDED.contains(&name) {
-            assert!(open.is_empty(), "{name}: {open:#?}");
-        } else if open.is_empty() {
-            decided_now.push(name);
-        } else {
-            continue;
-        }
+        assert!(open.is_empty(), "{name}: {open:#?}");
         assert_eq!(j.undecided, 0, "{name}");
         assert!(
             dropped.is_empty(),
@@ -442,9 +425,6 @@ fn new_composed_programs_agree_with_their_truths() {
             "{name}: {} runs judged",
             j.pass + j.fail
         );
-    }
-    if !decided_now.is_empty() {
-        println!("decided now (move to DECIDED): {decided_now:?}");
     }
 }
 

@@ -196,7 +196,7 @@ fn spurious_violation() {
     let r = diagnose_text(text, &Options::default()).unwrap();
     let d = &r.dims[0];
     assert_eq!(d.status, Status::Spurious);
-    assert_eq!(d.guards[0].method, GuardMethod::Enumeration);
+    assert_eq!(d.guards[0].method, GuardMethod::Periodic);
     assert!(d.advice[0].contains("spurious"));
     assert!(r.dynamic_shapes.contains("w = Dim.AUTO"));
 }

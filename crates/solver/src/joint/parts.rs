@@ -31,7 +31,23 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The terms of each size [`holds_on_parts`] has met over one family of sets: the first of each
 /// class of terms equal at every value of the size's set.
 #[derive(Debug, Default)]
-pub struct Terms(BTreeMap<String, Vec<Expr>>);
+pub struct Terms {
+    /// Per size, the representatives met so far.
+    reps: BTreeMap<String, Vec<Expr>>,
+    /// Per size, each term met and what it is written as: `c` (no representative) or `c*r`.
+    written: BTreeMap<String, Vec<(Expr, Written)>>,
+}
+
+/// A term written as a constant times a representative of its size, or a constant.
+type Written = (Q, Option<Expr>);
+
+fn written_expr((c, r): &Written) -> Expr {
+    match r {
+        None => Expr::Const(*c),
+        Some(r) if *c == Q::from_integer(1) => r.clone(),
+        Some(r) => Expr::Const(*c) * r.clone(),
+    }
+}
 
 /// Terms of one size kept as distinct representatives while a guard's terms are written as one
 /// ([`holds_on_parts`]); a term past them is kept as written.
@@ -70,6 +86,10 @@ pub fn solve_parts(
     }
     let mut cut: BTreeSet<usize> = linking.iter().copied().collect();
     let mut solved: BTreeMap<Vec<String>, (Group, Solved)> = BTreeMap::new();
+    // Guards written as one condition per size ([`separate`]): each root's conditions, with
+    // the guard they come from, solved in its part.
+    let mut own: BTreeMap<String, Vec<(Expr, usize)>> = BTreeMap::new();
+    let mut separated: BTreeSet<usize> = BTreeSet::new();
     loop {
         let comps = components(grp, &cut, &roots_of);
         if comps.len() < 2 || crate::budget::expired().is_some() {
@@ -77,7 +97,13 @@ pub fn solve_parts(
         }
         for c in &comps {
             if !solved.contains_key(c) {
-                let part = part_of(grp, c, &cut, all, &roots_of);
+                let mut part = part_of(grp, c, &cut, all, &roots_of);
+                for r in c {
+                    for (g, i) in own.get(r).into_iter().flatten() {
+                        part.guards.push(g.clone());
+                        part.origin.push(grp.origin[*i]);
+                    }
+                }
                 let s = solve_group_with(&part, ranges, budget, prover);
                 solved.insert(c.clone(), (part, s));
             }
@@ -108,10 +134,22 @@ pub fn solve_parts(
             .collect();
         let (mut on_all, mut on_upper) = (Terms::default(), Terms::default());
         let (mut failing, mut links) = (Vec::new(), BTreeSet::new());
-        for &i in &cut {
+        let mut split = false;
+        for &i in cut.difference(&separated) {
             let g = &grp.guards[i];
             if holds_on_parts(g, &sets, &budget.limits, &mut on_all) {
                 continue;
+            }
+            if let Some(conds) = separate(g, &sets, &budget.limits) {
+                // The guard is one condition per size over the parts' sets: each solved in
+                // its size's part, which is solved again.
+                for (r, c) in conds {
+                    solved.retain(|k, _| !k.contains(&r));
+                    own.entry(r).or_default().push((c, i));
+                }
+                separated.insert(i);
+                split = true;
+                break;
             }
             failing.push(i);
             if !holds_on_parts(g, &upper, &budget.limits, &mut on_upper) {
@@ -122,6 +160,9 @@ pub fn solve_parts(
                 }
             }
         }
+        if split {
+            continue;
+        }
         let failing: Vec<usize> = if links.is_empty() {
             failing
         } else {
@@ -129,7 +170,7 @@ pub fn solve_parts(
         };
         if failing.is_empty() {
             let mut out: Vec<(Group, Solved)> = comps.iter().map(|c| solved[c].clone()).collect();
-            for &i in &cut {
+            for &i in cut.difference(&separated) {
                 let first = roots_of(&grp.guards[i]);
                 if let Some(k) = comps
                     .iter()
@@ -145,6 +186,109 @@ pub fn solve_parts(
         }
     }
 }
+
+/// `g` as one condition per size, equivalent to it at every tuple of the sets: an equality of
+/// two products `cl * prod_r p_r == cr * prod_r q_r`, each factor a term of one size (a size
+/// missing on a side has 1 there), where on each size's set `p_r` and `q_r` are positive and
+/// `p_r >= c_r * q_r` with `c_r` the least ratio `p_r / q_r` (among the set's first values,
+/// then shown on all of it), and `cl * prod_r c_r == cr` (or the same with `<=` and the greatest
+/// ratios). One strict inequality makes one side strictly larger, so the products are equal
+/// exactly when `p_r == c_r * q_r` for every size: `ceil(h/2)*ceil(w/2) == (h//2)*(w//2)`
+/// (ratios at least 1: both even), `3*w*h*b == 12*b*(w//2)*(h//2)` (ratios at least 2),
+/// `3*(w // (w//2))*(h // (h//2)) == 12` (quotients at least 2). Each inequality is decided over
+/// the size's set by the periodic engine. `None` when not of that form or not shown.
+fn separate(
+    g: &Expr,
+    sets: &BTreeMap<String, DimSet>,
+    limits: &Limits,
+) -> Option<Vec<(String, Expr)>> {
+    let Expr::Cmp(CmpOp::Eq, l, r) = g else {
+        return None;
+    };
+    let ((cl, fl), (cr, fr)) = (monomial(l), monomial(r));
+    let zero = Q::from_integer(0);
+    if cl <= zero || cr <= zero {
+        return None;
+    }
+    // Each size's factors on each side.
+    let mut by: BTreeMap<String, (Vec<Expr>, Vec<Expr>)> = BTreeMap::new();
+    for (side, fs) in [(0, fl), (1, fr)] {
+        for f in fs {
+            let atoms = f.atoms();
+            let [a] = atoms.iter().collect::<Vec<_>>()[..] else {
+                return None;
+            };
+            let e = by.entry(a.to_string()).or_default();
+            if side == 0 { &mut e.0 } else { &mut e.1 }.push(f);
+        }
+    }
+    if by.len() < 2 {
+        return None;
+    }
+    let one = Q::from_integer(1);
+    let cmp =
+        |op: CmpOp, x: &Expr, y: &Expr| Expr::Cmp(op, Box::new(x.clone()), Box::new(y.clone()));
+    let all = |c: &Expr, var: &str, set: &DimSet| {
+        let d = super::solve::decide(c, var, set, limits, None);
+        d.set.is_some_and(|s| s.count() == set.count())
+    };
+    // Per size: its products and its least and greatest ratio, each shown a bound.
+    let mut sides = Vec::new();
+    for (var, (a, b)) in by {
+        let set = sets.get(&var).filter(|s| !s.is_empty())?;
+        let (p, q) = (product(one, a), product(one, b));
+        let value = |t: &Expr, x: i128| t.int_at(&|n| (n == var).then_some(x));
+        let ratios: Vec<Q> = set
+            .iter()
+            .take(LEAST_PROBES)
+            .filter_map(|x| Some((value(&p, x)?, value(&q, x)?)))
+            .filter(|(_, d)| *d > 0)
+            .map(|(n, d)| Q::new(n, d))
+            .collect();
+        let (lo, hi) = (*ratios.iter().min()?, *ratios.iter().max()?);
+        let positive = all(&cmp(CmpOp::Ge, &p, &Expr::int(1)), &var, set)
+            && all(&cmp(CmpOp::Ge, &q, &Expr::int(1)), &var, set);
+        if !positive {
+            return None;
+        }
+        sides.push((var, set, p, q, lo, hi));
+    }
+    for least in [true, false] {
+        let mut c = cl;
+        for (_, _, _, _, lo, hi) in &sides {
+            c = crate::num::mul(&c, if least { lo } else { hi }).ok()?;
+        }
+        if c != cr {
+            continue;
+        }
+        let bound = |(var, set, p, q, lo, hi): &(String, &DimSet, Expr, Expr, Q, Q)| {
+            let (op, k) = if least {
+                (CmpOp::Ge, lo)
+            } else {
+                (CmpOp::Le, hi)
+            };
+            all(&cmp(op, p, &(Expr::Const(*k) * q.clone())), var, set)
+        };
+        if sides.iter().all(bound) {
+            return Some(
+                sides
+                    .iter()
+                    .map(|(var, _, p, q, lo, hi)| {
+                        let k = if least { lo } else { hi };
+                        (
+                            var.clone(),
+                            cmp(CmpOp::Eq, p, &(Expr::Const(*k) * q.clone())),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+    }
+    None
+}
+
+/// Values of a size's set at which [`separate`] looks for the least and greatest ratio.
+const LEAST_PROBES: usize = 64;
 
 /// The roots of `grp` split into the components its guards outside `cut` link, each in the
 /// group's root order, the components in the order of their first root.
@@ -272,7 +416,8 @@ pub fn holds_on_parts(
     {
         return false;
     }
-    let unified = unify(g, sets, limits, &mut terms.0);
+    unify(g, sets, limits, terms);
+    let unified = unify(g, sets, limits, terms);
     let env: BTreeMap<&str, Bounds> = sets
         .iter()
         .filter_map(|(n, s)| Some((n.as_str(), Bounds::range(s.min()?, s.max()?))))
@@ -280,48 +425,165 @@ pub fn holds_on_parts(
     let simple = simplify(&unified, &env);
     let names: Vec<String> = sets.keys().cloned().collect();
     let all: Vec<DimSet> = sets.values().cloned().collect();
-    if simple.atoms().is_empty() {
-        return simple == Expr::Bool(true);
+    let left = simple.atoms();
+    if left.is_empty() {
+        return simple.truth(&|_| None) == Ok(true);
     }
-    holds_on_segments(&simple, &names, &all)
+    if let [var] = left.iter().collect::<Vec<_>>()[..] {
+        // One size left (the others' terms constant on their sets): the engine decides it.
+        let set = &sets[&**var];
+        let d = super::solve::decide(&simple, var, set, limits, None);
+        if d.set.is_some_and(|s| s.count() == set.count()) {
+            return true;
+        }
+    }
+    holds_on_segments(&simple, &names, &all) || holds_by_term_bounds(&simple, sets, limits)
 }
 
-/// `e` with every largest term of one size replaced by the first term of that size seen before
-/// that takes the same value at every value of its set (`reps`: the terms seen, per size).
-fn unify(
-    e: &Expr,
-    sets: &BTreeMap<String, DimSet>,
-    limits: &Limits,
-    reps: &mut BTreeMap<String, Vec<Expr>>,
-) -> Expr {
+/// Whether `g` holds with each largest term of one size read as any value between its least
+/// and greatest value on the size's set (each shown a bound by the engine; probed among the
+/// set's first and last values): interval bounds over independent terms, exact where each term
+/// takes a bounded set of values (`(w // (w//3))*(h // (h//3)) <= 16`: each quotient 3 or 4).
+fn holds_by_term_bounds(g: &Expr, sets: &BTreeMap<String, DimSet>, limits: &Limits) -> bool {
+    let mut env: Vec<(String, Bounds)> = Vec::new();
+    let mut failed = false;
+    let opaque = replace_terms(g, &mut |t: &Expr, var: &str| {
+        let set = &sets[var];
+        let value = |x: i128| t.int_at(&|n| (n == var).then_some(x));
+        let probes: Vec<i128> = set
+            .iter()
+            .take(LEAST_PROBES)
+            .chain(set.max().into_iter().flat_map(|m| {
+                let tail = set.clip(m.saturating_sub(4 * LEAST_PROBES as i128), m);
+                tail.iter().collect::<Vec<_>>()
+            }))
+            .filter_map(value)
+            .collect();
+        let (Some(&lo), Some(&hi)) = (probes.iter().min(), probes.iter().max()) else {
+            failed = true;
+            return None;
+        };
+        let within = Expr::And(vec![
+            Expr::Cmp(CmpOp::Ge, Box::new(t.clone()), Box::new(Expr::int(lo))),
+            Expr::Cmp(CmpOp::Le, Box::new(t.clone()), Box::new(Expr::int(hi))),
+        ]);
+        let d = super::solve::decide(&within, var, set, limits, None);
+        if d.set.is_none_or(|s| s.count() != set.count()) {
+            failed = true;
+            return None;
+        }
+        let name = format!("#{}", env.len());
+        env.push((name.clone(), Bounds::range(lo, hi)));
+        Some(Expr::sym(&name))
+    });
+    if failed || env.is_empty() {
+        return false;
+    }
+    let env: BTreeMap<&str, Bounds> = env.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+    crate::bounds::truth(&opaque, &env) == crate::bounds::Tri::True
+}
+
+/// `e` with each largest non-constant term of one size replaced by what `f` gives for it (the
+/// term and its size), kept where `f` gives nothing.
+fn replace_terms(e: &Expr, f: &mut dyn FnMut(&Expr, &str) -> Option<Expr>) -> Expr {
     let atoms = e.atoms();
-    if atoms.len() == 1 && !e.is_bool() && !matches!(e, Expr::Sym(_) | Expr::Const(_)) {
+    if atoms.len() == 1 && !e.is_bool() && !matches!(e, Expr::Const(_)) {
         let var = atoms.iter().next().expect("one atom").to_string();
-        let set = &sets[&var];
-        let seen = reps.entry(var.clone()).or_default();
-        if seen.contains(e) {
-            return e.clone();
-        }
-        for r in seen.iter() {
-            let same = Expr::Cmp(CmpOp::Eq, Box::new(e.clone()), Box::new(r.clone()));
-            let d = super::solve::decide(&same, &var, set, limits, None);
-            if d.set.is_some_and(|s| s.count() == set.count()) {
-                return r.clone();
-            }
-        }
-        if seen.len() < REPRESENTATIVES {
-            seen.push(e.clone());
-        }
+        return f(e, &var).unwrap_or_else(|| e.clone());
+    }
+    if atoms.len() < 2 && !e.is_bool() {
         return e.clone();
+    }
+    let cell = std::cell::RefCell::new(f);
+    e.map_children(&|c| replace_terms(c, &mut **cell.borrow_mut()))
+}
+
+/// `e` with every largest term of one size written as the simplest term that takes the same
+/// value at every value of its set: a constant (`x // (x//2)` is 2 on even sizes), else an
+/// integer multiple of a representative of that size met before (`w` is `2*(w//2)` on even
+/// widths, `(1 + w)//2` is `w//2`): where a term met later divides a representative (`w//2`
+/// after `w`), it becomes the representative and the terms written with the old one are
+/// written with it ([`holds_on_parts`] writes a guard twice, so that its terms agree). Each
+/// equality is decided over the size's set by the periodic engine
+/// ([`super::solve::decide`]).
+fn unify(e: &Expr, sets: &BTreeMap<String, DimSet>, limits: &Limits, terms: &mut Terms) -> Expr {
+    let atoms = e.atoms();
+    if atoms.len() == 1 && !e.is_bool() && !matches!(e, Expr::Const(_)) {
+        let var = atoms.iter().next().expect("one atom").to_string();
+        if let Some((_, w)) = terms
+            .written
+            .get(&var)
+            .and_then(|v| v.iter().find(|(t, _)| t == e))
+        {
+            return written_expr(w);
+        }
+        let w = same_term(e, &var, &sets[&var], limits, terms);
+        terms
+            .written
+            .entry(var)
+            .or_default()
+            .push((e.clone(), w.clone()));
+        return written_expr(&w);
     }
     if atoms.len() < 2 {
         return e.clone();
     }
     // Children one by one, in order, so that a term met first is the representative.
-    let cell = std::cell::RefCell::new(std::mem::take(reps));
+    let cell = std::cell::RefCell::new(std::mem::take(terms));
     let out = e.map_children(&|c| unify(c, sets, limits, &mut cell.borrow_mut()));
-    *reps = cell.into_inner();
+    *terms = cell.into_inner();
     out
+}
+
+/// How the term `e` of size `var` is written over `set` ([`unify`]): a constant, an integer
+/// multiple of a representative, or itself as a representative (while fewer than
+/// [`REPRESENTATIVES`]), replacing a representative it divides.
+fn same_term(e: &Expr, var: &str, set: &DimSet, limits: &Limits, terms: &mut Terms) -> Written {
+    let one = Q::from_integer(1);
+    let everywhere = |a: &Expr, b: &Expr| {
+        let same = Expr::Cmp(CmpOp::Eq, Box::new(a.clone()), Box::new(b.clone()));
+        let d = super::solve::decide(&same, var, set, limits, None);
+        d.set.is_some_and(|s| s.count() == set.count())
+    };
+    let Some(x0) = set.min() else {
+        return (one, Some(e.clone()));
+    };
+    let at = |t: &Expr| t.int_at(&|a| (a == var).then_some(x0));
+    let Some(v0) = at(e) else {
+        return (one, Some(e.clone()));
+    };
+    if everywhere(e, &Expr::int(v0)) {
+        return (Q::from_integer(v0), None);
+    }
+    let seen = terms.reps.entry(var.to_string()).or_default();
+    for slot in seen.iter_mut() {
+        let r = slot.clone();
+        let Some(r0) = at(&r).filter(|r0| *r0 != 0) else {
+            continue;
+        };
+        let c = Q::new(v0, r0);
+        if c.is_integer() && everywhere(e, &(Expr::Const(c) * r.clone())) {
+            return (c, Some(r));
+        }
+        if v0 == 0 {
+            continue;
+        }
+        let n = Q::new(r0, v0);
+        if n.is_integer() && everywhere(&r, &(Expr::Const(n) * e.clone())) {
+            // `r == n*e`: `e` is the representative now.
+            *slot = e.clone();
+            for (_, w) in terms.written.entry(var.to_string()).or_default() {
+                if w.1.as_ref() == Some(&r) {
+                    *w = (w.0 * n, Some(e.clone()));
+                }
+            }
+            return (one, Some(e.clone()));
+        }
+    }
+    if seen.len() < REPRESENTATIVES {
+        seen.push(e.clone());
+    }
+    (one, Some(e.clone()))
 }
 
 /// A product as a constant and its other factors (nested products flattened, sorted by their
@@ -366,11 +628,39 @@ fn positive(factors: &[Expr], env: &BTreeMap<&str, Bounds>) -> bool {
     factors.iter().all(|f| Bounds::of(f, env).lo >= B::Fin(1))
 }
 
+/// Whether every value of `e` is an integer (no true division, integer constants).
+fn integral(e: &Expr) -> bool {
+    let mut ok = true;
+    e.visit(&mut |t| match t {
+        Expr::TrueDiv(..) => ok = false,
+        Expr::Const(c) if !c.is_integer() => ok = false,
+        _ => {}
+    });
+    ok
+}
+
+/// `(d*k) // d` and `(d*k) % d` for a positive divisor `d` whose factors are among the
+/// dividend's and an integer `k` (the dividend's other factors, times an integer ratio of the
+/// constants): `k` and 0. `None` when not of that form.
+fn exact_quotient(a: &Expr, d: &Expr, env: &BTreeMap<&str, Bounds>) -> Option<Expr> {
+    let (ca, fa) = monomial(a);
+    let (cd, fd) = monomial(d);
+    if fd.is_empty() || cd <= Q::from_integer(0) || !positive(&fd, env) {
+        return None;
+    }
+    let rest = without(&fd, &fa)?;
+    let k = crate::num::div(&ca, &cd).ok()?;
+    (k.is_integer() && rest.iter().all(integral)).then(|| product(k, rest))
+}
+
 /// `e` rewritten bottom-up by rules exact wherever `env` holds: `a % (a*k)` is `a*(1 % k)` for
-/// `a, k >= 1`; a comparison's common positive factors are cancelled.
+/// `a, k >= 1`; `(a*k) // a` is `k` and `(a*k) % a` is 0 for `a >= 1` and an integer `k`; a
+/// comparison's common positive factors are cancelled.
 fn simplify(e: &Expr, env: &BTreeMap<&str, Bounds>) -> Expr {
     let e = e.map_children(&|c| simplify(c, env));
     match &e {
+        Expr::FloorDiv(a, d) => exact_quotient(a, d, env).unwrap_or(e),
+        Expr::Mod(a, d) if exact_quotient(a, d, env).is_some() => Expr::int(0),
         Expr::Mod(a, d) => {
             let (ca, fa) = monomial(a);
             let (cd, fd) = monomial(d);
@@ -409,11 +699,9 @@ fn simplify(e: &Expr, env: &BTreeMap<&str, Bounds>) -> Expr {
             }
             let (l, r) = (product(cl, rest_l), product(cr, rest_r));
             if l.atoms().is_empty() && r.atoms().is_empty() {
-                let v = crate::bounds::truth(&Expr::Cmp(*op, Box::new(l), Box::new(r)), env);
-                return match v {
-                    crate::bounds::Tri::True => Expr::Bool(true),
-                    crate::bounds::Tri::False => Expr::Bool(false),
-                    crate::bounds::Tri::Unknown => e,
+                return match Expr::Cmp(*op, Box::new(l), Box::new(r)).truth(&|_| None) {
+                    Ok(v) => Expr::Bool(v),
+                    Err(_) => e,
                 };
             }
             Expr::Cmp(*op, Box::new(l), Box::new(r))
