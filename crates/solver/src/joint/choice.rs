@@ -2,7 +2,7 @@
 //! ([`Choice`]), each size's side, and the check of a side against the rest of the set.
 
 use super::grouping::{Group, Member};
-use super::solved::{BoxAnswer, Defined, Prover};
+use super::solved::{BoxAnswer, Defined, Equation, Paired, Prover};
 use crate::expr::Value;
 use crate::linked::{box_through, JointSet, LargestBox, TiedSet, TiedSpec};
 use crate::report::JointReport;
@@ -31,7 +31,7 @@ pub struct Linked {
     /// Sizes linked by one equation of products ([`Solved::equation`](super::Solved::equation)):
     /// `joint` is then the product of their own sets (the equation cuts it), and no size has a
     /// box of its own.
-    pub equation: Option<Box<super::Equation>>,
+    pub equation: Option<Box<Equation>>,
 }
 
 /// The spec a linked group takes, chosen once for the whole group ([`Linked::choice`]): every
@@ -56,7 +56,7 @@ pub enum Choice {
     /// For sizes linked by one equation of products ([`Linked::equation`]): each size of one
     /// side a `Dim`, each of the other written as the size whose term it matches (equal terms
     /// make the products equal), re-checked at its corners.
-    Paired(super::Paired),
+    Paired(Paired),
 }
 
 impl Linked {
@@ -399,7 +399,7 @@ pub(super) fn diagonal(
 
 /// Whether every guard of the group passes at each corner of a paired spec ([`Choice::Paired`]):
 /// each size at its side's least and greatest value (a size written from another at that one's).
-fn paired_holds(p: &super::Paired, sizes: &[String], grp: &Group) -> bool {
+fn paired_holds(p: &Paired, sizes: &[String], grp: &Group) -> bool {
     let free: Vec<usize> = (0..sizes.len())
         .filter(|&i| p.sides[i].1.is_none())
         .collect();

@@ -17,42 +17,15 @@
 //! joint search's answer).
 
 use super::choice::Linked;
+use super::decide::decide;
 use super::defined::{image, nondecreasing};
 use super::grouping::{root_range, Group};
-use super::parts::{holds_on_parts, Terms};
-use super::solve::decide;
-use super::solved::{Fate, Prover, Solved};
+use super::solved::{Equation, Fate, Paired, Prover, Solved, Term};
+use super::terms::{holds_on_parts, Terms};
 use crate::linked::{Budget, JointSet, Tree};
 use crate::report::{EquationReport, Feasible, GuardFate, JointReport, JointSearch};
-use crate::types::{CmpOp, DimSet, Expr, Progression};
+use crate::types::{CmpOp, DimSet, Expr};
 use std::collections::BTreeMap;
-
-/// One term of a side: a size and its term (over the size's name).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Term {
-    /// The size.
-    pub root: String,
-    /// The term, nondecreasing in the size.
-    pub expr: Expr,
-    /// Its values over the size's own set.
-    pub image: DimSet,
-}
-
-/// A group whose sizes are linked by one equation of products ([`solve_equation`]).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Equation {
-    /// The equation's index in [`Group::guards`].
-    pub guard: usize,
-    /// The equation as the guards write it.
-    pub expr: Expr,
-    /// The terms of each side.
-    pub sides: [Vec<Term>; 2],
-    /// The sizes and their own sets (the product of which, cut by the equation, is the joint
-    /// set): `tree` is that product, never the answer by itself.
-    pub joint: JointSet,
-    /// Per size, its values that pass with some value of the others.
-    pub some: BTreeMap<String, DimSet>,
-}
 
 /// Uncovered values of a term decided one by one by factoring, at most.
 const FACTORED: u128 = 4096;
@@ -456,14 +429,6 @@ impl Equation {
             equation: Some(Box::new(self.clone())),
         }
     }
-}
-
-/// A spec of an [`Equation`] group that keeps every size varying ([`Equation::paired`]): per
-/// size its side and the size it is written from (equal to it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Paired {
-    /// Per size of the joint set, in its order.
-    pub sides: Vec<(Progression, Option<String>)>,
 }
 
 /// A set in a few words: `lo..hi` for an interval, else its count and bounds.

@@ -22,6 +22,7 @@
 //! linked by one equation of products across sizes, solved without enumeration).
 
 mod choice;
+mod decide;
 mod defined;
 mod equation;
 mod grouping;
@@ -29,12 +30,14 @@ mod parts;
 mod sets;
 mod solve;
 mod solved;
+mod terms;
 
 pub use choice::{paired_alias, tied_alias, Choice, Linked, SideCheck, SIDE_RECHECK};
+pub use decide::{decide, Decision, HEAD};
 pub use defined::Products;
-pub use equation::{Equation, Paired, Term};
 pub use grouping::{group, linear_relation, root_range, Group, Member};
-pub use parts::{holds_on_parts, solve_parts, Terms};
+pub use parts::solve_parts;
 pub use sets::linked;
-pub use solve::{decide, solve_group, solve_group_with, Decision, BOX_RECHECK, HEAD};
-pub use solved::{BoxAnswer, Defined, Fate, Prover, Solved};
+pub use solve::{solve_group, solve_group_with, BOX_RECHECK};
+pub use solved::{BoxAnswer, Defined, Equation, Fate, Paired, Prover, Solved, Term};
+pub use terms::{holds_on_parts, Terms};

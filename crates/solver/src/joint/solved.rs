@@ -4,7 +4,7 @@
 use super::grouping::Group;
 use crate::linked::{JointSet, TiedSet};
 use crate::report::{GuardFate, Undecided};
-use crate::types::{DimSet, Expr};
+use crate::types::{DimSet, Expr, Progression};
 use std::collections::BTreeMap;
 
 /// What happened to one guard of a group.
@@ -76,9 +76,9 @@ pub struct Solved {
     /// ([`Undecided::Defined`]).
     pub defined: Option<Box<Defined>>,
     /// When the group's sizes are linked by one equation of products
-    /// ([`Equation`](super::Equation)): every tuple decided by it (`joint`, `tied` and
+    /// ([`Equation`](Equation)): every tuple decided by it (`joint`, `tied` and
     /// `defined` are then `None`), no value passing with every partner.
-    pub equation: Option<Box<super::Equation>>,
+    pub equation: Option<Box<Equation>>,
 }
 
 /// A size of a group defined by a linking guard `x == E(others)` (`x` bare, not in `E`; torch's
@@ -171,4 +171,39 @@ impl Solved {
             }
         }
     }
+}
+
+/// One term of a side: a size and its term (over the size's name).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Term {
+    /// The size.
+    pub root: String,
+    /// The term, nondecreasing in the size.
+    pub expr: Expr,
+    /// Its values over the size's own set.
+    pub image: DimSet,
+}
+
+/// A group whose sizes are linked by one equation of products (solved by `equation.rs`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Equation {
+    /// The equation's index in [`Group::guards`].
+    pub guard: usize,
+    /// The equation as the guards write it.
+    pub expr: Expr,
+    /// The terms of each side.
+    pub sides: [Vec<Term>; 2],
+    /// The sizes and their own sets (the product of which, cut by the equation, is the joint
+    /// set): `tree` is that product, never the answer by itself.
+    pub joint: JointSet,
+    /// Per size, its values that pass with some value of the others.
+    pub some: BTreeMap<String, DimSet>,
+}
+
+/// A spec of an [`Equation`] group that keeps every size varying ([`Equation::paired`]): per
+/// size its side and the size it is written from (equal to it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paired {
+    /// Per size of the joint set, in its order.
+    pub sides: Vec<(Progression, Option<String>)>,
 }
