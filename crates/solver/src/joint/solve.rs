@@ -1,5 +1,6 @@
 //! Solving a group: the group's guards by the periodic engine (one guard over one size by
-//! [`decide`](super::decide())), the joint search, the closed form of ties and the elimination of a defined size.
+//! [`decide`](super::decide())), the joint search, the closed form of ties and the elimination
+//! of a defined size.
 
 use super::decide::decide;
 use super::defined::{definition, definition_varies};
