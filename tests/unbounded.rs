@@ -341,21 +341,31 @@ fn two_stems_print_one_tied_spec_in_every_form() {
     assert_eq!(specs[0], specs[2], "check and TORCH_TRACE differ");
 }
 
-/// A program's one linked group over `x`'s batch, H and W, by `check` without Z3 (asserted
-/// decided, its boxes complete), and the program's guards to judge it by.
+/// A program's answer over `x`'s batch, H and W, by `check` without Z3 (asserted decided): its
+/// one linked group (boxes complete), and each of the three sizes the group leaves out (solved
+/// apart, issue 41's decomposition: Swin-T's batch) through its own accepted set; the program's
+/// guards to judge it by.
 struct Brute {
     boxes: Vec<Vec<dimguard::solver::DimSet>>,
     guards: Vec<dimguard::solver::Expr>,
-    /// Where the batch, H and W sit in a tuple of the joint set.
-    at: [usize; 3],
+    /// Where the batch, H and W sit in a tuple of the joint set, or their own accepted set when
+    /// the group leaves them out.
+    at: [Result<usize, dimguard::solver::DimSet>; 3],
 }
 
 impl Brute {
     /// Whether every guard of the program holds at (b, h, w), the exact evaluator's answer,
-    /// after asserting that the joint set says the same.
+    /// after asserting that the answer (the joint set and the sizes apart) says the same.
     fn agrees_at(&self, b: i128, h: i128, w: i128) -> bool {
-        let mut t = vec![0; 3];
-        (t[self.at[0]], t[self.at[1]], t[self.at[2]]) = (b, h, w);
+        let n = self.boxes.first().map_or(0, Vec::len);
+        let mut t = vec![0; n];
+        let mut apart = true;
+        for (at, v) in self.at.iter().zip([b, h, w]) {
+            match at {
+                Ok(l) => t[*l] = v,
+                Err(own) => apart &= own.contains(v),
+            }
+        }
         let env = |s: &str| match s {
             "L['x'].size()[0]" => Some(b),
             "L['x'].size()[2]" => Some(h),
@@ -363,10 +373,11 @@ impl Brute {
             _ => None,
         };
         let truth = self.guards.iter().all(|g| g.truth(&env) == Ok(true));
-        let said = self
-            .boxes
-            .iter()
-            .any(|bx| bx.iter().zip(&t).all(|(s, &v)| s.contains(v)));
+        let said = apart
+            && self
+                .boxes
+                .iter()
+                .any(|bx| bx.iter().zip(&t).all(|(s, &v)| s.contains(v)));
         assert_eq!(said, truth, "(b, h, w) = ({b}, {h}, {w})");
         truth
     }
@@ -399,7 +410,14 @@ fn decided_without_z3(rel: &str) -> (dimguard::graph::CheckReport, Brute) {
         .iter()
         .map(|g| parse_guard(g).unwrap())
         .collect();
-    let at = |s: &str| j.sources.iter().position(|x| x == s).unwrap();
+    let at = |s: &str| {
+        j.sources.iter().position(|x| x == s).ok_or_else(|| {
+            let d = r.dims.iter().find(|d| d.source == s).unwrap();
+            assert!(d.answer.undecided.is_none(), "{s}: {:?}", d.answer);
+            let own = d.answer.accepted.as_ref().unwrap();
+            DimSet::from_segments(own.segments.clone()).unwrap()
+        })
+    };
     let at = [
         at("L['x'].size()[0]"),
         at("L['x'].size()[2]"),
