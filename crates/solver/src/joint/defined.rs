@@ -552,7 +552,7 @@ pub(super) fn definition_varies(e: &Expr, domains: &[(String, DimSet)]) -> bool 
 
 /// The values of `side` (of the size `var`) at which `e` (nondecreasing, over `var` alone) lies
 /// in `lo..=hi`: one interval of them, by bisection; `None` where `e` does not evaluate.
-fn within(e: &Expr, var: &str, side: &DimSet, lo: i128, hi: i128) -> Option<DimSet> {
+pub(super) fn within(e: &Expr, var: &str, side: &DimSet, lo: i128, hi: i128) -> Option<DimSet> {
     let (Some(a), Some(z)) = (side.min(), side.max()) else {
         return Some(DimSet::empty());
     };

@@ -18,7 +18,7 @@
 
 use super::choice::Linked;
 use super::decide::decide;
-use super::defined::{image, nondecreasing};
+use super::defined::{image, nondecreasing, within};
 use super::grouping::{root_range, Group};
 use super::solved::{Equation, Fate, Paired, Prover, Solved, Term};
 use super::terms::{holds_on_parts, Terms};
@@ -236,36 +236,10 @@ fn some_values(sides: &[Vec<Term>; 2], k: usize, i: usize, own: &DimSet) -> Opti
                 .is_some_and(|n| crate::factor::is_product(n, h, g))
         });
         if !meets {
-            out = out.difference(&preimage(&t.expr, &t.root, own, p)?).ok()?;
+            out = out.difference(&within(&t.expr, &t.root, own, p, p)?).ok()?;
         }
     }
     Some(out)
-}
-
-/// The values `v` of `own` with `e(v) == p` (`e` nondecreasing in `var`): one interval, by
-/// bisection.
-fn preimage(e: &Expr, var: &str, own: &DimSet, p: i128) -> Option<DimSet> {
-    let (lo, hi) = (own.min()?, own.max()?);
-    let at = |v: i128| e.int_at(&|a: &str| (a == var).then_some(v));
-    // The least v in lo..=hi+1 with e(v) >= x (hi + 1 when none).
-    let first = |x: i128| -> Option<i128> {
-        let (mut a, mut b) = (lo, hi.checked_add(1)?);
-        while a < b {
-            let mid = a + (b - a) / 2;
-            if at(mid)? >= x {
-                b = mid;
-            } else {
-                a = mid + 1;
-            }
-        }
-        Some(a)
-    };
-    let (from, to) = (first(p)?, first(p.checked_add(1)?)?);
-    Some(if from < to {
-        own.clip(from, to - 1)
-    } else {
-        DimSet::empty()
-    })
 }
 
 impl Equation {
