@@ -368,7 +368,9 @@ fn unbounded_case(guards: &[&str], sizes: &[&str], lows: &[i128]) -> JointSet {
         .collect();
     let t = Instant::now();
     let js = solve_joint(&n, &doms, &gs, &Budget::default());
-    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    // A guard against enumerating 2^63 values, not a speed figure (benches/linked.rs times
+    // it): about 0.1 s alone, past 1 s on a 2-core machine running other builds.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
     assert!(js.undecided.is_none(), "{:?}", js.undecided);
     // Exact on the box of the first 24 values of every size.
     let corner: Vec<DimSet> = lows
@@ -526,7 +528,8 @@ fn a_hopeless_plan_is_not_started() {
     let doms = [DimSet::interval(1, 1 << 40), DimSet::interval(1, 1 << 40)];
     let t0 = Instant::now();
     let js = solve_joint(&n, &doms, &gs, &Budget::default());
-    assert!(t0.elapsed() < Duration::from_secs(1));
+    // Not enumerated: a hang guard with margin for a loaded machine.
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     let u = js.undecided.as_ref().expect("undecided");
     assert_eq!(u.count, 1u128 << 80);
     assert!(u.reason.contains("guard evaluations"), "{}", u.reason);
