@@ -2,7 +2,8 @@
 //! 29 guards): load + propagate + check. Target: under 50 ms. Results in docs/PERFORMANCE.md.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use dimguard::graph::{check, load, ProgramGraph};
+use dimguard::commands::check::check;
+use dimguard::graph::{load, ProgramGraph};
 use std::path::Path;
 
 fn bench(c: &mut Criterion) {

@@ -11,7 +11,8 @@
 //! first `~/.cache/dimguard/venv-*/bin/python` that imports torch; skipped, saying so, when none).
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use dimguard::graph::{facts, load, verdict, ProgramGraph};
+use dimguard::commands::check::facts;
+use dimguard::graph::{load, verdict, ProgramGraph};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;

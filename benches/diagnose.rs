@@ -7,7 +7,7 @@
 //! * `brute_force/raft_seed/135..2160`: the baseline, evaluating the guard at every value.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use dimguard::solver::diagnose::{diagnose_text, Options};
+use dimguard::commands::diagnose::{diagnose_text, Options};
 use dimguard::solver::engine::{enumerate, solve, Limits};
 use dimguard::solver::{parse_guard, DimSet};
 

@@ -150,7 +150,7 @@ fn unbounded(c: &mut Criterion) {
         let path = dir.join(file);
         let run = || {
             let p = dimguard::graph::load(&path).unwrap();
-            dimguard::graph::check(&p, false).unwrap()
+            dimguard::commands::check::check(&p, false).unwrap()
         };
         let r = run();
         let text = serde_json::to_string(&r).unwrap();
@@ -224,7 +224,7 @@ fn composed(c: &mut Criterion) {
         let path = dir.join(format!("{name}_composed.pt2"));
         let run = || {
             let p = dimguard::graph::load(&path).unwrap();
-            dimguard::graph::check(&p, false).unwrap()
+            dimguard::commands::check::check(&p, false).unwrap()
         };
         let r = run();
         assert_eq!(

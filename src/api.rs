@@ -1,13 +1,14 @@
 //! The pipelines behind the commands, for the binary and the Python package alike: read, solve,
 //! certify. Each returns the contract's report types.
 
-use crate::graph::{self, CheckReport, Program};
-use crate::prove::{self, certify::TIMEOUT_MS, Mode};
-use crate::solver::diagnose::{self, Options, Paste, Stage};
+use crate::commands::diagnose::{self, Options, Paste, Stage};
+use crate::prove::{self, Mode};
 use crate::solver::python::source_input;
 use crate::solver::report::Report;
 use crate::solver::Error;
-use crate::solver::Sheet;
+
+pub use crate::commands::check::{check_dispatch, check_program, check_program_graph};
+use crate::readers::Sheet;
 
 /// Traced sizes for a diagnosis.
 #[derive(Debug, Clone, Default)]
@@ -78,16 +79,16 @@ pub fn diagnose_with_spec(
     };
     let mut msg = diagnose::read(text, &mut opts)?;
     if let Some(s) = &paste.shapes {
-        crate::solver::spec::shapes::apply_spec(&mut msg, s);
+        crate::readers::spec::shapes::apply_spec(&mut msg, s);
     }
-    crate::solver::forms::apply_ranges(&mut msg, &examples.ranges)?;
+    crate::readers::forms::apply_ranges(&mut msg, &examples.ranges)?;
     let mut named = std::mem::take(&mut opts.examples);
     // The traced size of each unbacked size, from its input's shape.
     for u in &msg.datadep.unbacked {
         let traced = u
             .source
             .as_deref()
-            .and_then(crate::solver::forms::datadep::input_dim)
+            .and_then(dimguard_solver::python::input_dim)
             .and_then(|(input, i)| {
                 let (_, shape) = examples.shapes.iter().find(|(n, _)| *n == input)?;
                 shape.get(i).copied()
@@ -113,9 +114,9 @@ pub fn diagnose_with_spec(
     // Z3 decides linked groups the joint search cannot, and certifies the answers before the
     // paste block is written from them.
     let prover = prove::box_prover(z3_timeout_ms);
-    let certify = |r: &mut Report, m: &crate::solver::Message| {
+    let certify = |r: &mut Report, m: &crate::readers::Message| {
         if let Some(mode) = z3 {
-            prove::certify(r, m, mode, z3_timeout_ms);
+            diagnose::certify(r, m, mode, z3_timeout_ms);
         }
     };
     let stage = Stage {
@@ -124,105 +125,4 @@ pub fn diagnose_with_spec(
         paste: paste.clone(),
     };
     Ok(diagnose::diagnose_staged(&msg, &opts, &stage))
-}
-
-/// `dimguard check` of a `dimguard.Dispatch` archive's programs (`(entry name, .pt2 bytes)`, as
-/// [`graph::program::dispatch_programs`] reads them): each program checked, and per input size
-/// the union of what the programs accept.
-pub fn check_dispatch(
-    programs: Vec<(String, Vec<u8>)>,
-    label: &str,
-    sizes: bool,
-) -> Result<dimguard_solver::report::DispatchReport, graph::Error> {
-    use dimguard_solver::report::{DispatchProgram, DispatchReport, Feasible, UnionDim};
-    let mut checked = Vec::new();
-    for (file, bytes) in programs {
-        let program = graph::load_bytes(bytes, &format!("{label}: {file}"))?;
-        checked.push(DispatchProgram {
-            check: check_program(&program, sizes)?,
-            file,
-        });
-    }
-    let mut union: Vec<(UnionDim, Option<crate::solver::DimSet>)> = Vec::new();
-    for (i, p) in checked.iter().enumerate() {
-        for d in &p.check.dims {
-            let set = d
-                .answer
-                .accepted
-                .as_ref()
-                .and_then(|f| crate::solver::DimSet::from_segments(f.segments.clone()).ok())
-                .filter(|s| Some(s.count()) == d.answer.accepted.as_ref().map(|f| f.count));
-            let at = union
-                .iter()
-                .position(|(u, _)| u.input == d.input && u.index == d.index);
-            match at {
-                Some(k) => {
-                    let (u, acc) = &mut union[k];
-                    u.dynamic_in.push(i);
-                    *acc = match (acc.take(), set) {
-                        (Some(a), Some(b)) => a.union(&b).ok(),
-                        _ => None,
-                    };
-                }
-                None => union.push((
-                    UnionDim {
-                        input: d.input.clone(),
-                        index: d.index,
-                        accepted: None,
-                        dynamic_in: vec![i],
-                    },
-                    set,
-                )),
-            }
-        }
-    }
-    let union: Vec<UnionDim> = union
-        .into_iter()
-        .map(|(mut u, acc)| {
-            u.accepted = acc.as_ref().map(Feasible::from);
-            u
-        })
-        .collect();
-    let parts: Vec<String> = union
-        .iter()
-        .map(|u| match &u.accepted {
-            Some(f) => format!(
-                "{}[{}]: {} sizes accepted by some program{}",
-                u.input,
-                u.index,
-                f.count,
-                match (f.min, f.max) {
-                    (Some(a), Some(b)) => format!(" ({a}..{b})"),
-                    _ => String::new(),
-                }
-            ),
-            None => format!("{}[{}]: undecided in some program", u.input, u.index),
-        })
-        .collect();
-    let n = checked.len();
-    Ok(DispatchReport {
-        summary: format!(
-            "{n} program{}; {}",
-            if n == 1 { "" } else { "s" },
-            parts.join("; ")
-        ),
-        programs: checked,
-        union,
-    })
-}
-
-/// `dimguard check` on a program already read, with Z3 deciding linked groups too wide to
-/// enumerate.
-pub fn check_program(program: &Program, sizes: bool) -> Result<CheckReport, graph::Error> {
-    check_program_graph(program, &graph::ProgramGraph::build(program)?, sizes)
-}
-
-/// [`check_program`] on the program's graph already built (`check --dot` draws it too).
-pub fn check_program_graph(
-    program: &Program,
-    pg: &graph::ProgramGraph,
-    sizes: bool,
-) -> Result<CheckReport, graph::Error> {
-    let z3 = prove::box_prover(TIMEOUT_MS);
-    graph::check_graph(program, pg, sizes, Some(&z3))
 }

@@ -20,10 +20,11 @@
 //! ```
 
 use common::root;
-use dimguard::solver::diagnose::{diagnose, Options};
-use dimguard::solver::forms;
+use dimguard::commands::diagnose::{diagnose, Options};
+use dimguard::readers::forms;
+use dimguard::readers::Message;
 use dimguard::solver::report::{Report, Status};
-use dimguard::solver::{DimSet, Message};
+use dimguard::solver::DimSet;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -40,7 +41,7 @@ fn corpus() -> Vec<Value> {
 fn read(text: &str) -> Result<Message, String> {
     let mut m = forms::read(text).map_err(|e| e.to_string())?;
     // As `diagnose` reads a text: the user's own spec beside it binds its sizes.
-    dimguard::solver::spec::bind_user_spec(text, &mut m);
+    dimguard::readers::spec::bind_user_spec(text, &mut m);
     forms::apply_ranges(&mut m, &[]).map_err(|e| e.to_string())?;
     Ok(m)
 }

@@ -17,7 +17,7 @@
 mod common;
 
 use common::{data, json};
-use dimguard::solver::forms;
+use dimguard::readers::forms;
 use dimguard::solver::report::{Dialect, SizeAnswer};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

@@ -5,10 +5,10 @@
 mod common;
 
 use dimguard::api::{diagnose_with_spec, Examples};
-use dimguard::solver::diagnose::Paste;
-use dimguard::solver::forms::{self, Form};
+use dimguard::commands::diagnose::Paste;
+use dimguard::readers::forms::{self, Form};
+use dimguard::readers::spec::shapes::ShapesSpec;
 use dimguard::solver::report::{DataDependent, Report};
-use dimguard::solver::spec::shapes::ShapesSpec;
 use dimguard::solver::DimSet;
 
 fn load(name: &str) -> String {

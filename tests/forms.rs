@@ -6,10 +6,10 @@
 
 mod common;
 
-use dimguard::solver::diagnose::{diagnose, Options};
-use dimguard::solver::forms::{self, Form};
+use dimguard::commands::diagnose::{diagnose, Options};
+use dimguard::readers::forms::{self, Form};
+use dimguard::readers::Message;
 use dimguard::solver::report::{Report, Status};
-use dimguard::solver::Message;
 
 mod wrappers;
 use wrappers::wrap;

@@ -5,8 +5,8 @@ mod common;
 mod shared_corpus;
 
 use common::run;
+use dimguard::commands::diagnose::{diagnose_text, Options};
 use dimguard::solver::budget::{self, Budget};
-use dimguard::solver::diagnose::{diagnose_text, Options};
 use dimguard::solver::{parse_guard, solve, DimSet, Limits, Outcome};
 use std::time::{Duration, Instant};
 
@@ -280,12 +280,12 @@ fn a_set_past_the_piece_budget_is_undecided_and_memory_stays_bounded() {
 
 #[test]
 fn a_nul_byte_in_a_size_name_reaches_z3_without_panicking() {
-    use dimguard::solver::forms::violation as message;
+    use dimguard::readers::forms::violation as message;
     let text = "  - The values of a = L['y'].size()[0] and b = L['x'].size()[1]\0 must always be equal.\n\
                 - Not all values of a = L['y'].size()[0] in the specified range 2 <= a <= 4611686018427387904 satisfy the generated guard L['y'].size()[0] % 4 == 0.\n";
     let msg = message::read(text).unwrap();
-    let mut report = dimguard::solver::diagnose::diagnose(&msg, &Options::default());
-    dimguard::prove::certify(&mut report, &msg, dimguard::prove::Mode::Always, 2000);
+    let mut report = dimguard::commands::diagnose::diagnose(&msg, &Options::default());
+    dimguard::commands::diagnose::certify(&mut report, &msg, dimguard::prove::Mode::Always, 2000);
     // The encoder names Z3 constants by index; the guard text is kept as is.
     let g = dimguard::solver::Expr::Cmp(
         dimguard::solver::CmpOp::Eq,
@@ -320,7 +320,7 @@ fn empty_range_constraints_are_an_error_naming_the_symbol() {
     );
     // The untouched program still checks.
     let p = dimguard::graph::program::parse(std::fs::read(&path).unwrap().as_slice(), "m").unwrap();
-    assert!(dimguard::graph::check(&p, false).is_ok());
+    assert!(dimguard::commands::check::check(&p, false).is_ok());
 }
 
 #[test]
@@ -346,7 +346,7 @@ fn ranges_are_read_exactly_or_refused_with_a_caret() {
 
 #[test]
 fn verify_spec_errors_name_the_line_and_reason() {
-    use dimguard::solver::spec;
+    use dimguard::readers::spec;
     for (text, line, what) in [
         (
             "_h = Dim('_h', min=2, max=64)\nh = -8*_h\n",
@@ -518,7 +518,7 @@ fn a_program_whose_input_spec_lost_its_arg_is_checked_in_bounded_time() {
         ..Budget::default()
     });
     let t = Instant::now();
-    let _ = dimguard::graph::check(&p, true);
+    let _ = dimguard::commands::check::check(&p, true);
     assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
 }
 
@@ -623,15 +623,15 @@ fn every_command_stops_at_its_time_budget() {
         .remove("name");
     let p = dimguard::graph::program::parse(&serde_json::to_vec(&json).unwrap(), "m").unwrap();
     within_budget("check", 100, || {
-        let _ = dimguard::graph::check(&p, true);
+        let _ = dimguard::commands::check::check(&p, true);
     });
 
-    use dimguard::prove::verify::{verify, GuardSet};
+    use dimguard::commands::verify::{verify, GuardSet};
     let text = "  - Not all values of d0 = L['x0'].size()[2] in the specified range 283 <= d0 <= 634 satisfy the generated guard ((L['x0'].size()[2] ** 3) % 11).\n\
   - Not all values of d0 = L['x0'].size()[2] in the specified range 283 <= d0 <= 634 satisfy the generated guard (not ((-10) == (-1))).\n\
   - Not all values of d0 = L['x0'].size()[2] in the specified range 283 <= d0 <= 634 satisfy the generated guard ((20 - 8) + 19).\n";
     let gs = GuardSet::read(text).unwrap();
-    let spec = dimguard::solver::spec::read(
+    let spec = dimguard::readers::spec::read(
         "from torch.export import Dim\n_d0 = Dim('_d0', min=59, max=167)\nd0 = 5*_d0 + 2\n",
     )
     .unwrap();
@@ -709,7 +709,7 @@ fn set_operations_are_bounded_by_the_budget_and_the_joint_search_by_its_deadline
 fn a_product_guard_over_unbounded_spec_ranges_is_verified_in_bounded_time_and_memory() {
     // Issue 13: a product guard over two sizes whose spec ranges do not match or are unbounded
     // collected the product of the ranges into a Vec (4 GiB, abort) in `verify`.
-    use dimguard::prove::verify::{verify, GuardSet};
+    use dimguard::commands::verify::{verify, GuardSet};
     let gs = GuardSet::read("(h * w) % 4 == 0\nh >= 2\nw >= 2\n").unwrap();
     assert_eq!(gs.joint.len(), 1);
     for spec_text in [
@@ -720,7 +720,7 @@ fn a_product_guard_over_unbounded_spec_ranges_is_verified_in_bounded_time_and_me
         // Multiples of 2 on both sides: every product is a multiple of 4, sound.
         "from torch.export import Dim\n_h = Dim('_h', min=1, max=1000000000)\nh = 2*_h\n_w = Dim('_w', min=1, max=4611686018427387903)\nw = 2*_w\n",
     ] {
-        let spec = dimguard::solver::spec::read(spec_text).unwrap();
+        let spec = dimguard::readers::spec::read(spec_text).unwrap();
         let report = within_budget("verify of a product guard", 2000, || {
             verify(&gs, &spec, 2000)
         });

@@ -367,7 +367,7 @@ fn no_guard_is_dropped() {
 
 #[test]
 fn diagnose_gives_a_box_through_the_traced_sizes_when_the_largest_leaves_them_out() {
-    use dimguard::solver::diagnose::{diagnose_text, Options};
+    use dimguard::commands::diagnose::{diagnose_text, Options};
     let g = "(L['x'].size()[2] * L['x'].size()[3]) <= 1024";
     let text = format!(
         "  - Not all values of h = L['x'].size()[2] in the specified range 2 <= h <= 64 satisfy the generated guard {g}.\n  - Not all values of w = L['x'].size()[3] in the specified range 2 <= w <= 64 satisfy the generated guard {g}.\n"

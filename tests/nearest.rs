@@ -8,7 +8,7 @@
 //! page print the entry.
 
 use common::root;
-use dimguard::solver::diagnose::{diagnose_text, Options};
+use dimguard::commands::diagnose::{diagnose_text, Options};
 use dimguard::solver::{parse_guard, Expr};
 use std::path::PathBuf;
 

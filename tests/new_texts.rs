@@ -12,10 +12,11 @@
 
 mod common;
 
-use dimguard::solver::diagnose::{diagnose, Options};
-use dimguard::solver::forms;
+use dimguard::commands::diagnose::{diagnose, Options};
+use dimguard::readers::forms;
+use dimguard::readers::Message;
 use dimguard::solver::report::{DimReport, Report, Status};
-use dimguard::solver::{DimSet, Message};
+use dimguard::solver::DimSet;
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -25,7 +26,7 @@ fn dir() -> PathBuf {
 
 fn read(text: &str) -> Result<Message, String> {
     let mut m = forms::read(text).map_err(|e| e.to_string())?;
-    dimguard::solver::spec::bind_user_spec(text, &mut m);
+    dimguard::readers::spec::bind_user_spec(text, &mut m);
     forms::apply_ranges(&mut m, &[]).map_err(|e| e.to_string())?;
     Ok(m)
 }

@@ -14,10 +14,11 @@
 //!   it (one size: equal there; several: it holds every value with a partner in the window);
 //! * every wrapper gives the same sets.
 
-use dimguard::solver::diagnose::{diagnose, Options};
-use dimguard::solver::forms;
+use dimguard::commands::diagnose::{diagnose, Options};
+use dimguard::readers::forms;
+use dimguard::readers::Message;
 use dimguard::solver::report::{Report, Status};
-use dimguard::solver::{DimSet, Message};
+use dimguard::solver::DimSet;
 
 mod rng;
 mod wrappers;
@@ -222,7 +223,7 @@ fn text(form: Form, g: &Guard, range: Option<(i128, i128)>) -> (String, Vec<Stri
 
 fn read(text: &str, ranges: &[(String, (i128, i128))]) -> Message {
     let mut m = forms::read(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    dimguard::solver::spec::bind_user_spec(text, &mut m);
+    dimguard::readers::spec::bind_user_spec(text, &mut m);
     forms::apply_ranges(&mut m, ranges).unwrap_or_else(|e| panic!("{e}\n{text}"));
     m
 }

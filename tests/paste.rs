@@ -7,8 +7,9 @@
 mod common;
 
 use common::root;
-use dimguard::graph::{check, load};
-use dimguard::solver::diagnose::{diagnose_text, Options};
+use dimguard::commands::check::check;
+use dimguard::commands::diagnose::{diagnose_text, Options};
+use dimguard::graph::load;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -654,7 +654,7 @@ fn an_unbounded_linked_program_profiles_a_finite_box_with_its_intermediate_sizes
 /// corner and the guard, never a printed profile.
 #[test]
 fn a_corner_that_fails_a_guard_is_an_error() {
-    let inputs = dimguard::profiles::Inputs {
+    let inputs = dimguard::commands::profile::Inputs {
         specs: vec![InputSpec {
             name: "x".into(),
             dims: vec![
@@ -669,15 +669,15 @@ fn a_corner_that_fails_a_guard_is_an_error() {
         chosen: vec![],
         guards: vec![dimguard::solver::parse_guard("L['x'].size()[1] <= 100").unwrap()],
     };
-    let err = dimguard::profiles::build(&inputs, 1, None)
+    let err = dimguard::commands::profile::build(&inputs, 1, None)
         .unwrap_err()
         .to_string();
     assert!(err.contains("max") && err.contains("x:1x200"), "{err}");
-    let fine = dimguard::profiles::Inputs {
+    let fine = dimguard::commands::profile::Inputs {
         guards: vec![dimguard::solver::parse_guard("L['x'].size()[1] <= 200").unwrap()],
         ..inputs
     };
-    assert!(dimguard::profiles::build(&fine, 1, None).is_ok());
+    assert!(dimguard::commands::profile::build(&fine, 1, None).is_ok());
 }
 
 /// A 16x16 patch grid exported with `Dim.AUTO`: its group needs Z3 (the whole box is too wide

@@ -16,9 +16,10 @@
 mod common;
 
 use common::{root, run};
-use dimguard::solver::diagnose::{diagnose, Options};
+use dimguard::commands::diagnose::{diagnose, Options};
+use dimguard::readers::{forms, Message};
 use dimguard::solver::report::Report;
-use dimguard::solver::{forms, DimSet, Message};
+use dimguard::solver::DimSet;
 use proptest::prelude::*;
 use serde_json::Value;
 use std::path::PathBuf;

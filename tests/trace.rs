@@ -146,3 +146,23 @@ fn reads_a_trace_directory_and_rejects_an_empty_one() {
     assert!(err.contains("empty directory"));
     std::fs::remove_dir(&dir).unwrap();
 }
+
+/// A `TORCH_TRACE` size that no guard names accepts its whole range.
+#[test]
+fn a_size_without_guards_accepts_its_whole_range() {
+    use dimguard::commands::diagnose;
+    let text = format!(
+        "V1129 00:00:00.000000 1 torch/_logging/structured.py:28] {}\n",
+        r#"{"create_symbol": {"symbol": "s5", "val": "256", "vr": "[96, 1024]", "source": "L['x'].size()[2]"}}"#
+    );
+    let opts = &mut diagnose::Options::default();
+    let msg = diagnose::read(&text, opts).unwrap();
+    assert_eq!(msg.form, dimguard::readers::forms::Form::TorchTrace);
+    let r = diagnose::diagnose(&msg, opts);
+    let d = &r.dims[0];
+    assert_eq!(d.answer.accepted.as_ref().unwrap().count, 929);
+    assert_eq!(
+        (d.answer.suggestions[0].lo, d.answer.suggestions[0].hi),
+        (96, 1024)
+    );
+}

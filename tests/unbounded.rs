@@ -386,7 +386,7 @@ impl Brute {
 fn decided_without_z3(rel: &str) -> (dimguard::graph::CheckReport, Brute) {
     use dimguard::solver::{parse_guard, DimSet};
     let p = dimguard::graph::load(&root().join(rel)).unwrap();
-    let r = dimguard::graph::check(&p, false).unwrap();
+    let r = dimguard::commands::check::check(&p, false).unwrap();
     assert_eq!(
         r.joint.len(),
         1,

@@ -2,7 +2,7 @@
 //! diagnosis must never panic, whatever the input.
 #![no_main]
 
-use dimguard_solver::diagnose::{diagnose_text, Options};
+use dimguard::commands::diagnose::{diagnose_text, Options};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

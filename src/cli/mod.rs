@@ -385,7 +385,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             let paste = paste_options(spec.as_ref(), format.as_deref())?;
             let ranges = range
                 .iter()
-                .map(|r| dimguard::solver::forms::parse_range_arg(r))
+                .map(|r| dimguard::readers::forms::parse_range_arg(r))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| Failure::Input(e.to_string()))?;
             let examples = dimguard::api::Examples {
@@ -426,11 +426,11 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
 fn paste_options(
     spec: Option<&PathBuf>,
     format: Option<&str>,
-) -> Result<dimguard::solver::diagnose::Paste, Failure> {
+) -> Result<dimguard::commands::diagnose::Paste, Failure> {
     let spec_text = spec.map(|p| read_input(Some(p))).transpose()?;
     let shapes = match &spec_text {
-        Some(t) if dimguard::solver::spec::shapes::is_shapes_spec(t) => Some(
-            dimguard::solver::spec::shapes::ShapesSpec::read(t).map_err(|e| {
+        Some(t) if dimguard::readers::spec::shapes::is_shapes_spec(t) => Some(
+            dimguard::readers::spec::shapes::ShapesSpec::read(t).map_err(|e| {
                 bad_input(format!("--spec {}: {e}", spec.expect("given").display()))
             })?,
         ),
@@ -441,16 +441,16 @@ fn paste_options(
         _ => None,
     };
     let format = match format {
-        None => dimguard::solver::diagnose::Format::Auto,
-        Some("dim") => dimguard::solver::diagnose::Format::Dim,
-        Some("shapesspec") => dimguard::solver::diagnose::Format::ShapesSpec,
+        None => dimguard::commands::diagnose::Format::Auto,
+        Some("dim") => dimguard::commands::diagnose::Format::Dim,
+        Some("shapesspec") => dimguard::commands::diagnose::Format::ShapesSpec,
         Some(other) => {
             return Err(bad_input(format!(
                 "--format {other}: expected `dim` or `shapesspec`"
             )))
         }
     };
-    Ok(dimguard::solver::diagnose::Paste {
+    Ok(dimguard::commands::diagnose::Paste {
         format,
         merge: sheet,
         shapes,
@@ -525,7 +525,7 @@ fn check(
     if !at.is_empty() {
         // The program's conditions evaluated at the shapes: no set is solved.
         let shapes = at_shapes(at, &[])?;
-        let facts = dimguard::graph::facts(&program, &g).map_err(bad_input)?;
+        let facts = dimguard::commands::check::facts(&program, &g).map_err(bad_input)?;
         let v = dimguard::graph::verdict(&facts, &shapes);
         return print_report(&v, json, render::verdict);
     }
@@ -542,7 +542,7 @@ fn at_shapes(
 ) -> Result<std::collections::BTreeMap<String, Vec<i128>>, Failure> {
     let mut shapes = std::collections::BTreeMap::new();
     for s in at {
-        let (name, shape) = dimguard::profiles::parse_shape(s).map_err(bad_input)?;
+        let (name, shape) = dimguard::commands::profile::parse_shape(s).map_err(bad_input)?;
         let name = inputs
             .iter()
             .find(|i| i.name == name)
@@ -565,7 +565,7 @@ fn profile(
     format: &str,
     buckets: Buckets,
     select: &[String],
-    spec: Option<&dimguard::solver::Sheet>,
+    spec: Option<&dimguard::readers::Sheet>,
 ) -> Result<(), Failure> {
     let text = match source {
         Some(p) => Some(
@@ -576,7 +576,7 @@ fn profile(
         ),
         None => None,
     };
-    let inputs = dimguard::profiles::inputs(
+    let inputs = dimguard::commands::profile::inputs(
         text.as_deref(),
         source.map(|p| p.as_path()),
         dims,
@@ -584,47 +584,49 @@ fn profile(
         spec,
     )
     .map_err(bad_input)?;
-    let set = dimguard::profiles::build(&inputs, buckets.k, buckets.cover).map_err(bad_input)?;
+    let set =
+        dimguard::commands::profile::build(&inputs, buckets.k, buckets.cover).map_err(bad_input)?;
     if select.is_empty() {
         if matches!(format, "trtexec" | "polygraphy") {
-            for n in dimguard::profiles::notes(&inputs) {
+            for n in dimguard::commands::profile::notes(&inputs) {
                 eprintln!("dimguard: note: {n}");
             }
         }
-        return emit(&dimguard::profiles::render(&set, format, &inputs));
+        return emit(&dimguard::commands::profile::render(&set, format, &inputs));
     }
     let shapes = select
         .iter()
-        .map(|s| dimguard::profiles::parse_shape(s))
+        .map(|s| dimguard::commands::profile::parse_shape(s))
         .collect::<Result<Vec<(String, Vec<i128>)>, _>>()
         .map_err(bad_input)?;
     let refs: Vec<(&str, Vec<i128>)> = shapes
         .iter()
         .map(|(n, v)| (n.as_str(), v.clone()))
         .collect();
-    let i = dimguard::profiles::select(&set, &inputs, &refs).map_err(Failure::NoProfile)?;
+    let i =
+        dimguard::commands::profile::select(&set, &inputs, &refs).map_err(Failure::NoProfile)?;
     emit(&format!("profile {i}\n"))
 }
 
 /// Reads `--spec FILE`: the user's own `dynamic_shapes` Python.
-fn read_spec(path: &PathBuf) -> Result<dimguard::solver::Sheet, Failure> {
+fn read_spec(path: &PathBuf) -> Result<dimguard::readers::Sheet, Failure> {
     let text = read_input(Some(path))?;
-    dimguard::solver::spec::sheet(&text)
+    dimguard::readers::spec::sheet(&text)
         .map_err(|e| bad_input(format!("--spec {}: {e}", path.display())))
 }
 
 fn verify(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Result<(), Failure> {
     let g = read_input(Some(guards))?;
     let s = read_input(Some(spec))?;
-    let guard_set = dimguard::prove::verify::GuardSet::read(&g).map_err(|e| solver(&e))?;
-    let spec = dimguard::solver::spec::read(&s).map_err(|e| solver(&e))?;
+    let guard_set = dimguard::commands::verify::GuardSet::read(&g).map_err(|e| solver(&e))?;
+    let spec = dimguard::readers::spec::read(&s).map_err(|e| solver(&e))?;
     if spec.is_empty() {
         return Err(bad_input(
             "the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`",
         ));
     }
-    let report = dimguard::prove::verify::verify(&guard_set, &spec, timeout);
-    if !dimguard::prove::verify::covers_any(&guard_set, &spec) {
+    let report = dimguard::commands::verify::verify(&guard_set, &spec, timeout);
+    if !dimguard::commands::verify::covers_any(&guard_set, &spec) {
         return Err(bad_input("no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {...})"));
     }
     print_report(&report, json, render::verify)

@@ -424,7 +424,7 @@ mod tests {
         // timm's mobilevit_xxs (torch 2.15): every guard of h has an exact twin, so all 33 are
         // redundant, yet together they keep 56 of 417 heights: three are listed, 30 folded.
         let text = include_str!("../../tests/data/messages/mobilevit_xxs_215.txt");
-        let report = crate::solver::diagnose::diagnose_text(text, &Default::default()).unwrap();
+        let report = crate::commands::diagnose::diagnose_text(text, &Default::default()).unwrap();
         let h = report.dims.iter().find(|d| d.name == "h").unwrap();
         assert!(h.guards.iter().all(|g| g.redundant));
         // Without the report's own list of guards (`guards`), the page lists them per size.
@@ -443,7 +443,7 @@ mod tests {
         // Two images whose pooled H (and W) must match: the joint sets come in `joint_sets`
         // (diagnose's `joint` holds the single guards).
         let text = include_str!("../../tests/data/forms/two_input.log.txt");
-        let report = crate::solver::diagnose::diagnose_text(text, &Default::default()).unwrap();
+        let report = crate::commands::diagnose::diagnose_text(text, &Default::default()).unwrap();
         assert_eq!(report.joint_sets.len(), 2);
         let page = render(&Page::diagnosis(&report, None), "shared");
         // The report's JSON, read back into the same types, draws the same page.
@@ -563,7 +563,7 @@ mod tests {
         // The Python package's diagnosis carries the merged spec sheet (an object with its
         // code) as `spec`; `verify`'s `joint` holds checks of joint guards, not joint sets.
         let text = include_str!("../../tests/data/forms/two_input.log.txt");
-        let report = crate::solver::diagnose::diagnose_text(text, &Default::default()).unwrap();
+        let report = crate::commands::diagnose::diagnose_text(text, &Default::default()).unwrap();
         let mut v = serde_json::to_value(&report).unwrap();
         v["dynamic_shapes"] = json!("");
         v["spec"] = json!({"roots": [], "entries": [], "code": "h = Dim('h')"});

@@ -3,11 +3,12 @@
 
 use crate::cpu::library;
 use crate::gen::Input;
-use dimguard_prove::verify::{verify, GuardSet};
-use dimguard_solver::diagnose::{diagnose, Options};
+use dimguard::commands::diagnose::{diagnose, Options};
+use dimguard::commands::verify::{verify, GuardSet};
+use dimguard_readers::spec;
 use dimguard_solver::expr::EvalError;
 use dimguard_solver::ArithError;
-use dimguard_solver::{spec, Expr};
+use dimguard_solver::Expr;
 use std::collections::BTreeSet;
 
 /// Largest range the oracle enumerates.
@@ -84,7 +85,7 @@ fn only_in(guards: &[&Expr], var: &str) -> bool {
 }
 
 fn check_message(text: &str) -> Result<(), String> {
-    let msg = match library(|| dimguard_solver::forms::violation::read(text)) {
+    let msg = match library(|| dimguard_readers::forms::violation::read(text)) {
         Ok(m) => m,
         Err(e) => {
             // Rendering the error (carets included) must not panic either.
@@ -246,7 +247,7 @@ fn check_program(bytes: &[u8]) -> Result<(), String> {
             let _ = g.dot();
         }
     });
-    let Ok(report) = library(|| dimguard_graph::check(&p, true)) else {
+    let Ok(report) = library(|| dimguard::commands::check::check(&p, true)) else {
         return Ok(());
     };
     let _ =

@@ -2,7 +2,8 @@
 //!
 //! Reads `torch.export` archives (`.pt2`, or their `models/model.json`), builds the operator graph
 //! on petgraph, propagates symbolic sizes through it with one shape function per ATen operator,
-//! and answers which input sizes the program really accepts.
+//! and gives the facts `check` (the `dimguard` facade's `commands::check`) turns into which input
+//! sizes the program really accepts.
 //!
 //! | module | concept |
 //! |---|---|
@@ -11,10 +12,8 @@
 //! | [`graph`] | the petgraph graph, propagation, comparison with recorded sizes, DOT |
 //! | [`onnx`] | an ONNX file's inputs and the report `dimguard.onnx.export` stored in it (a protobuf reader) |
 //! | [`runtime`] | run-time asserts in the graph and limits it implies without a check |
-//! | [`check`](mod@check) | claimed versus accepted sizes, corrected spec, ranges of every size |
 //! | [`verdict`](mod@verdict) | whether the program accepts given shapes, from the conditions it checks |
 
-pub mod check;
 mod error;
 pub mod graph;
 pub mod onnx;
@@ -23,7 +22,6 @@ pub mod runtime;
 pub mod shapes;
 pub mod verdict;
 
-pub use check::{check, check_graph, check_with, facts, BoxProver};
 pub use dimguard_solver::report::CheckReport;
 pub use graph::ProgramGraph;
 pub use program::{load, load_bytes, Error, Program};

@@ -306,7 +306,7 @@ impl Program {
         let range = if dimguard_solver::is_size_symbol(symbol) {
             self.symbol_range(symbol)
         } else {
-            dimguard_solver::forms::datadep::input_dim(symbol)
+            dimguard_solver::python::input_dim(symbol)
                 .and_then(|(x, i)| self.sizes(&x).ok().flatten()?.into_iter().nth(i))
                 .and_then(|size| match size {
                     Size::Int(n) => Some([Some(n), Some(n)]),

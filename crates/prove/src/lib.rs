@@ -29,8 +29,7 @@
 pub mod certify;
 pub mod encode;
 mod query;
-pub mod verify;
 pub mod worker;
 
-pub use certify::{certify, Mode};
+pub use certify::{Mode, TIMEOUT_MS};
 pub use query::{box_prover, check_box, check_set, z3_version, JointVerdict, Verdict};

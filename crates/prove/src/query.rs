@@ -1,6 +1,7 @@
 //! Z3's decisions: whether every size of a set (or every point of a box) passes some guards,
 //! with counterexamples re-checked by the exact evaluator, and Z3's `unknown` and time-outs as
-//! data. The crate root re-exports them; [`certify`](mod@crate::certify) and [`crate::verify`] build on them.
+//! data. The crate root re-exports them; `dimguard`'s commands (`diagnose`'s certification,
+//! `verify`) build on them.
 
 use crate::encode::Encoder;
 use dimguard_solver::joint::BoxAnswer;

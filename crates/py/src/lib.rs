@@ -8,7 +8,7 @@
 
 use dimguard::api::{self, Examples};
 use dimguard::prove::Mode;
-use dimguard::solver::Sheet;
+use dimguard::readers::Sheet;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -36,7 +36,7 @@ enum CallError {
     Graph(#[from] dimguard::graph::Error),
     /// Profiles that could not be built.
     #[error(transparent)]
-    Profiles(#[from] dimguard::profiles::Error),
+    Profiles(#[from] dimguard::commands::profile::Error),
     /// A report's JSON that the page cannot draw.
     #[error(transparent)]
     Page(#[from] dimguard::html::PageError),
@@ -165,7 +165,7 @@ fn diagnose(
     }
     run(py, move || {
         let shapes_spec = shapes_spec
-            .map(|t| dimguard::solver::spec::shapes::ShapesSpec::read(&t))
+            .map(|t| dimguard::readers::spec::shapes::ShapesSpec::read(&t))
             .transpose()
             .map_err(CallError::ShapesSpec)?;
         let sheet: Option<Sheet> = spec.map(|s| from_json("spec", &s)).transpose()?;
@@ -183,7 +183,7 @@ fn diagnose(
                 .map(|(n, (lo, hi))| (n, (i128::from(lo), i128::from(hi))))
                 .collect(),
         };
-        let paste = dimguard::solver::diagnose::Paste {
+        let paste = dimguard::commands::diagnose::Paste {
             merge: sheet,
             shapes: shapes_spec,
             ..Default::default()
@@ -209,7 +209,7 @@ fn diagnose(
 #[pyfunction]
 fn read_spec(py: Python<'_>, text: String) -> PyResult<String> {
     run(py, move || {
-        let sheet = dimguard::solver::spec::sheet(&text)?;
+        let sheet = dimguard::readers::spec::sheet(&text)?;
         to_json(&sheet)
     })
 }
@@ -262,13 +262,13 @@ fn narrow(py: Python<'_>, sheet: String, items: String) -> PyResult<String> {
 #[pyo3(signature = (guards, spec, z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS))]
 fn verify(py: Python<'_>, guards: String, spec: String, z3_timeout_ms: u32) -> PyResult<String> {
     run(py, move || {
-        let guard_set = dimguard::prove::verify::GuardSet::read(&guards)?;
-        let spec = dimguard::solver::spec::read(&spec)?;
+        let guard_set = dimguard::commands::verify::GuardSet::read(&guards)?;
+        let spec = dimguard::readers::spec::read(&spec)?;
         if spec.is_empty() {
             return Err(CallError::Arguments("the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`"));
         }
-        let report = dimguard::prove::verify::verify(&guard_set, &spec, z3_timeout_ms);
-        if !dimguard::prove::verify::covers_any(&guard_set, &spec) {
+        let report = dimguard::commands::verify::verify(&guard_set, &spec, z3_timeout_ms);
+        if !dimguard::commands::verify::covers_any(&guard_set, &spec) {
             return Err(CallError::Arguments("no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {...})"));
         }
         to_json(&report)
@@ -361,15 +361,15 @@ fn profile(
     run(py, move || {
         let sheet: Option<Sheet> = spec.map(|s| from_json("spec", &s)).transpose()?;
         let text = source.map(|b| String::from_utf8_lossy(&b).into_owned());
-        let inputs = dimguard::profiles::inputs(
+        let inputs = dimguard::commands::profile::inputs(
             text.as_deref(),
             path.as_deref(),
             &dims,
             &examples,
             sheet.as_ref(),
         )?;
-        let set = dimguard::profiles::build(&inputs, profiles, cover)?;
-        Ok(dimguard::profiles::render(&set, &format, &inputs))
+        let set = dimguard::commands::profile::build(&inputs, profiles, cover)?;
+        Ok(dimguard::commands::profile::render(&set, &format, &inputs))
     })
 }
 

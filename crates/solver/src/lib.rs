@@ -15,30 +15,28 @@
 //! assert_eq!(set.segments()[0].residues, vec![0, 5, 6, 7]);
 //! ```
 //!
+//! This crate is the math. The readers of torch's texts and of users' specs are
+//! `dimguard-readers`; the commands (`diagnose`, `check`, `verify`, `profile`) are the
+//! `dimguard` facade's `commands`, each of which builds an [`analyze::Problem`] from its input
+//! and renders the [`analyze::Analysis`] this crate's one stage, [`analyze`], returns.
+//!
 //! Module map, by wing. A module imports only modules of its own wing or the wings above it in
-//! this table (`tests/layers.rs` fails on any import circle or import of a later wing). Every command reaches its answer
-//! through one stage, [`analyze`]: a front end (the text forms' [`diagnose`], `dimguard-graph`'s
-//! `check`, `dimguard-prove`'s `verify`) builds an [`analyze::Problem`] and renders the
-//! [`analyze::Analysis`].
+//! this table (`tests/layers.rs` fails on any import circle or import of a later wing).
 //!
 //! | wing | module | concept |
 //! |---|---|---|
-//! | core | `num`, `types`, [`expr`], `algebra`, `compiled`, `set`, `bounds`, [`budget`], `error`, `factor` | exact arithmetic with Python's floor semantics; [`Expr`], [`DimSet`], [`Progression`]; evaluation and the one compiler of `Expr` to `i128` code; set algebra; interval bounds over boxes; time and memory budgets; divisors of 64-bit integers |
-//! | guards | `parse`, `syntax` | the Python grammar with spans; each guard syntax's vocabulary |
-//! | contract | [`report`], [`python`], `provenance` | the JSON contract's types; every piece of Python dimguard prints; the user line of a guard |
+//! | core | [`num`], `types`, [`expr`], `algebra`, `compiled`, `set`, `bounds`, [`budget`], `error`, `factor` | exact arithmetic with Python's floor semantics; [`Expr`], [`DimSet`], [`Progression`]; evaluation and the one compiler of `Expr` to `i128` code; set algebra; interval bounds over boxes; time and memory budgets; divisors of 64-bit integers |
+//! | guards | [`parse`], [`syntax`] | the Python grammar with spans; each guard syntax's vocabulary |
+//! | contract | [`report`], [`python`], [`provenance`] | the JSON contract's types; every piece of Python dimguard prints; the user line of a guard |
 //! | solve | [`engine`], [`linked`], [`joint`], `suggest`, `cover` | one guard in one size; joint sets of tuples; groups of linked sizes; maximal progressions; several specs covering every valid size |
-//! | read | `message`, [`forms`] (`TORCH_TRACE` included) | the model of a text; one reader per input form |
-//! | spec | [`spec`] | a user's `dynamic_shapes` or ShapesSpec; the spec as data and a diagnosis merged into it |
 //! | analyze | [`analyze`] | the stage (`Problem` → `Analysis`); each size's answer, built once for every command ([`analyze::size_answer`], [`analyze::claimed_answer`], [`analyze::own_set`], [`analyze::group_line`]) |
-//! | front end | [`diagnose`] | any text form → `Problem` → [`report::Report`] |
 //!
 //! Modules in links are public namespaces; the others are private, and what other crates need
-//! of them is re-exported at the root, grouped by wing below (`DimSet`, `parse_guard`,
-//! `Message`, `Sheet`, ...).
+//! of them is re-exported at the root, grouped by wing below (`DimSet`, `parse_guard`, ...).
 //!
-//! Where a new thing goes: a new input form is a reader in [`forms`] that fills a
-//! [`Message`]; a new per-size answer is a field of [`report::SizeAnswer`], computed once in
-//! `analyze/size.rs`, and drawn by the one per-size function of each renderer.
+//! Where a new thing goes: a new per-size answer is a field of [`report::SizeAnswer`], computed
+//! once in `analyze/size.rs`, and drawn by the one per-size function of each renderer; a new
+//! input form is a reader in `dimguard-readers`.
 
 // The modules, private unless named below as a namespace of the public face.
 mod algebra;
@@ -47,13 +45,8 @@ mod compiled;
 mod cover;
 mod error;
 mod factor;
-mod message;
-mod num;
-mod parse;
-mod provenance;
 mod set;
 mod suggest;
-mod syntax;
 mod types;
 
 // The public face, by wing (as the module map). Namespaces where a wing has many items or
@@ -62,6 +55,7 @@ mod types;
 // core: exact arithmetic, expressions, sets, budgets, errors.
 pub mod budget;
 pub mod expr;
+pub mod num;
 pub use bounds::{shown_true, value_range};
 pub use compiled::{recheck, Compiled, RECHECK_LIMIT};
 pub use error::{Error, ParseError};
@@ -72,10 +66,13 @@ pub use types::{
     Segment, DEFAULT_MIN, SIZE_MAX,
 };
 
-// guards: the guard syntaxes.
+// guards: the guard syntaxes (the grammar with spans, and each syntax's vocabulary).
+pub mod parse;
+pub mod syntax;
 pub use syntax::{parse_expr, parse_guard};
 
 // contract: the JSON contract's types, the Python dimguard prints, where a guard comes from.
+pub mod provenance;
 pub mod python;
 pub mod report;
 pub use provenance::{describe_op, short_file, Frame, Provenance};
@@ -90,16 +87,5 @@ pub use suggest::{
     cover as progression_cover, max_padding, rank, unchecked_suggestion, Maximality, Ranking,
 };
 
-// read: the model of a text and one reader per input form.
-pub mod forms;
-pub use message::{DimEntry, Fix, FixKind, Guard, Info, Message, Relation, Runtime, Unbacked};
-
-// spec: a user's spec, and a diagnosis merged into it.
-pub mod spec;
-pub use spec::{merge, Entry, Root, Sheet, Value as SheetValue};
-
 // analyze: the stage.
 pub mod analyze;
-
-// front end: any text form to a report.
-pub mod diagnose;

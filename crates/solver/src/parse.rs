@@ -12,27 +12,41 @@ pub type Span = (usize, usize);
 
 /// A parsed Python expression.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Node {
+pub enum Node {
+    /// An integer literal.
     Int(i128),
+    /// A float literal, as written.
     Float(String),
+    /// A string literal's contents.
     Str(String),
     /// A bare or dotted name: `s0`, `oo`, `True`, `math.trunc`.
     Name(String),
     /// A size source such as `L['x'].size()[2]` (whitespace removed).
     Source(String),
+    /// A call `func(args, name=kwarg)`.
     Call {
+        /// The called name (dotted: `torch.sym_max`).
         func: String,
+        /// Where the called name is.
         func_span: Span,
+        /// Positional arguments.
         args: Vec<Spanned>,
+        /// Keyword arguments, in order.
         kwargs: Vec<(String, Spanned)>,
     },
+    /// `(a, b)`.
     Tuple(Vec<Spanned>),
+    /// `-a`, `+a`, `~a`.
     Unary(UnOp, Box<Spanned>),
+    /// `a op b`.
     Binary(BinOp, Box<Spanned>, Box<Spanned>),
     /// `a < b <= c`: operands and the operators between them.
     Compare(Vec<Spanned>, Vec<crate::types::CmpOp>),
+    /// `a and b` (true) or `a or b` (false), flattened.
     BoolOp(bool /* is_and */, Vec<Spanned>),
+    /// `not a`.
     Not(Box<Spanned>),
+    /// `a if cond else b`: the condition, `a`, then `b`.
     IfElse(Box<Spanned>, Box<Spanned>, Box<Spanned>),
     /// A parenthesized comparison: `(a == b) == c` is not a chain.
     Paren(Box<Spanned>),
@@ -40,29 +54,46 @@ pub(crate) enum Node {
 
 /// A node with its span.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Spanned {
+pub struct Spanned {
+    /// The node.
     pub node: Node,
+    /// Where it is in the input.
     pub span: Span,
 }
 
+/// A unary operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum UnOp {
+pub enum UnOp {
+    /// `-`.
     Neg,
+    /// `+`.
     Pos,
+    /// `~`.
     Invert,
 }
 
+/// A binary operator, with Python's meaning (`//` and `%` floor).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BinOp {
+pub enum BinOp {
+    /// `+`.
     Add,
+    /// `-`.
     Sub,
+    /// `*`.
     Mul,
+    /// `/`.
     TrueDiv,
+    /// `//`.
     FloorDiv,
+    /// `%`.
     Mod,
+    /// `**`.
     Pow,
+    /// `&`.
     BitAnd,
+    /// `|`.
     BitOr,
+    /// `^`.
     BitXor,
 }
 
@@ -214,7 +245,7 @@ struct Parser<'a> {
 }
 
 /// Parses one Python expression covering the whole of `src`.
-pub(crate) fn parse(src: &str) -> Result<Spanned, ParseError> {
+pub fn parse(src: &str) -> Result<Spanned, ParseError> {
     let toks = Lexer::run(src)?;
     let mut p = Parser {
         src,

@@ -460,6 +460,28 @@ pub fn padding_formula(p: &Progression) -> String {
     }
 }
 
+/// The input and dimension a size source names, in the spellings torch prints:
+/// `x.shape[2]`, `x.size()[2]`, `x.size(2)`, `L['x'].size()[2]`, `L['kwargs']['x'].size()[2]`.
+pub fn input_dim(src: &str) -> Option<(String, usize)> {
+    let s: String = src.chars().filter(|c| !c.is_whitespace()).collect();
+    if let Some(at) = source_input(&s) {
+        return Some(at);
+    }
+    let (base, k) = if let Some((b, k)) = s.rsplit_once(".shape[") {
+        (b, k.strip_suffix(']')?)
+    } else if let Some((b, k)) = s.rsplit_once(".size()[") {
+        (b, k.strip_suffix(']')?)
+    } else if let Some((b, k)) = s.rsplit_once(".size(") {
+        (b, k.strip_suffix(')')?)
+    } else {
+        return None;
+    };
+    let k: usize = k.parse().ok()?;
+    let ok = base.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && base.chars().all(|c| c.is_alphanumeric() || c == '_');
+    ok.then(|| (base.to_string(), k))
+}
+
 /// The input and index a guard source names: `L['x'].size()[2]` → `("x", 2)`,
 /// `L['kwargs']['ids'].size()[1]` → `("ids", 1)`.
 pub fn source_input(src: &str) -> Option<(String, usize)> {

@@ -110,11 +110,7 @@ pub const SREPR_FUNCTIONS: &[&str] = &[
 /// The integer value of keyword argument `key` of a call parsed from `src` (`min=96` in
 /// `Dim('h', min=96)` or `ShapeVar("H", min=96)`); None when it is absent or not an integer
 /// constant. The one reader of a `Dim`/`ShapeVar` bound written in Python.
-pub(crate) fn int_kwarg(
-    src: &str,
-    kwargs: &[(String, crate::parse::Spanned)],
-    key: &str,
-) -> Option<i128> {
+pub fn int_kwarg(src: &str, kwargs: &[(String, crate::parse::Spanned)], key: &str) -> Option<i128> {
     let (_, v) = kwargs.iter().find(|(n, _)| n == key)?;
     match parse_expr(src.get(v.span.0..v.span.1)?) {
         Ok(Expr::Const(c)) if c.is_integer() => Some(*c.numer()),

@@ -140,7 +140,7 @@ impl Problem {
                 (
                     s.var.clone(),
                     s.range
-                        .unwrap_or((crate::message::DEFAULT_MIN, crate::message::SIZE_MAX)),
+                        .unwrap_or((crate::types::DEFAULT_MIN, crate::types::SIZE_MAX)),
                 )
             })
             .collect();
@@ -151,7 +151,7 @@ impl Problem {
                 // it is dynamic (0 and 1 would have been specialized), never negative.
                 if a.contains(".size()[") || a.contains(".shape[") {
                     r.entry(a.to_string())
-                        .or_insert((crate::message::DEFAULT_MIN, crate::message::SIZE_MAX));
+                        .or_insert((crate::types::DEFAULT_MIN, crate::types::SIZE_MAX));
                 }
             }
         }

@@ -2,8 +2,8 @@
 //!
 //! Programs drive `dimguard` through this JSON (the contract is `docs/CONTRACT.md`). The
 //! contract's fields keep their names and meaning; every other field is additional. The types
-//! are plain data: [`diagnose`](crate::diagnose) fills a [`Report`], `dimguard-graph`'s `check`
-//! a [`CheckReport`], `dimguard-prove`'s `verify` a [`VerifyReport`].
+//! are plain data: the `dimguard` facade's commands fill them: `diagnose` a [`Report`], `check`
+//! a [`CheckReport`], `verify` a [`VerifyReport`].
 //!
 //! ```
 //! use dimguard_solver::report::{Certificate, Feasible};
