@@ -291,8 +291,8 @@ fn norm_bench(_: usize, _: usize, _: Option<&std::path::Path>) -> Result<(), Fai
     ))
 }
 
-/// Runs the command line.
-pub fn run(cli: Cli) -> Result<(), Failure> {
+/// The budgets `--time-budget`, `--output-budget` and `--memory-budget` give, checked.
+fn limits(cli: &Cli) -> Result<Limits, Failure> {
     if !(cli.time_budget > 0.0 && cli.time_budget.is_finite()) {
         return Err(bad_input(
             "--time-budget must be a positive number of seconds",
@@ -301,11 +301,16 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
     if cli.output_budget < 4096 {
         return Err(bad_input("--output-budget must be at least 4096 bytes"));
     }
-    let limits = Limits {
+    Ok(Limits {
         time: cli.time_budget,
         output: cli.output_budget,
         memory: cli.memory_budget,
-    };
+    })
+}
+
+/// Runs the command line.
+pub fn run(cli: Cli) -> Result<(), Failure> {
+    let limits = limits(&cli)?;
     let _ = LIMITS.set(limits);
     let _progress = (cli.progress
         || (!cli.json() && std::io::IsTerminal::is_terminal(&std::io::stderr())))
@@ -377,32 +382,7 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 return Err(bad_input("--cover must be at least 1"));
             }
             let text = read_input(file.as_ref())?;
-            let spec_text = spec.as_ref().map(|p| read_input(Some(p))).transpose()?;
-            let shapes = match &spec_text {
-                Some(t) if dimguard::readers::spec::shapes::is_shapes_spec(t) => Some(
-                    dimguard::readers::spec::shapes::ShapesSpec::read(t).map_err(|e| {
-                        bad_input(format!(
-                            "--spec {}: {e}",
-                            spec.as_ref().expect("given").display()
-                        ))
-                    })?,
-                ),
-                _ => None,
-            };
-            let sheet = match (&spec, &shapes) {
-                (Some(p), None) => Some(read_spec(p)?),
-                _ => None,
-            };
-            let format = match format.as_deref() {
-                None => dimguard::commands::diagnose::Format::Auto,
-                Some("dim") => dimguard::commands::diagnose::Format::Dim,
-                Some("shapesspec") => dimguard::commands::diagnose::Format::ShapesSpec,
-                Some(other) => {
-                    return Err(bad_input(format!(
-                        "--format {other}: expected `dim` or `shapesspec`"
-                    )))
-                }
-            };
+            let paste = paste_options(spec.as_ref(), format.as_deref())?;
             let ranges = range
                 .iter()
                 .map(|r| dimguard::readers::forms::parse_range_arg(r))
@@ -418,25 +398,11 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
                 Z3Mode::Always => Some(dimguard::prove::Mode::Always),
                 Z3Mode::Never => None,
             };
-            let paste = dimguard::commands::diagnose::Paste {
-                format,
-                merge: sheet,
-                shapes,
-            };
             let (mut report, _) =
                 dimguard::api::diagnose_with_spec(&text, &examples, mode, z3_timeout_ms, &paste)
                     .map_err(|e| solver(&e))?;
             if let Some(model) = &program {
-                let label = model.display().to_string();
-                let p = dimguard::graph::program::load(model).map_err(bad_input)?;
-                if report.missing_bounds.is_empty() {
-                    report.notes.push(format!(
-                        "--program {label}: the text names no size Torch-TensorRT found no max bound for, so the program was not needed"
-                    ));
-                }
-                for mb in &mut report.missing_bounds {
-                    mb.program = Some(p.missing_bound(&mb.symbol, &label));
-                }
+                program_bounds(&mut report, model)?;
             }
             let input = file.unwrap_or_else(|| PathBuf::from("standard input"));
             let traced = dimguard::api::traced(&report, &examples);
@@ -452,6 +418,62 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             print_report(&covered, json, render::covered)
         }
     }
+}
+
+/// What `diagnose` pastes the spec into: `--spec` read as a torch 2.15 `ShapesSpec` or as a
+/// `dynamic_shapes` sheet to merge the suggestions into, and `--format` (`dim`, `shapesspec`,
+/// or chosen from the text).
+fn paste_options(
+    spec: Option<&PathBuf>,
+    format: Option<&str>,
+) -> Result<dimguard::commands::diagnose::Paste, Failure> {
+    let spec_text = spec.map(|p| read_input(Some(p))).transpose()?;
+    let shapes = match &spec_text {
+        Some(t) if dimguard::readers::spec::shapes::is_shapes_spec(t) => Some(
+            dimguard::readers::spec::shapes::ShapesSpec::read(t).map_err(|e| {
+                bad_input(format!("--spec {}: {e}", spec.expect("given").display()))
+            })?,
+        ),
+        _ => None,
+    };
+    let sheet = match (spec, &shapes) {
+        (Some(p), None) => Some(read_spec(p)?),
+        _ => None,
+    };
+    let format = match format {
+        None => dimguard::commands::diagnose::Format::Auto,
+        Some("dim") => dimguard::commands::diagnose::Format::Dim,
+        Some("shapesspec") => dimguard::commands::diagnose::Format::ShapesSpec,
+        Some(other) => {
+            return Err(bad_input(format!(
+                "--format {other}: expected `dim` or `shapesspec`"
+            )))
+        }
+    };
+    Ok(dimguard::commands::diagnose::Paste {
+        format,
+        merge: sheet,
+        shapes,
+    })
+}
+
+/// `diagnose --program`: the bound the program at `model` gives each size Torch-TensorRT found
+/// no max bound for (or a note that the program was not needed).
+fn program_bounds(
+    report: &mut dimguard::solver::report::Report,
+    model: &Path,
+) -> Result<(), Failure> {
+    let label = model.display().to_string();
+    let p = dimguard::graph::program::load(model).map_err(bad_input)?;
+    if report.missing_bounds.is_empty() {
+        report.notes.push(format!(
+            "--program {label}: the text names no size Torch-TensorRT found no max bound for, so the program was not needed"
+        ));
+    }
+    for mb in &mut report.missing_bounds {
+        mb.program = Some(p.missing_bound(&mb.symbol, &label));
+    }
+    Ok(())
 }
 
 fn check(

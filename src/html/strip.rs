@@ -4,6 +4,7 @@
 use super::model::PageDim;
 use super::text::{esc, segments_text, MAX_MARKS, PALETTE};
 use crate::solver::report::{Feasible, Nearest, Status, TiedTo};
+use crate::solver::DimSet;
 use std::fmt::Write;
 
 /// What a size's strip shows: its label, the sizes it is linked to, the set drawn and the
@@ -92,6 +93,62 @@ pub(super) fn strip(d: &StripDim, i: usize, free: bool) -> String {
     let label = &d.label;
     let mut out = format!("<h3 id=\"dim-{i}\">{}</h3>", esc(label));
     let linked = !d.linked_with.is_empty();
+    relations(&mut out, d, free);
+    if let Some(v) = d.defined {
+        defined_note(&mut out, d, v);
+        return out;
+    }
+    // Null, undecided, or segments dropped by the output budget: no set to draw.
+    let Some(set) = d.set.and_then(|f| f.set().ok()) else {
+        if let Some(why) = d.undecided {
+            let _ = write!(out, "<p class=\"bad\">Not decided: {}</p>", esc(why));
+        } else if d.unconstrained {
+            out.push_str(
+                "<p>No guard names this size alone (when it is linked to another size, see \
+                 the joint answer).</p>",
+            );
+        } else {
+            out.push_str("<p class=\"bad\">The report carries no accepted set for this size.</p>");
+        }
+        return out;
+    };
+    let Some((lo, hi)) = d.range.or_else(|| Some((set.min()?, set.max()?))) else {
+        out.push_str("<p>No range.</p>");
+        return out;
+    };
+    let n = (hi - lo + 1).max(0) as u128;
+    let acc = set.count();
+    let classes = Classes::of(&set);
+    let summary = format!(
+        "{label}: {acc} of {n} values in {lo}..{hi} pass {}{}",
+        if linked {
+            "with some partner"
+        } else {
+            "every guard"
+        },
+        classes.text()
+    );
+    let _ = write!(out, "<p class=\"note\">{}</p>", esc(&summary));
+    // `check`'s values neither proven to pass nor to fail (drawn pale, said here).
+    if let Some((count, reason)) = d.undecided_part {
+        let _ = write!(
+            out,
+            "<p class=\"bad\">{count} values not decided: {}</p>",
+            esc(reason)
+        );
+    }
+    classes.legend(&mut out);
+    if n == 0 || n > MAX_MARKS {
+        bands(&mut out, &set, (lo, hi), n, &summary);
+    } else {
+        marks(&mut out, &set, lo, n, &classes, &summary);
+    }
+    out
+}
+
+/// The paragraphs on what the size is tied or linked to, and on the traced size it rejects.
+fn relations(out: &mut String, d: &StripDim, free: bool) {
+    let linked = !d.linked_with.is_empty();
     if let Some(t) = d.tied_to {
         let _ = write!(
             out,
@@ -129,72 +186,67 @@ pub(super) fn strip(d: &StripDim, i: usize, free: bool) -> String {
             esc(&d.linked_with.join(", "))
         );
     }
-    if let Some(v) = d.defined {
-        let list = |xs: &[i128]| {
-            xs.iter()
-                .map(i128::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let _ = write!(
-            out,
-            "<p class=\"note\">Defined by the others: {} = {}. No value passes with every \
-             value of those; its values with some partner are {} (e.g. {}; the others fail \
-             with every partner, e.g. {}). Not a periodic set: no strip is drawn.</p>",
-            esc(&d.label),
-            esc(&v.relation),
-            esc(&v.text),
-            esc(&list(&v.examples)),
-            esc(&list(&v.excluded_examples))
-        );
-        return out;
+}
+
+/// The note for a size the others define as a product (its values with some partner, in their
+/// own form): no strip is drawn.
+fn defined_note(out: &mut String, d: &StripDim, v: &dimguard_solver::report::DefinedValues) {
+    let list = |xs: &[i128]| {
+        xs.iter()
+            .map(i128::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = write!(
+        out,
+        "<p class=\"note\">Defined by the others: {} = {}. No value passes with every \
+         value of those; its values with some partner are {} (e.g. {}; the others fail \
+         with every partner, e.g. {}). Not a periodic set: no strip is drawn.</p>",
+        esc(&d.label),
+        esc(&v.relation),
+        esc(&v.text),
+        esc(&list(&v.examples)),
+        esc(&list(&v.excluded_examples))
+    );
+}
+
+/// The accepted residue classes of a set modulo its period (at most 2^20; the first 4,096
+/// residues looked at), each drawn in its own colour.
+struct Classes {
+    period: i128,
+    classes: Vec<i128>,
+}
+
+impl Classes {
+    fn of(set: &DimSet) -> Classes {
+        let period = set.period().clamp(1, 1 << 20);
+        let classes: Vec<i128> = (0..period.min(4096))
+            .filter(|r| {
+                set.segments()
+                    .iter()
+                    .any(|s| s.residues.contains(&r.rem_euclid(s.modulus)))
+            })
+            .collect();
+        Classes { period, classes }
     }
-    // Null, undecided, or segments dropped by the output budget: no set to draw.
-    let Some(set) = d.set.and_then(|f| f.set().ok()) else {
-        if let Some(why) = d.undecided {
-            let _ = write!(out, "<p class=\"bad\">Not decided: {}</p>", esc(why));
-        } else if d.unconstrained {
-            out.push_str(
-                "<p>No guard names this size alone (when it is linked to another size, see \
-                 the joint answer).</p>",
-            );
-        } else {
-            out.push_str("<p class=\"bad\">The report carries no accepted set for this size.</p>");
-        }
-        return out;
-    };
-    let Some((lo, hi)) = d.range.or_else(|| Some((set.min()?, set.max()?))) else {
-        out.push_str("<p>No range.</p>");
-        return out;
-    };
-    let n = (hi - lo + 1).max(0) as u128;
-    let acc = set.count();
-    let period = set.period().clamp(1, 1 << 20);
-    let classes: Vec<i128> = (0..period.min(4096))
-        .filter(|r| {
-            set.segments()
-                .iter()
-                .any(|s| s.residues.contains(&r.rem_euclid(s.modulus)))
-        })
-        .collect();
-    let colour = |x: i128| {
-        let k = classes
+
+    /// The colour of value `x`'s class (the first colour for a class not listed).
+    fn colour(&self, x: i128) -> &'static str {
+        let k = self
+            .classes
             .iter()
-            .position(|c| *c == x.rem_euclid(period))
+            .position(|c| *c == x.rem_euclid(self.period))
             .unwrap_or(0);
         PALETTE[k % PALETTE.len()]
-    };
-    let summary = format!(
-        "{label}: {acc} of {n} values in {lo}..{hi} pass {}{}",
-        if linked {
-            "with some partner"
-        } else {
-            "every guard"
-        },
-        if period > 1 {
+    }
+
+    /// `"; accepted residues mod P: ..."` for the summary, empty for period 1.
+    fn text(&self) -> String {
+        if self.period > 1 {
             format!(
-                "; accepted residues mod {period}: {}",
-                classes
+                "; accepted residues mod {}: {}",
+                self.period,
+                self.classes
                     .iter()
                     .map(i128::to_string)
                     .collect::<Vec<_>>()
@@ -203,63 +255,67 @@ pub(super) fn strip(d: &StripDim, i: usize, free: bool) -> String {
         } else {
             String::new()
         }
+    }
+
+    /// The legend of the classes' colours (none for period 1 or more than 32 classes).
+    fn legend(&self, out: &mut String) {
+        let period = self.period;
+        if period > 1 && self.classes.len() <= 32 {
+            out.push_str("<ul class=\"legend\" aria-label=\"residue classes\">");
+            for c in &self.classes {
+                let _ = write!(
+                    out,
+                    "<li><span class=\"sw\" style=\"background:{}\"></span>≡ {c} (mod {period})</li>",
+                    self.colour(*c)
+                );
+            }
+            out.push_str(
+                "<li><span class=\"sw\" style=\"background:#e2e2e2\"></span>fails a guard</li></ul>",
+            );
+        }
+    }
+}
+
+/// The strip of a range too long to draw value by value (`n` values in `lo..=hi`): one band
+/// per segment of `set` over the range.
+fn bands(out: &mut String, set: &DimSet, (lo, hi): (i128, i128), n: u128, summary: &str) {
+    let w = 900.0;
+    let span = (hi - lo).max(1) as f64;
+    let _ = write!(
+        out,
+        "<svg class=\"strip\" data-marks=\"{}\" data-aggregated=\"true\" viewBox=\"0 0 {w} 40\" role=\"img\" tabindex=\"0\" aria-label=\"{}\"><title>{}</title><rect class=\"rej\" x=\"0\" y=\"8\" width=\"{w}\" height=\"18\"/>",
+        set.segments().len(),
+        esc(summary),
+        esc(summary)
     );
-    let _ = write!(out, "<p class=\"note\">{}</p>", esc(&summary));
-    // `check`'s values neither proven to pass nor to fail (drawn pale, said here).
-    if let Some((count, reason)) = d.undecided_part {
+    for s in set.segments() {
+        let x0 = (s.lo - lo) as f64 / span * w;
+        let x1 = ((s.hi - lo) as f64 / span * w).max(x0 + 1.0);
         let _ = write!(
             out,
-            "<p class=\"bad\">{count} values not decided: {}</p>",
-            esc(reason)
+            "<rect class=\"band\" x=\"{x0:.1}\" y=\"8\" width=\"{:.1}\" height=\"18\" fill=\"#0072B2\"><title>{}..{} mod {} in {{{}}}</title></rect>",
+            x1 - x0,
+            s.lo,
+            s.hi,
+            s.modulus,
+            s.residues.iter().map(i128::to_string).collect::<Vec<_>>().join(", ")
         );
     }
-    if period > 1 && classes.len() <= 32 {
-        out.push_str("<ul class=\"legend\" aria-label=\"residue classes\">");
-        for c in &classes {
-            let _ = write!(
-                out,
-                "<li><span class=\"sw\" style=\"background:{}\"></span>≡ {c} (mod {period})</li>",
-                colour(*c)
-            );
-        }
-        out.push_str(
-            "<li><span class=\"sw\" style=\"background:#e2e2e2\"></span>fails a guard</li></ul>",
-        );
-    }
-    if n == 0 || n > MAX_MARKS {
-        // Too many to draw one by one: one band per segment over the range.
-        let w = 900.0;
-        let span = (hi - lo).max(1) as f64;
-        let _ = write!(
-            out,
-            "<svg class=\"strip\" data-marks=\"{}\" data-aggregated=\"true\" viewBox=\"0 0 {w} 40\" role=\"img\" tabindex=\"0\" aria-label=\"{}\"><title>{}</title><rect class=\"rej\" x=\"0\" y=\"8\" width=\"{w}\" height=\"18\"/>",
-            set.segments().len(),
-            esc(&summary),
-            esc(&summary)
-        );
-        for s in set.segments() {
-            let x0 = (s.lo - lo) as f64 / span * w;
-            let x1 = ((s.hi - lo) as f64 / span * w).max(x0 + 1.0);
-            let _ = write!(
-                out,
-                "<rect class=\"band\" x=\"{x0:.1}\" y=\"8\" width=\"{:.1}\" height=\"18\" fill=\"#0072B2\"><title>{}..{} mod {} in {{{}}}</title></rect>",
-                x1 - x0,
-                s.lo,
-                s.hi,
-                s.modulus,
-                s.residues.iter().map(i128::to_string).collect::<Vec<_>>().join(", ")
-            );
-        }
-        let _ = write!(
-            out,
-            "<text class=\"axis\" x=\"0\" y=\"38\">{lo}</text><text class=\"axis\" x=\"{w}\" y=\"38\" text-anchor=\"end\">{hi}</text></svg>\
-             <p class=\"note\">{} values: drawn as {} band(s), one per segment.</p>",
-            n,
-            set.segments().len()
-        );
-        return out;
-    }
-    // Columns: a multiple of the period near 64 (at most 128), so classes line up.
+    let _ = write!(
+        out,
+        "<text class=\"axis\" x=\"0\" y=\"38\">{lo}</text><text class=\"axis\" x=\"{w}\" y=\"38\" text-anchor=\"end\">{hi}</text></svg>\
+         <p class=\"note\">{} values: drawn as {} band(s), one per segment.</p>",
+        n,
+        set.segments().len()
+    );
+}
+
+/// The strip of the `n` values from `lo`, one mark per accepted value in its class's colour,
+/// wrapped into rows whose width is a multiple of the period (near 64, at most 128) so classes
+/// line up; then the accepted values as text.
+fn marks(out: &mut String, set: &DimSet, lo: i128, n: u128, classes: &Classes, summary: &str) {
+    let period = classes.period;
+    let acc = set.count();
     let cols = if period <= 128 {
         (64 / period).max(1) * period
     } else {
@@ -278,8 +334,8 @@ pub(super) fn strip(d: &StripDim, i: usize, free: bool) -> String {
     let _ = write!(
         out,
         "<svg class=\"strip\" data-marks=\"{acc}\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" role=\"img\" tabindex=\"0\" aria-label=\"{}\"><title>{}</title>",
-        esc(&summary),
-        esc(&summary)
+        esc(summary),
+        esc(summary)
     );
     // Each row: its first value, a pale bar for the row's values (those that fail stay pale),
     // then one mark per accepted value.
@@ -305,7 +361,7 @@ pub(super) fn strip(d: &StripDim, i: usize, free: bool) -> String {
                 "<rect class=\"acc\" x=\"{}\" y=\"{}\" width=\"{side}\" height=\"{side}\" fill=\"{}\"><title>{x}</title></rect>",
                 left + (k % cols) * cell,
                 (k / cols) * cell,
-                colour(x)
+                classes.colour(x)
             );
         }
     }
@@ -313,7 +369,6 @@ pub(super) fn strip(d: &StripDim, i: usize, free: bool) -> String {
     let _ = write!(
         out,
         "<details><summary>The accepted values as text</summary><p>{}</p></details>",
-        esc(&segments_text(&set))
+        esc(&segments_text(set))
     );
-    out
 }

@@ -1,7 +1,7 @@
 //! The operator graph (petgraph), symbolic propagation of sizes through it, and Graphviz output.
 
-use crate::program::{tensor_name, Error, Program, Size};
-use crate::shapes::{self, Env};
+use crate::program::{tensor_name, Error, Node, Program, Size};
+use crate::shapes::{self, Env, Inferred};
 use dimguard_solver::report::{Disagreement, Propagation};
 use dimguard_solver::Expr;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -117,161 +117,17 @@ pub fn agree(
 impl ProgramGraph {
     /// Builds the graph and propagates sizes from the inputs.
     pub fn build(p: &Program) -> Result<ProgramGraph, Error> {
-        let g = &p.graph_module.graph;
-        let ranges = symbol_ranges(p);
-        let mut graph = DiGraph::new();
-        let mut producer: BTreeMap<String, NodeIndex> = BTreeMap::new();
-        let mut sizes: BTreeMap<String, Vec<Expr>> = BTreeMap::new();
-        let mut hints: BTreeMap<String, i128> = BTreeMap::new();
-        for inp in &g.inputs {
-            let Some(name) = tensor_name(inp) else {
-                continue;
-            };
-            let v = graph.add_node(Vertex {
-                name: name.into(),
-                target: "input".into(),
-            });
-            producer.insert(name.into(), v);
-            if let Some(s) = p.sizes(name)? {
-                for sz in &s {
-                    if let Size::Expr(Expr::Sym(a), Some(h)) = sz {
-                        hints.insert(a.to_string(), *h);
-                    }
-                }
-                sizes.insert(name.into(), s.iter().map(Size::expr).collect());
-            }
-        }
-        let mut symints: BTreeMap<String, Expr> = BTreeMap::new();
-        let mut report = Propagation::default();
-        let mut guards_seen = BTreeSet::new();
-        let mut requires = Vec::new();
-        for node in &g.nodes {
-            let vname = node.name.clone().unwrap_or_else(|| node.target.clone());
-            let v = graph.add_node(Vertex {
-                name: vname.clone(),
-                target: node.target.clone(),
-            });
-            for arg in &node.inputs {
-                for value in referenced(&arg.arg) {
-                    if let Some(&from) = producer.get(&value) {
-                        graph.add_edge(from, v, Flow { value });
-                    }
-                }
-            }
-            let inferred = shapes::infer(
-                node,
-                &Env {
-                    tensors: &sizes,
-                    symints: &symints,
-                },
-            )?;
-            let outputs: Vec<String> = node.outputs.iter().flat_map(referenced).collect();
-            for o in &outputs {
-                producer.insert(o.clone(), v);
-            }
-            match inferred {
-                None => {
-                    if !report.unchecked.contains(&node.target) {
-                        report.unchecked.push(node.target.clone());
-                    }
-                    for o in &outputs {
-                        if let Some(s) = p.sizes(o)? {
-                            sizes.insert(o.clone(), s.iter().map(Size::expr).collect());
-                        }
-                    }
-                }
-                Some(inf) => {
-                    report.checked += 1;
-                    for gd in inf.guards {
-                        requires.push(Requirement {
-                            node: vname.clone(),
-                            target: node.target.clone(),
-                            stack_trace: node
-                                .metadata
-                                .get("stack_trace")
-                                .and_then(|s| s.as_str())
-                                .map(String::from),
-                            condition: gd.clone(),
-                        });
-                        let t = gd.to_string();
-                        if guards_seen.insert(t.clone()) {
-                            report.guards.push(t);
-                        }
-                    }
-                    for (name, e) in inf.symints {
-                        symints.insert(name, e);
-                    }
-                    // Outputs: single tensors by position, then tensors returned in a list.
-                    let mut pairs: Vec<(String, Option<Vec<Expr>>)> = node
-                        .outputs
-                        .iter()
-                        .enumerate()
-                        .filter_map(|(i, o)| {
-                            tensor_name(o)
-                                .map(|n| (n.to_string(), inf.tensors.get(i).cloned().flatten()))
-                        })
-                        .collect();
-                    let listed: Vec<String> = node
-                        .outputs
-                        .iter()
-                        .filter_map(|o| o.get("as_tensors").and_then(|t| t.as_array()))
-                        .flatten()
-                        .filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(String::from))
-                        .collect();
-                    for (k, n) in listed.into_iter().enumerate() {
-                        pairs.push((n, inf.listed.get(k).cloned()));
-                    }
-                    for (out, computed) in pairs {
-                        let out = out.as_str();
-                        let recorded = p
-                            .sizes(out)?
-                            .map(|s| s.iter().map(Size::expr).collect::<Vec<_>>());
-                        match (computed, recorded) {
-                            (Some(c), Some(r)) => {
-                                let mismatch = if c.len() != r.len() {
-                                    Some(BTreeMap::new())
-                                } else {
-                                    c.iter()
-                                        .zip(&r)
-                                        .find_map(|(x, y)| agree(x, y, &ranges, &hints).err())
-                                };
-                                if let Some(witness) = mismatch {
-                                    report.disagreements.push(Disagreement {
-                                        node: vname.clone(),
-                                        target: node.target.clone(),
-                                        tensor: out.to_string(),
-                                        recorded: r.iter().map(|e| e.to_string()).collect(),
-                                        computed: c.iter().map(|e| e.to_string()).collect(),
-                                        witness,
-                                        stack_trace: node
-                                            .metadata
-                                            .get("stack_trace")
-                                            .and_then(|s| s.as_str())
-                                            .map(String::from),
-                                    });
-                                }
-                                // Keep the recorded sizes: they carry torch's own simplification.
-                                sizes.insert(out.to_string(), r);
-                            }
-                            (Some(c), None) => {
-                                report.filled.push(out.to_string());
-                                sizes.insert(out.to_string(), c);
-                            }
-                            (None, Some(r)) => {
-                                sizes.insert(out.to_string(), r);
-                            }
-                            (None, None) => {}
-                        }
-                    }
-                }
-            }
+        let mut b = Builder::new(p);
+        b.inputs()?;
+        for node in &p.graph_module.graph.nodes {
+            b.node(node)?;
         }
         Ok(ProgramGraph {
-            graph,
-            sizes,
-            symints,
-            report,
-            requires,
+            graph: b.graph,
+            sizes: b.sizes,
+            symints: b.symints,
+            report: b.report,
+            requires: b.requires,
         })
     }
 
@@ -362,4 +218,204 @@ fn referenced(v: &serde_json::Value) -> Vec<String> {
         );
     }
     out
+}
+
+/// [`ProgramGraph::build`]'s state: the graph so far, who produced each value, the sizes and
+/// SymInts known, and what propagation found.
+struct Builder<'p> {
+    p: &'p Program,
+    ranges: SymbolRanges,
+    graph: DiGraph<Vertex, Flow>,
+    producer: BTreeMap<String, NodeIndex>,
+    sizes: BTreeMap<String, Vec<Expr>>,
+    /// Each input symbol's traced value.
+    hints: BTreeMap<String, i128>,
+    symints: BTreeMap<String, Expr>,
+    report: Propagation,
+    guards_seen: BTreeSet<String>,
+    requires: Vec<Requirement>,
+}
+
+impl<'p> Builder<'p> {
+    fn new(p: &'p Program) -> Self {
+        Builder {
+            p,
+            ranges: symbol_ranges(p),
+            graph: DiGraph::new(),
+            producer: BTreeMap::new(),
+            sizes: BTreeMap::new(),
+            hints: BTreeMap::new(),
+            symints: BTreeMap::new(),
+            report: Propagation::default(),
+            guards_seen: BTreeSet::new(),
+            requires: Vec::new(),
+        }
+    }
+
+    /// A vertex per graph input, with its recorded sizes and its symbols' traced values.
+    fn inputs(&mut self) -> Result<(), Error> {
+        for inp in &self.p.graph_module.graph.inputs {
+            let Some(name) = tensor_name(inp) else {
+                continue;
+            };
+            let v = self.graph.add_node(Vertex {
+                name: name.into(),
+                target: "input".into(),
+            });
+            self.producer.insert(name.into(), v);
+            if let Some(s) = self.p.sizes(name)? {
+                for sz in &s {
+                    if let Size::Expr(Expr::Sym(a), Some(h)) = sz {
+                        self.hints.insert(a.to_string(), *h);
+                    }
+                }
+                self.sizes
+                    .insert(name.into(), s.iter().map(Size::expr).collect());
+            }
+        }
+        Ok(())
+    }
+
+    /// One operator: its vertex and the edges of the values it reads, then its outputs' sizes
+    /// by its shape rule ([`shapes::infer`]), or as recorded when no rule applies.
+    fn node(&mut self, node: &Node) -> Result<(), Error> {
+        let vname = node.name.clone().unwrap_or_else(|| node.target.clone());
+        let v = self.graph.add_node(Vertex {
+            name: vname.clone(),
+            target: node.target.clone(),
+        });
+        for arg in &node.inputs {
+            for value in referenced(&arg.arg) {
+                if let Some(&from) = self.producer.get(&value) {
+                    self.graph.add_edge(from, v, Flow { value });
+                }
+            }
+        }
+        let inferred = shapes::infer(
+            node,
+            &Env {
+                tensors: &self.sizes,
+                symints: &self.symints,
+            },
+        )?;
+        let outputs: Vec<String> = node.outputs.iter().flat_map(referenced).collect();
+        for o in &outputs {
+            self.producer.insert(o.clone(), v);
+        }
+        match inferred {
+            None => {
+                if !self.report.unchecked.contains(&node.target) {
+                    self.report.unchecked.push(node.target.clone());
+                }
+                for o in &outputs {
+                    if let Some(s) = self.p.sizes(o)? {
+                        self.sizes
+                            .insert(o.clone(), s.iter().map(Size::expr).collect());
+                    }
+                }
+                Ok(())
+            }
+            Some(inf) => self.inferred(node, &vname, inf),
+        }
+    }
+
+    /// What an operator's shape rule gave: its conditions (each guard text once in the
+    /// report), its SymInts, and each output's sizes against the recorded ones.
+    fn inferred(&mut self, node: &Node, vname: &str, inf: Inferred) -> Result<(), Error> {
+        self.report.checked += 1;
+        for gd in inf.guards {
+            self.requires.push(Requirement {
+                node: vname.to_string(),
+                target: node.target.clone(),
+                stack_trace: stack_trace(node),
+                condition: gd.clone(),
+            });
+            let t = gd.to_string();
+            if self.guards_seen.insert(t.clone()) {
+                self.report.guards.push(t);
+            }
+        }
+        for (name, e) in inf.symints {
+            self.symints.insert(name, e);
+        }
+        // Outputs: single tensors by position, then tensors returned in a list.
+        let mut pairs: Vec<(String, Option<Vec<Expr>>)> = node
+            .outputs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, o)| {
+                tensor_name(o).map(|n| (n.to_string(), inf.tensors.get(i).cloned().flatten()))
+            })
+            .collect();
+        let listed: Vec<String> = node
+            .outputs
+            .iter()
+            .filter_map(|o| o.get("as_tensors").and_then(|t| t.as_array()))
+            .flatten()
+            .filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(String::from))
+            .collect();
+        for (k, n) in listed.into_iter().enumerate() {
+            pairs.push((n, inf.listed.get(k).cloned()));
+        }
+        for (out, computed) in pairs {
+            self.output(node, vname, &out, computed)?;
+        }
+        Ok(())
+    }
+
+    /// One output's sizes: computed and recorded compared (a disagreement reported, with a
+    /// witness), the recorded ones kept (they carry torch's own simplification), the computed
+    /// ones filled in where none are recorded.
+    fn output(
+        &mut self,
+        node: &Node,
+        vname: &str,
+        out: &str,
+        computed: Option<Vec<Expr>>,
+    ) -> Result<(), Error> {
+        let recorded = self
+            .p
+            .sizes(out)?
+            .map(|s| s.iter().map(Size::expr).collect::<Vec<_>>());
+        match (computed, recorded) {
+            (Some(c), Some(r)) => {
+                let mismatch = if c.len() != r.len() {
+                    Some(BTreeMap::new())
+                } else {
+                    c.iter()
+                        .zip(&r)
+                        .find_map(|(x, y)| agree(x, y, &self.ranges, &self.hints).err())
+                };
+                if let Some(witness) = mismatch {
+                    self.report.disagreements.push(Disagreement {
+                        node: vname.to_string(),
+                        target: node.target.clone(),
+                        tensor: out.to_string(),
+                        recorded: r.iter().map(|e| e.to_string()).collect(),
+                        computed: c.iter().map(|e| e.to_string()).collect(),
+                        witness,
+                        stack_trace: stack_trace(node),
+                    });
+                }
+                self.sizes.insert(out.to_string(), r);
+            }
+            (Some(c), None) => {
+                self.report.filled.push(out.to_string());
+                self.sizes.insert(out.to_string(), c);
+            }
+            (None, Some(r)) => {
+                self.sizes.insert(out.to_string(), r);
+            }
+            (None, None) => {}
+        }
+        Ok(())
+    }
+}
+
+/// A node's recorded stack trace.
+fn stack_trace(node: &Node) -> Option<String> {
+    node.metadata
+        .get("stack_trace")
+        .and_then(|s| s.as_str())
+        .map(String::from)
 }

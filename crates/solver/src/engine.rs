@@ -449,175 +449,13 @@ impl Ctx<'_> {
                 (Pv::Lin(a, b), Pv::Lin(c, d)) => Ok(Pv::Lin(num::add(&a, &c)?, num::add(&b, &d)?)),
             }),
             Expr::Mul(v) => self.fold(v, lo, hi, mul_pv),
-            Expr::Pow(a, b) => {
-                let (base, exp) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
-                self.zip(base, exp, |x, y| match (x, y) {
-                    (Pv::Lin(a0, b0), Pv::Lin(a1, b1)) if a1.is_zero() => {
-                        if a0.is_zero() {
-                            let v = pow_values(&b0, &b1).map_err(|_| Fail::Undefined("power"))?;
-                            Ok(Pv::Lin(Q::zero(), v))
-                        } else if b1 == num::q(1) {
-                            Ok(Pv::Lin(a0, b0))
-                        } else if b1.is_zero() {
-                            Ok(lin_int(1))
-                        } else {
-                            Err(Fail::NotQuasiAffine("a power of the size"))
-                        }
-                    }
-                    (Pv::Lin(..), Pv::Lin(..)) => {
-                        Err(Fail::NotQuasiAffine("an exponent that depends on the size"))
-                    }
-                    _ => Err(Fail::Undefined("infinite power")),
-                })
-            }
-            Expr::TrueDiv(a, b) => {
-                let (x, y) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
-                self.zip_split(x, y, |lo, hi, x, y| {
-                    let d = const_of(y, "a division by the size")?;
-                    if d.is_zero() {
-                        return Ok(self.raise(lo, hi));
-                    }
-                    Ok(smallvec![(
-                        lo,
-                        hi,
-                        match x {
-                            Pv::Inf(s) => Pv::Inf(s == d.is_positive()),
-                            Pv::Lin(a, b) => Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?),
-                        }
-                    )])
-                })
-            }
-            Expr::FloorDiv(a, b) => {
-                let (x, y) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
-                self.zip_split(x, y, |lo, hi, x, y| {
-                    if varies(y) {
-                        return self.by_quotient(
-                            x,
-                            y,
-                            lo,
-                            hi,
-                            "a floor division by the size",
-                            |_, q| Ok(lin_int(q)),
-                        );
-                    }
-                    let d = const_of(y, "a floor division by the size")?;
-                    if d.is_zero() {
-                        return Ok(self.raise(lo, hi));
-                    }
-                    match x {
-                        Pv::Inf(s) if !d.is_zero() => {
-                            Ok(smallvec![(lo, hi, Pv::Inf(s == d.is_positive()))])
-                        }
-                        Pv::Inf(_) => Err(Fail::Arith(ArithError::DivisionByZero)),
-                        Pv::Lin(a, b) => {
-                            let q = Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?);
-                            Ok(smallvec![(lo, hi, round_pv(RoundKind::Floor, q, lo, hi)?)])
-                        }
-                    }
-                })
-            }
-            Expr::Mod(a, b) => {
-                let (x, y) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
-                self.zip_split(x, y, |lo, hi, x, y| {
-                    if varies(y) {
-                        // x % d == x - q*d where the quotient q is constant.
-                        return self.by_quotient(
-                            x,
-                            y,
-                            lo,
-                            hi,
-                            "a modulus that depends on the size",
-                            |(a, b, c, d), q| {
-                                let q = num::q(q);
-                                Ok(Pv::Lin(
-                                    num::sub(&a, &num::mul(&q, &c)?)?,
-                                    num::sub(&b, &num::mul(&q, &d)?)?,
-                                ))
-                            },
-                        );
-                    }
-                    let d = const_of(y, "a modulus that depends on the size")?;
-                    if d.is_zero() {
-                        return Ok(self.raise(lo, hi));
-                    }
-                    match x {
-                        Pv::Inf(_) => Err(Fail::Undefined("oo % d")),
-                        Pv::Lin(a, b) => {
-                            // x % d == x - d * floor(x / d)
-                            let q = Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?);
-                            let Pv::Lin(fa, fb) = round_pv(RoundKind::Floor, q, lo, hi)? else {
-                                unreachable!()
-                            };
-                            Ok(smallvec![(
-                                lo,
-                                hi,
-                                Pv::Lin(
-                                    num::sub(&a, &num::mul(&d, &fa)?)?,
-                                    num::sub(&b, &num::mul(&d, &fb)?)?,
-                                ),
-                            )])
-                        }
-                    }
-                })
-            }
-            Expr::Round(kind, a) => {
-                let x = self.val(a, lo, hi)?;
-                let mut out = Pieces::new();
-                for (l, h, v) in x {
-                    if *kind == RoundKind::Trunc {
-                        // Toward zero: ceil on the negative part, floor elsewhere.
-                        for (sl, sh, ord) in sign_pieces(v, l, h)? {
-                            let k = if ord == Ordering::Less {
-                                RoundKind::Ceil
-                            } else {
-                                RoundKind::Floor
-                            };
-                            out.push((sl, sh, round_pv(k, v, sl, sh)?));
-                        }
-                    } else {
-                        out.push((l, h, round_pv(*kind, v, l, h)?));
-                    }
-                }
-                self.check(out)
-            }
-            Expr::Min(v) | Expr::Max(v) => {
-                let want = if matches!(e, Expr::Max(_)) {
-                    Ordering::Greater
-                } else {
-                    Ordering::Less
-                };
-                let mut acc = self.val(&v[0], lo, hi)?;
-                for item in &v[1..] {
-                    let y = self.val(item, lo, hi)?;
-                    acc = self.zip_split(acc, y, |l, h, x, y| {
-                        Ok(order_pieces(x, y, l, h)?
-                            .into_iter()
-                            .map(|(a, b, ord)| (a, b, if ord == want { x } else { y }))
-                            .collect())
-                    })?;
-                }
-                Ok(acc)
-            }
-            Expr::Abs(a) => {
-                let x = self.val(a, lo, hi)?;
-                let mut out = Pieces::new();
-                for (l, h, v) in x {
-                    match v {
-                        Pv::Inf(_) => out.push((l, h, Pv::Inf(true))),
-                        Pv::Lin(a, b) => {
-                            for (sl, sh, ord) in sign_pieces(v, l, h)? {
-                                let val = if ord == Ordering::Less {
-                                    Pv::Lin(num::neg(&a)?, num::neg(&b)?)
-                                } else {
-                                    v
-                                };
-                                out.push((sl, sh, val));
-                            }
-                        }
-                    }
-                }
-                self.check(out)
-            }
+            Expr::Pow(a, b) => self.pow(a, b, lo, hi),
+            Expr::TrueDiv(a, b) => self.true_div(a, b, lo, hi),
+            Expr::FloorDiv(a, b) => self.floor_div(a, b, lo, hi),
+            Expr::Mod(a, b) => self.modulo(a, b, lo, hi),
+            Expr::Round(kind, a) => self.round(*kind, a, lo, hi),
+            Expr::Min(v) | Expr::Max(v) => self.extremum(v, matches!(e, Expr::Max(_)), lo, hi),
+            Expr::Abs(a) => self.abs(a, lo, hi),
             Expr::Ite(c, a, b) => {
                 let t = self.truth(c, &[(lo, hi)])?;
                 let mut out = Pieces::new();
@@ -627,6 +465,189 @@ impl Ctx<'_> {
                 self.check(out)
             }
         }
+    }
+
+    /// `a ** b` on `[lo, hi]`: a constant power of a constant, or the size itself (exponent 1)
+    /// or 1 (exponent 0); a power of the size is outside the quasi-affine method.
+    fn pow(&self, a: &Expr, b: &Expr, lo: i128, hi: i128) -> Result<Pieces, Fail> {
+        let (base, exp) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
+        self.zip(base, exp, |x, y| match (x, y) {
+            (Pv::Lin(a0, b0), Pv::Lin(a1, b1)) if a1.is_zero() => {
+                if a0.is_zero() {
+                    let v = pow_values(&b0, &b1).map_err(|_| Fail::Undefined("power"))?;
+                    Ok(Pv::Lin(Q::zero(), v))
+                } else if b1 == num::q(1) {
+                    Ok(Pv::Lin(a0, b0))
+                } else if b1.is_zero() {
+                    Ok(lin_int(1))
+                } else {
+                    Err(Fail::NotQuasiAffine("a power of the size"))
+                }
+            }
+            (Pv::Lin(..), Pv::Lin(..)) => {
+                Err(Fail::NotQuasiAffine("an exponent that depends on the size"))
+            }
+            _ => Err(Fail::Undefined("infinite power")),
+        })
+    }
+
+    /// `a / b` on `[lo, hi]`, by a constant divisor (raising where it is zero).
+    fn true_div(&self, a: &Expr, b: &Expr, lo: i128, hi: i128) -> Result<Pieces, Fail> {
+        let (x, y) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
+        self.zip_split(x, y, |lo, hi, x, y| {
+            let d = const_of(y, "a division by the size")?;
+            if d.is_zero() {
+                return Ok(self.raise(lo, hi));
+            }
+            Ok(smallvec![(
+                lo,
+                hi,
+                match x {
+                    Pv::Inf(s) => Pv::Inf(s == d.is_positive()),
+                    Pv::Lin(a, b) => Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?),
+                }
+            )])
+        })
+    }
+
+    /// `a // b` on `[lo, hi]`: by a constant divisor, rounded down piece by piece (raising where
+    /// it is zero), or by a divisor that depends on the size through its quotient
+    /// ([`Ctx::by_quotient`]).
+    fn floor_div(&self, a: &Expr, b: &Expr, lo: i128, hi: i128) -> Result<Pieces, Fail> {
+        let (x, y) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
+        self.zip_split(x, y, |lo, hi, x, y| {
+            if varies(y) {
+                return self.by_quotient(x, y, lo, hi, "a floor division by the size", |_, q| {
+                    Ok(lin_int(q))
+                });
+            }
+            let d = const_of(y, "a floor division by the size")?;
+            if d.is_zero() {
+                return Ok(self.raise(lo, hi));
+            }
+            match x {
+                Pv::Inf(s) if !d.is_zero() => {
+                    Ok(smallvec![(lo, hi, Pv::Inf(s == d.is_positive()))])
+                }
+                Pv::Inf(_) => Err(Fail::Arith(ArithError::DivisionByZero)),
+                Pv::Lin(a, b) => {
+                    let q = Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?);
+                    Ok(smallvec![(lo, hi, round_pv(RoundKind::Floor, q, lo, hi)?)])
+                }
+            }
+        })
+    }
+
+    /// `a % b` on `[lo, hi]` as `a - b * (a // b)`: by a constant divisor (raising where it is
+    /// zero), or by one that depends on the size through its quotient ([`Ctx::by_quotient`]).
+    fn modulo(&self, a: &Expr, b: &Expr, lo: i128, hi: i128) -> Result<Pieces, Fail> {
+        let (x, y) = (self.val(a, lo, hi)?, self.val(b, lo, hi)?);
+        self.zip_split(x, y, |lo, hi, x, y| {
+            if varies(y) {
+                // x % d == x - q*d where the quotient q is constant.
+                return self.by_quotient(
+                    x,
+                    y,
+                    lo,
+                    hi,
+                    "a modulus that depends on the size",
+                    |(a, b, c, d), q| {
+                        let q = num::q(q);
+                        Ok(Pv::Lin(
+                            num::sub(&a, &num::mul(&q, &c)?)?,
+                            num::sub(&b, &num::mul(&q, &d)?)?,
+                        ))
+                    },
+                );
+            }
+            let d = const_of(y, "a modulus that depends on the size")?;
+            if d.is_zero() {
+                return Ok(self.raise(lo, hi));
+            }
+            match x {
+                Pv::Inf(_) => Err(Fail::Undefined("oo % d")),
+                Pv::Lin(a, b) => {
+                    // x % d == x - d * floor(x / d)
+                    let q = Pv::Lin(num::div(&a, &d)?, num::div(&b, &d)?);
+                    let Pv::Lin(fa, fb) = round_pv(RoundKind::Floor, q, lo, hi)? else {
+                        unreachable!()
+                    };
+                    Ok(smallvec![(
+                        lo,
+                        hi,
+                        Pv::Lin(
+                            num::sub(&a, &num::mul(&d, &fa)?)?,
+                            num::sub(&b, &num::mul(&d, &fb)?)?,
+                        ),
+                    )])
+                }
+            }
+        })
+    }
+
+    /// `a` rounded by `kind` on `[lo, hi]` (toward zero: up where it is negative, down
+    /// elsewhere).
+    fn round(&self, kind: RoundKind, a: &Expr, lo: i128, hi: i128) -> Result<Pieces, Fail> {
+        let x = self.val(a, lo, hi)?;
+        let mut out = Pieces::new();
+        for (l, h, v) in x {
+            if kind == RoundKind::Trunc {
+                // Toward zero: ceil on the negative part, floor elsewhere.
+                for (sl, sh, ord) in sign_pieces(v, l, h)? {
+                    let k = if ord == Ordering::Less {
+                        RoundKind::Ceil
+                    } else {
+                        RoundKind::Floor
+                    };
+                    out.push((sl, sh, round_pv(k, v, sl, sh)?));
+                }
+            } else {
+                out.push((l, h, round_pv(kind, v, l, h)?));
+            }
+        }
+        self.check(out)
+    }
+
+    /// `max(v)` (`is_max`) or `min(v)` on `[lo, hi]`, folded pairwise where each side wins.
+    fn extremum(&self, v: &[Expr], is_max: bool, lo: i128, hi: i128) -> Result<Pieces, Fail> {
+        let want = if is_max {
+            Ordering::Greater
+        } else {
+            Ordering::Less
+        };
+        let mut acc = self.val(&v[0], lo, hi)?;
+        for item in &v[1..] {
+            let y = self.val(item, lo, hi)?;
+            acc = self.zip_split(acc, y, |l, h, x, y| {
+                Ok(order_pieces(x, y, l, h)?
+                    .into_iter()
+                    .map(|(a, b, ord)| (a, b, if ord == want { x } else { y }))
+                    .collect())
+            })?;
+        }
+        Ok(acc)
+    }
+
+    /// `abs(a)` on `[lo, hi]`: negated where `a` is negative.
+    fn abs(&self, a: &Expr, lo: i128, hi: i128) -> Result<Pieces, Fail> {
+        let x = self.val(a, lo, hi)?;
+        let mut out = Pieces::new();
+        for (l, h, v) in x {
+            match v {
+                Pv::Inf(_) => out.push((l, h, Pv::Inf(true))),
+                Pv::Lin(a, b) => {
+                    for (sl, sh, ord) in sign_pieces(v, l, h)? {
+                        let val = if ord == Ordering::Less {
+                            Pv::Lin(num::neg(&a)?, num::neg(&b)?)
+                        } else {
+                            v
+                        };
+                        out.push((sl, sh, val));
+                    }
+                }
+            }
+        }
+        self.check(out)
     }
 
     /// `f(x, q)` on `[lo, hi]` where `q = floor(x / d)` for a divisor `d` that depends on the

@@ -297,166 +297,21 @@ impl Lower<'_> {
             let at = (v.span.0.saturating_sub(k.len() + 1), v.span.1);
             return Err(self.err(format!("unexpected keyword argument `{k}` to `{func}`"), at));
         }
-        let arity = |want: &str, ok: bool| -> Result<(), ParseError> {
-            if ok {
-                Ok(())
-            } else {
-                Err(self.err(
-                    format!("`{func}` takes {want} argument(s), got {}", args.len()),
-                    span,
-                ))
-            }
+        let call = Call {
+            lowering: self,
+            func,
+            args,
+            span,
         };
-        let all = |this: &Self| -> Result<Vec<Expr>, ParseError> {
-            args.iter().map(|a| this.lower(a)).collect()
-        };
-        let one = |this: &Self| -> Result<Expr, ParseError> {
-            arity("1", args.len() == 1)?;
-            this.lower(&args[0])
-        };
-        let two = |this: &Self| -> Result<(Expr, Expr), ParseError> {
-            arity("2", args.len() == 2)?;
-            Ok((this.lower(&args[0])?, this.lower(&args[1])?))
-        };
-        let cmp = |this: &Self, op: CmpOp| -> Result<Expr, ParseError> {
-            let (x, y) = two(this)?;
-            Ok(Expr::Cmp(op, b(x), b(y)))
-        };
-        let nonempty = |this: &Self| -> Result<Vec<Expr>, ParseError> {
-            arity("at least 1", !args.is_empty())?;
-            all(this)
-        };
-        Ok(match func {
-            // Comparisons (sympy str and srepr).
-            "Eq" | "Equality" => cmp(self, CmpOp::Eq)?,
-            "Ne" | "Unequality" => cmp(self, CmpOp::Ne)?,
-            "Lt" | "StrictLessThan" => cmp(self, CmpOp::Lt)?,
-            "Le" | "LessThan" => cmp(self, CmpOp::Le)?,
-            "Gt" | "StrictGreaterThan" => cmp(self, CmpOp::Gt)?,
-            "Ge" | "GreaterThan" => cmp(self, CmpOp::Ge)?,
-            // Integer division family.
-            "Mod" | "PythonMod" => {
-                let (x, y) = two(self)?;
-                Expr::Mod(b(x), b(y))
-            }
-            "FloorDiv" | "CleanDiv" => {
-                let (x, y) = two(self)?;
-                Expr::FloorDiv(b(x), b(y))
-            }
-            "CeilDiv" => {
-                // ceil(a / b) == -((-a) // b)
-                let (x, y) = two(self)?;
-                let neg = |e: Expr| Expr::Mul(vec![Expr::int(-1), e]);
-                neg(Expr::FloorDiv(b(neg(x)), b(y)))
-            }
-            "ModularIndexing" => {
-                arity("3", args.len() == 3)?;
-                let v = all(self)?;
-                let [x, d, m]: [Expr; 3] = v.try_into().expect("three arguments");
-                Expr::Mod(b(Expr::FloorDiv(b(x), b(d))), b(m))
-            }
-            "IntTrueDiv" | "FloatTrueDiv" | "TrueDiv" => {
-                let (x, y) = two(self)?;
-                Expr::TrueDiv(b(x), b(y))
-            }
-            "LShift" | "RShift" => {
-                let (x, y) = two(self)?;
-                shift(func == "LShift", x, y)
-            }
-            // Rounding.
-            "FloorToInt" | "floor" | "math.floor" => Expr::Round(RoundKind::Floor, b(one(self)?)),
-            "CeilToInt" | "ceiling" | "math.ceil" => Expr::Round(RoundKind::Ceil, b(one(self)?)),
-            "TruncToInt" | "TruncToFloat" | "math.trunc" | "int" | "torch.sym_int" => {
-                Expr::Round(RoundKind::Trunc, b(one(self)?))
-            }
-            "RoundToInt" => Expr::Round(RoundKind::HalfEven, b(one(self)?)),
-            "round" => {
-                arity("1", args.len() == 1)
-                    .map_err(|e| e.with_help("round(x, ndigits) is not supported on sizes"))?;
-                Expr::Round(RoundKind::HalfEven, b(one(self)?))
-            }
-            // Identity conversions: float arithmetic on sizes is exact below 2**53.
-            "ToFloat" | "Identity" | "float" | "torch.sym_float" => one(self)?,
-            // Min, max, abs.
-            "Max" | "max" | "torch.sym_max" => Expr::Max(nonempty(self)?),
-            "Min" | "min" | "torch.sym_min" => Expr::Min(nonempty(self)?),
-            "Abs" | "abs" => Expr::Abs(b(one(self)?)),
-            // Powers.
-            "Pow" | "PowByNatural" | "FloatPow" => {
-                let (x, y) = two(self)?;
-                Expr::Pow(b(x), b(y))
-            }
-            // A square root, float-valued: exact under a rounding or compared with an integer
-            // (`expr.rs`'s `Root`), undefined elsewhere.
-            "OpaqueUnaryFn_sqrt" | "math.sqrt" => {
-                Expr::Pow(b(one(self)?), b(Expr::Const(Q::new(1, 2))))
-            }
-            // Logic and selection.
-            "And" => Expr::And(nonempty(self)?),
-            "Or" => Expr::Or(nonempty(self)?),
-            "Not" | "torch.sym_not" => Expr::Not(b(one(self)?)),
-            "Where" | "torch.sym_ite" => {
-                arity("3", args.len() == 3)?;
-                let v = all(self)?;
-                let [c, x, y]: [Expr; 3] = v.try_into().expect("three arguments");
-                Expr::Ite(b(c), b(x), b(y))
-            }
-            "Piecewise" => self.piecewise(args, span)?,
-            // srepr constructors.
-            "Add" => Expr::Add(nonempty(self)?),
-            "Mul" => Expr::Mul(nonempty(self)?),
-            "Symbol" => match args {
-                [Spanned {
-                    node: Node::Str(s), ..
-                }] => Expr::sym(s),
-                _ => {
-                    return Err(self.err("Symbol takes the symbol's name as a quoted string", span))
-                }
-            },
-            "Integer" => {
-                let e = one(self)?;
-                match e {
-                    Expr::Const(c) if c.is_integer() => e,
-                    _ => return Err(self.err("Integer takes an integer literal", span)),
-                }
-            }
-            "Rational" => {
-                let (x, y) = two(self)?;
-                match (x, y) {
-                    (Expr::Const(p), Expr::Const(q)) if !q.is_zero() => {
-                        Expr::Const(num::div(&p, &q).map_err(|e| self.err(e.to_string(), span))?)
-                    }
-                    _ => return Err(self.err("Rational takes two integer literals", span)),
-                }
-            }
-            "Float" => match args.first().map(|a| &a.node) {
-                Some(Node::Str(s)) | Some(Node::Float(s)) => Expr::Const(
-                    num::float_literal(s)
-                        .ok_or_else(|| self.err(format!("`{s}` is not a finite float"), span))?,
-                ),
-                Some(Node::Int(v)) => Expr::int(*v),
-                _ => return Err(self.err("Float takes a number or a quoted number", span)),
-            },
-            "IntInfinity" | "Infinity" => {
-                arity("0", args.is_empty())?;
-                Expr::Inf(true)
-            }
-            "NegativeIntInfinity" | "NegativeInfinity" => {
-                arity("0", args.is_empty())?;
-                Expr::Inf(false)
-            }
-            "BooleanTrue" => Expr::Bool(true),
-            "BooleanFalse" => Expr::Bool(false),
-            "Half" => Expr::Const(Q::new(1, 2)),
-            "One" => Expr::Const(Q::one()),
-            "Zero" => Expr::Const(Q::zero()),
-            "NegativeOne" => Expr::int(-1),
-            _ => {
-                return Err(self
-                    .err(format!("unsupported function `{func}`"), func_span)
-                    .with_help(unsupported_help(func)))
-            }
-        })
+        if let Some(e) = call.operator()? {
+            return Ok(e);
+        }
+        if let Some(e) = call.constructor()? {
+            return Ok(e);
+        }
+        Err(self
+            .err(format!("unsupported function `{func}`"), func_span)
+            .with_help(unsupported_help(func)))
     }
 
     fn piecewise(&self, args: &[Spanned], span: parse::Span) -> Result<Expr, ParseError> {
@@ -486,6 +341,204 @@ impl Lower<'_> {
             .into_iter()
             .rev()
             .fold(last_val, |acc, (v, c, _)| Expr::Ite(b(c), b(v), b(acc))))
+    }
+}
+
+/// A call being lowered ([`Lower::call`]): the function's name, its arguments and its span,
+/// with the checks and conversions the functions' arguments share.
+struct Call<'l, 's> {
+    lowering: &'l Lower<'s>,
+    func: &'l str,
+    args: &'l [Spanned],
+    span: parse::Span,
+}
+
+impl Call<'_, '_> {
+    /// An error unless `ok`: the function takes `want` arguments.
+    fn arity(&self, want: &str, ok: bool) -> Result<(), ParseError> {
+        if ok {
+            Ok(())
+        } else {
+            Err(self.lowering.err(
+                format!(
+                    "`{}` takes {want} argument(s), got {}",
+                    self.func,
+                    self.args.len()
+                ),
+                self.span,
+            ))
+        }
+    }
+
+    fn all(&self) -> Result<Vec<Expr>, ParseError> {
+        self.args.iter().map(|a| self.lowering.lower(a)).collect()
+    }
+
+    fn one(&self) -> Result<Expr, ParseError> {
+        self.arity("1", self.args.len() == 1)?;
+        self.lowering.lower(&self.args[0])
+    }
+
+    fn two(&self) -> Result<(Expr, Expr), ParseError> {
+        self.arity("2", self.args.len() == 2)?;
+        Ok((
+            self.lowering.lower(&self.args[0])?,
+            self.lowering.lower(&self.args[1])?,
+        ))
+    }
+
+    fn three(&self) -> Result<[Expr; 3], ParseError> {
+        self.arity("3", self.args.len() == 3)?;
+        let v = self.all()?;
+        Ok(v.try_into().expect("three arguments"))
+    }
+
+    fn cmp(&self, op: CmpOp) -> Result<Expr, ParseError> {
+        let (x, y) = self.two()?;
+        Ok(Expr::Cmp(op, b(x), b(y)))
+    }
+
+    fn nonempty(&self) -> Result<Vec<Expr>, ParseError> {
+        self.arity("at least 1", !self.args.is_empty())?;
+        self.all()
+    }
+
+    /// The call as an operator of torch's guards (sympy str, srepr, guard code): comparisons,
+    /// integer division, rounding, conversions, min, max, abs, powers, logic and selection.
+    /// `None` when the function is none of these.
+    fn operator(&self) -> Result<Option<Expr>, ParseError> {
+        Ok(Some(match self.func {
+            // Comparisons (sympy str and srepr).
+            "Eq" | "Equality" => self.cmp(CmpOp::Eq)?,
+            "Ne" | "Unequality" => self.cmp(CmpOp::Ne)?,
+            "Lt" | "StrictLessThan" => self.cmp(CmpOp::Lt)?,
+            "Le" | "LessThan" => self.cmp(CmpOp::Le)?,
+            "Gt" | "StrictGreaterThan" => self.cmp(CmpOp::Gt)?,
+            "Ge" | "GreaterThan" => self.cmp(CmpOp::Ge)?,
+            // Integer division family.
+            "Mod" | "PythonMod" => {
+                let (x, y) = self.two()?;
+                Expr::Mod(b(x), b(y))
+            }
+            "FloorDiv" | "CleanDiv" => {
+                let (x, y) = self.two()?;
+                Expr::FloorDiv(b(x), b(y))
+            }
+            "CeilDiv" => {
+                // ceil(a / b) == -((-a) // b)
+                let (x, y) = self.two()?;
+                let neg = |e: Expr| Expr::Mul(vec![Expr::int(-1), e]);
+                neg(Expr::FloorDiv(b(neg(x)), b(y)))
+            }
+            "ModularIndexing" => {
+                let [x, d, m] = self.three()?;
+                Expr::Mod(b(Expr::FloorDiv(b(x), b(d))), b(m))
+            }
+            "IntTrueDiv" | "FloatTrueDiv" | "TrueDiv" => {
+                let (x, y) = self.two()?;
+                Expr::TrueDiv(b(x), b(y))
+            }
+            "LShift" | "RShift" => {
+                let (x, y) = self.two()?;
+                shift(self.func == "LShift", x, y)
+            }
+            // Rounding.
+            "FloorToInt" | "floor" | "math.floor" => Expr::Round(RoundKind::Floor, b(self.one()?)),
+            "CeilToInt" | "ceiling" | "math.ceil" => Expr::Round(RoundKind::Ceil, b(self.one()?)),
+            "TruncToInt" | "TruncToFloat" | "math.trunc" | "int" | "torch.sym_int" => {
+                Expr::Round(RoundKind::Trunc, b(self.one()?))
+            }
+            "RoundToInt" => Expr::Round(RoundKind::HalfEven, b(self.one()?)),
+            "round" => {
+                self.arity("1", self.args.len() == 1)
+                    .map_err(|e| e.with_help("round(x, ndigits) is not supported on sizes"))?;
+                Expr::Round(RoundKind::HalfEven, b(self.one()?))
+            }
+            // Identity conversions: float arithmetic on sizes is exact below 2**53.
+            "ToFloat" | "Identity" | "float" | "torch.sym_float" => self.one()?,
+            // Min, max, abs.
+            "Max" | "max" | "torch.sym_max" => Expr::Max(self.nonempty()?),
+            "Min" | "min" | "torch.sym_min" => Expr::Min(self.nonempty()?),
+            "Abs" | "abs" => Expr::Abs(b(self.one()?)),
+            // Powers.
+            "Pow" | "PowByNatural" | "FloatPow" => {
+                let (x, y) = self.two()?;
+                Expr::Pow(b(x), b(y))
+            }
+            // A square root, float-valued: exact under a rounding or compared with an integer
+            // (`expr.rs`'s `Root`), undefined elsewhere.
+            "OpaqueUnaryFn_sqrt" | "math.sqrt" => {
+                Expr::Pow(b(self.one()?), b(Expr::Const(Q::new(1, 2))))
+            }
+            // Logic and selection.
+            "And" => Expr::And(self.nonempty()?),
+            "Or" => Expr::Or(self.nonempty()?),
+            "Not" | "torch.sym_not" => Expr::Not(b(self.one()?)),
+            "Where" | "torch.sym_ite" => {
+                let [c, x, y] = self.three()?;
+                Expr::Ite(b(c), b(x), b(y))
+            }
+            "Piecewise" => self.lowering.piecewise(self.args, self.span)?,
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The call as an srepr constructor (`Add`, `Mul`, `Symbol`, number literals) or one of
+    /// sympy's constants. `None` when the function is none of these.
+    fn constructor(&self) -> Result<Option<Expr>, ParseError> {
+        let (args, span) = (self.args, self.span);
+        let err = |msg: &str| Err(self.lowering.err(msg, span));
+        Ok(Some(match self.func {
+            "Add" => Expr::Add(self.nonempty()?),
+            "Mul" => Expr::Mul(self.nonempty()?),
+            "Symbol" => match args {
+                [Spanned {
+                    node: Node::Str(s), ..
+                }] => Expr::sym(s),
+                _ => return err("Symbol takes the symbol's name as a quoted string"),
+            },
+            "Integer" => {
+                let e = self.one()?;
+                match e {
+                    Expr::Const(c) if c.is_integer() => e,
+                    _ => return err("Integer takes an integer literal"),
+                }
+            }
+            "Rational" => {
+                let (x, y) = self.two()?;
+                match (x, y) {
+                    (Expr::Const(p), Expr::Const(q)) if !q.is_zero() => Expr::Const(
+                        num::div(&p, &q).map_err(|e| self.lowering.err(e.to_string(), span))?,
+                    ),
+                    _ => return err("Rational takes two integer literals"),
+                }
+            }
+            "Float" => match args.first().map(|a| &a.node) {
+                Some(Node::Str(s)) | Some(Node::Float(s)) => {
+                    Expr::Const(num::float_literal(s).ok_or_else(|| {
+                        self.lowering
+                            .err(format!("`{s}` is not a finite float"), span)
+                    })?)
+                }
+                Some(Node::Int(v)) => Expr::int(*v),
+                _ => return err("Float takes a number or a quoted number"),
+            },
+            "IntInfinity" | "Infinity" => {
+                self.arity("0", args.is_empty())?;
+                Expr::Inf(true)
+            }
+            "NegativeIntInfinity" | "NegativeInfinity" => {
+                self.arity("0", args.is_empty())?;
+                Expr::Inf(false)
+            }
+            "BooleanTrue" => Expr::Bool(true),
+            "BooleanFalse" => Expr::Bool(false),
+            "Half" => Expr::Const(Q::new(1, 2)),
+            "One" => Expr::Const(Q::one()),
+            "Zero" => Expr::Const(Q::zero()),
+            "NegativeOne" => Expr::int(-1),
+            _ => return Ok(None),
+        }))
     }
 }
 

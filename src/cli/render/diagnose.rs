@@ -7,7 +7,7 @@ use super::style::{num, progression, segments_text, size, Rows, Style};
 use dimguard::solver::analyze::describe;
 use dimguard::solver::linked::count_text;
 use dimguard::solver::report::{
-    CoverSide, DataDependent, DimReport, Feasible, GuardFate, Report, Status,
+    CoverSide, DataDependent, DimReport, Feasible, FixCheck, GuardFate, Report, Status,
 };
 use dimguard::solver::DimSet;
 use std::fmt::Write;
@@ -489,6 +489,60 @@ pub(super) fn dim(out: &mut String, d: &DimReport, compiled: bool, st: &Style) {
         .unwrap_or_default();
     let head = format!("{}   {}", st.bold(&head), range);
     let (mut before, mut after) = (Rows::default(), Rows::default());
+    before.row("status", &status_detail(d, st));
+    let claimed = d.range.map(|[a, b]| (a, b, DimSet::interval(a, b).count()));
+    if let Some(f) = &d.answer.accepted {
+        if d.status == Status::Constrained {
+            after.row("feasible", &segments_text(f));
+        }
+    }
+    guard_rows(&mut after, d, st);
+    suggestion_rows(&mut after, d, compiled, st);
+    for (label, side) in [
+        ("box side", &d.answer.sides.box_side),
+        ("traced box", &d.answer.sides.example_box_side),
+    ] {
+        let Some(b) = side else { continue };
+        let cert = format!("[certificate: {}]", b.certificate);
+        after.row(
+            label,
+            &format!(
+                "{} {}",
+                st.green(&format!(
+                    "{} ({} value{})",
+                    progression(b.lo, b.hi, b.modulus),
+                    b.count,
+                    if b.count == 1 { "" } else { "s" }
+                )),
+                st.dim(&cert)
+            ),
+        );
+    }
+    if let Some(p) = &d.padding {
+        let mut t = format!(
+            "pad x to {}  (at most {} more)",
+            p.formula, p.max_for_suggestion
+        );
+        if let Some(f) = p.max_for_feasible {
+            let _ = write!(t, "; to the nearest valid size: at most {f} more");
+        }
+        after.row("padding", &t);
+    }
+    if let Some(fx) = &d.torch_fix {
+        after.row("torch fix", &torch_fix_text(fx, st));
+    }
+    if let Some(u) = &d.undecided {
+        after.row("undecided", u);
+    }
+    for a in &d.advice {
+        after.row("advice", &wrap(a, 86));
+    }
+    size(out, &head, before, &d.answer, &d.name, claimed, after, st);
+}
+
+/// The `status` row of a size: its status, with how many values of its range pass (every
+/// guard, or with some partner for a linked size), or the value it is specialized to.
+fn status_detail(d: &DimReport, st: &Style) -> String {
     let status = match d.status {
         Status::Constrained => st.yellow("constrained"),
         Status::Spurious => st.green("spurious"),
@@ -498,7 +552,7 @@ pub(super) fn dim(out: &mut String, d: &DimReport, compiled: bool, st: &Style) {
         Status::Unconstrained => "unconstrained".into(),
         Status::Linked => st.yellow("linked"),
     };
-    let detail = match (&d.answer.accepted, d.range) {
+    match (&d.answer.accepted, d.range) {
         (_, Some([a, b])) if d.status == Status::Linked => {
             let total = (b - a + 1) as u128;
             format!(
@@ -523,14 +577,13 @@ pub(super) fn dim(out: &mut String, d: &DimReport, compiled: bool, st: &Style) {
             )
         }
         _ => status,
-    };
-    before.row("status", &detail);
-    let claimed = d.range.map(|[a, b]| (a, b, DimSet::interval(a, b).count()));
-    if let Some(f) = &d.answer.accepted {
-        if d.status == Status::Constrained {
-            after.row("feasible", &segments_text(f));
-        }
     }
+}
+
+/// The rows of a size's guards: each guard shown (its text, what it requires and removes, how
+/// it was solved, where it comes from), then one line for the folded guards (those that remove
+/// nothing beyond the others).
+fn guard_rows(after: &mut Rows, d: &DimReport, st: &Style) {
     let shown: Vec<bool> = d.guards.iter().map(|g| !g.folded).collect();
     for (i, g) in d.guards.iter().enumerate() {
         if !shown[i] {
@@ -545,22 +598,7 @@ pub(super) fn dim(out: &mut String, d: &DimReport, compiled: bool, st: &Style) {
             None => g.method.to_string(),
         };
         let red = if g.redundant {
-            // Implied by guards that require exactly the same values: say which, so that a
-            // guard listed (and needed among those listed) does not read as one to drop.
-            let twins: Vec<String> = match &g.set {
-                Some(s) => (0..d.guards.len())
-                    .filter(|&k| k != i)
-                    .filter(|&k| d.guards[k].set.as_ref().is_some_and(|t| s.same_members(t)))
-                    .map(|k| (k + 1).to_string())
-                    .collect(),
-                None => vec![],
-            };
-            let why = match twins.as_slice() {
-                [] => "(redundant)".to_string(),
-                [k] => format!("(redundant: guard {k} requires the same)"),
-                _ => format!("(redundant: guards {} require the same)", twins.join(", ")),
-            };
-            format!(" {}", st.dim(&why))
+            format!(" {}", st.dim(&redundant_note(d, i)))
         } else {
             String::new()
         };
@@ -598,119 +636,110 @@ pub(super) fn dim(out: &mut String, d: &DimReport, compiled: bool, st: &Style) {
             )),
         );
     }
-    if let Some(best) = d.answer.suggestions.first() {
-        let what = if best.count == 1 {
-            format!("{} only", best.lo)
-        } else if best.modulus == 1 {
-            format!("{}..{} ({} values)", num(best.lo), num(best.hi), best.count)
+}
+
+/// Why guard `i` of a size is redundant: implied by guards that require exactly the same
+/// values, named so that a guard listed (and needed among those listed) does not read as one to
+/// drop.
+fn redundant_note(d: &DimReport, i: usize) -> String {
+    let twins: Vec<String> = match &d.guards[i].set {
+        Some(s) => (0..d.guards.len())
+            .filter(|&k| k != i)
+            .filter(|&k| d.guards[k].set.as_ref().is_some_and(|t| s.same_members(t)))
+            .map(|k| (k + 1).to_string())
+            .collect(),
+        None => vec![],
+    };
+    match twins.as_slice() {
+        [] => "(redundant)".to_string(),
+        [k] => format!("(redundant: guard {k} requires the same)"),
+        _ => format!("(redundant: guards {} require the same)", twins.join(", ")),
+    }
+}
+
+/// The rows of a size's suggestions: the best (a check for an unbacked size, a range for a
+/// recompile when `compiled`, else a `Dim`) with its certificate and coverage, then the others.
+fn suggestion_rows(after: &mut Rows, d: &DimReport, compiled: bool, st: &Style) {
+    let Some(best) = d.answer.suggestions.first() else {
+        return;
+    };
+    let what = if best.count == 1 {
+        format!("{} only", best.lo)
+    } else if best.modulus == 1 {
+        format!("{}..{} ({} values)", num(best.lo), num(best.hi), best.count)
+    } else {
+        format!(
+            "{} ≡ {} (mod {}), {}..{} ({} values)",
+            d.name,
+            best.residue,
+            best.modulus,
+            num(best.lo),
+            num(best.hi),
+            best.count
+        )
+    };
+    let cert = format!("[certificate: {}]", best.certificate);
+    // An unbacked size is bounded in the model (torch._check), not by a Dim.
+    after.row(
+        if d.is_unbacked() {
+            "best check"
+        } else if compiled {
+            "best range"
         } else {
-            format!(
-                "{} ≡ {} (mod {}), {}..{} ({} values)",
-                d.name,
-                best.residue,
-                best.modulus,
-                num(best.lo),
-                num(best.hi),
-                best.count
-            )
-        };
-        let cert = format!("[certificate: {}]", best.certificate);
-        // An unbacked size is bounded in the model (torch._check), not by a Dim.
-        after.row(
-            if d.is_unbacked() {
-                "best check"
-            } else if compiled {
-                "best range"
+            "best Dim"
+        },
+        &format!("{} {}", st.green(&what), st.dim(&cert)),
+    );
+    if let Some(c) = &d.coverage {
+        after.row("", c);
+    }
+    let others: Vec<String> = d.answer.suggestions[1..]
+        .iter()
+        .map(|s| {
+            if s.modulus == 1 {
+                format!("{}..{} ({})", num(s.lo), num(s.hi), s.count)
             } else {
-                "best Dim"
-            },
-            &format!("{} {}", st.green(&what), st.dim(&cert)),
-        );
-        if let Some(c) = &d.coverage {
-            after.row("", c);
-        }
-        let others: Vec<String> = d.answer.suggestions[1..]
-            .iter()
-            .map(|s| {
-                if s.modulus == 1 {
-                    format!("{}..{} ({})", num(s.lo), num(s.hi), s.count)
-                } else {
-                    format!(
-                        "≡ {} (mod {}) {}..{} ({})",
-                        s.residue,
-                        s.modulus,
-                        num(s.lo),
-                        num(s.hi),
-                        s.count
-                    )
-                }
-            })
-            .collect();
-        if !others.is_empty() {
-            after.row("others", &others.join("\n"));
-        }
+                format!(
+                    "≡ {} (mod {}) {}..{} ({})",
+                    s.residue,
+                    s.modulus,
+                    num(s.lo),
+                    num(s.hi),
+                    s.count
+                )
+            }
+        })
+        .collect();
+    if !others.is_empty() {
+        after.row("others", &others.join("\n"));
     }
-    for (label, side) in [
-        ("box side", &d.answer.sides.box_side),
-        ("traced box", &d.answer.sides.example_box_side),
-    ] {
-        let Some(b) = side else { continue };
-        let cert = format!("[certificate: {}]", b.certificate);
-        after.row(
-            label,
-            &format!(
-                "{} {}",
-                st.green(&format!(
-                    "{} ({} value{})",
-                    progression(b.lo, b.hi, b.modulus),
-                    b.count,
-                    if b.count == 1 { "" } else { "s" }
-                )),
-                st.dim(&cert)
-            ),
-        );
-    }
-    if let Some(p) = &d.padding {
-        let mut t = format!(
-            "pad x to {}  (at most {} more)",
-            p.formula, p.max_for_suggestion
-        );
-        if let Some(f) = p.max_for_feasible {
-            let _ = write!(t, "; to the nearest valid size: at most {f} more");
-        }
-        after.row("padding", &t);
-    }
-    if let Some(fx) = &d.torch_fix {
-        let verdict = if fx.sound {
-            st.green(&format!("sound: all {} admitted values pass", fx.admitted))
-        } else {
-            let ex: Vec<String> = fx.counterexamples.iter().map(|v| v.to_string()).collect();
-            st.red(&format!(
-                "UNSOUND: {} of {} admitted values fail, e.g. {}",
-                fx.failing,
-                fx.admitted,
-                ex.join(", ")
-            ))
-        };
-        let over = match fx.judged_over {
-            Some([lo, hi]) if fx.range_is_default => format!(
-                "\njudged over {lo}..{hi}, torch's default range (the text gives none; pass --range)"
-            ),
-            Some([lo, hi]) if fx.outside_range > 0 => format!(
-                "\njudged over {lo}..{hi}, the range asked for ({} admitted values outside it not judged)",
-                fx.outside_range
-            ),
-            _ => String::new(),
-        };
-        after.row("torch fix", &format!("{}\n{verdict}{over}", fx.code));
-    }
-    if let Some(u) = &d.undecided {
-        after.row("undecided", u);
-    }
-    for a in &d.advice {
-        after.row("advice", &wrap(a, 86));
-    }
-    size(out, &head, before, &d.answer, &d.name, claimed, after, st);
+}
+
+/// The `torch fix` row: the fix's code, whether every value it admits passes (or how many
+/// fail, with examples), and the range it was judged over when that is not the one asked for.
+fn torch_fix_text(fx: &FixCheck, st: &Style) -> String {
+    let verdict = if fx.sound {
+        st.green(&format!("sound: all {} admitted values pass", fx.admitted))
+    } else {
+        let ex: Vec<String> = fx.counterexamples.iter().map(|v| v.to_string()).collect();
+        st.red(&format!(
+            "UNSOUND: {} of {} admitted values fail, e.g. {}",
+            fx.failing,
+            fx.admitted,
+            ex.join(", ")
+        ))
+    };
+    let over = match fx.judged_over {
+        Some([lo, hi]) if fx.range_is_default => format!(
+            "\njudged over {lo}..{hi}, torch's default range (the text gives none; pass --range)"
+        ),
+        Some([lo, hi]) if fx.outside_range > 0 => format!(
+            "\njudged over {lo}..{hi}, the range asked for ({} admitted values outside it not judged)",
+            fx.outside_range
+        ),
+        _ => String::new(),
+    };
+    format!("{}\n{verdict}{over}", fx.code)
 }
 
 pub(super) fn wrap(s: &str, width: usize) -> String {

@@ -6,8 +6,6 @@ use dimguard::solver::report::{Feasible, JointReport};
 use dimguard::solver::DimSet;
 use std::fmt::Write;
 
-/// Every joint set (`check`'s `joint`, `diagnose`'s and `verify`'s `joint_sets`): the answer in
-/// a sentence, the accepted combinations, the largest sound box, real failing tuples.
 /// A set in a few words: `224..227`, `64..512 step 32`, or its first segments.
 pub(super) fn set_words(s: &DimSet) -> String {
     match s.as_progression() {
@@ -16,6 +14,8 @@ pub(super) fn set_words(s: &DimSet) -> String {
     }
 }
 
+/// Every joint set (`check`'s `joint`, `diagnose`'s and `verify`'s `joint_sets`): the answer in
+/// a sentence, the accepted combinations, the largest sound box, real failing tuples.
 /// `side(source)`: a size's side of the sound box through the traced sizes, when the spec uses
 /// one.
 pub(super) fn joint_sets(
@@ -43,43 +43,7 @@ pub(super) fn joint_sets(
             ),
             st,
         );
-        if let Some(b) = &j.largest_box {
-            let sides: Vec<String> = b
-                .sides
-                .iter()
-                .zip(&j.dims)
-                .map(|(s, n)| format!("{n} {}", progression(s.lo, s.hi, s.modulus)))
-                .collect();
-            row(
-                out,
-                "largest box",
-                &format!(
-                    "{} ({} combination{}{})",
-                    sides.join(", "),
-                    count_text(b.count),
-                    if b.count == 1 { "" } else { "s" },
-                    if b.maximal { ", maximal" } else { "" }
-                ),
-                st,
-            );
-        }
-        let through: Vec<String> = j
-            .dims
-            .iter()
-            .zip(&j.sources)
-            .filter_map(|(n, src)| side(src).map(|t| format!("{n} {t}")))
-            .collect();
-        if through.len() == j.dims.len() {
-            row(
-                out,
-                "spec box",
-                &format!(
-                    "{} (holds the traced sizes; the corrected spec uses it)",
-                    through.join(", ")
-                ),
-                st,
-            );
-        }
+        box_rows(out, j, side, st);
         if !j.equal.is_empty() {
             let pairs: Vec<String> = j.equal.iter().map(|[b, a]| format!("{b} = {a}")).collect();
             row(
@@ -92,85 +56,8 @@ pub(super) fn joint_sets(
                 st,
             );
         }
-        if let (Some(boxes), Some(free)) = (j.exact_boxes(), j.free_sides()) {
-            if free.iter().all(|f| *f) && !j.equal.is_empty() {
-                row(
-                    out,
-                    "link",
-                    "with those equal, every combination of the others' accepted values passes",
-                    st,
-                );
-            } else if free.iter().all(|f| *f) {
-                row(
-                    out,
-                    "link",
-                    "excludes nothing: every combination of the sizes' accepted values passes",
-                    st,
-                );
-            } else {
-                for (k, n) in j.dims.iter().enumerate().filter(|(k, _)| free[*k]) {
-                    let others: Vec<&str> = j
-                        .dims
-                        .iter()
-                        .enumerate()
-                        .filter(|(o, _)| *o != k)
-                        .map(|(_, o)| o.as_str())
-                        .collect();
-                    row(
-                        out,
-                        "free",
-                        &format!(
-                            "{n}: every {n} in {} passes with every accepted ({}); the link excludes none of its values",
-                            set_words(&boxes[0][k]),
-                            others.join(", ")
-                        ),
-                        st,
-                    );
-                }
-                // The grid of the other sizes, each box once (at most 8).
-                let keep: Vec<usize> = (0..j.dims.len()).filter(|k| !free[*k]).collect();
-                let mut grid: Vec<String> = Vec::new();
-                for b in &boxes {
-                    let t = keep
-                        .iter()
-                        .map(|&k| format!("{} {}", j.dims[k], set_words(&b[k])))
-                        .collect::<Vec<_>>()
-                        .join(" × ");
-                    if !grid.contains(&t) {
-                        grid.push(t);
-                    }
-                }
-                if grid.len() <= 8 {
-                    row(out, "boxes", &grid.join("\n"), st);
-                }
-            }
-        }
-        // Concrete tuples of the joint set and outside it (the failing ones re-checked against
-        // every guard). The tuples name their order (the summary may list the sizes otherwise).
-        // A size the others define comes last in the examples.
-        let names: Vec<&str> = j
-            .dims
-            .iter()
-            .map(String::as_str)
-            .chain(j.defined.iter().map(|d| d.dim.as_str()))
-            .collect();
-        let order = format!("({})", names.join(", "));
-        let tuples = |ts: &[Vec<i128>]| -> String {
-            let ex: Vec<String> = ts
-                .iter()
-                .map(|t| {
-                    let v: Vec<String> = t.iter().map(|x| x.to_string()).collect();
-                    format!("({})", v.join(", "))
-                })
-                .collect();
-            format!("{order} e.g. {}", ex.join(", "))
-        };
-        if !j.accepted_examples.is_empty() {
-            row(out, "pass", &st.green(&tuples(&j.accepted_examples)), st);
-        }
-        if !j.rejected_examples.is_empty() {
-            row(out, "fail", &st.red(&tuples(&j.rejected_examples)), st);
-        }
+        link_rows(out, j, st);
+        example_rows(out, j, st);
         if let Some(u) = &j.undecided {
             row(
                 out,
@@ -184,5 +71,136 @@ pub(super) fn joint_sets(
                 st,
             );
         }
+    }
+}
+
+/// The boxes of one joint set: the largest sound box, and the box through the traced sizes
+/// when every size has a side there (`side`, as [`joint_sets`]).
+fn box_rows(out: &mut String, j: &JointReport, side: &dyn Fn(&str) -> Option<String>, st: &Style) {
+    if let Some(b) = &j.largest_box {
+        let sides: Vec<String> = b
+            .sides
+            .iter()
+            .zip(&j.dims)
+            .map(|(s, n)| format!("{n} {}", progression(s.lo, s.hi, s.modulus)))
+            .collect();
+        row(
+            out,
+            "largest box",
+            &format!(
+                "{} ({} combination{}{})",
+                sides.join(", "),
+                count_text(b.count),
+                if b.count == 1 { "" } else { "s" },
+                if b.maximal { ", maximal" } else { "" }
+            ),
+            st,
+        );
+    }
+    let through: Vec<String> = j
+        .dims
+        .iter()
+        .zip(&j.sources)
+        .filter_map(|(n, src)| side(src).map(|t| format!("{n} {t}")))
+        .collect();
+    if through.len() == j.dims.len() {
+        row(
+            out,
+            "spec box",
+            &format!(
+                "{} (holds the traced sizes; the corrected spec uses it)",
+                through.join(", ")
+            ),
+            st,
+        );
+    }
+}
+
+/// What the link of one joint set excludes, when its boxes are exact: nothing (every
+/// combination of accepted values passes), or per size it leaves free the size's values, then
+/// the grid of the other sizes (each box once, at most 8).
+fn link_rows(out: &mut String, j: &JointReport, st: &Style) {
+    let (Some(boxes), Some(free)) = (j.exact_boxes(), j.free_sides()) else {
+        return;
+    };
+    if free.iter().all(|f| *f) && !j.equal.is_empty() {
+        row(
+            out,
+            "link",
+            "with those equal, every combination of the others' accepted values passes",
+            st,
+        );
+    } else if free.iter().all(|f| *f) {
+        row(
+            out,
+            "link",
+            "excludes nothing: every combination of the sizes' accepted values passes",
+            st,
+        );
+    } else {
+        for (k, n) in j.dims.iter().enumerate().filter(|(k, _)| free[*k]) {
+            let others: Vec<&str> = j
+                .dims
+                .iter()
+                .enumerate()
+                .filter(|(o, _)| *o != k)
+                .map(|(_, o)| o.as_str())
+                .collect();
+            row(
+                out,
+                "free",
+                &format!(
+                    "{n}: every {n} in {} passes with every accepted ({}); the link excludes none of its values",
+                    set_words(&boxes[0][k]),
+                    others.join(", ")
+                ),
+                st,
+            );
+        }
+        // The grid of the other sizes, each box once (at most 8).
+        let keep: Vec<usize> = (0..j.dims.len()).filter(|k| !free[*k]).collect();
+        let mut grid: Vec<String> = Vec::new();
+        for b in &boxes {
+            let t = keep
+                .iter()
+                .map(|&k| format!("{} {}", j.dims[k], set_words(&b[k])))
+                .collect::<Vec<_>>()
+                .join(" × ");
+            if !grid.contains(&t) {
+                grid.push(t);
+            }
+        }
+        if grid.len() <= 8 {
+            row(out, "boxes", &grid.join("\n"), st);
+        }
+    }
+}
+
+/// Concrete tuples of one joint set and outside it (the failing ones re-checked against every
+/// guard). The tuples name their order (the summary may list the sizes otherwise); a size the
+/// others define comes last in the examples.
+fn example_rows(out: &mut String, j: &JointReport, st: &Style) {
+    let names: Vec<&str> = j
+        .dims
+        .iter()
+        .map(String::as_str)
+        .chain(j.defined.iter().map(|d| d.dim.as_str()))
+        .collect();
+    let order = format!("({})", names.join(", "));
+    let tuples = |ts: &[Vec<i128>]| -> String {
+        let ex: Vec<String> = ts
+            .iter()
+            .map(|t| {
+                let v: Vec<String> = t.iter().map(|x| x.to_string()).collect();
+                format!("({})", v.join(", "))
+            })
+            .collect();
+        format!("{order} e.g. {}", ex.join(", "))
+    };
+    if !j.accepted_examples.is_empty() {
+        row(out, "pass", &st.green(&tuples(&j.accepted_examples)), st);
+    }
+    if !j.rejected_examples.is_empty() {
+        row(out, "fail", &st.red(&tuples(&j.rejected_examples)), st);
     }
 }

@@ -160,94 +160,86 @@ struct Symbol {
 /// kept with their place and reason.
 pub fn read(lines: &[Line]) -> Message {
     let mut msg = Message::empty(Form::TorchLogs);
-    let mut order: Vec<String> = Vec::new();
-    let mut syms: BTreeMap<String, Symbol> = BTreeMap::new();
-    let mut guards: Vec<RawGuard> = Vec::new();
-    let mut replaced: Vec<(String, String, String)> = Vec::new();
-    let mut suppressed = 0usize;
-    let mut constant_sources: Vec<(String, i128, (i128, i128))> = Vec::new();
-    let mut assumed: Vec<String> = Vec::new();
-    let mut prose: Vec<(usize, String)> = Vec::new();
-    let mut ordered: HashSet<String> = HashSet::new();
-    let mut sym = |name: &str, order: &mut Vec<String>| {
-        if ordered.insert(name.to_string()) {
-            order.push(name.to_string());
-        }
-    };
+    let mut log = LogRecords::default();
     for line in lines {
+        log.line(line, &mut msg);
+    }
+    let excerpt = log.quoted_guards(&mut msg);
+    specializations_summary(lines, &mut msg);
+    log.constant_replacements();
+    log.constant_sources(&mut msg);
+    let mut names = log.dims(&mut msg, excerpt);
+    log.unmapped_dims(&mut msg, &mut names);
+    log.relations(&mut msg);
+    log.place(&mut msg);
+    msg
+}
+
+/// What [`read`] gathers from a log's lines: the symbols (in the order the log created them),
+/// the guards, the replacements, and what is kept for the notes.
+#[derive(Default)]
+struct LogRecords {
+    order: Vec<String>,
+    ordered: HashSet<String>,
+    syms: BTreeMap<String, Symbol>,
+    guards: Vec<RawGuard>,
+    /// `set_replacement` (symbol, right-hand side, reason).
+    replaced: Vec<(String, String, String)>,
+    /// Guard lines marked `[guard suppressed]`.
+    suppressed: usize,
+    /// A constrained size tracked as a constant: (source, value, range).
+    constant_sources: Vec<(String, i128, (i128, i128))>,
+    /// Data-dependent expressions torch decided by assumption.
+    assumed: Vec<String>,
+    /// Guards quoted in prose, with their line.
+    prose: Vec<(usize, String)>,
+}
+
+impl LogRecords {
+    /// Lists the symbol `name` in creation order (once).
+    fn sym(&mut self, name: &str) {
+        if self.ordered.insert(name.to_string()) {
+            self.order.push(name.to_string());
+        }
+    }
+
+    /// One line of the log, by its record (`create_symbol`, `track_symint`, `set_replacement`,
+    /// a guard, a data-dependent assumption), or prose quoting a guard.
+    fn line(&mut self, line: &Line, msg: &mut Message) {
         let t = line.text.trim();
         if let Some(rest) = t.strip_prefix("create_symbol ") {
-            // s53 = 224 for L['x'].size()[2] [32, 512] (...)
-            let Some((name, rest)) = rest.split_once(" = ") else {
-                continue;
-            };
-            let Some((_, rest)) = rest.split_once(" for ") else {
-                continue;
-            };
-            let (source, range) = match rest.find(" [") {
-                Some(i) => (&rest[..i], parse_range(&rest[i + 1..])),
-                None => (rest.split(' ').next().unwrap_or(rest), None),
-            };
-            sym(name.trim(), &mut order);
-            let s = syms.entry(name.trim().to_string()).or_default();
-            s.source = Some(source.trim().to_string());
-            s.range = s.range.or(range);
+            self.create_symbol(rest);
         } else if let Some(rest) = t
             .strip_prefix("create_unbacked_symint ")
             .or_else(|| t.strip_prefix("create_unbacked_symbol "))
         {
             let name = rest.split_whitespace().next().unwrap_or("");
-            syms.entry(name.to_string()).or_default().unbacked = true;
+            self.syms.entry(name.to_string()).or_default().unbacked = true;
         } else if let Some(rest) = t.strip_prefix("track_symint ") {
-            // L['b'].size()[2] s16 StrictMinMaxConstraint(warn_only=False, vr=VR[32, 512])
-            let mut parts = rest.splitn(3, ' ');
-            let (Some(source), Some(value)) = (parts.next(), parts.next()) else {
-                continue;
-            };
-            let tail = parts.next().unwrap_or("");
-            if !source.contains(".size()") {
-                continue;
-            }
-            if let (Some(v), Some(i)) = (int_bound(value), tail.find("VR[")) {
-                // A size the user asked to be dynamic (a range constraint) that torch made a
-                // constant: a specialization, whose symbol the log may not name any more.
-                if let Some(range) = parse_range(&tail[i + 2..]) {
-                    constant_sources.push((source.to_string(), v, range));
-                }
-                continue;
-            }
-            if !is_size_symbol(value) {
-                continue;
-            }
-            sym(value, &mut order);
-            let s = syms.entry(value.to_string()).or_default();
-            s.source.get_or_insert_with(|| source.to_string());
-            if let Some(i) = tail.find("VR[") {
-                s.range = s.range.or(parse_range(&tail[i + 2..]));
-            }
+            self.track_symint(rest);
         } else if let Some(rest) = t.strip_prefix("set_replacement ") {
             // s99 = s41 (solve) | s1 = 6 (range_refined_to_singleton) VR[6, 6]
             let Some((a, rest)) = rest.split_once(" = ") else {
-                continue;
+                return;
             };
             let (rhs, reason) = match rest.split_once(" (") {
                 Some((r, why)) => (r.trim(), why.split(')').next().unwrap_or("").to_string()),
                 None => (rest.trim(), String::new()),
             };
-            replaced.push((a.trim().to_string(), rhs.to_string(), reason));
+            self.replaced
+                .push((a.trim().to_string(), rhs.to_string(), reason));
         } else if let Some(rest) = t
             .strip_prefix("eval ")
             .or_else(|| t.strip_prefix("runtime_assert "))
         {
             let Some((expr, tail)) = rest.split_once(" [guard added]") else {
-                continue;
+                return;
             };
-            if let Some(e) = expr.strip_prefix("[guard suppressed] ") {
-                suppressed += 1;
-                let _ = e;
-                continue;
+            if expr.strip_prefix("[guard suppressed] ").is_some() {
+                self.suppressed += 1;
+                return;
             }
-            guards.push(RawGuard {
+            self.guards.push(RawGuard {
                 line: line.no,
                 text: fact(expr).to_string(),
                 provenance: provenance(tail),
@@ -261,7 +253,7 @@ pub fn read(lines: &[Line]) -> Message {
                 "line {}: torch ignored the guard {g} (added after its shape environment was frozen): no check is installed, so sizes where it fails run unchecked and may compute wrong results; the answer below is where it holds",
                 line.no
             ));
-            guards.push(RawGuard {
+            self.guards.push(RawGuard {
                 line: line.no,
                 text: fact(g).to_string(),
                 provenance: None,
@@ -270,211 +262,306 @@ pub fn read(lines: &[Line]) -> Message {
             // `failed during evaluate_expr(Eq(u0, 399), hint=None, ...`: the first argument.
             let rest = &t[i + "failed during evaluate_expr(".len()..];
             let expr = first_arg(rest);
-            guards.push(RawGuard {
+            self.guards.push(RawGuard {
                 line: line.no,
                 text: expr.to_string(),
                 provenance: None,
             });
         } else if let Some(rest) = t.strip_prefix("could not evaluate ") {
-            if let Some((e, tail)) = rest.split_once(" due to data dependency") {
-                // `..., it was assumed to be False with no runtime assertions`
-                let value = if tail.contains("assumed to be True") {
-                    "True"
-                } else {
-                    "False"
-                };
-                assumed.push(format!("{e} (assumed {value})"));
-                // A data-dependent expression torch decided by assumption: read as one.
-                if parse_guard(e).is_ok_and(|x| x.atoms().iter().any(|a| is_unbacked(a))) {
-                    guards.push(RawGuard {
-                        line: line.no,
-                        text: e.to_string(),
-                        provenance: provenance(tail),
-                    });
-                }
-            }
+            self.could_not_evaluate(line.no, rest);
         } else if let Some(found) = quoted_guards(t) {
             // Prose quoting a guard (`The guard it reports is Eq(2048*s0, 2000896) and ...`):
             // kept aside, read below when it names only the log's symbols.
-            prose.extend(found.into_iter().map(|g| (line.no, g)));
+            self.prose.extend(found.into_iter().map(|g| (line.no, g)));
         }
     }
-    // Guards quoted in prose: those over the log's symbols only. The text is then an excerpt
-    // (not every guard torch added is in it).
-    let mut excerpt = false;
-    for (no, g) in prose {
-        let Ok(e) = parse_guard(&g) else { continue };
-        let atoms = e.atoms();
-        if !atoms.is_empty() && atoms.iter().all(|a| syms.contains_key(&a.to_string())) {
-            msg.notes.push(format!(
-                "line {no}: read the guard {g} quoted in the text (not a log record): the text is an excerpt, so other guards torch added may be missing"
-            ));
-            guards.push(RawGuard {
-                line: no,
-                text: g,
-                provenance: None,
-            });
-            excerpt = true;
-        }
+
+    /// `create_symbol s53 = 224 for L['x'].size()[2] [32, 512] (...)`: the symbol's source and
+    /// range.
+    fn create_symbol(&mut self, rest: &str) {
+        let Some((name, rest)) = rest.split_once(" = ") else {
+            return;
+        };
+        let Some((_, rest)) = rest.split_once(" for ") else {
+            return;
+        };
+        let (source, range) = match rest.find(" [") {
+            Some(i) => (&rest[..i], parse_range(&rest[i + 1..])),
+            None => (rest.split(' ').next().unwrap_or(rest), None),
+        };
+        self.sym(name.trim());
+        let s = self.syms.entry(name.trim().to_string()).or_default();
+        s.source = Some(source.trim().to_string());
+        s.range = s.range.or(range);
     }
-    specializations_summary(lines, &mut msg);
-    // Replacements: a constant specializes the symbol (a symbol or affine expression relates
-    // it: below, once the dimensions have names).
-    for (a, rhs, reason) in &replaced {
-        if let Some(v) = int_bound(rhs) {
-            sym(a, &mut order);
-            syms.entry(a.clone()).or_default().constant = Some((v, reason.clone()));
+
+    /// `track_symint L['b'].size()[2] s16 StrictMinMaxConstraint(warn_only=False, vr=VR[32,
+    /// 512])`: a size's symbol and range, or a constrained size torch made a constant.
+    fn track_symint(&mut self, rest: &str) {
+        let mut parts = rest.splitn(3, ' ');
+        let (Some(source), Some(value)) = (parts.next(), parts.next()) else {
+            return;
+        };
+        let tail = parts.next().unwrap_or("");
+        if !source.contains(".size()") {
+            return;
         }
-    }
-    // A constrained size tracked as a constant: the symbol replaced by that constant is it, when
-    // exactly one symbol without a source was (`set_replacement s1 = 6` and `track_symint
-    // L['ids'].size()[1] 6 StrictMinMaxConstraint(..., vr=VR[1, 128])`).
-    for (source, v, range) in &constant_sources {
-        if syms.values().any(|s| s.source.as_deref() == Some(source)) {
-            continue; // the log named this size's symbol (`create_symbol`)
-        }
-        let unnamed: Vec<String> = syms
-            .iter()
-            .filter(|(_, s)| s.source.is_none() && s.constant.as_ref().map(|c| c.0) == Some(*v))
-            .map(|(n, _)| n.clone())
-            .collect();
-        match unnamed.as_slice() {
-            [one] => {
-                let s = syms.get_mut(one).expect("listed");
-                s.source = Some(source.clone());
-                s.range = Some(*range);
+        if let (Some(v), Some(i)) = (int_bound(value), tail.find("VR[")) {
+            // A size the user asked to be dynamic (a range constraint) that torch made a
+            // constant: a specialization, whose symbol the log may not name any more.
+            if let Some(range) = parse_range(&tail[i + 2..]) {
+                self.constant_sources.push((source.to_string(), v, range));
             }
-            _ => {
-                let name = size_name(source);
-                let d = msg.dim_mut(&name, Some(source.clone()));
-                d.range = Some(*range);
-                d.specialized = Some(*v);
-            }
+            return;
+        }
+        if !is_size_symbol(value) {
+            return;
+        }
+        self.sym(value);
+        let s = self.syms.entry(value.to_string()).or_default();
+        s.source.get_or_insert_with(|| source.to_string());
+        if let Some(i) = tail.find("VR[") {
+            s.range = s.range.or(parse_range(&tail[i + 2..]));
         }
     }
-    // One dimension per backed symbol with a source, in the order the log created them, named
-    // from its source (`x_2`) as for a structured trace; guards keep torch's symbols (`s53`).
-    let mut names: HashMap<String, usize> = msg
-        .dims
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (d.name.clone(), i))
-        .collect();
-    for name in &order {
-        let s = &syms[name];
-        if s.unbacked || s.source.is_none() {
-            continue;
-        }
-        let dim_name = size_name(s.source.as_deref().unwrap_or(name));
-        let dim_name = if names.contains_key(&dim_name) {
-            format!("{dim_name}_{name}")
+
+    /// `could not evaluate E due to data dependency, it was assumed to be False with no
+    /// runtime assertions`: kept for the note, and read as a guard when `E` is over an unbacked
+    /// size.
+    fn could_not_evaluate(&mut self, no: usize, rest: &str) {
+        let Some((e, tail)) = rest.split_once(" due to data dependency") else {
+            return;
+        };
+        let value = if tail.contains("assumed to be True") {
+            "True"
         } else {
-            dim_name
+            "False"
         };
-        let i = match names.get(&dim_name) {
-            Some(&i) => i,
-            None => {
-                msg.dims.push(crate::message::DimEntry::new(&dim_name));
-                names.insert(dim_name.clone(), msg.dims.len() - 1);
-                msg.dims.len() - 1
-            }
-        };
-        let d = &mut msg.dims[i];
-        d.source = d.source.take().or_else(|| s.source.clone());
-        d.symbol = Some(name.clone());
-        d.range = s.range;
-        // A log lists every guard torch added (an excerpt quoting a guard does not).
-        d.every_guard = !excerpt;
-        if let Some((v, why)) = &s.constant {
-            d.specialized = Some(*v);
-            d.specialized_reason = (!why.is_empty()).then(|| why.clone());
-        }
-    }
-    // Symbols the text uses but never maps to an input (no create_symbol line): each is a size of
-    // its own, named by the symbol, so the answer is in torch's symbols; the note says what to add.
-    let mut unmapped: Vec<String> = Vec::new();
-    let mut seen_unmapped: HashSet<String> = HashSet::new();
-    let words = guards.iter().map(|g| g.text.as_str()).chain(
-        replaced
-            .iter()
-            .flat_map(|(a, rhs, _)| [a.as_str(), rhs.as_str()]),
-    );
-    for text in words {
-        for w in text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
-            let mapped = syms
-                .get(w)
-                .is_some_and(|s| s.source.is_some() || s.unbacked);
-            if is_backed(w) && !mapped && seen_unmapped.insert(w.to_string()) {
-                unmapped.push(w.to_string());
-            }
-        }
-    }
-    unmapped.sort_by_key(|w| w[1..].parse::<u64>().unwrap_or(u64::MAX));
-    for w in &unmapped {
-        if names.contains_key(w) {
-            continue;
-        }
-        let mut d = crate::message::DimEntry::new(w);
-        d.symbol = Some(w.clone());
-        d.range = syms.get(w).and_then(|s| s.range);
-        if let Some((v, why)) = syms.get(w).and_then(|s| s.constant.clone()) {
-            d.specialized = Some(v);
-            d.specialized_reason = (!why.is_empty()).then_some(why);
-        }
-        names.insert(w.clone(), msg.dims.len());
-        msg.dims.push(d);
-    }
-    if !unmapped.is_empty() {
-        msg.notes.push(format!(
-            "the text never says which input sizes {} are (no `create_symbol {} = ... for L['x'].size()[..]` line): the answer is over torch's symbols. Add the create_symbol lines (run the export with TORCH_LOGS=\"+dynamic\" and paste its whole output) to get it over your inputs",
-            unmapped.join(", "),
-            unmapped[0]
-        ));
-    }
-    let mut by_symbol: HashMap<String, String> = HashMap::new();
-    for d in &msg.dims {
-        if let Some(s) = &d.symbol {
-            by_symbol.entry(s.clone()).or_insert_with(|| d.name.clone());
-        }
-    }
-    let dim_of = |sym: &str| by_symbol.get(sym).cloned();
-    for (a, rhs, _) in &replaced {
-        let Some(an) = dim_of(a) else { continue };
-        if is_size_symbol(rhs) {
-            if let Some(bn) = dim_of(rhs) {
-                msg.equalities.push((bn, an));
-            }
-        } else if int_bound(rhs).is_none() {
-            // `s1 = 2*s0 + 1`: the right-hand side over the dimensions' names.
-            let Some(other) = first_symbol(rhs).and_then(|o| dim_of(&o)) else {
-                continue;
-            };
-            let expr = rename_words(rhs, &|w: &str| dim_of(w));
-            msg.relations.push(crate::message::Relation {
-                name: an,
-                other,
-                expr,
+        self.assumed.push(format!("{e} (assumed {value})"));
+        // A data-dependent expression torch decided by assumption: read as one.
+        if parse_guard(e).is_ok_and(|x| x.atoms().iter().any(|a| is_unbacked(a))) {
+            self.guards.push(RawGuard {
+                line: no,
+                text: e.to_string(),
+                provenance: provenance(tail),
             });
         }
     }
-    let source_of = |a: &str| syms.get(a).and_then(|s| s.source.clone());
-    place_guards(&mut msg, guards, &source_of, &|a: &str| {
-        syms.get(a).is_some_and(|s| s.unbacked) || is_unbacked(a)
-    });
-    if suppressed > 0 {
-        msg.notes.push(format!(
-            "{suppressed} guard line(s) marked [guard suppressed] were skipped: torch did not keep them"
-        ));
+
+    /// Guards quoted in prose: those over the log's symbols only, read as guards. Whether one
+    /// was: the text is then an excerpt (not every guard torch added is in it).
+    fn quoted_guards(&mut self, msg: &mut Message) -> bool {
+        let mut excerpt = false;
+        for (no, g) in std::mem::take(&mut self.prose) {
+            let Ok(e) = parse_guard(&g) else { continue };
+            let atoms = e.atoms();
+            if !atoms.is_empty() && atoms.iter().all(|a| self.syms.contains_key(&a.to_string())) {
+                msg.notes.push(format!(
+                    "line {no}: read the guard {g} quoted in the text (not a log record): the text is an excerpt, so other guards torch added may be missing"
+                ));
+                self.guards.push(RawGuard {
+                    line: no,
+                    text: g,
+                    provenance: None,
+                });
+                excerpt = true;
+            }
+        }
+        excerpt
     }
-    if !assumed.is_empty() {
-        let mut seen = HashSet::new();
-        assumed.retain(|a| seen.insert(a.clone()));
-        msg.notes.push(format!(
-            "torch could not evaluate {} because of data dependency and assumed the value shown, with no run-time check",
-            assumed.join(", ")
-        ));
+
+    /// Replacements by a constant specialize the symbol (a symbol or affine expression relates
+    /// it: [`LogRecords::relations`], once the dimensions have names).
+    fn constant_replacements(&mut self) {
+        for (a, rhs, reason) in std::mem::take(&mut self.replaced) {
+            if let Some(v) = int_bound(&rhs) {
+                self.sym(&a);
+                self.syms.entry(a.clone()).or_default().constant = Some((v, reason.clone()));
+            }
+            self.replaced.push((a, rhs, reason));
+        }
     }
-    msg
+
+    /// A constrained size tracked as a constant: the symbol replaced by that constant is it,
+    /// when exactly one symbol without a source was (`set_replacement s1 = 6` and
+    /// `track_symint L['ids'].size()[1] 6 StrictMinMaxConstraint(..., vr=VR[1, 128])`); else a
+    /// dimension of its own, specialized.
+    fn constant_sources(&mut self, msg: &mut Message) {
+        for (source, v, range) in &self.constant_sources {
+            if self
+                .syms
+                .values()
+                .any(|s| s.source.as_deref() == Some(source))
+            {
+                continue; // the log named this size's symbol (`create_symbol`)
+            }
+            let unnamed: Vec<String> = self
+                .syms
+                .iter()
+                .filter(|(_, s)| s.source.is_none() && s.constant.as_ref().map(|c| c.0) == Some(*v))
+                .map(|(n, _)| n.clone())
+                .collect();
+            match unnamed.as_slice() {
+                [one] => {
+                    let s = self.syms.get_mut(one).expect("listed");
+                    s.source = Some(source.clone());
+                    s.range = Some(*range);
+                }
+                _ => {
+                    let name = size_name(source);
+                    let d = msg.dim_mut(&name, Some(source.clone()));
+                    d.range = Some(*range);
+                    d.specialized = Some(*v);
+                }
+            }
+        }
+    }
+
+    /// One dimension per backed symbol with a source, in the order the log created them,
+    /// named from its source (`x_2`) as for a structured trace; guards keep torch's symbols
+    /// (`s53`). Each lists every guard unless the text is an `excerpt`. The dimensions'
+    /// indices by name.
+    fn dims(&self, msg: &mut Message, excerpt: bool) -> HashMap<String, usize> {
+        let mut names: HashMap<String, usize> = msg
+            .dims
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.name.clone(), i))
+            .collect();
+        for name in &self.order {
+            let s = &self.syms[name];
+            if s.unbacked || s.source.is_none() {
+                continue;
+            }
+            let dim_name = size_name(s.source.as_deref().unwrap_or(name));
+            let dim_name = if names.contains_key(&dim_name) {
+                format!("{dim_name}_{name}")
+            } else {
+                dim_name
+            };
+            let i = match names.get(&dim_name) {
+                Some(&i) => i,
+                None => {
+                    msg.dims.push(crate::message::DimEntry::new(&dim_name));
+                    names.insert(dim_name.clone(), msg.dims.len() - 1);
+                    msg.dims.len() - 1
+                }
+            };
+            let d = &mut msg.dims[i];
+            d.source = d.source.take().or_else(|| s.source.clone());
+            d.symbol = Some(name.clone());
+            d.range = s.range;
+            // A log lists every guard torch added (an excerpt quoting a guard does not).
+            d.every_guard = !excerpt;
+            if let Some((v, why)) = &s.constant {
+                d.specialized = Some(*v);
+                d.specialized_reason = (!why.is_empty()).then(|| why.clone());
+            }
+        }
+        names
+    }
+
+    /// Symbols the text uses but never maps to an input (no create_symbol line): each is a
+    /// size of its own, named by the symbol, so the answer is in torch's symbols; the note says
+    /// what to add.
+    fn unmapped_dims(&self, msg: &mut Message, names: &mut HashMap<String, usize>) {
+        let mut unmapped: Vec<String> = Vec::new();
+        let mut seen_unmapped: HashSet<String> = HashSet::new();
+        let words = self.guards.iter().map(|g| g.text.as_str()).chain(
+            self.replaced
+                .iter()
+                .flat_map(|(a, rhs, _)| [a.as_str(), rhs.as_str()]),
+        );
+        for text in words {
+            for w in text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_') {
+                let mapped = self
+                    .syms
+                    .get(w)
+                    .is_some_and(|s| s.source.is_some() || s.unbacked);
+                if is_backed(w) && !mapped && seen_unmapped.insert(w.to_string()) {
+                    unmapped.push(w.to_string());
+                }
+            }
+        }
+        unmapped.sort_by_key(|w| w[1..].parse::<u64>().unwrap_or(u64::MAX));
+        for w in &unmapped {
+            if names.contains_key(w) {
+                continue;
+            }
+            let mut d = crate::message::DimEntry::new(w);
+            d.symbol = Some(w.clone());
+            d.range = self.syms.get(w).and_then(|s| s.range);
+            if let Some((v, why)) = self.syms.get(w).and_then(|s| s.constant.clone()) {
+                d.specialized = Some(v);
+                d.specialized_reason = (!why.is_empty()).then_some(why);
+            }
+            names.insert(w.clone(), msg.dims.len());
+            msg.dims.push(d);
+        }
+        if !unmapped.is_empty() {
+            msg.notes.push(format!(
+                "the text never says which input sizes {} are (no `create_symbol {} = ... for L['x'].size()[..]` line): the answer is over torch's symbols. Add the create_symbol lines (run the export with TORCH_LOGS=\"+dynamic\" and paste its whole output) to get it over your inputs",
+                unmapped.join(", "),
+                unmapped[0]
+            ));
+        }
+    }
+
+    /// Replacements by a symbol or an expression, over the dimensions' names: equalities
+    /// (`s99 = s41`) and relations (`s1 = 2*s0 + 1`).
+    fn relations(&self, msg: &mut Message) {
+        let mut by_symbol: HashMap<String, String> = HashMap::new();
+        for d in &msg.dims {
+            if let Some(s) = &d.symbol {
+                by_symbol.entry(s.clone()).or_insert_with(|| d.name.clone());
+            }
+        }
+        let dim_of = |sym: &str| by_symbol.get(sym).cloned();
+        for (a, rhs, _) in &self.replaced {
+            let Some(an) = dim_of(a) else { continue };
+            if is_size_symbol(rhs) {
+                if let Some(bn) = dim_of(rhs) {
+                    msg.equalities.push((bn, an));
+                }
+            } else if int_bound(rhs).is_none() {
+                // `s1 = 2*s0 + 1`: the right-hand side over the dimensions' names.
+                let Some(other) = first_symbol(rhs).and_then(|o| dim_of(&o)) else {
+                    continue;
+                };
+                let expr = rename_words(rhs, &|w: &str| dim_of(w));
+                msg.relations.push(crate::message::Relation {
+                    name: an,
+                    other,
+                    expr,
+                });
+            }
+        }
+    }
+
+    /// The guards placed over the symbols' sources ([`place_guards`]), then the notes on
+    /// suppressed guard lines and on what torch assumed.
+    fn place(self, msg: &mut Message) {
+        let syms = &self.syms;
+        let source_of = |a: &str| syms.get(a).and_then(|s| s.source.clone());
+        place_guards(msg, self.guards, &source_of, &|a: &str| {
+            syms.get(a).is_some_and(|s| s.unbacked) || is_unbacked(a)
+        });
+        if self.suppressed > 0 {
+            msg.notes.push(format!(
+                "{} guard line(s) marked [guard suppressed] were skipped: torch did not keep them",
+                self.suppressed
+            ));
+        }
+        let mut assumed = self.assumed;
+        if !assumed.is_empty() {
+            let mut seen = HashSet::new();
+            assumed.retain(|a| seen.insert(a.clone()));
+            msg.notes.push(format!(
+                "torch could not evaluate {} because of data dependency and assumed the value shown, with no run-time check",
+                assumed.join(", ")
+            ));
+        }
+    }
 }
 
 /// A readable name for a size: `x.size()[2]` → `x_2`, `*args[0].shape[2]` → `args_0_2`.

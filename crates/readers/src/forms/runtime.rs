@@ -255,220 +255,28 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
 /// ..., size=[5, 3], ...)` under that frame's `[0/0]`, see `frame_guards`), they are that
 /// entry's guards too: its set is then all the compiled graph accepts.
 pub fn recompile(lines: &[Line]) -> Option<Message> {
-    let triggered = lines.iter().any(|l| {
-        l.text.contains("guard failure")
-            || l.text.contains("Recompiling function")
-            || l.text.contains("GuardFail(")
-    });
-    let mut entries: Vec<(String, CacheEntry)> = Vec::new();
-    // The function each frame number compiles (`5` → `forward`), and the one being read.
-    let mut frame_fn: Vec<(String, String)> = Vec::new();
-    let mut function: Option<String> = None;
-    let mut in_block = false;
-    let mut limit: Option<String> = None;
-    let mut unread: Vec<Unreadable> = Vec::new();
+    let mut scan = ReasonScan {
+        triggered: lines.iter().any(|l| {
+            l.text.contains("guard failure")
+                || l.text.contains("Recompiling function")
+                || l.text.contains("GuardFail(")
+        }),
+        ..ReasonScan::default()
+    };
     for line in lines {
-        let t = line.text.trim();
-        if let Some(i) = t.find("Recompiling function ") {
-            let name = t[i + "Recompiling function ".len()..]
-                .split([' ', '\'', '"', ','])
-                .next()
-                .unwrap_or("")
-                .to_string();
-            if let Some(f) = line.frame.as_deref().and_then(|f| f.split('/').next()) {
-                if !frame_fn.iter().any(|(k, _)| k == f) {
-                    frame_fn.push((f.to_string(), name.clone()));
-                }
-            }
-            function = (!name.is_empty()).then_some(name);
-            in_block = false;
-        }
-        if t.contains("hit config.recompile_limit") || t.contains("FailOnRecompileLimitHit") {
-            limit.get_or_insert_with(|| t.to_string());
-        }
-        let reason = if let Some(i) = t.find("triggered by the following guard failure") {
-            in_block = true;
-            // The tuple form gives the guard on the same line, after the colon.
-            let rest = t[i..].split_once(':').map_or("", |(_, r)| r);
-            let rest = rest.trim().trim_end_matches([')', '"', '\'']).trim();
-            if rest.is_empty() {
-                continue;
-            }
-            Some((None, rest.to_string()))
-        } else if let Some(rest) = t.strip_prefix("- ").filter(|_| in_block || triggered) {
-            let rest = rest.trim();
-            match rest.split_once(": ") {
-                Some((id, g)) if is_frame_id(id) => Some((Some(id.to_string()), g.to_string())),
-                // torch 2.15 prints the user stack under each reason (`- User stack trace:`,
-                // `-   File "m.py", line 7, in f`).
-                _ if rest.starts_with("User stack") || rest.starts_with("File ") => continue,
-                _ if in_block || rest.contains(MISMATCH) => Some((None, rest.to_string())),
-                _ => None,
-            }
-        } else if let Some(i) = t.find("GuardFail(reason=") {
-            let rest = &t[i + "GuardFail(reason=".len()..];
-            let q = rest.chars().next().unwrap_or('"');
-            let body = rest[1..].split(&format!("{q}, ")).next().unwrap_or("");
-            Some((None, body.to_string()))
-        } else if t.contains(MISMATCH) && !triggered {
-            // A reason alone (no recompile block around it; torch's `last reason: 0/1: ...`
-            // after a limit repeats an entry of the block and is not read again).
-            Some((None, t.to_string()))
-        } else {
-            if !t.is_empty() && !t.starts_with('-') {
-                in_block = false;
-            }
-            None
-        };
-        let Some((id, text)) = reason else { continue };
-        let fun = id
-            .as_deref()
-            .and_then(|id| id.split('/').next())
-            .and_then(|f| frame_fn.iter().find(|(k, _)| k == f))
-            .map(|(_, n)| n.clone())
-            .or_else(|| function.clone());
-        // Which function's cache: the frame number where printed, else the function's name.
-        let group = match &id {
-            Some(id) => format!("#{}", id.split('/').next().unwrap_or("")),
-            None => fun.clone().unwrap_or_default(),
-        };
-        let mut e = CacheEntry {
-            id: id.clone().unwrap_or_default(),
-            function: fun,
-            guards: vec![],
-            other: vec![],
-            actual: None,
-        };
-        match entry_guard(&text) {
-            Ok(EntryGuard::Size(g, actual)) => {
-                e.actual = actual;
-                e.guards.push(*g);
-            }
-            Ok(EntryGuard::Other(g)) => e.other.push(g),
-            Err(reason) => {
-                unread.push(Unreadable {
-                    line: line.no,
-                    text: text.clone(),
-                    reason,
-                });
-                e.other.push(text.clone());
-            }
-        }
-        // The same entry in a later reason (each recompile lists every entry again).
-        let key = |e: &CacheEntry| {
-            if e.id.is_empty() {
-                e.guards
-                    .iter()
-                    .map(|g| g.text.clone())
-                    .chain(e.other.iter().cloned())
-                    .collect::<Vec<_>>()
-                    .join(" and ")
-            } else {
-                e.id.clone()
-            }
-        };
-        match entries
-            .iter_mut()
-            .find(|(g, x)| *g == group && key(x) == key(&e))
-        {
-            Some((_, x)) => x.actual = e.actual.or(x.actual),
-            None => entries.push((group, e)),
-        }
+        scan.line(line);
     }
+    let mut entries = scan.entries;
     if entries.is_empty() {
         return None;
     }
-    // Reasons read before the text names their function (a log cut before its first
-    // `Recompiling function` line) belong to the one function it names.
-    let named: Vec<&str> = entries.iter().fold(Vec::new(), |mut v, (g, _)| {
-        if !g.is_empty() && !v.contains(&g.as_str()) {
-            v.push(g.as_str());
-        }
-        v
-    });
-    if let [one] = named.as_slice() {
-        let one = one.to_string();
-        for (g, _) in entries.iter_mut() {
-            if g.is_empty() {
-                *g = one.clone();
-            }
-        }
-        // The same reason read before and after the name is one entry.
-        let mut seen: Vec<(String, Vec<String>)> = Vec::new();
-        entries.retain(|(g, e)| {
-            if !e.id.is_empty() {
-                return true;
-            }
-            let k = (
-                g.clone(),
-                e.guards
-                    .iter()
-                    .map(|x| x.text.clone())
-                    .chain(e.other.iter().cloned())
-                    .collect(),
-            );
-            if seen.contains(&k) {
-                return false;
-            }
-            seen.push(k);
-            true
-        });
-    }
+    name_unnamed(&mut entries);
     let mut msg = Message::empty(Form::GuardFailed);
-    msg.unreadable = unread;
-    // The guard lists of the failed frames, where printed: each is its entry's guards.
-    let mut all_listed = entries.iter().all(|(_, e)| !e.id.is_empty());
-    for (_, e) in entries.iter_mut() {
-        let listed = if e.id.is_empty() {
-            vec![]
-        } else {
-            frame_guards(lines, &e.id)
-        };
-        if listed.is_empty() {
-            all_listed = false;
-            continue;
-        }
-        for g in listed {
-            if e.guards.iter().any(|x| x.text == g.text) {
-                continue;
-            }
-            if let Ok(expr) = parse_guard(&g.text) {
-                e.guards.push(crate::message::Guard {
-                    text: g.text,
-                    expr,
-                    provenance: None,
-                });
-            }
-        }
-    }
-    // A dynamic entry's sizes start at 2 (torch specializes 0 and 1: a call at either fails the
-    // entry's `2 <= x.size()[0]`); an entry compiled for one size (`expected 1`, `== 1`) holds it.
-    let mut implied = false;
+    msg.unreadable = scan.unread;
+    let all_listed = add_frame_guards(lines, &mut entries);
     // How many guards of each entry the text gives (the implied bound comes after them).
     let given: Vec<usize> = entries.iter().map(|(_, e)| e.guards.len()).collect();
-    for (_, e) in entries.iter_mut() {
-        let atoms: std::collections::BTreeSet<String> = e
-            .guards
-            .iter()
-            .flat_map(|g| g.expr.atoms())
-            .map(|a| a.to_string())
-            .collect();
-        for a in atoms {
-            let pinned = e.guards.iter().any(|g| pins(&g.expr, &a));
-            let text = format!("2 <= {a}");
-            if pinned || e.guards.iter().any(|g| g.text == text) {
-                continue;
-            }
-            if let Ok(expr) = parse_guard(&text) {
-                e.guards.push(crate::message::Guard {
-                    text,
-                    expr,
-                    provenance: None,
-                });
-                implied = true;
-            }
-        }
-    }
+    let implied = add_implied_bounds(&mut entries);
     // Two functions: their sizes are kept apart by the function's name.
     let groups: Vec<String> = entries.iter().fold(Vec::new(), |mut v, (g, _)| {
         if !v.contains(g) {
@@ -477,159 +285,29 @@ pub fn recompile(lines: &[Line]) -> Option<Message> {
         v
     });
     if groups.len() > 1 {
-        for (g, e) in entries.iter_mut() {
-            let prefix = e
-                .function
-                .clone()
-                .unwrap_or_else(|| format!("frame{}", g.trim_start_matches('#')));
-            for guard in &mut e.guards {
-                for a in guard.expr.atoms() {
-                    let q = format!("{prefix}.{}", local_names(&a));
-                    guard.expr = guard.expr.substitute(&a, &Expr::sym(&q));
-                    guard.text = guard.text.replace(&*a, &q);
-                }
-            }
-        }
+        qualify_by_function(&mut entries);
     }
     let mut raws = Vec::new();
-    let mut first: Option<(String, Expr, Option<i128>)> = None;
+    let mut first: Option<FailedGuard> = None;
     for group in &groups {
-        let of: Vec<&CacheEntry> = entries
-            .iter()
-            .filter(|(g, _)| g == group)
-            .map(|(_, e)| e)
-            .collect();
-        let given_of: Vec<usize> = entries
+        let (of, given_of): (Vec<&CacheEntry>, Vec<usize>) = entries
             .iter()
             .zip(&given)
             .filter(|((g, _), _)| g == group)
-            .map(|(_, &n)| n)
-            .collect();
-        let who = of
-            .iter()
-            .find_map(|e| e.function.clone())
-            .map_or("the compiled function".to_string(), |f| format!("`{f}`"));
-        let conj = |e: &CacheEntry| -> Option<String> {
-            match e.guards.as_slice() {
-                [] => None,
-                [g] => Some(g.text.clone()),
-                gs => Some(
-                    gs.iter()
-                        .map(|g| format!("({})", g.text))
-                        .collect::<Vec<_>>()
-                        .join(" and "),
-                ),
-            }
-        };
-        let name = |e: &CacheEntry, k: usize| {
-            if e.id.is_empty() {
-                format!("#{}", k + 1)
-            } else {
-                e.id.clone()
-            }
-        };
-        let listed: Vec<String> = of
-            .iter()
-            .enumerate()
-            .map(|(k, e)| {
-                let mut parts: Vec<String> = e.guards[..given_of[k]]
-                    .iter()
-                    .map(|g| g.text.clone())
-                    .collect();
-                parts.extend(e.other.iter().map(|o| format!("{o} (not a size)")));
-                format!("{}: {}", name(e, k), parts.join(", "))
-            })
-            .collect();
-        msg.notes.push(format!(
-            "torch.compile cached {} for {who}; a call runs if any one of them accepts it, so each size's set is the union of the entries' sets (the failed guard of each: {})",
-            if of.len() == 1 { "1 graph".to_string() } else { format!("{} graphs", of.len()) },
-            listed.join("; ")
-        ));
-        for (k, e) in of.iter().enumerate() {
-            for o in &e.other {
-                msg.notes.push(format!(
-                    "entry {} failed on `{o}`: a guard over a value that is not a tensor size (a Python number or constant argument, an object id); torch compiles a graph per value it sees. dimguard gives no size set for it: pass the value as a tensor, or keep it constant between calls",
-                    name(e, k)
-                ));
-            }
+            .map(|((_, e), &n)| (e, n))
+            .unzip();
+        if let Some((r, f)) = function_guard(&mut msg, &of, &given_of) {
+            raws.extend(r);
+            first.get_or_insert(f);
         }
-        let parts: Vec<Option<String>> = of.iter().map(|e| conj(e)).collect();
-        if parts.iter().any(Option::is_none) {
-            // An entry that failed only on a non-size guard bounds no size.
-            if parts.iter().any(Option::is_some) {
-                msg.notes.push(format!(
-                    "an entry of {who} failed only on a guard that is not a size: the text bounds no size for it, so no size of {who} is known to be rejected"
-                ));
-            }
-            continue;
-        }
-        if let [one] = of.as_slice() {
-            // One entry: its guards, each on its own (a guard per size stays that size's).
-            for g in &one.guards {
-                for a in g.expr.atoms() {
-                    msg.dim_mut(&a, Some(a.to_string()));
-                }
-                raws.push(RawGuard {
-                    line: 0,
-                    text: g.text.clone(),
-                    provenance: None,
-                });
-            }
-            let g = &one.guards[0];
-            first.get_or_insert((g.text.clone(), g.expr.clone(), one.actual));
-            continue;
-        }
-        let parts: Vec<String> = parts.into_iter().flatten().collect();
-        let text = if parts.len() == 1 {
-            parts[0].clone()
-        } else {
-            parts
-                .iter()
-                .map(|p| format!("({p})"))
-                .collect::<Vec<_>>()
-                .join(" or ")
-        };
-        let Ok(expr) = parse_guard(&text) else {
-            continue;
-        };
-        for a in expr.atoms() {
-            msg.dim_mut(&a, Some(a.to_string()));
-        }
-        raws.push(RawGuard {
-            line: 0,
-            text: text.clone(),
-            provenance: None,
-        });
-        let actual = of.iter().rev().find_map(|e| e.actual);
-        first.get_or_insert((text, expr, actual));
     }
     if implied {
         msg.notes.push(
             "an entry over a dynamic size accepts it from 2 only (torch specializes sizes 0 and 1: a call at either compiles another graph), so `2 <= size` is added to each such entry".to_string(),
         );
     }
-    // A size an entry was compiled static for (`expected 5`): how to make it dynamic.
-    let mut statics: Vec<(String, i128)> = Vec::new();
-    for (_, e) in &entries {
-        for g in e.guards.iter().filter(|_| e.actual.is_some()) {
-            if let Some((src, v)) = g.text.split_once(" == ") {
-                if let Ok(v) = v.trim().parse::<i128>() {
-                    if !statics.iter().any(|(s, _)| s == src) {
-                        statics.push((src.to_string(), v));
-                    }
-                }
-            }
-        }
-    }
-    for (source, v) in &statics {
-        if let Some((x, i)) = dimguard_solver::python::input_dim(source) {
-            msg.notes.push(format!(
-                "an entry holds {source} to {v} (torch.compile made it static); to accept other sizes in one graph mark it dynamic before the call: {} (the block at the end), or compile with dynamic=True",
-                dimguard_solver::python::mark_dynamic(&x, i, None, None)
-            ));
-        }
-    }
-    if let Some(l) = &limit {
+    static_notes(&mut msg, &entries);
+    if let Some(l) = &scan.limit {
         msg.notes.push(format!(
             "torch stopped compiling new graphs for this function ({l}): a call no cached graph accepts raises (fail_on_recompile_limit_hit) or runs without compiling; raise torch._dynamo.config.recompile_limit or make the sizes dynamic"
         ));
@@ -664,6 +342,407 @@ pub fn recompile(lines: &[Line]) -> Option<Message> {
     }
     rename_by_source(&mut msg);
     Some(msg)
+}
+
+/// [`recompile`]'s reading of the lines: the cache entries (each with its function's cache:
+/// `#frame` where printed, else the function's name), the reasons that do not read, and
+/// torch's recompile-limit line.
+#[derive(Default)]
+struct ReasonScan {
+    /// Whether the text holds a recompile block (a reason alone is read otherwise).
+    triggered: bool,
+    /// The function each frame number compiles (`5` → `forward`).
+    frame_fn: Vec<(String, String)>,
+    /// The function being read.
+    function: Option<String>,
+    /// Inside a `triggered by the following guard failure(s)` block.
+    in_block: bool,
+    limit: Option<String>,
+    unread: Vec<Unreadable>,
+    entries: Vec<(String, CacheEntry)>,
+}
+
+impl ReasonScan {
+    /// One line: a `Recompiling function` header, the limit line, or a reason, read into its
+    /// entry.
+    fn line(&mut self, line: &Line) {
+        let t = line.text.trim();
+        if let Some(i) = t.find("Recompiling function ") {
+            let name = t[i + "Recompiling function ".len()..]
+                .split([' ', '\'', '"', ','])
+                .next()
+                .unwrap_or("")
+                .to_string();
+            if let Some(f) = line.frame.as_deref().and_then(|f| f.split('/').next()) {
+                if !self.frame_fn.iter().any(|(k, _)| k == f) {
+                    self.frame_fn.push((f.to_string(), name.clone()));
+                }
+            }
+            self.function = (!name.is_empty()).then_some(name);
+            self.in_block = false;
+        }
+        if t.contains("hit config.recompile_limit") || t.contains("FailOnRecompileLimitHit") {
+            self.limit.get_or_insert_with(|| t.to_string());
+        }
+        if let Some((id, text)) = self.reason(t) {
+            self.entry(line.no, id, text);
+        }
+    }
+
+    /// The reason a line gives (its entry id where printed, and the failed guard): a block's
+    /// header with the guard on the same line (the tuple form), a `- ` line of a block, a
+    /// guard-fail hook's `GuardFail(reason=...)`, or a size mismatch alone.
+    fn reason(&mut self, t: &str) -> Option<(Option<String>, String)> {
+        if let Some(i) = t.find("triggered by the following guard failure") {
+            self.in_block = true;
+            // The tuple form gives the guard on the same line, after the colon.
+            let rest = t[i..].split_once(':').map_or("", |(_, r)| r);
+            let rest = rest.trim().trim_end_matches([')', '"', '\'']).trim();
+            if rest.is_empty() {
+                return None;
+            }
+            Some((None, rest.to_string()))
+        } else if let Some(rest) = t
+            .strip_prefix("- ")
+            .filter(|_| self.in_block || self.triggered)
+        {
+            let rest = rest.trim();
+            match rest.split_once(": ") {
+                Some((id, g)) if is_frame_id(id) => Some((Some(id.to_string()), g.to_string())),
+                // torch 2.15 prints the user stack under each reason (`- User stack trace:`,
+                // `-   File "m.py", line 7, in f`).
+                _ if rest.starts_with("User stack") || rest.starts_with("File ") => None,
+                _ if self.in_block || rest.contains(MISMATCH) => Some((None, rest.to_string())),
+                _ => None,
+            }
+        } else if let Some(i) = t.find("GuardFail(reason=") {
+            let rest = &t[i + "GuardFail(reason=".len()..];
+            let q = rest.chars().next().unwrap_or('"');
+            let body = rest[1..].split(&format!("{q}, ")).next().unwrap_or("");
+            Some((None, body.to_string()))
+        } else if t.contains(MISMATCH) && !self.triggered {
+            // A reason alone (no recompile block around it; torch's `last reason: 0/1: ...`
+            // after a limit repeats an entry of the block and is not read again).
+            Some((None, t.to_string()))
+        } else {
+            if !t.is_empty() && !t.starts_with('-') {
+                self.in_block = false;
+            }
+            None
+        }
+    }
+
+    /// The entry of a reason at line `no`: its guard over a size (with the size the call had),
+    /// or over something else, or unreadable (kept as such); the same entry in a later reason
+    /// (each recompile lists every entry again) is read once.
+    fn entry(&mut self, no: usize, id: Option<String>, text: String) {
+        let fun = id
+            .as_deref()
+            .and_then(|id| id.split('/').next())
+            .and_then(|f| self.frame_fn.iter().find(|(k, _)| k == f))
+            .map(|(_, n)| n.clone())
+            .or_else(|| self.function.clone());
+        // Which function's cache: the frame number where printed, else the function's name.
+        let group = match &id {
+            Some(id) => format!("#{}", id.split('/').next().unwrap_or("")),
+            None => fun.clone().unwrap_or_default(),
+        };
+        let mut e = CacheEntry {
+            id: id.clone().unwrap_or_default(),
+            function: fun,
+            guards: vec![],
+            other: vec![],
+            actual: None,
+        };
+        match entry_guard(&text) {
+            Ok(EntryGuard::Size(g, actual)) => {
+                e.actual = actual;
+                e.guards.push(*g);
+            }
+            Ok(EntryGuard::Other(g)) => e.other.push(g),
+            Err(reason) => {
+                self.unread.push(Unreadable {
+                    line: no,
+                    text: text.clone(),
+                    reason,
+                });
+                e.other.push(text.clone());
+            }
+        }
+        let key = |e: &CacheEntry| {
+            if e.id.is_empty() {
+                e.guards
+                    .iter()
+                    .map(|g| g.text.clone())
+                    .chain(e.other.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            } else {
+                e.id.clone()
+            }
+        };
+        match self
+            .entries
+            .iter_mut()
+            .find(|(g, x)| *g == group && key(x) == key(&e))
+        {
+            Some((_, x)) => x.actual = e.actual.or(x.actual),
+            None => self.entries.push((group, e)),
+        }
+    }
+}
+
+/// Reasons read before the text names their function (a log cut before its first
+/// `Recompiling function` line) belong to the one function it names; the same reason read
+/// before and after the name is then one entry.
+fn name_unnamed(entries: &mut Vec<(String, CacheEntry)>) {
+    let named: Vec<&str> = entries.iter().fold(Vec::new(), |mut v, (g, _)| {
+        if !g.is_empty() && !v.contains(&g.as_str()) {
+            v.push(g.as_str());
+        }
+        v
+    });
+    let [one] = named.as_slice() else {
+        return;
+    };
+    let one = one.to_string();
+    for (g, _) in entries.iter_mut() {
+        if g.is_empty() {
+            *g = one.clone();
+        }
+    }
+    let mut seen: Vec<(String, Vec<String>)> = Vec::new();
+    entries.retain(|(g, e)| {
+        if !e.id.is_empty() {
+            return true;
+        }
+        let k = (
+            g.clone(),
+            e.guards
+                .iter()
+                .map(|x| x.text.clone())
+                .chain(e.other.iter().cloned())
+                .collect(),
+        );
+        if seen.contains(&k) {
+            return false;
+        }
+        seen.push(k);
+        true
+    });
+}
+
+/// The guard lists of the failed frames, where printed ([`frame_guards`]): each is its entry's
+/// guards too. Whether every entry's list was printed.
+fn add_frame_guards(lines: &[Line], entries: &mut [(String, CacheEntry)]) -> bool {
+    let mut all_listed = entries.iter().all(|(_, e)| !e.id.is_empty());
+    for (_, e) in entries.iter_mut() {
+        let listed = if e.id.is_empty() {
+            vec![]
+        } else {
+            frame_guards(lines, &e.id)
+        };
+        if listed.is_empty() {
+            all_listed = false;
+            continue;
+        }
+        for g in listed {
+            if e.guards.iter().any(|x| x.text == g.text) {
+                continue;
+            }
+            if let Ok(expr) = parse_guard(&g.text) {
+                e.guards.push(crate::message::Guard {
+                    text: g.text,
+                    expr,
+                    provenance: None,
+                });
+            }
+        }
+    }
+    all_listed
+}
+
+/// A dynamic entry's sizes start at 2 (torch specializes 0 and 1: a call at either fails the
+/// entry's `2 <= x.size()[0]`): `2 <= size` added to each entry for each size it does not pin
+/// (an entry compiled for one size, `expected 1`, `== 1`, holds it). Whether one was added.
+fn add_implied_bounds(entries: &mut [(String, CacheEntry)]) -> bool {
+    let mut implied = false;
+    for (_, e) in entries.iter_mut() {
+        let atoms: std::collections::BTreeSet<String> = e
+            .guards
+            .iter()
+            .flat_map(|g| g.expr.atoms())
+            .map(|a| a.to_string())
+            .collect();
+        for a in atoms {
+            let pinned = e.guards.iter().any(|g| pins(&g.expr, &a));
+            let text = format!("2 <= {a}");
+            if pinned || e.guards.iter().any(|g| g.text == text) {
+                continue;
+            }
+            if let Ok(expr) = parse_guard(&text) {
+                e.guards.push(crate::message::Guard {
+                    text,
+                    expr,
+                    provenance: None,
+                });
+                implied = true;
+            }
+        }
+    }
+    implied
+}
+
+/// With two functions' caches, each entry's sizes named by its function (`f.x.size()[0]`; an
+/// entry of no named function by its frame, `frame5.x.size()[0]`).
+fn qualify_by_function(entries: &mut [(String, CacheEntry)]) {
+    for (g, e) in entries.iter_mut() {
+        let prefix = e
+            .function
+            .clone()
+            .unwrap_or_else(|| format!("frame{}", g.trim_start_matches('#')));
+        for guard in &mut e.guards {
+            for a in guard.expr.atoms() {
+                let q = format!("{prefix}.{}", local_names(&a));
+                guard.expr = guard.expr.substitute(&a, &Expr::sym(&q));
+                guard.text = guard.text.replace(&*a, &q);
+            }
+        }
+    }
+}
+
+/// A failed guard of a cache entry: its text, its expression, and the size the call had.
+type FailedGuard = (String, Expr, Option<i128>);
+
+/// The guard of one function's cache (its entries `of`, each with the count of guards the
+/// text gives, `given_of`): the notes on its entries, then its guards to place and the first
+/// failed guard (text, expression, the size the call had). One entry: its guards, each on its
+/// own (a guard per size stays that size's); several: the union (`or`) of the entries'
+/// conjunctions. `None` when an entry failed only on a guard that is not a size (it bounds no
+/// size) or the union does not parse.
+fn function_guard(
+    msg: &mut Message,
+    of: &[&CacheEntry],
+    given_of: &[usize],
+) -> Option<(Vec<RawGuard>, FailedGuard)> {
+    let who = of
+        .iter()
+        .find_map(|e| e.function.clone())
+        .map_or("the compiled function".to_string(), |f| format!("`{f}`"));
+    let conj = |e: &CacheEntry| -> Option<String> {
+        match e.guards.as_slice() {
+            [] => None,
+            [g] => Some(g.text.clone()),
+            gs => Some(
+                gs.iter()
+                    .map(|g| format!("({})", g.text))
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+            ),
+        }
+    };
+    let name = |e: &CacheEntry, k: usize| {
+        if e.id.is_empty() {
+            format!("#{}", k + 1)
+        } else {
+            e.id.clone()
+        }
+    };
+    let listed: Vec<String> = of
+        .iter()
+        .enumerate()
+        .map(|(k, e)| {
+            let mut parts: Vec<String> = e.guards[..given_of[k]]
+                .iter()
+                .map(|g| g.text.clone())
+                .collect();
+            parts.extend(e.other.iter().map(|o| format!("{o} (not a size)")));
+            format!("{}: {}", name(e, k), parts.join(", "))
+        })
+        .collect();
+    msg.notes.push(format!(
+        "torch.compile cached {} for {who}; a call runs if any one of them accepts it, so each size's set is the union of the entries' sets (the failed guard of each: {})",
+        if of.len() == 1 { "1 graph".to_string() } else { format!("{} graphs", of.len()) },
+        listed.join("; ")
+    ));
+    for (k, e) in of.iter().enumerate() {
+        for o in &e.other {
+            msg.notes.push(format!(
+                "entry {} failed on `{o}`: a guard over a value that is not a tensor size (a Python number or constant argument, an object id); torch compiles a graph per value it sees. dimguard gives no size set for it: pass the value as a tensor, or keep it constant between calls",
+                name(e, k)
+            ));
+        }
+    }
+    let parts: Vec<Option<String>> = of.iter().map(|e| conj(e)).collect();
+    if parts.iter().any(Option::is_none) {
+        // An entry that failed only on a non-size guard bounds no size.
+        if parts.iter().any(Option::is_some) {
+            msg.notes.push(format!(
+                "an entry of {who} failed only on a guard that is not a size: the text bounds no size for it, so no size of {who} is known to be rejected"
+            ));
+        }
+        return None;
+    }
+    if let [one] = of {
+        let mut raws = Vec::new();
+        for g in &one.guards {
+            for a in g.expr.atoms() {
+                msg.dim_mut(&a, Some(a.to_string()));
+            }
+            raws.push(RawGuard {
+                line: 0,
+                text: g.text.clone(),
+                provenance: None,
+            });
+        }
+        let g = &one.guards[0];
+        return Some((raws, (g.text.clone(), g.expr.clone(), one.actual)));
+    }
+    let parts: Vec<String> = parts.into_iter().flatten().collect();
+    let text = if parts.len() == 1 {
+        parts[0].clone()
+    } else {
+        parts
+            .iter()
+            .map(|p| format!("({p})"))
+            .collect::<Vec<_>>()
+            .join(" or ")
+    };
+    let expr = parse_guard(&text).ok()?;
+    for a in expr.atoms() {
+        msg.dim_mut(&a, Some(a.to_string()));
+    }
+    let raws = vec![RawGuard {
+        line: 0,
+        text: text.clone(),
+        provenance: None,
+    }];
+    let actual = of.iter().rev().find_map(|e| e.actual);
+    Some((raws, (text, expr, actual)))
+}
+
+/// A size an entry was compiled static for (`expected 5`): how to make it dynamic.
+fn static_notes(msg: &mut Message, entries: &[(String, CacheEntry)]) {
+    let mut statics: Vec<(String, i128)> = Vec::new();
+    for (_, e) in entries {
+        for g in e.guards.iter().filter(|_| e.actual.is_some()) {
+            if let Some((src, v)) = g.text.split_once(" == ") {
+                if let Ok(v) = v.trim().parse::<i128>() {
+                    if !statics.iter().any(|(s, _)| s == src) {
+                        statics.push((src.to_string(), v));
+                    }
+                }
+            }
+        }
+    }
+    for (source, v) in &statics {
+        if let Some((x, i)) = dimguard_solver::python::input_dim(source) {
+            msg.notes.push(format!(
+                "an entry holds {source} to {v} (torch.compile made it static); to accept other sizes in one graph mark it dynamic before the call: {} (the block at the end), or compile with dynamic=True",
+                dimguard_solver::python::mark_dynamic(&x, i, None, None)
+            ));
+        }
+    }
 }
 
 /// Whether `g` holds the size `a` to one value (`x.size()[0] == 1`): an entry compiled static.

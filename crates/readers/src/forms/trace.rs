@@ -124,168 +124,197 @@ const RECORDS: [&str; 9] = [
 /// Reads a trace (the text of one file, or several files joined: every file of a `TORCH_TRACE`
 /// directory). Errors when the text holds no record of a size or guard.
 pub fn read(text: &str) -> Result<Trace, Error> {
-    let mut strs: HashMap<i64, String> = HashMap::new();
-    let mut t = Trace::default();
-    // Sets beside the lists, so that reading is linear in the number of records.
-    let mut seen_guards: std::collections::HashSet<String> = Default::default();
-    let mut seen_symbols: std::collections::HashSet<String> = Default::default();
-    let mut seen_unbacked: std::collections::HashSet<String> = Default::default();
-    let mut any = false;
-    let mut payload_of_version = false;
-    let mut version_payload = String::new();
+    let mut r = TraceReader::default();
     for (no, line) in text.lines().enumerate() {
-        let no = no + 1;
+        r.line(no + 1, line)?;
+    }
+    r.finish()
+}
+
+/// [`read`]'s state: the trace so far, the interned strings, sets beside the trace's lists (so
+/// that reading is linear in the number of records), and the `torch_version` payload.
+#[derive(Default)]
+struct TraceReader {
+    t: Trace,
+    strs: HashMap<i64, String>,
+    seen_guards: std::collections::HashSet<String>,
+    seen_symbols: std::collections::HashSet<String>,
+    seen_unbacked: std::collections::HashSet<String>,
+    /// Whether a record of a size or guard was read.
+    any: bool,
+    /// Whether the payload lines read now are the `torch_version` artifact's.
+    payload_of_version: bool,
+    version_payload: String,
+}
+
+impl TraceReader {
+    /// One line of the text (`no` from 1): a payload line, or a record with or without the
+    /// glog prefix (as `dimguard.export` captures them), read by its kind (its one key besides
+    /// the context: `frame_id`, `attempt`, ...).
+    fn line(&mut self, no: usize, line: &str) -> Result<(), Error> {
         if let Some(p) = line.strip_prefix('\t') {
-            if payload_of_version {
-                version_payload.push_str(p);
+            if self.payload_of_version {
+                self.version_payload.push_str(p);
             }
-            continue;
+            return Ok(());
         }
-        payload_of_version = false;
-        // A record without the glog prefix (as `dimguard.export` captures them), or after it.
+        self.payload_of_version = false;
         let start = if line.starts_with('{') {
             Some(0)
         } else {
             line.find("] {").map(|i| i + 2)
         };
         let Some(start) = start else {
-            continue;
+            return Ok(());
         };
         let rec: Value = match serde_json::from_str(&line[start..]) {
             Ok(v) => v,
             Err(e) => {
-                t.skipped.push((no, format!("not JSON: {e}")));
-                continue;
+                self.t.skipped.push((no, format!("not JSON: {e}")));
+                return Ok(());
             }
         };
-        // The record's kind is its one key besides the context (`frame_id`, `attempt`, ...).
         let Some((key, body)) = RECORDS.iter().find_map(|k| rec.get(*k).map(|b| (*k, b))) else {
-            continue;
+            return Ok(());
         };
         match key {
             "str" => {
                 if let Some([s, id]) = body.as_array().map(Vec::as_slice) {
                     if let (Some(s), Some(id)) = (s.as_str(), id.as_i64()) {
-                        strs.insert(id, s.to_string());
+                        self.strs.insert(id, s.to_string());
                     }
                 }
             }
             "artifact" => {
-                payload_of_version = body.get("name").and_then(Value::as_str)
+                self.payload_of_version = body.get("name").and_then(Value::as_str)
                     == Some("torch_version")
                     && rec.get("has_payload").is_some();
             }
-            "create_symbol" => {
-                any = true;
-                let symbol = str_field(body, "symbol");
-                if !seen_symbols.insert(symbol.clone()) {
-                    // The same symbol again: a new export starts.
-                    let version = t.torch_version.take();
-                    let exports = t.exports;
-                    t = Trace {
-                        torch_version: version,
-                        exports,
-                        ..Trace::default()
-                    };
-                    seen_guards.clear();
-                    seen_symbols.clear();
-                    seen_symbols.insert(symbol.clone());
-                    seen_unbacked.clear();
-                }
-                if t.symbols.is_empty() && t.guards.is_empty() {
-                    t.exports += 1;
-                }
-                let range = match body.get("vr").and_then(Value::as_str).map(parse_vr) {
-                    Some(Ok(r)) => r,
-                    Some(Err(e)) => {
-                        t.skipped.push((no, format!("create_symbol {symbol}: {e}")));
-                        continue;
-                    }
-                    None => (2, SIZE_MAX),
-                };
-                t.symbols.push(Symbol {
-                    symbol,
-                    source: body
-                        .get("source")
-                        .and_then(Value::as_str)
-                        .map(str::to_string),
-                    example: int_field(body, "val"),
-                    range,
-                });
-            }
+            "create_symbol" => self.symbol(no, body),
             "create_unbacked_symbol" => {
-                any = true;
+                self.any = true;
                 let s = str_field(body, "symbol");
-                if seen_unbacked.insert(s.clone()) {
-                    t.unbacked.push(s);
+                if self.seen_unbacked.insert(s.clone()) {
+                    self.t.unbacked.push(s);
                 }
             }
             "guard_added" | "guard_added_fast" | "guard_on_data_dependent_error" => {
-                any = true;
-                let text = str_field(body, "expr");
-                if text.is_empty() || !seen_guards.insert(text.clone()) {
-                    continue;
-                }
-                let expr = match parse_guard(&text) {
-                    Ok(e) => e,
-                    Err(e) => {
-                        return Err(Error::Guard {
-                            dim: "trace".into(),
-                            line: no,
-                            error: Box::new(e),
-                        })
-                    }
-                };
-                let g = TraceGuard {
-                    text,
-                    expr,
-                    provenance: provenance_of(body, &strs),
-                };
-                let data_dependent = key == "guard_on_data_dependent_error"
-                    || g.expr.atoms().iter().any(|a| {
-                        let a = a.to_string();
-                        seen_unbacked.contains(&a) || dimguard_solver::is_unbacked(&a)
-                    });
-                if data_dependent {
-                    t.data_dependent.push(g);
-                } else {
-                    t.guards.push(g);
-                }
+                self.guard(no, key, body)?
             }
             "symbolic_shape_specialization" => {
-                any = true;
+                self.any = true;
                 if let Some(value) = int_field(body, "value") {
-                    t.specializations.push(Specialization {
+                    self.t.specializations.push(Specialization {
                         symbol: str_field(body, "symbol"),
                         value,
                         reason: body
                             .get("reason")
                             .and_then(Value::as_str)
                             .map(str::to_string),
-                        provenance: provenance_of(body, &strs),
+                        provenance: provenance_of(body, &self.strs),
                     });
                 }
             }
             _ => {}
         }
+        Ok(())
     }
-    if !version_payload.is_empty() {
-        if let Ok(v) = serde_json::from_str::<Value>(&version_payload) {
-            t.torch_version = v
-                .get("pytorch_version")
-                .and_then(Value::as_str)
-                .map(str::to_string);
+
+    /// A `create_symbol` record: a backed size with its range (a range that does not read is
+    /// skipped, with why). The same symbol again starts a new export: what was read is
+    /// dropped, but the torch version and the count of exports.
+    fn symbol(&mut self, no: usize, body: &Value) {
+        self.any = true;
+        let symbol = str_field(body, "symbol");
+        if !self.seen_symbols.insert(symbol.clone()) {
+            let version = self.t.torch_version.take();
+            let exports = self.t.exports;
+            self.t = Trace {
+                torch_version: version,
+                exports,
+                ..Trace::default()
+            };
+            self.seen_guards.clear();
+            self.seen_symbols.clear();
+            self.seen_symbols.insert(symbol.clone());
+            self.seen_unbacked.clear();
         }
+        let t = &mut self.t;
+        if t.symbols.is_empty() && t.guards.is_empty() {
+            t.exports += 1;
+        }
+        let range = match body.get("vr").and_then(Value::as_str).map(parse_vr) {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => {
+                t.skipped.push((no, format!("create_symbol {symbol}: {e}")));
+                return;
+            }
+            None => (2, SIZE_MAX),
+        };
+        t.symbols.push(Symbol {
+            symbol,
+            source: body
+                .get("source")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            example: int_field(body, "val"),
+            range,
+        });
     }
-    if !any {
-        return Err(Error::Message(
-            "the trace holds no size or guard record (create_symbol, guard_added): was it written \
-             by a run that exported or compiled a model with dynamic shapes? (TORCH_TRACE=/tmp/dir \
-             python script.py writes one file per process into /tmp/dir)"
-                .into(),
-        ));
+
+    /// A guard record (`key`): each guard text once, a guard over backed sizes or a
+    /// data-dependent one (recorded so, or over an unbacked size). A guard that does not parse
+    /// is an error at its line.
+    fn guard(&mut self, no: usize, key: &str, body: &Value) -> Result<(), Error> {
+        self.any = true;
+        let text = str_field(body, "expr");
+        if text.is_empty() || !self.seen_guards.insert(text.clone()) {
+            return Ok(());
+        }
+        let expr = parse_guard(&text).map_err(|e| Error::Guard {
+            dim: "trace".into(),
+            line: no,
+            error: Box::new(e),
+        })?;
+        let g = TraceGuard {
+            text,
+            expr,
+            provenance: provenance_of(body, &self.strs),
+        };
+        let data_dependent = key == "guard_on_data_dependent_error"
+            || g.expr.atoms().iter().any(|a| {
+                let a = a.to_string();
+                self.seen_unbacked.contains(&a) || dimguard_solver::is_unbacked(&a)
+            });
+        if data_dependent {
+            self.t.data_dependent.push(g);
+        } else {
+            self.t.guards.push(g);
+        }
+        Ok(())
     }
-    Ok(t)
+
+    /// The trace read, with the torch version from its artifact; an error when the text held
+    /// no record of a size or guard.
+    fn finish(mut self) -> Result<Trace, Error> {
+        if !self.version_payload.is_empty() {
+            if let Ok(v) = serde_json::from_str::<Value>(&self.version_payload) {
+                self.t.torch_version = v
+                    .get("pytorch_version")
+                    .and_then(Value::as_str)
+                    .map(str::to_string);
+            }
+        }
+        if !self.any {
+            return Err(Error::Message(
+                "the trace holds no size or guard record (create_symbol, guard_added): was it written \
+                 by a run that exported or compiled a model with dynamic shapes? (TORCH_TRACE=/tmp/dir \
+                 python script.py writes one file per process into /tmp/dir)"
+                    .into(),
+            ));
+        }
+        Ok(self.t)
+    }
 }
 
 /// An integer field, printed as a string (`"256"`) or a number.

@@ -132,113 +132,173 @@ impl Defined {
             .iter()
             .map(|d| d.expr.atoms().iter().map(|a| j.level(a)).collect())
             .collect();
+        let walk = BoxWalk {
+            defs: &defs,
+            sizes: &j.sizes,
+            atoms,
+            bounds,
+            level,
+            root,
+        };
         let mut out = DimSet::empty();
         for b in &boxes {
-            // A definition of one size is within its range exactly on an interval of that
-            // size's values (it is nondecreasing): the box's side is cut to it first.
-            let mut b = b.clone();
-            for (d, (at, (lo, hi))) in defs.iter().zip(atoms.iter().zip(&bounds)) {
-                if let Some([u]) = at.as_deref() {
-                    b[*u] = within(&d.expr, &j.sizes[*u], &b[*u], *lo, *hi)
-                        .ok_or_else(|| not("a definition does not evaluate to an integer"))?;
-                }
+            if let Some(values) = walk.values(b)? {
+                out = out.union(&values)?;
             }
-            let least: Option<Vec<i128>> = b.iter().map(DimSet::min).collect();
-            let (Some(least), Some(top)) = (least, b[level].max()) else {
-                continue;
-            };
-            if least.iter().any(|&v| v < 0) {
-                return Err(not("a size below 0"));
-            }
-            let values_at = |t: &[i128]| {
-                chain_values(&defs, &j.sizes, t)
-                    .ok_or_else(|| not("a definition does not evaluate to an integer"))
-            };
-            // Whether every definition at `v` and the others' least values is at most its `hi`.
-            let fits = |v: i128| -> Result<bool, crate::Error> {
-                let mut t = least.clone();
-                t[level] = v;
-                Ok(values_at(&t)?
-                    .iter()
-                    .zip(&bounds)
-                    .all(|(x, (_, hi))| x.is_some_and(|e| e <= *hi)))
-            };
-            // The definitions below their range at the least corner: none (then every `v` whose
-            // values there are at most their `hi` passes), or one of several sizes that moves
-            // by steps of at most 1 in each other size over interval sides (then, from the
-            // others' least to their greatest values, it takes every value between: `v` passes
-            // when it is at most `hi` at the least and at least `lo` at the greatest).
-            let below: Vec<usize> = values_at(&least)?
-                .iter()
-                .zip(&bounds)
-                .enumerate()
-                .filter(|(_, (x, (lo, _)))| x.is_some_and(|e| e < *lo))
-                .map(|(i, _)| i)
-                .collect();
-            let mut from = least[level];
-            match below[..] {
-                [] => {}
-                [i] => {
-                    let others = atoms[i].as_ref().filter(|at| {
-                        at.iter().filter(|&&u| u != level).all(|&u| {
-                            let side = &b[u];
-                            side.min().zip(side.max()).is_some_and(|(lo, hi)| {
-                                DimSet::interval(lo, hi) == *side
-                                    && unit_steps(&defs[i].expr, &j.sizes[u])
-                            })
-                        })
-                    });
-                    // Every other definition is of one size: within its range all over the
-                    // box (cut above), whichever partners the walk takes.
-                    let alone = atoms
-                        .iter()
-                        .enumerate()
-                        .all(|(k, at)| k == i || matches!(at.as_deref(), Some([_])));
-                    if others.is_none() || !alone {
-                        return Err(not("a definition is below its size's range"));
-                    }
-                    let greatest: Option<Vec<i128>> = b.iter().map(DimSet::max).collect();
-                    let greatest = greatest.ok_or_else(|| not("an empty side"))?;
-                    let lo = bounds[i].0;
-                    // Whether the definition at `v` and the others' greatest values reaches `lo`.
-                    let reaches = |v: i128| -> Result<bool, crate::Error> {
-                        let mut t = greatest.clone();
-                        t[level] = v;
-                        // Past 128 bits: above every range.
-                        Ok(values_at(&t)?[i].is_none_or(|e| e >= lo))
-                    };
-                    if !reaches(top)? {
-                        continue;
-                    }
-                    let (mut bad, mut good) = (least[level] - 1, top);
-                    while good - bad > 1 {
-                        let mid = bad + (good - bad) / 2;
-                        if reaches(mid)? {
-                            good = mid;
-                        } else {
-                            bad = mid;
-                        }
-                    }
-                    from = good;
-                }
-                _ => return Err(not("several definitions are below their sizes' ranges")),
-            }
-            if !fits(from)? {
-                continue;
-            }
-            // The largest `v` in from..=top with every definition at most its `hi`.
-            let (mut good, mut bad) = (from, top.saturating_add(1));
-            while bad - good > 1 {
-                let mid = good + (bad - good) / 2;
-                if fits(mid)? {
-                    good = mid;
-                } else {
-                    bad = mid;
-                }
-            }
-            out = out.union(&b[level].clip(from, good))?;
         }
         Ok(out)
+    }
+}
+
+/// [`Defined::some`] for a size `root` of the reduced group, box by box: the definitions
+/// (`defs`, outermost first), the reduced group's sizes, each definition's sizes among them
+/// (`atoms`, when they all are), each defined size's own set (one interval, `bounds`), and
+/// `root`'s level.
+struct BoxWalk<'a> {
+    defs: &'a [&'a Defined],
+    sizes: &'a [String],
+    atoms: Vec<Option<Vec<usize>>>,
+    bounds: Vec<(i128, i128)>,
+    level: usize,
+    root: &'a str,
+}
+
+impl BoxWalk<'_> {
+    /// Not computed, and why.
+    fn not(&self, why: &str) -> crate::Error {
+        crate::Error::NotComputed(format!("{}'s values with some partner: {why}", self.root))
+    }
+
+    /// Each definition's value at the tuple `t` ([`chain_values`]).
+    fn values_at(&self, t: &[i128]) -> Result<Vec<Option<i128>>, crate::Error> {
+        chain_values(self.defs, self.sizes, t)
+            .ok_or_else(|| self.not("a definition does not evaluate to an integer"))
+    }
+
+    /// Whether every definition at `v` and the others' `least` values is at most its `hi`.
+    fn fits(&self, least: &[i128], v: i128) -> Result<bool, crate::Error> {
+        let mut t = least.to_vec();
+        t[self.level] = v;
+        Ok(self
+            .values_at(&t)?
+            .iter()
+            .zip(&self.bounds)
+            .all(|(x, (_, hi))| x.is_some_and(|e| e <= *hi)))
+    }
+
+    /// `root`'s values in the box `b` that have a partner there: from the least value where
+    /// every definition can reach its range, up to the largest with every definition at most
+    /// its `hi` (both by bisection). `None` when none.
+    fn values(&self, b: &[DimSet]) -> Result<Option<DimSet>, crate::Error> {
+        let level = self.level;
+        // A definition of one size is within its range exactly on an interval of that
+        // size's values (it is nondecreasing): the box's side is cut to it first.
+        let mut b = b.to_vec();
+        for (d, (at, (lo, hi))) in self.defs.iter().zip(self.atoms.iter().zip(&self.bounds)) {
+            if let Some([u]) = at.as_deref() {
+                b[*u] = within(&d.expr, &self.sizes[*u], &b[*u], *lo, *hi)
+                    .ok_or_else(|| self.not("a definition does not evaluate to an integer"))?;
+            }
+        }
+        let least: Option<Vec<i128>> = b.iter().map(DimSet::min).collect();
+        let (Some(least), Some(top)) = (least, b[level].max()) else {
+            return Ok(None);
+        };
+        if least.iter().any(|&v| v < 0) {
+            return Err(self.not("a size below 0"));
+        }
+        // The definitions below their range at the least corner: none (then every `v` whose
+        // values there are at most their `hi` passes), or one of several sizes that moves
+        // by steps of at most 1 in each other size over interval sides (then, from the
+        // others' least to their greatest values, it takes every value between: `v` passes
+        // when it is at most `hi` at the least and at least `lo` at the greatest).
+        let below: Vec<usize> = self
+            .values_at(&least)?
+            .iter()
+            .zip(&self.bounds)
+            .enumerate()
+            .filter(|(_, (x, (lo, _)))| x.is_some_and(|e| e < *lo))
+            .map(|(i, _)| i)
+            .collect();
+        let from = match below[..] {
+            [] => least[level],
+            [i] => match self.reaching(&b, i, least[level], top)? {
+                Some(from) => from,
+                None => return Ok(None),
+            },
+            _ => return Err(self.not("several definitions are below their sizes' ranges")),
+        };
+        if !self.fits(&least, from)? {
+            return Ok(None);
+        }
+        // The largest `v` in from..=top with every definition at most its `hi`.
+        let (mut good, mut bad) = (from, top.saturating_add(1));
+        while bad - good > 1 {
+            let mid = good + (bad - good) / 2;
+            if self.fits(&least, mid)? {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        Ok(Some(b[level].clip(from, good)))
+    }
+
+    /// For the one definition `i` below its range at the box's least corner: the least value
+    /// of `root` in `first..=top` at which it reaches its `lo` with the others at their
+    /// greatest values (by bisection), when it moves by steps of at most 1 in each other size
+    /// over interval sides and every other definition is of one size. `None` when even `top`
+    /// does not reach it.
+    fn reaching(
+        &self,
+        b: &[DimSet],
+        i: usize,
+        first: i128,
+        top: i128,
+    ) -> Result<Option<i128>, crate::Error> {
+        let level = self.level;
+        let others = self.atoms[i].as_ref().filter(|at| {
+            at.iter().filter(|&&u| u != level).all(|&u| {
+                let side = &b[u];
+                side.min().zip(side.max()).is_some_and(|(lo, hi)| {
+                    DimSet::interval(lo, hi) == *side
+                        && unit_steps(&self.defs[i].expr, &self.sizes[u])
+                })
+            })
+        });
+        // Every other definition is of one size: within its range all over the
+        // box (cut above), whichever partners the walk takes.
+        let alone = self
+            .atoms
+            .iter()
+            .enumerate()
+            .all(|(k, at)| k == i || matches!(at.as_deref(), Some([_])));
+        if others.is_none() || !alone {
+            return Err(self.not("a definition is below its size's range"));
+        }
+        let greatest: Option<Vec<i128>> = b.iter().map(DimSet::max).collect();
+        let greatest = greatest.ok_or_else(|| self.not("an empty side"))?;
+        let lo = self.bounds[i].0;
+        // Whether the definition at `v` and the others' greatest values reaches `lo`.
+        let reaches = |v: i128| -> Result<bool, crate::Error> {
+            let mut t = greatest.clone();
+            t[level] = v;
+            // Past 128 bits: above every range.
+            Ok(self.values_at(&t)?[i].is_none_or(|e| e >= lo))
+        };
+        if !reaches(top)? {
+            return Ok(None);
+        }
+        let (mut bad, mut good) = (first - 1, top);
+        while good - bad > 1 {
+            let mid = bad + (good - bad) / 2;
+            if reaches(mid)? {
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        Ok(Some(good))
     }
 }
 

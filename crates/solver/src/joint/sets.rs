@@ -12,6 +12,7 @@ use crate::report::{
 };
 use crate::suggest::unchecked_suggestion;
 use crate::types::{DimSet, Progression};
+use std::collections::BTreeMap;
 
 /// The report of a solved group's joint set: its boxes, the largest sound box (re-checked tuple
 /// by tuple with the exact evaluator, independently of the search), accepted examples, real
@@ -202,82 +203,15 @@ fn defined_linked(
     let j = match &r.joint {
         Some(j) => j,
         None if r.unsure.is_empty() => {
-            let rest = &defs.last()?.group.roots;
-            let domains: Option<Vec<DimSet>> =
-                rest.iter().map(|x| r.accepted.get(x).cloned()).collect();
-            let domains = domains?;
-            product = JointSet {
-                sizes: rest.clone(),
-                tree: crate::linked::Tree::full(&domains),
-                domains,
-                undecided: None,
-                stats: Default::default(),
-            };
+            product = own_product(&defs.last()?.group.roots, &r.accepted)?;
             &product
         }
         None => return None,
     };
     let (boxes, complete) = j.tree.boxes(100);
-    // A tuple of the rest completed with each defined size (innermost first: an outer
-    // definition may read an inner defined size), in `sources` order.
-    let with_defined = |t: &[i128]| -> Option<Vec<i128>> {
-        let mut full = t.to_vec();
-        let mut names: Vec<&str> = j.sizes.iter().map(String::as_str).collect();
-        for x in defs.iter().rev() {
-            let env = |a: &str| names.iter().position(|s| *s == a).map(|i| full[i]);
-            let v = x.expr.int_at(&env)?;
-            full.push(v);
-            names.push(&x.dim);
-        }
-        Some(full)
-    };
-    let mut sources = j.sizes.clone();
-    sources.extend(defs.iter().rev().map(|x| x.dim.clone()));
-    let passes = |t: &[i128]| {
-        let env = |a: &str| sources.iter().position(|s| s == a).map(|i| t[i]);
-        grp.guards.iter().all(|g| matches!(g.truth(&env), Ok(true)))
-    };
-    let accepted_examples: Vec<Vec<i128>> = j
-        .tree
-        .examples(20)
-        .iter()
-        .filter_map(|t| with_defined(t))
-        .filter(|t| passes(t))
-        .take(5)
-        .collect();
-    let rejected_examples: Vec<Vec<i128>> = j
-        .tree
-        .examples(5)
-        .iter()
-        .filter_map(|t| with_defined(t))
-        .map(|mut t| {
-            // The outermost defined size off its definition.
-            *t.last_mut().expect("defined") += 1;
-            t
-        })
-        .filter(|t| !passes(t))
-        .collect();
+    let (accepted_examples, rejected_examples) = defined_examples(&defs, j, grp);
     let lb = defined_box(&defs, j, grp, budget);
-    let largest_box = lb.as_ref().map(|b| {
-        let sides = b
-            .sides
-            .iter()
-            .zip(&j.sizes)
-            .map(|(p, s)| {
-                let mut side = unchecked_suggestion(&name(s), p, Proof::Periodic);
-                side.certificate_note = Some(format!(
-                    "a box of the others, each tuple with {} at its definition; re-checked at its corners and tuples spread over it",
-                    defs.iter().map(|x| name(&x.dim)).collect::<Vec<_>>().join(", ")
-                ));
-                side
-            })
-            .collect();
-        BoxReport {
-            count: b.count,
-            maximal: false,
-            sides,
-        }
-    });
+    let largest_box = lb.as_ref().map(|b| defined_box_report(b, &defs, j, name));
     let relation_of = |x: &Defined| x.expr.renamed(name);
     let mut labels: Vec<(String, String)> = j.sizes.iter().map(|s| (s.clone(), label(s))).collect();
     labels.sort_by(|a, b| a.1.cmp(&b.1));
@@ -340,6 +274,98 @@ fn defined_linked(
         tied: None,
         defined: Some(Box::new(d.clone())),
         equation: None,
+    })
+}
+
+/// Examples of a group with defined sizes (`defs`, [`Defined::chain`]): tuples of the reduced
+/// joint set `j` completed with each defined size at its definition (innermost first: an outer
+/// definition may read an inner defined size), in `j`'s sizes then the defined sizes innermost
+/// first; accepted ones that pass every guard of the group (at most 5), rejected ones with the
+/// outermost defined size off its definition that fail.
+fn defined_examples(
+    defs: &[&Defined],
+    j: &JointSet,
+    grp: &Group,
+) -> (Vec<Vec<i128>>, Vec<Vec<i128>>) {
+    let with_defined = |t: &[i128]| -> Option<Vec<i128>> {
+        let mut full = t.to_vec();
+        let mut names: Vec<&str> = j.sizes.iter().map(String::as_str).collect();
+        for x in defs.iter().rev() {
+            let env = |a: &str| names.iter().position(|s| *s == a).map(|i| full[i]);
+            let v = x.expr.int_at(&env)?;
+            full.push(v);
+            names.push(&x.dim);
+        }
+        Some(full)
+    };
+    let mut sources = j.sizes.clone();
+    sources.extend(defs.iter().rev().map(|x| x.dim.clone()));
+    let passes = |t: &[i128]| {
+        let env = |a: &str| sources.iter().position(|s| s == a).map(|i| t[i]);
+        grp.guards.iter().all(|g| matches!(g.truth(&env), Ok(true)))
+    };
+    let accepted_examples: Vec<Vec<i128>> = j
+        .tree
+        .examples(20)
+        .iter()
+        .filter_map(|t| with_defined(t))
+        .filter(|t| passes(t))
+        .take(5)
+        .collect();
+    let rejected_examples: Vec<Vec<i128>> = j
+        .tree
+        .examples(5)
+        .iter()
+        .filter_map(|t| with_defined(t))
+        .map(|mut t| {
+            // The outermost defined size off its definition.
+            *t.last_mut().expect("defined") += 1;
+            t
+        })
+        .filter(|t| !passes(t))
+        .collect();
+    (accepted_examples, rejected_examples)
+}
+
+/// The report of a sound box `b` of the others ([`defined_box`]), each side with a note saying
+/// how it was checked (each tuple with the defined sizes `defs` at their definition).
+fn defined_box_report(
+    b: &LargestBox,
+    defs: &[&Defined],
+    j: &JointSet,
+    name: &dyn Fn(&str) -> String,
+) -> BoxReport {
+    let sides = b
+        .sides
+        .iter()
+        .zip(&j.sizes)
+        .map(|(p, s)| {
+            let mut side = unchecked_suggestion(&name(s), p, Proof::Periodic);
+            side.certificate_note = Some(format!(
+                "a box of the others, each tuple with {} at its definition; re-checked at its corners and tuples spread over it",
+                defs.iter().map(|x| name(&x.dim)).collect::<Vec<_>>().join(", ")
+            ));
+            side
+        })
+        .collect();
+    BoxReport {
+        count: b.count,
+        maximal: false,
+        sides,
+    }
+}
+
+/// The joint set of sizes no guard links (each guard is one size's): the product of their own
+/// sets `accepted`; `None` when one has none.
+fn own_product(rest: &[String], accepted: &BTreeMap<String, DimSet>) -> Option<JointSet> {
+    let domains: Option<Vec<DimSet>> = rest.iter().map(|x| accepted.get(x).cloned()).collect();
+    let domains = domains?;
+    Some(JointSet {
+        sizes: rest.to_vec(),
+        tree: crate::linked::Tree::full(&domains),
+        domains,
+        undecided: None,
+        stats: Default::default(),
     })
 }
 

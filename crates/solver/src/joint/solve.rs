@@ -9,7 +9,7 @@ use super::grouping::{root_range, Group};
 use super::solved::{BoxAnswer, Defined, Fate, Prover, Solved};
 use crate::engine::Limits;
 use crate::expr::Value;
-use crate::linked::{normalize, solve_joint, solve_tied, Budget, Tie, TiedSet, Tree};
+use crate::linked::{normalize, solve_joint, solve_tied, Budget, JointSet, Tie, TiedSet, Tree};
 use crate::report::{Feasible, GuardFate, TieReport, TiedReport, Undecided};
 use crate::types::{DimSet, Expr, Progression};
 use std::collections::BTreeMap;
@@ -208,7 +208,6 @@ fn solve_group_plain(
     budget: &Budget,
     prover: Option<Prover>,
 ) -> Solved {
-    let limits = &budget.limits;
     let mut out = Solved {
         accepted: BTreeMap::new(),
         joint_count: None,
@@ -229,36 +228,7 @@ fn solve_group_plain(
         }
     }
     for root in &grp.roots {
-        let (lo, hi) = root_range(grp, root, ranges);
-        let mut set = DimSet::interval(lo, hi);
-        let mut unsure = DimSet::empty();
-        for (i, g) in grp.guards.iter().enumerate() {
-            let atoms = g.atoms();
-            if atoms.len() > 1
-                || atoms.iter().any(|a| **a != **root)
-                || (atoms.is_empty() && *root != grp.roots[0])
-            {
-                continue;
-            }
-            let d = decide(g, root, &set, limits, prover);
-            match d.set {
-                Some(s) => set = s,
-                None => {
-                    if let Fate::Undecided(why) = &d.fate {
-                        out.undecided.get_or_insert_with(|| why.clone());
-                    }
-                    unsure = set.clone();
-                }
-            }
-            out.fates[i] = d.fate;
-        }
-        if unsure.is_empty() {
-            out.accepted.insert(root.clone(), set);
-        } else {
-            // No value is proven to pass the undecided guard: all of `set` is unsure.
-            out.accepted.insert(root.clone(), DimSet::empty());
-            out.unsure.insert(root.clone(), unsure);
-        }
+        own_set(&mut out, grp, root, ranges, &budget.limits, prover);
     }
     if linking.is_empty() {
         return out;
@@ -278,8 +248,7 @@ fn solve_group_plain(
         }
         return out;
     }
-    let domains: Vec<DimSet> = grp.roots.iter().map(|r| out.accepted[r].clone()).collect();
-    let own_domains = domains;
+    let own_domains: Vec<DimSet> = grp.roots.iter().map(|r| out.accepted[r].clone()).collect();
     // A linking guard that holds on every box of the sizes' own segments (interval bounds:
     // products, min, max, abs of monotone floor terms against constants) constrains nothing:
     // it is decided for every tuple before the search.
@@ -287,96 +256,12 @@ fn solve_group_plain(
         .into_iter()
         .filter(|g| !crate::bounds::holds_on_segments(g, &grp.roots, &own_domains))
         .collect();
-    // The guards as printed first: most groups are decided so, and the normal form of hundreds
-    // of long guards costs more than the search (a Swin-T's 418 linking guards: 0.8 s as
-    // printed, 14 s through the normal form).
-    // Guards that tie sizes (`F(a) == G(b)`): a search that would evaluate more than
-    // TIE_FIRST_WORK guards is not started before the closed form is tried ([`solve_tied`]:
-    // it costs what the problem without the tied sizes costs, whatever the ranges).
-    let has_tie = printed.iter().any(|g| Tie::of(g).is_some());
-    let quick = Budget {
-        work: budget.work.min(TIE_FIRST_WORK),
-        ..*budget
-    };
-    let mut js = solve_joint(
-        &grp.roots,
-        &own_domains,
-        &printed,
-        if has_tie { &quick } else { budget },
-    );
-    if has_tie && js.undecided.is_some() {
-        out.tied = solve_tied(&grp.roots, &own_domains, &printed, budget)
-            .filter(|t| t.reduced.undecided.is_none() && t.count().is_some());
-        if out.tied.is_none() {
-            js = solve_joint(&grp.roots, &own_domains, &printed, budget);
-        }
-    }
-    let (linking, domains) = if js.undecided.is_none() || out.tied.is_some() {
-        (printed.clone(), own_domains.clone())
-    } else {
-        // The linking guards in normal form over the sizes' accepted sets (identities of the
-        // program's code seen as such): each holds at exactly the tuples the original one
-        // does, and every tuple outside the narrowed box (`domains`) fails a guard: a guard
-        // left over one size narrowed it.
-        let own: Vec<Expr> = grp
-            .guards
-            .iter()
-            .filter(|g| g.atoms().len() == 1)
-            .cloned()
-            .collect();
-        // Only the guards over a size too wide to enumerate: the others the search enumerates
-        // as printed (a Swin-T's batch, claimed to 2^63-1, is in 160 of its 519 linking guards,
-        // H and W in 116..227 in all of them).
-        let wide = |g: &Expr| {
-            g.atoms().iter().any(|a| {
-                grp.roots
-                    .iter()
-                    .position(|r| **r == **a)
-                    .is_some_and(|i| own_domains[i].count() > ENUMERABLE)
-            })
-        };
-        let (to_normal, as_printed): (Vec<Expr>, Vec<Expr>) = if printed.iter().any(wide) {
-            printed.iter().cloned().partition(|g| wide(g))
-        } else {
-            (printed.clone(), Vec::new())
-        };
-        let (mut linking, domains) = normalize(&to_normal, &own, &grp.roots, &own_domains, limits);
-        linking.extend(as_printed);
-        js = solve_joint(&grp.roots, &domains, &linking, budget);
-        (linking, domains)
-    };
-    if js.undecided.is_some() && !has_tie {
-        // Sizes tied by `F(a) == F(b)` over ranges no enumeration covers: in closed form.
-        // Over the guards as printed (the ties' own normal form reads them) and the sizes'
-        // own accepted sets.
-        out.tied = solve_tied(&grp.roots, &own_domains, &printed, budget)
-            .filter(|t| t.reduced.undecided.is_none() && t.count().is_some());
-    }
-    if let (Some(u), Some(p), None) = (&js.undecided, prover, &out.tied) {
-        // Past the budget: Z3 may still prove that every combination passes.
-        let refs: Vec<&Expr> = linking.iter().collect();
-        let sets: Vec<(&str, &DimSet)> =
-            grp.roots.iter().map(|r| r.as_str()).zip(&domains).collect();
-        match p(&refs, &sets) {
-            BoxAnswer::Holds => {
-                js.tree = Tree::full(&js.domains);
-                js.undecided = None;
-                for &i in &linking_idx {
-                    out.fates[i] = Fate::Proved;
-                }
-            }
-            BoxAnswer::Fails(pt) => {
-                let why = format!("{}; Z3 found the failing combination {pt:?}", u.reason);
-                js.undecided.as_mut().expect("undecided").reason = why;
-            }
-            BoxAnswer::Unknown(z) => {
-                // Z3 ran out of the same budget: said once.
-                let why = if z == u.reason {
-                    z
-                } else {
-                    format!("{}; Z3: {z}", u.reason)
-                };
-                js.undecided.as_mut().expect("undecided").reason = why;
+    let (mut js, linking, domains) =
+        search_linked(grp, &printed, &own_domains, budget, &mut out.tied);
+    if let (Some(p), None) = (prover, &out.tied) {
+        if prove_joint(p, &linking, &grp.roots, &domains, &mut js) {
+            for &i in &linking_idx {
+                out.fates[i] = Fate::Proved;
             }
         }
     }
@@ -390,21 +275,7 @@ fn solve_group_plain(
     if let Some(t) = &out.tied {
         // The closed form is the answer: every tuple decided. Each size's values that pass with
         // every value of the others, from the tied set (over the sizes' own accepted sets).
-        let own: BTreeMap<&str, &DimSet> = grp
-            .roots
-            .iter()
-            .map(String::as_str)
-            .zip(&own_domains)
-            .collect();
-        let domain = |n: &str| own.get(n).map(|d| (*d).clone());
-        let mut sets = Vec::new();
-        for r in &grp.roots {
-            match t.for_all(r, &domain) {
-                Ok(set) => sets.push(set),
-                Err(_) => break,
-            }
-        }
-        if sets.len() == grp.roots.len() {
+        if let Some(sets) = tied_for_all(t, &grp.roots, &own_domains) {
             for (r, set) in grp.roots.iter().zip(sets) {
                 out.accepted.insert(r.clone(), set);
             }
@@ -414,15 +285,200 @@ fn solve_group_plain(
         }
         out.tied = None;
     }
+    joint_answers(&mut out, &js, &grp.roots, &linking_idx);
+    out.joint = Some(js);
+    out
+}
+
+/// `root`'s own set: its range cut by each guard over it alone (the guards over no size with
+/// the group's first root), each guard's fate recorded. A guard left undecided makes the whole
+/// set unsure (no value is proven to pass it): `root` accepts nothing, and the set is kept as
+/// unsure.
+fn own_set(
+    out: &mut Solved,
+    grp: &Group,
+    root: &String,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    limits: &Limits,
+    prover: Option<Prover>,
+) {
+    let (lo, hi) = root_range(grp, root, ranges);
+    let mut set = DimSet::interval(lo, hi);
+    let mut unsure = DimSet::empty();
+    for (i, g) in grp.guards.iter().enumerate() {
+        let atoms = g.atoms();
+        if atoms.len() > 1
+            || atoms.iter().any(|a| **a != **root)
+            || (atoms.is_empty() && *root != grp.roots[0])
+        {
+            continue;
+        }
+        let d = decide(g, root, &set, limits, prover);
+        match d.set {
+            Some(s) => set = s,
+            None => {
+                if let Fate::Undecided(why) = &d.fate {
+                    out.undecided.get_or_insert_with(|| why.clone());
+                }
+                unsure = set.clone();
+            }
+        }
+        out.fates[i] = d.fate;
+    }
+    if unsure.is_empty() {
+        out.accepted.insert(root.clone(), set);
+    } else {
+        // No value is proven to pass the undecided guard: all of `set` is unsure.
+        out.accepted.insert(root.clone(), DimSet::empty());
+        out.unsure.insert(root.clone(), unsure);
+    }
+}
+
+/// The joint set of the group's roots over their own sets under the linking guards `printed`,
+/// with the guards and domains it was searched under. The guards as printed first: most groups
+/// are decided so, and the normal form of hundreds of long guards costs more than the search
+/// (a Swin-T's 418 linking guards: 0.8 s as printed, 14 s through the normal form). Guards that
+/// tie sizes (`F(a) == G(b)`): a search that would evaluate more than TIE_FIRST_WORK guards is
+/// not started before the closed form is tried ([`solve_tied`], kept in `tied`: it costs what
+/// the problem without the tied sizes costs, whatever the ranges). Still undecided, the guards
+/// in normal form ([`normal_form`]), then, without ties among the guards as printed, the closed
+/// form of sizes tied in the normal form.
+fn search_linked(
+    grp: &Group,
+    printed: &[Expr],
+    own_domains: &[DimSet],
+    budget: &Budget,
+    tied: &mut Option<TiedSet>,
+) -> (JointSet, Vec<Expr>, Vec<DimSet>) {
+    let has_tie = printed.iter().any(|g| Tie::of(g).is_some());
+    let quick = Budget {
+        work: budget.work.min(TIE_FIRST_WORK),
+        ..*budget
+    };
+    let mut js = solve_joint(
+        &grp.roots,
+        own_domains,
+        printed,
+        if has_tie { &quick } else { budget },
+    );
+    if has_tie && js.undecided.is_some() {
+        *tied = solve_tied(&grp.roots, own_domains, printed, budget)
+            .filter(|t| t.reduced.undecided.is_none() && t.count().is_some());
+        if tied.is_none() {
+            js = solve_joint(&grp.roots, own_domains, printed, budget);
+        }
+    }
+    let (linking, domains) = if js.undecided.is_none() || tied.is_some() {
+        (printed.to_vec(), own_domains.to_vec())
+    } else {
+        let (linking, domains) = normal_form(grp, printed, own_domains, &budget.limits);
+        js = solve_joint(&grp.roots, &domains, &linking, budget);
+        (linking, domains)
+    };
+    if js.undecided.is_some() && !has_tie {
+        // Sizes tied by `F(a) == F(b)` over ranges no enumeration covers: in closed form.
+        // Over the guards as printed (the ties' own normal form reads them) and the sizes'
+        // own accepted sets.
+        *tied = solve_tied(&grp.roots, own_domains, printed, budget)
+            .filter(|t| t.reduced.undecided.is_none() && t.count().is_some());
+    }
+    (js, linking, domains)
+}
+
+/// The linking guards in normal form over the sizes' accepted sets (identities of the
+/// program's code seen as such), with the narrowed domains: each holds at exactly the tuples
+/// the original one does, and every tuple outside the narrowed box fails a guard: a guard left
+/// over one size narrowed it. Only the guards over a size too wide to enumerate: the others the
+/// search enumerates as printed (a Swin-T's batch, claimed to 2^63-1, is in 160 of its 519
+/// linking guards, H and W in 116..227 in all of them).
+fn normal_form(
+    grp: &Group,
+    printed: &[Expr],
+    own_domains: &[DimSet],
+    limits: &Limits,
+) -> (Vec<Expr>, Vec<DimSet>) {
+    let own: Vec<Expr> = grp
+        .guards
+        .iter()
+        .filter(|g| g.atoms().len() == 1)
+        .cloned()
+        .collect();
+    let wide = |g: &Expr| {
+        g.atoms().iter().any(|a| {
+            grp.roots
+                .iter()
+                .position(|r| **r == **a)
+                .is_some_and(|i| own_domains[i].count() > ENUMERABLE)
+        })
+    };
+    let (to_normal, as_printed): (Vec<Expr>, Vec<Expr>) = if printed.iter().any(wide) {
+        printed.iter().cloned().partition(|g| wide(g))
+    } else {
+        (printed.to_vec(), Vec::new())
+    };
+    let (mut linking, domains) = normalize(&to_normal, &own, &grp.roots, own_domains, limits);
+    linking.extend(as_printed);
+    (linking, domains)
+}
+
+/// Past the budget, whether Z3 proves that every combination of `domains` (one per root)
+/// passes the guards `linking`: then `js` holds the whole box, decided. Else `js`'s undecided
+/// reason says what Z3 found (a failing combination, or why it stopped). `false` when `js` is
+/// decided already.
+fn prove_joint(
+    p: Prover,
+    linking: &[Expr],
+    roots: &[String],
+    domains: &[DimSet],
+    js: &mut JointSet,
+) -> bool {
+    let Some(u) = &js.undecided else {
+        return false;
+    };
+    let refs: Vec<&Expr> = linking.iter().collect();
+    let sets: Vec<(&str, &DimSet)> = roots.iter().map(|r| r.as_str()).zip(domains).collect();
+    let why = match p(&refs, &sets) {
+        BoxAnswer::Holds => {
+            js.tree = Tree::full(&js.domains);
+            js.undecided = None;
+            return true;
+        }
+        BoxAnswer::Fails(pt) => format!("{}; Z3 found the failing combination {pt:?}", u.reason),
+        BoxAnswer::Unknown(z) => {
+            // Z3 ran out of the same budget: said once.
+            if z == u.reason {
+                z
+            } else {
+                format!("{}; Z3: {z}", u.reason)
+            }
+        }
+    };
+    js.undecided.as_mut().expect("undecided").reason = why;
+    false
+}
+
+/// Each root's values that pass with every value of the others, from the tied set `t` over
+/// the roots' own accepted sets `own_domains`; `None` when one is not computed.
+fn tied_for_all(t: &TiedSet, roots: &[String], own_domains: &[DimSet]) -> Option<Vec<DimSet>> {
+    let own: BTreeMap<&str, &DimSet> = roots.iter().map(String::as_str).zip(own_domains).collect();
+    let domain = |n: &str| own.get(n).map(|d| (*d).clone());
+    roots.iter().map(|r| t.for_all(r, &domain).ok()).collect()
+}
+
+/// The group's answers from its joint set `js`: the count, the undecided part (each linking
+/// guard of `linking_idx` undecided with it, each size's values in it unsure), and each root's
+/// values that pass with every value of the others; when one of those has no closed form
+/// within the budget, every root is undecided (the joint set stays exact).
+fn joint_answers(out: &mut Solved, js: &JointSet, roots: &[String], linking_idx: &[usize]) {
     out.joint_count = Some((js.count(), js.box_count()));
     if let Some(u) = &js.undecided {
         let why = Undecided::Budget {
-            sizes: grp.roots.clone(),
+            sizes: roots.to_vec(),
             limit: u.reason.clone(),
             combinations: u.count,
         };
         out.undecided = Some(why.clone());
-        for &i in &linking_idx {
+        for &i in linking_idx {
             out.fates[i] = Fate::Undecided(why.clone());
         }
         for (l, name) in js.sizes.iter().enumerate() {
@@ -435,10 +491,10 @@ fn solve_group_plain(
         }
     }
     let for_all: Result<Vec<DimSet>, crate::error::Error> =
-        grp.roots.iter().map(|r| js.for_all(r)).collect();
+        roots.iter().map(|r| js.for_all(r)).collect();
     match for_all {
         Ok(sets) => {
-            for (r, set) in grp.roots.iter().zip(sets) {
+            for (r, set) in roots.iter().zip(sets) {
                 out.accepted.insert(r.clone(), set);
             }
         }
@@ -446,23 +502,21 @@ fn solve_group_plain(
             // A projection of the joint set has no closed form within the budget: the joint
             // set stays exact, but no size's own answer is shown, so each is undecided.
             let why = Undecided::PerSize {
-                sizes: grp.roots.clone(),
+                sizes: roots.to_vec(),
                 error: Box::new(e),
             };
             out.undecided.get_or_insert_with(|| why.clone());
-            for &i in &linking_idx {
+            for &i in linking_idx {
                 if !matches!(out.fates[i], Fate::Undecided(_)) {
                     out.fates[i] = Fate::Undecided(why.clone());
                 }
             }
-            for (r, d) in grp.roots.iter().zip(&js.domains) {
+            for (r, d) in roots.iter().zip(&js.domains) {
                 out.accepted.insert(r.clone(), DimSet::empty());
                 out.unsure.insert(r.clone(), d.clone());
             }
         }
     }
-    out.joint = Some(js);
-    out
 }
 
 /// The report of a joint set with tied sizes: its examples re-checked against every guard of

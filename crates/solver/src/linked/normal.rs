@@ -583,79 +583,11 @@ fn simplify(e: &Expr, ctx: &Ctx) -> Expr {
 
 /// `e` (its children simplified) simplified at its root.
 fn simplify_node(e: Expr, ctx: &Ctx) -> Expr {
-    let env = &ctx.env;
     let atoms = &mut *ctx.terms.borrow_mut();
     match &e {
         Expr::FloorDiv(a, b) | Expr::Mod(a, b) => {
             let is_div = matches!(e, Expr::FloorDiv(..));
-            let (Some(pa), Some(pb)) = (poly(a, atoms), poly(b, atoms)) else {
-                return e;
-            };
-            // A constant multiple of a divisor >= 1.
-            if let Some(c) = ratio(&pa, &pb).filter(|c| c.is_integer()) {
-                let positive = ctx.at_least(b, 1);
-                if positive || ctx.at_least(b, 0) {
-                    if !positive {
-                        ctx.side.borrow_mut().push(Expr::Cmp(
-                            CmpOp::Ge,
-                            b.clone(),
-                            Box::new(Expr::int(1)),
-                        ));
-                    }
-                    return if is_div { Expr::Const(c) } else { Expr::int(0) };
-                }
-            }
-            // A divisor that is c >= 2 times the dividend (dividend >= 0): A % (c*A) is A,
-            // A // (c*A) is 0.
-            if ratio(&pb, &pa).is_some_and(|c| c.is_integer() && *c.numer() >= 2)
-                && ctx.at_least(b, 1)
-                && ctx.at_least(a, 0)
-            {
-                return if is_div { Expr::int(0) } else { (**a).clone() };
-            }
-            // A divisor that is the dividend times a monomial M >= 1 (dividend >= 0):
-            // A % (A*M) is A when M >= 2 and 0 when M == 1, written A*min(1, M - 1);
-            // A // (A*M) (A >= 1) is 1 when M == 1 and 0 after, written max(0, 2 - M).
-            if let Some((m, c)) = monomial_factor(&pa, &pb) {
-                let mut mp: Poly = [(m, c)].into_iter().collect();
-                let me = expr(&mp, atoms);
-                if ctx.at_least(b, 1) && ctx.at_least(&me, 1) {
-                    if !is_div && ctx.at_least(a, 0) {
-                        mp.insert(vec![], Q::from(-1));
-                        return Expr::Mul(vec![
-                            (**a).clone(),
-                            Expr::Min(vec![Expr::int(1), expr(&mp, atoms)]),
-                        ]);
-                    }
-                    if is_div && ctx.at_least(a, 1) {
-                        let neg = mp
-                            .iter()
-                            .map(|(k, v)| (k.clone(), num::neg(v).unwrap_or(*v)))
-                            .chain([(vec![], Q::from(2))])
-                            .collect();
-                        return Expr::Max(vec![Expr::int(0), expr(&neg, atoms)]);
-                    }
-                }
-            }
-            // k*P + r with 0 <= r < k.
-            if let Some(k) = int(b).filter(|&k| k > 1) {
-                let r = pa.get(&vec![]).copied().unwrap_or_else(Q::zero);
-                let divisible = pa
-                    .iter()
-                    .all(|(m, c)| m.is_empty() || (c.is_integer() && c.numer() % k == 0));
-                if divisible && r.is_integer() && !r.is_negative() && *r.numer() < k {
-                    if !is_div {
-                        return Expr::Const(r);
-                    }
-                    let mut p = pa.clone();
-                    p.remove(&vec![]);
-                    for c in p.values_mut() {
-                        *c = Q::from(c.numer() / k);
-                    }
-                    return expr(&p, atoms);
-                }
-            }
-            e
+            simplify_division(a, b, is_div, ctx, atoms).unwrap_or(e)
         }
         Expr::Or(v) if v.contains(&Expr::Bool(true)) => Expr::Bool(true),
         Expr::And(v) if v.contains(&Expr::Bool(false)) => Expr::Bool(false),
@@ -679,103 +611,196 @@ fn simplify_node(e: Expr, ctx: &Ctx) -> Expr {
         },
         Expr::Max(v) | Expr::Min(v) => {
             let is_max = matches!(e, Expr::Max(_));
-            // One term beside constants, at least (at most) each of them over the box.
-            let consts: Vec<i128> = v.iter().filter_map(int).collect();
-            if consts.len() + 1 == v.len() {
-                if let Some(x) = v.iter().find(|x| int(x).is_none()) {
-                    let wins = if is_max {
-                        consts.iter().max().is_some_and(|&c| ctx.at_least(x, c))
-                    } else {
-                        consts.iter().min().is_some_and(|&c| {
-                            let neg = Expr::Mul(vec![Expr::int(-1), x.clone()]);
-                            ctx.at_least(&neg, -c)
-                        })
-                    };
-                    if wins {
-                        return x.clone();
-                    }
-                }
-            }
-            let b: Vec<Bounds> = v.iter().map(|x| Bounds::of(x, env)).collect();
-            for (i, x) in v.iter().enumerate() {
-                let wins = b.iter().enumerate().all(|(j, o)| {
-                    j == i
-                        || if is_max {
-                            b[i].lo >= o.hi
-                        } else {
-                            b[i].hi <= o.lo
-                        }
-                });
-                if wins {
-                    return x.clone();
-                }
-            }
-            e
+            extremum_winner(v, is_max, ctx).unwrap_or(e)
         }
-        Expr::Cmp(op, l, r) => {
-            let (Some(pl), Some(pr)) = (poly(l, atoms), poly(r, atoms)) else {
-                return e;
-            };
-            let Some(d) = add(&pl, &pr, true) else {
-                return e;
-            };
-            if let Some(b) = constant_comparison(&d, *op) {
-                return b;
-            }
-            // A factor common to every term that is >= 1 over the box, and the coefficients'
-            // common divisor, divide out (the sign of the difference is theirs).
-            let mut d = d;
-            if let Some(first) = d.keys().next().cloned() {
-                let mut common = first;
-                for m in d.keys() {
-                    common.retain(|x| m.contains(x));
-                }
-                common.dedup();
-                common.retain(|&k| ctx.at_least(&atoms[k], 1));
-                if !common.is_empty() {
-                    d = d
-                        .into_iter()
-                        .map(|(mut m, c)| {
-                            for k in &common {
-                                if let Some(i) = m.iter().position(|x| x == k) {
-                                    m.remove(i);
-                                }
-                            }
-                            (m, c)
-                        })
-                        .collect();
-                }
-            }
-            if d.values().all(|c| c.is_integer()) {
-                let g = d
-                    .values()
-                    .fold(0i128, |g, c| num_integer::gcd(g, *c.numer()));
-                if g > 1 {
-                    for c in d.values_mut() {
-                        *c = Q::from(c.numer() / g);
-                    }
-                }
-            }
-            if let Some(b) = constant_comparison(&d, *op) {
-                return b;
-            }
-            // Positive terms on the left, the others on the right.
-            let (mut left, mut right) = (Poly::new(), Poly::new());
-            for (m, c) in d {
-                if c.is_negative() {
-                    right.insert(m, num::neg(&c).unwrap_or(c));
-                } else {
-                    left.insert(m, c);
-                }
-            }
-            Expr::Cmp(
-                *op,
-                Box::new(expr(&left, atoms)),
-                Box::new(expr(&right, atoms)),
-            )
-        }
+        Expr::Cmp(op, l, r) => simplify_comparison(*op, l, r, ctx, atoms).unwrap_or(e),
         _ => e,
     }
+}
+
+/// `a // b` (`is_div`) or `a % b` simplified over the box of `ctx`, `None` when no rule applies:
+/// a constant multiple of a divisor `>= 1`, a divisor `c >= 2` times the dividend, a divisor
+/// that is the dividend times a monomial `>= 1`, and `k*P + r` with `0 <= r < k` over a
+/// constant `k`.
+fn simplify_division(
+    a: &Expr,
+    b: &Expr,
+    is_div: bool,
+    ctx: &Ctx,
+    atoms: &mut Terms,
+) -> Option<Expr> {
+    let (Some(pa), Some(pb)) = (poly(a, atoms), poly(b, atoms)) else {
+        return None;
+    };
+    // A constant multiple of a divisor >= 1.
+    if let Some(c) = ratio(&pa, &pb).filter(|c| c.is_integer()) {
+        let positive = ctx.at_least(b, 1);
+        if positive || ctx.at_least(b, 0) {
+            if !positive {
+                ctx.side.borrow_mut().push(Expr::Cmp(
+                    CmpOp::Ge,
+                    Box::new(b.clone()),
+                    Box::new(Expr::int(1)),
+                ));
+            }
+            return Some(if is_div { Expr::Const(c) } else { Expr::int(0) });
+        }
+    }
+    // A divisor that is c >= 2 times the dividend (dividend >= 0): A % (c*A) is A,
+    // A // (c*A) is 0.
+    if ratio(&pb, &pa).is_some_and(|c| c.is_integer() && *c.numer() >= 2)
+        && ctx.at_least(b, 1)
+        && ctx.at_least(a, 0)
+    {
+        return Some(if is_div { Expr::int(0) } else { a.clone() });
+    }
+    // A divisor that is the dividend times a monomial M >= 1 (dividend >= 0):
+    // A % (A*M) is A when M >= 2 and 0 when M == 1, written A*min(1, M - 1);
+    // A // (A*M) (A >= 1) is 1 when M == 1 and 0 after, written max(0, 2 - M).
+    if let Some((m, c)) = monomial_factor(&pa, &pb) {
+        let mut mp: Poly = [(m, c)].into_iter().collect();
+        let me = expr(&mp, atoms);
+        if ctx.at_least(b, 1) && ctx.at_least(&me, 1) {
+            if !is_div && ctx.at_least(a, 0) {
+                mp.insert(vec![], Q::from(-1));
+                return Some(Expr::Mul(vec![
+                    a.clone(),
+                    Expr::Min(vec![Expr::int(1), expr(&mp, atoms)]),
+                ]));
+            }
+            if is_div && ctx.at_least(a, 1) {
+                let neg = mp
+                    .iter()
+                    .map(|(k, v)| (k.clone(), num::neg(v).unwrap_or(*v)))
+                    .chain([(vec![], Q::from(2))])
+                    .collect();
+                return Some(Expr::Max(vec![Expr::int(0), expr(&neg, atoms)]));
+            }
+        }
+    }
+    // k*P + r with 0 <= r < k.
+    let k = int(b).filter(|&k| k > 1)?;
+    let r = pa.get(&vec![]).copied().unwrap_or_else(Q::zero);
+    let divisible = pa
+        .iter()
+        .all(|(m, c)| m.is_empty() || (c.is_integer() && c.numer() % k == 0));
+    if !(divisible && r.is_integer() && !r.is_negative() && *r.numer() < k) {
+        return None;
+    }
+    if !is_div {
+        return Some(Expr::Const(r));
+    }
+    let mut p = pa.clone();
+    p.remove(&vec![]);
+    for c in p.values_mut() {
+        *c = Q::from(c.numer() / k);
+    }
+    Some(expr(&p, atoms))
+}
+
+/// The term of `max(v)` (`is_max`) or `min(v)` that wins over the box of `ctx`, `None` when none
+/// is known to: one term beside constants, at least (at most) each of them, or a term whose
+/// bounds are past every other's.
+fn extremum_winner(v: &[Expr], is_max: bool, ctx: &Ctx) -> Option<Expr> {
+    // One term beside constants, at least (at most) each of them over the box.
+    let consts: Vec<i128> = v.iter().filter_map(int).collect();
+    if consts.len() + 1 == v.len() {
+        if let Some(x) = v.iter().find(|x| int(x).is_none()) {
+            let wins = if is_max {
+                consts.iter().max().is_some_and(|&c| ctx.at_least(x, c))
+            } else {
+                consts.iter().min().is_some_and(|&c| {
+                    let neg = Expr::Mul(vec![Expr::int(-1), x.clone()]);
+                    ctx.at_least(&neg, -c)
+                })
+            };
+            if wins {
+                return Some(x.clone());
+            }
+        }
+    }
+    let b: Vec<Bounds> = v.iter().map(|x| Bounds::of(x, &ctx.env)).collect();
+    v.iter().enumerate().find_map(|(i, x)| {
+        let wins = b.iter().enumerate().all(|(j, o)| {
+            j == i
+                || if is_max {
+                    b[i].lo >= o.hi
+                } else {
+                    b[i].hi <= o.lo
+                }
+        });
+        wins.then(|| x.clone())
+    })
+}
+
+/// `l op r` simplified over the box of `ctx` as the sign of `l - r`: decided when the difference
+/// is constant, else with the factors common to every term that are `>= 1` over the box and the
+/// coefficients' common divisor divided out, positive terms on the left. `None` when a side is
+/// not a polynomial.
+fn simplify_comparison(
+    op: CmpOp,
+    l: &Expr,
+    r: &Expr,
+    ctx: &Ctx,
+    atoms: &mut Terms,
+) -> Option<Expr> {
+    let (Some(pl), Some(pr)) = (poly(l, atoms), poly(r, atoms)) else {
+        return None;
+    };
+    let mut d = add(&pl, &pr, true)?;
+    if let Some(b) = constant_comparison(&d, op) {
+        return Some(b);
+    }
+    // A factor common to every term that is >= 1 over the box, and the coefficients'
+    // common divisor, divide out (the sign of the difference is theirs).
+    if let Some(first) = d.keys().next().cloned() {
+        let mut common = first;
+        for m in d.keys() {
+            common.retain(|x| m.contains(x));
+        }
+        common.dedup();
+        common.retain(|&k| ctx.at_least(&atoms[k], 1));
+        if !common.is_empty() {
+            d = d
+                .into_iter()
+                .map(|(mut m, c)| {
+                    for k in &common {
+                        if let Some(i) = m.iter().position(|x| x == k) {
+                            m.remove(i);
+                        }
+                    }
+                    (m, c)
+                })
+                .collect();
+        }
+    }
+    if d.values().all(|c| c.is_integer()) {
+        let g = d
+            .values()
+            .fold(0i128, |g, c| num_integer::gcd(g, *c.numer()));
+        if g > 1 {
+            for c in d.values_mut() {
+                *c = Q::from(c.numer() / g);
+            }
+        }
+    }
+    if let Some(b) = constant_comparison(&d, op) {
+        return Some(b);
+    }
+    // Positive terms on the left, the others on the right.
+    let (mut left, mut right) = (Poly::new(), Poly::new());
+    for (m, c) in d {
+        if c.is_negative() {
+            right.insert(m, num::neg(&c).unwrap_or(c));
+        } else {
+            left.insert(m, c);
+        }
+    }
+    Some(Expr::Cmp(
+        op,
+        Box::new(expr(&left, atoms)),
+        Box::new(expr(&right, atoms)),
+    ))
 }
 
 #[cfg(test)]

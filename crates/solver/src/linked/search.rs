@@ -233,6 +233,85 @@ impl Search<'_, '_> {
         Ok(())
     }
 
+    /// The whole tree, the first level by hand so that a stop keeps everything decided before
+    /// it: the values of the first size are walked in order, and at a stop the rest of them
+    /// (with every value of the others) is the undecided part. A failed set operation leaves
+    /// the whole box undecided.
+    fn top(&mut self) -> (Tree, Option<Undecided>) {
+        let n = self.order.len();
+        let level_domains = self.domains.clone();
+        let mut undecided = None;
+        if n == 1 {
+            let tree = match self.inner() {
+                Ok(set) => Tree::Leaf(set),
+                Err(Stop::Budget(r) | Stop::Undecided(r)) => {
+                    undecided = Some(Undecided {
+                        reason: r,
+                        count: level_domains[0].count(),
+                        sides: level_domains.clone(),
+                    });
+                    Tree::Leaf(DimSet::empty())
+                }
+            };
+            return (tree, undecided);
+        }
+        let var = self.order[0];
+        let mut groups: Vec<(Acc, Tree)> = Vec::new();
+        let dom = level_domains[0].clone();
+        for v in dom.iter() {
+            let step = self.tick().and_then(|()| {
+                self.m.set(var, 0, v);
+                if self.pass(0) {
+                    self.level(1).map(Some)
+                } else {
+                    Ok(None)
+                }
+            });
+            let outcome = match step {
+                Ok(Some(child)) if !child.is_empty() => self.add_value(&mut groups, v, child),
+                Ok(_) => Ok(()),
+                Err(e) => Err(e),
+            };
+            if let Err(Stop::Budget(reason) | Stop::Undecided(reason)) = outcome {
+                let mut sides = level_domains.clone();
+                sides[0] = dom.clip(v, i128::MAX);
+                let count = Tree::full(&sides).count();
+                undecided = Some(Undecided {
+                    reason,
+                    sides,
+                    count,
+                });
+                break;
+            }
+        }
+        if let Some(u) = &undecided {
+            // Values of the stopped one are re-listed as undecided: drop them from the groups.
+            let cut = u.sides[0].min().unwrap_or(i128::MAX);
+            for (a, _) in groups.iter_mut() {
+                a.runs.retain_mut(|r| {
+                    r.1 = r.1.min(cut - 1);
+                    r.0 <= r.1
+                });
+            }
+            groups.retain(|(a, _)| !a.runs.is_empty());
+        }
+        let tree = match grouped(groups) {
+            Ok(t) => t,
+            Err(e) => {
+                // Nothing decided is kept past a failed set: the whole box is undecided.
+                undecided = Some(Undecided {
+                    reason: match Stop::from(e) {
+                        Stop::Budget(r) | Stop::Undecided(r) => r,
+                    },
+                    count: Tree::full(&level_domains).count(),
+                    sides: level_domains.clone(),
+                });
+                Tree::empty(n)
+            }
+        };
+        (tree, undecided)
+    }
+
     fn pass(&mut self, level: usize) -> bool {
         for g in &self.at_level[level] {
             if !truth(&mut self.m, g.node, g.expr, self.names) {
@@ -418,32 +497,7 @@ pub(super) fn search(
     if domains.iter().any(DimSet::is_empty) || n == 0 {
         return done((0..n).collect(), Tree::empty(n), None, stats);
     }
-    // Estimate each guard's pass rate on pseudo-random points of the box.
-    {
-        let ident: Vec<usize> = (0..n).collect();
-        let mut m = Machine::new(&graph, &ident);
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        const SAMPLES: usize = 48;
-        let mut passed = vec![0usize; gs.len()];
-        for _ in 0..SAMPLES {
-            for (i, d) in domains.iter().enumerate() {
-                let v = rng.pick(d);
-                m.set(i, i, v);
-            }
-            for (j, g) in gs.iter().enumerate() {
-                if g.node.is_some() && truth(&mut m, g.node, g.expr, names) {
-                    passed[j] += 1;
-                }
-            }
-        }
-        for (g, p) in gs.iter_mut().zip(passed) {
-            g.pass = if g.node.is_some() {
-                (p as f64 + 0.5) / (SAMPLES as f64 + 1.0)
-            } else {
-                0.5
-            };
-        }
-    }
+    estimate_pass_rates(&graph, &mut gs, domains, names);
     let (order, cost) = plan(n, domains, &gs, budget);
     if cost > budget.work && wide {
         let exact = |n: &[String], d: &[DimSet], g: &[Expr], b: &Budget| search(n, d, g, b, false);
@@ -464,12 +518,66 @@ pub(super) fn search(
         });
         return done(order, Tree::empty(n), undecided, stats);
     }
+    let (pos, at_level) = by_level(&gs, &order);
+    let m = Machine::new(&graph, &pos);
+    let reuse = Reuse::new(&m, &at_level[n - 1], &pos);
+    let mut s = Search {
+        names,
+        order: order.clone(),
+        domains: order.iter().map(|&i| domains[i].clone()).collect(),
+        at_level,
+        m,
+        budget,
+        start,
+        share: crate::budget::share_of_remaining(SEARCH_SHARE),
+        pieces: 0,
+        stats,
+        reuse,
+    };
+    let (tree, undecided) = s.top();
+    let stats = s.stats;
+    done(order, tree, undecided, stats)
+}
+
+/// Sets each guard's estimated pass rate from pseudo-random points of the box (a guard outside
+/// the graph: one half), so that the search tries the most rejecting guards first.
+fn estimate_pass_rates(graph: &Graph, gs: &mut [G], domains: &[DimSet], names: &[String]) {
+    let n = domains.len();
+    let ident: Vec<usize> = (0..n).collect();
+    let mut m = Machine::new(graph, &ident);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    const SAMPLES: usize = 48;
+    let mut passed = vec![0usize; gs.len()];
+    for _ in 0..SAMPLES {
+        for (i, d) in domains.iter().enumerate() {
+            let v = rng.pick(d);
+            m.set(i, i, v);
+        }
+        for (j, g) in gs.iter().enumerate() {
+            if g.node.is_some() && truth(&mut m, g.node, g.expr, names) {
+                passed[j] += 1;
+            }
+        }
+    }
+    for (g, p) in gs.iter_mut().zip(passed) {
+        g.pass = if g.node.is_some() {
+            (p as f64 + 0.5) / (SAMPLES as f64 + 1.0)
+        } else {
+            0.5
+        };
+    }
+}
+
+/// Each size's level in `order`, and the guards decided at each level (by the deepest size
+/// they mention), most rejecting first (the shorter first among equals).
+fn by_level<'a>(gs: &'a [G<'a>], order: &[usize]) -> (Vec<usize>, Vec<Vec<&'a G<'a>>>) {
+    let n = order.len();
     let mut pos = vec![0usize; n];
     for (l, &i) in order.iter().enumerate() {
         pos[i] = l;
     }
     let mut at_level: Vec<Vec<&G>> = vec![Vec::new(); n];
-    for g in &gs {
+    for g in gs {
         let l = (0..n)
             .filter(|&i| g.mask & (1 << i) != 0)
             .map(|i| pos[i])
@@ -485,109 +593,30 @@ pub(super) fn search(
                 .then(a.expr.size().cmp(&b.expr.size()))
         });
     }
-    let level_domains: Vec<DimSet> = order.iter().map(|&i| domains[i].clone()).collect();
-    let m = Machine::new(&graph, &pos);
-    let last = &at_level[n - 1];
-    let reuse = Reuse {
-        reads: m.frontier(
-            &last.iter().filter_map(|g| g.node).collect::<Vec<_>>(),
-            n - 1,
-        ),
-        vars: (0..n)
-            .filter(|&i| pos[i] < n - 1)
-            .filter(|&i| {
-                last.iter()
-                    .any(|g| g.node.is_none() && g.mask & (1 << i) != 0)
-            })
-            .collect(),
-        sets: HashMap::new(),
-        held: 0,
-    };
-    let mut s = Search {
-        names,
-        order: order.clone(),
-        domains: level_domains.clone(),
-        at_level,
-        m,
-        budget,
-        start,
-        share: crate::budget::share_of_remaining(SEARCH_SHARE),
-        pieces: 0,
-        stats,
-        reuse,
-    };
-    // The first level by hand, so that a stop keeps everything decided before it.
-    let mut undecided = None;
-    let tree = if n == 1 {
-        match s.inner() {
-            Ok(set) => Tree::Leaf(set),
-            Err(Stop::Budget(r) | Stop::Undecided(r)) => {
-                undecided = Some(Undecided {
-                    reason: r,
-                    count: level_domains[0].count(),
-                    sides: level_domains.clone(),
-                });
-                Tree::Leaf(DimSet::empty())
-            }
+    (pos, at_level)
+}
+
+impl Reuse {
+    /// What the guards `last` of the last level read from the earlier levels (`pos`: each
+    /// size's level), with no set kept yet.
+    fn new(m: &Machine, last: &[&G], pos: &[usize]) -> Reuse {
+        let n = pos.len();
+        Reuse {
+            reads: m.frontier(
+                &last.iter().filter_map(|g| g.node).collect::<Vec<_>>(),
+                n - 1,
+            ),
+            vars: (0..n)
+                .filter(|&i| pos[i] < n - 1)
+                .filter(|&i| {
+                    last.iter()
+                        .any(|g| g.node.is_none() && g.mask & (1 << i) != 0)
+                })
+                .collect(),
+            sets: HashMap::new(),
+            held: 0,
         }
-    } else {
-        let var = order[0];
-        let mut groups: Vec<(Acc, Tree)> = Vec::new();
-        let dom = level_domains[0].clone();
-        for v in dom.iter() {
-            let step = s.tick().and_then(|()| {
-                s.m.set(var, 0, v);
-                if s.pass(0) {
-                    s.level(1).map(Some)
-                } else {
-                    Ok(None)
-                }
-            });
-            let outcome = match step {
-                Ok(Some(child)) if !child.is_empty() => s.add_value(&mut groups, v, child),
-                Ok(_) => Ok(()),
-                Err(e) => Err(e),
-            };
-            if let Err(Stop::Budget(reason) | Stop::Undecided(reason)) = outcome {
-                let mut sides = level_domains.clone();
-                sides[0] = dom.clip(v, i128::MAX);
-                let count = Tree::full(&sides).count();
-                undecided = Some(Undecided {
-                    reason,
-                    sides,
-                    count,
-                });
-                break;
-            }
-        }
-        if let Some(u) = &undecided {
-            // Values of the stopped one are re-listed as undecided: drop them from the groups.
-            let cut = u.sides[0].min().unwrap_or(i128::MAX);
-            for (a, _) in groups.iter_mut() {
-                a.runs.retain_mut(|r| {
-                    r.1 = r.1.min(cut - 1);
-                    r.0 <= r.1
-                });
-            }
-            groups.retain(|(a, _)| !a.runs.is_empty());
-        }
-        match grouped(groups) {
-            Ok(t) => t,
-            Err(e) => {
-                // Nothing decided is kept past a failed set: the whole box is undecided.
-                undecided = Some(Undecided {
-                    reason: match Stop::from(e) {
-                        Stop::Budget(r) | Stop::Undecided(r) => r,
-                    },
-                    count: Tree::full(&level_domains).count(),
-                    sides: level_domains.clone(),
-                });
-                Tree::empty(n)
-            }
-        }
-    };
-    let stats = s.stats;
-    done(order, tree, undecided, stats)
+    }
 }
 
 /// The order of the sizes with the least estimated work, and that work (guard evaluations).

@@ -912,10 +912,33 @@ pub fn solve_tied(
     guards: &[Expr],
     budget: &Budget,
 ) -> Option<TiedSet> {
-    let mut ties: Vec<(Tie, DimSet)> = Vec::new();
+    let (found, mut rest) = distinct_ties(names, domains, guards);
+    let mut ties = orient_ties(found, names, domains, budget, &mut rest)?;
+    if ties.is_empty() {
+        return None;
+    }
+    tie_through_rest(&mut ties, &mut rest, names, domains);
+    let (mut reduced_guards, pending) = rewrite_rest(&ties, rest);
+    if !pending.is_empty() {
+        settle_periodic(&mut ties, &pending, names, domains)?;
+    }
+    let (rnames, rdomains) = reduce_domains(&ties, names, domains, budget, &mut reduced_guards)?;
+    // Read over the partners' blocks, a guard may now hold on every box of the narrowed sets.
+    reduced_guards.retain(|g| !holds_on_segments(g, &rnames, &rdomains));
+    let reduced = solve_joint(&rnames, &rdomains, &reduced_guards, budget);
+    Some(TiedSet { reduced, ties })
+}
+
+/// The guards of [`solve_tied`] sorted: the distinct ties between two of `names`, each with the
+/// guard that states it (a tie listed twice, or the other way round, once), and the other guards,
+/// less those that hold on every box of the sizes' own segments (they constrain nothing:
+/// `(1 + (b-1)//2)*(1 + (w-1)//2) != 1` once both are at least 3).
+fn distinct_ties(
+    names: &[String],
+    domains: &[DimSet],
+    guards: &[Expr],
+) -> (Vec<(Tie, Expr)>, Vec<Expr>) {
     let mut rest: Vec<Expr> = Vec::new();
-    // A guard that holds on every box of the sizes' own segments constrains nothing
-    // (`(1 + (b-1)//2)*(1 + (w-1)//2) != 1` once both are at least 3).
     let same = |t: &Tie, u: &Tie| {
         *t == *u || u.flipped().is_some_and(|f| f == *t) || t.flipped().is_some_and(|f| f == *u)
     };
@@ -927,43 +950,63 @@ pub fn solve_tied(
             }
             continue;
         };
-        // The same tie again (a form that lists a guard twice, or the other way round).
         if !found.iter().any(|(u, _)| same(&t, u)) {
             found.push((t, g.clone()));
         }
     }
-    // Each tied size is tied once, to a size that is not tied itself: the ties of each set of
-    // sizes they connect are oriented towards one centre (the size most of them can be written
-    // from: a chain `a - b - c` is tied to `b`, three stems to the first); a tie the centre
-    // cannot take stays a guard of the reduced problem, read through the others.
-    let toward = |t: &Tie, x: &str| -> Option<Tie> {
-        if t.a == x {
-            Some(t.clone())
-        } else if t.b == x {
-            t.flipped()
-        } else {
-            None
-        }
-    };
-    let mut left: Vec<(Tie, Expr)> = found;
-    while !left.is_empty() {
-        // The connected sizes of the first tie left.
-        let mut comp: Vec<String> = vec![left[0].0.a.clone(), left[0].0.b.clone()];
-        loop {
-            let before = comp.len();
-            for (t, _) in &left {
-                if comp.contains(&t.a) || comp.contains(&t.b) {
-                    for x in [&t.a, &t.b] {
-                        if !comp.contains(x) {
-                            comp.push(x.clone());
-                        }
+    (found, rest)
+}
+
+/// `t` read from `x`: itself when `x` is its kept size, flipped when `x` is its tied size, `None`
+/// when `x` is neither (or the tie cannot be flipped).
+fn toward(t: &Tie, x: &str) -> Option<Tie> {
+    if t.a == x {
+        Some(t.clone())
+    } else if t.b == x {
+        t.flipped()
+    } else {
+        None
+    }
+}
+
+/// The sizes the first tie of `left` connects to, through the ties of `left` (a chain `a - b -
+/// c` from `a - b` reaches `c`).
+fn component(left: &[(Tie, Expr)]) -> Vec<String> {
+    let mut comp: Vec<String> = vec![left[0].0.a.clone(), left[0].0.b.clone()];
+    loop {
+        let before = comp.len();
+        for (t, _) in left {
+            if comp.contains(&t.a) || comp.contains(&t.b) {
+                for x in [&t.a, &t.b] {
+                    if !comp.contains(x) {
+                        comp.push(x.clone());
                     }
                 }
             }
-            if comp.len() == before {
-                break;
-            }
         }
+        if comp.len() == before {
+            return comp;
+        }
+    }
+}
+
+/// The ties `found` oriented so that each tied size is tied once, to a size that is not tied
+/// itself, each with its tied size's own set: the ties of each set of sizes they connect are
+/// oriented towards one centre (the size most of them can be written from: a chain `a - b - c`
+/// is tied to `b`, three stems to the first); a tie the centre cannot take stays a guard of the
+/// reduced problem (pushed to `rest`), read through the others. `None` when a component has no
+/// centre among `names`.
+fn orient_ties(
+    found: Vec<(Tie, Expr)>,
+    names: &[String],
+    domains: &[DimSet],
+    budget: &Budget,
+    rest: &mut Vec<Expr>,
+) -> Option<Vec<(Tie, DimSet)>> {
+    let mut ties: Vec<(Tie, DimSet)> = Vec::new();
+    let mut left: Vec<(Tie, Expr)> = found;
+    while !left.is_empty() {
+        let comp = component(&left);
         let (mine, others): (Vec<_>, Vec<_>) =
             left.into_iter().partition(|(t, _)| comp.contains(&t.a));
         left = others;
@@ -988,43 +1031,59 @@ pub fn solve_tied(
                 _ => unplaced.push((t, g)),
             }
         }
-        // A tie the centre cannot take whose tied size the centre already holds (`a` tied to
-        // `b` and to `c`, each with an `extra` guard on its kept size): read as the tie from
-        // the centre to its other size, with that size's `extra` guard in its own set.
         for (t, g) in unplaced {
-            let through = ties
-                .iter()
-                .filter(|(o, _)| o.a == centre)
-                .find_map(|(o, _)| o.through_tied(&t))
-                .filter(|o| !ties.iter().any(|(u, _)| u.b == o.b || u.a == o.b));
-            let placed = through.and_then(|o| {
-                let dom = &domains[names.iter().position(|n| *n == o.b)?];
-                let dom = match &t.extra {
-                    None => dom.clone(),
-                    Some(e) => match crate::engine::solve(e, &o.b, dom, &budget.limits) {
-                        crate::engine::Outcome::Solved { set, .. } => set,
-                        crate::engine::Outcome::Undecided { .. } => return None,
-                    },
-                };
-                Some((o, dom))
-            });
-            match placed {
+            match place_through_centre(&ties, &t, &centre, names, domains, budget) {
                 Some(p) => ties.push(p),
                 None => rest.push(g),
             }
         }
     }
-    if ties.is_empty() {
-        return None;
-    }
-    // A guard left over a tied size and a size no tie holds (`b//2 == c//2` with `b` tied to
-    // `a` through blocks of 2): read through the tie, a tie from the centre to that size (`a`'s
-    // block to `c`'s), placed, until none is left (a chain `a - b - c` centred on `a`).
+    Some(ties)
+}
+
+/// A tie `t` the centre cannot take whose tied size the centre already holds (`a` tied to `b`
+/// and to `c`, each with an `extra` guard on its kept size): read as the tie from the centre to
+/// its other size, with that size's `extra` guard in its own set. `None` when it cannot be read
+/// so (it then stays a guard).
+fn place_through_centre(
+    ties: &[(Tie, DimSet)],
+    t: &Tie,
+    centre: &str,
+    names: &[String],
+    domains: &[DimSet],
+    budget: &Budget,
+) -> Option<(Tie, DimSet)> {
+    let o = ties
+        .iter()
+        .filter(|(o, _)| o.a == centre)
+        .find_map(|(o, _)| o.through_tied(t))
+        .filter(|o| !ties.iter().any(|(u, _)| u.b == o.b || u.a == o.b))?;
+    let dom = &domains[names.iter().position(|n| *n == o.b)?];
+    let dom = match &t.extra {
+        None => dom.clone(),
+        Some(e) => match crate::engine::solve(e, &o.b, dom, &budget.limits) {
+            crate::engine::Outcome::Solved { set, .. } => set,
+            crate::engine::Outcome::Undecided { .. } => return None,
+        },
+    };
+    Some((o, dom))
+}
+
+/// Guards of `rest` over a tied size and a size no tie holds (`b//2 == c//2` with `b` tied to
+/// `a` through blocks of 2): read through the ties, each is a tie from the centre to that size
+/// (`a`'s block to `c`'s), moved from `rest` to `ties`, until none is left (a chain `a - b - c`
+/// centred on `a`).
+fn tie_through_rest(
+    ties: &mut Vec<(Tie, DimSet)>,
+    rest: &mut Vec<Expr>,
+    names: &[String],
+    domains: &[DimSet],
+) {
     loop {
         let free = |x: &str| !ties.iter().any(|(t, _)| t.a == x || t.b == x);
         let found = rest.iter().enumerate().find_map(|(i, g)| {
             let mut h = g.clone();
-            for (t, _) in &ties {
+            for (t, _) in ties.iter() {
                 h = t.rewrite(&h);
             }
             let t = Tie::of(&h)?;
@@ -1047,19 +1106,24 @@ pub fn solve_tied(
             None => break,
         }
     }
+}
+
+/// The guards of `rest` read through the ties, sorted: the guards of the reduced problem
+/// (rewritten over the kept sizes; `F(a) == F(a)`, a tie read through another, dropped as true),
+/// and the guards still reading a tied size (through its own steps finer than its tie's blocks:
+/// `(a+1)//2` against `a`'s block of 4), as written, for [`settle_periodic`].
+fn rewrite_rest(ties: &[(Tie, DimSet)], rest: Vec<Expr>) -> (Vec<Expr>, Vec<Expr>) {
     let mut reduced_guards = Vec::new();
     let mut pending = Vec::new();
     for g in rest {
         let mut h = g.clone();
-        for (t, _) in &ties {
+        for (t, _) in ties {
             h = t.rewrite(&h);
         }
         if ties
             .iter()
             .any(|(t, _)| h.atoms().iter().any(|a| **a == *t.b))
         {
-            // Read through a tied size's own steps finer than its tie's blocks (`(a+1)//2`
-            // against `a`'s block of 4): settled over one period of the tied sizes.
             pending.push(g);
             continue;
         }
@@ -1071,9 +1135,20 @@ pub fn solve_tied(
         }
         reduced_guards.push(h);
     }
-    if !pending.is_empty() {
-        settle_periodic(&mut ties, &pending, names, domains)?;
-    }
+    (reduced_guards, pending)
+}
+
+/// The sizes of the reduced problem (those no tie ties) and their domains: each kept size's
+/// values whose block meets each tied partner's own set, narrowed by the tie's `extra` guard
+/// where the periodic engine decides it (else that guard joins `reduced_guards`). `None` when a
+/// set operation fails.
+fn reduce_domains(
+    ties: &[(Tie, DimSet)],
+    names: &[String],
+    domains: &[DimSet],
+    budget: &Budget,
+    reduced_guards: &mut Vec<Expr>,
+) -> Option<(Vec<String>, Vec<DimSet>)> {
     let mut rnames = Vec::new();
     let mut rdomains = Vec::new();
     for (n, d) in names.iter().zip(domains) {
@@ -1086,8 +1161,6 @@ pub fn solve_tied(
             let meets = t.dilate_a(&dom.affine_image(1, t.s).ok()?).ok()?;
             d = inter(&d, &meets).ok()?;
             if let Some(e) = &t.extra {
-                // What the tie says of `a` alone, by the periodic engine; else a guard of the
-                // reduced problem.
                 match crate::engine::solve(e, n, &d, &budget.limits) {
                     crate::engine::Outcome::Solved { set, .. } => d = set,
                     crate::engine::Outcome::Undecided { .. } => reduced_guards.push(e.clone()),
@@ -1097,10 +1170,7 @@ pub fn solve_tied(
         rnames.push(n.clone());
         rdomains.push(d);
     }
-    // Read over the partners' blocks, a guard may now hold on every box of the narrowed sets.
-    reduced_guards.retain(|g| !holds_on_segments(g, &rnames, &rdomains));
-    let reduced = solve_joint(&rnames, &rdomains, &reduced_guards, budget);
-    Some(TiedSet { reduced, ties })
+    Some((rnames, rdomains))
 }
 
 /// Longest period (of the ties' blocks, the guards' steps and the sets' moduli, all met)
@@ -1163,7 +1233,7 @@ fn settle_one(
     names: &[String],
     domains: &[DimSet],
 ) -> Option<bool> {
-    let (d1, d2) = diagonal_steps(g)?;
+    let steps = diagonal_steps(g)?;
     let atoms: Vec<String> = g.atoms().iter().map(|a| a.to_string()).collect();
     // The centre: the kept size of the tie of a tied size the guard reads.
     let centre = atoms.iter().find_map(|x| {
@@ -1179,59 +1249,158 @@ fn settle_one(
         return None;
     }
     let centre_dom = &domains[names.iter().position(|n| *n == centre)?];
-    let lcm = |a: i128, b: i128| -> Option<i128> {
-        let l = num_integer::lcm(a, b);
-        (l <= SETTLE_PERIOD).then_some(l)
-    };
-    let mut period = lcm(d1, d2)?;
-    let mut start = centre_dom.min()?;
-    let mut reach: i128 = 0;
-    let mut sets: Vec<&DimSet> = vec![centre_dom];
-    for &i in &mine {
-        let (t, dom) = &ties[i];
-        period = lcm(period, t.d)?;
-        reach = reach.max(t.d.checked_add(t.s.checked_abs()?)?);
-        sets.push(dom);
-    }
-    for s in &sets {
-        for seg in s.segments() {
-            period = lcm(period, seg.modulus)?;
-            start = start.max(seg.lo);
-        }
-    }
-    // Past `start + period + reach` every tuple shifts down by `period` into a tuple; the
-    // values of one more period decide every value past them by residue.
-    let last_lo = start.checked_add(period)?.checked_add(reach)?;
-    let last_hi = last_lo.checked_add(period - 1)?;
-    let top = last_hi.checked_add(reach)?;
-    let lo = centre_dom.min()?;
-    // Each tied size the guard reads: the values met, and whether the guard held at every
-    // tuple through each value / failed at every one.
+    let window = Window::of(ties, &mine, centre_dom, steps)?;
+    // Each tied size the guard reads.
     let readers: Vec<usize> = mine
         .iter()
         .copied()
         .filter(|&i| atoms.contains(&ties[i].0.b))
         .collect();
-    let mut seen: Vec<BTreeMap<i128, (bool, bool)>> = vec![BTreeMap::new(); readers.len()];
-    let mut always = true;
-    let mut work: u128 = 0;
-    for v in centre_dom.clip(lo, top).iter() {
-        if mine.iter().any(|&i| !ties[i].0.extra_holds(v)) {
+    let mut tally = Tally::new(readers.len());
+    for v in centre_dom.clip(centre_dom.min()?, window.top).iter() {
+        tally.value(ties, g, &centre, v, &mine, &readers)?;
+    }
+    if tally.always {
+        return Some(true);
+    }
+    // A tied size whose every value met decides the guard alone.
+    for (j, &i) in readers.iter().enumerate() {
+        let dom = &ties[i].1;
+        if !window.met_all(&tally.seen[j]) || dom.min().is_none() || dom.max().is_none() {
             continue;
         }
-        // Each tied size's values in `v`'s block and its own set; a size with none leaves no
-        // tuple.
+        ties[i].1 = window.passing(dom, &tally.seen[j])?;
+        return Some(true);
+    }
+    Some(false)
+}
+
+/// The centre values [`settle_one`] enumerates: the tuples are invariant under shifting every
+/// size by `period` once past `last_lo` (the sets' last segment starts, one period, and the
+/// ties' reach), so the values of `last_lo..=last_hi` (one more period) decide every value past
+/// them by residue; `top` is the last centre value whose tuples reach into that period.
+struct Window {
+    period: i128,
+    last_lo: i128,
+    last_hi: i128,
+    top: i128,
+}
+
+impl Window {
+    /// The window of the centre's set `centre_dom` and the ties `mine` from it, for a guard of
+    /// steps `steps` ([`diagonal_steps`]). `None` past [`SETTLE_PERIOD`] or on overflow.
+    fn of(
+        ties: &[(Tie, DimSet)],
+        mine: &[usize],
+        centre_dom: &DimSet,
+        (d1, d2): (i128, i128),
+    ) -> Option<Window> {
+        let lcm = |a: i128, b: i128| -> Option<i128> {
+            let l = num_integer::lcm(a, b);
+            (l <= SETTLE_PERIOD).then_some(l)
+        };
+        let mut period = lcm(d1, d2)?;
+        let mut start = centre_dom.min()?;
+        let mut reach: i128 = 0;
+        let mut sets: Vec<&DimSet> = vec![centre_dom];
+        for &i in mine {
+            let (t, dom) = &ties[i];
+            period = lcm(period, t.d)?;
+            reach = reach.max(t.d.checked_add(t.s.checked_abs()?)?);
+            sets.push(dom);
+        }
+        for s in &sets {
+            for seg in s.segments() {
+                period = lcm(period, seg.modulus)?;
+                start = start.max(seg.lo);
+            }
+        }
+        // Past `start + period + reach` every tuple shifts down by `period` into a tuple.
+        let last_lo = start.checked_add(period)?.checked_add(reach)?;
+        let last_hi = last_lo.checked_add(period - 1)?;
+        let top = last_hi.checked_add(reach)?;
+        Some(Window {
+            period,
+            last_lo,
+            last_hi,
+            top,
+        })
+    }
+
+    /// Whether every tuple through each value of a tied size up to `last_hi` either held or
+    /// failed (`seen` as [`Tally::seen`]): the size's value then decides the guard alone.
+    fn met_all(&self, seen: &BTreeMap<i128, (bool, bool)>) -> bool {
+        seen.iter()
+            .filter(|e| *e.0 <= self.last_hi)
+            .all(|(_, (held, failed))| *held || *failed)
+    }
+
+    /// The values of `dom` (a set with a least and a greatest value) at which the guard held:
+    /// below `last_lo` each value as found, from there on each residue modulo `period` that
+    /// held in the last period.
+    fn passing(&self, dom: &DimSet, seen: &BTreeMap<i128, (bool, bool)>) -> Option<DimSet> {
+        let passes = |u: i128| seen.get(&u).is_some_and(|(held, _)| *held);
+        let (dmin, dmax) = (dom.min()?, dom.max()?);
+        let mut keep: Vec<i128> = dom
+            .clip(dmin, self.last_lo - 1)
+            .iter()
+            .filter(|&u| passes(u))
+            .collect();
+        keep.sort_unstable();
+        let mut out = DimSet::from_values(keep);
+        for u in self.last_lo..=self.last_hi {
+            if passes(u) {
+                out = union(&out, &DimSet::progression(u, dmax, self.period, u)).ok()?;
+            }
+        }
+        inter(dom, &out).ok()
+    }
+}
+
+/// What one guard did at the tuples [`settle_one`] enumerates.
+struct Tally {
+    /// Whether it held at every tuple.
+    always: bool,
+    /// Per tied size the guard reads: each value met, and whether the guard held at every tuple
+    /// through it / failed at every one.
+    seen: Vec<BTreeMap<i128, (bool, bool)>>,
+    /// Tuples evaluated so far (at most [`SETTLE_WORK`]).
+    work: u128,
+}
+
+impl Tally {
+    fn new(readers: usize) -> Tally {
+        Tally {
+            always: true,
+            seen: vec![BTreeMap::new(); readers],
+            work: 0,
+        }
+    }
+
+    /// Evaluates `g` at every tuple through the centre's value `v`: each tied size of `mine`
+    /// (ties from `centre`) at its values in `v`'s block and its own set, and records the truth
+    /// per value of each tied size of `readers` (those `g` reads). No tuple when `v` fails a
+    /// tie's `extra` guard or a tied size has no value there. `None` past [`SETTLE_WORK`].
+    fn value(
+        &mut self,
+        ties: &[(Tie, DimSet)],
+        g: &Expr,
+        centre: &str,
+        v: i128,
+        mine: &[usize],
+        readers: &[usize],
+    ) -> Option<()> {
+        if mine.iter().any(|&i| !ties[i].0.extra_holds(v)) {
+            return Some(());
+        }
         let mut values: Vec<Vec<i128>> = Vec::new();
-        let mut empty = false;
-        for &i in &mine {
+        for &i in mine {
             let (t, dom) = &ties[i];
             let (blo, bhi) = t.b_block(v);
-            let inside: Vec<i128> = dom.clip(blo, bhi).iter().collect();
-            empty |= inside.is_empty();
-            values.push(inside);
+            values.push(dom.clip(blo, bhi).iter().collect());
         }
-        if empty {
-            continue;
+        if values.iter().any(|x| x.is_empty()) {
+            return Some(());
         }
         // The tuples of the sizes the guard reads.
         let slots: Vec<usize> = readers
@@ -1240,8 +1409,8 @@ fn settle_one(
             .collect();
         let mut idx = vec![0usize; slots.len()];
         loop {
-            work += 1;
-            if work > SETTLE_WORK {
+            self.work += 1;
+            if self.work > SETTLE_WORK {
                 return None;
             }
             let env = |x: &str| -> Option<i128> {
@@ -1255,9 +1424,9 @@ fn settle_one(
                     .map(|p| values[*p.0][*p.1])
             };
             let ok = g.truth(&env) == Ok(true);
-            always &= ok;
+            self.always &= ok;
             for (j, (&s, &k)) in slots.iter().zip(&idx).enumerate() {
-                let e = seen[j].entry(values[s][k]).or_insert((true, true));
+                let e = self.seen[j].entry(values[s][k]).or_insert((true, true));
                 e.0 &= ok;
                 e.1 &= !ok;
             }
@@ -1271,45 +1440,10 @@ fn settle_one(
                 l += 1;
             }
             if l == idx.len() {
-                break;
+                return Some(());
             }
         }
     }
-    if always {
-        return Some(true);
-    }
-    // A tied size whose every value met decides the guard alone.
-    for (j, &i) in readers.iter().enumerate() {
-        // Every tuple through a value up to `last_hi` was met.
-        if !seen[j]
-            .iter()
-            .filter(|e| *e.0 <= last_hi)
-            .all(|(_, (held, failed))| *held || *failed)
-        {
-            continue;
-        }
-        let passes = |u: i128| seen[j].get(&u).is_some_and(|(held, _)| *held);
-        let dom = &ties[i].1;
-        let (Some(dmin), Some(dmax)) = (dom.min(), dom.max()) else {
-            continue;
-        };
-        let mut keep: Vec<i128> = dom
-            .clip(dmin, last_lo - 1)
-            .iter()
-            .filter(|&u| passes(u))
-            .collect();
-        keep.sort_unstable();
-        let mut out = DimSet::from_values(keep);
-        for u in last_lo..=last_hi {
-            if passes(u) {
-                out = union(&out, &DimSet::progression(u, dmax, period, u)).ok()?;
-            }
-        }
-        let narrowed = inter(dom, &out).ok()?;
-        ties[i].1 = narrowed;
-        return Some(true);
-    }
-    Some(false)
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 
 use super::tree::{from_boxes, minus, union};
 use super::{Budget, JointSet, Stats, Tree, Undecided};
+use crate::bounds::{truth, Bounds, Tri};
 use crate::types::{DimSet, Expr};
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// Boxes [`solve_wide`] examines at most before what is left is reported undecided.
@@ -41,26 +43,11 @@ pub(super) fn solve_wide(
     budget: &Budget,
     exact: ExactSearch,
 ) -> Option<JointSet> {
-    use crate::bounds::{truth, Bounds, Tri};
-    let start = Instant::now();
-    let n = names.len();
-    if n > 64 {
+    if names.len() > 64 {
         return None;
     }
-    let mut stats = Stats::default();
-    let mut decided: Vec<Vec<DimSet>> = Vec::new();
-    let mut open: Vec<Vec<DimSet>> = Vec::new();
-    let mut why: Option<String> = None;
+    let mut wide = Wide::new(names, guards, budget, exact);
     let all: Vec<usize> = (0..guards.len()).collect();
-    let masks: Vec<u128> = guards
-        .iter()
-        .map(|g| {
-            g.atoms()
-                .iter()
-                .filter_map(|a| names.iter().position(|nm| **nm == **a))
-                .fold(0u128, |m, i| m | 1 << i)
-        })
-        .collect();
     let mut stack: Vec<(Vec<DimSet>, Vec<usize>)> = vec![(domains.to_vec(), all)];
     let mut examined = 0usize;
     while let Some((sides, live)) = stack.pop() {
@@ -68,101 +55,197 @@ pub(super) fn solve_wide(
             continue;
         }
         examined += 1;
-        stats.points += 1;
-        if examined > WIDE_HOPELESS && decided.is_empty() {
+        wide.stats.points += 1;
+        if examined > WIDE_HOPELESS && wide.decided.is_empty() {
             // Nothing decided so far: bounds do not reach these guards.
             return None;
         }
-        let out_of_time =
-            start.elapsed() > budget.time.min(WIDE_TIME) || crate::budget::expired().is_some();
-        if examined > WIDE_BOXES || out_of_time {
-            why.get_or_insert_with(|| match crate::budget::expired() {
-                Some(e) => e.reason(),
-                None if out_of_time => format!(
-                    "the time budget of {:.1} s ran out",
-                    budget.time.min(WIDE_TIME).as_secs_f64()
-                ),
-                None => format!("more than {WIDE_BOXES} boxes of sizes were needed"),
-            });
-            open.push(sides);
+        if wide.out_of_budget(examined) {
+            wide.open.push(sides);
             continue;
         }
-        let env: std::collections::BTreeMap<&str, Bounds> = names
+        let Some(left) = wide.unknown_guards(&sides, &live) else {
+            // A guard fails at every point: the box is empty.
+            continue;
+        };
+        if left.is_empty() {
+            wide.decided.push(sides);
+            continue;
+        }
+        let mentioned: Vec<usize> = (0..names.len())
+            .filter(|&i| left.iter().any(|&g| wide.masks[g] & (1 << i) != 0))
+            .collect();
+        let work = exact_work(&sides, &mentioned);
+        let best = wide.best_split(&sides, &mentioned, &left);
+        if work <= WIDE_EXACT
+            && best
+                .as_ref()
+                .is_none_or(|split| split.score == 0 || work <= 16)
+        {
+            wide.search_exact(sides, &left);
+            continue;
+        }
+        let Some(Split { a, b, .. }) = best else {
+            wide.why
+                .get_or_insert_with(|| "a guard is outside the bounds' rules".to_string());
+            wide.open.push(sides);
+            continue;
+        };
+        stack.push((b, left.clone()));
+        stack.push((a, left));
+    }
+    wide.answer(domains)
+}
+
+/// The estimated guard evaluations of an exact search over `sides`: the product of the counts
+/// of the sizes `mentioned` by a guard left, but the widest (which the periodic engine solves).
+fn exact_work(sides: &[DimSet], mentioned: &[usize]) -> u128 {
+    let widest = mentioned
+        .iter()
+        .copied()
+        .max_by_key(|&i| sides[i].count())
+        .unwrap_or(0);
+    mentioned
+        .iter()
+        .filter(|&&i| i != widest)
+        .fold(1u128, |a, &i| a.saturating_mul(sides[i].count()))
+}
+
+/// `sides` split along size `i` at `at`: the box with that size below `at`, and the box with it
+/// from `at` on.
+fn halves(sides: &[DimSet], i: usize, at: i128) -> (Vec<DimSet>, Vec<DimSet>) {
+    let s = &sides[i];
+    let mut a = sides.to_vec();
+    a[i] = s.clip(i128::MIN, at - 1);
+    let mut b = sides.to_vec();
+    b[i] = s.clip(at, i128::MAX);
+    (a, b)
+}
+
+/// A split of a box in two along one size ([`Wide::best_split`]): `score` guards decided on
+/// the tail `b`, the size's count, and the two halves.
+struct Split {
+    score: usize,
+    count: u128,
+    a: Vec<DimSet>,
+    b: Vec<DimSet>,
+}
+
+/// The state of [`solve_wide`]: the problem, and the boxes decided or left open so far.
+struct Wide<'a> {
+    names: &'a [String],
+    guards: &'a [Expr],
+    budget: &'a Budget,
+    exact: ExactSearch<'a>,
+    start: Instant,
+    /// Per guard, the bit of each size it reads.
+    masks: Vec<u128>,
+    stats: Stats,
+    /// Boxes every point of which passes every guard.
+    decided: Vec<Vec<DimSet>>,
+    /// Boxes left undecided.
+    open: Vec<Vec<DimSet>>,
+    /// Why the first box was left undecided.
+    why: Option<String>,
+}
+
+impl<'a> Wide<'a> {
+    fn new(
+        names: &'a [String],
+        guards: &'a [Expr],
+        budget: &'a Budget,
+        exact: ExactSearch<'a>,
+    ) -> Self {
+        let masks: Vec<u128> = guards
             .iter()
-            .zip(&sides)
+            .map(|g| {
+                g.atoms()
+                    .iter()
+                    .filter_map(|a| names.iter().position(|nm| **nm == **a))
+                    .fold(0u128, |m, i| m | 1 << i)
+            })
+            .collect();
+        Wide {
+            names,
+            guards,
+            budget,
+            exact,
+            start: Instant::now(),
+            masks,
+            stats: Stats::default(),
+            decided: Vec::new(),
+            open: Vec::new(),
+            why: None,
+        }
+    }
+
+    /// Whether the `examined`-th box is past [`WIDE_BOXES`] or the time (the budget's, at most
+    /// [`WIDE_TIME`]); the first time, why is kept.
+    fn out_of_budget(&mut self, examined: usize) -> bool {
+        let limit = self.budget.time.min(WIDE_TIME);
+        let out_of_time = self.start.elapsed() > limit || crate::budget::expired().is_some();
+        if examined > WIDE_BOXES || out_of_time {
+            self.why
+                .get_or_insert_with(|| match crate::budget::expired() {
+                    Some(e) => e.reason(),
+                    None if out_of_time => {
+                        format!("the time budget of {:.1} s ran out", limit.as_secs_f64())
+                    }
+                    None => format!("more than {WIDE_BOXES} boxes of sizes were needed"),
+                });
+            return true;
+        }
+        false
+    }
+
+    /// Each size's bounds over the box `sides`.
+    fn bounds(&self, sides: &[DimSet]) -> BTreeMap<&'a str, Bounds> {
+        self.names
+            .iter()
+            .zip(sides)
             .map(|(nm, s)| {
                 (
                     nm.as_str(),
                     Bounds::range(s.min().unwrap_or(0), s.max().unwrap_or(0)),
                 )
             })
-            .collect();
+            .collect()
+    }
+
+    /// The guards of `live` the bounds over `sides` do not decide; `None` when one fails at
+    /// every point of the box.
+    fn unknown_guards(&self, sides: &[DimSet], live: &[usize]) -> Option<Vec<usize>> {
+        let env = self.bounds(sides);
         let mut left = Vec::new();
-        let mut empty = false;
-        for &g in &live {
-            match truth(&guards[g], &env) {
+        for &g in live {
+            match truth(&self.guards[g], &env) {
                 Tri::True => {}
-                Tri::False => {
-                    empty = true;
-                    break;
-                }
+                Tri::False => return None,
                 Tri::Unknown => left.push(g),
             }
         }
-        if empty {
-            continue;
-        }
-        if left.is_empty() {
-            decided.push(sides);
-            continue;
-        }
-        let mentioned: Vec<usize> = (0..n)
-            .filter(|&i| left.iter().any(|&g| masks[g] & (1 << i) != 0))
-            .collect();
-        let widest = mentioned
+        Some(left)
+    }
+
+    /// The guards of `among` the bounds over the box `half` decide.
+    fn decided_in(&self, half: &[DimSet], among: &[usize]) -> Vec<usize> {
+        let env = self.bounds(half);
+        among
             .iter()
             .copied()
-            .max_by_key(|&i| sides[i].count())
-            .unwrap_or(0);
-        let work = mentioned
-            .iter()
-            .filter(|&&i| i != widest)
-            .fold(1u128, |a, &i| a.saturating_mul(sides[i].count()));
-        // Split a size a guard left mentions at the middle of its values: the one whose halves
-        // decide the most guards (the widest among equals).
-        let bounds_of = |sides: &[DimSet]| -> std::collections::BTreeMap<&str, Bounds> {
-            names
-                .iter()
-                .zip(sides)
-                .map(|(nm, s)| {
-                    (
-                        nm.as_str(),
-                        Bounds::range(s.min().unwrap_or(0), s.max().unwrap_or(0)),
-                    )
-                })
-                .collect()
-        };
-        let halves = |i: usize, at: i128| -> (Vec<DimSet>, Vec<DimSet>) {
-            let s = &sides[i];
-            let mut a = sides.clone();
-            a[i] = s.clip(i128::MIN, at - 1);
-            let mut b = sides.clone();
-            b[i] = s.clip(at, i128::MAX);
-            (a, b)
-        };
-        let decided_in = |half: &[DimSet], among: &[usize]| -> Vec<usize> {
-            let env = bounds_of(half);
-            among
-                .iter()
-                .copied()
-                .filter(|&g| truth(&guards[g], &env) != Tri::Unknown)
-                .collect()
-        };
-        // For each size, the least `t` such that the box with this size in `t..` decides as many
-        // guards as its last value alone (bounds are monotone in the box, so a binary search
-        // finds it): a split there leaves a decided tail and the corner.
-        let mut best: Option<(usize, u128, Vec<DimSet>, Vec<DimSet>)> = None;
-        for &i in &mentioned {
+            .filter(|&g| truth(&self.guards[g], &env) != Tri::Unknown)
+            .collect()
+    }
+
+    /// Where to split the box `sides`: along a size a guard of `left` mentions, the one whose
+    /// tail decides the most guards (the widest among equals). For each size, the least `t`
+    /// such that the box with this size in `t..` decides as many guards as its last value alone
+    /// (bounds are monotone in the box, so a binary search finds it): a split there leaves a
+    /// decided tail and the corner; a size whose last value decides none splits at the middle
+    /// of its values. `None` when every mentioned size has one value.
+    fn best_split(&self, sides: &[DimSet], mentioned: &[usize], left: &[usize]) -> Option<Split> {
+        let mut best: Option<Split> = None;
+        for &i in mentioned {
             let s = &sides[i];
             let (Some(lo), Some(hi)) = (s.min(), s.max()) else {
                 continue;
@@ -171,12 +254,12 @@ pub(super) fn solve_wide(
                 continue;
             }
             // Only the guards its last value decides can be decided by a tail.
-            let reach = decided_in(&halves(i, hi).1, &left);
+            let reach = self.decided_in(&halves(sides, i, hi).1, left);
             let target = reach.len();
-            let tail = |t: i128| decided_in(&halves(i, t).1, &reach).len();
+            let tail = |t: i128| self.decided_in(&halves(sides, i, t).1, &reach).len();
             let (a, b, score) = if target == 0 {
                 let mid = lo + (hi - lo) / 2;
-                let (a, b) = halves(i, mid + 1);
+                let (a, b) = halves(sides, i, mid + 1);
                 (a, b, 0)
             } else {
                 let (mut l, mut h) = (lo + 1, hi);
@@ -188,88 +271,92 @@ pub(super) fn solve_wide(
                         l = m + 1;
                     }
                 }
-                let (a, b) = halves(i, l);
+                let (a, b) = halves(sides, i, l);
                 (a, b, target)
             };
             let key = (score, s.count());
-            if best.as_ref().is_none_or(|(s0, c0, _, _)| key > (*s0, *c0)) {
-                best = Some((score, s.count(), a, b));
-            }
-        }
-        if work <= WIDE_EXACT
-            && best
+            if best
                 .as_ref()
-                .is_none_or(|(score, ..)| *score == 0 || work <= 16)
-        {
-            let sub: Vec<Expr> = left.iter().map(|&g| guards[g].clone()).collect();
-            let js = exact(names, &sides, &sub, budget);
-            stats.periodic_solves += js.stats.periodic_solves;
-            stats.points += js.stats.points;
-            let (boxes, complete) = js.tree.boxes(WIDE_BOXES);
-            if js.undecided.is_some() || !complete {
-                why.get_or_insert_with(|| {
-                    js.undecided
-                        .as_ref()
-                        .map_or("a box has too many pieces".to_string(), |u| {
-                            u.reason.clone()
-                        })
+                .is_none_or(|split| key > (split.score, split.count))
+            {
+                best = Some(Split {
+                    score,
+                    count: s.count(),
+                    a,
+                    b,
                 });
-                open.push(sides);
-                continue;
             }
-            for b in boxes {
-                let mut out = sides.clone();
-                for (l, side) in b.into_iter().enumerate() {
-                    if let Some(i) = names.iter().position(|nm| *nm == js.sizes[l]) {
-                        out[i] = side;
-                    }
+        }
+        best
+    }
+
+    /// The box `sides` under the guards `left`, handed to the exact search: its boxes decided,
+    /// or the whole box left open when the search leaves something undecided.
+    fn search_exact(&mut self, sides: Vec<DimSet>, left: &[usize]) {
+        let sub: Vec<Expr> = left.iter().map(|&g| self.guards[g].clone()).collect();
+        let js = (self.exact)(self.names, &sides, &sub, self.budget);
+        self.stats.periodic_solves += js.stats.periodic_solves;
+        self.stats.points += js.stats.points;
+        let (boxes, complete) = js.tree.boxes(WIDE_BOXES);
+        if js.undecided.is_some() || !complete {
+            self.why.get_or_insert_with(|| {
+                js.undecided
+                    .as_ref()
+                    .map_or("a box has too many pieces".to_string(), |u| {
+                        u.reason.clone()
+                    })
+            });
+            self.open.push(sides);
+            return;
+        }
+        for b in boxes {
+            let mut out = sides.clone();
+            for (l, side) in b.into_iter().enumerate() {
+                if let Some(i) = self.names.iter().position(|nm| *nm == js.sizes[l]) {
+                    out[i] = side;
                 }
-                decided.push(out);
             }
-            continue;
-        }
-        let Some((_, _, a, b)) = best else {
-            why.get_or_insert_with(|| "a guard is outside the bounds' rules".to_string());
-            open.push(sides);
-            continue;
-        };
-        stack.push((b, left.clone()));
-        stack.push((a, left));
-    }
-    if decided.is_empty() && !open.is_empty() {
-        return None;
-    }
-    // The undecided region: the first size's values of the boxes left, with every value of
-    // the others (what [`Undecided`] holds); decided boxes lose those values.
-    let mut u0 = DimSet::empty();
-    for b in &open {
-        u0 = union(&u0, &b[0]).ok()?;
-    }
-    let mut kept = Vec::with_capacity(decided.len());
-    for mut b in decided {
-        if !u0.is_empty() {
-            b[0] = minus(&b[0], &u0).ok()?;
-        }
-        if !b.iter().any(DimSet::is_empty) {
-            kept.push(b);
+            self.decided.push(out);
         }
     }
-    let tree = from_boxes(&kept, n).ok()?;
-    let undecided = (!u0.is_empty()).then(|| {
-        let mut sides = domains.to_vec();
-        sides[0] = u0.clone();
-        let count = Tree::full(&sides).count();
-        Undecided {
-            reason: why.clone().unwrap_or_default(),
-            sides,
-            count,
+
+    /// The joint set of the boxes decided over `domains`, with the undecided region: the first
+    /// size's values of the boxes left open, with every value of the others (what
+    /// [`Undecided`] holds); decided boxes lose those values. `None` when nothing was decided.
+    fn answer(self, domains: &[DimSet]) -> Option<JointSet> {
+        if self.decided.is_empty() && !self.open.is_empty() {
+            return None;
         }
-    });
-    Some(JointSet {
-        sizes: names.to_vec(),
-        domains: domains.to_vec(),
-        tree,
-        undecided,
-        stats,
-    })
+        let mut u0 = DimSet::empty();
+        for b in &self.open {
+            u0 = union(&u0, &b[0]).ok()?;
+        }
+        let mut kept = Vec::with_capacity(self.decided.len());
+        for mut b in self.decided {
+            if !u0.is_empty() {
+                b[0] = minus(&b[0], &u0).ok()?;
+            }
+            if !b.iter().any(DimSet::is_empty) {
+                kept.push(b);
+            }
+        }
+        let tree = from_boxes(&kept, self.names.len()).ok()?;
+        let undecided = (!u0.is_empty()).then(|| {
+            let mut sides = domains.to_vec();
+            sides[0] = u0.clone();
+            let count = Tree::full(&sides).count();
+            Undecided {
+                reason: self.why.clone().unwrap_or_default(),
+                sides,
+                count,
+            }
+        });
+        Some(JointSet {
+            sizes: self.names.to_vec(),
+            domains: domains.to_vec(),
+            tree,
+            undecided,
+            stats: self.stats,
+        })
+    }
 }
