@@ -246,9 +246,88 @@ fn scalar(p: &Program, pg: &ProgramGraph, v: &Value) -> Option<Expr> {
         .and_then(|e| e.get("as_expr")?.get("expr_str")?.as_str())
         .and_then(|t| parse_expr(t).ok());
     match recorded {
-        Some(e) if stale(&e) => pg.symints.get(name).cloned().or(Some(e)),
+        Some(e) if stale(&e) => pg
+            .symints
+            .get(name)
+            .cloned()
+            .or_else(|| chain_value(p, name, 0))
+            .or(Some(e)),
         Some(e) => Some(e),
-        None => pg.symints.get(name).cloned(),
+        None => pg
+            .symints
+            .get(name)
+            .cloned()
+            .or_else(|| chain_value(p, name, 0)),
+    }
+}
+
+/// The value the graph computes for the SymInt / SymBool `name`, followed through its
+/// `_operator` arithmetic and comparisons down to the user inputs' recorded sizes and to values
+/// read from tensors made of sizes ([`size_value`]); `None` where the chain meets anything else
+/// (a value read from the input's data stays a symbol of the message, undecided).
+fn chain_value(p: &Program, name: &str, depth: u32) -> Option<Expr> {
+    if depth > BOUNDS_DEPTH {
+        return None;
+    }
+    let g = &p.graph_module.graph;
+    let named = |o: &Value| {
+        ["as_sym_int", "as_sym_bool"]
+            .iter()
+            .find_map(|k| o.get(*k)?.get("as_name")?.as_str())
+            .map(String::from)
+    };
+    let node = g
+        .nodes
+        .iter()
+        .find(|n| n.outputs.iter().any(|o| named(o).as_deref() == Some(name)))?;
+    let val = |v: &Value| -> Option<Expr> {
+        if let Some(b) = v.get("as_bool").and_then(Value::as_bool) {
+            return Some(Expr::Bool(b));
+        }
+        if let Some(k) = v.get("as_int").and_then(Value::as_i64) {
+            return Some(Expr::int(k as i128));
+        }
+        chain_value(p, &named(v)?, depth + 1)
+    };
+    let x = || val(&node.inputs.first()?.arg);
+    let y = || val(&node.inputs.get(1)?.arg);
+    let op = crate::shapes::op_name(&node.target).trim_end_matches('_');
+    let cmp2 = |op| Some(Expr::Cmp(op, Box::new(x()?), Box::new(y()?)));
+    match op {
+        "sym_size" => {
+            let input = node.inputs.first().and_then(|a| tensor_name(&a.arg))?;
+            if !p.user_inputs().iter().any(|u| u == input) {
+                return None;
+            }
+            let dim = node.inputs.get(1)?.arg.get("as_int")?.as_i64()?;
+            let size = g
+                .tensor_values
+                .get(input)?
+                .sizes
+                .get(usize::try_from(dim).ok()?)?;
+            match size.get("as_int").and_then(Value::as_i64) {
+                Some(k) => Some(Expr::int(k as i128)),
+                None => parse_expr(size.get("as_expr")?.get("expr_str")?.as_str()?).ok(),
+            }
+        }
+        "item" | "_local_scalar_dense" => {
+            size_value(p, node.inputs.first().and_then(|a| tensor_name(&a.arg))?, 0)
+        }
+        "add" => Some(Expr::Add(vec![x()?, y()?])),
+        "sub" => Some(Expr::Add(vec![x()?, Expr::Mul(vec![Expr::int(-1), y()?])])),
+        "mul" => Some(Expr::Mul(vec![x()?, y()?])),
+        "floordiv" => Some(Expr::FloorDiv(Box::new(x()?), Box::new(y()?))),
+        "mod" => Some(Expr::Mod(Box::new(x()?), Box::new(y()?))),
+        "eq" => cmp2(CmpOp::Eq),
+        "ne" => cmp2(CmpOp::Ne),
+        "lt" => cmp2(CmpOp::Lt),
+        "le" => cmp2(CmpOp::Le),
+        "gt" => cmp2(CmpOp::Gt),
+        "ge" => cmp2(CmpOp::Ge),
+        "and" => Some(Expr::And(vec![x()?, y()?])),
+        "or" => Some(Expr::Or(vec![x()?, y()?])),
+        "not" | "sym_not" => Some(Expr::Not(Box::new(x()?))),
+        _ => None,
     }
 }
 
