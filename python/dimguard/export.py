@@ -824,43 +824,88 @@ def export(
         args = tuple(args) if isinstance(args, list) else (args,)
     kwargs = dict(kwargs or {})
     top = _top_level(model, args, kwargs)
-    names = [n for n, _ in top]
     shapes = [(n, [int(s) for s in v.shape]) for n, v in top if isinstance(v, torch.Tensor)]
     shapes_spec = spec_from(model, dynamic_shapes)
     budget = _Budget(time_budget)
-    if shapes_spec is not None:
-        if cover:
-            if not (isinstance(max_programs, int) and max_programs >= 1):
-                raise ValueError(f"max_programs must be a positive int, got {max_programs!r}")
-            from .cover import build_shapes_spec
-
-            first = _export_shapes_spec(model, args, kwargs, shapes_spec, top, shapes, strict, max_rounds, verbose, export_kwargs, budget)
-            return build_shapes_spec(export, model, top, kwargs, shapes_spec, first, max_programs, verbose, {"strict": strict, "max_rounds": max_rounds, **export_kwargs})
-        return _export_shapes_spec(model, args, kwargs, shapes_spec, top, shapes, strict, max_rounds, verbose, export_kwargs, budget)
-    layout = _Layout(dynamic_shapes, names)
-    sheet = layout.sheet()
     if cover and not (isinstance(max_programs, int) and max_programs >= 1):
         raise ValueError(f"max_programs must be a positive int, got {max_programs!r}")
-    user_sheet = json.loads(json.dumps(sheet))
-    tensor_inputs = [n for n, v in top if isinstance(v, torch.Tensor)]
-    rounds: List[Dict[str, Any]] = []
-    best: Optional[Tuple[Any, Dict[str, Any], Dict[str, Any], Dict[str, Any]]] = None
-    last_error: Optional[BaseException] = None
+    if shapes_spec is not None:
+        first = _export_shapes_spec(model, args, kwargs, shapes_spec, top, shapes, strict, max_rounds, verbose, export_kwargs, budget)
+        if not cover:
+            return first
+        from .cover import build_shapes_spec
 
-    def report(exported: bool, audit: Optional[Dict[str, Any]], final: Dict[str, Any]) -> ExportReport:
+        return build_shapes_spec(export, model, top, kwargs, shapes_spec, first, max_programs, verbose, {"strict": strict, "max_rounds": max_rounds, **export_kwargs})
+    layout = _Layout(dynamic_shapes, [n for n, _ in top])
+    loop = _DimLoop(model, args, kwargs, top, shapes, layout, strict, max_rounds, verbose, budget, export_kwargs)
+    ep, rep = loop.run()
+    if cover:
+        from .cover import build
+
+        return build(export, model, top, kwargs, layout, loop.user_sheet, (ep, rep), max_programs, verbose, export_kwargs)
+    return ep, rep
+
+
+class _Turn:
+    """One round of the plain-``Dim`` loop: what it exported at and what came back."""
+
+    def __init__(self, n: int, entry: Dict[str, Any], t1: float, t_torch: float, oblivious: bool, point: Mapping[Key, int], round_shapes: List[Tuple[str, List[int]]], trace: Any):
+        self.n, self.entry, self.t1, self.t_torch = n, entry, t1, t_torch
+        self.oblivious, self.point, self.round_shapes, self.trace = oblivious, point, round_shapes, trace
+
+
+class _DimLoop:
+    """The export loop for a plain-``Dim`` spec (:func:`export`): one :meth:`round` per
+    ``torch.export.export``; a violation re-plans the spec (:meth:`replan`), a program is
+    audited (:meth:`exported`), and :meth:`finish` checks the user's own example against the
+    returned program and writes the report."""
+
+    def __init__(self, model: Any, args: Tuple[Any, ...], kwargs: Dict[str, Any], top: List[Tuple[str, Any]], shapes: List[Tuple[str, List[int]]], layout: Any, strict: bool, max_rounds: int, verbose: bool, budget: _Budget, export_kwargs: Mapping[str, Any]):
+        import torch
+
+        self.model, self.args, self.kwargs, self.top, self.shapes, self.layout = model, args, kwargs, top, shapes, layout
+        self.strict, self.max_rounds, self.verbose, self.budget, self.export_kwargs = strict, max_rounds, verbose, budget, export_kwargs
+        self.sheet = layout.sheet()
+        self.user_sheet = json.loads(json.dumps(self.sheet))
+        self.tensor_inputs = [n for n, v in top if isinstance(v, torch.Tensor)]
+        self.rounds: List[Dict[str, Any]] = []
+        self.best: Optional[Tuple[Any, Dict[str, Any], Dict[str, Any], Dict[str, Any], List[Tuple[str, List[int]]]]] = None
+        self.last_error: Optional[BaseException] = None
+        self.traced = dict(shapes)
+        # The example's sizes of 0 or 1 the spec makes dynamic: every round exports under OBLIVIOUS,
+        # traced at them (the printed spec says to export so).
+        self.small = _small_sizes(self.sheet, shapes)
+        # Set when a round under OBLIVIOUS specialized one of them anyway, or propagates real
+        # tensors (a value read from data at batch 1 makes torch guard on it): from then on the
+        # rounds trace them at 2 outside OBLIVIOUS, as torch keeps them dynamic there.
+        self.small_off = False
+        # Roots a derived size of which torch specialized at the example ("You marked 32*_w + 16 as
+        # dynamic but your code specialized it to be a constant (48)"): traced inside from then on.
+        self.inside: List[str] = []
+        # The user's name for each dimension of their spec: a size dimguard narrows keeps it.
+        self.user_names = _user_names(self.user_sheet)
+        # Why a size the user named became Dim.AUTO, where the loop knows (said in the spec's comment).
+        self.auto_why: Dict[Key, str] = {}
+        self.real = False
+        # Roots torch's solver asked to specialize whose diagnosed window was tried (once each).
+        self.window_tried: set = set()
+
+    def report(self, exported: bool, audit: Optional[Dict[str, Any]], final: Dict[str, Any]) -> ExportReport:
+        """The report of the loop so far, ``final`` the sheet of the program returned."""
+        rounds, best = self.rounds, self.best
         torch_s = sum(r["torch_seconds"] for r in rounds)
         ours = sum(r["dimguard_seconds"] for r in rounds)
-        static = _static(best[0], tensor_inputs) if best is not None and audit is not None else []
-        narrowed = _narrowed(user_sheet, static, audit, rounds)
-        final = _named_entries(final, user_names, static, narrowed, auto_why)
-        header = _oblivious_header(final, small) if best is not None and best[2].get("export_context") else ""
+        static = _static(best[0], self.tensor_inputs) if best is not None and audit is not None else []
+        narrowed = _narrowed(self.user_sheet, static, audit, rounds)
+        final = _named_entries(final, self.user_names, static, narrowed, self.auto_why)
+        header = _oblivious_header(final, self.small) if best is not None and best[2].get("export_context") else ""
         return ExportReport(
             {
                 "exported": exported,
                 "rounds": rounds,
                 "spec": header + _native.spec_code(json.dumps(final)),
                 "export_context": OBLIVIOUS if header else None,
-                "budget": budget.record,
+                "budget": self.budget.record,
                 "sheet": final,
                 "dims": (audit or {}).get("dims", []),
                 "joint": (audit or {}).get("joint", []),
@@ -876,68 +921,65 @@ def export(
             }
         )
 
-    traced = dict(shapes)
-    # The example's sizes of 0 or 1 the spec makes dynamic: every round exports under OBLIVIOUS,
-    # traced at them (the printed spec says to export so).
-    small = _small_sizes(sheet, shapes)
-    # Set when a round under OBLIVIOUS specialized one of them anyway, or propagates real
-    # tensors (a value read from data at batch 1 makes torch guard on it): from then on the
-    # rounds trace them at 2 outside OBLIVIOUS, as torch keeps them dynamic there.
-    small_off = False
-    # Roots a derived size of which torch specialized at the example ("You marked 32*_w + 16 as
-    # dynamic but your code specialized it to be a constant (48)"): traced inside from then on.
-    inside: List[str] = []
-    # The user's name for each dimension of their spec: a size dimguard narrows keeps it.
-    user_names = _user_names(user_sheet)
-    # Why a size the user named became Dim.AUTO, where the loop knows (said in the spec's comment).
-    auto_why: Dict[Key, str] = {}
-    real = False
-    # Roots torch's solver asked to specialize whose diagnosed window was tried (once each).
-    window_tried: set = set()
-    for n in range(1, max_rounds + 1):
-        left = budget.left()
-        if left is not None and left <= 0:
-            rounds[-1]["notes"].append(budget.spent(n - 1, f"before round {n}"))
-            _progress(verbose, rounds[-1]["notes"][-1])
-            break
+    def run(self) -> Tuple[Any, ExportReport]:
+        """Every round, then :meth:`finish`."""
+        for n in range(1, self.max_rounds + 1):
+            left = self.budget.left()
+            if left is not None and left <= 0:
+                self.rounds[-1]["notes"].append(self.budget.spent(n - 1, f"before round {n}"))
+                _progress(self.verbose, self.rounds[-1]["notes"][-1])
+                break
+            if not self.round(n):
+                break
+        return self.finish()
+
+    def _done(self, turn: _Turn, what: str) -> None:
+        """Closes a round: its dimguard seconds, and its progress line."""
+        turn.entry["dimguard_seconds"] = time.perf_counter() - turn.t1
+        _progress(self.verbose, f"round {turn.n}/{self.max_rounds}: torch.export {turn.t_torch:.1f} s: {what}")
+
+    def round(self, n: int) -> bool:
+        """One ``torch.export.export`` with the current sheet; whether another round follows."""
+        import torch
+
         t1 = time.perf_counter()
-        sheet, shifted = _torch_form(sheet)
-        spec_code = _native.spec_code(json.dumps(sheet))
-        ds = layout.to_torch(sheet)
+        self.sheet, shifted = _torch_form(self.sheet)
+        spec_code = _native.spec_code(json.dumps(self.sheet))
+        ds = self.layout.to_torch(self.sheet)
         # Example sizes inside this round's spec, where torch keeps them dynamic.
-        oblivious = bool(small) and not small_off and not real
-        point, moved = _choose_point(sheet, traced, inside, small if oblivious else ())
-        round_shapes = _shapes_at(shapes, point)
-        r_args, r_kwargs = args, kwargs
+        oblivious = bool(self.small) and not self.small_off and not self.real
+        point, moved = _choose_point(self.sheet, self.traced, self.inside, self.small if oblivious else ())
+        round_shapes = _shapes_at(self.shapes, point)
+        r_args, r_kwargs = self.args, self.kwargs
         if moved:
             from .cover import resized
 
-            r_args, r_kwargs = resized(top, point)
+            r_args, r_kwargs = resized(self.top, point)
         t_ours = time.perf_counter() - t1
         t0 = time.perf_counter()
         ep, err, out_of_time = None, None, False
         with quiet() as log:
             try:
-                with capture() as trace, sys.modules[__name__].round_context(n), _real_tensors(real), _oblivious(oblivious), budget.during():
-                    ep = torch.export.export(model, r_args, r_kwargs, dynamic_shapes=ds, strict=strict, **export_kwargs)
+                with capture() as trace, sys.modules[__name__].round_context(n), _real_tensors(self.real), _oblivious(oblivious), self.budget.during():
+                    ep = torch.export.export(self.model, r_args, r_kwargs, dynamic_shapes=ds, strict=self.strict, **self.export_kwargs)
             except BudgetSpent:
                 out_of_time = True
             except Exception as e:  # noqa: BLE001 - classified below; non-shape errors re-raised
                 err = e
         t_torch = time.perf_counter() - t0
         if out_of_time:
-            why = budget.spent(n, f"in round {n}'s torch.export (after {t_torch:.1f} s)")
-            rounds.append({"round": n, "spec": spec_code, "torch_seconds": t_torch, "dimguard_seconds": t_ours, "outcome": "budget", "error": why, "notes": shifted + moved, "log": log.text, "lines": [], "guards": []})
-            _progress(verbose, f"round {n}/{max_rounds}: {why}")
-            break
-        t1 = time.perf_counter() - t_ours
+            why = self.budget.spent(n, f"in round {n}'s torch.export (after {t_torch:.1f} s)")
+            self.rounds.append({"round": n, "spec": spec_code, "torch_seconds": t_torch, "dimguard_seconds": t_ours, "outcome": "budget", "error": why, "notes": shifted + moved, "log": log.text, "lines": [], "guards": []})
+            _progress(self.verbose, f"round {n}/{self.max_rounds}: {why}")
+            return False
         entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": shifted + moved, "log": log.text}
         entry["export_context"] = OBLIVIOUS if oblivious else None
         if oblivious and n == 1:
-            entry["notes"].insert(0, f"{', '.join(f'{i}[{j}]' for i, j in small)}: a size of 0 or 1 in your example, kept dynamic: exported under {OBLIVIOUS} (torch specializes it otherwise; the printed spec says so)")
+            entry["notes"].insert(0, f"{', '.join(f'{i}[{j}]' for i, j in self.small)}: a size of 0 or 1 in your example, kept dynamic: exported under {OBLIVIOUS} (torch specializes it otherwise; the printed spec says so)")
         entry["example"] = {k: list(v) for k, v in round_shapes}
         entry["example_seconds"] = t_ours
-        rounds.append(entry)
+        self.rounds.append(entry)
+        turn = _Turn(n, entry, time.perf_counter() - t_ours, t_torch, oblivious, point, round_shapes, trace)
         # Where this round's guards come from (the trace captured in-process during the round).
         t_p = time.perf_counter()
         try:
@@ -947,240 +989,267 @@ def export(
             entry["notes"].append(f"the round's trace could not be read ({pe})")
         entry["provenance_seconds"] = time.perf_counter() - t_p
         if err is not None:
-            last_error = err
-            kind = "data_dependent" if _is_data_dependent(err) else _classify(err)
-            entry["outcome"] = kind
-            entry["error"] = _first_line(err)
-            if kind == "data_dependent" and best is None:
-                # An expression over a value the model reads back from a tensor (HF Longformer's
-                # `.item()` of a size: "8*u1 < 40 (unhinted: 8*u1 < s70)"): no spec can state it.
-                # Once, the next pass propagates real tensors (draft_export's mechanism): torch
-                # decides it at the example and asserts that at run time; the audit decides.
-                entry["dimguard_seconds"] = time.perf_counter() - t1
-                if real:
-                    entry["notes"].append("data-dependent even with real tensors propagated: nothing to change")
-                    _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; nothing left to change")
-                    break
-                real = True
-                mixed = _mixed_roots(sheet, _text_of(err), trace)
-                if mixed:
-                    # The expression compares such a value with input sizes (`8*u1 < s70`, s70 =
-                    # seq): torch decides it at the example's values, and deciding it can fix
-                    # those sizes (Longformer: seq at 64), which under a named Dim is one more
-                    # failed round. Dim.AUTO (in the user's bounds) lets torch do what it must in
-                    # this pass; the report reads what the program does with them.
-                    new = _auto(sheet, mixed)
-                    for e in sheet["entries"]:
-                        if e["value"]["kind"] == "dim" and e["value"]["root"] in mixed:
-                            auto_why[(e["input"], int(e["index"]))] = "Dim.AUTO: torch compares it with a value the model reads from a tensor"
-                    sheet = {"roots": new["roots"], "entries": new["entries"], "notes": []}
-                    entry["notes"].append(
-                        f"an expression over a value the model reads from a tensor, compared with {', '.join(mixed)}: the next pass propagates real tensors (draft_export's mechanism), with {', '.join(mixed)} as Dim.AUTO (torch may fix them there; the report says)"
-                    )
-                else:
-                    entry["notes"].append("an expression over a value the model reads from a tensor: the next pass propagates real tensors (draft_export's mechanism); the spec stays")
-                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: data-dependent; " + entry["notes"][-1])
-                continue
-            if best is not None:
-                # A later, narrower spec failed: the audited program stands.
-                entry["notes"].append("keeping the audited program of round %d" % best[2]["round"])
-                entry["dimguard_seconds"] = time.perf_counter() - t1
-                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; keeping round {best[2]['round']}'s program")
-                break
-            new = None
-            marked = _marked_constant(_text_of(err))
-            gave_up = [e for e, v in marked if oblivious and v in (0, 1) and any(r in _named_roots(sheet, e) for r in _roots_at(sheet, small))]
-            if kind == "constraint_violation" and gave_up:
-                # torch specialized a 0 or 1 of the example even under OBLIVIOUS: the next round
-                # traces it at 2, outside OBLIVIOUS (the spec stays).
-                small_off = True
-                entry["notes"].append(f"torch specialized {', '.join(gave_up)} at the example's 0 or 1 even under backed_size_oblivious: tracing it at 2 instead")
-                entry["dimguard_seconds"] = time.perf_counter() - t1
-                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: constraint violation; " + entry["notes"][-1])
-                continue
-            fresh = [r for r in _named_roots(sheet, " ".join(e for e, _ in marked)) if r not in inside]
-            if kind == "constraint_violation" and fresh and all(not _is_root(sheet, e) for e, _ in marked):
-                # A derived size specialized at the example: its root sat on a bound of the
-                # spec (pytorch#176349). The spec stays; the next round traces inside it.
-                inside.extend(fresh)
-                entry["notes"].append(
-                    "; ".join(f"torch specialized {e} at {v}" for e, v in marked)
-                    + f": the example sat on a bound of {', '.join(fresh)}; tracing inside its range"
-                )
-                entry["dimguard_seconds"] = time.perf_counter() - t1
-                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: constraint violation; " + entry["notes"][-1])
-                continue
-            if kind == "constraint_violation":
-                try:
+            return self.failed(turn, err)
+        return self.exported(turn, ep)
 
-                    t_d = time.perf_counter()
-                    out = json.loads(_native.diagnose(_text(err), [], round_shapes, json.dumps(sheet), "auto", 10_000))
-                    entry["diagnose_seconds"] = time.perf_counter() - t_d
-                    entry["diagnosis"] = {k: v for k, v in out.items() if k != "spec"}
-                    new = out["spec"]
-                    forced = _solver_specialized(_text(err), sheet, point)
-                    windows = _windows(new, sheet, [r for r in forced if r not in window_tried])
-                    if windows:
-                        # torch's solver asks to specialize these at the traced size, while the
-                        # diagnosis keeps a sound window through it (HF Dinov2: h == w and
-                        # (h//14)**2 == 256 specialize h at 224 over 64..512, and one shared
-                        # Dim 224..237 exports): that window is tried first, once; Dim.STATIC
-                        # only if torch specializes them again.
-                        window_tried.update(windows)
-                        forced = [r for r in forced if r not in windows]
-                        new = {
-                            **new,
-                            "notes": list(new.get("notes", []))
-                            + [
-                                f"torch's solver asks to specialize {', '.join(windows)} at the traced size; "
-                                f"trying the diagnosis's sound window first ({'; '.join(windows.values())}), Dim.STATIC only if torch specializes it again"
-                            ],
-                        }
-                    if forced:
-                        # torch's solver specialized these at a traced size of 2 or more that
-                        # dimguard keeps dynamic (raft_small: it cannot solve (3*batch - 1) //
-                        # batch == 2, true at every batch): it will again, whatever the spec says
-                        # (Dim.AUTO there ends in torch's range conflict). Said in report.narrowed.
-                        fixed = _static_roots(new, forced)
-                        if not _same(fixed, new):
-                            new = {**fixed, "notes": list(new.get("notes", [])) + [f"torch's solver requires {', '.join(forced)} specialized (at the traced size; its guards do not say why): Dim.STATIC, traced at your example's size"]}
-                    if _same(new, sheet):
-                        # The dims torch complained about, by name (a derived one, ``32*_w + 16``,
-                        # names its root) or source; never every dim.
-                        said = " ".join(f"{d['name']} {d.get('source') or ''}" for d in out["dims"])
-                        named = _named_roots(sheet, said) or _named_roots(sheet, _text(err))
-                        forced = [r for r in _specialized_roots(_text(err)) if r in named]
-                        if forced:
-                            # torch's own solver requires these specialized (raft_small: it cannot
-                            # solve (3*batch - 1) // batch == 2, true at every batch), whatever the
-                            # spec says: Dim.AUTO there only ends in torch's range conflict.
-                            new = _static_roots(sheet, forced)
-                            new["notes"].insert(0, f"the diagnosis does not change the spec, and torch's solver requires {', '.join(forced)} specialized: Dim.STATIC, traced at your example's size")
-                        elif named:
-                            new = _auto(sheet, named)
-                            new["notes"].insert(0, "the diagnosis does not change the spec (torch keeps specializing): Dim.AUTO")
-                        else:
-                            entry["notes"].append("the diagnosis does not change the spec, and torch names no dimension of it: nothing to change")
-                            new = None
-                    # The whole guard set of the failing trace (captured in-process), decided at
-                    # once: torch's error prints the guards that violate the spec over one size,
-                    # and a guard over several sizes (hf_swin's tie of H, W and the batch through
-                    # its windows) shows only in the next round's program. Narrowing the named
-                    # Dims to the trace's answer now saves that round; what the error's own
-                    # diagnosis made static or Dim.AUTO stays so.
-                    t_t = time.perf_counter()
-                    try:
-                        whole = json.loads(_native.diagnose(trace.text(), [], round_shapes, None, "auto", 10_000))
-                    except ValueError as te:
-                        whole = None
-                        entry["notes"].append(f"the round's whole trace could not be diagnosed ({te}): the error's guards alone decide")
-                    entry["trace_diagnose_seconds"] = time.perf_counter() - t_t
-                    if whole is not None:
-                        base = {"roots": (new or sheet)["roots"], "entries": (new or sheet)["entries"], "notes": []}
-                        more: List[str] = []
-                        traced_at = {(inp, i): int(v) for inp, sh in round_shapes for i, v in enumerate(sh)}
-                        short = _trace_shortfall(whole, base, traced_at, user_names, more)
-                        if short:
-                            narrowed = json.loads(_native.narrow(json.dumps(base), json.dumps(short)))
-                            if not _same(narrowed, base):
-                                more = [f"the round's whole guard set (its trace): {n}" for n in narrowed["notes"]] + more
-                                new = {**narrowed, "notes": list((new or {}).get("notes", [])) + more}
-                except ValueError as de:
-                    rng = _range_error(str(err))
-                    if rng is not None:
-                        # torch refused the example itself; _choose_point keeps examples inside
-                        # the spec, so this is dimguard's mistake: say so, change nothing.
-                        entry["notes"].append(f"torch refused the example: {rng[0]} is outside the spec's range {rng[1]}..{rng[2]}")
-                        new = None
-                    else:
-                        # Never a guess: switching the sizes torch names to Dim.AUTO and tracing
-                        # again gave a program whose report was wrong (raft_small, issue 32).
-                        entry["notes"].append(f"dimguard could not read the error ({de}): nothing to change")
-                        new = None
-            elif kind == "solver_crash":
-                text = str(err)
-                new = _auto(sheet, _named_roots(sheet, text) or None)
-                new["notes"].insert(0, "torch's solver crashed instead of reporting guards")
-            if new is not None and oblivious:
-                kept_small = _keep_small(new, sheet, small)
-                if kept_small:
-                    # Guards recorded at the example's 1 under OBLIVIOUS (timm's group_norm:
-                    # `Eq(s77, 1)`) would fix it there: it is traced at 2 from now on instead,
-                    # outside OBLIVIOUS, and keeps the spec's range.
-                    small_off = True
-                    new = {**kept_small, "notes": list(new.get("notes", [])) + [f"the trace at the example's 0 or 1 under backed_size_oblivious fixes {', '.join(f'{i}[{j}]' for i, j in small)}: kept dynamic, traced at 2 outside that context instead"]}
-            if new is None or _same(new, sheet):
-                entry["dimguard_seconds"] = time.perf_counter() - t1
-                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {entry['error']}; nothing left to change")
-                break
-            entry["notes"].extend(new.get("notes", []))
-            sheet = {"roots": new["roots"], "entries": new["entries"], "notes": []}
-            entry["dimguard_seconds"] = time.perf_counter() - t1
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: {kind.replace('_', ' ')}; " + "; ".join(entry["notes"]) )
-            continue
-        # Exported: audit the program in memory.
-        placeholders = list(ep.graph_signature.user_inputs)
-        mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
-        t_a = time.perf_counter()
-        try:
-            audit = _audit(ep, mapping)
-        except ValueError as ae:
-            # Undecided, never a guess: the report says so, and accepts() raises dimguard.Undecided.
-            audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
-            entry["notes"].append(f"the program could not be audited ({ae})")
-        entry["audit_seconds"] = time.perf_counter() - t_a
-        entry["outcome"] = "exported"
-        best = (ep, audit, entry, sheet, round_shapes)
-        short, exact = _shortfall(audit, entry["notes"], user_names)
-        if audit.get("unaudited"):
-            entry["dimguard_seconds"] = time.perf_counter() - t1
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; the program could not be audited (report.accepts raises dimguard.Undecided)")
-            break
-        if not short:
-            entry["dimguard_seconds"] = time.perf_counter() - t1
-            if exact:
-                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; audit: accepts every claimed size")
-            else:
-                _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; audit: accepts fewer sizes than it claims and no narrower spec is known (see report.dims)")
-            break
-        narrowed = json.loads(_native.narrow(json.dumps(sheet), json.dumps(short)))
-        entry["dimguard_seconds"] = time.perf_counter() - t1
-        if n == max_rounds or _same(narrowed, sheet):
-            _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; audit: accepts fewer sizes than it claims (see report.dims)")
-            break
-        entry["notes"].extend(narrowed["notes"])
-        _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported, but accepts fewer sizes than it claims; narrowing: " + "; ".join(narrowed["notes"]))
-        sheet = {"roots": narrowed["roots"], "entries": narrowed["entries"], "notes": []}
-    if best is None:
-        rep = report(False, None, sheet)
-        raise ExportError(
-            f"dimguard.export: no round produced a program ({len(rounds)} rounds; last: {rounds[-1].get('error')})",
-            rep,
-        ) from last_error
-    ep, audit, _, exported_sheet, final_shapes = best
-    rep = report(True, audit, exported_sheet)
-    own_verdict = rep.verdict(dict(shapes))
-    if own_verdict["accepted"] is not True:
-        # Never silently: the program was traced at other sizes, and torch's guards there
-        # leave the user's own example out (or a run-time assert on data leaves it undecided).
-        own = ", ".join(f"{n}={tuple(s)}" for n, s in shapes)
-        if own_verdict["accepted"] is False:
-            traced_at = ", ".join(f"{n}={tuple(s)}" for n, s in final_shapes)
-            if traced_at == own:
-                # Traced at the very sizes it rejects: say what rejects them, never "traced at" the same.
-                why = f"the returned program does not accept your example inputs ({own}), the sizes it was traced at: {own_verdict['reason']}"
-            else:
-                why = f"the returned program does not accept your example inputs ({own}); it was traced at {traced_at}: {own_verdict['reason']}"
+    def failed(self, turn: _Turn, err: BaseException) -> bool:
+        """A round torch refused: the next round's sheet, or the end of the loop."""
+        entry, n = turn.entry, turn.n
+        self.last_error = err
+        kind = "data_dependent" if _is_data_dependent(err) else _classify(err)
+        entry["outcome"] = kind
+        entry["error"] = _first_line(err)
+        if kind == "data_dependent" and self.best is None:
+            return self.data_dependent(turn, err)
+        if self.best is not None:
+            # A later, narrower spec failed: the audited program stands.
+            entry["notes"].append("keeping the audited program of round %d" % self.best[2]["round"])
+            self._done(turn, f"{entry['error']}; keeping round {self.best[2]['round']}'s program")
+            return False
+        new = None
+        marked = _marked_constant(_text_of(err))
+        gave_up = [e for e, v in marked if turn.oblivious and v in (0, 1) and any(r in _named_roots(self.sheet, e) for r in _roots_at(self.sheet, self.small))]
+        if kind == "constraint_violation" and gave_up:
+            # torch specialized a 0 or 1 of the example even under OBLIVIOUS: the next round
+            # traces it at 2, outside OBLIVIOUS (the spec stays).
+            self.small_off = True
+            entry["notes"].append(f"torch specialized {', '.join(gave_up)} at the example's 0 or 1 even under backed_size_oblivious: tracing it at 2 instead")
+            self._done(turn, "constraint violation; " + entry["notes"][-1])
+            return True
+        fresh = [r for r in _named_roots(self.sheet, " ".join(e for e, _ in marked)) if r not in self.inside]
+        if kind == "constraint_violation" and fresh and all(not _is_root(self.sheet, e) for e, _ in marked):
+            # A derived size specialized at the example: its root sat on a bound of the
+            # spec (pytorch#176349). The spec stays; the next round traces inside it.
+            self.inside.extend(fresh)
+            entry["notes"].append("; ".join(f"torch specialized {e} at {v}" for e, v in marked) + f": the example sat on a bound of {', '.join(fresh)}; tracing inside its range")
+            self._done(turn, "constraint violation; " + entry["notes"][-1])
+            return True
+        if kind == "constraint_violation":
+            new = self.replan(turn, err)
+        elif kind == "solver_crash":
+            new = _auto(self.sheet, _named_roots(self.sheet, str(err)) or None)
+            new["notes"].insert(0, "torch's solver crashed instead of reporting guards")
+        if new is not None and turn.oblivious:
+            kept_small = _keep_small(new, self.sheet, self.small)
+            if kept_small:
+                # Guards recorded at the example's 1 under OBLIVIOUS (timm's group_norm:
+                # `Eq(s77, 1)`) would fix it there: it is traced at 2 from now on instead,
+                # outside OBLIVIOUS, and keeps the spec's range.
+                self.small_off = True
+                new = {**kept_small, "notes": list(new.get("notes", [])) + [f"the trace at the example's 0 or 1 under backed_size_oblivious fixes {', '.join(f'{i}[{j}]' for i, j in self.small)}: kept dynamic, traced at 2 outside that context instead"]}
+        if new is None or _same(new, self.sheet):
+            self._done(turn, f"{entry['error']}; nothing left to change")
+            return False
+        entry["notes"].extend(new.get("notes", []))
+        self.sheet = {"roots": new["roots"], "entries": new["entries"], "notes": []}
+        self._done(turn, f"{kind.replace('_', ' ')}; " + "; ".join(entry["notes"]))
+        return True
+
+    def data_dependent(self, turn: _Turn, err: BaseException) -> bool:
+        """An expression over a value the model reads back from a tensor (HF Longformer's
+        ``.item()`` of a size: "8*u1 < 40 (unhinted: 8*u1 < s70)"): no spec can state it. Once,
+        the next pass propagates real tensors (draft_export's mechanism): torch decides it at the
+        example and asserts that at run time; the audit decides."""
+        entry = turn.entry
+        if self.real:
+            entry["notes"].append("data-dependent even with real tensors propagated: nothing to change")
+            self._done(turn, f"{entry['error']}; nothing left to change")
+            return False
+        self.real = True
+        mixed = _mixed_roots(self.sheet, _text_of(err), turn.trace)
+        if mixed:
+            # The expression compares such a value with input sizes (`8*u1 < s70`, s70 =
+            # seq): torch decides it at the example's values, and deciding it can fix
+            # those sizes (Longformer: seq at 64), which under a named Dim is one more
+            # failed round. Dim.AUTO (in the user's bounds) lets torch do what it must in
+            # this pass; the report reads what the program does with them.
+            new = _auto(self.sheet, mixed)
+            for e in self.sheet["entries"]:
+                if e["value"]["kind"] == "dim" and e["value"]["root"] in mixed:
+                    self.auto_why[(e["input"], int(e["index"]))] = "Dim.AUTO: torch compares it with a value the model reads from a tensor"
+            self.sheet = {"roots": new["roots"], "entries": new["entries"], "notes": []}
+            entry["notes"].append(
+                f"an expression over a value the model reads from a tensor, compared with {', '.join(mixed)}: the next pass propagates real tensors (draft_export's mechanism), with {', '.join(mixed)} as Dim.AUTO (torch may fix them there; the report says)"
+            )
         else:
-            why = f"whether the returned program accepts your example inputs ({own}) is undecided: {own_verdict['reason']}"
-        rounds[-1]["notes"].append(why)
-        _progress(verbose, why)
-        rep = report(True, audit, exported_sheet)
-    if cover:
-        from .cover import build
+            entry["notes"].append("an expression over a value the model reads from a tensor: the next pass propagates real tensors (draft_export's mechanism); the spec stays")
+        self._done(turn, "data-dependent; " + entry["notes"][-1])
+        return True
 
-        return build(export, model, top, kwargs, layout, user_sheet, (ep, rep), max_programs, verbose, export_kwargs)
-    return ep, rep
+    def replan(self, turn: _Turn, err: BaseException) -> Optional[Dict[str, Any]]:
+        """The sheet after a constraint violation: the error diagnosed with the traced sizes,
+        then the round's whole guard set; ``None`` when nothing is to change."""
+        entry = turn.entry
+        try:
+            new = self.diagnosed(turn, err)
+            return self.whole_trace(turn, new)
+        except ValueError as de:
+            rng = _range_error(str(err))
+            if rng is not None:
+                # torch refused the example itself; _choose_point keeps examples inside
+                # the spec, so this is dimguard's mistake: say so, change nothing.
+                entry["notes"].append(f"torch refused the example: {rng[0]} is outside the spec's range {rng[1]}..{rng[2]}")
+            else:
+                # Never a guess: switching the sizes torch names to Dim.AUTO and tracing
+                # again gave a program whose report was wrong (raft_small, issue 32).
+                entry["notes"].append(f"dimguard could not read the error ({de}): nothing to change")
+            return None
+
+    def diagnosed(self, turn: _Turn, err: BaseException) -> Optional[Dict[str, Any]]:
+        """The error's guards diagnosed and merged into the sheet: a sound window tried before
+        ``Dim.STATIC`` where torch's solver asks to specialize, ``Dim.AUTO`` where torch keeps
+        specializing what the diagnosis keeps. Raises ``ValueError`` when the error cannot be read."""
+        entry, sheet = turn.entry, self.sheet
+        t_d = time.perf_counter()
+        out = json.loads(_native.diagnose(_text(err), [], turn.round_shapes, json.dumps(sheet), "auto", 10_000))
+        entry["diagnose_seconds"] = time.perf_counter() - t_d
+        entry["diagnosis"] = {k: v for k, v in out.items() if k != "spec"}
+        new = out["spec"]
+        forced = _solver_specialized(_text(err), sheet, turn.point)
+        windows = _windows(new, sheet, [r for r in forced if r not in self.window_tried])
+        if windows:
+            # torch's solver asks to specialize these at the traced size, while the
+            # diagnosis keeps a sound window through it (HF Dinov2: h == w and
+            # (h//14)**2 == 256 specialize h at 224 over 64..512, and one shared
+            # Dim 224..237 exports): that window is tried first, once; Dim.STATIC
+            # only if torch specializes them again.
+            self.window_tried.update(windows)
+            forced = [r for r in forced if r not in windows]
+            new = {
+                **new,
+                "notes": list(new.get("notes", []))
+                + [
+                    f"torch's solver asks to specialize {', '.join(windows)} at the traced size; "
+                    f"trying the diagnosis's sound window first ({'; '.join(windows.values())}), Dim.STATIC only if torch specializes it again"
+                ],
+            }
+        if forced:
+            # torch's solver specialized these at a traced size of 2 or more that
+            # dimguard keeps dynamic (raft_small: it cannot solve (3*batch - 1) //
+            # batch == 2, true at every batch): it will again, whatever the spec says
+            # (Dim.AUTO there ends in torch's range conflict). Said in report.narrowed.
+            fixed = _static_roots(new, forced)
+            if not _same(fixed, new):
+                new = {**fixed, "notes": list(new.get("notes", [])) + [f"torch's solver requires {', '.join(forced)} specialized (at the traced size; its guards do not say why): Dim.STATIC, traced at your example's size"]}
+        if not _same(new, sheet):
+            return new
+        # The dims torch complained about, by name (a derived one, ``32*_w + 16``,
+        # names its root) or source; never every dim.
+        said = " ".join(f"{d['name']} {d.get('source') or ''}" for d in out["dims"])
+        named = _named_roots(sheet, said) or _named_roots(sheet, _text(err))
+        forced = [r for r in _specialized_roots(_text(err)) if r in named]
+        if forced:
+            # torch's own solver requires these specialized (raft_small: it cannot
+            # solve (3*batch - 1) // batch == 2, true at every batch), whatever the
+            # spec says: Dim.AUTO there only ends in torch's range conflict.
+            new = _static_roots(sheet, forced)
+            new["notes"].insert(0, f"the diagnosis does not change the spec, and torch's solver requires {', '.join(forced)} specialized: Dim.STATIC, traced at your example's size")
+            return new
+        if named:
+            new = _auto(sheet, named)
+            new["notes"].insert(0, "the diagnosis does not change the spec (torch keeps specializing): Dim.AUTO")
+            return new
+        entry["notes"].append("the diagnosis does not change the spec, and torch names no dimension of it: nothing to change")
+        return None
+
+    def whole_trace(self, turn: _Turn, new: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+        """The whole guard set of the failing trace (captured in-process), decided at once:
+        torch's error prints the guards that violate the spec over one size, and a guard over
+        several sizes (hf_swin's tie of H, W and the batch through its windows) shows only in
+        the next round's program. Narrowing the named Dims to the trace's answer now saves that
+        round; what the error's own diagnosis made static or Dim.AUTO stays so."""
+        entry = turn.entry
+        t_t = time.perf_counter()
+        try:
+            whole = json.loads(_native.diagnose(turn.trace.text(), [], turn.round_shapes, None, "auto", 10_000))
+        except ValueError as te:
+            whole = None
+            entry["notes"].append(f"the round's whole trace could not be diagnosed ({te}): the error's guards alone decide")
+        entry["trace_diagnose_seconds"] = time.perf_counter() - t_t
+        if whole is None:
+            return new
+        base = {"roots": (new or self.sheet)["roots"], "entries": (new or self.sheet)["entries"], "notes": []}
+        more: List[str] = []
+        traced_at = {(inp, i): int(v) for inp, sh in turn.round_shapes for i, v in enumerate(sh)}
+        short = _trace_shortfall(whole, base, traced_at, self.user_names, more)
+        if short:
+            narrowed = json.loads(_native.narrow(json.dumps(base), json.dumps(short)))
+            if not _same(narrowed, base):
+                more = [f"the round's whole guard set (its trace): {n}" for n in narrowed["notes"]] + more
+                new = {**narrowed, "notes": list((new or {}).get("notes", [])) + more}
+        return new
+
+    def exported(self, turn: _Turn, ep: Any) -> bool:
+        """A program: audited in memory, and narrowed once more where it accepts fewer sizes
+        than its spec claims; whether another round follows."""
+        entry = turn.entry
+        audit = _audited(ep, self.tensor_inputs, entry)
+        entry["outcome"] = "exported"
+        self.best = (ep, audit, entry, self.sheet, turn.round_shapes)
+        short, exact = _shortfall(audit, entry["notes"], self.user_names)
+        if audit.get("unaudited"):
+            self._done(turn, "exported; the program could not be audited (report.accepts raises dimguard.Undecided)")
+            return False
+        if not short:
+            if exact:
+                self._done(turn, "exported; audit: accepts every claimed size")
+            else:
+                self._done(turn, "exported; audit: accepts fewer sizes than it claims and no narrower spec is known (see report.dims)")
+            return False
+        narrowed = json.loads(_native.narrow(json.dumps(self.sheet), json.dumps(short)))
+        if turn.n == self.max_rounds or _same(narrowed, self.sheet):
+            self._done(turn, "exported; audit: accepts fewer sizes than it claims (see report.dims)")
+            return False
+        entry["notes"].extend(narrowed["notes"])
+        self._done(turn, "exported, but accepts fewer sizes than it claims; narrowing: " + "; ".join(narrowed["notes"]))
+        self.sheet = {"roots": narrowed["roots"], "entries": narrowed["entries"], "notes": []}
+        return True
+
+    def finish(self) -> Tuple[Any, ExportReport]:
+        """The audited program and its report, the user's own example decided against it;
+        :class:`ExportError` when no round produced one."""
+        if self.best is None:
+            rep = self.report(False, None, self.sheet)
+            raise ExportError(
+                f"dimguard.export: no round produced a program ({len(self.rounds)} rounds; last: {self.rounds[-1].get('error')})",
+                rep,
+            ) from self.last_error
+        ep, audit, _, exported_sheet, final_shapes = self.best
+        rep = self.report(True, audit, exported_sheet)
+        own_verdict = rep.verdict(dict(self.shapes))
+        if own_verdict["accepted"] is not True:
+            # Never silently: the program was traced at other sizes, and torch's guards there
+            # leave the user's own example out (or a run-time assert on data leaves it undecided).
+            own = ", ".join(f"{n}={tuple(s)}" for n, s in self.shapes)
+            if own_verdict["accepted"] is False:
+                traced_at = ", ".join(f"{n}={tuple(s)}" for n, s in final_shapes)
+                if traced_at == own:
+                    # Traced at the very sizes it rejects: say what rejects them, never "traced at" the same.
+                    why = f"the returned program does not accept your example inputs ({own}), the sizes it was traced at: {own_verdict['reason']}"
+                else:
+                    why = f"the returned program does not accept your example inputs ({own}); it was traced at {traced_at}: {own_verdict['reason']}"
+            else:
+                why = f"whether the returned program accepts your example inputs ({own}) is undecided: {own_verdict['reason']}"
+            self.rounds[-1]["notes"].append(why)
+            _progress(self.verbose, why)
+            rep = self.report(True, audit, exported_sheet)
+        return ep, rep
+
+
+def _audited(ep: Any, tensor_inputs: Sequence[str], entry: Dict[str, Any]) -> Dict[str, Any]:
+    """The program audited in memory (``entry["audit_seconds"]`` its time); a program that
+    cannot be audited is Undecided, never a guess: ``unaudited`` says why, and
+    ``report.accepts`` raises ``dimguard.Undecided``."""
+    placeholders = list(ep.graph_signature.user_inputs)
+    mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
+    t_a = time.perf_counter()
+    try:
+        audit = _audit(ep, mapping)
+    except ValueError as ae:
+        audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
+        entry["notes"].append(f"the program could not be audited ({ae})")
+    entry["audit_seconds"] = time.perf_counter() - t_a
+    return audit
 
 
 def _real_tensors(on: bool) -> ContextManager[Any]:
@@ -1310,13 +1379,7 @@ def _export_shapes_spec(
         rounds.append(entry)
         if err is None and not found:
             entry["outcome"] = "exported"
-            placeholders = list(ep.graph_signature.user_inputs)
-            mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
-            try:
-                audit = _audit(ep, mapping)
-            except ValueError as ae:
-                audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
-                entry["notes"].append(f"the program could not be audited ({ae})")
+            audit = _audited(ep, tensor_inputs, entry)
             entry["dimguard_seconds"] = time.perf_counter() - t1
             added = len(spec.added)
             _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported" + (f" with {added} assumption{'s' if added != 1 else ''} added" if added else ""))
@@ -1354,13 +1417,7 @@ def _export_shapes_spec(
                 "every expression torch met is already assumed (or cannot be stated): the program of this pass is returned; "
                 "torch decided each at the example and asserts it at run time"
             )
-            placeholders = list(ep.graph_signature.user_inputs)
-            mapping = dict(zip(placeholders, tensor_inputs)) if len(placeholders) == len(tensor_inputs) else {}
-            try:
-                audit = _audit(ep, mapping)
-            except ValueError as ae:
-                audit = {"dims": [], "joint": [], "runtime": [], "unaudited": str(ae)}
-                entry["notes"].append(f"the program could not be audited ({ae})")
+            audit = _audited(ep, tensor_inputs, entry)
             entry["dimguard_seconds"] = time.perf_counter() - t1
             _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; {len(items)} expression{'s' if len(items) != 1 else ''} decided at the example and asserted at run time")
             return ep, report(True, audit, ep)

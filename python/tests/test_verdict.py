@@ -280,3 +280,31 @@ def test_an_assert_on_a_value_read_from_data_stays_undecided():
     assert runs(ep, [torch.randn(4), torch.tensor([3, 1])])
     assert not runs(ep, [torch.randn(4), torch.tensor([-2, -5])])
     assert report.verdict({"x": [4, 1], "t": [2]})["accepted"] is False
+
+
+class ChunksOfSize(torch.nn.Module):
+    """HF Longformer's chunking: the count of chunks read back from a tensor made from the size
+    (``torch.div(seq, k, rounding_mode='trunc').item()``), then used as a size."""
+
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        n = torch.div(x.shape[1], self.k, rounding_mode="trunc").item()
+        torch._check(n >= 1)
+        return x[:, : self.k * n].reshape(x.shape[0], n, self.k).sum(-1)
+
+
+@pytest.mark.parametrize("k", [3, 8])
+def test_a_value_read_from_a_tensor_made_of_sizes_is_decided_exactly(k):
+    # The run-time asserts over u = item(trunc(seq / k)) are decided from that expression (the
+    # program's own value of u), never from torch's recorded range for u: every seq in and
+    # around the range is decided, and each answer is the program's (before, every one was
+    # undecided).
+    spec = ShapesSpec({"x": TensorSpec([ShapeVar("b", min=1, max=8), ShapeVar("s", min=2, max=100)])})
+    ep, rep = dimguard.export(ChunksOfSize(k), (torch.randn(2, 64),), dynamic_shapes=spec, verbose=False)
+    for s in range(1, 108, 3 if k == 8 else 1):
+        accepted = rep.verdict({"x": [2, s]})["accepted"]
+        assert accepted is not None, (s, rep.verdict({"x": [2, s]}).to_dict())
+        assert accepted == runs(ep, [torch.randn(2, s)]), s

@@ -14,7 +14,7 @@ use crate::graph::{ProgramGraph, Requirement, SymbolRanges};
 use crate::program::{sym_int_name, tensor_name, Node, Program};
 use dimguard_solver::parse_expr;
 use dimguard_solver::report::RuntimeKind;
-use dimguard_solver::{CmpOp, Expr};
+use dimguard_solver::{CmpOp, Expr, RoundKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -231,11 +231,104 @@ fn scalar(p: &Program, pg: &ProgramGraph, v: &Value) -> Option<Expr> {
             &g.sym_bool_values,
         ),
     };
-    table
+    // torch's expression may name a size it specialized afterwards (Longformer's seq `s70`
+    // under `Dim.AUTO`, fixed at 64: no input's size and no range of the program name it):
+    // the value the graph computes then, from the sizes the program does have.
+    let known = input_symbols(p);
+    let stale = |e: &Expr| {
+        e.atoms().iter().any(|a| {
+            let a = a.to_string();
+            !read_from_data(&a) && !known.contains(&a) && !p.range_constraints.contains_key(&a)
+        })
+    };
+    let recorded = table
         .get(name)
         .and_then(|e| e.get("as_expr")?.get("expr_str")?.as_str())
-        .and_then(|t| parse_expr(t).ok())
-        .or_else(|| pg.symints.get(name).cloned())
+        .and_then(|t| parse_expr(t).ok());
+    match recorded {
+        Some(e) if stale(&e) => pg
+            .symints
+            .get(name)
+            .cloned()
+            .or_else(|| chain_value(p, name, 0))
+            .or(Some(e)),
+        Some(e) => Some(e),
+        None => pg
+            .symints
+            .get(name)
+            .cloned()
+            .or_else(|| chain_value(p, name, 0)),
+    }
+}
+
+/// The value the graph computes for the SymInt / SymBool `name`, followed through its
+/// `_operator` arithmetic and comparisons down to the user inputs' recorded sizes and to values
+/// read from tensors made of sizes ([`size_value`]); `None` where the chain meets anything else
+/// (a value read from the input's data stays a symbol of the message, undecided).
+fn chain_value(p: &Program, name: &str, depth: u32) -> Option<Expr> {
+    if depth > BOUNDS_DEPTH {
+        return None;
+    }
+    let g = &p.graph_module.graph;
+    let named = |o: &Value| {
+        ["as_sym_int", "as_sym_bool"]
+            .iter()
+            .find_map(|k| o.get(*k)?.get("as_name")?.as_str())
+            .map(String::from)
+    };
+    let node = g
+        .nodes
+        .iter()
+        .find(|n| n.outputs.iter().any(|o| named(o).as_deref() == Some(name)))?;
+    let val = |v: &Value| -> Option<Expr> {
+        if let Some(b) = v.get("as_bool").and_then(Value::as_bool) {
+            return Some(Expr::Bool(b));
+        }
+        if let Some(k) = v.get("as_int").and_then(Value::as_i64) {
+            return Some(Expr::int(k as i128));
+        }
+        chain_value(p, &named(v)?, depth + 1)
+    };
+    let x = || val(&node.inputs.first()?.arg);
+    let y = || val(&node.inputs.get(1)?.arg);
+    let op = crate::shapes::op_name(&node.target).trim_end_matches('_');
+    let cmp2 = |op| Some(Expr::Cmp(op, Box::new(x()?), Box::new(y()?)));
+    match op {
+        "sym_size" => {
+            let input = node.inputs.first().and_then(|a| tensor_name(&a.arg))?;
+            if !p.user_inputs().iter().any(|u| u == input) {
+                return None;
+            }
+            let dim = node.inputs.get(1)?.arg.get("as_int")?.as_i64()?;
+            let size = g
+                .tensor_values
+                .get(input)?
+                .sizes
+                .get(usize::try_from(dim).ok()?)?;
+            match size.get("as_int").and_then(Value::as_i64) {
+                Some(k) => Some(Expr::int(k as i128)),
+                None => parse_expr(size.get("as_expr")?.get("expr_str")?.as_str()?).ok(),
+            }
+        }
+        "item" | "_local_scalar_dense" => {
+            size_value(p, node.inputs.first().and_then(|a| tensor_name(&a.arg))?, 0)
+        }
+        "add" => Some(Expr::Add(vec![x()?, y()?])),
+        "sub" => Some(Expr::Add(vec![x()?, Expr::Mul(vec![Expr::int(-1), y()?])])),
+        "mul" => Some(Expr::Mul(vec![x()?, y()?])),
+        "floordiv" => Some(Expr::FloorDiv(Box::new(x()?), Box::new(y()?))),
+        "mod" => Some(Expr::Mod(Box::new(x()?), Box::new(y()?))),
+        "eq" => cmp2(CmpOp::Eq),
+        "ne" => cmp2(CmpOp::Ne),
+        "lt" => cmp2(CmpOp::Lt),
+        "le" => cmp2(CmpOp::Le),
+        "gt" => cmp2(CmpOp::Gt),
+        "ge" => cmp2(CmpOp::Ge),
+        "and" => Some(Expr::And(vec![x()?, y()?])),
+        "or" => Some(Expr::Or(vec![x()?, y()?])),
+        "not" | "sym_not" => Some(Expr::Not(Box::new(x()?))),
+        _ => None,
+    }
 }
 
 /// The expression in `_assert_scalar`'s message: `Runtime assertion failed for expression
@@ -1150,15 +1243,18 @@ fn decide_unbacked(
     ranges: &SymbolRanges,
     out: &mut Vec<Found>,
 ) {
-    let mut values: BTreeMap<String, Option<Iv>> = BTreeMap::new();
-    let mut value_of = |u: &str, node: &str| -> Option<Iv> {
+    // A `ShapesSpec` program's input sizes are unbacked too (`u0`): those are no values read
+    // from data.
+    let inputs = input_symbols(p);
+    let mut values: BTreeMap<String, Option<Read>> = BTreeMap::new();
+    let mut value_of = |u: &str| -> Option<Read> {
         if let Some(v) = values.get(u) {
-            return *v;
+            return v.clone();
         }
         // Kept once found: another assert may reach the `item` where this one does not.
-        let v = unbacked_bounds(p, known, ranges, u, node);
+        let v = unbacked_bounds(p, known, ranges, u);
         if v.is_some() {
-            values.insert(u.to_string(), v);
+            values.insert(u.to_string(), v.clone());
         }
         v
     };
@@ -1172,16 +1268,32 @@ fn decide_unbacked(
             .atoms()
             .iter()
             .map(|a| a.to_string())
-            .filter(|a| read_from_data(a))
+            .filter(|a| read_from_data(a) && !inputs.contains(a))
             .collect();
         if data.is_empty() {
             continue;
         }
-        let ivs: Vec<Option<Iv>> = data.iter().map(|u| value_of(u, &f.node)).collect();
-        let decided = if ivs.iter().all(|iv| iv.is_some_and(|iv| iv.lo == iv.hi)) {
+        let reads: Vec<Option<Read>> = data.iter().map(|u| value_of(u)).collect();
+        // Each value as an expression: exact over the sizes, or the one value of its bounds.
+        let exact: Option<Vec<Expr>> = reads
+            .iter()
+            .map(|r| match r {
+                Some(Read::Exact(e)) => Some(e.clone()),
+                Some(Read::Within(iv)) if iv.lo == iv.hi => Some(Expr::int(iv.lo as i128)),
+                _ => None,
+            })
+            .collect();
+        let ivs: Vec<Option<Iv>> = reads
+            .iter()
+            .map(|r| match r {
+                Some(Read::Within(iv)) => Some(*iv),
+                _ => None,
+            })
+            .collect();
+        let decided = if let Some(exact) = exact {
             let mut e = c.clone();
-            for (u, iv) in data.iter().zip(&ivs) {
-                e = e.substitute(u, &Expr::int(iv.expect("checked").lo as i128));
+            for (u, v) in data.iter().zip(&exact) {
+                e = e.substitute(u, v);
             }
             Some(e)
         } else if let ([u], [Some(iv)], true) = (&data[..], &ivs[..], c.atoms().len() == 1) {
@@ -1201,7 +1313,11 @@ fn decide_unbacked(
         let Some(e) = decided else { continue };
         match e.eval(&|_| None) {
             Ok(dimguard_solver::expr::Value::Bool(true)) => drop.push(k),
-            _ if e.atoms().iter().all(|a| !read_from_data(a.as_ref())) => {
+            _ if e
+                .atoms()
+                .iter()
+                .all(|a| !read_from_data(a.as_ref()) || inputs.contains(a.as_ref())) =>
+            {
                 f.symbols = e.atoms().iter().map(|a| a.to_string()).collect();
                 f.condition = Ok(e);
             }
@@ -1213,18 +1329,26 @@ fn decide_unbacked(
     }
 }
 
+/// What the program says of a value read from data: exactly an expression over the input sizes
+/// (`item` of `div(seq, 8, rounding_mode='trunc')`: `trunc(seq / 8)`), or bounds.
+#[derive(Debug, Clone)]
+enum Read {
+    Exact(Expr),
+    Within(Iv),
+}
+
 /// The program's bounds on the value read from data `u` (integers: `item` of an integer or
-/// bool tensor, `Eq(u, 1)` for a bool), from the tensor it reads. The `item` reading `u` is the
+/// bool tensor, `Eq(u, 1)` for a bool), from the tensor it reads: exactly, where that tensor is
+/// integer arithmetic on sizes alone ([`size_value`]). The `item` reading `u` is the
 /// one whose recorded expression is `u`; where torch replaced it by what it proved (`u1` by 8:
-/// the asserts still check it), the one `item` the assert's own condition is computed from (its
-/// SymInt chain in the graph), when it reaches exactly one.
+/// the asserts still check it), the one `item` the asserts naming `u` alone are computed from
+/// (their SymInt chains in the graph).
 fn unbacked_bounds(
     p: &Program,
     known: &BTreeMap<String, Values>,
     ranges: &SymbolRanges,
     u: &str,
-    assert_node: &str,
-) -> Option<Iv> {
+) -> Option<Read> {
     let g = &p.graph_module.graph;
     // Other operators make values from data too (sizes of `nonzero`, `unique`, ...).
     if g.nodes.iter().any(|n| {
@@ -1288,24 +1412,40 @@ fn unbacked_bounds(
         .iter()
         .position(|n| n.as_deref() == Some(u))
         .or_else(|| {
-            // Replaced by a value: the one `item` the assert's own condition is computed from.
-            let reached = sym_inputs(p, assert_node);
-            let hit: Vec<usize> = items
-                .iter()
-                .enumerate()
-                .filter(|(_, n)| {
-                    n.outputs.first().is_some_and(|o| {
-                        ["as_sym_int", "as_sym_bool"].iter().any(|key| {
+            // Replaced by a value: the one `item` that the asserts naming `u` alone (in their
+            // message, written before torch replaced it: `u3 >= 8` over `item_1`) are computed
+            // from. An assert naming several values read from data says nothing of which is which.
+            let inputs = input_symbols(p);
+            let mut hit = BTreeSet::new();
+            for n in g.nodes.iter() {
+                if crate::shapes::op_name(&n.target) != "_assert_scalar" {
+                    continue;
+                }
+                let Some(c) = message_expr(n) else { continue };
+                let data: BTreeSet<String> = c
+                    .atoms()
+                    .iter()
+                    .map(|a| a.to_string())
+                    .filter(|a| read_from_data(a) && !inputs.contains(a))
+                    .collect();
+                if data.len() != 1 || !data.contains(u) {
+                    continue;
+                }
+                let reached = sym_inputs(p, n.name.as_deref().unwrap_or_default());
+                hit.extend(items.iter().enumerate().filter_map(|(k, n)| {
+                    let o = n.outputs.first()?;
+                    ["as_sym_int", "as_sym_bool"]
+                        .iter()
+                        .any(|key| {
                             o.get(*key)
                                 .and_then(|v| v.get("as_name"))
                                 .and_then(Value::as_str)
                                 .is_some_and(|name| reached.contains(name))
                         })
-                    })
-                })
-                .map(|(k, _)| k)
-                .collect();
-            match hit[..] {
+                        .then_some(k)
+                }));
+            }
+            match hit.into_iter().collect::<Vec<_>>()[..] {
                 [k] if named[k].is_none() => Some(k),
                 _ => None,
             }
@@ -1314,9 +1454,116 @@ fn unbacked_bounds(
     if !matches!(dtype_of(p, t), Some(1..=5) | Some(12)) {
         return None;
     }
+    if let Some(e) = size_value(p, t, 0) {
+        return Some(Read::Exact(e));
+    }
     let iv = bounds(p, known, ranges, t, &BTreeMap::new(), 0)?;
     let (lo, hi) = (iv.lo.ceil(), iv.hi.floor());
-    (lo.is_finite() && hi.is_finite() && lo <= hi).then_some(Iv { lo, hi })
+    (lo.is_finite() && hi.is_finite() && lo <= hi).then_some(Read::Within(Iv { lo, hi }))
+}
+
+/// The exact value of an integer scalar tensor computed from sizes alone, as an expression over
+/// the program's size symbols: `scalar_tensor`, copies and dtype conversions to an integer
+/// dtype, `add`/`sub`/`mul` by an integer, and `div` by a positive integer rounded (`trunc`,
+/// `floor`). A size operand is its recorded expression; one torch recorded as a number is taken
+/// only where it is `sym_size` of an input whose own recorded size there is that number (the
+/// program holds every input it accepts to it). `None` for anything else.
+fn size_value(p: &Program, name: &str, depth: u32) -> Option<Expr> {
+    if depth > BOUNDS_DEPTH || !matches!(dtype_of(p, name), Some(1..=5)) {
+        return None;
+    }
+    let g = &p.graph_module.graph;
+    let node = producer(p, name)?;
+    let op = crate::shapes::op_name(&node.target).trim_end_matches('_');
+    let arg = |n: &str, pos: usize| {
+        node.inputs
+            .iter()
+            .find(|a| a.name == n)
+            .or_else(|| node.inputs.get(pos))
+            .map(|a| &a.arg)
+    };
+    let int = |v: &Value| v.get("as_int").and_then(Value::as_i64).map(|k| k as i128);
+    let operand = |v: &Value| -> Option<Expr> {
+        if let Some(t) = tensor_name(v) {
+            return size_value(p, t, depth + 1);
+        }
+        if let Some(k) = int(v) {
+            return Some(Expr::int(k));
+        }
+        let s = sym_int_name(v)?;
+        let rec = g.sym_int_values.get(s)?;
+        if let Some(t) = rec.get("as_expr").and_then(|e| e.get("expr_str")?.as_str()) {
+            return parse_expr(t).ok();
+        }
+        let k = int(rec)?;
+        let size = g
+            .nodes
+            .iter()
+            .find(|n| n.outputs.iter().any(|o| sym_int_name(o) == Some(s)))?;
+        if crate::shapes::op_name(&size.target) != "sym_size" {
+            return None;
+        }
+        let input = size.inputs.first().and_then(|a| tensor_name(&a.arg))?;
+        if !p.user_inputs().iter().any(|u| u == input) {
+            return None;
+        }
+        let dim = usize::try_from(size.inputs.get(1).and_then(|a| int(&a.arg))?).ok()?;
+        let recorded = g.tensor_values.get(input)?.sizes.get(dim)?;
+        (int(recorded) == Some(k)).then(|| Expr::int(k))
+    };
+    // No `alpha` other than 1.
+    if node
+        .inputs
+        .iter()
+        .any(|a| a.name == "alpha" && int(&a.arg) != Some(1))
+    {
+        return None;
+    }
+    match op {
+        "scalar_tensor" | "clone" | "to" | "_to_copy" | "lift_fresh_copy" | "alias" | "detach" => {
+            operand(arg("self", 0).or_else(|| arg("s", 0))?)
+        }
+        "add" | "sub" | "mul" => {
+            let a = operand(arg("self", 0)?)?;
+            let b = operand(arg("other", 1)?)?;
+            Some(match op {
+                "add" => Expr::Add(vec![a, b]),
+                "sub" => Expr::Add(vec![a, Expr::Mul(vec![Expr::int(-1), b])]),
+                _ => Expr::Mul(vec![a, b]),
+            })
+        }
+        "div" => {
+            let a = operand(arg("self", 0)?)?;
+            let k = int(arg("other", 1)?).filter(|k| *k > 0)?;
+            let kind = match arg("rounding_mode", 2)?.get("as_string")?.as_str()? {
+                "trunc" => RoundKind::Trunc,
+                "floor" => RoundKind::Floor,
+                _ => return None,
+            };
+            Some(Expr::Round(
+                kind,
+                Box::new(Expr::TrueDiv(Box::new(a), Box::new(Expr::int(k)))),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The symbols of the user inputs' recorded sizes.
+fn input_symbols(p: &Program) -> BTreeSet<String> {
+    let g = &p.graph_module.graph;
+    p.user_inputs()
+        .iter()
+        .filter_map(|i| g.tensor_values.get(i))
+        .flat_map(|m| m.sizes.iter())
+        .filter_map(|v| parse_expr(v.get("as_expr")?.get("expr_str")?.as_str()?).ok())
+        .flat_map(|e| {
+            e.atoms()
+                .into_iter()
+                .map(|a| a.to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// A symbol torch made for a value read from data (`u0`, `u12`: unbacked), not an input size
