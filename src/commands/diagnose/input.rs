@@ -2,8 +2,9 @@
 //! the traced sizes it is given (`--example`, an input's traced shape), the ranges `--range`
 //! gives and the user's `ShapesSpec`.
 
-use super::{Options, Paste};
+use super::paste::Paste;
 use dimguard_readers::Message;
+use dimguard_solver::analyze::Options;
 use dimguard_solver::python::source_input;
 use dimguard_solver::report::Report;
 use dimguard_solver::Error;
