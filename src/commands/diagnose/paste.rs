@@ -7,14 +7,15 @@
 //! ([`Paste::shapes`]), a `ShapesSpec` or `torch._check` lines on request ([`Format`]), and
 //! torch.compile's `mark_dynamic` lines for a recompile. Nothing rewrites the block afterwards.
 
-use super::explain::GroupSpec;
 use dimguard_readers::spec::shapes::ShapesSpec;
 use dimguard_readers::spec::{merge, Sheet};
 use dimguard_readers::Message;
+use dimguard_solver::analyze::Analysis;
+use dimguard_solver::joint::{self, Choice};
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{DataDependent, DimReport, LinkedGroup, Report, Status};
 use dimguard_solver::SIZE_MAX;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The form the user asked the block in (`--format`; `dimguard.export`'s API).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -41,14 +42,15 @@ pub struct Paste {
     pub shapes: Option<ShapesSpec>,
 }
 
-/// The block for `report` (its answers final), and the merged spec when [`Paste::merge`] is
-/// given.
+/// The block for `report` (its answers final; each linked group's lines from its answer in
+/// `analysis`), and the merged spec when [`Paste::merge`] is given.
 pub(super) fn block(
     msg: &Message,
     report: &Report,
-    specs: &[GroupSpec],
+    analysis: &Analysis,
     paste: &Paste,
 ) -> (String, Option<Sheet>) {
+    let specs = &specs(msg, report, analysis);
     let merged = paste.merge.as_ref().map(|s| merge(s, report));
     let (dims, dd) = (&report.dims, &report.data_dependent);
     let code = if let Some(s) = &paste.shapes {
@@ -346,4 +348,166 @@ fn compile_block(rt: &dimguard_readers::Runtime, dims: &[DimReport]) -> String {
         block.comment("the text gives only the guard that failed: for every guard of the compiled graph run with TORCH_LOGS=\"recompiles,guards\" and give dimguard the log");
     }
     block.finish()
+}
+
+/// The spec lines of the report's linked groups ([`group_specs`]), the names the block gives
+/// before the groups' partners get theirs taken; none from a text with only some of the
+/// export's guards (no group's spec is sound from it).
+fn specs(msg: &Message, report: &Report, analysis: &Analysis) -> Vec<GroupSpec> {
+    if msg.partial.is_some() {
+        return vec![];
+    }
+    let mut taken: BTreeSet<String> =
+        msg.dims
+            .iter()
+            .map(|d| d.name.as_str())
+            .chain(msg.relations.iter().flat_map(|r| [&*r.name, &*r.other]))
+            .chain(msg.equalities.iter().flat_map(|(a, b)| [&**a, &**b]))
+            .chain(
+                report.linked.iter().flat_map(|g| {
+                    std::iter::once(&*g.root).chain(g.members.iter().map(|m| &*m[0]))
+                }),
+            )
+            .map(py_name)
+            .collect();
+    group_specs(analysis, msg, &mut taken)
+}
+
+/// A size that a linked group's guards name but the text gives no dimension (torch listed the
+/// guard under its partner only), for the `dynamic_shapes` dict.
+pub(super) struct PartnerSpec {
+    /// Where the size comes from (`L['x'].size()[3]`), for the `dynamic_shapes` dict.
+    pub source: String,
+    /// The name the spec gives it (`x_3` for `L['x'].size()[3]`, as `check` names it, unless
+    /// the block already uses that name).
+    pub name: String,
+}
+
+/// The spec lines of one linked group ([`group_specs`]).
+pub(super) struct GroupSpec {
+    /// The dimensions of the text (their names) whose lines `code` holds.
+    pub named: Vec<String>,
+    /// The sizes of the group the text gives no dimension.
+    pub partners: Vec<PartnerSpec>,
+    /// Every member's line, each name defined before it is used: per root (in level order) its
+    /// `Dim` (or, for the second root under one shared `Dim`, the first root), then each size
+    /// derived from it as `coef*root + offset`.
+    pub code: String,
+}
+
+/// The spec lines of each decided linked group of several roots, every member (named in the
+/// text or not) from the group's one [`Choice`]: a size derived from a root is written from the
+/// root's line, never as a `Dim` of its own. A dimension's side of a box is sound only together
+/// with the other sides: left out of the `dynamic_shapes` block, a size the text names only
+/// inside a guard would keep whatever the user's call gave it (or become static), and
+/// `h*w <= 65536`'s side `h 32..1024` would be printed without `w 2..64`. Such a size is named
+/// as `check` names an input's dimension (`x_3`), else with a suffix when `taken` (the block's
+/// other names) holds that name; each name given is added to `taken`.
+fn group_specs(
+    analysis: &Analysis,
+    msg: &Message,
+    taken: &mut std::collections::BTreeSet<String>,
+) -> Vec<GroupSpec> {
+    use dimguard_solver::analyze::{group_line, GroupLine};
+    use dimguard_solver::python::{alias, py_name, source_input};
+    let mut out = Vec::new();
+    for j in analysis.groups.iter().filter(|g| g.grp.roots.len() > 1) {
+        let Some(l) = j.linked.as_ref().filter(|_| j.solved.undecided.is_none()) else {
+            continue;
+        };
+        let Some(choice) = &j.choice else {
+            continue;
+        };
+        let named: Vec<String> = j
+            .grp
+            .members
+            .iter()
+            .filter_map(|m| msg.dims.iter().find(|d| d.var() == m.name))
+            .map(|d| d.name.clone())
+            .collect();
+        if named.is_empty() {
+            continue;
+        }
+        let mut partners = Vec::new();
+        // The name of each member in the block.
+        let mut names: BTreeMap<&str, String> = BTreeMap::new();
+        for m in &j.grp.members {
+            if let Some(d) = msg.dims.iter().find(|d| d.var() == m.name) {
+                names.insert(&m.name, py_name(&d.name));
+                continue;
+            }
+            let source = msg.name_of(&m.name);
+            let base =
+                py_name(&source_input(&source).map_or(source.clone(), |(i, k)| format!("{i}_{k}")));
+            let free = |n: &String| !taken.contains(n) && !taken.contains(&format!("_{n}"));
+            let name = std::iter::once(base.clone())
+                .chain((2..).map(|k| format!("{base}_{k}")))
+                .find(free)
+                .unwrap_or(base);
+            taken.insert(name.clone());
+            names.insert(&m.name, name.clone());
+            partners.push(PartnerSpec { source, name });
+        }
+        let mut code: Vec<String> = Vec::new();
+        let comment = |code: &mut Vec<String>, m: &joint::Member| {
+            if let Some(p) = partners.iter().find(|p| names[m.name.as_str()] == p.name) {
+                code.push(format!(
+                    "# {} is {}: a guard links it to the sizes above, which are sound only with this",
+                    p.name, p.source
+                ));
+            }
+        };
+        // Each member's line from the group's one spec (`group_line`, as every command writes
+        // it), the roots in the order their lines are written (a tied group's reduced sizes,
+        // then each tied size, written from its partner, defined above it), each followed by
+        // the sizes derived from it; then the sizes the others define.
+        let name = |v: &str| names.get(v).cloned().unwrap_or_else(|| py_name(v));
+        let line = |m: &joint::Member| {
+            let range = msg
+                .dims
+                .iter()
+                .find(|d| d.var() == m.name)
+                .and_then(|d| d.range);
+            let ma = j.member(&m.name)?;
+            Some(match group_line(j, &ma, &name(&m.name), &name, range)? {
+                GroupLine::Derived { root, coef, offset } => {
+                    alias(&name(&m.name), &name(&root), coef, offset)
+                }
+                GroupLine::Defined(code) => code,
+                GroupLine::Side { side, .. } => side.code,
+            })
+        };
+        let order: Vec<String> = match (choice, &l.tied) {
+            (Choice::Tied(_), Some((t, _))) => t.sizes(),
+            _ => l.joint.sizes.clone(),
+        };
+        for root in &order {
+            let Some(rm) = j.grp.members.iter().find(|m| &m.name == root) else {
+                continue;
+            };
+            comment(&mut code, rm);
+            let Some(root_line) = line(rm) else { continue };
+            code.push(root_line);
+            for m in j
+                .grp
+                .members
+                .iter()
+                .filter(|m| &m.root == root && &m.name != root)
+            {
+                comment(&mut code, m);
+                code.extend(line(m));
+            }
+        }
+        for x in &l.report.defined {
+            if let Some(m) = j.grp.members.iter().find(|m| m.name == x.source) {
+                code.extend(line(m));
+            }
+        }
+        out.push(GroupSpec {
+            named,
+            partners,
+            code: code.join("\n"),
+        });
+    }
+    out
 }

@@ -1,11 +1,17 @@
-//! One size's answer from its guards: each guard solved over the size's range, the exact
-//! accepted set, its status, ranked suggestions re-checked value by value, coverage, padding,
-//! advice, and torch's own fix checked against every guard listed under the size.
+//! One size's entry, built once ([`entry`]) from its own guards and its group's answer in the
+//! analysis: each guard solved over the size's range, the exact accepted set, its status, ranked
+//! suggestions re-checked value by value, coverage, padding, advice, and torch's own fix checked
+//! against every guard listed under the size; then, for a size the guards link to others, what
+//! its group decides (its joint answer, its sides, the size it is tied to).
 
+use super::problem::Sized;
 use dimguard_readers::{self, DimEntry, FixKind, Message};
-use dimguard_solver::analyze::{describe, own_set, set_and_specs, Options, WITHHELD};
+use dimguard_solver::analyze::{
+    describe, own_set, set_and_specs, Analysis, GroupAnswer as JointGroup, MemberAnswer, Options,
+    WITHHELD,
+};
 use dimguard_solver::engine;
-use dimguard_solver::joint;
+use dimguard_solver::joint::{self, Choice, Prover};
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
     Certificate, Dialect, DimReport, FixCheck, GuardFate, GuardMethod, GuardReport, Padding, Proof,
@@ -15,6 +21,64 @@ use dimguard_solver::RECHECK_LIMIT;
 use dimguard_solver::{self, Maximality};
 use dimguard_solver::{DimSet, Expr};
 use dimguard_solver::{DEFAULT_MIN, SIZE_MAX};
+
+/// Every dimension's entry ([`entry`]), in the message's order.
+pub(super) fn entries(
+    msg: &Message,
+    opts: &Options,
+    prover: Option<Prover>,
+    (sized, analysis): (&Sized, &Analysis),
+) -> Vec<DimReport> {
+    msg.dims
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            dimguard_solver::budget::progress(
+                format!("solving dimension {}", d.name),
+                i as u64,
+                msg.dims.len() as u64,
+            );
+            entry(i, d, (msg, opts, prover), sized, analysis)
+        })
+        .collect()
+}
+
+/// The entry of the message's `i`-th dimension `d`, built once: its own answer from the guards
+/// listed under it ([`dim_report`]; an unbacked size's suggestions are the model's
+/// `torch._check`, never a `Dim`), then, for a size of a jointly solved group, its joint answer
+/// ([`linked`]), and last what its group says of it ([`group_answer`]).
+fn entry(
+    i: usize,
+    d: &DimEntry,
+    (msg, opts, prover): (&Message, &Options, Option<Prover>),
+    sized: &Sized,
+    analysis: &Analysis,
+) -> DimReport {
+    let mut r = dim_report(d, msg, opts, prover);
+    // An unbacked size no input stands for gets the model's torch._check, never a Dim.
+    if r.is_unbacked() {
+        for s in &mut r.answer.suggestions {
+            s.code = python::unbacked_checks(&r.name, &s.progression()).join("\n");
+        }
+    }
+    let found = analysis.member(d.var());
+    // A joint answer reaches the first dimension a size has in the text.
+    let first = msg.dims.iter().position(|x| x.var() == d.var()) == Some(i);
+    if let Some((g, m)) = found
+        .as_ref()
+        .filter(|(g, _)| first && g.grp.roots.len() > 1)
+    {
+        linked(&mut r, d, g, m.member, (msg, opts, prover));
+    }
+    // Its group answers for it when the guards listed under it are the group's (a size of a
+    // group of several sizes always); a lone size whose guard names only another size is
+    // answered by its own line.
+    let answered = found.as_ref().is_some_and(|(g, _)| {
+        g.is_multi() || sized.listed(i).all(|k| sized.answered_in(k, g, analysis))
+    });
+    group_answer(&mut r, d, found, answered, (msg, opts));
+    r
+}
 
 /// Whether a dimension takes part in an equality or relation (then the group answers for it).
 fn in_relation(msg: &Message, name: &str) -> bool {
@@ -53,7 +117,9 @@ fn specialization_reason(name: &str, v: i128, why: &str, d: &DimEntry) -> String
 /// How many failing values of torch's fixes are listed.
 const COUNTEREXAMPLES: usize = 5;
 
-pub(crate) fn dim_report(
+/// A dimension's own answer, from the guards the text lists under it alone: a size the model
+/// fixes, a size with no guard, else each guard's line and the set they leave ([`conclude`]).
+fn dim_report(
     d: &DimEntry,
     msg: &Message,
     opts: &Options,
@@ -83,85 +149,20 @@ pub(crate) fn dim_report(
             d.name
         ));
     } else if let Some(v) = d.specialized {
-        r.status = Status::Specialized;
-        let set = DimSet::interval(v, v);
-        set_and_specs(
-            &mut r.answer,
-            &set,
-            None,
-            8,
-            Some(&[]),
-            &var,
-            &d.name,
-            Proof::Enumeration,
-        );
-        r.advice.push(format!(
-            "the model's code fixes {} to {v} (it branches on the value or uses it as a constant); \
-             use `{} = {v}` (or Dim.STATIC), or change the code so the size stays symbolic",
-            d.name,
-            py_name(&d.name)
-        ));
-        if let Some(why) = &d.specialized_reason {
-            r.advice.push(specialization_reason(&d.name, v, why, d));
-        }
-        r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), false, opts);
+        specialized(&mut r, d, v, msg, opts);
         return r;
     }
     let (lo, hi) = d.range.unwrap_or((DEFAULT_MIN, SIZE_MAX));
     let domain = DimSet::interval(lo, hi);
     if d.guards.is_empty() {
-        if let Some(e) = &d.inferred_equal {
-            r.advice.push(format!(
-                "torch inferred {} to equal {e}: express it as that derived dim",
-                d.name
-            ));
-        }
-        if d.every_guard && d.range.is_some() && !in_relation(msg, &d.name) {
-            // The input lists every guard (a trace): with none, every value of the range passes.
-            set_and_specs(
-                &mut r.answer,
-                &domain,
-                None,
-                8,
-                Some(&[]),
-                &var,
-                &d.name,
-                Proof::Periodic,
-            );
-            r.advice.push(format!(
-                "no guard restricts {}: every size in {lo}..{hi} passes",
-                d.name
-            ));
-        }
+        unguarded(&mut r, d, msg, &domain);
         return r;
     }
     // Each guard decided on the range, and the set they leave (the stage's `own_set`).
     let guards: Vec<&dimguard_solver::Expr> = d.guards.iter().map(|g| &g.expr).collect();
     let own = own_set(&guards, &var, &domain, &opts.limits, prover);
     let periodic = own.periodic();
-    for (g, out) in d.guards.iter().zip(own.decisions) {
-        let method = match &out.fate {
-            joint::Fate::Solved(GuardFate::Periodic) => GuardMethod::Periodic,
-            joint::Fate::Solved(_) => GuardMethod::Enumeration,
-            joint::Fate::Proved => GuardMethod::Z3,
-            joint::Fate::Undecided(_) => GuardMethod::Undecided,
-        };
-        let set = out.set;
-        r.guards.push(GuardReport {
-            text: g.text.clone(),
-            requires: set.as_ref().map_or_else(
-                || "not decided".into(),
-                |s| raises(&g.text, &g.expr, s).unwrap_or_else(|| describe(s, lo, hi, &d.name)),
-            ),
-            removes: set.as_ref().map(|s| domain.count() - s.count()),
-            redundant: false,
-            folded: false,
-            method,
-            period: out.period,
-            provenance: g.provenance.clone(),
-            set,
-        });
-    }
+    r.guards = guard_lines(d, own.decisions, &domain);
     let feasible = match own.set {
         Ok(f) => f,
         Err(why) => {
@@ -173,31 +174,7 @@ pub(crate) fn dim_report(
             return r;
         }
     };
-    let sets: Vec<&DimSet> = r.guards.iter().filter_map(|g| g.set.as_ref()).collect();
-    // Redundancy: the other guards already imply this one. rest_i = prefix_i ∩ suffix_i. Past
-    // the deadline it is not examined (every guard stays `redundant: false`, and the budget
-    // says the answer is partial).
-    if sets.len() > 1 && dimguard_solver::budget::expired().is_none() {
-        let mut prefix = vec![domain.clone()];
-        for s in &sets {
-            let next = prefix
-                .last()
-                .and_then(|p| p.intersect(s).ok())
-                .unwrap_or_else(|| domain.clone());
-            prefix.push(next);
-        }
-        let mut suffix = domain.clone();
-        let mut redundant = vec![false; sets.len()];
-        for i in (0..sets.len()).rev() {
-            if let Ok(rest) = prefix[i].intersect(&suffix) {
-                redundant[i] = rest.is_subset(sets[i]).unwrap_or(false);
-            }
-            suffix = suffix.intersect(sets[i]).unwrap_or_else(|_| domain.clone());
-        }
-        for (g, r) in r.guards.iter_mut().zip(redundant) {
-            g.redundant = r;
-        }
-    }
+    mark_redundant(&mut r.guards, &domain);
     let proof = if periodic {
         Proof::Periodic
     } else {
@@ -214,6 +191,124 @@ pub(crate) fn dim_report(
     conclude(&mut r, d, &feasible, Some(&own), proof, msg, opts);
     fold(&mut r, &domain, &feasible);
     r
+}
+
+/// A size the model's code fixes to `v`: that one value, the advice to make it static, why
+/// torch fixed it, and torch's fix checked.
+fn specialized(r: &mut DimReport, d: &DimEntry, v: i128, msg: &Message, opts: &Options) {
+    let var = d.var().to_string();
+    r.status = Status::Specialized;
+    let set = DimSet::interval(v, v);
+    set_and_specs(
+        &mut r.answer,
+        &set,
+        None,
+        8,
+        Some(&[]),
+        &var,
+        &d.name,
+        Proof::Enumeration,
+    );
+    r.advice.push(format!(
+        "the model's code fixes {} to {v} (it branches on the value or uses it as a constant); \
+         use `{} = {v}` (or Dim.STATIC), or change the code so the size stays symbolic",
+        d.name,
+        py_name(&d.name)
+    ));
+    if let Some(why) = &d.specialized_reason {
+        r.advice.push(specialization_reason(&d.name, v, why, d));
+    }
+    r.torch_fix = check_fix(msg, &d.name, &[], &var, &set, (v, v), false, opts);
+}
+
+/// A size the text lists no guard for: what torch inferred of it, and, when the text lists
+/// every guard (a trace) and gives its range, the whole range.
+fn unguarded(r: &mut DimReport, d: &DimEntry, msg: &Message, domain: &DimSet) {
+    if let Some(e) = &d.inferred_equal {
+        r.advice.push(format!(
+            "torch inferred {} to equal {e}: express it as that derived dim",
+            d.name
+        ));
+    }
+    if let (true, Some((lo, hi)), false) = (d.every_guard, d.range, in_relation(msg, &d.name)) {
+        // The input lists every guard (a trace): with none, every value of the range passes.
+        set_and_specs(
+            &mut r.answer,
+            domain,
+            None,
+            8,
+            Some(&[]),
+            d.var(),
+            &d.name,
+            Proof::Periodic,
+        );
+        r.advice.push(format!(
+            "no guard restricts {}: every size in {lo}..{hi} passes",
+            d.name
+        ));
+    }
+}
+
+/// Each guard's line from its decision over the size's range `domain`: what it requires, what it
+/// removes, how it was decided.
+fn guard_lines(d: &DimEntry, decisions: Vec<joint::Decision>, domain: &DimSet) -> Vec<GuardReport> {
+    let (lo, hi) = d.range.unwrap_or((DEFAULT_MIN, SIZE_MAX));
+    d.guards
+        .iter()
+        .zip(decisions)
+        .map(|(g, out)| {
+            let method = match &out.fate {
+                joint::Fate::Solved(GuardFate::Periodic) => GuardMethod::Periodic,
+                joint::Fate::Solved(_) => GuardMethod::Enumeration,
+                joint::Fate::Proved => GuardMethod::Z3,
+                joint::Fate::Undecided(_) => GuardMethod::Undecided,
+            };
+            let set = out.set;
+            GuardReport {
+                text: g.text.clone(),
+                requires: set.as_ref().map_or_else(
+                    || "not decided".into(),
+                    |s| raises(&g.text, &g.expr, s).unwrap_or_else(|| describe(s, lo, hi, &d.name)),
+                ),
+                removes: set.as_ref().map(|s| domain.count() - s.count()),
+                redundant: false,
+                folded: false,
+                method,
+                period: out.period,
+                provenance: g.provenance.clone(),
+                set,
+            }
+        })
+        .collect()
+}
+
+/// Redundancy: marks the guards the others already imply. rest_i = prefix_i ∩ suffix_i. Past
+/// the deadline it is not examined (every guard stays `redundant: false`, and the budget says
+/// the answer is partial).
+fn mark_redundant(guards: &mut [GuardReport], domain: &DimSet) {
+    let sets: Vec<&DimSet> = guards.iter().filter_map(|g| g.set.as_ref()).collect();
+    if sets.len() <= 1 || dimguard_solver::budget::expired().is_some() {
+        return;
+    }
+    let mut prefix = vec![domain.clone()];
+    for s in &sets {
+        let next = prefix
+            .last()
+            .and_then(|p| p.intersect(s).ok())
+            .unwrap_or_else(|| domain.clone());
+        prefix.push(next);
+    }
+    let mut suffix = domain.clone();
+    let mut redundant = vec![false; sets.len()];
+    for i in (0..sets.len()).rev() {
+        if let Ok(rest) = prefix[i].intersect(&suffix) {
+            redundant[i] = rest.is_subset(sets[i]).unwrap_or(false);
+        }
+        suffix = suffix.intersect(sets[i]).unwrap_or_else(|_| domain.clone());
+    }
+    for (g, r) in guards.iter_mut().zip(redundant) {
+        g.redundant = r;
+    }
 }
 
 /// Marks the guards that remove nothing beyond the others ([`GuardReport::folded`]): lists those
@@ -260,7 +355,7 @@ fn fold(r: &mut DimReport, domain: &DimSet, feasible: &DimSet) {
 /// A dimension's answer from its exact accepted set `feasible` (inside its range): status,
 /// ranked suggestions re-checked against `recheck` ([`suggestions`]), coverage, padding, advice,
 /// and torch's fix checked against every guard listed under it.
-pub(crate) fn conclude(
+fn conclude(
     r: &mut DimReport,
     d: &DimEntry,
     feasible: &DimSet,
@@ -326,7 +421,7 @@ pub(crate) fn conclude(
 }
 
 /// What a dimension's advice says when a guard over its range is undecided.
-pub(crate) const UNDECIDED_ADVICE: &str = "dimguard could not decide every guard over this range; narrow the range (enumeration handles up to 20,000,000 values) or check the guard by hand";
+const UNDECIDED_ADVICE: &str = "dimguard could not decide every guard over this range; narrow the range (enumeration handles up to 20,000,000 values) or check the guard by hand";
 
 /// For a guard that passes nowhere because evaluating it raises at every size (a constant
 /// negative shift count, a division by a constant zero): what Python raises there, which is
@@ -503,7 +598,7 @@ fn advice(
 /// `range` (the sizes the user asked for): a fix is not unsound because of sizes outside the
 /// user's range (torch's `Dim('seq', max=128)` admits 0 and 1, which a range 2..512 excludes).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn check_fix(
+fn check_fix(
     msg: &Message,
     name: &str,
     guards: &[&dimguard_solver::Expr],
@@ -575,6 +670,336 @@ pub(crate) fn check_fix(
         range_is_default: within && range == (DEFAULT_MIN, SIZE_MAX),
         outside_range,
     })
+}
+
+/// The answer of a size `m` of a jointly solved group (several roots; its sides, ties and
+/// linked sizes come from [`group_answer`]): when the linking guards reject some combination of
+/// the sizes' own answers, status `linked`, no single-`Dim` suggestion (none is sound alone) and
+/// advice naming the spec the block uses; a size whose values each go with every accepted
+/// combination of the others keeps its own answer. A group the search left undecided makes its
+/// sizes undecided, with the reason.
+fn linked(
+    d: &mut DimReport,
+    entry: &DimEntry,
+    j: &JointGroup,
+    m: &joint::Member,
+    (msg, opts, prover): (&Message, &Options, Option<Prover>),
+) {
+    // The group's one choice of spec, made by the analysis stage.
+    let choice = &j.choice;
+    // Named as the report names them: a dimension's name, else the size's source.
+    let others: Vec<String> = j
+        .grp
+        .members
+        .iter()
+        .filter(|o| o.name != m.name)
+        .map(|o| msg.name_of(&o.name))
+        .collect();
+    let range = d.range.map(|[lo, hi]| DimSet::interval(lo, hi));
+    let why = match (&j.solved.undecided, &j.linked) {
+        (Some(u), _) => Some(format!(
+            "linked to {} and undecided: {u}",
+            others.join(", ")
+        )),
+        (None, None) => Some(format!("linked to {}: not solved", others.join(", "))),
+        (None, Some(l)) => {
+            let set = l.some(m);
+            let set = match (&range, set) {
+                (Some(r), Ok(set)) => set.intersect(r),
+                (None, set) => set,
+                (_, Err(e)) => Err(e),
+            };
+            // A size whose every accepted value goes with every accepted combination
+            // of the others keeps its own answer.
+            let free = l.tied.is_none()
+                && l.joint.level(&m.root).is_some_and(|lv| {
+                    l.joint.free_levels()[lv]
+                        && l.joint.tree.projection(lv).ok().as_ref() == Some(&l.joint.domains[lv])
+                });
+            if !l.restricts() || free {
+                if let Some(set) = decided_jointly(d, entry, &m.name, &set) {
+                    answer_jointly(d, entry, m, &set, &others, j, l, (msg, opts, prover));
+                }
+                d.advice.push(if free && l.restricts() {
+                    format!(
+                        "linked to {} by guards, but each of its values goes with every accepted combination of theirs: its own answer stands (see linked)",
+                        others.join(", ")
+                    )
+                } else {
+                    format!(
+                        "linked to {} by guards that hold for every combination of their accepted values",
+                        others.join(", ")
+                    )
+                });
+                None
+            } else {
+                let side = l.side(m);
+                d.status = Status::Linked;
+                d.answer.suggestions.clear();
+                d.coverage = None;
+                d.padding = None;
+                // The guards over several sizes were decided jointly: not undecided.
+                d.undecided = None;
+                for g in d.guards.iter_mut().filter(|g| g.set.is_none()) {
+                    g.method = GuardMethod::Joint;
+                    g.requires = format!("decided jointly with {} (see linked)", others.join(", "));
+                }
+                d.advice = vec![l.report.summary.clone()];
+                let tied_pairs = l.report.tied.as_ref().map(|t| {
+                    t.ties
+                        .iter()
+                        .map(|x| format!("{} from {}", x.dims[1], x.dims[0]))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                });
+                d.advice.push(match &side {
+                    _ if matches!(choice, Some(Choice::Tied(_))) => format!(
+                        "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below writes each tied size from its partner ({}), which admits more than any box (see linked)",
+                        d.name,
+                        others.join(", "),
+                        tied_pairs.unwrap_or_default()
+                    ),
+                    None if l.tied.is_some() => format!(
+                        "no Dim of {} alone is sound: which of its values pass depends on {}, and no spec through the traced sizes was found sound (see linked)",
+                        d.name,
+                        others.join(", ")
+                    ),
+                    Some(_) if matches!(choice, Some(Choice::Shared(_))) => format!(
+                        "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below is one Dim shared with {}, which admits more than any box (see linked)",
+                        d.name,
+                        others.join(", "),
+                        others.join(", ")
+                    ),
+                    Some(_) if matches!(choice, Some(Choice::Example(_))) => format!(
+                        "no Dim of {} alone is sound: which of its values pass depends on {}; the largest sound box leaves out the traced sizes (--example), so its spec below is its side of a sound box through them (see linked)",
+                        d.name,
+                        others.join(", ")
+                    ),
+                    Some(_) => format!(
+                        "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below is its side of the largest sound box (see linked)",
+                        d.name,
+                        others.join(", ")
+                    ),
+                    None => format!("no combination of {} and {} passes every guard", d.name, others.join(", ")),
+                });
+                None
+            }
+        }
+    };
+    if let Some(why) = why {
+        d.status = Status::Undecided;
+        d.answer.suggestions.clear();
+        d.coverage = None;
+        d.padding = None;
+        d.undecided.get_or_insert_with(|| why.clone());
+        d.advice = vec![why];
+    }
+}
+
+/// A size's answer from its group, as every command builds it
+/// ([`dimguard_solver::analyze::size_answer`]): the sizes it is linked with, its sides of the
+/// joint set, the size it is tied to (a root it is derived from answers through the relation; a
+/// partner the group's spec writes it from, with its values with some partner), a defined size's
+/// values, and the nearest accepted sizes around a rejected traced size. The last step of
+/// [`entry`]: the set it is given is the size's final `feasible`.
+fn group_answer(
+    d: &mut DimReport,
+    entry: &DimEntry,
+    found: Option<(&JointGroup, MemberAnswer<'_>)>,
+    answered: bool,
+    (msg, opts): (&Message, &Options),
+) {
+    let own = d.range.map(|[lo, hi]| DimSet::interval(lo, hi));
+    // A size of a group of one root (tied to it by equalities and relations): its set as
+    // the group decides it (the root's answer through the relation, within its range);
+    // else its own `feasible`.
+    let grouped = found
+        .as_ref()
+        .filter(|(g, _)| answered && g.grp.roots.len() == 1)
+        .and_then(|(g, m)| g.decided(m, Some(own.as_ref()?)));
+    // A size whose one-size answer is undecided only because a guard names another size,
+    // alone in its part of the group: the stage set that guard aside as holding on every
+    // tuple of the parts' answers (`Group::held`; a guard that fails somewhere merges the
+    // parts), so the part's set is the size's answer, and each of its values has a partner.
+    let mut held = false;
+    if d.status == Status::Undecided {
+        if let Some(set) = grouped.as_ref().filter(|_| {
+            d.guards
+                .iter()
+                .zip(&entry.guards)
+                .filter(|(g, _)| g.set.is_none())
+                .all(|(_, e)| e.expr.atoms().iter().any(|a| **a != *entry.var()))
+        }) {
+            held_apart(d, entry, set, msg, opts);
+            held = true;
+        }
+    }
+    let example = opts.example_for(&d.name);
+    // (Read back from its contract form only when a traced size needs it.)
+    let accepted = grouped.or_else(|| {
+        example?;
+        d.answer.accepted.as_ref()?.set().ok()
+    });
+    let name = |v: &str| msg.name_of(v);
+    let is_size = |v: &str| msg.dims.iter().any(|d| d.var() == v);
+    let asked = dimguard_solver::analyze::Asked {
+        label: &d.name,
+        name: &name,
+        code: &name,
+        is_size: &is_size,
+        own: own.as_ref(),
+        accepted: accepted.as_ref(),
+        example,
+    };
+    let g = dimguard_solver::analyze::size_answer(
+        found.as_ref().map(|(g, _)| *g),
+        found.as_ref().map(|(_, m)| m),
+        &asked,
+        dimguard_solver::report::Dialect::Diagnose,
+    );
+    // The set and its suggestions are the dimension's own (its guards over its range);
+    // everything else is the group's answer, field for field.
+    d.answer = dimguard_solver::report::SizeAnswer {
+        accepted: d.answer.accepted.take(),
+        undecided: d.answer.undecided.take(),
+        suggestions: std::mem::take(&mut d.answer.suggestions),
+        ..g
+    };
+    // A size that keeps its own answer (its group's guards reject no combination of the
+    // sizes' answers, or each of its values goes with every accepted combination of the
+    // others) is pasted from its own suggestions: no side of a box is its spec.
+    if held {
+        d.answer.sides.with_some_partner = d.answer.accepted.clone();
+    }
+    if d.status != Status::Linked {
+        let s = &mut d.answer.sides;
+        (s.box_side, s.example_box_side, s.shared_side) = (None, None, None);
+    }
+    // A tied size the text lists no guard for has its partner's set through the tie as
+    // its answer (`feasible`), linked: never "unconstrained" with no set beside a tie that
+    // says which of its values pass.
+    if d.status == Status::Unconstrained && d.answer.accepted.is_none() {
+        let tied = d.answer.sides.tied_to.as_ref();
+        if let Some((set, t)) = tied.and_then(|t| Some((t.accepted.clone()?, t.clone()))) {
+            // Linked to its partner: its values with some partner are the tie's.
+            d.answer.sides.with_some_partner = Some(set.clone());
+            if !d.answer.linked_with.contains(&t.partner) {
+                d.answer.linked_with.push(t.partner);
+            }
+            d.answer.accepted = Some(set);
+            d.status = Status::Linked;
+        }
+    }
+}
+
+/// For a size in a group whose linking guards hold for every accepted combination of the
+/// others (or whose values combine freely with theirs): its values that pass (`set`, from the
+/// joint set) when its own line is waiting for that answer, that is, when every guard listed
+/// under it that the one-size solve left open names another size. The one-size question lets
+/// the others take any integer, torch's sizes cannot: only the joint set decides.
+fn decided_jointly(
+    d: &DimReport,
+    entry: &DimEntry,
+    var: &str,
+    set: &Result<DimSet, dimguard_solver::Error>,
+) -> Option<DimSet> {
+    let open: Vec<&dimguard_readers::Guard> = entry
+        .guards
+        .iter()
+        .zip(&d.guards)
+        .filter(|(_, g)| g.set.is_none())
+        .map(|(e, _)| e)
+        .collect();
+    let names_other = |g: &&dimguard_readers::Guard| g.expr.atoms().iter().any(|a| **a != *var);
+    let waiting = !open.is_empty() && open.iter().all(names_other);
+    set.as_ref().ok().filter(|_| waiting).cloned()
+}
+
+/// A size's answer when every guard it could not decide alone names another size and holds on
+/// every tuple of the parts' answers: `set`, its part's, concluded as for a size of its own, each
+/// suggestion re-checked against the size's own guards.
+fn held_apart(d: &mut DimReport, entry: &DimEntry, set: &DimSet, msg: &Message, opts: &Options) {
+    let var = entry.var();
+    let own: Vec<&Expr> = entry
+        .guards
+        .iter()
+        .map(|g| &g.expr)
+        .filter(|e| e.atoms().iter().all(|a| **a == *var))
+        .collect();
+    d.undecided = None;
+    d.advice.retain(|a| a != UNDECIDED_ADVICE);
+    for g in d.guards.iter_mut().filter(|g| g.set.is_none()) {
+        g.method = GuardMethod::Joint;
+        g.requires =
+            "holds with every accepted value of the sizes it names (decided jointly)".into();
+    }
+    conclude(d, entry, set, Some(&own), Proof::Enumeration, msg, opts);
+}
+
+/// Replaces a size's one-size answer by the joint set's `set` (see [`decided_jointly`]):
+/// status, suggestions and the rest as for a size of its own ([`conclude`]), each suggestion
+/// re-checked against its own guards value by value and, with the rest of the joint set,
+/// against every guard of the group ([`joint::Linked::check_side`]): tuple by tuple when few,
+/// else by Z3 (`prover`); a suggestion that fails is withheld.
+#[allow(clippy::too_many_arguments)]
+fn answer_jointly(
+    d: &mut DimReport,
+    entry: &DimEntry,
+    m: &joint::Member,
+    set: &DimSet,
+    others: &[String],
+    j: &JointGroup,
+    l: &joint::Linked,
+    (msg, opts, prover): (&Message, &Options, Option<Prover>),
+) {
+    let own: Vec<&Expr> = entry
+        .guards
+        .iter()
+        .map(|g| &g.expr)
+        .filter(|e| e.atoms().iter().all(|a| **a == *m.name))
+        .collect();
+    d.undecided = None;
+    // The one-size solve's "could not decide" goes; other advice (a forced specialization) stays.
+    d.advice.retain(|a| a != UNDECIDED_ADVICE);
+    for g in d.guards.iter_mut().filter(|g| g.set.is_none()) {
+        g.method = GuardMethod::Joint;
+        g.requires = match others {
+            [one] => {
+                format!("holds with every accepted value of {one} (decided jointly, see linked)")
+            }
+            _ => format!(
+                "holds with every accepted combination of {} (decided jointly, see linked)",
+                others.join(", ")
+            ),
+        };
+    }
+    conclude(d, entry, set, Some(&own), Proof::Periodic, msg, opts);
+    let level = l.joint.level(&m.root);
+    let mut withheld = false;
+    d.answer.suggestions.retain_mut(|s| {
+        let root_set = s.progression().to_set().affine_preimage(m.coef, m.offset);
+        let check = match (level, root_set) {
+            (Some(lv), Ok(rs)) => l.check_side(&j.grp.guards, lv, &rs, prover),
+            (None, _) => joint::SideCheck::Unchecked("not in the joint set".into()),
+            (_, Err(e)) => joint::SideCheck::Unchecked(e.to_string()),
+        };
+        match check {
+            joint::SideCheck::Enumerated => s.certificate = Certificate::Enumeration,
+            joint::SideCheck::Proved => s.certificate = Certificate::Z3,
+            joint::SideCheck::Fails(_) => {
+                withheld = true;
+                return false;
+            }
+            joint::SideCheck::Unchecked(why) => {
+                s.certificate = Certificate::None;
+                s.certificate_note = Some(why);
+            }
+        }
+        true
+    });
+    if withheld && !d.advice.iter().any(|a| a == WITHHELD) {
+        d.advice.push(WITHHELD.into());
+    }
 }
 
 #[cfg(test)]
