@@ -67,7 +67,7 @@ pub type BoxProver<'a> = joint::Prover<'a>;
 /// use dimguard::commands::check::check;
 /// use dimguard::graph::load;
 ///
-/// let p = load("../../tests/data/pt2/unetish_exact.model.json".as_ref()).unwrap();
+/// let p = load("tests/data/pt2/unetish_exact.model.json".as_ref()).unwrap();
 /// let r = check(&p, false).unwrap();
 /// let h = &r.dims[0]; // x.size()[2] = 4*s16 over s16 in 50..100
 /// assert_eq!((h.input.as_str(), h.index, h.expr.as_str()), ("x", 2, "4*s16"));
@@ -232,7 +232,7 @@ fn conditions(
 /// use dimguard::graph::{load, verdict, ProgramGraph};
 /// use std::collections::BTreeMap;
 ///
-/// let p = load("../../tests/data/pt2/unetish_exact.model.json".as_ref()).unwrap();
+/// let p = load("tests/data/pt2/unetish_exact.model.json".as_ref()).unwrap();
 /// let f = facts(&p, &ProgramGraph::build(&p).unwrap()).unwrap();
 /// let report = check(&p, false).unwrap();
 /// for h in [196, 200, 201, 400] {

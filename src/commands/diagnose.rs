@@ -92,6 +92,12 @@ pub fn diagnose_with_spec(
 /// let best = &d.answer.suggestions[0]; // one residue class: the largest single Dim
 /// assert_eq!((best.modulus, best.count), (8, 254));
 /// assert!(report.dynamic_shapes.contains("dynamic_shapes = {\"image1\": {2: _2}}"));
+///
+/// // No single Dim holds every accepted size; four specs (`diagnose --cover 4`) hold them all.
+/// let c = dimguard::solver::cover(&report, &[], 4);
+/// assert_eq!((c.covered, c.valid, c.one_dim), (1014, 1014, 254));
+/// assert_eq!(c.pieces.len(), 4);
+/// assert!(c.pieces[0].code.contains("dynamic_shapes = {\"image1\": {2: _2}}"));
 /// ```
 pub fn diagnose_text(text: &str, opts: &Options) -> Result<Report, Error> {
     let mut opts = opts.clone();

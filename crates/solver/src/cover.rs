@@ -15,19 +15,8 @@ use crate::types::Progression;
 /// At most `n` specs covering the report's independent dimensions, largest first
 /// (`examples`: traced sizes by dimension name, preferred among equally large pieces).
 ///
-/// ```
-/// use dimguard_solver::diagnose::{diagnose_text, Options};
-/// use dimguard_solver::cover;
-///
-/// let text = "Constraints violated (_2)!\n  - Not all values of _2 = L['image1'].size()[2] in the \
-///     specified range 135 <= _2 <= 2160 satisfy the generated guard \
-///     Eq(Mod(((L['image1'].size()[2] - 1)//4) - 1, 2), 0).";
-/// let report = diagnose_text(text, &Options::default()).unwrap();
-/// let c = cover(&report, &[], 4);
-/// assert_eq!((c.covered, c.valid, c.one_dim), (1014, 1014, 254));
-/// assert_eq!(c.pieces.len(), 4);
-/// assert!(c.pieces[0].code.contains("dynamic_shapes = {\"image1\": {2: _2}}"));
-/// ```
+/// A diagnosis' report goes in (the `dimguard` facade's `commands::diagnose::diagnose_text`
+/// shows one covered by four specs where no single `Dim` holds every accepted size).
 pub fn cover(report: &Report, examples: &[(String, i128)], n: usize) -> CoverReport {
     let n = n.max(1);
     let mut left_out = Vec::new();
