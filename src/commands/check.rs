@@ -590,9 +590,16 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
             .map(|x| (x.input.clone(), x.index)),
         example: i.hint,
     };
+    // Nothing proven to pass, with or without a partner, and values undecided (a budget cut
+    // the answer short): the claimed range is kept as undecided, never a side of a partial
+    // joint answer.
+    let nothing_proven = d.answer.undecided.is_some()
+        && d.answer.accepted.as_ref().is_none_or(|a| a.count == 0)
+        && d.answer.sides.with_some_partner.is_none()
+        && dimguard_solver::budget::exhausted().is_some();
     match &acc {
-        Ok(_) => spec_line(cx, i, &d, m, group, spec),
-        Err(_) => {
+        Ok(_) if !nothing_proven => spec_line(cx, i, &d, m, group, spec),
+        _ => {
             let py = py_name(&i.name());
             let own = cx
                 .alias

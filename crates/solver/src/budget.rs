@@ -227,6 +227,11 @@ struct State {
     budget: Budget,
     deadline: Option<Instant>,
     exhausted: Option<Exhausted>,
+    /// [`enter_cut`]: how many more calls of [`expired`] find time left (then the time budget
+    /// is spent, as if its deadline had passed at that point of the work).
+    checks_left: Option<u64>,
+    /// How many times [`expired`] was called in this scope ([`checks_made`]).
+    checks: u64,
 }
 
 thread_local! {
@@ -251,10 +256,32 @@ pub fn enter(budget: Budget) -> Scope {
         budget,
         deadline: budget.time.map(|t| Instant::now() + t),
         exhausted: None,
+        checks_left: None,
+        checks: 0,
     };
     Scope {
         previous: STATE.with(|s| s.replace(Some(state))),
     }
+}
+
+/// Runs the rest of the scope under `budget` (which must have a time budget), whose time runs
+/// out at the `checks + 1`th consultation of the deadline ([`expired`], [`check`]) instead of
+/// on the clock (the deadline stays, as a backstop): a cut at a chosen point of the work, the
+/// same on every run and every machine. For tests of what a command says when its time budget
+/// runs out part way ([`checks_made`] counts the consultations of an uncut run).
+pub fn enter_cut(budget: Budget, checks: u64) -> Scope {
+    let scope = enter(budget);
+    with(|s| {
+        if let Some(st) = s.as_mut() {
+            st.checks_left = Some(checks);
+        }
+    });
+    scope
+}
+
+/// How many times this thread consulted the deadline ([`expired`]) in the current scope.
+pub fn checks_made() -> u64 {
+    with(|s| s.map_or(0, |s| s.checks))
 }
 
 fn with<T>(f: impl FnOnce(&mut Option<State>) -> T) -> T {
@@ -275,6 +302,19 @@ pub fn pieces() -> usize {
 pub fn expired() -> Option<Exhausted> {
     if let Some(e) = over_memory() {
         return Some(e);
+    }
+    let cut = with(|s| {
+        let st = s.as_mut()?;
+        st.checks += 1;
+        let left = st.checks_left.as_mut()?;
+        if *left == 0 {
+            return Some(true);
+        }
+        *left -= 1;
+        Some(false)
+    });
+    if cut == Some(true) {
+        return reach_deadline();
     }
     if Instant::now() < with(|s| s.as_ref().and_then(|st| st.deadline))? {
         return None;
@@ -385,10 +425,15 @@ pub fn too_many_pieces() -> Exhausted {
     e
 }
 
-/// Time left before the deadline (`None` without one).
+/// Time left before the deadline (`None` without one; none left once a cut ([`enter_cut`])
+/// was reached).
 pub fn remaining() -> Option<Duration> {
     with(|s| {
-        let d = s.as_ref()?.deadline?;
+        let st = s.as_ref()?;
+        let d = st.deadline?;
+        if st.checks_left == Some(0) {
+            return Some(Duration::ZERO);
+        }
         Some(d.saturating_duration_since(Instant::now()))
     })
 }

@@ -73,6 +73,20 @@ fn rank_with(f: &DimSet, example: Option<i128>, limit: usize, small_set: u128) -
         .filter(|e| f.contains(*e))
         .and_then(|e| best_through(f, e));
     found.extend(through);
+    if found.is_empty() {
+        // The search was cut by the time budget before its first step: each residue class of
+        // each segment is still a progression inside the set (ranked, claimed maximal by
+        // nothing).
+        for s in f.segments() {
+            for r in &s.residues {
+                let first = s.lo + (r - s.lo).rem_euclid(s.modulus);
+                if first <= s.hi {
+                    let last = first + (s.hi - first) / s.modulus * s.modulus;
+                    found.push(normalized(first, last, s.modulus));
+                }
+            }
+        }
+    }
     let key = |p: &Progression| {
         let holds = example.is_some_and(|e| p.contains(e));
         (std::cmp::Reverse(p.count()), !holds, p.modulus, p.lo)

@@ -141,6 +141,25 @@ impl GroupAnswer {
         self.solved.undecided.as_ref().map(|u| u.to_string())
     }
 
+    /// Member `m`'s values in its group's joint set that are not proven to pass with every
+    /// partner (`accepted`), undecided because `why` (a budget ran out), when any.
+    fn cut_short(
+        &self,
+        m: &Member,
+        l: &joint::Linked,
+        accepted: &Result<DimSet, String>,
+        why: &str,
+    ) -> Option<(DimSet, String)> {
+        let domain = m
+            .image(l.joint.domains.get(l.joint.level(&m.root)?)?)
+            .ok()?;
+        let left = match accepted {
+            Ok(a) => domain.difference(a).ok()?,
+            Err(_) => domain,
+        };
+        (!left.is_empty()).then(|| (left, why.to_string()))
+    }
+
     /// What the stage knows about the size `var`, when it is a member.
     pub fn member(&self, var: &str) -> Option<MemberAnswer<'_>> {
         let m = self.grp.members.iter().find(|m| m.name == var)?;
@@ -150,14 +169,25 @@ impl GroupAnswer {
             None => Err("not solved".into()),
         };
         let reason = self.undecided().unwrap_or_default();
-        let unsure = self
+        let mut unsure = self
             .solved
             .unsure
             .get(&m.root)
             .and_then(|s| image(s).ok())
             .map(|s| (s, reason));
         let l = self.linked.as_ref();
-        let some = l.and_then(|l| l.some(m).ok());
+        let some = match l.map(|l| l.some(m)) {
+            Some(Ok(s)) => Some(s),
+            Some(Err(crate::Error::Exhausted(e))) => {
+                // The budget ran out before its values with some partner were found: the
+                // values not proven to pass with every partner are undecided, never rejected.
+                if unsure.is_none() {
+                    unsure = l.and_then(|l| self.cut_short(m, l, &accepted, &e.reason()));
+                }
+                None
+            }
+            Some(Err(_)) | None => None,
+        };
         let example_side = self
             .example_box
             .as_ref()
