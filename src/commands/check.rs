@@ -13,7 +13,7 @@ use dimguard_graph::graph::{symbol_ranges, ProgramGraph};
 use dimguard_graph::program::{Error, Program, Size};
 use dimguard_solver::analyze::{
     analyze, claimed_answer, group_line, Asked, Claimed as ClaimedSizes, GroupAnswer, GroupLine,
-    MemberAnswer, Problem,
+    MemberAnswer, Partners, Problem,
 };
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
@@ -21,7 +21,7 @@ use dimguard_solver::linked::Budget;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, NeededBy,
+    CheckDim, CheckReport, Checked, Claimed, Feasible, GuardFate, GuardUse, JointReport, NeededBy,
     ProgramInput, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange,
 };
 use dimguard_solver::SIZE_MAX;
@@ -543,6 +543,8 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
         own: claimed.as_ref(),
         accepted: None,
         example: i.hint,
+        partners: Partners::Every,
+        spec_ties: false,
     };
     // A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): its relation.
     let relation = group.and_then(|g| g.defined_relation(&i.source));
@@ -564,31 +566,33 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
         },
     );
     let d = CheckDim {
-        input: i.input.clone(),
-        index: i.index,
-        symbol: i
-            .expr
-            .atoms()
-            .iter()
-            .next()
-            .map(|a| a.to_string())
-            .unwrap_or_default(),
-        expr: pretty(&i.expr),
-        claimed: Claimed {
-            count: claimed.as_ref().map_or(0, DimSet::count),
-            min: claimed.as_ref().and_then(DimSet::min),
-            max: claimed.as_ref().and_then(DimSet::max),
+        kind: Checked {
+            input: i.input.clone(),
+            index: i.index,
+            symbol: i
+                .expr
+                .atoms()
+                .iter()
+                .next()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            expr: pretty(&i.expr),
+            claimed: Claimed {
+                count: claimed.as_ref().map_or(0, DimSet::count),
+                min: claimed.as_ref().and_then(DimSet::min),
+                max: claimed.as_ref().and_then(DimSet::max),
+            },
+            source: i.source.clone(),
+            rejected_examples,
+            same_as: cx
+                .alias
+                .get(&i.source)
+                .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
+                .and_then(|(root, _, _)| cx.ins.iter().find(|x| &x.source == root))
+                .map(|x| (x.input.clone(), x.index)),
+            example: i.hint,
         },
         answer,
-        source: i.source.clone(),
-        rejected_examples,
-        same_as: cx
-            .alias
-            .get(&i.source)
-            .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
-            .and_then(|(root, _, _)| cx.ins.iter().find(|x| &x.source == root))
-            .map(|x| (x.input.clone(), x.index)),
-        example: i.hint,
     };
     match &acc {
         Ok(_) => spec_line(cx, i, &d, m, group, spec),

@@ -171,7 +171,7 @@ pub(crate) fn link_dims(
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         });
-                        d.advice.push(match &side {
+                        let why = match &side {
                             _ if matches!(choice, Some(Choice::Tied(_))) => format!(
                                 "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below writes each tied size from its partner ({}), which admits more than any box (see linked)",
                                 d.name,
@@ -200,7 +200,8 @@ pub(crate) fn link_dims(
                                 others.join(", ")
                             ),
                             None => format!("no combination of {} and {} passes every guard", d.name, others.join(", ")),
-                        });
+                        };
+                        d.advice.push(why);
                         None
                     }
                 }
@@ -276,12 +277,13 @@ pub(crate) fn group_answers(
             own: own.as_ref(),
             accepted: accepted.as_ref(),
             example,
+            partners: dimguard_solver::analyze::Partners::OfSeveralRoots,
+            spec_ties: false,
         };
         let g = dimguard_solver::analyze::size_answer(
             found.as_ref().map(|(g, _)| *g),
             found.as_ref().map(|(_, m)| m),
             &asked,
-            dimguard_solver::report::Dialect::Diagnose,
         );
         // The set and its suggestions are the dimension's own (its guards over its range);
         // everything else is the group's answer, field for field.

@@ -8,8 +8,8 @@ use dimguard_solver::engine;
 use dimguard_solver::joint;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    Certificate, Dialect, DimReport, FixCheck, GuardFate, GuardMethod, GuardReport, Padding, Proof,
-    SizeAnswer, Status,
+    Certificate, Diagnosed, DimReport, FixCheck, GuardFate, GuardMethod, GuardReport, Padding,
+    Proof, SizeAnswer, Status,
 };
 use dimguard_solver::RECHECK_LIMIT;
 use dimguard_solver::{self, Maximality};
@@ -61,19 +61,21 @@ pub(crate) fn dim_report(
 ) -> DimReport {
     let var = d.var().to_string();
     let mut r = DimReport {
-        name: d.name.clone(),
-        source: d.source.clone(),
-        range: d.range.map(|(a, b)| [a, b]),
-        status: Status::Unconstrained,
-        answer: SizeAnswer::new(Dialect::Diagnose),
-        maximality: "proven".into(),
-        guards: vec![],
-        specialized: d.specialized,
-        coverage: None,
-        padding: None,
-        torch_fix: None,
-        undecided: None,
-        advice: vec![],
+        kind: Diagnosed {
+            name: d.name.clone(),
+            source: d.source.clone(),
+            range: d.range.map(|(a, b)| [a, b]),
+            status: Status::Unconstrained,
+            maximality: "proven".into(),
+            guards: vec![],
+            specialized: d.specialized,
+            coverage: None,
+            padding: None,
+            torch_fix: None,
+            undecided: None,
+            advice: vec![],
+        },
+        answer: SizeAnswer::default(),
     };
     if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
         r.advice.push(format!(
@@ -313,14 +315,8 @@ pub(crate) fn conclude(
     if compiled {
         compile_suggestions(r);
     }
-    r.advice.extend(advice(
-        r,
-        feasible,
-        lo,
-        hi,
-        opts.example_for(&d.name),
-        compiled,
-    ));
+    let said = advice(r, feasible, lo, hi, opts.example_for(&d.name), compiled);
+    r.advice.extend(said);
     let guards: Vec<&Expr> = d.guards.iter().map(|g| &g.expr).collect();
     r.torch_fix = check_fix(msg, &d.name, &guards, &var, feasible, (lo, hi), true, opts);
 }
