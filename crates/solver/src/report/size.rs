@@ -233,7 +233,7 @@ macro_rules! no_struct {
     };
 }
 
-impl<'m, 'a, M: SerializeMap> Serializer for Fields<'m, 'a, M> {
+impl<M: SerializeMap> Serializer for Fields<'_, '_, M> {
     type Ok = ();
     type Error = M::Error;
     type SerializeSeq = Impossible<(), M::Error>;
