@@ -1,6 +1,7 @@
 //! The report as the page reads it ([`Page`] and its parts), built from the CLI's reports or
 //! read back from a report's JSON ([`Page::from_json`]). Each size is the command's own entry
-//! ([`PageDim`]), told by the report's command, never guessed from its keys.
+//! ([`PageDim`]): a `verify` report is told by its `unrecognized` key; a `diagnose` or `check`
+//! entry by its keys (`status`, `input`), since hand-made and Python reports mix them.
 
 use crate::solver::report::{
     CheckDim, CheckReport, Command, CoverReport, CoverSide, DataDependent, DimReport, Feasible,
@@ -265,9 +266,11 @@ impl Page {
         for (index, d) in raw.dims.iter().enumerate() {
             // A report no command wrote: its entries' keys say, `input` (check), `status`
             // (diagnose), else a name and a set.
+            // (A `diagnose` or `check` report's entries are still told by their keys: hand-made
+            // and Python reports carry `form` beside named sets.)
             let command = match command {
-                Some(c) => Some(c),
-                None => {
+                Some(Command::Verify) => Some(Command::Verify),
+                _ => {
                     let keys: DimKeys = serde_json::from_str(d.get())?;
                     if keys.input.is_some() {
                         Some(Command::Check)
