@@ -302,6 +302,94 @@ fn verify_follows_the_contract() {
 }
 
 #[test]
+fn verify_draws_its_page() {
+    // A real message and a spec: the page shows the report's verdict, size by size, and one
+    // strip mark per accepted value (counted from the JSON, not from the page); read back from
+    // the JSON (as the Python package hands it over), the same page byte for byte.
+    let msg = data("messages/torch211_raft_small.txt");
+    let dir = std::env::temp_dir().join(format!("dimguard-verify-page-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Unsound (222 of the 254 admitted values fail), then its largest sound spec.
+    let mut specs = vec!["_dim_2 = Dim('_dim_2', min=17, max=270)\ndim_2 = 8*_dim_2\n".to_string()];
+    let mut k = 0;
+    while let Some(spec) = specs.get(k).cloned() {
+        let html = dir.join(format!("v{k}.html"));
+        let (code, out, err) = run(
+            &[
+                "verify",
+                "--json",
+                "--html",
+                html.to_str().unwrap(),
+                &msg,
+                "-",
+            ],
+            Some(&spec),
+        );
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let page = std::fs::read_to_string(&html).unwrap();
+        let sound = match v["sound"].as_bool() {
+            Some(true) => "sound",
+            Some(false) => "not sound",
+            None => "undecided",
+        };
+        assert!(page.contains(&format!("The spec is {sound}")), "{page}");
+        let dims = v["dims"].as_array().unwrap();
+        assert!(!dims.is_empty());
+        let esc = |s: &str| {
+            s.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('\'', "&#39;")
+        };
+        for d in dims {
+            let examples: Vec<String> = d["counterexamples"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.to_string())
+                .collect();
+            let row = format!(
+                "<tr><td>{}</td><td><code>{}</code></td>",
+                esc(d["name"].as_str().unwrap()),
+                esc(d["spec"].as_str().unwrap())
+            );
+            assert!(page.contains(&row), "{row}\n{page}");
+            let cells = format!(
+                "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+                d["admitted"],
+                d["failing"],
+                examples.join(", "),
+                d["certificate"].as_str().unwrap(),
+                esc(d["maximal_spec"].as_str().unwrap_or(""))
+            );
+            assert!(page.contains(&cells), "{cells}\n{page}");
+            if let Some(n) = d["accepted"]["count"].as_u64() {
+                assert!(
+                    page.contains(&format!("<svg class=\"strip\" data-marks=\"{n}\"")),
+                    "{n} marks\n{page}"
+                );
+            }
+        }
+        if k == 0 {
+            assert_eq!(v["sound"], false);
+            assert!(
+                page.contains("<td>254</td><td>222</td><td>144, 152, 160"),
+                "{page}"
+            );
+            specs.push(dims[0]["maximal_spec"].as_str().unwrap().to_string());
+        } else {
+            assert_eq!(v["sound"], true, "{out}");
+        }
+        let title = "torch211_raft_small.txt";
+        assert!(dimguard::html::render_json(&out, title).unwrap() == page);
+        k += 1;
+    }
+    assert_eq!(k, 2);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn verify_errors_are_clear() {
     let (code, _, err) = run(
         &["verify", &data("messages/resnet18.txt"), "-"],

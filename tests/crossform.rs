@@ -18,7 +18,7 @@ mod common;
 
 use common::{data, json};
 use dimguard::readers::forms;
-use dimguard::solver::report::{Dialect, SizeAnswer};
+use dimguard::solver::report::{Command, SizeAnswer};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -524,13 +524,13 @@ fn ceil2_every_form_gives_the_truth() {
 
 /// Each size's whole answer ([`SizeAnswer`], read back from the JSON as the page reads it), by
 /// source, from one command's `dims[]`.
-fn size_answers(v: &Value, dialect: Dialect) -> BTreeMap<String, SizeAnswer> {
+fn size_answers(v: &Value, command: Command) -> BTreeMap<String, SizeAnswer> {
     v["dims"]
         .as_array()
         .unwrap()
         .iter()
         .map(|d| {
-            let a = SizeAnswer::read(&d.to_string(), dialect).expect("a size's answer reads back");
+            let a = SizeAnswer::read(&d.to_string(), command).expect("a size's answer reads back");
             (d["source"].as_str().expect("source").to_string(), a)
         })
         .collect()
@@ -679,10 +679,10 @@ fn claimed_spec(check: &Value) -> String {
 fn every_form_gives_one_answer_per_size() {
     let mut compared = 0;
     for case in ["fpn2", "window7", "tied2", "ceil2"] {
-        let diag = |file: &str| size_answers(&json_of("diagnose", case, file), Dialect::Diagnose);
+        let diag = |file: &str| size_answers(&json_of("diagnose", case, file), Command::Diagnose);
         let (log, trace) = (diag("log.txt"), diag("trace.log"));
         let program = json_of("check", case, "program.pt2");
-        let check = size_answers(&program, Dialect::Check);
+        let check = size_answers(&program, Command::Check);
         assert_eq!(
             log.keys().collect::<Vec<_>>(),
             trace.keys().collect::<Vec<_>>(),
@@ -709,7 +709,7 @@ fn every_form_gives_one_answer_per_size() {
             spec_file.to_str().unwrap(),
         ]);
         let _ = std::fs::remove_file(&spec_file);
-        let verify = size_answers(&verified, Dialect::Verify);
+        let verify = size_answers(&verified, Command::Verify);
         compared += agree(case, ("check", &check), ("verify", &verify), &spec);
         compared += agree(case, ("check", &check), ("diagnose", &trace), "");
     }

@@ -272,6 +272,9 @@ enum Command {
         /// Time limit for one Z3 query, in milliseconds.
         #[arg(long, default_value_t = dimguard::prove::certify::TIMEOUT_MS)]
         z3_timeout_ms: u32,
+        /// Also write the report as one self-contained HTML page.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -364,7 +367,8 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
             spec,
             json,
             z3_timeout_ms,
-        } => verify(&guards, &spec, json, z3_timeout_ms),
+            html,
+        } => verify(&guards, &spec, json, z3_timeout_ms, html.as_ref()),
         Command::Diagnose {
             file,
             json,
@@ -615,7 +619,13 @@ fn read_spec(path: &PathBuf) -> Result<dimguard::readers::Sheet, Failure> {
         .map_err(|e| bad_input(format!("--spec {}: {e}", path.display())))
 }
 
-fn verify(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Result<(), Failure> {
+fn verify(
+    guards: &PathBuf,
+    spec: &PathBuf,
+    json: bool,
+    timeout: u32,
+    html: Option<&PathBuf>,
+) -> Result<(), Failure> {
     let g = read_input(Some(guards))?;
     let s = read_input(Some(spec))?;
     let guard_set = dimguard::commands::verify::GuardSet::read(&g).map_err(|e| solver(&e))?;
@@ -629,6 +639,7 @@ fn verify(guards: &PathBuf, spec: &PathBuf, json: bool, timeout: u32) -> Result<
     if !dimguard::commands::verify::covers_any(&guard_set, &spec) {
         return Err(bad_input("no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {...})"));
     }
+    write_html(|| dimguard::html::Page::verify(&report), html, guards)?;
     print_report(&report, json, render::verify)
 }
 

@@ -12,8 +12,8 @@
 use dimguard_graph::graph::{symbol_ranges, ProgramGraph};
 use dimguard_graph::program::{Error, Program, Size};
 use dimguard_solver::analyze::{
-    analyze, claimed_answer, group_line, Asked, Claimed as ClaimedSizes, GroupAnswer, GroupLine,
-    MemberAnswer, Problem,
+    analyze, claimed_answer, group_line, Analysis, Asked, Claimed as ClaimedSizes, GroupAnswer,
+    GroupLine, MemberAnswer, Partners, Problem,
 };
 use dimguard_solver::engine::Limits;
 use dimguard_solver::joint;
@@ -21,7 +21,7 @@ use dimguard_solver::linked::Budget;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    CheckDim, CheckReport, Claimed, Feasible, GuardFate, GuardUse, JointReport, NeededBy,
+    CheckDim, CheckReport, Checked, Claimed, Feasible, GuardFate, GuardUse, JointReport, NeededBy,
     ProgramInput, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange,
 };
 use dimguard_solver::SIZE_MAX;
@@ -90,46 +90,50 @@ pub fn check_with(
 
 /// [`check_with`] on the program's graph already built (`check --dot` draws the same graph).
 ///
-/// The phases: the program's guards parsed (`parse_guards`) and its dynamic input sizes read
-/// (`input_sizes`); the graph's run-time asserts and implied limits added as conditions; the
-/// analysis stage run over all of them (`problem_of`, [`analyze`]); then each size answered
-/// from the stage's sets (`size_answer`), its spec line written, and the report assembled.
+/// One shape, as every command: the program's conditions read (`conditions`: its guards
+/// parsed, its dynamic input sizes, the graph's run-time asserts and implied limits), the
+/// problem built over them (`problem_of`), the analysis stage run ([`analyze`]), each size's
+/// entry answered from the stage's sets (`entries`), and the report assembled (`report`).
 pub fn check_graph(
     p: &Program,
     pg: &ProgramGraph,
     with_sizes: bool,
     prover: Option<BoxProver>,
 ) -> Result<CheckReport, Error> {
-    let ranges = symbol_ranges(p);
-    let limits = Limits::default();
-    let Conditions {
-        parsed:
-            Parsed {
-                guards,
-                mut uses,
-                use_of,
-                never,
-            },
-        ins,
-        mut runtime,
-        forced,
-        n_code,
-    } = conditions(p, pg, &ranges)?;
-    let rt_of: BTreeMap<usize, usize> = runtime_slots(&runtime, n_code);
-    // The analysis stage: every guard, solved per group of linked sizes.
-    let problem = problem_of(&ins, &guards);
+    let read = conditions(p, pg, &symbol_ranges(p))?;
+    let problem = problem_of(&read.ins, &read.parsed.guards);
     let budget = Budget {
-        limits,
+        limits: Limits::default(),
         ..Default::default()
     };
     let analysis = analyze(&problem, &budget, prover, &|_| true);
+    let entries = entries(read, &problem, &analysis);
+    report(p, pg, entries, with_sizes)
+}
+
+/// What `check` says per size and per condition, before the report: every entry, the guards'
+/// and run-time checks' fates, the joint sets and the corrected spec.
+struct Entries {
+    /// The conditions read, their fates filled in.
+    read: Conditions,
+    /// Each run-time check's index in the guards -> its entry in `read.runtime`.
+    rt_of: BTreeMap<usize, usize>,
+    dims: Vec<CheckDim>,
+    joints: Vec<JointReport>,
+    dynamic_shapes: String,
+}
+
+/// The entries from the stage's answer: each guard's and run-time check's fate, the joint
+/// sets, then each size's entry ([`size_answer`]) and its line of the corrected spec.
+fn entries(mut read: Conditions, problem: &Problem, analysis: &Analysis) -> Entries {
+    let rt_of: BTreeMap<usize, usize> = runtime_slots(&read.runtime, read.n_code);
     for (&o, (fate, reason)) in &analysis.fates {
-        if let Some(&u) = use_of.get(o) {
-            uses[u].fate = *fate;
-            uses[u].reason = reason.clone();
+        if let Some(&u) = read.parsed.use_of.get(o) {
+            read.parsed.uses[u].fate = *fate;
+            read.parsed.uses[u].reason = reason.clone();
         } else if let Some(&r) = rt_of.get(&o) {
-            runtime[r].fate = *fate;
-            runtime[r].reason = reason.clone();
+            read.runtime[r].fate = *fate;
+            read.runtime[r].reason = reason.clone();
         }
     }
     let mut joints: Vec<JointReport> = analysis
@@ -138,20 +142,53 @@ pub fn check_graph(
         .filter_map(|g| g.linked.as_ref().map(|l| l.report.clone()))
         .collect();
     // What the stage knows about each input size, read once (parallel to `ins`).
+    let ins = &read.ins;
     let answers: Vec<_> = ins.iter().map(|i| analysis.member(&i.source)).collect();
-    let sets = Sets::read(&ins, &answers, &forced, never.as_deref(), &mut joints);
+    let never = read.parsed.never.as_deref();
+    let sets = Sets::read(ins, &answers, &read.forced, never, &mut joints);
     let cx = Cx {
-        ins: &ins,
+        ins,
         answers: &answers,
         alias: &analysis.aliases(),
-        problem: &problem,
-        guards: &guards,
+        problem,
+        guards: &read.parsed.guards,
         sets: &sets,
     };
     let mut spec = Spec::default();
     let dims: Vec<CheckDim> = (0..ins.len())
         .map(|k| size_answer(&cx, k, &mut spec))
         .collect();
+    Entries {
+        read,
+        rt_of,
+        dims,
+        joints,
+        dynamic_shapes: spec.finish(),
+    }
+}
+
+/// The report: the entries, the intermediate sizes (when asked for), the propagation's
+/// findings on the accepted inputs, what each run-time check rejects, the program's inputs and
+/// symbols.
+fn report(
+    p: &Program,
+    pg: &ProgramGraph,
+    e: Entries,
+    with_sizes: bool,
+) -> Result<CheckReport, Error> {
+    let Entries {
+        read,
+        rt_of,
+        dims,
+        joints,
+        dynamic_shapes,
+    } = e;
+    let Conditions {
+        parsed: Parsed { guards, uses, .. },
+        ins,
+        mut runtime,
+        ..
+    } = read;
     let (hints, ins_forms) = traced_forms(&ins);
     let sizes = if with_sizes {
         let exprs: Vec<(Expr, String)> = ins
@@ -168,14 +205,14 @@ pub fn check_graph(
         .filter_map(|i| Some((i.source.clone(), i.claimed.clone()?)))
         .collect();
     for (&g, &r) in &rt_of {
-        rejected_by(&mut runtime[r], &guards[g], &claimed_of, &limits);
+        rejected_by(&mut runtime[r], &guards[g], &claimed_of, &Limits::default());
     }
     Ok(CheckReport {
         dims,
         guards: uses,
         propagation,
         sizes,
-        dynamic_shapes: spec.finish(),
+        dynamic_shapes,
         torch_version: p.torch_version.clone(),
         joint: joints,
         runtime,
@@ -543,6 +580,8 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
         own: claimed.as_ref(),
         accepted: None,
         example: i.hint,
+        partners: Partners::Every,
+        spec_ties: false,
     };
     // A size the others define (`tokens_1 == (image_2//16)*(image_3//16)`): its relation.
     let relation = group.and_then(|g| g.defined_relation(&i.source));
@@ -564,31 +603,33 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
         },
     );
     let d = CheckDim {
-        input: i.input.clone(),
-        index: i.index,
-        symbol: i
-            .expr
-            .atoms()
-            .iter()
-            .next()
-            .map(|a| a.to_string())
-            .unwrap_or_default(),
-        expr: pretty(&i.expr),
-        claimed: Claimed {
-            count: claimed.as_ref().map_or(0, DimSet::count),
-            min: claimed.as_ref().and_then(DimSet::min),
-            max: claimed.as_ref().and_then(DimSet::max),
+        kind: Checked {
+            input: i.input.clone(),
+            index: i.index,
+            symbol: i
+                .expr
+                .atoms()
+                .iter()
+                .next()
+                .map(|a| a.to_string())
+                .unwrap_or_default(),
+            expr: pretty(&i.expr),
+            claimed: Claimed {
+                count: claimed.as_ref().map_or(0, DimSet::count),
+                min: claimed.as_ref().and_then(DimSet::min),
+                max: claimed.as_ref().and_then(DimSet::max),
+            },
+            source: i.source.clone(),
+            rejected_examples,
+            same_as: cx
+                .alias
+                .get(&i.source)
+                .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
+                .and_then(|(root, _, _)| cx.ins.iter().find(|x| &x.source == root))
+                .map(|x| (x.input.clone(), x.index)),
+            example: i.hint,
         },
         answer,
-        source: i.source.clone(),
-        rejected_examples,
-        same_as: cx
-            .alias
-            .get(&i.source)
-            .filter(|(root, k, off)| *root != i.source && *k == 1 && *off == 0)
-            .and_then(|(root, _, _)| cx.ins.iter().find(|x| &x.source == root))
-            .map(|x| (x.input.clone(), x.index)),
-        example: i.hint,
     };
     // Nothing proven to pass, with or without a partner, and values undecided (a budget cut
     // the answer short): the claimed range is kept as undecided, never a side of a partial

@@ -5,7 +5,8 @@ use dimguard_prove::{box_prover, check_box, check_set, JointVerdict, Verdict};
 use dimguard_readers::spec::{Given, Sheet};
 use dimguard_readers::Message;
 use dimguard_solver::analyze::{
-    analyze, group_line, own_set, size_answer, suggestions, Asked, GroupLine, Problem, Size,
+    analyze, group_line, own_set, size_answer, suggestions, Asked, GroupLine, Partners, Problem,
+    Size,
 };
 use dimguard_solver::engine::{solve, Limits, Method, Outcome};
 use dimguard_solver::expr::Value;
@@ -14,7 +15,7 @@ use dimguard_solver::linked::{solve_joint, Budget};
 use dimguard_solver::python::{self, dim_code};
 use dimguard_solver::rank;
 use dimguard_solver::report::{
-    Certificate, Dialect, Feasible, GuardFate, GuardUse, JointCheck, Proof, SizeAnswer, VerifyDim,
+    Certificate, Feasible, GuardFate, GuardUse, JointCheck, Proof, SizeAnswer, Verified, VerifyDim,
     VerifyReport,
 };
 use dimguard_solver::RECHECK_LIMIT;
@@ -176,20 +177,22 @@ pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport 
         let failing_set = passing.as_ref().and_then(|p| admitted.difference(p).ok());
         let verdict = check_set(&refs, &var, admitted, 5, timeout_ms);
         let mut d = VerifyDim {
-            name: name.clone(),
-            sound: None,
-            admitted: admitted.count(),
-            failing: failing_set.as_ref().map(DimSet::count),
-            counterexamples: vec![],
-            certificate: Certificate::None,
-            source: source.clone(),
-            spec: spec.definition(sd),
-            maximal_spec: None,
-            note: None,
+            kind: Verified {
+                name: name.clone(),
+                sound: None,
+                admitted: admitted.count(),
+                failing: failing_set.as_ref().map(DimSet::count),
+                counterexamples: vec![],
+                certificate: Certificate::None,
+                source: source.clone(),
+                spec: spec.definition(sd),
+                maximal_spec: None,
+                note: None,
+            },
             answer: SizeAnswer {
                 // The admitted values that pass every guard of the size.
                 accepted: passing.as_ref().map(Feasible::from),
-                ..SizeAnswer::new(Dialect::Verify)
+                ..SizeAnswer::default()
             },
         };
         match verdict {
@@ -676,8 +679,10 @@ fn linked_size(
         own: own.as_ref(),
         accepted: decided.as_ref(),
         example: None,
+        partners: Partners::OfSeveralRoots,
+        spec_ties: true,
     };
-    let built = size_answer(Some(g), member.as_ref(), &asked, Dialect::Verify);
+    let built = size_answer(Some(g), member.as_ref(), &asked);
     d.answer = SizeAnswer {
         accepted: d.answer.accepted.take(),
         undecided: d.answer.undecided.take(),

@@ -1,16 +1,18 @@
 //! The report as the page reads it ([`Page`] and its parts), built from the CLI's reports or
-//! read back from a report's JSON ([`Page::from_json`]).
+//! read back from a report's JSON ([`Page::from_json`]). Each size is the command's own entry
+//! ([`PageDim`]): a `verify` report is told by its `unrecognized` key; a `diagnose` or `check`
+//! entry by its keys (`status`, `input`), since hand-made and Python reports mix them.
 
 use crate::solver::report::{
-    CheckDim, CheckReport, CoverReport, CoverSide, DataDependent, Dialect, DimReport, Feasible,
-    Form, GuardUse, JointReport, LineReport, LinkedGroup, LinkedSides, Partial, Report,
-    RuntimeCheck, SizeAnswer,
+    CheckDim, CheckReport, Command, CoverReport, CoverSide, DataDependent, DimReport, Feasible,
+    Form, GuardUse, JointCheck, JointReport, LineReport, LinkedGroup, LinkedSides, Partial, Report,
+    RuntimeCheck, VerifyDim, VerifyReport,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// A report as the page draws it: the fields of a `diagnose`, `check` or `dimguard.export`
-/// report, in the contract's types (each report fills the fields it has).
+/// A report as the page draws it: the fields of a `diagnose`, `check`, `verify` or
+/// `dimguard.export` report, in the contract's types (each report fills the fields it has).
 #[derive(Debug, Default)]
 pub struct Page {
     /// `diagnose`: the input form read.
@@ -30,6 +32,8 @@ pub struct Page {
     pub lines: Vec<LineReport>,
     /// What became of each guard.
     pub guards: Vec<GuardUse>,
+    /// `verify`: the verdict for the spec (its sizes are [`PageDim::Verify`]).
+    pub verdict: Option<PageVerdict>,
     /// Several specs that cover every valid size (`diagnose --cover N`, `dimguard.Dispatch`).
     pub cover: Option<PageCover>,
     /// `check`: run-time asserts and implied limits.
@@ -53,9 +57,34 @@ pub enum PageDim {
     Check(Box<CheckDim>),
     /// `diagnose`: a named size.
     Diagnose(Box<DimReport>),
+    /// `verify`: a size the spec covers, with its verdict.
+    Verify(Box<VerifyDim>),
     /// Any other size with a set to draw (`dimguard.Dispatch`'s pages: per program and
     /// dimension, the sizes it accepts).
     Drawn(DrawnDim),
+}
+
+/// `verify`'s verdict for the whole spec (the per-size verdicts are its [`PageDim::Verify`]
+/// entries).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PageVerdict {
+    /// True only when no value the spec admits fails a guard; null when undecided.
+    pub sound: Option<bool>,
+    /// Guards over several sizes, decided over the product of the spec's sets.
+    pub joint: Vec<JointCheck>,
+    /// Spec lines that were not understood.
+    pub unrecognized: Vec<String>,
+}
+
+impl From<&VerifyReport> for PageVerdict {
+    fn from(r: &VerifyReport) -> PageVerdict {
+        PageVerdict {
+            sound: r.sound,
+            joint: r.joint.clone(),
+            unrecognized: r.unrecognized.clone(),
+        }
+    }
 }
 
 /// A size with a name, its range and its accepted set (what [`PageDim::Drawn`] reads).
@@ -127,6 +156,9 @@ pub struct Round {
 #[serde(default)]
 struct RawPage {
     form: Option<Form>,
+    // The command's mark: a key its report always writes (`form` above for `diagnose`).
+    propagation: Option<serde::de::IgnoredAny>,
+    unrecognized: Option<serde::de::IgnoredAny>,
     partial: Option<Partial>,
     torch_version: Option<String>,
     dims: Vec<Box<RawValue>>,
@@ -158,11 +190,49 @@ struct JointKeys {
     boxes: Option<serde::de::IgnoredAny>,
 }
 
-/// The keys that tell which shape an entry of `dims` has.
+/// The keys that tell which shape an entry of `dims` has, in a report no command wrote (a
+/// `dimguard.export` report holds its audit's `check` entries; a `dimguard.Dispatch` page,
+/// named sets).
 #[derive(Deserialize)]
 struct DimKeys {
     input: Option<serde::de::IgnoredAny>,
     status: Option<serde::de::IgnoredAny>,
+}
+
+impl RawPage {
+    /// The command that wrote the report, from the key its report always writes: `form`
+    /// (`diagnose`), `propagation` (`check`), `unrecognized` (`verify`); `None` for a report of
+    /// the Python package's own.
+    fn command(&self) -> Option<Command> {
+        if self.form.is_some() {
+            Some(Command::Diagnose)
+        } else if self.propagation.is_some() {
+            Some(Command::Check)
+        } else if self.unrecognized.is_some() {
+            Some(Command::Verify)
+        } else {
+            None
+        }
+    }
+}
+
+/// One entry of `dims` of `command`'s report (`None`: a named set).
+fn page_dim(text: &str, command: Option<Command>) -> (serde_json::Result<PageDim>, &'static str) {
+    match command {
+        Some(Command::Check) => (
+            serde_json::from_str(text).map(|c| PageDim::Check(Box::new(c))),
+            "check dimension",
+        ),
+        Some(Command::Diagnose) => (
+            serde_json::from_str(text).map(|d| PageDim::Diagnose(Box::new(d))),
+            "diagnosed size",
+        ),
+        Some(Command::Verify) => (
+            serde_json::from_str(text).map(|v| PageDim::Verify(Box::new(v))),
+            "verified size",
+        ),
+        None => (serde_json::from_str(text).map(PageDim::Drawn), "named set"),
+    }
 }
 
 /// A report's JSON that the page cannot read.
@@ -186,39 +256,32 @@ pub enum PageError {
 }
 
 impl Page {
-    /// A report's JSON (any of `diagnose`, `check`, `dimguard.export`), read into the
-    /// contract's types. Integers past 64 bits (the counts of unbounded linked sizes) stay exact.
+    /// A report's JSON (any of `diagnose`, `check`, `verify`, `dimguard.export`), read into
+    /// the contract's types. Integers past 64 bits (the counts of unbounded linked sizes) stay
+    /// exact.
     pub fn from_json(text: &str) -> Result<Page, PageError> {
         let raw: RawPage = serde_json::from_str(text)?;
+        let command = raw.command();
         let mut dims = Vec::with_capacity(raw.dims.len());
         for (index, d) in raw.dims.iter().enumerate() {
-            // The shape is told by its keys: `input` (check), `status` (diagnose), else a name
-            // and a set.
-            let keys: DimKeys = serde_json::from_str(d.get())?;
-            // The size's answer (flattened in the JSON) is read apart from the rest.
-            let answer = |dialect| SizeAnswer::read(d.get(), dialect);
-            let (read, what) = if keys.input.is_some() {
-                let c = serde_json::from_str(d.get()).and_then(|c: CheckDim| {
-                    Ok(PageDim::Check(Box::new(CheckDim {
-                        answer: answer(Dialect::Check)?,
-                        ..c
-                    })))
-                });
-                (c, "check dimension")
-            } else if keys.status.is_some() {
-                let r = serde_json::from_str(d.get()).and_then(|r: DimReport| {
-                    Ok(PageDim::Diagnose(Box::new(DimReport {
-                        answer: answer(Dialect::Diagnose)?,
-                        ..r
-                    })))
-                });
-                (r, "diagnosed size")
-            } else {
-                (
-                    serde_json::from_str(d.get()).map(PageDim::Drawn),
-                    "named set",
-                )
+            // A report no command wrote: its entries' keys say, `input` (check), `status`
+            // (diagnose), else a name and a set.
+            // (A `diagnose` or `check` report's entries are still told by their keys: hand-made
+            // and Python reports carry `form` beside named sets.)
+            let command = match command {
+                Some(Command::Verify) => Some(Command::Verify),
+                _ => {
+                    let keys: DimKeys = serde_json::from_str(d.get())?;
+                    if keys.input.is_some() {
+                        Some(Command::Check)
+                    } else if keys.status.is_some() {
+                        Some(Command::Diagnose)
+                    } else {
+                        None
+                    }
+                }
             };
+            let (read, what) = page_dim(d.get(), command);
             dims.push(read.map_err(|e| PageError::Entry {
                 field: "dims",
                 index,
@@ -252,8 +315,13 @@ impl Page {
             serde_json::from_str::<serde_json::Value>(r.get())
                 .is_ok_and(|v| v["recompile"].as_bool() == Some(true))
         });
+        let verdict = match command {
+            Some(Command::Verify) => Some(serde_json::from_str(text)?),
+            _ => None,
+        };
         Ok(Page {
             compiled,
+            verdict,
             partial: raw.partial,
             form: raw.form,
             torch_version: raw.torch_version,
@@ -292,6 +360,7 @@ impl Page {
             data_dependent: report.data_dependent.clone(),
             lines: report.lines.clone(),
             guards: report.guards.clone(),
+            verdict: None,
             cover: cover.map(PageCover::from),
             runtime: Vec::new(),
             rounds: None,
@@ -316,12 +385,28 @@ impl Page {
             data_dependent: Vec::new(),
             lines: Vec::new(),
             guards: report.guards.clone(),
+            verdict: None,
             cover: None,
             runtime: report.runtime.clone(),
             rounds: None,
             spec: Some(report.dynamic_shapes.clone()),
             compiled: false,
             partial: None,
+        }
+    }
+
+    /// A `verify` report.
+    pub fn verify(report: &VerifyReport) -> Page {
+        Page {
+            dims: report
+                .dims
+                .iter()
+                .map(|d| PageDim::Verify(Box::new(d.clone())))
+                .collect(),
+            joint: report.joint_sets.clone(),
+            guards: report.guards.clone(),
+            verdict: Some(PageVerdict::from(report)),
+            ..Page::default()
         }
     }
 }
@@ -352,15 +437,17 @@ impl PageDim {
         match self {
             PageDim::Check(c) => Some(&c.source),
             PageDim::Diagnose(d) => d.source.as_deref(),
+            PageDim::Verify(v) => v.source.as_deref(),
             PageDim::Drawn(d) => d.source.as_deref(),
         }
     }
 
-    /// Its name in `diagnose`'s groups.
+    /// Its name in `diagnose`'s (and `verify`'s) groups.
     pub(super) fn name(&self) -> Option<&str> {
         match self {
             PageDim::Check(_) => None,
             PageDim::Diagnose(d) => Some(&d.name),
+            PageDim::Verify(v) => Some(&v.name),
             PageDim::Drawn(d) => Some(&d.name),
         }
     }
@@ -369,6 +456,7 @@ impl PageDim {
         match self {
             PageDim::Check(c) => Some(&c.answer.sides),
             PageDim::Diagnose(d) => Some(&d.answer.sides),
+            PageDim::Verify(v) => Some(&v.answer.sides),
             PageDim::Drawn(_) => None,
         }
     }
@@ -378,6 +466,8 @@ impl PageDim {
         match self {
             PageDim::Check(c) => Some((c.claimed.min?, c.claimed.max?)),
             PageDim::Diagnose(d) => d.range.map(|[a, b]| (a, b)),
+            // The spec's admitted values are not in the report: the strip spans the set.
+            PageDim::Verify(_) => None,
             PageDim::Drawn(d) => d.range.map(|[a, b]| (a, b)),
         }
     }

@@ -3,7 +3,9 @@
 
 use super::joint::{joint_section, Joint};
 use super::model::{Page, PageError};
-use super::sections::{cover_section, guard_list, line_card, rounds_section, runtime_section};
+use super::sections::{
+    cover_section, guard_list, line_card, rounds_section, runtime_section, verdict_section,
+};
 use super::strip::{strip, StripDim};
 use super::text::esc;
 use crate::solver::report::{DataDependent, Form, LineReport};
@@ -32,6 +34,9 @@ pub fn render(report: &Page, title: &str) -> String {
             esc(&p.holds),
             esc(&p.instead)
         );
+    }
+    if let Some(v) = &report.verdict {
+        body.push_str(&verdict_section(v, dims));
     }
     let joints: Vec<Joint> = report.joint.iter().filter_map(Joint::read).collect();
     // Linked sizes: the joint answer first (each size's own strip cannot say it).
@@ -197,6 +202,9 @@ pub(super) fn summary(report: &Page) -> String {
     }
     if let Some(v) = &report.torch_version {
         parts.push(format!("PyTorch {v}"));
+    }
+    if report.verdict.is_some() {
+        parts.push("a spec verified against its guards".to_string());
     }
     parts.join(" · ")
 }

@@ -1,11 +1,104 @@
 //! The sections after the strips: the guards by the line of code they come from, the rounds of a
-//! `dimguard.export` report, a cover's specs, the run-time checks, and the folded guard list.
+//! `dimguard.export` report, a cover's specs, the run-time checks, and the folded guard list;
+//! before them, `verify`'s verdict.
 
-use super::model::{PageCover, PageDim, Round};
+use super::model::{PageCover, PageDim, PageVerdict, Round};
 use super::text::{esc, MAX_GUARDS};
 use crate::solver::report::CoverSide;
 use crate::solver::report::{GuardFate, GuardReport, GuardUse, LineReport, RuntimeCheck};
 use std::fmt::Write;
+
+/// `verify`'s verdict: the spec's, then one row per size (its spec, the values it admits, those
+/// that fail, real failing values, the certificate, the largest sound spec), then the guards
+/// over several sizes.
+pub(super) fn verdict_section(v: &PageVerdict, dims: &[PageDim]) -> String {
+    let said = |s: Option<bool>| match s {
+        Some(true) => "sound",
+        Some(false) => "not sound",
+        None => "undecided",
+    };
+    let mut out = format!(
+        "<section aria-labelledby=\"h-verdict\"><h2 id=\"h-verdict\">Verdict</h2>\
+         <p class=\"{}\">The spec is {}{}.</p>",
+        if v.sound == Some(false) {
+            "bad"
+        } else {
+            "note"
+        },
+        said(v.sound),
+        match v.sound {
+            Some(true) => ": no value it admits fails a guard",
+            Some(false) => ": some values it admits fail a guard",
+            None => ": not every size could be decided",
+        }
+    );
+    out.push_str(
+        "<table><thead><tr><th scope=\"col\">size</th><th scope=\"col\">spec</th>\
+         <th scope=\"col\">verdict</th><th scope=\"col\">admitted</th>\
+         <th scope=\"col\">failing</th><th scope=\"col\">failing values</th>\
+         <th scope=\"col\">certificate</th><th scope=\"col\">largest sound spec</th></tr></thead><tbody>",
+    );
+    for d in dims {
+        let PageDim::Verify(d) = d else { continue };
+        let count = |n: Option<u128>| n.map_or("?".to_string(), |n| n.to_string());
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            esc(&d.name),
+            esc(&d.spec),
+            said(d.sound),
+            d.note
+                .as_deref()
+                .map(|n| format!(" ({})", esc(n)))
+                .unwrap_or_default(),
+            d.admitted,
+            count(d.failing),
+            esc(&d
+                .counterexamples
+                .iter()
+                .map(i128::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")),
+            esc(d.certificate.as_str()),
+            esc(d.maximal_spec.as_deref().unwrap_or("")),
+        );
+    }
+    out.push_str("</tbody></table>");
+    if !v.joint.is_empty() {
+        out.push_str("<h3>Guards over several sizes</h3><ul>");
+        for j in &v.joint {
+            let witness = j
+                .counterexample
+                .as_ref()
+                .map(|c| {
+                    let at: Vec<String> = c.iter().map(|(k, x)| format!("{k} = {x}")).collect();
+                    format!(": fails at {}", at.join(", "))
+                })
+                .unwrap_or_default();
+            let _ = write!(
+                out,
+                "<li><code>{}</code> — {}{}</li>",
+                esc(&j.guard),
+                said(j.sound),
+                esc(&witness)
+            );
+        }
+        out.push_str("</ul>");
+    }
+    if !v.unrecognized.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"bad\">Spec lines not understood: {}</p>",
+            v.unrecognized
+                .iter()
+                .map(|l| format!("<code>{}</code>", esc(l)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    out.push_str("</section>");
+    out
+}
 
 pub(super) fn line_card(l: &LineReport) -> String {
     let short = crate::solver::short_file(&l.file);

@@ -45,6 +45,7 @@ impl PageDim {
                 &c.answer,
             ),
             PageDim::Diagnose(d) => (named(&d.name, d.source.as_deref()), &d.answer),
+            PageDim::Verify(v) => (named(&v.name, v.source.as_deref()), &v.answer),
             PageDim::Drawn(d) => {
                 return StripDim {
                     label: named(&d.name, d.source.as_deref()),

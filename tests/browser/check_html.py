@@ -31,7 +31,7 @@ LIMIT = 1_000_000
 SCREEN = 1000
 MAX_SCREENS = 10
 
-# (name, dimguard arguments before --html/--json)
+# (name, dimguard arguments before --html/--json[, standard input])
 REPORTS = [
     ("fpn_nonstrict", ["diagnose", os.path.join(TRACES, "fpn_nonstrict.log")]),
     ("fpn_strict", ["diagnose", os.path.join(TRACES, "fpn_strict.log")]),
@@ -56,6 +56,9 @@ REPORTS = [
     ("forms_fpn_log", ["diagnose", os.path.join(ROOT, "tests", "data", "forms", "fpn.log.txt")]),
     ("forms_window_attention_log", ["diagnose", os.path.join(ROOT, "tests", "data", "forms", "window_attention.log.txt")]),
     ("forms_fpn_draft", ["diagnose", os.path.join(ROOT, "tests", "data", "forms", "fpn.draft.txt")]),
+    # verify: a real message and a spec (from standard input) that admits failing sizes.
+    ("verify_raft", ["verify", os.path.join(ROOT, "tests", "data", "messages", "torch211_raft_small.txt"), "-"],
+     "_dim_2 = Dim('_dim_2', min=17, max=270)\ndim_2 = 8*_dim_2\n"),
 ]
 
 
@@ -145,11 +148,11 @@ def main():
                 "--disable-gpu",
             ],
         )
-        for name, args in REPORTS:
+        for name, args, *stdin in REPORTS:
             html = os.path.join(out_dir, name + ".html")
             res = subprocess.run(
                 [binary] + args + ["--json", "--html", html],
-                capture_output=True, text=True, timeout=600,
+                capture_output=True, text=True, timeout=600, input=stdin[0] if stdin else None,
             )
             if res.returncode != 0:
                 failures.append(f"{name}: dimguard failed: {res.stderr.strip()}")

@@ -11,7 +11,7 @@
 
 use crate::error::Error;
 use dimguard_solver::report::{
-    CheckReport, Dialect, OnnxFile, OnnxInputShape, OnnxReport, ShapeEntry, SizeAnswer,
+    CheckReport, Command, OnnxFile, OnnxInputShape, OnnxReport, ShapeEntry, SizeAnswer,
 };
 use std::fmt;
 
@@ -491,7 +491,7 @@ fn read_check(text: &str) -> Result<CheckReport, serde_json::Error> {
     let mut report: CheckReport = serde_json::from_str(text)?;
     let raw: Dims = serde_json::from_str(text)?;
     for (d, r) in report.dims.iter_mut().zip(raw.dims) {
-        d.answer = SizeAnswer::read(r.get(), Dialect::Check)?;
+        d.answer = SizeAnswer::read(r.get(), Command::Check)?;
     }
     Ok(report)
 }

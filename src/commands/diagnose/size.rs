@@ -14,8 +14,8 @@ use dimguard_solver::engine;
 use dimguard_solver::joint::{self, Choice, Prover};
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    Certificate, Dialect, DimReport, FixCheck, GuardFate, GuardMethod, GuardReport, Padding, Proof,
-    SizeAnswer, Status,
+    Certificate, Diagnosed, DimReport, FixCheck, GuardFate, GuardMethod, GuardReport, Padding,
+    Proof, SizeAnswer, Status,
 };
 use dimguard_solver::RECHECK_LIMIT;
 use dimguard_solver::{self, Maximality};
@@ -57,8 +57,9 @@ fn entry(
     let mut r = dim_report(d, msg, opts, prover);
     // An unbacked size no input stands for gets the model's torch._check, never a Dim.
     if r.is_unbacked() {
+        let name = r.name.clone();
         for s in &mut r.answer.suggestions {
-            s.code = python::unbacked_checks(&r.name, &s.progression()).join("\n");
+            s.code = python::unbacked_checks(&name, &s.progression()).join("\n");
         }
     }
     let found = analysis.member(d.var());
@@ -127,19 +128,21 @@ fn dim_report(
 ) -> DimReport {
     let var = d.var().to_string();
     let mut r = DimReport {
-        name: d.name.clone(),
-        source: d.source.clone(),
-        range: d.range.map(|(a, b)| [a, b]),
-        status: Status::Unconstrained,
-        answer: SizeAnswer::new(Dialect::Diagnose),
-        maximality: "proven".into(),
-        guards: vec![],
-        specialized: d.specialized,
-        coverage: None,
-        padding: None,
-        torch_fix: None,
-        undecided: None,
-        advice: vec![],
+        kind: Diagnosed {
+            name: d.name.clone(),
+            source: d.source.clone(),
+            range: d.range.map(|(a, b)| [a, b]),
+            status: Status::Unconstrained,
+            maximality: "proven".into(),
+            guards: vec![],
+            specialized: d.specialized,
+            coverage: None,
+            padding: None,
+            torch_fix: None,
+            undecided: None,
+            advice: vec![],
+        },
+        answer: SizeAnswer::default(),
     };
     if let (Some(v), true) = (d.specialized, d.forced && !d.guards.is_empty()) {
         r.advice.push(format!(
@@ -408,14 +411,8 @@ fn conclude(
     if compiled {
         compile_suggestions(r);
     }
-    r.advice.extend(advice(
-        r,
-        feasible,
-        lo,
-        hi,
-        opts.example_for(&d.name),
-        compiled,
-    ));
+    let said = advice(r, feasible, lo, hi, opts.example_for(&d.name), compiled);
+    r.advice.extend(said);
     let guards: Vec<&Expr> = d.guards.iter().map(|g| &g.expr).collect();
     r.torch_fix = check_fix(msg, &d.name, &guards, &var, feasible, (lo, hi), true, opts);
 }
@@ -752,7 +749,7 @@ fn linked(
                         .collect::<Vec<_>>()
                         .join(", ")
                 });
-                d.advice.push(match &side {
+                let why = match &side {
                     _ if matches!(choice, Some(Choice::Tied(_))) => format!(
                         "no Dim of {} alone is sound: which of its values pass depends on {}; its spec below writes each tied size from its partner ({}), which admits more than any box (see linked)",
                         d.name,
@@ -781,7 +778,8 @@ fn linked(
                         others.join(", ")
                     ),
                     None => format!("no combination of {} and {} passes every guard", d.name, others.join(", ")),
-                });
+                };
+                d.advice.push(why);
                 None
             }
         }
@@ -850,12 +848,13 @@ fn group_answer(
         own: own.as_ref(),
         accepted: accepted.as_ref(),
         example,
+        partners: dimguard_solver::analyze::Partners::OfSeveralRoots,
+        spec_ties: false,
     };
     let g = dimguard_solver::analyze::size_answer(
         found.as_ref().map(|(g, _)| *g),
         found.as_ref().map(|(_, m)| m),
         &asked,
-        dimguard_solver::report::Dialect::Diagnose,
     );
     // The set and its suggestions are the dimension's own (its guards over its range);
     // everything else is the group's answer, field for field.

@@ -38,7 +38,7 @@ pub use answer::{describe, suggestions, Ranked, WITHHELD};
 pub use group::{GroupAnswer, MemberAnswer};
 pub use size::{
     claimed_answer, group_line, own_set, set_and_specs, size_answer, Asked, Claimed, GroupLine,
-    OwnSet,
+    OwnSet, Partners,
 };
 
 use crate::engine::Limits;

@@ -3,14 +3,13 @@
 //! the largest sound box, of a box through the traced sizes, of a shared or tied spec), the
 //! size it is tied to, a defined size's values, and the nearest accepted sizes around a
 //! rejected traced size. `diagnose`, `check` and `verify` fill their `dims[]` with it; only the
-//! names differ (`name`).
+//! names differ (`name`, `partners`): which command it answers, the analysis does not know.
 
 use super::answer::Ranked;
 use super::group::{GroupAnswer, MemberAnswer};
 use crate::joint::{self, Products};
 use crate::report::{
-    DefinedValues, Dialect, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo,
-    UndecidedSet,
+    DefinedValues, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo, UndecidedSet,
 };
 use crate::suggest::unchecked_suggestion;
 use crate::types::{DimSet, Expr};
@@ -37,18 +36,33 @@ pub struct Asked<'a> {
     pub accepted: Option<&'a DimSet>,
     /// The traced size, for [`SizeAnswer::nearest_accepted`].
     pub example: Option<i128>,
+    /// Which partners `linked_with` lists, and how it names them.
+    pub partners: Partners,
+    /// Whether the relations sizes are derived by are the spec's, not the guards' (`verify`):
+    /// `tied_to` says so.
+    pub spec_ties: bool,
 }
 
-/// The size `m` of group `g`'s answer, in `dialect`'s keys: everything but the set, its
+/// Which partners a size's `linked_with` lists ([`Asked::partners`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Partners {
+    /// Every other size of its group, as the group's variables name them (`check`: their
+    /// sources).
+    Every,
+    /// The others of a group of several roots, named by [`Asked::name`] (`diagnose`, `verify`):
+    /// a size tied to its root by an equality or a relation says so in `tied_to`.
+    OfSeveralRoots,
+}
+
+/// The size `m` of group `g`'s answer: everything but the set, its
 /// undecided part and its suggestions, which each command decides over its own values (a
 /// diagnosed range, a program's claimed sizes, a spec's admitted ones).
 pub fn size_answer(
     g: Option<&GroupAnswer>,
     m: Option<&MemberAnswer<'_>>,
     asked: &Asked<'_>,
-    dialect: Dialect,
 ) -> SizeAnswer {
-    let mut a = SizeAnswer::new(dialect);
+    let mut a = SizeAnswer::default();
     // A linked size's traced value is measured against the values that pass with some partner
     // (the spec beside it admits those with the partner it writes), never against those that
     // pass with every partner: a value that runs with its traced partners is not "rejected".
@@ -64,25 +78,22 @@ pub fn size_answer(
     let (Some(g), Some(m)) = (g, m) else {
         return a;
     };
-    a.linked_with = match dialect {
-        Dialect::Check => m.linked_with.clone(),
-        // `diagnose` and `verify` list the sizes of a group of several roots; a size tied to
-        // its root by an equality or a relation says so in `tied_to` (and `diagnose`'s readers,
-        // the Python export loop among them, read `linked_with` as "decided jointly").
-        _ if g.grp.roots.len() > 1 => m.linked_with.iter().map(|v| (asked.name)(v)).collect(),
-        _ => vec![],
+    a.linked_with = match asked.partners {
+        Partners::Every => m.linked_with.clone(),
+        // A size tied to its root by an equality or a relation says so in `tied_to` (and
+        // `diagnose`'s readers, the Python export loop among them, read `linked_with` as
+        // "decided jointly").
+        Partners::OfSeveralRoots if g.grp.roots.len() > 1 => {
+            m.linked_with.iter().map(|v| (asked.name)(v)).collect()
+        }
+        Partners::OfSeveralRoots => vec![],
     };
-    a.sides = sides(g, m, asked, dialect);
+    a.sides = sides(g, m, asked);
     a
 }
 
 /// The size's sides of its group's joint set.
-fn sides(
-    g: &GroupAnswer,
-    m: &MemberAnswer<'_>,
-    asked: &Asked<'_>,
-    dialect: Dialect,
-) -> LinkedSides {
+fn sides(g: &GroupAnswer, m: &MemberAnswer<'_>, asked: &Asked<'_>) -> LinkedSides {
     let label = asked.label;
     let within = |s: &DimSet| match asked.own {
         Some(o) => s.intersect(o).ok(),
@@ -124,7 +135,7 @@ fn sides(
     if let (Some(d), Some(p)) = (g.defined(&m.member.name), m.products.as_ref()) {
         s.defined_values = Some(defined_values(p, &d.relation, asked.code));
     }
-    s.tied_to = tied_to(g, m, asked, dialect, s.with_some_partner.as_ref());
+    s.tied_to = tied_to(g, m, asked, s.with_some_partner.as_ref());
     s
 }
 
@@ -268,7 +279,6 @@ fn tied_to(
     g: &GroupAnswer,
     m: &MemberAnswer<'_>,
     asked: &Asked<'_>,
-    dialect: Dialect,
     with_some_partner: Option<&Feasible>,
 ) -> Option<TiedTo> {
     let name = asked.name;
@@ -293,7 +303,7 @@ fn tied_to(
     if let Some((p, k, off)) = partner {
         let shown = name(&p);
         let mut relation = format!("equal to {}", crate::python::derived(&shown, k, off));
-        if dialect == Dialect::Verify {
+        if asked.spec_ties {
             relation.push_str(" (the spec writes it so)");
         }
         return Some(TiedTo {
@@ -456,7 +466,7 @@ pub fn claimed_answer(
         Err(e) => {
             // Nothing proven: `accepted` is empty (never null) and the claimed sizes are
             // undecided, with the reason.
-            let mut a = size_answer(g, m, asked, Dialect::Check);
+            let mut a = size_answer(g, m, asked);
             a.accepted = Some(Feasible::from(&DimSet::empty()));
             a.undecided = Some(UndecidedSet::new(
                 claimed.unwrap_or(&DimSet::empty()),
@@ -520,7 +530,7 @@ pub fn claimed_answer(
         accepted: undecided.is_none().then_some(set),
         ..*asked
     };
-    let mut a = size_answer(g, m, &decided, Dialect::Check);
+    let mut a = size_answer(g, m, &decided);
     a.undecided = undecided;
     // A defined size's values that fail with every partner: outside its products.
     if let Some(v) = &a.sides.defined_values {

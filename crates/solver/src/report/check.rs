@@ -3,7 +3,7 @@
 
 use super::common::{Feasible, GuardFate, GuardUse};
 use super::joint_sets::JointReport;
-use super::size::SizeAnswer;
+use super::size::{Command, Entry, EntryKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -222,9 +222,13 @@ pub struct NeededBy {
     pub stack_trace: Option<String>,
 }
 
-/// One input dimension.
+/// One input dimension: `check`'s fields beside its answer.
+pub type CheckDim = Entry<Checked>;
+
+/// `check`'s own fields of a size's [`Entry`] (its answer's keys, `accepted` first, print
+/// between `claimed` and `source`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CheckDim {
+pub struct Checked {
     /// User input name.
     pub input: String,
     /// Dimension index.
@@ -235,14 +239,11 @@ pub struct CheckDim {
     pub expr: String,
     /// What `range_constraints` claims.
     pub claimed: Claimed,
-    /// Its answer, as in every command: `accepted` (the claimed sizes that pass every guard;
-    /// empty, with `undecided` holding the values, when undecided), `suggestions` (sound
-    /// single-`Dim` specs inside `accepted`, best first), `linked_with` (guards linking this size
-    /// with others: `accepted` then assumes the other sizes range over their own accepted sets),
-    /// `undecided`, the joint set's sides, `nearest_accepted`. Read back apart
-    /// ([`SizeAnswer::read`]).
-    #[serde(flatten, skip_deserializing)]
-    pub answer: SizeAnswer,
+    // Here the answer's keys: `accepted` (the claimed sizes that pass every guard; empty, with
+    // `undecided` holding the values, when undecided), `suggestions` (sound single-`Dim` specs
+    // inside `accepted`, best first), `linked_with` (guards linking this size with others:
+    // `accepted` then assumes the other sizes range over their own accepted sets), `undecided`,
+    // the joint set's sides, `nearest_accepted`.
     /// The source in guards (`L['x'].size()[2]`).
     pub source: String,
     /// Claimed sizes that fail a guard (they raise `Guard failed` at run time), first few.
@@ -253,6 +254,11 @@ pub struct CheckDim {
     /// The traced size.
     #[serde(skip)]
     pub example: Option<i128>,
+}
+
+impl EntryKind for Checked {
+    const COMMAND: Command = Command::Check;
+    const ANSWER_BEFORE: Option<&'static str> = Some("source");
 }
 
 /// Claimed sizes.

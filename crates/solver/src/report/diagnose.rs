@@ -3,7 +3,7 @@
 
 use super::common::{Certificate, Feasible, GuardMethod, GuardUse};
 use super::joint_sets::JointReport;
-use super::size::SizeAnswer;
+use super::size::{Command, Entry, EntryKind};
 use crate::types::{DimSet, Expr, Progression};
 use serde::{Deserialize, Serialize};
 
@@ -261,9 +261,13 @@ pub enum Status {
     Linked,
 }
 
-/// One dimension's diagnosis.
+/// One dimension's diagnosis: `diagnose`'s fields beside its answer.
+pub type DimReport = Entry<Diagnosed>;
+
+/// `diagnose`'s own fields of a size's [`Entry`] (its answer's keys, `feasible` first, print
+/// between `status` and `maximality`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DimReport {
+pub struct Diagnosed {
     /// Debug name.
     pub name: String,
     /// Source such as `L['x'].size()[2]`.
@@ -272,12 +276,10 @@ pub struct DimReport {
     pub range: Option<[i128; 2]>,
     /// Summary.
     pub status: Status,
-    /// Its answer, as in every command: `feasible` (the exact set of values in `range` that
-    /// satisfy every guard, null when undecided), `suggestions` (ranked single-`Dim`
-    /// progressions inside `feasible`; the first is maximal), `linked_with`, the joint set's
-    /// sides, `nearest_accepted`. Read back apart ([`SizeAnswer::read`]).
-    #[serde(flatten, skip_deserializing)]
-    pub answer: SizeAnswer,
+    // Here the answer's keys: `feasible` (the exact set of values in `range` that satisfy
+    // every guard, null when undecided), `suggestions` (ranked single-`Dim` progressions inside
+    // `feasible`; the first is maximal), `linked_with`, the joint set's sides,
+    // `nearest_accepted`.
     /// `"proven"`, or `"steps<=N"` when only steps up to N were searched.
     pub maximality: String,
     /// What each guard requires.
@@ -296,7 +298,12 @@ pub struct DimReport {
     pub advice: Vec<String>,
 }
 
-impl DimReport {
+impl EntryKind for Diagnosed {
+    const COMMAND: Command = Command::Diagnose;
+    const ANSWER_BEFORE: Option<&'static str> = Some("maximality");
+}
+
+impl Diagnosed {
     /// Whether this is an unbacked size (`u0`, made in the model by `.item()`, `nonzero`, ...)
     /// that no input dimension stands for: no `Dim` applies to it (a spec bounds inputs), only
     /// a `torch._check` where the model makes it ([`crate::python::unbacked_checks`], the

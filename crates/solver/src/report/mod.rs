@@ -20,8 +20,8 @@
 //! assert_eq!(serde_json::to_string(&Certificate::Z3).unwrap(), r#""z3""#);
 //! ```
 //!
-//! The submodules, by command: `common` (types every report shares), `size` (one size's answer, in every
-//! command), `sides` and `joint_sets` (a size's side and a group's joint set), `diagnose`, `verify`, `check`, `dispatch` (and
+//! The submodules, by command: `common` (types every report shares), `size` (one size's entry and its answer, in
+//! every command), `sides` and `joint_sets` (a size's side and a group's joint set), `diagnose`, `verify`, `check`, `dispatch` (and
 //! TensorRT's cover).
 
 mod check;
@@ -34,7 +34,7 @@ mod size;
 mod verify;
 
 pub use check::{
-    CheckDim, CheckReport, Claimed, Disagreement, EqualOnAccepted, NeededBy, ProgramInput,
+    CheckDim, CheckReport, Checked, Claimed, Disagreement, EqualOnAccepted, NeededBy, ProgramInput,
     Propagation, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange, Verdict,
 };
 pub use common::{
@@ -42,8 +42,8 @@ pub use common::{
     Suggestion, Undecided,
 };
 pub use diagnose::{
-    DataDependent, DimReport, FixCheck, Form, GuardReport, JointGuard, LineDim, LineReport,
-    LinkedGroup, MissingBound, Padding, Partial, ProgramBound, RelationReport, Report,
+    DataDependent, Diagnosed, DimReport, FixCheck, Form, GuardReport, JointGuard, LineDim,
+    LineReport, LinkedGroup, MissingBound, Padding, Partial, ProgramBound, RelationReport, Report,
     RuntimeReport, Status, UnbackedSize, Unreadable,
 };
 pub use dispatch::{
@@ -55,5 +55,5 @@ pub use joint_sets::{
     SharedReport, TieReport, TiedReport,
 };
 pub use sides::{DefinedValues, LinkedSides, TiedTo};
-pub use size::{Dialect, Nearest, SizeAnswer, UndecidedSet};
-pub use verify::{JointCheck, VerifyDim, VerifyReport};
+pub use size::{Command, Entry, EntryKind, Nearest, SizeAnswer, UndecidedSet};
+pub use verify::{JointCheck, Verified, VerifyDim, VerifyReport};

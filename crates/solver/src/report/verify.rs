@@ -2,7 +2,7 @@
 
 use super::common::{Certificate, GuardUse};
 use super::joint_sets::JointReport;
-use super::size::SizeAnswer;
+use super::size::{Command, Entry, EntryKind};
 use serde::{Deserialize, Serialize};
 
 /// The verdict for a spec.
@@ -25,9 +25,13 @@ pub struct VerifyReport {
     pub guards: Vec<GuardUse>,
 }
 
-/// The verdict for one dimension (contract fields first).
+/// The verdict for one dimension: `verify`'s fields beside its answer.
+pub type VerifyDim = Entry<Verified>;
+
+/// `verify`'s own fields of a size's [`Entry`] (contract fields first; its answer's keys print
+/// after the last).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct VerifyDim {
+pub struct Verified {
     /// The dimension's name in the guards.
     pub name: String,
     /// Sound for this dimension (null when undecided).
@@ -49,13 +53,15 @@ pub struct VerifyDim {
     /// Why it is undecided, or what Z3 said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// Its answer, as in every command: `accepted` (the admitted values that pass every guard,
-    /// when known), `suggestions`, `linked_with`, the joint set's sides (`tied_to`: when the
-    /// spec writes this size from another, `b_2 = a_2`, that tie and the values of this size
-    /// that pass with some value of its partner), `nearest_accepted`. Read back apart
-    /// ([`SizeAnswer::read`]).
-    #[serde(flatten, skip_deserializing)]
-    pub answer: SizeAnswer,
+    // Then the answer's keys: `accepted` (the admitted values that pass every guard, when
+    // known), `suggestions`, `linked_with`, the joint set's sides (`tied_to`: when the spec
+    // writes this size from another, `b_2 = a_2`, that tie and the values of this size that
+    // pass with some value of its partner), `nearest_accepted`.
+}
+
+impl EntryKind for Verified {
+    const COMMAND: Command = Command::Verify;
+    const ANSWER_BEFORE: Option<&'static str> = None;
 }
 
 /// A guard over several sizes, checked over the product of what the spec admits for each.
