@@ -8,7 +8,7 @@
 //! `partial` → `explain` → `certify` → `paste`.
 //!
 //! The report's types are in [`report`](dimguard_solver::report); the Python it prints comes from
-//! [`python`].
+//! [`python`](dimguard_solver::python).
 
 mod certify;
 mod datadep;
