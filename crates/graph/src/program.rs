@@ -90,6 +90,19 @@ pub struct Node {
     pub name: Option<String>,
 }
 
+impl Node {
+    /// The argument `name`, else the one at position `pos`; `None` when absent or Python's
+    /// `None`. Every reader of a node's arguments goes through it.
+    pub fn arg(&self, name: &str, pos: usize) -> Option<&Value> {
+        self.inputs
+            .iter()
+            .find(|a| a.name == name)
+            .or_else(|| self.inputs.get(pos))
+            .map(|a| &a.arg)
+            .filter(|v| v.get("as_none").is_none())
+    }
+}
+
 /// `{ "name": ..., "arg": {...} }`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct NamedArg {

@@ -86,14 +86,7 @@ pub fn find(p: &Program, pg: &ProgramGraph, ranges: &SymbolRanges) -> Vec<Found>
                 );
             }
             "sym_constrain_range" | "sym_constrain_range_for_size" => {
-                let arg = |n: &str, pos: usize| {
-                    node.inputs
-                        .iter()
-                        .find(|a| a.name == n)
-                        .or_else(|| node.inputs.get(pos))
-                        .map(|a| &a.arg)
-                        .filter(|v| v.get("as_none").is_none())
-                };
+                let arg = |n: &str, pos: usize| node.arg(n, pos);
                 let size = arg("size", 0).and_then(|v| scalar(p, pg, v));
                 let min = arg("min", 1)
                     .and_then(|v| v.get("as_int"))
@@ -883,14 +876,7 @@ fn bounds(
     }
     let node = producer(p, name)?;
     let op = crate::shapes::op_name(&node.target).trim_end_matches('_');
-    let arg = |n: &str, pos: usize| {
-        node.inputs
-            .iter()
-            .find(|a| a.name == n)
-            .or_else(|| node.inputs.get(pos))
-            .map(|a| &a.arg)
-            .filter(|v| v.get("as_none").is_none())
-    };
+    let arg = |n: &str, pos: usize| node.arg(n, pos);
     let number = |v: &Value| -> Option<f64> {
         v.get("as_int")
             .and_then(Value::as_i64)
@@ -1475,13 +1461,7 @@ fn size_value(p: &Program, name: &str, depth: u32) -> Option<Expr> {
     let g = &p.graph_module.graph;
     let node = producer(p, name)?;
     let op = crate::shapes::op_name(&node.target).trim_end_matches('_');
-    let arg = |n: &str, pos: usize| {
-        node.inputs
-            .iter()
-            .find(|a| a.name == n)
-            .or_else(|| node.inputs.get(pos))
-            .map(|a| &a.arg)
-    };
+    let arg = |n: &str, pos: usize| node.arg(n, pos);
     let int = |v: &Value| v.get("as_int").and_then(Value::as_i64).map(|k| k as i128);
     let operand = |v: &Value| -> Option<Expr> {
         if let Some(t) = tensor_name(v) {

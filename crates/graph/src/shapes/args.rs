@@ -115,13 +115,7 @@ impl<'a> Args<'a> {
 
     /// The argument `name`, else the one at position `pos`; `None` when absent or `None`.
     pub(crate) fn get(&self, name: &str, pos: usize) -> Option<&'a Value> {
-        self.node
-            .inputs
-            .iter()
-            .find(|a| a.name == name)
-            .or_else(|| self.node.inputs.get(pos))
-            .map(|a| &a.arg)
-            .filter(|v| v.get("as_none").is_none())
+        self.node.arg(name, pos)
     }
 
     /// The sizes of the tensor argument `name` / `pos`.
