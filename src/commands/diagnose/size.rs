@@ -64,10 +64,12 @@ fn entry(
     }
     let found = analysis.member(d.var());
     // A joint answer reaches the first dimension a size has in the text.
-    let first = msg.dims.iter().position(|x| x.var() == d.var()) == Some(i);
+    // (Asked only of a size of several roots' group: a scan per size is quadratic in a text
+    // of 75,000 sizes, tests/hostile.rs.)
+    let first = || msg.dims.iter().position(|x| x.var() == d.var()) == Some(i);
     if let Some((g, m)) = found
         .as_ref()
-        .filter(|(g, _)| first && g.grp.roots.len() > 1)
+        .filter(|(g, _)| g.grp.roots.len() > 1 && first())
     {
         linked(&mut r, d, g, m.member, (msg, opts, prover));
     }
