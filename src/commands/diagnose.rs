@@ -140,8 +140,8 @@ pub struct Stage<'a> {
 
 /// [`diagnose_with`], certified and pasted as `stage` says: the report, and the user's spec
 /// with the diagnosis merged in when [`Paste::merge`] is given. The one flow of a diagnosis,
-/// each step a call: the message's guards as the analysis stage's problem, every size (a size
-/// nothing links is a group of one) solved by [`analyze`], each size's entry built once from
+/// each step a call: the message's guards as the analysis stage's problem, grouped by
+/// [`analyze`], which solves the groups of several sizes, each size's entry built once from
 /// its own guards and its group's answer, the report assembled from them (a partial text's
 /// answers said to be necessary only, a run-time failure explained), certified, and the paste
 /// block written last.
