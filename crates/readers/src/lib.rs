@@ -22,6 +22,7 @@
 mod message;
 
 pub mod forms;
+pub mod phrase;
 pub mod spec;
 
 pub use message::{DimEntry, Fix, FixKind, Guard, Info, Message, Relation, Runtime, Unbacked};

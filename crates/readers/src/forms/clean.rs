@@ -4,6 +4,7 @@
 //! from, so places in reports point into what the user pasted. A guard a reader finds in them is
 //! a `RawGuard` until it is parsed and filed under its size.
 
+use crate::phrase::Phrase;
 use dimguard_solver::provenance::Provenance;
 
 /// A guard as a reader found it, before it is parsed and filed under its size.
@@ -66,7 +67,7 @@ pub fn lines(text: &str) -> Vec<Line> {
     out.extend(open.map(Open::finish));
     // Markers that only show once the lines are joined and their prefixes gone (a quoted text
     // logged again and wrapped inside its prefixes): undone on the cleaned lines.
-    let texts: Vec<String> = out.iter().map(|l| l.text.clone()).collect();
+    let texts: Vec<&str> = out.iter().map(|l| l.text.as_str()).collect();
     if let Some(q @ (Quote::Angle | Quote::Hash)) = quote_style(&texts) {
         for l in &mut out {
             let rest = strip_markers(&l.text, q);
@@ -279,7 +280,7 @@ fn cut_glog_prefix(l: &str) -> bool {
         && b[1..5].iter().all(u8::is_ascii_digit)
         && b[5] == b' '
         && glog_prefix(l).is_none()
-        && !l.contains("] ")
+        && !l.has("] ")
 }
 
 /// The start of a `logging` prefix without its message (the wrap fell inside the prefix):
@@ -316,9 +317,13 @@ enum Quote {
 
 /// The markings of `text`, outermost first. Linear: each layer is one pass over the lines.
 fn quote_styles(text: &str) -> Vec<Quote> {
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
-    let mut out = Vec::new();
-    for _ in 0..NESTED {
+    // Most texts carry no marking: their lines are looked at in place, never copied.
+    let Some(first) = quote_style(&text.lines().collect::<Vec<&str>>()) else {
+        return Vec::new();
+    };
+    let mut lines: Vec<String> = text.lines().map(|l| unquote_one(l, first)).collect();
+    let mut out = vec![first];
+    for _ in 1..NESTED {
         let Some(q) = quote_style(&lines) else { break };
         out.push(q);
         for l in &mut lines {
@@ -329,11 +334,16 @@ fn quote_styles(text: &str) -> Vec<Quote> {
 }
 
 /// The marking of most lines, if any.
-fn quote_style(lines: &[String]) -> Option<Quote> {
+fn quote_style<S: AsRef<str>>(lines: &[S]) -> Option<Quote> {
     // A quoted text may have been logged again: its markers follow a log or test prefix.
-    let bodies: Vec<&str> = lines
+    // Each line's prefixes are undone once: both counts below look at the bodies.
+    let all: Vec<(&str, &str)> = lines
         .iter()
-        .map(|l| strip_prefixes(l))
+        .map(|l| (l.as_ref(), strip_prefixes(l.as_ref())))
+        .collect();
+    let bodies: Vec<&str> = all
+        .iter()
+        .map(|&(_, b)| b)
         .filter(|l| !l.trim().is_empty())
         .collect();
     let nonempty = bodies.len();
@@ -355,14 +365,10 @@ fn quote_style(lines: &[String]) -> Option<Quote> {
     };
     // A diff marks every line in its first column: most with `+` (a diff that adds the text).
     // (A diff logged again carries its `+` after the log prefix.)
-    let plus = lines
+    let plus = all
         .iter()
-        .filter(|l| {
-            let b = if l.starts_with('+') {
-                l.as_str()
-            } else {
-                strip_prefixes(l)
-            };
+        .filter(|&&(l, body)| {
+            let b = if l.starts_with('+') { l } else { body };
             // (`+++ b/file` is a diff's header; `++` a diff of a diff.)
             b.starts_with('+') && !b.starts_with("+++")
         })
@@ -595,6 +601,11 @@ fn strip_ansi(s: &str) -> String {
 /// * `logging` style: `[2024-01-10 15:44:32,290] [4/0] torch.fx.experimental.symbolic_shapes: [INFO] `
 pub fn strip_log_prefix(l: &str) -> &str {
     let t = l.trim_start();
+    // Every prefix below holds a `]` (glog, `logging`, a cut location) or a `:` (Python's
+    // `logging`): most lines of a long text hold neither and are answered at once.
+    if !t.bytes().any(|b| b == b']' || b == b':') {
+        return l;
+    }
     let rest = glog_prefix(t)
         .or_else(|| logging_prefix(t))
         .or_else(|| python_logging_prefix(t))
@@ -630,7 +641,8 @@ const LEVELS: [&str; 7] = [
 fn cut_location_prefix(l: &str) -> Option<&str> {
     // A line that is only the location (an empty message, or the wrap fell after it).
     let (loc, rest) = l
-        .split_once("] ")
+        .phrase("] ")
+        .map(|i| (&l[..i], &l[i + 2..]))
         .or_else(|| Some((l.trim_end().strip_suffix(']')?, "")))?;
     let (path, line) = loc.rsplit_once(':')?;
     (path.ends_with(".py")
@@ -659,7 +671,7 @@ fn glog_prefix(l: &str) -> Option<&str> {
     if !pid.chars().all(|c| c.is_ascii_digit()) {
         return None;
     }
-    let end = rest.find("] ").map(|i| i + 2).or_else(|| {
+    let end = rest.phrase("] ").map(|i| i + 2).or_else(|| {
         // A line that is only the prefix (an empty log message).
         rest.ends_with(']').then_some(rest.len())
     })?;
@@ -738,7 +750,7 @@ fn strip_test_prefix(l: &str) -> &str {
         }
     }
     if l.starts_with("[rank") {
-        if let Some(i) = l.find("]:") {
+        if let Some(i) = l.phrase("]:") {
             l = l[i + 2..].strip_prefix(' ').unwrap_or(&l[i + 2..]);
         }
     }
@@ -857,7 +869,7 @@ mod tests {
         // is the only line that starts with `>` (the corpus's a30, wrapped at 100 columns).
         let text = "    - Not all values of y in the range satisfy the guard L['y'].size()[1]\n    >= 16.\n    Suggested fixes:\n";
         assert!(
-            lines(text).iter().any(|l| l.text.contains(">= 16")),
+            lines(text).iter().any(|l| l.text.has(">= 16")),
             "{:?}",
             lines(text)
         );

@@ -11,6 +11,7 @@
 
 use super::clean::Line;
 use crate::message::{Guard, Message, Unreadable};
+use crate::phrase::Phrase;
 use dimguard_solver::report::Form;
 use dimguard_solver::syntax::parse_guard;
 
@@ -21,7 +22,7 @@ pub fn read(lines: &[Line]) -> Option<Message> {
     let mut msg = Message::empty(Form::SolverCrash);
     let mut found = false;
     for line in lines {
-        let Some(i) = line.text.find(KEY) else {
+        let Some(i) = line.text.phrase(KEY) else {
             continue;
         };
         let rest = &line.text[i + KEY.len()..];

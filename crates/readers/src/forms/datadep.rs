@@ -23,6 +23,7 @@
 use crate::forms::clean;
 use crate::message::Message;
 pub use crate::message::{Info, Unbacked};
+use crate::phrase::Phrase;
 use dimguard_solver::is_unbacked;
 use dimguard_solver::provenance::{Frame, Provenance};
 use dimguard_solver::python::input_dim;
@@ -86,7 +87,7 @@ pub(crate) fn read(lines: &[clean::Line], msg: &mut Message) {
     let mut bounds: Vec<String> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let t = line.text.trim();
-        if t.contains("The ShapesSpec/ParamsSpec dynamic-shapes API is in use") {
+        if t.has("The ShapesSpec/ParamsSpec dynamic-shapes API is in use") {
             msg.datadep.shapes_spec = true;
         }
         if let Some(rest) = after(t, "Size-like symbols:") {
@@ -118,7 +119,7 @@ pub(crate) fn read(lines: &[clean::Line], msg: &mut Message) {
                     f
                 });
         }
-        if t.contains("These suggested fixes were derived by replacing") {
+        if t.has("These suggested fixes were derived by replacing") {
             // The sentence may be wrapped: join it up to its closing parenthesis.
             let mut s = t.to_string();
             for l in lines[i + 1..].iter().take(64) {
@@ -149,7 +150,7 @@ pub(crate) fn read(lines: &[clean::Line], msg: &mut Message) {
         if let Some(rest) = after(t, "runtime_assert ") {
             // The spec's bounds: `u1 >= 96 [guard added] (_export/non_strict_utils.py:498 in
             // _fakify_one_leaf)`.
-            if t.contains("_fakify_one_leaf") {
+            if t.has("_fakify_one_leaf") {
                 if let Some((g, _)) = rest.split_once(" [guard added]") {
                     spec_bound(g.trim(), msg);
                     bounds.push(g.trim().to_string());
@@ -160,7 +161,7 @@ pub(crate) fn read(lines: &[clean::Line], msg: &mut Message) {
     msg.data_dependent.retain(|g| !bounds.contains(&g.text));
     if lines
         .iter()
-        .any(|l| l.text.contains("insert one of the following checks"))
+        .any(|l| l.text.has("insert one of the following checks"))
     {
         // torch's suggested `torch._check(...)` lines (numbered, so read as bullets): they are
         // the expression over the input's sizes, read above.
@@ -253,7 +254,7 @@ pub(crate) fn trace_bounds(msg: &mut Message) {
 
 /// The text after `key`, when the line holds it.
 fn after<'a>(t: &'a str, key: &str) -> Option<&'a str> {
-    t.find(key).map(|i| &t[i + key.len()..])
+    t.phrase(key).map(|i| &t[i + key.len()..])
 }
 
 /// `_meta_registrations.py:5162 in pooling_output_shape_pad_lr`.
@@ -303,7 +304,7 @@ fn replaced(s: &str, msg: &mut Message) {
             let word = w.find(' ').unwrap_or(w.len());
             is_unbacked(&w[..word]) && w[word..].starts_with(" with ")
         });
-        let end = [next, tail.find(" in ")]
+        let end = [next, tail.phrase(" in ")]
             .into_iter()
             .flatten()
             .min()

@@ -19,6 +19,7 @@ use super::clean::Line;
 use super::clean::RawGuard;
 use super::logs::place_guards;
 use crate::message::Message;
+use crate::phrase::Phrase;
 use dimguard_solver::provenance::{attribute, is_library, Frame, Provenance};
 use dimguard_solver::report::Form;
 use std::collections::BTreeMap;
@@ -30,9 +31,7 @@ const UNABLE: &str = "we were unable to evaluate the value of";
 /// Whether the lines hold a draft_export report with guards or data-dependent errors (a report
 /// of only `Data dependent error.` entries is one too).
 pub fn is_draft(lines: &[Line]) -> bool {
-    lines
-        .iter()
-        .any(|l| l.text.contains(KEY) || l.text.contains(UNABLE))
+    lines.iter().any(|l| l.text.has(KEY) || l.text.has(UNABLE))
 }
 
 /// Reads a draft_export report.
@@ -45,7 +44,7 @@ pub fn read(lines: &[Line]) -> Message {
     let mut i = 0;
     while i < lines.len() {
         let t = lines[i].text.trim();
-        if let Some(at) = t.find(KEY) {
+        if let Some(at) = t.phrase(KEY) {
             let rest = &t[at + KEY.len()..];
             let (expr, map) = match rest.split_once(", where {") {
                 Some((e, m)) => (e.trim(), m),
@@ -66,7 +65,7 @@ pub fn read(lines: &[Line]) -> Message {
             i = next;
             continue;
         }
-        if let Some(at) = t.find(UNABLE) {
+        if let Some(at) = t.phrase(UNABLE) {
             // `3. Data dependent error.` / `When exporting, we were unable to evaluate the value
             // of `u2 < 0`.` (the backticks are gone): a data-dependent expression.
             let expr = t[at + UNABLE.len()..].trim();
@@ -88,7 +87,7 @@ pub fn read(lines: &[Line]) -> Message {
         i += 1;
     }
     for l in lines {
-        if let Some(at) = l.text.find("dynamic_shapes = {") {
+        if let Some(at) = l.text.phrase("dynamic_shapes = {") {
             ranges.extend(hint_ranges(&l.text[at + "dynamic_shapes = ".len()..]));
         }
     }
@@ -182,7 +181,7 @@ fn stacks(lines: &[Line], from: usize) -> (Option<Provenance>, usize) {
     let mut i = from;
     while i < lines.len() {
         let t = lines[i].text.trim();
-        if t.contains(KEY) || is_section_header(t) {
+        if t.has(KEY) || is_section_header(t) {
             break;
         }
         // Older reports print "This occured at" and end the frame line with a colon.

@@ -15,6 +15,7 @@
 use super::clean::Line;
 use super::clean::{int_bound, RawGuard};
 use crate::message::{Message, Unreadable};
+use crate::phrase::Phrase;
 use dimguard_solver::provenance::{attribute, Frame, Provenance};
 use dimguard_solver::report::Form;
 use dimguard_solver::syntax::parse_guard;
@@ -28,13 +29,13 @@ pub fn is_log(lines: &[Line]) -> bool {
         t.starts_with("create_symbol ")
             || t.starts_with("create_unbacked_symint ")
             || t.starts_with("create_unbacked_symbol ")
-            || (t.starts_with("eval ") && t.contains("[guard added]"))
-            || (t.starts_with("runtime_assert ") && t.contains("[guard added]"))
+            || (t.starts_with("eval ") && t.has("[guard added]"))
+            || (t.starts_with("runtime_assert ") && t.has("[guard added]"))
             || t.starts_with("set_replacement ")
             || t.starts_with("track_symint ")
             || t.starts_with("Ignored guard ")
             || t.starts_with("Summary of dimension constraints")
-            || t.contains("failed during evaluate_expr(")
+            || t.has("failed during evaluate_expr(")
     })
 }
 
@@ -45,7 +46,7 @@ pub fn is_log(lines: &[Line]) -> bool {
 pub fn read_entries(lines: &[Line]) -> Option<Message> {
     let guard_line = |t: &str| {
         let t = t.trim_start();
-        t.starts_with("create_symbol ") || (t.starts_with("eval ") && t.contains("[guard added]"))
+        t.starts_with("create_symbol ") || (t.starts_with("eval ") && t.has("[guard added]"))
     };
     let mut ids: Vec<String> = Vec::new();
     for l in lines {
@@ -258,7 +259,7 @@ impl LogRecords {
                 text: fact(g).to_string(),
                 provenance: None,
             });
-        } else if let Some(i) = t.find("failed during evaluate_expr(") {
+        } else if let Some(i) = t.phrase("failed during evaluate_expr(") {
             // `failed during evaluate_expr(Eq(u0, 399), hint=None, ...`: the first argument.
             let rest = &t[i + "failed during evaluate_expr(".len()..];
             let expr = first_arg(rest);
@@ -285,7 +286,7 @@ impl LogRecords {
         let Some((_, rest)) = rest.split_once(" for ") else {
             return;
         };
-        let (source, range) = match rest.find(" [") {
+        let (source, range) = match rest.phrase(" [") {
             Some(i) => (&rest[..i], parse_range(&rest[i + 1..])),
             None => (rest.split(' ').next().unwrap_or(rest), None),
         };
@@ -303,10 +304,10 @@ impl LogRecords {
             return;
         };
         let tail = parts.next().unwrap_or("");
-        if !source.contains(".size()") {
+        if !source.has(".size()") {
             return;
         }
-        if let (Some(v), Some(i)) = (int_bound(value), tail.find("VR[")) {
+        if let (Some(v), Some(i)) = (int_bound(value), tail.phrase("VR[")) {
             // A size the user asked to be dynamic (a range constraint) that torch made a
             // constant: a specialization, whose symbol the log may not name any more.
             if let Some(range) = parse_range(&tail[i + 2..]) {
@@ -320,7 +321,7 @@ impl LogRecords {
         self.sym(value);
         let s = self.syms.entry(value.to_string()).or_default();
         s.source.get_or_insert_with(|| source.to_string());
-        if let Some(i) = tail.find("VR[") {
+        if let Some(i) = tail.phrase("VR[") {
             s.range = s.range.or(parse_range(&tail[i + 2..]));
         }
     }
@@ -332,7 +333,7 @@ impl LogRecords {
         let Some((e, tail)) = rest.split_once(" due to data dependency") else {
             return;
         };
-        let value = if tail.contains("assumed to be True") {
+        let value = if tail.has("assumed to be True") {
             "True"
         } else {
             "False"
@@ -804,7 +805,7 @@ fn quoted_guards(t: &str) -> Option<Vec<String>> {
     let mut from = 0;
     while let Some(i) = ["Eq(", "Ne(", "Lt(", "Le(", "Gt(", "Ge("]
         .iter()
-        .filter_map(|k| t[from..].find(k).map(|i| from + i))
+        .filter_map(|k| t[from..].phrase(k).map(|i| from + i))
         .min()
     {
         let word_start =
@@ -943,6 +944,6 @@ I1123 10:34:54.327000 20419 torch/fx/experimental/symbolic_shapes.py:8661] [0/0]
         assert_eq!(m.dims[0].guards[0].text, "Ne(Mod(s77, 8), 0) == False");
         assert_eq!(m.unreadable.len(), 1);
         assert_eq!(m.unreadable[0].line, 9);
-        assert!(m.notes.iter().any(|n| n.contains("[guard suppressed]")));
+        assert!(m.notes.iter().any(|n| n.has("[guard suppressed]")));
     }
 }

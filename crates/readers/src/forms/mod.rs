@@ -30,6 +30,7 @@
 //! [`Message`] whose `form` says what it read. A guard-looking line that cannot be read is kept
 //! in `unreadable` with its line and the reason, never dropped.
 
+use crate::phrase::Phrase;
 pub mod clean;
 pub mod crash;
 pub mod datadep;
@@ -151,22 +152,23 @@ fn fallback(
 /// symbolic float): read, with a note that says what it is, that it holds no guard, and what to
 /// paste; never a refusal, never "unconstrained".
 fn no_guard(lines: &[clean::Line]) -> Option<Message> {
-    let has = |s: &str| lines.iter().any(|l| l.text.contains(s));
+    let has = |s: &str| lines.iter().any(|l| l.text.has(s));
     let mut symbols: Vec<String> = Vec::new();
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for l in lines {
         for w in l
             .text
             .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
             .filter(|w| dimguard_solver::is_size_symbol(w) || is_float_symbol(w))
         {
-            if !symbols.iter().any(|s| s == w) {
+            if seen.insert(w) {
                 symbols.push(w.to_string());
             }
         }
     }
     let header = lines.iter().find_map(|l| {
         let t = &l.text;
-        let i = t.find("Constraints violated (")?;
+        let i = t.phrase("Constraints violated (")?;
         let rest = &t[i + "Constraints violated (".len()..];
         Some(rest.split(")!").next().unwrap_or(rest).to_string())
     });
@@ -183,7 +185,7 @@ fn no_guard(lines: &[clean::Line]) -> Option<Message> {
         )
     } else if let Some(c) = lines.iter().find_map(|l| {
         let t = &l.text;
-        let i = t.find("inline constraint [")?;
+        let i = t.phrase("inline constraint [")?;
         let r = &t[i + "inline constraint ".len()..];
         Some(r[..=r.find(']')?].to_string())
     }) {
@@ -218,7 +220,7 @@ fn is_float_symbol(w: &str) -> bool {
 
 /// Says what the text is (when dimguard recognizes it) and what to paste instead.
 fn not_a_guard(lines: &[clean::Line]) -> String {
-    let has = |s: &str| lines.iter().any(|l| l.text.contains(s));
+    let has = |s: &str| lines.iter().any(|l| l.text.has(s));
     let what = if has("Unable to call ExportedProgram directly") {
         "this is not a guard: an ExportedProgram cannot be called directly. Call `ep.module()(...)`; if that raises `Guard failed: ...`, paste that text"
     } else if has("Congratulations: No issues are found during export") {
@@ -447,7 +449,7 @@ mod tests {
     #[test]
     fn not_a_guard_says_what_to_paste() {
         let e = read("RuntimeError: Unable to call ExportedProgram directly. You should use `exported_program.module()` instead.").unwrap_err();
-        assert!(e.to_string().contains("ep.module()"), "{e}");
+        assert!(e.to_string().has("ep.module()"), "{e}");
         assert!(read("hello").is_err());
     }
 }

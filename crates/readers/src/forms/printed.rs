@@ -12,6 +12,7 @@
 use super::clean::Line;
 use super::logs::size_name;
 use crate::message::{Message, Relation};
+use crate::phrase::Phrase;
 use dimguard_solver::is_size_symbol;
 use dimguard_solver::report::Form;
 use dimguard_solver::syntax::parse_expr;
@@ -24,12 +25,12 @@ pub fn is_printed(lines: &[Line]) -> bool {
 
 /// The parameters of `def forward(self, x: "f32[s17 + 2, 3]", ...)`.
 fn signature(t: &str) -> Option<&str> {
-    let i = t.find("def forward(self")?;
+    let i = t.phrase("def forward(self")?;
     let rest = &t[i + "def forward(self".len()..];
     let rest = rest.strip_prefix(',').unwrap_or(rest);
     let end = rest.rfind(')')?;
     let params = &rest[..end];
-    params.contains(": \"").then_some(params)
+    params.has(": \"").then_some(params)
 }
 
 /// Reads a printed program.
@@ -37,7 +38,7 @@ pub fn read(lines: &[Line]) -> Message {
     let mut msg = Message::empty(Form::Program);
     let mut ranges: HashMap<String, (i128, i128)> = HashMap::new();
     for l in lines {
-        if let Some(i) = l.text.find("Range constraints:") {
+        if let Some(i) = l.text.phrase("Range constraints:") {
             for (k, r) in range_constraints(&l.text[i + "Range constraints:".len()..]) {
                 ranges.insert(k, r);
             }
@@ -144,7 +145,7 @@ pub fn read_ranges(lines: &[Line]) -> Option<Message> {
     let mut seen: Vec<(String, Vec<(i128, i128)>)> = Vec::new();
     for l in lines {
         let t = &l.text;
-        if !(t.contains("ValueRanges(") || t.contains(": VR[")) {
+        if !(t.has("ValueRanges(") || t.has(": VR[")) {
             continue;
         }
         let Some(i) = t.find('{') else { continue };
@@ -311,7 +312,7 @@ mod tests {
         assert_eq!(names, ["y_0", "x_0"]);
         assert_eq!(m.dims[0].range, Some((2, 100)));
         assert_eq!(m.relations[0].expr, "y_0 + 2");
-        assert!(m.notes.iter().any(|n| n.contains("L['x'].size()[1] = 3")));
+        assert!(m.notes.iter().any(|n| n.has("L['x'].size()[1] = 3")));
         let r = range_constraints("{s0: ValueRanges(lower=2, upper=int_oo, is_bool=False)}");
         assert_eq!(r[0].0, "s0");
         assert_eq!(r[0].1 .0, 2);

@@ -12,6 +12,7 @@ use super::clean::Line;
 use super::clean::RawGuard;
 use super::logs::{place_guards, size_name};
 use crate::message::{CacheEntry, Message, Runtime, Unreadable};
+use crate::phrase::Phrase;
 use dimguard_solver::report::Form;
 use dimguard_solver::syntax::parse_guard;
 use dimguard_solver::Error;
@@ -35,8 +36,7 @@ const INPUT_FORM: &str = "Expected input ";
 /// even inside a `TORCH_LOGS="+dynamic"` log.
 pub fn has_recompile(lines: &[Line]) -> bool {
     lines.iter().any(|l| {
-        l.text.contains("triggered by the following guard failure")
-            || l.text.contains("GuardFail(reason=")
+        l.text.has("triggered by the following guard failure") || l.text.has("GuardFail(reason=")
     })
 }
 
@@ -57,7 +57,7 @@ pub fn read(lines: &[Line]) -> Result<Option<Message>, Error> {
 fn input_form(lines: &[Line]) -> Option<Message> {
     let mut msg = Message::empty(Form::InputCheck);
     for line in lines {
-        let Some(i) = line.text.find(INPUT_FORM) else {
+        let Some(i) = line.text.phrase(INPUT_FORM) else {
             continue;
         };
         let rest = &line.text[i + INPUT_FORM.len()..];
@@ -257,9 +257,9 @@ fn guard_failed(lines: &[Line]) -> Option<Message> {
 pub fn recompile(lines: &[Line]) -> Option<Message> {
     let mut scan = ReasonScan {
         triggered: lines.iter().any(|l| {
-            l.text.contains("guard failure")
-                || l.text.contains("Recompiling function")
-                || l.text.contains("GuardFail(")
+            l.text.has("guard failure")
+                || l.text.has("Recompiling function")
+                || l.text.has("GuardFail(")
         }),
         ..ReasonScan::default()
     };
@@ -367,7 +367,7 @@ impl ReasonScan {
     /// entry.
     fn line(&mut self, line: &Line) {
         let t = line.text.trim();
-        if let Some(i) = t.find("Recompiling function ") {
+        if let Some(i) = t.phrase("Recompiling function ") {
             let name = t[i + "Recompiling function ".len()..]
                 .split([' ', '\'', '"', ','])
                 .next()
@@ -381,7 +381,7 @@ impl ReasonScan {
             self.function = (!name.is_empty()).then_some(name);
             self.in_block = false;
         }
-        if t.contains("hit config.recompile_limit") || t.contains("FailOnRecompileLimitHit") {
+        if t.has("hit config.recompile_limit") || t.has("FailOnRecompileLimitHit") {
             self.limit.get_or_insert_with(|| t.to_string());
         }
         if let Some((id, text)) = self.reason(t) {
@@ -393,7 +393,7 @@ impl ReasonScan {
     /// header with the guard on the same line (the tuple form), a `- ` line of a block, a
     /// guard-fail hook's `GuardFail(reason=...)`, or a size mismatch alone.
     fn reason(&mut self, t: &str) -> Option<(Option<String>, String)> {
-        if let Some(i) = t.find("triggered by the following guard failure") {
+        if let Some(i) = t.phrase("triggered by the following guard failure") {
             self.in_block = true;
             // The tuple form gives the guard on the same line, after the colon.
             let rest = t[i..].split_once(':').map_or("", |(_, r)| r);
@@ -412,15 +412,15 @@ impl ReasonScan {
                 // torch 2.15 prints the user stack under each reason (`- User stack trace:`,
                 // `-   File "m.py", line 7, in f`).
                 _ if rest.starts_with("User stack") || rest.starts_with("File ") => None,
-                _ if self.in_block || rest.contains(MISMATCH) => Some((None, rest.to_string())),
+                _ if self.in_block || rest.has(MISMATCH) => Some((None, rest.to_string())),
                 _ => None,
             }
-        } else if let Some(i) = t.find("GuardFail(reason=") {
+        } else if let Some(i) = t.phrase("GuardFail(reason=") {
             let rest = &t[i + "GuardFail(reason=".len()..];
             let q = rest.chars().next().unwrap_or('"');
             let body = rest[1..].split(&format!("{q}, ")).next().unwrap_or("");
             Some((None, body.to_string()))
-        } else if t.contains(MISMATCH) && !self.triggered {
+        } else if t.has(MISMATCH) && !self.triggered {
             // A reason alone (no recompile block around it; torch's `last reason: 0/1: ...`
             // after a limit repeats an entry of the block and is not read again).
             Some((None, t.to_string()))
@@ -770,9 +770,9 @@ enum EntryGuard {
 /// (actual 1024); `2 <= x.size()[0] <= 64  # where` → that guard; `c == 0.5` → not a size.
 fn entry_guard(text: &str) -> Result<EntryGuard, String> {
     let t = text.trim();
-    if let Some(i) = t.find(MISMATCH) {
+    if let Some(i) = t.phrase(MISMATCH) {
         let k = t[..i]
-            .find("tensor '")
+            .phrase("tensor '")
             .ok_or_else(|| "a size mismatch without its tensor".to_string())?;
         let tensor = &t[k + "tensor '".len()..i];
         let rest = &t[i + MISMATCH.len()..];
@@ -809,7 +809,7 @@ fn entry_guard(text: &str) -> Result<EntryGuard, String> {
     match parse_guard(g) {
         Ok(expr) => {
             let atoms = expr.atoms();
-            let size = |a: &str| a.contains(".size()[") || a.contains(".shape[");
+            let size = |a: &str| a.has(".size()[") || a.has(".shape[");
             if !atoms.is_empty() && atoms.iter().all(|a| size(a)) {
                 Ok(EntryGuard::Size(
                     Box::new(crate::message::Guard {
@@ -858,7 +858,7 @@ fn frame_guards(lines: &[Line], frame: &str) -> Vec<RawGuard> {
             let g = local_names(g.split(" # ").next().unwrap_or(g).trim());
             let sizes = parse_guard(&g).is_ok_and(|e| {
                 let atoms = e.atoms();
-                !atoms.is_empty() && atoms.iter().all(|a| a.contains(".size()["))
+                !atoms.is_empty() && atoms.iter().all(|a| a.has(".size()["))
             });
             if sizes {
                 push(g);
@@ -890,7 +890,7 @@ fn frame_guards(lines: &[Line], frame: &str) -> Vec<RawGuard> {
 fn local_names(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
-    while let Some(i) = rest.find("L['") {
+    while let Some(i) = rest.phrase("L['") {
         out.push_str(&rest[..i]);
         let after = &rest[i + 3..];
         match after.split_once("']") {
@@ -923,7 +923,7 @@ fn rename_by_source(msg: &mut Message) {
 fn input_check(lines: &[Line]) -> Option<Message> {
     let mut msg = Message::empty(Form::InputCheck);
     for line in lines {
-        let Some(i) = line.text.find(INPUT) else {
+        let Some(i) = line.text.phrase(INPUT) else {
             continue;
         };
         let rest = &line.text[i + INPUT.len()..];

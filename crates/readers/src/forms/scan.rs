@@ -15,6 +15,7 @@ use super::clean::Line;
 use super::clean::RawGuard;
 use super::logs::{place_guards, size_name};
 use crate::message::Message;
+use crate::phrase::Phrase;
 use dimguard_solver::report::Form;
 use dimguard_solver::syntax::parse_expr;
 use dimguard_solver::{is_size_symbol, is_unbacked, Expr};
@@ -167,12 +168,12 @@ pub fn read(lines: &[Line]) -> Option<Message> {
 /// `values.size(0)` (a size as user code writes it) → `values.size()[0]`, the source form the
 /// guard grammar reads.
 fn size_calls(line: &str) -> std::borrow::Cow<'_, str> {
-    if !line.contains(".size(") {
+    if !line.has(".size(") {
         return std::borrow::Cow::Borrowed(line);
     }
     let mut out = String::with_capacity(line.len() + 8);
     let mut rest = line;
-    while let Some(i) = rest.find(".size(") {
+    while let Some(i) = rest.phrase(".size(") {
         let after = &rest[i + ".size(".len()..];
         let digits = after.bytes().take_while(u8::is_ascii_digit).count();
         out.push_str(&rest[..i]);
@@ -202,7 +203,7 @@ fn replace_word(text: &str, word: &str, by: &str) -> String {
     let part = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(i) = rest.find(word) {
+    while let Some(i) = rest.phrase(word) {
         let before = rest[..i].chars().next_back();
         let after = rest[i + word.len()..].chars().next();
         out.push_str(&rest[..i]);
@@ -225,9 +226,9 @@ fn missing_bounds(lines: &[Line]) -> Vec<(usize, String, String, i128)> {
     let mut out = Vec::new();
     for l in lines {
         let t = &l.text;
-        let Some(i) = t.find(KEY) else { continue };
+        let Some(i) = t.phrase(KEY) else { continue };
         let head = &t[..i];
-        let Some(k) = head.find("Dynamic input ") else {
+        let Some(k) = head.phrase("Dynamic input ") else {
             continue;
         };
         let head = &head[k + "Dynamic input ".len()..];
@@ -245,7 +246,7 @@ fn missing_bounds(lines: &[Line]) -> Vec<(usize, String, String, i128)> {
             .unwrap_or_else(|| format!("{name}.shape[{dim}]"));
         // `(max: min(0) * 2^12)`: the lower bound torch holds.
         let lo = t
-            .find("min(")
+            .phrase("min(")
             .and_then(|j| t[j + 4..].split(')').next())
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0);
@@ -274,17 +275,17 @@ impl Budget {
 /// What the words around an expression say it is.
 fn kind(line: &str) -> &'static str {
     let l = line.to_ascii_lowercase();
-    if l.contains("data-dependent") || l.contains("data dependent") || l.contains("unbacked") {
+    if l.has("data-dependent") || l.has("data dependent") || l.has("unbacked") {
         "data-dependent expression"
-    } else if l.contains("recompil") || l.contains("guard failure") {
+    } else if l.has("recompil") || l.has("guard failure") {
         "recompile guard"
-    } else if l.contains("assert") {
+    } else if l.has("assert") {
         "run-time assert"
-    } else if l.contains("ignored guard") {
+    } else if l.has("ignored guard") {
         "ignored guard"
-    } else if l.contains("guard") {
+    } else if l.has("guard") {
         "guard"
-    } else if l.contains("eval") {
+    } else if l.has("eval") {
         "evaluated expression"
     } else {
         "size condition"
@@ -542,7 +543,7 @@ mod tests {
         let m = read(&clean::lines("we hit `Eq(s0*s1, 16)` somewhere\n")).unwrap();
         assert_eq!(m.form, Form::Guards);
         assert_eq!(m.joint.len(), 1);
-        assert!(m.notes.iter().any(|n| n.contains("--range s0=LO..HI")));
+        assert!(m.notes.iter().any(|n| n.has("--range s0=LO..HI")));
         let m = read(&clean::lines("hit u0 >= 4 here")).unwrap();
         assert_eq!(m.form, Form::DataDependent);
         assert!(read(&clean::lines("nothing here at all")).is_none());

@@ -22,6 +22,7 @@
 //! were).
 
 use crate::message::{DimEntry, Guard, Message, Relation, SIZE_MAX};
+use crate::phrase::Phrase;
 use dimguard_solver::joint;
 use dimguard_solver::provenance::{self, Frame, Provenance};
 use dimguard_solver::report::Form;
@@ -103,7 +104,7 @@ pub fn looks_like_trace(text: &str) -> bool {
     text.lines().take(2000).any(|l| {
         let body = l
             .strip_prefix("{\"")
-            .or_else(|| l.find("] {\"").map(|i| &l[i + 4..]));
+            .or_else(|| l.phrase("] {\"").map(|i| &l[i + 4..]));
         body.is_some_and(|b| RECORDS.iter().any(|k| b.starts_with(&format!("{k}\""))))
     })
 }
@@ -162,7 +163,7 @@ impl TraceReader {
         let start = if line.starts_with('{') {
             Some(0)
         } else {
-            line.find("] {").map(|i| i + 2)
+            line.phrase("] {").map(|i| i + 2)
         };
         let Some(start) = start else {
             return Ok(());
@@ -658,7 +659,7 @@ mod tests {
         assert!(looks_like_trace(&small()));
         assert!(!looks_like_trace("Constraints violated (h)!"));
         let e = read(&rec(r#"{"describe_source": {"id": 0}}"#)).unwrap_err();
-        assert!(e.to_string().contains("no size or guard record"), "{e}");
+        assert!(e.to_string().has("no size or guard record"), "{e}");
         let bad = rec(r#"{"guard_added": {"expr": "Eq(s5,, 1)", "stack": []}}"#);
         assert!(matches!(read(&bad), Err(Error::Guard { line: 1, .. })));
         let t = read(&format!(

@@ -23,6 +23,7 @@
 use super::fixes::read_fix;
 use crate::forms::clean;
 use crate::message::{DimEntry, Guard, Message, Relation, DEFAULT_MIN, SIZE_MAX};
+use crate::phrase::Phrase;
 use dimguard_solver::report::Form;
 use dimguard_solver::syntax::parse_guard;
 use dimguard_solver::Expr;
@@ -68,7 +69,7 @@ pub fn static_hints(lines: &[clean::Line]) -> Option<Message> {
     let mut msg = Message::empty(Form::ConstraintViolation);
     for l in lines {
         let t = &l.text;
-        let Some(i) = t.find(KEY) else { continue };
+        let Some(i) = t.phrase(KEY) else { continue };
         let rest = &t[i + KEY.len()..];
         let Some((v, src)) = rest.split_once(" for dimension ") else {
             continue;
@@ -78,7 +79,7 @@ pub fn static_hints(lines: &[clean::Line]) -> Option<Message> {
         };
         let src = src.trim().trim_end_matches('.').trim().to_string();
         let bound = |k: &str| -> Option<i128> {
-            let j = t[..i].find(k)?;
+            let j = t[..i].phrase(k)?;
             t[j + k.len()..]
                 .split([',', ')'])
                 .next()?
@@ -114,13 +115,13 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
     for (no, line) in lines.iter().enumerate() {
         let Some((i, key)) = KEYS
             .iter()
-            .filter_map(|k| line.find(k).map(|i| (i, *k)))
+            .filter_map(|k| line.phrase(k).map(|i| (i, *k)))
             .min()
         else {
             continue;
         };
         let rest = &line[i + key.len()..];
-        let end = rest.find(" (unhinted").unwrap_or(rest.len());
+        let end = rest.phrase(" (unhinted").unwrap_or(rest.len());
         let text = rest[..end].trim().trim_end_matches('.').trim();
         if text.is_empty() || seen.contains(text) {
             continue;
@@ -189,7 +190,7 @@ fn read_data_dependent(lines: &[String], msg: &mut Message) -> Result<(), Error>
 /// The expression of `... (unhinted: E).` with its brackets balanced.
 fn unhinted(rest: &str) -> Option<&str> {
     const KEY: &str = "(unhinted: ";
-    let i = rest.find(KEY)? + KEY.len();
+    let i = rest.phrase(KEY)? + KEY.len();
     let mut depth = 0i64;
     for (j, c) in rest[i..].char_indices() {
         match c {
@@ -225,7 +226,7 @@ fn glued_sentence(line: &str) -> Option<usize> {
     ]
     .iter()
     .filter_map(|s| {
-        let i = line.find(s)?;
+        let i = line.phrase(s)?;
         let before = line[..i].trim_end();
         // torch 2.15 glues "Specializations unexpectedly required" straight onto the last guard
         // (`... <= 255Specializations unexpectedly required (batch)!`), with no period.
@@ -271,7 +272,7 @@ fn items(lines: &[String]) -> (Vec<Item>, Vec<String>) {
             continue;
         }
         if in_fixes {
-            if line.starts_with(' ') || line.starts_with('\t') || t.contains(" = ") {
+            if line.starts_with(' ') || line.starts_with('\t') || t.has(" = ") {
                 fixes.push(t.to_string());
                 continue;
             }
@@ -309,7 +310,7 @@ fn is_exception_line(t: &str) -> bool {
         && ["Error", "Exception", "SymNode", "Warning"]
             .iter()
             .any(|s| head.ends_with(s))
-        && !t.contains("Constraints violated")
+        && !t.has("Constraints violated")
 }
 /// `1. text` (warning-only violations are numbered).
 fn strip_numbered(t: &str) -> Option<&str> {
@@ -332,10 +333,10 @@ fn starts_sentence(t: &str) -> bool {
     SENTENCES
         .iter()
         .any(|s| t.starts_with(s) || t == s.trim_end())
-        || t.contains(" must be specialized to ")
+        || t.has(" must be specialized to ")
 }
 fn find_sentence(t: &str) -> Option<usize> {
-    SENTENCES[..4].iter().filter_map(|s| t.find(s)).min()
+    SENTENCES[..4].iter().filter_map(|s| t.phrase(s)).min()
 }
 /// Joins an item's lines: with spaces (wrapped at word boundaries) or, when that does not
 /// parse, without (wrapped inside a token).
@@ -388,8 +389,7 @@ fn read_item(item: &Item, msg: &mut Message, index: &mut Index) -> Result<(), Er
             // torch names a size marked dynamic by its source when no Dim names it
             // (`You marked L['x'].size()[1] as dynamic`, a `Dim.DYNAMIC`).
             let name = name.trim();
-            let source =
-                (name.contains(".size()[") || name.contains(".shape[")).then(|| name.to_string());
+            let source = (name.has(".size()[") || name.has(".shape[")).then(|| name.to_string());
             dim_at(msg, index, name, source).specialized = v;
             return Ok(());
         }
@@ -517,8 +517,8 @@ fn read_not_all_values(
         } else {
             Some(parse_range(range_text, &name).map_err(|e| range_error(&name, item, e))?)
         };
-        let cut = !why.contains(" was inferred to be a constant")
-            && !why.contains(" was inferred to be equal to ");
+        let cut =
+            !why.has(" was inferred to be a constant") && !why.has(" was inferred to be equal to ");
         if cut {
             // `... are valid because L['...`: the text stops before it says why.
             msg.notes.push(format!(
@@ -885,7 +885,7 @@ mod tests {
         match read(text) {
             Err(Error::Guard { dim, line, error }) => {
                 assert_eq!((dim.as_str(), line), ("h", 1));
-                assert!(error.message.contains("`Foo`"));
+                assert!(error.message.has("`Foo`"));
                 assert_eq!(error.input, "Foo(x.size()[2]) == 1");
             }
             other => panic!("{other:?}"),

@@ -6,6 +6,7 @@ use super::shapes;
 use super::text::{is_ident, matching, split_top};
 use crate::forms::fixes::{dim_label, fix_kind, read_fix};
 use crate::message::FixKind;
+use crate::phrase::Phrase;
 use dimguard_solver::python::py_name;
 use dimguard_solver::{Error, ParseError};
 use std::collections::{BTreeMap, HashSet};
@@ -23,7 +24,7 @@ fn definition_error(kind: &FixKind, roots: &HashSet<&str>, code: &str) -> Option
         FixKind::Derived { root, .. } if !roots.contains(root.as_str()) => Some(format!(
             "`{root}` is not defined as a Dim (define it first: `{root} = Dim('{root}', min=.., max=..)`)"
         )),
-        FixKind::Other if code.contains("Dim") && bounded_hint(code).is_none() => Some(
+        FixKind::Other if code.has("Dim") && bounded_hint(code).is_none() => Some(
             "not a Dim dimguard understands: expected `Dim('h', min=LO, max=HI)`, `M*_h + R`, an int, `Dim.AUTO(min=.., max=..)`, `Dim.DYNAMIC(min=.., max=..)` or `Dim.STATIC`".into(),
         ),
         _ => None,
@@ -488,15 +489,12 @@ mod tests {
         )
         .unwrap();
         let plain = s.code();
-        assert!(
-            plain.contains("dynamic_shapes = {\"x\": {0: b, "),
-            "{plain}"
-        );
+        assert!(plain.has("dynamic_shapes = {\"x\": {0: b, "), "{plain}");
         s.entries[1].comment = Some("h: torch specialized it\n(see report.narrowed)".into());
         s.entries[2].comment = Some("w # fixed at 224".into()); // a `#` inside a comment is harmless
         let code = s.code();
         assert!(
-            code.contains("        2: Dim.AUTO(min=64, max=512),  # h: torch specialized it (see report.narrowed)\n"),
+            code.has("        2: Dim.AUTO(min=64, max=512),  # h: torch specialized it (see report.narrowed)\n"),
             "{code}"
         );
         // The comments change nothing of what the code says.
@@ -518,9 +516,9 @@ mod tests {
         );
         // As data for a merge, that is an error; without a dict too.
         let e = sheet("model = Net()\nh = Dim('h')\ndynamic_shapes = {'x': {0: h}}\n").unwrap_err();
-        assert!(e.to_string().contains("`model = Net()`"), "{e}");
+        assert!(e.to_string().has("`model = Net()`"), "{e}");
         let e = sheet("h = Dim('h')\n").unwrap_err();
-        assert!(e.to_string().contains("no `dynamic_shapes"), "{e}");
+        assert!(e.to_string().has("no `dynamic_shapes"), "{e}");
     }
 
     #[test]
@@ -727,7 +725,7 @@ mod tests {
         let d = s.lookup("dim_2", Some("L['x'].size()[2]")).unwrap();
         assert_eq!(d.admitted, Some(DimSet::progression(136, 2160, 8, 0)));
         let printed = s.code();
-        assert!(!printed.contains("dynamic_shapes"), "{printed}");
+        assert!(!printed.has("dynamic_shapes"), "{printed}");
         assert_eq!(read(&printed).unwrap(), s);
     }
 }

@@ -15,6 +15,7 @@
 use super::model::Sheet;
 use super::text::{is_ident, matching};
 use crate::message::{Message, SIZE_MAX};
+use crate::phrase::Phrase;
 use dimguard_solver::parse::{self, Node};
 use dimguard_solver::python::input_dim;
 use dimguard_solver::syntax::{parse_expr, parse_guard};
@@ -57,7 +58,7 @@ pub struct ShapesSpec {
 pub fn is_shapes_spec(text: &str) -> bool {
     ["ShapesSpec(", "TensorSpec(", "ParamsSpec(", "ShapeVar("]
         .iter()
-        .any(|k| text.contains(k))
+        .any(|k| text.has(k))
 }
 
 impl ShapesSpec {
@@ -104,7 +105,7 @@ impl ShapesSpec {
             }
         }
         let mut rest = code.as_str();
-        while let Some(i) = rest.find("TensorSpec(") {
+        while let Some(i) = rest.phrase("TensorSpec(") {
             let before = rest[..i].trim_end();
             let after = &rest[i + "TensorSpec(".len()..];
             let input = before.strip_suffix(':').map(str::trim_end).and_then(|b| {
@@ -136,7 +137,7 @@ impl ShapesSpec {
             }
             rest = after;
         }
-        if let Some(i) = code.find("assumptions") {
+        if let Some(i) = code.phrase("assumptions") {
             let after = code[i + "assumptions".len()..].trim_start();
             if let Some(list) = after.strip_prefix('=').map(str::trim_start) {
                 if list.starts_with('[') {
@@ -288,14 +289,13 @@ impl ShapesSpec {
         };
         let items: String = new.iter().map(|e| item(e)).collect();
         let text = self.text.trim_end();
-        let text =
-            if new.iter().any(|(c, _)| c.contains("torch.")) && !text.contains("import torch\n") {
-                format!("import torch\n{text}")
-            } else {
-                text.to_string()
-            };
+        let text = if new.iter().any(|(c, _)| c.has("torch.")) && !text.has("import torch\n") {
+            format!("import torch\n{text}")
+        } else {
+            text.to_string()
+        };
         let text = text.as_str();
-        if let Some(i) = text.find("assumptions") {
+        if let Some(i) = text.phrase("assumptions") {
             let after = &text[i..];
             if let Some(open) = after.find('[') {
                 if let Some(n) = matching(&after[open..], '[', ']') {
@@ -465,14 +465,11 @@ mod tests {
     fn torch_rules() {
         let derived = SPEC.replace("[B, 3, H, W]", "[B, 3, 32*H, W]");
         let e = ShapesSpec::read(&derived).unwrap_err().to_string();
-        assert!(e.contains("no bare slot"), "{e}");
+        assert!(e.has("no bare slot"), "{e}");
         let both = SPEC.replace("[B, 3, H, W]", "[B, 3, H, W]}, {\"y\": TensorSpec([2*H])");
         assert!(ShapesSpec::read(&both).is_ok());
         let k = SPEC.replace("},  # the image\n)", "}, assumptions=[K > 1])");
-        assert!(ShapesSpec::read(&k)
-            .unwrap_err()
-            .to_string()
-            .contains("`K`"));
+        assert!(ShapesSpec::read(&k).unwrap_err().to_string().has("`K`"));
     }
 
     #[test]
@@ -505,7 +502,7 @@ mod tests {
         let s = ShapesSpec::read(SPEC).unwrap();
         let code = s.code(&[("H % 2 == 0".into(), "why".into())]);
         assert!(
-            code.contains("assumptions=[\n        # why\n        H % 2 == 0,\n    ],\n)"),
+            code.has("assumptions=[\n        # why\n        H % 2 == 0,\n    ],\n)"),
             "{code}"
         );
         let again = ShapesSpec::read(&code).unwrap();
@@ -515,6 +512,6 @@ mod tests {
         assert_eq!(third.assumptions.len(), 2, "{code2}");
         assert!(s
             .to_dims()
-            .contains("dynamic_shapes = {\"x\": {0: B, 2: H, 3: W}}"));
+            .has("dynamic_shapes = {\"x\": {0: B, 2: H, 3: W}}"));
     }
 }

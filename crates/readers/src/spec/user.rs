@@ -15,11 +15,17 @@ use super::model::Value;
 use super::read::read;
 use crate::forms::clean::{self, Line};
 use crate::message::{Message, DEFAULT_MIN, SIZE_MAX};
+use crate::phrase::Phrase;
 
 /// Binds the sizes of `msg` (read from `text` by [`crate::forms::read`]) to the user's spec
 /// lines in `text`, when there are any (see the module docs). It lives in the spec wing, above
 /// the readers, because it reads those lines with the one spec reader ([`crate::spec::read`]).
 pub fn bind_user_spec(text: &str, msg: &mut Message) {
+    // A spec binds only through its `dynamic_shapes=` dict (see `spec_lines`): a text without
+    // one is not cleaned a second time.
+    if !text.has("dynamic_shapes") {
+        return;
+    }
     bind(&clean::lines(text), msg);
 }
 
@@ -108,7 +114,7 @@ fn spec_lines(lines: &[Line]) -> Option<(usize, String)> {
             continue;
         }
         fixes = false;
-        let code = if let Some(i) = t.find("dynamic_shapes") {
+        let code = if let Some(i) = t.phrase("dynamic_shapes") {
             dict_argument(&t[i..])
         } else {
             definition(t)
@@ -121,7 +127,7 @@ fn spec_lines(lines: &[Line]) -> Option<(usize, String)> {
     let first = first?;
     // A dict without a definition binds nothing; definitions without a dict bind nothing.
     let text = out.join("\n");
-    (text.contains("dynamic_shapes") && out.len() > 1).then_some((first, text))
+    (text.has("dynamic_shapes") && out.len() > 1).then_some((first, text))
 }
 
 /// `batch = Dim("batch", min=1, max=32)`, `h = ShapeVar('h', min=64)`, `torch.export.Dim`.

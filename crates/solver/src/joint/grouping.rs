@@ -4,7 +4,7 @@
 use crate::num::{self, Q};
 use crate::types::{CmpOp, DimSet, Expr, Progression};
 use num_traits::{Signed, Zero};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// `name = coef * root + offset`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,11 +97,20 @@ pub fn linear_relation(g: &Expr) -> Option<(String, String, i128, i128)> {
 
 /// Splits `sizes` (and the sizes the guards mention) into groups, substituting linear
 /// equalities.
+///
+/// Sizes are numbered in first-seen order (the given sizes, then the guards' other sizes) and
+/// joined by union-find over those numbers: a log of tens of thousands of sizes is grouped in
+/// one pass, without a name looked up in a map per step.
 pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
     let mut order: Vec<String> = sizes.to_vec();
+    let mut id: HashMap<String, usize> = HashMap::with_capacity(order.len());
+    for (i, s) in order.iter().enumerate() {
+        id.entry(s.clone()).or_insert(i);
+    }
     for g in guards {
         for a in g.atoms() {
-            if !order.iter().any(|s| **s == *a) {
+            if !id.contains_key(&*a) {
+                id.insert(a.to_string(), order.len());
                 order.push(a.to_string());
             }
         }
@@ -110,18 +119,13 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
     let mut rest: Vec<Expr> = guards.to_vec();
     let mut origin: Vec<usize> = (0..guards.len()).collect();
     let mut relations: Vec<(usize, String)> = Vec::new();
-    let mut members: BTreeMap<String, Member> = order
+    let mut members: Vec<Member> = order
         .iter()
-        .map(|s| {
-            (
-                s.clone(),
-                Member {
-                    name: s.clone(),
-                    root: s.clone(),
-                    coef: 1,
-                    offset: 0,
-                },
-            )
+        .map(|s| Member {
+            name: s.clone(),
+            root: s.clone(),
+            coef: 1,
+            offset: 0,
         })
         .collect();
     while let Some((idx, (dep, root, k, off))) = rest
@@ -137,41 +141,42 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
         ]);
         rest = rest.iter().map(|g| g.substitute(&dep, &with)).collect();
         // Every size expressed in `dep` is now expressed in `root`.
-        for m in members.values_mut() {
-            if m.root == dep {
-                m.root = root.clone();
-                m.offset += m.coef * off;
-                m.coef *= k;
-            }
+        for m in members.iter_mut().filter(|m| m.root == dep) {
+            m.root = root.clone();
+            m.offset += m.coef * off;
+            m.coef *= k;
         }
     }
-    // Union-find over roots linked by the remaining guards.
-    let roots_of: Vec<String> = order.iter().map(|s| members[s].root.clone()).collect();
-    let mut parent: BTreeMap<String, String> =
-        roots_of.iter().map(|r| (r.clone(), r.clone())).collect();
-    fn find(p: &mut BTreeMap<String, String>, x: &str) -> String {
-        let up = p[x].clone();
-        if up == x {
-            return up;
+    // Union-find over the numbers of the roots linked by the remaining guards.
+    let mut parent: Vec<usize> = (0..order.len()).collect();
+    fn find(p: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
         }
-        let r = find(p, &up);
-        p.insert(x.to_string(), r.clone());
+        let mut x = x;
+        while p[x] != r {
+            let up = p[x];
+            p[x] = r;
+            x = up;
+        }
         r
     }
+    let number = |name: &str| id.get(name).copied();
     for g in &rest {
-        let atoms: Vec<String> = g.atoms().iter().map(|a| a.to_string()).collect();
+        let atoms: Vec<usize> = g.atoms().iter().filter_map(|a| number(a)).collect();
         for w in atoms.windows(2) {
-            let (a, b) = (find(&mut parent, &w[0]), find(&mut parent, &w[1]));
+            let (a, b) = (find(&mut parent, w[0]), find(&mut parent, w[1]));
             if a != b {
-                parent.insert(b, a);
+                parent[b] = a;
             }
         }
     }
     let mut groups: Vec<Group> = Vec::new();
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
-    for s in &order {
-        let r = members[s].root.clone();
-        let top = find(&mut parent, &r);
+    let mut index: HashMap<usize, usize> = HashMap::new();
+    for m in &members {
+        let Some(r) = number(&m.root) else { continue };
+        let top = find(&mut parent, r);
         let gi = *index.entry(top).or_insert_with(|| {
             groups.push(Group {
                 members: vec![],
@@ -184,24 +189,25 @@ pub fn group(guards: &[Expr], sizes: &[String]) -> Vec<Group> {
             groups.len() - 1
         });
         let grp = &mut groups[gi];
-        if !grp.roots.contains(&r) {
-            grp.roots.push(r);
+        if !grp.roots.contains(&m.root) {
+            grp.roots.push(m.root.clone());
         }
-        grp.members.push(members[s].clone());
+        grp.members.push(m.clone());
     }
     for (g, o) in rest.into_iter().zip(origin) {
-        let Some(a) = g.atoms().into_iter().next() else {
+        let Some(a) = g.atoms().into_iter().next().and_then(|a| number(&a)) else {
             continue;
         };
-        let top = find(&mut parent, &a);
+        let top = find(&mut parent, a);
         if let Some(&gi) = index.get(&top) {
             groups[gi].guards.push(g);
             groups[gi].origin.push(o);
         }
     }
     for (i, root) in relations {
-        let r = members.get(&root).map_or(root.clone(), |m| m.root.clone());
-        let top = find(&mut parent, &r);
+        let r = number(&root).map_or(root, |n| members[n].root.clone());
+        let Some(r) = number(&r) else { continue };
+        let top = find(&mut parent, r);
         if let Some(&gi) = index.get(&top) {
             groups[gi].relations.push(i);
         }
