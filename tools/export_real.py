@@ -156,6 +156,17 @@ MODELS["hf_dinov2"]["hand"] = ((224, 237), (224, 237))
 # specializes them at 224 whatever the window (its error: "your code specialized it to be a
 # constant (224)"), so its hand-written spec is static.
 MODELS["hf_clip_vision"]["hand"] = ((224, 224), (224, 224))
+# HF Longformer: torch fixes seq at the example's 64 under any window (measured, torch alone:
+# Dim('seq', 2, 512), 8*Dim('k', 1, 64) and 8*Dim('k', 2, 64) with real tensors propagated all
+# end "your code specialized it to be a constant (64)"; without, each fails data-dependent).
+MODELS["hf_longformer"]["hand"] = ((64, 64),)
+# timm efficientformerv2_s0: a window through 224 for each of H and W, as separate Dims, exports
+# and runs 209x209, 224x209, 215x220 equal to eager (measured, torch alone, 24.9 CPU s); one
+# shared Dim ties them (the program then refuses 224x209).
+MODELS["efficientformerv2_s0"]["hand"] = ((209, 224), (209, 224))
+# timm mobilevitv2_050 (plain Dim): its math.ceil patch grid holds over one contiguous run of
+# H (and W) through 256, 249..256; ShapesSpec keeps more (unbacked sizes take assumptions).
+MODELS["mobilevitv2_050"]["hand"] = ((249, 256), (249, 256))
 
 # The models CI runs (a few minutes on 2 cores, both APIs): small configs that reach each
 # capability of issue 43 (a window before Dim.STATIC, an integer square root, a cache's empty
@@ -257,7 +268,9 @@ def kept(spec, rep):
 
 def reexport(spec, model, args, code):
     """Whether the printed final spec, pasted in front of ``torch.export.export`` with the user's
-    own example, exports: None when it does, else the error's first line."""
+    own example (or at the sizes the spec names as ``export_shapes``, where torch fixes the
+    example's 0 or 1 even in its ``export_context``; the row's ``reexport_at`` says so), exports:
+    None when it does, else the error's first line."""
     import torch
 
     if not code:
@@ -267,12 +280,56 @@ def reexport(spec, model, args, code):
     ns = {}
     try:
         exec(code, ns)  # noqa: S102 - dimguard's printed spec
+        if ns.get("export_shapes"):
+            args = tuple(make_inputs(spec, ns["export_shapes"][n])[0] for n in spec["inputs"])
         # The context the printed spec says to export in (a size of 0 or 1 kept dynamic).
         with torch.no_grad(), ns.get("export_context") or contextlib.nullcontext():
             torch.export.export(model, args, dynamic_shapes=ns["dynamic_shapes"])
         return None
     except Exception as e:  # noqa: BLE001 - recorded
         return f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+
+
+def contradictions(spec, rep, d, log_text, checks):
+    """The lines of one report that contradict another line, or the program (issue 43 item 4),
+    read from the report's own text: the progress lines (``log_text``), every round's notes,
+    ``narrowed``'s reasons and the printed spec's comments. Returns one string per contradiction:
+
+    * a line saying "accepts every claimed size" while the audit is undecided somewhere (a dim's
+      ``undecided`` sizes, an ``unaudited`` program) or a sampled shape's verdict is undecided;
+    * the example line: a line saying the program does not accept, or is undecided at, the
+      user's example while its verdict accepts it (or none saying so while it does not), and a
+      "traced at" naming the very sizes it says it does not accept;
+    * "torch specialized it" for a size the returned program does not hold as a number
+      (``report.static``).
+    """
+    out = []
+    notes = [n for r in d.get("rounds") or [] for n in (r.get("notes") or [])]
+    lines = [ln for ln in log_text.splitlines() if ln.strip()] + notes + [n.get("why") or "" for n in d.get("narrowed") or []]
+    lines += [ln for ln in (d.get("spec") or "").splitlines() if "#" in ln]
+    undecided_dims = [f"{x.get('input')}[{x.get('index')}]" for x in d.get("dims") or [] if isinstance(x.get("undecided"), dict) and (x["undecided"].get("count") or 0) > 0]
+    undecided_shapes = [c["shape"] for c in checks if c["accepts"] is None]
+    if any("accepts every claimed size" in ln for ln in lines) and (undecided_dims or undecided_shapes or d.get("unaudited")):
+        out.append(f"'accepts every claimed size' beside undecided sizes ({', '.join(undecided_dims) or undecided_shapes[:2] or d.get('unaudited')})")
+    example = {n: list(spec["example"]) for n in spec["inputs"]}
+    own = rep.verdict(example)["accepted"]
+    says_no = [ln for ln in lines if "does not accept your example inputs" in ln]
+    says_undecided = [ln for ln in lines if "accepts your example inputs" in ln and "is undecided" in ln]
+    if own is True and (says_no or says_undecided):
+        out.append(f"the example is accepted, yet a line says otherwise: {(says_no or says_undecided)[0][:120]}")
+    if own is False and not says_no:
+        out.append("the example is rejected and no line says so")
+    if own is None and not says_undecided:
+        out.append("the example is undecided and no line says so")
+    ex_text = ", ".join(f"{n}={tuple(v)}" for n, v in example.items())
+    for ln in says_no:
+        if f"it was traced at {ex_text}" in ln:
+            out.append(f"'traced at' names the very example it does not accept: {ln[:120]}")
+    static = {(s_["input"], int(s_["index"])) for s_ in d.get("static") or []}
+    for n in d.get("narrowed") or []:
+        if "torch specialized it" in (n.get("why") or "") and (n.get("input"), int(n.get("index", -1))) not in static:
+            out.append(f"'torch specialized it' for {n.get('name')}, which the program keeps dynamic")
+    return out
 
 
 def run_one(name, api, budget=None):
@@ -321,8 +378,9 @@ def run_one(name, api, budget=None):
         return row
     row["kept"] = kept(spec, rep)
     if spec.get("hand"):
-        row["hand"] = {nm: hi - lo + 1 for nm, (lo, hi) in zip(("h", "w"), spec["hand"])}
+        row["hand"] = {nm: hi - lo + 1 for nm, (lo, hi) in zip([n for n, _, _ in spec["dims"].values() if n != "batch"], spec["hand"])}
     row["reexport"] = reexport(spec, model, args, d.get("spec"))
+    row["reexport_at"] = d.get("export_shapes")
     checks = []
     for shape in samples(spec, rep):
         a = make_inputs(spec, shape)
@@ -341,14 +399,15 @@ def run_one(name, api, budget=None):
     row["unequal"] = [c["shape"] for c in checks if c["equal"] is False]
     own = checks[0]
     row["example_accepted"] = own["accepts"] is True or not own["eager_runs"]
+    row["contradictions"] = contradictions(spec, rep, d, log.text, checks)
     return row
 
 
 def table(path):
     rows = [json.loads(ln) for ln in open(path) if ln.strip()]
     out = [
-        "| model | API | rounds | torch s | dimguard s | share | stderr lines | agreement | sizes kept (hand window) | spec re-exports | note |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model | API | rounds | torch s | dimguard s | share | stderr lines | agreement | sizes kept (hand window) | spec re-exports | contradictions | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         rounds = r.get("rounds") or []
@@ -372,6 +431,8 @@ def table(path):
             notes.append(f"time budget {r['budget']['seconds']:g} s spent {r['budget']['where']}")
         elif r.get("error"):
             notes.append(r["error"].splitlines()[0][:120].replace("|", "/"))
+        if r.get("contradictions"):
+            notes.append(f"{len(r['contradictions'])} contradiction(s): {r['contradictions'][0][:100]}")
         if r.get("predates_verdict"):
             notes.append("old row: agreement by the loop's accepts of then, before the program's verdict")
         ts = r.get("torch_seconds")
@@ -379,12 +440,15 @@ def table(path):
         hand = r.get("hand") or {}
         kept = ", ".join(f"{k} {v if v is not None else '?'}" + (f" ({hand[k]})" if k in hand else "") for k, v in (r.get("kept") or {}).items()) or "-"
         re_ = "-" if "reexport" not in r else ("yes" if r["reexport"] is None else f"no: {r['reexport'][:80]}".replace("|", "/"))
+        if r.get("reexport_at") and r.get("reexport") is None:
+            re_ += " (at " + ", ".join(f"{n}={tuple(v)}" for n, v in r["reexport_at"].items()) + ", in its export_context)"
         share = f"{100 * ds / ts:.1f}%" if ts and ds is not None else "-"
         model = r["model"] + (f" ({r['mark']})" if r.get("mark") else "")
+        contra = str(len(r["contradictions"])) if "contradictions" in r else "-"
         out.append(
-            f"| {model} | {r['api']} | {len(rounds)} ({outcome}) | {ts:.1f} | {ds:.2f} | {share} | {r['stderr_lines']} | {agree} | {kept} | {re_} | {'; '.join(notes)} |"
+            f"| {model} | {r['api']} | {len(rounds)} ({outcome}) | {ts:.1f} | {ds:.2f} | {share} | {r['stderr_lines']} | {agree} | {kept} | {re_} | {contra} | {'; '.join(notes)} |"
             if ts is not None
-            else f"| {model} | {r['api']} | - | - | - | - | {r['stderr_lines']} | - | - | - | {'; '.join(notes)} |"
+            else f"| {model} | {r['api']} | - | - | - | - | {r['stderr_lines']} | - | - | - | - | {'; '.join(notes)} |"
         )
     return "\n".join(out)
 

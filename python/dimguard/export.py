@@ -115,7 +115,10 @@ class ExportReport(Record):
     and ``where`` it did: the program of an earlier round, if any, is returned, else
     :class:`ExportError` is raised with this report), ``export_context`` (where the example has a size of 0 or 1 that ``spec`` keeps dynamic:
     :data:`OBLIVIOUS`, the context every round exported in and ``spec`` says to export in, as
-    ``export_context``; else null), ``static`` (the dimensions the returned program's graph holds as numbers: ``input``,
+    ``export_context``; where the returned program's round propagated real tensors (a value the
+    model reads from a tensor): :data:`REAL`, likewise; else null), ``export_shapes`` (where torch specializes such a size at the example's 0 or 1 even
+    in that context: the input sizes, by input name, the returned program was exported at inside it and ``spec`` says to
+    export at, with the example's 0 or 1 moved to 2; else null), ``static`` (the dimensions the returned program's graph holds as numbers: ``input``,
     ``index``, ``size``), ``audit`` (the returned program's whole ``dimguard check`` JSON, which
     :meth:`accepts` answers from), ``unaudited`` (why the program could not be audited, else
     null), ``narrowed`` (each size of your spec the program takes fewer values of than you asked:
@@ -262,6 +265,11 @@ def _windows(new: Mapping[str, Any], sheet: Mapping[str, Any], forced: Sequence[
 OBLIVIOUS = "torch.fx.experimental._config.patch(backed_size_oblivious=True)"
 
 
+# torch's real-tensor propagation (draft_export's mechanism): a round that meets an expression
+# over a value the model reads from a tensor exports in it, and so does the printed spec's paste.
+REAL = "torch._functorch.config.patch(fake_tensor_propagate_real_tensors=True)"
+
+
 def _small_sizes(sheet: Mapping[str, Any], shapes: Sequence[Tuple[str, List[int]]]) -> List[Key]:
     """The example's sizes of 0 or 1 that the spec makes dynamic: a plain ``Dim`` whose range
     takes the size, or ``Dim.AUTO`` whose bounds do. torch keeps them dynamic only under
@@ -296,15 +304,43 @@ def _oblivious(on: bool) -> ContextManager[Any]:
     return torch.fx.experimental._config.patch(backed_size_oblivious=True)
 
 
-def _oblivious_header(sheet: Mapping[str, Any], small: Sequence[Key]) -> str:
-    """The lines printed before a spec that keeps one of the example's 0 or 1 sizes dynamic:
-    the context to export in, as Python the user pastes (``export_context``); "" when the spec
-    makes every such size static."""
+def _context_header(context: Optional[str], sheet: Mapping[str, Any], small: Sequence[Key], shapes: Optional[Mapping[str, Sequence[int]]] = None) -> str:
+    """The lines printed before the spec when the returned program was exported in ``context``
+    (:data:`OBLIVIOUS` or :data:`REAL`): the context to export in, as Python the user pastes
+    (``export_context``), and ``shapes``, where the program was exported at other sizes than the
+    example's (its 0 or 1 moved to 2), as ``export_shapes``. "" when there is none, or for
+    :data:`OBLIVIOUS` when the spec makes every 0 or 1 size static."""
+    at = ", ".join(f"{n}={tuple(v)}" for n, v in (shapes or {}).items())
+    if context == REAL:
+        return (
+            "import torch._functorch.config\n\n"
+            "# The model reads a value from a tensor, and torch's export meets an expression over it that no\n"
+            "# spec states; it exports propagating real tensors (draft_export's mechanism), so export inside\n"
+            + (f"# this context, with inputs of the sizes in export_shapes ({at}: torch fixes a size of 0 or 1):\n" if shapes else "# this context:\n")
+            + "#     with export_context:\n"
+            + f"#         ep = torch.export.export(model, {'args_of_export_shapes' if shapes else 'args'}, dynamic_shapes=dynamic_shapes)\n"
+            + f"export_context = {REAL}\n"
+            + (f"export_shapes = {json.dumps({n: list(v) for n, v in shapes.items()})}\n" if shapes else "")
+            + "\n"
+        )
+    if context != OBLIVIOUS:
+        return ""
     dynamic = {(e["input"], int(e["index"])) for e in sheet["entries"] if e["value"]["kind"] in ("dim", "auto")}
     keys = [k for k in small if k in dynamic]
     if not keys:
         return ""
     where = ", ".join(f"{i}[{j}]" for i, j in keys)
+    if shapes:
+        return (
+            "import torch.fx.experimental._config\n\n"
+            f"# {where}: a size of 0 or 1 in your example, kept dynamic. torch specializes it at your example's\n"
+            "# size even under backed_size_oblivious (torch 2.15; the model's code fixes it there), so export\n"
+            f"# inside this context with inputs of the sizes in export_shapes ({at}):\n"
+            "#     with export_context:\n"
+            "#         ep = torch.export.export(model, args_of_export_shapes, dynamic_shapes=dynamic_shapes)\n"
+            f"export_context = {OBLIVIOUS}\n"
+            f"export_shapes = {json.dumps({n: list(v) for n, v in shapes.items()})}\n\n"
+        )
     return (
         "import torch.fx.experimental._config\n\n"
         f"# {where}: a size of 0 or 1 in your example, kept dynamic. torch specializes such a size unless\n"
@@ -879,6 +915,12 @@ class _DimLoop:
         # tensors (a value read from data at batch 1 makes torch guard on it): from then on the
         # rounds trace them at 2 outside OBLIVIOUS, as torch keeps them dynamic there.
         self.small_off = False
+        # Set with small_off the first time: the next rounds trace those sizes at 2 *inside*
+        # OBLIVIOUS (timm's mobilevitv2_050: 6.8 CPU s, against more than 15 minutes outside it,
+        # torch's SymInt arithmetic in its unfold and fold); cleared when torch specializes them
+        # there too, and then the rounds trace at 2 outside it.
+        self.small_two = False
+        self.small_two_tried = False
         # Roots a derived size of which torch specialized at the example ("You marked 32*_w + 16 as
         # dynamic but your code specialized it to be a constant (48)"): traced inside from then on.
         self.inside: List[str] = []
@@ -898,13 +940,14 @@ class _DimLoop:
         static = _static(best[0], self.tensor_inputs) if best is not None and audit is not None else []
         narrowed = _narrowed(self.user_sheet, static, audit, rounds)
         final = _named_entries(final, self.user_names, static, narrowed, self.auto_why)
-        header = _oblivious_header(final, self.small) if best is not None and best[2].get("export_context") else ""
+        header = _context_header(best[2].get("export_context"), final, self.small, best[2].get("export_shapes")) if best is not None else ""
         return ExportReport(
             {
                 "exported": exported,
                 "rounds": rounds,
                 "spec": header + _native.spec_code(json.dumps(final)),
-                "export_context": OBLIVIOUS if header else None,
+                "export_context": best[2].get("export_context") if header and best is not None else None,
+                "export_shapes": best[2].get("export_shapes") if header and best is not None else None,
                 "budget": self.budget.record,
                 "sheet": final,
                 "dims": (audit or {}).get("dims", []),
@@ -947,8 +990,8 @@ class _DimLoop:
         spec_code = _native.spec_code(json.dumps(self.sheet))
         ds = self.layout.to_torch(self.sheet)
         # Example sizes inside this round's spec, where torch keeps them dynamic.
-        oblivious = bool(self.small) and not self.small_off and not self.real
-        point, moved = _choose_point(self.sheet, self.traced, self.inside, self.small if oblivious else ())
+        oblivious = bool(self.small) and not self.real and (not self.small_off or self.small_two)
+        point, moved = _choose_point(self.sheet, self.traced, self.inside, self.small if oblivious and not self.small_two else ())
         round_shapes = _shapes_at(self.shapes, point)
         r_args, r_kwargs = self.args, self.kwargs
         if moved:
@@ -973,7 +1016,10 @@ class _DimLoop:
             _progress(self.verbose, f"round {n}/{self.max_rounds}: {why}")
             return False
         entry: Dict[str, Any] = {"round": n, "spec": spec_code, "torch_seconds": t_torch, "notes": shifted + moved, "log": log.text}
-        entry["export_context"] = OBLIVIOUS if oblivious else None
+        entry["export_context"] = OBLIVIOUS if oblivious else REAL if self.real else None
+        if (oblivious and self.small_two) or (self.real and any(point.get(k) != dict(self.shapes)[k[0]][k[1]] for k in self.small)):
+            # The sizes to export at in that context: the example's 0 or 1 moved to 2.
+            entry["export_shapes"] = {k: list(v) for k, v in round_shapes}
         if oblivious and n == 1:
             entry["notes"].insert(0, f"{', '.join(f'{i}[{j}]' for i, j in self.small)}: a size of 0 or 1 in your example, kept dynamic: exported under {OBLIVIOUS} (torch specializes it otherwise; the printed spec says so)")
         entry["example"] = {k: list(v) for k, v in round_shapes}
@@ -1011,9 +1057,16 @@ class _DimLoop:
         gave_up = [e for e, v in marked if turn.oblivious and v in (0, 1) and any(r in _named_roots(self.sheet, e) for r in _roots_at(self.sheet, self.small))]
         if kind == "constraint_violation" and gave_up:
             # torch specialized a 0 or 1 of the example even under OBLIVIOUS: the next round
-            # traces it at 2, outside OBLIVIOUS (the spec stays).
-            self.small_off = True
-            entry["notes"].append(f"torch specialized {', '.join(gave_up)} at the example's 0 or 1 even under backed_size_oblivious: tracing it at 2 instead")
+            # traces it at 2 (the spec stays).
+            entry["notes"].append(f"torch specialized {', '.join(gave_up)} at the example's 0 or 1 even under backed_size_oblivious: {self.leave_example()}")
+            self._done(turn, "constraint violation; " + entry["notes"][-1])
+            return True
+        small_roots = _roots_at(self.sheet, self.small)
+        fixed_small = [r for r in _solver_specialized(_text_of(err), self.sheet, turn.point) + _named_roots(self.sheet, " ".join(e for e, _ in marked)) if r in small_roots]
+        if kind == "constraint_violation" and turn.oblivious and self.small_two and fixed_small:
+            # Traced at 2 inside OBLIVIOUS, torch still asks to specialize the example's 0 or 1
+            # sizes: the next round traces them at 2 outside it (the spec stays).
+            entry["notes"].append(f"torch asks to specialize {', '.join(dict.fromkeys(fixed_small))} traced at 2 under backed_size_oblivious: {self.leave_example()}")
             self._done(turn, "constraint violation; " + entry["notes"][-1])
             return True
         fresh = [r for r in _named_roots(self.sheet, " ".join(e for e, _ in marked)) if r not in self.inside]
@@ -1032,11 +1085,10 @@ class _DimLoop:
         if new is not None and turn.oblivious:
             kept_small = _keep_small(new, self.sheet, self.small)
             if kept_small:
-                # Guards recorded at the example's 1 under OBLIVIOUS (timm's group_norm:
-                # `Eq(s77, 1)`) would fix it there: it is traced at 2 from now on instead,
-                # outside OBLIVIOUS, and keeps the spec's range.
-                self.small_off = True
-                new = {**kept_small, "notes": list(new.get("notes", [])) + [f"the trace at the example's 0 or 1 under backed_size_oblivious fixes {', '.join(f'{i}[{j}]' for i, j in self.small)}: kept dynamic, traced at 2 outside that context instead"]}
+                # Guards recorded at the example's 1 under OBLIVIOUS (timm's mobilevitv2:
+                # `Eq(s77, 1)`) would fix it there: it is traced at 2 from now on instead, and
+                # keeps the spec's range.
+                new = {**kept_small, "notes": list(new.get("notes", [])) + [f"the trace at the example's 0 or 1 under backed_size_oblivious fixes {', '.join(f'{i}[{j}]' for i, j in self.small)}: kept dynamic, {self.leave_example()}"]}
         if new is None or _same(new, self.sheet):
             self._done(turn, f"{entry['error']}; nothing left to change")
             return False
@@ -1044,6 +1096,16 @@ class _DimLoop:
         self.sheet = {"roots": new["roots"], "entries": new["entries"], "notes": []}
         self._done(turn, f"{kind.replace('_', ' ')}; " + "; ".join(entry["notes"]))
         return True
+
+    def leave_example(self) -> str:
+        """The example's 0 or 1 sizes are traced at 2 from the next round on: inside OBLIVIOUS
+        the first time (torch's trace there is never the slower one), outside it after torch
+        specialized them inside too. Returns what the round's note says."""
+        first = not self.small_off
+        self.small_off = True
+        self.small_two = first and not self.small_two_tried
+        self.small_two_tried = True
+        return "traced at 2 inside that context instead (the printed spec says to export at 2 there)" if self.small_two else "traced at 2 outside that context instead"
 
     def data_dependent(self, turn: _Turn, err: BaseException) -> bool:
         """An expression over a value the model reads back from a tensor (HF Longformer's
@@ -1334,6 +1396,7 @@ def _export_shapes_spec(
                 "spec": spec.code(),
                 # A ShapeVar is unbacked: torch keeps a size of 0 or 1 dynamic in any context.
                 "export_context": None,
+                "export_shapes": None,
                 "budget": budget.record,
                 "sheet": None,
                 "assumptions": [{"code": c, "note": m, **{k: v for k, v in k_.items() if k != "code"}} for (_, (c, m)), k_ in zip(spec.added, kept)],

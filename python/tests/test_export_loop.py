@@ -285,6 +285,32 @@ def test_a_value_read_back_from_a_tensor_is_decided_by_a_real_pass():
     assert run(ep, torch.randn(2, 20)) is not None
 
 
+def test_a_spec_from_a_real_tensor_pass_names_its_context_and_re_exports_pasted_as_printed():
+    """Issue 43 (HF Longformer, plain ``Dim``): a program from a pass that propagates real tensors
+    (a value read back from a tensor) is exported again only in that context; the printed spec
+    names it (``export_context``), and, where the example's batch of 1 was traced at 2, the sizes
+    to export at (``export_shapes``). Pasted as printed it re-exports, and the re-exported program
+    equals eager where the returned one runs. Before, the spec named no context, and its paste
+    failed on the data-dependent expression."""
+    from models import ItemOfSize
+
+    m = ItemOfSize()
+    ep, rep = dimguard.export(m, (torch.randn(1, 20),), dynamic_shapes={"x": {0: Dim("b", min=1, max=4), 1: Dim("n", min=8, max=64)}}, verbose=False)
+    assert rep.exported and rep.export_context is not None and "propagate_real_tensors" in rep.export_context, rep.spec
+    ns = {}
+    exec(rep.spec, ns)  # noqa: S102 - dimguard's printed spec
+    assert ns.get("export_context") is not None, rep.spec
+    shapes = ns.get("export_shapes") or {"x": [1, 20]}
+    assert shapes == rep.to_dict()["export_shapes"], (shapes, rep.to_dict()["export_shapes"])
+    with ns["export_context"]:
+        again = torch.export.export(m, (torch.randn(*shapes["x"]),), dynamic_shapes=ns["dynamic_shapes"])
+    for shape in [(1, 20), (2, 20), (4, 20)]:
+        x = torch.randn(*shape)
+        got = run(ep, x)
+        if got is not None:
+            assert torch.allclose(run(again, x), m(x)), shape
+
+
 class _FixedRows(torch.nn.Module):
     """Broadcasts against a table of 16 rows: torch specializes the rows' size to 16."""
 

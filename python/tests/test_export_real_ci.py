@@ -46,6 +46,8 @@ def test_a_real_model_is_decided_at_its_example_with_no_wrong_accept_and_its_spe
     # Never fewer sizes than the hand-written window keeps.
     for k, n in (row.get("hand") or {}).items():
         assert row["kept"][k] is not None and row["kept"][k] >= n, (k, row["kept"], row["hand"], row["spec"])
+    # No line of the report contradicts another, or the program (issue 43 item 4).
+    assert row["contradictions"] == [], row["contradictions"]
 
 
 # cover=True on each CI model, one API per model (alternating, to keep CI's time): the Dispatch
