@@ -314,7 +314,10 @@ fn own_set(
         {
             continue;
         }
-        if let Some(e) = crate::budget::expired() {
+        // The deadline, read without consulting it (a cut of `budget::enter_cut` falls where it
+        // would without this check): past it, no further guard is decided.
+        let past = crate::budget::remaining().is_some_and(|left| left.is_zero());
+        if let Some(e) = past.then(crate::budget::reach_deadline).flatten() {
             let why = Undecided::Exhausted(e);
             out.undecided.get_or_insert_with(|| why.clone());
             out.fates[i] = Fate::Undecided(why);
