@@ -607,8 +607,8 @@ fn profile(
         .iter()
         .map(|(n, v)| (n.as_str(), v.clone()))
         .collect();
-    let i =
-        dimguard::commands::profile::select(&set, &inputs, &refs).map_err(Failure::NoProfile)?;
+    let i = dimguard::commands::profile::select(&set, &inputs, &refs)
+        .map_err(|e| Failure::NoProfile(e.to_string()))?;
     emit(&format!("profile {i}\n"))
 }
 

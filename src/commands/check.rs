@@ -21,8 +21,9 @@ use dimguard_solver::linked::Budget;
 use dimguard_solver::parse_guard;
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
-    CheckDim, CheckReport, Checked, Claimed, Feasible, GuardFate, GuardUse, JointReport, NeededBy,
-    ProgramInput, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange,
+    CheckDim, CheckReport, Checked, Claimed, Decided, Feasible, GuardFate, GuardUse, JointReport,
+    NeededBy, ProgramInput, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange,
+    Undecided,
 };
 use dimguard_solver::SIZE_MAX;
 use dimguard_solver::{CmpOp, DimSet, Expr};
@@ -228,7 +229,7 @@ struct Conditions {
     parsed: Parsed,
     ins: Vec<In>,
     runtime: Vec<RuntimeCheck>,
-    forced: BTreeMap<String, String>,
+    forced: BTreeMap<String, Undecided>,
     n_code: usize,
 }
 
@@ -459,8 +460,8 @@ fn problem_of(ins: &[In], guards: &[Expr]) -> Problem {
 /// Each size's accepted set and undecided part, as the stage solved them, after the program's
 /// own overrides.
 struct Sets {
-    accepted: BTreeMap<String, Result<DimSet, String>>,
-    unsure: BTreeMap<String, (DimSet, String)>,
+    accepted: BTreeMap<String, Decided<DimSet>>,
+    unsure: BTreeMap<String, (DimSet, Undecided)>,
 }
 
 impl Sets {
@@ -470,12 +471,12 @@ impl Sets {
     fn read(
         ins: &[In],
         answers: &[Option<(&GroupAnswer, MemberAnswer<'_>)>],
-        forced: &BTreeMap<String, String>,
+        forced: &BTreeMap<String, Undecided>,
         never: Option<&str>,
         joints: &mut [JointReport],
     ) -> Sets {
-        let mut accepted: BTreeMap<String, Result<DimSet, String>> = BTreeMap::new();
-        let mut unsure: BTreeMap<String, (DimSet, String)> = BTreeMap::new();
+        let mut accepted: BTreeMap<String, Decided<DimSet>> = BTreeMap::new();
+        let mut unsure: BTreeMap<String, (DimSet, Undecided)> = BTreeMap::new();
         for (i, found) in ins.iter().zip(answers) {
             if let Some((_, m)) = found {
                 accepted.insert(i.source.clone(), m.accepted.clone());
@@ -554,12 +555,10 @@ fn size_answer(cx: &Cx, k: usize, spec: &mut Spec) -> CheckDim {
     let acc = match (&claimed, cx.sets.accepted.get(&i.source)) {
         // Past the deadline a set operation is an error: then no answer, never the
         // unclipped set (it would hold sizes the spec never claimed).
-        (Some(c), Some(Ok(a))) => a.intersect(c).map_err(|e| e.to_string()),
-        (None, _) => {
-            Err("the claimed sizes are not an arithmetic progression of one symbol".to_string())
-        }
+        (Some(c), Some(Ok(a))) => a.intersect(c).map_err(Undecided::Exact),
+        (None, _) => Err(Undecided::NotProgression),
         (_, Some(Err(e))) => Err(e.clone()),
-        (_, None) => Err("not solved".to_string()),
+        (_, None) => Err(Undecided::NotSolved),
     };
     let m = found.as_ref().map(|(_, m)| m);
     let group = found.as_ref().map(|(g, _)| *g);
@@ -809,9 +808,9 @@ fn runtime_checks(
     to_source: &BTreeMap<String, Expr>,
     guards: &mut Vec<Expr>,
     never: &mut Option<String>,
-) -> (Vec<RuntimeCheck>, BTreeMap<String, String>) {
+) -> (Vec<RuntimeCheck>, BTreeMap<String, Undecided>) {
     let mut out = Vec::new();
-    let mut forced: BTreeMap<String, String> = BTreeMap::new();
+    let mut forced: BTreeMap<String, Undecided> = BTreeMap::new();
     let sources_of = |syms: &mut dyn Iterator<Item = &String>| -> Vec<String> {
         let mut v: Vec<String> = syms
             .filter_map(|s| to_source.get(s))
@@ -841,17 +840,17 @@ fn runtime_checks(
             }),
         };
         let undecided =
-            |r: &mut RuntimeCheck, why: String, forced: &mut BTreeMap<String, String>| {
+            |r: &mut RuntimeCheck, why: Undecided, forced: &mut BTreeMap<String, Undecided>| {
                 for s in &r.sizes {
-                    forced.entry(s.clone()).or_insert_with(|| {
-                        format!(
-                            "the graph's {} at `{}` is undecided: {why}",
-                            r.kind.label(),
-                            r.node
-                        )
-                    });
+                    forced
+                        .entry(s.clone())
+                        .or_insert_with(|| Undecided::Runtime {
+                            kind: r.kind,
+                            node: r.node.clone(),
+                            why: Box::new(why.clone()),
+                        });
                 }
-                r.reason = Some(why);
+                r.reason = Some(why.to_string());
             };
         match &f.condition {
             Err(why) => {
@@ -871,14 +870,7 @@ fn runtime_checks(
                     .filter(|a| !to_source.contains_key(a))
                     .collect();
                 if !strange.is_empty() {
-                    undecided(
-                        &mut r,
-                        format!(
-                            "it names {}, which is no input size (a value computed from data)",
-                            strange.join(", ")
-                        ),
-                        &mut forced,
-                    );
+                    undecided(&mut r, Undecided::DataValues(strange), &mut forced);
                 } else {
                     let mut e = c.clone();
                     for (s, with) in to_source {

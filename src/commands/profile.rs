@@ -969,6 +969,63 @@ pub fn render(set: &ProfileSet, format: &str, inputs: &Inputs) -> String {
     }
 }
 
+/// Why no profile of a set serves the shapes ([`select`]), said with what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unserved {
+    /// What the profiles say: a shape for an unknown input or of the wrong rank, or a size no
+    /// profile serves.
+    Profiles(crate::trt::profile::Error),
+    /// A size of a dimension whose `max` dimguard chose ([`Chosen`]): one the program accepts,
+    /// past that `max` (`accepted`), or one it rejects, said with the nearest accepted sizes
+    /// (the one above past that `max`, when it is).
+    PastChosen {
+        /// The size, with the nearest accepted sizes below and above.
+        size: Box<crate::trt::profile::NoProfile>,
+        /// The `max` chosen.
+        max: i128,
+        /// The largest size the dimension accepts.
+        accepted_max: i128,
+        /// Whether the program accepts the size.
+        accepted: bool,
+    },
+}
+
+impl std::fmt::Display for Unserved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::trt::profile::Error as E;
+        let (size, max, accepted_max, accepted) = match self {
+            Unserved::Profiles(e) => return write!(f, "{e}"),
+            Unserved::PastChosen {
+                size,
+                max,
+                accepted_max,
+                accepted,
+            } => (size, max, accepted_max, accepted),
+        };
+        let past = |v: i128| {
+            format!(
+                "{v} is past the max {max} chosen for these profiles (the program accepts sizes up to {accepted_max}): give --dim {}:{}=LO..HI holding it",
+                size.input, size.index
+            )
+        };
+        if *accepted {
+            return write!(
+                f,
+                "input `{}` dimension {} = {} is a size the program accepts, but {}",
+                size.input,
+                size.index,
+                size.value,
+                past(size.value)
+            );
+        }
+        write!(f, "{}", E::NoProfile((**size).clone()))?;
+        match size.above.filter(|a| a > max) {
+            Some(a) => write!(f, "; {}", past(a)),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The profile of `set` that serves `shapes` (`--select`), or what to do ([`ProfileSet::select`]).
 /// A size past a `max` dimguard chose ([`Chosen`]) is said as such, with the nearest sizes the
 /// program accepts, never as a size the program rejects.
@@ -976,46 +1033,36 @@ pub fn select(
     set: &ProfileSet,
     inputs: &Inputs,
     shapes: &[(&str, Vec<i128>)],
-) -> Result<usize, String> {
+) -> Result<usize, Unserved> {
     use crate::trt::profile::Error as E;
     let n = match set.select(shapes) {
         Ok(i) => return Ok(i),
         Err(E::NoProfile(n)) => n,
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(Unserved::Profiles(e)),
     };
     let Some(c) = inputs
         .chosen
         .iter()
         .find(|c| c.input == n.input && c.index == n.index)
     else {
-        return Err(E::NoProfile(n).to_string());
+        return Err(Unserved::Profiles(E::NoProfile(n)));
     };
-    let past = |v: i128| {
-        format!(
-            "{v} is past the max {} chosen for these profiles (the program accepts sizes up to {}): give --dim {}:{}=LO..HI holding it",
-            c.max, c.accepted_max, c.input, c.index
-        )
+    let accepted = c.accepted.contains(n.value);
+    let size = if accepted {
+        n
+    } else {
+        crate::trt::profile::NoProfile {
+            below: c.accepted.prev_at_most(n.value),
+            above: c.accepted.next_at_least(n.value),
+            ..n
+        }
     };
-    if c.accepted.contains(n.value) {
-        return Err(format!(
-            "input `{}` dimension {} = {} is a size the program accepts, but {}",
-            n.input,
-            n.index,
-            n.value,
-            past(n.value)
-        ));
-    }
-    let n = crate::trt::profile::NoProfile {
-        below: c.accepted.prev_at_most(n.value),
-        above: c.accepted.next_at_least(n.value),
-        ..n
-    };
-    let above = n.above.filter(|&a| a > c.max);
-    let mut text = E::NoProfile(n).to_string();
-    if let Some(a) = above {
-        text += &format!("; {}", past(a));
-    }
-    Err(text)
+    Err(Unserved::PastChosen {
+        size: Box::new(size),
+        max: c.max,
+        accepted_max: c.accepted_max,
+        accepted,
+    })
 }
 
 /// What the user should know beside the profiles: each `max` dimguard chose ([`Chosen`]).

@@ -13,7 +13,7 @@
 use crate::graph::{ProgramGraph, Requirement, SymbolRanges};
 use crate::program::{sym_int_name, tensor_name, Node, Program};
 use dimguard_solver::parse_expr;
-use dimguard_solver::report::RuntimeKind;
+use dimguard_solver::report::{Decided, RuntimeKind, Undecided};
 use dimguard_solver::{CmpOp, Expr, RoundKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,7 +30,7 @@ pub struct Found {
     /// The condition over the program's symbols, or why it cannot be read as one. Data, not an
     /// error: an unreadable condition is reported (its reason becomes the check's `reason`) and
     /// the rest of the program is still checked.
-    pub condition: Result<Expr, String>,
+    pub condition: Decided<Expr>,
     /// The program symbols it depends on.
     pub symbols: BTreeSet<String>,
     /// The node's stack trace.
@@ -53,7 +53,7 @@ pub fn find(p: &Program, pg: &ProgramGraph, ranges: &SymbolRanges) -> Vec<Found>
             .get("stack_trace")
             .and_then(Value::as_str)
             .map(String::from);
-        let mut push = |kind, condition: Result<Expr, String>, symbols: BTreeSet<String>| {
+        let mut push = |kind, condition: Decided<Expr>, symbols: BTreeSet<String>| {
             let symbols = match &condition {
                 Ok(e) => e.atoms().iter().map(|a| a.to_string()).collect(),
                 Err(_) => symbols,
@@ -77,7 +77,7 @@ pub fn find(p: &Program, pg: &ProgramGraph, ranges: &SymbolRanges) -> Vec<Found>
                 let c = arg
                     .and_then(|a| scalar(p, pg, a))
                     .or_else(|| message_expr(node))
-                    .ok_or_else(|| "its condition is not recorded in the program".to_string());
+                    .ok_or(Undecided::ConditionNotRecorded);
                 // Unread, it may depend on any size.
                 push(
                     RuntimeKind::RuntimeAssert,
@@ -106,7 +106,7 @@ pub fn find(p: &Program, pg: &ProgramGraph, ranges: &SymbolRanges) -> Vec<Found>
                         }
                         and(parts)
                     })
-                    .ok_or_else(|| "its size is not recorded in the program".to_string());
+                    .ok_or(Undecided::SizeNotRecorded);
                 push(RuntimeKind::RuntimeAssert, c, BTreeSet::new());
             }
             "_assert_async" => {
@@ -123,9 +123,7 @@ pub fn find(p: &Program, pg: &ProgramGraph, ranges: &SymbolRanges) -> Vec<Found>
                             cmp(CmpOp::Ne, v, Expr::int(0))
                         }
                     })
-                    .ok_or_else(|| {
-                        "it asserts a tensor's value, which the sizes do not decide".to_string()
-                    });
+                    .ok_or(Undecided::TensorValue);
                 push(RuntimeKind::RuntimeAssert, c, BTreeSet::new());
             }
             _ => {}
@@ -398,7 +396,7 @@ impl Indices {
         pg: &ProgramGraph,
         p: &Program,
         ranges: &SymbolRanges,
-    ) -> Vec<(Result<Expr, String>, BTreeSet<String>)> {
+    ) -> Vec<(Decided<Expr>, BTreeSet<String>)> {
         let args: Vec<(&str, &Value)> = node
             .inputs
             .iter()
@@ -484,22 +482,27 @@ impl Indices {
                     }
                 }
                 (Values::Span(s), None) => found.push((
-                    Err(format!("the length of the table `{op}` indexes is not recorded")),
+                    Err(Undecided::TableLength { op: op.to_string() }),
                     s.count.atoms().iter().map(|a| a.to_string()).collect(),
                 )),
                 // Bounded through the operators that made it and inside the table at its
                 // shortest: the limit holds at every size.
                 (Values::Derived(..), Some(n))
                     if shortest(&n, ranges).is_some_and(|len| {
-                        bounds(p, &self.known, ranges, index.unwrap_or_default(), &BTreeMap::new(), 0)
-                            .is_some_and(|iv| {
-                                iv.lo >= if negative { -len } else { 0.0 } && iv.hi <= len - 1.0
-                            })
+                        bounds(
+                            p,
+                            &self.known,
+                            ranges,
+                            index.unwrap_or_default(),
+                            &BTreeMap::new(),
+                            0,
+                        )
+                        .is_some_and(|iv| {
+                            iv.lo >= if negative { -len } else { 0.0 } && iv.hi <= len - 1.0
+                        })
                     }) => {}
                 (Values::Derived(via, syms), _) => found.push((
-                    Err(format!(
-                        "its index values are computed from sizes through `{via}`, which dimguard does not follow"
-                    )),
+                    Err(Undecided::NotFollowed { via: via.clone() }),
                     syms.clone(),
                 )),
             }

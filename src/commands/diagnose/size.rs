@@ -172,7 +172,7 @@ fn dim_report(
         Ok(f) => f,
         Err(why) => {
             r.status = Status::Undecided;
-            r.undecided = Some(why);
+            r.undecided = Some(why.to_string());
             if r.guards.iter().any(|g| g.method == GuardMethod::Undecided) {
                 r.advice.push(UNDECIDED_ADVICE.into());
             }

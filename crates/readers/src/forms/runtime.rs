@@ -464,7 +464,7 @@ impl ReasonScan {
                 self.unread.push(Unreadable {
                     line: no,
                     text: text.clone(),
-                    reason,
+                    reason: reason.to_string(),
                 });
                 e.other.push(text.clone());
             }
@@ -766,14 +766,33 @@ enum EntryGuard {
     Other(String),
 }
 
+/// Why a recompile reason that reads as a size mismatch is not read (an [`Unreadable`]'s
+/// reason).
+enum Mismatch {
+    NoTensor,
+    NoExpected,
+    NoIndex,
+    /// The guard it reads as does not parse.
+    Parse(String),
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Mismatch::NoTensor => "a size mismatch without its tensor",
+            Mismatch::NoExpected => "a size mismatch without `expected`",
+            Mismatch::NoIndex => "a size mismatch without its index or expected size",
+            Mismatch::Parse(message) => message,
+        })
+    }
+}
+
 /// `tensor 'x' size mismatch at index 1. expected 128, actual 1024` → `x.size()[1] == 128`
 /// (actual 1024); `2 <= x.size()[0] <= 64  # where` → that guard; `c == 0.5` → not a size.
-fn entry_guard(text: &str) -> Result<EntryGuard, String> {
+fn entry_guard(text: &str) -> Result<EntryGuard, Mismatch> {
     let t = text.trim();
     if let Some(i) = t.find(MISMATCH) {
-        let k = t[..i]
-            .find("tensor '")
-            .ok_or_else(|| "a size mismatch without its tensor".to_string())?;
+        let k = t[..i].find("tensor '").ok_or(Mismatch::NoTensor)?;
         let tensor = &t[k + "tensor '".len()..i];
         let rest = &t[i + MISMATCH.len()..];
         let num = |s: &str| -> Option<i128> {
@@ -783,18 +802,16 @@ fn entry_guard(text: &str) -> Result<EntryGuard, String> {
                 .parse()
                 .ok()
         };
-        let (index, rest) = rest
-            .split_once(". expected ")
-            .ok_or_else(|| "a size mismatch without `expected`".to_string())?;
+        let (index, rest) = rest.split_once(". expected ").ok_or(Mismatch::NoExpected)?;
         let (expected, actual) = match rest.split_once(", actual ") {
             Some((e, a)) => (num(e), num(a)),
             None => (num(rest), None),
         };
         let (Some(index), Some(expected)) = (num(index), expected) else {
-            return Err("a size mismatch without its index or expected size".to_string());
+            return Err(Mismatch::NoIndex);
         };
         let text = format!("{tensor}.size()[{index}] == {expected}");
-        let expr = parse_guard(&text).map_err(|e| e.message)?;
+        let expr = parse_guard(&text).map_err(|e| Mismatch::Parse(e.message))?;
         return Ok(EntryGuard::Size(
             Box::new(crate::message::Guard {
                 text,

@@ -176,12 +176,36 @@ impl From<Value> for Wire {
     }
 }
 
+/// Why a [`Wire`] is no [`Value`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum WireError {
+    /// A field its kind needs is missing.
+    Missing {
+        kind: &'static str,
+        field: &'static str,
+    },
+    /// A kind other than dim, auto, static, int.
+    Kind(String),
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WireError::Missing { kind, field } => write!(f, "a {kind} value needs `{field}`"),
+            WireError::Kind(other) => {
+                write!(f, "unknown kind `{other}` (dim, auto, static, int)")
+            }
+        }
+    }
+}
+
 impl TryFrom<Wire> for Value {
-    type Error = String;
-    fn try_from(w: Wire) -> Result<Value, String> {
+    type Error = WireError;
+    fn try_from(w: Wire) -> Result<Value, WireError> {
+        let missing = |kind, field| WireError::Missing { kind, field };
         Ok(match w.kind.as_str() {
             "dim" => Value::Dim {
-                root: w.root.ok_or("a dim value needs `root`")?,
+                root: w.root.ok_or(missing("dim", "root"))?,
                 coef: w.coef.unwrap_or(1),
                 offset: w.offset.unwrap_or(0),
                 name: w.name,
@@ -192,9 +216,9 @@ impl TryFrom<Wire> for Value {
             },
             "static" => Value::Static,
             "int" => Value::Int {
-                value: w.value.ok_or("an int value needs `value`")?,
+                value: w.value.ok_or(missing("int", "value"))?,
             },
-            other => return Err(format!("unknown kind `{other}` (dim, auto, static, int)")),
+            other => return Err(WireError::Kind(other.to_string())),
         })
     }
 }

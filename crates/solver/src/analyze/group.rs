@@ -3,7 +3,7 @@
 
 use crate::joint::{self, Choice, Group, Member, Solved};
 use crate::linked::LargestBox;
-use crate::report::DefinedReport;
+use crate::report::{Decided, DefinedReport, Undecided};
 use crate::types::{DimSet, Progression};
 
 /// One group of sizes the guards link, solved.
@@ -28,10 +28,10 @@ pub struct GroupAnswer {
 pub struct MemberAnswer<'a> {
     /// The member (`coef*root + offset`).
     pub member: &'a Member,
-    /// The values that pass with every value of the others (an error when not solved).
-    pub accepted: Result<DimSet, String>,
+    /// The values that pass with every value of the others, or why they are not known.
+    pub accepted: Decided<DimSet>,
     /// Values neither proven to pass nor to fail, with why.
-    pub unsure: Option<(DimSet, String)>,
+    pub unsure: Option<(DimSet, Undecided)>,
     /// For a linked size: the values that pass with some value of the others.
     pub some: Option<DimSet>,
     /// Its side of the largest sound box.
@@ -147,9 +147,9 @@ impl GroupAnswer {
         &self,
         m: &Member,
         l: &joint::Linked,
-        accepted: &Result<DimSet, String>,
-        why: &str,
-    ) -> Option<(DimSet, String)> {
+        accepted: &Decided<DimSet>,
+        why: &Undecided,
+    ) -> Option<(DimSet, Undecided)> {
         let domain = m
             .image(l.joint.domains.get(l.joint.level(&m.root)?)?)
             .ok()?;
@@ -157,18 +157,23 @@ impl GroupAnswer {
             Ok(a) => domain.difference(a).ok()?,
             Err(_) => domain,
         };
-        (!left.is_empty()).then(|| (left, why.to_string()))
+        (!left.is_empty()).then(|| (left, why.clone()))
     }
 
     /// What the stage knows about the size `var`, when it is a member.
     pub fn member(&self, var: &str) -> Option<MemberAnswer<'_>> {
         let m = self.grp.members.iter().find(|m| m.name == var)?;
-        let image = |s: &DimSet| m.image(s).map_err(|e| e.to_string());
+        let image = |s: &DimSet| m.image(s).map_err(Undecided::Exact);
         let accepted = match self.solved.accepted.get(&m.root) {
             Some(set) => image(set),
-            None => Err("not solved".into()),
+            None => Err(Undecided::NotSolved),
         };
-        let reason = self.undecided().unwrap_or_default();
+        // Values are unsure only where a guard is undecided, which says why.
+        let reason = self
+            .solved
+            .undecided
+            .clone()
+            .unwrap_or(Undecided::NotSolved);
         let mut unsure = self
             .solved
             .unsure
@@ -182,7 +187,8 @@ impl GroupAnswer {
                 // The budget ran out before its values with some partner were found: the
                 // values not proven to pass with every partner are undecided, never rejected.
                 if unsure.is_none() {
-                    unsure = l.and_then(|l| self.cut_short(m, l, &accepted, &e.reason()));
+                    let why = Undecided::Exhausted(e);
+                    unsure = l.and_then(|l| self.cut_short(m, l, &accepted, &why));
                 }
                 None
             }

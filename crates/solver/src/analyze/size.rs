@@ -9,7 +9,8 @@ use super::answer::Ranked;
 use super::group::{GroupAnswer, MemberAnswer};
 use crate::joint::{self, Products};
 use crate::report::{
-    DefinedValues, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo, UndecidedSet,
+    Decided, DefinedValues, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo,
+    Undecided, UndecidedSet,
 };
 use crate::suggest::unchecked_suggestion;
 use crate::types::{DimSet, Expr};
@@ -357,7 +358,7 @@ pub struct OwnSet {
     pub decisions: Vec<joint::Decision>,
     /// The values that pass every guard, or why there is no answer (the first undecided
     /// guard's reason, or a set operation past the budget).
-    pub set: Result<DimSet, String>,
+    pub set: Decided<DimSet>,
 }
 
 impl OwnSet {
@@ -398,7 +399,7 @@ pub fn own_set(
         .map(|g| joint::decide(g, var, domain, limits, prover))
         .collect();
     let undecided = decisions.iter().find_map(|d| match &d.fate {
-        joint::Fate::Undecided(why) => Some(why.to_string()),
+        joint::Fate::Undecided(why) => Some(why.clone()),
         _ => None,
     });
     let set = match undecided {
@@ -407,7 +408,7 @@ pub fn own_set(
             .iter()
             .filter_map(|d| d.set.as_ref())
             .try_fold(domain.clone(), |acc, s| acc.intersect(s))
-            .map_err(|e| e.to_string()),
+            .map_err(Undecided::Exact),
     };
     OwnSet { decisions, set }
 }
@@ -436,10 +437,10 @@ pub fn set_and_specs(
 /// A program's size, for [`claimed_answer`]: what its claimed sizes and the graph say.
 pub struct Claimed<'a> {
     /// The stage's accepted set for the size within its claimed sizes, or why there is none.
-    pub accepted: &'a Result<DimSet, String>,
+    pub accepted: &'a Decided<DimSet>,
     /// Values neither proven to pass nor to fail, with why (the stage's, and the graph's
     /// conditions it cannot decide).
-    pub unsure: Option<&'a (DimSet, String)>,
+    pub unsure: Option<&'a (DimSet, Undecided)>,
     /// The guards over this size alone, for the value-by-value re-check of its suggestions.
     pub guards: &'a [&'a Expr],
     /// The size's variable.
@@ -468,10 +469,7 @@ pub fn claimed_answer(
             // undecided, with the reason.
             let mut a = size_answer(g, m, asked);
             a.accepted = Some(Feasible::from(&DimSet::empty()));
-            a.undecided = Some(UndecidedSet::new(
-                claimed.unwrap_or(&DimSet::empty()),
-                e.clone(),
-            ));
+            a.undecided = Some(UndecidedSet::new(claimed.unwrap_or(&DimSet::empty()), e));
             return (a, vec![]);
         }
     };
@@ -496,11 +494,8 @@ pub fn claimed_answer(
             .map(|x| x.own.clone())
             .or_else(|| claimed.cloned());
         let set = own.map_or_else(DimSet::empty, |o| within(&o));
-        let why = match c.relation {
-            Some(r) => format!(
-                "defined by the others ({r}): no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner, the values of the definition over the others' accepted combinations, are not a periodic set and are not computed"
-            ),
-            None => "linked to a size the others define: no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner are not computed".to_string(),
+        let why = Undecided::DefinedBy {
+            relation: c.relation.map(str::to_string),
         };
         doubt = Some((set, why));
     }

@@ -293,7 +293,8 @@ fn solve_group_plain(
 /// `root`'s own set: its range cut by each guard over it alone (the guards over no size with
 /// the group's first root), each guard's fate recorded. A guard left undecided makes the whole
 /// set unsure (no value is proven to pass it): `root` accepts nothing, and the set is kept as
-/// unsure.
+/// unsure. Past the deadline of the command's budget no further guard is decided: each is
+/// undecided, saying so ([`Undecided::Exhausted`]).
 fn own_set(
     out: &mut Solved,
     grp: &Group,
@@ -311,6 +312,13 @@ fn own_set(
             || atoms.iter().any(|a| **a != **root)
             || (atoms.is_empty() && *root != grp.roots[0])
         {
+            continue;
+        }
+        if let Some(e) = crate::budget::expired() {
+            let why = Undecided::Exhausted(e);
+            out.undecided.get_or_insert_with(|| why.clone());
+            out.fates[i] = Fate::Undecided(why);
+            unsure = set.clone();
             continue;
         }
         let d = decide(g, root, &set, limits, prover);

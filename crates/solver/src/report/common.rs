@@ -184,7 +184,53 @@ pub enum Undecided {
         /// The bound on intermediate values, in bits.
         bits: u64,
     },
+    // The reasons the graph, the commands and the readers once carried as strings.
+    /// A size of a group the stage did not solve.
+    NotSolved,
+    /// `check`: an input's claimed sizes are not an arithmetic progression of one symbol.
+    NotProgression,
+    /// A run-time assert of a program whose condition the program does not record.
+    ConditionNotRecorded,
+    /// A `sym_constrain_range` of a program whose size the program does not record.
+    SizeNotRecorded,
+    /// A run-time assert of a tensor's value (`_assert_async`), which no size decides.
+    TensorValue,
+    /// An implied limit: the length of the table an operator indexes is not recorded.
+    TableLength {
+        /// The indexing operator.
+        op: String,
+    },
+    /// An implied limit: the index values are computed from sizes through an operator dimguard
+    /// does not follow.
+    NotFollowed {
+        /// The operator, in words (`arange with a step`).
+        via: String,
+    },
+    /// A run-time condition of a program names values that are no input size (computed from
+    /// data).
+    DataValues(Vec<String>),
+    /// A size a run-time condition of the program depends on, which the condition leaves
+    /// undecided: what passes everything else is undecided, never accepted.
+    Runtime {
+        /// An assert or an implied limit.
+        kind: crate::report::RuntimeKind,
+        /// The node that checks (or needs) it.
+        node: String,
+        /// Why the condition is undecided.
+        why: Box<Undecided>,
+    },
+    /// `check`: a size of a group with a defined size, whose values with some partner are not
+    /// computed: no value passes with every value of the others, every combination is decided
+    /// by the joint answer, and the size is undecided, never rejected.
+    DefinedBy {
+        /// For the defined size itself, its relation in the report's names; `None` for a size
+        /// linked to it.
+        relation: Option<String>,
+    },
 }
+
+/// An answer, or why it is undecided.
+pub type Decided<T> = Result<T, Undecided>;
 
 impl fmt::Display for Undecided {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -231,6 +277,41 @@ impl fmt::Display for Undecided {
             Undecided::Overflow { at, bits } => write!(
                 f,
                 "overflow: at {at} an intermediate value of the guard exceeds {bits} bits"
+            ),
+            Undecided::NotSolved => f.write_str("not solved"),
+            Undecided::NotProgression => f.write_str(
+                "the claimed sizes are not an arithmetic progression of one symbol",
+            ),
+            Undecided::ConditionNotRecorded => {
+                f.write_str("its condition is not recorded in the program")
+            }
+            Undecided::SizeNotRecorded => f.write_str("its size is not recorded in the program"),
+            Undecided::TensorValue => {
+                f.write_str("it asserts a tensor's value, which the sizes do not decide")
+            }
+            Undecided::TableLength { op } => {
+                write!(f, "the length of the table `{op}` indexes is not recorded")
+            }
+            Undecided::NotFollowed { via } => write!(
+                f,
+                "its index values are computed from sizes through `{via}`, which dimguard does not follow"
+            ),
+            Undecided::DataValues(names) => write!(
+                f,
+                "it names {}, which is no input size (a value computed from data)",
+                names.join(", ")
+            ),
+            Undecided::Runtime { kind, node, why } => write!(
+                f,
+                "the graph's {} at `{node}` is undecided: {why}",
+                kind.label()
+            ),
+            Undecided::DefinedBy { relation: Some(r) } => write!(
+                f,
+                "defined by the others ({r}): no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner, the values of the definition over the others' accepted combinations, are not a periodic set and are not computed"
+            ),
+            Undecided::DefinedBy { relation: None } => f.write_str(
+                "linked to a size the others define: no value passes with every value of the others, and every combination is decided by the joint answer (see linked); its values with some partner are not computed",
             ),
         }
     }

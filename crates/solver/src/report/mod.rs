@@ -38,8 +38,8 @@ pub use check::{
     Propagation, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange, Verdict,
 };
 pub use common::{
-    count_text, Certificate, Feasible, GuardFate, GuardMethod, GuardUse, NotPeriodic, Proof,
-    Suggestion, Undecided,
+    count_text, Certificate, Decided, Feasible, GuardFate, GuardMethod, GuardUse, NotPeriodic,
+    Proof, Suggestion, Undecided,
 };
 pub use diagnose::{
     DataDependent, Diagnosed, DimReport, FixCheck, Form, GuardReport, JointGuard, LineDim,

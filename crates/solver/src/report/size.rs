@@ -422,11 +422,12 @@ pub struct UndecidedSet {
 }
 
 impl UndecidedSet {
-    /// The undecided values `set`, with the reason.
-    pub fn new(set: &DimSet, reason: impl Into<String>) -> UndecidedSet {
+    /// The undecided values `set`, with the reason (an [`Undecided`](crate::report::Undecided),
+    /// in its words).
+    pub fn new(set: &DimSet, reason: impl std::fmt::Display) -> UndecidedSet {
         UndecidedSet {
             count: set.count(),
-            reason: reason.into(),
+            reason: reason.to_string(),
             segments: set.segments().to_vec(),
         }
     }
