@@ -158,11 +158,11 @@ fn parse_dim(s: &str) -> Result<(String, usize, i128, i128), Error> {
 /// for each dimension that shares a `Dim` of `spec` (the user's `dynamic_shapes`) with a named
 /// input, that input's sizes, and its example's size for the rest.
 ///
-/// One flow, each step a call: the examples and the program read ([`load`]); what the source
-/// says of each input, from `dimguard check` over the program ([`from_program`]) or
-/// `dimguard diagnose` over the message ([`from_message`]); the `--dim`s applied ([`bound`]);
-/// a `max` chosen for each unbounded size ([`choose_max`]); the program's intermediate sizes
-/// over the sizes the profiles serve ([`intermediate`]).
+/// One flow, each step a call: the examples and the program read (`load`); what the source
+/// says of each input, from `dimguard check` over the program (`from_program`) or
+/// `dimguard diagnose` over the message (`from_message`); the `--dim`s applied (`bound`);
+/// a `max` chosen for each unbounded size (`choose_max`); the program's intermediate sizes
+/// over the sizes the profiles serve (`intermediate`).
 pub fn inputs(
     source: Option<&str>,
     path: Option<&std::path::Path>,

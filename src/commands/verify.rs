@@ -1,5 +1,9 @@
 //! `dimguard verify`: is a user's `dynamic_shapes` spec sound for some guards, with a proof or
 //! counterexamples, and what is the maximal sound spec?
+//!
+//! One flow ([`verify`]), each step a call: the guards and the spec read by the caller
+//! ([`GuardSet::read`], `dimguard_readers::spec::read`) → `joint_problem` → `stage`
+//! ([`analyze`]) → `entries` (Z3 certifying each answer) → `report`.
 
 use dimguard_prove::{box_prover, check_box, check_set, JointVerdict, Verdict};
 use dimguard_readers::spec::{Given, Sheet};
@@ -146,9 +150,9 @@ impl GuardSet {
 
 /// Verifies `spec` against `guards` (both read by the caller: [`GuardSet::read`],
 /// `dimguard_readers::spec::read`). The one flow of a verification, each step a call: what the
-/// spec admits for the guards' sizes as the analysis stage's problem ([`joint_problem`]), the
-/// stage over the groups the guards link ([`stage`]), each size's entry and each guard's check,
-/// certified by Z3 ([`entries`]), and the report with its verdict ([`report`]).
+/// spec admits for the guards' sizes as the analysis stage's problem (`joint_problem`), the
+/// stage over the groups the guards link (`stage`), each size's entry and each guard's check,
+/// certified by Z3 (`entries`), and the report with its verdict (`report`).
 pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport {
     let problem = joint_problem(guards, spec);
     let analysis = stage(guards, &problem, timeout_ms);

@@ -109,9 +109,9 @@ fn solve_affine(e: &Expr, value: i128) -> Result<Option<(String, i128)>, ()> {
 /// shape). Inputs left out are not checked; a condition that needs one of their sizes makes the
 /// answer undecided, naming it.
 ///
-/// Each of torch's checks in its order, each a call: the inputs named ([`known_inputs`]), each
-/// input's sizes bound to the program's symbols ([`Sizes::bind`]), the guards over the inputs'
-/// sizes ([`guards`]), the run-time checks over the symbols ([`runtime`]). The first check that
+/// Each of torch's checks in its order, each a call: the inputs named (`known_inputs`), each
+/// input's sizes bound to the program's symbols (`Sizes::bind`), the guards over the inputs'
+/// sizes (`guards`), the run-time checks over the symbols (`runtime`). The first check that
 /// fails rejects; one that cannot be decided leaves the answer undecided unless a later one
 /// fails.
 pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict {
