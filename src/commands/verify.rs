@@ -2,8 +2,8 @@
 //! counterexamples, and what is the maximal sound spec?
 //!
 //! One flow ([`verify`]), each step a call: the guards and the spec read by the caller
-//! ([`GuardSet::read`], `dimguard_readers::spec::read`) → `joint_problem` → `stage`
-//! ([`analyze`]) → `entries` (Z3 certifying each answer) → `report`.
+//! ([`GuardSet::read`], `dimguard_readers::spec::read`) → `joint_problem` → `checks` (Z3 over
+//! what the spec admits) → `stage` ([`analyze`]) → `entries` → `report`.
 
 use dimguard_prove::{box_prover, check_box, check_set, JointVerdict, Verdict};
 use dimguard_readers::spec::{Given, Sheet};
@@ -150,14 +150,41 @@ impl GuardSet {
 
 /// Verifies `spec` against `guards` (both read by the caller: [`GuardSet::read`],
 /// `dimguard_readers::spec::read`). The one flow of a verification, each step a call: what the
-/// spec admits for the guards' sizes as the analysis stage's problem (`joint_problem`), the
-/// stage over the groups the guards link (`stage`), each size's entry and each guard's check,
-/// certified by Z3 (`entries`), and the report with its verdict (`report`).
+/// spec admits for the guards' sizes as the analysis stage's problem (`joint_problem`), Z3 over
+/// each size's own guards and each guard over several sizes (`checks`), the stage over the
+/// groups the guards link (`stage`), each size's entry with its group's answer (`entries`), and
+/// the report with its verdict (`report`).
 pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport {
     let problem = joint_problem(guards, spec);
+    let checked = checks(guards, spec, timeout_ms);
     let analysis = stage(guards, &problem, timeout_ms);
-    let entries = entries(guards, spec, (&problem, &analysis), timeout_ms);
+    let entries = entries(guards, spec, checked, (&problem, &analysis));
     report(spec, entries)
+}
+
+/// What Z3 (else the enumeration) says over what the spec admits, before the stage: each
+/// size's own guards ([`size_entry`]) and each guard over several sizes over the spec's box
+/// ([`joint_check`]). They come first, in this order, as before the one flow: Z3's models (the
+/// counterexamples printed) depend on the queries asked before them.
+struct Checked {
+    dims: Vec<VerifyDim>,
+    joint: Vec<JointCheck>,
+    uses: Vec<GuardUse>,
+}
+
+fn checks(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> Checked {
+    let mut uses: Vec<GuardUse> = Vec::new();
+    let dims = guards
+        .dims
+        .iter()
+        .filter_map(|dim| size_entry(dim, spec, &mut uses, timeout_ms))
+        .collect();
+    let joint = guards
+        .joint
+        .iter()
+        .map(|(text, g)| joint_check(text, g, guards, spec, timeout_ms))
+        .collect();
+    Checked { dims, joint, uses }
 }
 
 /// The analysis stage over the spec's sets, Z3 deciding what the joint search cannot: every
@@ -182,32 +209,25 @@ struct Entries {
     uses: Vec<GuardUse>,
 }
 
-/// The entries from the stage's answer: each size's own guards over what the spec admits
-/// ([`size_entry`]: the engine's set, certified by Z3), then what its group says of it
-/// ([`linked_size`]); each guard over several sizes checked over the spec's box
-/// ([`joint_check`]); the groups' joint sets and every guard's fate ([`joint_uses`]).
+/// The entries from the checks and the stage's answer: each size's entry with what its group
+/// says of it ([`linked_size`]); the groups' joint sets and every guard's fate
+/// ([`joint_uses`]).
 fn entries(
     guards: &GuardSet,
     spec: &Sheet,
+    checked: Checked,
     (jp, analysis): (&JointProblem, &Analysis),
-    timeout_ms: u32,
 ) -> Entries {
-    let mut uses: Vec<GuardUse> = Vec::new();
-    let mut dims = Vec::new();
-    for dim in &guards.dims {
-        let Some(mut d) = size_entry(dim, spec, &mut uses, timeout_ms) else {
-            continue;
-        };
+    let Checked {
+        mut dims,
+        joint,
+        mut uses,
+    } = checked;
+    for d in &mut dims {
         for g in &analysis.groups {
-            linked_size(&mut d, g, guards, spec, &jp.ranges);
+            linked_size(d, g, guards, spec, &jp.ranges);
         }
-        dims.push(d);
     }
-    let joint = guards
-        .joint
-        .iter()
-        .map(|(text, g)| joint_check(text, g, guards, spec, timeout_ms))
-        .collect();
     joint_uses(guards, jp, analysis, &mut uses);
     let joint_sets = analysis
         .groups
