@@ -157,6 +157,12 @@ fn parse_dim(s: &str) -> Result<(String, usize, i128, i128), Error> {
 /// message, every input given with `--example` is covered: one the message does not name takes,
 /// for each dimension that shares a `Dim` of `spec` (the user's `dynamic_shapes`) with a named
 /// input, that input's sizes, and its example's size for the rest.
+///
+/// One flow, each step a call: the examples and the program read (`load`); what the source
+/// says of each input, from `dimguard check` over the program (`from_program`) or
+/// `dimguard diagnose` over the message (`from_message`); the `--dim`s applied (`bound`);
+/// a `max` chosen for each unbounded size (`choose_max`); the program's intermediate sizes
+/// over the sizes the profiles serve (`intermediate`).
 pub fn inputs(
     source: Option<&str>,
     path: Option<&std::path::Path>,
@@ -168,150 +174,246 @@ pub fn inputs(
         .iter()
         .map(|e| parse_shape(e))
         .collect::<Result<_, _>>()?;
-    let mut specs: Vec<InputSpec> = Vec::new();
-    // The program, loaded and checked once.
-    let program = path.and_then(|p| graph::load(p).ok());
-    let program_loaded = program.is_some();
-    // Its graph, built once for the check and the intermediate sizes.
-    let built = program.as_ref().map(ProgramGraph::build).transpose()?;
-    let mut checked: Option<CheckReport> = None;
-    // Tied sizes written from a partner with an offset (`b = a + delta`): `(b, a, delta)`.
-    let mut shifted: Vec<Shift> = Vec::new();
-    let mut guards: Vec<Expr> = Vec::new();
-    if let (Some(program), Some(pg)) = (&program, &built) {
-        // As `dimguard check` does (Z3 decides linked groups too wide to enumerate).
-        let report = crate::commands::check::check_program_graph(program, pg, false)?;
-        let (boxes, ties) = chosen_boxes(&report, &examples);
-        let place = |source: &str| {
-            report
-                .dims
-                .iter()
-                .find(|d| d.source == source)
-                .map(|d| (d.input.clone(), d.index))
-        };
-        for input in program.user_inputs() {
-            let sizes = program.sizes(&input)?.unwrap_or_default();
-            let mut ds = Vec::new();
-            for (i, s) in sizes.iter().enumerate() {
-                let kind = match s {
-                    graph::program::Size::Int(n) => DimKind::Static(*n),
-                    graph::program::Size::Expr(..) => {
-                        let d = report
-                            .dims
-                            .iter()
-                            .find(|d| d.input == input && d.index == i)
-                            .ok_or_else(|| Error::NoSize {
-                                input: input.clone(),
-                                index: i,
-                                why: "missing from the check".into(),
-                            })?;
-                        let tie = ties
-                            .get(&d.source)
-                            .and_then(|(a, delta)| Some((place(a)?, *delta)));
-                        if let Some((o, oi)) = &d.same_as {
-                            DimKind::Same(o.clone(), *oi)
-                        } else if let Some(((o, oi), 0)) = &tie {
-                            // Tied and written as its partner: equal in every profile.
-                            DimKind::Same(o.clone(), *oi)
-                        } else {
-                            if let Some((a, delta)) = tie {
-                                shifted.push(((input.clone(), i), a, delta));
-                            }
-                            // A linked size: its side of the chosen box, so that every corner
-                            // shape passes with the others' sides.
-                            let accepted = match boxes.get(&d.source) {
-                                Some(side) => side.clone(),
-                                None => d
-                                    .answer
-                                    .accepted
-                                    .as_ref()
-                                    .map(|a| DimSet::from_segments(a.segments.clone()))
-                                    .transpose()?
-                                    .unwrap_or_default(),
-                            };
-                            if accepted.is_empty() {
-                                return Err(Error::NoSize {
-                                    input: input.clone(),
-                                    index: i,
-                                    why: d
-                                        .answer
-                                        .undecided
-                                        .as_ref()
-                                        .map_or("no size passes", |u| u.reason.as_str())
-                                        .to_string(),
-                                });
-                            }
-                            let example = examples
-                                .get(&input)
-                                .and_then(|e| e.get(i).copied())
-                                .or(d.example);
-                            DimKind::Dynamic { accepted, example }
-                        }
-                    }
-                };
-                ds.push(kind);
-            }
-            specs.push(InputSpec {
-                name: input,
-                dims: ds,
+    let program = load(path)?;
+    let mut read = match &program {
+        Some(loaded) => from_program(loaded, &examples)?,
+        None => from_message(source, &examples, spec)?,
+    };
+    let known = Known {
+        program: program.is_some(),
+        source: program.is_some() || source.is_some(),
+    };
+    let given = bound(&mut read.specs, dims, &examples, known)?;
+    let chosen = choose_max(&mut read.specs, &given, &read.shifted);
+    if read.specs.is_empty() {
+        return Err(Error::Missing("nothing to profile: give a .pt2 archive, an error message, or --dim INPUT:INDEX=LO..HI with --example".into()));
+    }
+    let intermediate = program
+        .as_ref()
+        .map(|l| intermediate(&l.program, &l.graph, &read.specs, &read.shifted))
+        .transpose()?;
+    Ok(Inputs {
+        specs: read.specs,
+        intermediate,
+        chosen,
+        guards: read.guards,
+    })
+}
+
+/// A program, loaded with its graph (built once for the check and the intermediate sizes).
+struct Loaded {
+    program: Program,
+    graph: ProgramGraph,
+}
+
+/// The program at `path`, when it is one (else the source is read as a message).
+fn load(path: Option<&std::path::Path>) -> Result<Option<Loaded>, Error> {
+    let Some(program) = path.and_then(|p| graph::load(p).ok()) else {
+        return Ok(None);
+    };
+    let graph = ProgramGraph::build(&program)?;
+    Ok(Some(Loaded { program, graph }))
+}
+
+/// What a source says of the inputs, before the `--dim`s.
+#[derive(Default)]
+struct Read {
+    /// The inputs and what each dimension accepts.
+    specs: Vec<InputSpec>,
+    /// Tied sizes written from a partner with an offset (`b = a + delta`): `(b, a, delta)`.
+    shifted: Vec<Shift>,
+    /// For a program: its guards and run-time conditions over the input sizes.
+    guards: Vec<Expr>,
+}
+
+/// Every input of a program, checked as `dimguard check` does (Z3 decides linked groups too
+/// wide to enumerate): a static size, a size equal to another, or the sizes it accepts (a
+/// linked size's side of the chosen box, [`chosen_boxes`]).
+fn from_program(loaded: &Loaded, examples: &BTreeMap<String, Vec<i128>>) -> Result<Read, Error> {
+    let (program, pg) = (&loaded.program, &loaded.graph);
+    let report = crate::commands::check::check_program_graph(program, pg, false)?;
+    let (boxes, ties) = chosen_boxes(&report, examples);
+    let at = Place {
+        report: &report,
+        boxes: &boxes,
+        ties: &ties,
+        examples,
+    };
+    let mut read = Read::default();
+    for input in program.user_inputs() {
+        let sizes = program.sizes(&input)?.unwrap_or_default();
+        let mut ds = Vec::new();
+        for (i, s) in sizes.iter().enumerate() {
+            ds.push(match s {
+                graph::program::Size::Int(n) => DimKind::Static(*n),
+                graph::program::Size::Expr(..) => at.kind(&input, i, &mut read.shifted)?,
             });
         }
-        guards = program_guards(program, &report)?;
-        checked = Some(report);
+        read.specs.push(InputSpec {
+            name: input,
+            dims: ds,
+        });
     }
-    if !program_loaded {
-        if let Some(text) = source {
-            let report = diagnose::diagnose_text(text, &Options::default())?;
-            for d in &report.dims {
-                let Some((input, index)) = d.source.as_deref().and_then(source_input) else {
-                    continue;
-                };
-                let shape = examples.get(&input).ok_or_else(|| {
-                    Error::Missing(format!("the message does not give the rank of input `{input}`: add --example {input}:1x3x520x960 (its full traced shape)"))
-                })?;
-                if index >= shape.len() {
-                    return Err(Error::Missing(format!(
-                        "`{}` is dimension {index} of `{input}`, but --example gives `{input}` rank {}: give its full traced shape (--example {input}:1x3x520x960)",
-                        d.name,
-                        shape.len()
-                    )));
-                }
-                let spec = ensure(&mut specs, &input, shape);
-                let kind = match (d.status, &d.answer.accepted) {
-                    (Status::Specialized, _) => {
-                        DimKind::Static(d.specialized.unwrap_or(shape[index]))
-                    }
-                    (_, Some(f)) => DimKind::Dynamic {
-                        accepted: DimSet::from_segments(f.segments.clone())?,
-                        example: shape.get(index).copied(),
-                    },
-                    _ => {
-                        return Err(Error::Missing(format!(
-                            "`{}`: {}",
-                            d.name,
-                            d.undecided.as_deref().unwrap_or("no exact set")
-                        )))
-                    }
-                };
-                *spec.dims.get_mut(index).ok_or_else(|| {
-                    Error::Missing(format!("`{input}` has no dimension {index}"))
-                })? = kind;
-            }
+    read.guards = program_guards(program, &report)?;
+    Ok(read)
+}
+
+/// What the check says of a program's symbolic sizes, and the boxes and ties chosen from it.
+struct Place<'a> {
+    report: &'a CheckReport,
+    boxes: &'a BTreeMap<String, DimSet>,
+    ties: &'a Ties,
+    examples: &'a BTreeMap<String, Vec<i128>>,
+}
+
+impl Place<'_> {
+    /// The input and index of the size `source`.
+    fn of(&self, source: &str) -> Option<Slot> {
+        self.report
+            .dims
+            .iter()
+            .find(|d| d.source == source)
+            .map(|d| (d.input.clone(), d.index))
+    }
+
+    /// Dimension `i` of `input`, a symbolic size: equal to another size (the check's
+    /// `same_as`, or tied and written as its partner), else the sizes it accepts (a tie at an
+    /// offset added to `shifted`).
+    fn kind(&self, input: &str, i: usize, shifted: &mut Vec<Shift>) -> Result<DimKind, Error> {
+        let d = self
+            .report
+            .dims
+            .iter()
+            .find(|d| d.input == input && d.index == i)
+            .ok_or_else(|| Error::NoSize {
+                input: input.to_string(),
+                index: i,
+                why: "missing from the check".into(),
+            })?;
+        let tie = self
+            .ties
+            .get(&d.source)
+            .and_then(|(a, delta)| Some((self.of(a)?, *delta)));
+        if let Some((o, oi)) = &d.same_as {
+            return Ok(DimKind::Same(o.clone(), *oi));
         }
+        if let Some(((o, oi), 0)) = &tie {
+            // Tied and written as its partner: equal in every profile.
+            return Ok(DimKind::Same(o.clone(), *oi));
+        }
+        if let Some((a, delta)) = tie {
+            shifted.push(((input.to_string(), i), a, delta));
+        }
+        // A linked size: its side of the chosen box, so that every corner shape passes with
+        // the others' sides.
+        let accepted = match self.boxes.get(&d.source) {
+            Some(side) => side.clone(),
+            None => d
+                .answer
+                .accepted
+                .as_ref()
+                .map(|a| DimSet::from_segments(a.segments.clone()))
+                .transpose()?
+                .unwrap_or_default(),
+        };
+        if accepted.is_empty() {
+            return Err(Error::NoSize {
+                input: input.to_string(),
+                index: i,
+                why: d
+                    .answer
+                    .undecided
+                    .as_ref()
+                    .map_or("no size passes", |u| u.reason.as_str())
+                    .to_string(),
+            });
+        }
+        let example = self
+            .examples
+            .get(input)
+            .and_then(|e| e.get(i).copied())
+            .or(d.example);
+        Ok(DimKind::Dynamic { accepted, example })
     }
-    if !program_loaded && source.is_some() {
-        cover_examples(&mut specs, &examples, spec)?;
+}
+
+/// Every input a message names, diagnosed as `dimguard diagnose` does (each size's accepted
+/// set, a specialized size static; its rank from `--example`), and every other input given
+/// with `--example` ([`cover_examples`]).
+fn from_message(
+    source: Option<&str>,
+    examples: &BTreeMap<String, Vec<i128>>,
+    spec: Option<&Sheet>,
+) -> Result<Read, Error> {
+    let mut read = Read::default();
+    let Some(text) = source else {
+        return Ok(read);
+    };
+    let report = diagnose::diagnose_text(text, &Options::default())?;
+    for d in &report.dims {
+        let Some((input, index)) = d.source.as_deref().and_then(source_input) else {
+            continue;
+        };
+        let shape = examples.get(&input).ok_or_else(|| {
+            Error::Missing(format!("the message does not give the rank of input `{input}`: add --example {input}:1x3x520x960 (its full traced shape)"))
+        })?;
+        if index >= shape.len() {
+            return Err(Error::Missing(format!(
+                "`{}` is dimension {index} of `{input}`, but --example gives `{input}` rank {}: give its full traced shape (--example {input}:1x3x520x960)",
+                d.name,
+                shape.len()
+            )));
+        }
+        let spec = ensure(&mut read.specs, &input, shape);
+        let kind = match (d.status, &d.answer.accepted) {
+            (Status::Specialized, _) => DimKind::Static(d.specialized.unwrap_or(shape[index])),
+            (_, Some(f)) => DimKind::Dynamic {
+                accepted: DimSet::from_segments(f.segments.clone())?,
+                example: shape.get(index).copied(),
+            },
+            _ => {
+                return Err(Error::Missing(format!(
+                    "`{}`: {}",
+                    d.name,
+                    d.undecided.as_deref().unwrap_or("no exact set")
+                )))
+            }
+        };
+        *spec
+            .dims
+            .get_mut(index)
+            .ok_or_else(|| Error::Missing(format!("`{input}` has no dimension {index}")))? = kind;
     }
+    cover_examples(&mut read.specs, examples, spec)?;
+    Ok(read)
+}
+
+/// What the source was: a program, or any source (a program or a message).
+#[derive(Clone, Copy)]
+struct Known {
+    program: bool,
+    source: bool,
+}
+
+/// Applies each `--dim INPUT:INDEX=LO..HI`: a dimension the source decided keeps the sizes it
+/// accepts inside the range; one it did not (or no source) takes the range. The dimensions
+/// given.
+fn bound(
+    specs: &mut Vec<InputSpec>,
+    dims: &[String],
+    examples: &BTreeMap<String, Vec<i128>>,
+    from: Known,
+) -> Result<BTreeSet<Slot>, Error> {
     let mut given: BTreeSet<Slot> = BTreeSet::new();
     for d in dims {
         let (input, index, lo, hi) = parse_dim(d)?;
-        let known = specs.iter().any(|s| s.name == input) && (program_loaded || source.is_some());
+        let known = specs.iter().any(|s| s.name == input) && from.source;
         let shape = match examples.get(&input) {
             Some(e) => e.clone(),
             None if known => vec![],
             None => return Err(Error::Missing(format!("--dim {d}: add --example {input}:... (the full shape of `{input}`) to give its rank"))),
         };
-        let spec = ensure(&mut specs, &input, &shape);
+        let spec = ensure(specs, &input, &shape);
         let slot = spec
             .dims
             .get_mut(index)
@@ -337,7 +439,7 @@ pub fn inputs(
                     "--dim {d}: `{input}` dimension {index} equals `{o}` dimension {oi}: give --dim {o}:{oi}=LO..HI"
                 )))
             }
-            DimKind::Static(n) if known && program_loaded => {
+            DimKind::Static(n) if known && from.program => {
                 return Err(Error::Missing(format!(
                     "--dim {d}: `{input}` dimension {index} is static in the program ({n})"
                 )))
@@ -349,23 +451,7 @@ pub fn inputs(
         };
         given.insert((input, index));
     }
-    let chosen = choose_max(&mut specs, &given, &shifted);
-    if specs.is_empty() {
-        return Err(Error::Missing("nothing to profile: give a .pt2 archive, an error message, or --dim INPUT:INDEX=LO..HI with --example".into()));
-    }
-    // A program's intermediate sizes, over the sizes the profiles serve.
-    let intermediate = program
-        .as_ref()
-        .zip(built.as_ref())
-        .filter(|_| checked.is_some())
-        .map(|(p, pg)| intermediate(p, pg, &specs, &shifted))
-        .transpose()?;
-    Ok(Inputs {
-        specs,
-        intermediate,
-        chosen,
-        guards,
-    })
+    Ok(given)
 }
 
 /// The program's guards and run-time conditions over its input sizes (those whose every symbol

@@ -1,12 +1,16 @@
 //! `dimguard verify`: is a user's `dynamic_shapes` spec sound for some guards, with a proof or
 //! counterexamples, and what is the maximal sound spec?
+//!
+//! One flow ([`verify`]), each step a call: the guards and the spec read by the caller
+//! ([`GuardSet::read`], `dimguard_readers::spec::read`) → `joint_problem` → `checks` (Z3 over
+//! what the spec admits) → `stage` ([`analyze`]) → `entries` → `report`.
 
 use dimguard_prove::{box_prover, check_box, check_set, JointVerdict, Verdict};
 use dimguard_readers::spec::{Given, Sheet};
 use dimguard_readers::Message;
 use dimguard_solver::analyze::{
-    analyze, group_line, own_set, size_answer, suggestions, Asked, GroupLine, Partners, Problem,
-    Size,
+    analyze, group_line, own_set, size_answer, suggestions, Analysis, Asked, GroupLine, Partners,
+    Problem, Size,
 };
 use dimguard_solver::engine::{solve, Limits, Method, Outcome};
 use dimguard_solver::expr::Value;
@@ -15,8 +19,8 @@ use dimguard_solver::linked::{solve_joint, Budget};
 use dimguard_solver::python::{self, dim_code};
 use dimguard_solver::rank;
 use dimguard_solver::report::{
-    Certificate, Feasible, GuardFate, GuardUse, JointCheck, Proof, SizeAnswer, Verified, VerifyDim,
-    VerifyReport,
+    Certificate, Feasible, GuardFate, GuardUse, JointCheck, JointReport, Proof, SizeAnswer,
+    Verified, VerifyDim, VerifyReport,
 };
 use dimguard_solver::RECHECK_LIMIT;
 use dimguard_solver::{parse_guard, Error, ParseError};
@@ -144,102 +148,108 @@ impl GuardSet {
     }
 }
 
-/// Verifies `spec` against `guards`.
+/// Verifies `spec` against `guards` (both read by the caller: [`GuardSet::read`],
+/// `dimguard_readers::spec::read`). The one flow of a verification, each step a call: what the
+/// spec admits for the guards' sizes as the analysis stage's problem (`joint_problem`), Z3 over
+/// each size's own guards and each guard over several sizes (`checks`), the stage over the
+/// groups the guards link (`stage`), each size's entry with its group's answer (`entries`), and
+/// the report with its verdict (`report`).
 pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport {
-    let limits = Limits::default();
-    let mut dims = Vec::new();
+    let problem = joint_problem(guards, spec);
+    let checked = checks(guards, spec, timeout_ms);
+    let analysis = stage(guards, &problem, timeout_ms);
+    let entries = entries(guards, spec, checked, (&problem, &analysis));
+    report(spec, entries)
+}
+
+/// What Z3 (else the enumeration) says over what the spec admits, before the stage: each
+/// size's own guards ([`size_entry`]) and each guard over several sizes over the spec's box
+/// ([`joint_check`]). They come first, in this order, as before the one flow: Z3's models (the
+/// counterexamples printed) depend on the queries asked before them.
+struct Checked {
+    dims: Vec<VerifyDim>,
+    joint: Vec<JointCheck>,
+    uses: Vec<GuardUse>,
+}
+
+fn checks(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> Checked {
     let mut uses: Vec<GuardUse> = Vec::new();
-    for (name, source, gs) in &guards.dims {
-        let var = source.clone().unwrap_or_else(|| name.clone());
-        let sd = spec.lookup(name, source.as_deref());
-        let Some(admitted) = sd.as_ref().and_then(|d| d.admitted.as_ref()) else {
-            let why = match sd {
-                Some(_) => "the spec makes this size static (Dim.STATIC): its traced value is not known here",
-                None => "the spec does not cover this size",
-            };
-            uses.extend(gs.iter().map(|g| GuardUse {
-                guard: g.to_string(),
-                sizes: vec![name.clone()],
-                error: None,
-                fate: GuardFate::Undecided,
-                reason: Some(why.into()),
-            }));
-            continue;
-        };
-        let sd = sd.as_ref().expect("admitted implies a spec entry");
-        uses.extend(
-            gs.iter()
-                .map(|g| guard_use(g, name, &var, admitted, &limits, timeout_ms)),
-        );
-        let refs: Vec<&Expr> = gs.iter().collect();
-        // The passing members of the admitted set (the stage's `own_set`).
-        let passing = own_set(&refs, &var, admitted, &limits, None).set.ok();
-        let failing_set = passing.as_ref().and_then(|p| admitted.difference(p).ok());
-        let verdict = check_set(&refs, &var, admitted, 5, timeout_ms);
-        let mut d = VerifyDim {
-            kind: Verified {
-                name: name.clone(),
-                sound: None,
-                admitted: admitted.count(),
-                failing: failing_set.as_ref().map(DimSet::count),
-                counterexamples: vec![],
-                certificate: Certificate::None,
-                source: source.clone(),
-                spec: spec.definition(sd),
-                maximal_spec: None,
-                note: None,
-            },
-            answer: SizeAnswer {
-                // The admitted values that pass every guard of the size.
-                accepted: passing.as_ref().map(Feasible::from),
-                ..SizeAnswer::default()
-            },
-        };
-        match verdict {
-            Verdict::Proved => {
-                d.sound = Some(true);
-                d.certificate = Certificate::Z3;
-            }
-            Verdict::Refuted(xs) => {
-                d.sound = Some(false);
-                d.certificate = Certificate::Z3;
-                d.counterexamples = xs;
-            }
-            Verdict::Unknown(why) => {
-                d.note = Some(why);
-                if let Some(f) = &failing_set {
-                    if admitted.count() <= RECHECK_LIMIT {
-                        d.sound = Some(f.is_empty());
-                        d.certificate = Certificate::Enumeration;
-                        d.counterexamples = f.iter().take(5).collect();
-                    }
-                }
-            }
-        }
-        // The largest sound spec within the admitted range.
-        if let (Some(lo), Some(hi)) = (admitted.min(), admitted.max()) {
-            let range = DimSet::interval(lo, hi);
-            let feasible = own_set(&refs, &var, &range, &limits, None).set.ok();
-            // Ranked inside what passes over that range, each re-checked value by value
-            // against the size's guards (when few enough).
-            if let Some(f) = feasible {
-                let r = suggestions(&f, None, 4, Some(&refs), &var, &sd.name, Proof::Periodic);
-                d.maximal_spec = r.progressions.first().map(|best| dim_code(&sd.name, best));
-                d.answer.suggestions = r.suggestions;
-            }
-        }
-        dims.push(d);
-    }
-    let joint: Vec<JointCheck> = guards
+    let dims = guards
+        .dims
+        .iter()
+        .filter_map(|dim| size_entry(dim, spec, &mut uses, timeout_ms))
+        .collect();
+    let joint = guards
         .joint
         .iter()
         .map(|(text, g)| joint_check(text, g, guards, spec, timeout_ms))
         .collect();
-    let joint_sets = joint_groups(guards, spec, &mut dims, &mut uses, timeout_ms);
-    let all: Vec<Option<bool>> = dims
+    Checked { dims, joint, uses }
+}
+
+/// The analysis stage over the spec's sets, Z3 deciding what the joint search cannot: every
+/// group of sizes that guards link (or the spec ties) and the spec covers. A size alone in its
+/// group is answered from its own guards ([`size_entry`]); with no guard over several sizes
+/// there is nothing to link.
+fn stage(guards: &GuardSet, jp: &JointProblem, timeout_ms: u32) -> Analysis {
+    if guards.joint.is_empty() {
+        return Analysis::default();
+    }
+    let z3 = box_prover(timeout_ms);
+    analyze(&jp.problem, &Budget::default(), Some(&z3), &|g| {
+        !(g.roots.len() == 1 && g.members.len() < 2) && jp.covers(g)
+    })
+}
+
+/// What `verify` says per size and per guard, before the verdict.
+struct Entries {
+    dims: Vec<VerifyDim>,
+    joint: Vec<JointCheck>,
+    joint_sets: Vec<JointReport>,
+    uses: Vec<GuardUse>,
+}
+
+/// The entries from the checks and the stage's answer: each size's entry with what its group
+/// says of it ([`linked_size`]); the groups' joint sets and every guard's fate
+/// ([`joint_uses`]).
+fn entries(
+    guards: &GuardSet,
+    spec: &Sheet,
+    checked: Checked,
+    (jp, analysis): (&JointProblem, &Analysis),
+) -> Entries {
+    let Checked {
+        mut dims,
+        joint,
+        mut uses,
+    } = checked;
+    for d in &mut dims {
+        for g in &analysis.groups {
+            linked_size(d, g, guards, spec, &jp.ranges);
+        }
+    }
+    joint_uses(guards, jp, analysis, &mut uses);
+    let joint_sets = analysis
+        .groups
+        .iter()
+        .filter_map(|g| g.linked.as_ref().map(|l| l.report.clone()))
+        .collect();
+    Entries {
+        dims,
+        joint,
+        joint_sets,
+        uses,
+    }
+}
+
+/// The report: sound when every size's and every joint guard's check is, unsound when one
+/// fails, else undecided.
+fn report(spec: &Sheet, e: Entries) -> VerifyReport {
+    let all: Vec<Option<bool>> = e
+        .dims
         .iter()
         .map(|d| d.sound)
-        .chain(joint.iter().map(|j| j.sound))
+        .chain(e.joint.iter().map(|j| j.sound))
         .collect();
     let sound = if all.contains(&Some(false)) {
         Some(false)
@@ -250,12 +260,106 @@ pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport 
     };
     VerifyReport {
         sound,
-        dims,
-        joint,
+        dims: e.dims,
+        joint: e.joint,
         unrecognized: spec.unrecognized.clone(),
-        joint_sets,
-        guards: uses,
+        joint_sets: e.joint_sets,
+        guards: e.uses,
     }
+}
+
+/// One size's entry from its own guards over the values the spec admits: each guard's use
+/// ([`guard_use`]), the admitted values that pass (the stage's `own_set`), Z3's verdict over
+/// them (a proof or counterexamples; else, over few enough values, the enumeration's) and the
+/// largest sound spec within the admitted range. A size the spec does not cover (or makes
+/// static) has no entry: its guards are undecided, with the reason.
+fn size_entry(
+    (name, source, gs): &(String, Option<String>, Vec<Expr>),
+    spec: &Sheet,
+    uses: &mut Vec<GuardUse>,
+    timeout_ms: u32,
+) -> Option<VerifyDim> {
+    let limits = Limits::default();
+    let var = source.clone().unwrap_or_else(|| name.clone());
+    let sd = spec.lookup(name, source.as_deref());
+    let Some(admitted) = sd.as_ref().and_then(|d| d.admitted.as_ref()) else {
+        let why = match sd {
+            Some(_) => {
+                "the spec makes this size static (Dim.STATIC): its traced value is not known here"
+            }
+            None => "the spec does not cover this size",
+        };
+        uses.extend(gs.iter().map(|g| GuardUse {
+            guard: g.to_string(),
+            sizes: vec![name.clone()],
+            error: None,
+            fate: GuardFate::Undecided,
+            reason: Some(why.into()),
+        }));
+        return None;
+    };
+    let sd = sd.as_ref().expect("admitted implies a spec entry");
+    uses.extend(
+        gs.iter()
+            .map(|g| guard_use(g, name, &var, admitted, &limits, timeout_ms)),
+    );
+    let refs: Vec<&Expr> = gs.iter().collect();
+    // The passing members of the admitted set (the stage's `own_set`).
+    let passing = own_set(&refs, &var, admitted, &limits, None).set.ok();
+    let failing_set = passing.as_ref().and_then(|p| admitted.difference(p).ok());
+    let mut d = VerifyDim {
+        kind: Verified {
+            name: name.clone(),
+            sound: None,
+            admitted: admitted.count(),
+            failing: failing_set.as_ref().map(DimSet::count),
+            counterexamples: vec![],
+            certificate: Certificate::None,
+            source: source.clone(),
+            spec: spec.definition(sd),
+            maximal_spec: None,
+            note: None,
+        },
+        answer: SizeAnswer {
+            // The admitted values that pass every guard of the size.
+            accepted: passing.as_ref().map(Feasible::from),
+            ..SizeAnswer::default()
+        },
+    };
+    match check_set(&refs, &var, admitted, 5, timeout_ms) {
+        Verdict::Proved => {
+            d.sound = Some(true);
+            d.certificate = Certificate::Z3;
+        }
+        Verdict::Refuted(xs) => {
+            d.sound = Some(false);
+            d.certificate = Certificate::Z3;
+            d.counterexamples = xs;
+        }
+        Verdict::Unknown(why) => {
+            d.note = Some(why);
+            if let Some(f) = &failing_set {
+                if admitted.count() <= RECHECK_LIMIT {
+                    d.sound = Some(f.is_empty());
+                    d.certificate = Certificate::Enumeration;
+                    d.counterexamples = f.iter().take(5).collect();
+                }
+            }
+        }
+    }
+    // The largest sound spec within the admitted range.
+    if let (Some(lo), Some(hi)) = (admitted.min(), admitted.max()) {
+        let range = DimSet::interval(lo, hi);
+        let feasible = own_set(&refs, &var, &range, &limits, None).set.ok();
+        // Ranked inside what passes over that range, each re-checked value by value
+        // against the size's guards (when few enough).
+        if let Some(f) = feasible {
+            let r = suggestions(&f, None, 4, Some(&refs), &var, &sd.name, Proof::Periodic);
+            d.maximal_spec = r.progressions.first().map(|best| dim_code(&sd.name, best));
+            d.answer.suggestions = r.suggestions;
+        }
+    }
+    Some(d)
 }
 
 /// What became of a one-size guard over the admitted values: solved by the engine, else proved
@@ -412,32 +516,16 @@ fn spec_of(guards: &GuardSet, spec: &Sheet, size: &str) -> Option<Given> {
     }
 }
 
-/// Every group of sizes linked by guards, solved jointly over the spec's sets (the product of
-/// what the spec admits, sizes sharing one `Dim` equal, [`joint_problem`]): the joint set, the
-/// largest sound box, each linking guard's fate, and each linked size's answer and maximal line
-/// ([`linked_size`]).
-fn joint_groups(
-    guards: &GuardSet,
-    spec: &Sheet,
-    dims: &mut [VerifyDim],
-    uses: &mut Vec<GuardUse>,
-    timeout_ms: u32,
-) -> Vec<dimguard_solver::report::JointReport> {
-    if guards.joint.is_empty() {
-        return vec![];
-    }
-    let JointProblem {
-        problem,
-        ranges,
-        first_joint,
-    } = joint_problem(guards, spec);
-    let budget = Budget::default();
-    let z3 = box_prover(timeout_ms);
+/// Each guard over several sizes' use, from the stage's answer: undecided where the spec does
+/// not cover a size of its group, else its fate in the analysis (a guard joining two groups,
+/// held on both answers, listed with each; the guards of a group that reduced to one size, the
+/// sizes the spec ties, solved jointly).
+fn joint_uses(guards: &GuardSet, jp: &JointProblem, analysis: &Analysis, uses: &mut Vec<GuardUse>) {
     let name_of = |v: &str| name_of(guards, v);
-    // The use of guard `o` (an index in `all`) when it is one of the guards over several sizes
-    // (one-size guards keep their own, over the spec's set).
+    // The use of guard `o` (an index in the problem's guards) when it is one of the guards
+    // over several sizes (one-size guards keep their own, over the spec's set).
     let joint_use = |o: usize, fate: GuardFate, reason: Option<String>| {
-        let (text, e) = guards.joint.get(o.checked_sub(first_joint)?)?;
+        let (text, e) = guards.joint.get(o.checked_sub(jp.first_joint)?)?;
         Some(GuardUse {
             guard: text.clone(),
             sizes: e.atoms().iter().map(|a| name_of(a)).collect(),
@@ -446,15 +534,11 @@ fn joint_groups(
             reason,
         })
     };
-    let covered = |g: &joint::Group| g.members.iter().all(|m| ranges.contains_key(&m.name));
-    let analysis = analyze(&problem, &budget, Some(&z3), &|g| {
-        !(g.roots.len() == 1 && g.members.len() < 2) && covered(g)
-    });
-    for grp in analysis.skipped.iter().filter(|g| !covered(g)) {
+    for grp in analysis.skipped.iter().filter(|g| !jp.covers(g)) {
         let m = grp
             .members
             .iter()
-            .find(|m| !ranges.contains_key(&m.name))
+            .find(|m| !jp.ranges.contains_key(&m.name))
             .expect("an uncovered member");
         let why = format!("the spec does not cover `{}`", name_of(&m.name));
         uses.extend(
@@ -464,29 +548,18 @@ fn joint_groups(
                 .filter_map(|&o| joint_use(o, GuardFate::Undecided, Some(why.clone()))),
         );
     }
-    let mut out = Vec::new();
     for g in &analysis.groups {
-        let (grp, linked) = (&g.grp, &g.linked);
-        let tied = grp.roots.len() == 1;
+        let grp = &g.grp;
         // The guards joining this group to another that hold on both answers are listed
         // with it, whatever its size.
-        for &o in &grp.held {
+        let mut listed: Vec<usize> = grp.held.clone();
+        if grp.roots.len() != 1 {
+            listed.extend(grp.origin.iter().chain(&grp.relations));
+        }
+        for o in listed {
             if let Some((fate, reason)) = analysis.fates.get(&o) {
                 uses.extend(joint_use(o, *fate, reason.clone()));
             }
-        }
-        if !tied {
-            for &o in grp.origin.iter().chain(&grp.relations) {
-                if let Some((fate, reason)) = analysis.fates.get(&o) {
-                    uses.extend(joint_use(o, *fate, reason.clone()));
-                }
-            }
-        }
-        for d in dims.iter_mut() {
-            linked_size(d, g, guards, spec, &ranges);
-        }
-        if let Some(l) = linked {
-            out.push(l.report.clone());
         }
     }
     // Linking guards of groups that reduced to one size (equal sizes).
@@ -501,7 +574,6 @@ fn joint_groups(
             });
         }
     }
-    out
 }
 
 /// The problem `verify` gives the analysis stage over the guards of several sizes: every
@@ -512,6 +584,14 @@ struct JointProblem {
     problem: Problem,
     ranges: BTreeMap<String, (i128, i128)>,
     first_joint: usize,
+}
+
+impl JointProblem {
+    /// Whether the spec covers every size of the group (a size it does not cover, or makes
+    /// static, has no known values: its group is not solved over every integer).
+    fn covers(&self, g: &joint::Group) -> bool {
+        g.members.iter().all(|m| self.ranges.contains_key(&m.name))
+    }
 }
 
 /// What `spec` admits for the sizes `guards` name, as one [`JointProblem`].

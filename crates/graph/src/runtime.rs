@@ -388,7 +388,10 @@ const KEEPS_VALUES: [&str; 17] = [
 ];
 
 impl Indices {
-    /// Follows index values through `node`; returns the limits its indexing implies.
+    /// Follows index values through `node`; returns the limits its indexing implies: an
+    /// `arange` starts a span ([`Indices::arange`]); an index consumer's index must lie inside
+    /// its table ([`Indices::consumed`]); what is known of the inputs' values passes to the
+    /// outputs ([`Indices::propagate`]).
     fn visit(
         &mut self,
         node: &Node,
@@ -397,136 +400,100 @@ impl Indices {
         p: &Program,
         ranges: &SymbolRanges,
     ) -> Vec<(Decided<Expr>, BTreeSet<String>)> {
-        let args: Vec<(&str, &Value)> = node
-            .inputs
-            .iter()
-            .map(|a| (a.name.as_str(), &a.arg))
-            .collect();
-        let arg = |n: &str, pos: usize| {
-            args.iter()
-                .find(|(k, _)| *k == n)
-                .or_else(|| args.get(pos))
-                .map(|(_, v)| *v)
-                .filter(|v| v.get("as_none").is_none())
+        let at = At {
+            node,
+            op,
+            pg,
+            p,
+            ranges,
+            outs: node
+                .outputs
+                .iter()
+                .filter_map(tensor_name)
+                .map(String::from)
+                .collect(),
         };
-        let int = |n: &str, pos: usize| -> Option<Expr> {
-            let v = arg(n, pos)?;
-            if let Some(k) = v.get("as_int").and_then(Value::as_i64) {
-                return Some(Expr::int(k as i128));
-            }
-            sym_int_name(v).and_then(|s| pg.symints.get(s).cloned())
-        };
-        let outs: Vec<String> = node
-            .outputs
-            .iter()
-            .filter_map(tensor_name)
-            .map(String::from)
-            .collect();
-        let mut found = Vec::new();
         if op == "arange" {
-            let has_start = args.iter().any(|(k, _)| *k == "start");
-            let (start, end) = if has_start {
-                (int("start", 0), int("end", 1))
-            } else {
-                (Some(Expr::int(0)), int("end", 0))
-            };
-            let step = if has_start {
-                arg("step", 2).map_or(Some(1), |v| v.get("as_int").and_then(Value::as_i64))
-            } else {
-                Some(1)
-            };
-            let (Some(start), Some(end)) = (start, end) else {
-                return found;
-            };
-            if start.atoms().is_empty() && end.atoms().is_empty() {
-                return found;
-            }
-            let v = match step {
-                Some(1) => Values::Span(Span {
-                    hi: end.clone() + Expr::int(-1),
-                    count: end + Expr::int(-1) * start.clone(),
-                    lo: start,
-                }),
-                _ => Values::Derived(
-                    "arange with a step".into(),
-                    start
-                        .atoms()
-                        .iter()
-                        .chain(end.atoms().iter())
-                        .map(|a| a.to_string())
-                        .collect(),
-                ),
-            };
-            for o in outs {
-                self.known.insert(o, v.clone());
-            }
-            return found;
+            self.arange(&at);
+            return Vec::new();
         }
-        let first = arg("self", 0).and_then(tensor_name);
-        // Index consumers: the index's values must lie inside the table's length.
-        let table =
-            |t: Option<&str>, dim: usize| -> Option<Expr> { pg.sizes.get(t?)?.get(dim).cloned() };
-        let mut check = |index: Option<&str>, len: Option<Expr>, negative: bool| {
-            let Some(values) = index.and_then(|i| self.known.get(i)) else {
-                return;
-            };
-            if index.is_some_and(|i| is_bool(p, i)) {
-                return;
-            }
-            match (values, len) {
-                (Values::Span(s), Some(n)) => {
-                    let c = inside(s, &n, negative, ranges);
-                    // An index that always lies inside (`arange(n)` into a length-`n` dim).
-                    if c != Expr::Bool(true) {
-                        found.push((Ok(c), BTreeSet::new()));
-                    }
-                }
-                (Values::Span(s), None) => found.push((
-                    Err(Undecided::TableLength { op: op.to_string() }),
-                    s.count.atoms().iter().map(|a| a.to_string()).collect(),
-                )),
-                // Bounded through the operators that made it and inside the table at its
-                // shortest: the limit holds at every size.
-                (Values::Derived(..), Some(n))
-                    if shortest(&n, ranges).is_some_and(|len| {
-                        bounds(
-                            p,
-                            &self.known,
-                            ranges,
-                            index.unwrap_or_default(),
-                            &BTreeMap::new(),
-                            0,
-                        )
-                        .is_some_and(|iv| {
-                            iv.lo >= if negative { -len } else { 0.0 } && iv.hi <= len - 1.0
-                        })
-                    }) => {}
-                (Values::Derived(via, syms), _) => found.push((
-                    Err(Undecided::NotFollowed { via: via.clone() }),
-                    syms.clone(),
-                )),
-            }
+        let found = self.consumed(&at);
+        self.propagate(&at);
+        found
+    }
+
+    /// An `arange` over sizes: a span of its values (`start..end`), or with a step, values
+    /// derived from its sizes.
+    fn arange(&mut self, at: &At) {
+        let has_start = at.node.inputs.iter().any(|a| a.name == "start");
+        let (start, end) = if has_start {
+            (at.int("start", 0), at.int("end", 1))
+        } else {
+            (Some(Expr::int(0)), at.int("end", 0))
         };
-        match op {
+        let step = if has_start {
+            at.arg("step", 2)
+                .map_or(Some(1), |v| v.get("as_int").and_then(Value::as_i64))
+        } else {
+            Some(1)
+        };
+        let (Some(start), Some(end)) = (start, end) else {
+            return;
+        };
+        if start.atoms().is_empty() && end.atoms().is_empty() {
+            return;
+        }
+        let v = match step {
+            Some(1) => Values::Span(Span {
+                hi: end.clone() + Expr::int(-1),
+                count: end + Expr::int(-1) * start.clone(),
+                lo: start,
+            }),
+            _ => Values::Derived(
+                "arange with a step".into(),
+                start
+                    .atoms()
+                    .iter()
+                    .chain(end.atoms().iter())
+                    .map(|a| a.to_string())
+                    .collect(),
+            ),
+        };
+        for o in &at.outs {
+            self.known.insert(o.clone(), v.clone());
+        }
+    }
+
+    /// Index consumers (`embedding`, `index_select`, `gather`, `index`): the index's values
+    /// must lie inside the table's length ([`Indices::inside_table`]).
+    fn consumed(&self, at: &At) -> Vec<(Decided<Expr>, BTreeSet<String>)> {
+        let mut found = Vec::new();
+        let first = at.arg("self", 0).and_then(tensor_name);
+        let table = |t: Option<&str>, dim: usize| -> Option<Expr> {
+            at.pg.sizes.get(t?)?.get(dim).cloned()
+        };
+        match at.op {
             "embedding" => {
-                let w = arg("weight", 0).and_then(tensor_name);
-                let i = arg("indices", 1).and_then(tensor_name);
-                check(i, table(w, 0), false);
+                let w = at.arg("weight", 0).and_then(tensor_name);
+                let i = at.arg("indices", 1).and_then(tensor_name);
+                found.extend(self.inside_table(at, i, table(w, 0), false));
             }
             "index_select" | "gather" => {
-                let dim = arg("dim", 1)
+                let dim = at
+                    .arg("dim", 1)
                     .and_then(|v| v.get("as_int"))
                     .and_then(Value::as_i64);
-                let rank = first.and_then(|t| pg.sizes.get(t)).map_or(0, Vec::len) as i64;
+                let rank = first.and_then(|t| at.pg.sizes.get(t)).map_or(0, Vec::len) as i64;
                 let dim = dim.map(|d| if d < 0 { d + rank } else { d });
-                let i = arg("index", 2).and_then(tensor_name);
+                let i = at.arg("index", 2).and_then(tensor_name);
                 let len = dim
                     .filter(|d| (0..rank).contains(d))
                     .and_then(|d| table(first, d as usize));
-                check(i, len, false);
+                found.extend(self.inside_table(at, i, len, false));
             }
             "index" => {
-                let list = arg("indices", 1)
+                let list = at
+                    .arg("indices", 1)
                     .and_then(|v| v.get("as_optional_tensors").or_else(|| v.get("as_tensors")))
                     .and_then(Value::as_array)
                     .cloned()
@@ -535,57 +502,95 @@ impl Indices {
                     let i = tensor_name(entry)
                         .or_else(|| entry.get("name").and_then(Value::as_str))
                         .map(String::from);
-                    check(i.as_deref(), table(first, k), true);
+                    found.extend(self.inside_table(at, i.as_deref(), table(first, k), true));
                 }
             }
             _ => {}
         }
-        // Propagate what is known of values to this node's outputs.
-        let tracked: Vec<&Values> = args
+        found
+    }
+
+    /// The limit an index tensor `index` into a table of length `len` implies (`negative`:
+    /// negative indices count from the end): a condition over the sizes, none where it always
+    /// holds, or undecided with the reason.
+    fn inside_table(
+        &self,
+        at: &At,
+        index: Option<&str>,
+        len: Option<Expr>,
+        negative: bool,
+    ) -> Option<(Decided<Expr>, BTreeSet<String>)> {
+        let values = index.and_then(|i| self.known.get(i))?;
+        if index.is_some_and(|i| is_bool(at.p, i)) {
+            return None;
+        }
+        match (values, len) {
+            (Values::Span(s), Some(n)) => {
+                let c = inside(s, &n, negative, at.ranges);
+                // An index that always lies inside (`arange(n)` into a length-`n` dim).
+                (c != Expr::Bool(true)).then(|| (Ok(c), BTreeSet::new()))
+            }
+            (Values::Span(s), None) => Some((
+                Err(Undecided::TableLength {
+                    op: at.op.to_string(),
+                }),
+                s.count.atoms().iter().map(|a| a.to_string()).collect(),
+            )),
+            // Bounded through the operators that made it and inside the table at its
+            // shortest: the limit holds at every size.
+            (Values::Derived(..), Some(n))
+                if shortest(&n, at.ranges).is_some_and(|len| {
+                    bounds(
+                        at.p,
+                        &self.known,
+                        at.ranges,
+                        index.unwrap_or_default(),
+                        &BTreeMap::new(),
+                        0,
+                    )
+                    .is_some_and(|iv| {
+                        iv.lo >= if negative { -len } else { 0.0 } && iv.hi <= len - 1.0
+                    })
+                }) =>
+            {
+                None
+            }
+            (Values::Derived(via, syms), _) => Some((
+                Err(Undecided::NotFollowed { via: via.clone() }),
+                syms.clone(),
+            )),
+        }
+    }
+
+    /// What is known of the values of the node's inputs, passed to its outputs: a span kept
+    /// (an operator of [`KEEPS_VALUES`]), shifted or scaled by a constant, or the outer sum or
+    /// difference of two spans ([`Indices::outer`]); else values derived from the sizes, named
+    /// by the first operator not followed.
+    fn propagate(&mut self, at: &At) {
+        let tracked: Vec<&Values> = at
+            .node
+            .inputs
             .iter()
-            .flat_map(|(_, v)| referenced(v))
+            .flat_map(|a| referenced(&a.arg))
             .filter_map(|n| self.known.get(&n))
             .collect();
-        if tracked.is_empty() || outs.is_empty() {
-            return found;
+        if tracked.is_empty() || at.outs.is_empty() {
+            return;
         }
-        let from_self = first.and_then(|t| self.known.get(t)).cloned();
+        let op = at.op;
+        let first = at.arg("self", 0).and_then(tensor_name);
+        let from_self = first.and_then(|t| self.known.get(t));
         let shift = |s: &Span, k: Expr| Span {
             lo: s.lo.clone() + k.clone(),
             hi: s.hi.clone() + k,
             count: s.count.clone(),
         };
-        let other = arg("other", 1).and_then(|v| v.get("as_int").and_then(Value::as_i64));
-        let other_t = arg("other", 1).and_then(tensor_name);
-        // `a ± b` of two index spans whose every pair of elements meets (an outer sum or
-        // difference, `r[:, None] - r[None, :]`): the result spans the sums or differences of
-        // the ends, and is empty when either is.
-        let outer = match (first, other_t) {
-            (Some(x), Some(y)) if matches!(op, "add" | "sub") && arg("alpha", 2).is_none() => {
-                match (self.known.get(x), self.known.get(y)) {
-                    (Some(Values::Span(a)), Some(Values::Span(b)))
-                        if meets_every_pair(pg, x, y, outs.first(), ranges) =>
-                    {
-                        Some(match op {
-                            "add" => Span {
-                                lo: a.lo.clone() + b.lo.clone(),
-                                hi: a.hi.clone() + b.hi.clone(),
-                                count: a.count.clone() * b.count.clone(),
-                            },
-                            _ => Span {
-                                lo: a.lo.clone() + Expr::int(-1) * b.hi.clone(),
-                                hi: a.hi.clone() + Expr::int(-1) * b.lo.clone(),
-                                count: a.count.clone() * b.count.clone(),
-                            },
-                        })
-                    }
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
-        let v = match (&from_self, op) {
-            _ if outer.is_some() => Values::Span(outer.clone().expect("checked")),
+        let other = at
+            .arg("other", 1)
+            .and_then(|v| v.get("as_int").and_then(Value::as_i64));
+        let outer = self.outer(at, first);
+        let v = match (from_self, op) {
+            _ if outer.is_some() => Values::Span(outer.expect("checked")),
             (Some(Values::Span(s)), o) if KEEPS_VALUES.contains(&o) => Values::Span(s.clone()),
             (Some(Values::Span(s)), "add") if other.is_some() && tracked.len() == 1 => {
                 Values::Span(shift(s, Expr::int(other.unwrap_or(0) as i128)))
@@ -603,31 +608,88 @@ impl Indices {
             (Some(Values::Span(s)), "sub") if other.is_some() && tracked.len() == 1 => {
                 Values::Span(shift(s, Expr::int(-(other.unwrap_or(0) as i128))))
             }
-            _ => {
-                let mut syms = BTreeSet::new();
-                // The first operator not followed names the value from then on.
-                let via = tracked
-                    .iter()
-                    .find_map(|t| match t {
-                        Values::Derived(via, _) => Some(via.clone()),
-                        Values::Span(_) => None,
-                    })
-                    .unwrap_or_else(|| op.to_string());
-                for t in &tracked {
-                    match t {
-                        Values::Span(s) => {
-                            syms.extend(s.count.atoms().iter().map(|a| a.to_string()))
-                        }
-                        Values::Derived(_, s) => syms.extend(s.iter().cloned()),
-                    }
-                }
-                Values::Derived(via, syms)
-            }
+            _ => derived(&tracked, op),
         };
-        for o in outs {
-            self.known.insert(o, v.clone());
+        for o in &at.outs {
+            self.known.insert(o.clone(), v.clone());
         }
-        found
+    }
+
+    /// `a ± b` of two index spans whose every pair of elements meets (an outer sum or
+    /// difference, `r[:, None] - r[None, :]`): the result spans the sums or differences of
+    /// the ends, and is empty when either is.
+    fn outer(&self, at: &At, first: Option<&str>) -> Option<Span> {
+        let other_t = at.arg("other", 1).and_then(tensor_name);
+        let (x, y) = first.zip(other_t)?;
+        if !matches!(at.op, "add" | "sub") || at.arg("alpha", 2).is_some() {
+            return None;
+        }
+        let (Some(Values::Span(a)), Some(Values::Span(b))) = (self.known.get(x), self.known.get(y))
+        else {
+            return None;
+        };
+        if !meets_every_pair(at.pg, x, y, at.outs.first(), at.ranges) {
+            return None;
+        }
+        Some(match at.op {
+            "add" => Span {
+                lo: a.lo.clone() + b.lo.clone(),
+                hi: a.hi.clone() + b.hi.clone(),
+                count: a.count.clone() * b.count.clone(),
+            },
+            _ => Span {
+                lo: a.lo.clone() + Expr::int(-1) * b.hi.clone(),
+                hi: a.hi.clone() + Expr::int(-1) * b.lo.clone(),
+                count: a.count.clone() * b.count.clone(),
+            },
+        })
+    }
+}
+
+/// Values computed from tracked values through an operator not followed: derived from every
+/// size they depend on, named by the first operator not followed (else `op`).
+fn derived(tracked: &[&Values], op: &str) -> Values {
+    let mut syms = BTreeSet::new();
+    let via = tracked
+        .iter()
+        .find_map(|t| match t {
+            Values::Derived(via, _) => Some(via.clone()),
+            Values::Span(_) => None,
+        })
+        .unwrap_or_else(|| op.to_string());
+    for t in tracked {
+        match t {
+            Values::Span(s) => syms.extend(s.count.atoms().iter().map(|a| a.to_string())),
+            Values::Derived(_, s) => syms.extend(s.iter().cloned()),
+        }
+    }
+    Values::Derived(via, syms)
+}
+
+/// A node visited by [`Indices::visit`], with what its steps read.
+struct At<'a> {
+    node: &'a Node,
+    op: &'a str,
+    pg: &'a ProgramGraph,
+    p: &'a Program,
+    ranges: &'a SymbolRanges,
+    /// The node's output tensors.
+    outs: Vec<String>,
+}
+
+impl At<'_> {
+    /// The argument `n` (else the one at `pos`), unless `None`.
+    fn arg(&self, n: &str, pos: usize) -> Option<&Value> {
+        self.node.arg(n, pos)
+    }
+
+    /// An integer argument: a constant, or a size the graph computes.
+    fn int(&self, n: &str, pos: usize) -> Option<Expr> {
+        let v = self.arg(n, pos)?;
+        if let Some(k) = v.get("as_int").and_then(Value::as_i64) {
+            return Some(Expr::int(k as i128));
+        }
+        sym_int_name(v).and_then(|s| self.pg.symints.get(s).cloned())
     }
 }
 
@@ -868,293 +930,65 @@ fn bounds(
         return None;
     }
     if let Some(Values::Span(s)) = known.get(name) {
-        let r: BTreeMap<&str, (i128, i128)> =
-            ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-        let (lo, _) = dimguard_solver::value_range(&s.lo, &r)?;
-        let (_, hi) = dimguard_solver::value_range(&s.hi, &r)?;
-        return Some(Iv {
-            lo: lo as f64,
-            hi: hi as f64,
-        });
+        let (lo, _) = value_range(&s.lo, ranges)?;
+        let (_, hi) = value_range(&s.hi, ranges)?;
+        return Some(Iv { lo, hi });
     }
     let node = producer(p, name)?;
     let op = crate::shapes::op_name(&node.target).trim_end_matches('_');
-    let arg = |n: &str, pos: usize| node.arg(n, pos);
-    let number = |v: &Value| -> Option<f64> {
-        v.get("as_int")
-            .and_then(Value::as_i64)
-            .map(|k| k as f64)
-            .or_else(|| v.get("as_float").and_then(Value::as_f64))
-            .or_else(|| {
-                v.get("as_bool")
-                    .and_then(Value::as_bool)
-                    .map(|b| b as i64 as f64)
-            })
+    let of = Bounded {
+        p,
+        known,
+        ranges,
+        node,
+        op,
+        env,
+        depth,
     };
-    let out_dtype = dtype_of(p, name);
-    // An operand: a tensor (bounded, elementwise: `env` kept) or a number.
-    let operand = |n: &str, pos: usize| -> Option<Iv> {
-        let v = arg(n, pos)?;
-        match (tensor_name(v), sym_int_name(v)) {
-            (Some(t), _) => bounds(p, known, ranges, t, env, depth + 1),
-            // A size (`div(s70, 8, rounding_mode='trunc')`): its values over the claimed ranges.
-            (None, Some(s)) => {
-                let g = &p.graph_module.graph;
-                let e = g
-                    .sym_int_values
-                    .get(s)?
-                    .get("as_expr")?
-                    .get("expr_str")?
-                    .as_str()
-                    .and_then(|t| parse_expr(t).ok())?;
-                let r: BTreeMap<&str, (i128, i128)> =
-                    ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-                let (lo, hi) = dimguard_solver::value_range(&e, &r)?;
-                Some(Iv {
-                    lo: lo as f64,
-                    hi: hi as f64,
-                })
-            }
-            (None, None) => number(v).map(Iv::point),
-        }
-    };
-    // A tensor whose elements move (views, transposes): bounded without `env`.
-    let moved = |n: &str, pos: usize| -> Option<Iv> {
-        let t = arg(n, pos).and_then(tensor_name)?;
-        bounds(p, known, ranges, t, &BTreeMap::new(), depth + 1)
-    };
-    let tensors = node
-        .inputs
-        .iter()
-        .filter(|a| tensor_name(&a.arg).is_some())
-        .count();
-    let exact = match op {
-        "clone" | "contiguous" | "alias" | "detach" | "lift_fresh_copy" => operand("self", 0)?,
-        "unsqueeze" | "view" | "reshape" | "_unsafe_view" | "expand" | "permute" | "transpose"
-        | "t" | "flatten" | "squeeze" | "slice" | "select" => moved("self", 0)?,
-        "to" | "_to_copy" | "type_as" => operand("self", 0)?,
-        "full_like" | "full" | "scalar_tensor" => {
-            let v = if op == "scalar_tensor" {
-                arg("s", 0)
-            } else {
-                arg("fill_value", 1)
-            };
-            Iv::point(number(v?)?)
-        }
-        "ones_like" | "ones" | "new_ones" => Iv::point(1.0),
-        "zeros_like" | "zeros" | "new_zeros" => Iv::point(0.0),
-        // Decided where the operands' bounds do not overlap (`ones == 2` is false everywhere).
-        "gt" | "lt" | "ge" | "le" | "eq" | "ne" => {
-            let both = operand("self", 0).zip(operand("other", 1));
-            let decided = both.and_then(|(a, b)| {
-                let point = a.lo == a.hi && b.lo == b.hi && a.lo == b.lo;
-                let apart = a.hi < b.lo || b.hi < a.lo;
-                let (always, never) = match op {
-                    "gt" => (a.lo > b.hi, a.hi <= b.lo),
-                    "lt" => (a.hi < b.lo, a.lo >= b.hi),
-                    "ge" => (a.lo >= b.hi, a.hi < b.lo),
-                    "le" => (a.hi <= b.lo, a.lo > b.hi),
-                    "eq" => (point, apart),
-                    _ => (apart, point),
-                };
-                if always {
-                    Some(Iv::point(1.0))
-                } else if never {
-                    Some(Iv::point(0.0))
-                } else {
-                    None
-                }
-            });
-            decided.unwrap_or(Iv { lo: 0.0, hi: 1.0 })
-        }
-        "logical_not" | "logical_and" | "logical_or" | "__and" | "__or" | "bitwise_and"
-        | "bitwise_or" => Iv { lo: 0.0, hi: 1.0 },
-        // `x` where the mask is false, the fill value where it is true.
-        "masked_fill" => {
-            let x = operand("self", 0)?;
-            let mask = operand("mask", 1).unwrap_or(Iv { lo: 0.0, hi: 1.0 });
-            let v = operand("value", 2)?;
-            if mask.hi == 0.0 {
-                x
-            } else if mask.lo == 1.0 {
-                v
-            } else {
-                x.union(v)
-            }
-        }
-        // Some of its input's values.
-        "index" => moved("self", 0)?,
-        "neg" => {
-            let a = operand("self", 0)?;
-            Iv {
-                lo: -a.hi,
-                hi: -a.lo,
-            }
-        }
-        "abs" => {
-            let a = operand("self", 0)?;
-            if a.lo >= 0.0 {
-                a
-            } else if a.hi <= 0.0 {
-                Iv {
-                    lo: -a.hi,
-                    hi: -a.lo,
-                }
-            } else {
-                Iv {
-                    lo: 0.0,
-                    hi: a.hi.max(-a.lo),
-                }
-            }
-        }
-        "log" => {
-            let a = operand("self", 0)?;
-            if a.lo < 0.0 {
-                return None;
-            }
-            Iv {
-                lo: a.lo.ln(),
-                hi: a.hi.ln(),
-            }
-        }
-        "add" | "sub" => {
-            let a = operand("self", 0)?;
-            let mut b = operand("other", 1)?;
-            if let Some(k) = arg("alpha", 2).and_then(number) {
-                b = scale(b, k)?;
-            }
-            if op == "add" {
-                Iv {
-                    lo: a.lo + b.lo,
-                    hi: a.hi + b.hi,
-                }
-            } else {
-                Iv {
-                    lo: a.lo - b.hi,
-                    hi: a.hi - b.lo,
-                }
-            }
-        }
-        "mul" => {
-            let a = operand("self", 0)?;
-            let b = operand("other", 1)?;
-            let ps = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi];
-            if ps.iter().any(|v| v.is_nan()) {
-                return None;
-            }
-            Iv {
-                lo: ps.iter().copied().fold(f64::INFINITY, f64::min),
-                hi: ps.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-            }
-        }
-        "div" => {
-            let a = operand("self", 0)?;
-            let b = operand("other", 1)?;
-            // Only by a constant: a divisor's interval holding 0 has no bound.
-            if b.lo != b.hi || b.lo == 0.0 {
-                return None;
-            }
-            let q = scale(a, 1.0 / b.lo)?;
-            match arg("rounding_mode", 2).and_then(|v| v.get("as_string")?.as_str()) {
-                None => q,
-                Some("floor") => Iv {
-                    lo: q.lo.floor(),
-                    hi: q.hi.floor(),
-                },
-                Some("trunc") => Iv {
-                    lo: q.lo.trunc(),
-                    hi: q.hi.trunc(),
-                },
-                Some(_) => return None,
-            }
-        }
-        "min" | "minimum" | "max" | "maximum" if tensors == 2 => {
-            let a = operand("self", 0)?;
-            let b = operand("other", 1)?;
-            if op.starts_with("min") {
-                Iv {
-                    lo: a.lo.min(b.lo),
-                    hi: a.hi.min(b.hi),
-                }
-            } else {
-                Iv {
-                    lo: a.lo.max(b.lo),
-                    hi: a.hi.max(b.hi),
-                }
-            }
-        }
-        // A reduction's values are some of its input's.
-        "min" | "max" | "amin" | "amax" | "any" | "all" if tensors == 1 => moved("self", 0)?,
-        "clamp" => {
-            let a = operand("self", 0)?;
-            let lo = arg("min", 1).and_then(number).unwrap_or(f64::NEG_INFINITY);
-            let hi = arg("max", 2).and_then(number).unwrap_or(f64::INFINITY);
-            Iv {
-                lo: a.lo.max(lo).min(hi),
-                hi: a.hi.min(hi).max(lo),
-            }
-        }
-        "where" => {
-            let cond = arg("condition", 0).and_then(tensor_name)?;
-            // `x op c` for a tensor `x` and a number `c`: each branch bounded on its side.
-            let split = producer(p, cond).and_then(|c| {
-                let cop = crate::shapes::op_name(&c.target);
-                let x = c.inputs.first().and_then(|a| tensor_name(&a.arg))?;
-                let k = c.inputs.get(1).and_then(|a| number(&a.arg))?;
-                let xb = bounds(p, known, ranges, x, env, depth + 1)?;
-                let int = matches!(dtype_of(p, x), Some(1..=5));
-                let below = |strict: bool| Iv {
-                    lo: xb.lo,
-                    hi: xb.hi.min(if strict && int { k.ceil() - 1.0 } else { k }),
-                };
-                let above = |strict: bool| Iv {
-                    lo: xb.lo.max(if strict && int { k.floor() + 1.0 } else { k }),
-                    hi: xb.hi,
-                };
-                let (t, f) = match cop {
-                    "lt" => (below(true), above(false)),
-                    "le" => (below(false), above(true)),
-                    "gt" => (above(true), below(false)),
-                    "ge" => (above(false), below(true)),
-                    _ => return None,
-                };
-                Some((x.to_string(), t, f))
-            });
-            let branch =
-                |n: &str, pos: usize, narrowed: Option<(&str, Iv)>| -> Option<Option<Iv>> {
-                    let v = arg(n, pos)?;
-                    let Some(t) = tensor_name(v) else {
-                        return number(v).map(|k| Some(Iv::point(k)));
-                    };
-                    let mut e = env.clone();
-                    if let Some((x, iv)) = narrowed {
-                        // A branch never taken adds no value.
-                        if iv.lo > iv.hi {
-                            return Some(None);
-                        }
-                        e.insert(x.to_string(), iv);
-                    }
-                    bounds(p, known, ranges, t, &e, depth + 1).map(Some)
-                };
-            let (a, b) = match &split {
-                Some((x, t, f)) => (
-                    branch("self", 1, Some((x, *t)))?,
-                    branch("other", 2, Some((x, *f)))?,
-                ),
-                None => (branch("self", 1, None)?, branch("other", 2, None)?),
-            };
-            match (a, b) {
-                (Some(a), Some(b)) => a.union(b),
-                (Some(v), None) | (None, Some(v)) => v,
-                (None, None) => return None,
-            }
-        }
-        _ => return None,
-    };
+    let exact = of.exact()?;
     if exact.lo.is_nan() || exact.hi.is_nan() {
         return None;
     }
-    Some(match out_dtype {
+    in_dtype(exact, dtype_of(p, name), op)
+}
+
+/// The values of `e` over the claimed ranges, as an interval of floats.
+fn value_range(e: &Expr, ranges: &SymbolRanges) -> Option<(f64, f64)> {
+    let r: BTreeMap<&str, (i128, i128)> = ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    dimguard_solver::value_range(e, &r).map(|(lo, hi)| (lo as f64, hi as f64))
+}
+
+/// A number argument: an integer, a float or a bool.
+fn number(v: &Value) -> Option<f64> {
+    v.get("as_int")
+        .and_then(Value::as_i64)
+        .map(|k| k as f64)
+        .or_else(|| v.get("as_float").and_then(Value::as_f64))
+        .or_else(|| {
+            v.get("as_bool")
+                .and_then(Value::as_bool)
+                .map(|b| b as i64 as f64)
+        })
+}
+
+/// The expression torch recorded for the SymInt `s` (`sym_int_values`), read.
+fn recorded_expr(p: &Program, s: &str) -> Option<Expr> {
+    let t = p
+        .graph_module
+        .graph
+        .sym_int_values
+        .get(s)?
+        .get("as_expr")?
+        .get("expr_str")?
+        .as_str()?;
+    parse_expr(t).ok()
+}
+
+/// Bounds computed as the values are, in the result's dtype: an integer result of float
+/// values truncated toward zero (none when infinite or overflowing), a bool 1 where nonzero,
+/// float arithmetic and conversions widened by the dtype's rounding error.
+fn in_dtype(exact: Iv, dtype: Option<i64>, op: &str) -> Option<Iv> {
+    Some(match dtype {
         // An integer result of float values: torch truncates toward zero; an infinite or
         // overflowing value has none.
         Some(1..=5) => {
@@ -1199,6 +1033,298 @@ fn bounds(
     })
 }
 
+/// The node that computes a tensor [`bounds`] follows back, with what its steps read.
+struct Bounded<'a> {
+    p: &'a Program,
+    known: &'a BTreeMap<String, Values>,
+    ranges: &'a SymbolRanges,
+    node: &'a Node,
+    op: &'a str,
+    /// Bounds of tensors narrowed by a `where` branch (elementwise).
+    env: &'a BTreeMap<String, Iv>,
+    depth: u32,
+}
+
+impl Bounded<'_> {
+    fn arg(&self, n: &str, pos: usize) -> Option<&Value> {
+        self.node.arg(n, pos)
+    }
+
+    /// Bounds of the tensor `t` one step further back, under `env`.
+    fn tensor(&self, t: &str, env: &BTreeMap<String, Iv>) -> Option<Iv> {
+        bounds(self.p, self.known, self.ranges, t, env, self.depth + 1)
+    }
+
+    /// An operand: a tensor (bounded, elementwise: `env` kept), a size (its values over the
+    /// claimed ranges: `div(s70, 8, rounding_mode='trunc')`) or a number.
+    fn operand(&self, n: &str, pos: usize) -> Option<Iv> {
+        let v = self.arg(n, pos)?;
+        match (tensor_name(v), sym_int_name(v)) {
+            (Some(t), _) => self.tensor(t, self.env),
+            (None, Some(s)) => {
+                let (lo, hi) = value_range(&recorded_expr(self.p, s)?, self.ranges)?;
+                Some(Iv { lo, hi })
+            }
+            (None, None) => number(v).map(Iv::point),
+        }
+    }
+
+    /// A tensor whose elements move (views, transposes): bounded without `env`.
+    fn moved(&self, n: &str, pos: usize) -> Option<Iv> {
+        let t = self.arg(n, pos).and_then(tensor_name)?;
+        self.tensor(t, &BTreeMap::new())
+    }
+
+    /// The bounds of the node's exact result (before its dtype rounds it).
+    fn exact(&self) -> Option<Iv> {
+        let op = self.op;
+        let tensors = self
+            .node
+            .inputs
+            .iter()
+            .filter(|a| tensor_name(&a.arg).is_some())
+            .count();
+        Some(match op {
+            "clone" | "contiguous" | "alias" | "detach" | "lift_fresh_copy" => {
+                self.operand("self", 0)?
+            }
+            "unsqueeze" | "view" | "reshape" | "_unsafe_view" | "expand" | "permute"
+            | "transpose" | "t" | "flatten" | "squeeze" | "slice" | "select" => {
+                self.moved("self", 0)?
+            }
+            "to" | "_to_copy" | "type_as" => self.operand("self", 0)?,
+            "full_like" | "full" | "scalar_tensor" => {
+                let v = if op == "scalar_tensor" {
+                    self.arg("s", 0)
+                } else {
+                    self.arg("fill_value", 1)
+                };
+                Iv::point(number(v?)?)
+            }
+            "ones_like" | "ones" | "new_ones" => Iv::point(1.0),
+            "zeros_like" | "zeros" | "new_zeros" => Iv::point(0.0),
+            "gt" | "lt" | "ge" | "le" | "eq" | "ne" => self.compare(),
+            "logical_not" | "logical_and" | "logical_or" | "__and" | "__or" | "bitwise_and"
+            | "bitwise_or" => Iv { lo: 0.0, hi: 1.0 },
+            "masked_fill" => self.masked_fill()?,
+            // Some of its input's values.
+            "index" => self.moved("self", 0)?,
+            "neg" | "abs" | "log" => self.unary()?,
+            "add" | "sub" | "mul" | "div" => self.arithmetic()?,
+            "min" | "minimum" | "max" | "maximum" if tensors == 2 => {
+                let a = self.operand("self", 0)?;
+                let b = self.operand("other", 1)?;
+                if op.starts_with("min") {
+                    Iv {
+                        lo: a.lo.min(b.lo),
+                        hi: a.hi.min(b.hi),
+                    }
+                } else {
+                    Iv {
+                        lo: a.lo.max(b.lo),
+                        hi: a.hi.max(b.hi),
+                    }
+                }
+            }
+            // A reduction's values are some of its input's.
+            "min" | "max" | "amin" | "amax" | "any" | "all" if tensors == 1 => {
+                self.moved("self", 0)?
+            }
+            "clamp" => {
+                let a = self.operand("self", 0)?;
+                let lo = self
+                    .arg("min", 1)
+                    .and_then(number)
+                    .unwrap_or(f64::NEG_INFINITY);
+                let hi = self.arg("max", 2).and_then(number).unwrap_or(f64::INFINITY);
+                Iv {
+                    lo: a.lo.max(lo).min(hi),
+                    hi: a.hi.min(hi).max(lo),
+                }
+            }
+            "where" => self.select()?,
+            _ => return None,
+        })
+    }
+
+    /// A comparison: decided where the operands' bounds do not overlap (`ones == 2` is false
+    /// everywhere), else 0 or 1.
+    fn compare(&self) -> Iv {
+        let both = self.operand("self", 0).zip(self.operand("other", 1));
+        let decided = both.and_then(|(a, b)| {
+            let point = a.lo == a.hi && b.lo == b.hi && a.lo == b.lo;
+            let apart = a.hi < b.lo || b.hi < a.lo;
+            let (always, never) = match self.op {
+                "gt" => (a.lo > b.hi, a.hi <= b.lo),
+                "lt" => (a.hi < b.lo, a.lo >= b.hi),
+                "ge" => (a.lo >= b.hi, a.hi < b.lo),
+                "le" => (a.hi <= b.lo, a.lo > b.hi),
+                "eq" => (point, apart),
+                _ => (apart, point),
+            };
+            if always {
+                Some(Iv::point(1.0))
+            } else if never {
+                Some(Iv::point(0.0))
+            } else {
+                None
+            }
+        });
+        decided.unwrap_or(Iv { lo: 0.0, hi: 1.0 })
+    }
+
+    /// `x` where the mask is false, the fill value where it is true.
+    fn masked_fill(&self) -> Option<Iv> {
+        let x = self.operand("self", 0)?;
+        let mask = self.operand("mask", 1).unwrap_or(Iv { lo: 0.0, hi: 1.0 });
+        let v = self.operand("value", 2)?;
+        Some(if mask.hi == 0.0 {
+            x
+        } else if mask.lo == 1.0 {
+            v
+        } else {
+            x.union(v)
+        })
+    }
+
+    /// `neg`, `abs`, `log` (of values never negative).
+    fn unary(&self) -> Option<Iv> {
+        let a = self.operand("self", 0)?;
+        Some(match self.op {
+            "neg" => Iv {
+                lo: -a.hi,
+                hi: -a.lo,
+            },
+            "abs" if a.lo >= 0.0 => a,
+            "abs" if a.hi <= 0.0 => Iv {
+                lo: -a.hi,
+                hi: -a.lo,
+            },
+            "abs" => Iv {
+                lo: 0.0,
+                hi: a.hi.max(-a.lo),
+            },
+            _ if a.lo < 0.0 => return None,
+            _ => Iv {
+                lo: a.lo.ln(),
+                hi: a.hi.ln(),
+            },
+        })
+    }
+
+    /// `add`, `sub` (with `alpha`), `mul`, and `div` by a constant (rounded as asked).
+    fn arithmetic(&self) -> Option<Iv> {
+        let a = self.operand("self", 0)?;
+        let mut b = self.operand("other", 1)?;
+        Some(match self.op {
+            "add" | "sub" => {
+                if let Some(k) = self.arg("alpha", 2).and_then(number) {
+                    b = scale(b, k)?;
+                }
+                if self.op == "add" {
+                    Iv {
+                        lo: a.lo + b.lo,
+                        hi: a.hi + b.hi,
+                    }
+                } else {
+                    Iv {
+                        lo: a.lo - b.hi,
+                        hi: a.hi - b.lo,
+                    }
+                }
+            }
+            "mul" => {
+                let ps = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi];
+                if ps.iter().any(|v| v.is_nan()) {
+                    return None;
+                }
+                Iv {
+                    lo: ps.iter().copied().fold(f64::INFINITY, f64::min),
+                    hi: ps.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                }
+            }
+            _ => {
+                // Only by a constant: a divisor's interval holding 0 has no bound.
+                if b.lo != b.hi || b.lo == 0.0 {
+                    return None;
+                }
+                let q = scale(a, 1.0 / b.lo)?;
+                match self
+                    .arg("rounding_mode", 2)
+                    .and_then(|v| v.get("as_string")?.as_str())
+                {
+                    None => q,
+                    Some("floor") => Iv {
+                        lo: q.lo.floor(),
+                        hi: q.hi.floor(),
+                    },
+                    Some("trunc") => Iv {
+                        lo: q.lo.trunc(),
+                        hi: q.hi.trunc(),
+                    },
+                    Some(_) => return None,
+                }
+            }
+        })
+    }
+
+    /// `where(x op c, a, b)` for a tensor `x` and a number `c`: each branch bounded on its
+    /// side of `c` (a branch never taken adds no value); else both branches whole.
+    fn select(&self) -> Option<Iv> {
+        let cond = self.arg("condition", 0).and_then(tensor_name)?;
+        let split = producer(self.p, cond).and_then(|c| {
+            let cop = crate::shapes::op_name(&c.target);
+            let x = c.inputs.first().and_then(|a| tensor_name(&a.arg))?;
+            let k = c.inputs.get(1).and_then(|a| number(&a.arg))?;
+            let xb = self.tensor(x, self.env)?;
+            let int = matches!(dtype_of(self.p, x), Some(1..=5));
+            let below = |strict: bool| Iv {
+                lo: xb.lo,
+                hi: xb.hi.min(if strict && int { k.ceil() - 1.0 } else { k }),
+            };
+            let above = |strict: bool| Iv {
+                lo: xb.lo.max(if strict && int { k.floor() + 1.0 } else { k }),
+                hi: xb.hi,
+            };
+            let (t, f) = match cop {
+                "lt" => (below(true), above(false)),
+                "le" => (below(false), above(true)),
+                "gt" => (above(true), below(false)),
+                "ge" => (above(false), below(true)),
+                _ => return None,
+            };
+            Some((x.to_string(), t, f))
+        });
+        let branch = |n: &str, pos: usize, narrowed: Option<(&str, Iv)>| -> Option<Option<Iv>> {
+            let v = self.arg(n, pos)?;
+            let Some(t) = tensor_name(v) else {
+                return number(v).map(|k| Some(Iv::point(k)));
+            };
+            let mut e = self.env.clone();
+            if let Some((x, iv)) = narrowed {
+                // A branch never taken adds no value.
+                if iv.lo > iv.hi {
+                    return Some(None);
+                }
+                e.insert(x.to_string(), iv);
+            }
+            self.tensor(t, &e).map(Some)
+        };
+        let (a, b) = match &split {
+            Some((x, t, f)) => (
+                branch("self", 1, Some((x, *t)))?,
+                branch("other", 2, Some((x, *f)))?,
+            ),
+            None => (branch("self", 1, None)?, branch("other", 2, None)?),
+        };
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.union(b)),
+            (Some(v), None) | (None, Some(v)) => Some(v),
+            (None, None) => None,
+        }
+    }
+}
+
 /// `k * a`.
 fn scale(a: Iv, k: f64) -> Option<Iv> {
     let (x, y) = (a.lo * k, a.hi * k);
@@ -1213,8 +1339,7 @@ fn scale(a: Iv, k: f64) -> Option<Iv> {
 
 /// The least value of a table's length over the claimed ranges.
 fn shortest(n: &Expr, ranges: &SymbolRanges) -> Option<f64> {
-    let r: BTreeMap<&str, (i128, i128)> = ranges.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-    dimguard_solver::value_range(n, &r).map(|(lo, _)| lo as f64)
+    value_range(n, ranges).map(|(lo, _)| lo)
 }
 
 /// Most values of a value read from data tried one by one.
@@ -1474,11 +1599,10 @@ fn size_value(p: &Program, name: &str, depth: u32) -> Option<Expr> {
             return Some(Expr::int(k));
         }
         let s = sym_int_name(v)?;
-        let rec = g.sym_int_values.get(s)?;
-        if let Some(t) = rec.get("as_expr").and_then(|e| e.get("expr_str")?.as_str()) {
-            return parse_expr(t).ok();
+        if let Some(e) = recorded_expr(p, s) {
+            return Some(e);
         }
-        let k = int(rec)?;
+        let k = int(g.sym_int_values.get(s)?)?;
         let size = g
             .nodes
             .iter()

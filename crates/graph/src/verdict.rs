@@ -108,22 +108,67 @@ fn solve_affine(e: &Expr, value: i128) -> Result<Option<(String, i128)>, ()> {
 /// Whether the program described by `report` accepts inputs of these shapes (input name ->
 /// shape). Inputs left out are not checked; a condition that needs one of their sizes makes the
 /// answer undecided, naming it.
+///
+/// Each of torch's checks in its order, each a call: the inputs named (`known_inputs`), each
+/// input's sizes bound to the program's symbols (`Sizes::bind`), the guards over the inputs'
+/// sizes (`guards`), the run-time checks over the symbols (`runtime`). The first check that
+/// fails rejects; one that cannot be decided leaves the answer undecided unless a later one
+/// fails.
 pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict {
-    // Sizes by the guards' names, and the program's symbols as the inputs bind them.
-    let mut by_source: BTreeMap<String, i128> = BTreeMap::new();
-    let mut symbols: BTreeMap<String, i128> = BTreeMap::new();
-    let mut first_at: BTreeMap<String, String> = BTreeMap::new();
-    // torch 2.15's guards function checks the range of every input size whose expression is a
-    // key of `range_constraints` (a symbol, or a derived size's expression such as
-    // `32*s0 - 16`), a minimum of 2 or less excepted (it lets 0 and 1 through).
-    let ranges: Vec<(Expr, &str, i128, Option<i128>)> = report
-        .symbols
-        .iter()
-        .filter_map(|r| Some((parse_expr(&r.symbol).ok()?, r.symbol.as_str(), r.min, r.max)))
-        .collect();
-    let in_range = |at: &str, e: &Expr, v: i128| -> Result<(), Verdict> {
+    let decided = || -> Result<Option<String>, Verdict> {
+        known_inputs(report, shapes)?;
+        let sizes = Sizes::bind(report, shapes)?;
+        let mut pending: Option<String> = None;
+        guards(report, &sizes.by_source, &mut pending)?;
+        runtime(report, &sizes.symbols, &mut pending)?;
+        Ok(pending)
+    };
+    match decided() {
+        Err(no) => no,
+        Ok(Some(why)) => undecided(why),
+        Ok(None) => Verdict {
+            accepted: Some(true),
+            reason: None,
+        },
+    }
+}
+
+/// Every input given is one of the program's tensor inputs.
+fn known_inputs(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Result<(), Verdict> {
+    for given in shapes.keys() {
+        if !report.inputs.iter().any(|i| &i.input == given) {
+            let names: Vec<&str> = report.inputs.iter().map(|i| i.input.as_str()).collect();
+            return Err(rejected(format!(
+                "the program has no tensor input `{given}` (its tensor inputs: {})",
+                names.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// torch 2.15's guards function checks the range of every input size whose expression is a
+/// key of `range_constraints` (a symbol, or a derived size's expression such as
+/// `32*s0 - 16`), a minimum of 2 or less excepted (it lets 0 and 1 through).
+struct Ranges<'a>(Vec<(Expr, &'a str, i128, Option<i128>)>);
+
+impl<'a> Ranges<'a> {
+    fn read(report: &'a Facts) -> Ranges<'a> {
+        Ranges(
+            report
+                .symbols
+                .iter()
+                .filter_map(|r| {
+                    Some((parse_expr(&r.symbol).ok()?, r.symbol.as_str(), r.min, r.max))
+                })
+                .collect(),
+        )
+    }
+
+    /// The size `at`, written `e` in the program, is `v`: inside every range of `e`.
+    fn check(&self, at: &str, e: &Expr, v: i128) -> Result<(), Verdict> {
         let same = |k: &Expr| k == e || (k.affine().is_some() && k.affine() == e.affine());
-        for (_, key, lo, hi) in ranges.iter().filter(|(k, ..)| same(k)) {
+        for (_, key, lo, hi) in self.0.iter().filter(|(k, ..)| same(k)) {
             if *lo > 2 && v < *lo {
                 return Err(rejected(format!(
                     "{at} = {v} is below the program's minimum {lo} for {key}"
@@ -136,108 +181,131 @@ pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict 
             }
         }
         Ok(())
-    };
-    for given in shapes.keys() {
-        if !report.inputs.iter().any(|i| &i.input == given) {
-            let names: Vec<&str> = report.inputs.iter().map(|i| i.input.as_str()).collect();
-            return rejected(format!(
-                "the program has no tensor input `{given}` (its tensor inputs: {})",
-                names.join(", ")
-            ));
-        }
     }
-    for input in &report.inputs {
-        let Some(shape) = shapes.get(&input.input) else {
-            continue;
-        };
-        if shape.len() != input.shape.len() {
-            return rejected(format!(
-                "{} has {} dimensions; the program takes {}",
-                input.input,
-                shape.len(),
-                input.shape.len()
-            ));
+}
+
+/// The given sizes by the guards' names, and the program's symbols as the inputs bind them.
+#[derive(Default)]
+struct Sizes {
+    by_source: BTreeMap<String, i128>,
+    symbols: BTreeMap<String, i128>,
+    /// Where each symbol was first bound (`x[2]`).
+    first_at: BTreeMap<String, String>,
+}
+
+impl Sizes {
+    /// Binds every given input's sizes, in input order: its rank, then each size against the
+    /// program's (fixed, a symbol, a derived size).
+    fn bind(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Result<Sizes, Verdict> {
+        let ranges = Ranges::read(report);
+        let mut sizes = Sizes::default();
+        for input in &report.inputs {
+            let Some(shape) = shapes.get(&input.input) else {
+                continue;
+            };
+            if shape.len() != input.shape.len() {
+                return Err(rejected(format!(
+                    "{} has {} dimensions; the program takes {}",
+                    input.input,
+                    shape.len(),
+                    input.shape.len()
+                )));
+            }
+            sizes.bind_input(input, shape, &ranges)?;
         }
-        // Bare symbols and fixed sizes first (torch unifies in input order; the result is the
-        // same in any order, since every binding is checked against every other).
+        Ok(sizes)
+    }
+
+    /// One input's sizes: bare symbols and fixed sizes first (torch unifies in input order;
+    /// the result is the same in any order, since every binding is checked against every
+    /// other), then the derived sizes ([`Sizes::derived`]).
+    fn bind_input(
+        &mut self,
+        input: &ProgramInput,
+        shape: &[i128],
+        ranges: &Ranges,
+    ) -> Result<(), Verdict> {
         let mut derived = Vec::new();
         for (k, (entry, &v)) in input.shape.iter().zip(shape).enumerate() {
             let at = format!("{}[{k}]", input.input);
             if v < 0 {
-                return rejected(format!("{at} = {v}: a size is never negative"));
+                return Err(rejected(format!("{at} = {v}: a size is never negative")));
             }
             if let Some(src) = input.sources.get(k) {
-                by_source.insert(src.clone(), v);
+                self.by_source.insert(src.clone(), v);
             }
-            match entry {
+            let text = match entry {
                 ShapeEntry::Fixed(n) if i128::from(*n) != v => {
-                    return rejected(format!(
+                    return Err(rejected(format!(
                         "{at} is fixed at {n} in the program (exported static); given {v}"
-                    ))
+                    )))
                 }
-                ShapeEntry::Fixed(_) => {}
-                ShapeEntry::Symbolic(text) => {
-                    let e = match parse_expr(text) {
-                        Ok(e) => e,
-                        Err(err) => {
-                            return undecided(format!(
-                                "cannot read the program's size `{text}` of {at}: {err}"
-                            ))
-                        }
-                    };
-                    if let Err(no) = in_range(&at, &e, v) {
-                        return no;
-                    }
-                    if let Expr::Sym(s) = &e {
-                        let s = s.to_string();
-                        if let Some(&w) = symbols.get(&s) {
-                            if w != v {
-                                return rejected(format!(
-                                    "{at} = {v} but {} = {w}: the program gives both the symbol {s}, so they must be equal",
-                                    first_at[&s]
-                                ));
-                            }
-                        } else {
-                            symbols.insert(s.clone(), v);
-                            first_at.insert(s.clone(), at.clone());
-                        }
-                    } else {
-                        derived.push((at, e, v));
-                    }
+                ShapeEntry::Fixed(_) => continue,
+                ShapeEntry::Symbolic(text) => text,
+            };
+            let e = parse_expr(text).map_err(|err| {
+                undecided(format!(
+                    "cannot read the program's size `{text}` of {at}: {err}"
+                ))
+            })?;
+            ranges.check(&at, &e, v)?;
+            let Expr::Sym(s) = &e else {
+                derived.push((at, e, v));
+                continue;
+            };
+            let s = s.to_string();
+            if let Some(&w) = self.symbols.get(&s) {
+                if w != v {
+                    return Err(rejected(format!(
+                        "{at} = {v} but {} = {w}: the program gives both the symbol {s}, so they must be equal",
+                        self.first_at[&s]
+                    )));
                 }
+            } else {
+                self.symbols.insert(s.clone(), v);
+                self.first_at.insert(s, at);
             }
         }
         for (at, e, v) in derived {
-            match value_at(&e, &symbols) {
-                Ok(Some(Value::Num(q))) if q.is_integer() && *q.numer() == v => {}
-                Ok(Some(w)) => {
-                    return rejected(format!(
-                        "{at} = {v}; the program takes it as {e}, which is {} here",
-                        show(&w)
-                    ))
+            self.derived(at, &e, v)?;
+        }
+        Ok(())
+    }
+
+    /// A derived size `at = v`, written `e` (`2*s1 + 1`): its value where its symbols are
+    /// bound, else solved for its one symbol.
+    fn derived(&mut self, at: String, e: &Expr, v: i128) -> Result<(), Verdict> {
+        match value_at(e, &self.symbols) {
+            Ok(Some(Value::Num(q))) if q.is_integer() && *q.numer() == v => Ok(()),
+            Ok(Some(w)) => Err(rejected(format!(
+                "{at} = {v}; the program takes it as {e}, which is {} here",
+                show(&w)
+            ))),
+            Err(err) => Err(undecided(format!("{at}: cannot evaluate {e}: {err}"))),
+            Ok(None) => match solve_affine(e, v) {
+                Ok(Some((s, x))) => {
+                    self.symbols.insert(s.clone(), x);
+                    self.first_at.insert(s, at);
+                    Ok(())
                 }
-                Err(err) => return undecided(format!("{at}: cannot evaluate {e}: {err}")),
-                Ok(None) => match solve_affine(&e, v) {
-                    Ok(Some((s, x))) => {
-                        symbols.insert(s.clone(), x);
-                        first_at.insert(s, at);
-                    }
-                    Ok(None) => {
-                        return rejected(format!(
-                            "{at} = {v} is not of the form {e} the program takes it as (for an integer)"
-                        ))
-                    }
-                    Err(()) => {
-                        return undecided(format!(
-                            "{at}: the program takes it as {e}, which dimguard cannot solve for its symbols"
-                        ))
-                    }
-                },
-            }
+                Ok(None) => Err(rejected(format!(
+                    "{at} = {v} is not of the form {e} the program takes it as (for an integer)"
+                ))),
+                Err(()) => Err(undecided(format!(
+                    "{at}: the program takes it as {e}, which dimguard cannot solve for its symbols"
+                ))),
+            },
         }
     }
-    // The guards, over the inputs' sizes.
-    let mut pending: Option<String> = None;
+}
+
+/// The guards, over the inputs' sizes: a guard that fails (or raises, as torch does where
+/// Python does) rejects; the first that cannot be decided is `pending`.
+fn guards(
+    report: &Facts,
+    by_source: &BTreeMap<String, i128>,
+    pending: &mut Option<String>,
+) -> Result<(), Verdict> {
     for g in &report.guards {
         if g.fate == GuardFate::Unparsed {
             pending.get_or_insert(format!(
@@ -254,10 +322,13 @@ pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict 
                 continue;
             }
         };
-        match value_at(&e, &by_source) {
+        match value_at(&e, by_source) {
             Ok(Some(Value::Bool(true))) => {}
             Ok(Some(Value::Bool(false))) => {
-                return rejected(format!("the guard `{}` fails", named(&g.guard, report)))
+                return Err(rejected(format!(
+                    "the guard `{}` fails",
+                    named(&g.guard, report)
+                )))
             }
             Ok(Some(_)) => {
                 pending.get_or_insert(format!("the guard `{}` is not a condition", g.guard));
@@ -270,14 +341,24 @@ pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict 
             }
             Err(err) => {
                 // torch raises where Python does (a division by zero, a negative shift).
-                return rejected(format!(
+                return Err(rejected(format!(
                     "the guard `{}` raises: {err}",
                     named(&g.guard, report)
-                ));
+                )));
             }
         }
     }
-    // The run-time checks, over the program's symbols.
+    Ok(())
+}
+
+/// The run-time checks, over the program's symbols: one that fails rejects; the first that
+/// cannot be decided (unread, not evaluated, or over a symbol the shapes do not fix) is
+/// `pending`.
+fn runtime(
+    report: &Facts,
+    symbols: &BTreeMap<String, i128>,
+    pending: &mut Option<String>,
+) -> Result<(), Verdict> {
     for r in &report.runtime {
         let kind = r.kind.label();
         let e = match parse_guard(&r.condition) {
@@ -290,15 +371,15 @@ pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict 
                 continue;
             }
         };
-        match value_at(&e, &symbols) {
+        match value_at(&e, symbols) {
             Ok(Some(Value::Bool(true))) => {}
             Ok(Some(Value::Bool(false))) => {
                 let on = r.on_inputs.as_deref().unwrap_or(&r.condition);
-                return rejected(format!(
+                return Err(rejected(format!(
                     "the {kind} `{}` at `{}` fails",
                     named(on, report),
                     r.node
-                ));
+                )));
             }
             Ok(Some(_)) | Err(_) => {
                 pending.get_or_insert(format!(
@@ -322,13 +403,7 @@ pub fn verdict(report: &Facts, shapes: &BTreeMap<String, Vec<i128>>) -> Verdict 
             }
         }
     }
-    match pending {
-        Some(why) => undecided(why),
-        None => Verdict {
-            accepted: Some(true),
-            reason: None,
-        },
-    }
+    Ok(())
 }
 
 fn show(v: &Value) -> String {
