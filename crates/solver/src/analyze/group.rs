@@ -21,6 +21,12 @@ pub struct GroupAnswer {
     pub example_box: Option<LargestBox>,
     /// The group's one choice of spec, which every member's line follows.
     pub choice: Option<Choice>,
+    /// A size alone solved guard by guard ([`Problem::by_guard`](super::Problem::by_guard)): each of
+    /// the group's guards decided over the size's whole range, in the order of
+    /// [`Group::guards`], and the set they leave (what `solved` says too). A front end may move
+    /// a decision's set into its report ([`Analysis::group_mut`](super::Analysis::group_mut);
+    /// `diagnose`'s line per guard): it is then `None` here, its fate kept.
+    pub own: Option<super::OwnSet>,
 }
 
 /// What the stage knows about one size of a group ([`GroupAnswer::member`]).

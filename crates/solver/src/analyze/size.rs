@@ -9,7 +9,8 @@ use super::answer::Ranked;
 use super::group::{GroupAnswer, MemberAnswer};
 use crate::joint::{self, Products};
 use crate::report::{
-    DefinedValues, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo, UndecidedSet,
+    DefinedValues, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo, Undecided,
+    UndecidedSet,
 };
 use crate::suggest::unchecked_suggestion;
 use crate::types::{DimSet, Expr};
@@ -358,9 +359,22 @@ pub struct OwnSet {
     /// The values that pass every guard, or why there is no answer (the first undecided
     /// guard's reason, or a set operation past the budget).
     pub set: Result<DimSet, String>,
+    /// The values every guard was decided over (the size's range).
+    pub domain: DimSet,
 }
 
 impl OwnSet {
+    /// The set `decisions` leave of `domain` (each guard decided over all of it): their
+    /// intersection, or the first undecided guard's reason.
+    pub fn new(decisions: Vec<joint::Decision>, domain: &DimSet) -> OwnSet {
+        let set = leave(&decisions, domain).map_err(|why| why.to_string());
+        OwnSet {
+            decisions,
+            set,
+            domain: domain.clone(),
+        }
+    }
+
     /// Whether the periodic method decided every guard (the set's suggestions are then proven
     /// by it; else by enumeration or Z3).
     pub fn periodic(&self) -> bool {
@@ -370,11 +384,29 @@ impl OwnSet {
     }
 }
 
+/// The values of `domain` that `decisions` (each guard's, over all of `domain`) leave: their
+/// intersection, or why there is none (the first undecided guard's reason, or the set operation
+/// that failed).
+pub(super) fn leave(decisions: &[joint::Decision], domain: &DimSet) -> Result<DimSet, Undecided> {
+    if let Some(why) = decisions.iter().find_map(|d| match &d.fate {
+        joint::Fate::Undecided(why) => Some(why.clone()),
+        _ => None,
+    }) {
+        return Err(why);
+    }
+    decisions
+        .iter()
+        .filter_map(|d| d.set.as_ref())
+        .try_fold(domain.clone(), |acc, s| acc.intersect(s))
+        .map_err(Undecided::Exact)
+}
+
 /// The values of `domain` that pass every guard of `guards`, each decided over `domain` for
 /// the size `var` ([`joint::decide`]: the engine, then `prover` when given); a guard that names
-/// another size is decided for every value of it. The set `diagnose` reports per dimension
-/// (`feasible`, with a line per guard) and `verify` per size (the admitted values that pass,
-/// and the set its maximal spec is ranked in).
+/// another size is decided for every value of it. The set `verify` reports per size (the
+/// admitted values that pass, and the set its maximal spec is ranked in), and the one the
+/// analysis gives a size alone under [`Problem::by_guard`](super::Problem::by_guard)
+/// (`diagnose`'s `feasible`, with a line per guard).
 ///
 /// ```
 /// use dimguard_solver::analyze::own_set;
@@ -397,19 +429,7 @@ pub fn own_set(
         .iter()
         .map(|g| joint::decide(g, var, domain, limits, prover))
         .collect();
-    let undecided = decisions.iter().find_map(|d| match &d.fate {
-        joint::Fate::Undecided(why) => Some(why.to_string()),
-        _ => None,
-    });
-    let set = match undecided {
-        Some(why) => Err(why),
-        None => decisions
-            .iter()
-            .filter_map(|d| d.set.as_ref())
-            .try_fold(domain.clone(), |acc, s| acc.intersect(s))
-            .map_err(|e| e.to_string()),
-    };
-    OwnSet { decisions, set }
+    OwnSet::new(decisions, domain)
 }
 
 /// A size's exact set and the ranked suggestions inside it, re-checked as
