@@ -11,7 +11,7 @@ use dimguard_solver::python::{self, dim_code, py_name};
 use dimguard_solver::recheck;
 use dimguard_solver::report::{
     Certificate, DataDependent, DimReport, Feasible, GuardFate, GuardMethod, GuardUse, JointGuard,
-    LineDim, LineReport, LinkedGroup, RelationReport, Report,
+    LineDim, LineReport, LinkedGroup, RelationReport, Report, Status,
 };
 use dimguard_solver::{DimSet, Expr};
 use dimguard_solver::{DEFAULT_MIN, SIZE_MAX};
@@ -155,12 +155,17 @@ fn accounting(
                 (format!("{} == {}", r.name, r.expr), names(&sized.guards[i]))
             }
         };
-        // A guard listed under a size of several answers with the size's group (else with the
-        // size's own line: a guard that names only a size of another group was decided over
-        // that size); one of a size alone answers with its line, the analysis' decision.
+        // A guard listed under a size answers with the size's group (else with the size's own
+        // line: a guard that names only a size of another group was decided over that size);
+        // one of a size alone solved guard by guard answers with its line, the analysis'
+        // decision.
         let own_line = match *o {
             Origin::Dim(di, _) => match analysis.group(msg.dims[di].var()) {
-                Some(g) => !g.is_multi() || !sized.answered_in(i, g, analysis),
+                Some(g) => {
+                    g.own.is_some()
+                        || !sized.answered_in(i, g, analysis)
+                        || (dims[di].status == Status::Specialized && !g.is_multi())
+                }
                 None => true,
             },
             _ => false,

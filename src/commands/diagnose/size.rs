@@ -39,7 +39,7 @@ pub(super) fn entries(
                 msg.dims.len() as u64,
             );
             let decided = decided(i, d, sized, analysis);
-            entry(i, d, decided, (msg, opts, prover), analysis)
+            entry(i, d, decided, (msg, opts, prover), (sized, analysis))
         })
         .collect()
 }
@@ -87,7 +87,7 @@ fn entry(
     d: &DimEntry,
     decided: Decided,
     (msg, opts, prover): (&Message, &Options, Option<Prover>),
-    analysis: &Analysis,
+    (sized, analysis): (&Sized, &Analysis),
 ) -> DimReport {
     let mut r = dim_report(d, decided, (msg, opts, prover));
     // An unbacked size no input stands for gets the model's torch._check, never a Dim.
@@ -97,11 +97,11 @@ fn entry(
             s.code = python::unbacked_checks(&name, &s.progression()).join("\n");
         }
     }
-    // Its group answers for it when it links several sizes (a size alone's answer is its
-    // lines', which the analysis decided).
+    // Its group (a size alone's answer is its lines', which the analysis decided; a part of
+    // a group solved apart still answers).
     let found = analysis
         .group(d.var())
-        .filter(|g| g.is_multi())
+        .filter(|g| g.own.is_none())
         .and_then(|g| Some((g, g.member(d.var())?)));
     // A joint answer reaches the first dimension a size has in the text.
     // (Asked only of a size of several roots' group: a scan per size is quadratic in a text
@@ -113,7 +113,13 @@ fn entry(
     {
         linked(&mut r, d, g, m.member, (msg, opts, prover));
     }
-    group_answer(&mut r, d, found, (msg, opts));
+    // Its group answers for it when the guards listed under it are the group's (a size of a
+    // group of several sizes always); a size whose guard names only another size is answered
+    // by its own line.
+    let answered = found.as_ref().is_some_and(|(g, _)| {
+        g.is_multi() || sized.listed(i).all(|k| sized.answered_in(k, g, analysis))
+    });
+    group_answer(&mut r, d, found, answered, (msg, opts));
     r
 }
 
@@ -867,6 +873,7 @@ fn group_answer(
     d: &mut DimReport,
     entry: &DimEntry,
     found: Option<(&JointGroup, MemberAnswer<'_>)>,
+    answered: bool,
     (msg, opts): (&Message, &Options),
 ) {
     let own = d.range.map(|[lo, hi]| DimSet::interval(lo, hi));
@@ -875,7 +882,7 @@ fn group_answer(
     // else its own `feasible`.
     let grouped = found
         .as_ref()
-        .filter(|(g, _)| g.grp.roots.len() == 1)
+        .filter(|(g, _)| answered && g.grp.roots.len() == 1)
         .and_then(|(g, m)| g.decided(m, Some(own.as_ref()?)));
     // A size whose one-size answer is undecided only because a guard names another size,
     // alone in its part of the group: the stage set that guard aside as holding on every

@@ -35,10 +35,10 @@ mod group;
 mod size;
 
 pub use answer::{describe, suggestions, Ranked, WITHHELD};
-pub use group::{GroupAnswer, MemberAnswer};
+pub use group::{GroupAnswer, MemberAnswer, OwnSet};
 pub use size::{
     claimed_answer, group_line, own_set, set_and_specs, size_answer, Asked, Claimed, GroupLine,
-    OwnSet, Partners,
+    Partners,
 };
 
 use crate::engine::Limits;
@@ -433,7 +433,7 @@ fn by_guard(
         .iter()
         .map(|g| joint::decide(g, root, &domain, limits, prover))
         .collect();
-    let left = size::leave(&decisions, &domain);
+    let left = group::leave(&decisions, &domain);
     let mut solved = joint::Solved {
         accepted: BTreeMap::new(),
         joint_count: None,

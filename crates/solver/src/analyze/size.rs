@@ -6,11 +6,10 @@
 //! names differ (`name`, `partners`): which command it answers, the analysis does not know.
 
 use super::answer::Ranked;
-use super::group::{GroupAnswer, MemberAnswer};
+use super::group::{GroupAnswer, MemberAnswer, OwnSet};
 use crate::joint::{self, Products};
 use crate::report::{
-    DefinedValues, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo, Undecided,
-    UndecidedSet,
+    DefinedValues, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo, UndecidedSet,
 };
 use crate::suggest::unchecked_suggestion;
 use crate::types::{DimSet, Expr};
@@ -348,57 +347,6 @@ fn defined_values(p: &Products, relation: &str, name: &dyn Fn(&str) -> String) -
         examples,
         excluded_examples: excluded,
     }
-}
-
-/// A size's set under its own guards ([`own_set`]): each guard's decision over the size's
-/// values, and what they leave.
-#[derive(Debug, Clone)]
-pub struct OwnSet {
-    /// Each guard's decision, in order.
-    pub decisions: Vec<joint::Decision>,
-    /// The values that pass every guard, or why there is no answer (the first undecided
-    /// guard's reason, or a set operation past the budget).
-    pub set: Result<DimSet, String>,
-    /// The values every guard was decided over (the size's range).
-    pub domain: DimSet,
-}
-
-impl OwnSet {
-    /// The set `decisions` leave of `domain` (each guard decided over all of it): their
-    /// intersection, or the first undecided guard's reason.
-    pub fn new(decisions: Vec<joint::Decision>, domain: &DimSet) -> OwnSet {
-        let set = leave(&decisions, domain).map_err(|why| why.to_string());
-        OwnSet {
-            decisions,
-            set,
-            domain: domain.clone(),
-        }
-    }
-
-    /// Whether the periodic method decided every guard (the set's suggestions are then proven
-    /// by it; else by enumeration or Z3).
-    pub fn periodic(&self) -> bool {
-        self.decisions
-            .iter()
-            .all(|d| d.fate == joint::Fate::Solved(crate::report::GuardFate::Periodic))
-    }
-}
-
-/// The values of `domain` that `decisions` (each guard's, over all of `domain`) leave: their
-/// intersection, or why there is none (the first undecided guard's reason, or the set operation
-/// that failed).
-pub(super) fn leave(decisions: &[joint::Decision], domain: &DimSet) -> Result<DimSet, Undecided> {
-    if let Some(why) = decisions.iter().find_map(|d| match &d.fate {
-        joint::Fate::Undecided(why) => Some(why.clone()),
-        _ => None,
-    }) {
-        return Err(why);
-    }
-    decisions
-        .iter()
-        .filter_map(|d| d.set.as_ref())
-        .try_fold(domain.clone(), |acc, s| acc.intersect(s))
-        .map_err(Undecided::Exact)
 }
 
 /// The values of `domain` that pass every guard of `guards`, each decided over `domain` for
