@@ -560,7 +560,9 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
             for dd in (rd.get("diagnosis") or {}).get("dims", []):
                 if dd.get("source") == source or dd.get("name") == name:
                     said.extend(g.get("text", "") for g in dd.get("guards", [])[:2])
-                    if not dd.get("guards") and dd.get("status") == "specialized":
+                    if not dd.get("guards") and dd.get("status") == "specialized" and key in fixed:
+                        # Only where the program fixes it: a size a round's error called fixed
+                        # can keep the window its whole trace allows (EfficientFormerV2's W).
                         said.append("torch specialized it")
         if said:
             why = f"torch's guards: {'; '.join(dict.fromkeys(x for x in said if x))}"

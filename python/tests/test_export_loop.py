@@ -429,6 +429,8 @@ def test_a_size_torch_fixes_without_a_printed_guard_keeps_the_window_its_trace_a
     assert [r["outcome"] for r in rep.rounds] == ["constraint_violation", "exported"], [r.get("error") for r in rep.rounds]
     assert any("trying the window the round's whole trace keeps first" in n for n in rep.rounds[0]["notes"]), rep.rounds[0]["notes"]
     assert not [s for s in rep.static if s["index"] == 3], rep.static
+    # The report never says torch fixed a size the program keeps dynamic.
+    assert not [n["why"] for n in rep.narrowed if "torch specialized it" in n["why"]], rep.narrowed
     ws = list(range(186, 236))
     # Eager alone says which W run (the window is the oracle's, not the report's).
     runs_eager = []
