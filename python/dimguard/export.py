@@ -224,6 +224,15 @@ def _solver_specialized(text: str, sheet: Mapping[str, Any], point: Mapping[Key,
     return out
 
 
+def _with_roots_of(new: Mapping[str, Any], src: Mapping[str, Any], roots: Sequence[str]) -> Dict[str, Any]:
+    """``new`` with every entry on one of ``roots`` in ``src`` (a sheet) as ``src`` has it, and
+    those roots' bounds from ``src``."""
+    theirs = {(e["input"], int(e["index"])): e for e in src["entries"] if e["value"].get("kind") == "dim" and e["value"]["root"] in roots}
+    entries = [theirs.get((e["input"], int(e["index"])), e) for e in new["entries"]]
+    kept = [r for r in new.get("roots", []) if r["name"] not in roots] + [r for r in src["roots"] if r["name"] in roots]
+    return {**new, "roots": kept, "entries": entries, "notes": list(new.get("notes", []))}
+
+
 def _windows(new: Mapping[str, Any], sheet: Mapping[str, Any], forced: Sequence[str]) -> Dict[str, str]:
     """Of the roots torch's solver asks to specialize (``forced``, in ``sheet``), those the
     diagnosed spec ``new`` keeps dynamic in a window narrower than ``sheet``'s at every entry on
@@ -551,7 +560,9 @@ def _narrowed(user: Mapping[str, Any], static: Sequence[Mapping[str, Any]], audi
             for dd in (rd.get("diagnosis") or {}).get("dims", []):
                 if dd.get("source") == source or dd.get("name") == name:
                     said.extend(g.get("text", "") for g in dd.get("guards", [])[:2])
-                    if not dd.get("guards") and dd.get("status") == "specialized":
+                    if not dd.get("guards") and dd.get("status") == "specialized" and key in fixed:
+                        # Only where the program fixes it: a size a round's error called fixed
+                        # can keep the window its whole trace allows (EfficientFormerV2's W).
                         said.append("torch specialized it")
         if said:
             why = f"torch's guards: {'; '.join(dict.fromkeys(x for x in said if x))}"
@@ -888,6 +899,9 @@ class _Turn:
     def __init__(self, n: int, entry: Dict[str, Any], t1: float, t_torch: float, oblivious: bool, point: Mapping[Key, int], round_shapes: List[Tuple[str, List[int]]], trace: Any):
         self.n, self.entry, self.t1, self.t_torch = n, entry, t1, t_torch
         self.oblivious, self.point, self.round_shapes, self.trace = oblivious, point, round_shapes, trace
+        # The diagnosis of the round's whole trace, once read (:meth:`_DimLoop.whole`).
+        self.whole: Optional[Dict[str, Any]] = None
+        self.whole_read = False
 
 
 class _DimLoop:
@@ -1185,6 +1199,23 @@ class _DimLoop:
                     f"trying the diagnosis's sound window first ({'; '.join(windows.values())}), Dim.STATIC only if torch specializes it again"
                 ],
             }
+        rest = [r for r in forced if r not in windows and r not in self.window_tried]
+        if rest:
+            # torch's error prints no guard of these (EfficientFormerV2: "specialized value of
+            # 224" for w, every guard printed is over h), so its diagnosis fixes them; the
+            # round's whole trace has their guards, and the window it keeps is tried first, once.
+            new, traced = self.trace_windows(turn, new, rest)
+            if traced:
+                self.window_tried.update(traced)
+                forced = [r for r in forced if r not in traced]
+                new = {
+                    **new,
+                    "notes": list(new.get("notes", []))
+                    + [
+                        f"torch's solver asks to specialize {', '.join(traced)} at the traced size, and its error prints no guard of {'them' if len(traced) > 1 else 'it'}; "
+                        f"trying the window the round's whole trace keeps first ({'; '.join(traced.values())}), Dim.STATIC only if torch specializes it again"
+                    ],
+                }
         if forced:
             # torch's solver specialized these at a traced size of 2 or more that
             # dimguard keeps dynamic (raft_small: it cannot solve (3*batch - 1) //
@@ -1214,20 +1245,51 @@ class _DimLoop:
         entry["notes"].append("the diagnosis does not change the spec, and torch names no dimension of it: nothing to change")
         return None
 
+    def whole(self, turn: _Turn) -> Optional[Dict[str, Any]]:
+        """The diagnosis of the round's whole captured trace (once per round); ``None``, with a
+        note, when it cannot be read."""
+        if not turn.whole_read:
+            turn.whole_read = True
+            t_t = time.perf_counter()
+            try:
+                turn.whole = json.loads(_native.diagnose(turn.trace.text(), [], turn.round_shapes, None, "auto", 10_000))
+            except ValueError as te:
+                turn.whole = None
+                turn.entry["notes"].append(f"the round's whole trace could not be diagnosed ({te}): the error's guards alone decide")
+            turn.entry["trace_diagnose_seconds"] = time.perf_counter() - t_t
+        return turn.whole
+
+    def trace_windows(self, turn: _Turn, new: Dict[str, Any], roots: Sequence[str]) -> Tuple[Dict[str, Any], Dict[str, str]]:
+        """Of ``roots`` (torch's solver asks to specialize them; the error's diagnosis ``new``
+        fixes them, the error printing no guard of theirs), those the round's whole trace keeps
+        in a sound window through the traced size, narrower than the sheet's: ``new`` with them
+        in that window (as :meth:`whole_trace` narrows), and root -> the window in words."""
+        whole = self.whole(turn)
+        if whole is None:
+            return new, {}
+        free = _with_roots_of(new, self.sheet, roots)
+        traced_at = {(inp, i): int(v) for inp, sh in turn.round_shapes for i, v in enumerate(sh)}
+        on = {(e["input"], int(e["index"])) for e in self.sheet["entries"] if e["value"].get("kind") == "dim" and e["value"]["root"] in roots}
+        short = [s for s in _trace_shortfall(whole, free, traced_at, self.user_names, []) if (s["input"], int(s["index"])) in on]
+        if not short:
+            return new, {}
+        narrowed = json.loads(_native.narrow(json.dumps(free), json.dumps(short)))
+        found = _windows(narrowed, self.sheet, roots)
+        if not found:
+            return new, {}
+        kept = _with_roots_of(new, narrowed, list(found))
+        # The error's diagnosis said these were fixed ("the code specialized it"): no longer so.
+        said = tuple(f"{e['input']}[{e['index']}]:" for e in self.sheet["entries"] if e["value"].get("kind") == "dim" and e["value"]["root"] in found)
+        kept["notes"] = [n for n in new.get("notes", []) if not n.startswith(said)]
+        return kept, found
+
     def whole_trace(self, turn: _Turn, new: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
         """The whole guard set of the failing trace (captured in-process), decided at once:
         torch's error prints the guards that violate the spec over one size, and a guard over
         several sizes (hf_swin's tie of H, W and the batch through its windows) shows only in
         the next round's program. Narrowing the named Dims to the trace's answer now saves that
         round; what the error's own diagnosis made static or Dim.AUTO stays so."""
-        entry = turn.entry
-        t_t = time.perf_counter()
-        try:
-            whole = json.loads(_native.diagnose(turn.trace.text(), [], turn.round_shapes, None, "auto", 10_000))
-        except ValueError as te:
-            whole = None
-            entry["notes"].append(f"the round's whole trace could not be diagnosed ({te}): the error's guards alone decide")
-        entry["trace_diagnose_seconds"] = time.perf_counter() - t_t
+        whole = self.whole(turn)
         if whole is None:
             return new
         base = {"roots": (new or self.sheet)["roots"], "entries": (new or self.sheet)["entries"], "notes": []}

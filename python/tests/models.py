@@ -186,3 +186,21 @@ class ItemOfSize(nn.Module):
         if 8 * chunks < x.shape[1]:
             return x[:, : 8 * chunks] * 2
         return x * 3
+
+
+class FixedGrid(nn.Module):
+    """EfficientFormerV2's attention stage in small: five stride-2 convolutions down to a
+    ``((h-1)//32 + 1) x ((w-1)//32 + 1)`` map, reshaped to a fixed 7x7 grid (its ``self.N``,
+    ``self.resolution``). Over H, W 64..512 at 224x224, torch 2.15's error prints only H's guard
+    and says W "resulted in a specialized value of 224" with no guard of W: only the round's
+    whole trace shows that W keeps 193..224 the way H does (issue 43)."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = nn.Sequential(*[nn.Conv2d(3 if i == 0 else 4, 4, 3, stride=2, padding=1) for i in range(5)])
+
+    def forward(self, x):
+        y = self.convs(x)
+        b = y.shape[0]
+        q = y.reshape(b, 2, -1, 49)
+        return q.reshape(b, 4, 7, 7) + y

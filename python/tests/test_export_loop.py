@@ -411,3 +411,38 @@ def test_a_program_torch_export_save_refuses_for_math_ceil_is_still_checked_from
         torch.export.save(ep, str(tmp_path / "p.pt2"))
     assert rep.to_dict()["unaudited"] is None, rep.to_dict()["unaudited"]
     agree(m, ep, rep, "x", [(1, 3, h, 64) for h in range(16, 91)] + [(2, 3, 60, w) for w in (16, 17, 33, 200)])
+
+
+def test_a_size_torch_fixes_without_a_printed_guard_keeps_the_window_its_trace_allows():
+    """FixedGrid (EfficientFormerV2's fixed 7x7 grid): torch's error prints H's guard only and
+    asks to specialize both H and W at 224. The loop tries the window the round's whole trace
+    keeps for W before Dim.STATIC (it made W static before, keeping 1 size): two rounds, W a
+    named Dim, and report.accepts agrees with the program and the eager model at every W
+    around the window and at H, W pairs (oracle: running them); the printed spec re-exports."""
+    from models import FixedGrid
+
+    torch.manual_seed(0)
+    m = FixedGrid().eval()
+    x = torch.randn(2, 3, 224, 224)
+    ds = {"x": {0: Dim("batch", min=1, max=16), 2: Dim("h", min=64, max=512), 3: Dim("w", min=64, max=512)}}
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes=ds, verbose=False)
+    assert [r["outcome"] for r in rep.rounds] == ["constraint_violation", "exported"], [r.get("error") for r in rep.rounds]
+    assert any("trying the window the round's whole trace keeps first" in n for n in rep.rounds[0]["notes"]), rep.rounds[0]["notes"]
+    assert not [s for s in rep.static if s["index"] == 3], rep.static
+    # The report never says torch fixed a size the program keeps dynamic.
+    assert not [n["why"] for n in rep.narrowed if "torch specialized it" in n["why"]], rep.narrowed
+    ws = list(range(186, 236))
+    # Eager alone says which W run (the window is the oracle's, not the report's).
+    runs_eager = []
+    for w in ws:
+        try:
+            with torch.no_grad():
+                m(torch.randn(1, 3, 224, w))
+            runs_eager.append(w)
+        except RuntimeError:
+            pass
+    kept = [w for w in ws if rep.verdict({"x": [2, 3, 224, w]})["accepted"] is True]
+    assert kept == runs_eager and len(kept) >= 2, (kept, runs_eager)
+    rng = random.Random(0)
+    agree(m, ep, rep, "x", [(2, 3, 224, w) for w in (192, 193, 208, 209, 224, 225)] + [(rng.randint(1, 16), 3, rng.randint(186, 236), rng.randint(186, 236)) for _ in range(6)] + [(1, 3, 209, 224), (16, 3, 224, 209)])
+    reexports(m, x, rep.spec)
