@@ -1,7 +1,7 @@
 //! `dimguard check --json`: the [`CheckReport`] of a program's propagation, per size a
 //! [`CheckDim`], its inputs, symbols, run-time checks and verdicts.
 
-use super::common::{Feasible, GuardFate, GuardUse};
+use super::common::{Feasible, GuardFate, GuardUse, RuntimeKind};
 use super::joint_sets::JointReport;
 use super::size::{Command, Entry, EntryKind};
 use serde::{Deserialize, Serialize};
@@ -141,36 +141,6 @@ pub struct Verdict {
     /// Why it is rejected (the first condition that fails, in the inputs' names) or undecided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-}
-
-/// What kind of condition a [`RuntimeCheck`] is (`kind` in the JSON).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RuntimeKind {
-    /// A run-time assert in the graph (`aten._assert_scalar`, `sym_constrain_range`,
-    /// `_assert_async`): the program raises mid-run where it is false.
-    RuntimeAssert,
-    /// A limit no check states: an operator fails where it is false (an index from
-    /// `arange(seq)` into a table of fixed length raises `IndexError`).
-    ImpliedLimit,
-}
-
-impl RuntimeKind {
-    /// The JSON spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RuntimeKind::RuntimeAssert => "runtime_assert",
-            RuntimeKind::ImpliedLimit => "implied_limit",
-        }
-    }
-
-    /// In words: `run-time assert` or `implied limit`.
-    pub fn label(self) -> &'static str {
-        match self {
-            RuntimeKind::RuntimeAssert => "run-time assert",
-            RuntimeKind::ImpliedLimit => "implied limit",
-        }
-    }
 }
 
 /// A condition on the input sizes that the program checks (or needs) while it runs.

@@ -213,7 +213,7 @@ pub enum Undecided {
     /// undecided: what passes everything else is undecided, never accepted.
     Runtime {
         /// An assert or an implied limit.
-        kind: crate::report::RuntimeKind,
+        kind: RuntimeKind,
         /// The node that checks (or needs) it.
         node: String,
         /// Why the condition is undecided.
@@ -469,5 +469,35 @@ pub fn count_text(n: u128) -> String {
         "more than 3.4e38".to_string()
     } else {
         n.to_string()
+    }
+}
+
+/// What kind of condition a [`RuntimeCheck`](super::RuntimeCheck) is (`kind` in the JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeKind {
+    /// A run-time assert in the graph (`aten._assert_scalar`, `sym_constrain_range`,
+    /// `_assert_async`): the program raises mid-run where it is false.
+    RuntimeAssert,
+    /// A limit no check states: an operator fails where it is false (an index from
+    /// `arange(seq)` into a table of fixed length raises `IndexError`).
+    ImpliedLimit,
+}
+
+impl RuntimeKind {
+    /// The JSON spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuntimeKind::RuntimeAssert => "runtime_assert",
+            RuntimeKind::ImpliedLimit => "implied_limit",
+        }
+    }
+
+    /// In words: `run-time assert` or `implied limit`.
+    pub fn label(self) -> &'static str {
+        match self {
+            RuntimeKind::RuntimeAssert => "run-time assert",
+            RuntimeKind::ImpliedLimit => "implied limit",
+        }
     }
 }

@@ -35,11 +35,11 @@ mod verify;
 
 pub use check::{
     CheckDim, CheckReport, Checked, Claimed, Disagreement, EqualOnAccepted, NeededBy, ProgramInput,
-    Propagation, RuntimeCheck, RuntimeKind, ShapeEntry, SizeRange, SymbolRange, Verdict,
+    Propagation, RuntimeCheck, ShapeEntry, SizeRange, SymbolRange, Verdict,
 };
 pub use common::{
     count_text, Certificate, Decided, Feasible, GuardFate, GuardMethod, GuardUse, NotPeriodic,
-    Proof, Suggestion, Undecided,
+    Proof, RuntimeKind, Suggestion, Undecided,
 };
 pub use diagnose::{
     DataDependent, Diagnosed, DimReport, FixCheck, Form, GuardReport, JointGuard, LineDim,
