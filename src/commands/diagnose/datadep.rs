@@ -192,36 +192,10 @@ fn several(
     });
     match (ranges, total) {
         (Some(rs), Some(Some(n))) if n <= ENUMERATE => {
-            let (mut t, mut f) = (0u128, 0u128);
-            let mut at: Vec<i128> = rs.iter().map(|(a, _)| *a).collect();
-            loop {
-                let env = |a: &str| syms.iter().position(|(s, _)| s == a).map(|i| at[i]);
-                match g.expr.truth(&env) {
-                    Ok(true) => t += 1,
-                    Ok(false) => f += 1,
-                    Err(_) => {}
-                }
-                // The next combination, the last size fastest.
-                let mut k = at.len();
-                loop {
-                    if k == 0 {
-                        break;
-                    }
-                    k -= 1;
-                    if at[k] < rs[k].1 {
-                        at[k] += 1;
-                        break;
-                    }
-                    at[k] = rs[k].0;
-                    if k == 0 {
-                        k = usize::MAX;
-                        break;
-                    }
-                }
-                if k == usize::MAX {
-                    break;
-                }
-            }
+            let names: Vec<String> = syms.iter().map(|(s, _)| s.clone()).collect();
+            let (t, f) =
+                dimguard_solver::linked::TupleCheck::new(&names, std::slice::from_ref(&g.expr))
+                    .count(&rs);
             r.certificate = Certificate::Enumeration;
             let boxed: Vec<String> = r
                 .symbols

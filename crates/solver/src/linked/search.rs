@@ -89,6 +89,63 @@ impl<'e> TupleCheck<'e> {
             .iter()
             .all(|&(expr, node)| truth(&mut m, node, expr, &self.names))
     }
+
+    /// How many tuples of the box `ranges` (one inclusive range per size, in the order of
+    /// `names`) every guard holds at, and how many some guard fails at; a tuple where a guard
+    /// raises before one fails counts in neither. The last size moves fastest, so a
+    /// sub-expression of the earlier sizes is computed once per their values (HF Dinov2's
+    /// `Eq((u1//14)*(u2//14), 256)` over 449 × 449 values: a few milliseconds).
+    pub fn count(&self, ranges: &[(i128, i128)]) -> (u128, u128) {
+        let (mut holds, mut fails) = (0u128, 0u128);
+        if ranges.len() != self.names.len() || ranges.iter().any(|(a, b)| a > b) {
+            return (0, 0);
+        }
+        let ident: Vec<usize> = (0..self.names.len()).collect();
+        let mut m = Machine::new(&self.graph, &ident);
+        let mut at: Vec<i128> = ranges.iter().map(|r| r.0).collect();
+        for (i, &v) in at.iter().enumerate() {
+            m.set(i, i, v);
+        }
+        loop {
+            match self.tuple(&mut m) {
+                Some(true) => holds += 1,
+                Some(false) => fails += 1,
+                None => {}
+            }
+            // The next tuple, the last size fastest.
+            let Some(k) = (0..at.len()).rev().find(|&k| at[k] < ranges[k].1) else {
+                return (holds, fails);
+            };
+            at[k] += 1;
+            m.set(k, k, at[k]);
+            for j in k + 1..at.len() {
+                at[j] = ranges[j].0;
+                m.set(j, j, at[j]);
+            }
+        }
+    }
+
+    /// The guards at the machine's tuple: `Some(false)` at the first that fails, `None` at
+    /// one that raises before any fails, else `Some(true)`.
+    fn tuple(&self, m: &mut Machine) -> Option<bool> {
+        for &(expr, node) in &self.guards {
+            let compiled = node.map(|n| m.eval(n));
+            let v = match compiled {
+                Some(Ok(v)) => Some(v != 0),
+                Some(Err(Fail::Raises)) => None,
+                Some(Err(Fail::Overflow)) | None => {
+                    let vars = &m.vars;
+                    let env = |a: &str| self.names.iter().position(|n| n == a).map(|i| vars[i]);
+                    expr.truth(&env).ok()
+                }
+            };
+            match v {
+                Some(true) => {}
+                other => return other,
+            }
+        }
+        Some(true)
+    }
 }
 
 /// A small deterministic generator (xorshift) for sampling.

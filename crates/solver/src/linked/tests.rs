@@ -674,3 +674,47 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(120))]
+    /// `TupleCheck::count` over a box agrees with the exact evaluator at every tuple: the
+    /// tuples every guard holds at, those some guard fails at, none counted where a guard
+    /// raises (a modulus that reaches zero) before one fails.
+    #[test]
+    fn counting_a_box_agrees_with_the_evaluator_tuple_by_tuple(
+        a in 1i128..20, b in 1i128..20, k in 1i128..30, m in -3i128..6,
+        lo in [0i128..6, 0i128..6, 0i128..6], w in [0i128..9, 0i128..9, 0i128..9],
+        three in any::<bool>(),
+    ) {
+        let n = if three { 3 } else { 2 };
+        let names = names(&["x", "y", "z"][..n]);
+        let mut guards = vec![
+            g(&format!("((x // {a}) * (y // {b})) % {k} == 0")),
+            g(&format!("x % (y - {m}) < {a}")),
+        ];
+        if three {
+            guards.push(g(&format!("z * {b} >= x + y - {k}")));
+        }
+        let ranges: Vec<(i128, i128)> = (0..n).map(|i| (lo[i], lo[i] + w[i])).collect();
+        let (t, f) = TupleCheck::new(&names, &guards).count(&ranges);
+        let doms: Vec<DimSet> = ranges.iter().map(|&(a, b)| DimSet::interval(a, b)).collect();
+        let (mut bt, mut bf) = (0u128, 0u128);
+        for p in tuples(&doms) {
+            let env = |v: &str| names.iter().position(|x| x == v).map(|i| p[i]);
+            let mut fate = Some(true);
+            for e in &guards {
+                match e.truth(&env) {
+                    Ok(true) => {}
+                    Ok(false) => { fate = Some(false); break; }
+                    Err(_) => { fate = None; break; }
+                }
+            }
+            match fate {
+                Some(true) => bt += 1,
+                Some(false) => bf += 1,
+                None => {}
+            }
+        }
+        prop_assert_eq!((t, f), (bt, bf));
+    }
+}
