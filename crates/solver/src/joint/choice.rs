@@ -287,7 +287,7 @@ pub enum SideCheck {
 /// `certificate_note`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unchecked {
-    /// The joint set has more than [`SIDE_BOXES`] boxes.
+    /// The joint set has more boxes than the check examines one by one (16).
     ManyBoxes,
     /// The command's budget ran out while the tuples were evaluated.
     Exhausted(crate::budget::Exhausted),
