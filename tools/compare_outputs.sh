@@ -9,16 +9,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 shared=$root/../shared
 mkdir -p "$work/texts" "$work/old" "$work/new"
 # The corpus records as files (text field as published).
-python3 - "$shared" "$work/texts" <<'PY'
-import json, sys, pathlib
-shared, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-for f in sorted((shared / "corpus").glob("*.jsonl")):
-    for i, line in enumerate(f.read_text().splitlines()):
-        if line.strip():
-            r = json.loads(line)
-            t = r.get("text") or r.get("message") or ""
-            (out / f"{f.stem}.{i:03d}.txt").write_text(t)
-PY
+python3 "$root/tools/corpus_texts.py" "$shared" "$work/texts"
 texts=$(find "$root/tests/data" -type f \( -name '*.txt' -o -name '*.log' \) | sort; ls "$work"/texts/*.txt)
 programs=$(ls "$root"/tests/data/composed/*.model.json "$shared"/programs/composed/*.model.json; find "$root/tests/data/pt2" -name '*.pt2' -o -name '*.model.json' | sort)
 run() { # BIN TAG ARGS...

@@ -5,22 +5,20 @@
 # block (the old binary's diagnose) and two specs giving every size a Dim of its own (2..4096,
 # 2..64); --json and text, with long Z3 and time limits so that a loaded machine's timeouts do
 # not show as differences.
-#   tools/compare_verify.sh OLD_BINARY NEW_BINARY [WORKDIR]
+#   tools/compare_verify.sh OLD_BINARY NEW_BINARY [WORKDIR] [SAMPLE]
+# SAMPLE N keeps about N of the texts, evenly spread over their sorted list (every k-th, the
+# same ones each run): a quick deterministic subset; the whole run takes more than 20 minutes.
 set -u
-old=$1; new=$2; work=${3:-$(mktemp -d)}
+old=$1; new=$2; work=${3:-$(mktemp -d)}; sample=${4:-0}
 root=$(cd "$(dirname "$0")/.." && pwd); shared=$root/../shared
 mkdir -p "$work/texts" "$work/specs" "$work/old" "$work/new"
-python3 - "$shared" "$work/texts" <<'PY'
-import json, sys, pathlib
-shared, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-for f in sorted((shared / "corpus").glob("*.jsonl")):
-    for i, line in enumerate(f.read_text().splitlines()):
-        if line.strip():
-            r = json.loads(line)
-            t = r.get("text") or r.get("message") or ""
-            (out / f"{f.stem}.{i:03d}.txt").write_text(t)
-PY
+python3 "$root/tools/corpus_texts.py" "$shared" "$work/texts"
 texts=$( (ls $root/tests/data/messages/*.txt $root/tests/data/new_texts/*.txt; find $root/tests/data/crossform $root/tests/data/forms $root/tests/data/traces $root/tests/data/recompiles -type f \( -name "*.txt" -o -name "*.log" \) | sort; ls "$work"/texts/*.txt) )
+if [ "$sample" -gt 0 ]; then
+  total=$(echo "$texts" | wc -w)
+  step=$(( (total + sample - 1) / sample ))
+  texts=$(echo "$texts" | tr ' ' '\n' | awk -v k="$step" 'NF && (NR - 1) % k == 0')
+fi
 n=0
 for t in $texts; do
   k=$(echo "$t" | sed "s#$root/tests/data/##; s#$work/texts/##; s#[^A-Za-z0-9._-]#_#g"); n=$((n+1))
@@ -59,7 +57,7 @@ done
 for tag in old new; do
   sed -i -E 's/"(spent|seconds|elapsed|wall|took)[a-z_]*": *[0-9.e+-]+/"\1": T/g; s/[0-9]+(\.[0-9]+)? ?(ms|s) (wall|CPU)/T/g' "$work/$tag"/* 2>/dev/null
 done
-echo "specs: $(ls $work/specs/*.py | wc -l)"
+echo "texts: $n; specs: $(ls $work/specs/*.py | wc -l)"
 if diff -rq "$work/old" "$work/new" > "$work/diff.txt"; then
   echo "no verify output differs ($(ls "$work/old" | wc -l) files; $work)"
 else

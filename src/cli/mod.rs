@@ -626,19 +626,13 @@ fn verify(
     timeout: u32,
     html: Option<&PathBuf>,
 ) -> Result<(), Failure> {
+    use dimguard::commands::verify::InputError;
     let g = read_input(Some(guards))?;
     let s = read_input(Some(spec))?;
-    let guard_set = dimguard::commands::verify::GuardSet::read(&g).map_err(|e| solver(&e))?;
-    let spec = dimguard::readers::spec::read(&s).map_err(|e| solver(&e))?;
-    if spec.is_empty() {
-        return Err(bad_input(
-            "the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`",
-        ));
-    }
-    let report = dimguard::commands::verify::verify(&guard_set, &spec, timeout);
-    if !dimguard::commands::verify::covers_any(&guard_set, &spec) {
-        return Err(bad_input("no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {...})"));
-    }
+    let report = dimguard::commands::verify::verify(&g, &s, timeout).map_err(|e| match e {
+        InputError::Read(e) => solver(&e),
+        other => bad_input(other.to_string()),
+    })?;
     write_html(|| dimguard::html::Page::verify(&report), html, guards)?;
     print_report(&report, json, render::verify)
 }

@@ -1,9 +1,9 @@
 //! `dimguard verify`: is a user's `dynamic_shapes` spec sound for some guards, with a proof or
 //! counterexamples, and what is the maximal sound spec?
 //!
-//! One flow ([`verify`]), each step a call: the guards and the spec read by the caller
-//! ([`GuardSet::read`], `dimguard_readers::spec::read`) → `joint_problem` → `checks` (Z3 over
-//! what the spec admits) → `stage` ([`analyze`]) → `entries` → `report`.
+//! One flow ([`verify`]), each step a call: [`read`] (the guards, [`GuardSet::read`], and the
+//! spec, `dimguard_readers::spec::read`, from their texts) → `joint_problem` → `checks` (Z3
+//! over what the spec admits) → `stage` ([`analyze`]) → `entries` → `report`.
 
 use dimguard_prove::{box_prover, check_box, check_set, JointVerdict, Verdict};
 use dimguard_readers::spec::{Given, Sheet};
@@ -148,13 +148,69 @@ impl GuardSet {
     }
 }
 
-/// Verifies `spec` against `guards` (both read by the caller: [`GuardSet::read`],
-/// `dimguard_readers::spec::read`). The one flow of a verification, each step a call: what the
-/// spec admits for the guards' sizes as the analysis stage's problem (`joint_problem`), Z3 over
-/// each size's own guards and each guard over several sizes (`checks`), the stage over the
-/// groups the guards link (`stage`), each size's entry with its group's answer (`entries`), and
-/// the report with its verdict (`report`).
-pub fn verify(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport {
+/// Why `verify` has nothing to verify: its input does not read, or the spec and the guards do
+/// not meet.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    /// The guards or the spec do not read.
+    #[error(transparent)]
+    Read(#[from] Error),
+    /// The spec defines no dimension.
+    #[error("the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`")]
+    EmptySpec,
+    /// No dimension of the spec is a size of the guards, nor a size named inside a guard over
+    /// several sizes.
+    #[error("no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {{...}})")]
+    NoMatch,
+}
+
+/// The command's input, read: the guards and the spec.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The guards ([`GuardSet::read`]).
+    pub guards: GuardSet,
+    /// The user's spec (`dimguard_readers::spec::read`).
+    pub spec: Sheet,
+}
+
+/// Reads the command's input: the guards from `guards` (any form `diagnose` reads, or one guard
+/// per line: [`GuardSet::read`]) and the spec from `spec` (Python defining `Dim`s); an error
+/// when either does not read, when the spec defines no dimension, or when none of its
+/// dimensions is a size of the guards.
+pub fn read(guards: &str, spec: &str) -> Result<Input, InputError> {
+    let guards = GuardSet::read(guards)?;
+    let spec = dimguard_readers::spec::read(spec)?;
+    if spec.is_empty() {
+        return Err(InputError::EmptySpec);
+    }
+    if !covers_any(&guards, &spec) {
+        return Err(InputError::NoMatch);
+    }
+    Ok(Input { guards, spec })
+}
+
+/// The command: verifies the spec `spec` (Python) against the guards `guards` (a message or
+/// guard lines), with `timeout_ms` for each Z3 query: the input read ([`read`]), then verified
+/// ([`verify_input`]).
+///
+/// ```
+/// use dimguard::commands::verify::verify;
+///
+/// let spec = "from torch.export import Dim\n_h = Dim('_h', min=2, max=64)\nh = 8*_h\n";
+/// let report = verify("h % 8 == 0\n", spec, 2000).unwrap();
+/// assert_eq!(report.sound, Some(true));
+/// ```
+pub fn verify(guards: &str, spec: &str, timeout_ms: u32) -> Result<VerifyReport, InputError> {
+    let input = read(guards, spec)?;
+    Ok(verify_input(&input.guards, &input.spec, timeout_ms))
+}
+
+/// Verifies `spec` against `guards`, both read ([`read`]). The one flow of a verification, each
+/// step a call: what the spec admits for the guards' sizes as the analysis stage's problem
+/// (`joint_problem`), Z3 over each size's own guards and each guard over several sizes
+/// (`checks`), the stage over the groups the guards link (`stage`), each size's entry with its
+/// group's answer (`entries`), and the report with its verdict (`report`).
+pub fn verify_input(guards: &GuardSet, spec: &Sheet, timeout_ms: u32) -> VerifyReport {
     let problem = joint_problem(guards, spec);
     let checked = checks(guards, spec, timeout_ms);
     let analysis = stage(guards, &problem, timeout_ms);
@@ -486,7 +542,7 @@ fn ties(guards: &GuardSet, spec: &Sheet, sizes: &[String]) -> Ties {
 /// Whether the spec speaks of some size of the guards (a dimension's, or one named only inside
 /// a guard over several sizes). When it does not, there is nothing to verify: the spec's names
 /// and the guards' sizes do not meet.
-pub fn covers_any(guards: &GuardSet, spec: &Sheet) -> bool {
+fn covers_any(guards: &GuardSet, spec: &Sheet) -> bool {
     guards
         .dims
         .iter()
@@ -904,10 +960,39 @@ mod tests {
     const RAFT: &str = "  - Not all values of dim_2 = L['image1'].size()[2] in the specified range 135 <= dim_2 <= 2160 satisfy the generated guard ((((-1) + L['image1'].size()[2]) // 8) % 8) == 1.";
 
     #[test]
+    fn the_command_reads_its_input_and_refuses_what_leaves_nothing_to_verify() {
+        let spec = "_h = Dim('_h', min=2, max=30)\ndim_2 = 64*_h + 9\n";
+        let r = verify(RAFT, spec, 5_000).unwrap();
+        // Read as `verify_input` is given it, the same report.
+        let input = read(RAFT, spec).unwrap();
+        let again = verify_input(&input.guards, &input.spec, 5_000);
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            serde_json::to_string(&again).unwrap()
+        );
+        assert_eq!(r.sound, Some(true), "{r:?}");
+        let refused = |g: &str, s: &str| verify(g, s, 5_000).unwrap_err();
+        assert!(matches!(refused(RAFT, "# no Dim\n"), InputError::EmptySpec));
+        assert!(matches!(
+            refused(RAFT, "w = Dim('w', min=2, max=8)\n"),
+            InputError::NoMatch
+        ));
+        // A guard line that does not parse, a spec line that does not read: the reader's error.
+        assert!(matches!(
+            refused("h %% 8 == 0\n", spec),
+            InputError::Read(Error::Guard { line: 1, .. })
+        ));
+        assert!(matches!(
+            refused(RAFT, "h = Dim('h', min=9, max=2)\n"),
+            InputError::Read(Error::Spec { line: 1, .. })
+        ));
+    }
+
+    #[test]
     fn torch_fix_is_unsound_with_counterexamples() {
         let g = GuardSet::read(RAFT).unwrap();
         let s = spec::read("_dim_2 = Dim('_dim_2', min=17, max=270)\ndim_2 = 8*_dim_2\n").unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         assert_eq!(r.sound, Some(false));
         let d = &r.dims[0];
         assert_eq!((d.admitted, d.failing), (254, Some(222)));
@@ -929,11 +1014,11 @@ mod tests {
             "h = Dim('h', min=2, max=64)\ndynamic_shapes = {'image1': {2: h}, 'image2': {2: h}}\n",
         )
         .unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         // The same Dim on both: equal by construction, proved.
         assert_eq!(r.joint[0].sound, Some(true), "{r:?}");
         let s = spec::read("h = Dim('h', min=2, max=64)\nw = Dim('w', min=2, max=64)\ndynamic_shapes = {'image1': {2: h}, 'image2': {2: w}}\n").unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         assert_eq!(r.joint[0].sound, Some(false));
         let ce = r.joint[0].counterexample.as_ref().unwrap();
         assert_ne!(ce["L['image1'].size()[2]"], ce["L['image2'].size()[2]"]);
@@ -949,7 +1034,7 @@ mod tests {
         let g = GuardSet::read(text).unwrap();
         for (xmax, ymax) in [(10, 6), (11, 6), (30, 2), (31, 2), (5, 12)] {
             let s = spec::read(&format!("a = Dim('a', min=2, max={xmax})\nb = Dim('b', min=2, max={ymax})\ndynamic_shapes = {{'x': {{0: a}}, 'y': {{0: b}}}}\n")).unwrap();
-            let r = verify(&g, &s, 5_000);
+            let r = verify_input(&g, &s, 5_000);
             // Brute force over the spec's box.
             let sound = (2..=xmax).all(|x| (2..=ymax).all(|y| x * y <= 60));
             assert_eq!(r.sound, Some(sound), "{xmax} {ymax}: {r:?}");
@@ -963,7 +1048,7 @@ mod tests {
         // y not in the spec: undecided, not unsound, and no joint set over every integer.
         let s =
             spec::read("a = Dim('a', min=2, max=10)\ndynamic_shapes = {'x': {0: a}}\n").unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         assert_eq!(r.sound, None, "{r:?}");
         assert!(r.dims[0].counterexamples.is_empty());
         assert!(r.joint_sets.is_empty(), "{:?}", r.joint_sets);
@@ -981,7 +1066,7 @@ mod tests {
         // largest sound box, at least as large as "h a multiple of 16, any w" (12 x 63).
         let g = GuardSet::read("(L['x'].size()[2] * L['x'].size()[3]) % 16 == 0\n").unwrap();
         let s = spec::read("h = Dim('h', min=2, max=200)\nw = Dim('w', min=2, max=64)\ndynamic_shapes = {'x': {2: h, 3: w}}\n").unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         assert_eq!(r.sound, Some(false));
         let h = r
             .dims
@@ -1022,7 +1107,7 @@ mod tests {
         )
         .unwrap();
         let s = spec::read("h = Dim('h', min=2, max=60)\n_w = Dim('_w', min=1, max=30)\nw = 2*_w\ndynamic_shapes = {'x': {2: h, 3: w}}\n").unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         let pass = |h: i128, w: i128| (h * w) % 16 == 0 && h + w <= 90 && h % 3 != 1;
         let hs: Vec<i128> = (2..=60).collect();
         let ws: Vec<i128> = (1..=30).map(|k| 2 * k).collect();
@@ -1076,7 +1161,7 @@ mod tests {
         let g = GuardSet::read(log).unwrap();
         assert_eq!(g.joint.len(), 4);
         let s = spec::read("a = Dim('a', min=2, max=8)\nb = Dim('b', min=2, max=512)\nc = Dim('c', min=2, max=1024)\ndynamic_shapes = {'t': {0: a, 1: b, 2: c}}\n").unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         assert_eq!(r.joint.len(), 4);
         assert_eq!(r.sound, Some(false));
         assert_eq!(r.guards.len(), 4);
@@ -1096,7 +1181,7 @@ mod tests {
             "{static_spec}\ndynamic_shapes = {{'t': {{0: a, 1: b, 2: c}}}}\n"
         ))
         .unwrap();
-        let again = verify(&g, &fixed, 5_000);
+        let again = verify_input(&g, &fixed, 5_000);
         assert_eq!(again.sound, Some(true), "{static_spec}: {again:?}");
     }
 
@@ -1119,7 +1204,7 @@ mod tests {
             GuardSet::read("# one guard per line\n((((-1) + L['x'].size()[2]) // 8) % 8) == 1\n")
                 .unwrap();
         let s = spec::read("_h = Dim('_h', min=0, max=72057594037927935)\nh = 64*_h + 9\ndynamic_shapes = {'x': {2: h}}").unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         assert_eq!(r.sound, Some(true), "{r:?}");
         assert_eq!(r.dims[0].certificate, Certificate::Z3);
     }
@@ -1152,7 +1237,7 @@ mod tests {
                 "_r = Dim('_r', min={lo}, max={hi})\nh = {c1}*_r + {o1}\nw = {c2}*_r + {o2}\ndynamic_shapes = {{'x': {{2: h, 3: w}}}}\n"
             );
             let sp = spec::read(&text).unwrap();
-            let r = verify(&g, &sp, 5_000);
+            let r = verify_input(&g, &sp, 5_000);
             let j = &r.joint[0];
             let truth = (lo..=hi).all(holds);
             proptest::prop_assert_eq!(j.sound, Some(truth), "{} over {}", guard, text);
@@ -1195,7 +1280,7 @@ mod tests {
             let text = format!(
                 "_r = Dim('_r', min={lo}, max={hi})\nh = {c1}*_r + {o1}\nw = {c2}*_r + {o2}\ndynamic_shapes = {{'x': {{2: h, 3: w}}}}\n"
             );
-            let r = verify(&g, &spec::read(&text).unwrap(), 5_000);
+            let r = verify_input(&g, &spec::read(&text).unwrap(), 5_000);
             let passing: Vec<i128> = (lo..=hi).filter(|&r| holds(c1 * r + o1, c2 * r + o2)).collect();
             let lines: Vec<&str> = r.dims.iter().filter_map(|d| d.maximal_spec.as_deref()).collect();
             if passing.is_empty() {
@@ -1215,7 +1300,7 @@ mod tests {
             if !periodic {
                 proptest::prop_assert_eq!(roots, passing);
             }
-            proptest::prop_assert_eq!(verify(&g, &maximal, 5_000).sound, Some(true), "{}", pasted);
+            proptest::prop_assert_eq!(verify_input(&g, &maximal, 5_000).sound, Some(true), "{}", pasted);
         }
     }
 
@@ -1261,7 +1346,7 @@ mod tests {
             let text = format!(
                 "a = Dim('a', min={lo_a}, max={hi_a})\nb = Dim('b', min={lo_b}, max={hi_b})\ndynamic_shapes = {{'x': {{0: a}}, 'y': {{0: b}}}}\n"
             );
-            let r = verify(&g, &spec::read(&text).unwrap(), 5_000);
+            let r = verify_input(&g, &spec::read(&text).unwrap(), 5_000);
             let lines: Vec<&str> = r.dims.iter().filter_map(|d| d.maximal_spec.as_deref()).collect();
             if lines.len() < 2 {
                 // No pair passes, or the group is undecided: no line to paste.
@@ -1331,7 +1416,7 @@ mod tests {
         )
         .unwrap();
         let s = spec::read("a = Dim('a', min=2, max=100)\nb = Dim('b', min=2, max=100)\ndynamic_shapes = {'x': {0: a}, 'y': {0: b}}\n").unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         let lines: Vec<&str> = r
             .dims
             .iter()
@@ -1353,10 +1438,10 @@ mod tests {
         let msg = "  - Not all values of h = L['x'].size()[2] in the specified range 32 <= h <= 1024 satisfy the generated guard L['x'].size()[2] * L['x'].size()[3] <= 65536.";
         let g = GuardSet::read(msg).unwrap();
         let sound = "h = Dim('h', min=32, max=1024)\nx_3 = Dim('x_3', min=2, max=64)\ndynamic_shapes = {'x': {2: h, 3: x_3}}\n";
-        let r = verify(&g, &spec::read(sound).unwrap(), 5_000);
+        let r = verify_input(&g, &spec::read(sound).unwrap(), 5_000);
         assert_eq!(r.sound, Some(true), "{r:?}");
         let wide = "h = Dim('h', min=32, max=1024)\nx_3 = Dim('x_3', min=2, max=65)\ndynamic_shapes = {'x': {2: h, 3: x_3}}\n";
-        let r = verify(&g, &spec::read(wide).unwrap(), 5_000);
+        let r = verify_input(&g, &spec::read(wide).unwrap(), 5_000);
         assert_eq!(r.sound, Some(false));
         let ce = r.joint[0].counterexample.as_ref().unwrap();
         assert!(
@@ -1364,7 +1449,7 @@ mod tests {
             "{ce:?}"
         );
         // Not covering `w` is undecided, not sound.
-        let r = verify(
+        let r = verify_input(
             &g,
             &spec::read("h = Dim('h', min=32, max=1024)\n").unwrap(),
             5_000,
@@ -1380,7 +1465,7 @@ mod tests {
         let g = GuardSet::read(msg).unwrap();
         let s = spec::read("h = Dim('h', min=2, max=1024)\ny_2 = h  # must always be equal\ndynamic_shapes = {'x': {2: h}, 'y': {2: y_2}}\n").unwrap();
         assert!(s.lookup("h", None).is_some(), "{s:?}");
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         assert_eq!(r.sound, Some(true), "{r:?}");
     }
 
@@ -1393,7 +1478,7 @@ mod tests {
         let msg = "L['x'].size()[2] >= 32\nL['x'].size()[3] >= 32\n((L['x'].size()[3] // 16)*(L['x'].size()[2] // 16)) == L['t'].size()[1]";
         let g = GuardSet::read(msg).unwrap();
         let s = spec::read("h = Dim('h', min=32, max=512)\nw = Dim('w', min=32, max=512)\nn = Dim('n', min=4, max=1024)\ndynamic_shapes = {'x': {2: h, 3: w}, 't': {1: n}}\n").unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         let n = r
             .dims
             .iter()
@@ -1444,7 +1529,7 @@ mod tests {
             spec::read("h = Dim('h', min=2, max=256)\ndynamic_shapes = {'x': {2: None, 3: h}}\n")
                 .unwrap();
         assert!(covers_any(&g, &s));
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         assert_eq!(r.sound, None, "{r:?}");
         assert_eq!(r.joint[0].sound, None);
         // Without a dict, names still match.
@@ -1461,12 +1546,12 @@ mod tests {
         let msg = "  - The values of dy = L['y'].size()[0] must always be related to the values of dx = L['x'].size()[0] by dy = dx + 1.";
         let g = GuardSet::read(msg).unwrap();
         let free = spec::read("dx = Dim('dx', min=2, max=100)\ndy = Dim('dy', min=3, max=101)\ndynamic_shapes = {'x': {0: dx}, 'y': {0: dy}}\n").unwrap();
-        let r = verify(&g, &free, 5_000);
+        let r = verify_input(&g, &free, 5_000);
         assert_eq!(r.sound, Some(false), "{r:?}");
         let ce = r.joint[0].counterexample.as_ref().unwrap();
         assert_ne!(ce["L['y'].size()[0]"], ce["L['x'].size()[0]"] + 1);
         let kept = spec::read("dx = Dim('dx', min=2, max=100)\ndy = dx + 1\ndynamic_shapes = {'x': {0: dx}, 'y': {0: dy}}\n").unwrap();
-        assert_eq!(verify(&g, &kept, 5_000).sound, Some(true));
+        assert_eq!(verify_input(&g, &kept, 5_000).sound, Some(true));
     }
 
     #[test]
@@ -1476,13 +1561,13 @@ mod tests {
         // guard equating them was called sound over the diagonal only.
         let g = GuardSet::read("L['x'].size()[0] == L['x'].size()[1]\n").unwrap();
         let auto = spec::read("a = Dim.AUTO\ndynamic_shapes = {'x': {0: a, 1: a}}\n").unwrap();
-        let r = verify(&g, &auto, 5_000);
+        let r = verify_input(&g, &auto, 5_000);
         assert_eq!(r.joint[0].sound, Some(false), "{r:?}");
         let ce = r.joint[0].counterexample.as_ref().unwrap();
         assert_ne!(ce["L['x'].size()[0]"], ce["L['x'].size()[1]"]);
         let one = spec::read("a = Dim('a', min=2, max=64)\ndynamic_shapes = {'x': {0: a, 1: a}}\n")
             .unwrap();
-        assert_eq!(verify(&g, &one, 5_000).joint[0].sound, Some(true));
+        assert_eq!(verify_input(&g, &one, 5_000).joint[0].sound, Some(true));
     }
 
     #[test]
@@ -1491,7 +1576,7 @@ mod tests {
         let g = GuardSet::read("L['x'].size()[2] <= 100\n").unwrap();
         let s = spec::read("h = Dim('h', min=2, max=50)\nh = Dim('h', min=2, max=5000)\ndynamic_shapes = {'x': {2: h}}\n").unwrap();
         assert_eq!(s.roots.iter().filter(|r| r.name == "h").count(), 1);
-        assert_eq!(verify(&g, &s, 5_000).sound, Some(false));
+        assert_eq!(verify_input(&g, &s, 5_000).sound, Some(false));
     }
 
     #[test]
@@ -1501,12 +1586,12 @@ mod tests {
         let g =
             GuardSet::read("L['x'].size()[1] + L['x'].size()[2] <= 4*L['x'].size()[0]\n").unwrap();
         let s = spec::read("_r = Dim('_r', min=2, max=10)\nh = 2*_r\ndynamic_shapes = {'x': {0: _r, 1: h, 2: h}}\n").unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         assert_eq!(r.joint[0].sound, Some(true), "{r:?}");
         // One less is unsound, and the counterexample holds every size, consistent with the ties.
         let g = GuardSet::read("L['x'].size()[1] + L['x'].size()[2] <= 4*L['x'].size()[0] - 1\n")
             .unwrap();
-        let r = verify(&g, &s, 5_000);
+        let r = verify_input(&g, &s, 5_000);
         let ce = r.joint[0].counterexample.as_ref().unwrap();
         let (x0, x1, x2) = (
             ce["L['x'].size()[0]"],

@@ -4,8 +4,7 @@
 use crate::cpu::library;
 use crate::gen::Input;
 use dimguard::commands::diagnose::{diagnose, Options};
-use dimguard::commands::verify::{verify, GuardSet};
-use dimguard_readers::spec;
+use dimguard::commands::verify::{self, verify_input};
 use dimguard_solver::expr::EvalError;
 use dimguard_solver::ArithError;
 use dimguard_solver::Expr;
@@ -169,17 +168,15 @@ fn check_message(text: &str) -> Result<(), String> {
 }
 
 fn check_verify(text: &str, spec_text: &str, z3_ms: u32) -> Result<(), String> {
-    let Ok(gs) = library(|| GuardSet::read(text)) else {
-        return Ok(());
-    };
-    let spec = match library(|| spec::read(spec_text)) {
-        Ok(s) => s,
+    // Read as the command reads (its guards and spec, for the oracle too), then verified.
+    let verify::Input { guards: gs, spec } = match library(|| verify::read(text, spec_text)) {
+        Ok(input) => input,
         Err(e) => {
             let _ = e.to_string();
             return Ok(());
         }
     };
-    let report = library(|| verify(&gs, &spec, z3_ms));
+    let report = library(|| verify_input(&gs, &spec, z3_ms));
     let _ =
         serde_json::to_string(&report).map_err(|e| format!("report does not serialize: {e}"))?;
     for vd in &report.dims {

@@ -28,7 +28,7 @@
 //! assert_eq!(at(&[1, 3, 520, 520]), Some(false)); // the range
 //! ```
 
-use dimguard_solver::expr::Value;
+use dimguard_solver::expr::{EvalError, Value};
 use dimguard_solver::report::{
     CheckReport, GuardFate, GuardUse, ProgramInput, RuntimeCheck, ShapeEntry, SymbolRange, Verdict,
 };
@@ -81,13 +81,11 @@ fn undecided(why: String) -> Verdict {
 }
 
 /// The value of `e` at `env`: `Ok(None)` when a name it needs has no value.
-fn value_at(e: &Expr, env: &BTreeMap<String, i128>) -> Result<Option<Value>, String> {
+fn value_at(e: &Expr, env: &BTreeMap<String, i128>) -> Result<Option<Value>, EvalError> {
     if e.atoms().iter().any(|a| !env.contains_key(&**a)) {
         return Ok(None);
     }
-    e.eval(&|a| env.get(a).copied())
-        .map(Some)
-        .map_err(|err| err.to_string())
+    e.eval(&|a| env.get(a).copied()).map(Some)
 }
 
 /// `e` (one symbol, integer coefficients) solved for its symbol at `value`: `Ok(None)` when no

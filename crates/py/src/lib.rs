@@ -37,6 +37,9 @@ enum CallError {
     /// Profiles that could not be built.
     #[error(transparent)]
     Profiles(#[from] dimguard::commands::profile::Error),
+    /// Nothing to verify: the guards or the spec do not read, or they do not meet.
+    #[error(transparent)]
+    Verify(#[from] dimguard::commands::verify::InputError),
     /// A report's JSON that the page cannot draw.
     #[error(transparent)]
     Page(#[from] dimguard::html::PageError),
@@ -54,9 +57,6 @@ enum CallError {
     /// A `ShapesSpec` that does not read.
     #[error("shapes_spec: {0}")]
     ShapesSpec(dimguard::solver::Error),
-    /// Arguments that leave nothing to do (the message says what to pass).
-    #[error("{0}")]
-    Arguments(&'static str),
 }
 
 /// `text`, an argument in JSON named `what`, read.
@@ -262,15 +262,7 @@ fn narrow(py: Python<'_>, sheet: String, items: String) -> PyResult<String> {
 #[pyo3(signature = (guards, spec, z3_timeout_ms=dimguard::prove::certify::TIMEOUT_MS))]
 fn verify(py: Python<'_>, guards: String, spec: String, z3_timeout_ms: u32) -> PyResult<String> {
     run(py, move || {
-        let guard_set = dimguard::commands::verify::GuardSet::read(&guards)?;
-        let spec = dimguard::readers::spec::read(&spec)?;
-        if spec.is_empty() {
-            return Err(CallError::Arguments("the spec defines no dimension: expected lines such as `_h = Dim('_h', min=17, max=270)` and `h = 8*_h`"));
-        }
-        let report = dimguard::commands::verify::verify(&guard_set, &spec, z3_timeout_ms);
-        if !dimguard::commands::verify::covers_any(&guard_set, &spec) {
-            return Err(CallError::Arguments("no dimension of the spec matches a size in the guards (match by name, or map sources with dynamic_shapes = {...})"));
-        }
+        let report = dimguard::commands::verify::verify(&guards, &spec, z3_timeout_ms)?;
         to_json(&report)
     })
 }

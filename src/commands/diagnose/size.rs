@@ -981,8 +981,8 @@ fn answer_jointly(
         let root_set = s.progression().to_set().affine_preimage(m.coef, m.offset);
         let check = match (level, root_set) {
             (Some(lv), Ok(rs)) => l.check_side(&j.grp.guards, lv, &rs, prover),
-            (None, _) => joint::SideCheck::Unchecked("not in the joint set".into()),
-            (_, Err(e)) => joint::SideCheck::Unchecked(e.to_string()),
+            (None, _) => joint::SideCheck::Unchecked(joint::Unchecked::NotInJoint),
+            (_, Err(e)) => joint::SideCheck::Unchecked(joint::Unchecked::Root(e)),
         };
         match check {
             joint::SideCheck::Enumerated => s.certificate = Certificate::Enumeration,
@@ -993,7 +993,7 @@ fn answer_jointly(
             }
             joint::SideCheck::Unchecked(why) => {
                 s.certificate = Certificate::None;
-                s.certificate_note = Some(why);
+                s.certificate_note = Some(why.to_string());
             }
         }
         true

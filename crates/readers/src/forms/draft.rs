@@ -43,48 +43,17 @@ pub fn read(lines: &[Line]) -> Message {
     let mut guards: Vec<RawGuard> = Vec::new();
     let mut i = 0;
     while i < lines.len() {
-        let t = lines[i].text.trim();
-        if let Some(at) = t.phrase(KEY) {
-            let rest = &t[at + KEY.len()..];
-            let (expr, map) = match rest.split_once(", where {") {
-                Some((e, m)) => (e.trim(), m),
-                None => (rest.trim_end_matches('.').trim(), ""),
-            };
-            for (sym, src) in symbol_map(map) {
-                if !order.contains(&sym) {
-                    order.push(sym.clone());
-                }
-                sources.entry(sym).or_insert(src);
-            }
-            let (provenance, next) = stacks(lines, i + 1);
-            guards.push(RawGuard {
-                line: lines[i].no,
-                text: expr.to_string(),
-                provenance,
-            });
-            i = next;
+        let Some(expr) = item_guard(&lines[i..], &mut order, &mut sources) else {
+            i += 1;
             continue;
-        }
-        if let Some(at) = t.phrase(UNABLE) {
-            // `3. Data dependent error.` / `When exporting, we were unable to evaluate the value
-            // of `u2 < 0`.` (the backticks are gone): a data-dependent expression.
-            let expr = t[at + UNABLE.len()..].trim();
-            // Wrapped right after the words (`... the value of` / `    u2 < 0.`).
-            let expr = match (expr.is_empty(), lines.get(i + 1)) {
-                (true, Some(next)) => next.text.trim(),
-                _ => expr,
-            };
-            let expr = expr.trim_end_matches('.').trim();
-            let (provenance, next) = stacks(lines, i + 1);
-            guards.push(RawGuard {
-                line: lines[i].no,
-                text: expr.to_string(),
-                provenance,
-            });
-            i = next;
-            continue;
-        }
-        i += 1;
+        };
+        let (provenance, next) = stacks(lines, i + 1);
+        guards.push(RawGuard {
+            line: lines[i].no,
+            text: expr.to_string(),
+            provenance,
+        });
+        i = next;
     }
     for l in lines {
         if let Some(at) = l.text.phrase("dynamic_shapes = {") {
@@ -108,6 +77,41 @@ pub fn read(lines: &[Line]) -> Message {
         });
     }
     msg
+}
+
+/// The guard of the item starting at `lines[0]`: an added guard (the symbols its `where {...}`
+/// maps recorded in `order` and `sources`), or a data-dependent expression; `None` when the
+/// line starts no item.
+fn item_guard<'a>(
+    lines: &'a [Line],
+    order: &mut Vec<String>,
+    sources: &mut BTreeMap<String, String>,
+) -> Option<&'a str> {
+    let t = lines[0].text.trim();
+    if let Some(at) = t.phrase(KEY) {
+        let rest = &t[at + KEY.len()..];
+        let (expr, map) = match rest.split_once(", where {") {
+            Some((e, m)) => (e.trim(), m),
+            None => (rest.trim_end_matches('.').trim(), ""),
+        };
+        for (sym, src) in symbol_map(map) {
+            if !order.contains(&sym) {
+                order.push(sym.clone());
+            }
+            sources.entry(sym).or_insert(src);
+        }
+        return Some(expr);
+    }
+    // `3. Data dependent error.` / `When exporting, we were unable to evaluate the value of
+    // `u2 < 0`.` (the backticks are gone): a data-dependent expression.
+    let at = t.phrase(UNABLE)?;
+    let expr = t[at + UNABLE.len()..].trim();
+    // Wrapped right after the words (`... the value of` / `    u2 < 0.`).
+    let expr = match (expr.is_empty(), lines.get(1)) {
+        (true, Some(next)) => next.text.trim(),
+        _ => expr,
+    };
+    Some(expr.trim_end_matches('.').trim())
 }
 
 /// Why the lines are an excerpt of a draft_export report, when they say so: its items are

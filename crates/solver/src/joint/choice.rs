@@ -205,9 +205,7 @@ impl Linked {
         let j = &self.joint;
         let (boxes, complete) = j.tree.boxes(SIDE_BOXES);
         if !complete {
-            return SideCheck::Unchecked(format!(
-                "the joint set has more than {SIDE_BOXES} boxes; exact by the joint search"
-            ));
+            return SideCheck::Unchecked(Unchecked::ManyBoxes);
         }
         let boxes: Vec<Vec<DimSet>> = boxes
             .into_iter()
@@ -229,7 +227,7 @@ impl Linked {
             for b in &boxes {
                 for t in crate::linked::tuples(b) {
                     if let Some(e) = crate::budget::expired() {
-                        return SideCheck::Unchecked(e.reason());
+                        return SideCheck::Unchecked(Unchecked::Exhausted(e));
                     }
                     if !holds(&t) {
                         return SideCheck::Fails(t);
@@ -239,10 +237,7 @@ impl Linked {
             return SideCheck::Enumerated;
         }
         let Some(p) = prover else {
-            return SideCheck::Unchecked(format!(
-                "{} combinations with the other sizes: exact by the joint search, too many to re-check one by one",
-                crate::linked::count_text(count)
-            ));
+            return SideCheck::Unchecked(Unchecked::TooMany(count));
         };
         let refs: Vec<&Expr> = guards.iter().collect();
         for b in &boxes {
@@ -250,9 +245,7 @@ impl Linked {
             match p(&refs, &sets) {
                 BoxAnswer::Holds => {}
                 BoxAnswer::Fails(t) => return SideCheck::Fails(t),
-                BoxAnswer::Unknown(z) => {
-                    return SideCheck::Unchecked(format!("exact by the joint search; Z3: {z}"))
-                }
+                BoxAnswer::Unknown(z) => return SideCheck::Unchecked(Unchecked::Z3(z)),
             }
         }
         SideCheck::Proved
@@ -286,7 +279,46 @@ pub enum SideCheck {
     /// This tuple (in the joint set's level order) fails a guard.
     Fails(Vec<i128>),
     /// Not checked independently of the joint search, with why.
-    Unchecked(String),
+    Unchecked(Unchecked),
+}
+
+/// Why a size's set was not checked against the rest of its joint set independently of the
+/// joint search ([`SideCheck::Unchecked`]); `Display` says it as the suggestion's
+/// `certificate_note`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unchecked {
+    /// The joint set has more boxes than the check examines one by one (16).
+    ManyBoxes,
+    /// The command's budget ran out while the tuples were evaluated.
+    Exhausted(crate::budget::Exhausted),
+    /// This many combinations with the other sizes, above [`SIDE_RECHECK`], and no prover.
+    TooMany(u128),
+    /// Z3 did not decide a box: what it said.
+    Z3(String),
+    /// The size is no level of the joint set.
+    NotInJoint,
+    /// The set over the root could not be computed.
+    Root(crate::error::Error),
+}
+
+impl std::fmt::Display for Unchecked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unchecked::ManyBoxes => write!(
+                f,
+                "the joint set has more than {SIDE_BOXES} boxes; exact by the joint search"
+            ),
+            Unchecked::Exhausted(e) => f.write_str(&e.reason()),
+            Unchecked::TooMany(count) => write!(
+                f,
+                "{} combinations with the other sizes: exact by the joint search, too many to re-check one by one",
+                crate::linked::count_text(*count)
+            ),
+            Unchecked::Z3(z) => write!(f, "exact by the joint search; Z3: {z}"),
+            Unchecked::NotInJoint => f.write_str("not in the joint set"),
+            Unchecked::Root(e) => write!(f, "{e}"),
+        }
+    }
 }
 
 /// The spec line of a tied size `b` written from its partner `a` (`b = a`, or `b = a + delta`),

@@ -32,7 +32,7 @@ mod solve;
 mod solved;
 mod terms;
 
-pub use choice::{paired_alias, tied_alias, Choice, Linked, SideCheck, SIDE_RECHECK};
+pub use choice::{paired_alias, tied_alias, Choice, Linked, SideCheck, Unchecked, SIDE_RECHECK};
 pub use decide::{decide, Decision, HEAD};
 pub use defined::Products;
 pub use grouping::{group, linear_relation, root_range, Group, Member};

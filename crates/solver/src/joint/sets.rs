@@ -173,7 +173,7 @@ pub fn linked(
 fn undecided_of(j: &JointSet) -> Option<JointUndecided> {
     j.undecided.as_ref().map(|u| JointUndecided {
         count: u.count,
-        reason: u.reason.clone(),
+        reason: u.reason.to_string(),
     })
 }
 

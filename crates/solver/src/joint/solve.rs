@@ -454,17 +454,15 @@ fn prove_joint(
             js.undecided = None;
             return true;
         }
-        BoxAnswer::Fails(pt) => format!("{}; Z3 found the failing combination {pt:?}", u.reason),
-        BoxAnswer::Unknown(z) => {
-            // Z3 ran out of the same budget: said once.
-            if z == u.reason {
-                z
-            } else {
-                format!("{}; Z3: {z}", u.reason)
-            }
-        }
+        BoxAnswer::Fails(pt) => format!("Z3 found the failing combination {pt:?}"),
+        // Z3 ran out of the same budget: said once.
+        BoxAnswer::Unknown(z) if z == u.reason.to_string() => return false,
+        BoxAnswer::Unknown(z) => format!("Z3: {z}"),
     };
-    js.undecided.as_mut().expect("undecided").reason = why;
+    if let Some(u) = &mut js.undecided {
+        let because = Box::new(u.reason.clone());
+        u.reason = Undecided::NotProved { because, z3: why };
+    }
     false
 }
 
@@ -485,7 +483,7 @@ fn joint_answers(out: &mut Solved, js: &JointSet, roots: &[String], linking_idx:
     if let Some(u) = &js.undecided {
         let why = Undecided::Budget {
             sizes: roots.to_vec(),
-            limit: u.reason.clone(),
+            limit: Box::new(u.reason.clone()),
             combinations: u.count,
         };
         out.undecided = Some(why.clone());

@@ -7,8 +7,8 @@ use super::wide::solve_wide;
 use super::{Budget, Exact, JointSet, Stats, Tree, Undecided};
 use crate::compiled::{Fail, Graph};
 use crate::engine::{solve, Outcome};
-use crate::error::Error;
 use crate::expr::Value;
+use crate::report::{Evaluations, SearchLimit, Undecided as Why};
 use crate::types::{DimSet, Expr, Segment};
 use std::collections::HashMap;
 use std::time::Instant;
@@ -228,21 +228,8 @@ fn grouped(groups: Vec<(Acc, Tree)>) -> Exact<Tree> {
     Ok(Tree::Node(out))
 }
 
-enum Stop {
-    Budget(String),
-    Undecided(String),
-}
-
-impl From<Error> for Stop {
-    /// A failed set operation stops the search: a budget's own reason, else the error's.
-    fn from(e: Error) -> Stop {
-        match e {
-            Error::Exhausted(b) => Stop::Budget(b.reason()),
-            other => Stop::Undecided(other.to_string()),
-        }
-    }
-}
-
+/// The search over the levels; a stop is why it stopped (one of its limits, the command's
+/// budget, a failed set operation, a last level the periodic engine left undecided).
 struct Search<'a, 'g> {
     names: &'a [String],
     /// Size index (in `names`) at each level.
@@ -269,21 +256,18 @@ impl Search<'_, '_> {
     /// Counts a point; every 32 points (a point can cost a millisecond: big powers go to the
     /// exact evaluator), stops past this search's own time limit or past the deadline of the
     /// thread's [`crate::budget`] (the command's `--time-budget`).
-    fn tick(&mut self) -> Result<(), Stop> {
+    fn tick(&mut self) -> Result<(), Why> {
         self.stats.points += 1;
         if self.stats.points % 32 == 0 {
             if self.start.elapsed() > self.budget.time {
-                return Err(Stop::Budget(format!(
-                    "the time budget of {:.1} s ran out",
-                    self.budget.time.as_secs_f64()
-                )));
+                return Err(Why::Search(SearchLimit::Time(self.budget.time)));
             }
             if let Some(e) = crate::budget::expired() {
-                return Err(Stop::Budget(e.reason()));
+                return Err(Why::Exhausted(e));
             }
             if self.share.is_some_and(|at| Instant::now() >= at) {
                 if let Some(e) = crate::budget::share_spent("the joint search", SEARCH_SHARE) {
-                    return Err(Stop::Budget(e.reason()));
+                    return Err(Why::Exhausted(e));
                 }
             }
         }
@@ -301,9 +285,9 @@ impl Search<'_, '_> {
         if n == 1 {
             let tree = match self.inner() {
                 Ok(set) => Tree::Leaf(set),
-                Err(Stop::Budget(r) | Stop::Undecided(r)) => {
+                Err(reason) => {
                     undecided = Some(Undecided {
-                        reason: r,
+                        reason,
                         count: level_domains[0].count(),
                         sides: level_domains.clone(),
                     });
@@ -329,7 +313,7 @@ impl Search<'_, '_> {
                 Ok(_) => Ok(()),
                 Err(e) => Err(e),
             };
-            if let Err(Stop::Budget(reason) | Stop::Undecided(reason)) = outcome {
+            if let Err(reason) = outcome {
                 let mut sides = level_domains.clone();
                 sides[0] = dom.clip(v, i128::MAX);
                 let count = Tree::full(&sides).count();
@@ -357,9 +341,7 @@ impl Search<'_, '_> {
             Err(e) => {
                 // Nothing decided is kept past a failed set: the whole box is undecided.
                 undecided = Some(Undecided {
-                    reason: match Stop::from(e) {
-                        Stop::Budget(r) | Stop::Undecided(r) => r,
-                    },
+                    reason: Why::from(e),
                     count: Tree::full(&level_domains).count(),
                     sides: level_domains.clone(),
                 });
@@ -378,7 +360,7 @@ impl Search<'_, '_> {
         true
     }
 
-    fn level(&mut self, k: usize) -> Result<Tree, Stop> {
+    fn level(&mut self, k: usize) -> Result<Tree, Why> {
         let last = self.order.len() - 1;
         if k == last {
             return self.inner().map(Tree::Leaf);
@@ -398,7 +380,7 @@ impl Search<'_, '_> {
             }
             self.add_value(&mut groups, v, child)?;
         }
-        grouped(groups).map_err(Stop::from)
+        grouped(groups).map_err(Why::from)
     }
 
     fn add_value(
@@ -406,7 +388,7 @@ impl Search<'_, '_> {
         groups: &mut Vec<(Acc, Tree)>,
         v: i128,
         child: Tree,
-    ) -> Result<(), Stop> {
+    ) -> Result<(), Why> {
         // The last few groups are compared first (neighbouring values usually share one).
         if let Some(slot) = groups.iter_mut().rev().take(64).find(|(_, c)| *c == child) {
             let before = slot.0.pieces();
@@ -419,16 +401,13 @@ impl Search<'_, '_> {
             self.pieces += 1;
         }
         if self.pieces > self.budget.pieces {
-            return Err(Stop::Budget(format!(
-                "the joint set needs more than {} pieces",
-                self.budget.pieces
-            )));
+            return Err(Why::Search(SearchLimit::Pieces(self.budget.pieces)));
         }
         Ok(())
     }
 
     /// The last level's set, for the values the earlier levels hold now.
-    fn inner(&mut self) -> Result<DimSet, Stop> {
+    fn inner(&mut self) -> Result<DimSet, Why> {
         let k = self.order.len() - 1;
         if self.at_level[k].is_empty() {
             return Ok(self.domains[k].clone());
@@ -458,7 +437,7 @@ impl Search<'_, '_> {
         Ok(set)
     }
 
-    fn solve_inner(&mut self) -> Result<DimSet, Stop> {
+    fn solve_inner(&mut self) -> Result<DimSet, Why> {
         let k = self.order.len() - 1;
         let var = self.order[k];
         let dom = self.domains[k].clone();
@@ -471,7 +450,7 @@ impl Search<'_, '_> {
                     acc.push(x);
                 }
             }
-            return acc.into_set().map_err(Stop::from);
+            return acc.into_set().map_err(Why::from);
         }
         // Wide: the periodic engine per combination of the other sizes.
         self.tick()?;
@@ -487,7 +466,7 @@ impl Search<'_, '_> {
             }
             match solve(&h, name, &set, &self.budget.limits) {
                 Outcome::Solved { set: s, .. } => set = s,
-                Outcome::Undecided { reason } => return Err(Stop::Undecided(reason.to_string())),
+                Outcome::Undecided { reason } => return Err(reason),
             }
             if set.is_empty() {
                 break;
@@ -566,10 +545,10 @@ pub(super) fn search(
         let sides: Vec<DimSet> = order.iter().map(|&i| domains[i].clone()).collect();
         let count = Tree::full(&sides).count();
         let undecided = Some(Undecided {
-            reason: format!(
-                "enumerating them needs about {cost:.1e} guard evaluations, more than the {:.0e} dimguard starts",
-                budget.work
-            ),
+            reason: Why::Search(SearchLimit::Work {
+                estimate: Evaluations(cost),
+                limit: Evaluations(budget.work),
+            }),
             sides,
             count,
         });

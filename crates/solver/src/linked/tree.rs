@@ -332,8 +332,9 @@ pub struct JointSet {
 /// A region left undecided, with the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Undecided {
-    /// Why (budget, a guard outside every method).
-    pub reason: String,
+    /// Why (one of the search's limits, the command's budget, a guard outside every method; with
+    /// what Z3 said past it).
+    pub reason: crate::report::Undecided,
     /// The undecided tuples: `sides[0]` is the first level's values not examined; the other
     /// levels are whole.
     pub sides: Vec<DimSet>,

@@ -4,6 +4,7 @@
 use super::tree::{from_boxes, minus, union};
 use super::{Budget, JointSet, Stats, Tree, Undecided};
 use crate::bounds::{truth, Bounds, Tri};
+use crate::report::{SearchLimit, Undecided as Why};
 use crate::types::{DimSet, Expr};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -60,8 +61,8 @@ pub(super) fn solve_wide(
             // Nothing decided so far: bounds do not reach these guards.
             return None;
         }
-        if wide.out_of_budget(examined) {
-            wide.open.push(sides);
+        if let Some(why) = wide.out_of_budget(examined) {
+            wide.leave_open(sides, why);
             continue;
         }
         let Some(left) = wide.unknown_guards(&sides, &live) else {
@@ -86,9 +87,7 @@ pub(super) fn solve_wide(
             continue;
         }
         let Some(Split { a, b, .. }) = best else {
-            wide.why
-                .get_or_insert_with(|| "a guard is outside the bounds' rules".to_string());
-            wide.open.push(sides);
+            wide.leave_open(sides, Why::Search(SearchLimit::OutsideBounds));
             continue;
         };
         stack.push((b, left.clone()));
@@ -143,10 +142,14 @@ struct Wide<'a> {
     stats: Stats,
     /// Boxes every point of which passes every guard.
     decided: Vec<Vec<DimSet>>,
-    /// Boxes left undecided.
-    open: Vec<Vec<DimSet>>,
-    /// Why the first box was left undecided.
-    why: Option<String>,
+    /// Boxes left undecided, and why the first was.
+    open: Option<Open>,
+}
+
+/// The boxes [`solve_wide`] leaves undecided, and why the first was.
+struct Open {
+    why: Why,
+    boxes: Vec<Vec<DimSet>>,
 }
 
 impl<'a> Wide<'a> {
@@ -174,28 +177,36 @@ impl<'a> Wide<'a> {
             masks,
             stats: Stats::default(),
             decided: Vec::new(),
-            open: Vec::new(),
-            why: None,
+            open: None,
         }
     }
 
-    /// Whether the `examined`-th box is past [`WIDE_BOXES`] or the time (the budget's, at most
-    /// [`WIDE_TIME`]); the first time, why is kept.
-    fn out_of_budget(&mut self, examined: usize) -> bool {
+    /// Why the `examined`-th box is past [`WIDE_BOXES`] or the time (the budget's, at most
+    /// [`WIDE_TIME`]); `None` when it is not.
+    fn out_of_budget(&self, examined: usize) -> Option<Why> {
         let limit = self.budget.time.min(WIDE_TIME);
         let out_of_time = self.start.elapsed() > limit || crate::budget::expired().is_some();
         if examined > WIDE_BOXES || out_of_time {
-            self.why
-                .get_or_insert_with(|| match crate::budget::expired() {
-                    Some(e) => e.reason(),
-                    None if out_of_time => {
-                        format!("the time budget of {:.1} s ran out", limit.as_secs_f64())
-                    }
-                    None => format!("more than {WIDE_BOXES} boxes of sizes were needed"),
-                });
-            return true;
+            return Some(match crate::budget::expired() {
+                Some(e) => Why::Exhausted(e),
+                None if out_of_time => Why::Search(SearchLimit::Time(limit)),
+                None => Why::Search(SearchLimit::Boxes(WIDE_BOXES)),
+            });
         }
-        false
+        None
+    }
+
+    /// Leaves the box `sides` undecided; the first box left says why.
+    fn leave_open(&mut self, sides: Vec<DimSet>, why: Why) {
+        match &mut self.open {
+            Some(open) => open.boxes.push(sides),
+            None => {
+                self.open = Some(Open {
+                    why,
+                    boxes: vec![sides],
+                })
+            }
+        }
     }
 
     /// Each size's bounds over the box `sides`.
@@ -299,14 +310,10 @@ impl<'a> Wide<'a> {
         self.stats.points += js.stats.points;
         let (boxes, complete) = js.tree.boxes(WIDE_BOXES);
         if js.undecided.is_some() || !complete {
-            self.why.get_or_insert_with(|| {
-                js.undecided
-                    .as_ref()
-                    .map_or("a box has too many pieces".to_string(), |u| {
-                        u.reason.clone()
-                    })
-            });
-            self.open.push(sides);
+            let why = js
+                .undecided
+                .map_or(Why::Search(SearchLimit::BoxPieces), |u| u.reason);
+            self.leave_open(sides, why);
             return;
         }
         for b in boxes {
@@ -324,11 +331,11 @@ impl<'a> Wide<'a> {
     /// size's values of the boxes left open, with every value of the others (what
     /// [`Undecided`] holds); decided boxes lose those values. `None` when nothing was decided.
     fn answer(self, domains: &[DimSet]) -> Option<JointSet> {
-        if self.decided.is_empty() && !self.open.is_empty() {
+        if self.decided.is_empty() && self.open.is_some() {
             return None;
         }
         let mut u0 = DimSet::empty();
-        for b in &self.open {
+        for b in self.open.iter().flat_map(|o| &o.boxes) {
             u0 = union(&u0, &b[0]).ok()?;
         }
         let mut kept = Vec::with_capacity(self.decided.len());
@@ -341,12 +348,12 @@ impl<'a> Wide<'a> {
             }
         }
         let tree = from_boxes(&kept, self.names.len()).ok()?;
-        let undecided = (!u0.is_empty()).then(|| {
+        let undecided = self.open.filter(|_| !u0.is_empty()).map(|open| {
             let mut sides = domains.to_vec();
             sides[0] = u0.clone();
             let count = Tree::full(&sides).count();
             Undecided {
-                reason: self.why.clone().unwrap_or_default(),
+                reason: open.why,
                 sides,
                 count,
             }

@@ -7,6 +7,7 @@ use crate::num::ArithError;
 use crate::types::DimSet;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::time::Duration;
 
 /// How the soundness of an answer is known (the contract's `certificate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,8 +140,8 @@ pub enum Undecided {
     Budget {
         /// The linked sizes.
         sizes: Vec<String>,
-        /// Which limit.
-        limit: String,
+        /// Which limit (with what Z3 said past it).
+        limit: Box<Undecided>,
         /// Combinations left undecided.
         combinations: u128,
     },
@@ -184,6 +185,8 @@ pub enum Undecided {
         /// The bound on intermediate values, in bits.
         bits: u64,
     },
+    /// The joint search over linked sizes stopped at one of its own limits.
+    Search(SearchLimit),
     // The reasons the graph, the commands and the readers once carried as strings.
     /// A size of a group the stage did not solve.
     NotSolved,
@@ -232,6 +235,71 @@ pub enum Undecided {
 /// An answer, or why it is undecided.
 pub type Decided<T> = Result<T, Undecided>;
 
+impl From<Error> for Undecided {
+    /// A failed set operation: a budget's own reason, else the error.
+    fn from(e: Error) -> Undecided {
+        match e {
+            Error::Exhausted(b) => Undecided::Exhausted(b),
+            other => Undecided::Exact(other),
+        }
+    }
+}
+
+/// Where the joint search over linked sizes stopped, one of its own limits (the search's
+/// `Budget`, and the wide search's caps); the decided part is exact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SearchLimit {
+    /// Its time ran out (the budget's, or the wide search's own cap when shorter).
+    Time(Duration),
+    /// The joint set needs more than this many pieces.
+    Pieces(usize),
+    /// The plan's estimate of guard evaluations is above the most the search starts.
+    Work {
+        /// The estimate.
+        estimate: Evaluations,
+        /// The most the search starts.
+        limit: Evaluations,
+    },
+    /// The wide search needed more than this many boxes.
+    Boxes(usize),
+    /// A box of the wide search has too many pieces.
+    BoxPieces,
+    /// A guard is outside the rules of the bounds over boxes.
+    OutsideBounds,
+}
+
+impl fmt::Display for SearchLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SearchLimit::Time(t) => {
+                write!(f, "the time budget of {:.1} s ran out", t.as_secs_f64())
+            }
+            SearchLimit::Pieces(n) => write!(f, "the joint set needs more than {n} pieces"),
+            SearchLimit::Work { estimate, limit } => write!(
+                f,
+                "enumerating them needs about {:.1e} guard evaluations, more than the {:.0e} dimguard starts",
+                estimate.0, limit.0
+            ),
+            SearchLimit::Boxes(n) => write!(f, "more than {n} boxes of sizes were needed"),
+            SearchLimit::BoxPieces => f.write_str("a box has too many pieces"),
+            SearchLimit::OutsideBounds => f.write_str("a guard is outside the bounds' rules"),
+        }
+    }
+}
+
+/// A number of guard evaluations as the joint search's plan estimates it (a float); two are
+/// equal when their bits are.
+#[derive(Debug, Clone, Copy)]
+pub struct Evaluations(pub f64);
+
+impl PartialEq for Evaluations {
+    fn eq(&self, other: &Evaluations) -> bool {
+        self.0.to_bits() == other.0.to_bits()
+    }
+}
+
+impl Eq for Evaluations {}
+
 impl fmt::Display for Undecided {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -278,6 +346,7 @@ impl fmt::Display for Undecided {
                 f,
                 "overflow: at {at} an intermediate value of the guard exceeds {bits} bits"
             ),
+            Undecided::Search(limit) => write!(f, "{limit}"),
             Undecided::NotSolved => f.write_str("not solved"),
             Undecided::NotProgression => f.write_str(
                 "the claimed sizes are not an arithmetic progression of one symbol",

@@ -38,8 +38,8 @@ pub use check::{
     Propagation, RuntimeCheck, ShapeEntry, SizeRange, SymbolRange, Verdict,
 };
 pub use common::{
-    count_text, Certificate, Decided, Feasible, GuardFate, GuardMethod, GuardUse, NotPeriodic,
-    Proof, RuntimeKind, Suggestion, Undecided,
+    count_text, Certificate, Decided, Evaluations, Feasible, GuardFate, GuardMethod, GuardUse,
+    NotPeriodic, Proof, RuntimeKind, SearchLimit, Suggestion, Undecided,
 };
 pub use diagnose::{
     DataDependent, Diagnosed, DimReport, FixCheck, Form, GuardReport, JointGuard, LineDim,
