@@ -5,6 +5,7 @@
 
 use dimguard_readers::{self, Message};
 use dimguard_solver::analyze::{Analysis, GroupAnswer, Options, Problem, Size};
+use dimguard_solver::joint;
 use dimguard_solver::linked::Budget;
 use dimguard_solver::report::GuardFate;
 use dimguard_solver::{CmpOp, Expr};
@@ -31,6 +32,9 @@ pub(super) struct Sized {
     pub origin: Vec<Origin>,
     /// Relations whose right-hand side could not be read, with the reason.
     pub unread: Vec<(usize, String)>,
+    /// Where each dimension's guards start in `guards` (they come first, dimension after
+    /// dimension), and one past the last dimension's.
+    starts: Vec<usize>,
 }
 
 pub(super) fn size_guards(msg: &Message) -> Sized {
@@ -44,13 +48,16 @@ pub(super) fn size_guards(msg: &Message) -> Sized {
         guards: vec![],
         origin: vec![],
         unread: vec![],
+        starts: vec![],
     };
     for (di, d) in msg.dims.iter().enumerate() {
+        out.starts.push(out.guards.len());
         for (gi, g) in d.guards.iter().enumerate() {
             out.guards.push(g.expr.clone());
             out.origin.push(Origin::Dim(di, gi));
         }
     }
+    out.starts.push(out.guards.len());
     for (ji, g) in msg.joint.iter().enumerate() {
         out.guards.push(g.expr.clone());
         out.origin.push(Origin::Joint(ji));
@@ -113,6 +120,8 @@ pub(super) fn problem(msg: &Message, opts: &Options, sized: &Sized) -> Problem {
         guards: sized.guards.clone(),
         extra_ranges: Default::default(),
         parts: true,
+        // A size alone is solved guard by guard: each guard's line is its decision.
+        by_guard: true,
     }
 }
 
@@ -125,10 +134,25 @@ pub(super) fn budget(opts: &Options) -> Budget {
 }
 
 impl Sized {
-    /// The guards listed under the message's `di`-th dimension, by their index.
-    pub fn listed(&self, di: usize) -> impl Iterator<Item = usize> + '_ {
-        (0..self.origin.len())
-            .filter(move |&k| matches!(self.origin[k], Origin::Dim(d, _) if d == di))
+    /// The guards listed under the message's `di`-th dimension, by their index, in order.
+    pub fn listed(&self, di: usize) -> std::ops::Range<usize> {
+        self.starts[di]..self.starts[di + 1]
+    }
+
+    /// Guard `k` as the analysis decided it over the whole range of its size, when it solved
+    /// that size alone, guard by guard ([`GroupAnswer::own`], the group `g`): its set moved out
+    /// of the analysis (the entry's line holds it; held twice, 10,000 guards' sets went past a
+    /// 128 MiB memory budget, `tests/hostile.rs`), its fate and period copied.
+    pub fn take_decision(&self, k: usize, g: &mut GroupAnswer) -> Option<joint::Decision> {
+        // A size alone's guards are in the order given (a text of 10,000 guards of one size
+        // asks for each: no scan per guard).
+        let p = g.grp.origin.binary_search(&k).ok()?;
+        let d = g.own.as_mut()?.decisions.get_mut(p)?;
+        Some(joint::Decision {
+            set: d.set.take(),
+            fate: d.fate.clone(),
+            period: d.period,
+        })
     }
 
     /// Whether the analysis answers for guard `k` as a guard of group `g`: solved in it, a

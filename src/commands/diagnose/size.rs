@@ -7,7 +7,7 @@
 use super::problem::Sized;
 use dimguard_readers::{self, DimEntry, FixKind, Message};
 use dimguard_solver::analyze::{
-    describe, own_set, set_and_specs, Analysis, GroupAnswer as JointGroup, MemberAnswer, Options,
+    describe, set_and_specs, Analysis, GroupAnswer as JointGroup, MemberAnswer, Options, OwnSet,
     WITHHELD,
 };
 use dimguard_solver::engine;
@@ -27,7 +27,7 @@ pub(super) fn entries(
     msg: &Message,
     opts: &Options,
     prover: Option<Prover>,
-    (sized, analysis): (&Sized, &Analysis),
+    (sized, analysis): (&Sized, &mut Analysis),
 ) -> Vec<DimReport> {
     msg.dims
         .iter()
@@ -38,23 +38,58 @@ pub(super) fn entries(
                 i as u64,
                 msg.dims.len() as u64,
             );
-            entry(i, d, (msg, opts, prover), sized, analysis)
+            let decided = decided(i, d, sized, analysis);
+            entry(i, d, decided, (msg, opts, prover), (sized, analysis))
         })
         .collect()
 }
 
+/// What the analysis decided of the guards listed under a dimension, for its entry
+/// ([`decided`]).
+struct Decided {
+    /// Each listed guard's decision over the size's range, `None` where the analysis did not
+    /// decide it so: a guard that names only another size (decided over that size), or one of a
+    /// size the analysis solved with others (the group decided it over what the others leave).
+    each: Vec<Option<joint::Decision>>,
+    /// The set they leave, when they are all of its group's guards.
+    set: Option<dimguard_solver::report::Decided<DimSet>>,
+}
+
+/// What the analysis decided of the guards listed under the `i`-th dimension `d`, when it solved
+/// the size alone, guard by guard, over the same range ([`GroupAnswer::own`](JointGroup::own)):
+/// each decision moved out of it ([`Sized::take_decision`]).
+fn decided(i: usize, d: &DimEntry, sized: &Sized, analysis: &mut Analysis) -> Decided {
+    let (lo, hi) = d.range.unwrap_or((DEFAULT_MIN, SIZE_MAX));
+    let domain = DimSet::interval(lo, hi);
+    let alone = analysis
+        .group_mut(d.var())
+        .filter(|g| g.own.as_ref().is_some_and(|o| o.domain == domain));
+    let Some(g) = alone else {
+        return Decided {
+            each: vec![None; d.guards.len()],
+            set: None,
+        };
+    };
+    let each: Vec<Option<joint::Decision>> =
+        sized.listed(i).map(|k| sized.take_decision(k, g)).collect();
+    let all = each.iter().all(Option::is_some) && g.grp.guards.len() == each.len();
+    let set = g.own.as_ref().filter(|_| all).map(|o| o.set.clone());
+    Decided { each, set }
+}
+
 /// The entry of the message's `i`-th dimension `d`, built once: its own answer from the guards
-/// listed under it ([`dim_report`]; an unbacked size's suggestions are the model's
-/// `torch._check`, never a `Dim`), then, for a size of a jointly solved group, its joint answer
-/// ([`linked`]), and last what its group says of it ([`group_answer`]).
+/// listed under it and what the analysis `decided` of them ([`dim_report`]; an unbacked size's
+/// suggestions are the model's `torch._check`, never a `Dim`), then, for a size of a jointly
+/// solved group, its joint answer ([`linked`]), and last what its group says of it
+/// ([`group_answer`]).
 fn entry(
     i: usize,
     d: &DimEntry,
+    decided: Decided,
     (msg, opts, prover): (&Message, &Options, Option<Prover>),
-    sized: &Sized,
-    analysis: &Analysis,
+    (sized, analysis): (&Sized, &Analysis),
 ) -> DimReport {
-    let mut r = dim_report(d, msg, opts, prover);
+    let mut r = dim_report(d, decided, (msg, opts, prover));
     // An unbacked size no input stands for gets the model's torch._check, never a Dim.
     if r.is_unbacked() {
         let name = r.name.clone();
@@ -62,7 +97,12 @@ fn entry(
             s.code = python::unbacked_checks(&name, &s.progression()).join("\n");
         }
     }
-    let found = analysis.member(d.var());
+    // Its group (a size alone's answer is its lines', which the analysis decided; a part of
+    // a group solved apart still answers).
+    let found = analysis
+        .group(d.var())
+        .filter(|g| g.own.is_none())
+        .and_then(|g| Some((g, g.member(d.var())?)));
     // A joint answer reaches the first dimension a size has in the text.
     // (Asked only of a size of several roots' group: a scan per size is quadratic in a text
     // of 75,000 sizes, tests/hostile.rs.)
@@ -74,8 +114,8 @@ fn entry(
         linked(&mut r, d, g, m.member, (msg, opts, prover));
     }
     // Its group answers for it when the guards listed under it are the group's (a size of a
-    // group of several sizes always); a lone size whose guard names only another size is
-    // answered by its own line.
+    // group of several sizes always); a size whose guard names only another size is answered
+    // by its own line.
     let answered = found.as_ref().is_some_and(|(g, _)| {
         g.is_multi() || sized.listed(i).all(|k| sized.answered_in(k, g, analysis))
     });
@@ -120,13 +160,40 @@ fn specialization_reason(name: &str, v: i128, why: &str, d: &DimEntry) -> String
 /// How many failing values of torch's fixes are listed.
 const COUNTEREXAMPLES: usize = 5;
 
-/// A dimension's own answer, from the guards the text lists under it alone: a size the model
-/// fixes, a size with no guard, else each guard's line and the set they leave ([`conclude`]).
+/// The guards listed under `d`, each decided over its range `domain`, and the set they leave:
+/// what the analysis `decided` of them, and each guard it did not decide over this size decided
+/// here, once.
+fn own_decisions(
+    d: &DimEntry,
+    decided: Decided,
+    domain: &DimSet,
+    (limits, prover): (&engine::Limits, Option<Prover>),
+) -> OwnSet {
+    let decisions: Vec<joint::Decision> = decided
+        .each
+        .into_iter()
+        .zip(&d.guards)
+        .map(|(done, g)| {
+            done.unwrap_or_else(|| joint::decide(&g.expr, d.var(), domain, limits, prover))
+        })
+        .collect();
+    match decided.set {
+        Some(set) => OwnSet {
+            decisions,
+            set,
+            domain: domain.clone(),
+        },
+        None => OwnSet::new(decisions, domain),
+    }
+}
+
+/// A dimension's own answer, from the guards the text lists under it alone (each decided over
+/// the size's range: what the analysis `decided`, [`own_decisions`]): a size the model fixes,
+/// a size with no guard, else each guard's line and the set they leave ([`conclude`]).
 fn dim_report(
     d: &DimEntry,
-    msg: &Message,
-    opts: &Options,
-    prover: Option<joint::Prover>,
+    decided: Decided,
+    (msg, opts, prover): (&Message, &Options, Option<Prover>),
 ) -> DimReport {
     let var = d.var().to_string();
     let mut r = DimReport {
@@ -163,9 +230,9 @@ fn dim_report(
         unguarded(&mut r, d, msg, &domain);
         return r;
     }
-    // Each guard decided on the range, and the set they leave (the stage's `own_set`).
+    // Each guard decided on the range, and the set they leave.
     let guards: Vec<&dimguard_solver::Expr> = d.guards.iter().map(|g| &g.expr).collect();
-    let own = own_set(&guards, &var, &domain, &opts.limits, prover);
+    let own = own_decisions(d, decided, &domain, (&opts.limits, prover));
     let periodic = own.periodic();
     r.guards = guard_lines(d, own.decisions, &domain);
     let feasible = match own.set {

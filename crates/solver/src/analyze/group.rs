@@ -21,6 +21,12 @@ pub struct GroupAnswer {
     pub example_box: Option<LargestBox>,
     /// The group's one choice of spec, which every member's line follows.
     pub choice: Option<Choice>,
+    /// A size alone solved guard by guard (`Problem::by_guard`): each of
+    /// the group's guards decided over the size's whole range, in the order of
+    /// [`Group::guards`], and the set they leave (what `solved` says too). A front end may move
+    /// a decision's set into its report (`Analysis::group_mut`;
+    /// `diagnose`'s line per guard): it is then `None` here, its fate kept.
+    pub own: Option<OwnSet>,
 }
 
 /// What the stage knows about one size of a group ([`GroupAnswer::member`]).
@@ -227,4 +233,55 @@ impl GroupAnswer {
             }),
         })
     }
+}
+
+/// A size's set under its own guards (`own_set`): each guard's decision over the size's
+/// values, and what they leave.
+#[derive(Debug, Clone)]
+pub struct OwnSet {
+    /// Each guard's decision, in order.
+    pub decisions: Vec<joint::Decision>,
+    /// The values that pass every guard, or why there is no answer (the first undecided
+    /// guard's reason, or a set operation past the budget).
+    pub set: Decided<DimSet>,
+    /// The values every guard was decided over (the size's range).
+    pub domain: DimSet,
+}
+
+impl OwnSet {
+    /// The set `decisions` leave of `domain` (each guard decided over all of it): their
+    /// intersection, or the first undecided guard's reason.
+    pub fn new(decisions: Vec<joint::Decision>, domain: &DimSet) -> OwnSet {
+        let set = leave(&decisions, domain);
+        OwnSet {
+            decisions,
+            set,
+            domain: domain.clone(),
+        }
+    }
+
+    /// Whether the periodic method decided every guard (the set's suggestions are then proven
+    /// by it; else by enumeration or Z3).
+    pub fn periodic(&self) -> bool {
+        self.decisions
+            .iter()
+            .all(|d| d.fate == joint::Fate::Solved(crate::report::GuardFate::Periodic))
+    }
+}
+
+/// The values of `domain` that `decisions` (each guard's, over all of `domain`) leave: their
+/// intersection, or why there is none (the first undecided guard's reason, or the set operation
+/// that failed).
+pub(super) fn leave(decisions: &[joint::Decision], domain: &DimSet) -> Result<DimSet, Undecided> {
+    if let Some(why) = decisions.iter().find_map(|d| match &d.fate {
+        joint::Fate::Undecided(why) => Some(why.clone()),
+        _ => None,
+    }) {
+        return Err(why);
+    }
+    decisions
+        .iter()
+        .filter_map(|d| d.set.as_ref())
+        .try_fold(domain.clone(), |acc, s| acc.intersect(s))
+        .map_err(Undecided::Exact)
 }

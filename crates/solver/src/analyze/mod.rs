@@ -35,10 +35,10 @@ mod group;
 mod size;
 
 pub use answer::{describe, suggestions, Ranked, WITHHELD};
-pub use group::{GroupAnswer, MemberAnswer};
+pub use group::{GroupAnswer, MemberAnswer, OwnSet};
 pub use size::{
     claimed_answer, group_line, own_set, set_and_specs, size_answer, Asked, Claimed, GroupLine,
-    OwnSet, Partners,
+    Partners,
 };
 
 use crate::engine::Limits;
@@ -116,6 +116,13 @@ pub struct Problem {
     /// `diagnose` (a guard naming a size the problem does not list keeps its sizes together);
     /// `verify` keeps each group whole.
     pub parts: bool,
+    /// Whether a size alone (a group of one size) is solved guard by guard: each of its guards
+    /// decided over its whole range and kept ([`GroupAnswer::own`]: `diagnose`'s line per
+    /// guard), the set they leave its answer. Else its guards narrow its set one after another,
+    /// as in any group (`check`). A variable alone that is none of [`Problem::sizes`] (a guard
+    /// over a partner the text gives no dimension) is then left unsolved, in
+    /// [`Analysis::skipped`]: no size's answer reads it.
+    pub by_guard: bool,
 }
 
 impl Problem {
@@ -172,14 +179,27 @@ pub struct Analysis {
     /// Each guard's fate (and, undecided, why), by its index in [`Problem::guards`]; a guard
     /// that states a relation between sizes is [`GuardFate::Relation`].
     pub fates: BTreeMap<usize, (GuardFate, Option<String>)>,
+    /// The index in `groups` of the group each member belongs to (a text of 75,000 sizes asks
+    /// for each: a scan per size is quadratic).
+    by_var: BTreeMap<String, usize>,
 }
 
 impl Analysis {
     /// The group a size belongs to, and what it knows about the size.
     pub fn member(&self, var: &str) -> Option<(&GroupAnswer, MemberAnswer<'_>)> {
-        self.groups
-            .iter()
-            .find_map(|g| g.member(var).map(|m| (g, m)))
+        let g = self.group(var)?;
+        g.member(var).map(|m| (g, m))
+    }
+
+    /// The group a size belongs to.
+    pub fn group(&self, var: &str) -> Option<&GroupAnswer> {
+        self.groups.get(*self.by_var.get(var)?)
+    }
+
+    /// The group a size belongs to, to move what it holds into a report (a size alone's
+    /// decided sets into its entry's lines: [`GroupAnswer::own`]).
+    pub fn group_mut(&mut self, var: &str) -> Option<&mut GroupAnswer> {
+        self.groups.get_mut(*self.by_var.get(var)?)
     }
 
     /// The members a size is derived from: size -> (root, coef, offset), for every member of
@@ -310,9 +330,11 @@ fn solve_all(
 ) -> Analysis {
     let vars: Vec<String> = problem.sizes.iter().map(|s| s.var.clone()).collect();
     let ranges = problem.ranges();
+    let sizes: std::collections::BTreeSet<&str> = vars.iter().map(String::as_str).collect();
+    let alone = |g: &Group| problem.by_guard && g.members.len() == 1 && g.roots.len() == 1;
     let (groups, skipped): (Vec<Group>, Vec<Group>) = joint::group(guards, &vars)
         .into_iter()
-        .partition(|g| select(g));
+        .partition(|g| select(g) && (!alone(g) || sizes.contains(g.roots[0].as_str())));
     let multi = groups.iter().filter(|g| g.roots.len() > 1).count() as u64;
     let mut out = Analysis {
         skipped,
@@ -330,16 +352,22 @@ fn solve_all(
             );
             k += 1;
         }
-        if problem.parts {
+        if alone(&grp) {
+            let (solved, own) = by_guard(&grp, &ranges, &budget.limits, prover);
+            vec![(grp, solved, Some(own))]
+        } else if problem.parts {
             joint::solve_parts(&grp, guards, &ranges, budget, prover, &|v| {
                 problem.size(v).is_some()
             })
+            .into_iter()
+            .map(|(grp, solved)| (grp, solved, None))
+            .collect()
         } else {
             let solved = joint::solve_group_with(&grp, &ranges, budget, prover);
-            vec![(grp, solved)]
+            vec![(grp, solved, None)]
         }
     });
-    for (grp, solved) in parts {
+    for (grp, solved, by_guard) in parts {
         for (i, &o) in grp.origin.iter().enumerate() {
             out.fates.insert(o, solved.fates[i].label());
         }
@@ -372,13 +400,67 @@ fn solve_all(
         let choice = linked
             .as_ref()
             .and_then(|l| l.choice(&grp, &traced, example_box.as_ref()));
+        for m in &grp.members {
+            out.by_var.insert(m.name.clone(), out.groups.len());
+        }
         out.groups.push(GroupAnswer {
             grp,
             solved,
             linked,
             example_box,
             choice,
+            own: by_guard,
         });
     }
     out
+}
+
+/// A size alone solved guard by guard ([`Problem::by_guard`]): each guard decided over the
+/// size's whole range ([`own_set`]), and the group's solution read from those decisions: the
+/// set they leave, or, where one is undecided (or the budget ran out), nothing proven and the
+/// range unsure, with why.
+fn by_guard(
+    grp: &Group,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    limits: &Limits,
+    prover: Option<Prover>,
+) -> (joint::Solved, OwnSet) {
+    let root = &grp.roots[0];
+    let (lo, hi) = joint::root_range(grp, root, ranges);
+    let domain = DimSet::interval(lo, hi);
+    let decisions: Vec<joint::Decision> = grp
+        .guards
+        .iter()
+        .map(|g| joint::decide(g, root, &domain, limits, prover))
+        .collect();
+    let left = group::leave(&decisions, &domain);
+    let mut solved = joint::Solved {
+        accepted: BTreeMap::new(),
+        joint_count: None,
+        undecided: None,
+        unsure: BTreeMap::new(),
+        joint: None,
+        fates: decisions.iter().map(|d| d.fate.clone()).collect(),
+        tied: None,
+        defined: None,
+        equation: None,
+    };
+    let set = match left {
+        Ok(set) => {
+            solved.accepted.insert(root.clone(), set.clone());
+            Ok(set)
+        }
+        Err(why) => {
+            solved.accepted.insert(root.clone(), DimSet::empty());
+            solved.unsure.insert(root.clone(), domain.clone());
+            solved.undecided = Some(why.clone());
+            Err(why)
+        }
+    };
+    let own = OwnSet {
+        decisions,
+        set,
+        domain,
+    };
+    (solved, own)
 }
