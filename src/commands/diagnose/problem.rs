@@ -5,7 +5,6 @@
 
 use dimguard_readers::{self, Message};
 use dimguard_solver::analyze::{Analysis, GroupAnswer, Options, Problem, Size};
-use dimguard_solver::joint;
 use dimguard_solver::linked::Budget;
 use dimguard_solver::report::GuardFate;
 use dimguard_solver::{CmpOp, Expr};
@@ -137,22 +136,6 @@ impl Sized {
     /// The guards listed under the message's `di`-th dimension, by their index, in order.
     pub fn listed(&self, di: usize) -> std::ops::Range<usize> {
         self.starts[di]..self.starts[di + 1]
-    }
-
-    /// Guard `k` as the analysis decided it over the whole range of its size, when it solved
-    /// that size alone, guard by guard ([`GroupAnswer::own`], the group `g`): its set moved out
-    /// of the analysis (the entry's line holds it; held twice, 10,000 guards' sets went past a
-    /// 128 MiB memory budget, `tests/hostile.rs`), its fate and period copied.
-    pub fn take_decision(&self, k: usize, g: &mut GroupAnswer) -> Option<joint::Decision> {
-        // A size alone's guards are in the order given (a text of 10,000 guards of one size
-        // asks for each: no scan per guard).
-        let p = g.grp.origin.binary_search(&k).ok()?;
-        let d = g.own.as_mut()?.decisions.get_mut(p)?;
-        Some(joint::Decision {
-            set: d.set.take(),
-            fate: d.fate.clone(),
-            period: d.period,
-        })
     }
 
     /// Whether the analysis answers for guard `k` as a guard of group `g`: solved in it, a

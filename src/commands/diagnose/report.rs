@@ -162,8 +162,7 @@ fn accounting(
         let own_line = match *o {
             Origin::Dim(di, _) => match analysis.group(msg.dims[di].var()) {
                 Some(g) => {
-                    g.own.is_some()
-                        || !sized.answered_in(i, g, analysis)
+                    !sized.answered_in(i, g, analysis)
                         || (dims[di].status == Status::Specialized && !g.is_multi())
                 }
                 None => true,

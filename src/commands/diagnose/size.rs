@@ -10,12 +10,13 @@ use dimguard_solver::analyze::{
     describe, set_and_specs, Analysis, GroupAnswer as JointGroup, MemberAnswer, Options, OwnSet,
     WITHHELD,
 };
+use dimguard_solver::budget::Exhausted;
 use dimguard_solver::engine;
 use dimguard_solver::joint::{self, Choice, Prover};
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
     Certificate, Diagnosed, DimReport, FixCheck, GuardFate, GuardMethod, GuardReport, Padding,
-    Proof, SizeAnswer, Status,
+    Proof, SizeAnswer, Status, Undecided,
 };
 use dimguard_solver::RECHECK_LIMIT;
 use dimguard_solver::{self, Maximality};
@@ -29,6 +30,11 @@ pub(super) fn entries(
     prover: Option<Prover>,
     (sized, analysis): (&Sized, &mut Analysis),
 ) -> Vec<DimReport> {
+    // Whether the deadline had passed when the last entry was finished: then no other set is
+    // ranked (the stage may have decided a thousand sizes' sets by the deadline; ranking them
+    // all after it ran 17% past a 1 s budget, `tests/hostile.rs`). The entry under way when it
+    // passes is finished.
+    let mut late = None;
     msg.dims
         .iter()
         .enumerate()
@@ -38,8 +44,13 @@ pub(super) fn entries(
                 i as u64,
                 msg.dims.len() as u64,
             );
-            let decided = decided(i, d, sized, analysis);
-            entry(i, d, decided, (msg, opts, prover), (sized, analysis))
+            let decided = Decided {
+                late,
+                ..decided(i, d, sized, analysis)
+            };
+            let e = entry(i, d, decided, (msg, opts, prover), (sized, analysis));
+            late = dimguard_solver::budget::expired();
+            e
         })
         .collect()
 }
@@ -53,28 +64,35 @@ struct Decided {
     each: Vec<Option<joint::Decision>>,
     /// The set they leave, when they are all of its group's guards.
     set: Option<dimguard_solver::report::Decided<DimSet>>,
+    /// The budget that had run out when the entry before was finished: the set is then not
+    /// ranked ([`entries`]).
+    late: Option<Exhausted>,
 }
 
 /// What the analysis decided of the guards listed under the `i`-th dimension `d`, when it solved
-/// the size alone, guard by guard, over the same range ([`GroupAnswer::own`](JointGroup::own)):
-/// each decision moved out of it ([`Sized::take_decision`]).
+/// the size alone, guard by guard, over the same range
+/// ([`Alone`](dimguard_solver::analyze::Alone)): each decision moved out of it
+/// ([`Alone::take_decision`](dimguard_solver::analyze::Alone::take_decision); held twice,
+/// 10,000 guards' sets went past a 128 MiB memory budget, `tests/hostile.rs`).
 fn decided(i: usize, d: &DimEntry, sized: &Sized, analysis: &mut Analysis) -> Decided {
-    let (lo, hi) = d.range.unwrap_or((DEFAULT_MIN, SIZE_MAX));
-    let domain = DimSet::interval(lo, hi);
-    let alone = analysis
-        .group_mut(d.var())
-        .filter(|g| g.own.as_ref().is_some_and(|o| o.domain == domain));
-    let Some(g) = alone else {
+    let range = d.range.unwrap_or((DEFAULT_MIN, SIZE_MAX));
+    let alone = analysis.alone_mut(d.var()).filter(|a| a.range == range);
+    let Some(a) = alone else {
         return Decided {
             each: vec![None; d.guards.len()],
             set: None,
+            late: None,
         };
     };
-    let each: Vec<Option<joint::Decision>> =
-        sized.listed(i).map(|k| sized.take_decision(k, g)).collect();
-    let all = each.iter().all(Option::is_some) && g.grp.guards.len() == each.len();
-    let set = g.own.as_ref().filter(|_| all).map(|o| o.set.clone());
-    Decided { each, set }
+    let each: Vec<Option<joint::Decision>> = sized.listed(i).map(|k| a.take_decision(k)).collect();
+    let all = each.iter().all(Option::is_some) && a.origin.len() == each.len();
+    // (Moved out too: a size has one entry.)
+    let set = all.then(|| std::mem::replace(&mut a.own.set, Err(Undecided::NotSolved)));
+    Decided {
+        each,
+        set,
+        late: None,
+    }
 }
 
 /// The entry of the message's `i`-th dimension `d`, built once: its own answer from the guards
@@ -99,10 +117,7 @@ fn entry(
     }
     // Its group (a size alone's answer is its lines', which the analysis decided; a part of
     // a group solved apart still answers).
-    let found = analysis
-        .group(d.var())
-        .filter(|g| g.own.is_none())
-        .and_then(|g| Some((g, g.member(d.var())?)));
+    let found = analysis.member(d.var());
     // A joint answer reaches the first dimension a size has in the text.
     // (Asked only of a size of several roots' group: a scan per size is quadratic in a text
     // of 75,000 sizes, tests/hostile.rs.)
@@ -195,6 +210,7 @@ fn dim_report(
     decided: Decided,
     (msg, opts, prover): (&Message, &Options, Option<Prover>),
 ) -> DimReport {
+    let late = decided.late;
     let var = d.var().to_string();
     let mut r = DimReport {
         kind: Diagnosed {
@@ -260,6 +276,13 @@ fn dim_report(
         .copied()
         .filter(|g| g.atoms().iter().all(|a| **a == *var))
         .collect();
+    // Past the deadline (the entry before this one finished late), a set the stage decided is
+    // not ranked: the size is undecided, with the budget's reason, never answered late.
+    if let Some(e) = late {
+        r.status = Status::Undecided;
+        r.undecided = Some(Undecided::Exhausted(e).to_string());
+        return r;
+    }
     conclude(&mut r, d, &feasible, Some(&own), proof, msg, opts);
     fold(&mut r, &domain, &feasible);
     r

@@ -21,12 +21,38 @@ pub struct GroupAnswer {
     pub example_box: Option<LargestBox>,
     /// The group's one choice of spec, which every member's line follows.
     pub choice: Option<Choice>,
-    /// A size alone solved guard by guard (`Problem::by_guard`): each of
-    /// the group's guards decided over the size's whole range, in the order of
-    /// [`Group::guards`], and the set they leave (what `solved` says too). A front end may move
-    /// a decision's set into its report (`Analysis::group_mut`;
-    /// `diagnose`'s line per guard): it is then `None` here, its fate kept.
-    pub own: Option<OwnSet>,
+}
+
+/// A size alone (a group of one size, which no guard links to another) solved guard by guard
+/// (`Problem::by_guard`): the stage's whole answer for it, and nothing more (a text of 75,000
+/// sizes holds one each: a [`GroupAnswer`] apiece doubled the time to read such a text).
+#[derive(Debug, Clone)]
+pub struct Alone {
+    /// The range its guards were decided over (`own.domain`'s ends).
+    pub range: (i128, i128),
+    /// Each of its guards' index in `Problem::guards`, in order (ascending), as `own`'s
+    /// decisions are.
+    pub origin: Vec<usize>,
+    /// Each guard decided over the size's whole range, and the set they leave. A front end may
+    /// move a decision's set into its report (`Analysis::alone_mut`; `diagnose`'s line per
+    /// guard): it is then `None` here, its fate kept.
+    pub own: OwnSet,
+}
+
+impl Alone {
+    /// The decision of guard `k` (its index in `Problem::guards`), to move its set into a
+    /// report: the set moved out, the fate and period copied.
+    pub fn take_decision(&mut self, k: usize) -> Option<joint::Decision> {
+        // A size alone's guards are in the order given (a text of 10,000 guards of one size
+        // asks for each: no scan per guard).
+        let p = self.origin.binary_search(&k).ok()?;
+        let d = self.own.decisions.get_mut(p)?;
+        Some(joint::Decision {
+            set: d.set.take(),
+            fate: d.fate.clone(),
+            period: d.period,
+        })
+    }
 }
 
 /// What the stage knows about one size of a group ([`GroupAnswer::member`]).
