@@ -7,13 +7,9 @@ use dimguard::solver::parse_guard;
 use dimguard::solver::Expr;
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/pt2")
-        .join(format!("{name}.model.json"))
-}
+mod common;
+use common::program;
 
 const ALL: [&str; 7] = [
     "linear_testmod",
@@ -28,7 +24,7 @@ const ALL: [&str; 7] = [
 #[test]
 fn propagated_shapes_equal_recorded_shapes() {
     for name in ALL {
-        let p = load(&fixture(name)).unwrap();
+        let p = load(&program(name)).unwrap();
         let g = ProgramGraph::build(&p).unwrap();
         let r = &g.report;
         assert!(r.disagreements.is_empty(), "{name}: {:?}", r.disagreements);
@@ -115,6 +111,25 @@ fn brute_two(
     (acc_a, acc_b)
 }
 
+/// A fixture program's `check` report (shapes propagated through its graph when `graph`) and its
+/// guards, parsed.
+fn checked(name: &str, graph: bool) -> (dimguard::graph::CheckReport, Vec<Expr>) {
+    let p = load(&program(name)).unwrap();
+    let r = check(&p, graph).unwrap();
+    let guards = p
+        .guards_code
+        .iter()
+        .map(|g| parse_guard(g).unwrap())
+        .collect();
+    (r, guards)
+}
+
+/// `check`'s accepted sizes of `input`'s dimensions 2 and 3 are the brute force's (`h`, `w`).
+fn assert_accepts(r: &dimguard::graph::CheckReport, input: &str, (h, w): (&[i128], &[i128])) {
+    assert_eq!(accepted_values(r, input, 2), h, "{input} 2");
+    assert_eq!(accepted_values(r, input, 3), w, "{input} 3");
+}
+
 fn accepted_values(r: &dimguard::graph::CheckReport, input: &str, index: usize) -> Vec<i128> {
     let d = r
         .dims
@@ -128,22 +143,15 @@ fn accepted_values(r: &dimguard::graph::CheckReport, input: &str, index: usize) 
 
 #[test]
 fn raft_torch_fix_program_check_equals_brute_force() {
-    let p = load(&fixture("raft_small_torchfix")).unwrap();
-    let r = check(&p, false).unwrap();
-    let guards: Vec<Expr> = p
-        .guards_code
-        .iter()
-        .map(|g| parse_guard(g).unwrap())
-        .collect();
+    let (r, guards) = checked("raft_small_torchfix", false);
     let h = "L['image1'].size()[2]";
     let w = "L['image1'].size()[3]";
     let same = [("L['image2'].size()[2]", h), ("L['image2'].size()[3]", w)];
     let hs: Vec<i128> = (17..=270).map(|k| 8 * k).collect();
     let ws: Vec<i128> = (17..=480).map(|k| 8 * k).collect();
     let (acc_h, acc_w) = brute_two(&guards, (h, hs), (w, ws), &same);
-    assert_eq!(accepted_values(&r, "image1", 2), acc_h);
-    assert_eq!(accepted_values(&r, "image1", 3), acc_w);
-    assert_eq!(accepted_values(&r, "image2", 2), acc_h);
+    assert_accepts(&r, "image1", (&acc_h, &acc_w));
+    assert_accepts(&r, "image2", (&acc_h, &acc_w));
     // The brief's numbers: claims 254 heights, accepts 32; 222 raise Guard failed.
     let d = r
         .dims
@@ -165,13 +173,7 @@ fn raft_torch_fix_program_check_equals_brute_force() {
 
 #[test]
 fn unetish_check_equals_brute_force() {
-    let p = load(&fixture("unetish_exact")).unwrap();
-    let r = check(&p, true).unwrap();
-    let guards: Vec<Expr> = p
-        .guards_code
-        .iter()
-        .map(|g| parse_guard(g).unwrap())
-        .collect();
+    let (r, guards) = checked("unetish_exact", true);
     let claimed: Vec<i128> = (50..=100).map(|k| 4 * k).collect();
     let (acc_h, acc_w) = brute_two(
         &guards,
@@ -179,8 +181,7 @@ fn unetish_check_equals_brute_force() {
         ("L['x'].size()[3]", claimed),
         &[],
     );
-    assert_eq!(accepted_values(&r, "x", 2), acc_h);
-    assert_eq!(accepted_values(&r, "x", 3), acc_w);
+    assert_accepts(&r, "x", (&acc_h, &acc_w));
     // Intermediate sizes: conv2d(stride 2, pad 1) of 4*s16 has exactly the values 2*s16.
     let conv = r
         .sizes
@@ -194,7 +195,7 @@ fn unetish_check_equals_brute_force() {
 #[test]
 fn programs_without_guards_accept_what_they_claim() {
     for name in ["linear_testmod", "mobilenet_v3_small_dims"] {
-        let r = check(&load(&fixture(name)).unwrap(), false).unwrap();
+        let r = check(&load(&program(name)).unwrap(), false).unwrap();
         for d in &r.dims {
             assert_eq!(
                 d.answer.accepted.as_ref().unwrap().count,
@@ -210,7 +211,7 @@ fn programs_without_guards_accept_what_they_claim() {
 fn archives_are_found_by_content_and_bad_files_are_clear_errors() {
     let dir = std::env::temp_dir().join(format!("dimguard-pt2-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let json = std::fs::read(fixture("unetish_exact")).unwrap();
+    let json = std::fs::read(program("unetish_exact")).unwrap();
     let pt2 = dir.join("model.pt2");
     let mut zip = zip::ZipWriter::new(std::fs::File::create(&pt2).unwrap());
     let opts =
@@ -245,7 +246,7 @@ fn archives_are_found_by_content_and_bad_files_are_clear_errors() {
 #[test]
 fn missing_metadata_is_filled_in() {
     let mut v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(fixture("unetish_exact")).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(program("unetish_exact")).unwrap()).unwrap();
     let tv = v["graph_module"]["graph"]["tensor_values"]
         .as_object_mut()
         .unwrap();
@@ -283,7 +284,7 @@ fn related_sizes_print_as_derived_dims_with_signs() {
         ("L['x'].size()[1] == L['x'].size()[0] + 2", "1: x_0 + 2"),
         ("L['x'].size()[1] == 2*L['x'].size()[0] - 1", "1: 2*x_0 - 1"),
     ] {
-        let mut p = load(&fixture("linear_testmod")).unwrap();
+        let mut p = load(&program("linear_testmod")).unwrap();
         p.guards_code = vec![guard.to_string()];
         let r = check(&p, false).unwrap();
         let last = r.dynamic_shapes.lines().last().unwrap();
@@ -301,30 +302,22 @@ fn related_sizes_print_as_derived_dims_with_signs() {
 /// `8*_w`.
 #[test]
 fn inputs_sharing_a_symbol_are_one_size() {
-    let p = load(&fixture("flownet_shared_hw")).unwrap();
-    let r = check(&p, false).unwrap();
-    let guards: Vec<Expr> = p
-        .guards_code
-        .iter()
-        .map(|g| parse_guard(g).unwrap())
-        .collect();
+    let (r, guards) = checked("flownet_shared_hw", false);
     let h = "L['image1'].size()[2]";
     let w = "L['image1'].size()[3]";
     let same = [("L['image2'].size()[2]", h), ("L['image2'].size()[3]", w)];
     let sizes: Vec<i128> = (4..=64).map(|k| 8 * k).collect();
     let (acc_h, acc_w) = brute_two(&guards, (h, sizes.clone()), (w, sizes.clone()), &same);
     assert_eq!(acc_h, sizes, "brute force: every claimed height passes");
-    assert_eq!(accepted_values(&r, "image1", 2), acc_h);
-    assert_eq!(accepted_values(&r, "image1", 3), acc_w);
-    assert_eq!(accepted_values(&r, "image2", 2), acc_h);
-    assert_eq!(accepted_values(&r, "image2", 3), acc_w);
+    assert_accepts(&r, "image1", (&acc_h, &acc_w));
+    assert_accepts(&r, "image2", (&acc_h, &acc_w));
 }
 
 /// A malformed program (found by fuzzing: a rank-0 `linear` weight) is a clear error naming the
 /// node, never a panic (the CLI's exit code for it is tested in the root `tests/cli.rs`).
 #[test]
 fn a_malformed_node_is_an_error_naming_it() {
-    let text = std::fs::read_to_string(fixture("linear_testmod")).unwrap();
+    let text = std::fs::read_to_string(program("linear_testmod")).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["graph_module"]["graph"]["tensor_values"]["p_l1_weight"]["sizes"] = serde_json::json!([]);
     let p: dimguard::graph::Program = serde_json::from_value(v).unwrap();

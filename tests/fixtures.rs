@@ -6,14 +6,9 @@
 use dimguard::commands::diagnose::{diagnose_text, Options};
 use dimguard::readers::forms::violation as message;
 use dimguard::solver::report::{Certificate, GuardMethod, Status};
-use std::path::Path;
 
-fn load(name: &str) -> String {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/messages")
-        .join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
+mod common;
+use common::{data_path, text};
 
 /// Longest arithmetic progression of consecutive terms inside the sorted set `v`.
 fn brute_best(v: &[i128]) -> u128 {
@@ -38,7 +33,7 @@ fn brute_best(v: &[i128]) -> u128 {
 
 /// Checks every dimension of a message against brute force; returns the report for more checks.
 fn check(name: &str) -> dimguard::solver::report::Report {
-    let text = load(name);
+    let text = common::text(&format!("messages/{name}"));
     let msg = message::read(&text).unwrap();
     let report = diagnose_text(&text, &Options::default()).unwrap();
     assert_eq!(report.dims.len(), msg.dims.len());
@@ -109,7 +104,7 @@ fn raft_example_picks_its_class() {
         examples: vec![(None, 520)],
         ..Options::default()
     };
-    let r = diagnose_text(&load("seed_raft_sympy_syntax.txt"), &opts).unwrap();
+    let r = diagnose_text(&text("messages/seed_raft_sympy_syntax.txt"), &opts).unwrap();
     let s = &r.dims[0].answer.suggestions[0];
     assert_eq!((s.modulus, s.residue, s.lo, s.hi), (8, 0, 136, 2160));
     assert_eq!(s.code, "__2 = Dim('__2', min=17, max=270)\n_2 = 8*__2");
@@ -203,7 +198,7 @@ fn spurious_violation() {
 
 #[test]
 fn every_message_matches_brute_force() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/messages");
+    let dir = data_path("messages");
     let mut n = 0;
     for e in std::fs::read_dir(dir).unwrap() {
         let name = e.unwrap().file_name().into_string().unwrap();

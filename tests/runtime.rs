@@ -7,13 +7,9 @@ use dimguard::graph::load;
 use dimguard::solver::report::{GuardFate, RuntimeKind};
 use dimguard::solver::DimSet;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 
-fn data(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/pt2")
-        .join(file)
-}
+mod common;
+use common::{data_json, data_path};
 
 struct Truth {
     lo: i128,
@@ -22,10 +18,7 @@ struct Truth {
 }
 
 fn truth(name: &str) -> Truth {
-    let t: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(data(&format!("{name}.truth.json"))).unwrap(),
-    )
-    .unwrap();
+    let t = data_json(&format!("pt2/{name}.truth.json"));
     let c = t["claimed"].as_array().unwrap();
     Truth {
         lo: c[0].as_i64().unwrap() as i128,
@@ -42,7 +35,7 @@ fn truth(name: &str) -> Truth {
 /// Checks the program, compares its one dynamic size's accepted set with the truth over the
 /// whole range it was run at, and returns the report.
 fn agrees(name: &str) -> dimguard::solver::report::CheckReport {
-    let p = load(&data(&format!("{name}.pt2"))).unwrap();
+    let p = load(&data_path(&format!("pt2/{name}.pt2"))).unwrap();
     let r = check(&p, false).unwrap();
     let t = truth(name);
     assert_eq!(r.dims.len(), 1, "{name}");
@@ -117,7 +110,7 @@ fn bert_positions_assert_min_of_the_table() {
 
 #[test]
 fn gpt2_positions_limit_no_guard_states() {
-    let p = load(&data("gpt2_positions.pt2")).unwrap();
+    let p = load(&data_path("pt2/gpt2_positions.pt2")).unwrap();
     assert!(p.guards_code.is_empty());
     let r = agrees("gpt2_positions");
     let limits: Vec<_> = r
@@ -162,7 +155,7 @@ fn relative_position_index_from_an_outer_difference() {
 fn an_index_not_followed_is_undecided_never_accepted() {
     // embedding(table[1024], arange(n) * arange(n)): raises above 32; dimguard does not follow
     // an elementwise product of indices, so every claimed size is undecided.
-    let p = load(&data("square_positions.pt2")).unwrap();
+    let p = load(&data_path("pt2/square_positions.pt2")).unwrap();
     let r = check(&p, false).unwrap();
     let t = truth("square_positions");
     let d = &r.dims[0];
@@ -185,7 +178,7 @@ fn an_index_not_followed_is_undecided_never_accepted() {
 #[test]
 fn an_assert_on_a_value_from_data_makes_the_sizes_it_names_undecided() {
     // `n = k.item()`, `torch._check(n <= x.shape[1])`: whether a size runs depends on `k`.
-    let p = load(&data("data_assert.pt2")).unwrap();
+    let p = load(&data_path("pt2/data_assert.pt2")).unwrap();
     let r = check(&p, false).unwrap();
     let d = &r.dims[0];
     assert_eq!(d.answer.accepted.as_ref().unwrap().count, 0);
@@ -223,7 +216,7 @@ fn transformers_bert_and_gpt2_built_from_configs() {
 
 /// The program JSON inside a fixture's archive.
 fn model_json(name: &str) -> serde_json::Value {
-    let bytes = std::fs::read(data(&format!("{name}.pt2"))).unwrap();
+    let bytes = std::fs::read(data_path(&format!("pt2/{name}.pt2"))).unwrap();
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
     let entry = format!("{name}/models/model.json");
     let mut text = String::new();
@@ -339,7 +332,7 @@ fn t5_relative_position_buckets_are_bounded_through_log_where_and_min() {
 fn t5_buckets_without_their_clamp_are_never_accepted() {
     // The same buckets without `min(..., 15)`: an IndexError from seq 129 on. The bounds do not
     // show the index inside the table, so no size is accepted on their word: undecided.
-    let p = load(&data("t5_buckets_unclamped.pt2")).unwrap();
+    let p = load(&data_path("pt2/t5_buckets_unclamped.pt2")).unwrap();
     let r = check(&p, false).unwrap();
     let t = truth("t5_buckets_unclamped");
     let d = &r.dims[0];

@@ -9,17 +9,9 @@ use dimguard::graph::verdict::{verdict, Facts};
 use dimguard::solver::report::{CheckReport, ShapeEntry};
 use dimguard::solver::DimSet;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 
-fn data(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/pt2")
-        .join(file)
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+mod common;
+use common::{data_json, data_path};
 
 fn int(v: &serde_json::Value) -> i128 {
     v.as_i64().unwrap() as i128
@@ -27,12 +19,14 @@ fn int(v: &serde_json::Value) -> i128 {
 
 /// The names of the `.pt2` programs in tests/data/pt2 that have a record of runs with `suffix`.
 fn with_record(suffix: &str) -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(data(""))
+    let mut out: Vec<String> = std::fs::read_dir(data_path("pt2/"))
         .unwrap()
         .filter_map(|e| {
             let name = e.ok()?.file_name().into_string().ok()?;
             let stem = name.strip_suffix(suffix)?.to_string();
-            data(&format!("{stem}.pt2")).exists().then_some(stem)
+            data_path(&format!("pt2/{stem}.pt2"))
+                .exists()
+                .then_some(stem)
         })
         .collect();
     out.sort();
@@ -46,10 +40,10 @@ fn verdicts_agree_with_every_run_of_the_one_size_programs() {
     let names = with_record(".truth.json");
     assert!(names.len() >= 10, "found only {names:?}");
     for name in names {
-        let p = load(&data(&format!("{name}.pt2"))).unwrap();
+        let p = load(&data_path(&format!("pt2/{name}.pt2"))).unwrap();
         let r = check(&p, false).unwrap();
         let facts = Facts::from(&r);
-        let t = json(&data(&format!("{name}.truth.json")));
+        let t = data_json(&format!("pt2/{name}.truth.json"));
         let (lo, hi) = (int(&t["claimed"][0]), int(&t["claimed"][1]));
         let runs: BTreeSet<i128> = t["accepted"].as_array().unwrap().iter().map(int).collect();
         let dynamic: Vec<(usize, usize)> = facts
@@ -183,13 +177,13 @@ fn sets_accept(r: &CheckReport, shapes: &BTreeMap<String, Vec<i128>>) -> Option<
 fn verdicts_agree_with_every_run_of_the_linked_programs() {
     let mut seen = 0;
     for name in with_record(".runs.json") {
-        let t = json(&data(&format!("{name}.runs.json")));
+        let t = data_json(&format!("pt2/{name}.runs.json"));
         // `inputs`: input name -> its dynamic dimensions; each run's shapes in the program's
         // input order.
         let Some(inputs) = t["inputs"].as_object() else {
             continue; // another layout (two_stem_offset: read by tests/profile.rs)
         };
-        let p = load(&data(&format!("{name}.pt2"))).unwrap();
+        let p = load(&data_path(&format!("pt2/{name}.pt2"))).unwrap();
         let r = check(&p, false).unwrap();
         let facts = Facts::from(&r);
         let inputs: Vec<&String> = facts
@@ -224,7 +218,7 @@ fn verdicts_agree_with_every_run_of_the_linked_programs() {
 /// The facts survive the JSON round trip (what the Python package hands to `verdict`).
 #[test]
 fn facts_read_back_from_the_check_json() {
-    let p = load(&data("two_stem_unbounded.pt2")).unwrap();
+    let p = load(&data_path("pt2/two_stem_unbounded.pt2")).unwrap();
     let r = check(&p, false).unwrap();
     let text = serde_json::to_string(&r).unwrap();
     let facts: Facts = serde_json::from_str(&text).unwrap();

@@ -45,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 OUT = os.path.join(ROOT, "tests", "data", "crossform")
 sys.path.insert(0, HERE)
+from fixture_models import source  # noqa: E402
 from make_traces import trim  # noqa: E402
 
 MODELS = r'''
@@ -68,31 +69,7 @@ class TwoFpn(nn.Module):
         return g.mean(dim=(2, 3))
 
 
-class Window7(nn.Module):
-    """4x4 patch embed, pad to a multiple of the 7x7 window, attention per window."""
-
-    def __init__(self, c=2, win=7):
-        super().__init__()
-        self.win = win
-        self.embed = nn.Conv2d(3, c, 4, 4)
-        self.qkv = nn.Linear(c, 3 * c)
-
-    def forward(self, x):
-        x = self.embed(x)
-        b, c, h, w = x.shape
-        ws = self.win
-        ph = (ws - h % ws) % ws
-        pw = (ws - w % ws) % ws
-        x = F.pad(x, (0, pw, 0, ph))
-        hp, wp = h + ph, w + pw
-        x = x.permute(0, 2, 3, 1)
-        x = x.reshape(b, hp // ws, ws, wp // ws, ws, c).permute(0, 1, 3, 2, 4, 5)
-        x = x.reshape(-1, ws * ws, c)
-        q, k, v = self.qkv(x).chunk(3, dim=-1)
-        a = torch.softmax(q @ k.transpose(-1, -2), dim=-1)
-        x = (a @ v).reshape(b, hp // ws, wp // ws, ws, ws, c).permute(0, 1, 3, 2, 4, 5)
-        x = x.reshape(b, hp, wp, c)[:, :h, :w]
-        return x.mean(dim=(1, 2))
+''' + source("Window7", c=2) + r'''
 
 
 class Ceil2(nn.Module):

@@ -9,12 +9,14 @@ file's text: the file it writes is the same bytes as when the class was typed th
 * ``TwoStem``, ``Window7``, ``Patch16``: tools/export_unbounded.py's two_stem, window7 and
   patch16 (tests/data/pt2/*_unbounded.pt2), re-exported by python/tests/test_tied_specs.py and
   test_unbounded_reexport.py.
+  tools/export_crossform.py splices ``Window7`` with two channels.
 * ``Raft``: torchvision's raft_small with two flow updates (tools/device/raft_roundtrip.py and
   torch_fixtures.py).
 """
 
 import ast
 import os
+import re
 
 import torch
 import torch.nn as nn
@@ -24,13 +26,22 @@ import torchvision
 __all__ = ["TwoStem", "Window7", "Patch16", "Raft", "source"]
 
 
-def source(name):
-    """The text of this module's class ``name``, from ``class`` to its last line."""
+def source(name, **defaults):
+    """The text of this module's class ``name``, from ``class`` to its last line, with the
+    default values its ``__init__`` line gives replaced by ``defaults`` (``source("Window7",
+    c=2)``: the same model with two channels)."""
     with open(os.path.abspath(__file__)) as f:
         text = f.read()
     for node in ast.parse(text).body:
         if isinstance(node, ast.ClassDef) and node.name == name:
-            return ast.get_source_segment(text, node)
+            segment = ast.get_source_segment(text, node)
+            head, sep, rest = segment.partition("def __init__(")
+            line, nl, tail = rest.partition("\n")
+            for key, value in defaults.items():
+                line, n = re.subn(rf"\b{key}=[^,)]*", f"{key}={value!r}", line)
+                if n != 1:
+                    raise KeyError(f"{name}.__init__ has no default {key}")
+            return head + sep + line + nl + tail
     raise KeyError(f"fixture_models has no class {name}")
 
 

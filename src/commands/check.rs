@@ -454,6 +454,7 @@ fn problem_of(ins: &[In], guards: &[Expr]) -> Problem {
         guards: all,
         extra_ranges: BTreeMap::new(),
         parts: true,
+        by_guard: false,
     }
 }
 

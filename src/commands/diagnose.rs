@@ -141,20 +141,19 @@ pub struct Stage<'a> {
 /// [`diagnose_with`], certified and pasted as `stage` says: the report, and the user's spec
 /// with the diagnosis merged in when [`Paste::merge`] is given. The one flow of a diagnosis,
 /// each step a call: the message's guards as the analysis stage's problem, grouped by
-/// [`analyze`], which solves the groups of several sizes, each size's entry built once from
-/// its own guards and its group's answer, the report assembled from them (a partial text's
+/// [`analyze`], which solves every size (a size alone guard by guard), each size's entry built
+/// once from its guards' decisions and its group's answer, the report assembled from them (a partial text's
 /// answers said to be necessary only, a run-time failure explained), certified, and the paste
 /// block written last.
 pub fn diagnose_staged(msg: &Message, opts: &Options, stage: &Stage) -> (Report, Option<Sheet>) {
     let sized = problem::size_guards(msg);
     let problem = problem::problem(msg, opts, &sized);
-    // Every group is formed; the stage solves those of several sizes (a lone size's guards
-    // are solved guard by guard for its entry, under the budget: solving them again as a
-    // group of one cost minutes past the deadline on 10,000 guards, tests/hostile.rs).
-    let analysis = analyze(&problem, &problem::budget(opts), stage.prover, &|g| {
-        g.members.len() > 1 || g.roots.len() > 1
-    });
-    let dims = size::entries(msg, opts, stage.prover, (&sized, &analysis));
+    // Every size is solved here, once: a size alone guard by guard, as its entry's lines
+    // need (`Problem::by_guard`).
+    let mut analysis = analyze(&problem, &problem::budget(opts), stage.prover, &|_| true);
+    // Each size alone's decided sets move into its entry's lines (held twice, 10,000 guards'
+    // sets went past a 128 MiB memory budget).
+    let dims = size::entries(msg, opts, stage.prover, (&sized, &mut analysis));
     let mut report = report::report(msg, opts, &sized, &analysis, dims);
     partial::necessary_only(&mut report, msg);
     explain::complete(&mut report, msg, opts);

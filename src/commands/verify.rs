@@ -719,6 +719,7 @@ fn joint_problem(guards: &GuardSet, spec: &Sheet) -> JointProblem {
         guards: all,
         extra_ranges: BTreeMap::new(),
         parts: false,
+        by_guard: false,
     };
     JointProblem {
         problem,

@@ -18,6 +18,22 @@ pub fn data(rel: &str) -> String {
     format!("{}/tests/data/{rel}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A fixture under `tests/data` as a path: `data_path("pt2/x.pt2")`.
+pub fn data_path(rel: &str) -> PathBuf {
+    root().join("tests/data").join(rel)
+}
+
+/// A program fixture, `tests/data/pt2/NAME.model.json`.
+pub fn program(name: &str) -> PathBuf {
+    data_path(&format!("pt2/{name}.model.json"))
+}
+
+/// A fixture under `tests/data` read as JSON; a missing or malformed file fails the test,
+/// naming it.
+pub fn data_json(rel: &str) -> Value {
+    serde_json::from_str(&text(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
 /// The text of a fixture under `tests/data`; a missing file fails the test, naming it.
 pub fn text(rel: &str) -> String {
     let p = root().join("tests/data").join(rel);

@@ -7,7 +7,7 @@ use super::style::{num, progression, segments_text, size, Rows, Style};
 use dimguard::solver::analyze::describe;
 use dimguard::solver::linked::count_text;
 use dimguard::solver::report::{
-    CoverSide, DataDependent, DimReport, Feasible, FixCheck, GuardFate, Report, Status,
+    CoverSide, DataDependent, DimReport, Feasible, FixCheck, GuardFate, Report, Status, Suggestion,
 };
 use dimguard::solver::DimSet;
 use std::fmt::Write;
@@ -665,18 +665,8 @@ fn suggestion_rows(after: &mut Rows, d: &DimReport, compiled: bool, st: &Style) 
     };
     let what = if best.count == 1 {
         format!("{} only", best.lo)
-    } else if best.modulus == 1 {
-        format!("{}..{} ({} values)", num(best.lo), num(best.hi), best.count)
     } else {
-        format!(
-            "{} ≡ {} (mod {}), {}..{} ({} values)",
-            d.name,
-            best.residue,
-            best.modulus,
-            num(best.lo),
-            num(best.hi),
-            best.count
-        )
+        values_text(best, Some(&d.name))
     };
     let cert = format!("[certificate: {}]", best.certificate);
     // An unbacked size is bounded in the model (torch._check), not by a Dim.
@@ -695,23 +685,29 @@ fn suggestion_rows(after: &mut Rows, d: &DimReport, compiled: bool, st: &Style) 
     }
     let others: Vec<String> = d.answer.suggestions[1..]
         .iter()
-        .map(|s| {
-            if s.modulus == 1 {
-                format!("{}..{} ({})", num(s.lo), num(s.hi), s.count)
-            } else {
-                format!(
-                    "≡ {} (mod {}) {}..{} ({})",
-                    s.residue,
-                    s.modulus,
-                    num(s.lo),
-                    num(s.hi),
-                    s.count
-                )
-            }
-        })
+        .map(|s| values_text(s, None))
         .collect();
     if !others.is_empty() {
         after.row("others", &others.join("\n"));
+    }
+}
+
+/// A suggestion's values in words: `lo..hi` and how many, after its class `≡ r (mod m)` when
+/// it has one. The best one (`name` given) says `name ≡ r (mod m), lo..hi (n values)`; the
+/// others, listed below it, `≡ r (mod m) lo..hi (n)`.
+fn values_text(s: &Suggestion, name: Option<&str>) -> String {
+    let (count, sep) = match name {
+        Some(_) => (format!("{} values", s.count), ","),
+        None => (s.count.to_string(), ""),
+    };
+    let values = format!("{}..{} ({count})", num(s.lo), num(s.hi));
+    if s.modulus == 1 {
+        return values;
+    }
+    let class = format!("≡ {} (mod {}){sep} {values}", s.residue, s.modulus);
+    match name {
+        Some(n) => format!("{n} {class}"),
+        None => class,
     }
 }
 

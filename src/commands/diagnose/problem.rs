@@ -31,6 +31,9 @@ pub(super) struct Sized {
     pub origin: Vec<Origin>,
     /// Relations whose right-hand side could not be read, with the reason.
     pub unread: Vec<(usize, String)>,
+    /// Where each dimension's guards start in `guards` (they come first, dimension after
+    /// dimension), and one past the last dimension's.
+    starts: Vec<usize>,
 }
 
 pub(super) fn size_guards(msg: &Message) -> Sized {
@@ -44,13 +47,16 @@ pub(super) fn size_guards(msg: &Message) -> Sized {
         guards: vec![],
         origin: vec![],
         unread: vec![],
+        starts: vec![],
     };
     for (di, d) in msg.dims.iter().enumerate() {
+        out.starts.push(out.guards.len());
         for (gi, g) in d.guards.iter().enumerate() {
             out.guards.push(g.expr.clone());
             out.origin.push(Origin::Dim(di, gi));
         }
     }
+    out.starts.push(out.guards.len());
     for (ji, g) in msg.joint.iter().enumerate() {
         out.guards.push(g.expr.clone());
         out.origin.push(Origin::Joint(ji));
@@ -113,6 +119,8 @@ pub(super) fn problem(msg: &Message, opts: &Options, sized: &Sized) -> Problem {
         guards: sized.guards.clone(),
         extra_ranges: Default::default(),
         parts: true,
+        // A size alone is solved guard by guard: each guard's line is its decision.
+        by_guard: true,
     }
 }
 
@@ -125,10 +133,9 @@ pub(super) fn budget(opts: &Options) -> Budget {
 }
 
 impl Sized {
-    /// The guards listed under the message's `di`-th dimension, by their index.
-    pub fn listed(&self, di: usize) -> impl Iterator<Item = usize> + '_ {
-        (0..self.origin.len())
-            .filter(move |&k| matches!(self.origin[k], Origin::Dim(d, _) if d == di))
+    /// The guards listed under the message's `di`-th dimension, by their index, in order.
+    pub fn listed(&self, di: usize) -> std::ops::Range<usize> {
+        self.starts[di]..self.starts[di + 1]
     }
 
     /// Whether the analysis answers for guard `k` as a guard of group `g`: solved in it, a

@@ -115,7 +115,7 @@ fn joint_guards(linked: &[LinkedGroup], analysis: &Analysis, msg: &Message) -> V
                     "solved with the joint set of {} (see linked below); each accepted set holds the values that pass for every value of the others",
                     names.join(", ")
                 );
-            } else if let Some(grp) = analysis.groups.iter().map(|g| &g.grp).find(|g| in_group(g)) {
+            } else if let Some(grp) = atoms.iter().find_map(|a| Some(&analysis.group(a)?.grp)) {
                 let root = name_of(&grp.roots[0]);
                 out.note = match linked.iter().find(|l| l.root == root) {
                     Some(_) => format!("solved with the linked sizes of {root} (see linked)"),
@@ -156,10 +156,12 @@ fn accounting(
             }
         };
         // A guard listed under a size answers with the size's group (else with the size's own
-        // line: a guard that names only a size of another group was decided over that size).
+        // line: a guard that names only a size of another group was decided over that size);
+        // one of a size alone solved guard by guard answers with its line, the analysis'
+        // decision.
         let own_line = match *o {
-            Origin::Dim(di, _) => match analysis.member(msg.dims[di].var()) {
-                Some((g, _)) => {
+            Origin::Dim(di, _) => match analysis.group(msg.dims[di].var()) {
+                Some(g) => {
                     !sized.answered_in(i, g, analysis)
                         || (dims[di].status == Status::Specialized && !g.is_multi())
                 }

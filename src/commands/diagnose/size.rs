@@ -7,15 +7,16 @@
 use super::problem::Sized;
 use dimguard_readers::{self, DimEntry, FixKind, Message};
 use dimguard_solver::analyze::{
-    describe, own_set, set_and_specs, Analysis, GroupAnswer as JointGroup, MemberAnswer, Options,
+    describe, set_and_specs, Analysis, GroupAnswer as JointGroup, MemberAnswer, Options, OwnSet,
     WITHHELD,
 };
+use dimguard_solver::budget::Exhausted;
 use dimguard_solver::engine;
 use dimguard_solver::joint::{self, Choice, Prover};
 use dimguard_solver::python::{self, py_name};
 use dimguard_solver::report::{
     Certificate, Diagnosed, DimReport, FixCheck, GuardFate, GuardMethod, GuardReport, Padding,
-    Proof, SizeAnswer, Status,
+    Proof, SizeAnswer, Status, Undecided,
 };
 use dimguard_solver::RECHECK_LIMIT;
 use dimguard_solver::{self, Maximality};
@@ -27,8 +28,13 @@ pub(super) fn entries(
     msg: &Message,
     opts: &Options,
     prover: Option<Prover>,
-    (sized, analysis): (&Sized, &Analysis),
+    (sized, analysis): (&Sized, &mut Analysis),
 ) -> Vec<DimReport> {
+    // Whether the deadline had passed when the last entry was finished: then no other set is
+    // ranked (the stage may have decided a thousand sizes' sets by the deadline; ranking them
+    // all after it ran 17% past a 1 s budget, `tests/hostile.rs`). The entry under way when it
+    // passes is finished.
+    let mut late = None;
     msg.dims
         .iter()
         .enumerate()
@@ -38,23 +44,70 @@ pub(super) fn entries(
                 i as u64,
                 msg.dims.len() as u64,
             );
-            entry(i, d, (msg, opts, prover), sized, analysis)
+            let decided = Decided {
+                late,
+                ..decided(i, d, sized, analysis)
+            };
+            let e = entry(i, d, decided, (msg, opts, prover), (sized, analysis));
+            late = dimguard_solver::budget::expired();
+            e
         })
         .collect()
 }
 
+/// What the analysis decided of the guards listed under a dimension, for its entry
+/// ([`decided`]).
+struct Decided {
+    /// Each listed guard's decision over the size's range, `None` where the analysis did not
+    /// decide it so: a guard that names only another size (decided over that size), or one of a
+    /// size the analysis solved with others (the group decided it over what the others leave).
+    each: Vec<Option<joint::Decision>>,
+    /// The set they leave, when they are all of its group's guards.
+    set: Option<dimguard_solver::report::Decided<DimSet>>,
+    /// The budget that had run out when the entry before was finished: the set is then not
+    /// ranked ([`entries`]).
+    late: Option<Exhausted>,
+}
+
+/// What the analysis decided of the guards listed under the `i`-th dimension `d`, when it solved
+/// the size alone, guard by guard, over the same range
+/// ([`Alone`](dimguard_solver::analyze::Alone)): each decision moved out of it
+/// ([`Alone::take_decision`](dimguard_solver::analyze::Alone::take_decision); held twice,
+/// 10,000 guards' sets went past a 128 MiB memory budget, `tests/hostile.rs`).
+fn decided(i: usize, d: &DimEntry, sized: &Sized, analysis: &mut Analysis) -> Decided {
+    let range = d.range.unwrap_or((DEFAULT_MIN, SIZE_MAX));
+    let alone = analysis.alone_mut(d.var()).filter(|a| a.range == range);
+    let Some(a) = alone else {
+        return Decided {
+            each: vec![None; d.guards.len()],
+            set: None,
+            late: None,
+        };
+    };
+    let each: Vec<Option<joint::Decision>> = sized.listed(i).map(|k| a.take_decision(k)).collect();
+    let all = each.iter().all(Option::is_some) && a.origin.len() == each.len();
+    // (Moved out too: a size has one entry.)
+    let set = all.then(|| std::mem::replace(&mut a.own.set, Err(Undecided::NotSolved)));
+    Decided {
+        each,
+        set,
+        late: None,
+    }
+}
+
 /// The entry of the message's `i`-th dimension `d`, built once: its own answer from the guards
-/// listed under it ([`dim_report`]; an unbacked size's suggestions are the model's
-/// `torch._check`, never a `Dim`), then, for a size of a jointly solved group, its joint answer
-/// ([`linked`]), and last what its group says of it ([`group_answer`]).
+/// listed under it and what the analysis `decided` of them ([`dim_report`]; an unbacked size's
+/// suggestions are the model's `torch._check`, never a `Dim`), then, for a size of a jointly
+/// solved group, its joint answer ([`linked`]), and last what its group says of it
+/// ([`group_answer`]).
 fn entry(
     i: usize,
     d: &DimEntry,
+    decided: Decided,
     (msg, opts, prover): (&Message, &Options, Option<Prover>),
-    sized: &Sized,
-    analysis: &Analysis,
+    (sized, analysis): (&Sized, &Analysis),
 ) -> DimReport {
-    let mut r = dim_report(d, msg, opts, prover);
+    let mut r = dim_report(d, decided, (msg, opts, prover));
     // An unbacked size no input stands for gets the model's torch._check, never a Dim.
     if r.is_unbacked() {
         let name = r.name.clone();
@@ -62,6 +115,8 @@ fn entry(
             s.code = python::unbacked_checks(&name, &s.progression()).join("\n");
         }
     }
+    // Its group (a size alone's answer is its lines', which the analysis decided; a part of
+    // a group solved apart still answers).
     let found = analysis.member(d.var());
     // A joint answer reaches the first dimension a size has in the text.
     // (Asked only of a size of several roots' group: a scan per size is quadratic in a text
@@ -74,8 +129,8 @@ fn entry(
         linked(&mut r, d, g, m.member, (msg, opts, prover));
     }
     // Its group answers for it when the guards listed under it are the group's (a size of a
-    // group of several sizes always); a lone size whose guard names only another size is
-    // answered by its own line.
+    // group of several sizes always); a size whose guard names only another size is answered
+    // by its own line.
     let answered = found.as_ref().is_some_and(|(g, _)| {
         g.is_multi() || sized.listed(i).all(|k| sized.answered_in(k, g, analysis))
     });
@@ -120,14 +175,42 @@ fn specialization_reason(name: &str, v: i128, why: &str, d: &DimEntry) -> String
 /// How many failing values of torch's fixes are listed.
 const COUNTEREXAMPLES: usize = 5;
 
-/// A dimension's own answer, from the guards the text lists under it alone: a size the model
-/// fixes, a size with no guard, else each guard's line and the set they leave ([`conclude`]).
+/// The guards listed under `d`, each decided over its range `domain`, and the set they leave:
+/// what the analysis `decided` of them, and each guard it did not decide over this size decided
+/// here, once.
+fn own_decisions(
+    d: &DimEntry,
+    decided: Decided,
+    domain: &DimSet,
+    (limits, prover): (&engine::Limits, Option<Prover>),
+) -> OwnSet {
+    let decisions: Vec<joint::Decision> = decided
+        .each
+        .into_iter()
+        .zip(&d.guards)
+        .map(|(done, g)| {
+            done.unwrap_or_else(|| joint::decide(&g.expr, d.var(), domain, limits, prover))
+        })
+        .collect();
+    match decided.set {
+        Some(set) => OwnSet {
+            decisions,
+            set,
+            domain: domain.clone(),
+        },
+        None => OwnSet::new(decisions, domain),
+    }
+}
+
+/// A dimension's own answer, from the guards the text lists under it alone (each decided over
+/// the size's range: what the analysis `decided`, [`own_decisions`]): a size the model fixes,
+/// a size with no guard, else each guard's line and the set they leave ([`conclude`]).
 fn dim_report(
     d: &DimEntry,
-    msg: &Message,
-    opts: &Options,
-    prover: Option<joint::Prover>,
+    decided: Decided,
+    (msg, opts, prover): (&Message, &Options, Option<Prover>),
 ) -> DimReport {
+    let late = decided.late;
     let var = d.var().to_string();
     let mut r = DimReport {
         kind: Diagnosed {
@@ -163,9 +246,9 @@ fn dim_report(
         unguarded(&mut r, d, msg, &domain);
         return r;
     }
-    // Each guard decided on the range, and the set they leave (the stage's `own_set`).
+    // Each guard decided on the range, and the set they leave.
     let guards: Vec<&dimguard_solver::Expr> = d.guards.iter().map(|g| &g.expr).collect();
-    let own = own_set(&guards, &var, &domain, &opts.limits, prover);
+    let own = own_decisions(d, decided, &domain, (&opts.limits, prover));
     let periodic = own.periodic();
     r.guards = guard_lines(d, own.decisions, &domain);
     let feasible = match own.set {
@@ -193,6 +276,13 @@ fn dim_report(
         .copied()
         .filter(|g| g.atoms().iter().all(|a| **a == *var))
         .collect();
+    // Past the deadline (the entry before this one finished late), a set the stage decided is
+    // not ranked: the size is undecided, with the budget's reason, never answered late.
+    if let Some(e) = late {
+        r.status = Status::Undecided;
+        r.undecided = Some(Undecided::Exhausted(e).to_string());
+        return r;
+    }
     conclude(&mut r, d, &feasible, Some(&own), proof, msg, opts);
     fold(&mut r, &domain, &feasible);
     r

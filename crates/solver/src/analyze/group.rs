@@ -23,6 +23,38 @@ pub struct GroupAnswer {
     pub choice: Option<Choice>,
 }
 
+/// A size alone (a group of one size, which no guard links to another) solved guard by guard
+/// (`Problem::by_guard`): the stage's whole answer for it, and nothing more (a text of 75,000
+/// sizes holds one each: a [`GroupAnswer`] apiece doubled the time to read such a text).
+#[derive(Debug, Clone)]
+pub struct Alone {
+    /// The range its guards were decided over (`own.domain`'s ends).
+    pub range: (i128, i128),
+    /// Each of its guards' index in `Problem::guards`, in order (ascending), as `own`'s
+    /// decisions are.
+    pub origin: Vec<usize>,
+    /// Each guard decided over the size's whole range, and the set they leave. A front end may
+    /// move a decision's set into its report (`Analysis::alone_mut`; `diagnose`'s line per
+    /// guard): it is then `None` here, its fate kept.
+    pub own: OwnSet,
+}
+
+impl Alone {
+    /// The decision of guard `k` (its index in `Problem::guards`), to move its set into a
+    /// report: the set moved out, the fate and period copied.
+    pub fn take_decision(&mut self, k: usize) -> Option<joint::Decision> {
+        // A size alone's guards are in the order given (a text of 10,000 guards of one size
+        // asks for each: no scan per guard).
+        let p = self.origin.binary_search(&k).ok()?;
+        let d = self.own.decisions.get_mut(p)?;
+        Some(joint::Decision {
+            set: d.set.take(),
+            fate: d.fate.clone(),
+            period: d.period,
+        })
+    }
+}
+
 /// What the stage knows about one size of a group ([`GroupAnswer::member`]).
 #[derive(Debug, Clone)]
 pub struct MemberAnswer<'a> {
@@ -227,4 +259,55 @@ impl GroupAnswer {
             }),
         })
     }
+}
+
+/// A size's set under its own guards (`own_set`): each guard's decision over the size's
+/// values, and what they leave.
+#[derive(Debug, Clone)]
+pub struct OwnSet {
+    /// Each guard's decision, in order.
+    pub decisions: Vec<joint::Decision>,
+    /// The values that pass every guard, or why there is no answer (the first undecided
+    /// guard's reason, or a set operation past the budget).
+    pub set: Decided<DimSet>,
+    /// The values every guard was decided over (the size's range).
+    pub domain: DimSet,
+}
+
+impl OwnSet {
+    /// The set `decisions` leave of `domain` (each guard decided over all of it): their
+    /// intersection, or the first undecided guard's reason.
+    pub fn new(decisions: Vec<joint::Decision>, domain: &DimSet) -> OwnSet {
+        let set = leave(&decisions, domain);
+        OwnSet {
+            decisions,
+            set,
+            domain: domain.clone(),
+        }
+    }
+
+    /// Whether the periodic method decided every guard (the set's suggestions are then proven
+    /// by it; else by enumeration or Z3).
+    pub fn periodic(&self) -> bool {
+        self.decisions
+            .iter()
+            .all(|d| d.fate == joint::Fate::Solved(crate::report::GuardFate::Periodic))
+    }
+}
+
+/// The values of `domain` that `decisions` (each guard's, over all of `domain`) leave: their
+/// intersection, or why there is none (the first undecided guard's reason, or the set operation
+/// that failed).
+pub(super) fn leave(decisions: &[joint::Decision], domain: &DimSet) -> Result<DimSet, Undecided> {
+    if let Some(why) = decisions.iter().find_map(|d| match &d.fate {
+        joint::Fate::Undecided(why) => Some(why.clone()),
+        _ => None,
+    }) {
+        return Err(why);
+    }
+    decisions
+        .iter()
+        .filter_map(|d| d.set.as_ref())
+        .try_fold(domain.clone(), |acc, s| acc.intersect(s))
+        .map_err(Undecided::Exact)
 }

@@ -35,10 +35,10 @@ mod group;
 mod size;
 
 pub use answer::{describe, suggestions, Ranked, WITHHELD};
-pub use group::{GroupAnswer, MemberAnswer};
+pub use group::{Alone, GroupAnswer, MemberAnswer, OwnSet};
 pub use size::{
     claimed_answer, group_line, own_set, set_and_specs, size_answer, Asked, Claimed, GroupLine,
-    OwnSet, Partners,
+    Partners,
 };
 
 use crate::engine::Limits;
@@ -46,7 +46,7 @@ use crate::joint::{self, Group, Prover};
 use crate::linked::Budget;
 use crate::report::GuardFate;
 use crate::types::{DimSet, Expr};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Options of an analysis (every command's).
 #[derive(Debug, Clone, Default)]
@@ -116,6 +116,14 @@ pub struct Problem {
     /// `diagnose` (a guard naming a size the problem does not list keeps its sizes together);
     /// `verify` keeps each group whole.
     pub parts: bool,
+    /// Whether a size alone (a group of one size) is solved guard by guard: each of its guards
+    /// decided over its whole range and kept ([`Analysis::alone`], a small answer of its own:
+    /// `diagnose`'s line per guard), the set they leave its answer. Else its guards narrow its
+    /// set one after another, as in any group (`check`). A variable alone that is none of
+    /// [`Problem::sizes`] (a guard over a partner the text gives no dimension) is then left
+    /// unsolved, in [`Analysis::skipped`]: no size's answer reads it; a size alone that no
+    /// guard names is in neither (nothing to solve).
+    pub by_guard: bool,
 }
 
 impl Problem {
@@ -162,8 +170,10 @@ impl Problem {
 /// What comes out of the stage.
 #[derive(Debug, Clone, Default)]
 pub struct Analysis {
-    /// Every group the selection kept, solved.
+    /// Every group the selection kept, solved (but the sizes alone solved guard by guard).
     pub groups: Vec<GroupAnswer>,
+    /// Every size alone solved guard by guard ([`Problem::by_guard`]), in the order met.
+    pub alone: Vec<Alone>,
     /// The groups the selection left out, unsolved (their guards have no fate here).
     pub skipped: Vec<Group>,
     /// Equalities `(a, b)` between sizes that every accepted tuple satisfies, stated before the
@@ -172,23 +182,63 @@ pub struct Analysis {
     /// Each guard's fate (and, undecided, why), by its index in [`Problem::guards`]; a guard
     /// that states a relation between sizes is [`GuardFate::Relation`].
     pub fates: BTreeMap<usize, (GuardFate, Option<String>)>,
+    /// Where each size's answer is, in `groups` or in `alone` (a text of 75,000 sizes asks for
+    /// each: a scan per size is quadratic).
+    by_var: HashMap<String, Slot>,
+}
+
+/// Where a size's answer is in an [`Analysis`].
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    /// `groups[i]`.
+    Group(usize),
+    /// `alone[i]`.
+    Alone(usize),
 }
 
 impl Analysis {
     /// The group a size belongs to, and what it knows about the size.
     pub fn member(&self, var: &str) -> Option<(&GroupAnswer, MemberAnswer<'_>)> {
-        self.groups
-            .iter()
-            .find_map(|g| g.member(var).map(|m| (g, m)))
+        let g = self.group(var)?;
+        g.member(var).map(|m| (g, m))
+    }
+
+    /// The group a size belongs to (none for a size alone solved guard by guard: [`Self::alone`]).
+    pub fn group(&self, var: &str) -> Option<&GroupAnswer> {
+        match self.by_var.get(var)? {
+            Slot::Group(i) => self.groups.get(*i),
+            Slot::Alone(_) => None,
+        }
+    }
+
+    /// A size alone's answer, solved guard by guard ([`Problem::by_guard`]).
+    pub fn alone(&self, var: &str) -> Option<&Alone> {
+        match self.by_var.get(var)? {
+            Slot::Alone(i) => self.alone.get(*i),
+            Slot::Group(_) => None,
+        }
+    }
+
+    /// A size alone's answer, to move its decided sets into a report (its entry's lines:
+    /// [`Alone::take_decision`]).
+    pub fn alone_mut(&mut self, var: &str) -> Option<&mut Alone> {
+        match self.by_var.get(var)? {
+            Slot::Alone(i) => self.alone.get_mut(*i),
+            Slot::Group(_) => None,
+        }
     }
 
     /// The members a size is derived from: size -> (root, coef, offset), for every member of
-    /// every group.
+    /// every group (a size alone is its own root).
     pub fn aliases(&self) -> BTreeMap<String, (String, i128, i128)> {
         self.groups
             .iter()
             .flat_map(|g| &g.grp.members)
             .map(|m| (m.name.clone(), (m.root.clone(), m.coef, m.offset)))
+            .chain(self.by_var.iter().filter_map(|(v, s)| match s {
+                Slot::Alone(_) => Some((v.clone(), (v.clone(), 1, 0))),
+                Slot::Group(_) => None,
+            }))
             .collect()
     }
 }
@@ -298,6 +348,12 @@ fn implied_equalities(g: &GroupAnswer) -> Vec<(String, String)> {
     out
 }
 
+/// The share of the time left that the sizes alone take ([`Problem::by_guard`]): each one's
+/// entry is still to be written from its set (ranked suggestions re-checked value by value),
+/// which costs about twice as much as deciding its guards. Past it a size alone is not solved:
+/// undecided, with the budget's reason (`tests/hostile.rs`, 1,000 sizes under 1 s).
+const ALONE_SHARE: f64 = 0.4;
+
 /// [`analyze`] over `guards` (the problem's, and the `implied` equalities after them: a size
 /// they write as another still counts its own claimed values among the claimed combinations).
 fn solve_all(
@@ -310,18 +366,38 @@ fn solve_all(
 ) -> Analysis {
     let vars: Vec<String> = problem.sizes.iter().map(|s| s.var.clone()).collect();
     let ranges = problem.ranges();
+    let sizes: HashSet<&str> = vars.iter().map(String::as_str).collect();
+    let alone = |g: &Group| problem.by_guard && g.members.len() == 1 && g.roots.len() == 1;
+    // A size alone that no guard names has nothing to solve: it is in no group of the answer
+    // (its report says so; a text of 75,000 sizes whose guards could not be read holds none).
     let (groups, skipped): (Vec<Group>, Vec<Group>) = joint::group(guards, &vars)
         .into_iter()
-        .partition(|g| select(g));
+        .filter(|g| !alone(g) || !g.guards.is_empty())
+        .partition(|g| select(g) && (!alone(g) || sizes.contains(g.roots[0].as_str())));
     let multi = groups.iter().filter(|g| g.roots.len() > 1).count() as u64;
     let mut out = Analysis {
         skipped,
         ..Default::default()
     };
+    // (A text of 75,000 sizes alone: no regrowth of the vector and the index.)
+    let lone = groups.iter().filter(|g| alone(g)).count();
+    out.alone.reserve_exact(lone);
+    out.by_var.reserve(lone);
+    let share = problem
+        .by_guard
+        .then(|| crate::budget::share_of_remaining(ALONE_SHARE))
+        .flatten();
     let mut k = 0;
-    // Each group as independent parts where the guards joining them hold on every tuple of
-    // the parts' answers (`joint::solve_parts`): H and W of an image stay apart.
-    let parts = groups.into_iter().flat_map(|grp| {
+    for grp in groups {
+        if alone(&grp) {
+            let (var, a) = by_guard(grp, &ranges, &budget.limits, prover, share);
+            for (d, &o) in a.own.decisions.iter().zip(&a.origin) {
+                out.fates.insert(o, d.fate.label());
+            }
+            out.by_var.insert(var, Slot::Alone(out.alone.len()));
+            out.alone.push(a);
+            continue;
+        }
         if grp.roots.len() > 1 {
             crate::budget::progress(
                 format!("solving linked sizes {}", grp.roots.join(", ")),
@@ -330,55 +406,120 @@ fn solve_all(
             );
             k += 1;
         }
-        if problem.parts {
+        // Each group as independent parts where the guards joining them hold on every tuple
+        // of the parts' answers (`joint::solve_parts`): H and W of an image stay apart.
+        let parts = if problem.parts {
             joint::solve_parts(&grp, guards, &ranges, budget, prover, &|v| {
                 problem.size(v).is_some()
             })
         } else {
             let solved = joint::solve_group_with(&grp, &ranges, budget, prover);
             vec![(grp, solved)]
-        }
-    });
-    for (grp, solved) in parts {
-        for (i, &o) in grp.origin.iter().enumerate() {
-            out.fates.insert(o, solved.fates[i].label());
-        }
-        for &o in &grp.relations {
-            out.fates.insert(o, (GuardFate::Relation, None));
-        }
-        for &o in &grp.held {
-            out.fates.insert(o, (GuardFate::Joint, None));
-        }
-        let name = |v: &str| problem.name_of(v);
-        let label = |v: &str| problem.size(v).map_or(v.to_string(), |s| s.label.clone());
-        let own = |v: &str| match problem.size(v).and_then(|s| s.count) {
-            Some(c) => c,
-            None => {
-                let (lo, hi) = joint::root_range(&grp, v, &ranges);
-                DimSet::interval(lo, hi).count()
+        };
+        for (grp, solved) in parts {
+            let g = answer(problem, grp, solved, implied, (&ranges, budget));
+            for m in &g.grp.members {
+                out.by_var
+                    .insert(m.name.clone(), Slot::Group(out.groups.len()));
             }
-        };
-        let count = |v: &str| {
-            implied
-                .iter()
-                .filter(|(a, _)| a == v)
-                .fold(own(v), |c, (_, b)| c.saturating_mul(own(b)))
-        };
-        let linked = joint::linked(&solved, &grp, budget, &name, &label, &count);
-        let traced = |v: &str| problem.size(v)?.example;
-        let example_box = linked
-            .as_ref()
-            .and_then(|l| l.example_box(&l.point(&grp, &traced)?));
-        let choice = linked
-            .as_ref()
-            .and_then(|l| l.choice(&grp, &traced, example_box.as_ref()));
-        out.groups.push(GroupAnswer {
-            grp,
-            solved,
-            linked,
-            example_box,
-            choice,
-        });
+            for (i, &o) in g.grp.origin.iter().enumerate() {
+                out.fates.insert(o, g.solved.fates[i].label());
+            }
+            for &o in &g.grp.relations {
+                out.fates.insert(o, (GuardFate::Relation, None));
+            }
+            for &o in &g.grp.held {
+                out.fates.insert(o, (GuardFate::Joint, None));
+            }
+            out.groups.push(g);
+        }
     }
     out
+}
+
+/// A solved group's answer: its joint set as reported, and its one choice of spec through the
+/// traced sizes.
+fn answer(
+    problem: &Problem,
+    grp: Group,
+    solved: joint::Solved,
+    implied: &[(String, String)],
+    (ranges, budget): (&BTreeMap<String, (i128, i128)>, &Budget),
+) -> GroupAnswer {
+    let name = |v: &str| problem.name_of(v);
+    let label = |v: &str| problem.size(v).map_or(v.to_string(), |s| s.label.clone());
+    let own = |v: &str| match problem.size(v).and_then(|s| s.count) {
+        Some(c) => c,
+        None => {
+            let (lo, hi) = joint::root_range(&grp, v, ranges);
+            DimSet::interval(lo, hi).count()
+        }
+    };
+    let count = |v: &str| {
+        implied
+            .iter()
+            .filter(|(a, _)| a == v)
+            .fold(own(v), |c, (_, b)| c.saturating_mul(own(b)))
+    };
+    let linked = joint::linked(&solved, &grp, budget, &name, &label, &count);
+    let traced = |v: &str| problem.size(v)?.example;
+    let example_box = linked
+        .as_ref()
+        .and_then(|l| l.example_box(&l.point(&grp, &traced)?));
+    let choice = linked
+        .as_ref()
+        .and_then(|l| l.choice(&grp, &traced, example_box.as_ref()));
+    GroupAnswer {
+        grp,
+        solved,
+        linked,
+        example_box,
+        choice,
+    }
+}
+
+/// A size alone solved guard by guard ([`Problem::by_guard`]): each guard decided over the
+/// size's whole range ([`own_set`]), and the set they leave; where one is undecided (or the
+/// budget ran out), nothing proven, with why. Past `share` (the sizes alone's share of the time
+/// left, [`ALONE_SHARE`]) its guards are not decided: undecided, with the budget's reason.
+fn by_guard(
+    grp: Group,
+    ranges: &BTreeMap<String, (i128, i128)>,
+    limits: &Limits,
+    prover: Option<Prover>,
+    share: Option<std::time::Instant>,
+) -> (String, Alone) {
+    let root = &grp.roots[0];
+    let range = joint::root_range(&grp, root, ranges);
+    let (lo, hi) = range;
+    let domain = DimSet::interval(lo, hi);
+    let past = share
+        .filter(|s| std::time::Instant::now() >= *s)
+        .and_then(|_| crate::budget::share_spent("solving the sizes alone", ALONE_SHARE));
+    let decisions: Vec<joint::Decision> = match past {
+        Some(e) => grp
+            .guards
+            .iter()
+            .map(|_| joint::Decision {
+                set: None,
+                fate: joint::Fate::Undecided(crate::report::Undecided::Exhausted(e)),
+                period: None,
+            })
+            .collect(),
+        None => grp
+            .guards
+            .iter()
+            .map(|g| joint::decide(g, root, &domain, limits, prover))
+            .collect(),
+    };
+    let set = group::leave(&decisions, &domain);
+    let own = OwnSet {
+        decisions,
+        set,
+        domain,
+    };
+    let Group {
+        mut roots, origin, ..
+    } = grp;
+    (roots.swap_remove(0), Alone { range, origin, own })
 }

@@ -6,7 +6,7 @@
 //! names differ (`name`, `partners`): which command it answers, the analysis does not know.
 
 use super::answer::Ranked;
-use super::group::{GroupAnswer, MemberAnswer};
+use super::group::{GroupAnswer, MemberAnswer, OwnSet};
 use crate::joint::{self, Products};
 use crate::report::{
     Decided, DefinedValues, Feasible, LinkedSides, Proof, SizeAnswer, Suggestion, TiedTo,
@@ -350,32 +350,12 @@ fn defined_values(p: &Products, relation: &str, name: &dyn Fn(&str) -> String) -
     }
 }
 
-/// A size's set under its own guards ([`own_set`]): each guard's decision over the size's
-/// values, and what they leave.
-#[derive(Debug, Clone)]
-pub struct OwnSet {
-    /// Each guard's decision, in order.
-    pub decisions: Vec<joint::Decision>,
-    /// The values that pass every guard, or why there is no answer (the first undecided
-    /// guard's reason, or a set operation past the budget).
-    pub set: Decided<DimSet>,
-}
-
-impl OwnSet {
-    /// Whether the periodic method decided every guard (the set's suggestions are then proven
-    /// by it; else by enumeration or Z3).
-    pub fn periodic(&self) -> bool {
-        self.decisions
-            .iter()
-            .all(|d| d.fate == joint::Fate::Solved(crate::report::GuardFate::Periodic))
-    }
-}
-
 /// The values of `domain` that pass every guard of `guards`, each decided over `domain` for
 /// the size `var` ([`joint::decide`]: the engine, then `prover` when given); a guard that names
-/// another size is decided for every value of it. The set `diagnose` reports per dimension
-/// (`feasible`, with a line per guard) and `verify` per size (the admitted values that pass,
-/// and the set its maximal spec is ranked in).
+/// another size is decided for every value of it. The set `verify` reports per size (the
+/// admitted values that pass, and the set its maximal spec is ranked in), and the one the
+/// analysis gives a size alone under [`Problem::by_guard`](super::Problem::by_guard)
+/// (`diagnose`'s `feasible`, with a line per guard).
 ///
 /// ```
 /// use dimguard_solver::analyze::own_set;
@@ -398,19 +378,7 @@ pub fn own_set(
         .iter()
         .map(|g| joint::decide(g, var, domain, limits, prover))
         .collect();
-    let undecided = decisions.iter().find_map(|d| match &d.fate {
-        joint::Fate::Undecided(why) => Some(why.clone()),
-        _ => None,
-    });
-    let set = match undecided {
-        Some(why) => Err(why),
-        None => decisions
-            .iter()
-            .filter_map(|d| d.set.as_ref())
-            .try_fold(domain.clone(), |acc, s| acc.intersect(s))
-            .map_err(Undecided::Exact),
-    };
-    OwnSet { decisions, set }
+    OwnSet::new(decisions, domain)
 }
 
 /// A size's exact set and the ranked suggestions inside it, re-checked as
