@@ -1,8 +1,10 @@
-//! `check` when its time budget runs out part way, cut at chosen points of the work
-//! (`budget::enter_cut`: the deadline is reached at the n-th consultation, the same on every run
-//! and machine, never by wall-clock luck). For each program (`tests/data/pt2/swin_t_auto.pt2`,
-//! the composed programs of `tests/data/composed` and `../shared/programs/composed`) the uncut
-//! answer is the oracle, and at cuts spread over the uncut run's consultations:
+//! `check` and `diagnose` when their time budget runs out part way, cut at chosen points of the
+//! work (`budget::enter_test`: the deadline is reached at the n-th consultation, the same on
+//! every run and machine, never by wall-clock luck). The uncut answer is the oracle; an answer
+//! cut short may only move values to undecided. For `check` of every composed program
+//! (`tests/data/composed`, `../shared/programs/composed`) at every cut point, or at [`SPREAD`]
+//! spread over its run when it has more (`window_patch` at [`WINDOW_SPREAD`] in CI, and at every
+//! cut point on demand), and of `tests/data/pt2/swin_t_auto.pt2` at cuts spread over its run:
 //!
 //! * every size accepted under the cut is accepted uncut (an answer cut short never accepts
 //!   more);
@@ -13,14 +15,21 @@
 //!   fixes it to its traced value);
 //! * a joint set the cut left partial says so (`undecided`), and one that does not claims the
 //!   uncut joint set's count.
+//!
+//! For `diagnose` of the real texts (`../shared/corpus/real_texts*.jsonl`, as published, all
+//! 130) at cuts spread over each run, the same for each size over its range: nothing accepted
+//! that is not accepted uncut, nothing rejected (outside what passes and outside the undecided
+//! part) that passes uncut.
 
 use dimguard::commands::check::check_program;
-use dimguard::solver::budget::{self, Budget};
-use dimguard::solver::report::{CheckDim, CheckReport};
+use dimguard::commands::diagnose::{diagnose, Options};
+use dimguard::readers::{forms, Message};
+use dimguard::solver::budget;
+use dimguard::solver::report::{CheckDim, CheckReport, Report, SizeAnswer};
 use dimguard::solver::DimSet;
-use std::time::Duration;
 
 mod common;
+mod shared_corpus;
 
 /// A set of the report (its segments).
 fn set(f: Option<&dimguard::solver::report::Feasible>) -> DimSet {
@@ -50,35 +59,52 @@ fn claimed(d: &CheckDim) -> DimSet {
     s
 }
 
-/// The claimed sizes the report calls rejected: outside what passes (with some partner when
-/// linked, else the accepted set) and outside the undecided part.
-fn rejected(d: &CheckDim) -> DimSet {
-    let claimed = claimed(d);
-    let passes = match &d.answer.sides.with_some_partner {
-        Some(s) => set(Some(s))
-            .union(&set(d.answer.accepted.as_ref()))
-            .unwrap(),
-        None => set(d.answer.accepted.as_ref()),
+/// What an answer says of the values of `range` (a size's claimed sizes, or its range): those
+/// accepted, and those it calls rejected: outside what passes (with some partner when linked,
+/// else the accepted set) and outside the undecided part.
+fn sorted(range: &DimSet, a: &SizeAnswer) -> (DimSet, DimSet) {
+    let accepted = set(a.accepted.as_ref());
+    let passes = match &a.sides.with_some_partner {
+        Some(s) => set(Some(s)).union(&accepted).unwrap(),
+        None => accepted.clone(),
     };
-    let unsure = d.answer.undecided.as_ref().map_or_else(DimSet::empty, |u| {
+    let unsure = a.undecided.as_ref().map_or_else(DimSet::empty, |u| {
         DimSet::from_segments(u.segments.clone()).expect("undecided set")
     });
-    claimed
+    let rejected = range
         .difference(&passes)
         .unwrap()
         .difference(&unsure)
-        .unwrap()
+        .unwrap();
+    (accepted, rejected)
+}
+
+/// The claimed sizes the report calls rejected ([`sorted`]).
+fn rejected(d: &CheckDim) -> DimSet {
+    sorted(&claimed(d), &d.answer).1
+}
+
+/// The invariant of one size: under the cut (`cut`) it accepts only what it accepts uncut
+/// (`full`), and rejects only what it rejects uncut.
+fn within(
+    who: &str,
+    full: (DimSet, DimSet),
+    cut: (DimSet, DimSet),
+    undecided: &dyn std::fmt::Debug,
+) {
+    let ((ua, ur), (ca, cr)) = (full, cut);
+    assert!(
+        ca.difference(&ua).unwrap().is_empty(),
+        "{who}: accepts {ca:?} under the cut, uncut {ua:?}"
+    );
+    assert!(
+        cr.difference(&ur).unwrap().is_empty(),
+        "{who}: rejects {cr:?} under the cut, uncut only {ur:?} (undecided: {undecided:?})"
+    );
 }
 
 fn run(program: &dimguard::graph::Program, cut: Option<u64>) -> (CheckReport, u64) {
-    let b = Budget {
-        time: Some(Duration::from_secs(3600)),
-        ..Budget::default()
-    };
-    let _scope = match cut {
-        Some(n) => budget::enter_cut(b, n),
-        None => budget::enter(b),
-    };
+    let _scope = budget::enter_test(cut);
     let r = check_program(program, false).expect("checked");
     (r, budget::checks_made())
 }
@@ -96,20 +122,13 @@ fn compare(name: &str, full: &CheckReport, cut: &CheckReport, n: u64) {
     let at = format!("{name}, cut at check {n}");
     for (u, c) in full.dims.iter().zip(&cut.dims) {
         let who = format!("{at}: {}[{}]", c.input, c.index);
-        let (ua, ca) = (
-            set(u.answer.accepted.as_ref()),
-            set(c.answer.accepted.as_ref()),
+        within(
+            &who,
+            sorted(&claimed(u), &u.answer),
+            sorted(&claimed(c), &c.answer),
+            &c.answer.undecided,
         );
-        assert!(
-            ca.difference(&ua).unwrap().is_empty(),
-            "{who}: accepts {ca:?} under the cut, uncut {ua:?}"
-        );
-        let (ur, cr) = (rejected(u), rejected(c));
-        assert!(
-            cr.difference(&ur).unwrap().is_empty(),
-            "{who}: rejects {cr:?} under the cut, uncut only {ur:?} (undecided: {:?})",
-            c.answer.undecided
-        );
+        let ur = rejected(u);
         for x in &c.rejected_examples {
             assert!(ur.contains(*x), "{who}: rejected example {x} passes uncut");
         }
@@ -146,37 +165,79 @@ fn compare(name: &str, full: &CheckReport, cut: &CheckReport, n: u64) {
     }
 }
 
-/// The cuts of one program: spread over its uncut run, plus the first few checks.
-fn family(name: &str, path: &str, fractions: &[f64]) {
+/// How many cut points a composed program's run with more consultations is cut at ([`cuts`]).
+const SPREAD: u64 = 12;
+
+/// How many cut points `window_patch`'s run is cut at in CI (its cut at 287 of 2,459 found the
+/// bug of [`window_patch_cut_anywhere_rejects_nothing_it_did_not_decide`]).
+const WINDOW_SPREAD: u64 = 60;
+
+/// The cut points of a run of `total` consultations: every one (`0..=total`) when there are at
+/// most `most + 1`, else the first eight and `most` spread evenly over the run, its end included.
+fn cuts(total: u64, most: u64) -> Vec<u64> {
+    if total <= most {
+        return (0..=total).collect();
+    }
+    let mut c: Vec<u64> = (0..8).collect();
+    c.extend((0..=most).map(|i| i * total / most));
+    c.sort();
+    c.dedup();
+    c
+}
+
+/// `check` of one program at the cut points `cuts(total)` of its uncut run (`total`
+/// consultations), each answer within the uncut one ([`compare`]).
+fn family(name: &str, path: &str, cuts: &dyn Fn(u64) -> Vec<u64>) {
     let program = dimguard::graph::load(path.as_ref()).expect("loads");
-    let (full, total) = run(&program, Some(u64::MAX));
+    let (full, total) = run(&program, None);
     assert!(
         full.dims.iter().all(|d| d.answer.undecided.is_none()),
         "{name}: undecided uncut"
     );
-    let mut cuts: Vec<u64> = fractions
-        .iter()
-        .map(|f| (total as f64 * f) as u64)
-        .collect();
-    cuts.extend([0, 1, 5]);
-    cuts.sort();
-    cuts.dedup();
-    for n in cuts {
+    assert!(total > 0, "{name}: the run never consults its budget");
+    let points = cuts(total);
+    eprintln!("{name}: {} cuts of {total}", points.len());
+    for n in points {
+        let t = std::time::Instant::now();
         let (cut, _) = run(&program, Some(n));
-        eprintln!("{name}: cut at {n} of {total}");
+        if t.elapsed().as_secs_f64() > 2.0 {
+            eprintln!("{name}: cut at {n}: {:.1} s", t.elapsed().as_secs_f64());
+        }
         compare(name, &full, &cut, n);
     }
 }
 
-const FRACTIONS: [f64; 7] = [0.05, 0.2, 0.4, 0.6, 0.8, 0.95, 0.99];
-
 #[test]
 fn swin_cut_by_the_budget_rejects_nothing_it_did_not_decide() {
-    let fractions: Vec<f64> = (1..20).map(|k| k as f64 / 20.0).collect();
     family(
         "swin_t_auto",
         &common::data("pt2/swin_t_auto.pt2"),
-        &fractions,
+        &|total| cuts(total, 20),
+    );
+}
+
+/// The bug this family found: `window_patch`'s group of x[0], x[2], x[3] cut where the values
+/// that pass with every partner were not found called x[0]'s values outside x[3]'s domain
+/// rejected (each size's undecided part was read from another size's domain).
+#[test]
+fn window_patch_cut_by_the_budget_rejects_nothing_it_did_not_decide() {
+    family(
+        "window_patch",
+        &common::shared("programs/composed/window_patch.model.json"),
+        &|total| cuts(total, WINDOW_SPREAD),
+    );
+}
+
+/// [`window_patch_cut_by_the_budget_rejects_nothing_it_did_not_decide`] at every cut point of
+/// the run (2,460 runs: about 20 min in the test profile on a loaded machine, too long for CI):
+/// `cargo test --release --test budget_cut -- --ignored`.
+#[test]
+#[ignore]
+fn window_patch_cut_anywhere_rejects_nothing_it_did_not_decide() {
+    family(
+        "window_patch",
+        &common::shared("programs/composed/window_patch.model.json"),
+        &|total| (0..=total).collect(),
     );
 }
 
@@ -195,9 +256,105 @@ fn composed_programs_cut_by_the_budget_answer_within_the_uncut_answer() {
         files.sort();
         programs.extend(files);
     }
-    assert!(programs.len() >= 14, "{programs:?}");
+    assert_eq!(programs.len(), 14, "{programs:?}");
     for p in programs {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        family(&name, &p.to_string_lossy(), &FRACTIONS);
+        if name.starts_with("window_patch") {
+            continue; // every cut point, above
+        }
+        family(&name, &p.to_string_lossy(), &|total| cuts(total, SPREAD));
     }
+}
+
+/// [`composed_programs_cut_by_the_budget_answer_within_the_uncut_answer`] at 100 cut points a
+/// program. Fails today (open): `mixed_batch` cut at check 89 drops `x[2]` from the spec (its
+/// line is gone, its answer has no undecided part). `cargo test --test budget_cut -- --ignored`.
+#[test]
+#[ignore]
+fn composed_programs_cut_densely_answer_within_the_uncut_answer() {
+    for dir in [
+        common::data("composed"),
+        common::shared("programs/composed"),
+    ] {
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{dir}: {e}"))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().ends_with(".model.json"))
+            .collect();
+        files.sort();
+        for p in files {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            family(&name, &p.to_string_lossy(), &|total| cuts(total, 100));
+        }
+    }
+}
+
+/// `diagnose` of `msg` within the cut (uncut: `None`), and how many consultations it made.
+fn diagnosed(msg: &Message, cut: Option<u64>) -> (Report, u64) {
+    let _scope = budget::enter_test(cut);
+    let r = diagnose(msg, &Options::default());
+    (r, budget::checks_made())
+}
+
+/// What a size of a `diagnose` report says of its range ([`sorted`]); a size the report calls
+/// undecided with no undecided part rejects nothing, nor does a linked size with neither a
+/// `feasible` set nor its values with some partner (its answer is the joint set's, under
+/// `joint_sets`: under a cut, text a35's `s0` of `Eq(s0*s1, 16)` has neither).
+fn diagnosed_sizes(r: &Report) -> Vec<(String, Option<(DimSet, DimSet)>)> {
+    r.dims
+        .iter()
+        .map(|d| {
+            let sorted = d
+                .range
+                .map(|[lo, hi]| sorted(&DimSet::interval(lo, hi), &d.answer));
+            let sorted = match (sorted, &d.undecided, &d.answer.undecided) {
+                (Some((a, _)), Some(_), None) => Some((a, DimSet::empty())),
+                (Some((a, _)), _, _)
+                    if d.answer.accepted.is_none()
+                        && d.answer.sides.with_some_partner.is_none() =>
+                {
+                    Some((a, DimSet::empty()))
+                }
+                (s, _, _) => s,
+            };
+            (d.name.clone(), sorted)
+        })
+        .collect()
+}
+
+#[test]
+fn diagnose_of_real_texts_cut_by_the_budget_answers_within_the_uncut_answer() {
+    let mut records = shared_corpus::records();
+    records.extend(shared_corpus::records_c());
+    let mut texts = 0;
+    // Every text, as published.
+    for (k, rec) in records.iter().enumerate() {
+        let id = rec["id"].as_str().unwrap_or("?").to_string();
+        let text = rec["message"].as_str().expect("a message");
+        let Ok(mut msg) = forms::read(text) else {
+            continue;
+        };
+        dimguard::readers::spec::bind_user_spec(text, &mut msg);
+        if forms::apply_ranges(&mut msg, &[]).is_err() {
+            continue;
+        }
+        texts += 1;
+        let (full, total) = diagnosed(&msg, None);
+        let fs = diagnosed_sizes(&full);
+        for n in cuts(total, 60) {
+            let (cut, _) = diagnosed(&msg, Some(n));
+            for ((name, u), (cname, c)) in fs.iter().zip(diagnosed_sizes(&cut)) {
+                assert_eq!(
+                    name, &cname,
+                    "text {k}: the sizes in another order under the cut"
+                );
+                let (Some(u), Some(c)) = (u.clone(), c) else {
+                    continue;
+                };
+                let who = format!("text {k} ({id}), cut at check {n} of {total}: {name}");
+                within(&who, u, c, &"");
+            }
+        }
+    }
+    assert!(texts >= 100, "only {texts} texts read");
 }

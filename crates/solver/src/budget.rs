@@ -279,6 +279,22 @@ pub fn enter_cut(budget: Budget, checks: u64) -> Scope {
     scope
 }
 
+/// The scope of one run in a test of budget cuts: a time budget of an hour (a backstop no such
+/// run reaches, so only the cut decides where the time runs out), cut at the `n + 1`th
+/// consultation of the deadline when `cut` is `Some(n)` ([`enter_cut`]), else uncut
+/// ([`enter`]). After the run, [`checks_made`] says how many consultations it made: the cut
+/// points of that run are `0..=checks_made()`.
+pub fn enter_test(cut: Option<u64>) -> Scope {
+    let b = Budget {
+        time: Some(Duration::from_secs(3600)),
+        ..Budget::default()
+    };
+    match cut {
+        Some(n) => enter_cut(b, n),
+        None => enter(b),
+    }
+}
+
 /// How many times this thread consulted the deadline ([`expired`]) in the current scope.
 pub fn checks_made() -> u64 {
     with(|s| s.map_or(0, |s| s.checks))

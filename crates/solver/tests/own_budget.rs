@@ -11,13 +11,12 @@
 //! * nothing accepted fails a guard, and every value that passes every guard is accepted or
 //!   undecided, never rejected.
 
-use dimguard_solver::budget::{self, Budget, Exhausted};
+use dimguard_solver::budget::{self, Exhausted};
 use dimguard_solver::joint::{group, solve_group, Fate, Solved};
 use dimguard_solver::report::{NotPeriodic, Undecided};
 use dimguard_solver::{parse_guard, DimSet, Expr, Limits, Value};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 const X: &str = "x";
 
@@ -37,14 +36,7 @@ fn guard() -> impl Strategy<Value = String> {
 /// The group of the guards' one size, solved within `cut` consultations of the deadline (or
 /// uncut), and how many consultations the run made.
 fn run(guards: &[Expr], range: (i128, i128), cut: Option<u64>) -> (Solved, u64) {
-    let b = Budget {
-        time: Some(Duration::from_secs(3600)),
-        ..Budget::default()
-    };
-    let _scope = match cut {
-        Some(n) => budget::enter_cut(b, n),
-        None => budget::enter(b),
-    };
+    let _scope = budget::enter_test(cut);
     let groups = group(guards, &[X.to_string()]);
     assert_eq!(groups.len(), 1, "one size, one group");
     let ranges = BTreeMap::from([(X.to_string(), range)]);

@@ -520,7 +520,8 @@ fn joint_answers(out: &mut Solved, js: &JointSet, roots: &[String], linking_idx:
                     out.fates[i] = Fate::Undecided(why.clone());
                 }
             }
-            for (r, d) in roots.iter().zip(&js.domains) {
+            // `js.domains` is in the search's level order (`js.sizes`), not in `roots`'.
+            for (r, d) in js.sizes.iter().zip(&js.domains) {
                 out.accepted.insert(r.clone(), DimSet::empty());
                 out.unsure.insert(r.clone(), d.clone());
             }
