@@ -266,7 +266,7 @@ def kept(spec, rep):
     return out
 
 
-def reexport(spec, model, args, code):
+def reexport(spec, model, args, code, no_reexport=None):
     """Whether the printed final spec, pasted in front of ``torch.export.export`` with the user's
     own example (or at the sizes the spec names as ``export_shapes``, where torch fixes the
     example's 0 or 1 even in its ``export_context``; the row's ``reexport_at`` says so), exports:
@@ -276,6 +276,22 @@ def reexport(spec, model, args, code):
     if not code:
         return "no spec printed"
     import contextlib
+
+    if no_reexport:
+        # The report says torch cannot export the spec again (printed as comments): checked
+        # here, the spec uncommented, plainly and in the real-tensor context.
+        body = "\n".join(ln.split("#     ", 1)[1] for ln in code.splitlines() if ln.startswith("#     "))
+        errors = []
+        for context in (contextlib.nullcontext(), torch._functorch.config.patch(fake_tensor_propagate_real_tensors=True)):
+            ns = {}
+            try:
+                exec(body, ns)  # noqa: S102 - the spec the program was exported with
+                with torch.no_grad(), context:
+                    torch.export.export(model, args, dynamic_shapes=ns["dynamic_shapes"])
+                return "the report says torch cannot export it again, yet it does: " + no_reexport[:80]
+            except Exception as e:  # noqa: BLE001 - recorded
+                errors.append(f"{type(e).__name__}")
+        return "not printed as code: torch cannot export it again (the report says so; confirmed: " + ", ".join(errors) + ")"
 
     ns = {}
     try:
@@ -379,7 +395,7 @@ def run_one(name, api, budget=None):
     row["kept"] = kept(spec, rep)
     if spec.get("hand"):
         row["hand"] = {nm: hi - lo + 1 for nm, (lo, hi) in zip([n for n, _, _ in spec["dims"].values() if n != "batch"], spec["hand"])}
-    row["reexport"] = reexport(spec, model, args, d.get("spec"))
+    row["reexport"] = reexport(spec, model, args, d.get("spec"), d.get("no_reexport"))
     row["reexport_at"] = d.get("export_shapes")
     checks = []
     for shape in samples(spec, rep):
@@ -400,6 +416,64 @@ def run_one(name, api, budget=None):
     own = checks[0]
     row["example_accepted"] = own["accepts"] is True or not own["eager_runs"]
     row["contradictions"] = contradictions(spec, rep, d, log.text, checks)
+    return row
+
+
+def run_cover(name, api, budget=None, max_programs=2):
+    """One ``cover=True`` row: whether the Dispatch serves the user's example (its ``accepts``,
+    the piece it routes to accepting it, the call's output equal to eager's), and at the row's
+    sampled shapes whether the Dispatch's answer is what it does (a refusal or a run)."""
+    import torch
+
+    import dimguard
+    from dimguard._round import quiet
+
+    spec = MODELS[name]
+    torch.manual_seed(0)
+    model = spec["build"]().eval()
+    args = make_inputs(spec, spec["example"])
+    row = {"model": name, "api": api, "cover": True, "max_programs": max_programs}
+    t0 = time.perf_counter()
+    with quiet():
+        try:
+            with torch.no_grad():
+                kw = {} if budget is None else {"time_budget": budget}
+                d = dimguard.export(model, args, dynamic_shapes=dynamic_shapes(spec, api), cover=True, max_programs=max_programs, verbose=False, **kw)
+        except Exception as e:  # noqa: BLE001 - recorded
+            row["error"] = f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
+            row["wall_seconds"] = time.perf_counter() - t0
+            return row
+    row["wall_seconds"] = time.perf_counter() - t0
+    row["pieces"] = len(d.pieces)
+    own = {k: list(spec["example"]) for k in spec["inputs"]}
+    row["serves_example"] = bool(d.accepts(own))
+    try:
+        i = d.route(own)
+        row["routed_piece_accepts"] = bool(d.pieces[i].accepts(own))
+    except Exception as e:  # noqa: BLE001 - recorded
+        row["routed_piece_accepts"] = f"{type(e).__name__}: {str(e)[:200]}"
+    got, err = call(d, args)
+    want, _ = call(model, args)
+    row["example_error"] = err
+    row["example_equal"] = err is None and len(got) == len(want) and all(g.shape == w.shape and torch.allclose(g, w, atol=1e-4, rtol=1e-3) for g, w in zip(got, want))
+    checks = []
+    rng = random.Random(1)
+    shapes = [tuple(spec["example"])]
+    for _ in range(6):
+        s_ = list(spec["example"])
+        for i_, (_, lo, hi) in spec["dims"].items():
+            s_[i_] = rng.randint(lo, min(hi, 4 * lo if i_ == 0 else hi))
+        shapes.append(tuple(s_))
+    for shape in dict.fromkeys(shapes):
+        a = make_inputs(spec, shape)
+        try:
+            said = bool(d.accepts({k: list(shape) for k in spec["inputs"]}))
+        except Exception:  # noqa: BLE001 - undecided
+            said = None
+        got, perr = call(d, a)
+        checks.append({"shape": list(shape), "accepts": said, "runs": got is not None, "error": perr})
+    row["checks"] = checks
+    row["wrong"] = [c["shape"] for c in checks if c["accepts"] is not None and c["accepts"] != c["runs"]]
     return row
 
 
@@ -461,6 +535,7 @@ def main():
     p.add_argument("--table", action="store_true", help="print the table of the rows in --out and exit")
     p.add_argument("--ci", action="store_true", help="only the models CI runs (CI)")
     p.add_argument("--budget", type=float, help="dimguard.export's time_budget per row, seconds (default: its own)")
+    p.add_argument("--cover", action="store_true", help="cover=True rows (max_programs=2): does the Dispatch serve the example")
     a = p.parse_args()
     if a.table:
         print(table(a.out))
@@ -469,6 +544,17 @@ def main():
     apis = ["dim", "spec"] if a.api == "both" else [a.api]
     for name in names:
         for api in apis:
+            if a.cover:
+                row = run_cover(name, api, a.budget)
+                with open(a.out, "a") as f:
+                    f.write(json.dumps(row) + "\n")
+                print(
+                    f"{name} [{api}] cover: {row.get('pieces')} pieces, serves the example {row.get('serves_example')}, "
+                    f"routed piece accepts it {row.get('routed_piece_accepts')}, output equal {row.get('example_equal')}, "
+                    f"wrong at {row.get('wrong')}, {row['wall_seconds']:.0f} s" + (f"; error {row['error']}" if row.get("error") else ""),
+                    flush=True,
+                )
+                continue
             row = run_one(name, api, a.budget)
             with open(a.out, "a") as f:
                 f.write(json.dumps(row) + "\n")

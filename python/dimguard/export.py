@@ -120,7 +120,10 @@ class ExportReport(Record):
     in that context: the input sizes, by input name, the returned program was exported at inside it and ``spec`` says to
     export at, with the example's 0 or 1 moved to 2; else null), ``static`` (the dimensions the returned program's graph holds as numbers: ``input``,
     ``index``, ``size``), ``audit`` (the returned program's whole ``dimguard check`` JSON, which
-    :meth:`accepts` answers from), ``unaudited`` (why the program could not be audited, else
+    :meth:`accepts` answers from), ``no_reexport`` (why torch cannot export the model again from
+    the final spec with your example, where it cannot: a ``ShapesSpec`` program from a pass that
+    propagated real tensors; ``spec`` is then that spec as comments under the reason; else null),
+    ``unaudited`` (why the program could not be audited, else
     null), ``narrowed`` (each size of your spec the program takes fewer values of than you asked:
     ``name``, ``input``, ``index``, ``kept``, ``undecided`` (how many of its sizes the program's
     answer is undecided at, counted apart from ``kept``), ``of`` and ``why``, one line offering ``cover=True``),
@@ -960,6 +963,7 @@ class _DimLoop:
                 "exported": exported,
                 "rounds": rounds,
                 "spec": header + _native.spec_code(json.dumps(final)),
+                "no_reexport": None,
                 "export_context": best[2].get("export_context") if header and best is not None else None,
                 "export_shapes": best[2].get("export_shapes") if header and best is not None else None,
                 "budget": self.budget.record,
@@ -1314,9 +1318,14 @@ class _DimLoop:
         if audit.get("unaudited"):
             self._done(turn, "exported; the program could not be audited (report.accepts raises dimguard.Undecided)")
             return False
+        short, lost = self.keeping_example(audit, short)
+        if lost:
+            entry["notes"].append(lost)
         if not short:
             if exact:
                 self._done(turn, "exported; audit: accepts every claimed size")
+            elif lost:
+                self._done(turn, f"exported; audit: accepts fewer sizes than it claims (see report.dims); {lost}")
             else:
                 self._done(turn, "exported; audit: accepts fewer sizes than it claims and no narrower spec is known (see report.dims)")
             return False
@@ -1328,6 +1337,40 @@ class _DimLoop:
         self._done(turn, "exported, but accepts fewer sizes than it claims; narrowing: " + "; ".join(narrowed["notes"]))
         self.sheet = {"roots": narrowed["roots"], "entries": narrowed["entries"], "notes": []}
         return True
+
+    def keeping_example(self, audit: Mapping[str, Any], short: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], str]:
+        """Of the narrowings ``short``, those to take, where the program accepts the user's own
+        example: a narrowing that leaves the example's size out, or keeps fewer of a size's
+        values than the program accepts (its accepted set is no single progression), is not
+        taken. It would trade sizes the program accepts, or the example itself, for a spec that
+        claims exactly (ItemOfSize: the odd sizes 9..63 of the 49 the program accepts, without
+        the example's 20; with chunks of 3, the sizes 1 mod 3 of those 1 or 2 mod 3). The
+        program's audit says exactly which sizes it accepts. Returns the narrowings to take, and
+        a note naming the others ("" when none)."""
+        own = dict(self.shapes)
+        if _verdict(audit, own)["accepted"] is not True:
+            return short, ""
+        dims = {(d["input"], int(d["index"])): d for d in audit.get("dims", [])}
+
+        def keeps(s: Mapping[str, Any]) -> bool:
+            key = (s["input"], int(s["index"]))
+            shape = own.get(key[0], [])
+            v = shape[key[1]] if key[1] < len(shape) else None
+            lo, hi, m, r = int(s["lo"]), int(s["hi"]), int(s["modulus"]), int(s["residue"])
+            if v is None or not (lo <= v <= hi and (v - r) % m == 0):
+                return False
+            d = dims.get(key) or {}
+            acc = d.get("accepted")
+            if d.get("linked_with") or not acc or acc.get("count") is None:
+                return True
+            first = lo + (r - lo) % m
+            return first > hi or (hi - first) // m + 1 >= int(acc["count"])
+
+        lost = [s for s in short if not keeps(s)]
+        if not lost:
+            return short, ""
+        said = ", ".join(f"{s['input']}[{s['index']}] to {s['lo']}..{s['hi']}" + (f" step {s['modulus']}" if int(s["modulus"]) != 1 else "") for s in lost)
+        return [s for s in short if keeps(s)], f"not narrowed ({said}): that leaves out your example's size or sizes this program accepts; report.dims says which sizes it accepts"
 
     def finish(self) -> Tuple[Any, ExportReport]:
         """The audited program and its report, the user's own example decided against it;
@@ -1451,11 +1494,15 @@ def _export_shapes_spec(
     def report(exported: bool, audit: Optional[Dict[str, Any]], ep: Any = None) -> ExportReport:
         torch_s = sum(r["torch_seconds"] for r in rounds)
         ours = sum(r["dimguard_seconds"] for r in rounds)
+        # A program from a pass propagating real tensors: torch exports its spec again in no
+        # context (see _NO_SHAPES_SPEC_REEXPORT), so the spec is printed as comments under why.
+        never = _NO_SHAPES_SPEC_REEXPORT if exported and rounds and rounds[-1].get("real") else None
         return ExportReport(
             {
                 "exported": exported,
                 "rounds": rounds,
-                "spec": spec.code(),
+                "spec": spec.code() if never is None else _commented(never, spec.code()),
+                "no_reexport": never,
                 # A ShapeVar is unbacked: torch keeps a size of 0 or 1 dynamic in any context.
                 "export_context": None,
                 "export_shapes": None,
@@ -1561,6 +1608,27 @@ def _export_shapes_spec(
         f"dimguard.export: no round produced a program ({len(rounds)} rounds; last: {rounds[-1].get('error')})",
         rep,
     ) from last_error
+
+
+# Why a ShapesSpec program from a pass that propagates real tensors has no spec torch exports
+# again (measured, torch 2.15: tests/test_export_loop.py::test_a_shapes_spec_from_a_real_tensor_pass_*).
+_NO_SHAPES_SPEC_REEXPORT = (
+    "the model reads a value from a tensor (.item() of a size), and torch meets an expression over it that no "
+    "ShapesSpec states; dimguard's pass gave each ShapeVar your example's value while propagating real tensors, "
+    "which torch 2.15 offers no way to do from a pasted spec: torch.export.export with this ShapesSpec raises "
+    "GuardOnDataDependentSymNode on that expression, in any context (fake_tensor_propagate_real_tensors included), "
+    "and torch.export.draft_export refuses a ShapesSpec. Keep the returned program (torch.export.save), or export "
+    "with plain Dims: dimguard.export prints a Dim spec that re-exports in its export_context"
+)
+
+
+def _commented(why: str, code: str) -> str:
+    """``code`` (a spec torch does not export again) as comments, under the reason: pasted, it
+    defines nothing rather than a spec that fails."""
+    import textwrap
+
+    head = textwrap.wrap(f"No spec to paste: {why}.", 96)
+    return "\n".join([f"# {ln}" for ln in head] + ["# The spec the returned program was exported with:"] + [f"#     {ln}" for ln in code.splitlines()])
 
 
 def _decide(

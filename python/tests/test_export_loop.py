@@ -285,6 +285,40 @@ def test_a_value_read_back_from_a_tensor_is_decided_by_a_real_pass():
     assert run(ep, torch.randn(2, 20)) is not None
 
 
+def test_a_shapes_spec_from_a_real_tensor_pass_is_never_printed_as_a_spec_that_fails():
+    """Issue 43 (HF Longformer, ``ShapesSpec``): a program from a pass that propagates real tensors
+    (a value read back from a tensor) has no ``ShapesSpec`` torch exports again with the example:
+    the report says why (``no_reexport``) and prints that spec only as comments, so that pasted it
+    defines nothing. The oracle is torch: the spec uncommented raises on the data-dependent
+    expression plainly and in the real-tensor context, and ``draft_export`` refuses it (if a
+    torch ever exports it, this test fails and the report must print it). Before, the report
+    printed the spec as code, and pasting it failed."""
+    import contextlib
+
+    from models import ItemOfSize
+
+    m = ItemOfSize()
+    x = torch.randn(2, 20)
+    b, n = ShapeVar("b", min=1, max=4), ShapeVar("n", min=8, max=64)
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes=ShapesSpec({"x": TensorSpec([b, n])}), verbose=False)
+    assert rep.exported and rep.rounds[-1]["real"], [(r["outcome"], r["real"]) for r in rep.rounds]
+    assert rep.no_reexport and "draft_export" in rep.no_reexport, rep.no_reexport
+    ns = {}
+    exec(rep.spec, ns)  # noqa: S102 - dimguard's printed text: comments only
+    assert "dynamic_shapes" not in ns, rep.spec
+    assert rep.spec.splitlines()[0].startswith("# No spec to paste:"), rep.spec
+    code = "\n".join(ln.split("#     ", 1)[1] for ln in rep.spec.splitlines() if ln.startswith("#     "))
+    for context in (contextlib.nullcontext(), torch._functorch.config.patch(fake_tensor_propagate_real_tensors=True)):
+        ns = {}
+        exec(code, ns)  # noqa: S102 - the spec the program was exported with
+        with pytest.raises(Exception, match="data-dependent"), context:
+            torch.export.export(m, (x,), dynamic_shapes=ns["dynamic_shapes"])
+    with pytest.raises(NotImplementedError, match="ShapesSpec"):
+        torch.export.draft_export(m, (x,), dynamic_shapes=ns["dynamic_shapes"])
+    # The program itself stands: it runs the example, equal to eager.
+    assert torch.allclose(run(ep, x), m(x))
+
+
 def test_a_spec_from_a_real_tensor_pass_names_its_context_and_re_exports_pasted_as_printed():
     """Issue 43 (HF Longformer, plain ``Dim``): a program from a pass that propagates real tensors
     (a value read back from a tensor) is exported again only in that context; the printed spec
@@ -309,6 +343,37 @@ def test_a_spec_from_a_real_tensor_pass_names_its_context_and_re_exports_pasted_
         got = run(ep, x)
         if got is not None:
             assert torch.allclose(run(again, x), m(x)), shape
+
+
+class _ItemChunks(torch.nn.Module):
+    """:class:`models.ItemOfSize` with chunks of ``k``: the slice ``x[:, : k * chunks]`` ends at a
+    value read back from a tensor, so torch records its length as one more value read from data
+    (``u1``) and asserts ``u1 >= 0`` and ``u1 <= n`` on it."""
+
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        chunks = torch.div(torch.tensor(x.shape[1]), self.k, rounding_mode="trunc").item()
+        if self.k * chunks < x.shape[1]:
+            return x[:, : self.k * chunks] * 2
+        return x * 3
+
+
+@pytest.mark.parametrize("k,example", [(8, (1, 20)), (3, (2, 13))])
+def test_a_slice_ending_at_a_value_read_from_data_is_decided_at_every_size(k, example):
+    """Issue 43 (plain ``Dim``, ItemOfSize): the user's example, which eager runs, is decided and
+    accepted, and so is every size of the range: the slice's length (``u1`` in torch's asserts) is
+    what the slice computes from its end ``k * trunc(n / k)``, read through the graph. The oracle
+    is the returned program, run at every n of the range (batch 1 and 2), and eager where it runs.
+    Before, the example and 49 of 57 sizes were undecided (``u1 >= 0`` names a value computed from
+    data)."""
+    m = _ItemChunks(k)
+    ep, rep = dimguard.export(m, (torch.randn(*example),), dynamic_shapes={"x": {0: Dim("b", min=1, max=4), 1: Dim("n", min=8, max=64)}}, verbose=False)
+    assert rep.verdict({"x": list(example)})["accepted"] is True, rep.verdict({"x": list(example)})
+    agree(m, ep, rep, "x", [(b, n) for b in (1, 2) for n in range(8, 65)])
+    assert rep.accepts({"x": [1, 4 * k + 1]}) and not rep.accepts({"x": [1, 4 * k]})
 
 
 class _FixedRows(torch.nn.Module):

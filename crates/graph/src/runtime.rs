@@ -1464,6 +1464,11 @@ fn unbacked_bounds(
     u: &str,
 ) -> Option<Read> {
     let g = &p.graph_module.graph;
+    // The length of a `slice` torch could not compute while tracing (an end read from data):
+    // exactly what the slice computes, whatever made the end.
+    if let Some(e) = slice_length(p, u) {
+        return Some(Read::Exact(e));
+    }
     // Other operators make values from data too (sizes of `nonzero`, `unique`, ...).
     if g.nodes.iter().any(|n| {
         let op = crate::shapes::op_name(&n.target);
@@ -1574,6 +1579,80 @@ fn unbacked_bounds(
     let iv = bounds(p, known, ranges, t, &BTreeMap::new(), 0)?;
     let (lo, hi) = (iv.lo.ceil(), iv.hi.floor());
     (lo.is_finite() && hi.is_finite() && lo <= hi).then_some(Read::Within(Iv { lo, hi }))
+}
+
+/// Where `u` is the size torch recorded for a `slice`'s output along its dimension (an unbacked
+/// size: its bounds were a value read from data, ItemOfSize's `x[:, : 8 * chunks]`), the length
+/// the slice computes, as an expression over the program's values: its bounds as the graph
+/// computes them ([`chain_value`], else torch's recorded expression), wrapped once when
+/// negative and clamped to the dimension's size as `aten.slice` does, divided by the step
+/// rounding up. `None` for a size no slice records, or a step that is not a number.
+fn slice_length(p: &Program, u: &str) -> Option<Expr> {
+    let g = &p.graph_module.graph;
+    let int = |v: &Value| v.get("as_int").and_then(Value::as_i64).map(|k| k as i128);
+    let size = |v: &Value| -> Option<Expr> {
+        match int(v) {
+            Some(k) => Some(Expr::int(k)),
+            None => parse_expr(v.get("as_expr")?.get("expr_str")?.as_str()?).ok(),
+        }
+    };
+    let value = |v: &Value| -> Option<Expr> {
+        if let Some(k) = int(v) {
+            return Some(Expr::int(k));
+        }
+        let s = sym_int_name(v)?;
+        chain_value(p, s, 0).or_else(|| recorded_expr(p, s))
+    };
+    let want = Expr::sym(u);
+    g.nodes.iter().find_map(|node| {
+        if crate::shapes::op_name(&node.target) != "slice" {
+            return None;
+        }
+        let out = node.outputs.first().and_then(tensor_name)?;
+        let input = tensor_name(&node.inputs.first()?.arg)?;
+        let sizes = &g.tensor_values.get(out)?.sizes;
+        let rank = i128::try_from(sizes.len()).ok()?;
+        let dim = node.arg("dim", 1).map_or(Some(0), int)?;
+        let dim = usize::try_from(if dim < 0 { dim + rank } else { dim }).ok()?;
+        if size(sizes.get(dim)?)? != want {
+            return None;
+        }
+        let n = size(g.tensor_values.get(input)?.sizes.get(dim)?)?;
+        let step = node
+            .arg("step", 4)
+            .map_or(Some(1), int)
+            .filter(|k| *k >= 1)?;
+        // A bound as `aten.slice` reads it: from the end when negative, then within 0..=n.
+        let within = |b: Expr, lo: Expr| -> Expr {
+            let negative = cmp(CmpOp::Lt, b.clone(), Expr::int(0));
+            let wrapped = match negative.eval(&|_| None) {
+                Ok(dimguard_solver::expr::Value::Bool(false)) => b,
+                _ => Expr::Ite(
+                    Box::new(negative),
+                    Box::new(Expr::Add(vec![b.clone(), n.clone()])),
+                    Box::new(b),
+                ),
+            };
+            Expr::Max(vec![lo, Expr::Min(vec![wrapped, n.clone()])])
+        };
+        let start = match node.arg("start", 2) {
+            Some(v) => within(value(v)?, Expr::int(0)),
+            None => Expr::int(0),
+        };
+        let end = match node.arg("end", 3) {
+            Some(v) => within(value(v)?, start.clone()),
+            None => n.clone(),
+        };
+        let len = Expr::Add(vec![end, Expr::Mul(vec![Expr::int(-1), start])]);
+        Some(if step == 1 {
+            len
+        } else {
+            Expr::FloorDiv(
+                Box::new(Expr::Add(vec![len, Expr::int(step - 1)])),
+                Box::new(Expr::int(step)),
+            )
+        })
+    })
 }
 
 /// The exact value of an integer scalar tensor computed from sizes alone, as an expression over
