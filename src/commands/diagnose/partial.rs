@@ -101,7 +101,13 @@ fn dim(d: &mut DimReport, p: &Partial) {
     d.status = Status::Undecided;
     let answer = &mut d.answer;
     answer.accepted = None;
-    answer.undecided = necessary.as_ref().map(|s| UndecidedSet::new(s, NECESSARY));
+    // Without the necessary set (its guards cut short by the budget), the undecided part its
+    // own answer had, if any (never silent).
+    let own = answer.undecided.take();
+    answer.undecided = necessary
+        .as_ref()
+        .map(|s| UndecidedSet::new(s, NECESSARY))
+        .or(own);
     answer.suggestions.clear();
     answer.nearest_accepted = None;
     answer.sides = Default::default();

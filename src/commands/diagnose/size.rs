@@ -256,6 +256,10 @@ fn dim_report(
         Err(why) => {
             r.status = Status::Undecided;
             r.undecided = Some(why.to_string());
+            // Cut short by the budget: the range is undecided, with the reason (never silent).
+            if dimguard_solver::budget::exhausted().is_some() {
+                r.answer.undecided = Some(dimguard_solver::report::UndecidedSet::new(&domain, why));
+            }
             if r.guards.iter().any(|g| g.method == GuardMethod::Undecided) {
                 r.advice.push(UNDECIDED_ADVICE.into());
             }
@@ -281,6 +285,10 @@ fn dim_report(
     if let Some(e) = late {
         r.status = Status::Undecided;
         r.undecided = Some(Undecided::Exhausted(e).to_string());
+        r.answer.undecided = Some(dimguard_solver::report::UndecidedSet::new(
+            &domain,
+            Undecided::Exhausted(e),
+        ));
         return r;
     }
     conclude(&mut r, d, &feasible, Some(&own), proof, msg, opts);
@@ -869,7 +877,11 @@ fn linked(
                         d.name,
                         others.join(", ")
                     ),
-                    None => format!("no combination of {} and {} passes every guard", d.name, others.join(", ")),
+                    None => match &j.cut {
+                        // The budget ran out before the group's spec was found.
+                        Some(u) => format!("no spec for {} and {} within the budget: {u}", d.name, others.join(", ")),
+                        None => format!("no combination of {} and {} passes every guard", d.name, others.join(", ")),
+                    },
                 };
                 d.advice.push(why);
                 None
@@ -882,6 +894,14 @@ fn linked(
         d.coverage = None;
         d.padding = None;
         d.undecided.get_or_insert_with(|| why.clone());
+        // Cut short by the budget: its range is undecided, with the reason (never silent).
+        if let (None, Some(r), Some(_)) = (
+            &d.answer.undecided,
+            &range,
+            dimguard_solver::budget::exhausted(),
+        ) {
+            d.answer.undecided = Some(dimguard_solver::report::UndecidedSet::new(r, &why));
+        }
         d.advice = vec![why];
     }
 }
@@ -952,7 +972,17 @@ fn group_answer(
     // everything else is the group's answer, field for field.
     d.answer = dimguard_solver::report::SizeAnswer {
         accepted: d.answer.accepted.take(),
-        undecided: d.answer.undecided.take(),
+        // (The group's undecided part when the budget cut its answer short and the size's own
+        // answer has none: never silent.)
+        undecided: d.answer.undecided.take().or_else(|| {
+            dimguard_solver::budget::exhausted()?;
+            let (set, why) = found.as_ref()?.1.unsure.as_ref()?;
+            let set = match &own {
+                Some(o) => set.intersect(o).ok()?,
+                None => set.clone(),
+            };
+            (!set.is_empty()).then(|| dimguard_solver::report::UndecidedSet::new(&set, why))
+        }),
         suggestions: std::mem::take(&mut d.answer.suggestions),
         ..g
     };

@@ -21,6 +21,10 @@ pub struct GroupAnswer {
     pub example_box: Option<LargestBox>,
     /// The group's one choice of spec, which every member's line follows.
     pub choice: Option<Choice>,
+    /// Why the group has no [`Self::choice`] when the command's budget ran out before it was
+    /// found (the box search cut short): each member's values not proven to pass with every
+    /// partner are then undecided with this reason, never left without a line or an answer.
+    pub cut: Option<Undecided>,
 }
 
 /// A size alone (a group of one size, which no guard links to another) solved guard by guard
@@ -215,17 +219,26 @@ impl GroupAnswer {
         let l = self.linked.as_ref();
         let some = match l.map(|l| l.some(m)) {
             Some(Ok(s)) => Some(s),
-            Some(Err(crate::Error::Exhausted(e))) => {
-                // The budget ran out before its values with some partner were found: the
-                // values not proven to pass with every partner are undecided, never rejected.
-                if unsure.is_none() {
+            Some(Err(e)) => {
+                // The budget ran out before its values with some partner were found (the
+                // error says so, or a set operation failed past the deadline): the values not
+                // proven to pass with every partner are undecided, never rejected.
+                let cut = match e {
+                    crate::Error::Exhausted(e) => Some(e),
+                    _ => crate::budget::exhausted(),
+                };
+                if let (None, Some(e)) = (&unsure, cut) {
                     let why = Undecided::Exhausted(e);
                     unsure = l.and_then(|l| self.cut_short(m, l, &accepted, &why));
                 }
                 None
             }
-            Some(Err(_)) | None => None,
+            None => None,
         };
+        if let (None, Some(l), Some(why)) = (&unsure, l, &self.cut) {
+            // No spec for the group within the budget: what is not proven is undecided.
+            unsure = self.cut_short(m, l, &accepted, why);
+        }
         let example_side = self
             .example_box
             .as_ref()

@@ -469,12 +469,20 @@ fn answer(
     let choice = linked
         .as_ref()
         .and_then(|l| l.choice(&grp, &traced, example_box.as_ref()));
+    // Past the deadline a group with no choice may have been cut short (its box search
+    // stopped): its members say so ([`GroupAnswer::cut`]).
+    let cut = linked
+        .as_ref()
+        .filter(|_| choice.is_none())
+        .and(crate::budget::exhausted())
+        .map(crate::report::Undecided::Exhausted);
     GroupAnswer {
         grp,
         solved,
         linked,
         example_box,
         choice,
+        cut,
     }
 }
 
