@@ -167,6 +167,10 @@ MODELS["efficientformerv2_s0"]["hand"] = ((209, 224), (209, 224))
 # timm mobilevitv2_050 (plain Dim): its math.ceil patch grid holds over one contiguous run of
 # H (and W) through 256, 249..256; ShapesSpec keeps more (unbacked sizes take assumptions).
 MODELS["mobilevitv2_050"]["hand"] = ((249, 256), (249, 256))
+# timm tiny_vit_5m_224 and HF MobileViT (torch alone, tools/export_window_alone.py): 217..224 and
+# 249..256 per side export; one size more on either side does not.
+MODELS["tiny_vit_5m_224"]["hand"] = ((217, 224), (217, 224))
+MODELS["hf_mobilevit"]["hand"] = ((249, 256), (249, 256))
 
 # The models CI runs (a few minutes on 2 cores, both APIs): small configs that reach each
 # capability of issue 43 (a window before Dim.STATIC, an integer square root, a cache's empty
