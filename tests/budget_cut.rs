@@ -243,19 +243,7 @@ fn window_patch_cut_anywhere_rejects_nothing_it_did_not_decide() {
 
 #[test]
 fn composed_programs_cut_by_the_budget_answer_within_the_uncut_answer() {
-    let mut programs = vec![];
-    for dir in [
-        common::data("composed"),
-        common::shared("programs/composed"),
-    ] {
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{dir}: {e}"))
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.to_string_lossy().ends_with(".model.json"))
-            .collect();
-        files.sort();
-        programs.extend(files);
-    }
+    let programs = composed_programs();
     assert_eq!(programs.len(), 14, "{programs:?}");
     for p in programs {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
@@ -291,6 +279,16 @@ fn mixed_batch_cut_where_its_box_search_stops_keeps_every_size() {
 #[test]
 #[ignore]
 fn composed_programs_cut_densely_answer_within_the_uncut_answer() {
+    for p in composed_programs() {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        family(&name, &p.to_string_lossy(), &|total| cuts(total, 100));
+    }
+}
+
+/// The composed programs: `tests/data/composed/` then `../shared/programs/composed/`, each
+/// folder's `*.model.json` in name order.
+fn composed_programs() -> Vec<std::path::PathBuf> {
+    let mut programs = vec![];
     for dir in [
         common::data("composed"),
         common::shared("programs/composed"),
@@ -301,11 +299,9 @@ fn composed_programs_cut_densely_answer_within_the_uncut_answer() {
             .filter(|p| p.to_string_lossy().ends_with(".model.json"))
             .collect();
         files.sort();
-        for p in files {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            family(&name, &p.to_string_lossy(), &|total| cuts(total, 100));
-        }
+        programs.extend(files);
     }
+    programs
 }
 
 /// `diagnose` of `msg` within the cut (uncut: `None`), and how many consultations it made.
