@@ -42,18 +42,24 @@ struct G<'e> {
 }
 
 /// Whether the guard `expr` (compiled at `node`, when it compiles) holds at the machine's
-/// values: the graph where it decides, else the exact evaluator.
+/// values (a guard that raises does not).
 fn truth(m: &mut Machine, node: Option<u32>, expr: &Expr, names: &[String]) -> bool {
+    tri(m, node, expr, names) == Some(true)
+}
+
+/// The guard `expr` at the machine's values: the graph where it decides, else the exact
+/// evaluator; `None` where it raises (or the evaluator cannot say).
+fn tri(m: &mut Machine, node: Option<u32>, expr: &Expr, names: &[String]) -> Option<bool> {
     if let Some(n) = node {
         match m.eval(n) {
-            Ok(v) => return v != 0,
-            Err(Fail::Raises) => return false,
+            Ok(v) => return Some(v != 0),
+            Err(Fail::Raises) => return None,
             Err(Fail::Overflow) => {}
         }
     }
     let vars = &m.vars;
     let env = |a: &str| names.iter().position(|n| n == a).map(|i| vars[i]);
-    matches!(expr.eval(&env).and_then(Value::truth), Ok(true))
+    expr.eval(&env).and_then(Value::truth).ok()
 }
 
 /// Every guard of a group evaluated at tuples of its sizes (the re-checks of a joint answer:
@@ -129,17 +135,7 @@ impl<'e> TupleCheck<'e> {
     /// one that raises before any fails, else `Some(true)`.
     fn tuple(&self, m: &mut Machine) -> Option<bool> {
         for &(expr, node) in &self.guards {
-            let compiled = node.map(|n| m.eval(n));
-            let v = match compiled {
-                Some(Ok(v)) => Some(v != 0),
-                Some(Err(Fail::Raises)) => None,
-                Some(Err(Fail::Overflow)) | None => {
-                    let vars = &m.vars;
-                    let env = |a: &str| self.names.iter().position(|n| n == a).map(|i| vars[i]);
-                    expr.truth(&env).ok()
-                }
-            };
-            match v {
+            match tri(m, node, expr, &self.names) {
                 Some(true) => {}
                 other => return other,
             }
