@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import re
 import sys
 import tempfile
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
@@ -94,16 +95,39 @@ class Recorded:
     """One data-dependent expression of a traced pass: ``error`` (the
     ``GuardOnDataDependentSymNode`` torch would have raised, fixes included), ``expr`` (torch's
     sympy expression), ``value`` (its value at the example: a bool, or an int for an integer
-    expression), and ``symbols`` (each unbacked symbol it uses -> ``(input, index)`` of the
-    input size it stands for, where known)."""
+    expression), ``symbols`` (each unbacked symbol it uses -> ``(input, index)`` of the
+    input size it stands for, where known), and ``check`` (see :func:`decided_check`)."""
 
-    __slots__ = ("error", "expr", "value", "symbols")
+    __slots__ = ("error", "expr", "value", "symbols", "check")
 
     def __init__(self, error: BaseException, expr: Any, value: Any, symbols: Dict[str, Optional[Tuple[str, int]]]):
         self.error = error
         self.expr = expr
         self.value = value
         self.symbols = symbols
+        self.check = decided_check(error, value)
+
+
+_BLAMED = re.compile(r'The following call raised this error:\n\s*File "([^"\n]+)", line (\d+), in [^\n]*\n[ \t]*([^\n]*)')
+_FIX = re.compile(r"^\s+([12])\. (torch\._check\(.*\))$", re.M)
+
+
+def decided_check(error: BaseException, value: Any) -> Optional[Dict[str, Any]]:
+    """The ``torch._check`` that states, in the model's own names, the branch torch took at the
+    example (``value``, a bool) for the expression of ``error``: of the two fixes torch suggests
+    for a ``GuardOnDataDependentSymNode`` (the condition, its negation), the one that holds at
+    the example, with the user's line torch blames (``{"file", "line", "source", "check"}``).
+    None where torch suggests none (an integer expression, a symbol with no name in the user's
+    frame) or names no line."""
+    if not isinstance(value, bool) or not error.args or not isinstance(error.args[0], str):
+        return None
+    msg = error.args[0]
+    blamed = _BLAMED.search(msg)
+    fixes = dict(_FIX.findall(msg))
+    fix = fixes.get("1" if value else "2")
+    if blamed is None or fix is None:
+        return None
+    return {"file": blamed.group(1), "line": int(blamed.group(2)), "source": blamed.group(3).strip(), "check": fix}
 
 
 @contextlib.contextmanager

@@ -123,6 +123,10 @@ class ExportReport(Record):
     :meth:`accepts` answers from), ``no_reexport`` (why torch cannot export the model again from
     the final spec with your example, where it cannot: a ``ShapesSpec`` program from a pass that
     propagated real tensors; ``spec`` is then that spec as comments under the reason; else null),
+    ``model_checks`` (where ``no_reexport`` is set: per expression over a value read from data,
+    the ``torch._check`` torch itself suggests for the branch it took at your example, with the
+    user's line it blames: ``file``, ``line``, ``source``, ``check``; inserted in the model, the
+    spec exports; empty where torch names no user line for one of them),
     ``unaudited`` (why the program could not be audited, else
     null), ``narrowed`` (each size of your spec the program takes fewer values of than you asked:
     ``name``, ``input``, ``index``, ``kept``, ``undecided`` (how many of its sizes the program's
@@ -964,6 +968,7 @@ class _DimLoop:
                 "rounds": rounds,
                 "spec": header + _native.spec_code(json.dumps(final)),
                 "no_reexport": None,
+                "model_checks": [],
                 "export_context": best[2].get("export_context") if header and best is not None else None,
                 "export_shapes": best[2].get("export_shapes") if header and best is not None else None,
                 "budget": self.budget.record,
@@ -1497,12 +1502,14 @@ def _export_shapes_spec(
         # A program from a pass propagating real tensors: torch exports its spec again in no
         # context (see _NO_SHAPES_SPEC_REEXPORT), so the spec is printed as comments under why.
         never = _NO_SHAPES_SPEC_REEXPORT if exported and rounds and rounds[-1].get("real") else None
+        checks = rounds[-1].get("model_checks", []) if never is not None else []
         return ExportReport(
             {
                 "exported": exported,
                 "rounds": rounds,
-                "spec": spec.code() if never is None else _commented(never, spec.code()),
+                "spec": spec.code() if never is None else _commented(never, spec.code(), checks),
                 "no_reexport": never,
+                "model_checks": checks,
                 # A ShapeVar is unbacked: torch keeps a size of 0 or 1 dynamic in any context.
                 "export_context": None,
                 "export_shapes": None,
@@ -1589,6 +1596,12 @@ def _export_shapes_spec(
                 "every expression torch met is already assumed (or cannot be stated): the program of this pass is returned; "
                 "torch decided each at the example and asserts it at run time"
             )
+            # Over a value read from data (a symbol that stands for no input size): no spec
+            # states it, the model can (torch's own suggested check, the branch of the example),
+            # where torch names the user's line for every one (HF Longformer: `8*u3 < u1` is met
+            # in torch's own stride code, with no user line, so no list of checks is complete).
+            checks = [r.check for r in found if None in r.symbols.values()]
+            entry["model_checks"] = [c for i, c in enumerate(checks) if c not in checks[:i]] if all(checks) else []
             audit = _audited(ep, tensor_inputs, entry)
             entry["dimguard_seconds"] = time.perf_counter() - t1
             _progress(verbose, f"round {n}/{max_rounds}: torch.export {t_torch:.1f} s: exported; {len(items)} expression{'s' if len(items) != 1 else ''} decided at the example and asserted at run time")
@@ -1622,13 +1635,22 @@ _NO_SHAPES_SPEC_REEXPORT = (
 )
 
 
-def _commented(why: str, code: str) -> str:
+def _commented(why: str, code: str, checks: Sequence[Mapping[str, Any]] = ()) -> str:
     """``code`` (a spec torch does not export again) as comments, under the reason: pasted, it
-    defines nothing rather than a spec that fails."""
+    defines nothing rather than a spec that fails. ``checks`` (see :func:`_round.decided_check`):
+    the lines the model would need for torch to export it with that spec."""
     import textwrap
 
-    head = textwrap.wrap(f"No spec to paste: {why}.", 96)
-    return "\n".join([f"# {ln}" for ln in head] + ["# The spec the returned program was exported with:"] + [f"#     {ln}" for ln in code.splitlines()])
+    head = [f"# {ln}" for ln in textwrap.wrap(f"No spec to paste: {why}.", 96)]
+    if checks:
+        head += [f"# {ln}" for ln in textwrap.wrap(
+            "Or state in the model what torch decided at your example: insert the check torch itself suggests "
+            "(the returned program asserts the same at run time), then export with the spec below:",
+            96,
+        )]
+        for c in checks:
+            head.append(f"#   {c['check']}  before {c['file']}:{c['line']} (`{c['source']}`)")
+    return "\n".join(head + ["# The spec the returned program was exported with:"] + [f"#     {ln}" for ln in code.splitlines()])
 
 
 def _decide(

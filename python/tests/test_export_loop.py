@@ -319,6 +319,51 @@ def test_a_shapes_spec_from_a_real_tensor_pass_is_never_printed_as_a_spec_that_f
     assert torch.allclose(run(ep, x), m(x))
 
 
+def test_a_shapes_spec_from_a_real_tensor_pass_names_the_model_check_that_makes_it_export():
+    """The third way out of ``no_reexport``: ``report.model_checks`` gives, per expression over a
+    value read from data, the ``torch._check`` torch itself suggests for the branch it took at
+    the example, at the line it blames. The oracle is torch: the model's source with each check
+    inserted before its line exports with the commented spec plainly, and that program accepts
+    exactly the sizes the returned one accepts (every n of the range, at two batches), with
+    equal outputs; a model given the other branch's check would not."""
+    import inspect
+    import textwrap
+
+    import models
+    from models import ItemOfSize
+
+    m = ItemOfSize()
+    x = torch.randn(2, 20)
+    b, n = ShapeVar("b", min=1, max=4), ShapeVar("n", min=8, max=64)
+    ep, rep = dimguard.export(m, (x,), dynamic_shapes=ShapesSpec({"x": TensorSpec([b, n])}), verbose=False)
+    assert rep.no_reexport and rep.model_checks, (rep.no_reexport, rep.model_checks)
+    for c in rep.model_checks:
+        assert f"#   {c['check']}  before {c['file']}:{c['line']} (`{c['source']}`)" in rep.spec.splitlines(), rep.spec
+    # Insert each check before its line in forward's source (the blamed lines are forward's).
+    lines, first = inspect.getsourcelines(ItemOfSize.forward)
+    for c in sorted(rep.model_checks, key=lambda c: -c["line"]):
+        assert c["file"] == inspect.getsourcefile(models), c
+        i = c["line"] - first
+        assert lines[i].strip() == c["source"], (lines[i], c)
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+        lines.insert(i, f"{indent}{c['check']}\n")
+    ns = {"torch": torch}
+    exec(textwrap.dedent("".join(lines)), ns)  # noqa: S102 - the test's own model, with the checks
+    checked = type("Checked", (ItemOfSize,), {"forward": ns["forward"]})()
+    code = "\n".join(ln.split("#     ", 1)[1] for ln in rep.spec.splitlines() if ln.startswith("#     "))
+    spec_ns = {}
+    exec(code, spec_ns)  # noqa: S102 - the spec the program was exported with
+    ep2 = torch.export.export(checked, (x,), dynamic_shapes=spec_ns["dynamic_shapes"])
+    for batch in (1, 3):
+        for k in range(8, 65):
+            xk = torch.randn(batch, k)
+            got, want = run(ep2, xk), run(ep, xk)
+            assert (got is None) == (want is None), (batch, k, got is None, want is None)
+            if got is not None:
+                assert torch.allclose(got, want) and torch.allclose(got, m(xk)), (batch, k)
+            assert (want is not None) == rep.accepts({"x": (batch, k)}), (batch, k)
+
+
 def test_a_spec_from_a_real_tensor_pass_names_its_context_and_re_exports_pasted_as_printed():
     """Issue 43 (HF Longformer, plain ``Dim``): a program from a pass that propagates real tensors
     (a value read back from a tensor) is exported again only in that context; the printed spec
