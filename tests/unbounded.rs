@@ -315,6 +315,23 @@ fn what_is_decided_of_unbounded_linked_programs_agrees_with_the_program() {
                 let (pass, fail) = agrees_with_the_program(name, &j, form, &mins);
                 judged += pass + fail;
             }
+            // A size the link restricts is not also said to be linked by guards that hold for
+            // every combination of the accepted values (the sentence of the same joint set).
+            for d in report["dims"].as_array().unwrap() {
+                let said_free = d["advice"].as_array().is_some_and(|a| {
+                    a.iter().any(|s| {
+                        s.as_str()
+                            .is_some_and(|s| s.contains("hold for every combination"))
+                    })
+                });
+                assert!(
+                    !(d["status"] == "linked" && said_free),
+                    "{name} {form}: {} linked, yet its advice says the link restricts nothing: \
+                     {}",
+                    d["name"],
+                    d["advice"]
+                );
+            }
             // Each size's own answer, in every form, budget-cut or not.
             let (pass, fail) = sizes_agree_with_the_program(name, &report, keys, &j, form, &mins);
             assert!(

@@ -279,6 +279,16 @@ fn check(f: &Family) -> Result<Option<bool>, String> {
             ));
         }
     }
+    // Its sentence says the same: not that the guards hold for every combination of the
+    // sizes' accepted values.
+    let labels: Vec<(String, String)> = NAMES[..f.n]
+        .iter()
+        .map(|n| (n.to_string(), n.to_string()))
+        .collect();
+    let summary = l.joint.summary(&labels);
+    if fails.is_some() && summary.contains("hold for every combination") {
+        return Err(format!("{texts:?}: {summary}"));
+    }
     // The joint set, tuple by tuple, over every size's samples (its own sets' or not).
     let all: Vec<Vec<i128>> = (0..f.n).map(|i| f.samples(i)).collect();
     if l.defined.is_none() && l.equation.is_none() && l.tied.is_none() {
