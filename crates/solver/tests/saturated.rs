@@ -380,3 +380,89 @@ fn window7_shapes_restrict() {
         );
     }
 }
+
+/// Tuples of a box of progressions, exactly (up to four sides to 2^63: 256 bits, as four `u64`
+/// limbs, least significant first).
+fn exact_count(sides: &[(i128, i128, i128)]) -> [u64; 4] {
+    let mut out = [1u64, 0, 0, 0];
+    for &(lo, hi, m) in sides {
+        let c = ((hi - lo) / m + 1) as u128;
+        let (c_lo, c_hi) = (c as u64 as u128, c >> 64);
+        let mut next = [0u128; 5];
+        for (i, &limb) in out.iter().enumerate() {
+            let p = limb as u128 * c_lo;
+            next[i] += p & u64::MAX as u128;
+            next[i + 1] += p >> 64;
+            if i + 1 < 4 {
+                let q = limb as u128 * c_hi;
+                next[i + 1] += q & u64::MAX as u128;
+                next[i + 2] += q >> 64;
+            }
+        }
+        let mut carry = 0u128;
+        for (i, slot) in out.iter_mut().enumerate() {
+            let v = next[i] + carry;
+            *slot = v as u64;
+            carry = v >> 64;
+        }
+    }
+    out
+}
+
+/// A group whose boxes all saturate the count: the reported largest box is not claimed maximal
+/// when a box of more tuples (counted exactly here) lies in the joint set. For `b >= 2`,
+/// `h >= 4`, `w >= 5` under `P(h)*P(w) != 49` and `b*(h//4)*(w//4) > 10`, the box
+/// `b >= 2, h >= 32, w >= 5` passes every guard and holds more tuples than any box that narrows
+/// the batch (`b >= 11, h >= 4, w >= 32`).
+#[test]
+fn a_saturated_box_is_not_claimed_largest_past_a_larger_one() {
+    let hi = i64::MAX as i128;
+    let f = Family {
+        n: 3,
+        lo: vec![2, 4, 5],
+        hi,
+        links: vec![Link::Window(1, 2), Link::Batch(0, 1, 2, 4, 10)],
+    };
+    let mut p = Problem {
+        parts: true,
+        ..Problem::default()
+    };
+    for (i, name) in NAMES.iter().take(f.n).enumerate() {
+        p.sizes.push(Size::new(name, name, Some((2, f.hi))));
+        p.guards
+            .push(parse_guard(&format!("{name} >= {}", f.lo[i])).unwrap());
+    }
+    for l in &f.links {
+        p.guards.push(parse_guard(&l.text()).unwrap());
+    }
+    let a = analyze(&p, &Budget::default(), None, &|_| true);
+    let g = a.groups.iter().find(|g| g.grp.members.len() == 3).unwrap();
+    let l = g.linked.as_ref().unwrap();
+    assert!(l.joint.undecided.is_none());
+    // The larger box, inside the joint set at its corners and near them (the guards are
+    // monotone past the corner).
+    let larger = [(2i128, hi, 1i128), (32, hi, 1), (5, hi, 1)];
+    for t in tuples(&[
+        vec![2, 3, 1 << 40, hi],
+        vec![32, 33, 1 << 40, hi],
+        vec![5, 6, 7, 8, hi],
+    ]) {
+        assert!(f.holds(&t), "{t:?}");
+    }
+    let b = l.largest.as_ref().expect("a largest box");
+    let levels: Vec<usize> = NAMES[..3]
+        .iter()
+        .map(|n| l.joint.level(n).unwrap())
+        .collect();
+    let reported: Vec<(i128, i128, i128)> = levels
+        .iter()
+        .map(|&lv| (b.sides[lv].lo, b.sides[lv].hi, b.sides[lv].modulus))
+        .collect();
+    let (r, big) = (exact_count(&reported), exact_count(&larger));
+    // Limbs compared from the most significant.
+    let smaller = r.iter().rev().lt(big.iter().rev());
+    assert!(
+        !(smaller && b.maximal),
+        "{reported:?} ({r:?} tuples) claimed largest, {larger:?} holds {big:?}"
+    );
+}
