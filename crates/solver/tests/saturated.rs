@@ -1,6 +1,7 @@
 //! Linked groups whose tuple counts saturate: three or four sizes claimed to 2^62 or 2^63 - 1
-//! (`Dim.AUTO` with no bounds), linked by guards like window7's (floor divisions, mods,
-//! products, a padding to a multiple of 7, ties), whose joint set excludes some tuples of the
+//! (`Dim.AUTO` with no bounds), linked by guards like window7's (floor divisions and their
+//! products, a batch product, a padding to a multiple of 7, a size's own blocks by a mod), whose
+//! joint set excludes some tuples of the
 //! box of the sizes' own sets. Its tuple count and the box's both saturate at `u128::MAX`, so no
 //! comparison of counts tells that the link excludes anything (the wrong answer 47fa7c1 fixed:
 //! window7's sizes each given a `Dim` of their own).
@@ -12,7 +13,13 @@
 //! - a group that says its link restricts nothing (each size keeps its own answer) has every
 //!   tuple of its sizes' sets passing; a group where a tuple of that box fails says it restricts;
 //! - the joint set holds a tuple exactly when every guard holds there;
-//! - every sampled tuple of the reported largest box passes.
+//! - the joint set's sentence does not say the guards hold for every combination;
+//! - every sampled tuple of the reported largest box passes, and a box of fewer tuples than
+//!   another inside the joint set (counted exactly, past `u128`) is not claimed largest.
+//!
+//! The search decides only some members within its budget (those where bounds over boxes close
+//! the corner; no four-size member so far): the rest are left undecided and not judged, and the
+//! family test requires a number of decided, excluding members.
 
 use dimguard_solver::analyze::{analyze, Problem, Size};
 use dimguard_solver::linked::Budget;
