@@ -14,6 +14,28 @@ use serde_json::Value;
 /// trace), and the least claimed value of each size (by source, from `check`).
 #[allow(clippy::type_complexity)]
 fn forms(name: &str) -> (Vec<(&'static str, Value)>, Vec<(String, i64)>) {
+    let (all, mins) = reports(name);
+    (
+        all.into_iter()
+            .map(|(form, r, key)| (form, group_of(&r, key.joint, key.set)))
+            .collect(),
+        mins,
+    )
+}
+
+/// Where a form's report keeps its linked groups and each size's own set.
+#[derive(Clone, Copy)]
+struct Keys {
+    /// The groups (`joint` in `check`, `joint_sets` in `diagnose`).
+    joint: &'static str,
+    /// Each size's own set (`accepted` in `check`, `feasible` in `diagnose`).
+    set: &'static str,
+}
+
+/// The report of each form (`check` on the program, `diagnose` on the log and the trace) with
+/// its keys, and the least claimed value of each size (by source, from `check`).
+#[allow(clippy::type_complexity)]
+fn reports(name: &str) -> (Vec<(&'static str, Value, Keys)>, Vec<(String, i64)>) {
     let pt2 = data(&format!("pt2/{name}_unbounded.pt2"));
     let log = data(&format!("forms/{name}_unbounded.log.txt"));
     let trace = data(&format!("traces/{name}_unbounded.log"));
@@ -22,11 +44,19 @@ fn forms(name: &str) -> (Vec<(&'static str, Value)>, Vec<(String, i64)>) {
     let l = json(&[&budget[..], &["diagnose", "--json", &log]].concat());
     let t = json(&[&budget[..], &["diagnose", "--json", &trace]].concat());
     let mins = claimed_mins(&c);
+    let check = Keys {
+        joint: "joint",
+        set: "accepted",
+    };
+    let diagnose = Keys {
+        joint: "joint_sets",
+        set: "feasible",
+    };
     (
         vec![
-            ("check", group_of(&c, "joint", "accepted")),
-            ("torch_logs", group_of(&l, "joint_sets", "feasible")),
-            ("torch_trace", group_of(&t, "joint_sets", "feasible")),
+            ("check", c, check),
+            ("torch_logs", l, diagnose),
+            ("torch_trace", t, diagnose),
         ],
         mins,
     )
@@ -150,19 +180,164 @@ fn a_patch_grid_is_decided_in_every_form_and_agrees_with_the_program() {
     assert_eq!(boxes[0], boxes[2], "check and TORCH_TRACE differ");
 }
 
+/// Whether a report's budget ran out (`budget.exhausted`), or a size is undecided for that
+/// reason: such a form may report no linked group.
+fn budget_cut(report: &Value) -> bool {
+    !report["budget"]["exhausted"].is_null()
+        || report["dims"].as_array().unwrap().iter().any(|d| {
+            d["undecided"]
+                .as_str()
+                .is_some_and(|u| u.contains("budget") || u.contains("limit"))
+        })
+}
+
+/// Every run of the program against each size's own answer (`dims[]`), not only the group's:
+/// a size outside a set its answer says every passing value lies in (`diagnose`'s `feasible`,
+/// the values its own guards keep; `with_some_partner`; `check`'s `accepted` for a size linked
+/// to none) makes the run fail; a run where every size is vouched for runs. A size is vouched for
+/// by its own set when its answer stands alone (`diagnose` status other than `linked` or
+/// `undecided`; `check` with no `linked_with`), else by the group: the run's sizes of the
+/// group inside one of its boxes. Both claims are judged on every run. Returns the runs judged
+/// to pass and to fail.
+fn sizes_agree_with_the_program(
+    name: &str,
+    report: &Value,
+    keys: Keys,
+    group: &Value,
+    form: &str,
+    mins: &[(String, i64)],
+) -> (usize, usize) {
+    let runs: Value = serde_json::from_str(
+        &std::fs::read_to_string(data(&format!("pt2/{name}_unbounded.runs.json"))).unwrap(),
+    )
+    .unwrap();
+    let inputs: Vec<String> = runs["inputs"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let dims = report["dims"].as_array().unwrap();
+    let source = |d: &Value| d["source"].as_str().unwrap().to_string();
+    let group_sources: Vec<String> = group["sources"].as_array().map_or(vec![], |a| {
+        a.iter().map(|s| s.as_str().unwrap().to_string()).collect()
+    });
+    let alone = |d: &Value| {
+        d["undecided"].is_null()
+            && !d[keys.set].is_null()
+            && match d["status"].as_str() {
+                Some(st) => st != "linked" && st != "undecided",
+                None => d["linked_with"].as_array().is_none_or(Vec::is_empty),
+            }
+    };
+    let (mut pass, mut fail) = (0, 0);
+    for r in runs["runs"].as_array().unwrap() {
+        let (shapes, ran) = (&r[0], r[1].as_bool().unwrap());
+        let t: Vec<i64> = dims
+            .iter()
+            .map(|d| value_of(&source(d), &inputs, shapes))
+            .collect();
+        // Sizes below their claimed range (or the text's range) are not judged.
+        let claimed = dims.iter().zip(&t).all(|(d, &v)| {
+            let lo = mins.iter().find(|(s, _)| *s == source(d)).map(|p| p.1);
+            lo.is_none_or(|lo| v >= lo)
+                && d["range"]
+                    .as_array()
+                    .is_none_or(|rg| v >= rg[0].as_i64().unwrap())
+        });
+        if !claimed {
+            continue;
+        }
+        // A set every passing value of the size lies in.
+        let excluded = dims.iter().zip(&t).find(|(d, &v)| {
+            let decided = d["undecided"].is_null();
+            let own = (decided && (keys.set == "feasible" || alone(d)))
+                .then(|| &d[keys.set])
+                .filter(|s| !s.is_null());
+            let partner = Some(&d["with_some_partner"]).filter(|s| decided && !s.is_null());
+            own.into_iter().chain(partner).any(|s| !member(s, v))
+        });
+        if let Some((d, v)) = excluded {
+            assert!(
+                !ran,
+                "{name} {form}: {t:?} said to fail ({} = {v} outside its answer {}), the \
+                 program runs",
+                source(d),
+                d
+            );
+            fail += 1;
+        }
+        // Judged apart from the sets above: a report whose answers contradict each other (a
+        // size's own set said to stand alone, and a partner set leaving some of it out) fails
+        // on the run either way.
+        let in_group = |d: &Value| {
+            group_sources.contains(&source(d))
+                && group["boxes"].as_array().unwrap().iter().any(|b| {
+                    group_sources.iter().enumerate().all(|(l, s)| {
+                        let k = dims.iter().position(|d| source(d) == *s).unwrap();
+                        member(&b[l], t[k])
+                    })
+                })
+        };
+        let vouched = dims
+            .iter()
+            .zip(&t)
+            .all(|(d, &v)| (alone(d) && member(&d[keys.set], v)) || in_group(d));
+        if vouched {
+            assert!(
+                ran,
+                "{name} {form}: {t:?} said to pass by the sizes' own answers, the program \
+                 raises: {dims:#?}"
+            );
+            pass += 1;
+        }
+    }
+    (pass, fail)
+}
+
 #[test]
 fn what_is_decided_of_unbounded_linked_programs_agrees_with_the_program() {
     for name in ["two_stem", "window7"] {
-        let (all, mins) = forms(name);
+        let (all, mins) = reports(name);
         let mut judged = 0;
-        for (form, j) in all {
-            // A form whose search ran out of time before any group was reported claims nothing;
-            // the program's own form always reports its group.
+        for (form, report, keys) in all {
+            let j = group_of(&report, keys.joint, keys.set);
+            // A form whose budget ran out before a group was reported claims nothing of the
+            // group; the program's own form always reports its group; any other form without a
+            // group says every size stands alone (judged below).
             if j.is_null() {
                 assert_ne!(form, "check", "{name}: check reports no linked group");
-                continue;
+                assert!(
+                    budget_cut(&report),
+                    "{name} {form}: no linked group and no budget ran out: {report:#}"
+                );
+            } else {
+                let (pass, fail) = agrees_with_the_program(name, &j, form, &mins);
+                judged += pass + fail;
             }
-            let (pass, fail) = agrees_with_the_program(name, &j, form, &mins);
+            // A size the link restricts is not also said to be linked by guards that hold for
+            // every combination of the accepted values (the sentence of the same joint set).
+            for d in report["dims"].as_array().unwrap() {
+                let said_free = d["advice"].as_array().is_some_and(|a| {
+                    a.iter().any(|s| {
+                        s.as_str()
+                            .is_some_and(|s| s.contains("hold for every combination"))
+                    })
+                });
+                assert!(
+                    !(d["status"] == "linked" && said_free),
+                    "{name} {form}: {} linked, yet its advice says the link restricts nothing: \
+                     {}",
+                    d["name"],
+                    d["advice"]
+                );
+            }
+            // Each size's own answer, in every form, budget-cut or not.
+            let (pass, fail) = sizes_agree_with_the_program(name, &report, keys, &j, form, &mins);
+            assert!(
+                pass + fail > 0,
+                "{name} {form}: no run judged by the sizes' answers"
+            );
             judged += pass + fail;
         }
         assert!(judged > 20, "{name}: only {judged} runs judged");

@@ -259,16 +259,7 @@ impl Linked {
         self.defined.is_some()
             || self.equation.is_some()
             || self.joint.undecided.is_some()
-            || match (self.joint.count(), self.joint.box_count()) {
-                (c, b) if c < b => true,
-                (c, _) if c < u128::MAX => false,
-                // Both counts saturated (three sizes to 2^63): whether a tuple of the box fails.
-                _ => self
-                    .joint
-                    .tree
-                    .complement(&self.joint.domains)
-                    .map_or(true, |t| !t.is_empty()),
-            }
+            || self.joint.excludes_some()
     }
 }
 

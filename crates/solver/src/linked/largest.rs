@@ -213,7 +213,9 @@ pub fn largest_box(tree: &Tree, budget: &Budget) -> Option<LargestBox> {
     Some(LargestBox {
         sides,
         count,
-        maximal: bs.maximal,
+        // A count saturated at `u128::MAX` (three sizes to 2^63) ties with every other such box:
+        // the search cannot tell a larger one, so it does not claim this one largest.
+        maximal: bs.maximal && count < u128::MAX,
     })
 }
 

@@ -78,7 +78,7 @@ impl JointSet {
                 .map(|&l| format!("{} in {}", label(l), brief(&side(l))))
                 .collect::<Vec<_>>()
                 .join(", ");
-            return if count < self.box_count() && self.undecided.is_none() {
+            return if self.excludes_some() && self.undecided.is_none() {
                 // One box, narrower than the sizes' own answers.
                 format!("{names} are linked: this program accepts every combination of {sides}, and no other")
             } else {

@@ -371,6 +371,21 @@ impl JointSet {
             .fold(1u128, |a, d| a.saturating_mul(d.count()))
     }
 
+    /// Whether some tuple of the domains' box is outside the joint set (within the decided
+    /// region): the counts compared, and where both saturate at `u128::MAX` (three sizes to
+    /// 2^63) the box's complement; an error there counts as excluding (never a set called
+    /// unconstrained that was not shown so).
+    pub fn excludes_some(&self) -> bool {
+        match (self.count(), self.box_count()) {
+            (c, b) if c < b => true,
+            (c, _) if c < u128::MAX => false,
+            _ => self
+                .tree
+                .complement(&self.domains)
+                .map_or(true, |t| !t.is_empty()),
+        }
+    }
+
     /// Level of a size.
     pub fn level(&self, name: &str) -> Option<usize> {
         self.sizes.iter().position(|s| s == name)
