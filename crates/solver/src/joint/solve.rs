@@ -361,6 +361,10 @@ fn search_linked(
     budget: &Budget,
     tied: &mut Option<TiedSet>,
 ) -> (JointSet, Vec<Expr>, Vec<DimSet>) {
+    // Divisibility of products (`Eq(Mod(x*y, 2560), 0)`): in closed form, whatever the ranges.
+    if let Some(js) = super::divisibility::joint(&grp.roots, own_domains, printed) {
+        return (js, printed.to_vec(), own_domains.to_vec());
+    }
     let has_tie = printed.iter().any(|g| Tie::of(g).is_some());
     let quick = Budget {
         work: budget.work.min(TIE_FIRST_WORK),
