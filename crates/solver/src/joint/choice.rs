@@ -266,8 +266,8 @@ impl Linked {
                 _ => self
                     .joint
                     .tree
-                    .complement(&self.joint.domains)
-                    .map_or(true, |t| !t.is_empty()),
+                    .covers(&self.joint.domains)
+                    .map_or(true, |c| !c),
             }
     }
 }

@@ -503,8 +503,12 @@ fn joint_answers(out: &mut Solved, js: &JointSet, roots: &[String], linking_idx:
             out.unsure.insert(name.clone(), unsure);
         }
     }
-    let for_all: Result<Vec<DimSet>, crate::error::Error> =
-        roots.iter().map(|r| js.for_all(r)).collect();
+    let for_all: Result<Vec<DimSet>, crate::error::Error> = js.for_all_levels().map(|sets| {
+        roots
+            .iter()
+            .map(|r| js.level(r).map_or_else(DimSet::empty, |l| sets[l].clone()))
+            .collect()
+    });
     match for_all {
         Ok(sets) => {
             for (r, set) in roots.iter().zip(sets) {
