@@ -4,14 +4,15 @@
 //!
 //! The family: a modulus `m` (a product of small prime powers up to 5,000), two or three sizes,
 //! an optional constant factor and square, an optional second guard of the form (`==` or `!=`)
-//! and optional one-size guards. Each group is solved as independent parts ([`solve_parts`], no
+//! and optional one-size guards. Each group is solved as independent parts (`common::solve_all`: `solve_parts`, no
 //! Z3) and must be decided. Over small boxes every tuple is compared with the guards evaluated
 //! directly (`Expr::truth`), and so are the joint count and each size's values with every
 //! partner; over wide ranges, sampled tuples are compared with the product reduced modulo `m`
 //! factor by factor.
 
-use dimguard_solver::joint::{group, solve_parts, Group, Solved};
-use dimguard_solver::linked::Budget;
+mod common;
+
+use dimguard_solver::joint::{Group, Solved};
 use dimguard_solver::parse_guard;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -103,18 +104,7 @@ fn solve(member: &Member, ranges: &[(i128, i128)]) -> (Vec<(Group, Solved)>, Vec
     let names: Vec<String> = NAMES[..member.n].iter().map(|s| s.to_string()).collect();
     let ranges: BTreeMap<String, (i128, i128)> =
         names.iter().cloned().zip(ranges.iter().copied()).collect();
-    let mut parts = Vec::new();
-    for grp in group(&guards, &names) {
-        parts.extend(solve_parts(
-            &grp,
-            &guards,
-            &ranges,
-            &Budget::default(),
-            None,
-            &|_| true,
-        ));
-    }
-    (parts, texts)
+    (common::solve_all(&guards, &names, &ranges), texts)
 }
 
 /// What the answer says of the tuple `v`.
@@ -269,8 +259,7 @@ fn issue_151094_is_decided() {
         .iter()
         .map(|n| (n.clone(), (2, i64::MAX as i128)))
         .collect();
-    let grp = &group(&guards, &names)[0];
-    let parts = solve_parts(grp, &guards, &ranges, &Budget::default(), None, &|_| true);
+    let parts = common::solve_all(&guards, &names, &ranges);
     let [(_, s)] = &parts[..] else {
         panic!("one part expected: {parts:?}");
     };

@@ -17,7 +17,7 @@ use crate::linked::{JointSet, Tree};
 use crate::types::{CmpOp, DimSet, Expr};
 use std::collections::HashMap;
 
-/// Largest modulus factored (by trial division).
+/// Largest modulus read (its divisors are listed: [`crate::factor`]).
 const MODULUS_MAX: i128 = 1 << 40;
 
 /// Most value groups a tree may hold before the method gives up (the search then answers).
@@ -98,40 +98,21 @@ fn gcd(a: i128, b: i128) -> i128 {
 }
 
 /// The prime factors of `n` (>= 1), each once.
-fn primes(mut n: i128) -> Vec<i128> {
-    let mut out = Vec::new();
-    let mut p = 2;
-    while p * p <= n {
-        if n % p == 0 {
-            out.push(p);
-            while n % p == 0 {
-                n /= p;
-            }
-        }
-        p += 1;
-    }
-    if n > 1 {
-        out.push(n);
-    }
-    out
+fn primes(n: i128) -> Vec<i128> {
+    let mut ps: Vec<i128> = crate::factor::factor(n as u64)
+        .into_iter()
+        .map(i128::from)
+        .collect();
+    ps.dedup();
+    ps
 }
 
 /// The divisors of `n` (>= 1), increasing.
 fn divisors(n: i128) -> Vec<i128> {
-    let mut small = Vec::new();
-    let mut large = Vec::new();
-    let mut d = 1;
-    while d * d <= n {
-        if n % d == 0 {
-            small.push(d);
-            if d * d != n {
-                large.push(n / d);
-            }
-        }
-        d += 1;
-    }
-    small.extend(large.into_iter().rev());
-    small
+    crate::factor::divisors(n as u64)
+        .into_iter()
+        .map(i128::from)
+        .collect()
 }
 
 /// The joint set of `roots` over their own sets `domains` (level order: `roots`') when every
