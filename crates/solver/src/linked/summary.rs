@@ -62,9 +62,10 @@ impl JointSet {
         let count = self.count();
         if count == 0 {
             let what = match &self.undecided {
-                // The undecided region is the whole box: nothing was decided, nothing fails.
+                // The undecided region is the whole box: the search decided nothing (what Z3 found past
+                // it is in the reason).
                 Some(u) if u.sides.first() == self.domains.first() => {
-                    "nothing is decided yet: every combination of the claimed sizes is undecided"
+                    "the joint search decided none of the combinations of the claimed sizes"
                 }
                 Some(_) => {
                     "no combination of the decided part of the claimed sizes passes every guard"

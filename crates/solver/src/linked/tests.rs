@@ -754,7 +754,7 @@ fn a_group_with_nothing_decided_says_so_not_that_nothing_passes() {
     let labels: Vec<(String, String)> = n.iter().map(|s| (s.clone(), s.clone())).collect();
     assert_eq!(
         js(doms[0].clone()).summary(&labels),
-        "h and w are linked: nothing is decided yet: every combination of the claimed sizes is undecided"
+        "h and w are linked: the joint search decided none of the combinations of the claimed sizes"
     );
     assert_eq!(
         js(DimSet::interval(5, 8)).summary(&labels),
