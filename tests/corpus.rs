@@ -791,3 +791,42 @@ fn every_part_c_text_reads_as_the_text_says() {
 fn every_wrapper_alone_keeps_every_part_c_reading() {
     wrappers_keep_readings(shared_corpus::records_c());
 }
+
+/// pytorch issue 151094 (a19, as published): `Eq(Mod(s21*s5*s89, 2560), 0)` over three sizes
+/// to 2^63-1 is decided without enumeration: no size undecided, each linked, every tuple
+/// decided, its examples and its largest box checked against the product's divisibility.
+#[test]
+fn a19_divisibility_of_three_sizes_is_decided() {
+    let rec = corpus().into_iter().find(|r| r["id"] == "a19").unwrap();
+    let m = read(rec["message"].as_str().unwrap()).unwrap();
+    let r = diagnose(&m, &opts());
+    assert!(r.partial.is_none());
+    assert_eq!(r.dims.len(), 3);
+    for d in &r.dims {
+        assert_eq!(d.status, Status::Linked, "{}", d.name);
+        assert!(d.answer.undecided.is_none(), "{}", d.name);
+    }
+    let [j] = &r.joint_sets[..] else {
+        panic!("one joint set: {:?}", r.joint_sets);
+    };
+    // Every tuple decided (the boxes listed stop at 100: a display limit).
+    assert!(j.undecided.is_none());
+    let divides = |t: &[i128]| t.iter().fold(1i128, |a, x| a * (x % 2560) % 2560) == 0;
+    assert!(!j.accepted_examples.is_empty() && !j.rejected_examples.is_empty());
+    assert!(j.accepted_examples.iter().all(|t| divides(t)));
+    assert!(j.rejected_examples.iter().all(|t| !divides(t)));
+    // The largest box: every tuple of its corners and a sample passes.
+    let b = j.largest_box.as_ref().expect("a largest box");
+    let sides: Vec<Vec<i128>> = b
+        .sides
+        .iter()
+        .map(|p| (0..5).map(|k| p.lo + k * p.modulus).chain([p.hi]).collect())
+        .collect();
+    for x in &sides[0] {
+        for y in &sides[1] {
+            for z in &sides[2] {
+                assert!(divides(&[*x, *y, *z]), "{:?}", (x, y, z));
+            }
+        }
+    }
+}

@@ -515,6 +515,15 @@ impl DimSet {
 
     /// `self ∪ other`.
     pub fn union(&self, other: &DimSet) -> Result<DimSet, Error> {
+        // With a plain interval that spans the other operand, the interval: no sweep (a union
+        // of many periodic sets, a joint set's projection, is an interval after a few).
+        for (a, b) in [(self, other), (other, self)] {
+            if let ([s], Some(lo), Some(hi)) = (a.segments.as_slice(), b.min(), b.max()) {
+                if s.modulus == 1 && s.lo <= lo && hi <= s.hi {
+                    return Ok(a.clone());
+                }
+            }
+        }
         combine(&[self, other], |c| c[0] > 0 || c[1] > 0)
     }
 

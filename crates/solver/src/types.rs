@@ -146,7 +146,7 @@ pub enum Expr {
 ///
 /// Invariants kept by every constructor in `set.rs`: `lo` and `hi` are members, `modulus >= 1`,
 /// `residues` is sorted, non-empty and within `0..modulus`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Segment {
     /// Smallest member.
     pub lo: i128,
@@ -174,7 +174,7 @@ pub struct Segment {
 /// // What a derived size 2*s + 1 takes when s ranges over {8, 24, ...}:
 /// assert_eq!(both.affine_image(2, 1).unwrap().min(), Some(17));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct DimSet {
     pub(crate) segments: Vec<Segment>,
 }

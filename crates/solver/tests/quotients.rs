@@ -6,13 +6,13 @@
 //! termwise `ceil >= floor`, so equal exactly when every pair is), and a batch in corner-only
 //! guards (`b*P != b`, `b % (b*P) != 0`).
 //!
-//! Each group is solved as independent parts ([`solve_parts`], no Z3) over ranges as `Dim.AUTO`
+//! Each group is solved as independent parts (`common::solve_all`: `solve_parts`, no Z3) over ranges as `Dim.AUTO`
 //! claims them (to 2^63-1) and must be decided; its answer is compared with the guards
 //! evaluated directly (`Expr::truth`) on every tuple of a box near the small corner and of a
 //! box near 2^40.
 
-use dimguard_solver::joint::{group, solve_parts};
-use dimguard_solver::linked::Budget;
+mod common;
+
 use dimguard_solver::parse_guard;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -79,17 +79,7 @@ fn check(k: i128, m: i128, link: u8, ceil_off: i128, lo: i128) -> Result<(), Tes
         .iter()
         .map(|n| (n.clone(), (0, i64::MAX as i128)))
         .collect();
-    let mut parts = Vec::new();
-    for grp in group(&guards, &names) {
-        parts.extend(solve_parts(
-            &grp,
-            &guards,
-            &ranges,
-            &Budget::default(),
-            None,
-            &|_| true,
-        ));
-    }
+    let parts = common::solve_all(&guards, &names, &ranges);
     for (_, s) in &parts {
         prop_assert!(s.undecided.is_none(), "{:?}: {:?}", texts, s.undecided);
     }

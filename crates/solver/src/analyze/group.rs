@@ -178,19 +178,26 @@ impl GroupAnswer {
     }
 
     /// Member `m`'s values in its group's joint set that are not proven to pass with every
-    /// partner (`accepted`), undecided because `why` (a budget ran out), when any.
+    /// partner (`accepted`), undecided because `why` (a budget ran out), when any. The
+    /// difference is a set operation past the deadline, which may stop for it (a periodic
+    /// `accepted`: text a19's multiples of 2560): then no value is proven to pass with every
+    /// partner (`accepted` becomes `why`) and the whole domain is undecided, never silent.
     fn cut_short(
         &self,
         m: &Member,
         l: &joint::Linked,
-        accepted: &Decided<DimSet>,
+        accepted: &mut Decided<DimSet>,
         why: &Undecided,
     ) -> Option<(DimSet, Undecided)> {
         let domain = m
             .image(l.joint.domains.get(l.joint.level(&m.root)?)?)
             .ok()?;
-        let left = match accepted {
-            Ok(a) => domain.difference(a).ok()?,
+        let left = match accepted.as_ref().map(|a| domain.difference(a)) {
+            Ok(Ok(left)) => left,
+            Ok(Err(_)) => {
+                *accepted = Err(why.clone());
+                domain
+            }
             Err(_) => domain,
         };
         (!left.is_empty()).then(|| (left, why.clone()))
@@ -200,7 +207,7 @@ impl GroupAnswer {
     pub fn member(&self, var: &str) -> Option<MemberAnswer<'_>> {
         let m = self.grp.members.iter().find(|m| m.name == var)?;
         let image = |s: &DimSet| m.image(s).map_err(Undecided::Exact);
-        let accepted = match self.solved.accepted.get(&m.root) {
+        let mut accepted = match self.solved.accepted.get(&m.root) {
             Some(set) => image(set),
             None => Err(Undecided::NotSolved),
         };
@@ -229,7 +236,7 @@ impl GroupAnswer {
                 };
                 if let (None, Some(e)) = (&unsure, cut) {
                     let why = Undecided::Exhausted(e);
-                    unsure = l.and_then(|l| self.cut_short(m, l, &accepted, &why));
+                    unsure = l.and_then(|l| self.cut_short(m, l, &mut accepted, &why));
                 }
                 None
             }
@@ -237,7 +244,7 @@ impl GroupAnswer {
         };
         if let (None, Some(l), Some(why)) = (&unsure, l, &self.cut) {
             // No spec for the group within the budget: what is not proven is undecided.
-            unsure = self.cut_short(m, l, &accepted, why);
+            unsure = self.cut_short(m, l, &mut accepted, why);
         }
         let example_side = self
             .example_box

@@ -19,11 +19,14 @@
 //! (the group solve), `choice` (the joint set as the reports carry it, and the spec choice it
 //! offers), `sets` (building that report), `parts` (a group split into independent parts,
 //! joined only by guards that hold on every tuple of the parts' answers), `equation` (a group
-//! linked by one equation of products across sizes, solved without enumeration).
+//! linked by one equation of products across sizes, solved without enumeration), `divisibility`
+//! (sizes linked by a product's divisibility, `Eq(Mod(x*y, 2560), 0)`, solved without
+//! enumeration).
 
 mod choice;
 mod decide;
 mod defined;
+mod divisibility;
 mod equation;
 mod grouping;
 mod parts;

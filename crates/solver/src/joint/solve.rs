@@ -361,6 +361,10 @@ fn search_linked(
     budget: &Budget,
     tied: &mut Option<TiedSet>,
 ) -> (JointSet, Vec<Expr>, Vec<DimSet>) {
+    // Divisibility of products (`Eq(Mod(x*y, 2560), 0)`): in closed form, whatever the ranges.
+    if let Some(js) = super::divisibility::joint(&grp.roots, own_domains, printed) {
+        return (js, printed.to_vec(), own_domains.to_vec());
+    }
     let has_tie = printed.iter().any(|g| Tie::of(g).is_some());
     let quick = Budget {
         work: budget.work.min(TIE_FIRST_WORK),
@@ -499,8 +503,12 @@ fn joint_answers(out: &mut Solved, js: &JointSet, roots: &[String], linking_idx:
             out.unsure.insert(name.clone(), unsure);
         }
     }
-    let for_all: Result<Vec<DimSet>, crate::error::Error> =
-        roots.iter().map(|r| js.for_all(r)).collect();
+    let for_all: Result<Vec<DimSet>, crate::error::Error> = js.for_all_levels().map(|sets| {
+        roots
+            .iter()
+            .map(|r| js.level(r).map_or_else(DimSet::empty, |l| sets[l].clone()))
+            .collect()
+    });
     match for_all {
         Ok(sets) => {
             for (r, set) in roots.iter().zip(sets) {

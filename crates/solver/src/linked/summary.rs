@@ -61,13 +61,19 @@ impl JointSet {
         frees.sort_by_key(|&l| rank_of(l));
         let count = self.count();
         if count == 0 {
-            let what = if self.undecided.is_some() {
-                "no combination of the decided part"
-            } else {
-                "no combination"
+            let what = match &self.undecided {
+                // The undecided region is the whole box: the search decided nothing (what Z3 found past
+                // it is in the reason).
+                Some(u) if u.sides.first() == self.domains.first() => {
+                    "the joint search decided none of the combinations of the claimed sizes"
+                }
+                Some(_) => {
+                    "no combination of the decided part of the claimed sizes passes every guard"
+                }
+                None => "no combination of the claimed sizes passes every guard",
             };
             return format!(
-                "{} are linked: {what} of the claimed sizes passes every guard",
+                "{} are linked: {what}",
                 join_and(&(0..self.sizes.len()).map(label).collect::<Vec<_>>())
             );
         }

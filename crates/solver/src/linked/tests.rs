@@ -733,3 +733,31 @@ proptest! {
         prop_assert_eq!((t, f), (bt, bf));
     }
 }
+
+#[test]
+fn a_group_with_nothing_decided_says_so_not_that_nothing_passes() {
+    // The undecided region the whole box: no combination is known to fail. Part of it decided
+    // (and empty): none of the decided part passes.
+    let n = names(&["h", "w"]);
+    let doms = vec![DimSet::interval(1, 8), DimSet::interval(1, 8)];
+    let js = |first: DimSet| JointSet {
+        sizes: n.clone(),
+        domains: doms.clone(),
+        tree: Tree::empty(2),
+        undecided: Some(super::Undecided {
+            reason: Why::NotSolved,
+            count: first.count() * 8,
+            sides: vec![first, doms[1].clone()],
+        }),
+        stats: Default::default(),
+    };
+    let labels: Vec<(String, String)> = n.iter().map(|s| (s.clone(), s.clone())).collect();
+    assert_eq!(
+        js(doms[0].clone()).summary(&labels),
+        "h and w are linked: the joint search decided none of the combinations of the claimed sizes"
+    );
+    assert_eq!(
+        js(DimSet::interval(5, 8)).summary(&labels),
+        "h and w are linked: no combination of the decided part of the claimed sizes passes every guard"
+    );
+}

@@ -3,9 +3,10 @@
 
 use crate::error::Error;
 use crate::types::DimSet;
+use std::collections::{HashMap, HashSet};
 
 /// The set of tuples (one value per level) that pass every guard.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Tree {
     /// The last level: values of the last size.
     Leaf(DimSet),
@@ -72,24 +73,28 @@ impl Tree {
 
     /// The values of level `level` that occur in some member tuple; an error when the union
     /// has no closed form within the budget ([`Exact`]).
+    ///
+    /// Level by level over the distinct subtrees: subtrees repeat under different parents (the
+    /// divisibility method's classes share a few continuations), and each is visited once
+    /// (three sizes, `m = 2520`: hundreds of paths, dozens of distinct subtrees).
     pub fn projection(&self, level: usize) -> Exact<DimSet> {
-        match self {
-            Tree::Leaf(s) => Ok(if level == 0 {
-                s.clone()
-            } else {
-                DimSet::empty()
-            }),
-            Tree::Node(g) => {
-                let parts = g.iter().map(|(s, c)| {
-                    if level == 0 {
-                        Ok(s.clone())
-                    } else {
-                        c.projection(level - 1)
-                    }
-                });
-                union_all(parts)
+        let mut at: Vec<&Tree> = vec![self];
+        for _ in 0..level {
+            let mut seen: HashSet<&Tree> = HashSet::new();
+            let mut next: Vec<&Tree> = Vec::new();
+            for t in at {
+                let Tree::Node(g) = t else {
+                    continue;
+                };
+                crate::budget::check()?;
+                next.extend(g.iter().map(|(_, c)| c).filter(|c| seen.insert(*c)));
             }
+            at = next;
         }
+        union_all(at.into_iter().flat_map(|t| match t {
+            Tree::Leaf(s) => vec![Ok(s.clone())],
+            Tree::Node(g) => g.iter().map(|(s, _)| Ok(s.clone())).collect(),
+        }))
     }
 
     /// The tree as a union of disjoint boxes (one side per level), at most `limit` of them;
@@ -158,8 +163,30 @@ impl Tree {
         })
     }
 
-    /// The tuples of the box `sides` that are not members, or an error ([`Exact`]).
+    /// The tuples of the box `sides` that are not members, or an error ([`Exact`]). A
+    /// subtree that stands under several parents is complemented once.
     pub fn complement(&self, sides: &[DimSet]) -> Exact<Tree> {
+        self.complement_in(sides, &mut HashMap::new())
+    }
+
+    fn complement_in<'a>(
+        &'a self,
+        sides: &[DimSet],
+        done: &mut HashMap<(usize, &'a Tree), Tree>,
+    ) -> Exact<Tree> {
+        if let Some(t) = done.get(&(sides.len(), self)) {
+            return Ok(t.clone());
+        }
+        let t = self.complement_of(sides, done)?;
+        done.insert((sides.len(), self), t.clone());
+        Ok(t)
+    }
+
+    fn complement_of<'a>(
+        &'a self,
+        sides: &[DimSet],
+        done: &mut HashMap<(usize, &'a Tree), Tree>,
+    ) -> Exact<Tree> {
         Ok(match (self, sides) {
             (Tree::Leaf(s), [d]) => Tree::Leaf(minus(d, s)?),
             (Tree::Node(g), [d, rest @ ..]) => {
@@ -175,7 +202,7 @@ impl Tree {
                 for (s, c) in g {
                     crate::budget::check()?;
                     let s = inter(s, d)?;
-                    let comp = c.complement(rest)?;
+                    let comp = c.complement_in(rest, done)?;
                     if !s.is_empty() && !comp.is_empty() {
                         push_group(&mut out, s, comp)?;
                     }
@@ -184,6 +211,29 @@ impl Tree {
             }
             _ => Tree::empty(sides.len()),
         })
+    }
+
+    /// Whether every tuple of the box `sides` is a member (the [`Tree::complement`] is
+    /// empty), stopping at the first subtree that leaves a tuple out; an error ([`Exact`]).
+    pub fn covers(&self, sides: &[DimSet]) -> Exact<bool> {
+        match (self, sides) {
+            (Tree::Leaf(s), [d]) => Ok(minus(d, s)?.is_empty()),
+            (Tree::Node(g), [d, rest @ ..]) => {
+                let covered = union_all(g.iter().map(|(s, _)| Ok(s.clone())))?;
+                if !minus(d, &covered)?.is_empty() {
+                    return Ok(rest.iter().any(DimSet::is_empty));
+                }
+                for (s, c) in g {
+                    crate::budget::check()?;
+                    if !inter(s, d)?.is_empty() && !c.covers(rest)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            // As the complement: no tuple outside a tree of other levels.
+            _ => Ok(true),
+        }
     }
 
     /// One member tuple, the smallest in level order.
@@ -269,11 +319,18 @@ pub(super) fn union(a: &DimSet, b: &DimSet) -> Exact<DimSet> {
 
 /// The union of `parts`; an error past the deadline of the thread's [`crate::budget`] (the
 /// budget records it, so the command reports its answer as partial).
+/// Each distinct part is united once (a tree's sets repeat under different parents).
 pub(super) fn union_all(parts: impl Iterator<Item = Exact<DimSet>>) -> Exact<DimSet> {
     let mut acc = DimSet::empty();
+    let mut seen: HashSet<DimSet> = HashSet::new();
     for s in parts {
         crate::budget::check()?;
-        acc = union(&acc, &s?)?;
+        let s = s?;
+        if seen.contains(&s) {
+            continue;
+        }
+        acc = union(&acc, &s)?;
+        seen.insert(s);
     }
     Ok(acc)
 }
@@ -373,16 +430,14 @@ impl JointSet {
 
     /// Whether some tuple of the domains' box is outside the joint set (within the decided
     /// region): the counts compared, and where both saturate at `u128::MAX` (three sizes to
-    /// 2^63) the box's complement; an error there counts as excluding (never a set called
-    /// unconstrained that was not shown so).
+    /// 2^63) whether the tree covers the box ([`Tree::covers`], stopping at the first tuple
+    /// left out); an error there counts as excluding (never a set called unconstrained that
+    /// was not shown so).
     pub fn excludes_some(&self) -> bool {
         match (self.count(), self.box_count()) {
             (c, b) if c < b => true,
             (c, _) if c < u128::MAX => false,
-            _ => self
-                .tree
-                .complement(&self.domains)
-                .map_or(true, |t| !t.is_empty()),
+            _ => self.tree.covers(&self.domains).map_or(true, |c| !c),
         }
     }
 
@@ -405,7 +460,20 @@ impl JointSet {
         let Some(l) = self.level(name) else {
             return Ok(DimSet::empty());
         };
-        let bad = self.tree.complement(&self.domains)?.projection(l)?;
+        self.for_all_at(l, &self.tree.complement(&self.domains)?)
+    }
+
+    /// [`JointSet::for_all`] of every size, in level order (the complement built once).
+    pub fn for_all_levels(&self) -> Exact<Vec<DimSet>> {
+        let comp = self.tree.complement(&self.domains)?;
+        (0..self.sizes.len())
+            .map(|l| self.for_all_at(l, &comp))
+            .collect()
+    }
+
+    /// [`JointSet::for_all`] of level `l`, with `comp` the tree's complement in the domains.
+    fn for_all_at(&self, l: usize, comp: &Tree) -> Exact<DimSet> {
+        let bad = comp.projection(l)?;
         let mut out = minus(&self.domains[l], &bad)?;
         if let Some(u) = &self.undecided {
             let unsure = if l == 0 {
