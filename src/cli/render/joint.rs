@@ -39,8 +39,13 @@ pub(super) fn joint_sets(
             out,
             "accepts",
             &format!(
-                "{at_most}{} of the {} claimed combinations ({} box{}{})",
-                count_text(j.accepted),
+                "{} of the {} claimed combinations ({} box{}{})",
+                // A bound that saturates says nothing: no number is printed for it.
+                match (at_most, j.accepted) {
+                    ("", n) => count_text(n),
+                    (_, u128::MAX) => "an uncounted number".to_string(),
+                    (a, n) => format!("{a}{}", count_text(n)),
+                },
                 count_text(j.claimed),
                 j.boxes.len(),
                 if j.boxes.len() == 1 { "" } else { "es" },
