@@ -28,14 +28,24 @@ pub(super) fn joint_sets(
         out.push('\n');
         let _ = writeln!(out, "{} {}", st.bold("linked:"), j.dims.join(", "));
         row(out, "answer", &j.summary, st);
-        // With a size the others define, the count is of the others' tuples: an upper bound.
-        let at_most = if j.defined.is_empty() { "" } else { "at most " };
+        // With a size the others define, the count is of the others' tuples; with equations, of
+        // the boxes' tuples: an upper bound.
+        let at_most = if j.accepted_is_bound() {
+            "at most "
+        } else {
+            ""
+        };
         row(
             out,
             "accepts",
             &format!(
-                "{at_most}{} of the {} claimed combinations ({} box{}{})",
-                count_text(j.accepted),
+                "{} of the {} claimed combinations ({} box{}{})",
+                // A bound that saturates says nothing: no number is printed for it.
+                match (at_most, j.accepted) {
+                    ("", n) => count_text(n),
+                    (_, u128::MAX) => "an uncounted number".to_string(),
+                    (a, n) => format!("{a}{}", count_text(n)),
+                },
                 count_text(j.claimed),
                 j.boxes.len(),
                 if j.boxes.len() == 1 { "" } else { "es" },
@@ -131,12 +141,23 @@ fn link_rows(out: &mut String, j: &JointReport, st: &Style) {
             st,
         );
     } else if free.iter().all(|f| *f) {
-        row(
-            out,
-            "link",
-            "excludes nothing: every combination of the sizes' accepted values passes",
-            st,
-        );
+        // One box: the link excludes nothing only when that box is the product of the sizes'
+        // own sets (else it cuts each size to its side, though no size against another).
+        match j.link_excludes_some {
+            Some(false) => row(
+                out,
+                "link",
+                "excludes nothing: every combination of the sizes' accepted values passes",
+                st,
+            ),
+            Some(true) => row(
+                out,
+                "link",
+                "cuts each size to its side of the box (the values outside fail with every partner), no size against another: every combination of the box's values passes",
+                st,
+            ),
+            None => {}
+        }
     } else {
         for (k, n) in j.dims.iter().enumerate().filter(|(k, _)| free[*k]) {
             let others: Vec<&str> = j

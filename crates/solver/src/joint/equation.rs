@@ -392,6 +392,7 @@ impl Equation {
                 expr: self.expr.to_string(),
                 relation,
             }],
+            link_excludes_some: None,
         };
         Linked {
             report,

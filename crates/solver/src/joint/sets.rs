@@ -156,6 +156,7 @@ pub fn linked(
             .and_then(|t| tied_report(t, grp, name, label)),
         equal: vec![],
         equations: vec![],
+        link_excludes_some: j.undecided.is_none().then(|| j.excludes_some()),
         defined: vec![],
     };
     Some(Linked {
@@ -255,6 +256,7 @@ fn defined_linked(
         tied: None,
         equal: vec![],
         equations: vec![],
+        link_excludes_some: None,
         defined: defs
             .iter()
             .map(|x| crate::report::DefinedReport {
@@ -506,6 +508,7 @@ fn tied_linked(
         tied: Some(tr),
         equal: vec![],
         equations: vec![],
+        link_excludes_some: None,
         defined: vec![],
     };
     Some(Linked {

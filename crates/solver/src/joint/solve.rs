@@ -279,7 +279,8 @@ fn solve_group_plain(
             for (r, set) in grp.roots.iter().zip(sets) {
                 out.accepted.insert(r.clone(), set);
             }
-            out.joint_count = Some((t.count().unwrap_or(u128::MAX), js.box_count()));
+            // A count the closed form gives up on is not counted (absent), never a number.
+            out.joint_count = t.count().map(|c| (c, js.box_count()));
             out.joint = Some(js);
             return out;
         }

@@ -62,6 +62,11 @@ pub struct JointReport {
     /// `accepted` then counts the boxes' tuples (an upper bound).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub equations: Vec<EquationReport>,
+    /// Whether some tuple of the product of the sizes' own sets (each size's one-size guards)
+    /// fails: true also when the joint set is one box narrower than that product (window7:
+    /// every size cut to its side, no size against another). Absent where not computed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_excludes_some: Option<bool>,
 }
 
 /// An equation of a linked group's joint set ([`JointReport::equations`]).
@@ -184,14 +189,16 @@ pub struct JointSearch {
 }
 
 impl JointReport {
-    /// The boxes as exact sets, when every box is listed, nothing is left undecided and no size
-    /// is defined by the others (they are then the whole joint set; with a defined size,
-    /// [`JointReport::defined`], they are the others' set only).
+    /// The boxes as exact sets, when every box is listed, nothing is left undecided, no size
+    /// is defined by the others and no equation cuts them (they are then the whole joint set;
+    /// with a defined size, [`JointReport::defined`], they are the others' set only; with
+    /// [`JointReport::equations`], a superset).
     pub fn exact_boxes(&self) -> Option<Vec<Vec<DimSet>>> {
         if !self.boxes_complete
             || self.boxes.is_empty()
             || self.undecided.is_some()
             || !self.defined.is_empty()
+            || !self.equations.is_empty()
         {
             return None;
         }
@@ -220,6 +227,12 @@ impl JointReport {
                 })
                 .collect(),
         )
+    }
+
+    /// Whether [`JointReport::accepted`] is an upper bound rather than the exact count: with a
+    /// size the others define, or equations that cut the boxes.
+    pub fn accepted_is_bound(&self) -> bool {
+        !self.defined.is_empty() || !self.equations.is_empty()
     }
 
     /// [`JointReport::free_sides`] for the size `source`, when this joint set holds it.
