@@ -705,7 +705,7 @@ fn swin_t_unbounded_is_decided_without_z3_exact_and_agrees_with_the_program() {
 /// passes" is printed only where no tuple of the sizes' own sets fails. Oracle: each size's own
 /// set is the values passing every guard over that size alone, and a tuple fails when some guard
 /// of the program is false there (the guards evaluated apart, first values of each own set).
-/// window7 printed it while (2, 32, 32) fails.
+/// window7 printed it while (2, 32, 32) fails. The same for the HTML page's line.
 #[test]
 fn link_excludes_nothing_only_where_no_tuple_of_the_own_sets_fails() {
     use dimguard::solver::parse_guard;
@@ -722,6 +722,9 @@ fn link_excludes_nothing_only_where_no_tuple_of_the_own_sets_fails() {
         let pt2 = root().join(&rel).display().to_string();
         let text = common::stdout(&["check", &pt2]);
         let c = json(&["check", "--json", &pt2]);
+        // The page says what the text says (its own renderer).
+        let page =
+            dimguard::html::render_json(&common::stdout(&["check", "--json", &pt2]), name).unwrap();
         let p = dimguard::graph::load(&root().join(&rel)).unwrap();
         let guards: Vec<_> = p
             .guards_code
@@ -774,6 +777,10 @@ fn link_excludes_nothing_only_where_no_tuple_of_the_own_sets_fails() {
             assert!(
                 !(fails && text.contains("link        excludes nothing")),
                 "{name}: a tuple of the own sets {own:?} fails, yet: {text}"
+            );
+            assert!(
+                !(fails && page.contains("the link excludes nothing")),
+                "{name}: a tuple of the own sets {own:?} fails, yet the page says the link excludes nothing"
             );
             // Absent for tied and defined groups (two_stem): not computed there.
             if let Some(said) = j["link_excludes_some"].as_bool() {

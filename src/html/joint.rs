@@ -185,7 +185,7 @@ pub(super) fn joint_section(report: &Page, joints: &[Joint]) -> String {
         let _ = write!(
             out,
             "<li>accepts {} of the {} claimed combinations ({nboxes} box{}{})</li>",
-            count_text(j.v.accepted),
+            j.v.accepted_text(),
             count_text(j.v.claimed),
             if nboxes == 1 { "" } else { "es" },
             if j.boxes.is_some() { "" } else { " or more" }
@@ -225,10 +225,20 @@ pub(super) fn joint_section(report: &Page, joints: &[Joint]) -> String {
         }
         if let Some(boxes) = &j.boxes {
             if j.independent.iter().all(|i| *i) {
-                out.push_str(
-                    "<li>the link excludes nothing: every combination of the sizes' accepted \
-                     values passes</li>",
-                );
+                // As the text's `link` row: nothing excluded only when the box is the product of
+                // the sizes' own sets.
+                match j.v.link_excludes_some {
+                    Some(false) => out.push_str(
+                        "<li>the link excludes nothing: every combination of the sizes' accepted \
+                         values passes</li>",
+                    ),
+                    Some(true) => out.push_str(
+                        "<li>the link cuts each size to its side of the box (the values outside \
+                         fail with every partner), no size against another: every combination \
+                         of the box's values passes</li>",
+                    ),
+                    None => {}
+                }
             } else {
                 for (k, n) in j
                     .names

@@ -29,23 +29,13 @@ pub(super) fn joint_sets(
         let _ = writeln!(out, "{} {}", st.bold("linked:"), j.dims.join(", "));
         row(out, "answer", &j.summary, st);
         // With a size the others define, the count is of the others' tuples; with equations, of
-        // the boxes' tuples: an upper bound.
-        let at_most = if j.accepted_is_bound() {
-            "at most "
-        } else {
-            ""
-        };
+        // the boxes' tuples: an upper bound (`accepted_text` says so).
         row(
             out,
             "accepts",
             &format!(
                 "{} of the {} claimed combinations ({} box{}{})",
-                // A bound that saturates says nothing: no number is printed for it.
-                match (at_most, j.accepted) {
-                    ("", n) => count_text(n),
-                    (_, u128::MAX) => "an uncounted number".to_string(),
-                    (a, n) => format!("{a}{}", count_text(n)),
-                },
+                j.accepted_text(),
                 count_text(j.claimed),
                 j.boxes.len(),
                 if j.boxes.len() == 1 { "" } else { "es" },

@@ -1,7 +1,7 @@
 //! A group's joint set as every report carries it (`check`'s `joint`, `diagnose`'s and
 //! `verify`'s `joint_sets`): its boxes, examples, ties, defined sizes and search.
 
-use super::common::{Feasible, Suggestion};
+use super::common::{count_text, Feasible, Suggestion};
 use crate::types::DimSet;
 use serde::{Deserialize, Serialize};
 
@@ -233,6 +233,17 @@ impl JointReport {
     /// size the others define, or equations that cut the boxes.
     pub fn accepted_is_bound(&self) -> bool {
         !self.defined.is_empty() || !self.equations.is_empty()
+    }
+
+    /// [`JointReport::accepted`] in words, for every renderer: the count, "at most" the count
+    /// where it is a bound ([`JointReport::accepted_is_bound`]), and no number for a bound that
+    /// saturates (it says nothing).
+    pub fn accepted_text(&self) -> String {
+        match (self.accepted_is_bound(), self.accepted) {
+            (false, n) => count_text(n),
+            (true, u128::MAX) => "an uncounted number".to_string(),
+            (true, n) => format!("at most {}", count_text(n)),
+        }
     }
 
     /// [`JointReport::free_sides`] for the size `source`, when this joint set holds it.
