@@ -97,6 +97,21 @@ fn claimed_mins(c: &Value) -> Vec<(String, i64)> {
         .collect()
 }
 
+/// The program's recorded runs (`<name>_unbounded.runs.json`) and its input names.
+fn runs_of(name: &str) -> (Value, Vec<String>) {
+    let runs: Value = serde_json::from_str(
+        &std::fs::read_to_string(data(&format!("pt2/{name}_unbounded.runs.json"))).unwrap(),
+    )
+    .unwrap();
+    let inputs = runs["inputs"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    (runs, inputs)
+}
+
 /// Every run of the program that dimguard's joint set says passes really ran; when the joint
 /// set is decided, every run it says fails really raised.
 /// Sizes below their claimed range are not judged (torch runs some of them, dimguard answers
@@ -107,16 +122,7 @@ fn agrees_with_the_program(
     form: &str,
     mins: &[(String, i64)],
 ) -> (usize, usize) {
-    let runs: Value = serde_json::from_str(
-        &std::fs::read_to_string(data(&format!("pt2/{name}_unbounded.runs.json"))).unwrap(),
-    )
-    .unwrap();
-    let inputs: Vec<String> = runs["inputs"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
-        .collect();
+    let (runs, inputs) = runs_of(name);
     let sources: Vec<&str> = joint["sources"]
         .as_array()
         .unwrap()
@@ -207,16 +213,7 @@ fn sizes_agree_with_the_program(
     form: &str,
     mins: &[(String, i64)],
 ) -> (usize, usize) {
-    let runs: Value = serde_json::from_str(
-        &std::fs::read_to_string(data(&format!("pt2/{name}_unbounded.runs.json"))).unwrap(),
-    )
-    .unwrap();
-    let inputs: Vec<String> = runs["inputs"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
-        .collect();
+    let (runs, inputs) = runs_of(name);
     let dims = report["dims"].as_array().unwrap();
     let source = |d: &Value| d["source"].as_str().unwrap().to_string();
     let group_sources: Vec<String> = group["sources"].as_array().map_or(vec![], |a| {
@@ -390,16 +387,7 @@ fn in_tied(tied: &Value, t: &[i64]) -> bool {
 #[test]
 fn two_stems_are_decided_in_closed_form_in_every_form_and_agree_with_the_program() {
     let (all, mins) = forms("two_stem");
-    let runs: Value = serde_json::from_str(
-        &std::fs::read_to_string(data("pt2/two_stem_unbounded.runs.json")).unwrap(),
-    )
-    .unwrap();
-    let inputs: Vec<String> = runs["inputs"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
-        .collect();
+    let (runs, inputs) = runs_of("two_stem");
     let mut answers = Vec::new();
     for (form, j) in &all {
         let tied = &j["tied"];

@@ -208,8 +208,8 @@ fn tuples(sides: &[Vec<i128>]) -> Vec<Vec<i128>> {
     })
 }
 
-/// Judges one member; returns whether its group was decided.
-fn check(f: &Family) -> Result<Option<bool>, String> {
+/// The member as a problem: its sizes from 2 to `hi`, each one's lower bound and the links.
+fn problem(f: &Family) -> Problem {
     let mut p = Problem {
         parts: true,
         ..Problem::default()
@@ -219,10 +219,16 @@ fn check(f: &Family) -> Result<Option<bool>, String> {
         p.guards
             .push(parse_guard(&format!("{name} >= {}", f.lo[i])).unwrap());
     }
-    let texts: Vec<String> = f.links.iter().map(Link::text).collect();
-    for t in &texts {
-        p.guards.push(parse_guard(t).unwrap());
+    for l in &f.links {
+        p.guards.push(parse_guard(&l.text()).unwrap());
     }
+    p
+}
+
+/// Judges one member; returns whether its group was decided.
+fn check(f: &Family) -> Result<Option<bool>, String> {
+    let texts: Vec<String> = f.links.iter().map(Link::text).collect();
+    let p = problem(f);
     // A short search: a member the bounds over boxes do not close soon is left undecided (not
     // judged), which keeps the family's CPU time small.
     let budget = Budget {
@@ -430,18 +436,7 @@ fn a_saturated_box_is_not_claimed_largest_past_a_larger_one() {
         hi,
         links: vec![Link::Window(1, 2), Link::Batch(0, 1, 2, 4, 10)],
     };
-    let mut p = Problem {
-        parts: true,
-        ..Problem::default()
-    };
-    for (i, name) in NAMES.iter().take(f.n).enumerate() {
-        p.sizes.push(Size::new(name, name, Some((2, f.hi))));
-        p.guards
-            .push(parse_guard(&format!("{name} >= {}", f.lo[i])).unwrap());
-    }
-    for l in &f.links {
-        p.guards.push(parse_guard(&l.text()).unwrap());
-    }
+    let p = problem(&f);
     let a = analyze(&p, &Budget::default(), None, &|_| true);
     let g = a.groups.iter().find(|g| g.grp.members.len() == 3).unwrap();
     let l = g.linked.as_ref().unwrap();
