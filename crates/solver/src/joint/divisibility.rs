@@ -15,6 +15,7 @@
 
 use crate::linked::{JointSet, Tree};
 use crate::types::{CmpOp, DimSet, Expr};
+use num_integer::{gcd, lcm};
 use std::collections::HashMap;
 
 /// Largest modulus read (its divisors are listed: [`crate::factor`]).
@@ -89,14 +90,6 @@ fn read(g: &Expr, roots: &[String]) -> Option<Divides> {
     })
 }
 
-fn gcd(a: i128, b: i128) -> i128 {
-    let (mut a, mut b) = (a.abs(), b.abs());
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
 /// The prime factors of `n` (>= 1), each once.
 fn primes(n: i128) -> Vec<i128> {
     let mut ps: Vec<i128> = crate::factor::factor(n as u64)
@@ -132,7 +125,8 @@ pub(super) fn joint(roots: &[String], domains: &[DimSet], guards: &[Expr]) -> Op
             .find(|o| o.eq && d.eq && o.powers == d.powers)
         {
             Some(o) => {
-                o.modulus = (o.modulus / gcd(o.modulus, d.modulus)).checked_mul(d.modulus)?;
+                // Both at most MODULUS_MAX (2^40): the lcm fits in i128.
+                o.modulus = lcm(o.modulus, d.modulus);
                 if o.modulus > MODULUS_MAX {
                     return None;
                 }
