@@ -227,17 +227,9 @@ pub(super) fn joint_section(report: &Page, joints: &[Joint]) -> String {
             if j.independent.iter().all(|i| *i) {
                 // As the text's `link` row: nothing excluded only when the box is the product of
                 // the sizes' own sets.
-                match j.v.link_excludes_some {
-                    Some(false) => out.push_str(
-                        "<li>the link excludes nothing: every combination of the sizes' accepted \
-                         values passes</li>",
-                    ),
-                    Some(true) => out.push_str(
-                        "<li>the link cuts each size to its side of the box (the values outside \
-                         fail with every partner), no size against another: every combination \
-                         of the box's values passes</li>",
-                    ),
-                    None => {}
+                if let Some(link) = j.v.one_box_link() {
+                    // (A fixed sentence: nothing to escape.)
+                    let _ = write!(out, "<li>the link {link}</li>");
                 }
             } else {
                 for (k, n) in j

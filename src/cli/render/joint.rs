@@ -133,20 +133,8 @@ fn link_rows(out: &mut String, j: &JointReport, st: &Style) {
     } else if free.iter().all(|f| *f) {
         // One box: the link excludes nothing only when that box is the product of the sizes'
         // own sets (else it cuts each size to its side, though no size against another).
-        match j.link_excludes_some {
-            Some(false) => row(
-                out,
-                "link",
-                "excludes nothing: every combination of the sizes' accepted values passes",
-                st,
-            ),
-            Some(true) => row(
-                out,
-                "link",
-                "cuts each size to its side of the box (the values outside fail with every partner), no size against another: every combination of the box's values passes",
-                st,
-            ),
-            None => {}
+        if let Some(link) = j.one_box_link() {
+            row(out, "link", link, st);
         }
     } else {
         for (k, n) in j.dims.iter().enumerate().filter(|(k, _)| free[*k]) {

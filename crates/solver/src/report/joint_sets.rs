@@ -246,6 +246,19 @@ impl JointReport {
         }
     }
 
+    /// What the link of a joint set that is one box with no size against another excludes, for
+    /// every renderer (after "link"): nothing, where the box is the product of the sizes' own
+    /// sets ([`JointReport::link_excludes_some`] false), else each size cut to its side; `None`
+    /// where that was not computed.
+    pub fn one_box_link(&self) -> Option<&'static str> {
+        Some(if self.link_excludes_some? {
+            "cuts each size to its side of the box (the values outside fail with every partner), \
+             no size against another: every combination of the box's values passes"
+        } else {
+            "excludes nothing: every combination of the sizes' accepted values passes"
+        })
+    }
+
     /// [`JointReport::free_sides`] for the size `source`, when this joint set holds it.
     pub fn excludes_none(&self, source: &str) -> Option<bool> {
         let k = self.sources.iter().position(|s| s == source)?;
